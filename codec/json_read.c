@@ -1,0 +1,265 @@
+/* json_read.c — the strict member readers declared in json_read.h. */
+#include "json_read.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void jr_path(char *out, size_t cap, const char *parent, const char *key)
+{
+    if (!parent || !parent[0])
+        snprintf(out, cap, "%s", key);
+    else
+        snprintf(out, cap, "%s.%s", parent, key);
+}
+
+void jr_path_index(char *out, size_t cap, const char *parent, size_t index)
+{
+    snprintf(out, cap, "%s[%zu]", parent ? parent : "", index);
+}
+
+static const char *type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL: return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    case JSON_NULL: return "null";
+    }
+    return "a value";
+}
+
+int jr_expect_object(const json_t *v, const char *path, fathom_error_t *err)
+{
+    if (!v)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path, "is required");
+    if (!json_is_object(v))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
+                                "must be an object, not %s", type_name(v));
+    return 0;
+}
+
+int jr_expect_array(const json_t *v, const char *path, size_t min_len, size_t max_len,
+                    fathom_error_t *err)
+{
+    if (!v)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path, "is required");
+    if (!json_is_array(v))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
+                                "must be an array, not %s", type_name(v));
+    size_t n = json_array_size(v);
+    if (n < min_len)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
+                                "must have at least %zu element%s", min_len,
+                                min_len == 1 ? "" : "s");
+    if (n > max_len)
+        return fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, path,
+                                "has %zu elements; the limit is %zu", n, max_len);
+    return 0;
+}
+
+int jr_check_keys(const json_t *obj, const char *path, const char *const *allowed,
+                  fathom_error_t *err)
+{
+    const char *key;
+    json_t *value;
+    json_object_foreach((json_t *)obj, key, value) {
+        bool known = false;
+        for (const char *const *a = allowed; *a; a++) {
+            if (strcmp(*a, key) == 0) {
+                known = true;
+                break;
+            }
+        }
+        if (!known) {
+            char p[JR_PATH_MAX];
+            jr_path(p, sizeof p, path, key);
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p, "is not a known field");
+        }
+    }
+    return 0;
+}
+
+bool jr_has(const json_t *obj, const char *key)
+{
+    return json_is_object(obj) && json_object_get(obj, key) != NULL;
+}
+
+/* Shared by jr_real and jr_value_real: v is present. */
+int jr_value_real(const json_t *v, const char *path, double min, double max, double *out,
+                  fathom_error_t *err)
+{
+    double x;
+    if (json_is_integer(v)) {
+        json_int_t i = json_integer_value(v);
+        if (i > JR_MAX_EXACT_INT || i < -JR_MAX_EXACT_INT)
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
+                                    "integer is too large to be represented exactly (limit 2^53)");
+        x = (double)i;
+    } else if (json_is_real(v)) {
+        x = json_real_value(v);
+    } else {
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path, "must be a number, not %s",
+                                type_name(v));
+    }
+    if (!isfinite(x))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path, "must be finite");
+    if (x < min || x > max)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
+                                "must be between %.17g and %.17g, got %.17g", min, max, x);
+    *out = x;
+    return 0;
+}
+
+int jr_value_int(const json_t *v, const char *path, int64_t min, int64_t max, int64_t *out,
+                 fathom_error_t *err)
+{
+    int64_t x;
+    if (json_is_integer(v)) {
+        x = json_integer_value(v);
+        if (x > JR_MAX_EXACT_INT || x < -JR_MAX_EXACT_INT)
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
+                                    "integer is too large to be represented exactly (limit 2^53)");
+    } else if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (!isfinite(d) || d != floor(d))
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
+                                    "must be an integer, got %.17g", d);
+        if (fabs(d) > (double)JR_MAX_EXACT_INT)
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
+                                    "integer is too large to be represented exactly (limit 2^53)");
+        x = (int64_t)d;
+    } else {
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path, "must be an integer, not %s",
+                                type_name(v));
+    }
+    if (x < min || x > max)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
+                                "must be between %lld and %lld, got %lld", (long long)min,
+                                (long long)max, (long long)x);
+    *out = x;
+    return 0;
+}
+
+/* Looks up obj[key]; returns 1 if present (with *v and the member's path filled), 0 if absent
+ * and optional, -1 if absent and required. */
+static int member(const json_t *obj, const char *path, const char *key, jr_presence_t presence,
+                  const json_t **v, char *mpath, size_t cap, fathom_error_t *err)
+{
+    jr_path(mpath, cap, path, key);
+    *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
+    if (*v && json_is_null(*v) && presence == JR_OPTIONAL)
+        *v = NULL; /* an explicit null means "use the default" for optional fields */
+    if (*v)
+        return 1;
+    if (presence == JR_OPTIONAL)
+        return 0;
+    return fathom_error_set(err, FATHOM_E_INVALID_FIELD, mpath, "is required");
+}
+
+int jr_real(const json_t *obj, const char *path, const char *key, jr_presence_t presence,
+            double dflt, double min, double max, double *out, fathom_error_t *err)
+{
+    char p[JR_PATH_MAX];
+    const json_t *v;
+    int r = member(obj, path, key, presence, &v, p, sizeof p, err);
+    if (r < 0)
+        return -1;
+    if (r == 0) {
+        *out = dflt;
+        return 0;
+    }
+    return jr_value_real(v, p, min, max, out, err);
+}
+
+int jr_int(const json_t *obj, const char *path, const char *key, jr_presence_t presence,
+           int64_t dflt, int64_t min, int64_t max, int64_t *out, fathom_error_t *err)
+{
+    char p[JR_PATH_MAX];
+    const json_t *v;
+    int r = member(obj, path, key, presence, &v, p, sizeof p, err);
+    if (r < 0)
+        return -1;
+    if (r == 0) {
+        *out = dflt;
+        return 0;
+    }
+    return jr_value_int(v, p, min, max, out, err);
+}
+
+int jr_bool(const json_t *obj, const char *path, const char *key, jr_presence_t presence,
+            bool dflt, bool *out, fathom_error_t *err)
+{
+    char p[JR_PATH_MAX];
+    const json_t *v;
+    int r = member(obj, path, key, presence, &v, p, sizeof p, err);
+    if (r < 0)
+        return -1;
+    if (r == 0) {
+        *out = dflt;
+        return 0;
+    }
+    if (!json_is_boolean(v))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p, "must be true or false, not %s",
+                                type_name(v));
+    *out = json_is_true(v);
+    return 0;
+}
+
+int jr_enum(const json_t *obj, const char *path, const char *key, jr_presence_t presence,
+            int dflt, const char *const *names, int *out, fathom_error_t *err)
+{
+    char p[JR_PATH_MAX];
+    const json_t *v;
+    int r = member(obj, path, key, presence, &v, p, sizeof p, err);
+    if (r < 0)
+        return -1;
+    if (r == 0) {
+        *out = dflt;
+        return 0;
+    }
+    char choices[256] = "";
+    size_t used = 0;
+    for (int i = 0; names[i]; i++) {
+        if (json_is_string(v) && strcmp(json_string_value(v), names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+        int n = snprintf(choices + used, sizeof choices - used, "%s\"%s\"", i ? ", " : "",
+                         names[i]);
+        if (n > 0 && (size_t)n < sizeof choices - used)
+            used += (size_t)n;
+    }
+    if (!json_is_string(v))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                "must be a string, one of %s; not %s", choices, type_name(v));
+    return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p, "must be one of %s", choices);
+}
+
+int jr_string(const json_t *obj, const char *path, const char *key, jr_presence_t presence,
+              const char *dflt, size_t max_len, const char **out, fathom_error_t *err)
+{
+    char p[JR_PATH_MAX];
+    const json_t *v;
+    int r = member(obj, path, key, presence, &v, p, sizeof p, err);
+    if (r < 0)
+        return -1;
+    if (r == 0) {
+        *out = dflt;
+        return 0;
+    }
+    if (!json_is_string(v))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p, "must be a string, not %s",
+                                type_name(v));
+    if (json_string_length(v) > max_len)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                "is longer than %zu characters", max_len);
+    if (strlen(json_string_value(v)) != json_string_length(v))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p, "must not contain NUL");
+    *out = json_string_value(v);
+    return 0;
+}

@@ -1,0 +1,63 @@
+/* model_codec.c — decoding and encoding the shared "model" member (see model_codec.h). */
+#include "model_codec.h"
+
+#include "json_read.h"
+
+static const char *const model_keys[] = {"hidden",     "feedforward",       "seq_size",
+                                         "attn_heads", "attn_size",         "num_blocks",
+                                         "vocab_size", "bias",              "tied_embeddings",
+                                         "position_embedding", NULL};
+static const char *const position_names[] = {"learned", "none", NULL};
+
+int codec_model_decode(const json_t *v, const char *path, const codec_presets_t *presets,
+                       fathom_model_t *out, fathom_error_t *err)
+{
+    if (json_is_string(v)) {
+        const json_t *preset = codec_presets_find(presets, PRESET_MODEL, json_string_value(v));
+        if (!preset)
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
+                                    "\"%s\" is not a model preset (GET /v1/presets lists them)",
+                                    json_string_value(v));
+        v = preset;
+    }
+    if (jr_expect_object(v, path, err) || jr_check_keys(v, path, model_keys, err))
+        return -1;
+    fathom_model_t m = {0};
+    int pos = 0;
+    if (jr_int(v, path, "hidden", JR_REQUIRED, 0, 1, MODEL_MAX_DIM, &m.hidden, err) ||
+        jr_int(v, path, "feedforward", JR_OPTIONAL, 4 * m.hidden, 1, 4 * MODEL_MAX_DIM,
+               &m.feedforward, err) ||
+        jr_int(v, path, "seq_size", JR_REQUIRED, 0, 1, MODEL_MAX_DIM, &m.seq_size, err) ||
+        jr_int(v, path, "attn_heads", JR_REQUIRED, 0, 1, MODEL_MAX_HEADS, &m.attn_heads, err))
+        return -1;
+    if (!jr_has(v, "attn_size") && m.hidden % m.attn_heads != 0) {
+        char p[JR_PATH_MAX];
+        jr_path(p, sizeof p, path, "attn_size");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                "is required when attn_heads (%lld) does not divide hidden (%lld)",
+                                (long long)m.attn_heads, (long long)m.hidden);
+    }
+    if (jr_int(v, path, "attn_size", JR_OPTIONAL, m.hidden / m.attn_heads, 1, MODEL_MAX_DIM,
+               &m.attn_size, err) ||
+        jr_int(v, path, "num_blocks", JR_REQUIRED, 0, 1, MODEL_MAX_BLOCKS, &m.num_blocks, err) ||
+        jr_int(v, path, "vocab_size", JR_OPTIONAL, 0, 0, MODEL_MAX_DIM, &m.vocab_size, err) ||
+        jr_bool(v, path, "bias", JR_OPTIONAL, false, &m.bias, err) ||
+        jr_bool(v, path, "tied_embeddings", JR_OPTIONAL, true, &m.tied_embeddings, err) ||
+        jr_enum(v, path, "position_embedding", JR_OPTIONAL, MODEL_POS_LEARNED, position_names,
+                &pos, err))
+        return -1;
+    m.position_embedding = (model_position_t)pos;
+    *out = m;
+    return 0;
+}
+
+json_t *codec_model_encode(const fathom_model_t *m)
+{
+    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:b,s:s}", "hidden", (json_int_t)m->hidden,
+                     "feedforward", (json_int_t)m->feedforward, "seq_size",
+                     (json_int_t)m->seq_size, "attn_heads", (json_int_t)m->attn_heads,
+                     "attn_size", (json_int_t)m->attn_size, "num_blocks",
+                     (json_int_t)m->num_blocks, "vocab_size", (json_int_t)m->vocab_size, "bias",
+                     m->bias, "tied_embeddings", m->tied_embeddings, "position_embedding",
+                     position_names[m->position_embedding]);
+}
