@@ -3,8 +3,22 @@
 
 #include <string.h>
 
+/* FATHOM_HAVE_<MODULE> comes from CMake: a build of a subset of modules (FATHOM_CORE_MODULES)
+ * serves just their endpoints. */
 static const codec_endpoint_t *const all_endpoints[] = {
     &codec_transformer_endpoint,
+#ifdef FATHOM_HAVE_LLM
+    &codec_estimate_endpoint,
+#endif
+#ifdef FATHOM_HAVE_SCALING
+    &codec_scaling_endpoint,
+    &codec_scaling_fit_endpoint,
+#endif
+#ifdef FATHOM_HAVE_GOODPUT
+    &codec_goodput_evaluate_endpoint,
+    &codec_goodput_optimize_endpoint,
+    &codec_goodput_fit_endpoint,
+#endif
 };
 
 const codec_endpoint_t *const *codec_endpoints(size_t *count)

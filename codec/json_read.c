@@ -176,6 +176,31 @@ int jr_real(const json_t *obj, const char *path, const char *key, jr_presence_t 
     return jr_value_real(v, p, min, max, out, err);
 }
 
+int jr_positive(const json_t *obj, const char *path, const char *key, jr_presence_t presence,
+                double dflt, double max, double *out, fathom_error_t *err)
+{
+    char p[JR_PATH_MAX];
+    const json_t *v;
+    int r = member(obj, path, key, presence, &v, p, sizeof p, err);
+    if (r < 0)
+        return -1;
+    if (r == 0) {
+        *out = dflt;
+        return 0;
+    }
+    double x;
+    if (jr_value_real(v, p, -INFINITY, INFINITY, &x, err))
+        return -1;
+    if (!(x > 0))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p, "must be greater than 0, got %.17g",
+                                x);
+    if (x > max)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p, "must be at most %.17g, got %.17g",
+                                max, x);
+    *out = x;
+    return 0;
+}
+
 int jr_int(const json_t *obj, const char *path, const char *key, jr_presence_t presence,
            int64_t dflt, int64_t min, int64_t max, int64_t *out, fathom_error_t *err)
 {

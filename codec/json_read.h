@@ -48,6 +48,10 @@ int jr_check_keys(const json_t *obj, const char *path, const char *const *allowe
 int jr_real(const json_t *obj, const char *path, const char *key, jr_presence_t presence,
             double dflt, double min, double max, double *out, fathom_error_t *err);
 
+/* Reads obj[key] as a finite real in (0, max]: strictly positive. */
+int jr_positive(const json_t *obj, const char *path, const char *key, jr_presence_t presence,
+                double dflt, double max, double *out, fathom_error_t *err);
+
 /* Reads obj[key] as an exact integer in [min, max]. A real with no fractional part (8.0) is
  * accepted as the integer it equals: a client that writes every number as a float is not wrong. */
 int jr_int(const json_t *obj, const char *path, const char *key, jr_presence_t presence,

@@ -1,0 +1,333 @@
+/* db.c — SQLite open, migrations and the connection pool (see db.h for the design). */
+#include "db.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define DB_BUSY_TIMEOUT_MS 5000
+#define DB_MAX_MIGRATIONS 256
+#define DB_MAX_MIGRATION_BYTES (1 << 20)
+
+static const char *const stmt_sql[DB_STMT__COUNT] = {
+    [DB_RESULT_GET] = "SELECT endpoint, request, response, created_at, hit_count "
+                      "FROM results WHERE hash = ?1",
+    [DB_RESULT_PUT] = "INSERT INTO results (hash, endpoint, estimator_version, request, response, "
+                      "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(hash) DO NOTHING",
+    [DB_RESULT_HIT] = "UPDATE results SET hit_count = hit_count + 1, last_hit_at = ?2 "
+                      "WHERE hash = ?1",
+};
+
+struct db_conn {
+    sqlite3 *handle;
+    sqlite3_stmt *stmts[DB_STMT__COUNT];
+    bool busy;
+};
+
+struct db {
+    char *path;
+    db_conn_t *conns;
+    int nconns;
+    int version;
+    pthread_mutex_t lock;
+    pthread_cond_t freed;
+};
+
+void db_now_iso(char out[32])
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out + n, 32 - n, ".%03dZ", (int)(ts.tv_nsec / 1000000));
+}
+
+static int open_handle(const char *path, sqlite3 **out, char *errbuf, size_t errlen)
+{
+    sqlite3 *h = NULL;
+    int rc = sqlite3_open_v2(path, &h,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                             NULL);
+    if (rc != SQLITE_OK) {
+        snprintf(errbuf, errlen, "cannot open database %s: %s", path,
+                 h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
+        sqlite3_close(h);
+        return -1;
+    }
+    sqlite3_busy_timeout(h, DB_BUSY_TIMEOUT_MS);
+    sqlite3_extended_result_codes(h, 1);
+    char *msg = NULL;
+    /* journal_mode=WAL persists in the file; the others are per connection. */
+    rc = sqlite3_exec(h,
+                      "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                      "PRAGMA foreign_keys=ON;",
+                      NULL, NULL, &msg);
+    if (rc != SQLITE_OK) {
+        snprintf(errbuf, errlen, "database %s is not usable: %s", path,
+                 msg ? msg : sqlite3_errmsg(h));
+        sqlite3_free(msg);
+        sqlite3_close(h);
+        return -1;
+    }
+    *out = h;
+    return 0;
+}
+
+/* A corrupt or foreign file must be refused at start-up with a clear message, not half-used. */
+static int check_integrity(sqlite3 *h, const char *path, char *errbuf, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(h, "PRAGMA quick_check", -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        snprintf(errbuf, errlen, "database %s is not a usable SQLite database: %s", path,
+                 sqlite3_errmsg(h));
+        return -1;
+    }
+    rc = sqlite3_step(st);
+    const char *verdict = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+    int ok = verdict && strcmp(verdict, "ok") == 0;
+    if (!ok)
+        snprintf(errbuf, errlen, "database %s failed its integrity check: %s", path,
+                 verdict ? verdict : sqlite3_errmsg(h));
+    sqlite3_finalize(st);
+    return ok ? 0 : -1;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *read_file(const char *path, char *errbuf, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(errbuf, errlen, "cannot read migration %s", path);
+        return NULL;
+    }
+    char *buf = malloc(DB_MAX_MIGRATION_BYTES + 1);
+    size_t n = buf ? fread(buf, 1, DB_MAX_MIGRATION_BYTES + 1, f) : 0;
+    fclose(f);
+    if (!buf || n > DB_MAX_MIGRATION_BYTES) {
+        snprintf(errbuf, errlen, "migration %s is too large or memory ran out", path);
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+/* Applies migrations NNNN_name.sql above the recorded version, in order, one transaction each. */
+static int migrate(sqlite3 *h, const char *dir, int *version, char *errbuf, size_t errlen)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(h,
+                     "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+                     "name TEXT NOT NULL, applied_at TEXT NOT NULL)",
+                     NULL, NULL, &msg) != SQLITE_OK) {
+        snprintf(errbuf, errlen, "cannot create schema_migrations: %s", msg);
+        sqlite3_free(msg);
+        return -1;
+    }
+    sqlite3_stmt *st;
+    int current = 0;
+    if (sqlite3_prepare_v2(h, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations", -1, &st,
+                           NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            current = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+    }
+
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(errbuf, errlen, "cannot open migrations directory %s", dir);
+        return -1;
+    }
+    char *names[DB_MAX_MIGRATIONS];
+    int n = 0, rc = -1;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < DB_MAX_MIGRATIONS) {
+        size_t len = strlen(e->d_name);
+        if (len > 9 && strcmp(e->d_name + len - 4, ".sql") == 0 && e->d_name[4] == '_')
+            names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof names[0], by_name);
+
+    for (int i = 0; i < n; i++) {
+        int v = atoi(names[i]);
+        if (v <= 0) {
+            snprintf(errbuf, errlen, "migration %s has no version number", names[i]);
+            goto out;
+        }
+        if (v <= current)
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        char *sql = read_file(path, errbuf, errlen);
+        if (!sql)
+            goto out;
+        char now[32], tail[256];
+        db_now_iso(now);
+        int ok = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, &msg) == SQLITE_OK &&
+                 sqlite3_exec(h, sql, NULL, NULL, &msg) == SQLITE_OK;
+        free(sql);
+        if (ok) {
+            ok = sqlite3_prepare_v2(h,
+                                    "INSERT INTO schema_migrations (version, name, applied_at) "
+                                    "VALUES (?1, ?2, ?3)",
+                                    -1, &st, NULL) == SQLITE_OK;
+            if (ok) {
+                sqlite3_bind_int(st, 1, v);
+                sqlite3_bind_text(st, 2, names[i], -1, SQLITE_TRANSIENT);
+                sqlite3_bind_text(st, 3, now, -1, SQLITE_TRANSIENT);
+                ok = sqlite3_step(st) == SQLITE_DONE;
+                sqlite3_finalize(st);
+            }
+            /* user_version mirrors the table for tools (sqlite3 CLI) that read only the header. */
+            snprintf(tail, sizeof tail, "PRAGMA user_version = %d; COMMIT", v);
+            ok = ok && sqlite3_exec(h, tail, NULL, NULL, &msg) == SQLITE_OK;
+        }
+        if (!ok) {
+            snprintf(errbuf, errlen, "migration %s failed: %s", names[i],
+                     msg ? msg : sqlite3_errmsg(h));
+            sqlite3_free(msg);
+            msg = NULL;
+            sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+            goto out;
+        }
+        current = v;
+    }
+    *version = current;
+    rc = 0;
+out:
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    return rc;
+}
+
+db_t *db_open(const char *path, const char *migrations_dir, int pool_size, char *errbuf,
+              size_t errlen)
+{
+    db_t *db = calloc(1, sizeof *db);
+    if (!db) {
+        snprintf(errbuf, errlen, "out of memory");
+        return NULL;
+    }
+    db->path = strdup(path);
+    pthread_mutex_init(&db->lock, NULL);
+    pthread_cond_init(&db->freed, NULL);
+
+    sqlite3 *h = NULL;
+    if (open_handle(path, &h, errbuf, errlen) || check_integrity(h, path, errbuf, errlen) ||
+        migrate(h, migrations_dir, &db->version, errbuf, errlen)) {
+        sqlite3_close(h);
+        db_close(db);
+        return NULL;
+    }
+    sqlite3_close(h);
+
+    db->conns = calloc((size_t)pool_size, sizeof *db->conns);
+    if (!db->conns) {
+        snprintf(errbuf, errlen, "out of memory");
+        db_close(db);
+        return NULL;
+    }
+    for (int i = 0; i < pool_size; i++) {
+        if (open_handle(path, &db->conns[i].handle, errbuf, errlen)) {
+            db_close(db);
+            return NULL;
+        }
+        db->nconns = i + 1;
+        for (int s = 0; s < DB_STMT__COUNT; s++) {
+            if (sqlite3_prepare_v3(db->conns[i].handle, stmt_sql[s], -1, SQLITE_PREPARE_PERSISTENT,
+                                   &db->conns[i].stmts[s], NULL) != SQLITE_OK) {
+                snprintf(errbuf, errlen, "cannot prepare statement %d: %s", s,
+                         sqlite3_errmsg(db->conns[i].handle));
+                db_close(db);
+                return NULL;
+            }
+        }
+    }
+    return db;
+}
+
+void db_close(db_t *db)
+{
+    if (!db)
+        return;
+    for (int i = 0; i < db->nconns; i++) {
+        for (int s = 0; s < DB_STMT__COUNT; s++)
+            sqlite3_finalize(db->conns[i].stmts[s]);
+        sqlite3_close(db->conns[i].handle);
+    }
+    free(db->conns);
+    free(db->path);
+    pthread_mutex_destroy(&db->lock);
+    pthread_cond_destroy(&db->freed);
+    free(db);
+}
+
+db_conn_t *db_acquire(db_t *db)
+{
+    pthread_mutex_lock(&db->lock);
+    for (;;) {
+        for (int i = 0; i < db->nconns; i++) {
+            if (!db->conns[i].busy) {
+                db->conns[i].busy = true;
+                pthread_mutex_unlock(&db->lock);
+                return &db->conns[i];
+            }
+        }
+        pthread_cond_wait(&db->freed, &db->lock);
+    }
+}
+
+void db_release(db_t *db, db_conn_t *c)
+{
+    pthread_mutex_lock(&db->lock);
+    c->busy = false;
+    pthread_cond_signal(&db->freed);
+    pthread_mutex_unlock(&db->lock);
+}
+
+sqlite3_stmt *db_stmt(db_conn_t *c, db_stmt_id_t id)
+{
+    sqlite3_stmt *st = c->stmts[id];
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return st;
+}
+
+sqlite3 *db_handle(db_conn_t *c)
+{
+    return c->handle;
+}
+
+int db_schema_version(db_t *db)
+{
+    return db->version;
+}
+
+bool db_ready(db_t *db)
+{
+    return db && db->nconns > 0;
+}
+
+long long db_file_size(db_t *db)
+{
+    struct stat st;
+    char wal[4096];
+    long long total = 0;
+    if (stat(db->path, &st) == 0)
+        total += (long long)st.st_size;
+    snprintf(wal, sizeof wal, "%s-wal", db->path);
+    if (stat(wal, &st) == 0)
+        total += (long long)st.st_size;
+    return total;
+}

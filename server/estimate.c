@@ -1,0 +1,120 @@
+/* estimate.c — the one handler behind every estimate endpoint (transformer, estimate, scaling,
+ * goodput, ...): parse, normalize, hash, answer from the cache or compute and store.
+ *
+ * The response body is stored as first served and every later hit returns those same bytes, so
+ * a result link and a repeated request can never disagree. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cache.h"
+#include "canonical.h"
+#include "handlers.h"
+#include "json_parse.h"
+#include "log.h"
+#include "metrics.h"
+
+/* Bodies are JSON when declared so, undeclared, or declared as curl's default for -d. */
+int handlers_check_json_content_type(http_req_t *r)
+{
+    const char *ct = http_header(r, "Content-Type");
+    if (!ct)
+        return 0;
+    size_t n = strcspn(ct, ";");
+    while (n > 0 && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
+        n--;
+    if ((n == 16 && strncasecmp(ct, "application/json", 16) == 0) ||
+        (n == 33 && strncasecmp(ct, "application/x-www-form-urlencoded", 33) == 0))
+        return 0;
+    return -1;
+}
+
+json_t *handlers_parse_json_body(http_req_t *r, fathom_error_t *err)
+{
+    if (handlers_check_json_content_type(r)) {
+        fathom_error_set(err, FATHOM_E_UNSUPPORTED_MEDIA_TYPE, NULL,
+                         "Content-Type '%s' is not accepted; send application/json",
+                         http_header(r, "Content-Type"));
+        return NULL;
+    }
+    return codec_parse_body(r->body ? r->body : "", r->body_len, err);
+}
+
+static enum MHD_Result send_stored(http_req_t *r, const char *hash, const char *body,
+                                   const char *cache_state)
+{
+    char etag[CODEC_HASH_HEX_LEN + 3];
+    snprintf(etag, sizeof etag, "\"%s\"", hash);
+    const char *headers[] = {"ETag", etag, "X-Fathom-Cache", cache_state, "Cache-Control",
+                             "no-cache", NULL};
+    r->cache = cache_state;
+    return http_send(r, 200, "application/json", body, strlen(body), headers);
+}
+
+enum MHD_Result handlers_estimate(http_req_t *r, const codec_endpoint_t *ep)
+{
+    fathom_error_t err;
+    fathom_error_clear(&err);
+    enum MHD_Result rc;
+    json_t *body = NULL, *normalized = NULL, *response = NULL;
+    char *request_text = NULL, *response_text = NULL;
+    char hash[CODEC_HASH_HEX_LEN + 1];
+    const codec_ctx_t ctx = {r->srv->presets};
+
+    body = handlers_parse_json_body(r, &err);
+    if (!body) {
+        rc = http_send_error(r, &err, NULL);
+        goto out;
+    }
+    normalized = ep->normalize(body, &ctx, &err);
+    if (!normalized) {
+        rc = http_send_error(r, &err, NULL);
+        goto out;
+    }
+    request_text = codec_canonical_dump(normalized);
+    if (!request_text || codec_config_hash(ep->name, normalized, hash)) {
+        rc = http_send_errorf(r, FATHOM_E_INTERNAL, NULL, "out of memory");
+        goto out;
+    }
+
+    cache_entry_t hit;
+    int found = cache_get(r->srv->db, hash, &hit);
+    if (found == 1) {
+        metrics_cache(r->srv->metrics, 1);
+        if (cache_count_hit(r->srv->db, hash))
+            log_msg(LOG_WARN, "could not count a cache hit (database not writable?)");
+        rc = send_stored(r, hash, hit.response, "hit");
+        cache_entry_free(&hit);
+        goto out;
+    }
+    metrics_cache(r->srv->metrics, 0);
+
+    response = ep->evaluate(normalized, &ctx, &err);
+    if (!response) {
+        rc = http_send_error(r, &err, NULL);
+        goto out;
+    }
+    response_text = json_dumps(response, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+    if (!response_text) {
+        rc = http_send_errorf(r, FATHOM_E_INTERNAL, NULL, "out of memory");
+        goto out;
+    }
+    size_t len = strlen(response_text);
+    char *with_newline = realloc(response_text, len + 2);
+    if (with_newline) {
+        response_text = with_newline;
+        memcpy(response_text + len, "\n", 2);
+    }
+    /* A result that cannot be stored (read-only or full disk) is still a correct answer: serve
+     * it, say so in the log, and let /readyz and the write endpoints report the fault. */
+    if (cache_put(r->srv->db, hash, ep->name, request_text, response_text))
+        log_msg(LOG_WARN, "could not store result %s (database not writable?)", hash);
+    rc = send_stored(r, hash, response_text, "miss");
+out:
+    json_decref(body);
+    json_decref(normalized);
+    json_decref(response);
+    free(request_text);
+    free(response_text);
+    return rc;
+}

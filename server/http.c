@@ -1,0 +1,285 @@
+/* http.c — libmicrohttpd glue: reading bodies within limits, sending responses, logging and
+ * counting each request once when it completes.
+ *
+ * DESIGN. MHD calls the access handler several times per request on one of its pool threads:
+ * first with no body (we allocate the http_req_t and check the declared length), then once per
+ * chunk of body (we append, up to CODEC_MAX_BODY_BYTES), then with an empty chunk (we route).
+ * The request context is freed in the completion callback, which also writes the log line and
+ * the metrics, so every request is logged exactly once whatever path it took. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json_parse.h"
+#include "log.h"
+#include "metrics.h"
+#include "server.h"
+
+uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+enum MHD_Result http_send(http_req_t *r, int status, const char *content_type, const char *body,
+                          size_t len, const char *const *headers)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (!resp)
+        return MHD_NO;
+    if (content_type)
+        MHD_add_response_header(resp, "Content-Type", content_type);
+    MHD_add_response_header(resp, "X-Request-Id", r->request_id);
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    for (const char *const *h = headers; h && h[0]; h += 2)
+        MHD_add_response_header(resp, h[0], h[1]);
+    enum MHD_Result rc = MHD_queue_response(r->conn, (unsigned)status, resp);
+    MHD_destroy_response(resp);
+    r->status = status;
+    return rc;
+}
+
+enum MHD_Result http_send_json(http_req_t *r, int status, json_t *body,
+                               const char *const *headers)
+{
+    char *text = json_dumps(body, JSON_INDENT(2) | JSON_REAL_PRECISION(17) | JSON_ENCODE_ANY);
+    json_decref(body);
+    if (!text)
+        return http_send(r, 500, "application/json",
+                         "{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\"}}", 54,
+                         NULL);
+    size_t len = strlen(text);
+    text[len] = '\n'; /* replaces the NUL: curl users get a final newline */
+    enum MHD_Result rc = http_send(r, status, "application/json", text, len + 1, headers);
+    free(text);
+    return rc;
+}
+
+enum MHD_Result http_send_error(http_req_t *r, const fathom_error_t *err,
+                                const char *const *headers)
+{
+    json_t *e = json_pack("{s:s,s:s}", "code", fathom_code_name(err->code), "message",
+                          err->message[0] ? err->message : fathom_code_name(err->code));
+    if (err->field[0])
+        json_object_set_new(e, "field", json_string(err->field));
+    if (err->code == FATHOM_E_INVALID_JSON && err->line > 0) {
+        json_object_set_new(e, "line", json_integer(err->line));
+        json_object_set_new(e, "column", json_integer(err->column));
+    }
+    return http_send_json(r, fathom_code_http_status(err->code), json_pack("{s:o}", "error", e),
+                          headers);
+}
+
+enum MHD_Result http_send_errorf(http_req_t *r, fathom_code_t code, const char *field,
+                                 const char *fmt, ...)
+{
+    fathom_error_t err;
+    va_list ap;
+    va_start(ap, fmt);
+    fathom_error_vset(&err, code, field, fmt, ap);
+    va_end(ap);
+    return http_send_error(r, &err, NULL);
+}
+
+const char *http_query(http_req_t *r, const char *name)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+const char *http_header(http_req_t *r, const char *name)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+static http_req_t *req_create(server_t *srv, struct MHD_Connection *conn, const char *method,
+                              const char *url)
+{
+    http_req_t *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->srv = srv;
+    r->conn = conn;
+    r->method = method;
+    r->url = url;
+    r->start_ns = now_ns();
+    unsigned char id[16];
+    randombytes_buf(id, sizeof id);
+    sodium_bin2hex(r->request_id, sizeof r->request_id, id, sizeof id);
+    atomic_fetch_add(&srv->inflight, 1);
+    return r;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+    (void)version;
+    server_t *srv = cls;
+    http_req_t *r = *con_cls;
+    if (!r) {
+        r = req_create(srv, conn, method, url);
+        if (!r)
+            return MHD_NO;
+        *con_cls = r;
+        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+        if (cl && strtoull(cl, NULL, 10) > CODEC_MAX_BODY_BYTES) {
+            r->body_too_large = true;
+            /* Answer before reading: MHD then closes the connection instead of draining it. */
+            return http_send_errorf(r, FATHOM_E_BODY_TOO_LARGE, NULL,
+                                    "request body is %s bytes; the limit is %d", cl,
+                                    CODEC_MAX_BODY_BYTES);
+        }
+        return MHD_YES;
+    }
+    if (r->status) { /* already answered (413): discard whatever else arrives */
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (*upload_data_size > 0) {
+        size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        if (r->body_too_large || r->body_len + n > CODEC_MAX_BODY_BYTES) {
+            r->body_too_large = true;
+            return MHD_YES;
+        }
+        if (r->body_len + n + 1 > r->body_cap) {
+            size_t cap = r->body_cap ? r->body_cap : 4096;
+            while (cap < r->body_len + n + 1)
+                cap *= 2;
+            char *nb = realloc(r->body, cap);
+            if (!nb)
+                return MHD_NO;
+            r->body = nb;
+            r->body_cap = cap;
+        }
+        memcpy(r->body + r->body_len, upload_data, n);
+        r->body_len += n;
+        r->body[r->body_len] = '\0';
+        return MHD_YES;
+    }
+    if (r->body_too_large)
+        return http_send_errorf(r, FATHOM_E_BODY_TOO_LARGE, NULL,
+                                "request body is larger than the limit of %d bytes",
+                                CODEC_MAX_BODY_BYTES);
+    return routes_dispatch(r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)conn;
+    server_t *srv = cls;
+    http_req_t *r = *con_cls;
+    if (!r)
+        return;
+    double seconds = (double)(now_ns() - r->start_ns) / 1e9;
+    int status = r->status ? r->status : 499; /* client went away before an answer */
+    metrics_observe_request(srv->metrics, r->route, status, seconds);
+    json_t *fields = json_pack("{s:s,s:s,s:s,s:i,s:f,s:s}", "request_id", r->request_id,
+                               "method", r->method, "path", r->url, "status", status,
+                               "duration_ms", seconds * 1000.0, "route",
+                               r->route ? r->route : "unmatched");
+    if (r->cache)
+        json_object_set_new(fields, "cache", json_string(r->cache));
+    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        json_object_set_new(fields, "terminated", json_integer((int)toe));
+    log_event(status >= 500 ? LOG_ERROR : LOG_INFO, "request", fields);
+    free(r->body);
+    free(r);
+    *con_cls = NULL;
+    atomic_fetch_sub(&srv->inflight, 1);
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    char buf[512];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    size_t n = strlen(buf);
+    while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+        buf[--n] = '\0';
+    log_event(LOG_WARN, buf, json_pack("{s:s}", "source", "libmicrohttpd"));
+}
+
+int http_start(server_t *srv)
+{
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof ss);
+    socklen_t sslen;
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
+                         MHD_USE_ERROR_LOG;
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+    const char *host = srv->cfg.listen_host;
+    char host6[256];
+    snprintf(host6, sizeof host6, "%s", host);
+    if (host6[0] == '[') { /* [::1] */
+        memmove(host6, host6 + 1, strlen(host6));
+        char *close = strchr(host6, ']');
+        if (close)
+            *close = '\0';
+    }
+    if (strcmp(host, "localhost") == 0)
+        host = "127.0.0.1";
+    if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)srv->cfg.listen_port);
+        sslen = sizeof *v4;
+    } else if (inet_pton(AF_INET6, host6, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)srv->cfg.listen_port);
+        sslen = sizeof *v6;
+        flags |= MHD_USE_IPv6;
+    } else {
+        fprintf(stderr, "fathomd: --listen: '%s' is not an IPv4 or IPv6 address\n",
+                srv->cfg.listen_host);
+        return -1;
+    }
+    (void)sslen;
+    srv->daemon = MHD_start_daemon(
+        flags, (uint16_t)srv->cfg.listen_port, NULL, NULL, on_request, srv,
+        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)srv->cfg.threads,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned int)srv->cfg.max_connections,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)srv->cfg.max_per_ip,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)srv->cfg.connection_timeout_s,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+        MHD_OPTION_END);
+    if (!srv->daemon) {
+        fprintf(stderr, "fathomd: cannot listen on %s:%d (address in use or not permitted)\n",
+                srv->cfg.listen_host, srv->cfg.listen_port);
+        return -1;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    srv->bound_port = info ? info->port : srv->cfg.listen_port;
+    return 0;
+}
+
+void http_quiesce(server_t *srv)
+{
+    if (srv->daemon) {
+        MHD_socket s = MHD_quiesce_daemon(srv->daemon);
+        if (s != MHD_INVALID_SOCKET)
+            close(s);
+    }
+}
+
+void http_stop(server_t *srv)
+{
+    if (srv->daemon) {
+        MHD_stop_daemon(srv->daemon);
+        srv->daemon = NULL;
+    }
+}

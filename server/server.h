@@ -1,0 +1,82 @@
+/* server.h — fathomd's shared state and the HTTP request context every handler receives.
+ *
+ * DESIGN. libmicrohttpd runs its own pool of polling threads (--threads); each request is
+ * handled entirely on the thread that read it: decode, compute, cache, reply. The main thread
+ * runs a libuv loop that owns signals, the sweep worker pool and shutdown. Shared state is
+ * either immutable after start-up (config, presets, OpenAPI document) or synchronized by its
+ * own module (db pool, metrics, sweeps). */
+#ifndef FATHOM_SERVER_H
+#define FATHOM_SERVER_H
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "db.h"
+#include "fathom_error.h"
+#include "presets.h"
+
+typedef struct metrics metrics_t;
+typedef struct sweeps sweeps_t;
+
+typedef struct server {
+    config_t cfg;
+    db_t *db;
+    codec_presets_t *presets;
+    struct MHD_Daemon *daemon;
+    metrics_t *metrics;
+    sweeps_t *sweeps;
+    char *static_root;   /* realpath of cfg.static_dir, or NULL when there is no page */
+    atomic_bool ready;   /* false before start-up completes and from the first SIGTERM on */
+    atomic_int inflight; /* requests received and not yet completed */
+    int bound_port;      /* the port actually bound (for --listen ...:0) */
+} server_t;
+
+typedef struct http_req {
+    server_t *srv;
+    struct MHD_Connection *conn;
+    const char *method;
+    const char *url;
+    char *body;
+    size_t body_len, body_cap;
+    bool body_too_large;
+    char request_id[33];
+    uint64_t start_ns;
+    const char *route;      /* metrics label: the route pattern, never the raw path */
+    const char *cache;      /* "hit", "miss" or NULL when the route has no cache */
+    int status;             /* 0 until a response is queued */
+} http_req_t;
+
+/* Sends a response. headers: NULL or a NULL-terminated list of name, value pairs. */
+enum MHD_Result http_send(http_req_t *r, int status, const char *content_type, const char *body,
+                          size_t len, const char *const *headers);
+/* Sends body (reference stolen) as JSON. */
+enum MHD_Result http_send_json(http_req_t *r, int status, json_t *body,
+                               const char *const *headers);
+/* Sends {"error":{code,message,field?,line?,column?}} with the code's HTTP status. */
+enum MHD_Result http_send_error(http_req_t *r, const fathom_error_t *err,
+                                const char *const *headers);
+enum MHD_Result http_send_errorf(http_req_t *r, fathom_code_t code, const char *field,
+                                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* The value of a query-string argument, or NULL. */
+const char *http_query(http_req_t *r, const char *name);
+/* The value of a request header, or NULL. */
+const char *http_header(http_req_t *r, const char *name);
+
+/* Starts and stops the HTTP daemon. http_start returns 0 or -1 with a message on stderr. */
+int http_start(server_t *srv);
+/* Stops accepting new connections (requests in flight continue). */
+void http_quiesce(server_t *srv);
+void http_stop(server_t *srv);
+
+/* Routes a complete request (body read) to its handler. Defined in routes.c. */
+enum MHD_Result routes_dispatch(http_req_t *r);
+
+/* Monotonic clock in nanoseconds. */
+uint64_t now_ns(void);
+
+#endif
