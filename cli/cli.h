@@ -33,4 +33,7 @@ int cli_run_endpoint(const codec_endpoint_t *ep, const json_t *body, const cli_e
 /* Prints a JSON value to stdout, indented, with a final newline. */
 void cli_print_json(const json_t *v);
 
+/* Prints {"error":{…}} as the server would send it; returns 1 (the exit status). */
+int cli_print_error(const fathom_error_t *err);
+
 #endif

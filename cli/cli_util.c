@@ -1,0 +1,96 @@
+/* cli_util.c — file reading, printing and endpoint running shared by the CLI's subcommands. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "json_parse.h"
+
+json_t *cli_read_json_file(const char *path)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "fathom: cannot open %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 65536, len = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t n = fread(buf + len, 1, cap - len, f);
+        len += n;
+        if (n == 0)
+            break;
+        if (len == cap) {
+            if (cap > CODEC_MAX_BODY_BYTES * 4) {
+                fprintf(stderr, "fathom: %s is too large\n", path);
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+            }
+            buf = nb;
+        }
+    }
+    if (f != stdin)
+        fclose(f);
+    if (!buf)
+        return NULL;
+    fathom_error_t err;
+    json_t *v = codec_parse_body(buf, len, &err);
+    free(buf);
+    if (!v)
+        fprintf(stderr, "fathom: %s: %s (line %d, column %d)\n", path, err.message, err.line,
+                err.column);
+    return v;
+}
+
+json_t *cli_file_or_preset(const char *arg)
+{
+    struct stat st;
+    if (strcmp(arg, "-") == 0 || (stat(arg, &st) == 0 && S_ISREG(st.st_mode)))
+        return cli_read_json_file(arg);
+    return json_string(arg);
+}
+
+void cli_print_json(const json_t *v)
+{
+    char *text = json_dumps(v, JSON_INDENT(2) | JSON_REAL_PRECISION(17) | JSON_ENCODE_ANY);
+    if (text)
+        printf("%s\n", text);
+    free(text);
+}
+
+int cli_print_error(const fathom_error_t *err)
+{
+    json_t *e = json_pack("{s:s,s:s}", "code", fathom_code_name(err->code), "message",
+                          err->message);
+    if (err->field[0])
+        json_object_set_new(e, "field", json_string(err->field));
+    json_t *out = json_pack("{s:o}", "error", e);
+    cli_print_json(out);
+    json_decref(out);
+    return 1;
+}
+
+int cli_run_endpoint(const codec_endpoint_t *ep, const json_t *body, const cli_env_t *env)
+{
+    fathom_error_t err;
+    fathom_error_clear(&err);
+    const codec_ctx_t ctx = {env->presets};
+    json_t *normalized = ep->normalize(body, &ctx, &err);
+    if (!normalized)
+        return cli_print_error(&err);
+    json_t *out = ep->evaluate(normalized, &ctx, &err);
+    json_decref(normalized);
+    if (!out)
+        return cli_print_error(&err);
+    cli_print_json(out);
+    json_decref(out);
+    return 0;
+}
