@@ -1,0 +1,197 @@
+"""harness.py — starts a real fathomd for the API tests and talks HTTP to it.
+
+Each Server runs the binary named by $FATHOMD on a free loopback port (--listen 127.0.0.1:0; the
+port is read from the "listening" log line) with its database in a temporary directory, and
+keeps every log line it prints so tests can assert on them.
+"""
+import http.client
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+
+SOURCE = os.environ.get("FATHOM_SOURCE", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+FATHOMD = os.environ.get("FATHOMD", os.path.join(SOURCE, "build", "fathomd"))
+FATHOM_CLI = os.environ.get("FATHOM_CLI", os.path.join(SOURCE, "build", "fathom"))
+# Under valgrind or sanitizers everything is slower; tests scale their waits by this.
+SLOW = float(os.environ.get("FATHOM_TEST_SLOWDOWN", "1"))
+
+
+class Response:
+    def __init__(self, status, headers, body):
+        self.status = status
+        self.headers = headers
+        self.body = body
+
+    def json(self):
+        return json.loads(self.body)
+
+    def header(self, name):
+        for k, v in self.headers:
+            if k.lower() == name.lower():
+                return v
+        return None
+
+
+class Server:
+    def __init__(self, db_dir=None, extra_args=(), env=None, wrapper=()):
+        self.tmp = None
+        if db_dir is None:
+            self.tmp = tempfile.TemporaryDirectory(prefix="fathom-api-")
+            db_dir = self.tmp.name
+        self.db_dir = db_dir
+        self.db = os.path.join(db_dir, "fathom.db")
+        self.extra_args = list(extra_args)
+        self.env = dict(os.environ, **(env or {}))
+        self.wrapper = list(wrapper)
+        self.proc = None
+        self.port = None
+        self.lines = []
+        self._ready = threading.Event()
+
+    def start(self, timeout=30):
+        args = self.wrapper + [FATHOMD, "--listen", "127.0.0.1:0", "--db", self.db,
+                               "--presets", os.path.join(SOURCE, "presets"),
+                               "--migrations", os.path.join(SOURCE, "migrations"),
+                               "--static", os.path.join(SOURCE, "static"),
+                               "--schemas", os.path.join(SOURCE, "schemas")] + self.extra_args
+        self.proc = subprocess.Popen(args, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                     env=self.env, text=True)
+        threading.Thread(target=self._read_log, daemon=True).start()
+        if not self._ready.wait(timeout * SLOW) or self.port is None:
+            self.kill()
+            raise AssertionError("fathomd did not start:\n" + "\n".join(self.lines))
+        return self
+
+    def _read_log(self):
+        self._read_lines()
+        self._ready.set()  # the process ended: stop waiting for "listening"
+
+    def _read_lines(self):
+        for line in self.proc.stderr:
+            line = line.rstrip("\n")
+            self.lines.append(line)
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if rec.get("msg") == "listening":
+                self.port = rec["port"]
+                self._ready.set()
+
+    def log_records(self):
+        out = []
+        for line in list(self.lines):
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+        return out
+
+    def request(self, method, path, body=None, headers=None, timeout=60):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout * SLOW)
+        hdrs = dict(headers or {})
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body)
+            hdrs.setdefault("Content-Type", "application/json")
+        conn.request(method, path, body=body, headers=hdrs)
+        r = conn.getresponse()
+        resp = Response(r.status, r.getheaders(), r.read().decode("utf-8", "replace"))
+        conn.close()
+        return resp
+
+    def send_oversized(self, path, declared, chunk=b"x" * 65536, total=None):
+        """Declares a body of `declared` bytes and sends up to `total` of it; the server may
+        answer (and close) before the body is sent, which is what a limit should do."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30 * SLOW)
+        conn.putrequest("POST", path)
+        conn.putheader("Content-Type", "application/json")
+        conn.putheader("Content-Length", str(declared))
+        conn.endheaders()
+        sent = 0
+        try:
+            while sent < (total if total is not None else declared):
+                conn.send(chunk)
+                sent += len(chunk)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        r = conn.getresponse()
+        resp = Response(r.status, r.getheaders(), r.read().decode("utf-8", "replace"))
+        conn.close()
+        return resp
+
+    def get(self, path, **kw):
+        return self.request("GET", path, **kw)
+
+    def post(self, path, body, **kw):
+        return self.request("POST", path, body=body, **kw)
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        """Sends sig and waits; returns the exit status."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout * SLOW)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError("fathomd did not stop within %ss" % timeout)
+        return self.proc.returncode
+
+    def kill(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def cleanup(self):
+        self.kill()
+        if self.tmp:
+            self.tmp.cleanup()
+
+
+class ServerTestCase(unittest.TestCase):
+    """One fathomd for the whole class."""
+    server_args = ()
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server(extra_args=cls.server_args).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        status = cls.server.stop()
+        cls.server.cleanup()
+        if status != 0:
+            raise AssertionError("fathomd exited with %s:\n%s" % (status, "\n".join(cls.server.lines[-20:])))
+
+    def assertError(self, resp, status, code, field=None):
+        self.assertEqual(resp.status, status, resp.body)
+        self.assertEqual(resp.header("Content-Type"), "application/json")
+        err = resp.json()["error"]
+        self.assertEqual(err["code"], code, resp.body)
+        self.assertTrue(err["message"])
+        if field is not None:
+            self.assertEqual(err.get("field"), field, resp.body)
+        return err
+
+
+def load_schema(name):
+    with open(os.path.join(SOURCE, "schemas", name)) as f:
+        return json.load(f)
+
+
+def validate(instance, schema_name):
+    """Validates instance against schemas/<schema_name> (jsonschema, draft 2020-12)."""
+    import jsonschema
+    schema = load_schema(schema_name)
+    store = {}
+    for fn in os.listdir(os.path.join(SOURCE, "schemas")):
+        if fn.endswith(".json") and fn != "openapi.json":
+            s = load_schema(fn)
+            store[s.get("$id", fn)] = s
+    resolver = jsonschema.RefResolver(base_uri=schema.get("$id", ""), referrer=schema, store=store)
+    jsonschema.Draft202012Validator(schema, resolver=resolver).validate(instance)
