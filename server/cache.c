@@ -16,6 +16,10 @@ int cache_get(db_t *db, const char *hash, cache_entry_t *out)
 {
     db_conn_t *c = db_acquire(db);
     sqlite3_stmt *st = db_stmt(c, DB_RESULT_GET);
+    if (!st) {
+        db_release(db, c);
+        return -1;
+    }
     sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st), found = 0;
     if (rc == SQLITE_ROW) {
@@ -43,6 +47,10 @@ int cache_count_hit(db_t *db, const char *hash)
     db_now_iso(now);
     db_conn_t *c = db_acquire(db);
     sqlite3_stmt *st = db_stmt(c, DB_RESULT_HIT);
+    if (!st) {
+        db_release(db, c);
+        return -1;
+    }
     sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, now, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st);
@@ -58,6 +66,10 @@ int cache_put(db_t *db, const char *hash, const char *endpoint, const char *requ
     db_now_iso(now);
     db_conn_t *c = db_acquire(db);
     sqlite3_stmt *st = db_stmt(c, DB_RESULT_PUT);
+    if (!st) {
+        db_release(db, c);
+        return -1;
+    }
     sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, endpoint, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, FATHOM_ESTIMATOR_VERSION, -1, SQLITE_STATIC);

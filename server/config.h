@@ -18,7 +18,8 @@ typedef struct {
     int threads;              /* HTTP thread pool */
     int workers;              /* sweep worker pool */
     int max_queued_sweeps;    /* pending sweeps before 429 */
-    long long max_sweep_points;
+    long long max_sweep_points;      /* grid points */
+    long long max_search_executions; /* executions one search may try */
     int max_connections;
     int max_per_ip;
     int connection_timeout_s;

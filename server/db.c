@@ -20,6 +20,41 @@ static const char *const stmt_sql[DB_STMT__COUNT] = {
                       "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(hash) DO NOTHING",
     [DB_RESULT_HIT] = "UPDATE results SET hit_count = hit_count + 1, last_hit_at = ?2 "
                       "WHERE hash = ?1",
+    [DB_SWEEP_INSERT] = "INSERT INTO sweeps (id, kind, spec, status, size, created_at) "
+                        "VALUES (?1, ?2, ?3, 'queued', ?4, ?5) ON CONFLICT(id) DO NOTHING",
+    [DB_SWEEP_GET] = "SELECT id, kind, spec, status, size, total, done, evaluations, state, result, "
+                     "error, created_at, started_at, finished_at FROM sweeps WHERE id = ?1",
+    [DB_SWEEP_COUNT_QUEUED] = "SELECT COUNT(*) FROM sweeps WHERE status = 'queued'",
+    [DB_SWEEP_CANCEL] = "UPDATE sweeps SET status = 'cancelled', finished_at = ?2 "
+                        "WHERE id = ?1 AND status IN ('queued', 'running')",
+    [DB_SWEEP_REQUEUE] = "UPDATE sweeps SET status = 'queued', total = 0, done = 0, "
+                         "evaluations = 0, state = NULL, result = NULL, error = NULL, "
+                         "started_at = NULL, finished_at = NULL, created_at = ?2 "
+                         "WHERE id = ?1 AND status IN ('cancelled', 'failed')",
+    [DB_SWEEP_LIST] = "SELECT id, kind, status, size, total, done, created_at, started_at, "
+                      "finished_at FROM sweeps ORDER BY created_at DESC, id LIMIT ?1",
+    [DB_SWEEP_PENDING] = "SELECT id, kind, spec, status, done, state FROM sweeps "
+                         "WHERE status IN ('queued', 'running') ORDER BY created_at, id",
+    [DB_SWEEP_START] = "UPDATE sweeps SET status = 'running', total = ?2, "
+                       "started_at = COALESCE(started_at, ?3) "
+                       "WHERE id = ?1 AND status IN ('queued', 'running')",
+    [DB_SWEEP_CHECKPOINT] = "UPDATE sweeps SET done = ?2, evaluations = ?3, state = ?4 "
+                            "WHERE id = ?1 AND status = 'running'",
+    [DB_SWEEP_FINISH] = "UPDATE sweeps SET status = 'done', result = ?2, finished_at = ?3 "
+                        "WHERE id = ?1 AND status = 'running'",
+    [DB_SWEEP_FAIL] = "UPDATE sweeps SET status = 'failed', error = ?2, finished_at = ?3 "
+                      "WHERE id = ?1 AND status IN ('queued', 'running')",
+    [DB_SWEEP_STATE_COUNTS] = "SELECT status, COUNT(*) FROM sweeps GROUP BY status",
+    [DB_POINT_PUT] = "INSERT OR REPLACE INTO sweep_points (sweep_id, idx, point_values, status, "
+                     "fits, sample_rate, response) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [DB_POINT_PAGE] = "SELECT idx, point_values, status, response FROM sweep_points "
+                      "WHERE sweep_id = ?1 AND idx >= ?2 ORDER BY idx LIMIT ?3",
+    [DB_POINT_BEST] = "SELECT idx, point_values, response FROM sweep_points "
+                      "WHERE sweep_id = ?1 AND fits = 1 "
+                      "ORDER BY sample_rate DESC, idx ASC LIMIT ?2",
+    [DB_POINT_COUNT_GOOD] = "SELECT COUNT(*), COALESCE(SUM(fits), 0) FROM sweep_points "
+                            "WHERE sweep_id = ?1",
+    [DB_POINTS_DELETE] = "DELETE FROM sweep_points WHERE sweep_id = ?1",
 };
 
 struct db_conn {
@@ -244,15 +279,6 @@ db_t *db_open(const char *path, const char *migrations_dir, int pool_size, char 
             return NULL;
         }
         db->nconns = i + 1;
-        for (int s = 0; s < DB_STMT__COUNT; s++) {
-            if (sqlite3_prepare_v3(db->conns[i].handle, stmt_sql[s], -1, SQLITE_PREPARE_PERSISTENT,
-                                   &db->conns[i].stmts[s], NULL) != SQLITE_OK) {
-                snprintf(errbuf, errlen, "cannot prepare statement %d: %s", s,
-                         sqlite3_errmsg(db->conns[i].handle));
-                db_close(db);
-                return NULL;
-            }
-        }
     }
     return db;
 }
@@ -298,6 +324,12 @@ void db_release(db_t *db, db_conn_t *c)
 
 sqlite3_stmt *db_stmt(db_conn_t *c, db_stmt_id_t id)
 {
+    /* Prepared on first use, so a server run against an older schema (its migrations directory
+     * lacks newer tables) still serves what that schema has. */
+    if (!c->stmts[id] &&
+        sqlite3_prepare_v3(c->handle, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT, &c->stmts[id],
+                           NULL) != SQLITE_OK)
+        return NULL;
     sqlite3_stmt *st = c->stmts[id];
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);

@@ -23,6 +23,23 @@ typedef enum {
     DB_RESULT_GET,
     DB_RESULT_PUT,
     DB_RESULT_HIT,
+    DB_SWEEP_INSERT,
+    DB_SWEEP_GET,
+    DB_SWEEP_COUNT_QUEUED,
+    DB_SWEEP_CANCEL,
+    DB_SWEEP_REQUEUE,
+    DB_SWEEP_LIST,
+    DB_SWEEP_PENDING,
+    DB_SWEEP_START,
+    DB_SWEEP_CHECKPOINT,
+    DB_SWEEP_FINISH,
+    DB_SWEEP_FAIL,
+    DB_SWEEP_STATE_COUNTS,
+    DB_POINT_PUT,
+    DB_POINT_PAGE,
+    DB_POINT_BEST,
+    DB_POINT_COUNT_GOOD,
+    DB_POINTS_DELETE,
     DB_STMT__COUNT
 } db_stmt_id_t;
 
@@ -38,7 +55,8 @@ void db_close(db_t *db);
 db_conn_t *db_acquire(db_t *db);
 void db_release(db_t *db, db_conn_t *c);
 
-/* The prepared statement `id` on connection c, reset and with bindings cleared. */
+/* The prepared statement `id` on connection c, reset and with bindings cleared; NULL when it
+ * cannot be prepared (the schema lacks its table). */
 sqlite3_stmt *db_stmt(db_conn_t *c, db_stmt_id_t id);
 sqlite3 *db_handle(db_conn_t *c);
 

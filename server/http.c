@@ -53,10 +53,10 @@ enum MHD_Result http_send_json(http_req_t *r, int status, json_t *body,
 {
     char *text = json_dumps(body, JSON_INDENT(2) | JSON_REAL_PRECISION(17) | JSON_ENCODE_ANY);
     json_decref(body);
-    if (!text)
-        return http_send(r, 500, "application/json",
-                         "{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\"}}", 54,
-                         NULL);
+    if (!text) {
+        static const char oom[] = "{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\"}}\n";
+        return http_send(r, 500, "application/json", oom, sizeof oom - 1, NULL);
+    }
     size_t len = strlen(text);
     text[len] = '\n'; /* replaces the NUL: curl users get a final newline */
     enum MHD_Result rc = http_send(r, status, "application/json", text, len + 1, headers);

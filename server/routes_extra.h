@@ -1,5 +1,5 @@
-/* routes_extra.h — routes of modules beyond the core set (sweeps, validation), kept here so
- * routes.c stays the one table while those modules grow. */
+/* routes_extra.h — handlers of modules beyond the core set (sweeps, validation), declared here
+ * so routes.c stays the one table of routes. */
 #ifndef FATHOM_ROUTES_EXTRA_H
 #define FATHOM_ROUTES_EXTRA_H
 
@@ -8,6 +8,16 @@
 /* Counts of sweeps by state (queued, running, done, failed, cancelled) for /metrics. */
 void routes_sweep_gauges(server_t *srv, long long out[5]);
 
-#define ROUTES_EXTRA
+enum MHD_Result routes_sweep_create(http_req_t *r, const char *tail);
+enum MHD_Result routes_sweep_list(http_req_t *r, const char *tail);
+enum MHD_Result routes_sweep_one(http_req_t *r, const char *tail);
+enum MHD_Result routes_validation(http_req_t *r, const char *tail);
+
+#define ROUTES_EXTRA                                                                    \
+    {"POST", "/v1/sweep", 0, "/v1/sweep", routes_sweep_create},                         \
+    {"GET", "/v1/sweeps", 0, "/v1/sweeps", routes_sweep_list},                          \
+    {"GET", "/v1/sweep/", 1, "/v1/sweep/{id}", routes_sweep_one},                       \
+    {"DELETE", "/v1/sweep/", 1, "/v1/sweep/{id}", routes_sweep_one},                    \
+    {"GET", "/v1/validation", 0, "/v1/validation", routes_validation},
 
 #endif

@@ -1,0 +1,265 @@
+/* search_sweep_codec.c — sweep specs and grid points (see search_sweep_codec.h). */
+#include "search_sweep_codec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_read.h"
+#include "search.h"
+#include "search_codec.h"
+
+const char *const sweep_kind_names[] = {"optimal_execution", "grid", NULL};
+
+static const char *const grid_keys[] = {"kind", "base", "axes", "top_n", NULL};
+static const char *const base_roots[] = {"model", "system", "execution", "training", NULL};
+
+/* Follows a path like "system.networks[0].bandwidth" inside v. On success *parent is the
+ * container holding the last step, and *key or *index names it (index -1 for an object key). */
+static int resolve(json_t *v, const char *path, json_t **parent, char *key, size_t keycap,
+                   long *index)
+{
+    char buf[JR_PATH_MAX];
+    if (strlen(path) >= sizeof buf)
+        return -1;
+    snprintf(buf, sizeof buf, "%s", path);
+    json_t *cur = v;
+    char *p = buf;
+    while (*p) {
+        char *dot = strchr(p, '.');
+        if (dot)
+            *dot = '\0';
+        char *br = strchr(p, '[');
+        if (br)
+            *br = '\0';
+        if (!*p || !json_is_object(cur) || !json_object_get(cur, p))
+            return -1;
+        if (!br) {
+            if (!dot) {
+                *parent = cur;
+                snprintf(key, keycap, "%s", p);
+                *index = -1;
+                return 0;
+            }
+            cur = json_object_get(cur, p);
+        } else {
+            cur = json_object_get(cur, p);
+            char *q = br + 1;
+            for (;;) {
+                char *end;
+                long i = strtol(q, &end, 10);
+                if (end == q || *end != ']' || i < 0 || !json_is_array(cur) ||
+                    (size_t)i >= json_array_size(cur))
+                    return -1;
+                q = end + 1;
+                if (*q == '[') {
+                    cur = json_array_get(cur, (size_t)i);
+                    q++;
+                    continue;
+                }
+                if (*q != '\0')
+                    return -1;
+                if (!dot) {
+                    *parent = cur;
+                    *index = i;
+                    key[0] = '\0';
+                    return 0;
+                }
+                cur = json_array_get(cur, (size_t)i);
+                break;
+            }
+        }
+        p = dot + 1;
+    }
+    return -1;
+}
+
+static int set_path(json_t *v, const char *path, json_t *value)
+{
+    json_t *parent;
+    char key[JR_PATH_MAX];
+    long index;
+    if (resolve(v, path, &parent, key, sizeof key, &index))
+        return -1;
+    if (index < 0)
+        return json_object_set(parent, key, value);
+    return json_array_set(parent, (size_t)index, value);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int codec_grid_axes(const json_t *spec, const char **names)
+{
+    const json_t *axes = json_object_get(spec, "axes");
+    const char *key;
+    json_t *val;
+    int n = 0;
+    json_object_foreach((json_t *)axes, key, val)
+    {
+        if (n < SWEEP_GRID_MAX_AXES)
+            names[n++] = key;
+    }
+    qsort(names, (size_t)n, sizeof names[0], by_name);
+    return n;
+}
+
+uint64_t codec_grid_size(const json_t *spec)
+{
+    const char *names[SWEEP_GRID_MAX_AXES];
+    int n = codec_grid_axes(spec, names);
+    uint64_t total = 1;
+    for (int i = 0; i < n; i++)
+        total *= json_array_size(json_object_get(json_object_get(spec, "axes"), names[i]));
+    return total;
+}
+
+int codec_grid_top_n(const json_t *spec)
+{
+    return (int)json_integer_value(json_object_get(spec, "top_n"));
+}
+
+int codec_grid_point(const json_t *spec, uint64_t index, json_t **body, json_t **values)
+{
+    const char *names[SWEEP_GRID_MAX_AXES];
+    int n = codec_grid_axes(spec, names);
+    if (index >= codec_grid_size(spec))
+        return -1;
+    json_t *b = json_deep_copy(json_object_get(spec, "base"));
+    json_t *vals = json_object();
+    const json_t *axes = json_object_get(spec, "axes");
+    uint64_t rest = index;
+    for (int i = n - 1; i >= 0; i--) {
+        const json_t *arr = json_object_get(axes, names[i]);
+        size_t len = json_array_size(arr);
+        json_t *v = json_array_get(arr, (size_t)(rest % len));
+        rest /= len;
+        if (set_path(b, names[i], v) || json_object_set(vals, names[i], v)) {
+            json_decref(b);
+            json_decref(vals);
+            return -1;
+        }
+    }
+    *body = b;
+    *values = vals;
+    return 0;
+}
+
+static json_t *normalize_grid(const json_t *body, const codec_ctx_t *ctx,
+                              const sweep_limits_t *limits, uint64_t *size, fathom_error_t *err)
+{
+    if (jr_check_keys(body, "", grid_keys, err))
+        return NULL;
+    const json_t *base = json_object_get(body, "base");
+    if (jr_expect_object(base, "base", err) || jr_check_keys(base, "base", base_roots, err))
+        return NULL;
+    json_t *nbase = codec_estimate_endpoint.normalize(base, ctx, err);
+    if (!nbase) {
+        /* Names the field inside the sweep body: "execution.x" becomes "base.execution.x". */
+        char field[FATHOM_ERROR_FIELD_MAX + 8];
+        snprintf(field, sizeof field, "base%s%s", err->field[0] ? "." : "", err->field);
+        snprintf(err->field, sizeof err->field, "%.*s", (int)sizeof err->field - 1, field);
+        return NULL;
+    }
+    int64_t top_n;
+    const json_t *axes = json_object_get(body, "axes");
+    if (jr_int(body, "", "top_n", JR_OPTIONAL, 10, 1, SWEEP_TOP_N_MAX, &top_n, err) ||
+        jr_expect_object(axes, "axes", err)) {
+        json_decref(nbase);
+        return NULL;
+    }
+    size_t naxes = json_object_size(axes);
+    if (naxes == 0 || naxes > SWEEP_GRID_MAX_AXES) {
+        fathom_error_set(err, naxes ? FATHOM_E_LIMIT_EXCEEDED : FATHOM_E_INVALID_FIELD, "axes",
+                         "must name between 1 and %d axes", SWEEP_GRID_MAX_AXES);
+        json_decref(nbase);
+        return NULL;
+    }
+    json_t *naxes_obj = json_object();
+    uint64_t total = 1;
+    const char *key;
+    json_t *vals;
+    json_object_foreach((json_t *)axes, key, vals)
+    {
+        char p[JR_PATH_MAX];
+        jr_path(p, sizeof p, "axes", key);
+        json_t *parent;
+        char last[JR_PATH_MAX];
+        long index;
+        if (resolve(nbase, key, &parent, last, sizeof last, &index)) {
+            fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                             "is not a field of the normalized base (paths look like "
+                             "execution.tensor_par, system.mem1.GiB or model.seq_size)");
+            goto fail;
+        }
+        if (jr_expect_array(vals, p, 1, SWEEP_GRID_MAX_VALUES, err))
+            goto fail;
+        for (size_t i = 0; i < json_array_size(vals); i++) {
+            json_t *v = json_array_get(vals, i);
+            if (!(json_is_number(v) || json_is_string(v) || json_is_boolean(v))) {
+                char q[JR_PATH_MAX];
+                jr_path_index(q, sizeof q, p, i);
+                fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                 "axis values must be numbers, strings or booleans");
+                goto fail;
+            }
+        }
+        total *= json_array_size(vals);
+        if (total > limits->max_grid_points) {
+            fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, "axes",
+                             "the grid has more than %llu points, the limit of this server "
+                             "(--max-sweep-points)",
+                             (unsigned long long)limits->max_grid_points);
+            goto fail;
+        }
+        json_object_set(naxes_obj, key, vals);
+    }
+    *size = total;
+    return json_pack("{s:s,s:o,s:o,s:I}", "kind", "grid", "base", nbase, "axes", naxes_obj,
+                     "top_n", (json_int_t)top_n);
+fail:
+    json_decref(nbase);
+    json_decref(naxes_obj);
+    return NULL;
+}
+
+json_t *codec_sweep_normalize(const json_t *body, const codec_ctx_t *ctx,
+                              const sweep_limits_t *limits, sweep_kind_t *kind, uint64_t *size,
+                              fathom_error_t *err)
+{
+    int k;
+    if (jr_expect_object(body, "", err) ||
+        jr_enum(body, "", "kind", JR_REQUIRED, 0, sweep_kind_names, &k, err))
+        return NULL;
+    *kind = (sweep_kind_t)k;
+    if (k == SWEEP_GRID)
+        return normalize_grid(body, ctx, limits, size, err);
+
+    json_t *norm = codec_search_normalize(body, ctx, err);
+    if (!norm)
+        return NULL;
+    search_request_t req;
+    if (codec_search_decode(norm, ctx, &req, err)) {
+        json_decref(norm);
+        return NULL;
+    }
+    search_plan_t *plan = search_plan_create(&req, err);
+    if (!plan) {
+        json_decref(norm);
+        return NULL;
+    }
+    *size = search_plan_max_executions(plan);
+    search_plan_free(plan);
+    if (*size > limits->max_search_executions) {
+        fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, "num_procs",
+                         "this search would try %llu executions; the limit of this server is "
+                         "%llu (--max-search-executions)",
+                         (unsigned long long)*size,
+                         (unsigned long long)limits->max_search_executions);
+        json_decref(norm);
+        return NULL;
+    }
+    return norm;
+}
