@@ -1,0 +1,157 @@
+/* cmd_models.c — CLI commands that mirror one endpoint each: estimate, validate, scaling,
+ * scaling-fit and goodput. They build the same request body the endpoint takes and print the
+ * same JSON it answers. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_commands.h"
+#include "json_parse.h"
+
+#ifdef FATHOM_HAVE_LLM
+#include "llm_codec.h"
+
+int cli_cmd_estimate(int argc, char **argv, const cli_env_t *env)
+{
+    const char *training = NULL;
+    const char *pos[3];
+    int npos = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0) {
+            printf("usage: fathom estimate MODEL EXECUTION SYSTEM [--training FILE]\n\n"
+                   "Step time and memory tiers of one execution (Calculon's model), the JSON of\n"
+                   "POST /v1/estimate. MODEL and SYSTEM are JSON files or preset names (fathom\n"
+                   "presets lists them); EXECUTION is a JSON file with Calculon's execution\n"
+                   "fields. --training FILE adds the cost of a run: {\"tokens\", \"gpu_hour_price\",\n"
+                   "\"gpu_power_kw\", \"pue\", \"co2_kg_per_kwh\"}.\n");
+            return 0;
+        } else if (strcmp(argv[i], "--training") == 0 && i + 1 < argc) {
+            training = argv[++i];
+        } else if (npos < 3) {
+            pos[npos++] = argv[i];
+        } else {
+            npos = 4;
+        }
+    }
+    if (npos != 3) {
+        fprintf(stderr, "usage: fathom estimate MODEL EXECUTION SYSTEM [--training FILE]\n");
+        return 2;
+    }
+    json_t *model = cli_file_or_preset(pos[0]);
+    json_t *exec = cli_read_json_file(pos[1]);
+    json_t *system = cli_file_or_preset(pos[2]);
+    json_t *train = training ? cli_read_json_file(training) : NULL;
+    int rc = 1;
+    if (model && exec && system && (!training || train)) {
+        json_t *body = json_pack("{s:O,s:O,s:O}", "model", model, "execution", exec, "system",
+                                 system);
+        if (train)
+            json_object_set(body, "training", train);
+        rc = cli_run_endpoint(&codec_estimate_endpoint, body, env);
+        json_decref(body);
+    }
+    json_decref(model);
+    json_decref(exec);
+    json_decref(system);
+    json_decref(train);
+    return rc;
+}
+
+int cli_cmd_validate(int argc, char **argv, const cli_env_t *env)
+{
+    if (argc > 1 && strcmp(argv[1], "--help") == 0) {
+        printf("usage: fathom validate\n\nReproduces Calculon's validation against the Megatron "
+               "sequence-parallelism paper\n(Korthikanti et al. 2022): Figure 1 memory, Figure 7 "
+               "activation ratios, Table 5\nstep times, with profile, estimate, delta, mean and worst "
+               "error. Same as GET /v1/validation.\n");
+        return 0;
+    }
+    fathom_error_t err;
+    fathom_error_clear(&err);
+    json_t *report = codec_llm_validation_report(env->presets, &err);
+    if (!report)
+        return cli_print_error(&err);
+    cli_print_json(report);
+    json_decref(report);
+    return 0;
+}
+#endif
+
+/* Runs a one-file endpoint command: FILE is JSON, or (for csv_key) CSV text wrapped as
+ * {"<csv_key>": "<text>"} when it does not parse as JSON and ends in .csv. */
+__attribute__((unused)) static int one_file(const char *endpoint, const char *csv_key, int argc, char **argv,
+                    const cli_env_t *env, const char *usage)
+{
+    if (argc != 2 || strcmp(argv[1], "--help") == 0) {
+        fprintf(argc == 2 ? stdout : stderr, "%s", usage);
+        return argc == 2 ? 0 : 2;
+    }
+    const codec_endpoint_t *ep = codec_endpoint_by_name(endpoint);
+    if (!ep)
+        return 1;
+    json_t *body = NULL;
+    size_t len = strlen(argv[1]);
+    if (csv_key && len > 4 && strcmp(argv[1] + len - 4, ".csv") == 0) {
+        FILE *f = fopen(argv[1], "rb");
+        if (!f) {
+            perror(argv[1]);
+            return 1;
+        }
+        char *buf = malloc(CODEC_MAX_BODY_BYTES + 1);
+        size_t n = buf ? fread(buf, 1, CODEC_MAX_BODY_BYTES, f) : 0;
+        fclose(f);
+        if (!buf)
+            return 1;
+        body = json_pack("{s:s%}", csv_key, buf, n);
+        free(buf);
+    } else {
+        body = cli_read_json_file(argv[1]);
+    }
+    if (!body)
+        return 1;
+    int rc = cli_run_endpoint(ep, body, env);
+    json_decref(body);
+    return rc;
+}
+
+#ifdef FATHOM_HAVE_SCALING
+int cli_cmd_scaling(int argc, char **argv, const cli_env_t *env)
+{
+    return one_file("scaling", NULL, argc, argv, env,
+                    "usage: fathom scaling FILE\n\nScaling-law solvers: from a budget (hours, "
+                    "dollars or width) to model size, loss,\ncost, kWh and CO2. FILE holds the "
+                    "body of POST /v1/scaling, e.g.\n{\"gpu\":\"V100\",\"amp_mode\":\"O0\","
+                    "\"dollars\":30}.\n");
+}
+
+int cli_cmd_scaling_fit(int argc, char **argv, const cli_env_t *env)
+{
+    return one_file("scaling_fit", "csv", argc, argv, env,
+                    "usage: fathom scaling-fit FILE\n\nFits the loss and parameter laws to "
+                    "loss-versus-compute runs. FILE is the body of\nPOST /v1/scaling/fit (JSON), or "
+                    "a .csv file in the calculator's layout.\n");
+}
+#endif
+
+#ifdef FATHOM_HAVE_GOODPUT
+int cli_cmd_goodput(int argc, char **argv, const cli_env_t *env)
+{
+    static const char usage[] =
+        "usage: fathom goodput evaluate|optimize|fit FILE\n\nPollux goodput: evaluate a "
+        "configuration, optimize batch size and accumulation,\nor fit performance parameters "
+        "to measurements. FILE holds the body of\nPOST /v1/goodput/evaluate, /optimize or /fit.\n";
+    if (argc < 2 || strcmp(argv[1], "--help") == 0) {
+        fprintf(argc < 2 ? stderr : stdout, "%s", usage);
+        return argc < 2 ? 2 : 0;
+    }
+    const char *endpoint = strcmp(argv[1], "evaluate") == 0   ? "goodput_evaluate"
+                           : strcmp(argv[1], "optimize") == 0 ? "goodput_optimize"
+                           : strcmp(argv[1], "fit") == 0      ? "goodput_fit"
+                                                              : NULL;
+    if (!endpoint) {
+        fprintf(stderr, "%s", usage);
+        return 2;
+    }
+    return one_file(endpoint, NULL, argc - 1, argv + 1, env, usage);
+}
+#endif

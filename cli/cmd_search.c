@@ -1,0 +1,113 @@
+/* cmd_search.c — `fathom search`: Calculon's optimal-execution search on this machine's cores,
+ * printing the same JSON as a finished sweep, with a progress bar on stderr when it is a
+ * terminal. */
+#ifdef FATHOM_HAVE_SEARCH
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_commands.h"
+#include "search_codec.h"
+
+static const char usage[] =
+    "usage: fathom search MODEL NUM_PROCS MAX_BATCH DATATYPE SYSTEM [--mbs-break]\n"
+    "                     [--top-n N] [--no-tp-overlap] [--no-dp-overlap]\n"
+    "                     [--fused-activation true|false|all] [--threads N]\n\n"
+    "Finds the fastest executions of MODEL on NUM_PROCS processors of SYSTEM (each a JSON\n"
+    "file or a preset name), exactly over Calculon's llm-optimal-execution space: batch size\n"
+    "is the largest multiple of data parallelism not above MAX_BATCH. Prints\n"
+    "{\"best\": [...], \"counts\": {\"total\", \"good\", \"bad\"}}. --threads defaults to the\n"
+    "number of cores.\n";
+
+static void show_progress(const search_progress_t *p, void *user)
+{
+    (void)user;
+    int width = 40, filled = p->units_total ? (int)(width * p->units_done / p->units_total) : 0;
+    fprintf(stderr, "\r[%.*s%*s] %llu/%llu units, %llu executions", filled,
+            "########################################", width - filled, "",
+            (unsigned long long)p->units_done, (unsigned long long)p->units_total,
+            (unsigned long long)p->executions);
+    if (p->units_done == p->units_total)
+        fputc('\n', stderr);
+}
+
+int cli_cmd_search(int argc, char **argv, const cli_env_t *env)
+{
+    const char *pos[5];
+    int npos = 0, threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    json_t *options = json_object();
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0) {
+            fputs(usage, stdout);
+            json_decref(options);
+            return 0;
+        } else if (strcmp(a, "--mbs-break") == 0 || strcmp(a, "-m") == 0) {
+            json_object_set_new(options, "mbs_break", json_true());
+        } else if (strcmp(a, "--no-tp-overlap") == 0) {
+            json_object_set_new(options, "no_tp_overlap", json_true());
+        } else if (strcmp(a, "--no-dp-overlap") == 0) {
+            json_object_set_new(options, "no_dp_overlap", json_true());
+        } else if ((strcmp(a, "--top-n") == 0 || strcmp(a, "-t") == 0) && i + 1 < argc) {
+            json_object_set_new(options, "top_n", json_integer(atoll(argv[++i])));
+        } else if (strcmp(a, "--fused-activation") == 0 && i + 1 < argc) {
+            json_object_set_new(options, "fused_activation", json_string(argv[++i]));
+        } else if (strcmp(a, "--threads") == 0 && i + 1 < argc) {
+            threads = atoi(argv[++i]);
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "fathom search: unknown option %s\n\n%s", a, usage);
+            json_decref(options);
+            return 2;
+        } else if (npos < 5) {
+            pos[npos++] = a;
+        } else {
+            npos = 6;
+        }
+    }
+    if (npos != 5 || threads < 1 || threads > CODEC_SEARCH_MAX_THREADS) {
+        fputs(usage, stderr);
+        json_decref(options);
+        return 2;
+    }
+    json_t *model = cli_file_or_preset(pos[0]), *system = cli_file_or_preset(pos[4]);
+    int rc = 1;
+    if (model && system) {
+        char *end1, *end2;
+        long long procs = strtoll(pos[1], &end1, 10), batch = strtoll(pos[2], &end2, 10);
+        if (*end1 || *end2) {
+            fprintf(stderr, "fathom search: NUM_PROCS and MAX_BATCH must be whole numbers\n");
+            rc = 2;
+            goto out;
+        }
+        json_t *body = json_pack("{s:s,s:O,s:O,s:I,s:I,s:s,s:O}", "kind", "optimal_execution",
+                                 "model", model, "system", system, "num_procs",
+                                 (json_int_t)procs, "max_batch_size", (json_int_t)batch,
+                                 "datatype", pos[3], "options", options);
+        fathom_error_t err;
+        fathom_error_clear(&err);
+        const codec_ctx_t ctx = {env->presets};
+        json_t *norm = codec_search_normalize(body, &ctx, &err);
+        json_t *result = norm ? codec_search_run(norm, &ctx, threads, NULL,
+                                                 isatty(2) ? show_progress : NULL, NULL, &err)
+                              : NULL;
+        if (result) {
+            cli_print_json(result);
+            rc = 0;
+        } else {
+            rc = cli_print_error(&err);
+        }
+        json_decref(result);
+        json_decref(norm);
+        json_decref(body);
+    }
+out:
+    json_decref(model);
+    json_decref(system);
+    json_decref(options);
+    return rc;
+}
+#else
+/* Built without the search module: nothing here. */
+typedef int cmd_search_empty_t;
+#endif
