@@ -31,12 +31,12 @@ typedef struct {
 } codec_endpoint_t;
 
 extern const codec_endpoint_t codec_transformer_endpoint;
-extern const codec_endpoint_t codec_estimate_endpoint;          /* codec/llm_codec.c */
+extern const codec_endpoint_t codec_estimate_endpoint;          /* codec/llm_estimate.c */
 extern const codec_endpoint_t codec_scaling_endpoint;           /* codec/scaling_codec.c */
-extern const codec_endpoint_t codec_scaling_fit_endpoint;       /* codec/scaling_codec.c */
+extern const codec_endpoint_t codec_scaling_fit_endpoint;       /* codec/scaling_fit_codec.c */
 extern const codec_endpoint_t codec_goodput_evaluate_endpoint;  /* codec/goodput_codec.c */
 extern const codec_endpoint_t codec_goodput_optimize_endpoint;  /* codec/goodput_codec.c */
-extern const codec_endpoint_t codec_goodput_fit_endpoint;       /* codec/goodput_codec.c */
+extern const codec_endpoint_t codec_goodput_fit_endpoint;       /* codec/goodput_fit_codec.c */
 
 /* The table of every endpoint, and a lookup by name or by path. NULL when unknown. */
 const codec_endpoint_t *const *codec_endpoints(size_t *count);

@@ -77,7 +77,8 @@ static int load_kind(codec_presets_t *p, preset_kind_t kind, const char *dir, fa
             goto out;
         }
         json_t *comment = json_object_get(obj, "$comment");
-        json_object_set(p->comments[kind], name, comment ? comment : json_string(""));
+        json_object_set_new(p->comments[kind], name,
+                            comment ? json_incref(comment) : json_string(""));
         json_object_del(obj, "$comment");
         json_object_set_new(p->objects[kind], name, obj);
     }

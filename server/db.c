@@ -34,7 +34,8 @@ static const char *const stmt_sql[DB_STMT__COUNT] = {
     [DB_SWEEP_LIST] = "SELECT id, kind, status, size, total, done, created_at, started_at, "
                       "finished_at FROM sweeps ORDER BY created_at DESC, id LIMIT ?1",
     [DB_SWEEP_PENDING] = "SELECT id, kind, spec, status, done, state FROM sweeps "
-                         "WHERE status IN ('queued', 'running') ORDER BY created_at, id",
+                         "WHERE status IN ('queued', 'running') "
+                         "ORDER BY status = 'running' DESC, created_at, id",
     [DB_SWEEP_START] = "UPDATE sweeps SET status = 'running', total = ?2, "
                        "started_at = COALESCE(started_at, ?3) "
                        "WHERE id = ?1 AND status IN ('queued', 'running')",

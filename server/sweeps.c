@@ -448,10 +448,11 @@ static void work(uv_work_t *req)
 
 static void after_work(uv_work_t *req, int status);
 
-static void dispatch(sweeps_t *s)
+static void load_pending(sweeps_t *s);
+
+/* Queues units of the oldest jobs on free workers. */
+static void fill(sweeps_t *s)
 {
-    if (s->stopping)
-        return;
     for (job_t *j = s->jobs; j && s->inflight < s->srv->cfg.workers; j = j->next) {
         while (!j->dropped && !j->cancel && j->next_dispatch < j->total_units &&
                s->inflight < s->srv->cfg.workers) {
@@ -470,6 +471,17 @@ static void dispatch(sweeps_t *s)
             j->inflight++;
             s->inflight++;
         }
+    }
+}
+
+static void dispatch(sweeps_t *s)
+{
+    if (s->stopping)
+        return;
+    fill(s);
+    if (s->inflight < s->srv->cfg.workers) {
+        load_pending(s);
+        fill(s);
     }
 }
 
@@ -550,6 +562,7 @@ static void load_pending(sweeps_t *s)
         char id[CODEC_HASH_HEX_LEN + 1], kind[32];
         char *spec, *state;
         long long done;
+        bool queued;
     } pending_t;
     pending_t rows[64];
     int n = 0;
@@ -567,14 +580,25 @@ static void load_pending(sweeps_t *s)
         p->spec = strdup(spec ? (const char *)spec : "");
         p->state = state ? strdup((const char *)state) : NULL;
         p->done = sqlite3_column_int64(st, 4);
+        p->queued = strcmp((const char *)sqlite3_column_text(st, 3), "queued") == 0;
     }
     if (st)
         sqlite3_reset(st);
     db_release(s->srv->db, c);
+    /* A queued sweep starts (turns 'running') only when the workers would otherwise run out of
+     * units, so 'queued' in the database means waiting, and the queue limit counts waiters. */
+    bool busy = false;
+    for (job_t *j = s->jobs; j; j = j->next)
+        if (!j->dropped && !j->cancel && j->next_dispatch < j->total_units)
+            busy = true;
     for (int i = 0; i < n; i++) {
-        job_t *j = s->stopping ? NULL
-                               : job_start(s, rows[i].id, rows[i].kind, rows[i].spec,
-                                           rows[i].done, rows[i].state);
+        job_t *j = NULL;
+        if (!s->stopping && (!rows[i].queued || !busy)) {
+            j = job_start(s, rows[i].id, rows[i].kind, rows[i].spec, rows[i].done,
+                          rows[i].state);
+            if (j && j->next_dispatch < j->total_units)
+                busy = true;
+        }
         if (j) {
             pthread_mutex_lock(&s->lock);
             job_t **tail = &s->jobs;
@@ -606,7 +630,6 @@ static void on_wake(uv_async_t *a)
                 job_remove(s, j);
         }
     }
-    load_pending(s);
     dispatch(s);
 }
 

@@ -149,6 +149,8 @@ class Server:
 
     def cleanup(self):
         self.kill()
+        if self.proc and self.proc.stderr:
+            self.proc.stderr.close()
         if self.tmp:
             self.tmp.cleanup()
 

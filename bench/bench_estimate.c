@@ -1,0 +1,145 @@
+/* bench_estimate.c — how many full LLM step estimates (llm_estimate: all 96 statistics and the
+ * memory tiers) one core makes per second.
+ *
+ * Builds a few thousand different executions (tensor/pipeline/data parallelism, microbatch,
+ * recompute, TP communication and overlap, sharding, DP overlap, offload) of three Calculon
+ * models on two systems, keeps those the model accepts, then evaluates them all repeatedly on
+ * one thread and prints evaluations per second and the wall time.
+ *
+ *   bench_estimate [PRESETS_DIR] [ROUNDS]     (defaults: FATHOM_DATADIR/presets, 200) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fathom_error.h"
+#include "llm.h"
+#include "llm_codec.h"
+#include "model_codec.h"
+#include "presets.h"
+
+#define MAX_CASES 8192
+
+typedef struct {
+    int model, system;
+    llm_execution_t e;
+} bench_case_t;
+
+static double now(clockid_t clk)
+{
+    struct timespec ts;
+    clock_gettime(clk, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", argc > 1 ? argv[1] : FATHOM_DATADIR "/presets");
+    int rounds = argc > 2 ? atoi(argv[2]) : 200;
+    if (rounds < 1)
+        rounds = 1;
+    static const char *const model_names[] = {"megatron-22B", "gpt3-175B", "megatron-1T"};
+    static const char *const system_names[] = {"a100_80g", "h100_sxm"};
+    fathom_model_t models[3];
+    llm_system_t systems[2];
+    fathom_error_t err;
+    fathom_error_clear(&err);
+    codec_presets_t *presets = codec_presets_load(dir, &err);
+    if (!presets) {
+        fprintf(stderr, "bench_estimate: %s: %s\n", dir, err.message);
+        return 1;
+    }
+    for (int i = 0; i < 3; i++) {
+        json_t *name = json_string(model_names[i]);
+        int rc = codec_model_decode(name, "model", presets, &models[i], &err);
+        json_decref(name);
+        if (rc) {
+            fprintf(stderr, "bench_estimate: %s\n", err.message);
+            return 1;
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        json_t *name = json_string(system_names[i]);
+        int rc = codec_llm_system_decode(name, "system", presets, &systems[i], &err);
+        json_decref(name);
+        if (rc) {
+            fprintf(stderr, "bench_estimate: %s\n", err.message);
+            return 1;
+        }
+    }
+    codec_presets_free(presets);
+
+    static bench_case_t cases[MAX_CASES];
+    int n = 0, tried = 0;
+    static const int64_t procs[] = {64, 512, 4096};
+    static const int64_t tps[] = {1, 2, 4, 8};
+    static const int64_t pps[] = {1, 2, 4, 8, 16};
+    static const int64_t mbss[] = {1, 2, 4};
+    llm_result_t r;
+    for (int mi = 0; mi < 3 && n < MAX_CASES; mi++)
+        for (int si = 0; si < 2; si++)
+            for (size_t a = 0; a < 3; a++)
+                for (size_t t = 0; t < 4; t++)
+                    for (size_t p = 0; p < 5; p++)
+                        for (size_t b = 0; b < 3; b++)
+                            for (int rec = 0; rec < 3; rec++)
+                                for (int comm = 0; comm < 3; comm++)
+                                    for (int ovl = 0; ovl < 2; ovl++) {
+                                        if (n >= MAX_CASES)
+                                            break;
+                                        llm_execution_t e = {0};
+                                        e.num_procs = procs[a];
+                                        e.tensor_par = tps[t];
+                                        e.pipeline_par = pps[p];
+                                        if (e.num_procs % (e.tensor_par * e.pipeline_par))
+                                            continue;
+                                        e.data_par = e.num_procs / (e.tensor_par * e.pipeline_par);
+                                        e.tensor_par_net = 0;
+                                        e.pipeline_par_net = 1;
+                                        e.data_par_net = 1;
+                                        e.batch_size = 4096;
+                                        e.microbatch_size = mbss[b];
+                                        e.datatype = LLM_DT_FLOAT16;
+                                        e.fused_activation = (t + b) % 2;
+                                        e.attention_type = LLM_ATTN_MULTIHEAD;
+                                        e.activation_recompute = (llm_recompute_t)rec;
+                                        e.pipeline_interleaving = e.pipeline_par > 1 && p % 2 ? 2 : 1;
+                                        e.optimizer_sharding = e.data_par > 1 && (a + p) % 2;
+                                        e.tensor_par_comm_type = (llm_tp_comm_t)comm;
+                                        e.tensor_par_overlap = ovl && e.tensor_par > 1
+                                                                   ? LLM_TP_OVERLAP_PIPE
+                                                                   : LLM_TP_OVERLAP_NONE;
+                                        e.data_par_overlap = e.data_par > 1 && (b % 2);
+                                        e.weight_offload = (rec + t) % 4 == 0;
+                                        e.training = true;
+                                        tried++;
+                                        if (llm_estimate(&models[mi], &systems[si], &e, &r, NULL))
+                                            continue;
+                                        cases[n].model = mi;
+                                        cases[n].system = si;
+                                        cases[n].e = e;
+                                        n++;
+                                    }
+    if (n == 0) {
+        fprintf(stderr, "bench_estimate: no feasible execution\n");
+        return 1;
+    }
+
+    double checksum = 0;
+    double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+    for (int k = 0; k < rounds; k++)
+        for (int i = 0; i < n; i++) {
+            llm_estimate(&models[cases[i].model], &systems[cases[i].system], &cases[i].e, &r,
+                         NULL);
+            checksum += r.stats.total_time;
+        }
+    double wall = now(CLOCK_MONOTONIC) - w0, cpu = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    double evals = (double)n * rounds;
+    printf("bench_estimate: %d different executions (%d generated), %d rounds, %.0f evaluations\n",
+           n, tried, rounds, evals);
+    printf("wall time %.3f s, cpu time %.3f s (1 thread)\n", wall, cpu);
+    printf("%.0f evaluations per second per core (%.2f us each)\n", evals / cpu, cpu / evals * 1e6);
+    printf("checksum %.6g\n", checksum);
+    return 0;
+}

@@ -1,0 +1,108 @@
+/* bench_search.c — wall time and evaluation rate of the optimal-execution search on the two
+ * searches issue 4 names: the exhaustive gpt3-175B search on 1024 a100_80g GPUs (max batch 1024,
+ * float16; 6,985,920 executions) and Calculon's README example (turing-530B on 5128 a100_80g,
+ * max batch 2520, float16, -m). Calculon does about 135 executions per second per core.
+ *
+ * Usage: bench_search [--threads N] [--presets DIR] [--only gpt3|turing] [--no-prune]
+ * "executions/s" counts every execution the search tried (Calculon's "calcs/sec"); "estimates"
+ * is how many of them needed llm_estimate (the rest were known bad: see core/search/search.c).
+ * cpu is the process's CPU time: on a shared machine, cpu / threads is what the wall time would
+ * be with the cores to itself. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "json_read.h"
+#include "search_codec.h"
+
+static double clock_s(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int bench(const codec_ctx_t *ctx, const char *label, const char *request_json, int threads,
+                 bool no_prune)
+{
+    json_error_t jerr;
+    fathom_error_t err;
+    fathom_error_clear(&err);
+    json_t *body = json_loads(request_json, 0, &jerr);
+    search_request_t req;
+    search_result_t res;
+    if (!body || codec_search_decode(body, ctx, &req, &err)) {
+        fprintf(stderr, "%s: bad request: %s %s\n", label, err.field, err.message);
+        json_decref(body);
+        return -1;
+    }
+    json_decref(body);
+    if (no_prune)
+        req.mode = SEARCH_EVALUATE_ALL;
+    if (search_result_init(&res, req.options.top_n, &err))
+        return -1;
+    double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+    int rc = codec_search_run_request(&req, threads, NULL, NULL, NULL, &res, &err);
+    double wall = clock_s(CLOCK_MONOTONIC) - t0;
+    double cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    if (rc) {
+        fprintf(stderr, "%s: %s\n", label, err.message);
+        search_result_close(&res);
+        return -1;
+    }
+    printf("%-44s threads=%d wall=%.3f s cpu=%.3f s executions=%llu (good %llu, bad %llu) "
+           "executions/s=%.0f (%.0f per thread, %.0f per cpu-second) estimates=%llu "
+           "best_sample_rate=%.10g\n",
+           label, threads, wall, cpu, (unsigned long long)res.total, (unsigned long long)res.good,
+           (unsigned long long)res.bad, (double)res.total / wall,
+           (double)res.total / wall / threads, (double)res.total / cpu,
+           (unsigned long long)res.estimated,
+           res.n_best ? res.best[0].result.stats.sample_rate : 0.0);
+    search_result_close(&res);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int threads = 2;
+    const char *presets_dir = FATHOM_DATADIR "/presets";
+    const char *only = NULL;
+    bool no_prune = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+            threads = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--presets") == 0 && i + 1 < argc)
+            presets_dir = argv[++i];
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+            only = argv[++i];
+        else if (strcmp(argv[i], "--no-prune") == 0)
+            no_prune = true;
+        else {
+            fprintf(stderr, "usage: %s [--threads N] [--presets DIR] [--only gpt3|turing] "
+                            "[--no-prune]\n", argv[0]);
+            return 2;
+        }
+    }
+    fathom_error_t err;
+    codec_presets_t *presets = codec_presets_load(presets_dir, &err);
+    if (!presets) {
+        fprintf(stderr, "presets: %s\n", err.message);
+        return 1;
+    }
+    codec_ctx_t ctx = {presets};
+    int rc = 0;
+    if (!only || strcmp(only, "gpt3") == 0)
+        rc |= bench(&ctx, "gpt3-175B 1024 a100_80g batch 1024 exhaustive",
+                    "{\"model\":\"gpt3-175B\",\"system\":\"a100_80g\",\"num_procs\":1024,"
+                    "\"max_batch_size\":1024,\"datatype\":\"float16\"}",
+                    threads, no_prune);
+    if (!only || strcmp(only, "turing") == 0)
+        rc |= bench(&ctx, "turing-530B 5128 a100_80g batch 2520 -m",
+                    "{\"model\":\"turing-530B\",\"system\":\"a100_80g\",\"num_procs\":5128,"
+                    "\"max_batch_size\":2520,\"datatype\":\"float16\","
+                    "\"options\":{\"mbs_break\":true}}",
+                    threads, no_prune);
+    codec_presets_free(presets);
+    return rc ? 1 : 0;
+}

@@ -1,0 +1,440 @@
+/* llm_codec.c — strict decoding and full encoding of Calculon's system and execution objects,
+ * and the encoders of an estimate's statistics, summary and memory violations (llm_codec.h). */
+#include "llm_codec.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "json_read.h"
+
+/* ---- system ---- */
+
+static int decode_curve(const json_t *v, const char *path, llm_curve_t *out, fathom_error_t *err)
+{
+    if (jr_expect_array(v, path, 1, LLM_MAX_CURVE_POINTS, err))
+        return -1;
+    out->num_points = (int)json_array_size(v);
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        char p[JR_PATH_MAX], q[JR_PATH_MAX];
+        const json_t *pt = json_array_get(v, i);
+        jr_path_index(p, sizeof p, path, i);
+        if (jr_expect_array(pt, p, 2, 2, err))
+            return -1;
+        jr_path_index(q, sizeof q, p, 0);
+        if (jr_value_real(json_array_get(pt, 0), q, 0, 1e18, &out->points[i].threshold, err))
+            return -1;
+        jr_path_index(q, sizeof q, p, 1);
+        if (jr_value_real(json_array_get(pt, 1), q, 0, 1, &out->points[i].efficiency, err))
+            return -1;
+        if (!(out->points[i].efficiency > 0))
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "must be in (0, 1]");
+    }
+    return 0;
+}
+
+static int decode_processor(const json_t *v, const char *path, llm_processor_t *out,
+                            fathom_error_t *err)
+{
+    static const char *const rate_keys[] = {"tflops", "gflops_efficiency", NULL};
+    if (jr_expect_object(v, path, err) || jr_check_keys(v, path, llm_datatype_names, err))
+        return -1;
+    memset(out, 0, sizeof *out);
+    if (json_object_size(v) == 0)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
+                                "must give at least one datatype");
+    for (int dt = 0; dt < LLM_DT__COUNT; dt++) {
+        const json_t *r = json_object_get(v, llm_datatype_names[dt]);
+        if (!r)
+            continue;
+        char p[JR_PATH_MAX], q[JR_PATH_MAX];
+        jr_path(p, sizeof p, path, llm_datatype_names[dt]);
+        if (jr_expect_object(r, p, err) || jr_check_keys(r, p, rate_keys, err) ||
+            jr_positive(r, p, "tflops", JR_REQUIRED, 0, 1e9, &out->rate[dt].tflops, err))
+            return -1;
+        jr_path(q, sizeof q, p, "gflops_efficiency");
+        if (decode_curve(json_object_get(r, "gflops_efficiency"), q,
+                         &out->rate[dt].gflops_efficiency, err))
+            return -1;
+        out->rate[dt].present = true;
+    }
+    return 0;
+}
+
+static int decode_memory(const json_t *v, const char *path, llm_memory_t *out,
+                         fathom_error_t *err)
+{
+    static const char *const keys[] = {"GiB", "GBps", "MB_efficiency", NULL};
+    char p[JR_PATH_MAX];
+    if (jr_expect_object(v, path, err) || jr_check_keys(v, path, keys, err) ||
+        jr_real(v, path, "GiB", JR_REQUIRED, 0, 0, 1e12, &out->gib, err) ||
+        jr_positive(v, path, "GBps", JR_REQUIRED, 0, 1e12, &out->gbps, err))
+        return -1;
+    jr_path(p, sizeof p, path, "MB_efficiency");
+    return decode_curve(json_object_get(v, "MB_efficiency"), p, &out->mb_efficiency, err);
+}
+
+static int decode_network(const json_t *v, const char *path, llm_network_t *out,
+                          fathom_error_t *err)
+{
+    static const char *const keys[] = {"bandwidth", "efficiency", "size", "latency", "ops",
+                                       "must_be_filled", "processor_usage", NULL};
+    if (jr_expect_object(v, path, err) || jr_check_keys(v, path, keys, err) ||
+        jr_positive(v, path, "bandwidth", JR_REQUIRED, 0, 1e12, &out->bandwidth_gbps, err) ||
+        jr_positive(v, path, "efficiency", JR_REQUIRED, 0, 1, &out->efficiency, err) ||
+        jr_int(v, path, "size", JR_REQUIRED, 0, 0, JR_MAX_EXACT_INT, &out->size, err) ||
+        jr_real(v, path, "latency", JR_REQUIRED, 0, 0, 1e6, &out->latency_s, err) ||
+        jr_bool(v, path, "must_be_filled", JR_REQUIRED, false, &out->must_be_filled, err) ||
+        jr_real(v, path, "processor_usage", JR_REQUIRED, 0, 0, 1, &out->processor_usage, err))
+        return -1;
+    if (!(out->processor_usage < 1)) {
+        char p[JR_PATH_MAX];
+        jr_path(p, sizeof p, path, "processor_usage");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p, "must be below 1");
+    }
+    char opath[JR_PATH_MAX];
+    jr_path(opath, sizeof opath, path, "ops");
+    const json_t *ops = json_object_get(v, "ops");
+    if (jr_expect_object(ops, opath, err) || jr_check_keys(ops, opath, llm_net_op_names, err))
+        return -1;
+    for (int op = 0; op < LLM_OP__COUNT; op++) {
+        char p[JR_PATH_MAX], q[JR_PATH_MAX];
+        const json_t *o = json_object_get(ops, llm_net_op_names[op]);
+        jr_path(p, sizeof p, opath, llm_net_op_names[op]);
+        if (jr_expect_array(o, p, 2, 2, err))
+            return -1;
+        jr_path_index(q, sizeof q, p, 0);
+        if (jr_value_real(json_array_get(o, 0), q, 0, 1e6, &out->ops[op].scalar, err))
+            return -1;
+        if (!(out->ops[op].scalar > 0))
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "scalar must be > 0");
+        jr_path_index(q, sizeof q, p, 1);
+        const json_t *off = json_array_get(o, 1);
+        if (op == LLM_OP_P2P) {
+            if (!json_is_null(off))
+                return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                        "must be null (p2p has no offset)");
+            out->ops[op].offset = 0;
+        } else if (jr_value_real(off, q, -1e6, 1e6, &out->ops[op].offset, err)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int codec_llm_system_decode(const json_t *v, const char *path, const codec_presets_t *presets,
+                            llm_system_t *out, fathom_error_t *err)
+{
+    static const char *const keys[] = {"matrix", "vector", "mem1", "mem2", "processing_mode",
+                                       "networks", NULL};
+    if (json_is_string(v)) {
+        const json_t *preset = codec_presets_find(presets, PRESET_SYSTEM, json_string_value(v));
+        if (!preset)
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
+                                    "\"%s\" is not a system preset (GET /v1/presets lists them)",
+                                    json_string_value(v));
+        v = preset;
+    }
+    if (jr_expect_object(v, path, err) || jr_check_keys(v, path, keys, err))
+        return -1;
+    memset(out, 0, sizeof *out);
+    char p[JR_PATH_MAX];
+    int mode = 0;
+    jr_path(p, sizeof p, path, "matrix");
+    if (decode_processor(json_object_get(v, "matrix"), p, &out->matrix, err))
+        return -1;
+    jr_path(p, sizeof p, path, "vector");
+    if (decode_processor(json_object_get(v, "vector"), p, &out->vector, err))
+        return -1;
+    jr_path(p, sizeof p, path, "mem1");
+    if (decode_memory(json_object_get(v, "mem1"), p, &out->mem1, err))
+        return -1;
+    jr_path(p, sizeof p, path, "mem2");
+    if (decode_memory(json_object_get(v, "mem2"), p, &out->mem2, err))
+        return -1;
+    if (jr_enum(v, path, "processing_mode", JR_REQUIRED, 0, llm_processing_mode_names, &mode, err))
+        return -1;
+    out->processing_mode = (llm_processing_mode_t)mode;
+    jr_path(p, sizeof p, path, "networks");
+    const json_t *nets = json_object_get(v, "networks");
+    if (jr_expect_array(nets, p, 1, LLM_MAX_NETWORKS, err))
+        return -1;
+    out->num_networks = (int)json_array_size(nets);
+    for (size_t i = 0; i < json_array_size(nets); i++) {
+        char q[JR_PATH_MAX];
+        jr_path_index(q, sizeof q, p, i);
+        if (decode_network(json_array_get(nets, i), q, &out->networks[i], err))
+            return -1;
+    }
+    /* the remaining rules (curve order) are the core's; report them under this path */
+    if (llm_system_check(out, err)) {
+        if (err && strncmp(err->field, "system", 6) == 0 && strcmp(path, "system") != 0) {
+            char f[FATHOM_ERROR_FIELD_MAX];
+            snprintf(f, sizeof f, "%s%s", path, err->field + 6);
+            snprintf(err->field, sizeof err->field, "%s", f);
+        }
+        return -1;
+    }
+    return 0;
+}
+
+/* A real that reads back as the same double; integral values are written as integers so the
+ * normalized form looks like the files people write. */
+static json_t *num(double x)
+{
+    if (!isfinite(x))
+        return json_null();
+    if (x == floor(x) && fabs(x) < 9007199254740992.0)
+        return json_integer((json_int_t)x);
+    return json_real(x);
+}
+
+static json_t *encode_curve(const llm_curve_t *c)
+{
+    json_t *a = json_array();
+    for (int i = 0; a && i < c->num_points; i++)
+        json_array_append_new(a, json_pack("[o,o]", num(c->points[i].threshold),
+                                           num(c->points[i].efficiency)));
+    return a;
+}
+
+static json_t *encode_processor(const llm_processor_t *p)
+{
+    json_t *o = json_object();
+    for (int dt = 0; o && dt < LLM_DT__COUNT; dt++)
+        if (p->rate[dt].present)
+            json_object_set_new(o, llm_datatype_names[dt],
+                                json_pack("{s:o,s:o}", "tflops", num(p->rate[dt].tflops),
+                                          "gflops_efficiency",
+                                          encode_curve(&p->rate[dt].gflops_efficiency)));
+    return o;
+}
+
+static json_t *encode_memory(const llm_memory_t *m)
+{
+    return json_pack("{s:o,s:o,s:o}", "GiB", num(m->gib), "GBps", num(m->gbps), "MB_efficiency",
+                     encode_curve(&m->mb_efficiency));
+}
+
+json_t *codec_llm_system_encode(const llm_system_t *s)
+{
+    json_t *nets = json_array();
+    for (int i = 0; nets && i < s->num_networks; i++) {
+        const llm_network_t *n = &s->networks[i];
+        json_t *ops = json_object();
+        for (int op = 0; ops && op < LLM_OP__COUNT; op++)
+            json_object_set_new(ops, llm_net_op_names[op],
+                                json_pack("[o,o]", num(n->ops[op].scalar),
+                                          op == LLM_OP_P2P ? json_null() : num(n->ops[op].offset)));
+        json_array_append_new(
+            nets, json_pack("{s:o,s:o,s:I,s:o,s:o,s:b,s:o}", "bandwidth", num(n->bandwidth_gbps),
+                            "efficiency", num(n->efficiency), "size", (json_int_t)n->size,
+                            "latency", num(n->latency_s), "ops", ops, "must_be_filled",
+                            n->must_be_filled, "processor_usage", num(n->processor_usage)));
+    }
+    return json_pack("{s:o,s:o,s:o,s:o,s:s,s:o}", "matrix", encode_processor(&s->matrix), "vector",
+                     encode_processor(&s->vector), "mem1", encode_memory(&s->mem1), "mem2",
+                     encode_memory(&s->mem2), "processing_mode",
+                     llm_processing_mode_names[s->processing_mode], "networks", nets);
+}
+
+/* ---- execution ---- */
+
+static const char *const execution_keys[] = {
+    "num_procs",           "tensor_par",         "pipeline_par",      "data_par",
+    "tensor_par_net",      "pipeline_par_net",   "data_par_net",      "batch_size",
+    "microbatch_size",     "datatype",           "fused_activation",  "attention_type",
+    "activation_recompute", "pipeline_interleaving", "optimizer_sharding",
+    "tensor_par_comm_type", "tensor_par_overlap", "seq_par_ag_redo",  "data_par_overlap",
+    "weight_offload",      "activations_offload", "optimizer_offload", "training",
+    NULL};
+
+int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_t *out,
+                               fathom_error_t *err)
+{
+    if (jr_expect_object(v, path, err) || jr_check_keys(v, path, execution_keys, err))
+        return -1;
+    llm_execution_t e;
+    memset(&e, 0, sizeof e);
+    int64_t nets[3];
+    int dt = 0, attn = 0, rec = 0, comm = 0, ovl = 0;
+    if (jr_bool(v, path, "training", JR_OPTIONAL, true, &e.training, err) ||
+        jr_int(v, path, "tensor_par", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_PROCS, &e.tensor_par, err) ||
+        jr_int(v, path, "pipeline_par", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_PROCS, &e.pipeline_par,
+               err) ||
+        jr_int(v, path, "num_procs", JR_OPTIONAL, 0, 1, LLM_CODEC_MAX_PROCS, &e.num_procs, err))
+        return -1;
+    int64_t dflt_dp = 1;
+    if (e.num_procs > 0 && e.num_procs % (e.tensor_par * e.pipeline_par) == 0)
+        dflt_dp = e.num_procs / (e.tensor_par * e.pipeline_par);
+    if (e.num_procs > 0 && !jr_has(v, "data_par") && dflt_dp * e.tensor_par * e.pipeline_par !=
+                                                        e.num_procs) {
+        char p[JR_PATH_MAX];
+        jr_path(p, sizeof p, path, "num_procs");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                "must be a multiple of tensor_par*pipeline_par (%lld) when "
+                                "data_par is left out",
+                                (long long)(e.tensor_par * e.pipeline_par));
+    }
+    if (jr_int(v, path, "data_par", JR_OPTIONAL, dflt_dp, 1, LLM_CODEC_MAX_PROCS, &e.data_par, err))
+        return -1;
+    if (e.num_procs == 0) {
+        /* each factor is at most 2^30: compare in double before multiplying */
+        double procs = (double)e.tensor_par * (double)e.pipeline_par * (double)e.data_par;
+        e.num_procs = procs <= (double)LLM_CODEC_MAX_PROCS
+                          ? e.tensor_par * e.pipeline_par * e.data_par
+                          : LLM_CODEC_MAX_PROCS + 1;
+        if (e.num_procs > LLM_CODEC_MAX_PROCS) {
+            char p[JR_PATH_MAX];
+            jr_path(p, sizeof p, path, "data_par");
+            return fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, p,
+                                    "tensor_par*pipeline_par*data_par exceeds %lld processors",
+                                    LLM_CODEC_MAX_PROCS);
+        }
+    }
+    if (jr_int(v, path, "tensor_par_net", JR_OPTIONAL, 0, 0, LLM_MAX_NETWORKS - 1, &nets[0], err) ||
+        jr_int(v, path, "pipeline_par_net", JR_OPTIONAL, 0, 0, LLM_MAX_NETWORKS - 1, &nets[1],
+               err) ||
+        jr_int(v, path, "data_par_net", JR_OPTIONAL, 0, 0, LLM_MAX_NETWORKS - 1, &nets[2], err) ||
+        jr_int(v, path, "batch_size", JR_REQUIRED, 0, 1, LLM_CODEC_MAX_BATCH, &e.batch_size, err) ||
+        jr_int(v, path, "microbatch_size", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_MICROBATCH,
+               &e.microbatch_size, err) ||
+        jr_enum(v, path, "datatype", JR_OPTIONAL, LLM_DT_FLOAT16, llm_datatype_names, &dt, err) ||
+        jr_bool(v, path, "fused_activation", JR_OPTIONAL, true, &e.fused_activation, err) ||
+        jr_enum(v, path, "attention_type", JR_OPTIONAL, LLM_ATTN_MULTIHEAD, llm_attention_names,
+                &attn, err) ||
+        jr_enum(v, path, "activation_recompute", JR_OPTIONAL,
+                e.training ? LLM_RECOMPUTE_FULL : LLM_RECOMPUTE_NONE, llm_recompute_names, &rec,
+                err) ||
+        jr_int(v, path, "pipeline_interleaving", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_MICROBATCH,
+               &e.pipeline_interleaving, err) ||
+        jr_bool(v, path, "optimizer_sharding", JR_OPTIONAL, false, &e.optimizer_sharding, err) ||
+        jr_enum(v, path, "tensor_par_comm_type", JR_OPTIONAL, LLM_TP_COMM_AR, llm_tp_comm_names,
+                &comm, err) ||
+        jr_enum(v, path, "tensor_par_overlap", JR_OPTIONAL, LLM_TP_OVERLAP_NONE,
+                llm_tp_overlap_names, &ovl, err) ||
+        jr_bool(v, path, "seq_par_ag_redo", JR_OPTIONAL, false, &e.seq_par_ag_redo, err) ||
+        jr_bool(v, path, "data_par_overlap", JR_OPTIONAL, false, &e.data_par_overlap, err) ||
+        jr_bool(v, path, "weight_offload", JR_OPTIONAL, false, &e.weight_offload, err) ||
+        jr_bool(v, path, "activations_offload", JR_OPTIONAL, false, &e.activations_offload, err) ||
+        jr_bool(v, path, "optimizer_offload", JR_OPTIONAL, false, &e.optimizer_offload, err))
+        return -1;
+    e.tensor_par_net = (int)nets[0];
+    e.pipeline_par_net = (int)nets[1];
+    e.data_par_net = (int)nets[2];
+    e.datatype = (llm_datatype_t)dt;
+    e.attention_type = (llm_attention_t)attn;
+    e.activation_recompute = (llm_recompute_t)rec;
+    e.tensor_par_comm_type = (llm_tp_comm_t)comm;
+    e.tensor_par_overlap = (llm_tp_overlap_t)ovl;
+    *out = e;
+    return 0;
+}
+
+json_t *codec_llm_execution_encode(const llm_execution_t *e)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+#define I(k, x) json_object_set_new(o, k, json_integer((json_int_t)(x)))
+#define B(k, x) json_object_set_new(o, k, json_boolean(x))
+#define S(k, x) json_object_set_new(o, k, json_string(x))
+    I("num_procs", e->num_procs);
+    I("tensor_par", e->tensor_par);
+    I("pipeline_par", e->pipeline_par);
+    I("data_par", e->data_par);
+    I("tensor_par_net", e->tensor_par_net);
+    I("pipeline_par_net", e->pipeline_par_net);
+    I("data_par_net", e->data_par_net);
+    I("batch_size", e->batch_size);
+    I("microbatch_size", e->microbatch_size);
+    S("datatype", llm_datatype_names[e->datatype]);
+    B("fused_activation", e->fused_activation);
+    S("attention_type", llm_attention_names[e->attention_type]);
+    S("activation_recompute", llm_recompute_names[e->activation_recompute]);
+    I("pipeline_interleaving", e->pipeline_interleaving);
+    B("optimizer_sharding", e->optimizer_sharding);
+    S("tensor_par_comm_type", llm_tp_comm_names[e->tensor_par_comm_type]);
+    S("tensor_par_overlap", llm_tp_overlap_names[e->tensor_par_overlap]);
+    B("seq_par_ag_redo", e->seq_par_ag_redo);
+    B("data_par_overlap", e->data_par_overlap);
+    B("weight_offload", e->weight_offload);
+    B("activations_offload", e->activations_offload);
+    B("optimizer_offload", e->optimizer_offload);
+    B("training", e->training);
+#undef I
+#undef B
+#undef S
+    return o;
+}
+
+/* ---- results ---- */
+
+/* Statistics are doubles; an integral one is written as an integer like Calculon's. */
+json_t *codec_llm_stats_encode(const llm_stats_t *s)
+{
+    json_t *o = json_object();
+    for (int i = 0; o && i < LLM_STAT__COUNT; i++)
+        json_object_set_new(o, llm_stat_name((llm_stat_t)i), num(llm_stat_value(s, (llm_stat_t)i)));
+    return o;
+}
+
+json_t *codec_llm_violations_encode(const llm_result_t *r)
+{
+    json_t *a = json_array();
+    const double need[2] = {r->mem_tier1_bytes, r->mem_tier2_bytes};
+    const double cap[2] = {r->mem_tier1_capacity_bytes, r->mem_tier2_capacity_bytes};
+    const bool fits[2] = {r->fits_tier1, r->fits_tier2};
+    for (int t = 0; a && t < 2; t++) {
+        if (fits[t])
+            continue;
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "memory tier %d (%s) needs %.3f GiB per processor but has %.3f GiB (%.2fx)", t + 1,
+                 t == 0 ? "device memory" : "offload memory", need[t] / 1073741824.0,
+                 cap[t] / 1073741824.0, cap[t] > 0 ? need[t] / cap[t] : INFINITY);
+        json_array_append_new(a, json_pack("{s:i,s:o,s:o,s:s}", "tier", t + 1, "needed_bytes",
+                                           num(need[t]), "capacity_bytes", num(cap[t]), "message",
+                                           msg));
+    }
+    return a;
+}
+
+json_t *codec_llm_summary_encode(const fathom_model_t *m, const llm_execution_t *e,
+                                 const llm_result_t *r)
+{
+    const llm_stats_t *s = &r->stats;
+    double tokens_per_s = s->sample_rate * (double)m->seq_size;
+    double flops_per_s = s->total_time > 0 ? s->useful_flops * (double)r->blocks_per_proc *
+                                                 (double)r->num_microbatches / s->total_time
+                                           : 0;
+    json_t *breakdown = json_pack(
+        "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "forward", num(s->fw_time), "backward",
+        num(s->bw_time), "optimizer", num(s->optim_step_time), "recompute", num(s->recompute_time),
+        "recommunication", num(s->recomm_exposed_time), "bubble", num(s->bubble_time),
+        "tensor_parallel_comm", num(s->tp_comm_exposed_time), "pipeline_parallel_comm",
+        num(s->pp_comm_exposed_time), "data_parallel_comm", num(s->dp_comm_exposed_time),
+        "forward_offload", num(s->fw_offload_exposed_time), "backward_offload",
+        num(s->bw_offload_exposed_time));
+    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:I,s:I,s:o}",
+                     "step_time_s", num(s->total_time), "sample_rate", num(s->sample_rate),
+                     "tokens_per_s", num(tokens_per_s), "total_efficiency",
+                     num(s->total_efficiency), "compute_efficiency", num(s->compute_efficiency),
+                     "system_efficiency", num(s->system_efficiency), "useful_flops_per_s_per_proc",
+                     num(flops_per_s), "mem_tier1_bytes", num(r->mem_tier1_bytes),
+                     "mem_tier1_capacity_bytes", num(r->mem_tier1_capacity_bytes),
+                     "mem_tier2_bytes", num(r->mem_tier2_bytes), "mem_tier2_capacity_bytes",
+                     num(r->mem_tier2_capacity_bytes), "blocks_per_proc",
+                     (json_int_t)r->blocks_per_proc, "num_microbatches",
+                     (json_int_t)r->num_microbatches, "num_procs", (json_int_t)e->num_procs,
+                     "time_breakdown_s", breakdown);
+}
+
+json_t *codec_llm_result_encode(const fathom_model_t *m, const llm_execution_t *e,
+                                const llm_result_t *r)
+{
+    return json_pack("{s:b,s:b,s:o,s:o,s:o}", "feasible", 1, "fits_memory", r->fits_memory,
+                     "violations", codec_llm_violations_encode(r), "stats",
+                     codec_llm_stats_encode(&r->stats), "summary",
+                     codec_llm_summary_encode(m, e, r));
+}

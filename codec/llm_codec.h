@@ -1,0 +1,72 @@
+/* llm_codec.h — JSON ⇄ core/llm structs: Calculon's system and execution objects (strict, with
+ * field paths such as "system.networks[0].ops.all_reduce"), the 96 statistics and the summary a
+ * planner reads, and the POST /v1/estimate endpoint (codec_estimate_endpoint, in endpoint.h).
+ *
+ * Execution defaults (a member left out takes these; the normalized request shows them):
+ *   tensor_par 1, pipeline_par 1, data_par num_procs/(tensor_par*pipeline_par) (1 when
+ *   num_procs is absent too), num_procs tensor_par*pipeline_par*data_par, tensor_par_net 0,
+ *   pipeline_par_net 0, data_par_net 0, batch_size REQUIRED, microbatch_size 1,
+ *   datatype "float16", fused_activation true, attention_type "multihead",
+ *   activation_recompute "full" when training else "none", pipeline_interleaving 1,
+ *   optimizer_sharding false, tensor_par_comm_type "ar", tensor_par_overlap "none",
+ *   seq_par_ag_redo false, data_par_overlap false, weight_offload false,
+ *   activations_offload false, optimizer_offload false, training true.
+ * A system has no defaults: every member of Calculon's system format is required. */
+#ifndef FATHOM_LLM_CODEC_H
+#define FATHOM_LLM_CODEC_H
+
+#include <jansson.h>
+
+#include "fathom_error.h"
+#include "llm.h"
+#include "model.h"
+#include "presets.h"
+
+/* Caps on execution integers: far beyond any machine, small enough that products stay exact. */
+#define LLM_CODEC_MAX_PROCS 1073741824LL     /* num_procs, tensor/pipeline/data_par: 2^30 */
+#define LLM_CODEC_MAX_BATCH 1099511627776LL  /* batch_size: 2^40 */
+#define LLM_CODEC_MAX_MICROBATCH 1073741824LL /* microbatch_size, pipeline_interleaving: 2^30 */
+
+/* Decodes v (a system preset name or Calculon's system object) at `path` ("system"). */
+int codec_llm_system_decode(const json_t *v, const char *path, const codec_presets_t *presets,
+                            llm_system_t *out, fathom_error_t *err);
+/* Calculon's system object, every member explicit (new reference; NULL on allocation failure). */
+json_t *codec_llm_system_encode(const llm_system_t *s);
+
+/* Decodes Calculon's execution object at `path` ("execution"), applying the defaults above. */
+int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_t *out,
+                               fathom_error_t *err);
+json_t *codec_llm_execution_encode(const llm_execution_t *e);
+
+/* {"block_fw_flops": …, …} all 96 statistics in Calculon's order (non-finite values → null). */
+json_t *codec_llm_stats_encode(const llm_stats_t *s);
+
+/* The planner's summary of one estimate: step_time_s, sample_rate, tokens_per_s,
+ * total_efficiency, compute_efficiency, system_efficiency, mem_tier{1,2}_bytes and
+ * _capacity_bytes, useful_flops_per_s, and the step time breakdown (time_breakdown_s). */
+json_t *codec_llm_summary_encode(const fathom_model_t *m, const llm_execution_t *e,
+                                 const llm_result_t *r);
+
+/* The memory violations of a result: [] or [{"tier","needed_bytes","capacity_bytes","message"}]. */
+json_t *codec_llm_violations_encode(const llm_result_t *r);
+
+/* The whole estimate response {"feasible","fits_memory","violations","stats","summary"}. */
+json_t *codec_llm_result_encode(const fathom_model_t *m, const llm_execution_t *e,
+                                const llm_result_t *r);
+
+/* Calculon's validation against the Megatron sequence-parallelism paper (core/llm/
+ * llm_validation.h) as JSON, for GET /v1/validation and `fathom validate`:
+ *   {"paper", "calculon", "tables": [{"name", "title", "unit", "system", "modes",
+ *     "cells": [{"model","mode","profile","estimate","delta_pct"[,"memory_gib"]}],
+ *     "mean_abs_error_pct", "max_abs_error_pct"}]}
+ * The validation executions are C data in core (llm_validation_data.c); the four models
+ * (megatron-22B, gpt3-175B, turing-530B, megatron-1T) and the two systems (a100_80e, a100_80g)
+ * are taken from the preset registry. NULL with err (FATHOM_E_INTERNAL) when a preset is
+ * missing. */
+json_t *codec_llm_validation_report(const codec_presets_t *presets, fathom_error_t *err);
+
+/* The report rendered as Calculon's validation printout (CSV-like lines, same rounding);
+ * malloc'ed, the caller frees; NULL on allocation failure or a malformed report. */
+char *codec_llm_validation_text(const json_t *report);
+
+#endif

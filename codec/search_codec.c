@@ -1,0 +1,291 @@
+/* search_codec.c — JSON ⇄ search request and result, and the pthread runner used by the CLI
+ * (see search_codec.h for the wire format).
+ *
+ * DESIGN (codec_search_run_request). The calling thread builds the plan and starts `threads`
+ * workers. Workers claim work units from one atomic counter, each running them into its own
+ * search_result_t; the plan's progress counters are atomic. The calling thread only reports
+ * progress and, after joining every worker, merges their results: the ranking is a total order
+ * (sample rate, then enumeration position), so the merged result does not depend on the number
+ * of threads nor on which worker ran which unit. Cancel is cooperative: workers read the flag
+ * between units and every 4096 executions; a cancelled run returns no result. */
+#include "search_codec.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "json_read.h"
+#include "llm_codec.h"
+#include "model_codec.h"
+
+static const char *const request_keys[] = {"kind",     "model",          "system", "num_procs",
+                                           "max_batch_size", "datatype", "options", NULL};
+static const char *const option_keys[] = {"mbs_break",     "top_n",           "no_tp_overlap",
+                                          "no_dp_overlap", "fused_activation", NULL};
+static const char *const kind_names[] = {"optimal_execution", NULL};
+
+static int decode_fused(const json_t *options, search_fused_t *out, fathom_error_t *err)
+{
+    const json_t *v = options ? json_object_get(options, "fused_activation") : NULL;
+    if (!v) {
+        *out = SEARCH_FUSED_TRUE;
+        return 0;
+    }
+    if (json_is_boolean(v)) {
+        *out = json_is_true(v) ? SEARCH_FUSED_TRUE : SEARCH_FUSED_FALSE;
+        return 0;
+    }
+    int idx = 0;
+    if (jr_enum(options, "options", "fused_activation", JR_REQUIRED, 0, search_fused_names, &idx,
+                err))
+        return -1;
+    *out = (search_fused_t)idx;
+    return 0;
+}
+
+int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_request_t *out,
+                        fathom_error_t *err)
+{
+    if (jr_expect_object(body, "", err) || jr_check_keys(body, "", request_keys, err))
+        return -1;
+    search_request_t r;
+    memset(&r, 0, sizeof r);
+    int kind = 0, dt = LLM_DT_FLOAT16;
+    if (jr_enum(body, "", "kind", JR_OPTIONAL, 0, kind_names, &kind, err))
+        return -1;
+    if (!jr_has(body, "model"))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "model", "is required");
+    if (codec_model_decode(json_object_get(body, "model"), "model", ctx->presets, &r.model, err))
+        return -1;
+    if (!jr_has(body, "system"))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "system", "is required");
+    if (codec_llm_system_decode(json_object_get(body, "system"), "system", ctx->presets,
+                                &r.system, err))
+        return -1;
+    if (jr_int(body, "", "num_procs", JR_REQUIRED, 0, 1, SEARCH_MAX_PROCS, &r.num_procs, err) ||
+        jr_int(body, "", "max_batch_size", JR_REQUIRED, 0, 1, SEARCH_MAX_BATCH,
+               &r.max_batch_size, err) ||
+        jr_enum(body, "", "datatype", JR_OPTIONAL, LLM_DT_FLOAT16, llm_datatype_names, &dt, err))
+        return -1;
+    r.datatype = (llm_datatype_t)dt;
+    if (!r.system.matrix.rate[r.datatype].present || !r.system.vector.rate[r.datatype].present)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "datatype",
+                                "the system has no %s rate", llm_datatype_name(r.datatype));
+
+    search_options_default(&r.options);
+    const json_t *o = json_object_get(body, "options");
+    if (o) {
+        int64_t top_n = 1;
+        if (jr_expect_object(o, "options", err) || jr_check_keys(o, "options", option_keys, err) ||
+            jr_bool(o, "options", "mbs_break", JR_OPTIONAL, false, &r.options.mbs_break, err) ||
+            jr_int(o, "options", "top_n", JR_OPTIONAL, 1, 1, SEARCH_TOP_N_MAX, &top_n, err) ||
+            jr_bool(o, "options", "no_tp_overlap", JR_OPTIONAL, false, &r.options.no_tp_overlap,
+                    err) ||
+            jr_bool(o, "options", "no_dp_overlap", JR_OPTIONAL, false, &r.options.no_dp_overlap,
+                    err))
+            return -1;
+        r.options.top_n = (int)top_n;
+    }
+    if (decode_fused(o, &r.options.fused_activation, err))
+        return -1;
+    r.mode = SEARCH_EVALUATE;
+    *out = r;
+    return 0;
+}
+
+json_t *codec_search_request_encode(const search_request_t *r)
+{
+    json_t *model = codec_model_encode(&r->model);
+    json_t *system = codec_llm_system_encode(&r->system);
+    json_t *options = json_pack("{s:b,s:i,s:b,s:b,s:s}", "mbs_break", r->options.mbs_break,
+                                "top_n", r->options.top_n, "no_tp_overlap",
+                                r->options.no_tp_overlap, "no_dp_overlap",
+                                r->options.no_dp_overlap, "fused_activation",
+                                search_fused_names[r->options.fused_activation]);
+    if (!model || !system || !options) {
+        json_decref(model);
+        json_decref(system);
+        json_decref(options);
+        return NULL;
+    }
+    /* "o" steals the references, also when json_pack fails. */
+    return json_pack("{s:s,s:o,s:o,s:I,s:I,s:s,s:o}", "kind", "optimal_execution", "model", model,
+                     "system", system, "num_procs", (json_int_t)r->num_procs, "max_batch_size",
+                     (json_int_t)r->max_batch_size, "datatype", llm_datatype_name(r->datatype),
+                     "options", options);
+}
+
+json_t *codec_search_normalize(const json_t *body, const codec_ctx_t *ctx, fathom_error_t *err)
+{
+    search_request_t r;
+    if (codec_search_decode(body, ctx, &r, err))
+        return NULL;
+    json_t *out = codec_search_request_encode(&r);
+    if (!out)
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    return out;
+}
+
+json_t *codec_search_result_encode(const search_request_t *req, const search_result_t *res)
+{
+    json_t *best = json_array();
+    json_t *out = NULL;
+    if (!best)
+        goto out;
+    for (int i = 0; i < res->n_best; i++) {
+        const search_entry_t *e = &res->best[i];
+        json_t *item = json_pack("{s:o,s:o,s:o}", "execution",
+                                 codec_llm_execution_encode(&e->execution), "stats",
+                                 codec_llm_stats_encode(&e->result.stats), "summary",
+                                 codec_llm_summary_encode(&req->model, &e->execution, &e->result));
+        if (!item || json_array_append_new(best, item))
+            goto out;
+    }
+    out = json_pack("{s:o,s:{s:I,s:I,s:I}}", "best", best, "counts", "total",
+                    (json_int_t)res->total, "good", (json_int_t)res->good, "bad",
+                    (json_int_t)res->bad);
+    best = NULL; /* handed to json_pack ("o" steals even on failure) */
+out:
+    json_decref(best);
+    return out;
+}
+
+/* ---- the pthread runner ---- */
+
+typedef struct {
+    search_plan_t *plan;
+    _Atomic size_t *next_unit;
+    _Atomic int *running;
+    _Atomic int *stop; /* set by the runner when it gives up (a thread failed to start) */
+    volatile int *cancel;
+    search_result_t result;
+    bool cancelled;
+} worker_t;
+
+static void *worker_main(void *arg)
+{
+    worker_t *w = arg;
+    size_t n = search_plan_units(w->plan);
+    for (;;) {
+        if ((w->cancel && *w->cancel) || atomic_load(w->stop)) {
+            w->cancelled = true;
+            break;
+        }
+        size_t i = atomic_fetch_add(w->next_unit, 1);
+        if (i >= n)
+            break;
+        if (search_run_unit(w->plan, i, &w->result, w->cancel) != SEARCH_UNIT_DONE) {
+            w->cancelled = true;
+            break;
+        }
+    }
+    atomic_fetch_sub(w->running, 1);
+    return NULL;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+int codec_search_run_request(const search_request_t *req, int threads, volatile int *cancel,
+                             codec_search_progress_fn progress, void *progress_user,
+                             search_result_t *out, fathom_error_t *err)
+{
+    int rc = -1;
+    int started = 0;
+    worker_t *workers = NULL;
+    pthread_t *tids = NULL;
+    _Atomic size_t next_unit;
+    _Atomic int running, stop;
+    atomic_init(&next_unit, 0);
+    atomic_init(&stop, 0);
+
+    if (threads < 1 || threads > CODEC_SEARCH_MAX_THREADS)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "threads", "must be in [1, %d]",
+                                CODEC_SEARCH_MAX_THREADS);
+    search_plan_t *plan = search_plan_create(req, err);
+    if (!plan)
+        return -1;
+    workers = calloc((size_t)threads, sizeof *workers);
+    tids = calloc((size_t)threads, sizeof *tids);
+    if (!workers || !tids) {
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < threads; i++)
+        if (search_result_init(&workers[i].result, req->options.top_n, err))
+            goto out;
+    atomic_init(&running, threads);
+    for (; started < threads; started++) {
+        worker_t *w = &workers[started];
+        w->plan = plan;
+        w->next_unit = &next_unit;
+        w->running = &running;
+        w->stop = &stop;
+        w->cancel = cancel;
+        if (pthread_create(&tids[started], NULL, worker_main, w) != 0) {
+            /* The threads that did not start will never decrement `running`. */
+            atomic_fetch_sub(&running, threads - started);
+            atomic_store(&stop, 1);
+            fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "cannot start a search thread");
+            break;
+        }
+    }
+    while (progress && atomic_load(&running) > 0) {
+        search_progress_t pr;
+        search_progress(plan, &pr);
+        progress(&pr, progress_user);
+        sleep_ms(100);
+    }
+    bool cancelled = false;
+    for (int i = 0; i < started; i++) {
+        pthread_join(tids[i], NULL);
+        cancelled = cancelled || workers[i].cancelled;
+    }
+    if (started < threads)
+        goto out;
+    if (cancelled) {
+        fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "cancelled");
+        goto out;
+    }
+    if (progress) {
+        search_progress_t pr;
+        search_progress(plan, &pr);
+        progress(&pr, progress_user);
+    }
+    for (int i = 0; i < threads; i++)
+        search_merge(out, &workers[i].result);
+    rc = 0;
+out:
+    if (workers)
+        for (int i = 0; i < threads; i++)
+            search_result_close(&workers[i].result);
+    free(workers);
+    free(tids);
+    search_plan_free(plan);
+    return rc;
+}
+
+json_t *codec_search_run(const json_t *normalized, const codec_ctx_t *ctx, int threads,
+                         volatile int *cancel, codec_search_progress_fn progress,
+                         void *progress_user, fathom_error_t *err)
+{
+    search_request_t req;
+    search_result_t res;
+    json_t *doc = NULL;
+    if (codec_search_decode(normalized, ctx, &req, err))
+        return NULL;
+    if (search_result_init(&res, req.options.top_n, err))
+        return NULL;
+    if (codec_search_run_request(&req, threads, cancel, progress, progress_user, &res, err) == 0) {
+        doc = codec_search_result_encode(&req, &res);
+        if (!doc)
+            fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    }
+    search_result_close(&res);
+    return doc;
+}

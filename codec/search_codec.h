@@ -1,0 +1,64 @@
+/* search_codec.h — the optimal-execution search over JSON: the request of an
+ * {"kind":"optimal_execution", …} sweep, its normalized form, the result document, and a
+ * convenience that runs a whole search on pthreads (the CLI's `fathom search`).
+ *
+ * Request (schemas/sweep_optimal_execution.request.json):
+ *   {"kind": "optimal_execution"            optional; the normalized form always has it
+ *    "model": preset name | object,         required (codec_model_decode)
+ *    "system": preset name | object,        required (codec_llm_system_decode)
+ *    "num_procs": 1..2^20,                  required
+ *    "max_batch_size": 1..2^20,             required: the batch is its largest multiple of DP
+ *    "datatype": "float16",                 optional, default "float16"
+ *    "options": {                           optional, every member optional:
+ *      "mbs_break": false, "top_n": 1 (1..100), "no_tp_overlap": false,
+ *      "no_dp_overlap": false, "fused_activation": "true" | "false" | "all" (default "true";
+ *      JSON true/false are accepted too and normalize to "true"/"false")}}
+ * Result (schemas/search.result.json):
+ *   {"best": [{"execution": {23 fields}, "stats": {96}, "summary": {…}}, …best first],
+ *    "counts": {"total", "good", "bad"}}
+ * with Calculon's meaning of the counts and ties kept in enumeration order (core/search/search.h). */
+#ifndef FATHOM_SEARCH_CODEC_H
+#define FATHOM_SEARCH_CODEC_H
+
+#include <jansson.h>
+
+#include "endpoint.h"
+#include "fathom_error.h"
+#include "search.h"
+
+#define CODEC_SEARCH_MAX_THREADS 256
+
+/* Strictly decodes a request (or a normalized one) into *out (mode SEARCH_EVALUATE). */
+int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_request_t *out,
+                        fathom_error_t *err);
+
+/* Decode + encode back in full (presets resolved, defaults explicit). New reference or NULL. */
+json_t *codec_search_normalize(const json_t *body, const codec_ctx_t *ctx, fathom_error_t *err);
+
+/* The normalized request of *r (new reference). */
+json_t *codec_search_request_encode(const search_request_t *r);
+
+/* {"best":[…],"counts":{…}} of a finished search of *req (new reference; NULL on allocation
+ * failure). */
+json_t *codec_search_result_encode(const search_request_t *req, const search_result_t *res);
+
+/* Called from the thread that called codec_search_run, about ten times a second while the
+ * search runs and once at the end. */
+typedef void (*codec_search_progress_fn)(const search_progress_t *progress, void *user);
+
+/* Runs the whole search of a normalized request on `threads` pthreads (1..256) and returns the
+ * result document (new reference). cancel (may be NULL): once non-zero, every thread stops
+ * within 4096 executions, and NULL is returned with err FATHOM_E_UNAVAILABLE, message
+ * "cancelled". progress (may be NULL) is called with progress_user as described above. */
+json_t *codec_search_run(const json_t *normalized, const codec_ctx_t *ctx, int threads,
+                         volatile int *cancel, codec_search_progress_fn progress,
+                         void *progress_user, fathom_error_t *err);
+
+/* Same, on a decoded request (tests and benchmarks pick the mode); fills *out, which the
+ * caller initialized with search_result_init(out, req->options.top_n) and closes. 0, or -1 with
+ * err (cancelled: FATHOM_E_UNAVAILABLE with message "cancelled"). */
+int codec_search_run_request(const search_request_t *req, int threads, volatile int *cancel,
+                             codec_search_progress_fn progress, void *progress_user,
+                             search_result_t *out, fathom_error_t *err);
+
+#endif

@@ -1,0 +1,187 @@
+/* API-STABLE */
+/* llm.h — Calculon's LLM step-time and memory model (calculon-ai/calculon, commit caa4b11),
+ * re-implemented in C: for one model, one system and one parallel execution, how long one training
+ * (or inference) step takes, where the time goes, and how much memory each processor needs in
+ * tier 1 (device memory) and tier 2 (offload memory).
+ *
+ * Like Calculon, the model covers the transformer blocks only (no embedding, no output layer,
+ * whatever model.vocab_size says); the layer table in llm_layers.c is where such layers would go.
+ *
+ * Units in the structs below are the ones of Calculon's JSON files (TFLOP/s, GFLOP thresholds,
+ * GiB, GB/s, MB thresholds), so a system decodes and encodes back without rounding; the
+ * conversion to FLOP/s and bytes happens inside llm_estimate exactly as Calculon does it.
+ *
+ * llm_estimate is pure, allocation-free and thread-safe (it only reads its inputs): the search
+ * calls it millions of times. All arrays are fixed-size; the caps are below. */
+#ifndef FATHOM_LLM_H
+#define FATHOM_LLM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fathom_error.h"
+#include "model.h"
+#include "llm_stats.h"
+
+/* Calculon's validation against the sequence-parallelism paper is in llm_validation.h. */
+
+/* Caps on the system description (a decoder refuses more). */
+#define LLM_MAX_CURVE_POINTS 32 /* points of one efficiency curve */
+#define LLM_MAX_NETWORKS 8      /* network tiers of a system */
+
+/* Datatypes Calculon knows, with their element sizes 1, 2, 2, 4 bytes. */
+typedef enum {
+    LLM_DT_FLOAT8 = 0,
+    LLM_DT_FLOAT16 = 1,
+    LLM_DT_BFLOAT16 = 2,
+    LLM_DT_FLOAT32 = 3,
+    LLM_DT__COUNT
+} llm_datatype_t;
+
+/* One point of an efficiency curve: an operation at least `threshold` large (GFLOP for
+ * processors, MB for memories) runs at `efficiency` of peak. Curves are searched in the order
+ * given, first match wins (Calculon's rule); an operation no point covers is an error. */
+typedef struct {
+    double threshold;
+    double efficiency; /* (0, 1] */
+} llm_curve_point_t;
+
+typedef struct {
+    int num_points; /* 1..LLM_MAX_CURVE_POINTS */
+    llm_curve_point_t points[LLM_MAX_CURVE_POINTS];
+} llm_curve_t;
+
+/* A processing engine's rate for one datatype. Processor curves have strictly decreasing
+ * thresholds (Calculon asserts it; the codec checks it). */
+typedef struct {
+    bool present; /* false: the engine does not support this datatype */
+    double tflops;
+    llm_curve_t gflops_efficiency;
+} llm_rate_t;
+
+typedef struct {
+    llm_rate_t rate[LLM_DT__COUNT];
+} llm_processor_t;
+
+typedef struct {
+    double gib;  /* capacity, GiB (2^30 bytes) */
+    double gbps; /* bandwidth, GB/s (1e9 bytes/s) */
+    llm_curve_t mb_efficiency;
+} llm_memory_t;
+
+typedef enum {
+    LLM_OP_P2P = 0,
+    LLM_OP_REDUCE_SCATTER = 1,
+    LLM_OP_ALL_GATHER = 2,
+    LLM_OP_ALL_REDUCE = 3,
+    LLM_OP__COUNT
+} llm_net_op_t;
+
+/* A collective costs latency + size·scalar·(1 + offset/peers) / (bandwidth·efficiency).
+ * p2p has no offset (0). */
+typedef struct {
+    double scalar; /* > 0 */
+    double offset;
+} llm_net_op_cost_t;
+
+typedef struct {
+    double bandwidth_gbps; /* GB/s per processor, > 0 */
+    double efficiency;     /* (0, 1] */
+    int64_t size;          /* processors this tier connects, >= 0 */
+    double latency_s;
+    llm_net_op_cost_t ops[LLM_OP__COUNT];
+    bool must_be_filled;    /* the parallelism mapped on it must divide size exactly */
+    double processor_usage; /* fraction of compute taken by communication, [0, 1) */
+} llm_network_t;
+
+typedef enum { LLM_PROC_ROOFLINE = 0, LLM_PROC_NO_OVERLAP = 1 } llm_processing_mode_t;
+
+typedef struct {
+    llm_processor_t matrix; /* matrix (tensor-core) engine */
+    llm_processor_t vector; /* vector engine */
+    llm_memory_t mem1;      /* tier 1: device memory */
+    llm_memory_t mem2;      /* tier 2: offload memory */
+    llm_processing_mode_t processing_mode;
+    int num_networks; /* 1..LLM_MAX_NETWORKS */
+    llm_network_t networks[LLM_MAX_NETWORKS];
+} llm_system_t;
+
+typedef enum { LLM_ATTN_MULTIHEAD = 0, LLM_ATTN_MULTIQUERY = 1 } llm_attention_t;
+typedef enum { LLM_RECOMPUTE_FULL = 0, LLM_RECOMPUTE_ATTN_ONLY = 1, LLM_RECOMPUTE_NONE = 2 } llm_recompute_t;
+typedef enum { LLM_TP_COMM_AR = 0, LLM_TP_COMM_P2P_RS_AG = 1, LLM_TP_COMM_RS_AG = 2 } llm_tp_comm_t;
+typedef enum { LLM_TP_OVERLAP_NONE = 0, LLM_TP_OVERLAP_RING = 1, LLM_TP_OVERLAP_PIPE = 2 } llm_tp_overlap_t;
+
+/* Calculon's execution object, all 23 fields, in Calculon's order. */
+typedef struct {
+    int64_t num_procs;
+    int64_t tensor_par;
+    int64_t pipeline_par;
+    int64_t data_par;
+    int tensor_par_net; /* index into system.networks */
+    int pipeline_par_net;
+    int data_par_net;
+    int64_t batch_size; /* global batch, samples */
+    int64_t microbatch_size;
+    llm_datatype_t datatype;
+    bool fused_activation;
+    llm_attention_t attention_type;
+    llm_recompute_t activation_recompute;
+    int64_t pipeline_interleaving;
+    bool optimizer_sharding;
+    llm_tp_comm_t tensor_par_comm_type;
+    llm_tp_overlap_t tensor_par_overlap;
+    bool seq_par_ag_redo;
+    bool data_par_overlap;
+    bool weight_offload;
+    bool activations_offload;
+    bool optimizer_offload;
+    bool training;
+} llm_execution_t;
+
+typedef struct {
+    llm_stats_t stats; /* Calculon's 96 statistics (llm_stats.h) */
+    bool fits_memory;  /* fits_tier1 && fits_tier2 */
+    bool fits_tier1;
+    bool fits_tier2;
+    double mem_tier1_bytes; /* = stats.proc_mem_tier1_cap_req */
+    double mem_tier1_capacity_bytes;
+    double mem_tier2_bytes; /* = stats.proc_mem_tier2_cap_req */
+    double mem_tier2_capacity_bytes;
+    int64_t blocks_per_proc;  /* transformer blocks on the first pipeline stage */
+    int64_t num_microbatches; /* per data-parallel replica and step */
+} llm_result_t;
+
+/* Estimates one step. Returns 0 with *out filled — also when the configuration does not fit in
+ * memory (out->fits_memory false; the stats are still computed, as Calculon computes them before
+ * it raises). Returns -1 with err filled for what Calculon refuses before estimating:
+ *   FATHOM_E_INVALID_FIELD: a value out of its domain (field "execution.<name>",
+ *     "system.networks[i]...", "model.<name>"), e.g. tensor_par*pipeline_par*data_par !=
+ *     num_procs, a batch not divisible, a datatype the system lacks, a network index out of range;
+ *   FATHOM_E_INFEASIBLE_EXECUTION: a valid execution the model cannot run on this system
+ *     (network tier too small or not fully used, interleaving not dividing the blocks per
+ *     processor, offloading with fewer than 3 blocks per processor, an efficiency curve not
+ *     covering an operation size);
+ *   FATHOM_E_LIMIT_EXCEEDED: a microbatch so large that a layer would hold more than 2^53
+ *     elements (field "execution.microbatch_size").
+ * err may be NULL (the search does not need messages). No allocation; thread-safe. */
+int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                 llm_result_t *out, fathom_error_t *err);
+
+/* Checks a system on its own (ranges, curve order, caps); 0 or -1 with err (field paths start
+ * with "system"). llm_estimate assumes a system that passed this check. */
+int llm_system_check(const llm_system_t *s, fathom_error_t *err);
+
+/* Bytes per element of a datatype (1, 2, 2, 4) and its Calculon name ("float16"). */
+int llm_datatype_bytes(llm_datatype_t dt);
+const char *llm_datatype_name(llm_datatype_t dt);
+
+/* Calculon's names of the enum values, NULL-terminated, indexed by the enum (for codecs). */
+extern const char *const llm_datatype_names[];
+extern const char *const llm_attention_names[];
+extern const char *const llm_recompute_names[];
+extern const char *const llm_tp_comm_names[];
+extern const char *const llm_tp_overlap_names[];
+extern const char *const llm_processing_mode_names[];
+extern const char *const llm_net_op_names[];
+
+#endif

@@ -1,0 +1,731 @@
+/* llm_model.c — llm_estimate: refuses what Calculon refuses (llm_checks.c), compiles the block
+ * (llm_layers.c), accumulates the per-block, per-microbatch costs over the
+ * layer table, then turns them into the step: pipeline chunks of base and edge blocks, the
+ * pipeline bubble, tensor/pipeline/data-parallel communication and its overlap, offloading,
+ * and the memory of each tier (Calculon's Llm.compile/_compute_block_stats/
+ * _compute_batch_stats and the get_* accessors).
+ *
+ * DESIGN: everything lives on the stack (the block is a fixed array of at most
+ * LLM__MAX_LAYERS layers), so an estimate allocates nothing and shares nothing: the search
+ * calls it from several threads. Arithmetic follows Calculon's order of operations so the 96
+ * statistics agree with it to ~1e-12 relative. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "llm_internal.h"
+
+/* Python's float floor division (a // b) for the pipeline collision count. */
+static double py_floordiv(double a, double b)
+{
+    double mod = fmod(a, b);
+    double div = (a - mod) / b;
+    if (mod != 0 && ((b < 0) != (mod < 0)))
+        div -= 1.0;
+    if (div != 0) {
+        double fl = floor(div);
+        if (div - fl > 0.5)
+            fl += 1.0;
+        return fl;
+    }
+    return copysign(0.0, a / b);
+}
+
+/* Per-block, per-microbatch accumulations (Calculon's _block_* and base/edge block values). */
+typedef struct {
+    double fw_flops, fw_flops_time, fw_mem_accessed, fw_mem_time, fw_time;
+    double re_flops, re_flops_time, re_mem_accessed, re_mem_time, re_time;
+    double agrad_flops, agrad_flops_time, agrad_mem_accessed, agrad_mem_time, agrad_time;
+    double wgrad_flops, wgrad_flops_time, wgrad_mem_accessed, wgrad_mem_time, wgrad_time;
+    double optim_flops, optim_flops_time, optim_mem_accessed, optim_mem_time, optim_time;
+    double fw_tp_size[2], fw_tp_time[2], fw_tp_exposed[2]; /* [0] baseblock, [1] edgeblock */
+    double recomm_size[2], recomm_time[2], recomm_exposed[2];
+    double agrad_tp_size[2], agrad_tp_time[2], agrad_tp_exposed[2];
+    double tp_bw_overlap_req;
+    double weight_space, act_working_space, act_storage_space, act_checkpoint_size;
+    double weight_grad_space, weight_grad_space_no_sharding, act_grad_space, optimizer_space;
+    double useful_fw_flops, useful_bw_flops; /* summed apart, in Calculon's order */
+} block_stats_t;
+
+static double max2(double a, double b) { return a > b ? a : b; }
+static double min2(double a, double b) { return a < b ? a : b; }
+
+static void compute_block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
+                                const llm__sizes_t *z, block_stats_t *b)
+{
+    memset(b, 0, sizeof *b);
+    const bool training = e->training;
+    if (training && e->activation_recompute == LLM_RECOMPUTE_FULL)
+        b->act_checkpoint_size = (double)z->activation_size * c->bpe;
+    for (int i = 0; i < blk->num_layers; i++) {
+        llm__layer_t *l = &blk->layers[i];
+        const bool comm = l->kind == LLM__TP_COMM || l->kind == LLM__LINEAR_OVERLAPPED;
+        llm__cost_t fw;
+        llm__layer_cost(l, c, LLM__FW, &fw);
+        b->fw_flops += fw.flops;
+        b->fw_flops_time += fw.flops_time;
+        b->fw_mem_accessed += fw.mem;
+        b->fw_mem_time += fw.mem_time;
+        b->fw_time += fw.time;
+        if (comm) {
+            for (int edge = 0; edge < 2; edge++) {
+                double net = llm__layer_net_time(l, c, LLM__FW, !edge, &fw);
+                b->fw_tp_size[edge] += llm__layer_comm_bytes(l, c, LLM__FW, !edge);
+                b->fw_tp_time[edge] += net;
+                b->fw_tp_exposed[edge] += llm__layer_exposed_net_time(l, net);
+                b->tp_bw_overlap_req = max2(
+                    b->tp_bw_overlap_req, llm__layer_required_bandwidth(l, c, LLM__FW, !edge, &fw));
+            }
+        }
+        b->useful_fw_flops += fw.flops;
+        if (training) {
+            llm__cost_t ag, wg, op;
+            if (l->needs_recompute) {
+                /* Calculon adds the running block totals here (not the layer's own FLOPs and
+                 * bytes); the port keeps that so its statistics match. */
+                b->re_flops += b->fw_flops;
+                b->re_flops_time += b->fw_flops_time;
+                b->re_mem_accessed += b->fw_mem_accessed;
+                b->re_mem_time += b->fw_mem_time;
+                b->re_time += fw.time;
+            }
+            if (l->needs_recomm && comm) {
+                /* Only a TP collective needs its own wgrad cost here; costing an overlapped
+                 * layer now would overwrite the exposure Calculon reads below. */
+                llm__cost_t rc = {0};
+                if (l->kind == LLM__TP_COMM)
+                    llm__layer_cost(l, c, LLM__WGRAD, &rc);
+                for (int edge = 0; edge < 2; edge++) {
+                    double net = llm__layer_net_time(l, c, LLM__WGRAD, !edge, &rc);
+                    b->recomm_size[edge] += llm__layer_comm_bytes(l, c, LLM__WGRAD, !edge);
+                    b->recomm_time[edge] += net;
+                    /* an overlapped layer still holds its forward exposure here */
+                    b->recomm_exposed[edge] += llm__layer_exposed_net_time(l, net);
+                }
+            }
+            llm__layer_cost(l, c, LLM__AGRAD, &ag);
+            b->agrad_flops += ag.flops;
+            b->agrad_flops_time += ag.flops_time;
+            b->agrad_mem_accessed += ag.mem;
+            b->agrad_mem_time += ag.mem_time;
+            b->agrad_time += ag.time;
+            if (comm) {
+                for (int edge = 0; edge < 2; edge++) {
+                    double net = llm__layer_net_time(l, c, LLM__AGRAD, !edge, &ag);
+                    b->agrad_tp_size[edge] += llm__layer_comm_bytes(l, c, LLM__AGRAD, !edge);
+                    b->agrad_tp_time[edge] += net;
+                    b->agrad_tp_exposed[edge] += llm__layer_exposed_net_time(l, net);
+                    b->tp_bw_overlap_req =
+                        max2(b->tp_bw_overlap_req,
+                             llm__layer_required_bandwidth(l, c, LLM__AGRAD, !edge, &ag));
+                }
+            }
+            llm__layer_cost(l, c, LLM__WGRAD, &wg);
+            b->wgrad_flops += wg.flops;
+            b->wgrad_flops_time += wg.flops_time;
+            b->wgrad_mem_accessed += wg.mem;
+            b->wgrad_mem_time += wg.mem_time;
+            b->wgrad_time += wg.time;
+            llm__layer_cost(l, c, LLM__OPTIM, &op);
+            b->optim_flops += op.flops;
+            b->optim_flops_time += op.flops_time;
+            b->optim_mem_accessed += op.mem;
+            b->optim_mem_time += op.mem_time;
+            b->optim_time += op.time;
+            b->useful_bw_flops += ag.flops + wg.flops + op.flops;
+        }
+        /* memory of one block */
+        double act = llm__layer_activation(l, c);
+        b->weight_space += llm__layer_weight(l, c);
+        if (!l->activation_reused)
+            b->act_working_space += act;
+        b->act_storage_space += act;
+        if (training) {
+            if (!l->output_stored)
+                b->act_storage_space -= llm__layer_output(l, c);
+            if (!l->activation_stored)
+                b->act_storage_space -= act;
+            b->weight_grad_space += llm__layer_weight_grad(l, c, true);
+            b->weight_grad_space_no_sharding += llm__layer_weight_grad(l, c, false);
+            b->act_grad_space += llm__layer_activation_grad(l, c);
+            b->optimizer_space += llm__layer_optimizer(l, c);
+        }
+    }
+    if (e->activation_recompute == LLM_RECOMPUTE_FULL)
+        b->act_storage_space = 0;
+}
+
+/* What an execution compiles to before its layers are costed (Calculon's Llm.compile). */
+typedef struct {
+    llm__ctx_t c;
+    llm__sizes_t z;
+    int64_t nmb;                     /* microbatches per replica and step */
+    int64_t bpp;                     /* blocks on the first pipeline stage */
+    int64_t bubble_reduction_blocks; /* blocks the last stages lack when pp does not divide */
+} compiled_t;
+
+/* Calculon's refusals, then the sizes and the cost context of the execution. */
+static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                   compiled_t *k, fathom_error_t *err)
+{
+    if (llm__check_execution(m, e, err) || llm__check_networks(s, e, err))
+        return -1;
+    const llm_rate_t *mrate = &s->matrix.rate[e->datatype];
+    const llm_rate_t *vrate = &s->vector.rate[e->datatype];
+    if (!mrate->present || !vrate->present)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.datatype",
+                                "the system's %s engine does not support %s",
+                                mrate->present ? "vector" : "matrix",
+                                llm_datatype_name(e->datatype));
+
+    const int64_t tp = e->tensor_par, pp = e->pipeline_par, dp = e->data_par;
+    k->nmb = e->batch_size / dp / e->microbatch_size;
+
+    /* Blocks per processor: an uneven split gives the first stages one more block and leaves
+     * "bubble" blocks on the last ones; the first stage is reported. */
+    int64_t bpp_i = m->num_blocks / pp;
+    k->bubble_reduction_blocks = 0;
+    if (m->num_blocks % pp != 0) {
+        bpp_i += 1;
+        k->bubble_reduction_blocks = pp - m->num_blocks % pp;
+    }
+    k->bpp = bpp_i;
+    if (e->pipeline_interleaving > bpp_i)
+        return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION,
+                                "execution.pipeline_interleaving",
+                                "must be at most the number of blocks per processor (%lld), got "
+                                "%lld",
+                                (long long)bpp_i, (long long)e->pipeline_interleaving);
+    if (bpp_i % e->pipeline_interleaving != 0)
+        return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION,
+                                "execution.pipeline_interleaving",
+                                "must divide the number of blocks per processor (%lld), got %lld",
+                                (long long)bpp_i, (long long)e->pipeline_interleaving);
+    if ((e->weight_offload || e->activations_offload || e->optimizer_offload) && bpp_i <= 2)
+        return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION,
+                                e->weight_offload        ? "execution.weight_offload"
+                                : e->activations_offload ? "execution.activations_offload"
+                                                         : "execution.optimizer_offload",
+                                "offloading requires at least 3 blocks per processor, this "
+                                "execution has %lld",
+                                (long long)bpp_i);
+    if (m->hidden % tp != 0)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.tensor_par",
+                                "must divide model.hidden (%lld)", (long long)m->hidden);
+    if (m->feedforward % tp != 0)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.tensor_par",
+                                "must divide model.feedforward (%lld)", (long long)m->feedforward);
+    if (m->attn_heads % tp != 0)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.tensor_par",
+                                "must divide model.attn_heads (%lld)", (long long)m->attn_heads);
+
+    /* Element counts of a layer are integers in Calculon; keep them exact in doubles (and far
+     * from int64 overflow): the widest operand is microbatch*seq by 3*heads*attn_size. */
+    {
+        double widest = (double)m->hidden;
+        if ((double)m->feedforward > widest)
+            widest = (double)m->feedforward;
+        if (3.0 * (double)m->attn_heads * (double)m->attn_size > widest)
+            widest = 3.0 * (double)m->attn_heads * (double)m->attn_size;
+        double bs = (double)e->microbatch_size * (double)m->seq_size;
+        double scores = (double)e->microbatch_size * (double)m->attn_heads *
+                        (double)m->seq_size * (double)m->seq_size;
+        if (bs * widest > LLM__MAX_EXACT || scores > LLM__MAX_EXACT)
+            return fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, "execution.microbatch_size",
+                                    "a layer of this microbatch would hold more than 2^53 "
+                                    "elements; use a smaller microbatch_size");
+    }
+
+    llm__sizes_t *z = &k->z;
+    z->batch_seq = e->microbatch_size * m->seq_size;
+    z->activation_size = z->batch_seq * m->hidden;
+    if (e->tensor_par_comm_type != LLM_TP_COMM_AR && z->batch_seq % tp != 0)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.tensor_par",
+                                "must divide microbatch_size * seq_size (%lld) with %s",
+                                (long long)z->batch_seq, llm_tp_comm_names[e->tensor_par_comm_type]);
+    z->seq_par_activation_size = z->batch_seq / tp * m->hidden;
+
+    llm__ctx_t *c = &k->c;
+    memset(c, 0, sizeof *c);
+    c->sys = s;
+    c->matrix_flops = mrate->tflops * 1e12;
+    c->vector_flops = vrate->tflops * 1e12;
+    c->matrix_curve = &mrate->gflops_efficiency;
+    c->vector_curve = &vrate->gflops_efficiency;
+    c->mem1_bw = s->mem1.gbps * 1e9;
+    c->mem2_bw = s->mem2.gbps * 1e9;
+    c->bpe = llm_datatype_bytes(e->datatype);
+    c->optim_shards = e->optimizer_sharding ? (double)dp : 1.0;
+
+    return 0;
+}
+
+/* The per-block statistics as they are. */
+static void copy_block_stats(const block_stats_t *b, llm_stats_t *st)
+{
+    st->block_fw_flops = b->fw_flops;
+    st->block_fw_flops_time = b->fw_flops_time;
+    st->block_fw_mem_accessed = b->fw_mem_accessed;
+    st->block_fw_mem_time = b->fw_mem_time;
+    st->block_fw_time = b->fw_time;
+    st->baseblock_fw_tp_time = b->fw_tp_time[0];
+    st->edgeblock_fw_tp_time = b->fw_tp_time[1];
+    st->baseblock_fw_tp_time_exposed = b->fw_tp_exposed[0];
+    st->edgeblock_fw_tp_time_exposed = b->fw_tp_exposed[1];
+    st->block_re_flops = b->re_flops;
+    st->block_re_flops_time = b->re_flops_time;
+    st->block_re_mem_accessed = b->re_mem_accessed;
+    st->block_re_mem_time = b->re_mem_time;
+    st->block_re_time = b->re_time;
+    st->baseblock_recomm_time = b->recomm_time[0];
+    st->edgeblock_recomm_time = b->recomm_time[1];
+    st->baseblock_recomm_time_exposed = b->recomm_exposed[0];
+    st->edgeblock_recomm_time_exposed = b->recomm_exposed[1];
+    st->block_agrad_flops = b->agrad_flops;
+    st->block_agrad_flops_time = b->agrad_flops_time;
+    st->block_agrad_mem_accessed = b->agrad_mem_accessed;
+    st->block_agrad_mem_time = b->agrad_mem_time;
+    st->block_agrad_time = b->agrad_time;
+    st->baseblock_agrad_tp_time = b->agrad_tp_time[0];
+    st->edgeblock_agrad_tp_time = b->agrad_tp_time[1];
+    st->baseblock_agrad_tp_time_exposed = b->agrad_tp_exposed[0];
+    st->edgeblock_agrad_tp_time_exposed = b->agrad_tp_exposed[1];
+    st->block_wgrad_flops = b->wgrad_flops;
+    st->block_wgrad_flops_time = b->wgrad_flops_time;
+    st->block_wgrad_mem_accessed = b->wgrad_mem_accessed;
+    st->block_wgrad_mem_time = b->wgrad_mem_time;
+    st->block_wgrad_time = b->wgrad_time;
+    st->block_optim_flops = b->optim_flops;
+    st->block_optim_flops_time = b->optim_flops_time;
+    st->block_optim_mem_accessed = b->optim_mem_accessed;
+    st->block_optim_mem_time = b->optim_mem_time;
+    st->block_optim_time = b->optim_time;
+    st->baseblock_fw_tp_size = b->fw_tp_size[0];
+    st->edgeblock_fw_tp_size = b->fw_tp_size[1];
+    st->baseblock_bw_tp_size = b->agrad_tp_size[0];
+    st->edgeblock_bw_tp_size = b->agrad_tp_size[1];
+    st->baseblock_recomm_size = b->recomm_size[0];
+    st->edgeblock_recomm_size = b->recomm_size[1];
+    st->tp_bw_overlap_req = b->tp_bw_overlap_req;
+    st->block_weight_space = b->weight_space;
+    st->block_act_working_space = b->act_working_space;
+    st->block_act_storage_space = b->act_storage_space;
+    st->block_act_checkpoint_size = b->act_checkpoint_size;
+    st->block_weight_grad_space = b->weight_grad_space;
+    st->block_weight_grad_space_no_sharding = b->weight_grad_space_no_sharding;
+    st->block_act_grad_space = b->act_grad_space;
+    st->block_optimizer_space = b->optimizer_space;
+
+}
+
+/* Memory per processor (Calculon's memory part of _compute_batch_stats, get_*_space and
+ * _get_mem_cap_reqs): the stage's weights, activations, checkpoints, gradients and optimizer
+ * state, their minimum footprints when offloaded, and the capacity each tier needs. */
+static void compute_memory(const compiled_t *k, const llm_execution_t *e, const block_stats_t *b,
+                           llm_stats_t *st)
+{
+    const int64_t pp = e->pipeline_par, nmb = k->nmb, bpp_i = k->bpp;
+    const double bpp = (double)bpp_i, num_microbatches = (double)nmb;
+    const bool training = e->training;
+    const bool full_recompute = e->activation_recompute == LLM_RECOMPUTE_FULL;
+
+    /* The whole stage. */
+    double weight_space = b->weight_space * bpp;
+    double act_space, act_checkpoint_size, act_grad_space;
+    if (training) {
+        /* 1F1B keeps at most pipeline_par microbatches in flight */
+        double mem_microbatches = nmb < pp ? num_microbatches : (double)pp;
+        double pp_factor = mem_microbatches;
+        if (e->pipeline_interleaving > 1)
+            pp_factor = mem_microbatches *
+                        (1 + (double)(pp - 1) / (double)(e->pipeline_interleaving * pp));
+        if (full_recompute) {
+            act_space = b->act_working_space;
+            act_checkpoint_size = bpp * b->act_checkpoint_size * pp_factor;
+        } else {
+            act_checkpoint_size = 0;
+            act_space = b->act_working_space + b->act_storage_space * (bpp * pp_factor - 1);
+        }
+        act_grad_space = b->act_grad_space;
+    } else {
+        act_space = b->act_working_space;
+        act_checkpoint_size = 0;
+        act_grad_space = 0;
+    }
+    double weight_grad_space = 0, optimizer_space = 0;
+    if (training) {
+        weight_grad_space = bpp_i == 1 ? b->weight_grad_space_no_sharding
+                                       : b->weight_grad_space_no_sharding +
+                                             b->weight_grad_space * (bpp - 1);
+        optimizer_space = b->optimizer_space * bpp;
+    }
+
+    /* Minimum tier-1 footprints when the corresponding state is offloaded (double-buffered
+     * blocks). Calculon leaves the inference checkpoint value undefined; it is 0. */
+    st->weight_space_with_offload = b->weight_space * 2;
+    st->act_space_with_offload =
+        !full_recompute ? b->act_working_space + b->act_storage_space : b->act_working_space;
+    st->act_checkpoint_size_with_offload =
+        training && full_recompute ? b->act_checkpoint_size * 2 : 0;
+    st->act_grad_space_with_offload = act_grad_space;
+    st->weight_grad_space_with_offload =
+        training ? b->weight_grad_space_no_sharding + b->weight_grad_space : 0;
+    st->optimizer_space_with_offload = training ? b->optimizer_space * 2 : 0;
+
+    st->weight_space = weight_space;
+    st->act_space = act_space;
+    st->act_checkpoint_size = training && full_recompute ? act_checkpoint_size : 0;
+    st->act_grad_space = act_grad_space;
+    st->weight_grad_space = weight_grad_space;
+    st->optimizer_space = optimizer_space;
+
+    /* Capacity needed in each tier. */
+    double tier1 = 0, tier2 = 0;
+    if (e->weight_offload) {
+        tier1 += st->weight_space_with_offload;
+        tier2 += st->weight_space;
+    } else {
+        tier1 += st->weight_space;
+    }
+    if (e->activations_offload) {
+        if (!full_recompute) {
+            tier1 += st->act_space_with_offload;
+            tier2 += st->act_space;
+        } else {
+            tier1 += st->act_space_with_offload;
+            tier1 += st->act_checkpoint_size_with_offload;
+            tier2 += st->act_checkpoint_size;
+        }
+    } else {
+        tier1 += st->act_space;
+        tier1 += st->act_checkpoint_size;
+    }
+    if (e->optimizer_offload) {
+        tier1 += st->weight_grad_space_with_offload;
+        tier1 += st->optimizer_space_with_offload;
+        tier2 += b->weight_grad_space * bpp;
+        tier2 += st->optimizer_space;
+    } else {
+        tier1 += st->weight_grad_space + st->optimizer_space;
+    }
+    tier1 += st->act_grad_space;
+    st->proc_mem_tier1_cap_req = tier1;
+    st->proc_mem_tier2_cap_req = tier2;
+
+}
+
+/* The step from the block costs (Calculon's _compute_batch_stats and get_* times): pipeline
+ * chunks of base and edge blocks, tensor/pipeline communication, offload overheads, the bubble,
+ * the data-parallel reduction and its overlap, the total time and the efficiencies. */
+static void compute_step(const compiled_t *k, llm__ctx_t *c, const llm_system_t *s,
+                         const llm_execution_t *e, const block_stats_t *b, llm_stats_t *st)
+{
+    const int64_t pp = e->pipeline_par, dp = e->data_par, nmb = k->nmb, bpp_i = k->bpp;
+    const int64_t bubble_reduction_blocks = k->bubble_reduction_blocks;
+    const double num_microbatches = (double)nmb;
+    const llm__sizes_t z = k->z;
+    const llm_network_t *pp_net = &s->networks[e->pipeline_par_net];
+    const llm_network_t *dp_net = &s->networks[e->data_par_net];
+    const bool training = e->training;
+    const bool full_recompute = e->activation_recompute == LLM_RECOMPUTE_FULL;
+    const double bpp = (double)bpp_i;
+    const double chunks_per_proc = (double)e->pipeline_interleaving;
+    const double blocks_per_chunk = (double)(bpp_i / e->pipeline_interleaving);
+    const double baseblocks = blocks_per_chunk - 1, edgeblocks = 1;
+    const double bpe = c->bpe;
+
+    /* Pipeline messages. */
+    double block_fw_pp_size = 0;
+    if (pp > 1)
+        block_fw_pp_size = (e->tensor_par_comm_type != LLM_TP_COMM_AR
+                                ? (double)z.seq_par_activation_size
+                                : (double)z.activation_size) * bpe;
+    double block_bw_pp_size = training ? block_fw_pp_size : 0;
+
+    /* Whole-step compute totals. */
+    const double mult = bpp * num_microbatches;
+    const double fw_time = mult * b->fw_time;
+    const double re_time = mult * b->re_time;
+    const double agrad_time = mult * b->agrad_time;
+    const double wgrad_time = mult * b->wgrad_time;
+    const double optim_time = bpp * b->optim_time;
+
+    const double per_chunk = num_microbatches * chunks_per_proc;
+#define CHUNKED(arr) (per_chunk * ((baseblocks * (arr)[0]) + (edgeblocks * (arr)[1])))
+    double tp_fw_comm_time = CHUNKED(b->fw_tp_time);
+    double tp_fw_comm_time_exposed = CHUNKED(b->fw_tp_exposed);
+    double tp_bw_comm_time = CHUNKED(b->agrad_tp_time);
+    double tp_bw_comm_time_exposed = CHUNKED(b->agrad_tp_exposed);
+    double tp_recomm_time = CHUNKED(b->recomm_time);
+    double tp_recomm_time_exposed = CHUNKED(b->recomm_exposed);
+#undef CHUNKED
+
+    /* Calculon charges the p2p latency even with one pipeline stage (a 0-byte message). */
+    double chunk_fw_pp_time = llm__net_time(pp_net, LLM_OP_P2P, block_fw_pp_size, 2);
+    double chunk_bw_pp_time = llm__net_time(pp_net, LLM_OP_P2P, block_bw_pp_size, 2);
+    double num_fw_pp_p2ps = 0, num_bw_pp_p2ps = 0;
+    if (pp > 1) {
+        num_fw_pp_p2ps = chunks_per_proc;
+        num_bw_pp_p2ps = training ? chunks_per_proc : 0;
+    }
+    double pp_fw_comm_time = num_microbatches * num_fw_pp_p2ps * chunk_fw_pp_time;
+    double pp_bw_comm_time = num_microbatches * num_bw_pp_p2ps * chunk_bw_pp_time;
+
+    double tp_comm_time_link = tp_fw_comm_time + tp_bw_comm_time;
+    double tp_comm_time_exposed = tp_fw_comm_time_exposed + tp_bw_comm_time_exposed;
+    double recomm_time_link = tp_recomm_time;
+    double recomm_time_exposed = tp_recomm_time_exposed;
+    double pp_comm_time_link = pp_fw_comm_time + pp_bw_comm_time;
+    double pp_comm_time_exposed = pp_comm_time_link;
+
+    /* Offload traffic per block. */
+    double act_offload_block = full_recompute ? b->act_checkpoint_size : b->act_storage_space;
+    double fw_offload_size =
+        max2(e->weight_offload ? b->weight_space : 0, e->activations_offload ? act_offload_block : 0);
+    double bw_offload_size = 0;
+    if (training) {
+        if (e->weight_offload)
+            bw_offload_size += b->weight_space;
+        if (e->activations_offload)
+            bw_offload_size += act_offload_block;
+        if (e->optimizer_offload)
+            bw_offload_size += b->optimizer_space;
+    }
+    double fw_offload_time = fw_offload_size / llm__mem2_throughput(c, fw_offload_size);
+    double bw_offload_time =
+        training ? bw_offload_size / llm__mem2_throughput(c, bw_offload_size) : 0;
+
+    /* Base and edge block times (the edge block also sends the pipeline message). */
+    double baseblock_fw_time_no_offload = b->fw_time + b->fw_tp_exposed[0];
+    double edgeblock_fw_time_no_offload = b->fw_time + b->fw_tp_exposed[1] + chunk_fw_pp_time;
+    double baseblock_fw_offload_overhead =
+        max2(0, fw_offload_time + b->fw_mem_time - baseblock_fw_time_no_offload);
+    double edgeblock_fw_offload_overhead =
+        max2(0, fw_offload_time + b->fw_mem_time - edgeblock_fw_time_no_offload);
+    double baseblock_fw_time = baseblock_fw_time_no_offload + baseblock_fw_offload_overhead;
+    double edgeblock_fw_time = edgeblock_fw_time_no_offload + edgeblock_fw_offload_overhead;
+    double baseblock_bw_time_no_offload = b->re_time + b->recomm_exposed[0] + b->agrad_time +
+                                          b->wgrad_time + b->agrad_tp_exposed[0];
+    double edgeblock_bw_time_no_offload = b->re_time + b->recomm_exposed[1] + b->agrad_time +
+                                          b->wgrad_time + b->agrad_tp_exposed[1] + chunk_bw_pp_time;
+    double baseblock_bw_offload_overhead =
+        max2(0, bw_offload_time + b->agrad_mem_time + b->wgrad_mem_time -
+                    baseblock_bw_time_no_offload);
+    double edgeblock_bw_offload_overhead =
+        max2(0, bw_offload_time + b->agrad_mem_time + b->wgrad_mem_time -
+                    edgeblock_bw_time_no_offload);
+    double baseblock_bw_time = baseblock_bw_time_no_offload + baseblock_bw_offload_overhead;
+    double edgeblock_bw_time = edgeblock_bw_time_no_offload + edgeblock_bw_offload_overhead;
+    double chunk_fw_time = (baseblocks * baseblock_fw_time) + (edgeblocks * edgeblock_fw_time);
+    double chunk_bw_time = (baseblocks * baseblock_bw_time) + (edgeblocks * edgeblock_bw_time);
+
+    /* What data-parallel communication may hide behind (not memory traffic). */
+    double baseblock_dp_overlap_time =
+        baseblock_bw_time - (b->agrad_mem_time + b->wgrad_mem_time + b->re_mem_time);
+    double edgeblock_dp_overlap_time =
+        edgeblock_bw_time - (b->agrad_mem_time + b->wgrad_mem_time + b->re_mem_time);
+    double block_dp_compute_time = b->agrad_flops_time + b->wgrad_flops_time + b->re_flops_time;
+    if (!e->optimizer_sharding) {
+        baseblock_dp_overlap_time += b->optim_time - b->optim_mem_time;
+        edgeblock_dp_overlap_time += b->optim_time - b->optim_mem_time;
+        block_dp_compute_time += b->optim_flops_time;
+    }
+    const bool dp_on_tp_net = e->data_par_net == e->tensor_par_net;
+    const bool dp_on_pp_net = e->data_par_net == e->pipeline_par_net;
+    if (dp_on_tp_net) {
+        baseblock_dp_overlap_time -= b->recomm_time[0] + b->agrad_tp_time[0];
+        edgeblock_dp_overlap_time -= b->recomm_time[1] + b->agrad_tp_time[1];
+    }
+    double chunk_dp_overlap_time =
+        baseblocks * baseblock_dp_overlap_time + edgeblocks * edgeblock_dp_overlap_time;
+    double chunk_dp_compute_time = blocks_per_chunk * block_dp_compute_time;
+    double chunk_time = chunk_fw_time + chunk_bw_time;
+
+    /* Pipeline bubble, shortened by the blocks later stages lack, lengthened when the
+     * microbatches do not fill the interleaved schedule. */
+    double bubble_reduction_time;
+    if (baseblocks > 0)
+        bubble_reduction_time = (double)bubble_reduction_blocks *
+                                (baseblock_fw_time + edgeblock_fw_time + baseblock_bw_time +
+                                 edgeblock_bw_time) / 2;
+    else
+        bubble_reduction_time =
+            (double)bubble_reduction_blocks * (edgeblock_fw_time + edgeblock_bw_time);
+    double chunks_in_bubble = (double)(pp - 1);
+    double num_overlappable_chunks = (double)(e->pipeline_interleaving - 1);
+    double microbatch_shortage = (double)(pp - nmb % pp);
+    double extra_interleaving_bubbles =
+        nmb % pp != 0 ? num_overlappable_chunks * microbatch_shortage : 0;
+    double bubble_time = chunks_in_bubble * chunk_time +
+                         (extra_interleaving_bubbles * chunk_time - bubble_reduction_time);
+
+    /* Data-parallel gradient reduction. */
+    double block_dp_size = 0, block_dp_time = 0;
+    if (dp > 1 && training) {
+        block_dp_size = b->weight_space;
+        if (e->optimizer_sharding)
+            block_dp_time = llm__net_time(dp_net, LLM_OP_REDUCE_SCATTER, block_dp_size, (double)dp) +
+                            llm__net_time(dp_net, LLM_OP_ALL_GATHER, block_dp_size, (double)dp);
+        else
+            block_dp_time = llm__net_time(dp_net, LLM_OP_ALL_REDUCE, block_dp_size, (double)dp);
+    }
+    double dp_comm_time_exposed = 0, dp_comm_time_link = 0;
+    double dp_bw_overlap_req_chunk = 0, dp_bw_overlap_req_tail = 0;
+    if (dp > 1 && training) {
+        if (e->data_par_overlap) {
+            double pu = dp_net->processor_usage;
+            double op_scalar = e->optimizer_sharding
+                                   ? dp_net->ops[LLM_OP_REDUCE_SCATTER].scalar +
+                                         dp_net->ops[LLM_OP_ALL_GATHER].scalar
+                                   : dp_net->ops[LLM_OP_ALL_REDUCE].scalar;
+            double last_chunk_overlap_size = blocks_per_chunk - 1;
+            double overlap_window = (double)pp * chunk_dp_overlap_time;
+            double overlap_compute = (double)pp * chunk_dp_compute_time;
+            double chunk_dp_time = blocks_per_chunk * block_dp_time;
+            double num_overlapped_pp = 0;
+            if (dp_on_pp_net) {
+                double cap = nmb % pp != 0 ? (double)(nmb % pp) : (double)pp;
+                num_overlapped_pp = min2(py_floordiv(chunk_dp_time, chunk_bw_time), cap);
+            }
+            double overlap_inflection = chunk_dp_time -
+                                        (overlap_window - num_overlapped_pp * chunk_bw_pp_time) +
+                                        overlap_compute * pu;
+            double overlappable_chunks_exposed_time =
+                overlap_inflection > 0 ? num_overlappable_chunks * overlap_inflection
+                                       : num_overlappable_chunks * chunk_dp_time * pu;
+            double chunk_overlap_time = overlap_window + overlap_compute * pu;
+            if (dp_on_pp_net)
+                chunk_overlap_time -= chunk_bw_pp_time;
+            chunk_overlap_time *= num_overlappable_chunks;
+            if (chunk_overlap_time > 0)
+                dp_bw_overlap_req_chunk =
+                    blocks_per_chunk * block_dp_size / chunk_overlap_time * op_scalar;
+            double last_chunk_window = 0;
+            if (baseblocks > 0) {
+                last_chunk_window = chunk_dp_overlap_time - chunk_bw_pp_time -
+                                    (baseblock_bw_time + edgeblock_bw_time) / 2;
+                if (!e->optimizer_sharding)
+                    last_chunk_window += b->optim_time - b->optim_mem_time;
+            }
+            double last_chunk_inflection = (last_chunk_overlap_size * block_dp_time) +
+                                           (block_dp_compute_time * pu - last_chunk_window);
+            double last_chunk_exposed_time = last_chunk_inflection > 0
+                                                 ? last_chunk_inflection
+                                                 : last_chunk_overlap_size * block_dp_time * pu;
+            double exposed_time = overlappable_chunks_exposed_time + last_chunk_exposed_time;
+            double tail_overlap_time =
+                last_chunk_window + last_chunk_overlap_size * block_dp_time * pu;
+            if (tail_overlap_time > 0)
+                dp_bw_overlap_req_tail =
+                    blocks_per_chunk * block_dp_size / tail_overlap_time * op_scalar;
+            dp_comm_time_exposed = block_dp_time + exposed_time;
+            dp_comm_time_link = bpp * block_dp_time;
+        } else {
+            dp_comm_time_exposed = bpp * block_dp_time;
+            dp_comm_time_link = dp_comm_time_exposed;
+        }
+    }
+
+    st->block_fw_pp_size = block_fw_pp_size;
+    st->block_bw_pp_size = block_bw_pp_size;
+    st->block_dp_size = block_dp_size;
+    st->dp_bw_overlap_req_chunk = dp_bw_overlap_req_chunk;
+    st->dp_bw_overlap_req_tail = dp_bw_overlap_req_tail;
+
+    st->fw_time = fw_time;
+    st->bw_time = agrad_time + wgrad_time;
+    st->optim_step_time = optim_time;
+    st->recompute_time = re_time;
+    st->recomm_link_time = training ? recomm_time_link : 0;
+    st->recomm_exposed_time = training ? recomm_time_exposed : 0;
+    st->bubble_time = bubble_time;
+    st->tp_comm_link_time = tp_comm_time_link;
+    st->pp_comm_link_time = pp_comm_time_link;
+    st->dp_comm_link_time = training ? dp_comm_time_link : 0;
+    st->tp_comm_exposed_time = tp_comm_time_exposed;
+    st->pp_comm_exposed_time = pp_comm_time_exposed;
+    st->dp_comm_exposed_time = training ? dp_comm_time_exposed : 0;
+    st->fw_offload_exposed_time =
+        per_chunk * ((baseblocks * baseblock_fw_offload_overhead) +
+                     (edgeblocks * edgeblock_fw_offload_overhead));
+    st->bw_offload_exposed_time =
+        training ? per_chunk * ((baseblocks * baseblock_bw_offload_overhead) +
+                                (edgeblocks * edgeblock_bw_offload_overhead))
+                 : 0;
+    double total = st->fw_time;
+    total += st->bw_time;
+    total += st->optim_step_time;
+    total += st->fw_offload_exposed_time;
+    total += st->bw_offload_exposed_time;
+    total += st->recompute_time;
+    total += st->recomm_exposed_time;
+    total += st->bubble_time;
+    total += st->tp_comm_exposed_time;
+    total += st->pp_comm_exposed_time;
+    total += st->dp_comm_exposed_time;
+    st->total_time = total;
+
+    /* Offload bandwidth needed to hide the transfers behind one block's compute. */
+    double fw_window = min2(baseblock_fw_time_no_offload - b->fw_mem_time,
+                            edgeblock_fw_time_no_offload - b->fw_mem_time);
+    double bw_window = min2(baseblock_bw_time_no_offload - (b->agrad_mem_time + b->wgrad_mem_time),
+                            edgeblock_bw_time_no_offload - (b->agrad_mem_time + b->wgrad_mem_time));
+    st->act_offload_bw_req = act_offload_block / fw_window;
+    st->weight_offload_bw_req = b->weight_space / fw_window;
+    st->optim_offload_bw_req =
+        training ? (b->weight_grad_space + b->optimizer_space) / bw_window : 0;
+    st->offload_mem_bw_req = training ? max2(fw_offload_size / fw_window,
+                                             bw_offload_size / bw_window)
+                                      : fw_offload_size / fw_window;
+
+    st->useful_flops = b->useful_fw_flops + b->useful_bw_flops;
+    double compute_time = st->fw_time + st->bw_time + st->optim_step_time;
+    double perfect_time = bpp * num_microbatches * st->useful_flops / c->matrix_flops;
+    st->compute_efficiency = perfect_time / compute_time;
+    st->system_efficiency = compute_time / st->total_time;
+    st->total_efficiency = perfect_time / st->total_time;
+    st->sample_rate = (double)e->batch_size / st->total_time;
+
+}
+
+int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                 llm_result_t *out, fathom_error_t *err)
+{
+    compiled_t k;
+    if (compile(m, s, e, &k, err))
+        return -1;
+    llm__block_t blk;
+    llm__build_block(m, s, e, &k.z, &blk);
+    block_stats_t b;
+    compute_block_stats(&blk, &k.c, e, &k.z, &b);
+
+    memset(out, 0, sizeof *out);
+    llm_stats_t *st = &out->stats;
+    copy_block_stats(&b, st);
+    compute_memory(&k, e, &b, st);
+    compute_step(&k, &k.c, s, e, &b, st);
+
+    if (k.c.uncovered) {
+        char field[FATHOM_ERROR_FIELD_MAX];
+        if (strcmp(k.c.uncovered, "mem1") == 0 || strcmp(k.c.uncovered, "mem2") == 0)
+            snprintf(field, sizeof field, "system.%s.MB_efficiency", k.c.uncovered);
+        else
+            snprintf(field, sizeof field, "system.%s.%s.gflops_efficiency", k.c.uncovered,
+                     llm_datatype_name(e->datatype));
+        memset(out, 0, sizeof *out);
+        return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION, field,
+                                "the efficiency curve does not cover an operation this execution "
+                                "performs (give a point with threshold 0)");
+    }
+
+    out->mem_tier1_bytes = st->proc_mem_tier1_cap_req;
+    out->mem_tier2_bytes = st->proc_mem_tier2_cap_req;
+    out->mem_tier1_capacity_bytes = s->mem1.gib * 1073741824.0;
+    out->mem_tier2_capacity_bytes = s->mem2.gib * 1073741824.0;
+    out->fits_tier1 = !(out->mem_tier1_bytes > out->mem_tier1_capacity_bytes);
+    out->fits_tier2 = !(out->mem_tier2_bytes > out->mem_tier2_capacity_bytes);
+    out->fits_memory = out->fits_tier1 && out->fits_tier2;
+    out->blocks_per_proc = k.bpp;
+    out->num_microbatches = k.nmb;
+    return 0;
+}

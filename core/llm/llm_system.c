@@ -1,0 +1,184 @@
+/* llm_system.c — the hardware side of the LLM model: efficiency curves of the processing
+ * engines and memories, collective costs on a network tier, the processing-mode rule, and the
+ * consistency check of a system description. Formulas follow Calculon's processor.py,
+ * memory.py, network.py and system.py; unit conversions are done in the same order so the
+ * results agree to the last bits. */
+#include <math.h>
+#include <stdio.h>
+
+#include "llm_internal.h"
+
+const char *const llm_datatype_names[] = {"float8", "float16", "bfloat16", "float32", NULL};
+const char *const llm_attention_names[] = {"multihead", "multiquery", NULL};
+const char *const llm_recompute_names[] = {"full", "attn_only", "none", NULL};
+const char *const llm_tp_comm_names[] = {"ar", "p2p_rs_ag", "rs_ag", NULL};
+const char *const llm_tp_overlap_names[] = {"none", "ring", "pipe", NULL};
+const char *const llm_processing_mode_names[] = {"roofline", "no_overlap", NULL};
+const char *const llm_net_op_names[] = {"p2p", "reduce_scatter", "all_gather", "all_reduce",
+                                        NULL};
+
+static const int datatype_bytes[LLM_DT__COUNT] = {1, 2, 2, 4};
+
+int llm_datatype_bytes(llm_datatype_t dt)
+{
+    return (unsigned)dt < LLM_DT__COUNT ? datatype_bytes[dt] : 0;
+}
+
+const char *llm_datatype_name(llm_datatype_t dt)
+{
+    return (unsigned)dt < LLM_DT__COUNT ? llm_datatype_names[dt] : "?";
+}
+
+/* First point whose threshold (scaled to FLOP or bytes) the operation reaches. A miss is
+ * Calculon's "wasn't covered" assertion: remember it and return 1 so the caller's arithmetic
+ * stays finite until the estimate reports the error. */
+static double curve_efficiency(const llm_curve_t *curve, double scale, double op, llm__ctx_t *c,
+                               const char *what)
+{
+    for (int i = 0; i < curve->num_points; i++)
+        if (op >= curve->points[i].threshold * scale)
+            return curve->points[i].efficiency;
+    if (!c->uncovered)
+        c->uncovered = what;
+    return 1.0;
+}
+
+double llm__matrix_throughput(llm__ctx_t *c, double flops)
+{
+    return c->matrix_flops * curve_efficiency(c->matrix_curve, 1e9, flops, c, "matrix");
+}
+
+double llm__vector_throughput(llm__ctx_t *c, double flops)
+{
+    return c->vector_flops * curve_efficiency(c->vector_curve, 1e9, flops, c, "vector");
+}
+
+double llm__mem1_throughput(llm__ctx_t *c, double bytes)
+{
+    return c->mem1_bw * curve_efficiency(&c->sys->mem1.mb_efficiency, 1e6, bytes, c, "mem1");
+}
+
+double llm__mem2_throughput(llm__ctx_t *c, double bytes)
+{
+    return c->mem2_bw * curve_efficiency(&c->sys->mem2.mb_efficiency, 1e6, bytes, c, "mem2");
+}
+
+double llm__processing_time(const llm__ctx_t *c, double flops_time, double mem_time)
+{
+    if (c->sys->processing_mode == LLM_PROC_ROOFLINE)
+        return flops_time > mem_time ? flops_time : mem_time;
+    return flops_time + mem_time;
+}
+
+double llm__net_time(const llm_network_t *n, llm_net_op_t op, double bytes, double peers)
+{
+    double size = bytes * n->ops[op].scalar;
+    double chunk = 1.0 / peers * size;
+    size += chunk * n->ops[op].offset;
+    return n->latency_s + size / (n->bandwidth_gbps * 1e9 * n->efficiency);
+}
+
+/* ---- system check ---- */
+
+static int check_curve(const llm_curve_t *curve, bool decreasing, const char *path,
+                       fathom_error_t *err)
+{
+    if (curve->num_points < 1 || curve->num_points > LLM_MAX_CURVE_POINTS)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
+                                "must have 1 to %d points", LLM_MAX_CURVE_POINTS);
+    for (int i = 0; i < curve->num_points; i++) {
+        const llm_curve_point_t *p = &curve->points[i];
+        char f[FATHOM_ERROR_FIELD_MAX];
+        snprintf(f, sizeof f, "%s[%d]", path, i);
+        if (!(p->efficiency > 0.0 && p->efficiency <= 1.0))
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
+                                    "efficiency must be in (0, 1], got %g", p->efficiency);
+        if (!(p->threshold >= 0.0) || !isfinite(p->threshold))
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
+                                    "threshold must be a finite number >= 0");
+        if (decreasing && i > 0 && !(p->threshold < curve->points[i - 1].threshold))
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
+                                    "thresholds must be strictly decreasing");
+    }
+    return 0;
+}
+
+static int check_processor(const llm_processor_t *p, const char *name, fathom_error_t *err)
+{
+    int present = 0;
+    for (int dt = 0; dt < LLM_DT__COUNT; dt++) {
+        const llm_rate_t *r = &p->rate[dt];
+        if (!r->present)
+            continue;
+        present++;
+        char f[FATHOM_ERROR_FIELD_MAX];
+        snprintf(f, sizeof f, "system.%s.%s.tflops", name, llm_datatype_names[dt]);
+        if (!(r->tflops > 0.0) || !isfinite(r->tflops))
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f, "must be > 0");
+        snprintf(f, sizeof f, "system.%s.%s.gflops_efficiency", name, llm_datatype_names[dt]);
+        if (check_curve(&r->gflops_efficiency, true, f, err))
+            return -1;
+    }
+    if (!present) {
+        char f[FATHOM_ERROR_FIELD_MAX];
+        snprintf(f, sizeof f, "system.%s", name);
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f, "must give at least one datatype");
+    }
+    return 0;
+}
+
+static int check_memory(const llm_memory_t *m, const char *name, fathom_error_t *err)
+{
+    char f[FATHOM_ERROR_FIELD_MAX];
+    snprintf(f, sizeof f, "system.%s.GiB", name);
+    if (!(m->gib >= 0.0) || !isfinite(m->gib))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f, "must be >= 0");
+    snprintf(f, sizeof f, "system.%s.GBps", name);
+    if (!(m->gbps > 0.0) || !isfinite(m->gbps))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f, "must be > 0");
+    snprintf(f, sizeof f, "system.%s.MB_efficiency", name);
+    return check_curve(&m->mb_efficiency, false, f, err);
+}
+
+int llm_system_check(const llm_system_t *s, fathom_error_t *err)
+{
+    if (check_processor(&s->matrix, "matrix", err) || check_processor(&s->vector, "vector", err) ||
+        check_memory(&s->mem1, "mem1", err) || check_memory(&s->mem2, "mem2", err))
+        return -1;
+    if (s->processing_mode != LLM_PROC_ROOFLINE && s->processing_mode != LLM_PROC_NO_OVERLAP)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "system.processing_mode",
+                                "must be \"roofline\" or \"no_overlap\"");
+    if (s->num_networks < 1 || s->num_networks > LLM_MAX_NETWORKS)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "system.networks",
+                                "must have 1 to %d network tiers", LLM_MAX_NETWORKS);
+    for (int i = 0; i < s->num_networks; i++) {
+        const llm_network_t *n = &s->networks[i];
+        char f[FATHOM_ERROR_FIELD_MAX];
+#define NET_FIELD(name) snprintf(f, sizeof f, "system.networks[%d]." name, i)
+        NET_FIELD("bandwidth");
+        if (!(n->bandwidth_gbps > 0.0) || !isfinite(n->bandwidth_gbps))
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f, "must be > 0");
+        NET_FIELD("efficiency");
+        if (!(n->efficiency > 0.0 && n->efficiency <= 1.0))
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f, "must be in (0, 1]");
+        NET_FIELD("size");
+        if (n->size < 0)
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f, "must be >= 0");
+        NET_FIELD("latency");
+        if (!(n->latency_s >= 0.0) || !isfinite(n->latency_s))
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f, "must be >= 0");
+        NET_FIELD("processor_usage");
+        if (!(n->processor_usage >= 0.0 && n->processor_usage < 1.0))
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f, "must be in [0, 1)");
+#undef NET_FIELD
+        for (int op = 0; op < LLM_OP__COUNT; op++) {
+            snprintf(f, sizeof f, "system.networks[%d].ops.%s", i, llm_net_op_names[op]);
+            if (!(n->ops[op].scalar > 0.0) || !isfinite(n->ops[op].scalar))
+                return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f, "scalar must be > 0");
+            if (!isfinite(n->ops[op].offset) || (op == LLM_OP_P2P && n->ops[op].offset != 0.0))
+                return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
+                                        "offset must be finite (and null for p2p)");
+        }
+    }
+    return 0;
+}

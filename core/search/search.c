@@ -1,0 +1,546 @@
+/* search.c — the optimal-execution search: plan (work units), the walk of one unit, top-N
+ * bookkeeping and merging. The space and its order are described in search.h.
+ *
+ * DESIGN. A plan lists Calculon's outer tuples (tp, pp, interleaving, recompute, optimizer
+ * sharding, TP comm type) as work units; each unit walks the inner loops on the caller's thread.
+ * Every execution gets an enumeration position (unit, index); the best list is ordered by
+ * (sample rate descending, position ascending), a total order, so results merged from any
+ * number of threads in any order are identical.
+ *
+ * PRUNING (SEARCH_EVALUATE). Nothing good is ever skipped: only executions already known to be
+ * bad are counted without being estimated. Two facts of Calculon's model make that exact:
+ *  1. Whether the network assignment (tn, pn, dn) is accepted depends only on tp, pp, dp, the
+ *     assignment and the system (Llm._check_network_assignments); nets_valid below is that rule.
+ *  2. Every other refusal (interleaving vs blocks per processor, offloading with < 3 blocks per
+ *     processor, a datatype or efficiency curve the system lacks) and the memory verdict do not
+ *     depend on the network assignment nor on data_par_overlap: memory needs come from the layer
+ *     table's weight/activation/gradient/optimizer spaces, which the networks and DP overlap do
+ *     not enter (they only change times), while the layer table does depend on everything else
+ *     (TP overlap changes layers, so it is part of the key).
+ * So within one unit, executions that differ only in (data_par_overlap, tn, pn, dn) share one
+ * verdict: once one with valid networks is refused or does not fit, the others with valid
+ * networks are bad too and are counted as such without estimating. The tests compare this mode
+ * against SEARCH_EVALUATE_ALL (which estimates everything, like Calculon) on whole searches. */
+#include "search.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const search_fused_names[] = {"true", "false", "all", NULL};
+
+/* One work unit: Calculon's outer tuple, with the batch size its dp gives. */
+typedef struct {
+    int64_t tp, pp, dp, ppint, batch;
+    llm_recompute_t recompute;
+    bool sharding;
+    llm_tp_comm_t comm;
+    uint64_t max_executions; /* size of its walk without mbs_break */
+} unit_t;
+
+struct search_plan {
+    search_request_t req;
+    unit_t *units;
+    size_t n_units;
+    uint64_t max_executions;
+    _Atomic uint64_t units_done;
+    _Atomic uint64_t executions;
+};
+
+/* Verdict of a group of executions that differ only in DP overlap and networks. */
+enum { V_UNKNOWN = 0, V_BAD, V_FITS };
+
+#define CANCEL_EVERY 4096u
+
+void search_options_default(search_options_t *o)
+{
+    o->mbs_break = false;
+    o->top_n = 1;
+    o->no_tp_overlap = false;
+    o->no_dp_overlap = false;
+    o->fused_activation = SEARCH_FUSED_TRUE;
+}
+
+/* Divisors of n (n >= 1) in increasing order; returns how many (at most cap). */
+static int divisors(int64_t n, int64_t *out, int cap)
+{
+    int lo = 0, hi = 0;
+    int64_t high[SEARCH_MAX_DIVISORS];
+    for (int64_t d = 1; d * d <= n; d++) {
+        if (n % d != 0)
+            continue;
+        if (lo < cap)
+            out[lo++] = d;
+        if (d * d != n && hi < SEARCH_MAX_DIVISORS)
+            high[hi++] = n / d;
+    }
+    while (hi > 0 && lo < cap)
+        out[lo++] = high[--hi];
+    return lo;
+}
+
+/* Calculon's OptimalExecution.get_batch_size: the largest multiple of dp not above max, or 0. */
+static int64_t batch_for(int64_t dp, int64_t max_batch)
+{
+    return dp > max_batch ? 0 : (max_batch / dp) * dp;
+}
+
+static int64_t count_options(bool cond, int64_t n)
+{
+    return cond ? n : 1;
+}
+
+/* Number of microbatch sizes of a unit: divisors of the local batch m with m*seq % tp == 0. */
+static int microbatches(const search_request_t *r, const unit_t *u, int64_t *out)
+{
+    int64_t all[SEARCH_MAX_DIVISORS];
+    int n = divisors(u->batch / u->dp, all, SEARCH_MAX_DIVISORS);
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if ((all[i] * r->model.seq_size) % u->tp == 0)
+            out[k++] = all[i];
+    return k;
+}
+
+/* The sizes of the inner loops of a unit, in walk order. */
+typedef struct {
+    int n_redo, n_dpo, n_tpo, n_wo, n_ao, n_oo, n_fa, n_tn, n_pn, n_dn;
+} loops_t;
+
+static loops_t unit_loops(const search_request_t *r, const unit_t *u)
+{
+    const search_options_t *o = &r->options;
+    bool has_mem2 = r->system.mem2.gib > 0;
+    int nn = r->system.num_networks;
+    loops_t l;
+    l.n_redo = (u->comm == LLM_TP_COMM_RS_AG && u->recompute != LLM_RECOMPUTE_FULL) ? 2 : 1;
+    l.n_dpo = (u->dp > 1 && !o->no_dp_overlap) ? 2 : 1;
+    l.n_tpo = (u->tp > 1 && !o->no_tp_overlap) ? 3 : 1;
+    l.n_wo = has_mem2 ? 2 : 1;
+    l.n_ao = (has_mem2 && u->recompute != LLM_RECOMPUTE_FULL) ? 2 : 1;
+    l.n_oo = has_mem2 ? 2 : 1;
+    l.n_fa = o->fused_activation == SEARCH_FUSED_ALL ? 2 : 1;
+    l.n_tn = (int)count_options(u->tp > 1, nn);
+    l.n_pn = (int)count_options(u->pp > 1, nn);
+    l.n_dn = (int)count_options(u->dp > 1, nn);
+    return l;
+}
+
+static uint64_t unit_size(const search_request_t *r, const unit_t *u)
+{
+    int64_t mbs[SEARCH_MAX_DIVISORS];
+    loops_t l = unit_loops(r, u);
+    uint64_t n = (uint64_t)microbatches(r, u, mbs);
+    return n * (uint64_t)(l.n_redo * l.n_dpo * l.n_tpo * l.n_wo * l.n_ao * l.n_oo * l.n_fa) *
+           (uint64_t)(l.n_tn * l.n_pn * l.n_dn);
+}
+
+static int check_request(const search_request_t *r, fathom_error_t *err)
+{
+    const fathom_model_t *m = &r->model;
+    if (r->num_procs < 1 || r->num_procs > SEARCH_MAX_PROCS)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "num_procs",
+                                "must be in [1, %d], got %lld", SEARCH_MAX_PROCS,
+                                (long long)r->num_procs);
+    if (r->max_batch_size < 1 || r->max_batch_size > SEARCH_MAX_BATCH)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "max_batch_size",
+                                "must be in [1, %d], got %lld", SEARCH_MAX_BATCH,
+                                (long long)r->max_batch_size);
+    if ((int)r->datatype < 0 || r->datatype >= LLM_DT__COUNT)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "datatype", "unknown datatype");
+    if (r->options.top_n < 1 || r->options.top_n > SEARCH_TOP_N_MAX)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.top_n",
+                                "must be in [1, %d], got %d", SEARCH_TOP_N_MAX,
+                                r->options.top_n);
+    if ((int)r->options.fused_activation < 0 || r->options.fused_activation > SEARCH_FUSED_ALL)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.fused_activation",
+                                "must be true, false or all");
+    if (r->mode == SEARCH_COUNT_ONLY && r->options.mbs_break)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.mbs_break",
+                                "cannot count a search with mbs_break without estimating it");
+    if (m->hidden < 1 || m->attn_heads < 1 || m->num_blocks < 1 || m->seq_size < 1)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "model",
+                                "hidden, attn_heads, num_blocks and seq_size must be >= 1");
+    if (r->system.num_networks < 1 || r->system.num_networks > LLM_MAX_NETWORKS)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "system.networks",
+                                "must have 1 to %d networks", LLM_MAX_NETWORKS);
+    return 0;
+}
+
+search_plan_t *search_plan_create(const search_request_t *req, fathom_error_t *err)
+{
+    if (check_request(req, err))
+        return NULL;
+    search_plan_t *p = calloc(1, sizeof *p);
+    if (!p) {
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+        return NULL;
+    }
+    p->req = *req;
+    atomic_init(&p->units_done, 0);
+    atomic_init(&p->executions, 0);
+
+    const fathom_model_t *m = &req->model;
+    int64_t tps[SEARCH_MAX_DIVISORS], pps[SEARCH_MAX_DIVISORS], ints[SEARCH_MAX_DIVISORS];
+    int n_tp = divisors(req->num_procs, tps, SEARCH_MAX_DIVISORS);
+    size_t cap = 0;
+    /* Two passes: count, then fill, so the allocation is exact and capped before it happens. */
+    for (int pass = 0; pass < 2; pass++) {
+        size_t n = 0;
+        for (int a = 0; a < n_tp; a++) {
+            int64_t tp = tps[a];
+            if (m->hidden % tp != 0 || m->attn_heads % tp != 0)
+                continue;
+            int64_t rest = req->num_procs / tp;
+            int64_t max_pp = rest < m->num_blocks ? rest : m->num_blocks;
+            int n_pp = divisors(max_pp, pps, SEARCH_MAX_DIVISORS);
+            for (int b = 0; b < n_pp; b++) {
+                int64_t pp = pps[b];
+                if (rest % pp != 0 || m->num_blocks % pp != 0)
+                    continue;
+                int64_t dp = rest / pp;
+                int n_int = 1;
+                ints[0] = 1;
+                if (pp > 1)
+                    n_int = divisors(m->num_blocks / pp, ints, SEARCH_MAX_DIVISORS);
+                int64_t batch = batch_for(dp, req->max_batch_size);
+                if (batch == 0)
+                    continue;
+                for (int c = 0; c < n_int; c++)
+                    for (int rc = LLM_RECOMPUTE_FULL; rc <= LLM_RECOMPUTE_NONE; rc++)
+                        for (int sh = 0; sh < (dp > 1 ? 2 : 1); sh++)
+                            for (int cm = LLM_TP_COMM_AR; cm <= LLM_TP_COMM_RS_AG; cm++) {
+                                if (pass == 1) {
+                                    unit_t *u = &p->units[n];
+                                    u->tp = tp;
+                                    u->pp = pp;
+                                    u->dp = dp;
+                                    u->ppint = ints[c];
+                                    u->batch = batch;
+                                    u->recompute = (llm_recompute_t)rc;
+                                    u->sharding = dp > 1 && sh == 0; /* true first */
+                                    u->comm = (llm_tp_comm_t)cm;
+                                    u->max_executions = unit_size(req, u);
+                                    p->max_executions += u->max_executions;
+                                }
+                                n++;
+                            }
+            }
+        }
+        if (pass == 0) {
+            if (n > SEARCH_MAX_UNITS) {
+                fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, "num_procs",
+                                 "the search has %zu work units, more than the limit %d", n,
+                                 SEARCH_MAX_UNITS);
+                free(p);
+                return NULL;
+            }
+            cap = n;
+            p->units = calloc(cap ? cap : 1, sizeof *p->units);
+            if (!p->units) {
+                fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+                free(p);
+                return NULL;
+            }
+        }
+        p->n_units = n;
+    }
+    return p;
+}
+
+void search_plan_free(search_plan_t *p)
+{
+    if (!p)
+        return;
+    free(p->units);
+    free(p);
+}
+
+size_t search_plan_units(const search_plan_t *p)
+{
+    return p->n_units;
+}
+
+const search_request_t *search_plan_request(const search_plan_t *p)
+{
+    return &p->req;
+}
+
+uint64_t search_plan_max_executions(const search_plan_t *p)
+{
+    return p->max_executions;
+}
+
+void search_progress(const search_plan_t *p, search_progress_t *out)
+{
+    out->units_done = atomic_load(&((search_plan_t *)p)->units_done);
+    out->units_total = p->n_units;
+    out->executions = atomic_load(&((search_plan_t *)p)->executions);
+}
+
+int search_result_init(search_result_t *r, int top_n, fathom_error_t *err)
+{
+    memset(r, 0, sizeof *r);
+    if (top_n < 1 || top_n > SEARCH_TOP_N_MAX)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.top_n",
+                                "must be in [1, %d], got %d", SEARCH_TOP_N_MAX, top_n);
+    r->best = calloc((size_t)top_n, sizeof *r->best);
+    if (!r->best)
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    r->top_n = top_n;
+    return 0;
+}
+
+void search_result_close(search_result_t *r)
+{
+    free(r->best);
+    memset(r, 0, sizeof *r);
+}
+
+/* True when (rate, unit, index) ranks before entry e. */
+static bool ranks_before(double rate, uint32_t unit, uint32_t index, const search_entry_t *e)
+{
+    double er = e->result.stats.sample_rate;
+    if (rate != er)
+        return rate > er;
+    return unit != e->unit ? unit < e->unit : index < e->index;
+}
+
+/* Where a candidate goes in r->best, or -1 when it does not rank. */
+static int insertion_point(const search_result_t *r, double rate, uint32_t unit, uint32_t index)
+{
+    if (isnan(rate))
+        return -1;
+    if (r->n_best == r->top_n && !ranks_before(rate, unit, index, &r->best[r->n_best - 1]))
+        return -1;
+    int at = r->n_best;
+    while (at > 0 && ranks_before(rate, unit, index, &r->best[at - 1]))
+        at--;
+    return at;
+}
+
+static void insert_at(search_result_t *r, int at, const llm_execution_t *e,
+                      const llm_result_t *res, uint32_t unit, uint32_t index)
+{
+    int last = r->n_best < r->top_n ? r->n_best : r->top_n - 1;
+    memmove(&r->best[at + 1], &r->best[at], (size_t)(last - at) * sizeof *r->best);
+    r->best[at].execution = *e;
+    r->best[at].result = *res;
+    r->best[at].unit = unit;
+    r->best[at].index = index;
+    if (r->n_best < r->top_n)
+        r->n_best++;
+}
+
+void search_merge(search_result_t *dst, const search_result_t *src)
+{
+    dst->total += src->total;
+    dst->good += src->good;
+    dst->bad += src->bad;
+    dst->estimated += src->estimated;
+    for (int i = 0; i < src->n_best; i++) {
+        const search_entry_t *s = &src->best[i];
+        int at = insertion_point(dst, s->result.stats.sample_rate, s->unit, s->index);
+        if (at < 0)
+            break; /* src is sorted: nothing after it ranks either */
+        insert_at(dst, at, &s->execution, &s->result, s->unit, s->index);
+    }
+}
+
+/* Calculon's Llm._check_network_assignments: each network tier carries the product of the
+ * degrees (> 1) mapped on it; the product must fit the tier, and divide it when the tier must
+ * be filled. */
+static bool nets_valid(const llm_system_t *s, const llm_execution_t *e)
+{
+    int64_t size[LLM_MAX_NETWORKS];
+    bool used[LLM_MAX_NETWORKS] = {false};
+    for (int i = 0; i < s->num_networks; i++)
+        size[i] = 1;
+    if (e->tensor_par > 1) {
+        used[e->tensor_par_net] = true;
+        size[e->tensor_par_net] *= e->tensor_par;
+    }
+    if (e->pipeline_par > 1) {
+        used[e->pipeline_par_net] = true;
+        size[e->pipeline_par_net] *= e->pipeline_par;
+    }
+    if (e->data_par > 1) {
+        used[e->data_par_net] = true;
+        size[e->data_par_net] *= e->data_par;
+    }
+    for (int i = 0; i < s->num_networks; i++) {
+        if (!used[i])
+            continue;
+        const llm_network_t *n = &s->networks[i];
+        if (size[i] > n->size)
+            return false;
+        if (n->must_be_filled && n->size % size[i] != 0)
+            return false;
+    }
+    return true;
+}
+
+/* A verdict per (tp overlap, weight, activations, optimizer offload, fused, microbatch) of one
+ * seq_par_ag_redo value: 3*2*2*2*2 groups of microbatch sizes. */
+#define GROUPS (3 * 2 * 2 * 2 * 2)
+
+/* The state of one unit's walk. */
+typedef struct {
+    search_plan_t *plan;
+    const search_request_t *req;
+    search_result_t *acc;
+    volatile int *cancel;
+    uint32_t unit;
+    uint32_t index;    /* enumeration position of the next execution */
+    uint32_t reported; /* executions already added to the plan's progress */
+    bool prune, estimate;
+    /* Counts of this walk, added to acc at its end: counters written on every execution stay
+     * in this thread's stack, not in a result another thread's result may share a line with. */
+    uint64_t total, good, bad, estimated;
+    llm_execution_t e; /* the execution being tried */
+    llm_result_t res;  /* scratch for llm_estimate */
+} walk_t;
+
+/* Tries one execution (w->e). Returns -1 when the walk is cancelled. */
+static int try_execution(walk_t *w, uint8_t *verdict)
+{
+    uint32_t pos = w->index++;
+    w->total++;
+    if ((w->index & (CANCEL_EVERY - 1)) == 0) {
+        atomic_fetch_add(&w->plan->executions, w->index - w->reported);
+        w->reported = w->index;
+        if (w->cancel && *w->cancel)
+            return -1;
+    }
+    if (!w->estimate)
+        return 0;
+    if (w->prune && (*verdict == V_BAD || !nets_valid(&w->req->system, &w->e))) {
+        w->bad++;
+        return 0;
+    }
+    w->estimated++;
+    if (llm_estimate(&w->req->model, &w->req->system, &w->e, &w->res, NULL) != 0 ||
+        !w->res.fits_memory) {
+        w->bad++;
+        *verdict = V_BAD;
+        return 0;
+    }
+    *verdict = V_FITS;
+    w->good++;
+    search_result_t *acc = w->acc;
+    int at = insertion_point(acc, w->res.stats.sample_rate, w->unit, pos);
+    if (at >= 0)
+        insert_at(acc, at, &w->e, &w->res, w->unit, pos);
+    return 0;
+}
+
+/* Every network assignment of one microbatch size (the innermost loops). */
+static int try_networks(walk_t *w, const loops_t *l, uint8_t *verdict)
+{
+    for (int tn = 0; tn < l->n_tn; tn++) {
+        w->e.tensor_par_net = tn;
+        for (int pn = 0; pn < l->n_pn; pn++) {
+            w->e.pipeline_par_net = pn;
+            for (int dn = 0; dn < l->n_dn; dn++) {
+                w->e.data_par_net = dn;
+                if (try_execution(w, verdict))
+                    return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+search_unit_status_t search_run_unit(search_plan_t *p, size_t unit, search_result_t *acc,
+                                     volatile int *cancel)
+{
+    const search_request_t *r = &p->req;
+    const unit_t *u = &p->units[unit];
+    const loops_t l = unit_loops(r, u);
+    int64_t mbs[SEARCH_MAX_DIVISORS];
+    const int n_mbs = microbatches(r, u, mbs);
+    /* 24 KiB: every group of every microbatch size a unit can have. Without pruning the
+     * verdicts are written but never read. */
+    uint8_t verdict[GROUPS * SEARCH_MAX_DIVISORS];
+    const bool fused_values[2] = {r->options.fused_activation == SEARCH_FUSED_TRUE, true};
+
+    walk_t w;
+    memset(&w, 0, sizeof w);
+    w.plan = p;
+    w.req = r;
+    w.acc = acc;
+    w.cancel = cancel;
+    w.unit = (uint32_t)unit;
+    w.prune = r->mode == SEARCH_EVALUATE;
+    w.estimate = r->mode != SEARCH_COUNT_ONLY;
+    llm_execution_t *e = &w.e;
+    e->num_procs = r->num_procs;
+    e->tensor_par = u->tp;
+    e->pipeline_par = u->pp;
+    e->data_par = u->dp;
+    e->batch_size = u->batch;
+    e->datatype = r->datatype;
+    e->attention_type = LLM_ATTN_MULTIHEAD;
+    e->activation_recompute = u->recompute;
+    e->pipeline_interleaving = u->ppint;
+    e->optimizer_sharding = u->sharding;
+    e->tensor_par_comm_type = u->comm;
+    e->training = true;
+
+    search_unit_status_t status = SEARCH_UNIT_DONE;
+    /* Loop variables run 0..n-1; value i of a boolean loop of two is (i == 0): true first. */
+    for (int redo = 0; redo < l.n_redo; redo++) {
+        e->seq_par_ag_redo = l.n_redo == 2 && redo == 0;
+        memset(verdict, V_UNKNOWN, (size_t)GROUPS * (size_t)n_mbs);
+        for (int dpo = 0; dpo < l.n_dpo; dpo++) {
+            e->data_par_overlap = l.n_dpo == 2 && dpo == 0;
+            for (int tpo = 0; tpo < l.n_tpo; tpo++) {
+                e->tensor_par_overlap = (llm_tp_overlap_t)tpo;
+                for (int wo = 0; wo < l.n_wo; wo++) {
+                    e->weight_offload = l.n_wo == 2 && wo == 0;
+                    for (int ao = 0; ao < l.n_ao; ao++) {
+                        e->activations_offload = l.n_ao == 2 && ao == 0;
+                        for (int oo = 0; oo < l.n_oo; oo++) {
+                            e->optimizer_offload = l.n_oo == 2 && oo == 0;
+                            for (int fa = 0; fa < l.n_fa; fa++) {
+                                e->fused_activation = fused_values[fa];
+                                int group = (((tpo * 2 + wo) * 2 + ao) * 2 + oo) * 2 + fa;
+                                for (int mi = 0; mi < n_mbs; mi++) {
+                                    e->microbatch_size = mbs[mi];
+                                    uint64_t good_before = w.good;
+                                    if (try_networks(&w, &l, &verdict[group * n_mbs + mi])) {
+                                        status = SEARCH_UNIT_CANCELLED;
+                                        goto out;
+                                    }
+                                    if (r->options.mbs_break && w.good == good_before)
+                                        break;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+out:
+    acc->total += w.total;
+    acc->good += w.good;
+    acc->bad += w.bad;
+    acc->estimated += w.estimated;
+    atomic_fetch_add(&p->executions, w.index - w.reported);
+    if (status == SEARCH_UNIT_DONE)
+        atomic_fetch_add(&p->units_done, 1);
+    return status;
+}
+
+int search_run_all(search_plan_t *p, search_result_t *out, volatile int *cancel)
+{
+    for (size_t i = 0; i < p->n_units; i++) {
+        if (cancel && *cancel)
+            return 1;
+        if (search_run_unit(p, i, out, cancel) != SEARCH_UNIT_DONE)
+            return 1;
+    }
+    return 0;
+}

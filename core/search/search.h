@@ -1,0 +1,169 @@
+/* search.h — Calculon's optimal-execution search (`llm-optimal-execution`, calculon-ai/calculon
+ * commit caa4b11, calculon/llm/optimal_execution.py), re-implemented over core/llm.
+ *
+ * For one model, system, processor count, maximum batch and datatype, the search walks exactly
+ * Calculon's space of executions, in Calculon's order, estimates each one with llm_estimate, and
+ * keeps the N best by sample rate together with the counts of executions tried, good and bad.
+ *
+ * The space, loop by loop (outermost first; a boolean is tried true before false, as Calculon's
+ * `pick(cond, [True, False], [False])` does):
+ *   tensor_par        every divisor of num_procs that also divides hidden and attn_heads
+ *   pipeline_par      every divisor of min(num_procs/tp, num_blocks) dividing num_procs/tp and
+ *                     num_blocks; data_par = num_procs / (tp * pp)
+ *   interleaving      1 when pp = 1, else every divisor of num_blocks / pp
+ *   batch_size        the largest multiple of dp not above max_batch_size (skipped if dp > max)
+ *   recompute         full, attn_only, none
+ *   optimizer_sharding  [true, false] when dp > 1, else [false]
+ *   tp comm type      ar, p2p_rs_ag, rs_ag
+ *   ---- one work unit is one tuple of the loops above ----
+ *   seq_par_ag_redo   [true, false] when comm = rs_ag and recompute != full, else [false]
+ *   data_par_overlap  [true, false] when dp > 1 and DP overlap allowed, else [false]
+ *   tensor_par_overlap  none, ring, pipe when tp > 1 and TP overlap allowed, else none
+ *   weight_offload    [true, false] when the system has tier-2 memory, else [false]
+ *   activations_offload [true, false] when tier-2 memory exists and recompute != full
+ *   optimizer_offload [true, false] when the system has tier-2 memory
+ *   fused_activation  [true] / [false] / [false, true] for the modes true / false / all
+ *                     (Calculon's "all" really is false first)
+ *   microbatch_size   every divisor of batch/dp whose product with seq_size tp divides
+ *   tensor_par_net, pipeline_par_net, data_par_net: every network when the degree > 1, else 0
+ * With mbs_break, once a microbatch size gives no good execution over all network assignments,
+ * the larger microbatch sizes of that loop are not tried (and not counted).
+ *
+ * Counts (Calculon's meaning): total = every execution the search tried; good = estimated and
+ * fits in memory; bad = refused by the model (llm_estimate returned -1) or does not fit.
+ *
+ * Ranking and ties: the best list is ordered by sample rate, highest first; equal sample rates
+ * keep enumeration order (the earlier execution of the walk above ranks first). That is exactly
+ * what Calculon's repeated stable sort gives, and because it is a total order on (sample rate,
+ * enumeration position), the best list does not depend on how units were shared among threads or
+ * in which order partial results were merged. A NaN sample rate never ranks.
+ *
+ * Threads: core has none. The caller builds a plan (search_plan_create), then runs its units
+ * (search_run_unit) on any threads, each thread into its own search_result_t, and merges the
+ * results (search_merge). A plan is read-only during the run except for its progress counters,
+ * which are atomic: search_run_unit may run concurrently on one plan with distinct results.
+ *
+ * Caps: num_procs and max_batch_size <= 2^20 (so any number in the space has at most 240
+ * divisors), top_n <= SEARCH_TOP_N_MAX, at most SEARCH_MAX_UNITS work units; a request past a
+ * cap is refused with FATHOM_E_LIMIT_EXCEEDED or FATHOM_E_INVALID_FIELD naming the field. */
+#ifndef FATHOM_SEARCH_H
+#define FATHOM_SEARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fathom_error.h"
+#include "llm.h"
+#include "model.h"
+
+#define SEARCH_TOP_N_MAX 100
+#define SEARCH_MAX_PROCS 1048576     /* 2^20 */
+#define SEARCH_MAX_BATCH 1048576     /* 2^20 */
+#define SEARCH_MAX_UNITS 262144      /* work units of one plan (16 MiB of plan at most) */
+#define SEARCH_MAX_DIVISORS 512      /* > 240, the most divisors a number <= 2^20 has */
+
+/* Calculon's --fused_activation: true, false or all (= both, false first). */
+typedef enum {
+    SEARCH_FUSED_TRUE = 0,
+    SEARCH_FUSED_FALSE = 1,
+    SEARCH_FUSED_ALL = 2
+} search_fused_t;
+
+extern const char *const search_fused_names[]; /* "true", "false", "all", NULL */
+
+typedef struct {
+    bool mbs_break;     /* -m: stop growing the microbatch once a size gives nothing good */
+    int top_n;          /* 1..SEARCH_TOP_N_MAX */
+    bool no_tp_overlap; /* only tensor_par_overlap = none */
+    bool no_dp_overlap; /* only data_par_overlap = false */
+    search_fused_t fused_activation;
+} search_options_t;
+
+/* How a unit is run. Not part of the request: a knob for tests and benchmarks. */
+typedef enum {
+    /* Estimate what is needed: skips executions whose verdict is already known to be bad
+     * (see the pruning note in search.c); same result as SEARCH_EVALUATE_ALL. */
+    SEARCH_EVALUATE = 0,
+    /* Estimate every execution with llm_estimate, as Calculon does. */
+    SEARCH_EVALUATE_ALL = 1,
+    /* Walk the loops and count (total only, good = bad = 0); refused with mbs_break, whose
+     * walk depends on the estimates. */
+    SEARCH_COUNT_ONLY = 2
+} search_mode_t;
+
+typedef struct {
+    fathom_model_t model;
+    llm_system_t system; /* must have passed llm_system_check */
+    int64_t num_procs;      /* 1..SEARCH_MAX_PROCS */
+    int64_t max_batch_size; /* 1..SEARCH_MAX_BATCH */
+    llm_datatype_t datatype;
+    search_options_t options;
+    search_mode_t mode;
+} search_request_t;
+
+/* Defaults of the options: no mbs_break, top 1, both overlaps allowed, fused true. */
+void search_options_default(search_options_t *o);
+
+/* One ranked execution. (unit, index) is its enumeration position: the tie-breaker. */
+typedef struct {
+    llm_execution_t execution;
+    llm_result_t result;
+    uint32_t unit;  /* work unit it came from */
+    uint32_t index; /* its rank within the unit's walk */
+} search_entry_t;
+
+/* The best executions and counts of some units. init/close: the caller owns the struct; init
+ * allocates room for top_n entries (<= SEARCH_TOP_N_MAX). */
+typedef struct {
+    int top_n;
+    int n_best;            /* 0..top_n */
+    search_entry_t *best;  /* n_best entries, best first */
+    uint64_t total, good, bad;
+    uint64_t estimated; /* llm_estimate calls made (<= total; fewer when pruning) */
+} search_result_t;
+
+int search_result_init(search_result_t *r, int top_n, fathom_error_t *err);
+void search_result_close(search_result_t *r);
+
+/* The work units, and the request they come from. Opaque; create/free. */
+typedef struct search_plan search_plan_t;
+
+/* Checks the request (fields named "num_procs", "max_batch_size", "options.top_n", "model",
+ * "system"...) and lists the work units. NULL with err filled when refused. */
+search_plan_t *search_plan_create(const search_request_t *req, fathom_error_t *err);
+void search_plan_free(search_plan_t *p);
+
+size_t search_plan_units(const search_plan_t *p);
+const search_request_t *search_plan_request(const search_plan_t *p);
+/* Executions the search will try: exact without mbs_break, an upper bound with it. Computed from
+ * the loop sizes without walking them, so a caller can refuse a search that is too large. */
+uint64_t search_plan_max_executions(const search_plan_t *p);
+
+typedef enum { SEARCH_UNIT_DONE = 0, SEARCH_UNIT_CANCELLED = 1 } search_unit_status_t;
+
+/* Walks unit `unit` and adds its executions to *acc (counts and best list). Thread-safe for
+ * distinct accumulators. `cancel` (may be NULL) is read every 4096 executions: once it is
+ * non-zero the walk stops and SEARCH_UNIT_CANCELLED is returned, leaving *acc holding a part of
+ * the unit (the caller discards it). */
+search_unit_status_t search_run_unit(search_plan_t *p, size_t unit, search_result_t *acc,
+                                     volatile int *cancel);
+
+/* Adds src's counts and best entries to dst (any order of merges gives the same dst). */
+void search_merge(search_result_t *dst, const search_result_t *src);
+
+/* Progress of a plan, readable from any thread while units run: units finished, and
+ * executions walked (updated every 4096 executions and at the end of each unit). */
+typedef struct {
+    uint64_t units_done;
+    uint64_t units_total;
+    uint64_t executions;
+} search_progress_t;
+
+void search_progress(const search_plan_t *p, search_progress_t *out);
+
+/* Runs every unit of a plan on the calling thread (tests, small searches). 0, or 1 if
+ * cancelled. */
+int search_run_all(search_plan_t *p, search_result_t *out, volatile int *cancel);
+
+#endif

@@ -1,0 +1,265 @@
+"""test_sweeps.py — asynchronous sweeps end to end: submit, poll, idempotent ids, cancel, the
+queue limit, the size limit, grid paging in JSON and CSV, the bearer token, and a SIGKILL in
+the middle of a search followed by a restart that finishes with exactly the uninterrupted
+result."""
+import csv
+import io
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import tempfile
+import shutil
+import time
+import unittest
+
+from harness import FATHOM_CLI, SLOW, SOURCE, Server, ServerTestCase, validate
+
+SMALL = {"kind": "optimal_execution", "model": "megatron-126M", "system": "a100_80g",
+         "num_procs": 8, "max_batch_size": 64, "datatype": "float16", "options": {"top_n": 3}}
+# About a million executions: long enough to interrupt, short enough for a test.
+MEDIUM = {"kind": "optimal_execution", "model": "gpt3-13B", "system": "a100_80e",
+          "num_procs": 256, "max_batch_size": 512, "datatype": "float16", "options": {"top_n": 2}}
+# About four million executions: several seconds on one worker.
+LONG = {"kind": "optimal_execution", "model": "megatron-22B", "system": "h100_80g_nvl8",
+        "num_procs": 64, "max_batch_size": 512, "datatype": "float16", "options": {"top_n": 2}}
+GRID = {"kind": "grid",
+        "base": {"model": "gpt3-175B", "system": "a100_80g",
+                 "execution": {"num_procs": 64, "tensor_par": 8, "pipeline_par": 8, "data_par": 1,
+                               "batch_size": 64, "microbatch_size": 1, "activation_recompute": "full",
+                               "tensor_par_net": 0, "pipeline_par_net": 1, "data_par_net": 1}},
+        "axes": {"execution.microbatch_size": [1, 2, 4], "execution.activation_recompute": ["full", "none"]},
+        "top_n": 2}
+
+
+def wait_for(server, sweep_id, statuses=("done", "failed", "cancelled"), timeout=120, predicate=None):
+    deadline = time.time() + timeout * SLOW
+    while time.time() < deadline:
+        r = server.get("/v1/sweep/" + sweep_id)
+        doc = r.json()
+        if doc.get("status") in statuses or (predicate and predicate(doc)):
+            return doc
+        time.sleep(0.05)
+    raise AssertionError("sweep %s did not reach %s: %s" % (sweep_id, statuses, doc))
+
+
+def cli_search(args):
+    out = subprocess.run([FATHOM_CLI, "--presets", os.path.join(SOURCE, "presets")] + args,
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+class Sweeps(ServerTestCase):
+    def test_search_sweep_matches_cli(self):
+        r = self.server.post("/v1/sweep", SMALL)
+        self.assertEqual(r.status, 202, r.body)
+        sid = r.json()["id"]
+        self.assertRegex(sid, "^[0-9a-f]{64}$")
+        self.assertEqual(r.header("Location"), "/v1/sweep/" + sid)
+        doc = wait_for(self.server, sid)
+        self.assertEqual(doc["status"], "done", doc)
+        self.assertEqual(doc["progress"]["done"], doc["progress"]["total"])
+        self.assertEqual(doc["counts"]["total"], 298072)  # Calculon's count for this space
+        cli = cli_search(["search", "megatron-126M", "8", "64", "float16", "a100_80g", "--top-n", "3"])
+        self.assertEqual(doc["counts"], cli["counts"])
+        self.assertEqual([b["execution"] for b in doc["best"]], [b["execution"] for b in cli["best"]])
+        self.assertEqual([b["stats"] for b in doc["best"]], [b["stats"] for b in cli["best"]])
+        validate(doc, "sweep_status.response.json")
+        # Posting it again gives the same id and does not run it again.
+        again = self.server.post("/v1/sweep", dict(SMALL, options={"top_n": 3, "mbs_break": False}))
+        self.assertEqual(again.status, 202)
+        self.assertEqual(again.json()["id"], sid)
+        self.assertFalse(again.json()["created"])
+        listed = self.server.get("/v1/sweeps").json()["sweeps"]
+        self.assertIn(sid, [s["id"] for s in listed])
+
+    def test_search_results_csv(self):
+        sid = self.server.post("/v1/sweep", SMALL).json()["id"]
+        wait_for(self.server, sid)
+        r = self.server.get("/v1/sweep/%s/results?format=csv" % sid)
+        self.assertEqual(r.status, 200)
+        self.assertTrue(r.header("Content-Type").startswith("text/csv"))
+        rows = list(csv.reader(io.StringIO(r.body)))
+        self.assertEqual(rows[0][:3], ["rank", "num_procs", "tensor_par"])
+        self.assertIn("sample_rate", rows[0])
+        self.assertEqual(len(rows), 1 + 3)
+
+    def test_grid_sweep_paging(self):
+        r = self.server.post("/v1/sweep", GRID)
+        self.assertEqual(r.status, 202, r.body)
+        sid = r.json()["id"]
+        doc = wait_for(self.server, sid)
+        self.assertEqual(doc["status"], "done", doc)
+        self.assertEqual(doc["counts"]["points"], 6)
+        self.assertEqual(doc["counts"]["total"], 6)
+        rates = [b["summary"]["sample_rate"] for b in doc["best"]]
+        self.assertEqual(len(rates), 2)
+        self.assertEqual(rates, sorted(rates, reverse=True))
+        page1 = self.server.get("/v1/sweep/%s/results?format=json&limit=4" % sid).json()
+        page2 = self.server.get("/v1/sweep/%s/results?offset=4&limit=4" % sid).json()
+        self.assertEqual([p["index"] for p in page1["points"]], [0, 1, 2, 3])
+        self.assertEqual([p["index"] for p in page2["points"]], [4, 5])
+        # Axes sorted by name, last fastest: recompute varies slowest here.
+        self.assertEqual(page1["points"][0]["values"],
+                         {"execution.activation_recompute": "full", "execution.microbatch_size": 1})
+        self.assertEqual(page2["points"][1]["values"],
+                         {"execution.activation_recompute": "none", "execution.microbatch_size": 4})
+        # Each point is what /v1/estimate answers for it.
+        body = json.loads(json.dumps(GRID["base"]))
+        body["execution"]["microbatch_size"] = 2
+        est = self.server.post("/v1/estimate", body).json()
+        self.assertEqual(page1["points"][1]["stats"], est["stats"])
+        r = self.server.get("/v1/sweep/%s/results?format=csv" % sid)
+        rows = list(csv.reader(io.StringIO(r.body)))
+        self.assertEqual(rows[0][:3], ["index", "execution.activation_recompute", "execution.microbatch_size"])
+        self.assertIn("block_fw_flops", rows[0])
+        self.assertEqual(len(rows), 7)
+        self.assertError(self.server.get("/v1/sweep/%s/results?limit=-1" % sid), 422, "invalid_field", "limit")
+        self.assertError(self.server.get("/v1/sweep/%s/results?format=xml" % sid), 422, "invalid_field", "format")
+
+    def test_bad_specs_name_the_field(self):
+        cases = [
+            ({}, "kind"),
+            ({"kind": "random"}, "kind"),
+            (dict(SMALL, num_procs=0), "num_procs"),
+            (dict(SMALL, options={"top_n": 1000}), "options.top_n"),
+            (dict(GRID, axes={"execution.nope": [1]}), "axes.execution.nope"),
+            (dict(GRID, axes={"execution.tensor_par": []}), "axes.execution.tensor_par"),
+            (dict(GRID, base=dict(GRID["base"], execution=dict(GRID["base"]["execution"], tensor_par="8"))),
+             "base.execution.tensor_par"),
+        ]
+        for body, field in cases:
+            with self.subTest(field=field):
+                self.assertError(self.server.post("/v1/sweep", body), 422, "invalid_field", field)
+        self.assertError(self.server.get("/v1/sweep/" + "0" * 64), 404, "not_found")
+        self.assertError(self.server.get("/v1/sweep/xyz"), 404, "not_found")
+        r = self.server.get("/v1/sweep")
+        self.assertError(r, 405, "method_not_allowed")
+
+
+class Limits(unittest.TestCase):
+    def test_queue_full_cancel_and_too_large(self):
+        s = Server(extra_args=["--workers", "1", "--max-queued-sweeps", "1",
+                               "--max-sweep-points", "4", "--max-search-executions", "5000000"]).start()
+        try:
+            a = s.post("/v1/sweep", LONG).json()["id"]
+            self.assertEqual(wait_for(s, a, statuses=("running", "done"))["status"], "running")
+            b = s.post("/v1/sweep", dict(LONG, options={"top_n": 3})).json()["id"]
+            r = s.post("/v1/sweep", dict(LONG, options={"top_n": 4}))
+            self.assertEqual(r.status, 429, r.body)
+            self.assertEqual(r.json()["error"]["code"], "queue_full")
+            self.assertTrue(r.header("Retry-After"))
+            # Cancel: the running search stops within a second.
+            t0 = time.time()
+            r = s.request("DELETE", "/v1/sweep/" + a)
+            self.assertEqual(r.status, 200)
+            self.assertEqual(r.json()["status"], "cancelled")
+            s.request("DELETE", "/v1/sweep/" + b)
+            deadline = time.time() + 1.0 * SLOW
+            busy = None
+            while time.time() < deadline:
+                metrics = s.get("/metrics").body
+                busy = [l for l in metrics.splitlines() if l.startswith("fathom_worker_pool_busy ")]
+                if busy == ["fathom_worker_pool_busy 0"]:
+                    break
+                time.sleep(0.02)
+            self.assertEqual(busy, ["fathom_worker_pool_busy 0"], "still busy %.2fs after cancel" % (time.time() - t0))
+            self.assertEqual(s.get("/v1/sweep/" + a).json()["status"], "cancelled")
+            # Too large: each limit names itself.
+            r = s.post("/v1/sweep", dict(GRID, axes={"execution.microbatch_size": [1, 2, 4], "execution.tensor_par": [1, 8]}))
+            self.assertEqual(r.status, 422)
+            self.assertEqual(r.json()["error"]["code"], "limit_exceeded")
+            self.assertEqual(r.json()["error"]["field"], "axes")
+            self.assertIn("--max-sweep-points", r.json()["error"]["message"])
+            r = s.post("/v1/sweep", dict(LONG, model="gpt3-175B", system="a100_80g", num_procs=1024, max_batch_size=1024))
+            self.assertEqual(r.status, 422)
+            self.assertEqual(r.json()["error"]["code"], "limit_exceeded")
+            self.assertIn("--max-search-executions", r.json()["error"]["message"])
+            self.assertEqual(s.stop(), 0)
+        finally:
+            s.cleanup()
+
+    def test_token_guards_create_and_cancel_only(self):
+        s = Server(env={"FATHOM_API_TOKEN": "s3cret"}).start()
+        try:
+            r = s.post("/v1/sweep", SMALL)
+            self.assertEqual(r.status, 401)
+            self.assertEqual(r.json()["error"]["code"], "unauthorized")
+            r = s.post("/v1/sweep", SMALL, headers={"Authorization": "Bearer wrong"})
+            self.assertEqual(r.status, 401)
+            r = s.post("/v1/sweep", SMALL, headers={"Authorization": "Bearer s3cret"})
+            self.assertEqual(r.status, 202)
+            sid = r.json()["id"]
+            self.assertEqual(s.get("/v1/sweep/" + sid).status, 200)
+            self.assertEqual(s.request("DELETE", "/v1/sweep/" + sid).status, 401)
+            self.assertEqual(s.post("/v1/transformer", {"model": "gpt3-175B"}).status, 200)
+            self.assertEqual(s.stop(), 0)
+        finally:
+            s.cleanup()
+
+
+class Durability(unittest.TestCase):
+    def test_sigkill_mid_search_resumes_to_identical_result(self):
+        ref = Server(extra_args=["--workers", "2"]).start()
+        try:
+            rid = ref.post("/v1/sweep", LONG).json()["id"]
+            expected = wait_for(ref, rid, timeout=300)
+            self.assertEqual(expected["status"], "done")
+            self.assertEqual(ref.stop(), 0)
+        finally:
+            ref.cleanup()
+
+        tmp = tempfile.mkdtemp(prefix="fathom-kill-")
+        try:
+            s = Server(db_dir=tmp, extra_args=["--workers", "1"]).start()
+            sid = s.post("/v1/sweep", LONG).json()["id"]
+            self.assertEqual(sid, rid)
+            doc = wait_for(s, sid, predicate=lambda d: 0 < d["progress"]["done"] < d["progress"]["total"],
+                           timeout=300)
+            self.assertEqual(doc["status"], "running")
+            s.stop(signal.SIGKILL)
+            db = sqlite3.connect(s.db)
+            self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
+            status, done = db.execute("SELECT status, done FROM sweeps WHERE id=?", (sid,)).fetchone()
+            db.close()
+            self.assertEqual(status, "running")
+            self.assertGreater(done, 0)
+            s = Server(db_dir=tmp, extra_args=["--workers", "2"]).start()
+            got = wait_for(s, sid, timeout=300)
+            self.assertTrue(any(r.get("msg") == "sweep resumed" and r.get("done", 0) > 0 for r in s.log_records()),
+                            s.lines)
+            self.assertEqual(got["status"], "done")
+            self.assertEqual(got["counts"], expected["counts"])
+            self.assertEqual(got["best"], expected["best"])
+            self.assertEqual(s.stop(), 0)
+            db = sqlite3.connect(s.db)
+            self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
+            db.close()
+        finally:
+            shutil.rmtree(tmp)
+
+    def test_sigterm_mid_sweep_checkpoints_and_resumes(self):
+        tmp = tempfile.mkdtemp(prefix="fathom-term-")
+        try:
+            s = Server(db_dir=tmp, extra_args=["--workers", "1"]).start()
+            sid = s.post("/v1/sweep", LONG).json()["id"]
+            doc = wait_for(s, sid, predicate=lambda d: 0 < d["progress"]["done"] < d["progress"]["total"],
+                           timeout=300)
+            self.assertEqual(doc["status"], "running")
+            t0 = time.time()
+            self.assertEqual(s.stop(signal.SIGTERM), 0)
+            self.assertLess(time.time() - t0, 5 * SLOW)
+            db = sqlite3.connect(os.path.join(tmp, "fathom.db"))
+            status, done = db.execute("SELECT status, done FROM sweeps WHERE id=?", (sid,)).fetchone()
+            db.close()
+            self.assertEqual(status, "running")
+            s = Server(db_dir=tmp).start()
+            self.assertEqual(wait_for(s, sid, timeout=300)["status"], "done")
+            self.assertEqual(s.stop(), 0)
+        finally:
+            shutil.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,215 @@
+/* test_search_golden.c — the search against Calculon's own output (tests/data/search/, copied
+ * from ../shared/golden/search/): turing-530B on 5128 a100_80g, max batch 2520, float16, with
+ * -m (top 1) and exhaustive with -t 5. Same executions in the same order (the top 4 of the
+ * exhaustive search tie on sample rate: their order is Calculon's enumeration order), all 96
+ * statistics within 1e-9 relative, same total/good/bad counts. Then: the result does not
+ * depend on the thread count, and pruning (SEARCH_EVALUATE) gives exactly what estimating every
+ * execution (SEARCH_EVALUATE_ALL) gives. */
+#include <math.h>
+
+#include "llm_codec.h"
+#include "search_test_util.h"
+
+#define TURING_REQUEST(options)                                                              \
+    "{\"model\":\"turing-530B\",\"system\":\"a100_80g\",\"num_procs\":5128,"               \
+    "\"max_batch_size\":2520,\"datatype\":\"float16\",\"options\":" options "}"
+
+static void compare_entry(const search_entry_t *got, const json_t *want, size_t rank)
+{
+    json_t *exe = codec_llm_execution_encode(&got->execution);
+    const json_t *want_exe = json_object_get(want, "execution");
+    assert_non_null(exe);
+    assert_non_null(want_exe);
+    if (!json_equal(exe, want_exe)) {
+        char *a = json_dumps(exe, JSON_SORT_KEYS);
+        char *b = json_dumps(want_exe, JSON_SORT_KEYS);
+        print_error("rank %zu execution differs:\n got  %s\n want %s\n", rank, a, b);
+        free(a);
+        free(b);
+        json_decref(exe);
+        fail();
+    }
+    json_decref(exe);
+
+    const json_t *want_stats = json_object_get(want, "stats");
+    assert_int_equal(json_object_size(want_stats), LLM_STAT__COUNT);
+    int bad = 0;
+    for (int i = 0; i < LLM_STAT__COUNT; i++) {
+        const char *name = llm_stat_name((llm_stat_t)i);
+        const json_t *w = json_object_get(want_stats, name);
+        if (!json_is_number(w)) {
+            print_error("rank %zu: golden stat %s missing\n", rank, name);
+            bad++;
+            continue;
+        }
+        double ref = json_number_value(w);
+        double val = llm_stat_value(&got->result.stats, (llm_stat_t)i);
+        double dev = ref == 0 ? fabs(val) : fabs(val - ref) / fabs(ref);
+        if (!(dev <= 1e-9)) {
+            print_error("rank %zu: %s = %.17g, Calculon %.17g (deviation %.3g)\n", rank, name,
+                        val, ref, dev);
+            bad++;
+        }
+    }
+    assert_int_equal(bad, 0);
+}
+
+static void check_golden(const char *request, const char *golden_file,
+                         unsigned long long total, unsigned long long good,
+                         unsigned long long bad)
+{
+    search_request_t req;
+    search_result_t res;
+    test_request(request, &req);
+    test_run(&req, 2, &res);
+
+    json_error_t jerr;
+    json_t *golden = json_load_file(golden_file, 0, &jerr);
+    if (!golden) {
+        print_error("cannot read %s: %s\n", golden_file, jerr.text);
+        fail();
+    }
+    if (res.total != total || res.good != good || res.bad != bad) {
+        print_error("counts total/good/bad %llu/%llu/%llu, Calculon %llu/%llu/%llu\n",
+                    (unsigned long long)res.total, (unsigned long long)res.good,
+                    (unsigned long long)res.bad, total, good, bad);
+        fail();
+    }
+    assert_int_equal(res.n_best, json_object_size(golden));
+    for (int i = 0; i < res.n_best; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "%d", i);
+        compare_entry(&res.best[i], json_object_get(golden, key), (size_t)i);
+    }
+    json_decref(golden);
+    search_result_close(&res);
+}
+
+static void test_turing_mbs_break(void **state)
+{
+    (void)state;
+    check_golden(TURING_REQUEST("{\"mbs_break\":true}"),
+                 "tests/data/search/turing-530B_5128_a100_80g_m.json", 8112, 1080, 7032);
+}
+
+static void test_turing_exhaustive_top5(void **state)
+{
+    (void)state;
+    check_golden(TURING_REQUEST("{\"top_n\":5}"),
+                 "tests/data/search/turing-530B_5128_a100_80g_full_t5.json", 10944, 1080, 9864);
+}
+
+/* Two results are the same: counts, and every ranked entry bit for bit. */
+static void assert_same_result(const search_result_t *a, const search_result_t *b,
+                               const char *what)
+{
+    if (a->total != b->total || a->good != b->good || a->bad != b->bad ||
+        a->n_best != b->n_best) {
+        print_error("%s: total/good/bad/n %llu/%llu/%llu/%d vs %llu/%llu/%llu/%d\n", what,
+                    (unsigned long long)a->total, (unsigned long long)a->good,
+                    (unsigned long long)a->bad, a->n_best, (unsigned long long)b->total,
+                    (unsigned long long)b->good, (unsigned long long)b->bad, b->n_best);
+        fail();
+    }
+    for (int i = 0; i < a->n_best; i++) {
+        const search_entry_t *x = &a->best[i], *y = &b->best[i];
+        /* (unit, index) is the enumeration position: it determines the execution. */
+        if (x->unit != y->unit || x->index != y->index ||
+            memcmp(&x->result.stats, &y->result.stats, sizeof x->result.stats) != 0) {
+            print_error("%s: rank %d differs: unit %u index %u rate %.17g vs unit %u index %u "
+                        "rate %.17g\n", what, i, x->unit, x->index,
+                        x->result.stats.sample_rate, y->unit, y->index,
+                        y->result.stats.sample_rate);
+            fail();
+        }
+    }
+}
+
+/* A small search with every loop in play (fused both ways, TP/DP overlap, offloads, two
+ * networks), many ties, and both good and bad executions (a 6-block 16384-wide model on 4
+ * a100_80g: memory does not always fit, offloading is refused below 3 blocks per processor). */
+#define SMALL_REQUEST                                                                          \
+    "{\"model\":{\"hidden\":16384,\"seq_size\":2048,\"attn_heads\":128,\"num_blocks\":6},"  \
+    "\"system\":\"a100_80g\",\"num_procs\":4,\"max_batch_size\":4,\"datatype\":\"float16\","  \
+    "\"options\":{\"top_n\":40,\"fused_activation\":\"all\"}}"
+
+static void test_thread_count_independence(void **state)
+{
+    (void)state;
+    const char *requests[] = {TURING_REQUEST("{\"top_n\":20}"),
+                              TURING_REQUEST("{\"top_n\":3,\"mbs_break\":true}"), SMALL_REQUEST};
+    for (size_t k = 0; k < sizeof requests / sizeof requests[0]; k++) {
+        search_request_t req;
+        search_result_t one, two, three;
+        test_request(requests[k], &req);
+        test_run(&req, 1, &one);
+        test_run(&req, 2, &two);
+        test_run(&req, 3, &three);
+        assert_true(one.n_best > 0);
+        assert_same_result(&one, &two, "1 vs 2 threads");
+        assert_same_result(&one, &three, "1 vs 3 threads");
+        search_result_close(&one);
+        search_result_close(&two);
+        search_result_close(&three);
+    }
+}
+
+static void test_pruned_equals_unpruned(void **state)
+{
+    (void)state;
+    const char *requests[] = {TURING_REQUEST("{\"top_n\":100}"),
+                              TURING_REQUEST("{\"top_n\":10,\"mbs_break\":true}"),
+                              SMALL_REQUEST};
+    for (size_t k = 0; k < sizeof requests / sizeof requests[0]; k++) {
+        search_request_t req;
+        search_result_t pruned, full;
+        test_request(requests[k], &req);
+        req.mode = SEARCH_EVALUATE;
+        test_run(&req, 2, &pruned);
+        req.mode = SEARCH_EVALUATE_ALL;
+        test_run(&req, 2, &full);
+        /* The unpruned search estimates everything; pruning must have skipped something, or
+         * this test compares nothing. */
+        assert_int_equal(full.estimated, full.total);
+        assert_true(pruned.estimated < full.estimated);
+        assert_same_result(&pruned, &full, "pruned vs unpruned");
+        /* The real search tries exactly what the count-only walk counts (without mbs_break). */
+        if (!req.options.mbs_break) {
+            search_result_t counted;
+            req.mode = SEARCH_COUNT_ONLY;
+            test_run(&req, 2, &counted);
+            assert_int_equal(counted.total, full.total);
+            search_result_close(&counted);
+        }
+        search_result_close(&pruned);
+        search_result_close(&full);
+    }
+}
+
+static void test_cancel(void **state)
+{
+    (void)state;
+    search_request_t req;
+    search_result_t res;
+    fathom_error_t err;
+    test_request(TURING_REQUEST("{}"), &req);
+    assert_int_equal(search_result_init(&res, 1, &err), 0);
+    volatile int cancel = 1;
+    fathom_error_clear(&err);
+    assert_int_equal(codec_search_run_request(&req, 2, &cancel, NULL, NULL, &res, &err), -1);
+    assert_int_equal(err.code, FATHOM_E_UNAVAILABLE);
+    assert_string_equal(err.message, "cancelled");
+    search_result_close(&res);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_turing_mbs_break),
+        cmocka_unit_test(test_turing_exhaustive_top5),
+        cmocka_unit_test(test_thread_count_independence),
+        cmocka_unit_test(test_pruned_equals_unpruned),
+        cmocka_unit_test(test_cancel),
+    };
+    return cmocka_run_group_tests(tests, test_load_presets, test_free_presets);
+}
