@@ -59,19 +59,26 @@ int cli_cmd_estimate(int argc, char **argv, const cli_env_t *env)
 
 int cli_cmd_validate(int argc, char **argv, const cli_env_t *env)
 {
-    if (argc > 1 && strcmp(argv[1], "--help") == 0) {
-        printf("usage: fathom validate\n\nReproduces Calculon's validation against the Megatron "
-               "sequence-parallelism paper\n(Korthikanti et al. 2022): Figure 1 memory, Figure 7 "
-               "activation ratios, Table 5\nstep times, with profile, estimate, delta, mean and worst "
-               "error. Same as GET /v1/validation.\n");
-        return 0;
+    int as_json = argc == 2 && strcmp(argv[1], "--json") == 0;
+    if (argc > 2 || (argc == 2 && !as_json)) {
+        printf("usage: fathom validate [--json]\n\nReproduces Calculon's validation against the "
+               "Megatron sequence-parallelism paper\n(Korthikanti et al. 2022): Figure 1 memory, "
+               "Figure 7 activation ratios, Table 5\nstep times, with profile, estimate, delta, mean "
+               "and worst error, printed as\nCalculon prints them. --json prints GET "
+               "/v1/validation's JSON instead.\n");
+        return strcmp(argv[argc - 1], "--help") == 0 ? 0 : 2;
     }
     fathom_error_t err;
     fathom_error_clear(&err);
     json_t *report = codec_llm_validation_report(env->presets, &err);
     if (!report)
         return cli_print_error(&err);
-    cli_print_json(report);
+    char *text = as_json ? NULL : codec_llm_validation_text(report);
+    if (text)
+        fputs(text, stdout);
+    else
+        cli_print_json(report);
+    free(text);
     json_decref(report);
     return 0;
 }
