@@ -1,0 +1,92 @@
+"""test_estimate.py — POST /v1/estimate, presets and GET /v1/validation through a real fathomd,
+against Calculon's own figures."""
+import json
+import os
+import unittest
+
+from harness import SOURCE, ServerTestCase, validate
+
+with open(os.path.join(SOURCE, "tests", "data", "llm", "example_3072_t4_p64_d12_mbs4_full.json")) as f:
+    EXAMPLE = json.load(f)
+
+
+class Estimate(ServerTestCase):
+    def test_calculon_readme_example(self):
+        r = self.server.post("/v1/estimate", {"model": "megatron-1T", "system": "a100_80g", "execution": EXAMPLE})
+        self.assertEqual(r.status, 200, r.body)
+        out = r.json()
+        self.assertTrue(out["feasible"])
+        self.assertAlmostEqual(out["stats"]["total_time"], 131.9006, places=4)   # Calculon prints 131.9006
+        self.assertAlmostEqual(out["stats"]["sample_rate"], 23.29, places=2)
+        self.assertEqual(len(out["stats"]), 96)
+        self.assertEqual(out["summary"]["step_time_s"], out["stats"]["total_time"])
+        validate(out, "estimate.response.json")
+        again = self.server.post("/v1/estimate", {"model": "megatron-1T", "system": "a100_80g", "execution": EXAMPLE})
+        self.assertEqual(again.header("X-Fathom-Cache"), "hit")
+        self.assertEqual(again.body, r.body)
+
+    def test_does_not_fit_is_200_with_violation(self):
+        ex = {"num_procs": 64, "tensor_par": 1, "pipeline_par": 64, "data_par": 1, "batch_size": 64,
+              "microbatch_size": 1, "activation_recompute": "none", "pipeline_par_net": 1, "data_par_net": 1}
+        r = self.server.post("/v1/estimate", {"model": "megatron-1T", "system": "a100_80g", "execution": ex})
+        self.assertEqual(r.status, 200, r.body)
+        out = r.json()
+        self.assertFalse(out["fits_memory"])
+        v = out["violations"][0]
+        self.assertEqual(v["tier"], 1)
+        self.assertGreater(v["needed_bytes"], v["capacity_bytes"])
+        self.assertEqual(out["summary"]["mem_tier1_capacity_bytes"], 80 * 2**30)
+
+    def test_infeasible_and_invalid_executions_name_the_field(self):
+        cases = [
+            (dict(EXAMPLE, data_par=11), None, "execution.num_procs"),         # tp*pp*dp != num_procs
+            (dict(EXAMPLE, pipeline_interleaving=7), None, "execution.pipeline_interleaving"),
+            (dict(EXAMPLE, activation_recompute="sometimes"), "invalid_field", "execution.activation_recompute"),
+            (dict(EXAMPLE, tensor_par_net=5), None, None),
+            (dict(EXAMPLE, colour="red"), "invalid_field", "execution.colour"),
+        ]
+        for ex, code, field in cases:
+            with self.subTest(ex=ex):
+                r = self.server.post("/v1/estimate", {"model": "megatron-1T", "system": "a100_80g", "execution": ex})
+                self.assertEqual(r.status, 422, r.body)
+                err = r.json()["error"]
+                self.assertIn(err["code"], ("infeasible_execution", "invalid_field"))
+                if code:
+                    self.assertEqual(err["code"], code)
+                if field:
+                    self.assertEqual(err["field"], field)
+                self.assertTrue(err.get("field", "").startswith(("execution.", "system.", "model")), err)
+        r = self.server.post("/v1/estimate", {"model": "megatron-1T", "system": "no-such-system", "execution": EXAMPLE})
+        self.assertEqual(r.json()["error"]["field"], "system")
+
+    def test_presets(self):
+        p = self.server.get("/v1/presets").json()
+        models = [m["name"] for m in p["models"]]
+        systems = [s["name"] for s in p["systems"]]
+        for name in ["anthropic-52B", "chinchilla", "gopher-280B", "gpt3-13B", "gpt3-175B", "lamda",
+                     "megatron-126M", "megatron-1T", "megatron-22B", "megatron-40B", "megatron-5B",
+                     "palm-540B", "turing-530B"]:
+            self.assertIn(name, models)
+        for name in ["a100_80e", "a100_80g", "h100_80g_nvl8", "h100_sxm", "h200", "b200", "mi300x"]:
+            self.assertIn(name, systems)
+        m = self.server.get("/v1/presets/models/gpt3-175B").json()
+        self.assertEqual(m["hidden"], 12288)
+        self.assertEqual(self.server.get("/v1/presets/systems/a100_80g").json()["mem1"]["GiB"], 80)
+        self.assertEqual(self.server.get("/v1/presets/models/gpt5").status, 404)
+        self.assertEqual(self.server.get("/v1/presets/gadgets/x").status, 404)
+        # Every system preset estimates a run.
+        for name in systems:
+            r = self.server.post("/v1/estimate", {"model": "megatron-126M", "system": name,
+                                                  "execution": {"num_procs": 8, "data_par": 8, "batch_size": 64}})
+            self.assertEqual(r.status, 200, (name, r.body))
+
+    def test_validation_reproduces_calculon(self):
+        r = self.server.get("/v1/validation")
+        self.assertEqual(r.status, 200)
+        tab5 = [t for t in r.json()["tables"] if t["name"] == "tab5"][0]
+        self.assertEqual(round(tab5["mean_abs_error_pct"], 2), 3.65)
+        self.assertEqual(round(tab5["max_abs_error_pct"], 2), 8.87)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
