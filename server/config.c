@@ -29,8 +29,8 @@ static const option_t options[] = {
     {"--listen", "FATHOM_LISTEN", OPT_LISTEN, 0, 0, 0, 0, "127.0.0.1:8080",
      "address and port to listen on (ADDR:PORT; port 0 picks a free one)"},
     {"--db", "FATHOM_DB", STR(db_path), "fathom.db", "SQLite database file"},
-    {"--static", "FATHOM_STATIC", STR(static_dir), "", "directory of the web page (default: "
-     "./static if present, else the installed copy)"},
+    {"--static", "FATHOM_STATIC", STR(static_dir), "", "directory of the web page (default: ./static "
+     "if present, else the installed copy)"},
     {"--presets", "FATHOM_PRESETS", STR(presets_dir), "", "directory of model/system presets "
      "(default: ./presets if present, else the installed copy)"},
     {"--migrations", "FATHOM_MIGRATIONS", STR(migrations_dir), "", "directory of SQL migrations "
@@ -68,10 +68,13 @@ static void usage(FILE *f)
     fprintf(f, "usage: fathomd [OPTION VALUE]...\n\n"
                "Fathom's estimation service: HTTP/JSON on ADDR:PORT, results in SQLite.\n"
                "Every option can also be set by its environment variable; the flag wins.\n\n");
-    for (size_t i = 0; i < NOPTIONS; i++)
-        fprintf(f, "  %-22s %-26s %s (default: %s)\n", options[i].flag, options[i].env,
-                options[i].help, options[i].dflt[0] ? options[i].dflt : "see text");
-    fprintf(f, "  %-22s %-26s %s\n", "--help", "", "print this and exit");
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        fprintf(f, "  %-24s $%-30s", options[i].flag, options[i].env);
+        if (options[i].dflt[0])
+            fprintf(f, " default %s", options[i].dflt);
+        fprintf(f, "\n      %s\n", options[i].help);
+    }
+    fprintf(f, "  --help\n      print this and exit\n");
 }
 
 static int set_option(config_t *cfg, const option_t *o, const char *value, const char *source)
