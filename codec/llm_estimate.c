@@ -2,7 +2,10 @@
  * time, its breakdown and the memory per tier (codec_estimate_endpoint).
  *
  * Request  {"model": preset name | model object, "system": preset name | Calculon system object,
- *           "execution": Calculon execution object (defaults in llm_codec.h)}
+ *           "execution": Calculon execution object (defaults in llm_codec.h),
+ *           "training": optional {tokens, gpu_hour_price, gpu_power_kw, pue, co2_kg_per_kwh}}
+ *           — with training the response adds "run": steps, wall time, days, GPU-hours,
+ *           dollars, kWh and CO2 of the whole run at the estimated step time.
  * Response {"feasible": true, "fits_memory": bool, "violations": [...], "stats": {96},
  *           "summary": {...}} — a configuration that does not fit memory is still a 200; one the
  *           model cannot run is a 422 (infeasible_execution / invalid_field naming the field). */
@@ -12,13 +15,16 @@
 #include "json_read.h"
 #include "llm_codec.h"
 #include "model_codec.h"
+#include "scaling_run_codec.h"
 
-static const char *const request_keys[] = {"model", "system", "execution", NULL};
+static const char *const request_keys[] = {"model", "system", "execution", "training", NULL};
 
 typedef struct {
     fathom_model_t model;
     llm_system_t system;
     llm_execution_t execution;
+    bool has_training; /* optional: the cost of a whole run at this step time */
+    scaling_training_t training;
 } estimate_request_t;
 
 static int decode_request(const json_t *body, const codec_presets_t *presets,
@@ -39,6 +45,10 @@ static int decode_request(const json_t *body, const codec_presets_t *presets,
         codec_llm_system_decode(system, "system", presets, &req->system, err) ||
         codec_llm_execution_decode(execution, "execution", &req->execution, err))
         return -1;
+    const json_t *training = json_object_get(body, "training");
+    req->has_training = training && !json_is_null(training);
+    if (req->has_training && codec_training_decode(training, "training", &req->training, err))
+        return -1;
     return 0;
 }
 
@@ -50,6 +60,8 @@ static json_t *estimate_normalize(const json_t *body, const codec_ctx_t *ctx, fa
     json_t *out = json_pack("{s:o,s:o,s:o}", "model", codec_model_encode(&req.model), "system",
                             codec_llm_system_encode(&req.system), "execution",
                             codec_llm_execution_encode(&req.execution));
+    if (out && req.has_training)
+        json_object_set_new(out, "training", codec_training_encode(&req.training));
     if (!out)
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
     return out;
@@ -64,7 +76,14 @@ static json_t *estimate_evaluate(const json_t *normalized, const codec_ctx_t *ct
     llm_result_t r;
     if (llm_estimate(&req.model, &req.system, &req.execution, &r, err))
         return NULL;
+    scaling_run_cost_t run;
+    if (req.has_training &&
+        scaling_run_cost(r.stats.total_time, req.execution.batch_size, req.model.seq_size,
+                         req.execution.num_procs, &req.training, &run, err))
+        return NULL;
     json_t *out = codec_llm_result_encode(&req.model, &req.execution, &r);
+    if (out && req.has_training)
+        json_object_set_new(out, "run", codec_run_encode(&run));
     if (!out)
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
     return out;

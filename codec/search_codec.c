@@ -169,7 +169,7 @@ static void *worker_main(void *arg)
     worker_t *w = arg;
     size_t n = search_plan_units(w->plan);
     for (;;) {
-        if ((w->cancel && *w->cancel) || atomic_load(w->stop)) {
+        if ((w->cancel && __atomic_load_n(w->cancel, __ATOMIC_RELAXED)) || atomic_load(w->stop)) {
             w->cancelled = true;
             break;
         }

@@ -6,6 +6,7 @@
 #include "endpoint.h"
 #include "json_read.h"
 #include "model_codec.h"
+#include "scaling_run_codec.h"
 #include "transformer.h"
 
 /* Bounds that keep every product finite and meaningful; far beyond any real run. */
@@ -21,7 +22,7 @@
 static const char *const request_keys[] = {
     "model", "batch_size", "measured_step_time_s", "gpu_peak_flops", "gpu_memory_gib", "mfu",
     "num_gpus", "tokens", "time_budget_days", "param_count", "recompute_overhead",
-    "backward_forward_ratio", "tensor_par", "micro_batch_size", "lora", NULL};
+    "backward_forward_ratio", "tensor_par", "micro_batch_size", "lora", "training", NULL};
 static const char *const lora_keys[] = {"rank", "tuned_layers", NULL};
 
 /* Reads an optional positive real into (*has, *out). */
@@ -32,8 +33,14 @@ static int opt_positive(const json_t *body, const char *key, double max, bool *h
     return jr_positive(body, "", key, JR_OPTIONAL, 0.0, max, out, err);
 }
 
+/* The optional "training" object prices the run of the 6ND time (see scaling_run_codec.h). */
+typedef struct {
+    bool has;
+    scaling_training_t t;
+} tf_training_t;
+
 static int decode(const json_t *body, const codec_ctx_t *ctx, fathom_model_t *m, tf_inputs_t *in,
-                  fathom_error_t *err)
+                  tf_training_t *training, fathom_error_t *err)
 {
     if (jr_expect_object(body, "", err) || jr_check_keys(body, "", request_keys, err))
         return -1;
@@ -81,6 +88,19 @@ static int decode(const json_t *body, const codec_ctx_t *ctx, fathom_model_t *m,
         in->lora_rank = (double)rank;
         in->lora_tuned_layers = (double)tuned;
     }
+
+    const json_t *tr = json_object_get(body, "training");
+    training->has = tr && !json_is_null(tr);
+    if (training->has) {
+        if (codec_training_decode(tr, "training", &training->t, err))
+            return -1;
+        /* One token budget: the run's. A different top-level figure would be two answers. */
+        if (in->has_tokens && in->tokens != training->t.tokens)
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "tokens",
+                                    "differs from training.tokens; give the token budget once");
+        in->has_tokens = true;
+        in->tokens = training->t.tokens;
+    }
     return 0;
 }
 
@@ -91,7 +111,8 @@ static void set_opt(json_t *o, const char *key, bool has, double v)
         json_object_set_new(o, key, json_real(v));
 }
 
-static json_t *encode_request(const fathom_model_t *m, const tf_inputs_t *in)
+static json_t *encode_request(const fathom_model_t *m, const tf_inputs_t *in,
+                              const tf_training_t *training)
 {
     json_t *o = json_object();
     json_object_set_new(o, "model", codec_model_encode(m));
@@ -113,6 +134,10 @@ static json_t *encode_request(const fathom_model_t *m, const tf_inputs_t *in)
         json_object_set_new(o, "lora",
                             json_pack("{s:I,s:I}", "rank", (json_int_t)in->lora_rank,
                                       "tuned_layers", (json_int_t)in->lora_tuned_layers));
+    if (training->has) {
+        json_object_set_new(o, "training", codec_training_encode(&training->t));
+        json_object_del(o, "tokens"); /* carried by training.tokens */
+    }
     return o;
 }
 
@@ -120,9 +145,10 @@ static json_t *normalize(const json_t *body, const codec_ctx_t *ctx, fathom_erro
 {
     fathom_model_t m;
     tf_inputs_t in;
-    if (decode(body, ctx, &m, &in, err))
+    tf_training_t training;
+    if (decode(body, ctx, &m, &in, &training, err))
         return NULL;
-    return encode_request(&m, &in);
+    return encode_request(&m, &in, &training);
 }
 
 /* Integral counts go out as JSON integers when they fit exactly, so 124337664 reads as such. */
@@ -161,9 +187,21 @@ static json_t *evaluate(const json_t *normalized, const codec_ctx_t *ctx, fathom
     fathom_model_t m;
     tf_inputs_t in;
     tf_result_t r;
-    if (decode(normalized, ctx, &m, &in, err))
+    tf_training_t training;
+    if (decode(normalized, ctx, &m, &in, &training, err))
         return NULL;
     tf_estimate(&m, &in, &r);
+    scaling_run_cost_t run;
+    bool has_run = false;
+    if (training.has && r.has_train_time && in.has_batch_size) {
+        /* The 6ND time as steps of batch_size sequences, so the bill counts whole steps the way
+         * /v1/estimate's does. */
+        double step_s = r.train_seconds * in.batch_size * (double)m.seq_size / in.tokens;
+        if (scaling_run_cost(step_s, (int64_t)in.batch_size, m.seq_size, (int64_t)in.num_gpus,
+                             &training.t, &run, err))
+            return NULL;
+        has_run = true;
+    }
 
     json_t *out = json_object();
     json_t *warnings = json_array();
@@ -208,6 +246,12 @@ static json_t *evaluate(const json_t *normalized, const codec_ctx_t *ctx, fathom
             json_object_set_new(l, "gpus_by_memory", count(r.lora_gpus_by_memory));
         json_object_set_new(out, "lora", l);
     }
+    if (has_run)
+        json_object_set_new(out, "run", codec_run_encode(&run));
+    else if (training.has)
+        json_array_append_new(warnings,
+                              json_string("training: the run's cost needs batch_size, "
+                                          "gpu_peak_flops, mfu and num_gpus"));
     if (m.vocab_size == 0)
         json_array_append_new(warnings,
                               json_string("model.vocab_size not given: embedding and output "

@@ -89,6 +89,12 @@ struct sweeps {
     sweep_limits_t limits;
 };
 
+/* The cancel flag is written by HTTP threads and the loop thread and read by pool threads. */
+static int job_cancelled(const job_t *j)
+{
+    return __atomic_load_n(&j->cancel, __ATOMIC_RELAXED);
+}
+
 /* ---------------------------------------------------------------- loop thread: jobs ---- */
 
 static void job_free(job_t *j)
@@ -386,7 +392,7 @@ static void run_grid_unit(chunk_t *ch)
         last = j->npoints;
     ch->rows = json_array();
     for (uint64_t idx = first; idx < last; idx++) {
-        if (j->cancel) {
+        if (job_cancelled(j)) {
             ch->cancelled = 1;
             return;
         }
@@ -454,7 +460,7 @@ static void load_pending(sweeps_t *s);
 static void fill(sweeps_t *s)
 {
     for (job_t *j = s->jobs; j && s->inflight < s->srv->cfg.workers; j = j->next) {
-        while (!j->dropped && !j->cancel && j->next_dispatch < j->total_units &&
+        while (!j->dropped && !job_cancelled(j) && j->next_dispatch < j->total_units &&
                s->inflight < s->srv->cfg.workers) {
             chunk_t *ch = calloc(1, sizeof *ch);
             if (!ch)
@@ -539,7 +545,7 @@ static void after_work(uv_work_t *req, int status)
         j->ready[ch->unit] = ch;
         advance(s, j);
     }
-    if (j->inflight == 0 && (j->dropped || s->stopping || j->cancel)) {
+    if (j->inflight == 0 && (j->dropped || s->stopping || job_cancelled(j))) {
         if (s->stopping && !j->dropped && j->next_merge > j->committed)
             commit(s, j, false);
         job_remove(s, j);
@@ -589,7 +595,7 @@ static void load_pending(sweeps_t *s)
      * units, so 'queued' in the database means waiting, and the queue limit counts waiters. */
     bool busy = false;
     for (job_t *j = s->jobs; j; j = j->next)
-        if (!j->dropped && !j->cancel && j->next_dispatch < j->total_units)
+        if (!j->dropped && !job_cancelled(j) && j->next_dispatch < j->total_units)
             busy = true;
     for (int i = 0; i < n; i++) {
         job_t *j = NULL;
@@ -624,7 +630,7 @@ static void on_wake(uv_async_t *a)
     /* Jobs a user cancelled while idle between units: drop them now. */
     for (job_t *j = s->jobs, *next; j; j = next) {
         next = j->next;
-        if (j->cancel && !j->dropped) {
+        if (job_cancelled(j) && !j->dropped) {
             j->dropped = true;
             if (j->inflight == 0)
                 job_remove(s, j);

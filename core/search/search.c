@@ -410,7 +410,7 @@ static int try_execution(walk_t *w, uint8_t *verdict)
     if ((w->index & (CANCEL_EVERY - 1)) == 0) {
         atomic_fetch_add(&w->plan->executions, w->index - w->reported);
         w->reported = w->index;
-        if (w->cancel && *w->cancel)
+        if (w->cancel && __atomic_load_n(w->cancel, __ATOMIC_RELAXED))
             return -1;
     }
     if (!w->estimate)
@@ -537,7 +537,7 @@ out:
 int search_run_all(search_plan_t *p, search_result_t *out, volatile int *cancel)
 {
     for (size_t i = 0; i < p->n_units; i++) {
-        if (cancel && *cancel)
+        if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED))
             return 1;
         if (search_run_unit(p, i, out, cancel) != SEARCH_UNIT_DONE)
             return 1;

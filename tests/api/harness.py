@@ -19,6 +19,9 @@ FATHOMD = os.environ.get("FATHOMD", os.path.join(SOURCE, "build", "fathomd"))
 FATHOM_CLI = os.environ.get("FATHOM_CLI", os.path.join(SOURCE, "build", "fathom"))
 # Under valgrind or sanitizers everything is slower; tests scale their waits by this.
 SLOW = float(os.environ.get("FATHOM_TEST_SLOWDOWN", "1"))
+# A command that runs fathomd (e.g. "valgrind --error-exitcode=99 ..."): the stage that checks
+# for memory errors sets it, and a non-zero exit at shutdown then fails the test.
+WRAPPER = os.environ.get("FATHOM_TEST_WRAPPER", "").split()
 
 
 class Response:
@@ -47,7 +50,7 @@ class Server:
         self.db = os.path.join(db_dir, "fathom.db")
         self.extra_args = list(extra_args)
         self.env = dict(os.environ, **(env or {}))
-        self.wrapper = list(wrapper)
+        self.wrapper = list(wrapper) or list(WRAPPER)
         self.proc = None
         self.port = None
         self.lines = []

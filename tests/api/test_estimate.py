@@ -25,6 +25,25 @@ class Estimate(ServerTestCase):
         self.assertEqual(again.header("X-Fathom-Cache"), "hit")
         self.assertEqual(again.body, r.body)
 
+    def test_training_budget_prices_the_run(self):
+        body = {"model": "megatron-1T", "system": "a100_80g", "execution": EXAMPLE,
+                "training": {"tokens": 450e9, "gpu_hour_price": 2.5, "gpu_power_kw": 0.4, "pue": 1.1}}
+        r = self.server.post("/v1/estimate", body)
+        self.assertEqual(r.status, 200, r.body)
+        out = r.json()
+        run, step = out["run"], out["stats"]["total_time"]
+        steps = -(-450e9 // (EXAMPLE["batch_size"] * 2048))  # megatron-1T: seq_size 2048
+        self.assertEqual(run["steps"], steps)
+        self.assertAlmostEqual(run["wall_time_s"], steps * step, delta=1e-6 * steps * step)
+        self.assertAlmostEqual(run["days"], run["wall_time_s"] / 86400, places=9)
+        self.assertAlmostEqual(run["gpu_hours"], run["wall_time_s"] / 3600 * 3072, delta=1e-6 * run["gpu_hours"])
+        self.assertAlmostEqual(run["dollars"], run["gpu_hours"] * 2.5, delta=1e-6 * run["dollars"])
+        self.assertAlmostEqual(run["kwh"], 0.4 * run["gpu_hours"] * 1.1, delta=1e-6 * run["kwh"])
+        self.assertAlmostEqual(run["co2_kg"], run["kwh"] * 0.534, delta=1e-6 * run["co2_kg"])
+        validate(out, "estimate.response.json")
+        bad = dict(body, training={"tokens": -1})
+        self.assertError(self.server.post("/v1/estimate", bad), 422, "invalid_field", "training.tokens")
+
     def test_does_not_fit_is_200_with_violation(self):
         ex = {"num_procs": 64, "tensor_par": 1, "pipeline_par": 64, "data_par": 1, "batch_size": 64,
               "microbatch_size": 1, "activation_recompute": "none", "pipeline_par_net": 1, "data_par_net": 1}
