@@ -69,7 +69,9 @@ enum MHD_Result http_send_error(http_req_t *r, const fathom_error_t *err,
 {
     json_t *e = json_pack("{s:s,s:s}", "code", fathom_code_name(err->code), "message",
                           err->message[0] ? err->message : fathom_code_name(err->code));
-    if (err->field[0])
+    /* Field errors always name their field; "" is the request body itself. */
+    if (err->field[0] || err->code == FATHOM_E_INVALID_FIELD ||
+        err->code == FATHOM_E_INFEASIBLE_EXECUTION || err->code == FATHOM_E_LIMIT_EXCEEDED)
         json_object_set_new(e, "field", json_string(err->field));
     if (err->code == FATHOM_E_INVALID_JSON && err->line > 0) {
         json_object_set_new(e, "line", json_integer(err->line));

@@ -878,8 +878,10 @@ int sweeps_status(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err
         fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "no sweep %s", id);
         goto out;
     }
-    const char *kind = (const char *)sqlite3_column_text(st, 1);
-    const char *status = (const char *)sqlite3_column_text(st, 3);
+    /* Copied: column text lives only until the statement is reset. */
+    char kind[32], status[16];
+    snprintf(kind, sizeof kind, "%s", (const char *)sqlite3_column_text(st, 1));
+    snprintf(status, sizeof status, "%s", (const char *)sqlite3_column_text(st, 3));
     json_t *spec = text_json(st, 2), *result = text_json(st, 9), *state = text_json(st, 8);
     json_error_t jerr;
     json_t *doc = json_pack_ex(&jerr, 0,

@@ -86,6 +86,11 @@ class Server:
                 self.port = rec["port"]
                 self._ready.set()
 
+    def report(self, n=60):
+        """The lines that are not JSON log records (sanitizer and valgrind reports), else the log's tail."""
+        other = [l for l in self.lines if not l.startswith("{")]
+        return "\n".join((other or self.lines)[:n])
+
     def log_records(self):
         out = []
         for line in list(self.lines):
@@ -171,7 +176,7 @@ class ServerTestCase(unittest.TestCase):
         status = cls.server.stop()
         cls.server.cleanup()
         if status != 0:
-            raise AssertionError("fathomd exited with %s:\n%s" % (status, "\n".join(cls.server.lines[-20:])))
+            raise AssertionError("fathomd exited with %s:\n%s" % (status, cls.server.report()))
 
     def assertError(self, resp, status, code, field=None):
         self.assertEqual(resp.status, status, resp.body)

@@ -1,0 +1,177 @@
+"""test_bad_input.py — hundreds of malformed requests across every endpoint: each is refused with a
+4xx JSON error (naming the field where there is one), none gets a 5xx, none hangs, and the
+server's memory stays flat across the corpus."""
+import copy
+import json
+import os
+import time
+import unittest
+
+from harness import ServerTestCase, SLOW
+
+PERF = {"alpha_c": 0.1, "beta_c": 0.01, "alpha_n": 0.05, "beta_n": 0.01, "alpha_r": 0.02,
+        "beta_r": 0.004, "gamma": 1.5}
+GRAD = {"sqr": 0.01, "var": 0.1}
+
+# A valid body for every endpoint; the corpus is built by breaking each of them.
+VALID = {
+    "/v1/transformer": {"model": {"hidden": 768, "attn_heads": 12, "num_blocks": 12, "seq_size": 1024,
+                                  "vocab_size": 50257}, "tokens": 3e11, "batch_size": 512,
+                        "gpu_peak_flops": 312e12, "mfu": 0.4, "num_gpus": 8, "lora": {"rank": 4}},
+    "/v1/estimate": {"model": "gpt3-175B", "system": "a100_80g",
+                     "execution": {"num_procs": 64, "tensor_par": 8, "pipeline_par": 8, "data_par": 1,
+                                   "batch_size": 64, "microbatch_size": 1, "pipeline_par_net": 1},
+                     "training": {"tokens": 3e11, "gpu_hour_price": 2.0, "gpu_power_kw": 0.7}},
+    "/v1/sweep": {"kind": "optimal_execution", "model": "megatron-126M", "system": "a100_80g",
+                  "num_procs": 8, "max_batch_size": 64, "datatype": "float16", "options": {"top_n": 2}},
+    "/v1/scaling": {"gpu": "V100", "amp_mode": "O0", "dollars": 30},
+    "/v1/scaling/fit": {"runs": [{"name": "r%d" % k, "points": [[1e8 * (k + 1) * (i + 1), 6.0 - 0.2 * i - 0.1 * k]
+                                                                for i in range(8)]} for k in range(4)]},
+    "/v1/goodput/evaluate": {"perf_params": PERF, "grad_params": GRAD, "init_batch_size": 32,
+                             "num_nodes": 1, "num_replicas": 4, "atomic_bsz": 32, "accum_steps": 0},
+    "/v1/goodput/optimize": {"perf_params": PERF, "grad_params": GRAD, "init_batch_size": 32,
+                             "num_nodes": 2, "num_replicas": 8, "max_batch_size": 1024},
+    "/v1/goodput/fit": {"measurements": [{"num_nodes": 1, "num_replicas": r, "atomic_bsz": b,
+                                          "accum_step_time": 0.1 + 0.001 * b, "optim_step_time": 0.12 + 0.001 * b + 0.01 * r}
+                                         for r in (1, 2, 4) for b in (16, 32, 64)]},
+}
+
+PARSE_BREAKERS = [
+    "", " ", "{", "}", "[", '{"a":', '{"a":1,}', "{'a': 1}", '{"a": NaN}', '{"a": Infinity}',
+    '{"a": -Infinity}', '{"a": 1e999999}', '{"a": 123456789012345678901234567890}', "null x",
+    '{"a":1,"a":2}', '{"s": "\xff\xfe"}', '{"s": "\\ud800"}', "[" * 64 + "]" * 64, '{"a":' * 40 + "1" + "}" * 40,
+    "\x00", '{"a": tru}', '{"a": 01}', '{"a": .5}', '{"a": "unterminated}',
+]
+WRONG_TYPES = ["text", 3.5, -1, [], {}, True]
+
+
+def paths(obj, prefix=""):
+    """Every member path of a JSON object (objects only; array elements by index)."""
+    out = []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            p = "%s.%s" % (prefix, k) if prefix else k
+            out.append(p)
+            out.extend(paths(v, p))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj[:2]):
+            out.extend(paths(v, "%s[%d]" % (prefix, i)))
+    return out
+
+
+def set_path(obj, path, value, delete=False):
+    import re
+    parts = re.findall(r"[^.\[\]]+|\[\d+\]", path)
+    cur = obj
+    for part in parts[:-1]:
+        cur = cur[int(part[1:-1])] if part.startswith("[") else cur[part]
+    last = parts[-1]
+    key = int(last[1:-1]) if last.startswith("[") else last
+    if delete:
+        del cur[key]
+    else:
+        cur[key] = value
+
+
+def rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+class BadInput(ServerTestCase):
+    def send(self, path, body, headers=None):
+        t0 = time.time()
+        r = self.server.post(path, body, headers=headers or {"Content-Type": "application/json"})
+        self.assertLess(time.time() - t0, 10 * SLOW, "slow answer on %s" % path)
+        self.assertLess(r.status, 500, "%s %r -> %s %s" % (path, body, r.status, r.body))
+        return r
+
+    def corpus(self):
+        cases = []
+        for path, valid in VALID.items():
+            for text in PARSE_BREAKERS:
+                cases.append((path, text, 400, None))
+            for v in ["[]", '"text"', "42", "null", "true"]:
+                cases.append((path, v, 422, ""))
+            cases.append((path, dict(valid, zzz_unknown=1), 422, "zzz_unknown"))
+            for p in paths(valid):
+                for bad in WRONG_TYPES[:3]:
+                    b = copy.deepcopy(valid)
+                    set_path(b, p, bad)
+                    cases.append((path, b, None, p))
+                b = copy.deepcopy(valid)
+                set_path(b, p, 2 ** 53 + 1)
+                cases.append((path, b, None, p))
+                b = copy.deepcopy(valid)
+                set_path(b, p, 1e308)
+                cases.append((path, b, None, p))
+                b = copy.deepcopy(valid)
+                set_path(b, p, None, delete=True)
+                cases.append((path, b, None, None))
+        # Oversized arrays and absurd sweeps.
+        cases.append(("/v1/goodput/evaluate", dict(VALID["/v1/goodput/evaluate"], num_replicas=list(range(1, 20002))), 422, None))
+        # Past the row cap the body is past 1 MiB too: 413 or 422 are both refusals.
+        cases.append(("/v1/goodput/fit", {"measurements": VALID["/v1/goodput/fit"]["measurements"] * 2000}, None, None))
+        cases.append(("/v1/sweep", dict(VALID["/v1/sweep"], num_procs=2 ** 40), 422, "num_procs"))
+        cases.append(("/v1/sweep", {"kind": "grid", "base": VALID["/v1/estimate"],
+                                     "axes": {"execution.microbatch_size": list(range(1, 10001)),
+                                              "execution.batch_size": list(range(1, 10001))}}, 422, "axes"))
+        return cases
+
+    def test_corpus(self):
+        cases = self.corpus()
+        self.assertGreaterEqual(len(cases), 200)
+        # Warm up (allocator arenas, caches, statement preparation) before measuring memory.
+        for path, valid in VALID.items():
+            self.send(path, valid)
+        for path, body, _, _ in cases[:100]:
+            self.send(path, body if isinstance(body, str) else json.dumps(body))
+        rss0 = rss_kb(self.server.proc.pid)
+        refused = 0
+        for path, body, status, field in cases:
+            text = body if isinstance(body, str) else json.dumps(body)
+            r = self.send(path, text)
+            if r.status == 200 or r.status == 202:
+                # A mutation that is still a valid request (an optional field removed, a value in
+                # range) may be answered; anything else must be refused.
+                self.assertIsNone(status, "%s %s accepted: %s" % (path, text[:200], r.body[:200]))
+                continue
+            refused += 1
+            err = r.json()["error"]
+            self.assertTrue(err["code"] and err["message"])
+            if status is not None:
+                self.assertEqual(r.status, status, "%s %r: %s" % (path, text[:200], r.body))
+            if r.status == 422 and field:
+                self.assertTrue(err.get("field", "").startswith(field.split("[")[0]) or
+                                field.startswith(err.get("field", "\0")),
+                                "%s %s: field %r, expected %r" % (path, text[:120], err.get("field"), field))
+            if r.status == 422:
+                self.assertIn("field", err, r.body)
+        self.assertGreaterEqual(refused, 200)
+        rss1 = rss_kb(self.server.proc.pid)
+        self.assertLess(rss1, rss0 * 1.10 + 2048, "RSS grew from %d kB to %d kB" % (rss0, rss1))
+
+    def test_content_types(self):
+        body = json.dumps(VALID["/v1/transformer"])
+        for ct in ["text/plain", "application/xml", "multipart/form-data; boundary=x", "image/png", "application/jsonx"]:
+            r = self.send("/v1/transformer", body, headers={"Content-Type": ct})
+            self.assertEqual(r.status, 415, ct)
+        for ct in ["application/json", "application/json; charset=utf-8", "APPLICATION/JSON",
+                   "application/x-www-form-urlencoded"]:
+            r = self.send("/v1/transformer", body, headers={"Content-Type": ct})
+            self.assertEqual(r.status, 200, ct)
+
+    def test_path_traversal(self):
+        for p in ["/../README.md", "/static/../README.md", "/..%2fREADME.md", "/%2e%2e/%2e%2e/etc/passwd",
+                  "/../../../../etc/passwd", "/./../CMakeLists.txt", "//etc/passwd"]:
+            r = self.server.get(p)
+            self.assertIn(r.status, (400, 404), p)
+            self.assertNotIn("cmake_minimum_required", r.body)
+            self.assertNotIn("root:", r.body)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
