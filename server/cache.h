@@ -2,7 +2,11 @@
  *
  * A row is inserted whole in one statement (never updated except its hit counter), so a reader
  * sees either no row or the complete response. Concurrent misses on the same hash both compute
- * and the second insert is a no-op: results are deterministic, so either copy is the answer. */
+ * and the second insert is a no-op: results are deterministic, so either copy is the answer.
+ *
+ * Hits are counted in memory and written in one transaction a second (cache_flush_hits, from
+ * the main loop, and at shutdown): a write per cached answer would queue every hit behind the
+ * database's one writer. A crash loses at most a second of hit counts, never a result. */
 #ifndef FATHOM_CACHE_H
 #define FATHOM_CACHE_H
 
@@ -16,12 +20,20 @@ typedef struct {
     long long hit_count;
 } cache_entry_t;
 
+typedef struct cache cache_t;
+
+cache_t *cache_create(db_t *db);
+/* Writes the pending hit counts, then frees. */
+void cache_free(cache_t *c);
+
 /* 1 and *out filled (free with cache_entry_free) when found, 0 when absent, -1 on a DB error. */
-int cache_get(db_t *db, const char *hash, cache_entry_t *out);
-/* Counts one hit. 0, or -1 on a DB error (a read-only or full disk). */
-int cache_count_hit(db_t *db, const char *hash);
-/* Stores a result. 0, or -1 on a DB error. */
-int cache_put(db_t *db, const char *hash, const char *endpoint, const char *request,
+int cache_get(cache_t *c, const char *hash, cache_entry_t *out);
+/* Counts one hit (in memory until the next flush). */
+void cache_count_hit(cache_t *c, const char *hash);
+/* Writes the counted hits in one transaction. 0, or -1 on a DB error (they stay pending). */
+int cache_flush_hits(cache_t *c);
+/* Stores a result. 0, or -1 on a DB error (a read-only or full disk). */
+int cache_put(cache_t *c, const char *hash, const char *endpoint, const char *request,
               const char *response);
 void cache_entry_free(cache_entry_t *e);
 

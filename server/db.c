@@ -18,7 +18,7 @@ static const char *const stmt_sql[DB_STMT__COUNT] = {
                       "FROM results WHERE hash = ?1",
     [DB_RESULT_PUT] = "INSERT INTO results (hash, endpoint, estimator_version, request, response, "
                       "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(hash) DO NOTHING",
-    [DB_RESULT_HIT] = "UPDATE results SET hit_count = hit_count + 1, last_hit_at = ?2 "
+    [DB_RESULT_HIT] = "UPDATE results SET hit_count = hit_count + ?3, last_hit_at = ?2 "
                       "WHERE hash = ?1",
     [DB_SWEEP_INSERT] = "INSERT INTO sweeps (id, kind, spec, status, size, created_at) "
                         "VALUES (?1, ?2, ?3, 'queued', ?4, ?5) ON CONFLICT(id) DO NOTHING",
@@ -68,6 +68,11 @@ struct db {
     char *path;
     db_conn_t *conns;
     int nconns;
+    /* The one connection that writes, so writers queue on a mutex here instead of spinning in
+     * SQLite's busy handler (which sleeps in milliseconds). Readers never wait for it (WAL). */
+    db_conn_t writer;
+    bool writer_open;
+    pthread_mutex_t writer_lock;
     int version;
     pthread_mutex_t lock;
     pthread_cond_t freed;
@@ -258,6 +263,7 @@ db_t *db_open(const char *path, const char *migrations_dir, int pool_size, char 
     db->path = strdup(path);
     pthread_mutex_init(&db->lock, NULL);
     pthread_cond_init(&db->freed, NULL);
+    pthread_mutex_init(&db->writer_lock, NULL);
 
     sqlite3 *h = NULL;
     if (open_handle(path, &h, errbuf, errlen) || check_integrity(h, path, errbuf, errlen) ||
@@ -281,22 +287,34 @@ db_t *db_open(const char *path, const char *migrations_dir, int pool_size, char 
         }
         db->nconns = i + 1;
     }
+    if (open_handle(path, &db->writer.handle, errbuf, errlen)) {
+        db_close(db);
+        return NULL;
+    }
+    db->writer_open = true;
     return db;
+}
+
+static void close_conn(db_conn_t *c)
+{
+    for (int s = 0; s < DB_STMT__COUNT; s++)
+        sqlite3_finalize(c->stmts[s]);
+    sqlite3_close(c->handle);
 }
 
 void db_close(db_t *db)
 {
     if (!db)
         return;
-    for (int i = 0; i < db->nconns; i++) {
-        for (int s = 0; s < DB_STMT__COUNT; s++)
-            sqlite3_finalize(db->conns[i].stmts[s]);
-        sqlite3_close(db->conns[i].handle);
-    }
+    if (db->writer_open)
+        close_conn(&db->writer);
+    for (int i = 0; i < db->nconns; i++)
+        close_conn(&db->conns[i]);
     free(db->conns);
     free(db->path);
     pthread_mutex_destroy(&db->lock);
     pthread_cond_destroy(&db->freed);
+    pthread_mutex_destroy(&db->writer_lock);
     free(db);
 }
 
@@ -315,8 +333,18 @@ db_conn_t *db_acquire(db_t *db)
     }
 }
 
+db_conn_t *db_acquire_writer(db_t *db)
+{
+    pthread_mutex_lock(&db->writer_lock);
+    return &db->writer;
+}
+
 void db_release(db_t *db, db_conn_t *c)
 {
+    if (c == &db->writer) {
+        pthread_mutex_unlock(&db->writer_lock);
+        return;
+    }
     pthread_mutex_lock(&db->lock);
     c->busy = false;
     pthread_cond_signal(&db->freed);

@@ -4,9 +4,10 @@
  * applies every migrations/NNNN_name.sql not yet recorded, each inside its own transaction
  * together with its row in schema_migrations and PRAGMA user_version, so a crash mid-migration
  * leaves the previous version intact. Afterwards the pool hands out connections: each thread
- * that touches the database borrows one with db_acquire and gives it back with db_release; a
- * connection is used by one thread at a time, so SQLite needs no mutex of its own
- * (SQLITE_OPEN_NOMUTEX). Statements are prepared once per connection and reused
+ * that reads borrows one with db_acquire and gives it back with db_release; a connection is
+ * used by one thread at a time, so SQLite needs no mutex of its own (SQLITE_OPEN_NOMUTEX).
+ * Writes all go through one more connection, db_acquire_writer, held by one thread at a time:
+ * in-process writers queue on a mutex rather than in SQLite's sleeping busy handler. Statements are prepared once per connection and reused
  * (db_stmt), always with bound parameters: no SQL is ever built from input. */
 #ifndef FATHOM_DB_H
 #define FATHOM_DB_H
@@ -51,8 +52,10 @@ db_t *db_open(const char *path, const char *migrations_dir, int pool_size, char 
 /* Closes every connection (checkpointing the WAL). All connections must have been released. */
 void db_close(db_t *db);
 
-/* Borrows a connection, waiting for one to be free. */
+/* Borrows a connection for reading, waiting for one to be free. */
 db_conn_t *db_acquire(db_t *db);
+/* Borrows the one writing connection: every write goes through it, one thread at a time. */
+db_conn_t *db_acquire_writer(db_t *db);
 void db_release(db_t *db, db_conn_t *c);
 
 /* The prepared statement `id` on connection c, reset and with bindings cleared; NULL when it

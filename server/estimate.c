@@ -41,12 +41,12 @@ json_t *handlers_parse_json_body(http_req_t *r, fathom_error_t *err)
 }
 
 static enum MHD_Result send_stored(http_req_t *r, const char *hash, const char *body,
-                                   const char *cache_state)
+                                   const char *cache_state, int stored)
 {
     char etag[CODEC_HASH_HEX_LEN + 3];
     snprintf(etag, sizeof etag, "\"%s\"", hash);
     const char *headers[] = {"ETag", etag, "X-Fathom-Cache", cache_state, "Cache-Control",
-                             "no-cache", NULL};
+                             "no-cache", "X-Fathom-Stored", stored ? "true" : "false", NULL};
     r->cache = cache_state;
     return http_send(r, 200, "application/json", body, strlen(body), headers);
 }
@@ -78,12 +78,11 @@ enum MHD_Result handlers_estimate(http_req_t *r, const codec_endpoint_t *ep)
     }
 
     cache_entry_t hit;
-    int found = cache_get(r->srv->db, hash, &hit);
+    int found = cache_get(r->srv->cache, hash, &hit);
     if (found == 1) {
         metrics_cache(r->srv->metrics, 1);
-        if (cache_count_hit(r->srv->db, hash))
-            log_msg(LOG_WARN, "could not count a cache hit (database not writable?)");
-        rc = send_stored(r, hash, hit.response, "hit");
+        cache_count_hit(r->srv->cache, hash);
+        rc = send_stored(r, hash, hit.response, "hit", 1);
         cache_entry_free(&hit);
         goto out;
     }
@@ -106,10 +105,12 @@ enum MHD_Result handlers_estimate(http_req_t *r, const codec_endpoint_t *ep)
         memcpy(response_text + len, "\n", 2);
     }
     /* A result that cannot be stored (read-only or full disk) is still a correct answer: serve
-     * it, say so in the log, and let /readyz and the write endpoints report the fault. */
-    if (cache_put(r->srv->db, hash, ep->name, request_text, response_text))
-        log_msg(LOG_WARN, "could not store result %s (database not writable?)", hash);
-    rc = send_stored(r, hash, response_text, "miss");
+     * it with X-Fathom-Stored: false (its result link will not resolve), and log the fault.
+     * Writes a client asked for — sweeps — are refused with 503 instead. */
+    int stored = cache_put(r->srv->cache, hash, ep->name, request_text, response_text) == 0;
+    if (!stored)
+        log_msg(LOG_WARN, "could not store result %s (database full or read-only?)", hash);
+    rc = send_stored(r, hash, response_text, "miss", stored);
 out:
     json_decref(body);
     json_decref(normalized);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "cache.h"
 #include "config.h"
 #include "db.h"
 #include "log.h"
@@ -22,12 +23,14 @@
 #include "sweeps.h"
 
 #define SHUTDOWN_POLL_MS 20
+#define HIT_FLUSH_MS 1000
 
 typedef struct {
     server_t *srv;
     uv_loop_t *loop;
     uv_signal_t sigterm, sigint;
     uv_timer_t drain;
+    uv_timer_t flush;
     uint64_t drain_deadline_ms;
     int stopping;
 } app_t;
@@ -44,6 +47,7 @@ static void finish(app_t *app)
     http_stop(app->srv);
     sweeps_shutdown(app->srv->sweeps);
     uv_timer_stop(&app->drain);
+    uv_timer_stop(&app->flush);
     uv_signal_stop(&app->sigterm);
     uv_signal_stop(&app->sigint);
     /* The sweep module's handles close in sweeps_shutdown; close whatever is left. */
@@ -59,6 +63,13 @@ static void on_drain_tick(uv_timer_t *t)
             log_msg(LOG_WARN, "shutdown grace period over with %d request(s) in flight", inflight);
         finish(app);
     }
+}
+
+static void on_flush_tick(uv_timer_t *t)
+{
+    app_t *app = t->data;
+    if (cache_flush_hits(app->srv->cache))
+        log_msg(LOG_WARN, "could not write cache hit counts (database full or read-only?)");
 }
 
 static void on_signal(uv_signal_t *s, int signum)
@@ -116,9 +127,10 @@ int main(int argc, char **argv)
         srv.static_root = strdup(real);
     else
         log_msg(LOG_WARN, "no web page: static directory %s not found", srv.cfg.static_dir);
+    srv.cache = cache_create(srv.db);
     srv.metrics = metrics_create();
     srv.sweeps = sweeps_create(&srv, loop, errbuf, sizeof errbuf);
-    if (!srv.metrics || !srv.sweeps) {
+    if (!srv.cache || !srv.metrics || !srv.sweeps) {
         fprintf(stderr, "fathomd: %s\n", srv.sweeps ? "out of memory" : errbuf);
         goto out;
     }
@@ -128,7 +140,9 @@ int main(int argc, char **argv)
     uv_signal_init(loop, &app.sigterm);
     uv_signal_init(loop, &app.sigint);
     uv_timer_init(loop, &app.drain);
-    app.sigterm.data = app.sigint.data = app.drain.data = &app;
+    uv_timer_init(loop, &app.flush);
+    app.sigterm.data = app.sigint.data = app.drain.data = app.flush.data = &app;
+    uv_timer_start(&app.flush, on_flush_tick, HIT_FLUSH_MS, HIT_FLUSH_MS);
     uv_signal_start(&app.sigterm, on_signal, SIGTERM);
     uv_signal_start(&app.sigint, on_signal, SIGINT);
 
@@ -147,6 +161,7 @@ out:
     uv_walk(loop, close_handle, NULL);
     uv_run(loop, UV_RUN_DEFAULT);
     uv_loop_close(loop);
+    cache_free(srv.cache); /* writes the last hit counts */
     db_close(srv.db);
     metrics_free(srv.metrics);
     codec_presets_free(srv.presets);

@@ -116,7 +116,7 @@ static enum MHD_Result h_result(http_req_t *r, const char *hash)
         return http_send_errorf(r, FATHOM_E_NOT_FOUND, NULL,
                                 "'%s' is not a result hash (64 lowercase hex digits)", hash);
     cache_entry_t e;
-    int found = cache_get(r->srv->db, hash, &e);
+    int found = cache_get(r->srv->cache, hash, &e);
     if (found < 0)
         return http_send_errorf(r, FATHOM_E_UNAVAILABLE, NULL, "database read failed");
     if (found == 0)

@@ -20,11 +20,13 @@
 #include "presets.h"
 
 typedef struct metrics metrics_t;
+typedef struct cache cache_t;
 typedef struct sweeps sweeps_t;
 
 typedef struct server {
     config_t cfg;
     db_t *db;
+    cache_t *cache;
     codec_presets_t *presets;
     struct MHD_Daemon *daemon;
     metrics_t *metrics;

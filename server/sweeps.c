@@ -134,7 +134,7 @@ static void mark_failed(sweeps_t *s, const char *id, const char *message)
 {
     char now[32];
     db_now_iso(now);
-    db_conn_t *c = db_acquire(s->srv->db);
+    db_conn_t *c = db_acquire_writer(s->srv->db);
     sqlite3_stmt *st = db_stmt(c, DB_SWEEP_FAIL);
     if (st) {
         sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
@@ -247,7 +247,7 @@ static job_t *job_start(sweeps_t *s, const char *id, const char *kind, const cha
 
     char now[32];
     db_now_iso(now);
-    db_conn_t *c = db_acquire(s->srv->db);
+    db_conn_t *c = db_acquire_writer(s->srv->db);
     sqlite3_stmt *st = db_stmt(c, DB_SWEEP_START);
     int changed = 0;
     if (st) {
@@ -283,7 +283,7 @@ static int commit(sweeps_t *s, job_t *j, bool final)
     int rc = -1;
     char *state = NULL, *result = NULL;
     json_t *res = NULL;
-    db_conn_t *c = db_acquire(s->srv->db);
+    db_conn_t *c = db_acquire_writer(s->srv->db);
     sqlite3 *h = db_handle(c);
     if (sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         goto out_release;
@@ -731,7 +731,7 @@ int sweeps_submit(sweeps_t *s, const json_t *body, json_t **out, fathom_error_t 
     json_decref(spec);
     db_now_iso(now);
 
-    db_conn_t *c = db_acquire(s->srv->db);
+    db_conn_t *c = db_acquire_writer(s->srv->db);
     sqlite3 *h = db_handle(c);
     long long queued = 0;
     int inserted = 0, requeued = 0;
@@ -936,7 +936,7 @@ int sweeps_cancel(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err
 {
     char now[32];
     db_now_iso(now);
-    db_conn_t *c = db_acquire(s->srv->db);
+    db_conn_t *c = db_acquire_writer(s->srv->db);
     sqlite3_stmt *st = db_stmt(c, DB_SWEEP_CANCEL);
     int changed = 0, ok = 0;
     if (st) {

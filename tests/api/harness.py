@@ -64,7 +64,8 @@ class Server:
                                "--schemas", os.path.join(SOURCE, "schemas")] + self.extra_args
         self.proc = subprocess.Popen(args, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                      env=self.env, text=True)
-        threading.Thread(target=self._read_log, daemon=True).start()
+        self._reader = threading.Thread(target=self._read_log, daemon=True)
+        self._reader.start()
         if not self._ready.wait(timeout * SLOW) or self.port is None:
             self.kill()
             raise AssertionError("fathomd did not start:\n" + "\n".join(self.lines))
@@ -148,17 +149,24 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
                 raise AssertionError("fathomd did not stop within %ss" % timeout)
+        self._close_log()
         return self.proc.returncode
+
+    def _close_log(self):
+        """Once the process is gone: the reader has seen EOF; close its pipe."""
+        if self.proc and self.proc.poll() is not None and self.proc.stderr and not self.proc.stderr.closed:
+            self._reader.join(5)
+            if not self._reader.is_alive():
+                self.proc.stderr.close()
 
     def kill(self):
         if self.proc and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+        self._close_log()
 
     def cleanup(self):
         self.kill()
-        if self.proc and self.proc.stderr:
-            self.proc.stderr.close()
         if self.tmp:
             self.tmp.cleanup()
 

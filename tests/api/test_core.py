@@ -171,6 +171,11 @@ class Lifecycle(unittest.TestCase):
             self.assertEqual(again.header("X-Fathom-Cache"), "hit")
             self.assertEqual(again.body, first.body)
             self.assertEqual(s.stop(signal.SIGINT), 0)
+            # Hit counts are batched in memory and written at shutdown at the latest.
+            s = Server(db_dir=tmp).start()
+            h = first.header("ETag").strip('"')
+            self.assertEqual(s.get("/v1/results/" + h).json()["hit_count"], 1)
+            self.assertEqual(s.stop(), 0)
         finally:
             shutil.rmtree(tmp)
 
