@@ -45,6 +45,10 @@ enum MHD_Result http_send(http_req_t *r, int status, const char *content_type, c
     enum MHD_Result rc = MHD_queue_response(r->conn, (unsigned)status, resp);
     MHD_destroy_response(resp);
     r->status = status;
+    /* Counted when the answer is queued, so a client that has its answer also finds it in
+     * /metrics; requests never answered are counted at completion. */
+    metrics_observe_request(r->srv->metrics, r->route, status,
+                            (double)(now_ns() - r->start_ns) / 1e9);
     return rc;
 }
 
@@ -186,7 +190,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         return;
     double seconds = (double)(now_ns() - r->start_ns) / 1e9;
     int status = r->status ? r->status : 499; /* client went away before an answer */
-    metrics_observe_request(srv->metrics, r->route, status, seconds);
+    if (!r->status)
+        metrics_observe_request(srv->metrics, r->route, status, seconds);
     json_t *fields = json_pack("{s:s,s:s,s:s,s:i,s:f,s:s}", "request_id", r->request_id,
                                "method", r->method, "path", r->url, "status", status,
                                "duration_ms", seconds * 1000.0, "route",
