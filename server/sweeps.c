@@ -85,7 +85,7 @@ struct sweeps {
     pthread_mutex_t lock; /* guards the jobs list against HTTP-thread cancel lookups */
     job_t *jobs;
     int inflight;
-    bool stopping;
+    atomic_bool stopping; /* read by HTTP threads (submit) */
     sweep_limits_t limits;
 };
 

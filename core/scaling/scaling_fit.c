@@ -329,9 +329,7 @@ int scaling_fit(const scaling_run_t *runs, size_t n_runs, const char *field,
     }
     out->param_fit = (scaling_param_fit_t){p[0], p[1], p[2]};
 
-    out->frontier = realloc(pts, nf * sizeof *pts);
-    if (!out->frontier)
-        out->frontier = pts;
+    out->frontier = pts; /* the first nf points; the rest of the block is unused */
     pts = NULL;
     out->n_frontier = nf;
     rc = 0;

@@ -107,7 +107,10 @@ class Server:
         if isinstance(body, (dict, list)):
             body = json.dumps(body)
             hdrs.setdefault("Content-Type", "application/json")
-        conn.request(method, path, body=body, headers=hdrs)
+        try:
+            conn.request(method, path, body=body, headers=hdrs)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server answered (413) and closed before the whole body was sent
         r = conn.getresponse()
         resp = Response(r.status, r.getheaders(), r.read().decode("utf-8", "replace"))
         conn.close()
@@ -150,6 +153,9 @@ class Server:
                 self.proc.wait()
                 raise AssertionError("fathomd did not stop within %ss" % timeout)
         self._close_log()
+        if self.proc.returncode != 0 and sig != signal.SIGKILL:
+            import sys
+            sys.stderr.write("fathomd exited with %s:\n%s\n" % (self.proc.returncode, self.report()))
         return self.proc.returncode
 
     def _close_log(self):
