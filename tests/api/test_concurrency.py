@@ -119,6 +119,7 @@ class ShutdownUnderLoad(unittest.TestCase):
             workers = [threading.Thread(target=load) for _ in range(4)]
             for w in workers:
                 w.start()
+            self.addCleanup(lambda: [stop.set()] + [w.join() for w in workers])
             time.sleep(0.3)
             s.proc.send_signal(signal.SIGTERM)
             # Readiness fails at once on a connection that was already open.

@@ -1,0 +1,341 @@
+// estimate.js — the Estimate tab: a model, a system and an execution in (each prefilled from a
+// preset, every field editable, only valid TP/PP/DP/microbatch choices offered), POST
+// /v1/estimate, and the answer out: step time and sample rate first, then where the step time
+// goes, memory per tier against capacity, the run's bill and every statistic.
+import { api, ApiError, clearErrors, shareLink, showError } from './api.js';
+import { chartBox, stackedTime } from './charts.js';
+import { field, objectEditor, read, readObject, setOptions, write } from './forms.js';
+import { $, divisors, el, fmtBytes, fmtInt, fmtNum, fmtPct, fmtSeconds, fmtStat, sameValue } from './util.js';
+
+const form = () => $('#estimate-form');
+// Model members a preset file may leave out, with the values the API then uses (schemas/model.json).
+const DEFAULTS = { bias: false, tied_embeddings: true, position_embedding: 'learned' };
+const state = { presets: null, cache: { models: {}, systems: {} } };
+
+// Execution members that are not shown as the main fields, with their choices.
+const MORE = [
+  ['attention_type', 'Attention', ['multihead', 'multiquery']],
+  ['tensor_par_comm_type', 'TP communication', ['ar', 'p2p_rs_ag', 'rs_ag'], 'ar: all-reduce; rs_ag: reduce-scatter + all-gather (sequence parallelism); p2p_rs_ag: the same over point-to-point'],
+  ['tensor_par_overlap', 'TP overlap', ['none', 'ring', 'pipe']],
+  ['fused_activation', 'Fused activation', true],
+  ['seq_par_ag_redo', 'Redo the sequence-parallel all-gather in backward', false],
+  ['data_par_overlap', 'Overlap DP communication with backward', false],
+  ['weight_offload', 'Offload weights to tier 2', false],
+  ['activations_offload', 'Offload activations to tier 2', false],
+  ['optimizer_offload', 'Offload optimizer state to tier 2', false],
+  ['training', 'Training step (off: inference forward pass only)', true],
+];
+
+const BREAKDOWN = [
+  ['forward', 'Forward'], ['backward', 'Backward'], ['optimizer', 'Optimizer'],
+  ['recompute', 'Recompute'], ['recommunication', 'Recompute comm.'], ['bubble', 'Pipeline bubble'],
+  ['tensor_parallel_comm', 'TP comm. (exposed)'], ['pipeline_parallel_comm', 'PP comm. (exposed)'],
+  ['data_parallel_comm', 'DP comm. (exposed)'], ['forward_offload', 'Offload, forward (exposed)'],
+  ['backward_offload', 'Offload, backward (exposed)'],
+];
+
+async function preset(kind, name) {
+  if (!state.cache[kind][name]) state.cache[kind][name] = (await api('GET', `/v1/presets/${kind}/${encodeURIComponent(name)}`)).data;
+  return state.cache[kind][name];
+}
+
+function buildForm(presets) {
+  const f = form();
+  const opt = (list) => list.map((p) => [p.name, p.name]);
+  $('#est-model-pick').append(field({ label: 'Model preset', field: 'model', type: 'select', options: opt(presets.models), value: 'gpt3-175B' }));
+  $('#est-system-pick').append(field({ label: 'System preset (one GPU and its networks)', field: 'system', type: 'select', options: opt(presets.systems), value: 'a100_80g' }));
+  const ex = $('#est-exec');
+  ex.append(
+    field({ label: 'GPUs (num_procs)', field: 'execution.num_procs', value: 1024, min: 1, step: 1 }),
+    field({ label: 'Tensor parallel (TP)', field: 'execution.tensor_par', type: 'select' }),
+    field({ label: 'Pipeline parallel (PP)', field: 'execution.pipeline_par', type: 'select' }),
+    field({ label: 'Data parallel (DP)', field: 'execution.data_par', type: 'select', hint: 'GPUs ÷ (TP × PP)' }),
+    field({ label: 'Global batch (samples)', field: 'execution.batch_size', value: 1024, min: 1, step: 1 }),
+    field({ label: 'Microbatch size', field: 'execution.microbatch_size', type: 'select' }),
+    field({ label: 'Pipeline interleaving', field: 'execution.pipeline_interleaving', type: 'select' }),
+    field({ label: 'Activation recompute', field: 'execution.activation_recompute', type: 'select', value: 'full', options: [['full', 'full'], ['attn_only', 'attention only'], ['none', 'none']] }),
+    field({ label: 'Datatype', field: 'execution.datatype', type: 'select' }),
+    field({ label: 'Shard optimizer state over DP', field: 'execution.optimizer_sharding', type: 'checkbox', value: false }),
+  );
+  const more = $('#est-more');
+  more.append(
+    field({ label: 'Network for TP', field: 'execution.tensor_par_net', type: 'select' }),
+    field({ label: 'Network for PP', field: 'execution.pipeline_par_net', type: 'select' }),
+    field({ label: 'Network for DP', field: 'execution.data_par_net', type: 'select' }),
+  );
+  for (const [k, label, choices, hint] of MORE) {
+    more.append(Array.isArray(choices)
+      ? field({ label, field: `execution.${k}`, type: 'select', options: choices.map((c) => [c, c]), value: choices[0], hint })
+      : field({ label, field: `execution.${k}`, type: 'checkbox', value: choices }));
+  }
+  const tr = $('#est-training');
+  tr.append(
+    field({ label: 'Training tokens', field: 'training.tokens', placeholder: 'e.g. 300e9', type: 'text' }),
+    field({ label: 'Price ($ per GPU-hour)', field: 'training.gpu_hour_price', value: 2 }),
+    field({ label: 'Power per GPU (kW)', field: 'training.gpu_power_kw', value: 0.4 }),
+    field({ label: 'PUE', field: 'training.pue', value: 1.1 }),
+    field({ label: 'Grid (kg CO₂ per kWh)', field: 'training.co2_kg_per_kwh', value: 0.534 }),
+  );
+  f.addEventListener('change', (e) => {
+    const name = e.target.dataset.field || '';
+    if (name === 'model' || name === 'system') {
+      e.target.querySelector('option[value=""]')?.remove(); // leaving a "custom" object behind
+      if (name === 'model') loadModel(e.target.value); else loadSystem(e.target.value);
+    }
+    else refreshChoices();
+  });
+  f.addEventListener('submit', (e) => { e.preventDefault(); submit(); });
+}
+
+async function loadModel(name) {
+  objectEditor($('#est-model-fields'), await preset('models', name), 'model');
+  refreshChoices();
+}
+
+async function loadSystem(name, keepNets) {
+  const sys = await preset('systems', name);
+  objectEditor($('#est-system-fields'), sys, 'system');
+  refreshNetworks(sys, keepNets);
+  refreshChoices();
+}
+
+// Network choices come from the system; by default TP stays on the fastest (first) network and
+// PP and DP go to the last one, which connects the most GPUs.
+function refreshNetworks(sys, keep) {
+  const nets = (sys.networks || []).map((n, i) => [i, `${i}: ${fmtInt(n.size)} GPUs, ${n.bandwidth} GB/s`]);
+  const last = Math.max(0, nets.length - 1);
+  for (const [k, dflt] of [['tensor_par_net', 0], ['pipeline_par_net', last], ['data_par_net', last]]) {
+    const s = form().querySelector(`[data-field="execution.${k}"]`);
+    setOptions(s, nets, keep ? s.value : dflt);
+  }
+  const dt = form().querySelector('[data-field="execution.datatype"]');
+  const types = Object.keys(sys.matrix || {});
+  setOptions(dt, types.map((t) => [t, t]), types.includes(dt.value) ? dt.value : types.includes('float16') ? 'float16' : types[0]);
+}
+
+// If the degrees mapped on a network need more GPUs than it connects (say after the GPU count
+// grew), go back to the default mapping: TP on the first network, PP and DP on the last.
+function fixNetworks(deg) {
+  let nets;
+  try { nets = readObject($('#est-system-fields'), 'system').networks || []; } catch { return; }
+  if (!nets.length) return;
+  const f = form();
+  const need = nets.map(() => 1);
+  for (const k of ['tensor_par', 'pipeline_par', 'data_par']) {
+    const i = Number(read(f, `execution.${k}_net`));
+    if (need[i] === undefined) return;
+    need[i] *= deg[k];
+  }
+  if (need.every((x, i) => x <= nets[i].size)) return;
+  const last = nets.length - 1;
+  write(f, 'execution.tensor_par_net', 0);
+  write(f, 'execution.pipeline_par_net', last);
+  write(f, 'execution.data_par_net', last);
+}
+
+// Keeps the current choice if still valid, else the largest valid one below it.
+// dflt is the pick of a still-empty select.
+function choose(select, values, dflt = values[0]) {
+  const cur = Number(select.value) || dflt;
+  const pick = values.includes(cur) ? cur : (values.filter((v) => v <= cur).pop() ?? values[0]);
+  setOptions(select, values.map((v) => [v, String(v)]), pick);
+  return pick;
+}
+
+// Offers only the degrees that divide: TP divides the GPUs and the model's hidden, feedforward
+// and head counts; PP divides the rest of the GPUs and the blocks; DP is what is left; the
+// microbatch divides the per-replica batch; interleaving divides the blocks per stage.
+export function refreshChoices() {
+  const f = form();
+  const q = (k) => f.querySelector(`[data-field="execution.${k}"]`);
+  const m = (k) => Number(read(f, `model.${k}`)) || 0;
+  const n = Math.max(1, Math.floor(read(f, 'execution.num_procs') || 1));
+  const tps = divisors(n).filter((d) => [m('hidden'), m('feedforward') || 4 * m('hidden'), m('attn_heads')].every((x) => x > 0 && x % d === 0));
+  const tp = choose(q('tensor_par'), tps.length ? tps : [1], 8);
+  const blocks = m('num_blocks') || 1;
+  const pps = divisors(n / tp | 0 || 1).filter((d) => blocks % d === 0);
+  const pp = choose(q('pipeline_par'), pps.length ? pps : [1], 8);
+  const dp = Math.max(1, Math.floor(n / (tp * pp)));
+  setOptions(q('data_par'), [[dp, String(dp)]], dp);
+  fixNetworks({ tensor_par: tp, pipeline_par: pp, data_par: dp });
+  const batch = Math.floor(read(f, 'execution.batch_size') || 1);
+  const hint = $('#est-batch-hint');
+  if (batch % dp === 0) {
+    choose(q('microbatch_size'), divisors(batch / dp));
+    hint.textContent = `${fmtInt(batch / dp)} samples per DP replica`;
+  } else {
+    choose(q('microbatch_size'), [1]);
+    hint.textContent = `batch must be a multiple of DP (${dp}): try ${fmtInt(Math.max(1, Math.round(batch / dp)) * dp)}`;
+  }
+  choose(q('pipeline_interleaving'), divisors(Math.max(1, blocks / pp | 0)));
+}
+
+// The request as the API wants it; presets go by name unless a field was edited.
+export function currentRequest() {
+  const f = form();
+  const model = readObject($('#est-model-fields'), 'model');
+  const system = readObject($('#est-system-fields'), 'system');
+  const mName = read(f, 'model'), sName = read(f, 'system');
+  const execution = {};
+  for (const input of f.querySelectorAll('[data-field^="execution."]')) {
+    const k = input.dataset.field.slice(10);
+    const v = read(f, input.dataset.field);
+    execution[k] = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
+  }
+  // A preset goes by name when its fields were left alone (or only its defaults spelled out).
+  const same = (obj, p) => p && Object.keys(obj).every((k) => k in p ? sameValue(obj[k], p[k]) : DEFAULTS[k] === obj[k]) &&
+    Object.keys(p).every((k) => k === '$comment' || k in obj);
+  const req = {
+    model: same(model, state.cache.models[mName]) ? mName : model,
+    system: same(system, state.cache.systems[sName]) ? sName : system,
+    execution,
+  };
+  const tokens = String(read(f, 'training.tokens') || '').trim();
+  if (tokens) {
+    req.training = { tokens: Number(tokens) };
+    for (const k of ['gpu_hour_price', 'gpu_power_kw', 'pue', 'co2_kg_per_kwh']) {
+      const v = read(f, `training.${k}`);
+      if (v !== undefined) req.training[k] = v;
+    }
+    if (!Number.isFinite(req.training.tokens)) throw new ApiError(0, 'local', 'must be a number such as 300e9', 'training.tokens');
+  }
+  return req;
+}
+
+async function submit() {
+  const f = form();
+  clearErrors(f);
+  const btn = $('#est-submit');
+  btn.disabled = true;
+  $('#est-results').classList.add('busy');
+  try {
+    const req = currentRequest();
+    const res = await api('POST', '/v1/estimate', req);
+    showEstimate(req, res.data, res.hash);
+    if (res.hash) history.replaceState(null, '', `#r=${res.hash}`);
+  } catch (e) {
+    if (e instanceof ApiError || e.field) showError(f, e);
+    else showError(f, { message: e.message });
+  } finally {
+    btn.disabled = false;
+    $('#est-results').classList.remove('busy');
+  }
+}
+
+function describe(req, resp) {
+  const e = req.execution, s = resp.summary;
+  const name = (v, kind) => (typeof v === 'string' ? v : `custom ${kind}`);
+  return `${name(req.model, 'model')} on ${fmtInt(e.num_procs ?? s.num_procs)} × ${name(req.system, 'system')} · ` +
+    `TP ${e.tensor_par} × PP ${e.pipeline_par} × DP ${e.data_par} · batch ${fmtInt(e.batch_size)} ` +
+    `(${fmtInt(s.num_microbatches)} microbatches of ${e.microbatch_size} per replica)`;
+}
+
+function kpi(label, value, sub) {
+  return el('div', { class: 'kpi' }, el('div', { class: 'kpi-label' }, label), el('div', { class: 'kpi-value' }, value), sub ? el('div', { class: 'kpi-sub' }, sub) : null);
+}
+
+function memBar(tier, used, cap) {
+  const over = used > cap;
+  const pct = cap > 0 ? Math.min(100, (100 * used) / cap) : 100;
+  return el('div', { class: `mem${over ? ' over' : ''}`, 'data-tier': tier },
+    el('div', { class: 'mem-head' }, el('span', {}, `Tier ${tier} (${tier === 1 ? 'GPU memory' : 'offload memory'})`),
+      el('span', {}, `${fmtBytes(used)} of ${fmtBytes(cap)} per GPU${over ? ' — does not fit' : ''}`)),
+    el('div', { class: 'mem-track' }, el('div', { class: 'mem-fill', style: `width:${pct.toFixed(2)}%` })));
+}
+
+// Renders a result (fresh, or reopened from a link).
+export function showEstimate(req, resp, hash) {
+  const out = $('#est-results');
+  const s = resp.summary;
+  const run = resp.run;
+  const parts = BREAKDOWN.map(([k, label]) => ({ label, value: s.time_breakdown_s[k] || 0 })).filter((p) => p.value > 0);
+  const chart = chartBox('chart chart-bar');
+  out.hidden = false; // before drawing: a chart in a hidden box has no size
+  $('#est-placeholder').hidden = true;
+  out.replaceChildren(
+    el('p', { class: 'describe' }, describe(req, resp)),
+    el('div', { class: 'kpis' },
+      kpi('Step time', fmtSeconds(s.step_time_s), 'one optimizer step of the global batch'),
+      kpi('Sample rate', `${fmtNum(s.sample_rate)} samples/s`, `${fmtNum(s.tokens_per_s)} tokens/s`),
+      kpi('Efficiency', fmtPct(s.total_efficiency), `compute ${fmtPct(s.compute_efficiency)} · system ${fmtPct(s.system_efficiency)}`),
+      kpi('Memory', resp.fits_memory ? 'fits' : 'does not fit', `${fmtBytes(s.mem_tier1_bytes)} per GPU in tier 1`)),
+    el('h3', {}, 'Where the step time goes'),
+    chart.box,
+    el('h3', {}, 'Memory per GPU against capacity'),
+    memBar(1, s.mem_tier1_bytes, s.mem_tier1_capacity_bytes),
+    memBar(2, s.mem_tier2_bytes, s.mem_tier2_capacity_bytes),
+    ...(resp.violations || []).map((v) => el('p', { class: 'warn' }, v.message)),
+    run ? runBlock(run) : el('p', { class: 'muted' }, 'Give training tokens under “Whole training run” to see days, GPU-hours, dollars, energy and CO₂.'),
+    shareLink(hash),
+    statsTable(resp.stats),
+  );
+  out.querySelector('.kpis .kpi:last-child').classList.add(resp.fits_memory ? 'ok' : 'bad');
+  if (window.Chart) stackedTime(chart.canvas, parts, s.step_time_s);
+}
+
+function runBlock(run) {
+  return el('div', { class: 'run' }, el('h3', {}, 'Whole training run'),
+    el('div', { class: 'kpis small' },
+      kpi('Days', fmtNum(run.days), `${fmtInt(run.steps)} steps`),
+      kpi('GPU-hours', fmtNum(run.gpu_hours)),
+      kpi('Cost', `$${fmtNum(run.dollars)}`),
+      kpi('Energy', `${fmtNum(run.kwh)} kWh`),
+      kpi('CO₂', `${fmtNum(run.co2_kg / 1000)} t`)));
+}
+
+function statsTable(stats) {
+  const rows = Object.entries(stats).map(([k, v]) => el('tr', {}, el('td', {}, k), el('td', { class: 'num', title: String(v) }, fmtStat(k, v))));
+  return el('details', { class: 'stats' }, el('summary', {}, `All ${rows.length} statistics`),
+    el('table', { class: 'grid' }, el('thead', {}, el('tr', {}, el('th', {}, 'statistic'), el('th', {}, 'value'))), el('tbody', {}, rows)));
+}
+
+// Puts a request into the form (a shared link, or a row of a sweep's table).
+export async function fillForm(req) {
+  const f = form();
+  // A normalized object is a preset's if it has every member the preset file gives (the
+  // normalized form adds the defaults the file leaves out); else the select says "custom".
+  const covers = (p, v) => Object.keys(p).every((k) => k === '$comment' || sameValue(p[k], v[k]));
+  const pick = async (kind, key, v) => {
+    const select = f.querySelector(`[data-field="${key}"]`);
+    select.querySelector('option[value=""]')?.remove();
+    if (typeof v === 'string') { write(f, key, v); return; }
+    for (const p of state.presets[kind]) {
+      if (covers(await preset(kind, p.name), v)) { write(f, key, p.name); return; }
+    }
+    select.append(el('option', { value: '' }, `custom ${key}`));
+    select.value = '';
+  };
+  await pick('models', 'model', req.model);
+  await pick('systems', 'system', req.system);
+  objectEditor($('#est-model-fields'), typeof req.model === 'string' ? await preset('models', req.model) : req.model, 'model');
+  const sys = typeof req.system === 'string' ? await preset('systems', req.system) : req.system;
+  objectEditor($('#est-system-fields'), sys, 'system');
+  refreshNetworks(sys, true);
+  const e = req.execution || {};
+  write(f, 'execution.num_procs', e.num_procs ?? e.tensor_par * e.pipeline_par * e.data_par);
+  write(f, 'execution.batch_size', e.batch_size);
+  for (const k of ['tensor_par', 'pipeline_par', 'microbatch_size', 'pipeline_interleaving']) {
+    const s = f.querySelector(`[data-field="execution.${k}"]`);
+    setOptions(s, [[e[k], String(e[k])]], e[k]);
+  }
+  refreshChoices();
+  for (const [k, v] of Object.entries(e)) {
+    const input = f.querySelector(`[data-field="execution.${k}"]`);
+    if (input && input.tagName === 'SELECT' && ![...input.options].some((o) => o.value === String(v))) input.append(el('option', { value: v }, String(v)));
+    write(f, `execution.${k}`, v);
+  }
+  if (req.training) for (const [k, v] of Object.entries(req.training)) write(f, `training.${k}`, v);
+}
+
+export async function initEstimate(presets) {
+  state.presets = presets;
+  buildForm(presets);
+  const f = form();
+  const [model, sys] = await Promise.all([preset('models', read(f, 'model')), preset('systems', read(f, 'system'))]);
+  objectEditor($('#est-model-fields'), model, 'model');
+  objectEditor($('#est-system-fields'), sys, 'system');
+  refreshNetworks(sys);
+  refreshChoices(); // TP 8 × PP 8 where they divide: the usual starting point for large models
+}
+
+export { submit as submitEstimate };

@@ -1,0 +1,133 @@
+// scaling.js — the Scaling tab: POST /v1/scaling. With the 2020 calculator's law a budget (GPU
+// hours, dollars or model width) gives the rest of the plan, drawn on its loss-versus-compute
+// curve; with the Chinchilla law a compute budget gives the optimal parameters and tokens.
+import { api, clearErrors, shareLink, showError } from './api.js';
+import { chartBox, scatter } from './charts.js';
+import { field, read, write } from './forms.js';
+import { $, el, fmtInt, fmtNum } from './util.js';
+
+const form = () => $('#scaling-form');
+// The GPUs of the calculator's speed table (core/scaling/scaling_speed.c).
+const GPUS = ['V100', 'V100 (without tensor cores and cudnn.benchmark)', 'P100', 'P4', 'K80'];
+
+function buildForm() {
+  $('#sc-hf').append(
+    field({ label: 'GPU', field: 'gpu', type: 'select', options: GPUS.map((g) => [g, g]), value: 'V100' }),
+    field({ label: 'Mixed precision (apex amp mode)', field: 'amp_mode', type: 'select', value: 'O0', options: [['O0', 'O0 (fp32)'], ['O1', 'O1'], ['O2', 'O2']] }),
+    field({ label: 'Budget kind', field: 'budget_kind', id: 'budget_kind', type: 'select', value: 'hours', options: [['hours', 'GPU-hours'], ['dollars', 'dollars'], ['width', 'model width']] }),
+    field({ label: 'Budget', field: 'hours', id: 'budget', value: 1000 }),
+    field({ label: 'Grid (kg CO₂ per kWh)', field: 'co2_kg_per_kwh', value: 0.534 }),
+  );
+  $('#sc-ch').append(
+    field({ label: 'Compute budget (FLOPs)', field: 'flops', type: 'text', value: '5.76e23', hint: 'or leave empty and give parameters and tokens' }),
+    field({ label: 'Parameters', field: 'params', type: 'text', placeholder: 'e.g. 70e9' }),
+    field({ label: 'Tokens', field: 'tokens', type: 'text', placeholder: 'e.g. 1.4e12' }),
+  );
+  form().addEventListener('change', (e) => {
+    if (e.target.dataset.field === 'budget_kind') $('#f-budget').dataset.field = e.target.value;
+    const ch = read(form(), 'law') === 'chinchilla';
+    $('#sc-hf').hidden = ch;
+    $('#sc-ch').hidden = !ch;
+  });
+  form().addEventListener('submit', (e) => { e.preventDefault(); submit(); });
+}
+
+function requestOf() {
+  const f = form();
+  if (read(f, 'law') === 'chinchilla') {
+    const req = { law: 'chinchilla' };
+    for (const k of ['flops', 'params', 'tokens']) {
+      const v = String(read(f, k) || '').trim();
+      if (v) req[k] = Number(v);
+    }
+    return req;
+  }
+  const kind = read(f, 'budget_kind');
+  return { law: 'hf2020', gpu: read(f, 'gpu'), amp_mode: read(f, 'amp_mode'), [kind]: Number($('#f-budget').value), co2_kg_per_kwh: read(f, 'co2_kg_per_kwh') };
+}
+
+async function submit() {
+  clearErrors(form());
+  try {
+    const req = requestOf();
+    const res = await api('POST', '/v1/scaling', req);
+    await showScaling(res.data, res.hash);
+    if (res.hash) history.replaceState(null, '', `#r=${res.hash}`);
+  } catch (e) {
+    showError(form(), e);
+  }
+}
+
+const kpi = (label, value) => el('div', { class: 'kpi' }, el('div', { class: 'kpi-label' }, label), el('div', { class: 'kpi-value' }, value));
+
+// The loss law of the plan, from its normalized request (GET /v1/results/<hash>): loss =
+// a·x^(−b) + c with x = FLOs / 86400.
+async function lossFit(hash) {
+  try { return (await api('GET', `/v1/results/${hash}`)).data.request.loss_fit; } catch { return null; }
+}
+
+export async function showScaling(r, hash) {
+  const out = $('#sc-results');
+  out.hidden = false; // before drawing: a chart in a hidden box has no size
+  const chart = chartBox('chart chart-scatter');
+  if (r.law === 'chinchilla') {
+    out.replaceChildren(
+      el('div', { class: 'kpis' }, kpi('Compute', `${fmtNum(r.flops)} FLOPs`), kpi('Parameters', fmtNum(r.params)),
+        kpi('Tokens', fmtNum(r.tokens)), kpi('Loss', fmtNum(r.loss, 4))),
+      el('p', { class: 'muted' }, r.compute_optimal ? 'The compute-optimal split of this budget (Hoffmann et al. 2022).' : 'The loss of this model size trained on this many tokens (Hoffmann et al. 2022).'),
+      el('h3', {}, 'Loss against compute on the compute-optimal frontier'), chart.box, shareLink(hash));
+    // The frontier is a few more calls of the same endpoint (cached server-side).
+    const budgets = Array.from({ length: 17 }, (_, i) => 10 ** (18 + i * 0.5));
+    const pts = await Promise.all(budgets.map((flops) => api('POST', '/v1/scaling', { law: 'chinchilla', flops }).then((x) => ({ x: x.data.flops, y: x.data.loss })).catch(() => null)));
+    scatter(chart.canvas, [
+      { label: 'compute-optimal loss', points: pts.filter(Boolean), line: true, radius: 0, color: '#2563eb' },
+      { label: r.compute_optimal ? 'this budget' : 'this model and data', points: [{ x: r.flops, y: r.loss }], color: '#dc2626', radius: 7, style: 'rectRot', order: -1 },
+    ], { x: { title: 'compute (FLOPs)', log: true }, y: { title: 'loss' } }, (c) => `${fmtNum(c.raw.x)} FLOPs → loss ${fmtNum(c.raw.y, 4)}`);
+    return;
+  }
+  out.replaceChildren(
+    el('div', { class: 'kpis' }, kpi('GPU-hours', fmtNum(r.hours)), kpi('Cost', `$${fmtNum(r.dollars)}`), kpi('Energy', `${fmtNum(r.kwh)} kWh`), kpi('CO₂', `${fmtNum(r.co2_kg)} kg`)),
+    el('div', { class: 'kpis' }, kpi('Loss reached', fmtNum(r.loss, 4)), kpi('Parameters', fmtNum(r.model_params)),
+      kpi('Shape', `${r.optimal_shape.depth} layers × ${fmtInt(r.optimal_shape.width)}`), kpi('Compute', `${fmtNum(r.flos)} FLOPs`)),
+    el('p', { class: 'muted' }, `Width ${fmtNum(r.width)} (continuous); a deeper alternative: ${r.alternate_shape.depth} layers × ${fmtInt(r.alternate_shape.width)}. ` +
+      `Tipping point: width ${fmtNum(r.tipping_point.width)} at ${fmtNum(r.tipping_point.hours)} GPU-hours.`),
+    ...(r.warnings || []).map((w) => el('p', { class: 'warn' }, w)),
+    el('h3', {}, 'Loss against compute'), chart.box, shareLink(hash));
+  const fit = hash ? await lossFit(hash) : null;
+  const curve = [];
+  if (fit) {
+    for (let i = 0; i <= 60; i++) {
+      const flos = r.flos * 10 ** (-3 + i * 0.1);
+      curve.push({ x: flos, y: fit.a * (flos / 86400) ** -fit.b + fit.c });
+    }
+  }
+  scatter(chart.canvas, [
+    { label: 'loss law (loss_fit)', points: curve, line: true, radius: 0, color: '#2563eb' },
+    { label: 'this plan', points: [{ x: r.flos, y: r.loss }], color: '#dc2626', radius: 7, style: 'rectRot', order: -1 },
+  ], { x: { title: 'compute (FLOPs)', log: true }, y: { title: 'validation loss' } }, (c) => `${fmtNum(c.raw.x)} FLOPs → loss ${fmtNum(c.raw.y, 4)}`);
+}
+
+// Puts a stored request back into the form (shared links). The stored request holds the GPU as
+// its constants; the GPU whose name gives the same request hash is the one the link used.
+export async function fillScaling(req, hash) {
+  const f = form();
+  write(f, 'law', req.law);
+  if (req.law === 'chinchilla') for (const k of ['flops', 'params', 'tokens']) write(f, k, req[k] ?? '');
+  else {
+    const kind = ['hours', 'dollars', 'width'].find((k) => k in req);
+    write(f, 'budget_kind', kind);
+    $('#f-budget').dataset.field = kind;
+    $('#f-budget').value = req[kind];
+    write(f, 'amp_mode', req.amp_mode);
+    write(f, 'co2_kg_per_kwh', req.co2_kg_per_kwh);
+    for (const name of GPUS) {
+      const same = await api('POST', '/v1/scaling', { ...req, gpu: name }).catch(() => null);
+      if (same && same.hash === hash) { write(f, 'gpu', name); break; }
+    }
+  }
+  form().dispatchEvent(new Event('change'));
+}
+
+export function initScaling() {
+  buildForm();
+}

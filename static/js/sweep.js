@@ -1,0 +1,259 @@
+// sweep.js — the "Fastest layout" tab: start an optimal-execution search or a grid sweep
+// (POST /v1/sweep → 202 {id}), fill a progress bar by polling GET /v1/sweep/<id>, cancel with
+// DELETE, then show the best executions in a table, every evaluated point on a scatter plot
+// (sample rate against tier-1 memory) and a CSV download.
+import { api, ApiError, clearErrors, showError } from './api.js';
+import { chartBox, scatter } from './charts.js';
+import { field, read } from './forms.js';
+import { currentRequest, fillForm, submitEstimate } from './estimate.js';
+import { $, el, fmtBytes, fmtInt, fmtNum, fmtSeconds, parsePath, setAt, sleep } from './util.js';
+
+const form = () => $('#sweep-form');
+const POINT_CAP = 20000; // the scatter reads at most this many points of a grid sweep
+let current = null;      // {id, cancelled} of the sweep this tab is following
+
+function buildForm(presets) {
+  const opt = (list) => list.map((p) => [p.name, p.name]);
+  $('#sw-search').append(
+    field({ label: 'Model preset', field: 'model', type: 'select', options: opt(presets.models), value: 'gpt3-175B' }),
+    field({ label: 'System preset', field: 'system', type: 'select', options: opt(presets.systems), value: 'a100_80g' }),
+    field({ label: 'GPUs (num_procs)', field: 'num_procs', value: 1024, min: 1, step: 1 }),
+    field({ label: 'Largest global batch', field: 'max_batch_size', value: 1024, min: 1, step: 1, hint: 'the batch used is its largest multiple of DP' }),
+    field({ label: 'Datatype', field: 'datatype', type: 'select', value: 'float16', options: ['float16', 'bfloat16', 'float8', 'float32'].map((d) => [d, d]) }),
+    field({ label: 'Executions to list', field: 'options.top_n', value: 10, min: 1, step: 1 }),
+    field({ label: 'Fused activation', field: 'options.fused_activation', type: 'select', value: 'true', options: [['true', 'on'], ['false', 'off'], ['all', 'try both']] }),
+    field({ label: 'Skip TP overlap', field: 'options.no_tp_overlap', type: 'checkbox' }),
+    field({ label: 'Skip DP overlap', field: 'options.no_dp_overlap', type: 'checkbox' }),
+    field({ label: 'Stop growing the microbatch once it stops fitting', field: 'options.mbs_break', type: 'checkbox' }),
+  );
+  const axes = el('textarea', { id: 'sw-axes', 'data-field': 'axes', rows: 4, spellcheck: 'false' },
+    'execution.tensor_par = 1, 2, 4, 8\nexecution.pipeline_par = 1, 2, 4, 8\nexecution.microbatch_size = 1, 2');
+  $('#sw-grid').append(el('div', { class: 'fld wide' }, el('label', { for: 'sw-axes' }, 'Axes: one field per line, “path = value, value, …”'), axes,
+    el('small', { class: 'hint' }, 'Every combination is estimated from the Estimate tab’s current request (its model, system and execution). When TP or PP vary, the matching data_par values are added for you.')));
+  form().addEventListener('change', () => {
+    const grid = read(form(), 'kind') === 'grid';
+    $('#sw-search').hidden = grid;
+    $('#sw-grid').hidden = !grid;
+  });
+  form().addEventListener('submit', (e) => { e.preventDefault(); start(); });
+  $('#sw-cancel').addEventListener('click', cancel);
+}
+
+function parseAxes(text) {
+  const axes = {};
+  for (const [i, raw] of text.split('\n').entries()) {
+    const line = raw.trim();
+    if (!line) continue;
+    const m = line.match(/^([\w.[\]]+)\s*[=:]\s*(.+)$/);
+    if (!m) throw new ApiError(0, 'local', `line ${i + 1}: write “path = value, value”`, 'axes');
+    axes[m[1]] = m[2].split(',').map((v) => v.trim()).filter(Boolean).map((v) => {
+      try { return JSON.parse(v); } catch { return v; }
+    });
+  }
+  if (!Object.keys(axes).length) throw new ApiError(0, 'local', 'give at least one axis', 'axes');
+  return axes;
+}
+
+function requestOf() {
+  const f = form();
+  if (read(f, 'kind') === 'grid') {
+    const base = currentRequest();
+    delete base.training;
+    const axes = parseAxes(read(f, 'axes'));
+    // A grid is a plain product and the base's data_par stays fixed; when TP or PP vary on a
+    // fixed number of GPUs, DP must vary with them: add every DP the product can need (the
+    // combinations that do not multiply to num_procs come back as infeasible points).
+    const e = base.execution, tpA = axes['execution.tensor_par'], ppA = axes['execution.pipeline_par'];
+    if ((tpA || ppA) && !axes['execution.data_par'] && !axes['execution.num_procs']) {
+      const dps = new Set();
+      for (const tp of tpA || [e.tensor_par]) for (const pp of ppA || [e.pipeline_par]) {
+        if (e.num_procs % (tp * pp) === 0) dps.add(e.num_procs / (tp * pp));
+      }
+      if (dps.size) axes['execution.data_par'] = [...dps].sort((a, b) => a - b);
+    }
+    return { kind: 'grid', base, axes };
+  }
+  const req = { kind: 'optimal_execution', options: {} };
+  for (const input of f.querySelectorAll('#sw-search [data-field]')) {
+    const v = read(f, input.dataset.field);
+    if (v !== undefined) setAt(req, parsePath(input.dataset.field), v);
+  }
+  return req;
+}
+
+async function start() {
+  const f = form();
+  clearErrors(f);
+  $('#sw-status').dataset.state = 'starting';
+  $('#sw-results').replaceChildren();
+  let sub;
+  try {
+    sub = (await api('POST', '/v1/sweep', requestOf())).data;
+  } catch (e) {
+    showError(f, e);
+    return;
+  }
+  history.replaceState(null, '', `#sweep=${sub.id}`);
+  follow(sub.id);
+}
+
+async function cancel() {
+  if (!current) return;
+  current.cancelled = true;
+  $('#sw-cancel').disabled = true;
+  try { await api('DELETE', `/v1/sweep/${current.id}`); } catch (e) { showError(form(), e); }
+}
+
+// Polls one sweep until it ends, moving the progress bar, then shows its results.
+export async function follow(id) {
+  const me = { id, cancelled: false };
+  current = me;
+  const bar = $('#sw-progress'), text = $('#sw-progress-text');
+  $('#sw-status').hidden = false;
+  $('#sw-results').replaceChildren();
+  $('#sw-submit').disabled = true;
+  $('#sw-cancel').disabled = false;
+  let st;
+  try {
+    for (;;) {
+      st = (await api('GET', `/v1/sweep/${id}`)).data;
+      if (current !== me) return;
+      const p = st.progress || {};
+      bar.max = Math.max(1, p.total || 1);
+      bar.value = p.done || 0;
+      const pct = p.total ? `: ${((100 * (p.done || 0)) / p.total).toFixed(0)} %` : '';
+      text.textContent = `${st.kind === 'grid' ? 'Grid sweep' : 'Search'} ${st.status}${pct} — ${fmtInt(p.done || 0)} of ${fmtInt(p.total || 0)} work items`;
+      $('#sw-status').dataset.state = st.status;
+      if (['done', 'failed', 'cancelled'].includes(st.status)) break;
+      await sleep(400);
+    }
+  } catch (e) {
+    showError(form(), e);
+    return;
+  } finally {
+    if (current === me) { $('#sw-submit').disabled = false; $('#sw-cancel').disabled = true; }
+  }
+  if (st.status === 'failed') {
+    showError(form(), { message: `the sweep failed: ${st.error?.message || st.error || 'no reason given'}`, field: st.error?.field });
+    return;
+  }
+  await showResults(st);
+}
+
+const execOf = (p, st) => {
+  if (p.execution) return p.execution;
+  const base = st.spec?.base?.execution || st.request?.base?.execution || {};
+  const e = { ...base };
+  for (const [k, v] of Object.entries(p.values || {})) if (k.startsWith('execution.')) e[k.slice(10)] = v;
+  return e;
+};
+
+async function loadPoints(st) {
+  if (st.kind !== 'grid') return (st.best || []).map((b, i) => ({ rank: i + 1, ...b }));
+  const points = [];
+  for (let offset = 0; offset < POINT_CAP; offset += 1000) {
+    const page = (await api('GET', `/v1/sweep/${st.id}/results?format=json&offset=${offset}&limit=1000`)).data;
+    const got = page.points || [];
+    points.push(...got);
+    if (got.length < 1000) break;
+  }
+  return points;
+}
+
+async function showResults(st) {
+  const out = $('#sw-results');
+  const points = await loadPoints(st);
+  const ok = points.filter((p) => p.summary);
+  // The fastest layout is the fastest one that fits in memory; others are listed only when
+  // nothing fits.
+  const fits = ok.filter((p) => p.fits_memory !== false);
+  const byRate = (list) => [...list].sort((a, b) => b.summary.sample_rate - a.summary.sample_rate);
+  const best = st.kind === 'grid' ? byRate(fits.length ? fits : ok).slice(0, 10) : ok;
+  const counts = st.counts || {};
+  const csv = el('a', { class: 'button ghost', href: `/v1/sweep/${st.id}/results?format=csv&offset=0&limit=${st.kind === 'grid' ? POINT_CAP : 100}`, download: `fathom-sweep-${st.id}.csv` }, 'Download CSV');
+  const chart = chartBox('chart chart-scatter');
+  out.replaceChildren(
+    el('div', { class: 'row-between' },
+      el('h3', {}, st.status === 'cancelled' ? 'Cancelled — best executions so far' : 'Fastest executions'),
+      el('div', {}, csv)),
+    el('p', { class: 'muted' }, st.kind === 'grid'
+      ? `${fmtInt(points.length)} combinations evaluated, ${fmtInt(ok.length)} feasible (the others do not divide or do not map on the networks), ${fmtInt(ok.filter((p) => p.fits_memory).length)} fit in memory. Ranked by sample rate.`
+      : `${fmtInt(counts.total ?? 0)} executions considered, ${fmtInt(counts.good ?? 0)} fit in memory. Ranked by sample rate: the first row is the fastest layout.`),
+    fits.length ? el('span') : el('p', { class: 'warn' }, 'No execution fits in memory: try more GPUs, recompute, optimizer sharding or another system.'),
+    whyNot(points),
+    best.length ? topTable(best, st) : el('span'),
+    el('h3', {}, st.kind === 'grid' ? 'Every evaluated point' : 'The listed executions'),
+    chart.box,
+    st.kind === 'grid' ? el('span') : el('p', { class: 'muted' }, 'A search keeps only its best executions; to plot every point of a region, run a grid sweep over it.'),
+    el('p', { class: 'share' }, 'Link to this sweep: ', el('a', { href: `#sweep=${st.id}` }, `#sweep=${st.id}`)),
+  );
+  const gib = (p) => p.summary.mem_tier1_bytes / 2 ** 30;
+  const pt = (p) => ({ x: gib(p), y: p.summary.sample_rate, p });
+  scatter(chart.canvas, [
+    { label: 'fastest that fits', points: best.slice(0, 1).filter((p) => p.fits_memory !== false).map(pt), color: '#f59e0b', radius: 8, style: 'rectRot', order: -1 },
+    { label: 'fits in memory', points: ok.filter((p) => p.fits_memory !== false).map(pt), color: '#2563eb', radius: 4 },
+    { label: 'does not fit', points: ok.filter((p) => p.fits_memory === false).map(pt), color: '#dc2626', radius: 4 },
+  ], { x: { title: 'tier-1 memory per GPU (GiB)' }, y: { title: 'sample rate (samples/s)' } },
+  (c) => { const e = execOf(c.raw.p, st); return `TP ${e.tensor_par} PP ${e.pipeline_par} DP ${e.data_par ?? '?'} mb ${e.microbatch_size}: ${fmtNum(c.raw.y)} samples/s, ${fmtNum(c.raw.x)} GiB`; });
+}
+
+// The commonest refusals among a grid's infeasible points, so an empty grid explains itself.
+function whyNot(points) {
+  const n = new Map();
+  for (const p of points) {
+    if (!p.error) continue;
+    const key = `${p.error.field || ''}: ${p.error.message.replace(/\d+/g, '#')}`;
+    if (!n.has(key)) n.set(key, { count: 0, error: p.error });
+    n.get(key).count++;
+  }
+  const top = [...n.values()].sort((a, b) => b.count - a.count).slice(0, 3);
+  if (!top.length) return el('span');
+  return el('div', { class: 'muted why' }, 'Why combinations were infeasible:',
+    el('ul', {}, top.map(({ count, error }) => el('li', {}, `${fmtInt(count)} × `, el('em', {}, `${error.field ? `${error.field}: ` : ''}${error.message}`)))));
+}
+
+// What else sets one execution apart: communication style, overlaps, offloads, networks.
+function otherOptions(e) {
+  const out = [`TP comm ${e.tensor_par_comm_type}`];
+  if (e.tensor_par_overlap && e.tensor_par_overlap !== 'none') out.push(`TP overlap ${e.tensor_par_overlap}`);
+  if (e.seq_par_ag_redo) out.push('AG redo');
+  if (e.data_par_overlap) out.push('DP overlap');
+  if (e.fused_activation === false) out.push('unfused');
+  const off = ['weight', 'activations', 'optimizer'].filter((k) => e[`${k}_offload`]);
+  if (off.length) out.push(`offload ${off.join('+')}`);
+  if (e.tensor_par_net !== undefined) out.push(`nets ${e.tensor_par_net}/${e.pipeline_par_net}/${e.data_par_net}`);
+  return out.join(' · ');
+}
+
+function topTable(rows, st) {
+  const head = ['#', 'TP', 'PP', 'DP', 'step time', 'sample rate', 'tier-1 memory', 'batch', 'micro­batch', 'interleave', 'recompute', 'opt. sharding', 'other options', ''];
+  const body = rows.map((p, i) => {
+    const e = execOf(p, st), s = p.summary;
+    const open = el('button', { type: 'button', class: 'small ghost' }, 'Open');
+    open.addEventListener('click', () => openInEstimate(p, st));
+    return el('tr', {},
+      el('td', {}, p.rank ?? i + 1), el('td', {}, e.tensor_par), el('td', {}, e.pipeline_par), el('td', {}, e.data_par ?? '—'),
+      el('td', { class: 'num' }, fmtSeconds(s.step_time_s)), el('td', { class: 'num' }, `${fmtNum(s.sample_rate)}/s`),
+      el('td', { class: `num${p.fits_memory === false ? ' bad' : ''}`, title: p.fits_memory === false ? 'does not fit in tier-1 memory' : '' }, fmtBytes(s.mem_tier1_bytes)),
+      el('td', {}, fmtInt(e.batch_size)), el('td', {}, e.microbatch_size), el('td', {}, e.pipeline_interleaving),
+      el('td', {}, e.activation_recompute), el('td', {}, e.optimizer_sharding ? 'yes' : 'no'), el('td', { class: 'other' }, otherOptions(e)),
+      el('td', {}, open));
+  });
+  return el('div', { class: 'table-wrap' }, el('table', { class: 'grid top' },
+    el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))), el('tbody', {}, body)));
+}
+
+// Re-runs one row as a single estimate, with its full breakdown, on the Estimate tab.
+async function openInEstimate(p, st) {
+  const spec = st.spec || st.request || {};
+  const req = st.kind === 'grid'
+    ? { ...(spec.base || currentRequest()), execution: execOf(p, st) }
+    : { model: spec.model || read(form(), 'model'), system: spec.system || read(form(), 'system'), execution: p.execution };
+  await fillForm(req);
+  location.hash = '#estimate';
+  await submitEstimate();
+}
+
+export function initSweep(presets) {
+  buildForm(presets);
+}
