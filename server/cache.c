@@ -2,10 +2,25 @@
 #include "cache.h"
 
 #include <pthread.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "canonical.h"
+
+/* Bounds of the hot map: small, because it only has to hold what dashboards repeat. */
+#define HOT_MAX_ENTRIES 1024
+#define HOT_MAX_BYTES (4 * 1024 * 1024)
+#define HOT_BUCKETS 2048 /* a power of two */
+
+typedef struct hot_entry {
+    unsigned char key[crypto_generichash_BYTES];
+    char hash[CODEC_HASH_HEX_LEN + 1];
+    char *response;
+    size_t size;
+    struct hot_entry *chain;            /* bucket list */
+    struct hot_entry *newer, *older;    /* LRU list */
+} hot_entry_t;
 
 /* Distinct hashes with pending hits before a flush is forced. */
 #define HITS_PENDING_MAX 4096
@@ -20,6 +35,11 @@ struct cache {
     pthread_mutex_t lock; /* guards pending */
     pending_hit_t *pending;
     int npending;
+    pthread_mutex_t hot_lock; /* guards the hot map */
+    hot_entry_t *buckets[HOT_BUCKETS];
+    hot_entry_t *newest, *oldest;
+    int hot_entries;
+    size_t hot_bytes;
 };
 
 cache_t *cache_create(db_t *db)
@@ -34,6 +54,7 @@ cache_t *cache_create(db_t *db)
     }
     c->db = db;
     pthread_mutex_init(&c->lock, NULL);
+    pthread_mutex_init(&c->hot_lock, NULL);
     return c;
 }
 
@@ -42,9 +63,133 @@ void cache_free(cache_t *c)
     if (!c)
         return;
     cache_flush_hits(c);
+    for (hot_entry_t *e = c->newest, *next; e; e = next) {
+        next = e->older;
+        free(e->response);
+        free(e);
+    }
     pthread_mutex_destroy(&c->lock);
+    pthread_mutex_destroy(&c->hot_lock);
     free(c->pending);
     free(c);
+}
+
+static void hot_key(const char *endpoint, const char *body, size_t len,
+                    unsigned char key[crypto_generichash_BYTES])
+{
+    crypto_generichash_state st;
+    crypto_generichash_init(&st, NULL, 0, crypto_generichash_BYTES);
+    crypto_generichash_update(&st, (const unsigned char *)endpoint, strlen(endpoint) + 1);
+    crypto_generichash_update(&st, (const unsigned char *)body, len);
+    crypto_generichash_final(&st, key, crypto_generichash_BYTES);
+}
+
+static size_t hot_bucket(const unsigned char *key)
+{
+    size_t b;
+    memcpy(&b, key, sizeof b);
+    return b & (HOT_BUCKETS - 1);
+}
+
+static void hot_unlink_lru(cache_t *c, hot_entry_t *e)
+{
+    if (e->newer)
+        e->newer->older = e->older;
+    else
+        c->newest = e->older;
+    if (e->older)
+        e->older->newer = e->newer;
+    else
+        c->oldest = e->newer;
+    e->newer = e->older = NULL;
+}
+
+static void hot_push_newest(cache_t *c, hot_entry_t *e)
+{
+    e->older = c->newest;
+    e->newer = NULL;
+    if (c->newest)
+        c->newest->newer = e;
+    c->newest = e;
+    if (!c->oldest)
+        c->oldest = e;
+}
+
+static hot_entry_t *hot_find(cache_t *c, const unsigned char *key)
+{
+    for (hot_entry_t *e = c->buckets[hot_bucket(key)]; e; e = e->chain)
+        if (memcmp(e->key, key, sizeof e->key) == 0)
+            return e;
+    return NULL;
+}
+
+static void hot_evict_oldest(cache_t *c)
+{
+    hot_entry_t *e = c->oldest;
+    hot_entry_t **p = &c->buckets[hot_bucket(e->key)];
+    while (*p != e)
+        p = &(*p)->chain;
+    *p = e->chain;
+    hot_unlink_lru(c, e);
+    c->hot_entries--;
+    c->hot_bytes -= e->size;
+    free(e->response);
+    free(e);
+}
+
+int cache_hot_get(cache_t *c, const char *endpoint, const char *body, size_t len,
+                  char hash[CODEC_HASH_HEX_LEN + 1], char **response)
+{
+    unsigned char key[crypto_generichash_BYTES];
+    hot_key(endpoint, body, len, key);
+    int found = 0;
+    pthread_mutex_lock(&c->hot_lock);
+    hot_entry_t *e = hot_find(c, key);
+    if (e && (*response = malloc(e->size + 1)) != NULL) {
+        memcpy(*response, e->response, e->size + 1);
+        memcpy(hash, e->hash, CODEC_HASH_HEX_LEN + 1);
+        hot_unlink_lru(c, e);
+        hot_push_newest(c, e);
+        found = 1;
+    }
+    pthread_mutex_unlock(&c->hot_lock);
+    return found;
+}
+
+void cache_hot_put(cache_t *c, const char *endpoint, const char *body, size_t len,
+                   const char *hash, const char *response)
+{
+    size_t size = strlen(response);
+    if (size > HOT_MAX_BYTES / 16)
+        return; /* a rare giant answer would push out everything else */
+    hot_entry_t *e = calloc(1, sizeof *e);
+    char *copy = malloc(size + 1);
+    if (!e || !copy) {
+        free(e);
+        free(copy);
+        return;
+    }
+    memcpy(copy, response, size + 1);
+    hot_key(endpoint, body, len, e->key);
+    snprintf(e->hash, sizeof e->hash, "%.64s", hash);
+    e->response = copy;
+    e->size = size;
+    pthread_mutex_lock(&c->hot_lock);
+    if (hot_find(c, e->key)) { /* another thread got there first */
+        pthread_mutex_unlock(&c->hot_lock);
+        free(copy);
+        free(e);
+        return;
+    }
+    while (c->oldest && (c->hot_entries >= HOT_MAX_ENTRIES || c->hot_bytes + size > HOT_MAX_BYTES))
+        hot_evict_oldest(c);
+    size_t b = hot_bucket(e->key);
+    e->chain = c->buckets[b];
+    c->buckets[b] = e;
+    hot_push_newest(c, e);
+    c->hot_entries++;
+    c->hot_bytes += size;
+    pthread_mutex_unlock(&c->hot_lock);
 }
 
 static char *dup_column(sqlite3_stmt *st, int col)

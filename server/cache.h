@@ -6,10 +6,19 @@
  *
  * Hits are counted in memory and written in one transaction a second (cache_flush_hits, from
  * the main loop, and at shutdown): a write per cached answer would queue every hit behind the
- * database's one writer. A crash loses at most a second of hit counts, never a result. */
+ * database's one writer. A crash loses at most a second of hit counts, never a result.
+ *
+ * In front of the table sits a small in-memory map from the exact request bytes to the stored
+ * answer: a dashboard that polls with the same body gets its answer without parsing,
+ * normalizing or reading the database. It is filled only on a hit (a body seen twice), so
+ * one-off requests never occupy it, and it is bounded in entries and bytes (LRU). Presets and
+ * the estimator cannot change while the process runs, so equal bytes mean an equal answer. */
 #ifndef FATHOM_CACHE_H
 #define FATHOM_CACHE_H
 
+#include <stddef.h>
+
+#include "canonical.h"
 #include "db.h"
 
 typedef struct {
@@ -32,6 +41,13 @@ int cache_get(cache_t *c, const char *hash, cache_entry_t *out);
 void cache_count_hit(cache_t *c, const char *hash);
 /* Writes the counted hits in one transaction. 0, or -1 on a DB error (they stay pending). */
 int cache_flush_hits(cache_t *c);
+/* The hot map: 1 with the config hash and a malloc'd copy of the answer when these exact bytes
+ * were answered from the cache before, else 0. */
+int cache_hot_get(cache_t *c, const char *endpoint, const char *body, size_t len,
+                  char hash[CODEC_HASH_HEX_LEN + 1], char **response);
+void cache_hot_put(cache_t *c, const char *endpoint, const char *body, size_t len,
+                   const char *hash, const char *response);
+
 /* Stores a result. 0, or -1 on a DB error (a read-only or full disk). */
 int cache_put(cache_t *c, const char *hash, const char *endpoint, const char *request,
               const char *response);

@@ -61,6 +61,17 @@ enum MHD_Result handlers_estimate(http_req_t *r, const codec_endpoint_t *ep)
     char hash[CODEC_HASH_HEX_LEN + 1];
     const codec_ctx_t ctx = {r->srv->presets};
 
+    if (handlers_check_json_content_type(r) == 0) {
+        char *hot = NULL;
+        if (cache_hot_get(r->srv->cache, ep->name, r->body ? r->body : "", r->body_len, hash,
+                          &hot)) {
+            metrics_cache(r->srv->metrics, 1);
+            cache_count_hit(r->srv->cache, hash);
+            rc = send_stored(r, hash, hot, "hit", 1);
+            free(hot);
+            return rc;
+        }
+    }
     body = handlers_parse_json_body(r, &err);
     if (!body) {
         rc = http_send_error(r, &err, NULL);
@@ -82,6 +93,8 @@ enum MHD_Result handlers_estimate(http_req_t *r, const codec_endpoint_t *ep)
     if (found == 1) {
         metrics_cache(r->srv->metrics, 1);
         cache_count_hit(r->srv->cache, hash);
+        cache_hot_put(r->srv->cache, ep->name, r->body ? r->body : "", r->body_len, hash,
+                      hit.response);
         rc = send_stored(r, hash, hit.response, "hit", 1);
         cache_entry_free(&hit);
         goto out;
