@@ -152,7 +152,10 @@ class BadInput(ServerTestCase):
                 self.assertIn("field", err, r.body)
         self.assertGreaterEqual(refused, 200)
         rss1 = rss_kb(self.server.proc.pid)
-        self.assertLess(rss1, rss0 * 1.10 + 2048, "RSS grew from %d kB to %d kB" % (rss0, rss1))
+        # ASan keeps freed memory in quarantine and valgrind has its own heap: RSS means
+        # something only for a plain build.
+        if not (os.environ.get("ASAN_OPTIONS") or os.environ.get("FATHOM_TEST_WRAPPER")):
+            self.assertLess(rss1, rss0 * 1.10 + 2048, "RSS grew from %d kB to %d kB" % (rss0, rss1))
 
     def test_content_types(self):
         body = json.dumps(VALID["/v1/transformer"])
