@@ -3,7 +3,7 @@
 // estimate form from presets and checks the step time and charts, puts a bad value in and looks
 // for the error beside its field, runs a small search to completion through the progress bar,
 // reopens a shared link, and draws the scaling and goodput charts. Screenshots go to
-// tests/out/browser/. Run by scripts/test.d/browser.sh (FATHOMD=path/to/fathomd node ...).
+// tests/out/browser/. Run by scripts/test.d/50-browser.sh (FATHOMD=path/to/fathomd node ...).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';

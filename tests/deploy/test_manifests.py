@@ -8,7 +8,7 @@ database path are the Dockerfile's; the security settings the issue asks for are
 kubectl is not needed (nor available on CI): kustomization.yaml is checked by reading it.
 
 Run: FATHOMD=build/fathomd /usr/bin/python3 -m unittest -v tests/deploy/test_manifests.py
-(scripts/test.d/deploy.sh does). Needs python3-yaml.
+(scripts/test.d/10-deploy.sh does). Needs python3-yaml.
 """
 import os
 import re

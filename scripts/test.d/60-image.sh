@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/test.d/image.sh — stage of scripts/test: builds the container image with the project's
+# scripts/test.d/60-image.sh — stage of scripts/test: builds the container image with the project's
 # Dockerfile (podman, chroot isolation) and runs fathomd from it (tests/image/test_image.sh).
 # Prints "SKIPPED: ..." and passes where podman and debootstrap cannot be installed or the
 # machine is not ours to run them (not root); FATHOM_SKIP_IMAGE_TEST=1 skips it on purpose.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/test.d/browser.sh — the web page in a real browser (tests/browser/test_page.mjs):
+# scripts/test.d/50-browser.sh — the web page in a real browser (tests/browser/test_page.mjs):
 # installs Debian's chromium and node/npm if missing, bundles the page's npm packages
 # (scripts/build_web.sh), and runs the test against build/fathomd (brought up to date here;
 # FATHOMD=path overrides). Screenshots: tests/out/browser/. Exits non-zero if any step fails.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/test.d/deploy.sh — stage of scripts/test: the Kubernetes manifests in deploy/ parse and
+# scripts/test.d/10-deploy.sh — stage of scripts/test: the Kubernetes manifests in deploy/ parse and
 # agree with fathomd (tests/deploy/test_manifests.py; starts build/fathomd on a loopback port).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
