@@ -143,13 +143,57 @@ json_t *codec_search_result_encode(const search_request_t *req, const search_res
         if (!item || json_array_append_new(best, item))
             goto out;
     }
-    out = json_pack("{s:o,s:{s:I,s:I,s:I}}", "best", best, "counts", "total",
+    out = json_pack("{s:o,s:{s:I,s:I,s:I},s:o}", "best", best, "counts", "total",
                     (json_int_t)res->total, "good", (json_int_t)res->good, "bad",
-                    (json_int_t)res->bad);
+                    (json_int_t)res->bad, "points", codec_search_points_encode(res, false));
     best = NULL; /* handed to json_pack ("o" steals even on failure) */
 out:
     json_decref(best);
     return out;
+}
+
+json_t *codec_search_points_encode(const search_result_t *res, bool with_position)
+{
+    search_point_t *sorted = malloc((size_t)(res->n_points ? res->n_points : 1) * sizeof *sorted);
+    json_t *arr = json_array();
+    if (!sorted || !arr) {
+        free(sorted);
+        json_decref(arr);
+        return NULL;
+    }
+    memcpy(sorted, res->points, (size_t)res->n_points * sizeof *sorted);
+    search_points_sort(sorted, res->n_points);
+    for (int i = 0; i < res->n_points; i++) {
+        const search_point_t *p = &sorted[i];
+        json_t *row = with_position
+                          ? json_pack("[f,f,f,I,I]", p->sample_rate, p->mem_tier1_bytes,
+                                      p->mem_tier2_bytes, (json_int_t)p->unit,
+                                      (json_int_t)p->index)
+                          : json_pack("[f,f,f]", p->sample_rate, p->mem_tier1_bytes,
+                                      p->mem_tier2_bytes);
+        json_array_append_new(arr, row);
+    }
+    free(sorted);
+    return arr;
+}
+
+int codec_search_points_decode(const json_t *arr, search_result_t *res)
+{
+    size_t i;
+    json_t *row;
+    res->n_points = 0;
+    json_array_foreach(arr, i, row)
+    {
+        if (json_array_size(row) != 5)
+            return -1;
+        const search_point_t p = {json_number_value(json_array_get(row, 0)),
+                                  json_number_value(json_array_get(row, 1)),
+                                  json_number_value(json_array_get(row, 2)),
+                                  (uint32_t)json_integer_value(json_array_get(row, 3)),
+                                  (uint32_t)json_integer_value(json_array_get(row, 4))};
+        search_result_add_point(res, &p);
+    }
+    return 0;
 }
 
 /* ---- the pthread runner ---- */

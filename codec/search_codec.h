@@ -15,12 +15,15 @@
  *      JSON true/false are accepted too and normalize to "true"/"false")}}
  * Result (schemas/search.result.json):
  *   {"best": [{"execution": {23 fields}, "stats": {96}, "summary": {…}}, …best first],
- *    "counts": {"total", "good", "bad"}}
+ *    "counts": {"total", "good", "bad"},
+ *    "points": [[sample_rate, mem_tier1_bytes, mem_tier2_bytes], …] a sample of the good
+ *              executions, in enumeration order (see search_point_t)}
  * with Calculon's meaning of the counts and ties kept in enumeration order (core/search/search.h). */
 #ifndef FATHOM_SEARCH_CODEC_H
 #define FATHOM_SEARCH_CODEC_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "endpoint.h"
 #include "fathom_error.h"
@@ -41,6 +44,12 @@ json_t *codec_search_request_encode(const search_request_t *r);
 /* {"best":[…],"counts":{…}} of a finished search of *req (new reference; NULL on allocation
  * failure). */
 json_t *codec_search_result_encode(const search_request_t *req, const search_result_t *res);
+
+/* The sample of good executions as [[sample_rate, mem_tier1_bytes, mem_tier2_bytes], …] in
+ * enumeration order; with_position appends unit and index to each row (for checkpoints). */
+json_t *codec_search_points_encode(const search_result_t *res, bool with_position);
+/* Reads rows written with_position back into res's sample. 0, or -1 on a malformed row. */
+int codec_search_points_decode(const json_t *arr, search_result_t *res);
 
 /* Called from the thread that called codec_search_run, about ten times a second while the
  * search runs and once at the end. */

@@ -179,6 +179,10 @@ static int restore_search_state(job_t *j, const char *state_text, fathom_error_t
         j->merged.n_best = (int)i + 1;
     }
     j->evaluations = j->merged.estimated;
+    if (codec_search_points_decode(json_object_get(state, "points"), &j->merged)) {
+        json_decref(state);
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "stored sample is malformed");
+    }
     json_decref(state);
     return 0;
 }
@@ -197,6 +201,7 @@ static json_t *search_state_encode(const job_t *j)
     }
     json_object_set_new(json_object_get(doc, "counts"), "estimated",
                         json_integer((json_int_t)j->merged.estimated));
+    json_object_set_new(doc, "points", codec_search_points_encode(&j->merged, true));
     return doc;
 }
 
@@ -905,6 +910,9 @@ int sweeps_status(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err
     if (result) {
         best = json_incref(json_object_get(result, "best"));
         counts = json_incref(json_object_get(result, "counts"));
+        json_t *points = json_object_get(result, "points");
+        if (points)
+            json_object_set(doc, "points", points);
     } else if (strcmp(kind, "grid") == 0 && spec) {
         grid_result_best(s, c, id, spec, &best, &counts);
     } else if (state) {
@@ -918,6 +926,14 @@ int sweeps_status(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err
             json_object_del(e, "index");
         }
         json_object_del(counts, "estimated");
+        /* The checkpoint's rows carry their position; the answer's do not. */
+        json_t *points = json_object_get(state, "points");
+        json_array_foreach(points, i, e)
+        {
+            while (json_array_size(e) > 3)
+                json_array_remove(e, 3);
+        }
+        json_object_set(doc, "points", points ? points : json_array());
     }
     json_object_set_new(doc, "best", best ? best : json_array());
     json_object_set_new(doc, "counts",

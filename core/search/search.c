@@ -44,6 +44,7 @@ struct search_plan {
     unit_t *units;
     size_t n_units;
     uint64_t max_executions;
+    uint64_t sample_stride; /* see search_point_t */
     _Atomic uint64_t units_done;
     _Atomic uint64_t executions;
 };
@@ -246,6 +247,9 @@ search_plan_t *search_plan_create(const search_request_t *req, fathom_error_t *e
         }
         p->n_units = n;
     }
+    p->sample_stride = (p->max_executions + SEARCH_SAMPLE_MAX - 1) / SEARCH_SAMPLE_MAX;
+    if (p->sample_stride < 1)
+        p->sample_stride = 1;
     return p;
 }
 
@@ -286,8 +290,14 @@ int search_result_init(search_result_t *r, int top_n, fathom_error_t *err)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.top_n",
                                 "must be in [1, %d], got %d", SEARCH_TOP_N_MAX, top_n);
     r->best = calloc((size_t)top_n, sizeof *r->best);
-    if (!r->best)
+    r->points = malloc(SEARCH_SAMPLE_MAX * sizeof *r->points);
+    if (!r->best || !r->points) {
+        free(r->best);
+        free(r->points);
+        r->best = NULL;
+        r->points = NULL;
         return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    }
     r->top_n = top_n;
     return 0;
 }
@@ -295,6 +305,7 @@ int search_result_init(search_result_t *r, int top_n, fathom_error_t *err)
 void search_result_close(search_result_t *r)
 {
     free(r->best);
+    free(r->points);
     memset(r, 0, sizeof *r);
 }
 
@@ -333,8 +344,49 @@ static void insert_at(search_result_t *r, int at, const llm_execution_t *e,
         r->n_best++;
 }
 
+static int point_before(const search_point_t *a, const search_point_t *b)
+{
+    return a->unit != b->unit ? a->unit < b->unit : a->index < b->index;
+}
+
+static int point_cmp(const void *a, const void *b)
+{
+    const search_point_t *x = a, *y = b;
+    return point_before(x, y) ? -1 : point_before(y, x) ? 1 : 0;
+}
+
+void search_points_sort(search_point_t *points, int n)
+{
+    qsort(points, (size_t)n, sizeof *points, point_cmp);
+}
+
+void search_result_add_point(search_result_t *r, const search_point_t *p)
+{
+    if (r->n_points < SEARCH_SAMPLE_MAX) {
+        r->points[r->n_points++] = *p;
+        return;
+    }
+    /* Full (rare: the stride aims below the cap): the latest point gives way to an earlier. */
+    int last = 0;
+    for (int i = 1; i < r->n_points; i++)
+        if (point_before(&r->points[last], &r->points[i]))
+            last = i;
+    if (point_before(p, &r->points[last]))
+        r->points[last] = *p;
+}
+
+static uint64_t splitmix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
 void search_merge(search_result_t *dst, const search_result_t *src)
 {
+    for (int i = 0; i < src->n_points; i++)
+        search_result_add_point(dst, &src->points[i]);
     dst->total += src->total;
     dst->good += src->good;
     dst->bad += src->bad;
@@ -429,6 +481,11 @@ static int try_execution(walk_t *w, uint8_t *verdict)
     *verdict = V_FITS;
     w->good++;
     search_result_t *acc = w->acc;
+    if (splitmix64((uint64_t)w->unit << 32 | pos) % w->plan->sample_stride == 0) {
+        const search_point_t point = {w->res.stats.sample_rate, w->res.mem_tier1_bytes,
+                                      w->res.mem_tier2_bytes, w->unit, pos};
+        search_result_add_point(acc, &point);
+    }
     int at = insertion_point(acc, w->res.stats.sample_rate, w->unit, pos);
     if (at >= 0)
         insert_at(acc, at, &w->e, &w->res, w->unit, pos);

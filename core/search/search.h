@@ -113,12 +113,31 @@ typedef struct {
     uint32_t index; /* its rank within the unit's walk */
 } search_entry_t;
 
+/* A sample of the good executions, for plotting the whole space (sample rate against memory)
+ * without keeping millions of points. A good execution at enumeration position (unit, index)
+ * is sampled when splitmix64(unit << 32 | index) is a multiple of the plan's stride,
+ * max(1, ceil(max executions / SEARCH_SAMPLE_MAX)); the sample keeps the SEARCH_SAMPLE_MAX
+ * earliest by position. Like the best list it depends only on the space, not on threads. */
+#define SEARCH_SAMPLE_MAX 4096
+
+typedef struct {
+    double sample_rate;     /* samples/s */
+    double mem_tier1_bytes; /* per processor */
+    double mem_tier2_bytes;
+    uint32_t unit, index;   /* enumeration position */
+} search_point_t;
+
+/* Sorts points by enumeration position (merges leave them in no particular order). */
+void search_points_sort(search_point_t *points, int n);
+
 /* The best executions and counts of some units. init/close: the caller owns the struct; init
- * allocates room for top_n entries (<= SEARCH_TOP_N_MAX). */
+ * allocates room for top_n entries (<= SEARCH_TOP_N_MAX) and SEARCH_SAMPLE_MAX points. */
 typedef struct {
     int top_n;
     int n_best;            /* 0..top_n */
     search_entry_t *best;  /* n_best entries, best first */
+    int n_points;
+    search_point_t *points; /* the sample of good executions, in no particular order */
     uint64_t total, good, bad;
     uint64_t estimated; /* llm_estimate calls made (<= total; fewer when pruning) */
 } search_result_t;
@@ -149,7 +168,10 @@ typedef enum { SEARCH_UNIT_DONE = 0, SEARCH_UNIT_CANCELLED = 1 } search_unit_sta
 search_unit_status_t search_run_unit(search_plan_t *p, size_t unit, search_result_t *acc,
                                      volatile int *cancel);
 
-/* Adds src's counts and best entries to dst (any order of merges gives the same dst). */
+/* Adds one point to r's sample (keeping the SEARCH_SAMPLE_MAX earliest by position). */
+void search_result_add_point(search_result_t *r, const search_point_t *p);
+
+/* Adds src's counts, best entries and points to dst (any order of merges gives the same dst). */
 void search_merge(search_result_t *dst, const search_result_t *src);
 
 /* Progress of a plan, readable from any thread while units run: units finished, and

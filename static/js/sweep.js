@@ -182,19 +182,22 @@ async function showResults(st) {
     fits.length ? el('span') : el('p', { class: 'warn' }, 'No execution fits in memory: try more GPUs, recompute, optimizer sharding or another system.'),
     whyNot(points),
     best.length ? topTable(best, st) : el('span'),
-    el('h3', {}, st.kind === 'grid' ? 'Every evaluated point' : 'The listed executions'),
+    el('h3', {}, st.kind === 'grid' ? 'Every evaluated point' : 'The space: executions that fit, sampled'),
     chart.box,
-    st.kind === 'grid' ? el('span') : el('p', { class: 'muted' }, 'A search keeps only its best executions; to plot every point of a region, run a grid sweep over it.'),
+    st.kind === 'grid' ? el('span') : el('p', { class: 'muted' }, `${fmtInt((st.points || []).length)} of the executions that fit, sampled evenly over the whole search, with the listed best ones on top. A grid sweep plots every point of a region.`),
     el('p', { class: 'share' }, 'Link to this sweep: ', el('a', { href: `#sweep=${st.id}` }, `#sweep=${st.id}`)),
   );
   const gib = (p) => p.summary.mem_tier1_bytes / 2 ** 30;
   const pt = (p) => ({ x: gib(p), y: p.summary.sample_rate, p });
+  // A search sends a sample of its good executions as [sample rate, tier-1 bytes, tier-2 bytes].
+  const sampled = (st.kind === 'grid' ? [] : st.points || []).map((r) => ({ x: r[1] / 2 ** 30, y: r[0], p: null }));
   scatter(chart.canvas, [
     { label: 'fastest that fits', points: best.slice(0, 1).filter((p) => p.fits_memory !== false).map(pt), color: '#f59e0b', radius: 8, style: 'rectRot', order: -1 },
+    ...(sampled.length ? [{ label: 'sampled executions that fit', points: sampled, color: '#94a3b8', radius: 2 }] : []),
     { label: 'fits in memory', points: ok.filter((p) => p.fits_memory !== false).map(pt), color: '#2563eb', radius: 4 },
     { label: 'does not fit', points: ok.filter((p) => p.fits_memory === false).map(pt), color: '#dc2626', radius: 4 },
   ], { x: { title: 'tier-1 memory per GPU (GiB)' }, y: { title: 'sample rate (samples/s)' } },
-  (c) => { const e = execOf(c.raw.p, st); return `TP ${e.tensor_par} PP ${e.pipeline_par} DP ${e.data_par ?? '?'} mb ${e.microbatch_size}: ${fmtNum(c.raw.y)} samples/s, ${fmtNum(c.raw.x)} GiB`; });
+  (c) => { if (!c.raw.p) return `${fmtNum(c.raw.y)} samples/s, ${fmtNum(c.raw.x)} GiB (sampled)`; const e = execOf(c.raw.p, st); return `TP ${e.tensor_par} PP ${e.pipeline_par} DP ${e.data_par ?? '?'} mb ${e.microbatch_size}: ${fmtNum(c.raw.y)} samples/s, ${fmtNum(c.raw.x)} GiB`; });
 }
 
 // The commonest refusals among a grid's infeasible points, so an empty grid explains itself.

@@ -65,6 +65,13 @@ class Sweeps(ServerTestCase):
         self.assertEqual(doc["counts"], cli["counts"])
         self.assertEqual([b["execution"] for b in doc["best"]], [b["execution"] for b in cli["best"]])
         self.assertEqual([b["stats"] for b in doc["best"]], [b["stats"] for b in cli["best"]])
+        # The sample of the space does not depend on how the work was split.
+        self.assertGreater(len(doc["points"]), 1000)
+        self.assertLessEqual(len(doc["points"]), 4096)
+        self.assertEqual(doc["points"], cli["points"])
+        one = cli_search(["search", "megatron-126M", "8", "64", "float16", "a100_80g", "--top-n", "3", "--threads", "1"])
+        self.assertEqual(one["points"], cli["points"])
+        self.assertTrue(all(p[0] <= doc["best"][0]["summary"]["sample_rate"] for p in doc["points"]))
         validate(doc, "sweep_status.response.json")
         # Posting it again gives the same id and does not run it again.
         again = self.server.post("/v1/sweep", dict(SMALL, options={"top_n": 3, "mbs_break": False}))
@@ -232,6 +239,7 @@ class Durability(unittest.TestCase):
             self.assertEqual(got["status"], "done")
             self.assertEqual(got["counts"], expected["counts"])
             self.assertEqual(got["best"], expected["best"])
+            self.assertEqual(got["points"], expected["points"])
             self.assertEqual(s.stop(), 0)
             db = sqlite3.connect(s.db)
             self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
