@@ -161,33 +161,32 @@ static int member(const json_t *obj, const char *path, const char *key, jr_prese
     return fathom_error_set(err, FATHOM_E_INVALID_FIELD, mpath, "is required");
 }
 
+/* The start every member reader shares: looks up obj[key] into v (its path in p); when it is
+ * absent and optional, stores the default and returns 0 from the reader; when it is absent and
+ * required, returns -1 (err says so). */
+#define MEMBER_OR_DEFAULT(out, dflt)                                                         \
+    char p[JR_PATH_MAX];                                                                     \
+    const json_t *v;                                                                         \
+    do {                                                                                     \
+        int found_ = member(obj, path, key, presence, &v, p, sizeof p, err);                 \
+        if (found_ <= 0) {                                                                   \
+            if (found_ == 0)                                                                 \
+                *(out) = (dflt);                                                             \
+            return found_;                                                                   \
+        }                                                                                    \
+    } while (0)
+
 int jr_real(const json_t *obj, const char *path, const char *key, jr_presence_t presence,
             double dflt, double min, double max, double *out, fathom_error_t *err)
 {
-    char p[JR_PATH_MAX];
-    const json_t *v;
-    int r = member(obj, path, key, presence, &v, p, sizeof p, err);
-    if (r < 0)
-        return -1;
-    if (r == 0) {
-        *out = dflt;
-        return 0;
-    }
+    MEMBER_OR_DEFAULT(out, dflt);
     return jr_value_real(v, p, min, max, out, err);
 }
 
 int jr_positive(const json_t *obj, const char *path, const char *key, jr_presence_t presence,
                 double dflt, double max, double *out, fathom_error_t *err)
 {
-    char p[JR_PATH_MAX];
-    const json_t *v;
-    int r = member(obj, path, key, presence, &v, p, sizeof p, err);
-    if (r < 0)
-        return -1;
-    if (r == 0) {
-        *out = dflt;
-        return 0;
-    }
+    MEMBER_OR_DEFAULT(out, dflt);
     double x;
     if (jr_value_real(v, p, -INFINITY, INFINITY, &x, err))
         return -1;
@@ -204,30 +203,14 @@ int jr_positive(const json_t *obj, const char *path, const char *key, jr_presenc
 int jr_int(const json_t *obj, const char *path, const char *key, jr_presence_t presence,
            int64_t dflt, int64_t min, int64_t max, int64_t *out, fathom_error_t *err)
 {
-    char p[JR_PATH_MAX];
-    const json_t *v;
-    int r = member(obj, path, key, presence, &v, p, sizeof p, err);
-    if (r < 0)
-        return -1;
-    if (r == 0) {
-        *out = dflt;
-        return 0;
-    }
+    MEMBER_OR_DEFAULT(out, dflt);
     return jr_value_int(v, p, min, max, out, err);
 }
 
 int jr_bool(const json_t *obj, const char *path, const char *key, jr_presence_t presence,
             bool dflt, bool *out, fathom_error_t *err)
 {
-    char p[JR_PATH_MAX];
-    const json_t *v;
-    int r = member(obj, path, key, presence, &v, p, sizeof p, err);
-    if (r < 0)
-        return -1;
-    if (r == 0) {
-        *out = dflt;
-        return 0;
-    }
+    MEMBER_OR_DEFAULT(out, dflt);
     if (!json_is_boolean(v))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p, "must be true or false, not %s",
                                 type_name(v));
@@ -238,15 +221,7 @@ int jr_bool(const json_t *obj, const char *path, const char *key, jr_presence_t 
 int jr_enum(const json_t *obj, const char *path, const char *key, jr_presence_t presence,
             int dflt, const char *const *names, int *out, fathom_error_t *err)
 {
-    char p[JR_PATH_MAX];
-    const json_t *v;
-    int r = member(obj, path, key, presence, &v, p, sizeof p, err);
-    if (r < 0)
-        return -1;
-    if (r == 0) {
-        *out = dflt;
-        return 0;
-    }
+    MEMBER_OR_DEFAULT(out, dflt);
     char choices[256] = "";
     size_t used = 0;
     for (int i = 0; names[i]; i++) {
@@ -268,15 +243,7 @@ int jr_enum(const json_t *obj, const char *path, const char *key, jr_presence_t 
 int jr_string(const json_t *obj, const char *path, const char *key, jr_presence_t presence,
               const char *dflt, size_t max_len, const char **out, fathom_error_t *err)
 {
-    char p[JR_PATH_MAX];
-    const json_t *v;
-    int r = member(obj, path, key, presence, &v, p, sizeof p, err);
-    if (r < 0)
-        return -1;
-    if (r == 0) {
-        *out = dflt;
-        return 0;
-    }
+    MEMBER_OR_DEFAULT(out, dflt);
     if (!json_is_string(v))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p, "must be a string, not %s",
                                 type_name(v));

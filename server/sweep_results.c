@@ -78,6 +78,23 @@ static void csv_value(csv_t *c, const json_t *v, int first)
     }
 }
 
+/* Hands over the page built: the CSV text or the JSON points (the other is freed). */
+static int finish_page(csv_t *csv, json_t *points, int as_csv, json_t **out_json, char **out_csv)
+{
+    if (!as_csv) {
+        free(csv->buf);
+        *out_json = points;
+        return 0;
+    }
+    json_decref(points);
+    if (csv->failed) {
+        free(csv->buf);
+        return -1;
+    }
+    *out_csv = csv->buf ? csv->buf : strdup("");
+    return 0;
+}
+
 static json_t *stat_names(void)
 {
     llm_stats_t zero;
@@ -145,7 +162,8 @@ static int grid_page(sweeps_t *s, db_conn_t *c, const char *id, const json_t *sp
         } else {
             json_t *p = json_pack("{s:I,s:O*,s:i}", "index", (json_int_t)idx, "values", values,
                                   "status", status);
-            json_object_update(p, resp ? resp : json_object());
+            if (resp)
+                json_object_update(p, resp);
             json_array_append_new(points, p);
         }
         json_decref(values);
@@ -153,17 +171,7 @@ static int grid_page(sweeps_t *s, db_conn_t *c, const char *id, const json_t *sp
     }
     sqlite3_reset(st);
     json_decref(names);
-    if (as_csv) {
-        json_decref(points);
-        if (csv.failed) {
-            free(csv.buf);
-            return -1;
-        }
-        *out_csv = csv.buf ? csv.buf : strdup("");
-    } else {
-        *out_json = points;
-    }
-    return 0;
+    return finish_page(&csv, points, as_csv, out_json, out_csv);
 }
 
 static int search_page(const json_t *best, long long offset, long long limit, int as_csv,
@@ -201,17 +209,7 @@ static int search_page(const json_t *best, long long offset, long long limit, in
         }
     }
     json_decref(names);
-    if (as_csv) {
-        json_decref(points);
-        if (csv.failed) {
-            free(csv.buf);
-            return -1;
-        }
-        *out_csv = csv.buf ? csv.buf : strdup("");
-    } else {
-        *out_json = points;
-    }
-    return 0;
+    return finish_page(&csv, points, as_csv, out_json, out_csv);
 }
 
 int sweeps_results(sweeps_t *s, const char *id, long long offset, long long limit, int as_csv,
