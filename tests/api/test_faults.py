@@ -193,6 +193,28 @@ class SlowAndManyClients(unittest.TestCase):
         finally:
             s.cleanup()
 
+    def test_connection_limit(self):
+        s = Server(extra_args=["--max-connections", "4", "--max-per-ip", "0", "--threads", "1"]).start()
+        try:
+            held = [socket.create_connection(("127.0.0.1", s.port)) for _ in range(4)]
+            time.sleep(0.2)
+            extra = socket.create_connection(("127.0.0.1", s.port))
+            extra.settimeout(3)
+            try:
+                extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                got = extra.recv(100)
+            except OSError:
+                got = b""
+            self.assertEqual(got, b"", "a fifth connection was served past --max-connections 4")
+            extra.close()
+            for c in held:
+                c.close()
+            time.sleep(0.3)
+            self.assertEqual(s.get("/healthz").status, 200)
+            self.assertEqual(s.stop(), 0)
+        finally:
+            s.cleanup()
+
     def test_chunked_body_past_the_limit(self):
         s = Server().start()
         try:
