@@ -35,6 +35,7 @@ PATHS = [
     ("get", "/v1/sweep/{id}", "sweep_status", "A sweep's status, progress and best results."),
     ("delete", "/v1/sweep/{id}", None, "Cancel a sweep."),
     ("get", "/v1/sweep/{id}/results", None, "Every point of a sweep, paged (JSON or CSV)."),
+    ("get", "/v1/sweep/{id}/points", "sweep_points", "A search's sample of the executions that fit, for plotting."),
 ]
 
 
@@ -53,7 +54,7 @@ def build():
     for method, path, base, summary in PATHS:
         req = base and os.path.exists(os.path.join(SCHEMAS, base + ".request.json"))
         resp = base and (os.path.exists(os.path.join(SCHEMAS, base + ".response.json")))
-        if base and base not in ("version", "presets", "result", "sweeps", "sweep_status", "validation") and not req:
+        if base and base not in ("version", "presets", "result", "sweeps", "sweep_status", "sweep_points", "validation") and not req:
             continue  # endpoint not built yet
         op = {"summary": summary, "responses": {
             "200": {"description": "OK", "content": {"application/json": {"schema":

@@ -28,24 +28,25 @@ static const char *const stmt_sql[DB_STMT__COUNT] = {
     [DB_SWEEP_CANCEL] = "UPDATE sweeps SET status = 'cancelled', finished_at = ?2 "
                         "WHERE id = ?1 AND status IN ('queued', 'running')",
     [DB_SWEEP_REQUEUE] = "UPDATE sweeps SET status = 'queued', total = 0, done = 0, "
-                         "evaluations = 0, state = NULL, result = NULL, error = NULL, "
+                         "evaluations = 0, state = NULL, sample = NULL, result = NULL, error = NULL, "
                          "started_at = NULL, finished_at = NULL, created_at = ?2 "
                          "WHERE id = ?1 AND status IN ('cancelled', 'failed')",
     [DB_SWEEP_LIST] = "SELECT id, kind, status, size, total, done, created_at, started_at, "
                       "finished_at FROM sweeps ORDER BY created_at DESC, id LIMIT ?1",
-    [DB_SWEEP_PENDING] = "SELECT id, kind, spec, status, done, state FROM sweeps "
+    [DB_SWEEP_PENDING] = "SELECT id, kind, spec, status, done, state, sample FROM sweeps "
                          "WHERE status IN ('queued', 'running') "
                          "ORDER BY status = 'running' DESC, created_at, id",
     [DB_SWEEP_START] = "UPDATE sweeps SET status = 'running', total = ?2, "
                        "started_at = COALESCE(started_at, ?3) "
                        "WHERE id = ?1 AND status IN ('queued', 'running')",
-    [DB_SWEEP_CHECKPOINT] = "UPDATE sweeps SET done = ?2, evaluations = ?3, state = ?4 "
-                            "WHERE id = ?1 AND status = 'running'",
+    [DB_SWEEP_CHECKPOINT] = "UPDATE sweeps SET done = ?2, evaluations = ?3, state = ?4, "
+                            "sample = ?5 WHERE id = ?1 AND status = 'running'",
     [DB_SWEEP_FINISH] = "UPDATE sweeps SET status = 'done', result = ?2, finished_at = ?3 "
                         "WHERE id = ?1 AND status = 'running'",
     [DB_SWEEP_FAIL] = "UPDATE sweeps SET status = 'failed', error = ?2, finished_at = ?3 "
                       "WHERE id = ?1 AND status IN ('queued', 'running')",
     [DB_SWEEP_STATE_COUNTS] = "SELECT status, COUNT(*) FROM sweeps GROUP BY status",
+    [DB_SWEEP_SAMPLE] = "SELECT kind, status, sample FROM sweeps WHERE id = ?1",
     [DB_POINT_PUT] = "INSERT OR REPLACE INTO sweep_points (sweep_id, idx, point_values, status, "
                      "fits, sample_rate, response) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [DB_POINT_PAGE] = "SELECT idx, point_values, status, response FROM sweep_points "

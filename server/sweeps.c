@@ -149,7 +149,8 @@ static void mark_failed(sweeps_t *s, const char *id, const char *message)
 
 /* Rebuilds the merged search state stored at the last checkpoint: the counts as stored, and
  * each best entry re-estimated from its execution (deterministic, so identical). */
-static int restore_search_state(job_t *j, const char *state_text, fathom_error_t *err)
+static int restore_search_state(job_t *j, const char *state_text, const char *sample_text,
+                                fathom_error_t *err)
 {
     json_t *state = json_loads(state_text, 0, NULL);
     if (!state)
@@ -179,11 +180,12 @@ static int restore_search_state(job_t *j, const char *state_text, fathom_error_t
         j->merged.n_best = (int)i + 1;
     }
     j->evaluations = j->merged.estimated;
-    if (codec_search_points_decode(json_object_get(state, "points"), &j->merged)) {
-        json_decref(state);
-        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "stored sample is malformed");
-    }
     json_decref(state);
+    json_t *sample = sample_text ? json_loads(sample_text, 0, NULL) : json_array();
+    int bad = !sample || codec_search_points_decode(sample, &j->merged);
+    json_decref(sample);
+    if (bad)
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "stored sample is malformed");
     return 0;
 }
 
@@ -201,13 +203,13 @@ static json_t *search_state_encode(const job_t *j)
     }
     json_object_set_new(json_object_get(doc, "counts"), "estimated",
                         json_integer((json_int_t)j->merged.estimated));
-    json_object_set_new(doc, "points", codec_search_points_encode(&j->merged, true));
+    json_object_del(doc, "points"); /* the sample has its own column */
     return doc;
 }
 
 /* Builds a job for a pending row and marks the row running. NULL (row failed) on a bad spec. */
 static job_t *job_start(sweeps_t *s, const char *id, const char *kind, const char *spec_text,
-                        long long done, const char *state_text)
+                        long long done, const char *state_text, const char *sample_text)
 {
     fathom_error_t err;
     fathom_error_clear(&err);
@@ -242,7 +244,7 @@ static job_t *job_start(sweeps_t *s, const char *id, const char *kind, const cha
     }
     j->next_dispatch = j->next_merge = j->committed = (size_t)done;
     if (j->kind == SWEEP_OPTIMAL_EXECUTION && state_text && done > 0 &&
-        restore_search_state(j, state_text, &err))
+        restore_search_state(j, state_text, sample_text, &err))
         goto fail;
     j->ready = calloc(j->total_units ? j->total_units : 1, sizeof *j->ready);
     if (!j->ready) {
@@ -286,7 +288,7 @@ static int grid_result_best(sweeps_t *s, db_conn_t *c, const char *id, const jso
 static int commit(sweeps_t *s, job_t *j, bool final)
 {
     int rc = -1;
-    char *state = NULL, *result = NULL;
+    char *state = NULL, *result = NULL, *sample = NULL;
     json_t *res = NULL;
     db_conn_t *c = db_acquire_writer(s->srv->db);
     sqlite3 *h = db_handle(c);
@@ -324,7 +326,10 @@ static int commit(sweeps_t *s, job_t *j, bool final)
         json_t *doc = search_state_encode(j);
         state = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
         json_decref(doc);
-        if (!state)
+        json_t *pts = codec_search_points_encode(&j->merged, true);
+        sample = pts ? json_dumps(pts, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+        json_decref(pts);
+        if (!state || !sample)
             goto rollback;
     }
     sqlite3_stmt *st = db_stmt(c, DB_SWEEP_CHECKPOINT);
@@ -337,6 +342,10 @@ static int commit(sweeps_t *s, job_t *j, bool final)
         sqlite3_bind_text(st, 4, state, -1, SQLITE_STATIC);
     else
         sqlite3_bind_null(st, 4);
+    if (sample)
+        sqlite3_bind_text(st, 5, sample, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 5);
     int ok = sqlite3_step(st) == SQLITE_DONE && sqlite3_changes(h) == 1;
     sqlite3_reset(st);
     if (!ok)
@@ -350,6 +359,7 @@ static int commit(sweeps_t *s, job_t *j, bool final)
             res = json_pack("{s:o,s:o}", "best", best, "counts", counts);
         } else {
             res = codec_search_result_encode(search_plan_request(j->plan), &j->merged);
+            json_object_del(res, "points"); /* in the sample column already */
         }
         result = res ? json_dumps(res, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
         char now[32];
@@ -376,6 +386,7 @@ rollback:
 out_release:
     db_release(s->srv->db, c);
     free(state);
+    free(sample);
     free(result);
     json_decref(res);
     j->last_commit_ms = uv_now(s->loop);
@@ -571,7 +582,7 @@ static void load_pending(sweeps_t *s)
 {
     typedef struct {
         char id[CODEC_HASH_HEX_LEN + 1], kind[32];
-        char *spec, *state;
+        char *spec, *state, *sample;
         long long done;
         bool queued;
     } pending_t;
@@ -590,6 +601,8 @@ static void load_pending(sweeps_t *s)
         const unsigned char *state = sqlite3_column_text(st, 5);
         p->spec = strdup(spec ? (const char *)spec : "");
         p->state = state ? strdup((const char *)state) : NULL;
+        const unsigned char *sample = sqlite3_column_text(st, 6);
+        p->sample = sample ? strdup((const char *)sample) : NULL;
         p->done = sqlite3_column_int64(st, 4);
         p->queued = strcmp((const char *)sqlite3_column_text(st, 3), "queued") == 0;
     }
@@ -606,7 +619,7 @@ static void load_pending(sweeps_t *s)
         job_t *j = NULL;
         if (!s->stopping && (!rows[i].queued || !busy)) {
             j = job_start(s, rows[i].id, rows[i].kind, rows[i].spec, rows[i].done,
-                          rows[i].state);
+                          rows[i].state, rows[i].sample);
             if (j && j->next_dispatch < j->total_units)
                 busy = true;
         }
@@ -624,6 +637,7 @@ static void load_pending(sweeps_t *s)
         }
         free(rows[i].spec);
         free(rows[i].state);
+        free(rows[i].sample);
     }
 }
 
@@ -910,9 +924,6 @@ int sweeps_status(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err
     if (result) {
         best = json_incref(json_object_get(result, "best"));
         counts = json_incref(json_object_get(result, "counts"));
-        json_t *points = json_object_get(result, "points");
-        if (points)
-            json_object_set(doc, "points", points);
     } else if (strcmp(kind, "grid") == 0 && spec) {
         grid_result_best(s, c, id, spec, &best, &counts);
     } else if (state) {
@@ -926,14 +937,6 @@ int sweeps_status(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err
             json_object_del(e, "index");
         }
         json_object_del(counts, "estimated");
-        /* The checkpoint's rows carry their position; the answer's do not. */
-        json_t *points = json_object_get(state, "points");
-        json_array_foreach(points, i, e)
-        {
-            while (json_array_size(e) > 3)
-                json_array_remove(e, 3);
-        }
-        json_object_set(doc, "points", points ? points : json_array());
     }
     json_object_set_new(doc, "best", best ? best : json_array());
     json_object_set_new(doc, "counts",
@@ -977,6 +980,44 @@ int sweeps_cancel(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err
     }
     /* Cancelling a finished or already cancelled sweep is not an error: answer its status. */
     return sweeps_status(s, id, out, err);
+}
+
+int sweeps_sample(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err)
+{
+    if (!codec_is_hash(id))
+        return fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "'%s' is not a sweep id", id), 404;
+    db_conn_t *c = db_acquire(s->srv->db);
+    sqlite3_stmt *st = db_stmt(c, DB_SWEEP_SAMPLE);
+    int rc = 404;
+    if (!st) {
+        db_release(s->srv->db, c);
+        return fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "database read failed"), 503;
+    }
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "no sweep %s", id);
+    } else if (strcmp((const char *)sqlite3_column_text(st, 0), "grid") == 0) {
+        fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL,
+                         "a grid sweep has every point in /v1/sweep/%s/results", id);
+    } else {
+        json_t *rows = text_json(st, 2);
+        size_t i;
+        json_t *row;
+        /* Checkpoint rows carry their enumeration position; the answer's do not. */
+        json_array_foreach(rows, i, row)
+        {
+            while (json_array_size(row) > 3)
+                json_array_remove(row, 3);
+        }
+        *out = json_pack("{s:s,s:s,s:[sss],s:o}", "id", id, "status",
+                         (const char *)sqlite3_column_text(st, 1), "columns", "sample_rate",
+                         "mem_tier1_bytes", "mem_tier2_bytes", "points",
+                         rows ? rows : json_array());
+        rc = 200;
+    }
+    sqlite3_reset(st);
+    db_release(s->srv->db, c);
+    return rc;
 }
 
 int sweeps_list(sweeps_t *s, int limit, json_t **out, fathom_error_t *err)

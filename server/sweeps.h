@@ -25,6 +25,8 @@ int sweeps_submit(sweeps_t *s, const json_t *body, json_t **out, fathom_error_t 
 int sweeps_status(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err);
 int sweeps_cancel(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err);
 int sweeps_list(sweeps_t *s, int limit, json_t **out, fathom_error_t *err);
+/* A search's sample of the executions that fit, for plotting (404 for a grid). */
+int sweeps_sample(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err);
 /* A page of a sweep's points (grid) or best list (search), as JSON or as CSV text. */
 int sweeps_results(sweeps_t *s, const char *id, long long offset, long long limit, int csv,
                    json_t **out_json, char **out_csv, fathom_error_t *err);

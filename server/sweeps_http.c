@@ -143,8 +143,13 @@ enum MHD_Result routes_sweep_one(http_req_t *r, const char *tail)
         }
         return answer(r, status, out, &err);
     }
-    if (strcmp(slash, "/results") != 0 || strcmp(r->method, "DELETE") == 0)
+    if (strcmp(r->method, "DELETE") == 0 ||
+        (strcmp(slash, "/results") != 0 && strcmp(slash, "/points") != 0))
         return http_send_errorf(r, FATHOM_E_NOT_FOUND, NULL, "no such resource: %s", r->url);
+    if (strcmp(slash, "/points") == 0) {
+        int status = sweeps_sample(r->srv->sweeps, id, &out, &err);
+        return answer(r, status, out, &err);
+    }
     const char *format = http_query(r, "format");
     int csv = format && strcmp(format, "csv") == 0;
     if (format && !csv && strcmp(format, "json") != 0)

@@ -163,6 +163,7 @@ async function loadPoints(st) {
 async function showResults(st) {
   const out = $('#sw-results');
   const points = await loadPoints(st);
+  if (st.kind !== 'grid') st.points = (await api('GET', `/v1/sweep/${st.id}/points`)).data.points || [];
   const ok = points.filter((p) => p.summary);
   // The fastest layout is the fastest one that fits in memory; others are listed only when
   // nothing fits.

@@ -66,12 +66,16 @@ class Sweeps(ServerTestCase):
         self.assertEqual([b["execution"] for b in doc["best"]], [b["execution"] for b in cli["best"]])
         self.assertEqual([b["stats"] for b in doc["best"]], [b["stats"] for b in cli["best"]])
         # The sample of the space does not depend on how the work was split.
-        self.assertGreater(len(doc["points"]), 1000)
-        self.assertLessEqual(len(doc["points"]), 4096)
-        self.assertEqual(doc["points"], cli["points"])
+        self.assertNotIn("points", doc)  # status stays small for pollers
+        sample = self.server.get("/v1/sweep/%s/points" % sid).json()
+        validate(sample, "sweep_points.response.json")
+        self.assertEqual(sample["columns"], ["sample_rate", "mem_tier1_bytes", "mem_tier2_bytes"])
+        self.assertGreater(len(sample["points"]), 1000)
+        self.assertLessEqual(len(sample["points"]), 4096)
+        self.assertEqual(sample["points"], cli["points"])
         one = cli_search(["search", "megatron-126M", "8", "64", "float16", "a100_80g", "--top-n", "3", "--threads", "1"])
         self.assertEqual(one["points"], cli["points"])
-        self.assertTrue(all(p[0] <= doc["best"][0]["summary"]["sample_rate"] for p in doc["points"]))
+        self.assertTrue(all(p[0] <= doc["best"][0]["summary"]["sample_rate"] for p in sample["points"]))
         validate(doc, "sweep_status.response.json")
         # Posting it again gives the same id and does not run it again.
         again = self.server.post("/v1/sweep", dict(SMALL, options={"top_n": 3, "mbs_break": False}))
@@ -103,6 +107,7 @@ class Sweeps(ServerTestCase):
         rates = [b["summary"]["sample_rate"] for b in doc["best"]]
         self.assertEqual(len(rates), 2)
         self.assertEqual(rates, sorted(rates, reverse=True))
+        self.assertError(self.server.get("/v1/sweep/%s/points" % sid), 404, "not_found")
         page1 = self.server.get("/v1/sweep/%s/results?format=json&limit=4" % sid).json()
         page2 = self.server.get("/v1/sweep/%s/results?offset=4&limit=4" % sid).json()
         self.assertEqual([p["index"] for p in page1["points"]], [0, 1, 2, 3])
@@ -213,6 +218,8 @@ class Durability(unittest.TestCase):
             rid = ref.post("/v1/sweep", LONG).json()["id"]
             expected = wait_for(ref, rid, timeout=300)
             self.assertEqual(expected["status"], "done")
+            expected_points = ref.get("/v1/sweep/%s/points" % rid).json()["points"]
+            self.assertGreater(len(expected_points), 100)
             self.assertEqual(ref.stop(), 0)
         finally:
             ref.cleanup()
@@ -239,7 +246,7 @@ class Durability(unittest.TestCase):
             self.assertEqual(got["status"], "done")
             self.assertEqual(got["counts"], expected["counts"])
             self.assertEqual(got["best"], expected["best"])
-            self.assertEqual(got["points"], expected["points"])
+            self.assertEqual(s.get("/v1/sweep/%s/points" % sid).json()["points"], expected_points)
             self.assertEqual(s.stop(), 0)
             db = sqlite3.connect(s.db)
             self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
