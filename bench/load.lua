@@ -18,10 +18,10 @@ request = function()
   if k < 6 then
     return wrk.format("POST", "/v1/estimate", {["Content-Type"] = "application/json"}, cached)
   elseif k < 8 then
-    -- A new request each time: a seq_size nobody asked for yet.
-    local seq = 1000000 * (thread_id + 1) + counter
-    local body = '{"model":{"hidden":4096,"attn_heads":32,"num_blocks":32,"seq_size":' .. seq ..
-      '},"tokens":1e12,"num_gpus":512,"gpu_peak_flops":989e12,"mfu":0.4}'
+    -- A new request each time: a token budget nobody asked for yet.
+    local tokens = 1000000000000 + thread_id * 1000000000 + counter
+    local body = '{"model":{"hidden":4096,"attn_heads":32,"num_blocks":32,"seq_size":4096},' ..
+      '"tokens":' .. tokens .. ',"num_gpus":512,"gpu_peak_flops":989e12,"mfu":0.4}'
     return wrk.format("POST", "/v1/transformer", {["Content-Type"] = "application/json"}, body)
   else
     return wrk.format("GET", "/v1/sweep/" .. sweep_id)

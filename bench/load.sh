@@ -15,7 +15,7 @@ command -v wrk >/dev/null || { echo "load: installing wrk" >&2; "$root/scripts/d
 tmp=$(mktemp -d)
 trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 cd "$root"
-"$root/build/fathomd" --listen 127.0.0.1:0 --db "$tmp/load.db" --threads "$(nproc)" \
+"$root/build/fathomd" --listen 127.0.0.1:0 --db "$tmp/load.db" --threads 4 \
   --max-per-ip 0 --log-level warn 2>"$tmp/log" &
 pid=$!
 port=
@@ -32,15 +32,18 @@ url="http://127.0.0.1:$port"
 rss() { awk '/VmRSS/ {print $2}' "/proc/$pid/status"; }
 
 curl -s "$url/v1/estimate" -d '{"model":"gpt3-175B","system":"a100_80g","execution":{"num_procs":1024,"tensor_par":8,"pipeline_par":8,"data_par":16,"batch_size":1024,"pipeline_par_net":1,"data_par_net":1}}' >/dev/null
-sweep=$(curl -s "$url/v1/sweep" -d '{"kind":"optimal_execution","model":"megatron-126M","system":"a100_80g","num_procs":8,"max_batch_size":64,"datatype":"float16"}' | sed -n 's/.*"id": "\([0-9a-f]*\)".*/\1/p')
+sweep=$(curl -s "$url/v1/sweep" -d '{"kind":"optimal_execution","model":"megatron-126M","system":"a100_80g","num_procs":8,"max_batch_size":64,"datatype":"float16"}' | sed -n 's/.*"id": *"\([0-9a-f]*\)".*/\1/p' | head -1)
+[ -n "$sweep" ] || { echo "load: could not start the sweep to poll" >&2; exit 1; }
+sleep 2 # let it finish: dashboards mostly poll finished sweeps
 export FATHOM_SWEEP_ID=$sweep
-# Warm-up, so RSS is measured after allocator arenas and caches have settled.
-wrk -t2 -c64 -d3s -s "$root/bench/load.lua" "$url" >/dev/null
+# Warm-up with the same mix, so RSS is measured after allocator arenas, SQLite's page caches
+# and the hot-answer map have reached their working size.
+wrk -t1 -c256 -d10s -s "$root/bench/load.lua" "$url" >/dev/null
 before=$(rss)
 echo "fathomd on $url, $(nproc) cores; mix: 60% cached estimate, 20% uncached transformer, 20% sweep poll"
 for c in 64 256; do
   printf '%4d connections, %ss: ' "$c" "$seconds"
-  wrk -t2 -c"$c" -d"${seconds}s" --timeout 5s -s "$root/bench/load.lua" "$url" | tail -n 1
+  wrk -t1 -c"$c" -d"${seconds}s" --timeout 5s -s "$root/bench/load.lua" "$url" | tail -n 1
 done
 after=$(rss)
 awk -v b="$before" -v a="$after" 'BEGIN { printf "RSS before %d kB, after %d kB (%+.1f%%)\n", b, a, 100 * (a - b) / b }'
