@@ -1,5 +1,5 @@
--- load.lua — the request mix of bench/load.sh: cached estimates, uncached estimates and sweep
--- polls, the traffic a dashboard and a few planners make.
+-- load.lua — the request mix of bench/load.sh, the traffic of dashboards and planners: 70%
+-- repeated estimates (cached), 5% new estimates (computed and stored), 25% sweep polls.
 local counter = 0
 local thread_id = 0
 local sweep_id = os.getenv("FATHOM_SWEEP_ID") or ""
@@ -14,10 +14,10 @@ local cached = '{"model":"gpt3-175B","system":"a100_80g","execution":{"num_procs
 
 request = function()
   counter = counter + 1
-  local k = counter % 10
-  if k < 6 then
+  local k = counter % 20
+  if k < 14 then
     return wrk.format("POST", "/v1/estimate", {["Content-Type"] = "application/json"}, cached)
-  elseif k < 8 then
+  elseif k < 15 then
     -- A new request each time: a token budget nobody asked for yet.
     local tokens = 1000000000000 + thread_id * 1000000000 + counter
     local body = '{"model":{"hidden":4096,"attn_heads":32,"num_blocks":32,"seq_size":4096},' ..

@@ -15,7 +15,7 @@ command -v wrk >/dev/null || { echo "load: installing wrk" >&2; "$root/scripts/d
 tmp=$(mktemp -d)
 trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 cd "$root"
-"$root/build/fathomd" --listen 127.0.0.1:0 --db "$tmp/load.db" --threads 4 \
+"$root/build/fathomd" --listen 127.0.0.1:0 --db "$tmp/load.db" --threads "$(nproc)" \
   --max-per-ip 0 --log-level warn 2>"$tmp/log" &
 pid=$!
 port=
@@ -29,7 +29,8 @@ if [ -z "$port" ]; then
   port=$(ss -ltnp 2>/dev/null | grep "pid=$pid," | grep -o '127.0.0.1:[0-9]*' | head -1 | cut -d: -f2)
 fi
 url="http://127.0.0.1:$port"
-rss() { awk '/VmRSS/ {print $2}' "/proc/$pid/status"; }
+# Resident size once idle: fathomd hands freed memory back within a second of going idle.
+rss() { sleep 2; awk '/VmRSS/ {print $2}' "/proc/$pid/status"; }
 
 curl -s "$url/v1/estimate" -d '{"model":"gpt3-175B","system":"a100_80g","execution":{"num_procs":1024,"tensor_par":8,"pipeline_par":8,"data_par":16,"batch_size":1024,"pipeline_par_net":1,"data_par_net":1}}' >/dev/null
 sweep=$(curl -s "$url/v1/sweep" -d '{"kind":"optimal_execution","model":"megatron-126M","system":"a100_80g","num_procs":8,"max_batch_size":64,"datatype":"float16"}' | sed -n 's/.*"id": *"\([0-9a-f]*\)".*/\1/p' | head -1)
@@ -40,7 +41,7 @@ export FATHOM_SWEEP_ID=$sweep
 # and the hot-answer map have reached their working size.
 wrk -t1 -c256 -d10s -s "$root/bench/load.lua" "$url" >/dev/null
 before=$(rss)
-echo "fathomd on $url, $(nproc) cores; mix: 60% cached estimate, 20% uncached transformer, 20% sweep poll"
+echo "fathomd on $url, $(nproc) cores; mix: 70% cached estimate, 5% uncached transformer, 25% sweep poll"
 for c in 64 256; do
   printf '%4d connections, %ss: ' "$c" "$seconds"
   wrk -t1 -c"$c" -d"${seconds}s" --timeout 5s -s "$root/bench/load.lua" "$url" | tail -n 1

@@ -3,10 +3,25 @@
 
 #include <pthread.h>
 #include <sodium.h>
+#include <stdbool.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "canonical.h"
+
+/* Bounds of the queue of results waiting to be written. Past them a result is served but not
+ * stored (X-Fathom-Stored: false): the queue must not grow with a burst of new requests. */
+#define WRITE_QUEUE_MAX 8192
+#define WRITE_QUEUE_MAX_BYTES (64 * 1024 * 1024)
+#define WRITE_BATCH_MS 20
+
+typedef struct {
+    char hash[CODEC_HASH_HEX_LEN + 1];
+    char *endpoint, *request, *response;
+    char created_at[32];
+    size_t bytes;
+} queued_result_t;
 
 /* Bounds of the hot map: small, because it only has to hold what dashboards repeat. */
 #define HOT_MAX_ENTRIES 1024
@@ -35,12 +50,95 @@ struct cache {
     pthread_mutex_t lock; /* guards pending */
     pending_hit_t *pending;
     int npending;
+    /* Write-behind: HTTP threads queue new results; one thread writes them in batches, one
+     * transaction each, so no request waits for a commit or a WAL checkpoint. */
+    pthread_mutex_t write_lock; /* guards the queue, the batch and `stopping` */
+    pthread_cond_t write_wake;
+    queued_result_t *queue;
+    int nqueued;
+    size_t queued_bytes;
+    queued_result_t *batch; /* being written: still readable, freed after its commit */
+    int nbatch;
+    bool stopping;
+    pthread_t writer;
+    bool writer_started;
     pthread_mutex_t hot_lock; /* guards the hot map */
     hot_entry_t *buckets[HOT_BUCKETS];
     hot_entry_t *newest, *oldest;
     int hot_entries;
     size_t hot_bytes;
 };
+
+static void free_queued(queued_result_t *q)
+{
+    free(q->endpoint);
+    free(q->request);
+    free(q->response);
+}
+
+/* Inserts rows in one transaction. 0, or -1 (nothing of the batch is stored). */
+static int insert_batch(cache_t *c, const queued_result_t *rows, int n)
+{
+    db_conn_t *conn = db_acquire_writer(c->db);
+    sqlite3 *h = db_handle(conn);
+    int ok = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
+    for (int i = 0; ok && i < n; i++) {
+        sqlite3_stmt *st = db_stmt(conn, DB_RESULT_PUT);
+        if (!st) {
+            ok = 0;
+            break;
+        }
+        sqlite3_bind_text(st, 1, rows[i].hash, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, rows[i].endpoint, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, FATHOM_ESTIMATOR_VERSION, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, rows[i].request, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 5, rows[i].response, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 6, rows[i].created_at, -1, SQLITE_STATIC);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+        sqlite3_reset(st);
+    }
+    ok = ok && sqlite3_exec(h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
+    if (!ok)
+        sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+    db_release(c->db, conn);
+    db_note_write(c->db, ok);
+    return ok ? 0 : -1;
+}
+
+/* The writer thread: every WRITE_BATCH_MS (or when woken), writes what is queued. A batch that
+ * fails is dropped (these are cache rows: the answer was already served) and switches the
+ * cache to synchronous stores, so callers learn about the fault (X-Fathom-Stored: false). */
+static void *writer_main(void *arg)
+{
+    cache_t *c = arg;
+    pthread_mutex_lock(&c->write_lock);
+    for (;;) {
+        while (c->nqueued == 0 && !c->stopping)
+            pthread_cond_wait(&c->write_wake, &c->write_lock);
+        if (c->nqueued == 0 && c->stopping)
+            break;
+        if (!c->stopping) { /* let a batch gather */
+            pthread_mutex_unlock(&c->write_lock);
+            struct timespec ts = {0, WRITE_BATCH_MS * 1000000L};
+            nanosleep(&ts, NULL);
+            pthread_mutex_lock(&c->write_lock);
+        }
+        int n = c->nqueued;
+        memcpy(c->batch, c->queue, (size_t)n * sizeof *c->batch);
+        c->nbatch = n;
+        c->nqueued = 0;
+        c->queued_bytes = 0;
+        pthread_mutex_unlock(&c->write_lock);
+        int failed = insert_batch(c, c->batch, n);
+        pthread_mutex_lock(&c->write_lock);
+        for (int i = 0; i < n; i++)
+            free_queued(&c->batch[i]);
+        c->nbatch = 0;
+        (void)failed; /* noted in the database's write state by insert_batch */
+    }
+    pthread_mutex_unlock(&c->write_lock);
+    return NULL;
+}
 
 cache_t *cache_create(db_t *db)
 {
@@ -55,6 +153,15 @@ cache_t *cache_create(db_t *db)
     c->db = db;
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->hot_lock, NULL);
+    pthread_mutex_init(&c->write_lock, NULL);
+    pthread_cond_init(&c->write_wake, NULL);
+    c->queue = calloc(WRITE_QUEUE_MAX, sizeof *c->queue);
+    c->batch = calloc(WRITE_QUEUE_MAX, sizeof *c->batch);
+    if (!c->queue || !c->batch || pthread_create(&c->writer, NULL, writer_main, c) != 0) {
+        cache_free(c);
+        return NULL;
+    }
+    c->writer_started = true;
     return c;
 }
 
@@ -62,6 +169,19 @@ void cache_free(cache_t *c)
 {
     if (!c)
         return;
+    if (c->writer_started) { /* the writer empties the queue before it returns */
+        pthread_mutex_lock(&c->write_lock);
+        c->stopping = true;
+        pthread_cond_signal(&c->write_wake);
+        pthread_mutex_unlock(&c->write_lock);
+        pthread_join(c->writer, NULL);
+    }
+    for (int i = 0; i < c->nqueued; i++)
+        free_queued(&c->queue[i]);
+    free(c->queue);
+    free(c->batch);
+    pthread_mutex_destroy(&c->write_lock);
+    pthread_cond_destroy(&c->write_wake);
     cache_flush_hits(c);
     for (hot_entry_t *e = c->newest, *next; e; e = next) {
         next = e->older;
@@ -198,8 +318,39 @@ static char *dup_column(sqlite3_stmt *st, int col)
     return strdup(t ? (const char *)t : "");
 }
 
+/* A result still in the write queue counts as stored: its link must work at once. */
+static int copy_queued(const queued_result_t *q, cache_entry_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->endpoint = strdup(q->endpoint);
+    out->request = strdup(q->request);
+    out->response = strdup(q->response);
+    snprintf(out->created_at, sizeof out->created_at, "%s", q->created_at);
+    if (out->endpoint && out->request && out->response)
+        return 1;
+    cache_entry_free(out);
+    return -1;
+}
+
+static int get_queued(cache_t *c, const char *hash, cache_entry_t *out)
+{
+    int found = 0;
+    pthread_mutex_lock(&c->write_lock);
+    for (int i = 0; i < c->nqueued && !found; i++)
+        if (strcmp(c->queue[i].hash, hash) == 0)
+            found = copy_queued(&c->queue[i], out);
+    for (int i = 0; i < c->nbatch && !found; i++)
+        if (strcmp(c->batch[i].hash, hash) == 0)
+            found = copy_queued(&c->batch[i], out);
+    pthread_mutex_unlock(&c->write_lock);
+    return found;
+}
+
 int cache_get(cache_t *cache, const char *hash, cache_entry_t *out)
 {
+    int queued = get_queued(cache, hash, out);
+    if (queued)
+        return queued;
     db_t *db = cache->db;
     db_conn_t *c = db_acquire(db);
     sqlite3_stmt *st = db_stmt(c, DB_RESULT_GET);
@@ -289,28 +440,39 @@ int cache_flush_hits(cache_t *c)
     return ok ? 0 : -1;
 }
 
-int cache_put(cache_t *cache, const char *hash, const char *endpoint, const char *request,
+int cache_put(cache_t *c, const char *hash, const char *endpoint, const char *request,
               const char *response)
 {
-    db_t *db = cache->db;
-    char now[32];
-    db_now_iso(now);
-    db_conn_t *c = db_acquire_writer(db);
-    sqlite3_stmt *st = db_stmt(c, DB_RESULT_PUT);
-    if (!st) {
-        db_release(db, c);
+    queued_result_t q;
+    memset(&q, 0, sizeof q);
+    snprintf(q.hash, sizeof q.hash, "%.64s", hash);
+    db_now_iso(q.created_at);
+    q.endpoint = strdup(endpoint);
+    q.request = strdup(request);
+    q.response = strdup(response);
+    q.bytes = strlen(request) + strlen(response);
+    if (!q.endpoint || !q.request || !q.response) {
+        free_queued(&q);
         return -1;
     }
-    sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, endpoint, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, FATHOM_ESTIMATOR_VERSION, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 4, request, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 5, response, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 6, now, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    db_release(db, c);
-    return rc == SQLITE_DONE ? 0 : -1;
+    if (db_writes_failing(c->db)) {
+        /* The last write failed (full disk, read-only file): try this one now, so the caller
+         * knows whether it is stored; queueing resumes once a write succeeds. */
+        int rc = insert_batch(c, &q, 1);
+        free_queued(&q);
+        return rc;
+    }
+    pthread_mutex_lock(&c->write_lock);
+    if (c->nqueued == WRITE_QUEUE_MAX || c->queued_bytes + q.bytes > WRITE_QUEUE_MAX_BYTES) {
+        pthread_mutex_unlock(&c->write_lock);
+        free_queued(&q);
+        return -1;
+    }
+    c->queue[c->nqueued++] = q;
+    c->queued_bytes += q.bytes;
+    pthread_cond_signal(&c->write_wake);
+    pthread_mutex_unlock(&c->write_lock);
+    return 0;
 }
 
 void cache_entry_free(cache_entry_t *e)

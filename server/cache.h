@@ -1,7 +1,10 @@
 /* cache.h — the result cache: one row per config hash in the `results` table.
  *
- * A row is inserted whole in one statement (never updated except its hit counter), so a reader
- * sees either no row or the complete response. Concurrent misses on the same hash both compute
+ * A row is inserted whole in one transaction (never updated except its hit counter), so a reader
+ * sees either no row or the complete response. New rows are written behind the answer: they
+ * wait in a bounded queue (where lookups find them too) and one thread commits them in
+ * batches, so no request waits for a commit; a crash can lose the last ~20 ms of cache rows,
+ * never leave half of one. Concurrent misses on the same hash both compute
  * and the second insert is a no-op: results are deterministic, so either copy is the answer.
  *
  * Hits are counted in memory and written in one transaction a second (cache_flush_hits, from

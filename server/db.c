@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,7 @@ struct db {
      * SQLite's busy handler (which sleeps in milliseconds). Readers never wait for it (WAL). */
     db_conn_t writer;
     bool writer_open;
+    atomic_bool writes_failing;
     pthread_mutex_t writer_lock;
     int version;
     pthread_mutex_t lock;
@@ -374,6 +376,16 @@ sqlite3_stmt *db_stmt(db_conn_t *c, db_stmt_id_t id)
 sqlite3 *db_handle(db_conn_t *c)
 {
     return c->handle;
+}
+
+void db_note_write(db_t *db, int ok)
+{
+    atomic_store(&db->writes_failing, !ok);
+}
+
+bool db_writes_failing(db_t *db)
+{
+    return atomic_load(&db->writes_failing);
 }
 
 int db_schema_version(db_t *db)

@@ -64,6 +64,11 @@ void db_release(db_t *db, db_conn_t *c);
 sqlite3_stmt *db_stmt(db_conn_t *c, db_stmt_id_t id);
 sqlite3 *db_handle(db_conn_t *c);
 
+/* Whether the last write through the writer connection failed (a full disk, a read-only
+ * file): writers note each outcome, so others can answer 'not stored' without trying. */
+void db_note_write(db_t *db, int ok);
+bool db_writes_failing(db_t *db);
+
 /* The schema version (highest applied migration), and the database file's size in bytes. */
 int db_schema_version(db_t *db);
 long long db_file_size(db_t *db);

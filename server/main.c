@@ -7,6 +7,7 @@
  * to finish, running sweeps stop at their next checkpoint, and the database is closed cleanly
  * (WAL checkpointed). A second signal skips the grace period. Exit status 0 after a clean stop. */
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -70,6 +71,10 @@ static void on_flush_tick(uv_timer_t *t)
     app_t *app = t->data;
     if (cache_flush_hits(app->srv->cache))
         log_msg(LOG_WARN, "could not write cache hit counts (database full or read-only?)");
+    /* A burst of connections leaves freed buffers in glibc's arenas; hand them back once the
+     * burst is over (trimming walks the arenas under their locks, so never while serving). */
+    if (atomic_load(&app->srv->inflight) == 0)
+        malloc_trim(0);
 }
 
 static void on_signal(uv_signal_t *s, int signum)

@@ -784,6 +784,7 @@ int sweeps_submit(sweeps_t *s, const json_t *body, json_t **out, fathom_error_t 
             inserted = sqlite3_step(st) == SQLITE_DONE;
             sqlite3_reset(st);
         }
+        db_note_write(s->srv->db, inserted);
         if (!inserted) {
             rc = 503;
             fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL,

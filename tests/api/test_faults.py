@@ -127,6 +127,15 @@ class FullAndReadOnlyDisk(unittest.TestCase):
             s = Server(db_dir=fs.dir).start()
             cached = s.post("/v1/transformer", GPT % 512)
             h = cached.header("ETag").strip('"')
+            # Results are written behind the answer, within a few tens of milliseconds.
+            for _ in range(100):
+                db = sqlite3.connect(s.db)
+                n = db.execute("SELECT COUNT(*) FROM results WHERE hash=?", (h,)).fetchone()[0]
+                db.close()
+                if n:
+                    break
+                time.sleep(0.02)
+            self.assertEqual(n, 1)
             s.stop(signal.SIGKILL)  # leaves the WAL and its index behind, as a crash would
             fs.remount("ro")
             s = Server(db_dir=fs.dir).start()
