@@ -1,5 +1,6 @@
 /* main.c — `fathom`, the command-line face of the estimators. It computes locally through the
  * same codec as fathomd (so both give the same JSON) and never needs the server. */
+#include <gsl/gsl_errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,8 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* GSL's default on error is abort(); the solvers check every status themselves. */
+    gsl_set_error_handler_off();
     const char *presets_dir = getenv("FATHOM_PRESETS");
     int a = 1;
     while (a < argc && argv[a][0] == '-') {

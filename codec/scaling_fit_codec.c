@@ -16,6 +16,9 @@
 #include "endpoint.h"
 #include "json_read.h"
 
+/* Largest parameter count a run may declare or derive. */
+#define RUN_MAX_PARAMS 1e16
+
 #define RUN_NAME_MAX 256
 
 /* ---- CSV ---- */
@@ -259,7 +262,7 @@ static json_t *normalize_runs(const json_t *runs, fathom_error_t *err)
         return NULL;
     }
     size_t total = 0;
-    char p[JR_PATH_MAX], pp[JR_PATH_MAX], q[JR_PATH_MAX];
+    char p[JR_PATH_MAX], pp[JR_PATH_MAX];
     for (size_t i = 0; i < json_array_size(runs); i++) {
         const json_t *run = json_array_get(runs, i);
         const char *name;
@@ -283,13 +286,16 @@ static json_t *normalize_runs(const json_t *runs, fathom_error_t *err)
         json_t *npts = decode_points(points, pp, &x0, err);
         if (!npts)
             goto fail;
-        int bad = jr_positive(run, p, "params", JR_OPTIONAL, scaling_run_default_params(x0),
-                              1e16, &params, err);
-        if (!bad && !(params > 0.0)) {
-            jr_path(q, sizeof q, p, "params");
-            bad = fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
-                                   "is required: the first point's compute is too small to "
-                                   "derive it");
+        const double derived = scaling_run_default_params(x0);
+        int bad = jr_positive(run, p, "params", JR_OPTIONAL, derived, RUN_MAX_PARAMS, &params,
+                              err);
+        if (!bad && !jr_has(run, "params") && !(derived > 0.0 && derived <= RUN_MAX_PARAMS)) {
+            /* The default comes from the first point: name that point, not a field the user
+             * never wrote, and refuse it here so the normalized request is always valid. */
+            bad = fathom_error_set(err, FATHOM_E_INVALID_FIELD, pp,
+                                   "the first point's compute gives %.3g parameters, outside "
+                                   "(0, %.0e]; give params for this run",
+                                   derived, RUN_MAX_PARAMS);
         }
         if (bad) {
             json_decref(npts);

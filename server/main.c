@@ -10,6 +10,7 @@
 #include <malloc.h>
 #include <signal.h>
 #include <sodium.h>
+#include <gsl/gsl_errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,8 @@ int main(int argc, char **argv)
         return rc > 0 ? 0 : 2;
     log_set_level(srv.cfg.log_level);
     signal(SIGPIPE, SIG_IGN);
+    /* GSL's default on error is abort(); the solvers check every status themselves. */
+    gsl_set_error_handler_off();
     if (sodium_init() < 0) {
         fprintf(stderr, "fathomd: libsodium failed to initialize\n");
         return 1;

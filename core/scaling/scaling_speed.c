@@ -270,7 +270,10 @@ static double bracket_solve(hours_ctx_t *ctx, double tip_width)
     double lo = tip_width, hi = tip_width * 2.0;
     while (hours_residual_1d(hi, ctx) < 0.0 && hi < SCALING_MAX_WIDTH * 16.0)
         hi *= 2.0;
-    if (!(hours_residual_1d(lo, ctx) <= 0.0 && hours_residual_1d(hi, ctx) >= 0.0))
+    /* GSL refuses (and by default aborts on) a bracket with a non-finite end: a user's own
+     * fit can make hours infinite or NaN there, which is an unsolvable budget, not a crash. */
+    const double flo = hours_residual_1d(lo, ctx), fhi = hours_residual_1d(hi, ctx);
+    if (!isfinite(flo) || !isfinite(fhi) || !(flo <= 0.0 && fhi >= 0.0))
         return NAN;
     gsl_root_fsolver *s = gsl_root_fsolver_alloc(gsl_root_fsolver_brent);
     if (!s)

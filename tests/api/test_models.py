@@ -54,6 +54,16 @@ class Scaling(ServerTestCase):
         for body, field in cases:
             with self.subTest(field=field):
                 self.assertError(self.server.post("/v1/scaling", body), 422, "invalid_field", field)
+        # Found by fuzzing: a fit that makes the hours infinite used to abort the process in GSL.
+        r = self.server.post("/v1/scaling", {"gpu": "V100", "hours": 24, "co2_kg_per_kwh": 0.1,
+                                             "loss_fit": {"a": 40, "b": 0.1, "c": 2},
+                                             "param_fit": {"d": 0.02, "e": 0.01, "f": 23.145619}})
+        self.assertEqual(r.status, 422, r.body)
+        self.assertEqual(self.server.get("/healthz").status, 200)
+        # Found by fuzzing: a run's derived parameter count past the limit is refused at once,
+        # naming the points it comes from.
+        r = self.server.post("/v1/scaling/fit", {"runs": [{"points": [[1e27, 4.0]]}]})
+        self.assertError(r, 422, "invalid_field", "runs[0].points")
         r = self.server.post("/v1/scaling", {"gpu": "V100", "amp_mode": "O0", "hours": 1, "dollars": 2})
         self.assertEqual(r.status, 422)
         self.assertIn(r.json()["error"]["field"], ("hours", "dollars"))

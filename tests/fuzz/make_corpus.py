@@ -1,0 +1,402 @@
+#!/usr/bin/env python3
+"""make_corpus.py — writes the seed corpora of the fuzz targets (tests/fuzz/corpus/<target>/)
+from the project's own requests: the presets, tests/data/ (golden cases of every module) and the
+bodies the API tests send. Re-run it after a request format changes; it replaces each target's
+folder. Seeds are kept small (a few KiB) so libFuzzer's default input size stays small; a few
+seeds are deliberately refused requests, since the refusal paths are code to fuzz too.
+
+Usage: python3 tests/fuzz/make_corpus.py   (from anywhere)"""
+import csv
+import glob
+import hashlib
+import io
+import json
+import os
+import random
+import shutil
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+OUT = os.path.join(ROOT, "tests", "fuzz", "corpus")
+rng = random.Random(9)  # deterministic: the same checkout always writes the same corpus
+
+
+def load_jsonl(rel):
+    with open(os.path.join(ROOT, rel)) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def preset(kind, name=None):
+    out = {}
+    for p in sorted(glob.glob(os.path.join(ROOT, "presets", kind, "*.json"))):
+        with open(p) as f:
+            d = json.load(f)
+        d.pop("$comment", None)
+        out[os.path.basename(p)[:-5]] = d
+    return out if name is None else out[name]
+
+
+MODELS = preset("models")
+SYSTEMS = preset("systems")
+LLM_CASES = load_jsonl("tests/data/llm/cases.jsonl")
+GOODPUT_CASES = load_jsonl("tests/data/goodput/cases.jsonl")
+GOODPUT_FITS = load_jsonl("tests/data/goodput/fit_cases.jsonl")
+SCALING_CASES = load_jsonl("tests/data/scaling/cases.jsonl")
+
+
+def pick(items, n):
+    items = list(items)
+    return items if len(items) <= n else rng.sample(items, n)
+
+
+def write(target, seeds):
+    d = os.path.join(OUT, target)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    seen = set()
+    for i, s in enumerate(seeds):
+        text = s if isinstance(s, str) else json.dumps(s, separators=(",", ":"))
+        h = hashlib.sha1(text.encode()).hexdigest()[:10]
+        if h in seen:
+            continue
+        seen.add(h)
+        with open(os.path.join(d, "%03d-%s.json" % (i, h)), "w") as f:
+            f.write(text)
+    print("%-18s %3d seeds, largest %d bytes" % (target, len(seen), max(
+        os.path.getsize(p) for p in glob.glob(os.path.join(d, "*")))))
+
+
+def unique(values):
+    out, seen = [], set()
+    for v in values:
+        k = json.dumps(v, sort_keys=True)
+        if k not in seen:
+            seen.add(k)
+            out.append(v)
+    return out
+
+
+# ---- model, system, execution: the shared members ----
+GPT2 = {"hidden": 768, "attn_heads": 12, "num_blocks": 12, "seq_size": 1024, "vocab_size": 50257,
+        "bias": False, "tied_embeddings": True}
+models = list(MODELS.values()) + list(MODELS) + [GPT2]
+models += unique(c["model"] for c in LLM_CASES)[:10]
+models += [
+    {"hidden": 768, "attn_heads": 12, "num_blocks": 12, "seq_size": 1024},
+    {"hidden": 100, "attn_heads": 7, "attn_size": 14, "num_blocks": 1, "seq_size": 8},
+    {"hidden": 1, "attn_heads": 1, "num_blocks": 1, "seq_size": 1, "feedforward": 1,
+     "vocab_size": 0, "position_embedding": "none"},
+    {"hidden": 1048576, "attn_heads": 65536, "num_blocks": 16384, "seq_size": 1048576,
+     "feedforward": 4194304, "vocab_size": 1048576, "bias": True, "tied_embeddings": False},
+    {"hidden": 768, "attn_heads": 7, "num_blocks": 1, "seq_size": 8},      # refused: attn_size
+    {"hidden": 768.5, "attn_heads": 12, "num_blocks": 1, "seq_size": 8},   # refused: not an int
+    {"hidden": 768, "attn_heads": 12, "num_blocks": 1, "seq_size": 8, "x": 1},
+    "no-such-model", 12, None, [],
+]
+write("model", models)
+
+systems = list(SYSTEMS.values()) + list(SYSTEMS)
+systems += unique(c["system"] for c in LLM_CASES)[:8]
+a100 = SYSTEMS["a100_80g"]
+one_net = json.loads(json.dumps(a100))
+one_net["networks"] = one_net["networks"][:1]
+no_mem2 = json.loads(json.dumps(a100))
+no_mem2["mem2"]["GiB"] = 0
+systems += [one_net, no_mem2, "no-such-system", {}]
+write("system", systems)
+
+executions = unique(c["execution"] for c in LLM_CASES)
+executions = pick(executions, 30)
+with open(os.path.join(ROOT, "tests/data/llm/example_3072_t4_p64_d12_mbs4_full.json")) as f:
+    EXAMPLE = json.load(f)  # the README's 3072-GPU megatron-1T execution
+executions.append(EXAMPLE)
+executions += [
+    {"batch_size": 8},
+    {"batch_size": 64, "num_procs": 8, "tensor_par": 2, "pipeline_par": 2},
+    {"batch_size": 64, "tensor_par": 8, "pipeline_par": 8, "data_par": 1, "microbatch_size": 1,
+     "activation_recompute": "full", "tensor_par_net": 0, "pipeline_par_net": 1,
+     "data_par_net": 1},
+    {"batch_size": 16, "training": False, "datatype": "bfloat16"},
+    {"batch_size": 16, "datatype": "float8", "attention_type": "multiquery",
+     "tensor_par_comm_type": "rs_ag", "seq_par_ag_redo": True, "tensor_par_overlap": "ring"},
+    {"batch_size": 1099511627776, "num_procs": 1073741824, "tensor_par": 1073741824},
+    {"num_procs": 8},                       # refused: batch_size is required
+    {"batch_size": 8, "tensor_par": 0},
+]
+write("execution", executions)
+
+# ---- transformer ----
+TRAINING = {"tokens": 3e11, "gpu_hour_price": 2.5, "gpu_power_kw": 0.4, "pue": 1.2,
+            "co2_kg_per_kwh": 0.4}
+transformer = [
+    {"model": GPT2},
+    {"model": "gpt3-175B"},
+    {"model": "megatron-126M", "tokens": 2e9},
+    {"model": "gpt3-175B", "batch_size": 1536, "measured_step_time_s": 20, "gpu_peak_flops": 312e12,
+     "num_gpus": 1024},
+    {"model": "palm-540B", "tokens": 7.8e11, "gpu_peak_flops": 275e12, "mfu": 0.46,
+     "time_budget_days": 50},
+    {"model": "chinchilla", "gpu_memory_gib": 80, "tensor_par": 8, "micro_batch_size": 2},
+    {"model": "gopher-280B", "param_count": 2.8e11, "recompute_overhead": 0.05,
+     "backward_forward_ratio": 1.5, "tokens": 3e11},
+    {"model": "megatron-22B", "lora": {"rank": 8}},
+    {"model": "megatron-22B", "lora": {"rank": 64, "tuned_layers": 4}},
+    {"model": "gpt3-13B", "tokens": 3e11, "num_gpus": 512, "gpu_peak_flops": 312e12,
+     "training": TRAINING},
+    {"model": "gpt3-13B", "batch_size": None, "lora": None},
+    {"model": {"hidden": 768, "attn_heads": 12, "num_blocks": 12, "seq_size": 1024}, "mfu": 1},
+    {"model": {"hidden": 1048576, "attn_heads": 65536, "num_blocks": 16384, "seq_size": 1048576},
+     "tokens": 1e16, "num_gpus": 100000000, "gpu_peak_flops": 1e21, "time_budget_days": 1e-9},
+    {}, {"model": "gpt3-175B", "tokens": -1}, {"model": "gpt3-175B", "mfu": 2},
+]
+transformer += [{"model": m} for m in list(MODELS)[:6]]
+write("transformer", transformer)
+
+# ---- estimate ----
+estimate = [{"model": c["model"], "system": c["system"], "execution": c["execution"]}
+            for c in pick(LLM_CASES, 16)]
+estimate += [
+    {"model": "megatron-1T", "system": "a100_80g", "execution": EXAMPLE},
+    {"model": "megatron-1T", "system": "a100_80g", "execution": EXAMPLE, "training": TRAINING},
+    {"model": "megatron-126M", "system": "h100_sxm", "execution": {"batch_size": 8}},
+    {"model": "gpt3-175B", "system": "a100_80g",
+     "execution": {"num_procs": 64, "tensor_par": 8, "pipeline_par": 8, "data_par": 1,
+                   "batch_size": 64, "microbatch_size": 1, "activation_recompute": "full",
+                   "tensor_par_net": 0, "pipeline_par_net": 1, "data_par_net": 1}},
+    {"model": "megatron-22B", "system": "b200",
+     "execution": {"batch_size": 32, "num_procs": 8, "tensor_par": 8, "training": False}},
+    {"model": "gpt3-13B", "system": "mi300x",
+     "execution": {"batch_size": 1024, "num_procs": 64, "tensor_par": 4, "pipeline_par": 4,
+                   "pipeline_interleaving": 2, "weight_offload": True, "optimizer_offload": True}},
+    {"model": "megatron-1T", "system": "no-such-system", "execution": EXAMPLE},
+    {"model": "megatron-1T", "system": "a100_80g"},
+    {"model": "megatron-1T", "system": "a100_80g", "execution": {"batch_size": 3, "num_procs": 2}},
+]
+for name in list(SYSTEMS)[:4]:
+    estimate.append({"model": "megatron-126M", "system": name,
+                     "execution": {"batch_size": 8, "num_procs": 8, "tensor_par": 1,
+                                   "pipeline_par": 1, "data_par": 8, "data_par_net": 1}})
+write("estimate", estimate)
+
+# ---- sweeps and grids ----
+SMALL = {"kind": "optimal_execution", "model": "megatron-126M", "system": "a100_80g",
+         "num_procs": 8, "max_batch_size": 64, "datatype": "float16", "options": {"top_n": 3}}
+GRID = {"kind": "grid",
+        "base": {"model": "gpt3-175B", "system": "a100_80g",
+                 "execution": {"num_procs": 64, "tensor_par": 8, "pipeline_par": 8, "data_par": 1,
+                               "batch_size": 64, "microbatch_size": 1,
+                               "activation_recompute": "full", "tensor_par_net": 0,
+                               "pipeline_par_net": 1, "data_par_net": 1}},
+        "axes": {"execution.microbatch_size": [1, 2, 4],
+                 "execution.activation_recompute": ["full", "none"]},
+        "top_n": 2}
+tiny_base = {"model": "megatron-126M", "system": "a100_80g",
+             "execution": {"batch_size": 8, "num_procs": 2, "data_par": 2, "data_par_net": 1}}
+grids = [
+    GRID,
+    dict(GRID, axes={"execution.microbatch_size": [1, 2, 4], "execution.tensor_par": [1, 8]}),
+    {"kind": "grid", "base": tiny_base, "axes": {"execution.batch_size": [8, 16, 32, 64]}},
+    {"kind": "grid", "base": tiny_base, "axes": {"system.mem1.GiB": [16, 40, 80],
+                                                 "model.seq_size": [512, 2048]}},
+    {"kind": "grid", "base": tiny_base, "axes": {"system.networks[0].bandwidth": [100, 300],
+                                                 "system.matrix.float16.gflops_efficiency[0][1]":
+                                                     [0.5, 0.9]}},
+    {"kind": "grid", "base": tiny_base, "axes": {"execution.datatype": ["float16", "bfloat16",
+                                                                        "float8"],
+                                                 "execution.training": [True, False]}},
+    {"kind": "grid", "base": dict(tiny_base, training={"tokens": 1e9}),
+     "axes": {"training.tokens": [1e9, 1e10]}, "top_n": 1},
+    {"kind": "grid", "base": tiny_base, "axes": {"model": ["megatron-126M", "gpt3-13B"]}},
+    {"kind": "grid", "base": tiny_base, "axes": {"execution.no_such": [1]}},
+    {"kind": "grid", "base": tiny_base, "axes": {}},
+    {"kind": "grid", "base": tiny_base, "axes": {"execution.batch_size": []}},
+    {"kind": "grid", "base": tiny_base, "axes": {"execution.batch_size": [[1]]}},
+    {"kind": "grid", "base": tiny_base, "axes": {"execution.batch_size": list(range(1, 200))}},
+]
+sweeps = [
+    SMALL,
+    dict(SMALL, options={"top_n": 3, "mbs_break": False}),
+    dict(SMALL, options={"mbs_break": True, "no_tp_overlap": True, "no_dp_overlap": True,
+                         "fused_activation": "all"}),
+    dict(SMALL, num_procs=1, max_batch_size=1),
+    dict(SMALL, num_procs=2, max_batch_size=4, options={"fused_activation": False}),
+    {"kind": "optimal_execution", "model": "gpt3-13B", "system": "a100_80e", "num_procs": 256,
+     "max_batch_size": 512, "datatype": "float16", "options": {"top_n": 2}},
+    {"kind": "optimal_execution", "model": "megatron-22B", "system": "h100_80g_nvl8",
+     "num_procs": 64, "max_batch_size": 512, "datatype": "float16", "options": {"top_n": 2}},
+    {"kind": "optimal_execution", "model": "gpt3-175B", "system": "a100_80g", "num_procs": 1024,
+     "max_batch_size": 1024},
+    {"model": "megatron-126M", "system": "a100_80g", "num_procs": 8, "max_batch_size": 64},
+    {"kind": "optimal_execution", "model": "megatron-126M", "system": "a100_80g",
+     "num_procs": 1048576, "max_batch_size": 1048576, "datatype": "bfloat16"},
+    {}, {"kind": "random"},
+] + grids[:8]
+write("sweep", sweeps)
+write("grid", grids + [{k: v for k, v in g.items() if k != "kind"} for g in grids[:5]])
+
+# ---- goodput ----
+def goodput_body(c):
+    body = {k: v for k, v in c.items() if k not in ("kind", "expected", "options")}
+    body.update(c.get("options", {}))
+    return body
+
+
+evals = [goodput_body(c) for c in GOODPUT_CASES if c["kind"] == "evaluate"]
+opts = [goodput_body(c) for c in GOODPUT_CASES if c["kind"] == "optimize"]
+evaluate = pick(evals, 20)
+e0 = evaluate[0]
+evaluate += [
+    dict(e0, num_nodes=[1, 1, 2], num_replicas=[1, 2, 4], atomic_bsz=[64, 128, 256],
+         accum_steps=[0, 1, 2]),
+    dict(e0, atomic_bsz=[32, 64, 128, 256, 512]),
+    dict(e0, num_nodes=2, num_replicas=1),                    # refused: nodes > replicas
+    dict(e0, atomic_bsz=1, accum_steps=0, init_batch_size=1024),
+    dict(e0, perf_params=dict(e0["perf_params"], gamma=10)),
+    dict(e0, perf_params=dict(e0["perf_params"], gamma=1)),
+    dict(e0, atomic_bsz=[1, 2], accum_steps=[3]),              # refused: lengths differ
+    {k: v for k, v in e0.items() if k != "grad_params"},
+]
+write("goodput_evaluate", evaluate)
+optimize = pick([o for o in opts if "atomic_bsz_range" in o], 8) + pick(
+    [o for o in opts if "atomic_bsz_range" not in o], 8)
+o0 = optimize[0]
+optimize += [
+    dict(o0, curve=True),
+    dict(o0, num_nodes=[1, 2, 4], num_replicas=[1, 2, 4, 8, 16]),
+    dict(o0, num_nodes=[1, 2], num_replicas=[2, 4], curve=True, accumulation=True),
+    dict(o0, atomic_bsz_range=[None, None]),
+    dict(o0, atomic_bsz_range=[None, 64]),
+    dict(o0, atomic_bsz_range=[1024, 8]),
+    dict(o0, max_batch_size=o0["init_batch_size"]),
+    dict(o0, num_nodes=[8], num_replicas=[1]),                 # refused: no allocation
+    {k: v for k, v in o0.items() if k not in ("max_batch_size", "atomic_bsz_range",
+                                              "accumulation")},
+]
+write("goodput_optimize", optimize)
+
+fits = []
+for c in GOODPUT_FITS[:24]:
+    rows = c["measurements"]
+    fits.append({"measurements": rows if len(rows) <= 24 else rows[:24]})
+m = GOODPUT_FITS[0]["measurements"]
+fits += [{"measurements": m[:1]}, {"measurements": m[:3]},
+         {"measurements": [dict(r, num_nodes=1, num_replicas=1) for r in m[:8]]},
+         {"measurements": [dict(m[0], accum_step_time=0)]}, {"measurements": []}, {}]
+write("goodput_fit", fits)
+
+# ---- scaling ----
+scaling = []
+for c in pick([c for c in SCALING_CASES if c["kind"] != "tipping_point"], 20):
+    scaling.append({"gpu": c["gpu"], "amp_mode": c["amp_mode"], c["kind"]: c[c["kind"]]})
+scaling += [
+    {"gpu": "V100", "dollars": 30}, {"gpu": "P4", "hours": 100}, {"gpu": "V100", "hours": 0.1},
+    {"gpu": "K80", "amp_mode": "O2", "width": 32},
+    {"gpu": "V100", "hours": 24, "co2_kg_per_kwh": 0.1, "loss_fit": {"a": 40, "b": 0.1, "c": 2},
+     "param_fit": {"d": 1e3, "e": 0.5, "f": 0}},
+    {"gpu": {"k": 2.21527743e7, "k1": 1.18538628, "k2": 1.43150104, "b": 0.1, "c": 0.2,
+             "layer_base": 128, "price_per_hour": 3.06, "power_kw": 0.3, "batch_size": 60},
+     "hours": 10},
+    {"law": "hf2020", "gpu": "T4", "width": 1e6},
+    {"law": "chinchilla", "flops": 1e21}, {"law": "chinchilla", "params": 70e9, "tokens": 1.4e12},
+    {"law": "chinchilla", "flops": 5.76e23},
+    {"gpu": "V100", "hours": 3, "dollars": 30}, {"gpu": "V100"}, {"law": "kaplan"},
+]
+write("scaling", scaling)
+
+with open(os.path.join(ROOT, "tests/data/scaling/loss_vs_compute.csv")) as f:
+    table = list(csv.reader(f))
+header, rows = table[0], table[1:]
+runs = []
+for j, name in enumerate(header):
+    if not name.endswith(" - valid_loss"):
+        continue
+    pts = [[float(r[0]), float(r[j])] for r in rows if r[j] not in ("", "undefined")]
+    if len(pts) > 5:
+        runs.append({"name": name[:-len(" - valid_loss")], "points": pts})
+
+
+def thin(run, n):
+    pts = run["points"]
+    step = max(1, len(pts) // n)
+    return {"name": run["name"], "points": pts[::step][:n]}
+
+
+fit = []
+for k in range(12):
+    chosen = rng.sample(runs, min(len(runs), rng.randint(3, 7)))
+    fit.append({"runs": [thin(r, rng.randint(6, 12)) for r in chosen]})
+fit.append({"runs": [dict(thin(r, 8), params=1e8 * (i + 1)) for i, r in enumerate(runs[:5])]})
+fit.append({"runs": [{"points": thin(r, 7)["points"]} for r in runs[:4]]})
+# CSV text seeds: a few columns and rows of the calculator's file.
+for k in range(6):
+    cols = [0] + sorted(rng.sample([j for j, h in enumerate(header) if h.endswith("valid_loss")],
+                                   rng.randint(3, 5)))
+    keep = [r for r in rows if any(r[j] not in ("", "undefined") for j in cols[1:])]
+    keep = keep[::max(1, len(keep) // 40)][:40]
+    out = io.StringIO()
+    w = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    w.writerow([header[j] for j in cols])
+    for r in keep:
+        w.writerow([r[j] for j in cols])
+    fit.append({"csv": out.getvalue()})
+fit += [{"runs": [thin(runs[0], 6)]}, {"csv": "global_step\n1\n"}, {"runs": [], "csv": ""}, {}]
+write("scaling_fit", fit)
+
+# ---- canonical hashing: any JSON at all ----
+canonical = (pick(models, 6) + pick(systems[:4], 2) + pick(executions, 4) + pick(estimate, 4)
+             + pick(sweeps, 4) + pick(evaluate, 3) + pick(scaling, 3))
+canonical += [
+    "0", "-0", "-0.0", "1e308", "5e-324", "0.1", "123456789012345678", "9007199254740993",
+    "-9223372036854775808", "true", "null", '"\\u00e9\\ud83d\\ude00\\n\\t\\"\\\\"', '"\\u0000"',
+    '{"b":1,"a":[1,2.5,{"d":null,"c":"x"}],"":{}}', "[[[[[[[[[[[]]]]]]]]]]]",
+    '{"z":1e-7,"y":1.7976931348623157e308,"x":2.2250738585072014e-308,"w":1.0,"v":100.0}',
+    '{"\\u00e9":1,"e":2,"E":3,"\\ud83d\\ude00":4}', '[0.30000000000000004, 1e21, 1e22, 123e-20]',
+]
+write("canonical", canonical)
+
+# ---- the dictionary (-dict=tests/fuzz/fathom.dict): every member name and enum value of the
+# schemas, the preset names and a few sweep paths, so mutations can spell real fields ----
+def schema_words(node, keys, values):
+    if isinstance(node, dict):
+        for k, v in node.get("properties", {}).items():
+            keys.add(k)
+        for e in node.get("enum", []):
+            if isinstance(e, str):
+                values.add(e)
+        if isinstance(node.get("const"), str):
+            values.add(node["const"])
+        for v in node.values():
+            schema_words(v, keys, values)
+    elif isinstance(node, list):
+        for v in node:
+            schema_words(v, keys, values)
+
+
+keys, values = set(), set(MODELS) | set(SYSTEMS)
+REQUEST_PARTS = ("model.json", "llm_system.json", "llm_execution.json", "training.json")
+for p in glob.glob(os.path.join(ROOT, "schemas", "*.json")):
+    if ".request." in p or os.path.basename(p) in REQUEST_PARTS:
+        with open(p) as f:
+            schema_words(json.load(f), keys, values)
+for s in SYSTEMS.values():
+    schema_words({"properties": s}, keys, values)
+    for v in s.values():
+        if isinstance(v, dict):
+            keys.update(v)
+values.update(["grid", "optimal_execution", "execution.tensor_par", "system.mem1.GiB",
+               "system.networks[0].bandwidth", "model.seq_size", "V100", "K80", "P100", "T4"])
+
+
+def dict_line(token):
+    return '"%s"' % token.replace("\\", "\\\\").replace('"', '\\"')
+
+
+with open(os.path.join(ROOT, "tests", "fuzz", "fathom.dict"), "w") as f:
+    f.write("# fathom.dict — libFuzzer dictionary for every fuzz target; written by make_corpus.py.\n")
+    for t in ["{", "}", "[", "]", ",", ":", "true", "false", "null", "-", "0", "1e308", "-1",
+              "0.5", "9007199254740993", "1e-320", "\\u0000", "\\ud800"]:
+        f.write(dict_line(t) + "\n")
+    for k in sorted(keys):
+        f.write(dict_line('"%s":' % k) + "\n")
+    for v in sorted(values - keys):
+        f.write(dict_line('"%s"' % v) + "\n")
+print("fathom.dict        %d keys, %d values" % (len(keys), len(values - keys)))
