@@ -37,9 +37,11 @@ sweep=$(curl -s "$url/v1/sweep" -d '{"kind":"optimal_execution","model":"megatro
 [ -n "$sweep" ] || { echo "load: could not start the sweep to poll" >&2; exit 1; }
 sleep 2 # let it finish: dashboards mostly poll finished sweeps
 export FATHOM_SWEEP_ID=$sweep
-# Warm-up with the same mix, so RSS is measured after allocator arenas, SQLite's page caches
-# and the hot-answer map have reached their working size.
-wrk -t1 -c256 -d10s -s "$root/bench/load.lua" "$url" >/dev/null
+# Warm-up: the same runs once, so RSS is measured after allocator arenas, SQLite's page caches
+# and the hot-answer map have reached their working size; growth past that would be a leak.
+for c in 64 256; do
+  wrk -t1 -c"$c" -d"${seconds}s" -s "$root/bench/load.lua" "$url" >/dev/null
+done
 before=$(rss)
 echo "fathomd on $url, $(nproc) cores; mix: 70% cached estimate, 5% uncached transformer, 25% sweep poll"
 for c in 64 256; do

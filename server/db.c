@@ -298,8 +298,8 @@ db_t *db_open(const char *path, const char *migrations_dir, int pool_size, char 
     /* Page caches are bounded so memory stays flat under load: readers mostly look up one
      * row by its key, the writer walks the B-trees it inserts into. */
     for (int i = 0; i < db->nconns; i++)
-        sqlite3_exec(db->conns[i].handle, "PRAGMA cache_size = -256", NULL, NULL, NULL);
-    sqlite3_exec(db->writer.handle, "PRAGMA cache_size = -2048", NULL, NULL, NULL);
+        sqlite3_exec(db->conns[i].handle, "PRAGMA cache_size = -64", NULL, NULL, NULL);
+    sqlite3_exec(db->writer.handle, "PRAGMA cache_size = -512", NULL, NULL, NULL);
     return db;
 }
 
