@@ -43,6 +43,7 @@ typedef struct hot_entry {
 typedef struct {
     char hash[CODEC_HASH_HEX_LEN + 1];
     long long count;
+    char last_hit_at[32]; /* set when written */
 } pending_hit_t;
 
 struct cache {
@@ -76,24 +77,22 @@ static void free_queued(queued_result_t *q)
     free(q->response);
 }
 
-/* Inserts rows in one transaction. 0, or -1 (nothing of the batch is stored). */
-static int insert_batch(cache_t *c, const queued_result_t *rows, int n)
+/* Runs one statement per row in one transaction on the writer connection: bind(i) fills row
+ * i's parameters. 0, or -1 (nothing of the batch is written). */
+typedef void (*bind_row_fn)(sqlite3_stmt *st, const void *rows, int i);
+
+static int write_rows(cache_t *c, db_stmt_id_t id, bind_row_fn bind, const void *rows, int n)
 {
     db_conn_t *conn = db_acquire_writer(c->db);
     sqlite3 *h = db_handle(conn);
     int ok = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
     for (int i = 0; ok && i < n; i++) {
-        sqlite3_stmt *st = db_stmt(conn, DB_RESULT_PUT);
+        sqlite3_stmt *st = db_stmt(conn, id);
         if (!st) {
             ok = 0;
             break;
         }
-        sqlite3_bind_text(st, 1, rows[i].hash, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, rows[i].endpoint, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 3, FATHOM_ESTIMATOR_VERSION, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 4, rows[i].request, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 5, rows[i].response, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 6, rows[i].created_at, -1, SQLITE_STATIC);
+        bind(st, rows, i);
         ok = sqlite3_step(st) == SQLITE_DONE;
         sqlite3_reset(st);
     }
@@ -103,6 +102,23 @@ static int insert_batch(cache_t *c, const queued_result_t *rows, int n)
     db_release(c->db, conn);
     db_note_write(c->db, ok);
     return ok ? 0 : -1;
+}
+
+static void bind_result(sqlite3_stmt *st, const void *rows, int i)
+{
+    const queued_result_t *r = &((const queued_result_t *)rows)[i];
+    sqlite3_bind_text(st, 1, r->hash, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, r->endpoint, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, FATHOM_ESTIMATOR_VERSION, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, r->request, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, r->response, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, r->created_at, -1, SQLITE_STATIC);
+}
+
+/* Inserts result rows in one transaction. 0, or -1 (nothing of the batch is stored). */
+static int insert_batch(cache_t *c, const queued_result_t *rows, int n)
+{
+    return write_rows(c, DB_RESULT_PUT, bind_result, rows, n);
 }
 
 /* The writer thread: every WRITE_BATCH_MS (or when woken), writes what is queued. A batch that
@@ -400,6 +416,14 @@ void cache_count_hit(cache_t *c, const char *hash)
         cache_flush_hits(c);
 }
 
+static void bind_hit(sqlite3_stmt *st, const void *rows, int i)
+{
+    const pending_hit_t *h = &((const pending_hit_t *)rows)[i];
+    sqlite3_bind_text(st, 1, h->hash, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, h->last_hit_at, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, h->count);
+}
+
 int cache_flush_hits(cache_t *c)
 {
     pthread_mutex_lock(&c->lock);
@@ -413,31 +437,14 @@ int cache_flush_hits(cache_t *c)
     if (!batch)
         return n ? -1 : 0;
 
-    char now[32];
-    db_now_iso(now);
-    db_conn_t *conn = db_acquire_writer(c->db);
-    sqlite3 *h = db_handle(conn);
-    int ok = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
-    for (int i = 0; ok && i < n; i++) {
-        sqlite3_stmt *st = db_stmt(conn, DB_RESULT_HIT);
-        if (!st) {
-            ok = 0;
-            break;
-        }
-        sqlite3_bind_text(st, 1, batch[i].hash, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, now, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 3, batch[i].count);
-        ok = sqlite3_step(st) == SQLITE_DONE;
-        sqlite3_reset(st);
-    }
-    ok = ok && sqlite3_exec(h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
-    if (!ok)
-        sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
-    db_release(c->db, conn);
+    db_now_iso(batch[0].last_hit_at);
+    for (int i = 1; i < n; i++)
+        memcpy(batch[i].last_hit_at, batch[0].last_hit_at, sizeof batch[i].last_hit_at);
+    int rc = write_rows(c, DB_RESULT_HIT, bind_hit, batch, n);
     free(batch);
     /* Counts that could not be written (read-only or full disk) are dropped: they are
      * statistics, and keeping them would grow without bound while the fault lasts. */
-    return ok ? 0 : -1;
+    return rc;
 }
 
 int cache_put(cache_t *c, const char *hash, const char *endpoint, const char *request,
