@@ -125,8 +125,9 @@ static int decode_network(const json_t *v, const char *path, llm_network_t *out,
 int codec_llm_system_decode(const json_t *v, const char *path, const codec_presets_t *presets,
                             llm_system_t *out, fathom_error_t *err)
 {
-    static const char *const keys[] = {"matrix", "vector", "mem1", "mem2", "processing_mode",
-                                       "networks", NULL};
+    static const char *const keys[] = {"matrix",   "vector",  "mem1",
+                                       "mem2",     "processing_mode",  "networks",
+                                       "attention_efficiency",        NULL};
     if (json_is_string(v)) {
         const json_t *preset = codec_presets_find(presets, PRESET_SYSTEM, json_string_value(v));
         if (!preset)
@@ -152,7 +153,9 @@ int codec_llm_system_decode(const json_t *v, const char *path, const codec_prese
     jr_path(p, sizeof p, path, "mem2");
     if (decode_memory(json_object_get(v, "mem2"), p, &out->mem2, err))
         return -1;
-    if (jr_enum(v, path, "processing_mode", JR_REQUIRED, 0, llm_processing_mode_names, &mode, err))
+    if (jr_enum(v, path, "processing_mode", JR_REQUIRED, 0, llm_processing_mode_names, &mode, err) ||
+        jr_positive(v, path, "attention_efficiency", JR_OPTIONAL, LLM_DEFAULT_ATTENTION_EFFICIENCY,
+                    1, &out->attention_efficiency, err))
         return -1;
     out->processing_mode = (llm_processing_mode_t)mode;
     jr_path(p, sizeof p, path, "networks");
@@ -232,10 +235,11 @@ json_t *codec_llm_system_encode(const llm_system_t *s)
                             "latency", num(n->latency_s), "ops", ops, "must_be_filled",
                             n->must_be_filled, "processor_usage", num(n->processor_usage)));
     }
-    return json_pack("{s:o,s:o,s:o,s:o,s:s,s:o}", "matrix", encode_processor(&s->matrix), "vector",
-                     encode_processor(&s->vector), "mem1", encode_memory(&s->mem1), "mem2",
-                     encode_memory(&s->mem2), "processing_mode",
-                     llm_processing_mode_names[s->processing_mode], "networks", nets);
+    return json_pack("{s:o,s:o,s:o,s:o,s:s,s:o,s:o}", "matrix", encode_processor(&s->matrix),
+                     "vector", encode_processor(&s->vector), "mem1", encode_memory(&s->mem1),
+                     "mem2", encode_memory(&s->mem2), "processing_mode",
+                     llm_processing_mode_names[s->processing_mode], "networks", nets,
+                     "attention_efficiency", num(s->attention_efficiency));
 }
 
 /* ---- execution ---- */
@@ -247,7 +251,7 @@ static const char *const execution_keys[] = {
     "activation_recompute", "pipeline_interleaving", "optimizer_sharding",
     "tensor_par_comm_type", "tensor_par_overlap", "seq_par_ag_redo",  "data_par_overlap",
     "weight_offload",      "activations_offload", "optimizer_offload", "training",
-    NULL};
+    "attention_kernel",    "fp8",                NULL};
 
 int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_t *out,
                                fathom_error_t *err)
@@ -319,6 +323,12 @@ int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_
         jr_bool(v, path, "activations_offload", JR_OPTIONAL, false, &e.activations_offload, err) ||
         jr_bool(v, path, "optimizer_offload", JR_OPTIONAL, false, &e.optimizer_offload, err))
         return -1;
+    int kernel = 0;
+    if (jr_enum(v, path, "attention_kernel", JR_OPTIONAL, LLM_ATTN_KERNEL_UNFUSED,
+                llm_attn_kernel_names, &kernel, err) ||
+        jr_bool(v, path, "fp8", JR_OPTIONAL, false, &e.fp8, err))
+        return -1;
+    e.attention_kernel = (llm_attn_kernel_t)kernel;
     e.tensor_par_net = (int)nets[0];
     e.pipeline_par_net = (int)nets[1];
     e.data_par_net = (int)nets[2];
@@ -362,6 +372,8 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
     B("activations_offload", e->activations_offload);
     B("optimizer_offload", e->optimizer_offload);
     B("training", e->training);
+    S("attention_kernel", llm_attn_kernel_names[e->attention_kernel]);
+    B("fp8", e->fp8);
 #undef I
 #undef B
 #undef S

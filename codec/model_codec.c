@@ -3,11 +3,44 @@
 
 #include "json_read.h"
 
-static const char *const model_keys[] = {"hidden",     "feedforward",       "seq_size",
-                                         "attn_heads", "attn_size",         "num_blocks",
-                                         "vocab_size", "bias",              "tied_embeddings",
-                                         "position_embedding", NULL};
-static const char *const position_names[] = {"learned", "none", NULL};
+static const char *const model_keys[] = {
+    "hidden",     "feedforward", "seq_size",        "attn_heads",         "attn_size",
+    "num_blocks", "vocab_size",  "bias",            "tied_embeddings",    "position_embedding",
+    "kv_heads",   "gated_mlp",   "norm",            "qkv_bias",           "causal",
+    NULL};
+/* The fields of the modern block: a model giving none of them is Calculon's block. */
+static const char *const modern_keys[] = {"kv_heads", "gated_mlp", "norm", "qkv_bias", "causal",
+                                          NULL};
+static const char *const position_names[] = {"learned", "none", "rope", NULL};
+static const char *const norm_names[] = {"layernorm", "rmsnorm", NULL};
+
+/* The fields of the modern block (model.h); m->attn_heads is already read. */
+static int decode_modern(const json_t *v, const char *path, fathom_model_t *m,
+                         fathom_error_t *err)
+{
+    int norm = 0;
+    m->calculon_block = true;
+    for (const char *const *k = modern_keys; *k; k++)
+        if (jr_has(v, *k))
+            m->calculon_block = false;
+    if (jr_int(v, path, "kv_heads", JR_OPTIONAL, m->attn_heads, 1, MODEL_MAX_HEADS, &m->kv_heads,
+               err) ||
+        jr_bool(v, path, "gated_mlp", JR_OPTIONAL, false, &m->gated_mlp, err) ||
+        jr_enum(v, path, "norm", JR_OPTIONAL, MODEL_NORM_LAYERNORM, norm_names, &norm, err) ||
+        jr_bool(v, path, "qkv_bias", JR_OPTIONAL, false, &m->qkv_bias, err) ||
+        jr_bool(v, path, "causal", JR_OPTIONAL, true, &m->causal, err))
+        return -1;
+    m->norm = (model_norm_t)norm;
+    if (m->attn_heads % m->kv_heads != 0) {
+        char p[JR_PATH_MAX];
+        jr_path(p, sizeof p, path, "kv_heads");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                "must divide attn_heads (%lld): each key/value head serves a "
+                                "whole group of query heads, got %lld",
+                                (long long)m->attn_heads, (long long)m->kv_heads);
+    }
+    return 0;
+}
 
 int codec_model_decode(const json_t *v, const char *path, const codec_presets_t *presets,
                        fathom_model_t *out, fathom_error_t *err)
@@ -47,17 +80,31 @@ int codec_model_decode(const json_t *v, const char *path, const codec_presets_t 
                 &pos, err))
         return -1;
     m.position_embedding = (model_position_t)pos;
+    if (decode_modern(v, path, &m, err))
+        return -1;
     *out = m;
     return 0;
 }
 
 json_t *codec_model_encode(const fathom_model_t *m)
 {
-    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:b,s:s}", "hidden", (json_int_t)m->hidden,
+    json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:b,s:s}", "hidden", (json_int_t)m->hidden,
                      "feedforward", (json_int_t)m->feedforward, "seq_size",
                      (json_int_t)m->seq_size, "attn_heads", (json_int_t)m->attn_heads,
                      "attn_size", (json_int_t)m->attn_size, "num_blocks",
                      (json_int_t)m->num_blocks, "vocab_size", (json_int_t)m->vocab_size, "bias",
                      m->bias, "tied_embeddings", m->tied_embeddings, "position_embedding",
                      position_names[m->position_embedding]);
+    /* Calculon's block stays without the modern fields, so it decodes back as Calculon's. */
+    if (!o || m->calculon_block)
+        return o;
+    if (json_object_set_new(o, "kv_heads", json_integer((json_int_t)model_kv_heads(m))) ||
+        json_object_set_new(o, "gated_mlp", json_boolean(m->gated_mlp)) ||
+        json_object_set_new(o, "norm", json_string(norm_names[m->norm])) ||
+        json_object_set_new(o, "qkv_bias", json_boolean(m->qkv_bias)) ||
+        json_object_set_new(o, "causal", json_boolean(m->causal))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
 }

@@ -1,8 +1,16 @@
 /* model.h — the shape of a transformer language model, as every estimator takes it.
  *
  * Field names follow Calculon's model files (hidden, feedforward, seq_size, attn_heads,
- * attn_size, num_blocks); vocab_size, bias, tied_embeddings and position_embedding are
- * Fathom's additions for the layers outside the transformer blocks. */
+ * attn_size, num_blocks); the others are Fathom's, for the models trained since 2023:
+ * grouped-query attention (kv_heads), gated MLPs (SwiGLU), RMSNorm, Q/K/V biases, and the
+ * layers outside the transformer blocks (vocab_size, tied_embeddings, position_embedding).
+ *
+ * Two readings of one struct. A model that gives none of kv_heads, gated_mlp, norm, qkv_bias
+ * and causal is Calculon's 2020 block (calculon_block true): the step model then reproduces
+ * Calculon exactly — transformer blocks only, its layer norm with scale and shift — whatever
+ * vocab_size says (the analytic model still counts the embeddings). Give any of them and the
+ * step model is Fathom's: every field below is honoured, and the embedding and output layers
+ * are placed on the first and last pipeline stages when vocab_size > 0. */
 #ifndef FATHOM_MODEL_H
 #define FATHOM_MODEL_H
 
@@ -11,8 +19,14 @@
 
 typedef enum {
     MODEL_POS_LEARNED = 0, /* a learned seq_size × hidden table (GPT-2, GPT-3) */
-    MODEL_POS_NONE = 1     /* no position parameters (rotary, ALiBi) */
+    MODEL_POS_NONE = 1,    /* no position information in parameters or FLOPs (ALiBi, NoPE) */
+    MODEL_POS_ROPE = 2     /* rotary: no parameters, a rotation of Q and K in every block */
 } model_position_t;
+
+typedef enum {
+    MODEL_NORM_LAYERNORM = 0, /* scale, and shift when the model has biases */
+    MODEL_NORM_RMSNORM = 1    /* scale only; no mean subtraction */
+} model_norm_t;
 
 typedef struct {
     int64_t hidden;       /* model width */
@@ -25,6 +39,27 @@ typedef struct {
     bool bias;            /* linear layers and layer norms carry biases */
     bool tied_embeddings; /* the output layer reuses the token embedding */
     model_position_t position_embedding;
+    int64_t kv_heads;     /* key/value heads (grouped-query attention); divides attn_heads */
+    bool gated_mlp;       /* SwiGLU/GeGLU: gate and up projections, then down (3 matrices) */
+    model_norm_t norm;
+    bool qkv_bias;        /* biases on the Q, K and V projections only (Qwen) */
+    bool causal;          /* decoder mask: fused attention skips the scores above the diagonal */
+    bool calculon_block;  /* Calculon's 2020 block exactly (see above) */
 } fathom_model_t;
+
+/* Key/value heads: kv_heads, or attn_heads when not set (multi-head attention). */
+static inline int64_t model_kv_heads(const fathom_model_t *m)
+{
+    return m->kv_heads > 0 ? m->kv_heads : m->attn_heads;
+}
+
+/* Parameters of one normalization layer: scale (h), plus shift (h) for a biased LayerNorm
+ * (nanoGPT's bias=False has no shift). The step model's Calculon block keeps Calculon's own
+ * count, scale and shift, whatever the model says. */
+static inline double model_norm_params(const fathom_model_t *m)
+{
+    const double h = (double)m->hidden;
+    return m->norm == MODEL_NORM_LAYERNORM && m->bias ? 2.0 * h : h;
+}
 
 #endif

@@ -4,8 +4,13 @@
  * (or inference) step takes, where the time goes, and how much memory each processor needs in
  * tier 1 (device memory) and tier 2 (offload memory).
  *
- * Like Calculon, the model covers the transformer blocks only (no embedding, no output layer,
- * whatever model.vocab_size says); the layer table in llm_layers.c is where such layers would go.
+ * For Calculon's block (model.calculon_block, model.h) the model is Calculon's exactly: the
+ * transformer blocks only, and the 96 statistics agree with Calculon's to ~1e-12. For the modern
+ * block it adds what runs of 2024–2026 have (doc/step_model.md gives every formula):
+ * grouped-query attention, gated MLPs, RMSNorm, Q/K/V biases, the token embedding on the first
+ * pipeline stage and the final norm, output layer and vocab-parallel cross-entropy on the last
+ * (so those stages are heavier: the pipeline runs at the pace of the heaviest), and, for any
+ * block, fused (flash) attention and FP8 GEMMs as Transformer Engine runs them.
  *
  * Units in the structs below are the ones of Calculon's JSON files (TFLOP/s, GFLOP thresholds,
  * GiB, GB/s, MB thresholds), so a system decodes and encodes back without rounding; the
@@ -104,14 +109,26 @@ typedef struct {
     llm_processing_mode_t processing_mode;
     int num_networks; /* 1..LLM_MAX_NETWORKS */
     llm_network_t networks[LLM_MAX_NETWORKS];
+    /* Fraction of the matrix engine's peak a fused (flash) attention kernel reaches, forward
+     * and backward alike: attention kernels do not reach GEMM efficiency (softmax, masking and
+     * tiling overheads). Only fused attention uses it. (0, 1]. */
+    double attention_efficiency;
 } llm_system_t;
+
+/* A system object that leaves attention_efficiency out gets this: FlashAttention-2 forward and
+ * backward on A100 and H100 reach about half of the dense BF16 peak at head size 128 (Dao 2023,
+ * "FlashAttention-2", fig. 5–7); presets give their own measured value. */
+#define LLM_DEFAULT_ATTENTION_EFFICIENCY 0.5
 
 typedef enum { LLM_ATTN_MULTIHEAD = 0, LLM_ATTN_MULTIQUERY = 1 } llm_attention_t;
 typedef enum { LLM_RECOMPUTE_FULL = 0, LLM_RECOMPUTE_ATTN_ONLY = 1, LLM_RECOMPUTE_NONE = 2 } llm_recompute_t;
 typedef enum { LLM_TP_COMM_AR = 0, LLM_TP_COMM_P2P_RS_AG = 1, LLM_TP_COMM_RS_AG = 2 } llm_tp_comm_t;
 typedef enum { LLM_TP_OVERLAP_NONE = 0, LLM_TP_OVERLAP_RING = 1, LLM_TP_OVERLAP_PIPE = 2 } llm_tp_overlap_t;
+/* Attention as the kernels compute it: Calculon's unfused batched matmuls, softmax and dropout
+ * moving the s×s scores through memory, or one fused (flash) kernel that keeps them on chip. */
+typedef enum { LLM_ATTN_KERNEL_UNFUSED = 0, LLM_ATTN_KERNEL_FUSED = 1 } llm_attn_kernel_t;
 
-/* Calculon's execution object, all 23 fields, in Calculon's order. */
+/* Calculon's execution object, all 23 fields, in Calculon's order, then Fathom's. */
 typedef struct {
     int64_t num_procs;
     int64_t tensor_par;
@@ -136,7 +153,36 @@ typedef struct {
     bool activations_offload;
     bool optimizer_offload;
     bool training;
+    /* Fathom's (absent: Calculon's behaviour) */
+    llm_attn_kernel_t attention_kernel;
+    /* FP8 training as Transformer Engine runs it: the linear layers' GEMMs at the matrix
+     * engine's float8 rate on FP8 copies of their inputs and weights; attention, norms and
+     * elementwise work stay in `datatype` (which must be float16 or bfloat16). */
+    bool fp8;
 } llm_execution_t;
+
+/* Memory of one pipeline stage per processor, bytes, by kind (tier 1 and tier 2 together). */
+typedef struct {
+    double weights;     /* parameters in the compute datatype (+ FP8 copies) */
+    double gradients;   /* weight gradients (fp32 accumulation buffer and the sharded copy) */
+    double optimizer;   /* fp32 master weights and Adam moments */
+    double activations; /* stored for backward: working set, in-flight microbatches, logits */
+    double buffers;     /* activation gradients in flight */
+    double total;
+    int64_t blocks;     /* transformer blocks on the stage */
+} llm_stage_memory_t;
+
+/* What a step costs beyond Calculon's statistics (all blocks, all stages, all processors). */
+typedef struct {
+    double hardware_flops;         /* per step, all processors: matrix-engine FLOPs as run,
+                                    * recompute included (llm_model_flops has the model's) */
+    double outer_layers_time;      /* s of the embedding, output layer and loss on the critical path */
+    double weight_bytes_per_param; /* bytes per parameter held for weights, gradients, optimizer */
+    double grad_bytes_per_param;
+    double optimizer_bytes_per_param;
+    int heaviest_stage;           /* 0: first, 1: last */
+    llm_stage_memory_t stages[2]; /* first and last pipeline stage (equal when pipeline_par 1) */
+} llm_step_extra_t;
 
 typedef struct {
     llm_stats_t stats; /* Calculon's 96 statistics (llm_stats.h) */
@@ -149,6 +195,7 @@ typedef struct {
     double mem_tier2_capacity_bytes;
     int64_t blocks_per_proc;  /* transformer blocks on the first pipeline stage */
     int64_t num_microbatches; /* per data-parallel replica and step */
+    llm_step_extra_t extra;
 } llm_result_t;
 
 /* Estimates one step. Returns 0 with *out filled — also when the configuration does not fit in
@@ -167,6 +214,10 @@ typedef struct {
 int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                  llm_result_t *out, fathom_error_t *err);
 
+/* Model FLOPs of one step of batch_size sequences (llm_flops.c: Megatron-LM's convention for
+ * the modern block; training counts forward and backward, inference forward only). */
+double llm_model_flops(const fathom_model_t *m, int64_t batch_size, bool training);
+
 /* Checks a system on its own (ranges, curve order, caps); 0 or -1 with err (field paths start
  * with "system"). llm_estimate assumes a system that passed this check. */
 int llm_system_check(const llm_system_t *s, fathom_error_t *err);
@@ -183,5 +234,6 @@ extern const char *const llm_tp_comm_names[];
 extern const char *const llm_tp_overlap_names[];
 extern const char *const llm_processing_mode_names[];
 extern const char *const llm_net_op_names[];
+extern const char *const llm_attn_kernel_names[];
 
 #endif

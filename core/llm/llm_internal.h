@@ -19,11 +19,15 @@ typedef struct {
     double mem2_bw;
     double bpe; /* bytes per element */
     double optim_shards; /* data_par when the optimizer is sharded, else 1 */
+    double fp8_matrix_flops;           /* FP8 GEMMs (execution.fp8): float8 peak and curve */
+    const llm_curve_t *fp8_matrix_curve;
+    double attention_flops;            /* fused attention: matrix peak × attention_efficiency */
     const char *uncovered;
 } llm__ctx_t;
 
 double llm__matrix_throughput(llm__ctx_t *c, double flops);
 double llm__vector_throughput(llm__ctx_t *c, double flops);
+double llm__fp8_matrix_throughput(llm__ctx_t *c, double flops);
 double llm__mem1_throughput(llm__ctx_t *c, double bytes);
 double llm__mem2_throughput(llm__ctx_t *c, double bytes);
 double llm__processing_time(const llm__ctx_t *c, double flops_time, double mem_time);
@@ -57,10 +61,16 @@ typedef enum {
     LLM__SOFTMAX,
     LLM__ELEMENTWISE,
     LLM__FORK,   /* one activation to several users; gradients summed */
-    LLM__TP_COMM /* a tensor-parallel collective between two layers */
+    LLM__TP_COMM, /* a tensor-parallel collective between two layers */
+    /* Fathom's layers (never in Calculon's block) */
+    LLM__FUSED_ATTENTION, /* flash attention: scores, softmax and weighted sum in one kernel */
+    LLM__GATED_ACT,       /* SwiGLU/GeGLU: act(gate)·up */
+    LLM__ROPE,            /* rotary position embedding applied to Q and K */
+    LLM__EMBEDDING,       /* token (and learned position) embedding lookup */
+    LLM__CROSS_ENTROPY    /* vocab-parallel softmax cross-entropy on the logits, in fp32 */
 } llm__kind_t;
 
-/* Bounded: the attention block has at most 15 layers and the MLP block 9. */
+/* Bounded: the attention block has at most 16 layers and the MLP block 9. */
 #define LLM__MAX_LAYERS 32
 
 typedef struct {
@@ -72,6 +82,7 @@ typedef struct {
     double weight_space, weight_grads, optim_space;
     bool needs_recompute, needs_recomm;
     bool activation_reused, activation_stored, output_stored;
+    bool fp8; /* a linear layer whose GEMMs run in FP8 (execution.fp8) */
     /* Communication layers (TP_COMM, LINEAR_OVERLAPPED) */
     bool conjugate;       /* reduce after the layer (G) rather than before it (F) */
     double num_peers;     /* tensor_par */
@@ -101,6 +112,20 @@ typedef struct {
 /* Fills the layer table of one transformer block (attention then MLP). */
 void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                       const llm__sizes_t *z, llm__block_t *b);
+/* The layers outside the blocks (modern block with vocab_size > 0 only): the token embedding
+ * of the first pipeline stage, and the final norm, output layer and loss of the last. */
+void llm__build_embedding(const fathom_model_t *m, const llm_system_t *s,
+                          const llm_execution_t *e, const llm__sizes_t *z, llm__block_t *b);
+void llm__build_output(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                       const llm__sizes_t *z, llm__block_t *b);
+/* Key/value heads one tensor-parallel rank holds: its share, or one replicated head when there
+ * are fewer key/value heads than ranks (multi-query attention). */
+int64_t llm__kv_heads_per_rank(const fathom_model_t *m, const llm_execution_t *e);
+/* Vocabulary rows one tensor-parallel rank holds (the vocabulary padded to a multiple of TP). */
+int64_t llm__vocab_per_rank(const fathom_model_t *m, const llm_execution_t *e);
+/* Fraction of the s×s scores a causal fused kernel computes: whole 128×128 tiles on and below
+ * the diagonal, (n+1)/(2n) for n = ceil(s/128) tiles; 1 when not causal. */
+double llm__causal_fraction(const fathom_model_t *m);
 
 /* Per-layer costs (Calculon's Layer methods). Byte counts use c->bpe and c->optim_shards. */
 double llm__layer_flops(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st);
@@ -131,5 +156,49 @@ double llm__layer_output(const llm__layer_t *l, const llm__ctx_t *c);
 double llm__layer_weight_grad(const llm__layer_t *l, const llm__ctx_t *c, bool sharded);
 double llm__layer_activation_grad(const llm__layer_t *l, const llm__ctx_t *c);
 double llm__layer_optimizer(const llm__layer_t *l, const llm__ctx_t *c);
+
+/* Per-block, per-microbatch accumulations (Calculon's _block_* and base/edge block values). */
+typedef struct {
+    double fw_flops, fw_flops_time, fw_mem_accessed, fw_mem_time, fw_time;
+    double re_flops, re_flops_time, re_mem_accessed, re_mem_time, re_time;
+    double agrad_flops, agrad_flops_time, agrad_mem_accessed, agrad_mem_time, agrad_time;
+    double wgrad_flops, wgrad_flops_time, wgrad_mem_accessed, wgrad_mem_time, wgrad_time;
+    double optim_flops, optim_flops_time, optim_mem_accessed, optim_mem_time, optim_time;
+    double fw_tp_size[2], fw_tp_time[2], fw_tp_exposed[2]; /* [0] baseblock, [1] edgeblock */
+    double recomm_size[2], recomm_time[2], recomm_exposed[2];
+    double agrad_tp_size[2], agrad_tp_time[2], agrad_tp_exposed[2];
+    double tp_bw_overlap_req;
+    double weight_space, act_working_space, act_storage_space, act_checkpoint_size;
+    double weight_grad_space, weight_grad_space_no_sharding, act_grad_space, optimizer_space;
+    double useful_fw_flops, useful_bw_flops; /* summed apart, in Calculon's order */
+    /* Fathom's: element counts for the modern memory model and the FLOP counts of the summary */
+    double weight_elems;     /* parameters on this rank */
+    double fp8_weight_elems; /* of which in FP8 linear layers */
+    double matrix_fw_flops;  /* forward FLOPs of matrix-engine layers (GEMMs and attention) */
+    double matrix_re_flops;  /* of those, what a recompute runs again */
+    double matrix_bw_flops;  /* input and weight gradient FLOPs of matrix-engine layers */
+} llm__block_stats_t;
+
+/* What an execution compiles to before its layers are costed (Calculon's Llm.compile). */
+typedef struct {
+    llm__ctx_t c;
+    llm__sizes_t z;
+    int64_t nmb;                     /* microbatches per replica and step */
+    int64_t bpp;                     /* blocks on the first pipeline stage */
+    int64_t bubble_reduction_blocks; /* blocks the last stages lack when pp does not divide */
+} llm__compiled_t;
+
+/* Accumulates the layer table (one block, or the layers outside the blocks when !blocks: full
+ * recompute then neither stores a checkpoint nor drops their activations). */
+void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
+                      const llm__sizes_t *z, bool blocks, llm__block_stats_t *b);
+
+/* The modern block's step (llm_stages.c): adds the layers outside the blocks to the step time of
+ * Calculon's statistics (the heaviest stage sets the pipeline's pace), and fills x with the
+ * memory of the first and last stage, the FLOP counts and the bytes per parameter. For
+ * Calculon's block it only describes what Calculon computed (stage memory from its stats). */
+void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                 llm__compiled_t *k, const llm__block_stats_t *blk, llm_stats_t *st,
+                 llm_step_extra_t *x);
 
 #endif

@@ -180,7 +180,203 @@ static void add_tp_comm(llm__block_t *b, const llm_execution_t *e, const llm_net
     }
 }
 
+/* ---- Fathom's layers (doc/step_model.md has the formulas) ---- */
+
+/* Normalization of `act` elements. Calculon's block and the modern LayerNorm: forward 9, input
+ * gradient 14 and weight gradient 7 FLOPs per element (Calculon's counts). RMSNorm has no mean
+ * to subtract: x², the mean, the reciprocal root and two scalings are 4 per element forward;
+ * backward 8 for the input gradient and 2 for the scale's. Weights: model_norm_params. */
+static void add_norm(llm__block_t *b, const fathom_model_t *m, double act, flags_t f)
+{
+    if (m->calculon_block) {
+        add_layer_norm(b, act, (double)m->hidden, f);
+        return;
+    }
+    llm__layer_t *l = push(b, LLM__LAYER_NORM, f);
+    const bool rms = m->norm == MODEL_NORM_RMSNORM;
+    l->fw_flops = (rms ? 4 : 9) * act;
+    l->agrad_flops = (rms ? 8 : 14) * act;
+    l->wgrad_flops = (rms ? 2 : 7) * act;
+    l->inputs_size = l->output_size = l->activation_space = l->activation_grads = act;
+    l->weight_space = l->weight_grads = model_norm_params(m);
+    l->optim_space = 2 * l->weight_space;
+}
+
+/* A linear layer of the modern block: biases (n outputs) add parameters, and FP8 moves its GEMMs
+ * to the FP8 engine. */
+static void add_modern_linear(llm__block_t *b, double m, double n, double k, bool bias, bool fp8,
+                              flags_t f)
+{
+    add_linear(b, m, n, k, f);
+    llm__layer_t *l = &b->layers[b->num_layers - 1];
+    if (bias) {
+        l->weight_space += k;
+        l->weight_grads += k;
+        l->optim_space += 2 * k;
+    }
+    l->fp8 = fp8;
+}
+
+/* Fused attention of one microbatch on one rank: q_heads query heads of width d over s tokens,
+ * kv_heads key/value heads, causal fraction cf (llm__causal_fraction).
+ *   forward  FLOPs 4·b·q_heads·s²·d·cf              (Q·Kᵀ and P·V)
+ *   backward FLOPs 10·b·q_heads·s²·d·cf = 2.5×forward (Q·Kᵀ again, dV, dP, dQ, dK)
+ *   forward  bytes (Q + K + V + O)·bpe + LSE·4      (no s×s tensor reaches memory)
+ *   backward bytes (Q + K + V + O + dO + dQ + dK + dV)·bpe + LSE·4
+ *   stored for backward: Q, K, V and the fp32 log-sum-exp per row (O is the next layer's input).
+ * Element counts: Q = O = b·s·q_heads·d, K = V = b·s·kv_heads·d, LSE = b·q_heads·s. */
+static void add_fused_attention(llm__block_t *b, double batch, double s, double q_heads,
+                                double kv_heads, double d, double cf, double bpe, flags_t f)
+{
+    llm__layer_t *l = push(b, LLM__FUSED_ATTENTION, f);
+    const double q = batch * s * q_heads * d, kv = batch * s * kv_heads * d;
+    const double lse = batch * q_heads * s * 4 / bpe; /* fp32, in elements of the datatype */
+    l->fw_flops = 4 * batch * q_heads * s * s * d * cf;
+    l->agrad_flops = 2.5 * l->fw_flops;
+    l->inputs_size = q + 2 * kv;
+    l->output_size = q;
+    l->activation_space = q + 2 * kv + lse;
+    l->activation_grads = q + 2 * kv;
+}
+
+/* act(gate)·up on `out` output elements from 2·out inputs. SiLU is a sigmoid (4 FLOPs) and a
+ * product; times up: 6 per output forward. Backward needs act, act' and two products for each
+ * of the two inputs: 12 per output. The input is kept for backward, fused or not. */
+static void add_gated_act(llm__block_t *b, double out, flags_t f)
+{
+    llm__layer_t *l = push(b, LLM__GATED_ACT, f);
+    l->fw_flops = 6 * out;
+    l->agrad_flops = 12 * out;
+    l->inputs_size = 2 * out;
+    l->output_size = out;
+    l->activation_space = 2 * out;
+    l->activation_grads = 2 * out;
+}
+
+/* Rotary embedding of `elems` Q and K elements: x·cos + rot(x)·sin, 3 FLOPs per element each
+ * way; it is linear, so backward needs no stored activation. */
+static void add_rope(llm__block_t *b, double elems, flags_t f)
+{
+    llm__layer_t *l = push(b, LLM__ROPE, f);
+    l->fw_flops = l->agrad_flops = 3 * elems;
+    l->inputs_size = l->output_size = elems;
+    l->activation_grads = elems;
+}
+
+int64_t llm__kv_heads_per_rank(const fathom_model_t *m, const llm_execution_t *e)
+{
+    int64_t kv = e->attention_type == LLM_ATTN_MULTIQUERY ? 1 : model_kv_heads(m);
+    return kv >= e->tensor_par ? kv / e->tensor_par : 1;
+}
+
+int64_t llm__vocab_per_rank(const fathom_model_t *m, const llm_execution_t *e)
+{
+    return (m->vocab_size + e->tensor_par - 1) / e->tensor_par;
+}
+
+double llm__causal_fraction(const fathom_model_t *m)
+{
+    if (!m->causal)
+        return 1.0;
+    double tiles = (double)((m->seq_size + 127) / 128);
+    return (tiles + 1) / (2 * tiles);
+}
+
 /* ---- the block ---- */
+
+/* Q, K and V projections (Calculon's three linears, or its fused overlapped one). The modern
+ * block gives K and V their grouped width and may bias Q, K and V. */
+static void add_qkv(llm__block_t *b, const fathom_model_t *m, const llm_execution_t *e,
+                    const llm_network_t *tp_net, double act, bool rf, bool ragf)
+{
+    const int64_t tp = e->tensor_par, bs = e->microbatch_size * m->seq_size;
+    const int64_t qkv_width = m->attn_heads * m->attn_size;
+    const int64_t kv_width = llm__kv_heads_per_rank(m, e) * m->attn_size; /* per rank */
+    const bool kv_sharded = llm__kv_heads_per_rank(m, e) * tp == model_kv_heads(m) &&
+                            e->attention_type != LLM_ATTN_MULTIQUERY;
+    const bool qb = !m->calculon_block && (m->qkv_bias || m->bias);
+    const bool fp8 = e->fp8;
+    const flags_t proj = FLAGS(.recompute = rf, .act_dropped = true, .reused = true);
+    if (e->tensor_par_overlap == LLM_TP_OVERLAP_NONE) {
+        add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf));
+        add_fork(b, act, 3, FLAGS(.recompute = ragf, .act_dropped = ragf));
+        add_modern_linear(b, (double)bs, (double)m->hidden, (double)(qkv_width / tp), qb, fp8,
+                          proj);
+        add_modern_linear(b, (double)bs, (double)m->hidden, (double)kv_width, qb, fp8, proj);
+        add_modern_linear(b, (double)bs, (double)m->hidden, (double)kv_width, qb, fp8, proj);
+        return;
+    }
+    if (kv_sharded) {
+        /* one fused projection of every Q, K and V head, split over the ranks */
+        int64_t width = qkv_width + 2 * model_kv_heads(m) * m->attn_size;
+        add_linear_overlapped(b, e, tp_net, bs, m->hidden, width, false,
+                              FLAGS(.recompute = rf, .recomm = ragf));
+    } else {
+        /* fewer key/value heads than ranks: K and V replicated beside the split Q */
+        add_linear_overlapped(b, e, tp_net, bs, m->hidden, qkv_width, false,
+                              FLAGS(.recompute = rf, .recomm = ragf));
+        add_fork(b, act, 2, FLAGS(.recompute = ragf, .act_dropped = ragf));
+        add_modern_linear(b, (double)bs, (double)m->hidden, (double)kv_width, qb, false, proj);
+        add_modern_linear(b, (double)bs, (double)m->hidden, (double)kv_width, qb, false, proj);
+    }
+    llm__layer_t *l = &b->layers[b->num_layers - (kv_sharded ? 1 : 3)];
+    l->fp8 = fp8;
+    if (qb) {
+        double bias = (double)(kv_sharded ? (qkv_width + 2 * model_kv_heads(m) * m->attn_size) / tp
+                                          : qkv_width / tp);
+        l->weight_space += bias;
+        l->weight_grads += bias;
+        l->optim_space += 2 * bias;
+    }
+}
+
+/* Scores, softmax, dropout and weighted sum (Calculon's), or one fused kernel. */
+static void add_attention_core(llm__block_t *b, const fathom_model_t *m, const llm_execution_t *e,
+                               bool rf, bool raf)
+{
+    const int64_t tp = e->tensor_par;
+    const int64_t qkv_width = m->attn_heads * m->attn_size;
+    if (e->attention_kernel == LLM_ATTN_KERNEL_FUSED) {
+        /* flash attention recomputes its scores itself: only full recompute redoes it */
+        add_fused_attention(b, (double)e->microbatch_size, (double)m->seq_size,
+                            (double)(m->attn_heads / tp), (double)llm__kv_heads_per_rank(m, e),
+                            (double)m->attn_size, llm__causal_fraction(m),
+                            (double)llm_datatype_bytes(e->datatype), FLAGS(.recompute = rf));
+        return;
+    }
+    double heads_batch = (double)(e->microbatch_size * m->attn_heads / tp);
+    double scores = (double)(m->attn_heads / tp) * (double)(m->seq_size * m->seq_size) *
+                    (double)e->microbatch_size;
+    add_batch_matmul(b, heads_batch, (double)m->seq_size, (double)m->attn_size,
+                     (double)m->seq_size, FLAGS(.recompute = raf, .out_dropped = raf));
+    add_softmax(b, scores, FLAGS(.recompute = raf, .out_dropped = raf));
+    add_dropout(b, scores, FLAGS(.recompute = raf, .act_dropped = raf));
+    add_batch_matmul(b, heads_batch, (double)m->seq_size, (double)m->seq_size,
+                     (double)(qkv_width / m->attn_heads), FLAGS(.recompute = rf));
+}
+
+/* A projection back to `hidden` followed by its reduction (the G of Megatron's f/g pair). */
+static void add_out_proj(llm__block_t *b, const fathom_model_t *m, const llm_execution_t *e,
+                         const llm_network_t *tp_net, int64_t in_width, double act, bool rf)
+{
+    const int64_t tp = e->tensor_par, bs = e->microbatch_size * m->seq_size;
+    const bool bias = !m->calculon_block && m->bias;
+    if (e->tensor_par_overlap == LLM_TP_OVERLAP_NONE) {
+        add_modern_linear(b, (double)bs, (double)(in_width / tp), (double)m->hidden, bias, e->fp8,
+                          FLAGS(.recompute = rf));
+        add_tp_comm(b, e, tp_net, act, true, FLAGS(.recomm = rf, .act_dropped = true));
+    } else {
+        add_linear_overlapped(b, e, tp_net, bs, in_width, m->hidden, true,
+                              FLAGS(.recompute = rf, .recomm = rf));
+        llm__layer_t *l = &b->layers[b->num_layers - 1];
+        l->fp8 = e->fp8;
+        if (bias) {
+            l->weight_space += (double)m->hidden;
+            l->weight_grads += (double)m->hidden;
+            l->optim_space += 2 * (double)m->hidden;
+        }
+    }
+}
 
 void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                       const llm__sizes_t *z, llm__block_t *b)
@@ -192,53 +388,23 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
     /* With sequence parallelism the layers outside the TP region see a sliver of the sequence. */
     const double outer_act = seq_par ? (double)z->seq_par_activation_size : act;
     const bool overlapped = e->tensor_par_overlap != LLM_TP_OVERLAP_NONE;
-    const bool multihead = e->attention_type == LLM_ATTN_MULTIHEAD;
     const bool rf = e->activation_recompute == LLM_RECOMPUTE_FULL;
     const bool raf = rf || e->activation_recompute == LLM_RECOMPUTE_ATTN_ONLY;
     const int64_t qkv_width = m->attn_heads * m->attn_size;
+    const int64_t up_width = m->gated_mlp ? 2 * m->feedforward : m->feedforward;
     b->num_layers = 0;
 
     /* Attention. */
     bool ragf = raf || e->seq_par_ag_redo;
     add_fork(b, outer_act, 2, FLAGS(.recompute = rf));
-    add_layer_norm(b, outer_act, (double)m->hidden,
-                   FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
-    if (!overlapped) {
-        add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf));
-        add_fork(b, act, 3, FLAGS(.recompute = ragf, .act_dropped = ragf));
-        double kv_width = multihead ? (double)(qkv_width / tp) : (double)m->attn_size;
-        flags_t proj = FLAGS(.recompute = rf, .act_dropped = true, .reused = true);
-        add_linear(b, (double)bs, (double)m->hidden, (double)(qkv_width / tp), proj);
-        add_linear(b, (double)bs, (double)m->hidden, kv_width, proj);
-        add_linear(b, (double)bs, (double)m->hidden, kv_width, proj);
-    } else if (multihead) {
-        add_linear_overlapped(b, e, tp_net, bs, m->hidden, qkv_width * 3, false,
-                              FLAGS(.recompute = rf, .recomm = ragf));
-    } else {
-        add_linear_overlapped(b, e, tp_net, bs, m->hidden, qkv_width, false,
-                              FLAGS(.recompute = rf, .recomm = ragf));
-        add_fork(b, act, 2, FLAGS(.recompute = ragf, .act_dropped = ragf));
-        flags_t proj = FLAGS(.recompute = rf, .act_dropped = true, .reused = true);
-        add_linear(b, (double)bs, (double)m->hidden, (double)m->attn_size, proj);
-        add_linear(b, (double)bs, (double)m->hidden, (double)m->attn_size, proj);
-    }
-    double heads_batch = (double)(e->microbatch_size * m->attn_heads / tp);
-    double scores = (double)(m->attn_heads / tp) * (double)(m->seq_size * m->seq_size) *
-                    (double)e->microbatch_size;
-    add_batch_matmul(b, heads_batch, (double)m->seq_size, (double)m->attn_size,
-                     (double)m->seq_size, FLAGS(.recompute = raf, .out_dropped = raf));
-    add_softmax(b, scores, FLAGS(.recompute = raf, .out_dropped = raf));
-    add_dropout(b, scores, FLAGS(.recompute = raf, .act_dropped = raf));
-    add_batch_matmul(b, heads_batch, (double)m->seq_size, (double)m->seq_size,
-                     (double)(qkv_width / m->attn_heads), FLAGS(.recompute = rf));
-    if (!overlapped) {
-        add_linear(b, (double)bs, (double)(qkv_width / tp), (double)m->hidden,
-                   FLAGS(.recompute = rf));
-        add_tp_comm(b, e, tp_net, act, true, FLAGS(.recomm = rf, .act_dropped = true));
-    } else {
-        add_linear_overlapped(b, e, tp_net, bs, qkv_width, m->hidden, true,
-                              FLAGS(.recompute = rf, .recomm = rf));
-    }
+    add_norm(b, m, outer_act, FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
+    add_qkv(b, m, e, tp_net, act, rf, ragf);
+    if (m->position_embedding == MODEL_POS_ROPE)
+        add_rope(b, (double)bs * (double)(qkv_width / tp + llm__kv_heads_per_rank(m, e) *
+                                                               m->attn_size),
+                 FLAGS(.recompute = rf));
+    add_attention_core(b, m, e, rf, raf);
+    add_out_proj(b, m, e, tp_net, qkv_width, act, rf);
     add_dropout(b, outer_act, FLAGS(.recompute = rf));
     add_elementwise(b, outer_act, outer_act,
                     FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
@@ -246,28 +412,92 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
     /* MLP. */
     ragf = rf || e->seq_par_ag_redo;
     add_fork(b, outer_act, 2, FLAGS(.recompute = rf));
-    add_layer_norm(b, outer_act, (double)m->hidden,
-                   FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
+    add_norm(b, m, outer_act, FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
+    const bool bias = !m->calculon_block && m->bias;
     if (!overlapped) {
         add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf));
-        add_linear(b, (double)bs, (double)m->hidden, (double)(m->feedforward / tp),
-                   FLAGS(.recompute = rf, .act_dropped = ragf));
+        add_modern_linear(b, (double)bs, (double)m->hidden, (double)(up_width / tp), bias, e->fp8,
+                          FLAGS(.recompute = rf, .act_dropped = ragf));
     } else {
-        add_linear_overlapped(b, e, tp_net, bs, m->hidden, m->feedforward, false,
+        add_linear_overlapped(b, e, tp_net, bs, m->hidden, up_width, false,
                               FLAGS(.recompute = rf, .recomm = ragf));
+        llm__layer_t *l = &b->layers[b->num_layers - 1];
+        l->fp8 = e->fp8;
+        if (bias) {
+            l->weight_space += (double)(up_width / tp);
+            l->weight_grads += (double)(up_width / tp);
+            l->optim_space += 2 * (double)(up_width / tp);
+        }
     }
-    add_gelu(b, (double)(m->feedforward * bs / tp), e->fused_activation, FLAGS(.recompute = rf));
-    if (!overlapped) {
-        add_linear(b, (double)bs, (double)(m->feedforward / tp), (double)m->hidden,
-                   FLAGS(.recompute = rf));
-        add_tp_comm(b, e, tp_net, act, true, FLAGS(.recomm = rf, .act_dropped = true));
-    } else {
-        add_linear_overlapped(b, e, tp_net, bs, m->feedforward, m->hidden, true,
-                              FLAGS(.recompute = rf, .recomm = rf));
-    }
+    if (m->gated_mlp)
+        add_gated_act(b, (double)(m->feedforward * bs / tp), FLAGS(.recompute = rf));
+    else
+        add_gelu(b, (double)(m->feedforward * bs / tp), e->fused_activation,
+                 FLAGS(.recompute = rf));
+    add_out_proj(b, m, e, tp_net, m->feedforward, act, rf);
     add_dropout(b, outer_act, FLAGS(.recompute = rf));
     add_elementwise(b, outer_act, outer_act,
                     FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
+}
+
+/* Token embedding on the first stage (Megatron's VocabParallelEmbedding): each TP rank holds
+ * vocab/tp rows and looks up the tokens that fall in them, then the partial rows are summed
+ * over the TP group (all-reduce; a reduce-scatter into the sequence-parallel region with
+ * rs_ag). A lookup moves rows, it does no arithmetic:
+ *   forward bytes  (rows read + rows written [+ position rows read])·bpe, rows = b·s·h
+ *   weight grad    a scatter-add of b·s·h gradients into the table: b·s·h FLOPs, 3·b·s·h·bpe bytes
+ *   parameters     vocab/tp·h (+ s·h learned positions, replicated). */
+void llm__build_embedding(const fathom_model_t *m, const llm_system_t *s,
+                          const llm_execution_t *e, const llm__sizes_t *z, llm__block_t *b)
+{
+    const llm_network_t *tp_net = &s->networks[e->tensor_par_net];
+    const double rows = (double)z->activation_size, h = (double)m->hidden;
+    const bool learned = m->position_embedding == MODEL_POS_LEARNED;
+    b->num_layers = 0;
+    llm__layer_t *l = push(b, LLM__EMBEDDING, FLAGS(0));
+    l->weight_space = l->weight_grads = (double)llm__vocab_per_rank(m, e) * h +
+                                        (learned ? (double)m->seq_size * h : 0);
+    l->optim_space = 2 * l->weight_space;
+    l->inputs_size = learned ? 2 * rows : rows;
+    l->output_size = rows;
+    l->fw_flops = learned ? rows : 0; /* adding the position rows */
+    l->wgrad_flops = rows;
+    l->activation_grads = rows;
+    add_tp_comm(b, e, tp_net, rows, true, FLAGS(.act_dropped = true));
+}
+
+/* Final norm, output layer and loss on the last stage. The output layer is a linear layer of
+ * vocab/tp columns kept in the training datatype (Transformer Engine leaves it out of FP8); the
+ * loss is Megatron's vocab-parallel cross-entropy: the logits cast to fp32 (kept for backward),
+ * the row maximum, the sum of exponentials and the target logit each all-reduced over the TP
+ * group (3 all-reduces of b·s fp32 values), forward ~5 FLOPs per logit (max, subtract, exp, sum,
+ * log), backward 2 (softmax minus one-hot, scaled). */
+void llm__build_output(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                       const llm__sizes_t *z, llm__block_t *b)
+{
+    const llm_network_t *tp_net = &s->networks[e->tensor_par_net];
+    const bool seq_par = e->tensor_par_comm_type == LLM_TP_COMM_RS_AG;
+    const double act = (double)z->activation_size;
+    const double outer_act = seq_par ? (double)z->seq_par_activation_size : act;
+    const double bs = (double)z->batch_seq, v = (double)llm__vocab_per_rank(m, e);
+    const double bpe = (double)llm_datatype_bytes(e->datatype);
+    b->num_layers = 0;
+    add_norm(b, m, outer_act, FLAGS(.act_dropped = true, .reused = true));
+    add_tp_comm(b, e, tp_net, act, false, FLAGS(0));
+    add_modern_linear(b, bs, (double)m->hidden, v, false, false, FLAGS(0));
+    llm__layer_t *l = push(b, LLM__CROSS_ENTROPY, FLAGS(0));
+    l->fw_flops = 5 * bs * v;
+    l->agrad_flops = 2 * bs * v;
+    l->inputs_size = l->output_size = l->activation_grads = bs * v;
+    l->activation_space = bs * v; /* fp32: llm__layer_activation counts 4 bytes each */
+    llm__layer_t *r = push(b, LLM__TP_COMM, FLAGS(.act_dropped = true));
+    r->net = tp_net;
+    r->num_peers = (double)e->tensor_par;
+    r->comm_type = LLM_TP_COMM_AR; /* the loss's reductions are all-reduces whatever the block */
+    r->conjugate = true;
+    r->comm_size = 3 * bs * 4 / bpe;
+    if (e->tensor_par > 1)
+        r->fw_flops = r->comm_size * (r->num_peers - 1) / r->num_peers;
 }
 
 /* ---- costs ---- */
@@ -307,9 +537,36 @@ static double base_agrad_mem(const llm__layer_t *l, const llm__ctx_t *c)
     return (l->weight_space + (l->activation_space + l->activation_grads)) * c->bpe;
 }
 
+/* An FP8 linear layer with current scaling (Transformer Engine's recipe in the measured runs):
+ * its input is read once for the amax and once to cast, the FP8 copy written and read by the
+ * GEMM; the weight is read as its FP8 copy (cast once per step, not per microbatch).
+ *   forward        input·(2·bpe + 2) + weight·1 + output·bpe
+ *   input grad     grad·(2·bpe + 2) + weight·1 + input·bpe     (the grad is cast likewise)
+ *   weight grad    saved FP8 input·1 + FP8 grad·1 + weight grad·bpe */
+static double fp8_linear_mem(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
+{
+    const double bpe = c->bpe;
+    switch (st) {
+    case LLM__FW: return l->inputs_size * (2 * bpe + 2) + l->weight_space + l->output_size * bpe;
+    case LLM__AGRAD:
+        return l->activation_grads * (2 * bpe + 2) + l->weight_space + l->activation_space * bpe;
+    case LLM__WGRAD: return l->weight_grads * bpe + l->activation_space + l->activation_grads;
+    case LLM__OPTIM: return 0;
+    }
+    return 0;
+}
+
 static double fw_mem(const llm__layer_t *l, const llm__ctx_t *c)
 {
+    if (l->fp8)
+        return fp8_linear_mem(l, c, LLM__FW);
     switch (l->kind) {
+    case LLM__FUSED_ATTENTION: /* Q, K, V in; O and the fp32 log-sum-exp out */
+        return (l->activation_space + l->output_size) * c->bpe;
+    case LLM__EMBEDDING: /* the rows looked up, not the table */
+        return (l->inputs_size + l->output_size) * c->bpe;
+    case LLM__CROSS_ENTROPY: /* logits in, their fp32 copy out */
+        return l->inputs_size * c->bpe + l->output_size * 4;
     case LLM__DROPOUT: /* plus the 1-byte mask */
         return (l->inputs_size + l->output_size) * c->bpe + l->activation_space;
     case LLM__FORK: return 0;
@@ -323,10 +580,17 @@ static double fw_mem(const llm__layer_t *l, const llm__ctx_t *c)
 
 double llm__layer_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
 {
+    if (l->fp8 && st != LLM__OPTIM)
+        return fp8_linear_mem(l, c, st);
     switch (st) {
     case LLM__FW: return fw_mem(l, c);
     case LLM__AGRAD:
         switch (l->kind) {
+        case LLM__FUSED_ATTENTION: /* Q, K, V, LSE, O, dO in; dQ, dK, dV out */
+            return (l->activation_space + l->activation_grads + 2 * l->output_size) * c->bpe;
+        case LLM__EMBEDDING: return 0; /* token ids have no gradient */
+        case LLM__CROSS_ENTROPY: /* fp32 softmax in, logit gradients out */
+            return l->activation_space * 4 + l->activation_grads * c->bpe;
         case LLM__DROPOUT:
         case LLM__GELU:
         case LLM__SOFTMAX: return fw_mem(l, c);
@@ -340,6 +604,8 @@ double llm__layer_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__
     case LLM__WGRAD:
         if (l->weight_space == 0)
             return 0;
+        if (l->kind == LLM__EMBEDDING) /* scatter-add: gradients in, table rows read and written */
+            return 3 * l->activation_grads * c->bpe;
         return (l->weight_grads + (l->activation_space + l->activation_grads)) * c->bpe;
     case LLM__OPTIM: return llm__layer_optimizer(l, c);
     }
@@ -450,11 +716,24 @@ double llm__layer_net_time(const llm__layer_t *l, llm__ctx_t *c, llm__stage_t st
     }
 }
 
+/* FLOP/s of a layer's stage: the matrix engine's curve (FP8's for FP8 layers), the fused
+ * attention kernel's own efficiency, or the vector engine. */
+static double layer_throughput(const llm__layer_t *l, llm__ctx_t *c, llm__stage_t st, double flops)
+{
+    if (st == LLM__OPTIM)
+        return llm__vector_throughput(c, flops);
+    if (l->kind == LLM__FUSED_ATTENTION)
+        return c->attention_flops;
+    if (l->fp8)
+        return llm__fp8_matrix_throughput(c, flops);
+    return uses_matrix_engine(l) ? llm__matrix_throughput(c, flops)
+                                 : llm__vector_throughput(c, flops);
+}
+
 void llm__layer_cost(llm__layer_t *l, llm__ctx_t *c, llm__stage_t st, llm__cost_t *k)
 {
     k->flops = llm__layer_flops(l, c, st);
-    double thr = uses_matrix_engine(l) && st != LLM__OPTIM ? llm__matrix_throughput(c, k->flops)
-                                                            : llm__vector_throughput(c, k->flops);
+    double thr = layer_throughput(l, c, st, k->flops);
     k->flops_time = k->flops / thr;
     k->mem = llm__layer_mem_accessed(l, c, st);
     k->mem_time = k->mem / llm__mem1_throughput(c, k->mem);
@@ -535,7 +814,10 @@ double llm__layer_weight(const llm__layer_t *l, const llm__ctx_t *c)
 
 double llm__layer_activation(const llm__layer_t *l, const llm__ctx_t *c)
 {
+    if (l->fp8) /* the FP8 copy of the input is what backward keeps */
+        return l->activation_space;
     switch (l->kind) {
+    case LLM__CROSS_ENTROPY: return l->activation_space * 4; /* fp32 */
     case LLM__DROPOUT: return l->activation_space; /* the 1-byte mask */
     case LLM__TP_COMM:
         if (l->comm_type == LLM_TP_COMM_RS_AG)

@@ -31,31 +31,17 @@ static double py_floordiv(double a, double b)
     return copysign(0.0, a / b);
 }
 
-/* Per-block, per-microbatch accumulations (Calculon's _block_* and base/edge block values). */
-typedef struct {
-    double fw_flops, fw_flops_time, fw_mem_accessed, fw_mem_time, fw_time;
-    double re_flops, re_flops_time, re_mem_accessed, re_mem_time, re_time;
-    double agrad_flops, agrad_flops_time, agrad_mem_accessed, agrad_mem_time, agrad_time;
-    double wgrad_flops, wgrad_flops_time, wgrad_mem_accessed, wgrad_mem_time, wgrad_time;
-    double optim_flops, optim_flops_time, optim_mem_accessed, optim_mem_time, optim_time;
-    double fw_tp_size[2], fw_tp_time[2], fw_tp_exposed[2]; /* [0] baseblock, [1] edgeblock */
-    double recomm_size[2], recomm_time[2], recomm_exposed[2];
-    double agrad_tp_size[2], agrad_tp_time[2], agrad_tp_exposed[2];
-    double tp_bw_overlap_req;
-    double weight_space, act_working_space, act_storage_space, act_checkpoint_size;
-    double weight_grad_space, weight_grad_space_no_sharding, act_grad_space, optimizer_space;
-    double useful_fw_flops, useful_bw_flops; /* summed apart, in Calculon's order */
-} block_stats_t;
+
 
 static double max2(double a, double b) { return a > b ? a : b; }
 static double min2(double a, double b) { return a < b ? a : b; }
 
-static void compute_block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
-                                const llm__sizes_t *z, block_stats_t *b)
+void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
+                      const llm__sizes_t *z, bool blocks, llm__block_stats_t *b)
 {
     memset(b, 0, sizeof *b);
     const bool training = e->training;
-    if (training && e->activation_recompute == LLM_RECOMPUTE_FULL)
+    if (blocks && training && e->activation_recompute == LLM_RECOMPUTE_FULL)
         b->act_checkpoint_size = (double)z->activation_size * c->bpe;
     for (int i = 0; i < blk->num_layers; i++) {
         llm__layer_t *l = &blk->layers[i];
@@ -78,6 +64,16 @@ static void compute_block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_exec
             }
         }
         b->useful_fw_flops += fw.flops;
+        const bool matrix = l->kind == LLM__LINEAR || l->kind == LLM__LINEAR_OVERLAPPED ||
+                            l->kind == LLM__BATCH_MATMUL || l->kind == LLM__FUSED_ATTENTION;
+        if (matrix) {
+            b->matrix_fw_flops += fw.flops;
+            if (l->needs_recompute)
+                b->matrix_re_flops += fw.flops;
+        }
+        b->weight_elems += l->weight_space;
+        if (l->fp8)
+            b->fp8_weight_elems += l->weight_space;
         if (training) {
             llm__cost_t ag, wg, op;
             if (l->needs_recompute) {
@@ -133,6 +129,8 @@ static void compute_block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_exec
             b->optim_mem_time += op.mem_time;
             b->optim_time += op.time;
             b->useful_bw_flops += ag.flops + wg.flops + op.flops;
+            if (matrix)
+                b->matrix_bw_flops += ag.flops + wg.flops;
         }
         /* memory of one block */
         double act = llm__layer_activation(l, c);
@@ -151,24 +149,49 @@ static void compute_block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_exec
             b->optimizer_space += llm__layer_optimizer(l, c);
         }
     }
-    if (e->activation_recompute == LLM_RECOMPUTE_FULL)
+    if (blocks && e->activation_recompute == LLM_RECOMPUTE_FULL)
         b->act_storage_space = 0;
 }
 
-/* What an execution compiles to before its layers are costed (Calculon's Llm.compile). */
-typedef struct {
-    llm__ctx_t c;
-    llm__sizes_t z;
-    int64_t nmb;                     /* microbatches per replica and step */
-    int64_t bpp;                     /* blocks on the first pipeline stage */
-    int64_t bubble_reduction_blocks; /* blocks the last stages lack when pp does not divide */
-} compiled_t;
+
+
+/* What Calculon has no notion of: grouped key/value heads against the TP split, the modern
+ * execution fields, and the vocabulary of the layers outside the blocks. */
+static int check_modern(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                        fathom_error_t *err)
+{
+    const int64_t kv = model_kv_heads(m), tp = e->tensor_par;
+    if (e->attention_type == LLM_ATTN_MULTIQUERY && kv != 1 && kv != m->attn_heads)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.attention_type",
+                                "\"multiquery\" means one key/value head, but model.kv_heads is "
+                                "%lld; leave attention_type out (or \"multihead\") to use it",
+                                (long long)kv);
+    if (e->attention_type != LLM_ATTN_MULTIQUERY && kv % tp != 0 && tp % kv != 0)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.tensor_par",
+                                "must divide model.kv_heads (%lld) or be a multiple of it",
+                                (long long)kv);
+    if ((unsigned)e->attention_kernel > LLM_ATTN_KERNEL_FUSED)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.attention_kernel",
+                                "must be \"unfused\" or \"fused\"");
+    if (e->fp8) {
+        if (e->datatype != LLM_DT_FLOAT16 && e->datatype != LLM_DT_BFLOAT16)
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.fp8",
+                                    "FP8 training keeps attention and elementwise work in float16 "
+                                    "or bfloat16: set execution.datatype to one of them, got %s",
+                                    llm_datatype_name(e->datatype));
+        if (!s->matrix.rate[LLM_DT_FLOAT8].present)
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.fp8",
+                                    "the system's matrix engine has no float8 rate");
+    }
+    return 0;
+}
 
 /* Calculon's refusals, then the sizes and the cost context of the execution. */
 static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                   compiled_t *k, fathom_error_t *err)
+                   llm__compiled_t *k, fathom_error_t *err)
 {
-    if (llm__check_execution(m, e, err) || llm__check_networks(s, e, err))
+    if (llm__check_execution(m, e, err) || check_modern(m, s, e, err) ||
+        llm__check_networks(s, e, err))
         return -1;
     const llm_rate_t *mrate = &s->matrix.rate[e->datatype];
     const llm_rate_t *vrate = &s->vector.rate[e->datatype];
@@ -227,6 +250,12 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
             widest = (double)m->feedforward;
         if (3.0 * (double)m->attn_heads * (double)m->attn_size > widest)
             widest = 3.0 * (double)m->attn_heads * (double)m->attn_size;
+        if (!m->calculon_block) {
+            if (m->gated_mlp && 2.0 * (double)m->feedforward > widest)
+                widest = 2.0 * (double)m->feedforward;
+            if ((double)m->vocab_size > widest)
+                widest = (double)m->vocab_size;
+        }
         double bs = (double)e->microbatch_size * (double)m->seq_size;
         double scores = (double)e->microbatch_size * (double)m->attn_heads *
                         (double)m->seq_size * (double)m->seq_size;
@@ -256,12 +285,17 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
     c->mem2_bw = s->mem2.gbps * 1e9;
     c->bpe = llm_datatype_bytes(e->datatype);
     c->optim_shards = e->optimizer_sharding ? (double)dp : 1.0;
-
+    c->attention_flops = c->matrix_flops * s->attention_efficiency;
+    if (e->fp8) {
+        c->fp8_matrix_flops = s->matrix.rate[LLM_DT_FLOAT8].tflops * 1e12;
+        c->fp8_matrix_curve = &s->matrix.rate[LLM_DT_FLOAT8].gflops_efficiency;
+    }
     return 0;
 }
 
+
 /* The per-block statistics as they are. */
-static void copy_block_stats(const block_stats_t *b, llm_stats_t *st)
+static void copy_block_stats(const llm__block_stats_t *b, llm_stats_t *st)
 {
     st->block_fw_flops = b->fw_flops;
     st->block_fw_flops_time = b->fw_flops_time;
@@ -321,7 +355,7 @@ static void copy_block_stats(const block_stats_t *b, llm_stats_t *st)
 /* Memory per processor (Calculon's memory part of _compute_batch_stats, get_*_space and
  * _get_mem_cap_reqs): the stage's weights, activations, checkpoints, gradients and optimizer
  * state, their minimum footprints when offloaded, and the capacity each tier needs. */
-static void compute_memory(const compiled_t *k, const llm_execution_t *e, const block_stats_t *b,
+static void compute_memory(const llm__compiled_t *k, const llm_execution_t *e, const llm__block_stats_t *b,
                            llm_stats_t *st)
 {
     const int64_t pp = e->pipeline_par, nmb = k->nmb, bpp_i = k->bpp;
@@ -417,8 +451,8 @@ static void compute_memory(const compiled_t *k, const llm_execution_t *e, const 
 /* The step from the block costs (Calculon's _compute_batch_stats and get_* times): pipeline
  * chunks of base and edge blocks, tensor/pipeline communication, offload overheads, the bubble,
  * the data-parallel reduction and its overlap, the total time and the efficiencies. */
-static void compute_step(const compiled_t *k, llm__ctx_t *c, const llm_system_t *s,
-                         const llm_execution_t *e, const block_stats_t *b, llm_stats_t *st)
+static void compute_step(const llm__compiled_t *k, llm__ctx_t *c, const llm_system_t *s,
+                         const llm_execution_t *e, const llm__block_stats_t *b, llm_stats_t *st)
 {
     const int64_t pp = e->pipeline_par, dp = e->data_par, nmb = k->nmb, bpp_i = k->bpp;
     const int64_t bubble_reduction_blocks = k->bubble_reduction_blocks;
@@ -691,24 +725,27 @@ static void compute_step(const compiled_t *k, llm__ctx_t *c, const llm_system_t 
 int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                  llm_result_t *out, fathom_error_t *err)
 {
-    compiled_t k;
+    llm__compiled_t k;
     if (compile(m, s, e, &k, err))
         return -1;
     llm__block_t blk;
     llm__build_block(m, s, e, &k.z, &blk);
-    block_stats_t b;
-    compute_block_stats(&blk, &k.c, e, &k.z, &b);
+    llm__block_stats_t b;
+    llm__block_stats(&blk, &k.c, e, &k.z, true, &b);
 
     memset(out, 0, sizeof *out);
     llm_stats_t *st = &out->stats;
     copy_block_stats(&b, st);
     compute_memory(&k, e, &b, st);
     compute_step(&k, &k.c, s, e, &b, st);
+    llm__stages(m, s, e, &k, &b, st, &out->extra);
 
     if (k.c.uncovered) {
         char field[FATHOM_ERROR_FIELD_MAX];
         if (strcmp(k.c.uncovered, "mem1") == 0 || strcmp(k.c.uncovered, "mem2") == 0)
             snprintf(field, sizeof field, "system.%s.MB_efficiency", k.c.uncovered);
+        else if (strcmp(k.c.uncovered, "matrix8") == 0)
+            snprintf(field, sizeof field, "system.matrix.float8.gflops_efficiency");
         else
             snprintf(field, sizeof field, "system.%s.%s.gflops_efficiency", k.c.uncovered,
                      llm_datatype_name(e->datatype));

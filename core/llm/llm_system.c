@@ -16,6 +16,7 @@ const char *const llm_tp_overlap_names[] = {"none", "ring", "pipe", NULL};
 const char *const llm_processing_mode_names[] = {"roofline", "no_overlap", NULL};
 const char *const llm_net_op_names[] = {"p2p", "reduce_scatter", "all_gather", "all_reduce",
                                         NULL};
+const char *const llm_attn_kernel_names[] = {"unfused", "fused", NULL};
 
 static const int datatype_bytes[LLM_DT__COUNT] = {1, 2, 2, 4};
 
@@ -46,6 +47,11 @@ static double curve_efficiency(const llm_curve_t *curve, double scale, double op
 double llm__matrix_throughput(llm__ctx_t *c, double flops)
 {
     return c->matrix_flops * curve_efficiency(c->matrix_curve, 1e9, flops, c, "matrix");
+}
+
+double llm__fp8_matrix_throughput(llm__ctx_t *c, double flops)
+{
+    return c->fp8_matrix_flops * curve_efficiency(c->fp8_matrix_curve, 1e9, flops, c, "matrix8");
 }
 
 double llm__vector_throughput(llm__ctx_t *c, double flops)
@@ -148,6 +154,9 @@ int llm_system_check(const llm_system_t *s, fathom_error_t *err)
     if (s->processing_mode != LLM_PROC_ROOFLINE && s->processing_mode != LLM_PROC_NO_OVERLAP)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "system.processing_mode",
                                 "must be \"roofline\" or \"no_overlap\"");
+    if (!(s->attention_efficiency > 0.0 && s->attention_efficiency <= 1.0))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "system.attention_efficiency",
+                                "must be in (0, 1], got %g", s->attention_efficiency);
     if (s->num_networks < 1 || s->num_networks > LLM_MAX_NETWORKS)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "system.networks",
                                 "must have 1 to %d network tiers", LLM_MAX_NETWORKS);

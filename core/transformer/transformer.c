@@ -28,9 +28,13 @@ void tf_inputs_init(tf_inputs_t *in)
 void tf_params(const fathom_model_t *m, tf_params_t *p)
 {
     const double h = (double)m->hidden, ff = (double)m->feedforward;
-    const double inner = (double)m->attn_heads * (double)m->attn_size; /* width of q, k and v */
+    const double q = (double)m->attn_heads * (double)m->attn_size;  /* width of q */
+    const double kv = (double)model_kv_heads(m) * (double)m->attn_size; /* width of k and of v */
     const double b = m->bias ? 1.0 : 0.0;
-    const double ln = m->bias ? 2.0 * h : h; /* scale, and shift when biased */
+    const double qkv_b = m->bias || m->qkv_bias ? 1.0 : 0.0;
+    const double ln = model_norm_params(m);
+    /* A gated MLP has a gate and an up projection of the same shape. */
+    const double up = m->gated_mlp ? 2.0 : 1.0;
 
     memset(p, 0, sizeof *p);
     p->embedding_position =
@@ -39,12 +43,12 @@ void tf_params(const fathom_model_t *m, tf_params_t *p)
     p->embedding = p->embedding_position + p->embedding_token;
 
     p->attention_ln = ln;
-    p->attention_kqv = h * 3.0 * inner + b * 3.0 * inner;
-    p->attention_proj = inner * h + b * h;
+    p->attention_kqv = h * (q + 2.0 * kv) + qkv_b * (q + 2.0 * kv);
+    p->attention_proj = q * h + b * h;
     p->attention = p->attention_ln + p->attention_kqv + p->attention_proj;
 
     p->mlp_ln = ln;
-    p->mlp_ffw = h * ff + b * ff;
+    p->mlp_ffw = up * (h * ff + b * ff);
     p->mlp_proj = ff * h + b * h;
     p->mlp = p->mlp_ln + p->mlp_ffw + p->mlp_proj;
 
@@ -60,15 +64,19 @@ void tf_flops(const fathom_model_t *m, double backward_forward_ratio, tf_flops_t
 {
     const double h = (double)m->hidden, ff = (double)m->feedforward, t = (double)m->seq_size;
     const double heads = (double)m->attn_heads, hs = (double)m->attn_size, inner = heads * hs;
+    const double kv = (double)model_kv_heads(m) * hs;
+    const double up = m->gated_mlp ? 2.0 : 1.0;
 
     memset(f, 0, sizeof *f);
-    /* A (B×C)·(C×D) product costs 2·B·C·D FLOPs. */
-    f->attention_kqv = 2.0 * t * (h * 3.0 * inner);
+    /* A (B×C)·(C×D) product costs 2·B·C·D FLOPs. The scores and the weighted sum are counted
+     * in full (t×t), as the sizing notebook does; the step model's summary counts causal
+     * attention as half (llm.h). */
+    f->attention_kqv = 2.0 * t * (h * (inner + 2.0 * kv));
     f->attention_scores = 2.0 * t * t * inner;
     f->attention_reduce = 2.0 * heads * (t * t * hs);
     f->attention_proj = 2.0 * t * (inner * h);
     f->attention = f->attention_kqv + f->attention_scores + f->attention_reduce + f->attention_proj;
-    f->mlp_ffw1 = 2.0 * t * (h * ff);
+    f->mlp_ffw1 = 2.0 * t * (h * up * ff);
     f->mlp_ffw2 = 2.0 * t * (ff * h);
     f->mlp = f->mlp_ffw1 + f->mlp_ffw2;
     f->block = f->attention + f->mlp;

@@ -408,7 +408,10 @@ static void test_codec_defaults(void **state)
     json_t *n = codec_estimate_endpoint.normalize(body, &ctx, &err);
     assert_non_null(n);
     const json_t *e = json_object_get(n, "execution");
-    assert_int_equal(json_object_size(e), 23);
+    /* Calculon's 23 fields and Fathom's two, at their Calculon-behaviour defaults */
+    assert_int_equal(json_object_size(e), 25);
+    assert_string_equal(json_string_value(json_object_get(e, "attention_kernel")), "unfused");
+    assert_true(json_is_false(json_object_get(e, "fp8")));
     assert_int_equal(json_integer_value(json_object_get(e, "num_procs")), 8);
     assert_int_equal(json_integer_value(json_object_get(e, "data_par")), 1);
     assert_int_equal(json_integer_value(json_object_get(e, "microbatch_size")), 1);

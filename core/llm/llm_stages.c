@@ -1,0 +1,277 @@
+/* llm_stages.c — what the modern block adds to Calculon's step: the layers outside the
+ * transformer blocks on the first and last pipeline stages, the pipeline imbalance they cause,
+ * the memory of each of those two stages as Megatron-LM holds it, and the model's FLOP counts.
+ *
+ * Calculon's statistics describe one pipeline stage of identical blocks. The modern block adds
+ *   F: the token embedding (first stage), L: final norm, output layer and loss (last stage),
+ * each costed by the same layer table machinery (llm__block_stats on llm__build_embedding /
+ * llm__build_output). Per microbatch, stage X adds t_X = fw + exposed TP + backward + exposed TP.
+ *
+ * Time (doc/step_model.md, "Layers outside the blocks"):
+ *   pipeline_par 1:  T = T_calculon + nmb·(t_F + t_L) + opt_F + opt_L + dp_F + dp_L
+ *   pipeline_par >1: 1F1B runs at the pace of the slowest stage and each other stage's extra
+ *                    passes once through fill and drain:
+ *                    T = T_calculon + nmb·max(t_F, t_L) + min(t_F, t_L)
+ *                        + max(opt_F, opt_L) + max(dp_F, dp_L) + tied-embedding all-reduce
+ *   The max term goes to the forward/backward/TP lines of the breakdown, the min term to the
+ *   bubble, so the breakdown still sums to the step time.
+ *   dp_X: the stage's extra gradients reduced over data parallelism (all-reduce, or
+ *   reduce-scatter + all-gather with a sharded optimizer). The embedding's gradients are ready
+ *   only at the very end of backward, so dp_F is always exposed; the output layer's are ready
+ *   first, so dp_L hides behind the backward of the blocks when data_par_overlap is on.
+ *   Tied embeddings with pipeline_par > 1: the first and last stage each hold the matrix and
+ *   all-reduce its gradient between them (2 peers, pipeline network), exposed.
+ *
+ * Memory per processor of a stage (Megatron's mixed precision, theoretical_memory_usage.py):
+ *   weights     P·bpe (+ 2 bytes per FP8-layer parameter: its FP8 copy and transpose)
+ *   gradients   P·4 (fp32 gradient buffer; ZeRO-1 leaves gradients whole)
+ *   optimizer   P·12/shards (fp32 master copy + Adam's two fp32 moments; 8 when training in fp32)
+ *   activations blocks: Calculon's formula with the stage's microbatches in flight (the first
+ *               stage holds pipeline_par under 1F1B, the last one), plus the outer layers'
+ *   buffers     activation gradients in flight (one block's, plus the logits' gradient)
+ * P = parameters on the stage's processor (blocks·per-block + the outer layers'). */
+#include <string.h>
+
+#include "llm_internal.h"
+
+static double max2(double a, double b) { return a > b ? a : b; }
+
+/* What one outer-layer table adds per microbatch and per step. */
+typedef struct {
+    llm__block_stats_t b;
+    double fw, bw, tp;  /* s per microbatch: compute forward, backward, exposed TP comm */
+    double per_mb;      /* s per microbatch in all */
+    double optim;       /* s per step */
+    double dp;          /* s per step of gradient reduction over data parallelism */
+    double useful;      /* FLOPs per microbatch */
+} outer_t;
+
+static double dp_reduce_time(const llm_network_t *net, const llm_execution_t *e, double bytes)
+{
+    const double dp = (double)e->data_par;
+    if (e->data_par < 2 || !e->training)
+        return 0;
+    if (e->optimizer_sharding)
+        return llm__net_time(net, LLM_OP_REDUCE_SCATTER, bytes, dp) +
+               llm__net_time(net, LLM_OP_ALL_GATHER, bytes, dp);
+    return llm__net_time(net, LLM_OP_ALL_REDUCE, bytes, dp);
+}
+
+static void cost_outer(llm__block_t *t, llm__compiled_t *k, const llm_system_t *s,
+                       const llm_execution_t *e, outer_t *o)
+{
+    memset(o, 0, sizeof *o);
+    llm__block_stats(t, &k->c, e, &k->z, false, &o->b);
+    o->fw = o->b.fw_time;
+    o->tp = o->b.fw_tp_exposed[1];
+    if (e->training) {
+        o->bw = o->b.agrad_time + o->b.wgrad_time;
+        o->tp += o->b.agrad_tp_exposed[1];
+        o->optim = o->b.optim_time;
+        o->dp = dp_reduce_time(&s->networks[e->data_par_net], e, o->b.weight_space);
+    }
+    o->per_mb = o->fw + o->bw + o->tp;
+    o->useful = o->b.useful_fw_flops + o->b.useful_bw_flops;
+}
+
+/* Activations of `blocks` blocks with `inflight` microbatches in flight (Calculon's formula,
+ * llm_model.c compute_memory, for any stage). */
+static double block_activations(const llm__block_stats_t *b, const llm_execution_t *e,
+                                double blocks, double inflight)
+{
+    if (!e->training)
+        return b->act_working_space;
+    double factor = inflight;
+    if (e->pipeline_interleaving > 1)
+        factor = inflight * (1 + (double)(e->pipeline_par - 1) /
+                                     (double)(e->pipeline_interleaving * e->pipeline_par));
+    if (e->activation_recompute == LLM_RECOMPUTE_FULL)
+        return b->act_working_space + blocks * b->act_checkpoint_size * factor;
+    return b->act_working_space + b->act_storage_space * (blocks * factor - 1);
+}
+
+/* One stage's memory (header). `shared` parameters are counted in the outer tables twice
+ * (a tied output layer on the embedding's stage) and taken off once. */
+static void stage_memory(const llm__block_stats_t *b, const outer_t *const *outer, int n_outer,
+                         double shared, const llm_execution_t *e, double bpe, double shards,
+                         double blocks, double inflight, llm_stage_memory_t *out)
+{
+    double params = blocks * b->weight_elems - shared, fp8 = blocks * b->fp8_weight_elems;
+    double acts = block_activations(b, e, blocks, inflight), bufs = e->training ? b->act_grad_space : 0;
+    for (int i = 0; i < n_outer; i++) {
+        params += outer[i]->b.weight_elems;
+        acts += outer[i]->b.act_working_space;
+        if (e->training)
+            bufs += outer[i]->b.act_grad_space;
+    }
+    memset(out, 0, sizeof *out);
+    out->blocks = (int64_t)blocks;
+    out->weights = params * bpe + 2 * fp8;
+    if (e->training) {
+        out->gradients = params * 4;
+        out->optimizer = params * (bpe < 4 ? 12 : 8) / shards;
+    }
+    out->activations = acts;
+    out->buffers = bufs;
+    out->total = out->weights + out->gradients + out->optimizer + out->activations + out->buffers;
+}
+
+/* Calculon's block: its own accounting, one stage (the first) stands for all. */
+static void describe_calculon(const llm_stats_t *st, const llm__compiled_t *k,
+                              const llm__block_stats_t *b, llm_step_extra_t *x)
+{
+    llm_stage_memory_t *f = &x->stages[0];
+    f->blocks = k->bpp;
+    f->weights = st->weight_space;
+    f->gradients = st->weight_grad_space;
+    f->optimizer = st->optimizer_space;
+    f->activations = st->act_space + st->act_checkpoint_size;
+    f->buffers = st->act_grad_space;
+    f->total = f->weights + f->gradients + f->optimizer + f->activations + f->buffers;
+    x->stages[1] = x->stages[0];
+    x->heaviest_stage = 0;
+    double params = b->weight_elems * (double)k->bpp;
+    if (params > 0) {
+        x->weight_bytes_per_param = f->weights / params;
+        x->grad_bytes_per_param = f->gradients / params;
+        x->optimizer_bytes_per_param = f->optimizer / params;
+    }
+}
+
+/* Adds the outer layers to the step time (header). */
+static void add_outer_time(const llm_system_t *s, const llm_execution_t *e,
+                           const llm__compiled_t *k, const outer_t *F, const outer_t *L,
+                           double tied_ar, llm_stats_t *st)
+{
+    const double nmb = (double)k->nmb, old_total = st->total_time;
+    const double perfect_old = st->total_efficiency * old_total;
+    const bool overlap = e->data_par_overlap;
+    double useful;
+    if (e->pipeline_par == 1) {
+        st->fw_time += nmb * (F->fw + L->fw);
+        st->bw_time += nmb * (F->bw + L->bw);
+        st->tp_comm_exposed_time += nmb * (F->tp + L->tp);
+        st->tp_comm_link_time += nmb * (F->tp + L->tp);
+        st->optim_step_time += F->optim + L->optim;
+        st->dp_comm_exposed_time += F->dp + (overlap ? 0 : L->dp);
+        st->dp_comm_link_time += F->dp + L->dp;
+        useful = nmb * (F->useful + L->useful);
+    } else {
+        const outer_t *H = L->per_mb > F->per_mb ? L : F, *G = H == L ? F : L;
+        st->fw_time += nmb * H->fw;
+        st->bw_time += nmb * H->bw;
+        st->tp_comm_exposed_time += nmb * H->tp;
+        st->tp_comm_link_time += nmb * H->tp;
+        st->bubble_time += G->per_mb;
+        st->optim_step_time += max2(F->optim, L->optim);
+        st->dp_comm_exposed_time += max2(F->dp, overlap ? 0 : L->dp) + tied_ar;
+        st->dp_comm_link_time += F->dp + L->dp + tied_ar;
+        useful = nmb * H->useful;
+    }
+    (void)s;
+    double total = st->fw_time + st->bw_time + st->optim_step_time + st->fw_offload_exposed_time +
+                   st->bw_offload_exposed_time + st->recompute_time + st->recomm_exposed_time +
+                   st->bubble_time + st->tp_comm_exposed_time + st->pp_comm_exposed_time +
+                   st->dp_comm_exposed_time;
+    double compute = st->fw_time + st->bw_time + st->optim_step_time;
+    double perfect = perfect_old + useful / k->c.matrix_flops;
+    st->total_time = total;
+    st->sample_rate = (double)e->batch_size / total;
+    st->compute_efficiency = perfect / compute;
+    st->system_efficiency = compute / total;
+    st->total_efficiency = perfect / total;
+}
+
+/* Tier-1 and tier-2 needs of the heaviest stage when state is offloaded: what is offloaded
+ * lives in tier 2 and tier 1 double-buffers two blocks of it (Calculon's rule). */
+static void place_tiers(const llm_execution_t *e, const llm__block_stats_t *b,
+                        const llm_stage_memory_t *m, double bpe, double shards, llm_stats_t *st)
+{
+    double t1 = m->total, t2 = 0;
+    if (e->weight_offload) {
+        double keep = 2 * b->weight_elems * bpe;
+        t1 -= m->weights - keep;
+        t2 += m->weights;
+    }
+    if (e->activations_offload) {
+        double keep = e->activation_recompute == LLM_RECOMPUTE_FULL
+                          ? b->act_working_space + 2 * b->act_checkpoint_size
+                          : b->act_working_space + b->act_storage_space;
+        t1 -= m->activations - keep;
+        t2 += m->activations;
+    }
+    if (e->optimizer_offload && e->training) {
+        double keep = 2 * b->weight_elems * (4 + (bpe < 4 ? 12 : 8) / shards);
+        t1 -= m->gradients + m->optimizer - keep;
+        t2 += m->gradients + m->optimizer;
+    }
+    st->proc_mem_tier1_cap_req = t1;
+    st->proc_mem_tier2_cap_req = t2;
+}
+
+void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                 llm__compiled_t *k, const llm__block_stats_t *blk, llm_stats_t *st,
+                 llm_step_extra_t *x)
+{
+    memset(x, 0, sizeof *x);
+    const double nmb = (double)k->nmb, procs_per_stage = (double)(e->tensor_par * e->data_par);
+    /* Hardware FLOPs: every block's matrix work on every processor; model FLOPs leave out
+     * what recompute runs again (the summary's Megatron-convention count is llm_model_flops). */
+    const double block_total = (double)m->num_blocks * nmb * procs_per_stage;
+    x->hardware_flops = block_total * (blk->matrix_fw_flops + blk->matrix_bw_flops +
+                                       (e->training ? blk->matrix_re_flops : 0));
+    if (m->calculon_block) {
+        describe_calculon(st, k, blk, x);
+        return;
+    }
+
+    const double bpe = k->c.bpe, shards = k->c.optim_shards;
+    const int64_t pp = e->pipeline_par;
+    outer_t F, L;
+    memset(&F, 0, sizeof F);
+    memset(&L, 0, sizeof L);
+    double shared = 0, tied_ar = 0;
+    if (m->vocab_size > 0) {
+        llm__block_t t;
+        llm__build_embedding(m, s, e, &k->z, &t);
+        cost_outer(&t, k, s, e, &F);
+        llm__build_output(m, s, e, &k->z, &t);
+        cost_outer(&t, k, s, e, &L);
+        const double table = (double)llm__vocab_per_rank(m, e) * (double)m->hidden;
+        if (m->tied_embeddings && pp == 1)
+            shared = table; /* one matrix serves both ends */
+        else if (m->tied_embeddings && e->training)
+            tied_ar = llm__net_time(&s->networks[e->pipeline_par_net], LLM_OP_ALL_REDUCE,
+                                    table * bpe, 2);
+        if (shared > 0) /* the shared matrix's gradient is reduced once, with the embedding's */
+            L.dp = dp_reduce_time(&s->networks[e->data_par_net], e,
+                                  L.b.weight_space - shared * bpe);
+        double old_total = st->total_time;
+        add_outer_time(s, e, k, &F, &L, tied_ar, st);
+        x->outer_layers_time = st->total_time - old_total;
+        x->hardware_flops += nmb * (double)e->tensor_par * (double)e->data_par *
+                             (F.b.matrix_fw_flops + F.b.matrix_bw_flops + L.b.matrix_fw_flops +
+                              L.b.matrix_bw_flops);
+    }
+
+    /* Memory of the first and the last stage. */
+    const double blocks_first = (double)k->bpp;
+    const double blocks_last = (double)(k->bpp - (k->bubble_reduction_blocks > 0 ? 1 : 0));
+    const double inflight_first = nmb < (double)pp ? nmb : (double)pp;
+    if (pp == 1) {
+        const outer_t *both[2] = {&F, &L};
+        stage_memory(blk, both, 2, shared, e, bpe, shards, blocks_first, inflight_first,
+                     &x->stages[0]);
+        x->stages[1] = x->stages[0];
+    } else {
+        const outer_t *first[1] = {&F}, *last[1] = {&L};
+        stage_memory(blk, first, 1, 0, e, bpe, shards, blocks_first, inflight_first,
+                     &x->stages[0]);
+        stage_memory(blk, last, 1, 0, e, bpe, shards, blocks_last, 1, &x->stages[1]);
+    }
+    x->heaviest_stage = x->stages[1].total > x->stages[0].total ? 1 : 0;
+    x->weight_bytes_per_param = bpe;
+    x->grad_bytes_per_param = e->training ? 4 : 0;
+    x->optimizer_bytes_per_param = e->training ? (bpe < 4 ? 12 : 8) / shards : 0;
+    place_tiers(e, blk, &x->stages[x->heaviest_stage], bpe, shards, st);
+}
