@@ -59,21 +59,35 @@ int cli_cmd_estimate(int argc, char **argv, const cli_env_t *env)
 
 int cli_cmd_validate(int argc, char **argv, const cli_env_t *env)
 {
-    int as_json = argc == 2 && strcmp(argv[1], "--json") == 0;
-    if (argc > 2 || (argc == 2 && !as_json)) {
-        printf("usage: fathom validate [--json]\n\nReproduces Calculon's validation against the "
-               "Megatron sequence-parallelism paper\n(Korthikanti et al. 2022): Figure 1 memory, "
-               "Figure 7 activation ratios, Table 5\nstep times, with profile, estimate, delta, mean "
-               "and worst error, printed as\nCalculon prints them. --json prints GET "
-               "/v1/validation's JSON instead.\n");
+    int as_json = 0, measured = 0, bad = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0)
+            as_json = 1;
+        else if (strcmp(argv[i], "--measured") == 0)
+            measured = 1;
+        else
+            bad = 1;
+    }
+    if (bad) {
+        printf("usage: fathom validate [--measured] [--json]\n\nReproduces Calculon's validation "
+               "against the Megatron sequence-parallelism paper\n(Korthikanti et al. 2022): "
+               "Figure 1 memory, Figure 7 activation ratios, Table 5\nstep times, with profile, "
+               "estimate, delta, mean and worst error, printed as\nCalculon prints them. "
+               "--measured compares the step model with published\nmeasured training runs "
+               "(presets/validation/measured_runs.json): tokens/s/GPU\nmeasured and estimated per "
+               "run, mean and worst error. --json prints the JSON\nof GET /v1/validation (its "
+               "\"measured\" member with --measured) instead.\n");
         return strcmp(argv[argc - 1], "--help") == 0 ? 0 : 2;
     }
     fathom_error_t err;
     fathom_error_clear(&err);
-    json_t *report = codec_llm_validation_report(env->presets, &err);
+    json_t *report = measured ? codec_llm_measured_report(env->presets, &err)
+                              : codec_llm_validation_report(env->presets, &err);
     if (!report)
         return cli_print_error(&err);
-    char *text = as_json ? NULL : codec_llm_validation_text(report);
+    char *text = as_json ? NULL
+                 : measured ? codec_llm_measured_text(report)
+                            : codec_llm_validation_text(report);
     if (text)
         fputs(text, stdout);
     else

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "json_read.h"
+#include "transformer.h"
 
 /* ---- system ---- */
 
@@ -412,6 +413,45 @@ json_t *codec_llm_violations_encode(const llm_result_t *r)
     return a;
 }
 
+static json_t *encode_stage(const char *name, const llm_stage_memory_t *m)
+{
+    return json_pack("{s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:o}", "stage", name, "blocks",
+                     (json_int_t)m->blocks, "weights", num(m->weights), "gradients",
+                     num(m->gradients), "optimizer", num(m->optimizer), "activations",
+                     num(m->activations), "buffers", num(m->buffers), "total", num(m->total));
+}
+
+/* Per-stage memory of the first and last pipeline stage, the heaviest named, and the bytes per
+ * parameter of each kind of state. */
+static json_t *encode_memory_breakdown(const llm_result_t *r)
+{
+    const llm_step_extra_t *x = &r->extra;
+    return json_pack("{s:s,s:[o,o],s:{s:o,s:o,s:o}}", "heaviest_stage",
+                     x->heaviest_stage ? "last" : "first", "stages",
+                     encode_stage("first", &x->stages[0]), encode_stage("last", &x->stages[1]),
+                     "bytes_per_parameter", "weights", num(x->weight_bytes_per_param), "gradients",
+                     num(x->grad_bytes_per_param), "optimizer",
+                     num(x->optimizer_bytes_per_param));
+}
+
+/* Parameters, FLOP counts, MFU and throughput per processor. */
+static json_t *encode_flops(const fathom_model_t *m, const llm_execution_t *e,
+                            const llm_result_t *r)
+{
+    tf_params_t params;
+    tf_params(m, &params);
+    const llm_stats_t *s = &r->stats;
+    const double model = llm_model_flops(m, e->batch_size, e->training);
+    const double tokens = (double)e->batch_size * (double)m->seq_size;
+    const double per_proc_s = s->total_time * (double)e->num_procs;
+    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "parameters_total", num(params.total),
+                     "model_flops_per_step", num(model), "hardware_flops_per_step",
+                     num(r->extra.hardware_flops), "model_flops_per_token", num(model / tokens),
+                     "mfu", num(per_proc_s > 0 ? model / (per_proc_s * r->extra.peak_flops) : 0),
+                     "tflops_per_proc", num(per_proc_s > 0 ? model / per_proc_s / 1e12 : 0),
+                     "outer_layers_time_s", num(r->extra.outer_layers_time));
+}
+
 json_t *codec_llm_summary_encode(const fathom_model_t *m, const llm_execution_t *e,
                                  const llm_result_t *r)
 {
@@ -428,18 +468,26 @@ json_t *codec_llm_summary_encode(const fathom_model_t *m, const llm_execution_t 
         num(s->pp_comm_exposed_time), "data_parallel_comm", num(s->dp_comm_exposed_time),
         "forward_offload", num(s->fw_offload_exposed_time), "backward_offload",
         num(s->bw_offload_exposed_time));
-    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:I,s:I,s:o}",
-                     "step_time_s", num(s->total_time), "sample_rate", num(s->sample_rate),
-                     "tokens_per_s", num(tokens_per_s), "total_efficiency",
-                     num(s->total_efficiency), "compute_efficiency", num(s->compute_efficiency),
-                     "system_efficiency", num(s->system_efficiency), "useful_flops_per_s_per_proc",
-                     num(flops_per_s), "mem_tier1_bytes", num(r->mem_tier1_bytes),
-                     "mem_tier1_capacity_bytes", num(r->mem_tier1_capacity_bytes),
-                     "mem_tier2_bytes", num(r->mem_tier2_bytes), "mem_tier2_capacity_bytes",
-                     num(r->mem_tier2_capacity_bytes), "blocks_per_proc",
-                     (json_int_t)r->blocks_per_proc, "num_microbatches",
-                     (json_int_t)r->num_microbatches, "num_procs", (json_int_t)e->num_procs,
-                     "time_breakdown_s", breakdown);
+    json_t *o = json_pack(
+        "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:I,s:I,s:o,s:o,s:o}", "step_time_s",
+        num(s->total_time), "sample_rate", num(s->sample_rate), "tokens_per_s", num(tokens_per_s),
+        "total_efficiency", num(s->total_efficiency), "compute_efficiency",
+        num(s->compute_efficiency), "system_efficiency", num(s->system_efficiency),
+        "useful_flops_per_s_per_proc", num(flops_per_s), "mem_tier1_bytes",
+        num(r->mem_tier1_bytes), "mem_tier1_capacity_bytes", num(r->mem_tier1_capacity_bytes),
+        "mem_tier2_bytes", num(r->mem_tier2_bytes), "mem_tier2_capacity_bytes",
+        num(r->mem_tier2_capacity_bytes), "blocks_per_proc", (json_int_t)r->blocks_per_proc,
+        "num_microbatches", (json_int_t)r->num_microbatches, "num_procs",
+        (json_int_t)e->num_procs, "time_breakdown_s", breakdown, "memory",
+        encode_memory_breakdown(r), "tokens_per_s_per_proc",
+        num(tokens_per_s / (double)e->num_procs));
+    json_t *flops = encode_flops(m, e, r);
+    if (!o || !flops || json_object_update(o, flops)) {
+        json_decref(o);
+        o = NULL;
+    }
+    json_decref(flops);
+    return o;
 }
 
 json_t *codec_llm_result_encode(const fathom_model_t *m, const llm_execution_t *e,

@@ -65,6 +65,16 @@ json_t *codec_llm_result_encode(const fathom_model_t *m, const llm_execution_t *
  * missing. */
 json_t *codec_llm_validation_report(const codec_presets_t *presets, fathom_error_t *err);
 
+/* The step model against published measured runs (llm_measured.c; the registry's
+ * validation/measured_runs.json): {"source", "rows": [{"id", "model", "gpu", "gpu_count",
+ * "layout", "expressible", then "measured_tokens_per_s_per_gpu", "estimated_tokens_per_s_per_gpu",
+ * "error_pct", "recompute", "fits_memory", "step_time_s", "mfu", "memory_gib" or "reason"}],
+ * "rows_estimated", "rows_total", "mean_abs_error_pct", "max_abs_error_pct"}. Also the
+ * "measured" member of codec_llm_validation_report. */
+json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t *err);
+/* The measured report as a table (malloc'ed; NULL on allocation failure). */
+char *codec_llm_measured_text(const json_t *report);
+
 /* The report rendered as Calculon's validation printout (CSV-like lines, same rounding);
  * malloc'ed, the caller frees; NULL on allocation failure or a malformed report. */
 char *codec_llm_validation_text(const json_t *report);

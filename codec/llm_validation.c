@@ -70,8 +70,18 @@ json_t *codec_llm_validation_report(const codec_presets_t *presets, fathom_error
         "Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, "
         "arXiv 2205.05198",
         "calculon", "calculon-ai/calculon caa4b11, calculon/llm/validation.py", "tables", tables);
-    if (!out)
+    if (!out) {
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+        return NULL;
+    }
+    /* The measured runs, when the registry has them (llm_measured.c). */
+    if (codec_presets_measured(presets)) {
+        json_t *measured = codec_llm_measured_report(presets, err);
+        if (!measured || json_object_set_new(out, "measured", measured)) {
+            json_decref(out);
+            return NULL;
+        }
+    }
     return out;
 }
 

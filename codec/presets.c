@@ -12,6 +12,7 @@
 struct codec_presets {
     json_t *objects[PRESET__KINDS];  /* name → object without "$comment" */
     json_t *comments[PRESET__KINDS]; /* name → comment string */
+    json_t *measured;                /* validation/measured_runs.json: an array, or NULL */
 };
 
 const char *codec_preset_kind_name(preset_kind_t kind)
@@ -43,6 +44,7 @@ void codec_presets_free(codec_presets_t *p)
         json_decref(p->objects[k]);
         json_decref(p->comments[k]);
     }
+    json_decref(p->measured);
     free(p);
 }
 
@@ -101,7 +103,28 @@ codec_presets_t *codec_presets_load(const char *dir, fathom_error_t *err)
             return NULL;
         }
     }
+    /* The measured runs are optional: a registry without them validates against Calculon only. */
+    char file[4096];
+    snprintf(file, sizeof file, "%s/validation/measured_runs.json", dir);
+    json_error_t jerr;
+    p->measured = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
+    if (!p->measured && jerr.position > 0) {
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "%s: %s (line %d)", file, jerr.text,
+                         jerr.line);
+        codec_presets_free(p);
+        return NULL;
+    }
+    if (p->measured && !json_is_array(p->measured)) {
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "%s: not an array", file);
+        codec_presets_free(p);
+        return NULL;
+    }
     return p;
+}
+
+const json_t *codec_presets_measured(const codec_presets_t *p)
+{
+    return p ? p->measured : NULL;
 }
 
 const json_t *codec_presets_find(const codec_presets_t *p, preset_kind_t kind, const char *name)

@@ -24,6 +24,10 @@ void codec_presets_free(codec_presets_t *p);
 /* The preset object (borrowed, without "$comment"), or NULL if there is none by that name. */
 const json_t *codec_presets_find(const codec_presets_t *p, preset_kind_t kind, const char *name);
 
+/* The measured training runs of DIR/validation/measured_runs.json (an array, borrowed), or NULL
+ * when the directory has none. */
+const json_t *codec_presets_measured(const codec_presets_t *p);
+
 /* {"models":[{"name","comment"}…],"systems":[…]} sorted by name (new reference). */
 json_t *codec_presets_list(const codec_presets_t *p);
 

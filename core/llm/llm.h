@@ -177,6 +177,7 @@ typedef struct {
     double hardware_flops;         /* per step, all processors: matrix-engine FLOPs as run,
                                     * recompute included (llm_model_flops has the model's) */
     double outer_layers_time;      /* s of the embedding, output layer and loss on the critical path */
+    double peak_flops;             /* FLOP/s of one processor's matrix engine in the datatype */
     double weight_bytes_per_param; /* bytes per parameter held for weights, gradients, optimizer */
     double grad_bytes_per_param;
     double optimizer_bytes_per_param;

@@ -214,6 +214,7 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
                  llm_step_extra_t *x)
 {
     memset(x, 0, sizeof *x);
+    x->peak_flops = k->c.matrix_flops;
     const double nmb = (double)k->nmb, procs_per_stage = (double)(e->tensor_par * e->data_par);
     /* Hardware FLOPs: every block's matrix work on every processor; model FLOPs leave out
      * what recompute runs again (the summary's Megatron-convention count is llm_model_flops). */

@@ -1,0 +1,259 @@
+/* llm_measured.c — the step model against published, measured training runs
+ * (presets/validation/measured_runs.json, a copy of shared/validation/): for each run the
+ * model, system and layout it states are estimated and the tokens per second per GPU compared.
+ *
+ * One rule for every row, no per-row knobs (README, "Measured runs"):
+ *   model      the row's shape as the modern block: kv_heads, head size, vocabulary, RoPE,
+ *              untied embeddings, causal; gated MLP and RMSNorm for SwiGLU rows, plain MLP and
+ *              LayerNorm otherwise (Nemotron-4's squared ReLU)
+ *   system     one preset per GPU type: h100_sxm, b200, gb200_nvl72
+ *   execution  the row's TP, PP, VP (interleaving), DP, global and micro batch; bfloat16, with
+ *              FP8 GEMMs for FP8 and MXFP8 rows; fused attention; sequence parallelism when
+ *              TP > 1; the distributed optimizer and overlapped gradient reduction when DP > 1;
+ *              TP, then DP, then PP placed on the NVLink tier while they fit in it (Megatron's
+ *              rank order), the rest on the node-spanning tier
+ *   recompute  unknown in the sources: the least that fits in memory (none, then attn_only,
+ *              then full)
+ * Rows the step model cannot express yet (context parallelism, FSDP, mixture of experts, or no
+ * tokens/s published) are listed with the reason. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "llm_codec.h"
+#include "model_codec.h"
+
+static int64_t row_int(const json_t *row, const char *key, int64_t dflt)
+{
+    const json_t *v = json_object_get(row, key);
+    return json_is_integer(v) ? (int64_t)json_integer_value(v) : dflt;
+}
+
+static const char *row_str(const json_t *row, const char *key)
+{
+    const char *s = json_string_value(json_object_get(row, key));
+    return s ? s : "";
+}
+
+/* Why a row cannot be estimated yet, or NULL. */
+static const char *inexpressible(const json_t *row)
+{
+    if (json_is_true(json_object_get(row, "moe")))
+        return "mixture of experts: not modelled yet";
+    if (row_int(row, "cp", 1) > 1)
+        return "context parallelism: not modelled yet";
+    if (row_int(row, "fsdp", 0) > 0 || json_is_true(json_object_get(row, "fsdp_enabled")))
+        return "FSDP (sharded parameters): not modelled yet";
+    if (!json_is_number(json_object_get(row, "tokens_per_s_per_gpu")))
+        return "no tokens/s published (only the source's own TFLOP/s)";
+    return NULL;
+}
+
+static const char *system_for(const char *gpu)
+{
+    if (strncmp(gpu, "GB200", 5) == 0)
+        return "gb200_nvl72";
+    if (strncmp(gpu, "B200", 4) == 0)
+        return "b200";
+    if (strncmp(gpu, "H100", 4) == 0)
+        return "h100_sxm";
+    return NULL;
+}
+
+static json_t *row_model(const json_t *row)
+{
+    const bool gated = strstr(row_str(row, "mlp"), "SwiGLU") != NULL;
+    int64_t heads = row_int(row, "heads", 1);
+    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:s,s:b,s:s,s:b,s:b}", "hidden",
+                     (json_int_t)row_int(row, "hidden", 0), "feedforward",
+                     (json_int_t)row_int(row, "ffn", 0), "seq_size",
+                     (json_int_t)row_int(row, "seq_len", 0), "attn_heads", (json_int_t)heads,
+                     "kv_heads", (json_int_t)row_int(row, "kv_heads", heads), "attn_size",
+                     (json_int_t)row_int(row, "head_dim", 0), "num_blocks",
+                     (json_int_t)row_int(row, "layers", 0), "vocab_size",
+                     (json_int_t)row_int(row, "vocab", 0), "gated_mlp", gated, "norm",
+                     gated ? "rmsnorm" : "layernorm", "bias", 0, "position_embedding", "rope",
+                     "tied_embeddings", 0, "causal", 1);
+}
+
+/* TP, then DP, then PP on tier 0 while the product fits (and divides a tier that must be
+ * filled); the rest on tier 1. */
+static void place_networks(const llm_system_t *s, int64_t tp, int64_t dp, int64_t pp, int nets[3])
+{
+    const llm_network_t *t0 = &s->networks[0];
+    const int64_t par[3] = {tp, dp, pp};
+    int64_t used = 1;
+    for (int i = 0; i < 3; i++) {
+        int64_t next = used * par[i];
+        bool fits = par[i] == 1 || (next <= t0->size && (!t0->must_be_filled || t0->size % next == 0));
+        nets[i] = fits || s->num_networks < 2 ? 0 : 1;
+        if (fits)
+            used = next;
+    }
+}
+
+static json_t *row_execution(const json_t *row, const llm_system_t *s, const char *recompute)
+{
+    const int64_t tp = row_int(row, "tp", 1), pp = row_int(row, "pp", 1);
+    const int64_t dp = row_int(row, "dp", 1), vp = row_int(row, "vp", 1);
+    const char *prec = row_str(row, "precision");
+    const bool fp8 = strstr(prec, "FP8") != NULL;
+    int nets[3];
+    place_networks(s, tp, dp, pp, nets);
+    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:b,s:s,s:s,s:I,s:b,s:b,s:s,s:i,s:i,s:i}",
+                     "num_procs", (json_int_t)row_int(row, "gpu_count", 1), "tensor_par",
+                     (json_int_t)tp, "pipeline_par", (json_int_t)pp, "data_par", (json_int_t)dp,
+                     "batch_size", (json_int_t)row_int(row, "global_batch", 1),
+                     "microbatch_size", (json_int_t)row_int(row, "micro_batch", 1), "datatype",
+                     "bfloat16", "fp8", fp8, "attention_kernel", "fused", "tensor_par_comm_type",
+                     tp > 1 ? "rs_ag" : "ar", "pipeline_interleaving",
+                     (json_int_t)(pp > 1 && vp > 1 ? vp : 1), "optimizer_sharding", dp > 1,
+                     "data_par_overlap", dp > 1, "activation_recompute", recompute,
+                     "tensor_par_net", nets[0], "data_par_net", nets[1], "pipeline_par_net",
+                     nets[2]);
+}
+
+/* Estimates one expressible row with the least recompute that fits; NULL with err set when the
+ * row cannot be decoded or estimated at all. */
+static json_t *estimate_row(const json_t *row, const codec_presets_t *presets, fathom_error_t *err)
+{
+    const char *sys_name = system_for(row_str(row, "gpu_type"));
+    if (!sys_name) {
+        fathom_error_set(err, FATHOM_E_INVALID_FIELD, "gpu_type", "no preset for %s",
+                         row_str(row, "gpu_type"));
+        return NULL;
+    }
+    fathom_model_t m;
+    llm_system_t s;
+    json_t *jm = row_model(row), *js = json_string(sys_name);
+    int rc = !jm || !js || codec_model_decode(jm, "model", presets, &m, err) ||
+             codec_llm_system_decode(js, "system", presets, &s, err);
+    json_decref(jm);
+    json_decref(js);
+    if (rc)
+        return NULL;
+    static const char *const recomputes[] = {"none", "attn_only", "full"};
+    llm_execution_t e;
+    llm_result_t r;
+    const char *chosen = NULL;
+    for (int i = 0; i < 3; i++) {
+        json_t *je = row_execution(row, &s, recomputes[i]);
+        rc = !je || codec_llm_execution_decode(je, "execution", &e, err) ||
+             llm_estimate(&m, &s, &e, &r, err);
+        json_decref(je);
+        if (rc)
+            return NULL;
+        chosen = recomputes[i];
+        if (r.fits_memory)
+            break;
+    }
+    const double measured = json_number_value(json_object_get(row, "tokens_per_s_per_gpu"));
+    const double est = r.stats.sample_rate * (double)m.seq_size / (double)e.num_procs;
+    const double model_flops = llm_model_flops(&m, e.batch_size, true);
+    return json_pack("{s:s,s:s,s:f,s:f,s:f,s:s,s:b,s:f,s:f,s:f}", "system", sys_name, "precision",
+                     e.fp8 ? "fp8" : "bf16", "measured_tokens_per_s_per_gpu", measured,
+                     "estimated_tokens_per_s_per_gpu", est, "error_pct",
+                     100.0 * (est - measured) / measured, "recompute", chosen, "fits_memory",
+                     r.fits_memory, "step_time_s", r.stats.total_time, "mfu",
+                     model_flops / (r.stats.total_time * (double)e.num_procs *
+                                    r.extra.peak_flops),
+                     "memory_gib", r.mem_tier1_bytes / 1073741824.0);
+}
+
+json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t *err)
+{
+    const json_t *rows = codec_presets_measured(presets);
+    if (!rows) {
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL,
+                         "no measured runs: the presets directory has no "
+                         "validation/measured_runs.json");
+        return NULL;
+    }
+    json_t *out = json_array();
+    double sum = 0, worst = 0;
+    int n = 0;
+    for (size_t i = 0; out && i < json_array_size(rows); i++) {
+        const json_t *row = json_array_get(rows, i);
+        json_t *item = json_pack("{s:s,s:s,s:s,s:I,s:{s:I,s:I,s:I,s:I,s:I}}", "id",
+                                 row_str(row, "id"), "model", row_str(row, "model"), "gpu",
+                                 row_str(row, "gpu_type"), "gpu_count",
+                                 (json_int_t)row_int(row, "gpu_count", 0), "layout", "tp",
+                                 (json_int_t)row_int(row, "tp", 1), "pp",
+                                 (json_int_t)row_int(row, "pp", 1), "vp",
+                                 (json_int_t)row_int(row, "vp", 1), "cp",
+                                 (json_int_t)row_int(row, "cp", 1), "dp",
+                                 (json_int_t)row_int(row, "dp", 1));
+        const char *why = inexpressible(row);
+        json_t *est = NULL;
+        fathom_error_t rerr;
+        fathom_error_clear(&rerr);
+        if (!why && !(est = estimate_row(row, presets, &rerr)))
+            why = rerr.message;
+        if (!item) {
+            json_decref(est);
+            continue;
+        }
+        json_object_set_new(item, "expressible", json_boolean(why == NULL));
+        if (why) {
+            json_object_set_new(item, "reason", json_string(why));
+        } else {
+            json_object_update(item, est);
+            double e = fabs(json_real_value(json_object_get(est, "error_pct")));
+            sum += e;
+            worst = e > worst ? e : worst;
+            n++;
+        }
+        json_decref(est);
+        json_array_append_new(out, item);
+    }
+    if (!out) {
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+        return NULL;
+    }
+    return json_pack("{s:s,s:o,s:i,s:i,s:f,s:f}", "source", "presets/validation/measured_runs.json",
+                     "rows", out, "rows_estimated", n, "rows_total", (int)json_array_size(rows),
+                     "mean_abs_error_pct", n ? sum / n : 0.0, "max_abs_error_pct", worst);
+}
+
+char *codec_llm_measured_text(const json_t *report)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    fprintf(f, "%-12s %-22s %-6s %5s  %-16s %9s %9s %8s  %s\n", "id", "model", "system", "gpus",
+            "tp/pp/vp/cp/dp", "measured", "estimate", "error", "recompute");
+    const json_t *rows = json_object_get(report, "rows");
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        const json_t *r = json_array_get(rows, i), *l = json_object_get(r, "layout");
+        char layout[64];
+        snprintf(layout, sizeof layout, "%lld/%lld/%lld/%lld/%lld",
+                 (long long)json_integer_value(json_object_get(l, "tp")),
+                 (long long)json_integer_value(json_object_get(l, "pp")),
+                 (long long)json_integer_value(json_object_get(l, "vp")),
+                 (long long)json_integer_value(json_object_get(l, "cp")),
+                 (long long)json_integer_value(json_object_get(l, "dp")));
+        fprintf(f, "%-12s %-22.22s %-6.6s %5lld  %-16s ", row_str(r, "id"), row_str(r, "model"),
+                row_str(r, "gpu"), (long long)json_integer_value(json_object_get(r, "gpu_count")),
+                layout);
+        if (json_is_true(json_object_get(r, "expressible")))
+            fprintf(f, "%9.0f %9.0f %+7.1f%%  %s%s\n",
+                    json_number_value(json_object_get(r, "measured_tokens_per_s_per_gpu")),
+                    json_number_value(json_object_get(r, "estimated_tokens_per_s_per_gpu")),
+                    json_number_value(json_object_get(r, "error_pct")), row_str(r, "recompute"),
+                    json_is_true(json_object_get(r, "fits_memory")) ? "" : " (does not fit)");
+        else
+            fprintf(f, "%29s  %s\n", "-", row_str(r, "reason"));
+    }
+    fprintf(f, "tokens/s/GPU over %lld of %lld rows: mean absolute error %.1f%%, worst %.1f%%\n",
+            (long long)json_integer_value(json_object_get(report, "rows_estimated")),
+            (long long)json_integer_value(json_object_get(report, "rows_total")),
+            json_number_value(json_object_get(report, "mean_abs_error_pct")),
+            json_number_value(json_object_get(report, "max_abs_error_pct")));
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
