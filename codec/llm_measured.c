@@ -9,7 +9,8 @@
  *   system     one preset per GPU type: h100_sxm, b200, gb200_nvl72
  *   execution  the row's TP, PP, VP (interleaving), DP, global and micro batch; bfloat16, with
  *              FP8 GEMMs for FP8 and MXFP8 rows; fused attention; sequence parallelism when
- *              TP > 1; the distributed optimizer and overlapped gradient reduction when DP > 1;
+ *              TP > 1, keeping the sharded input and gathering it again in backward as
+ *              Megatron does (seq_par_ag_redo; not with full recompute, which redoes it all); the distributed optimizer and overlapped gradient reduction when DP > 1;
  *              TP, then DP, then PP placed on the NVLink tier while they fit in it (Megatron's
  *              rank order), the rest on the node-spanning tier
  *   recompute  unknown in the sources: the least that fits in memory (none, then attn_only,
@@ -100,7 +101,8 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
     const bool fp8 = strstr(prec, "FP8") != NULL;
     int nets[3];
     place_networks(s, tp, dp, pp, nets);
-    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:b,s:s,s:s,s:I,s:b,s:b,s:s,s:i,s:i,s:i}",
+    const bool redo = tp > 1 && strcmp(recompute, "full") != 0;
+    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:b,s:s,s:s,s:I,s:b,s:b,s:s,s:i,s:i,s:i,s:b}",
                      "num_procs", (json_int_t)row_int(row, "gpu_count", 1), "tensor_par",
                      (json_int_t)tp, "pipeline_par", (json_int_t)pp, "data_par", (json_int_t)dp,
                      "batch_size", (json_int_t)row_int(row, "global_batch", 1),
@@ -110,7 +112,7 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
                      (json_int_t)(pp > 1 && vp > 1 ? vp : 1), "optimizer_sharding", dp > 1,
                      "data_par_overlap", dp > 1, "activation_recompute", recompute,
                      "tensor_par_net", nets[0], "data_par_net", nets[1], "pipeline_par_net",
-                     nets[2]);
+                     nets[2], "seq_par_ag_redo", redo);
 }
 
 /* Estimates one expressible row with the least recompute that fits; NULL with err set when the

@@ -1,0 +1,342 @@
+/* test_llm_modern.c — the modern block's physical terms, each on a small case worked by hand in
+ * the comments (not printed by the code): grouped-query K/V widths, gated-MLP FLOPs, fused
+ * attention bytes and FLOPs, the output layer on the last stage and the pipeline imbalance it
+ * causes, FP8 weight copies, Megatron's bytes per parameter, parameter counts of the presets
+ * (exact, from /v1/transformer's analytic model and from the step model's weights), and that a
+ * model giving none of the new fields is Calculon's block.
+ *
+ * The tiny system runs everything at 1 TFLOP/s with efficiency 1 and memory and networks so fast
+ * that their time vanishes, so a stage's time is its FLOPs / 1e12. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "llm_codec.h"
+#include "llm_internal.h"
+#include "model_codec.h"
+#include "test_util.h"
+#include "transformer.h"
+
+static codec_presets_t *presets;
+
+static int setup(void **state)
+{
+    (void)state;
+    fathom_error_t err;
+    presets = codec_presets_load("presets", &err);
+    return presets ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    codec_presets_free(presets);
+    return 0;
+}
+
+/* hidden 64, ffn 128, 8 heads of 8, 2 key/value heads, 2 blocks, sequence 16, vocab 1000. */
+static fathom_model_t tiny(void)
+{
+    fathom_model_t m = {.hidden = 64, .feedforward = 128, .seq_size = 16, .attn_heads = 8,
+                        .attn_size = 8, .num_blocks = 2, .vocab_size = 1000, .bias = false,
+                        .tied_embeddings = false, .position_embedding = MODEL_POS_ROPE,
+                        .kv_heads = 2, .gated_mlp = true, .norm = MODEL_NORM_RMSNORM,
+                        .qkv_bias = false, .causal = true, .calculon_block = false};
+    return m;
+}
+
+static void fast_curve(llm_curve_t *c)
+{
+    c->num_points = 1;
+    c->points[0].threshold = 0;
+    c->points[0].efficiency = 1;
+}
+
+static llm_system_t unit_system(void)
+{
+    llm_system_t s;
+    memset(&s, 0, sizeof s);
+    for (int dt = 0; dt < LLM_DT__COUNT; dt++) {
+        s.matrix.rate[dt].present = s.vector.rate[dt].present = true;
+        s.matrix.rate[dt].tflops = s.vector.rate[dt].tflops = 1;
+        fast_curve(&s.matrix.rate[dt].gflops_efficiency);
+        fast_curve(&s.vector.rate[dt].gflops_efficiency);
+    }
+    s.matrix.rate[LLM_DT_FLOAT8].tflops = 2; /* FP8 twice as fast */
+    s.mem1.gib = s.mem2.gib = 1e6;
+    s.mem1.gbps = s.mem2.gbps = 1e15; /* memory time ~1e-20 s: negligible */
+    fast_curve(&s.mem1.mb_efficiency);
+    fast_curve(&s.mem2.mb_efficiency);
+    s.processing_mode = LLM_PROC_ROOFLINE;
+    s.num_networks = 1;
+    s.networks[0].bandwidth_gbps = 1e15;
+    s.networks[0].efficiency = 1;
+    s.networks[0].size = 1024;
+    for (int op = 0; op < LLM_OP__COUNT; op++)
+        s.networks[0].ops[op].scalar = 1;
+    s.attention_efficiency = 0.5;
+    return s;
+}
+
+static llm_execution_t one_gpu(void)
+{
+    llm_execution_t e;
+    memset(&e, 0, sizeof e);
+    e.num_procs = e.tensor_par = e.pipeline_par = e.data_par = 1;
+    e.batch_size = 4;
+    e.microbatch_size = 1;
+    e.datatype = LLM_DT_BFLOAT16;
+    e.fused_activation = true;
+    e.activation_recompute = LLM_RECOMPUTE_NONE;
+    e.pipeline_interleaving = 1;
+    e.training = true;
+    return e;
+}
+
+static void build(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                  llm__block_t *b)
+{
+    llm__sizes_t z = {.batch_seq = e->microbatch_size * m->seq_size};
+    z.activation_size = z.batch_seq * m->hidden;
+    z.seq_par_activation_size = z.batch_seq / e->tensor_par * m->hidden;
+    llm__build_block(m, s, e, &z, b);
+}
+
+static const llm__layer_t *find(const llm__block_t *b, llm__kind_t kind, int nth)
+{
+    for (int i = 0; i < b->num_layers; i++)
+        if (b->layers[i].kind == kind && nth-- == 0)
+            return &b->layers[i];
+    fail_msg("layer kind %d #%d not in the block", (int)kind, nth);
+    return NULL;
+}
+
+/* K and V with 2 key/value heads of 8 on tensor_par 2: one head per rank, so K is 64×8 = 512
+ * weights per rank and Q is 64×(8·8/2) = 2048. On tensor_par 4 the two heads cannot be split
+ * four ways: each rank keeps one (replicated), still 512. Multi-query (attention_type) is 1. */
+static void gqa_kv_widths(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny();
+    llm_system_t s = unit_system();
+    llm_execution_t e = one_gpu();
+    llm__block_t b;
+    e.tensor_par = e.num_procs = 2;
+    build(&m, &s, &e, &b);
+    assert_close(find(&b, LLM__LINEAR, 0)->weight_space, 2048, 0);
+    assert_close(find(&b, LLM__LINEAR, 1)->weight_space, 512, 0);
+    assert_close(find(&b, LLM__LINEAR, 2)->weight_space, 512, 0);
+    e.tensor_par = e.num_procs = 4;
+    build(&m, &s, &e, &b);
+    assert_int_equal(llm__kv_heads_per_rank(&m, &e), 1);
+    assert_close(find(&b, LLM__LINEAR, 1)->weight_space, 512, 0);
+    e.tensor_par = e.num_procs = 1;
+    build(&m, &s, &e, &b);
+    assert_close(find(&b, LLM__LINEAR, 1)->weight_space, 64 * 16, 0); /* 2 heads of 8 */
+}
+
+/* Gated MLP, 16 tokens: the fused gate+up GEMM is 2·16·64·256 = 524,288 FLOPs, the down GEMM
+ * 2·16·128·64 = 262,144, SwiGLU 6·16·128 = 12,288 forward and 12·2048 = 24,576 backward; its
+ * weights 64·256 + 128·64 = 24,576 (3 matrices of 64×128). */
+static void gated_mlp_flops(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny();
+    llm_system_t s = unit_system();
+    llm_execution_t e = one_gpu();
+    llm__block_t b;
+    build(&m, &s, &e, &b);
+    const llm__layer_t *up = find(&b, LLM__LINEAR, 4), *down = find(&b, LLM__LINEAR, 5);
+    const llm__layer_t *act = find(&b, LLM__GATED_ACT, 0);
+    assert_close(up->fw_flops, 524288, 0);
+    assert_close(down->fw_flops, 262144, 0);
+    assert_close(act->fw_flops, 12288, 0);
+    assert_close(act->agrad_flops, 24576, 0);
+    assert_close(up->weight_space + down->weight_space, 24576, 0);
+}
+
+/* Fused attention, batch 1, s 16, 8 query heads and 2 key/value heads of 8, bf16:
+ *   Q = O = 16·8·8 = 1024 elements, K = V = 16·2·8 = 256, LSE = 8·16 fp32 = 512 bytes
+ *   forward bytes (1024 + 256 + 256 + 1024)·2 + 512 = 5,632 (no 16×16 score tensor)
+ *   backward bytes (Q,K,V,O,dO,dQ,dK,dV) (4·1024 + 4·256)·2 + 512 = 10,752
+ *   forward FLOPs 4·8·16·16·8 = 65,536 (one 128-token tile: the causal mask saves nothing),
+ *   backward 2.5× = 163,840; at s = 256 (2 tiles) the causal fraction is 3/4. */
+static void fused_attention_bytes(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny();
+    llm_system_t s = unit_system();
+    llm_execution_t e = one_gpu();
+    e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
+    llm__block_t b;
+    build(&m, &s, &e, &b);
+    const llm__layer_t *fa = find(&b, LLM__FUSED_ATTENTION, 0);
+    llm__ctx_t c = {.sys = &s, .bpe = 2, .optim_shards = 1};
+    assert_close(llm__layer_mem_accessed(fa, &c, LLM__FW), 5632, 0);
+    assert_close(llm__layer_mem_accessed(fa, &c, LLM__AGRAD), 10752, 0);
+    assert_close(fa->fw_flops, 65536, 0);
+    assert_close(fa->agrad_flops, 163840, 0);
+    for (int i = 0; i < b.num_layers; i++)
+        assert_true(b.layers[i].kind != LLM__SOFTMAX && b.layers[i].kind != LLM__BATCH_MATMUL);
+    m.seq_size = 256;
+    assert_close(llm__causal_fraction(&m), 0.75, 0);
+}
+
+/* The output layer on the last stage and the imbalance: with vocab 1000 and RMSNorm the last
+ * stage adds per microbatch (16 tokens)
+ *   final norm 4·1024 + 8·1024 + 2·1024 = 14,336; output GEMM 3 × 2·16·64·1000 = 6,144,000;
+ *   cross-entropy 5·16,000 + 2·16,000 = 112,000    → t_L = 6,270,336 FLOPs = 6.270336 µs
+ * and the first stage's embedding a scatter-add of 16·64 = 1,024 gradients → t_F = 1.024 ns.
+ * With pipeline_par 2 and 4 microbatches the last stage sets the pace:
+ *   Δstep = 4·t_L + t_F + max(optimizer_F, optimizer_L)
+ * with the optimizer at 11 FLOPs per parameter: L holds 64 + 64,000, F 64,000 → 704,704 FLOPs.
+ * With pipeline_par 1 both sit on the one stage: Δ = 4·(t_L + t_F) + 11·(128,064) FLOPs. */
+static double step(const fathom_model_t *m, const llm_execution_t *e, llm_result_t *r)
+{
+    llm_system_t s = unit_system();
+    fathom_error_t err;
+    if (llm_estimate(m, &s, e, r, &err))
+        fail_msg("estimate: %s: %s", err.field, err.message);
+    return r->stats.total_time;
+}
+
+static void output_layer_imbalance(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny(), bare = tiny();
+    bare.vocab_size = 0;
+    llm_execution_t e = one_gpu();
+    e.pipeline_par = e.num_procs = 2;
+    llm_result_t r, r0;
+    double delta = step(&m, &e, &r) - step(&bare, &e, &r0);
+    assert_close(delta, 4 * 6.270336e-6 + 1.024e-9 + 704704e-12, 1e-9);
+    assert_int_equal(r.extra.heaviest_stage, 1);
+    /* the last stage keeps the fp32 logits (16·1000·4 bytes) of its one microbatch in flight */
+    assert_true(r.extra.stages[1].activations - r0.extra.stages[1].activations >= 64000);
+    e.pipeline_par = e.num_procs = 1;
+    delta = step(&m, &e, &r) - step(&bare, &e, &r0);
+    assert_close(delta, 4 * (6.270336e-6 + 1.024e-9) + 11 * 128064e-12, 1e-9);
+}
+
+/* FP8: GEMMs at the FP8 rate (2 TFLOP/s here) and two FP8 copies (weight and transpose) of every
+ * block linear's weights. Per block the linears hold 64·(64 + 16 + 16) + 64·64 = 10,240
+ * attention and 24,576 MLP weights = 34,816; two blocks 69,632 → +139,264 bytes. */
+static void fp8_weights(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny();
+    llm_execution_t e = one_gpu();
+    llm_result_t r8, r16;
+    step(&m, &e, &r16);
+    e.fp8 = true;
+    step(&m, &e, &r8);
+    assert_close(r8.extra.stages[0].weights - r16.extra.stages[0].weights, 139264, 0);
+    assert_true(r8.stats.fw_time < r16.stats.fw_time);
+}
+
+/* Megatron's mixed-precision bytes per parameter: 2 (bf16 weights) + 4 (fp32 gradients) + 12
+ * (fp32 master, two moments) = 18 without the distributed optimizer; 6 + 12/DP with it. */
+static void bytes_per_parameter(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny();
+    llm_execution_t e = one_gpu();
+    llm_result_t r;
+    step(&m, &e, &r);
+    assert_close(r.extra.weight_bytes_per_param + r.extra.grad_bytes_per_param +
+                     r.extra.optimizer_bytes_per_param, 18, 0);
+    e.data_par = e.num_procs = 4;
+    e.batch_size = 8;
+    e.optimizer_sharding = true;
+    step(&m, &e, &r);
+    assert_close(r.extra.weight_bytes_per_param + r.extra.grad_bytes_per_param +
+                     r.extra.optimizer_bytes_per_param, 6 + 12.0 / 4, 0);
+    /* and the stage's weights are exactly the model's parameters (one GPU holds them all) */
+    tf_params_t p;
+    tf_params(&m, &p);
+    assert_close(r.extra.stages[0].weights / 2, p.total, 0);
+    m.tied_embeddings = true;
+    e = one_gpu();
+    step(&m, &e, &r);
+    tf_params(&m, &p);
+    assert_close(r.extra.stages[0].weights / 2, p.total, 0);
+}
+
+/* The six presets' parameter counts, exact, from the analytic model and from an estimate's
+ * summary (the published configs' totals). */
+static void preset_parameters(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        double total;
+    } want[] = {{"llama3-8B", 8030261248.0},       {"llama3-70B", 70553706496.0},
+                {"llama3.1-405B", 405853388800.0}, {"mistral-7B-v0.3", 7248023552.0},
+                {"qwen2.5-7B", 7615616512.0},      {"qwen2.5-72B", 72706203648.0}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        fathom_model_t m;
+        fathom_error_t err;
+        json_t *name = json_string(want[i].name);
+        assert_int_equal(codec_model_decode(name, "model", presets, &m, &err), 0);
+        json_decref(name);
+        tf_params_t p;
+        tf_params(&m, &p);
+        assert_close(p.total, want[i].total, 0);
+        /* the step model holds the same count on one processor */
+        llm_system_t s = unit_system();
+        llm_execution_t e = one_gpu();
+        e.batch_size = 1;
+        llm_result_t r;
+        assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
+        assert_close(r.extra.stages[0].weights / 2, want[i].total, 0);
+        json_t *summary = codec_llm_summary_encode(&m, &e, &r);
+        assert_close(json_number_value(json_object_get(summary, "parameters_total")),
+                     want[i].total, 0);
+        json_decref(summary);
+    }
+}
+
+/* A model object with none of the new fields decodes as Calculon's block and encodes back
+ * without them; one new field makes it modern. */
+static void calculon_block_reading(void **state)
+{
+    (void)state;
+    fathom_model_t m;
+    fathom_error_t err;
+    json_t *v = json_pack("{s:i,s:i,s:i,s:i}", "hidden", 64, "seq_size", 16, "attn_heads", 8,
+                          "num_blocks", 2);
+    assert_int_equal(codec_model_decode(v, "model", presets, &m, &err), 0);
+    assert_true(m.calculon_block);
+    json_t *enc = codec_model_encode(&m);
+    assert_null(json_object_get(enc, "kv_heads"));
+    json_decref(enc);
+    json_object_set_new(v, "kv_heads", json_integer(2));
+    assert_int_equal(codec_model_decode(v, "model", presets, &m, &err), 0);
+    assert_false(m.calculon_block);
+    enc = codec_model_encode(&m);
+    assert_int_equal(json_integer_value(json_object_get(enc, "kv_heads")), 2);
+    assert_string_equal(json_string_value(json_object_get(enc, "norm")), "layernorm");
+    json_decref(enc);
+    json_object_set_new(v, "kv_heads", json_integer(3));
+    assert_int_equal(codec_model_decode(v, "model", presets, &m, &err), -1);
+    assert_string_equal(err.field, "model.kv_heads");
+    json_decref(v);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(gqa_kv_widths),          cmocka_unit_test(gated_mlp_flops),
+        cmocka_unit_test(fused_attention_bytes),  cmocka_unit_test(output_layer_imbalance),
+        cmocka_unit_test(fp8_weights),            cmocka_unit_test(bytes_per_parameter),
+        cmocka_unit_test(preset_parameters),      cmocka_unit_test(calculon_block_reading),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
