@@ -23,7 +23,25 @@
 static const char *const request_keys[] = {"kind",     "model",          "system", "num_procs",
                                            "max_batch_size", "datatype", "options", NULL};
 static const char *const option_keys[] = {"mbs_break",     "top_n",           "no_tp_overlap",
-                                          "no_dp_overlap", "fused_activation", NULL};
+                                          "no_dp_overlap", "fused_activation", "attention_kernel",
+                                          "fp8",           NULL};
+static const char *const kernel_picks[] = {"unfused", "fused", "all", NULL};
+
+/* options.fp8: false, true or "all". */
+static int decode_fp8(const json_t *options, search_pick_t *out, fathom_error_t *err)
+{
+    const json_t *v = options ? json_object_get(options, "fp8") : NULL;
+    if (!v || json_is_boolean(v)) {
+        *out = json_is_true(v) ? SEARCH_PICK_ON : SEARCH_PICK_OFF;
+        return 0;
+    }
+    if (json_is_string(v) && strcmp(json_string_value(v), "all") == 0) {
+        *out = SEARCH_PICK_ALL;
+        return 0;
+    }
+    return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.fp8",
+                            "must be false, true or \"all\"");
+}
 static const char *const kind_names[] = {"optimal_execution", NULL};
 
 static int decode_fused(const json_t *options, search_fused_t *out, fathom_error_t *err)
@@ -88,8 +106,13 @@ int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_reque
             return -1;
         r.options.top_n = (int)top_n;
     }
-    if (decode_fused(o, &r.options.fused_activation, err))
+    int kernel = 0;
+    if (decode_fused(o, &r.options.fused_activation, err) ||
+        (o && jr_enum(o, "options", "attention_kernel", JR_OPTIONAL, 0, kernel_picks, &kernel,
+                      err)) ||
+        decode_fp8(o, &r.options.fp8, err))
         return -1;
+    r.options.attention_kernel = (search_pick_t)kernel;
     r.mode = SEARCH_EVALUATE;
     *out = r;
     return 0;
@@ -99,11 +122,15 @@ json_t *codec_search_request_encode(const search_request_t *r)
 {
     json_t *model = codec_model_encode(&r->model);
     json_t *system = codec_llm_system_encode(&r->system);
-    json_t *options = json_pack("{s:b,s:i,s:b,s:b,s:s}", "mbs_break", r->options.mbs_break,
+    json_t *fp8 = r->options.fp8 == SEARCH_PICK_ALL ? json_string("all")
+                                                     : json_boolean(r->options.fp8 == SEARCH_PICK_ON);
+    json_t *options = json_pack("{s:b,s:i,s:b,s:b,s:s,s:s,s:o}", "mbs_break", r->options.mbs_break,
                                 "top_n", r->options.top_n, "no_tp_overlap",
                                 r->options.no_tp_overlap, "no_dp_overlap",
                                 r->options.no_dp_overlap, "fused_activation",
-                                search_fused_names[r->options.fused_activation]);
+                                search_fused_names[r->options.fused_activation],
+                                "attention_kernel", kernel_picks[r->options.attention_kernel],
+                                "fp8", fp8);
     if (!model || !system || !options) {
         json_decref(model);
         json_decref(system);

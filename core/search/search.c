@@ -61,6 +61,8 @@ void search_options_default(search_options_t *o)
     o->no_tp_overlap = false;
     o->no_dp_overlap = false;
     o->fused_activation = SEARCH_FUSED_TRUE;
+    o->attention_kernel = SEARCH_PICK_OFF;
+    o->fp8 = SEARCH_PICK_OFF;
 }
 
 /* Divisors of n (n >= 1) in increasing order; returns how many (at most cap). */
@@ -106,7 +108,7 @@ static int microbatches(const search_request_t *r, const unit_t *u, int64_t *out
 
 /* The sizes of the inner loops of a unit, in walk order. */
 typedef struct {
-    int n_redo, n_dpo, n_tpo, n_wo, n_ao, n_oo, n_fa, n_tn, n_pn, n_dn;
+    int n_kernel, n_fp8, n_redo, n_dpo, n_tpo, n_wo, n_ao, n_oo, n_fa, n_tn, n_pn, n_dn;
 } loops_t;
 
 static loops_t unit_loops(const search_request_t *r, const unit_t *u)
@@ -115,6 +117,8 @@ static loops_t unit_loops(const search_request_t *r, const unit_t *u)
     bool has_mem2 = r->system.mem2.gib > 0;
     int nn = r->system.num_networks;
     loops_t l;
+    l.n_kernel = o->attention_kernel == SEARCH_PICK_ALL ? 2 : 1;
+    l.n_fp8 = o->fp8 == SEARCH_PICK_ALL ? 2 : 1;
     l.n_redo = (u->comm == LLM_TP_COMM_RS_AG && u->recompute != LLM_RECOMPUTE_FULL) ? 2 : 1;
     l.n_dpo = (u->dp > 1 && !o->no_dp_overlap) ? 2 : 1;
     l.n_tpo = (u->tp > 1 && !o->no_tp_overlap) ? 3 : 1;
@@ -133,7 +137,8 @@ static uint64_t unit_size(const search_request_t *r, const unit_t *u)
     int64_t mbs[SEARCH_MAX_DIVISORS];
     loops_t l = unit_loops(r, u);
     uint64_t n = (uint64_t)microbatches(r, u, mbs);
-    return n * (uint64_t)(l.n_redo * l.n_dpo * l.n_tpo * l.n_wo * l.n_ao * l.n_oo * l.n_fa) *
+    return n * (uint64_t)(l.n_kernel * l.n_fp8) *
+           (uint64_t)(l.n_redo * l.n_dpo * l.n_tpo * l.n_wo * l.n_ao * l.n_oo * l.n_fa) *
            (uint64_t)(l.n_tn * l.n_pn * l.n_dn);
 }
 
@@ -154,6 +159,18 @@ static int check_request(const search_request_t *r, fathom_error_t *err)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.top_n",
                                 "must be in [1, %d], got %d", SEARCH_TOP_N_MAX,
                                 r->options.top_n);
+    if ((unsigned)r->options.attention_kernel > SEARCH_PICK_ALL)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.attention_kernel",
+                                "must be unfused, fused or all");
+    if ((unsigned)r->options.fp8 > SEARCH_PICK_ALL)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.fp8",
+                                "must be false, true or all");
+    if (r->options.fp8 != SEARCH_PICK_OFF &&
+        (!r->system.matrix.rate[LLM_DT_FLOAT8].present ||
+         (r->datatype != LLM_DT_FLOAT16 && r->datatype != LLM_DT_BFLOAT16)))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.fp8",
+                                "FP8 GEMMs need a float8 matrix rate in the system and a float16 "
+                                "or bfloat16 datatype");
     if ((int)r->options.fused_activation < 0 || r->options.fused_activation > SEARCH_FUSED_ALL)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.fused_activation",
                                 "must be true, false or all");
@@ -509,6 +526,46 @@ static int try_networks(walk_t *w, const loops_t *l, uint8_t *verdict)
     return 0;
 }
 
+/* The loops of a unit below Fathom's dimensions (Calculon's walk). Returns -1 when cancelled. */
+static int walk_inner(walk_t *w, const loops_t *l, const int64_t *mbs, int n_mbs, uint8_t *verdict)
+{
+    const search_request_t *r = w->req;
+    llm_execution_t *e = &w->e;
+    const bool fused_values[2] = {r->options.fused_activation == SEARCH_FUSED_TRUE, true};
+    for (int redo = 0; redo < l->n_redo; redo++) {
+        e->seq_par_ag_redo = l->n_redo == 2 && redo == 0;
+        memset(verdict, V_UNKNOWN, (size_t)GROUPS * (size_t)n_mbs);
+        for (int dpo = 0; dpo < l->n_dpo; dpo++) {
+            e->data_par_overlap = l->n_dpo == 2 && dpo == 0;
+            for (int tpo = 0; tpo < l->n_tpo; tpo++) {
+                e->tensor_par_overlap = (llm_tp_overlap_t)tpo;
+                for (int wo = 0; wo < l->n_wo; wo++) {
+                    e->weight_offload = l->n_wo == 2 && wo == 0;
+                    for (int ao = 0; ao < l->n_ao; ao++) {
+                        e->activations_offload = l->n_ao == 2 && ao == 0;
+                        for (int oo = 0; oo < l->n_oo; oo++) {
+                            e->optimizer_offload = l->n_oo == 2 && oo == 0;
+                            for (int fa = 0; fa < l->n_fa; fa++) {
+                                e->fused_activation = fused_values[fa];
+                                int group = (((tpo * 2 + wo) * 2 + ao) * 2 + oo) * 2 + fa;
+                                for (int mi = 0; mi < n_mbs; mi++) {
+                                    e->microbatch_size = mbs[mi];
+                                    uint64_t good_before = w->good;
+                                    if (try_networks(w, l, &verdict[group * n_mbs + mi]))
+                                        return -1;
+                                    if (r->options.mbs_break && w->good == good_before)
+                                        break;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return 0;
+}
+
 search_unit_status_t search_run_unit(search_plan_t *p, size_t unit, search_result_t *acc,
                                      volatile int *cancel)
 {
@@ -520,7 +577,6 @@ search_unit_status_t search_run_unit(search_plan_t *p, size_t unit, search_resul
     /* 24 KiB: every group of every microbatch size a unit can have. Without pruning the
      * verdicts are written but never read. */
     uint8_t verdict[GROUPS * SEARCH_MAX_DIVISORS];
-    const bool fused_values[2] = {r->options.fused_activation == SEARCH_FUSED_TRUE, true};
 
     walk_t w;
     memset(&w, 0, sizeof w);
@@ -546,37 +602,18 @@ search_unit_status_t search_run_unit(search_plan_t *p, size_t unit, search_resul
     e->training = true;
 
     search_unit_status_t status = SEARCH_UNIT_DONE;
-    /* Loop variables run 0..n-1; value i of a boolean loop of two is (i == 0): true first. */
-    for (int redo = 0; redo < l.n_redo; redo++) {
-        e->seq_par_ag_redo = l.n_redo == 2 && redo == 0;
-        memset(verdict, V_UNKNOWN, (size_t)GROUPS * (size_t)n_mbs);
-        for (int dpo = 0; dpo < l.n_dpo; dpo++) {
-            e->data_par_overlap = l.n_dpo == 2 && dpo == 0;
-            for (int tpo = 0; tpo < l.n_tpo; tpo++) {
-                e->tensor_par_overlap = (llm_tp_overlap_t)tpo;
-                for (int wo = 0; wo < l.n_wo; wo++) {
-                    e->weight_offload = l.n_wo == 2 && wo == 0;
-                    for (int ao = 0; ao < l.n_ao; ao++) {
-                        e->activations_offload = l.n_ao == 2 && ao == 0;
-                        for (int oo = 0; oo < l.n_oo; oo++) {
-                            e->optimizer_offload = l.n_oo == 2 && oo == 0;
-                            for (int fa = 0; fa < l.n_fa; fa++) {
-                                e->fused_activation = fused_values[fa];
-                                int group = (((tpo * 2 + wo) * 2 + ao) * 2 + oo) * 2 + fa;
-                                for (int mi = 0; mi < n_mbs; mi++) {
-                                    e->microbatch_size = mbs[mi];
-                                    uint64_t good_before = w.good;
-                                    if (try_networks(&w, &l, &verdict[group * n_mbs + mi])) {
-                                        status = SEARCH_UNIT_CANCELLED;
-                                        goto out;
-                                    }
-                                    if (r->options.mbs_break && w.good == good_before)
-                                        break;
-                                }
-                            }
-                        }
-                    }
-                }
+    /* Loop variables run 0..n-1; value i of a boolean loop of two is (i == 0): true first.
+     * Fathom's two dimensions run off first, so a fixed value is one pass. */
+    for (int ak = 0; ak < l.n_kernel; ak++) {
+        e->attention_kernel = l.n_kernel == 2 ? (llm_attn_kernel_t)ak
+                              : r->options.attention_kernel == SEARCH_PICK_ON
+                                  ? LLM_ATTN_KERNEL_FUSED
+                                  : LLM_ATTN_KERNEL_UNFUSED;
+        for (int f8 = 0; f8 < l.n_fp8; f8++) {
+            e->fp8 = l.n_fp8 == 2 ? f8 == 1 : r->options.fp8 == SEARCH_PICK_ON;
+            if (walk_inner(&w, &l, mbs, n_mbs, verdict)) {
+                status = SEARCH_UNIT_CANCELLED;
+                goto out;
             }
         }
     }

@@ -26,6 +26,9 @@
  *                     (Calculon's "all" really is false first)
  *   microbatch_size   every divisor of batch/dp whose product with seq_size tp divides
  *   tensor_par_net, pipeline_par_net, data_par_net: every network when the degree > 1, else 0
+ * Fathom's dimensions, outermost in a unit (so each value gets its own pruning verdicts), one
+ * value unless the request frees them: attention_kernel (unfused, then fused) and fp8 (false,
+ * then true). Their defaults (unfused, false) leave Calculon's space exactly as it was.
  * With mbs_break, once a microbatch size gives no good execution over all network assignments,
  * the larger microbatch sizes of that loop are not tried (and not counted).
  *
@@ -72,12 +75,17 @@ typedef enum {
 
 extern const char *const search_fused_names[]; /* "true", "false", "all", NULL */
 
+/* A dimension of Fathom's that a request fixes to one value or frees (both, off first). */
+typedef enum { SEARCH_PICK_OFF = 0, SEARCH_PICK_ON = 1, SEARCH_PICK_ALL = 2 } search_pick_t;
+
 typedef struct {
     bool mbs_break;     /* -m: stop growing the microbatch once a size gives nothing good */
     int top_n;          /* 1..SEARCH_TOP_N_MAX */
     bool no_tp_overlap; /* only tensor_par_overlap = none */
     bool no_dp_overlap; /* only data_par_overlap = false */
     search_fused_t fused_activation;
+    search_pick_t attention_kernel; /* OFF: unfused, ON: fused, ALL: both */
+    search_pick_t fp8;              /* OFF: BF16/FP16 GEMMs, ON: FP8 GEMMs, ALL: both */
 } search_options_t;
 
 /* How a unit is run. Not part of the request: a knob for tests and benchmarks. */

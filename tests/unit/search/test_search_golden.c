@@ -139,6 +139,16 @@ static void assert_same_result(const search_result_t *a, const search_result_t *
     "\"system\":\"a100_80g\",\"num_procs\":4,\"max_batch_size\":4,\"datatype\":\"float16\","  \
     "\"options\":{\"top_n\":40,\"fused_activation\":\"all\"}}"
 
+/* The same with Fathom's dimensions freed on a modern block: grouped-query attention, gated MLP,
+ * embeddings and output layer, both attention kernels and FP8 on and off (h100_sxm has float8).
+ * About 7.3 billion parameters: on one GPU of 8 they do not fit, split eight ways they do. */
+#define MODERN_REQUEST                                                                         \
+    "{\"model\":{\"hidden\":8192,\"feedforward\":28672,\"seq_size\":4096,\"attn_heads\":64,"\
+    "\"kv_heads\":8,\"num_blocks\":6,\"vocab_size\":128256,\"gated_mlp\":true,"              \
+    "\"norm\":\"rmsnorm\",\"position_embedding\":\"rope\",\"tied_embeddings\":false},"       \
+    "\"system\":\"h100_sxm\",\"num_procs\":8,\"max_batch_size\":8,\"datatype\":\"bfloat16\"," \
+    "\"options\":{\"top_n\":40,\"attention_kernel\":\"all\",\"fp8\":\"all\"}}"
+
 static void test_thread_count_independence(void **state)
 {
     (void)state;
@@ -165,7 +175,7 @@ static void test_pruned_equals_unpruned(void **state)
     (void)state;
     const char *requests[] = {TURING_REQUEST("{\"top_n\":100}"),
                               TURING_REQUEST("{\"top_n\":10,\"mbs_break\":true}"),
-                              SMALL_REQUEST};
+                              SMALL_REQUEST, MODERN_REQUEST};
     for (size_t k = 0; k < sizeof requests / sizeof requests[0]; k++) {
         search_request_t req;
         search_result_t pruned, full;
@@ -192,6 +202,35 @@ static void test_pruned_equals_unpruned(void **state)
     }
 }
 
+/* Freeing a dimension multiplies the space by its values, and the best of a free search is at
+ * least as fast as the best with the dimension fixed either way. */
+static void test_free_dimensions(void **state)
+{
+    (void)state;
+    search_request_t req;
+    search_result_t all, fixed;
+    test_request(MODERN_REQUEST, &req);
+    test_run(&req, 2, &all);
+    for (int k = 0; k < 2; k++)
+        for (int f = 0; f < 2; f++) {
+            req.options.attention_kernel = k ? SEARCH_PICK_ON : SEARCH_PICK_OFF;
+            req.options.fp8 = f ? SEARCH_PICK_ON : SEARCH_PICK_OFF;
+            test_run(&req, 2, &fixed);
+            assert_int_equal(fixed.total * 4, all.total);
+            assert_true(fixed.n_best > 0);
+            assert_true(all.best[0].result.stats.sample_rate >=
+                        fixed.best[0].result.stats.sample_rate);
+            assert_int_equal(fixed.best[0].execution.attention_kernel,
+                             k ? LLM_ATTN_KERNEL_FUSED : LLM_ATTN_KERNEL_UNFUSED);
+            assert_int_equal(fixed.best[0].execution.fp8, f);
+            search_result_close(&fixed);
+        }
+    /* on an H100 the fastest layout uses fused attention and FP8 */
+    assert_int_equal(all.best[0].execution.attention_kernel, LLM_ATTN_KERNEL_FUSED);
+    assert_true(all.best[0].execution.fp8);
+    search_result_close(&all);
+}
+
 static void test_cancel(void **state)
 {
     (void)state;
@@ -215,6 +254,7 @@ int main(void)
         cmocka_unit_test(test_turing_exhaustive_top5),
         cmocka_unit_test(test_thread_count_independence),
         cmocka_unit_test(test_pruned_equals_unpruned),
+        cmocka_unit_test(test_free_dimensions),
         cmocka_unit_test(test_cancel),
     };
     return cmocka_run_group_tests(tests, test_load_presets, test_free_presets);
