@@ -57,7 +57,8 @@
  *
  * CONVENTIONS OF compute_weight_and_optimizer_memory (parameter counts and bytes)
  *  W1  Attention params per layer: 2*h*q*(1 + g/n) = Q, K, V, O weights with NO biases
- *      (even though Megatron's default is add_bias_linear = true) and the attention output gate
+ *      (even though Megatron's default is add_bias_linear = true, and --add-qkv-bias is ignored
+ *      too: Qwen2.5's QKV biases are missing from the count) and the attention output gate
  *      NOT counted (FLOPs count it, memory does not). No QK-norm weights.
  *  W2  Dense MLP params: 2*h*f*(3/2 if SwiGLU else 1); no biases.
  *  W3  Norms: two per layer of h*ns and one final of h*ns, ns = 1 for RMSNorm, 2 for LayerNorm
@@ -67,7 +68,8 @@
  *  W5  MoE layer: attention + norms + shared expert 2*h*shared*mult + routed 2*hr*moe_ffn*E*mult
  *      (hr = latent size if set, else h) + latent projections 2*h*r + router h*E
  *      (+ E router bias iff add_bias_linear, Megatron's default) + shared-expert gate h
- *      (iff --moe-shared-expert-gate and shared > 0). "Active" params replace E by topk.
+ *      (iff --moe-shared-expert-gate and shared > 0). "Active" params replace E by topk in the
+ *      main layers only; MTP depths keep all E experts.
  *  W6  MLA params: same expressions as F9's projections but the "+1" becomes "+ns" (the latent
  *      norm counted as ns per rank).
  *  W7  MTP depths are counted as plain transformer layers (like F8's layer) — WITHOUT the eh

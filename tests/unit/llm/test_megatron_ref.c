@@ -216,6 +216,43 @@ static void test_params_llama3_8b(void **state)
     assert_close(megref_num_parameters(&c), 8030527488.0, EXACT);
 }
 
+static megref_config_t dense_preset(int64_t layers, int64_t hidden, int64_t ffn, int64_t heads,
+                                    int64_t groups, int64_t vocab)
+{
+    megref_config_t c = llama3_8b();
+    c.num_layers = layers;
+    c.hidden = hidden;
+    c.ffn_hidden = ffn;
+    c.num_heads = heads;
+    c.num_query_groups = groups;
+    c.vocab = vocab;
+    return c;
+}
+
+static void test_params_published_presets(void **state)
+{
+    (void)state;
+    /* Published parameter counts of bias-free RMSNorm models match Megatron's count exactly.
+       Llama 3 70B: per layer 2*8192*8192*(1 + 8/64) = 150994944 + 3*8192*28672 = 704643072
+       + 2*8192 = 855654400; x80 = 68452352000; + 8192 + 2*8192*128256 = 2101346304:
+       70553706496. */
+    megref_config_t c = dense_preset(80, 8192, 28672, 64, 8, 128256);
+    assert_close(megref_num_parameters(&c), 70553706496.0, EXACT);
+    /* Llama 3.1 405B: per layer 2*16384^2*(1 + 8/128) = 570425344 + 3*16384*53248 = 2617245696
+       + 32768 = 3187703808; x126 = 401650679808; + 16384 + 2*16384*128256 = 4202692608:
+       405853388800. */
+    c = dense_preset(126, 16384, 53248, 128, 8, 128256);
+    assert_close(megref_num_parameters(&c), 405853388800.0, EXACT);
+    /* Mistral 7B v0.3: Llama 3 8B's layers (218112000 x 32 = 6979584000) + 4096
+       + 2*4096*32768 = 268435456: 7248023552. */
+    c = dense_preset(32, 4096, 14336, 32, 8, 32768);
+    assert_close(megref_num_parameters(&c), 7248023552.0, EXACT);
+    /* Qwen2.5 7B is published as 7615616512, but it has QKV biases (3584 + 512 + 512 = 4608 per
+       layer, x28 = 129024) that Megatron's count leaves out (W1): 7615487488. */
+    c = dense_preset(28, 3584, 18944, 28, 4, 152064);
+    assert_close(megref_num_parameters(&c), 7615616512.0 - 129024.0, EXACT);
+}
+
 static void test_params_and_bytes_tiny_dense(void **state)
 {
     (void)state;
@@ -334,6 +371,7 @@ int main(void)
         cmocka_unit_test(test_flops_tiny_mla),
         cmocka_unit_test(test_flops_llama3_8b),
         cmocka_unit_test(test_params_llama3_8b),
+        cmocka_unit_test(test_params_published_presets),
         cmocka_unit_test(test_params_and_bytes_tiny_dense),
         cmocka_unit_test(test_params_and_bytes_tiny_moe),
         cmocka_unit_test(test_params_tiny_mla),
