@@ -1,0 +1,149 @@
+"""test_modern.py — the models planners train today through a real fathomd: the modern presets'
+parameter counts from /v1/transformer and /v1/estimate alike, an estimate with every new feature
+on (against its schema), bad values of every new field as 422s naming the field, the measured
+validation table, and searches that free the attention kernel and FP8."""
+import unittest
+
+from harness import ServerTestCase, validate
+from test_sweeps import wait_for
+
+# Published totals of the presets' configs (config.json of each model).
+PARAMETERS = {"llama3-8B": 8030261248, "llama3-70B": 70553706496, "llama3.1-405B": 405853388800,
+              "mistral-7B-v0.3": 7248023552, "qwen2.5-7B": 7615616512, "qwen2.5-72B": 72706203648}
+
+LLAMA70_H100 = {"num_procs": 64, "tensor_par": 4, "pipeline_par": 8, "data_par": 2, "batch_size": 128,
+                "pipeline_interleaving": 5, "datatype": "bfloat16", "fp8": True,
+                "attention_kernel": "fused", "activation_recompute": "attn_only",
+                "tensor_par_comm_type": "rs_ag", "seq_par_ag_redo": True, "optimizer_sharding": True,
+                "data_par_overlap": True, "tensor_par_net": 0, "pipeline_par_net": 1, "data_par_net": 1}
+
+
+class Modern(ServerTestCase):
+    def test_parameter_counts_agree(self):
+        for name, total in PARAMETERS.items():
+            t = self.server.post("/v1/transformer", {"model": name})
+            self.assertEqual(t.status, 200, t.body)
+            self.assertEqual(t.json()["params"]["total"], total, name)
+            e = self.server.post("/v1/estimate", {"model": name, "system": "h100_sxm",
+                                                  "execution": {"num_procs": 8, "tensor_par": 8,
+                                                                "batch_size": 8, "datatype": "bfloat16"}})
+            if e.status == 422:  # Qwen2.5 7B's 28 heads do not split 8 ways: TP 4
+                e = self.server.post("/v1/estimate", {"model": name, "system": "h100_sxm",
+                                                      "execution": {"num_procs": 8, "tensor_par": 4,
+                                                                    "batch_size": 8, "datatype": "bfloat16"}})
+            self.assertEqual(e.status, 200, e.body)
+            self.assertEqual(e.json()["summary"]["parameters_total"], total, name)
+
+    def test_llama3_70b_with_every_feature(self):
+        r = self.server.post("/v1/estimate", {"model": "llama3-70B", "system": "h100_sxm", "execution": LLAMA70_H100})
+        self.assertEqual(r.status, 200, r.body)
+        out = r.json()
+        validate(out, "estimate.response.json")
+        s = out["summary"]
+        self.assertEqual(s["parameters_total"], PARAMETERS["llama3-70B"])
+        # Megatron's count: 3 × (2·70.55e9-ish GEMM params + attention + logits) per token
+        self.assertAlmostEqual(s["model_flops_per_token"] * 128 * 8192, s["model_flops_per_step"], delta=1)
+        self.assertGreater(s["hardware_flops_per_step"], s["model_flops_per_step"])  # attention recompute
+        self.assertTrue(0 < s["mfu"] < 1)
+        self.assertAlmostEqual(s["tflops_per_proc"] * 1e12 * s["step_time_s"] * 64, s["model_flops_per_step"],
+                               delta=1e-6 * s["model_flops_per_step"])
+        mem = s["memory"]
+        first, last = mem["stages"]
+        self.assertEqual((first["stage"], last["stage"]), ("first", "last"))
+        self.assertEqual(mem["bytes_per_parameter"], {"weights": 2, "gradients": 4, "optimizer": 6})
+        heaviest = first if mem["heaviest_stage"] == "first" else last
+        self.assertEqual(heaviest["total"], s["mem_tier1_bytes"])
+        self.assertGreater(s["outer_layers_time_s"], 0)
+        self.assertAlmostEqual(sum(s["time_breakdown_s"].values()), s["step_time_s"], delta=1e-9 * s["step_time_s"])
+        self.assertEqual(out["stats"]["total_time"], s["step_time_s"])
+
+    def test_calculon_model_objects_stay_calculon(self):
+        # A model without the new fields normalizes without them (Calculon's block).
+        body = {"model": "gpt3-175B", "system": "a100_80g",
+                "execution": {"num_procs": 64, "tensor_par": 8, "pipeline_par": 8, "batch_size": 64,
+                              "tensor_par_net": 0, "pipeline_par_net": 1, "data_par_net": 1}}
+        r = self.server.post("/v1/estimate", body)
+        self.assertEqual(r.status, 200, r.body)
+        self.assertEqual(r.json()["summary"]["outer_layers_time_s"], 0)
+
+    def test_bad_new_fields_name_the_field(self):
+        base = {"hidden": 4096, "seq_size": 4096, "attn_heads": 32, "num_blocks": 4, "vocab_size": 32000}
+        cases = [
+            ({"kv_heads": 3}, {}, "model.kv_heads"),
+            ({"kv_heads": 0}, {}, "model.kv_heads"),
+            ({"kv_heads": "8"}, {}, "model.kv_heads"),
+            ({"gated_mlp": 1}, {}, "model.gated_mlp"),
+            ({"norm": "batchnorm"}, {}, "model.norm"),
+            ({"qkv_bias": "yes"}, {}, "model.qkv_bias"),
+            ({"causal": "yes"}, {}, "model.causal"),
+            ({"position_embedding": "alibi"}, {}, "model.position_embedding"),
+            ({"kv_heads": 8}, {"attention_kernel": "flash"}, "execution.attention_kernel"),
+            ({"kv_heads": 8}, {"fp8": "true"}, "execution.fp8"),
+            ({"kv_heads": 8}, {"fp8": True, "datatype": "float32"}, "execution.fp8"),
+            ({"kv_heads": 8}, {"attention_type": "multiquery"}, "execution.attention_type"),
+            # 8 key/value heads cannot be split 3 ways, nor 3 ranks share whole heads
+            ({"hidden": 3072, "attn_heads": 24, "kv_heads": 8}, {"tensor_par": 3, "num_procs": 3},
+             "execution.tensor_par"),
+        ]
+        for model_extra, exe_extra, field in cases:
+            exe = {"batch_size": 8, "num_procs": 1, "datatype": "bfloat16"}
+            exe.update(exe_extra)
+            r = self.server.post("/v1/estimate", {"model": dict(base, **model_extra), "system": "h100_sxm",
+                                                  "execution": exe})
+            self.assertEqual(r.status, 422, (model_extra, exe_extra, r.body))
+            self.assertEqual(r.json()["error"]["field"], field, (model_extra, exe_extra, r.body))
+        # a system without float8 cannot run FP8 GEMMs
+        r = self.server.post("/v1/estimate", {"model": dict(base, kv_heads=8), "system": "a100_80g",
+                                              "execution": {"batch_size": 8, "fp8": True}})
+        self.assertEqual(r.status, 422, r.body)
+        self.assertEqual(r.json()["error"]["field"], "execution.fp8")
+        # attention_efficiency out of (0, 1]
+        sysobj = self.server.get("/v1/presets/systems/h100_sxm").json()
+        for bad in (0, 1.5, -0.1, "half"):
+            r = self.server.post("/v1/estimate", {"model": "llama3-8B", "system": dict(sysobj, attention_efficiency=bad),
+                                                  "execution": {"batch_size": 8}})
+            self.assertEqual(r.status, 422, r.body)
+            self.assertEqual(r.json()["error"]["field"], "system.attention_efficiency")
+
+    def test_measured_validation(self):
+        r = self.server.get("/v1/validation")
+        self.assertEqual(r.status, 200)
+        m = r.json()["measured"]
+        self.assertEqual(m["rows_total"], 48)
+        rows = {row["id"]: row for row in m["rows"]}
+        # every dense row without context parallelism or FSDP is estimated
+        for row in m["rows"]:
+            if row["layout"]["cp"] == 1 and "experts" not in row.get("reason", "") and \
+                    "FSDP" not in row.get("reason", "") and "tokens/s" not in row.get("reason", ""):
+                self.assertTrue(row["expressible"], row)
+        self.assertGreaterEqual(m["rows_estimated"], 11)
+        row = rows["MB-019"]
+        self.assertEqual(row["measured_tokens_per_s_per_gpu"], 1602)
+        self.assertGreater(row["estimated_tokens_per_s_per_gpu"], 0)
+        errors = [abs(x["error_pct"]) for x in m["rows"] if x["expressible"]]
+        self.assertAlmostEqual(m["mean_abs_error_pct"], sum(errors) / len(errors), places=9)
+        self.assertAlmostEqual(m["max_abs_error_pct"], max(errors), places=9)
+
+    def test_search_frees_kernel_and_fp8(self):
+        body = {"kind": "optimal_execution", "model": "llama3-8B", "system": "h100_sxm", "num_procs": 8,
+                "max_batch_size": 16, "datatype": "bfloat16",
+                "options": {"top_n": 3, "attention_kernel": "all", "fp8": "all"}}
+        r = self.server.post("/v1/sweep", body)
+        self.assertEqual(r.status, 202, r.body)
+        status = wait_for(self.server, r.json()["id"])
+        self.assertEqual(status["status"], "done", status)
+        validate(status, "sweep_status.response.json")
+        best = status["best"][0]["execution"]
+        self.assertEqual(best["attention_kernel"], "fused")
+        self.assertTrue(best["fp8"])
+        bad = dict(body, options={"fp8": "sometimes"})
+        r = self.server.post("/v1/sweep", bad)
+        self.assertEqual(r.status, 422)
+        self.assertEqual(r.json()["error"]["field"], "options.fp8")
+        r = self.server.post("/v1/sweep", dict(body, system="a100_80g", datatype="float16", options={"fp8": True}))
+        self.assertEqual(r.status, 422)
+        self.assertEqual(r.json()["error"]["field"], "options.fp8")
+
+
+if __name__ == "__main__":
+    unittest.main()
