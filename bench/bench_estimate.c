@@ -4,7 +4,9 @@
  * Builds a few thousand different executions (tensor/pipeline/data parallelism, microbatch,
  * recompute, TP communication and overlap, sharding, DP overlap, offload) of three Calculon
  * models on two systems, keeps those the model accepts, then evaluates them all repeatedly on
- * one thread and prints evaluations per second and the wall time.
+ * one thread and prints evaluations per second and the wall time. Then the same for Llama 3 70B
+ * on h100_sxm with every modern feature on (grouped-query attention, SwiGLU, RMSNorm, embedding
+ * and output layers, fused attention, FP8, sequence parallelism).
  *
  *   bench_estimate [PRESETS_DIR] [ROUNDS]     (defaults: FATHOM_DATADIR/presets, 200) */
 #include <stdio.h>
@@ -30,6 +32,30 @@ static double now(clockid_t clk)
     struct timespec ts;
     clock_gettime(clk, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Evaluates every case `rounds` times on this thread and prints the rate. */
+static void time_cases(const char *label, const fathom_model_t *models,
+                       const llm_system_t *systems, const bench_case_t *cases, int n, int tried,
+                       int rounds)
+{
+    llm_result_t r;
+    double checksum = 0;
+    double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+    for (int k = 0; k < rounds; k++)
+        for (int i = 0; i < n; i++) {
+            llm_estimate(&models[cases[i].model], &systems[cases[i].system], &cases[i].e, &r,
+                         NULL);
+            checksum += r.stats.total_time;
+        }
+    double wall = now(CLOCK_MONOTONIC) - w0, cpu = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    double evals = (double)n * rounds;
+    printf("bench_estimate (%s): %d different executions (%d generated), %d rounds, %.0f "
+           "evaluations\n",
+           label, n, tried, rounds, evals);
+    printf("wall time %.3f s, cpu time %.3f s (1 thread)\n", wall, cpu);
+    printf("%.0f evaluations per second per core (%.2f us each)\n", evals / cpu, cpu / evals * 1e6);
+    printf("checksum %.6g\n", checksum);
 }
 
 int main(int argc, char **argv)
@@ -126,20 +152,61 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    double checksum = 0;
-    double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
-    for (int k = 0; k < rounds; k++)
-        for (int i = 0; i < n; i++) {
-            llm_estimate(&models[cases[i].model], &systems[cases[i].system], &cases[i].e, &r,
-                         NULL);
-            checksum += r.stats.total_time;
-        }
-    double wall = now(CLOCK_MONOTONIC) - w0, cpu = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
-    double evals = (double)n * rounds;
-    printf("bench_estimate: %d different executions (%d generated), %d rounds, %.0f evaluations\n",
-           n, tried, rounds, evals);
-    printf("wall time %.3f s, cpu time %.3f s (1 thread)\n", wall, cpu);
-    printf("%.0f evaluations per second per core (%.2f us each)\n", evals / cpu, cpu / evals * 1e6);
-    printf("checksum %.6g\n", checksum);
+    time_cases("Calculon's models", models, systems, cases, n, tried, rounds);
+
+    /* Llama 3 70B with every modern feature, over the layouts of 64 to 4096 H100s. */
+    fathom_model_t llama;
+    json_t *lname = json_string("llama3-70B");
+    presets = codec_presets_load(dir, &err);
+    int rc = !presets || codec_model_decode(lname, "model", presets, &llama, &err);
+    json_decref(lname);
+    codec_presets_free(presets);
+    if (rc) {
+        fprintf(stderr, "bench_estimate: %s\n", err.message);
+        return 1;
+    }
+    models[0] = llama;
+    n = tried = 0;
+    for (size_t a = 0; a < 3; a++)
+        for (size_t t = 0; t < 4; t++)
+            for (size_t p = 0; p < 5; p++)
+                for (size_t b = 0; b < 3; b++)
+                    for (int rec = 0; rec < 3; rec++)
+                        for (int vp = 1; vp <= 2; vp++) {
+                            llm_execution_t e = {0};
+                            e.num_procs = procs[a];
+                            e.tensor_par = tps[t];
+                            e.pipeline_par = pps[p];
+                            if (e.num_procs % (e.tensor_par * e.pipeline_par))
+                                continue;
+                            e.data_par = e.num_procs / (e.tensor_par * e.pipeline_par);
+                            e.tensor_par_net = 0;
+                            e.pipeline_par_net = e.data_par_net = 1;
+                            e.batch_size = 4096;
+                            e.microbatch_size = mbss[b];
+                            e.datatype = LLM_DT_BFLOAT16;
+                            e.fp8 = true;
+                            e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
+                            e.activation_recompute = (llm_recompute_t)rec;
+                            e.pipeline_interleaving = e.pipeline_par > 1 ? vp : 1;
+                            e.optimizer_sharding = e.data_par > 1;
+                            e.data_par_overlap = e.data_par > 1;
+                            e.tensor_par_comm_type =
+                                e.tensor_par > 1 ? LLM_TP_COMM_RS_AG : LLM_TP_COMM_AR;
+                            e.seq_par_ag_redo = e.tensor_par > 1 && rec != LLM_RECOMPUTE_FULL;
+                            e.training = true;
+                            tried++;
+                            if (llm_estimate(&llama, &systems[1], &e, &r, NULL))
+                                continue;
+                            cases[n].model = 0;
+                            cases[n].system = 1;
+                            cases[n].e = e;
+                            n++;
+                        }
+    if (n == 0) {
+        fprintf(stderr, "bench_estimate: no feasible Llama 3 70B execution\n");
+        return 1;
+    }
+    time_cases("Llama 3 70B, every modern feature", models, systems, cases, n, tried, rounds);
     return 0;
 }

@@ -91,6 +91,13 @@ models += [
     {"hidden": 768.5, "attn_heads": 12, "num_blocks": 1, "seq_size": 8},   # refused: not an int
     {"hidden": 768, "attn_heads": 12, "num_blocks": 1, "seq_size": 8, "x": 1},
     "no-such-model", 12, None, [],
+    # the modern block's fields
+    {"hidden": 64, "attn_heads": 8, "kv_heads": 2, "num_blocks": 2, "seq_size": 16,
+     "vocab_size": 1000, "gated_mlp": True, "norm": "rmsnorm", "qkv_bias": True, "causal": False,
+     "position_embedding": "rope", "tied_embeddings": False},
+    {"hidden": 64, "attn_heads": 8, "kv_heads": 3, "num_blocks": 2, "seq_size": 16},  # refused
+    {"hidden": 64, "attn_heads": 8, "norm": "batchnorm", "num_blocks": 2, "seq_size": 16},
+    {"hidden": 64, "attn_heads": 8, "kv_heads": 1, "causal": True, "num_blocks": 1, "seq_size": 1},
 ]
 write("model", models)
 
@@ -101,7 +108,11 @@ one_net = json.loads(json.dumps(a100))
 one_net["networks"] = one_net["networks"][:1]
 no_mem2 = json.loads(json.dumps(a100))
 no_mem2["mem2"]["GiB"] = 0
-systems += [one_net, no_mem2, "no-such-system", {}]
+with_attention = json.loads(json.dumps(a100))
+with_attention["attention_efficiency"] = 0.6
+bad_attention = json.loads(json.dumps(a100))
+bad_attention["attention_efficiency"] = 0
+systems += [one_net, no_mem2, with_attention, bad_attention, "no-such-system", {}]
 write("system", systems)
 
 executions = unique(c["execution"] for c in LLM_CASES)
@@ -119,6 +130,10 @@ executions += [
     {"batch_size": 16, "datatype": "float8", "attention_type": "multiquery",
      "tensor_par_comm_type": "rs_ag", "seq_par_ag_redo": True, "tensor_par_overlap": "ring"},
     {"batch_size": 1099511627776, "num_procs": 1073741824, "tensor_par": 1073741824},
+    {"batch_size": 16, "datatype": "bfloat16", "attention_kernel": "fused", "fp8": True,
+     "tensor_par": 2, "num_procs": 2, "tensor_par_comm_type": "rs_ag"},
+    {"batch_size": 16, "attention_kernel": "flash"},                       # refused
+    {"batch_size": 16, "fp8": True, "datatype": "float32"},               # refused by the model
     {"num_procs": 8},                       # refused: batch_size is required
     {"batch_size": 8, "tensor_par": 0},
 ]
@@ -206,6 +221,10 @@ grids = [
     {"kind": "grid", "base": dict(tiny_base, training={"tokens": 1e9}),
      "axes": {"training.tokens": [1e9, 1e10]}, "top_n": 1},
     {"kind": "grid", "base": tiny_base, "axes": {"model": ["megatron-126M", "gpt3-13B"]}},
+    {"kind": "grid", "base": tiny_base, "axes": {"execution.attention_kernel": ["unfused", "fused"],
+                                                 "execution.fp8": [False, True]}},
+    {"kind": "grid", "base": tiny_base, "axes": {"model.kv_heads": [1, 4, 12],
+                                                 "model.gated_mlp": [False, True]}},
     {"kind": "grid", "base": tiny_base, "axes": {"execution.no_such": [1]}},
     {"kind": "grid", "base": tiny_base, "axes": {}},
     {"kind": "grid", "base": tiny_base, "axes": {"execution.batch_size": []}},
@@ -218,6 +237,9 @@ sweeps = [
     dict(SMALL, options={"mbs_break": True, "no_tp_overlap": True, "no_dp_overlap": True,
                          "fused_activation": "all"}),
     dict(SMALL, num_procs=1, max_batch_size=1),
+    dict(SMALL, model="llama3-8B", system="h100_sxm", datatype="bfloat16", num_procs=2,
+         max_batch_size=2, options={"attention_kernel": "all", "fp8": "all"}),
+    dict(SMALL, options={"fp8": "sometimes"}),
     dict(SMALL, num_procs=2, max_batch_size=4, options={"fused_activation": False}),
     {"kind": "optimal_execution", "model": "gpt3-13B", "system": "a100_80e", "num_procs": 256,
      "max_batch_size": 512, "datatype": "float16", "options": {"top_n": 2}},
