@@ -159,7 +159,33 @@ typedef struct {
      * engine's float8 rate on FP8 copies of their inputs and weights; attention, norms and
      * elementwise work stay in `datatype` (which must be float16 or bfloat16). */
     bool fp8;
+    /* Context parallelism (ring attention): the sequence split over context_par processors,
+     * each holding two chunks (causal load balancing). < 1 reads as 1. Modern block only. */
+    int64_t context_par;
+    int context_par_net;
+    /* Sharded data parallelism: 1 optimizer state (Calculon's optimizer_sharding, Megatron's
+     * distributed optimizer), 2 also gradients, 3 also parameters (FSDP). Modern block for 2-3. */
+    int zero_stage;
+    /* Processors that share one set of shards (HSDP: shard within, replicate across); divides
+     * data_par × context_par; < 1 reads as all of them. */
+    int64_t shard_group;
 } llm_execution_t;
+
+/* context_par, and the processors gradients are reduced over (data_par × context_par). */
+static inline int64_t llm_context_par(const llm_execution_t *e)
+{
+    return e->context_par > 1 ? e->context_par : 1;
+}
+/* ZeRO stage in force: optimizer_sharding alone is stage 1 (Calculon's executions). */
+static inline int llm_zero_stage(const llm_execution_t *e)
+{
+    return e->zero_stage > 0 ? e->zero_stage : e->optimizer_sharding ? 1 : 0;
+}
+static inline int64_t llm_shard_group(const llm_execution_t *e)
+{
+    const int64_t all = e->data_par * llm_context_par(e);
+    return e->shard_group >= 1 && e->shard_group < all ? e->shard_group : all;
+}
 
 /* Memory of one pipeline stage per processor, bytes, by kind (tier 1 and tier 2 together). */
 typedef struct {
@@ -181,6 +207,12 @@ typedef struct {
     double weight_bytes_per_param; /* bytes per parameter held for weights, gradients, optimizer */
     double grad_bytes_per_param;
     double optimizer_bytes_per_param;
+    /* Exposed seconds per step, also inside stats (total_time and the breakdown's lines) */
+    double cp_comm_exposed;        /* ring attention's K/V passing not hidden by attention */
+    double dp_grad_reduce;         /* gradient reduction (all-reduce or reduce-scatter), as run */
+    double dp_param_gather;        /* parameter all-gathers (ZeRO-1/2 after the step, ZeRO-3 per block) */
+    double dp_exposed_last_bucket; /* the last block's gradient reduction, never hidden */
+    double dp_exposed_first_gather;/* the first block's parameter gather, never hidden */
     int heaviest_stage;           /* 0: first, 1: last */
     llm_stage_memory_t stages[2]; /* first and last pipeline stage (equal when pipeline_par 1) */
 } llm_step_extra_t;

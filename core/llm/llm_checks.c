@@ -22,13 +22,23 @@ int llm__check_execution(const fathom_model_t *m, const llm_execution_t *e, fath
         return invalid(err, "execution.pipeline_par", "must be >= 1");
     if (e->data_par < 1)
         return invalid(err, "execution.data_par", "must be >= 1");
+    const int64_t cp = llm_context_par(e);
     if (e->num_procs % e->tensor_par != 0 || (e->num_procs / e->tensor_par) % e->pipeline_par != 0 ||
-        e->num_procs / e->tensor_par / e->pipeline_par != e->data_par)
+        (e->num_procs / e->tensor_par / e->pipeline_par) % cp != 0 ||
+        e->num_procs / e->tensor_par / e->pipeline_par / cp != e->data_par) {
+        if (cp > 1)
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.num_procs",
+                                    "tensor_par (%lld) * context_par (%lld) * pipeline_par (%lld) "
+                                    "* data_par (%lld) must equal num_procs (%lld)",
+                                    (long long)e->tensor_par, (long long)cp,
+                                    (long long)e->pipeline_par, (long long)e->data_par,
+                                    (long long)e->num_procs);
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.num_procs",
                                 "tensor_par (%lld) * pipeline_par (%lld) * data_par (%lld) must "
                                 "equal num_procs (%lld)",
                                 (long long)e->tensor_par, (long long)e->pipeline_par,
                                 (long long)e->data_par, (long long)e->num_procs);
+    }
     if (e->batch_size < 1)
         return invalid(err, "execution.batch_size", "must be >= 1");
     if (e->microbatch_size < 1)
@@ -56,7 +66,7 @@ int llm__check_execution(const fathom_model_t *m, const llm_execution_t *e, fath
         return invalid(err, "execution.pipeline_interleaving", "must be >= 1");
     if (e->pipeline_par == 1 && e->pipeline_interleaving != 1)
         return invalid(err, "execution.pipeline_interleaving", "must be 1 when pipeline_par is 1");
-    if (e->optimizer_sharding && e->data_par < 2)
+    if (e->optimizer_sharding && e->data_par * llm_context_par(e) < 2)
         return invalid(err, "execution.optimizer_sharding", "needs data_par > 1");
     if ((unsigned)e->tensor_par_comm_type > LLM_TP_COMM_RS_AG)
         return invalid(err, "execution.tensor_par_comm_type", "must be ar, p2p_rs_ag or rs_ag");
@@ -84,22 +94,25 @@ int llm__check_execution(const fathom_model_t *m, const llm_execution_t *e, fath
 /* Calculon's _check_network_assignments. */
 int llm__check_networks(const llm_system_t *s, const llm_execution_t *e, fathom_error_t *err)
 {
-    const int nets[3] = {e->tensor_par_net, e->pipeline_par_net, e->data_par_net};
-    const int64_t par[3] = {e->tensor_par, e->pipeline_par, e->data_par};
-    static const char *const fields[3] = {"execution.tensor_par_net", "execution.pipeline_par_net",
-                                          "execution.data_par_net"};
-    static const char *const par_fields[3] = {"execution.tensor_par", "execution.pipeline_par",
-                                              "execution.data_par"};
+    /* Calculon's three groups, then context parallelism (blamed last, so Calculon's messages
+     * stay as they were) */
+    const int nets[4] = {e->tensor_par_net, e->pipeline_par_net, e->data_par_net,
+                         e->context_par_net};
+    const int64_t par[4] = {e->tensor_par, e->pipeline_par, e->data_par, llm_context_par(e)};
+    static const char *const fields[4] = {"execution.tensor_par_net", "execution.pipeline_par_net",
+                                          "execution.data_par_net", "execution.context_par_net"};
+    static const char *const par_fields[4] = {"execution.tensor_par", "execution.pipeline_par",
+                                              "execution.data_par", "execution.context_par"};
     bool used[LLM_MAX_NETWORKS] = {false};
     int64_t size[LLM_MAX_NETWORKS];
     for (int i = 0; i < LLM_MAX_NETWORKS; i++)
         size[i] = 1;
-    for (int k = 0; k < 3; k++)
-        if (nets[k] < 0 || nets[k] >= s->num_networks)
+    for (int k = 0; k < 4; k++)
+        if ((k < 3 || par[k] > 1) && (nets[k] < 0 || nets[k] >= s->num_networks))
             return fathom_error_set(err, FATHOM_E_INVALID_FIELD, fields[k],
                                     "must name a network tier 0..%d, got %d",
                                     s->num_networks - 1, nets[k]);
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         if (par[k] > 1) {
             used[nets[k]] = true;
             /* cap the product: beyond any network size it is already too big */
@@ -112,7 +125,7 @@ int llm__check_networks(const llm_system_t *s, const llm_execution_t *e, fathom_
         const llm_network_t *n = &s->networks[t];
         /* blame the first parallelism mapped on this tier */
         const char *field = fields[0];
-        for (int k = 2; k >= 0; k--)
+        for (int k = 3; k >= 0; k--)
             if (par[k] > 1 && nets[k] == t)
                 field = par_fields[k];
         if (size[t] > n->size)

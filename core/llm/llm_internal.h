@@ -83,6 +83,7 @@ typedef struct {
     bool needs_recompute, needs_recomm;
     bool activation_reused, activation_stored, output_stored;
     bool fp8; /* a linear layer whose GEMMs run in FP8 (execution.fp8) */
+    double extra_size; /* FUSED_ATTENTION: the fp32 log-sum-exp, in elements of the datatype */
     /* Communication layers (TP_COMM, LINEAR_OVERLAPPED) */
     bool conjugate;       /* reduce after the layer (G) rather than before it (F) */
     double num_peers;     /* tensor_par */
@@ -177,6 +178,7 @@ typedef struct {
     double matrix_fw_flops;  /* forward FLOPs of matrix-engine layers (GEMMs and attention) */
     double matrix_re_flops;  /* of those, what a recompute runs again */
     double matrix_bw_flops;  /* input and weight gradient FLOPs of matrix-engine layers */
+    double attn_fw_time, attn_bw_time; /* s of the fused attention kernel (ring attention) */
 } llm__block_stats_t;
 
 /* What an execution compiles to before its layers are costed (Calculon's Llm.compile). */

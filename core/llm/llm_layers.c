@@ -217,26 +217,32 @@ static void add_modern_linear(llm__block_t *b, double m, double n, double k, boo
     l->fp8 = fp8;
 }
 
-/* Fused attention of one microbatch on one rank: q_heads query heads of width d over s tokens,
- * kv_heads key/value heads, causal fraction cf (llm__causal_fraction).
- *   forward  FLOPs 4·b·q_heads·s²·d·cf              (Q·Kᵀ and P·V)
- *   backward FLOPs 10·b·q_heads·s²·d·cf = 2.5×forward (Q·Kᵀ again, dV, dP, dQ, dK)
- *   forward  bytes (Q + K + V + O)·bpe + LSE·4      (no s×s tensor reaches memory)
+/* Fused attention of one microbatch on one rank: q_heads query heads of width d for s_q query
+ * tokens against s_k key tokens (s_q = s_k = s without context parallelism; with it the rank's
+ * s/cp queries meet the whole sequence as K/V blocks come round the ring), kv_heads key/value
+ * heads, causal fraction cf (llm__causal_fraction; with causal load balancing every rank does
+ * the same share of the triangle).
+ *   forward  FLOPs 4·b·q_heads·s_q·s_k·d·cf              (Q·Kᵀ and P·V)
+ *   backward FLOPs 2.5×forward                           (Q·Kᵀ again, dV, dP, dQ, dK)
+ *   forward  bytes (Q + K + V + O)·bpe + LSE·4           (no s×s tensor reaches memory)
  *   backward bytes (Q + K + V + O + dO + dQ + dK + dV)·bpe + LSE·4
- *   stored for backward: Q, K, V and the fp32 log-sum-exp per row (O is the next layer's input).
- * Element counts: Q = O = b·s·q_heads·d, K = V = b·s·kv_heads·d, LSE = b·q_heads·s. */
-static void add_fused_attention(llm__block_t *b, double batch, double s, double q_heads,
-                                double kv_heads, double d, double cf, double bpe, flags_t f)
+ *   stored for backward: the rank's Q, K, V and the fp32 log-sum-exp per row (O is the next
+ *   layer's input). Q = O = b·s_q·q_heads·d; K = V read = b·s_k·kv_heads·d, kept b·s_q·kv·d;
+ *   LSE = b·q_heads·s_q. */
+static void add_fused_attention(llm__block_t *b, double batch, double s_q, double s_k,
+                                double q_heads, double kv_heads, double d, double cf, double bpe,
+                                flags_t f)
 {
     llm__layer_t *l = push(b, LLM__FUSED_ATTENTION, f);
-    const double q = batch * s * q_heads * d, kv = batch * s * kv_heads * d;
-    const double lse = batch * q_heads * s * 4 / bpe; /* fp32, in elements of the datatype */
-    l->fw_flops = 4 * batch * q_heads * s * s * d * cf;
+    const double q = batch * s_q * q_heads * d, kv_local = batch * s_q * kv_heads * d;
+    const double kv_read = batch * s_k * kv_heads * d;
+    l->fw_flops = 4 * batch * q_heads * s_q * s_k * d * cf;
     l->agrad_flops = 2.5 * l->fw_flops;
-    l->inputs_size = q + 2 * kv;
+    l->inputs_size = q + 2 * kv_read;
     l->output_size = q;
-    l->activation_space = q + 2 * kv + lse;
-    l->activation_grads = q + 2 * kv;
+    l->extra_size = batch * q_heads * s_q * 4 / bpe; /* fp32, in elements of the datatype */
+    l->activation_space = q + 2 * kv_local + l->extra_size;
+    l->activation_grads = q + 2 * kv_local;
 }
 
 /* act(gate)·up on `out` output elements from 2·out inputs. SiLU is a sigmoid (4 FLOPs) and a
@@ -338,8 +344,10 @@ static void add_attention_core(llm__block_t *b, const fathom_model_t *m, const l
     const int64_t qkv_width = m->attn_heads * m->attn_size;
     if (e->attention_kernel == LLM_ATTN_KERNEL_FUSED) {
         /* flash attention recomputes its scores itself: only full recompute redoes it */
-        add_fused_attention(b, (double)e->microbatch_size, (double)m->seq_size,
-                            (double)(m->attn_heads / tp), (double)llm__kv_heads_per_rank(m, e),
+        const int64_t cp = llm_context_par(e);
+        add_fused_attention(b, (double)e->microbatch_size, (double)(m->seq_size / cp),
+                            (double)m->seq_size, (double)(m->attn_heads / tp),
+                            (double)llm__kv_heads_per_rank(m, e),
                             (double)m->attn_size, llm__causal_fraction(m),
                             (double)llm_datatype_bytes(e->datatype), FLAGS(.recompute = rf));
         return;
@@ -562,7 +570,7 @@ static double fw_mem(const llm__layer_t *l, const llm__ctx_t *c)
         return fp8_linear_mem(l, c, LLM__FW);
     switch (l->kind) {
     case LLM__FUSED_ATTENTION: /* Q, K, V in; O and the fp32 log-sum-exp out */
-        return (l->activation_space + l->output_size) * c->bpe;
+        return (l->inputs_size + l->output_size + l->extra_size) * c->bpe;
     case LLM__EMBEDDING: /* the rows looked up, not the table */
         return (l->inputs_size + l->output_size) * c->bpe;
     case LLM__CROSS_ENTROPY: /* logits in, their fp32 copy out */
@@ -587,7 +595,7 @@ double llm__layer_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__
     case LLM__AGRAD:
         switch (l->kind) {
         case LLM__FUSED_ATTENTION: /* Q, K, V, LSE, O, dO in; dQ, dK, dV out */
-            return (l->activation_space + l->activation_grads + 2 * l->output_size) * c->bpe;
+            return (2 * l->inputs_size + 2 * l->output_size + l->extra_size) * c->bpe;
         case LLM__EMBEDDING: return 0; /* token ids have no gradient */
         case LLM__CROSS_ENTROPY: /* fp32 softmax in, logit gradients out */
             return l->activation_space * 4 + l->activation_grads * c->bpe;

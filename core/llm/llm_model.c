@@ -72,6 +72,8 @@ void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e
                 b->matrix_re_flops += fw.flops;
         }
         b->weight_elems += l->weight_space;
+        if (l->kind == LLM__FUSED_ATTENTION)
+            b->attn_fw_time += fw.time;
         if (l->fp8)
             b->fp8_weight_elems += l->weight_space;
         if (training) {
@@ -131,6 +133,8 @@ void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e
             b->useful_bw_flops += ag.flops + wg.flops + op.flops;
             if (matrix)
                 b->matrix_bw_flops += ag.flops + wg.flops;
+            if (l->kind == LLM__FUSED_ATTENTION)
+                b->attn_bw_time += ag.time;
         }
         /* memory of one block */
         double act = llm__layer_activation(l, c);
@@ -170,6 +174,50 @@ static int check_modern(const fathom_model_t *m, const llm_system_t *s, const ll
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.tensor_par",
                                 "must divide model.kv_heads (%lld) or be a multiple of it",
                                 (long long)kv);
+    const int64_t cp = llm_context_par(e), group = e->data_par * cp;
+    if (cp > 1) {
+        if (m->calculon_block)
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.context_par",
+                                    "needs the modern block: give the model one of kv_heads, "
+                                    "gated_mlp, norm, qkv_bias or causal");
+        if (e->attention_kernel != LLM_ATTN_KERNEL_FUSED)
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.context_par",
+                                    "ring attention runs on the fused attention kernel: set "
+                                    "execution.attention_kernel to \"fused\"");
+        if (m->seq_size % (2 * cp) != 0)
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.context_par",
+                                    "each rank holds two chunks of the sequence (causal load "
+                                    "balancing): 2 × context_par must divide seq_size (%lld)",
+                                    (long long)m->seq_size);
+    }
+    if (e->zero_stage < 0 || e->zero_stage > 3)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.zero_stage",
+                                "must be 0, 1, 2 or 3, got %d", e->zero_stage);
+    if (e->zero_stage >= 1 && !e->optimizer_sharding)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.zero_stage",
+                                "zero_stage %d shards the optimizer: optimizer_sharding must be "
+                                "true (or left out)",
+                                e->zero_stage);
+    if (e->zero_stage >= 2 && m->calculon_block)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.zero_stage",
+                                "ZeRO-2/3 need the modern block: give the model one of kv_heads, "
+                                "gated_mlp, norm, qkv_bias or causal");
+    if (e->zero_stage == 3 && e->weight_offload)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.zero_stage",
+                                "zero_stage 3 shards the weights; offloading them as well is not "
+                                "modelled (set weight_offload false)");
+    if (e->zero_stage >= 2 && e->optimizer_offload)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.zero_stage",
+                                "zero_stage %d shards the gradients; offloading them with the "
+                                "optimizer state is not modelled (set optimizer_offload false)",
+                                e->zero_stage);
+    if (e->shard_group >= 1 && (group % e->shard_group != 0 || e->shard_group > group))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.shard_group",
+                                "must divide data_par × context_par (%lld), got %lld",
+                                (long long)group, (long long)e->shard_group);
+    if (e->shard_group >= 1 && e->shard_group < group && e->zero_stage == 0)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.shard_group",
+                                "shards nothing with zero_stage 0");
     if ((unsigned)e->attention_kernel > LLM_ATTN_KERNEL_FUSED)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.attention_kernel",
                                 "must be \"unfused\" or \"fused\"");
@@ -202,6 +250,7 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
                                 llm_datatype_name(e->datatype));
 
     const int64_t tp = e->tensor_par, pp = e->pipeline_par, dp = e->data_par;
+    const int64_t cp = llm_context_par(e);
     k->nmb = e->batch_size / dp / e->microbatch_size;
 
     /* Blocks per processor: an uneven split gives the first stages one more block and leaves
@@ -266,7 +315,7 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
     }
 
     llm__sizes_t *z = &k->z;
-    z->batch_seq = e->microbatch_size * m->seq_size;
+    z->batch_seq = e->microbatch_size * m->seq_size / cp; /* tokens on one rank */
     z->activation_size = z->batch_seq * m->hidden;
     if (e->tensor_par_comm_type != LLM_TP_COMM_AR && z->batch_seq % tp != 0)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.tensor_par",
@@ -285,6 +334,8 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
     c->mem2_bw = s->mem2.gbps * 1e9;
     c->bpe = llm_datatype_bytes(e->datatype);
     c->optim_shards = e->optimizer_sharding ? (double)dp : 1.0;
+    if (!m->calculon_block) /* Megatron shards over data × context parallelism (or a group) */
+        c->optim_shards = llm_zero_stage(e) >= 1 ? (double)llm_shard_group(e) : 1.0;
     c->attention_flops = c->matrix_flops * s->attention_efficiency;
     if (e->fp8) {
         c->fp8_matrix_flops = s->matrix.rate[LLM_DT_FLOAT8].tflops * 1e12;

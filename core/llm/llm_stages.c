@@ -22,10 +22,44 @@
  *   Tied embeddings with pipeline_par > 1: the first and last stage each hold the matrix and
  *   all-reduce its gradient between them (2 peers, pipeline network), exposed.
  *
+ * Data parallelism of the blocks (replaces Calculon's model for the modern block), per stage and
+ * step, with Pb one block's weights on a rank (bytes), G = data_par·context_par processors
+ * reducing gradients, S = shard_group ≤ G holding one set of shards, R = G/S replicas, bpp the
+ * stage's blocks, fw/bw one block's forward/backward compute time:
+ *   ZeRO-0      all-reduce ar = AR(Pb, G) per block, once per step
+ *   ZeRO-1      reduce-scatter rs = RS(Pb, S) per block (+ AR(Pb/S, R) across replicas), and
+ *               after the optimizer step the parameter all-gather ag = AG(Pb, S) per block
+ *   ZeRO-2      as ZeRO-1 with the gradient reduce-scatter after every microbatch (no full
+ *               gradient buffer to accumulate in)
+ *   Overlap (data_par_overlap; Megatron's --overlap-grad-reduce --overlap-param-gather), bucket
+ *   = block: the reduction of block i runs under the backward of the blocks before it, the gather
+ *   of block i under the forward of the block before it; exposed:
+ *               x + (bpp − 1)·max(0, x − window)   (x = rs or ar, window = bw; x = ag, window = fw)
+ *   where the lone x is the last bucket's reduction / the first block's gather; without overlap
+ *   bpp·x.
+ *   ZeRO-3/FSDP every microbatch: forward gathers each block (prefetched under the previous
+ *               block's forward), backward gathers it again and reduce-scatters its gradients
+ *               (under the next block's backward):
+ *               fw: ag + (bpp − 1)·max(0, ag − fw)   bw: rs + (bpp − 1)·max(0, ag + rs − bw)
+ *               and HSDP's all-reduce of the shards across the R replicas once per step.
+ *   The collectives run on data_par_net (context_par_net when data_par is 1).
+ *
+ * Context parallelism (ring attention), per block and microbatch, with c = context_par and one
+ * K/V chunk k = 2·b·(s/c)·kv_heads_per_rank·d·bpe bytes: forward passes c − 1 chunks round the
+ * ring, each hidden behind the attention of the chunk in hand (attention time / c); backward
+ * passes K/V and their gradients (2k) likewise, then hands the last dK/dV back:
+ *   fw: (c − 1)·max(0, p2p(k) − attn_fw/c)   bw: (c − 1)·max(0, p2p(2k) − attn_bw/c) + p2p(k)
+ *   (forward again when full recompute reruns it). The ring runs on context_par_net; when it
+ *   spans nodes every hop is paced by that tier (the ranks step together, so the slowest link
+ *   sets the ring's speed).
+ *
  * Memory per processor of a stage (Megatron's mixed precision, theoretical_memory_usage.py):
- *   weights     P·bpe (+ 2 bytes per FP8-layer parameter: its FP8 copy and transpose)
- *   gradients   P·4 (fp32 gradient buffer; ZeRO-1 leaves gradients whole)
- *   optimizer   P·12/shards (fp32 master copy + Adam's two fp32 moments; 8 when training in fp32)
+ *   weights     P·bpe (+ 2 bytes per FP8-layer parameter: its FP8 copy and transpose);
+ *               ZeRO-3: P·bpe/S + two gathered blocks (the one computing, the one prefetched)
+ *   gradients   P·4 (fp32 gradient buffer; ZeRO-1 leaves gradients whole); ZeRO-2/3: P·4/S +
+ *               one block's gradients being reduced
+ *   optimizer   P·12/shards (fp32 master copy + Adam's two fp32 moments; 8 when training in
+ *               fp32), shards = S from ZeRO-1 on
  *   activations blocks: Calculon's formula with the stage's microbatches in flight (the first
  *               stage holds pipeline_par under 1F1B, the last one), plus the outer layers'
  *   buffers     activation gradients in flight (one block's, plus the logits' gradient)
@@ -46,15 +80,29 @@ typedef struct {
     double useful;      /* FLOPs per microbatch */
 } outer_t;
 
-static double dp_reduce_time(const llm_network_t *net, const llm_execution_t *e, double bytes)
+/* The tier the gradient reduction runs on: data parallelism's, or context parallelism's when
+ * data_par is 1 (the reduction group is data_par × context_par). */
+static const llm_network_t *dp_network(const llm_system_t *s, const llm_execution_t *e)
 {
-    const double dp = (double)e->data_par;
-    if (e->data_par < 2 || !e->training)
+    return &s->networks[e->data_par > 1 ? e->data_par_net : e->context_par_net];
+}
+
+/* One step's reduction of `bytes` of gradients of the layers outside the blocks: all-reduce
+ * over G, or reduce-scatter over the shard group, then the parameters gathered back (ZeRO). */
+static double dp_reduce_time(const llm_system_t *s, const llm_execution_t *e, double bytes)
+{
+    const double G = (double)(e->data_par * llm_context_par(e)), S = (double)llm_shard_group(e);
+    const llm_network_t *net = dp_network(s, e);
+    if (G < 2 || !e->training)
         return 0;
-    if (e->optimizer_sharding)
-        return llm__net_time(net, LLM_OP_REDUCE_SCATTER, bytes, dp) +
-               llm__net_time(net, LLM_OP_ALL_GATHER, bytes, dp);
-    return llm__net_time(net, LLM_OP_ALL_REDUCE, bytes, dp);
+    if (llm_zero_stage(e) == 0)
+        return llm__net_time(net, LLM_OP_ALL_REDUCE, bytes, G);
+    double t = S > 1 ? llm__net_time(net, LLM_OP_REDUCE_SCATTER, bytes, S) +
+                           llm__net_time(net, LLM_OP_ALL_GATHER, bytes, S)
+                     : 0;
+    if (G > S)
+        t += llm__net_time(net, LLM_OP_ALL_REDUCE, bytes / S, G / S);
+    return t;
 }
 
 static void cost_outer(llm__block_t *t, llm__compiled_t *k, const llm_system_t *s,
@@ -68,7 +116,7 @@ static void cost_outer(llm__block_t *t, llm__compiled_t *k, const llm_system_t *
         o->bw = o->b.agrad_time + o->b.wgrad_time;
         o->tp += o->b.agrad_tp_exposed[1];
         o->optim = o->b.optim_time;
-        o->dp = dp_reduce_time(&s->networks[e->data_par_net], e, o->b.weight_space);
+        o->dp = dp_reduce_time(s, e, o->b.weight_space);
     }
     o->per_mb = o->fw + o->bw + o->tp;
     o->useful = o->b.useful_fw_flops + o->b.useful_bw_flops;
@@ -96,6 +144,8 @@ static void stage_memory(const llm__block_stats_t *b, const outer_t *const *oute
                          double shared, const llm_execution_t *e, double bpe, double shards,
                          double blocks, double inflight, llm_stage_memory_t *out)
 {
+    const int zero = llm_zero_stage(e);
+    const double S = (double)llm_shard_group(e);
     double params = blocks * b->weight_elems - shared, fp8 = blocks * b->fp8_weight_elems;
     double acts = block_activations(b, e, blocks, inflight), bufs = e->training ? b->act_grad_space : 0;
     for (int i = 0; i < n_outer; i++) {
@@ -107,8 +157,12 @@ static void stage_memory(const llm__block_stats_t *b, const outer_t *const *oute
     memset(out, 0, sizeof *out);
     out->blocks = (int64_t)blocks;
     out->weights = params * bpe + 2 * fp8;
+    if (zero >= 3)
+        out->weights = (params * bpe + 2 * fp8) / S + 2 * (b->weight_elems * bpe);
     if (e->training) {
         out->gradients = params * 4;
+        if (zero >= 2)
+            out->gradients = params * 4 / S + b->weight_elems * 4;
         out->optimizer = params * (bpe < 4 ? 12 : 8) / shards;
     }
     out->activations = acts;
@@ -138,15 +192,13 @@ static void describe_calculon(const llm_stats_t *st, const llm__compiled_t *k,
     }
 }
 
-/* Adds the outer layers to the step time (header). */
-static void add_outer_time(const llm_system_t *s, const llm_execution_t *e,
-                           const llm__compiled_t *k, const outer_t *F, const outer_t *L,
-                           double tied_ar, llm_stats_t *st)
+/* Adds the outer layers to the step's lines (header); returns the FLOPs they add on the
+ * critical path (for the efficiencies). */
+static double add_outer_time(const llm_execution_t *e, const llm__compiled_t *k, const outer_t *F,
+                             const outer_t *L, double tied_ar, llm_stats_t *st)
 {
-    const double nmb = (double)k->nmb, old_total = st->total_time;
-    const double perfect_old = st->total_efficiency * old_total;
+    const double nmb = (double)k->nmb;
     const bool overlap = e->data_par_overlap;
-    double useful;
     if (e->pipeline_par == 1) {
         st->fw_time += nmb * (F->fw + L->fw);
         st->bw_time += nmb * (F->bw + L->bw);
@@ -155,26 +207,108 @@ static void add_outer_time(const llm_system_t *s, const llm_execution_t *e,
         st->optim_step_time += F->optim + L->optim;
         st->dp_comm_exposed_time += F->dp + (overlap ? 0 : L->dp);
         st->dp_comm_link_time += F->dp + L->dp;
-        useful = nmb * (F->useful + L->useful);
-    } else {
-        const outer_t *H = L->per_mb > F->per_mb ? L : F, *G = H == L ? F : L;
-        st->fw_time += nmb * H->fw;
-        st->bw_time += nmb * H->bw;
-        st->tp_comm_exposed_time += nmb * H->tp;
-        st->tp_comm_link_time += nmb * H->tp;
-        st->bubble_time += G->per_mb;
-        st->optim_step_time += max2(F->optim, L->optim);
-        st->dp_comm_exposed_time += max2(F->dp, overlap ? 0 : L->dp) + tied_ar;
-        st->dp_comm_link_time += F->dp + L->dp + tied_ar;
-        useful = nmb * H->useful;
+        return nmb * (F->useful + L->useful);
     }
-    (void)s;
+    const outer_t *H = L->per_mb > F->per_mb ? L : F, *G = H == L ? F : L;
+    st->fw_time += nmb * H->fw;
+    st->bw_time += nmb * H->bw;
+    st->tp_comm_exposed_time += nmb * H->tp;
+    st->tp_comm_link_time += nmb * H->tp;
+    st->bubble_time += G->per_mb;
+    st->optim_step_time += max2(F->optim, L->optim);
+    st->dp_comm_exposed_time += max2(F->dp, overlap ? 0 : L->dp) + tied_ar;
+    st->dp_comm_link_time += F->dp + L->dp + tied_ar;
+    return nmb * H->useful;
+}
+
+/* A reduction or gather of x seconds per block, hidden bucket by bucket behind a window of
+ * compute per block when overlapped: the first (or last) is always exposed (header). */
+static double bucketed(double x, double window, double blocks, bool overlap)
+{
+    return overlap ? x + (blocks - 1) * max2(0, x - window) : blocks * x;
+}
+
+/* Data parallelism of the blocks (header): sets the step's data-parallel lines and x's. */
+static void blocks_data_parallel(const llm_system_t *s, const llm_execution_t *e,
+                                 const llm__compiled_t *k, const llm__block_stats_t *b,
+                                 llm_stats_t *st, llm_step_extra_t *x)
+{
+    st->dp_comm_exposed_time = st->dp_comm_link_time = 0;
+    const double G = (double)(e->data_par * llm_context_par(e)), S = (double)llm_shard_group(e);
+    if (G < 2 || !e->training)
+        return;
+    const llm_network_t *net = dp_network(s, e);
+    const int zero = llm_zero_stage(e);
+    const double bpp = (double)k->bpp, nmb = (double)k->nmb, pb = b->weight_space;
+    const double fw = b->fw_time, bw = b->agrad_time + b->wgrad_time + b->re_time;
+    const bool overlap = e->data_par_overlap;
+    const double across = G > S ? llm__net_time(net, LLM_OP_ALL_REDUCE, pb / S, G / S) : 0;
+    const double rs = S > 1 ? llm__net_time(net, LLM_OP_REDUCE_SCATTER, pb, S) : 0;
+    const double ag = S > 1 ? llm__net_time(net, LLM_OP_ALL_GATHER, pb, S) : 0;
+    double grad = 0, gather = 0, exposed_grad = 0, exposed_gather = 0;
+    if (zero == 0) {
+        double ar = llm__net_time(net, LLM_OP_ALL_REDUCE, pb, G);
+        grad = bpp * ar;
+        exposed_grad = bucketed(ar, bw, bpp, overlap);
+        x->dp_exposed_last_bucket = ar;
+    } else if (zero <= 2) {
+        const double rounds = zero == 2 ? nmb : 1; /* ZeRO-2 reduces after every microbatch */
+        grad = rounds * bpp * rs + bpp * across;
+        exposed_grad = rounds * bucketed(rs, bw, bpp, overlap) + bpp * across;
+        gather = bpp * ag;
+        exposed_gather = bucketed(ag, fw, bpp, overlap);
+        x->dp_exposed_last_bucket = rs;
+        x->dp_exposed_first_gather = ag;
+    } else {
+        /* FSDP prefetches whatever data_par_overlap says: it is how FSDP runs */
+        grad = nmb * bpp * rs + bpp * across;
+        gather = nmb * 2 * bpp * ag;
+        exposed_gather = nmb * (ag + (bpp - 1) * max2(0, ag - fw));
+        exposed_grad = nmb * (rs + (bpp - 1) * max2(0, ag + rs - bw)) + bpp * across;
+        x->dp_exposed_last_bucket = rs;
+        x->dp_exposed_first_gather = ag;
+    }
+    x->dp_grad_reduce = grad;
+    x->dp_param_gather = gather;
+    st->block_dp_size = pb;
+    st->dp_comm_link_time = grad + gather;
+    st->dp_comm_exposed_time = exposed_grad + exposed_gather;
+}
+
+/* Ring attention (header): the exposed seconds per step. */
+static double ring_attention(const fathom_model_t *m, const llm_system_t *s,
+                             const llm_execution_t *e, const llm__compiled_t *k,
+                             const llm__block_stats_t *b)
+{
+    const int64_t cp = llm_context_par(e);
+    if (cp < 2)
+        return 0;
+    const llm_network_t *net = &s->networks[e->context_par_net];
+    const double c = (double)cp;
+    const double chunk = 2.0 * (double)k->z.batch_seq * (double)llm__kv_heads_per_rank(m, e) *
+                         (double)m->attn_size * k->c.bpe;
+    const double p2p = llm__net_time(net, LLM_OP_P2P, chunk, 2);
+    double fw = (c - 1) * max2(0, p2p - b->attn_fw_time / c), bw = 0;
+    if (e->training) {
+        double p2p2 = llm__net_time(net, LLM_OP_P2P, 2 * chunk, 2);
+        bw = (c - 1) * max2(0, p2p2 - b->attn_bw_time / c) + p2p;
+        if (e->activation_recompute == LLM_RECOMPUTE_FULL)
+            fw *= 2;
+    }
+    return (double)k->bpp * (double)k->nmb * (fw + bw);
+}
+
+/* Totals and efficiencies after the modern lines changed; perfect_add FLOPs of useful work
+ * joined the critical path. */
+static void retotal(const llm_execution_t *e, const llm__compiled_t *k, double perfect_old,
+                    double perfect_add, double cp_exposed, llm_stats_t *st)
+{
     double total = st->fw_time + st->bw_time + st->optim_step_time + st->fw_offload_exposed_time +
                    st->bw_offload_exposed_time + st->recompute_time + st->recomm_exposed_time +
                    st->bubble_time + st->tp_comm_exposed_time + st->pp_comm_exposed_time +
-                   st->dp_comm_exposed_time;
+                   st->dp_comm_exposed_time + cp_exposed;
     double compute = st->fw_time + st->bw_time + st->optim_step_time;
-    double perfect = perfect_old + useful / k->c.matrix_flops;
+    double perfect = perfect_old + perfect_add / k->c.matrix_flops;
     st->total_time = total;
     st->sample_rate = (double)e->batch_size / total;
     st->compute_efficiency = perfect / compute;
@@ -228,6 +362,10 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
 
     const double bpe = k->c.bpe, shards = k->c.optim_shards;
     const int64_t pp = e->pipeline_par;
+    const double old_total = st->total_time, perfect_old = st->total_efficiency * old_total;
+    blocks_data_parallel(s, e, k, blk, st, x);
+    x->cp_comm_exposed = ring_attention(m, s, e, k, blk);
+    double perfect_add = 0;
     outer_t F, L;
     memset(&F, 0, sizeof F);
     memset(&L, 0, sizeof L);
@@ -245,15 +383,20 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
             tied_ar = llm__net_time(&s->networks[e->pipeline_par_net], LLM_OP_ALL_REDUCE,
                                     table * bpe, 2);
         if (shared > 0) /* the shared matrix's gradient is reduced once, with the embedding's */
-            L.dp = dp_reduce_time(&s->networks[e->data_par_net], e,
-                                  L.b.weight_space - shared * bpe);
-        double old_total = st->total_time;
-        add_outer_time(s, e, k, &F, &L, tied_ar, st);
-        x->outer_layers_time = st->total_time - old_total;
+            L.dp = dp_reduce_time(s, e, L.b.weight_space - shared * bpe);
+        llm_stats_t before = *st;
+        perfect_add = add_outer_time(e, k, &F, &L, tied_ar, st);
+        x->outer_layers_time = (st->fw_time - before.fw_time) + (st->bw_time - before.bw_time) +
+                               (st->tp_comm_exposed_time - before.tp_comm_exposed_time) +
+                               (st->bubble_time - before.bubble_time) +
+                               (st->optim_step_time - before.optim_step_time) +
+                               (st->dp_comm_exposed_time - before.dp_comm_exposed_time);
         x->hardware_flops += nmb * (double)e->tensor_par * (double)e->data_par *
                              (F.b.matrix_fw_flops + F.b.matrix_bw_flops + L.b.matrix_fw_flops +
                               L.b.matrix_bw_flops);
     }
+
+    retotal(e, k, perfect_old, perfect_add, x->cp_comm_exposed, st);
 
     /* Memory of the first and the last stage. */
     const double blocks_first = (double)k->bpp;
@@ -271,8 +414,10 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
         stage_memory(blk, last, 1, 0, e, bpe, shards, blocks_last, 1, &x->stages[1]);
     }
     x->heaviest_stage = x->stages[1].total > x->stages[0].total ? 1 : 0;
-    x->weight_bytes_per_param = bpe;
-    x->grad_bytes_per_param = e->training ? 4 : 0;
+    const int zero = llm_zero_stage(e);
+    const double S = (double)llm_shard_group(e);
+    x->weight_bytes_per_param = zero >= 3 ? bpe / S : bpe;
+    x->grad_bytes_per_param = !e->training ? 0 : zero >= 2 ? 4 / S : 4;
     x->optimizer_bytes_per_param = e->training ? (bpe < 4 ? 12 : 8) / shards : 0;
     place_tiers(e, blk, &x->stages[x->heaviest_stage], bpe, shards, st);
 }
