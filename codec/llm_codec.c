@@ -331,6 +331,41 @@ int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_
     return 0;
 }
 
+/* a*b, saturating: three factors of up to 2^30 overflow int64. */
+static int64_t mul_sat(int64_t a, int64_t b)
+{
+    return a > INT64_MAX / b ? INT64_MAX : a * b;
+}
+
+void codec_llm_execution_default_nets(const json_t *v, const llm_system_t *s, llm_execution_t *e)
+{
+    static const char *const keys[3] = {"tensor_par_net", "pipeline_par_net", "data_par_net"};
+    int *nets[3] = {&e->tensor_par_net, &e->pipeline_par_net, &e->data_par_net};
+    const int64_t par[3] = {e->tensor_par, e->pipeline_par, e->data_par};
+    int64_t used[LLM_MAX_NETWORKS];
+    for (int t = 0; t < LLM_MAX_NETWORKS; t++)
+        used[t] = 1;
+    /* Given fields first: they occupy their tier before any default is placed beside them. */
+    for (int k = 0; k < 3; k++)
+        if (jr_has(v, keys[k]) && *nets[k] >= 0 && *nets[k] < s->num_networks && par[k] > 1)
+            used[*nets[k]] = mul_sat(used[*nets[k]], par[k]);
+    for (int k = 0; k < 3; k++) {
+        if (jr_has(v, keys[k]) || s->num_networks < 1)
+            continue;
+        int t = 0;
+        if (par[k] > 1) {
+            t = s->num_networks - 1;
+            for (int c = 0; c < s->num_networks; c++)
+                if (used[c] <= s->networks[c].size / par[k]) {
+                    t = c;
+                    break;
+                }
+            used[t] = mul_sat(used[t], par[k]);
+        }
+        *nets[k] = t;
+    }
+}
+
 json_t *codec_llm_execution_encode(const llm_execution_t *e)
 {
     json_t *o = json_object();
