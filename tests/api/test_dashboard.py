@@ -73,6 +73,27 @@ class ErrorsNameTheirCause(ServerTestCase):
         self.assertError(r, 422, "invalid_field", "execution.datatype")
 
 
+class EmptyMemory(ServerTestCase):
+    def system(self, mem1, mem2):
+        sys = self.server.get("/v1/presets/systems/a100_80g").json()
+        sys["mem1"]["GiB"], sys["mem2"]["GiB"] = mem1, mem2
+        return dict(EST, system=sys, execution={"num_procs": 8, "batch_size": 8, "tensor_par": 8,
+                                                "weight_offload": True})
+
+    def test_tier1_of_zero_is_refused_naming_the_field(self):
+        r = self.server.post("/v1/estimate", self.system(0, 256))
+        err = self.assertError(r, 422, "invalid_field", "system.mem1.GiB")
+        self.assertIn("greater than 0", err["message"])
+
+    def test_an_empty_tier2_violation_has_no_infinite_ratio(self):
+        r = self.server.post("/v1/estimate", self.system(80, 0))
+        self.assertEqual(r.status, 200, r.body)
+        msgs = [v["message"] for v in r.json()["violations"]]
+        self.assertTrue(msgs, r.body)
+        for m in msgs:
+            self.assertNotIn("inf", m)
+
+
 class Cors(ServerTestCase):
     server_args = ("--cors-origins", "https://dash.example.com, http://localhost:3000")
 
