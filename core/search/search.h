@@ -26,6 +26,8 @@
  *                     (Calculon's "all" really is false first)
  *   microbatch_size   every divisor of batch/dp whose product with seq_size tp divides
  *   tensor_par_net, pipeline_par_net, data_par_net: every network when the degree > 1, else 0
+ * The constraints in search_options_t (no_offload, exact_batch, max_tensor_par,
+ * max_pipeline_par) drop the loop values they exclude; the rest of the walk is as above.
  * With mbs_break, once a microbatch size gives no good execution over all network assignments,
  * the larger microbatch sizes of that loop are not tried (and not counted).
  *
@@ -78,6 +80,13 @@ typedef struct {
     bool no_tp_overlap; /* only tensor_par_overlap = none */
     bool no_dp_overlap; /* only data_par_overlap = false */
     search_fused_t fused_activation;
+    /* A planner's constraints, narrowing the space (all off by default, so Calculon's space and
+     * counts are unchanged): */
+    bool no_offload;          /* only weight/activations/optimizer_offload = false */
+    bool exact_batch;         /* batch = max_batch_size exactly; a dp that does not divide it
+                               * is skipped (instead of the largest multiple of dp below it) */
+    int64_t max_tensor_par;   /* 0: no cap; else tensor_par <= this */
+    int64_t max_pipeline_par; /* 0: no cap; else pipeline_par <= this */
 } search_options_t;
 
 /* How a unit is run. Not part of the request: a knob for tests and benchmarks. */

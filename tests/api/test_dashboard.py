@@ -164,6 +164,41 @@ class ConditionalGet(ServerTestCase):
             self.assertEqual(again.body, "")
 
 
+class SearchConstraints(ServerTestCase):
+    def search(self, max_batch_size=60, **options):
+        # 60: data_par 8 does not divide it, so exact_batch has layouts to skip
+        body = dict(SMALL, max_batch_size=max_batch_size, options=dict(SMALL["options"], top_n=20, **options))
+        r = self.server.post("/v1/sweep", body)
+        self.assertIn(r.status, (200, 202), r.body)
+        doc = wait_for(self.server, r.json()["id"])
+        self.assertEqual(doc["status"], "done", doc)
+        return doc
+
+    def test_constraints_narrow_the_space_and_hold_in_every_result(self):
+        free = self.search()
+        for options, holds in [
+                ({"no_offload": True}, lambda e: not (e["weight_offload"] or e["activations_offload"] or e["optimizer_offload"])),
+                ({"max_tensor_par": 1}, lambda e: e["tensor_par"] == 1),
+                ({"max_pipeline_par": 1}, lambda e: e["pipeline_par"] == 1),
+                ({"exact_batch": True}, lambda e: e["batch_size"] == 60)]:
+            with self.subTest(options=options):
+                doc = self.search(**options)
+                self.assertLess(doc["counts"]["total"], free["counts"]["total"])
+                self.assertTrue(doc["best"])
+                for b in doc["best"]:
+                    self.assertTrue(holds(b["execution"]), b["execution"])
+                self.assertEqual(doc["spec"]["options"][list(options)[0]], list(options.values())[0])
+
+    def test_without_constraints_the_normalized_search_is_unchanged(self):
+        doc = self.search()
+        for k in ("no_offload", "exact_batch", "max_tensor_par", "max_pipeline_par"):
+            self.assertNotIn(k, doc["spec"]["options"])
+
+    def test_a_zero_cap_is_refused_by_name(self):
+        r = self.server.post("/v1/sweep", dict(SMALL, options={"max_tensor_par": 0}))
+        self.assertError(r, 422, "invalid_field", "options.max_tensor_par")
+
+
 class SearchCsv(ServerTestCase):
     def test_search_csv_says_it_holds_the_top_n_and_points_to_the_sample(self):
         sid = self.server.post("/v1/sweep", SMALL).json()["id"]
