@@ -30,6 +30,10 @@ function buildForm(presets) {
     field({ scope: sc, label: 'Skip TP overlap', field: 'options.no_tp_overlap', type: 'checkbox' }),
     field({ scope: sc, label: 'Skip DP overlap', field: 'options.no_dp_overlap', type: 'checkbox' }),
     field({ scope: sc, label: 'Stop growing the microbatch once it stops fitting', field: 'options.mbs_break', type: 'checkbox' }),
+    field({ scope: sc, label: 'Largest TP (tensor parallel)', field: 'options.max_tensor_par', min: 1, step: 1, placeholder: 'no cap' }),
+    field({ scope: sc, label: 'Largest PP (pipeline parallel)', field: 'options.max_pipeline_par', min: 1, step: 1, placeholder: 'no cap' }),
+    field({ scope: sc, label: 'No offload to tier-2 memory', field: 'options.no_offload', type: 'checkbox' }),
+    field({ scope: sc, label: 'Use exactly the largest global batch (skip DP that does not divide it)', field: 'options.exact_batch', type: 'checkbox' }),
     field({ scope: sc, label: 'Group layouts that differ only in offload, overlap, fusion or networks', field: 'group', type: 'checkbox', value: true, hint: 'one row per TP × PP × DP, microbatch, interleaving, recompute and sharding' }),
   );
   const axes = el('textarea', { id: 'sw-axes', 'data-field': 'axes', rows: 4, spellcheck: 'false' },

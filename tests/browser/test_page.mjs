@@ -381,11 +381,23 @@ try {
     await page.fill('#sw-search [data-field="num_procs"]', '8');
     await page.fill('#sw-search [data-field="max_batch_size"]', '32');
     await page.fill('#sw-search [data-field="options.top_n"]', '5');
+    // The planner's constraints: no offload, TP at most 1, PP at most 2, exactly batch 32.
+    await page.check('#sw-search [data-field="options.no_offload"]');
+    await page.check('#sw-search [data-field="options.exact_batch"]');
+    await page.fill('#sw-search [data-field="options.max_tensor_par"]', '1');
+    await page.fill('#sw-search [data-field="options.max_pipeline_par"]', '2');
     const sent = page.waitForRequest((r) => r.url().endsWith('/v1/sweep') && r.method() === 'POST');
     await page.click('#sw-submit');
     const body = JSON.parse((await sent).postData());
     check(typeof body.model === 'object' && body.model.num_blocks === 6, 'the edited model is searched', body.model);
     await page.waitForFunction(() => document.querySelector('#sw-status').dataset.state === 'done' && document.querySelector('#sw-results table.top'), null, { timeout: 120000 });
+    const layouts = await page.$$eval('#sw-results table.top tbody tr', (trs) => trs.map((r) => [r.cells[2].textContent, r.cells[8].textContent, r.cells[11].textContent]));
+    check(layouts.length > 0 && layouts.every(([l, b, o]) => /^1 × [12] × /.test(l) && /^32 /.test(b) && !/offload/.test(o)), 'every row keeps the constraints', layouts);
+    // back to the defaults for the searches below
+    await page.uncheck('#sw-search [data-field="options.no_offload"]');
+    await page.uncheck('#sw-search [data-field="options.exact_batch"]');
+    await page.fill('#sw-search [data-field="options.max_tensor_par"]', '');
+    await page.fill('#sw-search [data-field="options.max_pipeline_par"]', '');
   });
 
   let searched = false;
