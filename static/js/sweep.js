@@ -25,7 +25,7 @@ function buildForm(presets) {
     field({ scope: sc, label: 'GPUs (num_procs)', field: 'num_procs', value: 1024, min: 1, step: 1, required: true }),
     field({ scope: sc, label: 'Largest global batch', field: 'max_batch_size', value: 1024, min: 1, step: 1, required: true, hint: 'the batch used is its largest multiple of DP' }),
     field({ scope: sc, label: 'Datatype', field: 'datatype', type: 'select', value: 'float16', options: ['float16', 'bfloat16', 'float8', 'float32'].map((d) => [d, d]) }),
-    field({ scope: sc, label: 'Executions to list', field: 'options.top_n', value: 10, min: 1, step: 1, required: true }),
+    field({ scope: sc, label: 'Layouts to list', field: 'options.top_n', value: 10, min: 1, step: 1, required: true, hint: 'up to 100 executions are ranked; grouped, this many distinct layouts' }),
     field({ scope: sc, label: 'Fused activation', field: 'options.fused_activation', type: 'select', value: 'true', options: [['true', 'on'], ['false', 'off'], ['all', 'try both']] }),
     field({ scope: sc, label: 'Skip TP overlap', field: 'options.no_tp_overlap', type: 'checkbox' }),
     field({ scope: sc, label: 'Skip DP overlap', field: 'options.no_dp_overlap', type: 'checkbox' }),
@@ -89,6 +89,9 @@ function requestOf() {
     const v = read(f, input.dataset.field);
     if (v !== undefined) setAt(req, parsePath(input.dataset.field), v);
   }
+  // Grouped, the rows are layouts: ask for more executions (up to the API's 100) so that the
+  // near-duplicates folded away still leave as many layouts as were asked for.
+  if (read(f, 'group') && req.options.top_n) req.options.top_n = Math.min(100, req.options.top_n * 5);
   // A planner's own model or system: the Estimate tab's request carries it by value.
   if (req.model === FROM_ESTIMATE || req.system === FROM_ESTIMATE) {
     const est = currentRequest();
@@ -187,7 +190,9 @@ async function showResults(st) {
   const fits = ok.filter((p) => p.fits_memory !== false);
   const byRate = (list) => [...list].sort((a, b) => b.summary.sample_rate - a.summary.sample_rate);
   const ranked = st.kind === 'grid' ? byRate(fits.length ? fits : ok) : ok;
-  const best = (read(form(), 'group') ? groupRows(ranked, st) : ranked.map((p) => ({ ...p, variants: [] }))).slice(0, st.kind === 'grid' ? 10 : ranked.length);
+  let wanted = ranked.length;
+  try { wanted = read(form(), 'options.top_n') || wanted; } catch { /* keep them all */ }
+  const best = (read(form(), 'group') ? groupRows(ranked, st) : ranked.map((p) => ({ ...p, variants: [] }))).slice(0, st.kind === 'grid' ? 10 : wanted);
   const counts = st.counts || {};
   const csv = el('a', { class: 'button ghost', href: `/v1/sweep/${st.id}/results?format=csv&offset=0&limit=${st.kind === 'grid' ? POINT_CAP : 100}`, download: `fathom-sweep-${st.id}.csv` }, 'Download CSV');
   const chart = chartBox('chart chart-scatter');
@@ -271,8 +276,10 @@ function topTable(rows, st) {
     const open = el('button', { type: 'button', class: 'small ghost' }, 'Open');
     open.addEventListener('click', () => openInEstimate(p, st));
     const variants = p.variants || [];
+    // The variants' options in a tooltip: listed inline they made each row a paragraph.
     const other = variants.length
-      ? [otherOptions(e), el('div', { class: 'variants' }, `+${variants.length} variant${variants.length > 1 ? 's' : ''} within ${fmtPct(1 - variants[variants.length - 1].summary.sample_rate / s.sample_rate)}: ${variants.map((v) => otherOptions(execOf(v, st))).join(' | ')}`)]
+      ? [otherOptions(e), el('div', { class: 'variants', title: variants.map((v) => otherOptions(execOf(v, st))).join('\n') },
+        `+${variants.length} variant${variants.length > 1 ? 's' : ''} (other offload, overlap or networks) within ${fmtPct(1 - variants[variants.length - 1].summary.sample_rate / s.sample_rate)}`)]
       : [otherOptions(e)];
     return el('tr', { 'data-variants': variants.length },
       el('td', {}, p.rank ?? i + 1), el('td', {}, open),
