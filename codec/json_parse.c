@@ -79,7 +79,7 @@ static char *widen_long_integers(const char *buf, size_t len, size_t *out_len, s
                 return NULL;
             cuts[ncuts++] = j;
         }
-        while (j < len && strchr("0123456789.eE+-", buf[j]))
+        while (j < len && buf[j] && strchr("0123456789.eE+-", buf[j]))
             j++;
         i = j - 1;
     }
