@@ -462,14 +462,18 @@ try {
         await page.screenshot({ path: join(outDir, `tab-${t}-${w}.png`), fullPage: true });
       }
     }
-    // A fresh page at 390 px, before any search: the sweep tab's empty state.
+    // A fresh page at 390 px, before any search or result: every tab's empty state.
     const fresh = await context.newPage();
     watch(fresh);
     await fresh.setViewportSize({ width: 390, height: 844 });
-    await fresh.goto(`${base}/#sweep`);
+    await fresh.goto(`${base}/`);
     await fresh.waitForSelector('body[data-ready="true"]');
-    const over = await fresh.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-    check(over <= 0, 'the sweep tab at 390 px before a search', over);
+    for (const t of ['estimate', 'sweep', 'scaling', 'goodput']) {
+      await fresh.click(`#nav-${t}`);
+      await fresh.waitForFunction((id) => !document.querySelector(`#tab-${id}`).hidden, t);
+      const over = await fresh.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      check(over <= 0, `the ${t} tab at 390 px before any result`, over);
+    }
     await fresh.close();
     check(searched, 'the search above ran, so “after a search” was measured');
     await page.setViewportSize({ width: 1440, height: 1000 });
