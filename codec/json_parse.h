@@ -1,9 +1,10 @@
 /* json_parse.h — turning request bytes into a JSON value, with Fathom's limits.
  *
  * Shared by the server, the CLI and the fuzzers so that all three refuse the same inputs the
- * same way: malformed JSON, invalid UTF-8, duplicate keys, NaN/Infinity literals and integers
- * beyond 64 bits are invalid_json (400) with the line and column; nesting deeper than
- * CODEC_MAX_DEPTH is refused before jansson builds anything. */
+ * same way: malformed JSON, invalid UTF-8, duplicate keys and NaN/Infinity literals are
+ * invalid_json (400) with the line and column; nesting deeper than CODEC_MAX_DEPTH is refused
+ * before jansson builds anything. An integer too long for int64 is read as a real (the double of
+ * the same digits with an exponent): valid for real fields, refused by integer fields (2^53). */
 #ifndef FATHOM_JSON_PARSE_H
 #define FATHOM_JSON_PARSE_H
 

@@ -95,11 +95,9 @@ int jr_value_real(const json_t *v, const char *path, double min, double max, dou
 {
     double x;
     if (json_is_integer(v)) {
-        json_int_t i = json_integer_value(v);
-        if (i > JR_MAX_EXACT_INT || i < -JR_MAX_EXACT_INT)
-            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
-                                    "integer is too large to be represented exactly (limit 2^53)");
-        x = (double)i;
+        /* A real field takes any integer as the nearest double, the value the same number
+         * written with an exponent has (both round to nearest), so both share one hash. */
+        x = (double)json_integer_value(v);
     } else if (json_is_real(v)) {
         x = json_real_value(v);
     } else {

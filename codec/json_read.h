@@ -5,8 +5,9 @@
  * the offending member ("execution.tensor_par") and whose message says why. Readers return 0 on
  * success and -1 on failure, so a decoder is a column of `if (jr_…(…)) return -1;` lines.
  *
- * What "strict" means here: no type coercion (a string "8" is not a number); integers must be
- * exact (no fraction, magnitude at most 2^53); reals must be finite; a member that is absent takes
+ * What "strict" means here: no type coercion (a string "8" is not a number); integer fields must
+ * be exact (no fraction, magnitude at most 2^53); real fields must be finite and take any JSON
+ * number, however many digits, as its nearest double; a member that is absent takes
  * the default given by the caller only when the caller says it is optional; unknown members are
  * refused by jr_check_keys. */
 #ifndef FATHOM_JSON_READ_H

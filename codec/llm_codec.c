@@ -71,6 +71,13 @@ static int decode_memory(const json_t *v, const char *path, llm_memory_t *out,
         jr_real(v, path, "GiB", JR_REQUIRED, 0, 0, 1e12, &out->gib, err) ||
         jr_positive(v, path, "GBps", JR_REQUIRED, 0, 1e12, &out->gbps, err))
         return -1;
+    /* Tier 2 may be absent (0 GiB: no offload memory); a GPU without device memory is a typo. */
+    size_t plen = strlen(path);
+    if (out->gib <= 0 && plen >= 4 && strcmp(path + plen - 4, "mem1") == 0) {
+        jr_path(p, sizeof p, path, "GiB");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                "must be greater than 0: tier 1 is the GPU's own memory");
+    }
     jr_path(p, sizeof p, path, "MB_efficiency");
     return decode_curve(json_object_get(v, "MB_efficiency"), p, &out->mb_efficiency, err);
 }
@@ -342,6 +349,41 @@ int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_
     return 0;
 }
 
+/* a*b, saturating: three factors of up to 2^30 overflow int64. */
+static int64_t mul_sat(int64_t a, int64_t b)
+{
+    return a > INT64_MAX / b ? INT64_MAX : a * b;
+}
+
+void codec_llm_execution_default_nets(const json_t *v, const llm_system_t *s, llm_execution_t *e)
+{
+    static const char *const keys[3] = {"tensor_par_net", "pipeline_par_net", "data_par_net"};
+    int *nets[3] = {&e->tensor_par_net, &e->pipeline_par_net, &e->data_par_net};
+    const int64_t par[3] = {e->tensor_par, e->pipeline_par, e->data_par};
+    int64_t used[LLM_MAX_NETWORKS];
+    for (int t = 0; t < LLM_MAX_NETWORKS; t++)
+        used[t] = 1;
+    /* Given fields first: they occupy their tier before any default is placed beside them. */
+    for (int k = 0; k < 3; k++)
+        if (jr_has(v, keys[k]) && *nets[k] >= 0 && *nets[k] < s->num_networks && par[k] > 1)
+            used[*nets[k]] = mul_sat(used[*nets[k]], par[k]);
+    for (int k = 0; k < 3; k++) {
+        if (jr_has(v, keys[k]) || s->num_networks < 1)
+            continue;
+        int t = 0;
+        if (par[k] > 1) {
+            t = s->num_networks - 1;
+            for (int c = 0; c < s->num_networks; c++)
+                if (used[c] <= s->networks[c].size / par[k]) {
+                    t = c;
+                    break;
+                }
+            used[t] = mul_sat(used[t], par[k]);
+        }
+        *nets[k] = t;
+    }
+}
+
 json_t *codec_llm_execution_encode(const llm_execution_t *e)
 {
     json_t *o = json_object();
@@ -401,11 +443,13 @@ json_t *codec_llm_violations_encode(const llm_result_t *r)
     for (int t = 0; a && t < 2; t++) {
         if (fits[t])
             continue;
-        char msg[256];
+        char msg[256], ratio[48] = "";
+        if (cap[t] > 0) /* no ratio to an empty tier (it would read "infx") */
+            snprintf(ratio, sizeof ratio, " (%.2fx)", need[t] / cap[t]);
         snprintf(msg, sizeof msg,
-                 "memory tier %d (%s) needs %.3f GiB per processor but has %.3f GiB (%.2fx)", t + 1,
+                 "memory tier %d (%s) needs %.3f GiB per processor but has %.3f GiB%s", t + 1,
                  t == 0 ? "device memory" : "offload memory", need[t] / 1073741824.0,
-                 cap[t] / 1073741824.0, cap[t] > 0 ? need[t] / cap[t] : INFINITY);
+                 cap[t] / 1073741824.0, ratio);
         json_array_append_new(a, json_pack("{s:i,s:o,s:o,s:s}", "tier", t + 1, "needed_bytes",
                                            num(need[t]), "capacity_bytes", num(cap[t]), "message",
                                            msg));

@@ -45,6 +45,7 @@ static int decode_request(const json_t *body, const codec_presets_t *presets,
         codec_llm_system_decode(system, "system", presets, &req->system, err) ||
         codec_llm_execution_decode(execution, "execution", &req->execution, err))
         return -1;
+    codec_llm_execution_default_nets(execution, &req->system, &req->execution);
     const json_t *training = json_object_get(body, "training");
     req->has_training = training && !json_is_null(training);
     if (req->has_training && codec_training_decode(training, "training", &req->training, err))

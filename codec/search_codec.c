@@ -23,8 +23,9 @@
 static const char *const request_keys[] = {"kind",     "model",          "system", "num_procs",
                                            "max_batch_size", "datatype", "options", NULL};
 static const char *const option_keys[] = {"mbs_break",     "top_n",           "no_tp_overlap",
-                                          "no_dp_overlap", "fused_activation", "attention_kernel",
-                                          "fp8",           NULL};
+                                          "no_dp_overlap", "fused_activation", "no_offload",
+                                          "exact_batch",   "max_tensor_par",  "max_pipeline_par",
+                                          "attention_kernel", "fp8",        NULL};
 static const char *const kernel_picks[] = {"unfused", "fused", "all", NULL};
 
 /* options.fp8: false, true or "all". */
@@ -102,7 +103,14 @@ int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_reque
             jr_bool(o, "options", "no_tp_overlap", JR_OPTIONAL, false, &r.options.no_tp_overlap,
                     err) ||
             jr_bool(o, "options", "no_dp_overlap", JR_OPTIONAL, false, &r.options.no_dp_overlap,
-                    err))
+                    err) ||
+            jr_bool(o, "options", "no_offload", JR_OPTIONAL, false, &r.options.no_offload, err) ||
+            jr_bool(o, "options", "exact_batch", JR_OPTIONAL, false, &r.options.exact_batch,
+                    err) ||
+            jr_int(o, "options", "max_tensor_par", JR_OPTIONAL, 0, 1, SEARCH_MAX_PROCS,
+                   &r.options.max_tensor_par, err) ||
+            jr_int(o, "options", "max_pipeline_par", JR_OPTIONAL, 0, 1, SEARCH_MAX_PROCS,
+                   &r.options.max_pipeline_par, err))
             return -1;
         r.options.top_n = (int)top_n;
     }
@@ -131,6 +139,17 @@ json_t *codec_search_request_encode(const search_request_t *r)
                                 search_fused_names[r->options.fused_activation],
                                 "attention_kernel", kernel_picks[r->options.attention_kernel],
                                 "fp8", fp8);
+    /* The constraints appear only when set: a search without them keeps the normalized form,
+     * and so the id, it had before they existed. */
+    if (options && r->options.no_offload)
+        json_object_set_new(options, "no_offload", json_true());
+    if (options && r->options.exact_batch)
+        json_object_set_new(options, "exact_batch", json_true());
+    if (options && r->options.max_tensor_par > 0)
+        json_object_set_new(options, "max_tensor_par", json_integer(r->options.max_tensor_par));
+    if (options && r->options.max_pipeline_par > 0)
+        json_object_set_new(options, "max_pipeline_par",
+                            json_integer(r->options.max_pipeline_par));
     if (!model || !system || !options) {
         json_decref(model);
         json_decref(system);

@@ -12,30 +12,33 @@ import sys
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 SCHEMAS = os.path.join(ROOT, "schemas")
 
-# (method, path, schema base name or None, summary)
+# (method, path, request component or None, response component or None, summary). Every route
+# fathomd answers is here; tests/api/test_openapi.py walks the server's route table to check it.
+# The response component "text" is Prometheus's text format.
 PATHS = [
-    ("get", "/healthz", None, "Liveness: the process answers."),
-    ("get", "/readyz", None, "Readiness: database open and migrated (503 otherwise or while stopping)."),
-    ("get", "/metrics", None, "Prometheus metrics (text format)."),
-    ("get", "/v1/version", "version", "Versions of the service, estimators and schema."),
-    ("get", "/v1/presets", "presets", "Model and system presets."),
-    ("get", "/v1/presets/models/{name}", None, "One model preset."),
-    ("get", "/v1/presets/systems/{name}", None, "One system preset."),
-    ("get", "/v1/results/{hash}", "result", "A stored result by config hash (the shareable link)."),
-    ("post", "/v1/transformer", "transformer", "Analytic transformer model: parameters, FLOPs, MFU, 6ND time, GPUs, LoRA."),
-    ("post", "/v1/estimate", "estimate", "Step time and memory tiers of one execution (Calculon's model)."),
-    ("get", "/v1/validation", "validation", "Calculon's validation against the Megatron sequence-parallelism paper."),
-    ("post", "/v1/scaling", "scaling", "Scaling-law solvers: budget to model size, loss, cost."),
-    ("post", "/v1/scaling/fit", "scaling_fit", "Fit loss and parameter laws to loss-versus-compute runs."),
-    ("post", "/v1/goodput/evaluate", "goodput_evaluate", "Pollux throughput, efficiency and goodput."),
-    ("post", "/v1/goodput/optimize", "goodput_optimize", "Batch size and accumulation maximizing goodput."),
-    ("post", "/v1/goodput/fit", "goodput_fit", "Fit Pollux performance parameters to measurements."),
-    ("post", "/v1/sweep", "sweep", "Start an asynchronous sweep (optimal-execution search or grid)."),
-    ("get", "/v1/sweeps", "sweeps", "Recent sweeps."),
-    ("get", "/v1/sweep/{id}", "sweep_status", "A sweep's status, progress and best results."),
-    ("delete", "/v1/sweep/{id}", None, "Cancel a sweep."),
-    ("get", "/v1/sweep/{id}/results", None, "Every point of a sweep, paged (JSON or CSV)."),
-    ("get", "/v1/sweep/{id}/points", "sweep_points", "A search's sample of the executions that fit, for plotting."),
+    ("get", "/healthz", None, "health_response", "Liveness: the process answers."),
+    ("get", "/readyz", None, "health_response", "Readiness: database open and migrated (503 otherwise or while stopping)."),
+    ("get", "/metrics", None, "text", "Prometheus metrics (text format)."),
+    ("get", "/openapi.json", None, "openapi_response", "This document."),
+    ("get", "/v1/version", None, "version_response", "Versions of the service, estimators and schema."),
+    ("get", "/v1/presets", None, "presets_response", "Model and system presets."),
+    ("get", "/v1/presets/models/{name}", None, "model", "One model preset."),
+    ("get", "/v1/presets/systems/{name}", None, "llm_system", "One system preset."),
+    ("get", "/v1/results/{hash}", None, "result_response", "A stored result by config hash (the shareable link; If-None-Match with its ETag gives 304)."),
+    ("post", "/v1/transformer", "transformer_request", "transformer_response", "Analytic transformer model: parameters, FLOPs, MFU, 6ND time, GPUs, LoRA."),
+    ("post", "/v1/estimate", "estimate_request", "estimate_response", "Step time and memory tiers of one execution (Calculon's model)."),
+    ("get", "/v1/validation", None, "validation_response", "Calculon's validation against the Megatron sequence-parallelism paper."),
+    ("post", "/v1/scaling", "scaling_request", "scaling_response", "Scaling-law solvers: budget to model size, loss, cost."),
+    ("post", "/v1/scaling/fit", "scaling_fit_request", "scaling_fit_response", "Fit loss and parameter laws to loss-versus-compute runs."),
+    ("post", "/v1/goodput/evaluate", "goodput_evaluate_request", "goodput_evaluate_response", "Pollux throughput, efficiency and goodput."),
+    ("post", "/v1/goodput/optimize", "goodput_optimize_request", "goodput_optimize_response", "Batch size and accumulation maximizing goodput."),
+    ("post", "/v1/goodput/fit", "goodput_fit_request", "goodput_fit_response", "Fit Pollux performance parameters to measurements."),
+    ("post", "/v1/sweep", "sweep_request", "sweep_response", "Start an asynchronous sweep (optimal-execution search or grid); 202 when created, 200 when it already exists."),
+    ("get", "/v1/sweeps", None, "sweeps_response", "Recent sweeps."),
+    ("get", "/v1/sweep/{id}", None, "sweep_status_response", "A sweep's status, progress and best results (a finished one has an ETag: If-None-Match gives 304)."),
+    ("delete", "/v1/sweep/{id}", None, "sweep_status_response", "Cancel a sweep."),
+    ("get", "/v1/sweep/{id}/results", None, "sweep_results_response", "A sweep's results, paged (JSON or CSV): every point of a grid, the top N of a search (rows says which)."),
+    ("get", "/v1/sweep/{id}/points", None, "sweep_points_response", "A search's sample of the executions that fit, for plotting."),
 ]
 
 
@@ -51,22 +54,32 @@ def build():
             components[fn[:-5].replace(".", "_")] = load(fn)
     error_ref = {"$ref": "#/components/schemas/error"}
     paths = {}
-    for method, path, base, summary in PATHS:
-        req = base and os.path.exists(os.path.join(SCHEMAS, base + ".request.json"))
-        resp = base and (os.path.exists(os.path.join(SCHEMAS, base + ".response.json")))
-        if base and base not in ("version", "presets", "result", "sweeps", "sweep_status", "sweep_points", "validation") and not req:
-            continue  # endpoint not built yet
+    for method, path, req, resp, summary in PATHS:
+        for name in (req, resp):
+            if name not in (None, "text") and name not in components:
+                raise SystemExit("gen_openapi: %s %s names a schema %s that schemas/ lacks" % (method, path, name))
+        if resp == "text":
+            content = {"text/plain": {"schema": {"type": "string"}}}
+        else:
+            content = {"application/json": {"schema": {"$ref": "#/components/schemas/%s" % resp}}}
+        ok = "202" if path == "/v1/sweep" else "200"
         op = {"summary": summary, "responses": {
-            "200": {"description": "OK", "content": {"application/json": {"schema":
-                    {"$ref": "#/components/schemas/%s_response" % base} if resp else {}}}},
+            ok: {"description": "OK", "content": content},
             "4XX": {"description": "Refused; the error names the field and the reason.",
                     "content": {"application/json": {"schema": error_ref}}}}}
+        if ok == "202":
+            op["responses"]["200"] = {"description": "Already exists", "content": content}
         if req:
             op["requestBody"] = {"required": True, "content": {"application/json": {"schema":
-                                 {"$ref": "#/components/schemas/%s_request" % base}}}}
-        if "{" in path:
-            name = path[path.index("{") + 1:path.index("}")]
-            op["parameters"] = [{"name": name, "in": "path", "required": True, "schema": {"type": "string"}}]
+                                 {"$ref": "#/components/schemas/%s" % req}}}}
+        params = []
+        rest = path
+        while "{" in rest:
+            name = rest[rest.index("{") + 1:rest.index("}")]
+            params.append({"name": name, "in": "path", "required": True, "schema": {"type": "string"}})
+            rest = rest[rest.index("}") + 1:]
+        if params:
+            op["parameters"] = params
         paths.setdefault(path, {})[method] = op
     return {
         "openapi": "3.1.0",

@@ -59,6 +59,9 @@ static const option_t options[] = {
      "debug, info, warn or error"},
     {"--api-token", "FATHOM_API_TOKEN", STR(api_token), "", "if set, creating and cancelling "
      "sweeps needs 'Authorization: Bearer TOKEN'"},
+    {"--cors-origins", "FATHOM_CORS_ORIGINS", STR(cors_origins), "", "comma-separated origins "
+     "(https://dash.example.com) whose pages may call the API from a browser; * for any; "
+     "default none"},
 };
 
 #define NOPTIONS (sizeof options / sizeof options[0])

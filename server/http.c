@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,9 +30,85 @@ uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The request's Origin when the configured allow-list admits it, else NULL. The list is short
+ * and read-only after start-up, so it is scanned on each request rather than parsed into a set. */
+static const char *allowed_origin(http_req_t *r)
+{
+    const char *origin = http_header(r, "Origin");
+    const char *list = r->srv->cfg.cors_origins;
+    if (!origin || !list[0])
+        return NULL;
+    size_t olen = strlen(origin);
+    for (const char *p = list; *p;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        const char *end = p;
+        while (*end && *end != ',')
+            end++;
+        size_t n = (size_t)(end - p);
+        while (n && p[n - 1] == ' ')
+            n--;
+        if ((n == 1 && p[0] == '*') || (n == olen && strncmp(p, origin, n) == 0))
+            return origin;
+        p = end;
+    }
+    return NULL;
+}
+
+/* Whether an If-None-Match value ("*", or a comma-separated list of tags, weak or strong) names
+ * etag; weak comparison, as RFC 9110 asks for If-None-Match. */
+static int etag_matches(const char *inm, const char *etag)
+{
+    size_t elen = strlen(etag);
+    for (const char *p = inm; *p;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        if (p[0] == 'W' && p[1] == '/')
+            p += 2;
+        const char *end = p;
+        while (*end && *end != ',' && *end != ' ')
+            end++;
+        if ((end - p == 1 && *p == '*') || ((size_t)(end - p) == elen && !strncmp(p, etag, elen)))
+            return 1;
+        p = end;
+    }
+    return 0;
+}
+
+static const char *header_in(const char *const *headers, const char *name)
+{
+    for (const char *const *h = headers; h && h[0]; h += 2)
+        if (strcasecmp(h[0], name) == 0)
+            return h[1];
+    return NULL;
+}
+
+static void add_cors_headers(http_req_t *r, struct MHD_Response *resp)
+{
+    /* Vary whenever a list is configured: a shared cache must not hand one origin's answer
+     * (with or without the allow header) to another. */
+    if (r->srv->cfg.cors_origins[0])
+        MHD_add_response_header(resp, "Vary", "Origin");
+    const char *origin = allowed_origin(r);
+    if (!origin)
+        return;
+    MHD_add_response_header(resp, "Access-Control-Allow-Origin", origin);
+    /* Without this a dashboard's script cannot read the result hash or the cache state. */
+    MHD_add_response_header(resp, "Access-Control-Expose-Headers",
+                            "ETag, X-Fathom-Cache, X-Request-Id, Location, Retry-After");
+}
+
 enum MHD_Result http_send(http_req_t *r, int status, const char *content_type, const char *body,
                           size_t len, const char *const *headers)
 {
+    const char *etag = header_in(headers, "ETag");
+    const char *inm = http_header(r, "If-None-Match");
+    if (status == 200 && etag && inm && etag_matches(inm, etag) &&
+        (strcmp(r->method, "GET") == 0 || strcmp(r->method, "HEAD") == 0)) {
+        status = 304; /* the client holds this very answer: headers only */
+        len = 0;
+        content_type = NULL;
+    }
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
     if (!resp)
@@ -40,6 +117,7 @@ enum MHD_Result http_send(http_req_t *r, int status, const char *content_type, c
         MHD_add_response_header(resp, "Content-Type", content_type);
     MHD_add_response_header(resp, "X-Request-Id", r->request_id);
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    add_cors_headers(r, resp);
     for (const char *const *h = headers; h && h[0]; h += 2)
         MHD_add_response_header(resp, h[0], h[1]);
     enum MHD_Result rc = MHD_queue_response(r->conn, (unsigned)status, resp);
@@ -50,6 +128,21 @@ enum MHD_Result http_send(http_req_t *r, int status, const char *content_type, c
     metrics_observe_request(r->srv->metrics, r->route, status,
                             (double)(now_ns() - r->start_ns) / 1e9);
     return rc;
+}
+
+enum MHD_Result http_send_preflight(http_req_t *r, const char *allow)
+{
+    if (!allowed_origin(r)) {
+        const char *headers[] = {"Allow", allow, NULL};
+        return http_send(r, 204, NULL, "", 0, headers);
+    }
+    const char *headers[] = {"Allow", allow,
+                             "Access-Control-Allow-Methods", allow,
+                             "Access-Control-Allow-Headers",
+                             "Content-Type, Authorization, If-None-Match",
+                             "Access-Control-Max-Age", "600",
+                             NULL};
+    return http_send(r, 204, NULL, "", 0, headers);
 }
 
 enum MHD_Result http_send_json(http_req_t *r, int status, json_t *body,

@@ -183,6 +183,11 @@ enum MHD_Result routes_dispatch(http_req_t *r)
             return handlers_estimate(r, ep);
         snprintf(allow, sizeof allow, "POST");
     }
+    if (allow[0] && strcmp(r->method, "OPTIONS") == 0) {
+        if (!r->route)
+            r->route = "preflight";
+        return http_send_preflight(r, allow);
+    }
     if (allow[0]) {
         const char *headers[] = {"Allow", allow, NULL};
         fathom_error_t err;

@@ -52,7 +52,9 @@ typedef struct http_req {
     int status;             /* 0 until a response is queued */
 } http_req_t;
 
-/* Sends a response. headers: NULL or a NULL-terminated list of name, value pairs. */
+/* Sends a response. headers: NULL or a NULL-terminated list of name, value pairs. Every response
+ * carries the CORS headers when the request's Origin is allowed (--cors-origins), and a 200 to a
+ * GET or HEAD whose ETag the client already holds (If-None-Match) becomes a bodiless 304. */
 enum MHD_Result http_send(http_req_t *r, int status, const char *content_type, const char *body,
                           size_t len, const char *const *headers);
 /* Sends body (reference stolen) as JSON. */
@@ -74,6 +76,11 @@ int http_start(server_t *srv);
 /* Stops accepting new connections (requests in flight continue). */
 void http_quiesce(server_t *srv);
 void http_stop(server_t *srv);
+
+/* Answers a CORS preflight (OPTIONS) for a path whose methods are `allow`: 204 with Allow, and
+ * the Access-Control-Allow-* headers when the Origin is allowed (without them the browser
+ * refuses the call, which is the answer for an origin not on the list). */
+enum MHD_Result http_send_preflight(http_req_t *r, const char *allow);
 
 /* Routes a complete request (body read) to its handler. Defined in routes.c. */
 enum MHD_Result routes_dispatch(http_req_t *r);

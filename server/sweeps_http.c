@@ -2,6 +2,7 @@
  * /v1/sweep/<id>, GET /v1/sweep/<id>/results. Creating and cancelling need the bearer token
  * when FATHOM_API_TOKEN is set; reading does not (dashboards poll without secrets). */
 #include <sodium.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,9 +118,13 @@ enum MHD_Result routes_sweep_one(http_req_t *r, const char *tail)
         } else {
             /* A finished sweep never changes: dashboards polling it are answered from memory. */
             char hash[CODEC_HASH_HEX_LEN + 1], *text = NULL;
+            /* ...and carry an ETag (the sweep's id), so they can revalidate for a 304. */
+            char etag[sizeof id + 2];
+            snprintf(etag, sizeof etag, "\"%s\"", id);
+            const char *done_headers[] = {"ETag", etag, NULL};
             if (cache_hot_get(r->srv->cache, "sweep_status", id, strlen(id), hash, &text)) {
                 enum MHD_Result rc =
-                    http_send(r, 200, "application/json", text, strlen(text), NULL);
+                    http_send(r, 200, "application/json", text, strlen(text), done_headers);
                 free(text);
                 return rc;
             }
@@ -133,7 +138,7 @@ enum MHD_Result routes_sweep_one(http_req_t *r, const char *tail)
                     memcpy(body + len, "\n", 2);
                     cache_hot_put(r->srv->cache, "sweep_status", id, strlen(id), id, body);
                     enum MHD_Result rc =
-                        http_send(r, 200, "application/json", body, len + 1, NULL);
+                        http_send(r, 200, "application/json", body, len + 1, done_headers);
                     free(body);
                     json_decref(out);
                     return rc;
@@ -164,11 +169,27 @@ enum MHD_Result routes_sweep_one(http_req_t *r, const char *tail)
                                 "must be a whole number from 0 to 100000");
     char *text = NULL;
     int status = sweeps_results(r->srv->sweeps, id, offset, limit, csv, &out, &text, &err);
-    if (status != 200 || !csv)
+    if (status != 200)
         return answer(r, status, out, &err);
-    char disposition[160];
+    /* Say what the rows are: a grid's are every point; a search's are only its ranked top N
+     * (millions of executions are tried), and the plotted sample is at /points. */
+    json_t *st = NULL;
+    int grid = 0;
+    if (csv && sweeps_status(r->srv->sweeps, id, &st, &err) == 200)
+        grid = strcmp(json_string_value(json_object_get(st, "kind")), "grid") == 0;
+    else if (!csv)
+        grid = strcmp(json_string_value(json_object_get(out, "kind")), "grid") == 0;
+    json_decref(st);
+    const char *rows = grid ? "all" : "top_n";
+    if (!csv) {
+        json_object_set_new(out, "rows", json_string(rows));
+        return answer(r, status, out, &err);
+    }
+    char disposition[160], link[160];
     snprintf(disposition, sizeof disposition, "attachment; filename=\"sweep-%.12s.csv\"", id);
-    const char *headers[] = {"Content-Disposition", disposition, NULL};
+    snprintf(link, sizeof link, "</v1/sweep/%s/points>; rel=\"related\"", id);
+    const char *headers[] = {"Content-Disposition", disposition, "X-Fathom-Rows", rows,
+                             grid ? NULL : "Link", link, NULL};
     enum MHD_Result rc = http_send(r, 200, "text/csv; charset=utf-8", text, strlen(text), headers);
     free(text);
     return rc;

@@ -4,6 +4,9 @@
  * filled). Each refusal names the execution field a user would change. */
 #include <stdint.h>
 
+#include <stdio.h>
+#include <string.h>
+
 #include "llm_internal.h"
 
 static int invalid(fathom_error_t *err, const char *field, const char *msg)
@@ -123,22 +126,32 @@ int llm__check_networks(const llm_system_t *s, const llm_execution_t *e, fathom_
         if (!used[t])
             continue;
         const llm_network_t *n = &s->networks[t];
-        /* blame the first parallelism mapped on this tier */
+        /* blame the first parallelism mapped on this tier; the message names every *_net
+         * field that maps a group here, since moving one of them is the fix */
         const char *field = fields[0];
+        char mapped[200] = "";
         for (int k = 3; k >= 0; k--)
             if (par[k] > 1 && nets[k] == t)
                 field = par_fields[k];
+        for (int k = 0; k < 4; k++)
+            if (par[k] > 1 && nets[k] == t)
+                snprintf(mapped + strlen(mapped), sizeof mapped - strlen(mapped), "%s%s=%d",
+                         mapped[0] ? ", " : "", fields[k], t);
         if (size[t] > n->size)
             return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION, field,
                                     "network tier%d isn't big enough: the parallelism mapped on "
-                                    "it needs %lld processors, it connects %lld",
-                                    t, (long long)size[t], (long long)n->size);
+                                    "it (%s) needs %lld processors, it connects %lld; set one of "
+                                    "those fields to a larger tier (0..%d)",
+                                    t, mapped, (long long)size[t], (long long)n->size,
+                                    s->num_networks - 1);
         if (n->must_be_filled && n->size % size[t] != 0)
             return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION, field,
                                     "network tier%d isn't fully used: it must be filled and the "
-                                    "parallelism mapped on it (%lld) does not divide its size "
-                                    "(%lld)",
-                                    t, (long long)size[t], (long long)n->size);
+                                    "parallelism mapped on it (%s) needs %lld processors, which "
+                                    "does not divide its size (%lld); move one of those fields "
+                                    "to another tier (0..%d)",
+                                    t, mapped, (long long)size[t], (long long)n->size,
+                                    s->num_networks - 1);
     }
     return 0;
 }

@@ -238,9 +238,10 @@ static int check_modern(const fathom_model_t *m, const llm_system_t *s, const ll
 static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                    llm__compiled_t *k, fathom_error_t *err)
 {
-    if (llm__check_execution(m, e, err) || check_modern(m, s, e, err) ||
-        llm__check_networks(s, e, err))
+    if (llm__check_execution(m, e, err) || check_modern(m, s, e, err))
         return -1;
+    /* The datatype before the networks: a system that cannot compute in it is the first thing
+     * a planner must change, whatever the layout. */
     const llm_rate_t *mrate = &s->matrix.rate[e->datatype];
     const llm_rate_t *vrate = &s->vector.rate[e->datatype];
     if (!mrate->present || !vrate->present)
@@ -248,6 +249,8 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
                                 "the system's %s engine does not support %s",
                                 mrate->present ? "vector" : "matrix",
                                 llm_datatype_name(e->datatype));
+    if (llm__check_networks(s, e, err))
+        return -1;
 
     const int64_t tp = e->tensor_par, pp = e->pipeline_par, dp = e->data_par;
     const int64_t cp = llm_context_par(e);

@@ -63,6 +63,10 @@ void search_options_default(search_options_t *o)
     o->fused_activation = SEARCH_FUSED_TRUE;
     o->attention_kernel = SEARCH_PICK_OFF;
     o->fp8 = SEARCH_PICK_OFF;
+    o->no_offload = false;
+    o->exact_batch = false;
+    o->max_tensor_par = 0;
+    o->max_pipeline_par = 0;
 }
 
 /* Divisors of n (n >= 1) in increasing order; returns how many (at most cap). */
@@ -122,9 +126,10 @@ static loops_t unit_loops(const search_request_t *r, const unit_t *u)
     l.n_redo = (u->comm == LLM_TP_COMM_RS_AG && u->recompute != LLM_RECOMPUTE_FULL) ? 2 : 1;
     l.n_dpo = (u->dp > 1 && !o->no_dp_overlap) ? 2 : 1;
     l.n_tpo = (u->tp > 1 && !o->no_tp_overlap) ? 3 : 1;
-    l.n_wo = has_mem2 ? 2 : 1;
-    l.n_ao = (has_mem2 && u->recompute != LLM_RECOMPUTE_FULL) ? 2 : 1;
-    l.n_oo = has_mem2 ? 2 : 1;
+    bool offload = has_mem2 && !o->no_offload;
+    l.n_wo = offload ? 2 : 1;
+    l.n_ao = (offload && u->recompute != LLM_RECOMPUTE_FULL) ? 2 : 1;
+    l.n_oo = offload ? 2 : 1;
     l.n_fa = o->fused_activation == SEARCH_FUSED_ALL ? 2 : 1;
     l.n_tn = (int)count_options(u->tp > 1, nn);
     l.n_pn = (int)count_options(u->pp > 1, nn);
@@ -174,6 +179,11 @@ static int check_request(const search_request_t *r, fathom_error_t *err)
     if ((int)r->options.fused_activation < 0 || r->options.fused_activation > SEARCH_FUSED_ALL)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.fused_activation",
                                 "must be true, false or all");
+    if (r->options.max_tensor_par < 0 || r->options.max_pipeline_par < 0)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD,
+                                r->options.max_tensor_par < 0 ? "options.max_tensor_par"
+                                                              : "options.max_pipeline_par",
+                                "must be at least 1 (or absent for no cap)");
     if (r->mode == SEARCH_COUNT_ONLY && r->options.mbs_break)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.mbs_break",
                                 "cannot count a search with mbs_break without estimating it");
@@ -208,14 +218,16 @@ search_plan_t *search_plan_create(const search_request_t *req, fathom_error_t *e
         size_t n = 0;
         for (int a = 0; a < n_tp; a++) {
             int64_t tp = tps[a];
-            if (m->hidden % tp != 0 || m->attn_heads % tp != 0)
+            if (m->hidden % tp != 0 || m->attn_heads % tp != 0 ||
+                (req->options.max_tensor_par > 0 && tp > req->options.max_tensor_par))
                 continue;
             int64_t rest = req->num_procs / tp;
             int64_t max_pp = rest < m->num_blocks ? rest : m->num_blocks;
             int n_pp = divisors(max_pp, pps, SEARCH_MAX_DIVISORS);
             for (int b = 0; b < n_pp; b++) {
                 int64_t pp = pps[b];
-                if (rest % pp != 0 || m->num_blocks % pp != 0)
+                if (rest % pp != 0 || m->num_blocks % pp != 0 ||
+                    (req->options.max_pipeline_par > 0 && pp > req->options.max_pipeline_par))
                     continue;
                 int64_t dp = rest / pp;
                 int n_int = 1;
@@ -223,6 +235,8 @@ search_plan_t *search_plan_create(const search_request_t *req, fathom_error_t *e
                 if (pp > 1)
                     n_int = divisors(m->num_blocks / pp, ints, SEARCH_MAX_DIVISORS);
                 int64_t batch = batch_for(dp, req->max_batch_size);
+                if (req->options.exact_batch && batch != req->max_batch_size)
+                    batch = 0; /* dp does not divide the fixed batch */
                 if (batch == 0)
                     continue;
                 for (int c = 0; c < n_int; c++)

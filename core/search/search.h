@@ -29,6 +29,8 @@
  * Fathom's dimensions, outermost in a unit (so each value gets its own pruning verdicts), one
  * value unless the request frees them: attention_kernel (unfused, then fused) and fp8 (false,
  * then true). Their defaults (unfused, false) leave Calculon's space exactly as it was.
+ * The constraints in search_options_t (no_offload, exact_batch, max_tensor_par,
+ * max_pipeline_par) drop the loop values they exclude; the rest of the walk is as above.
  * With mbs_break, once a microbatch size gives no good execution over all network assignments,
  * the larger microbatch sizes of that loop are not tried (and not counted).
  *
@@ -86,6 +88,13 @@ typedef struct {
     search_fused_t fused_activation;
     search_pick_t attention_kernel; /* OFF: unfused, ON: fused, ALL: both */
     search_pick_t fp8;              /* OFF: BF16/FP16 GEMMs, ON: FP8 GEMMs, ALL: both */
+    /* A planner's constraints, narrowing the space (all off by default, so Calculon's space and
+     * counts are unchanged): */
+    bool no_offload;          /* only weight/activations/optimizer_offload = false */
+    bool exact_batch;         /* batch = max_batch_size exactly; a dp that does not divide it
+                               * is skipped (instead of the largest multiple of dp below it) */
+    int64_t max_tensor_par;   /* 0: no cap; else tensor_par <= this */
+    int64_t max_pipeline_par; /* 0: no cap; else pipeline_par <= this */
 } search_options_t;
 
 /* How a unit is run. Not part of the request: a knob for tests and benchmarks. */

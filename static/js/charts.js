@@ -62,7 +62,9 @@ export function scatter(canvas, series, axes, tooltip) {
     type: 'scatter',
     data: {
       datasets: series.map((s, i) => ({
-        label: s.label, data: s.points, showLine: !!s.line, pointRadius: s.radius ?? 3,
+        // Sorted by x: with parsing off Chart.js takes the data as sorted and reads the x range
+        // from the first and last points only, so unsorted points fell off the axes.
+        label: s.label, data: [...s.points].sort((a, b) => a.x - b.x), showLine: !!s.line, pointRadius: s.radius ?? 3,
         pointHoverRadius: (s.radius ?? 3) + 2, borderWidth: s.line ? 2 : 1,
         backgroundColor: s.color || COLORS[i], borderColor: s.color || COLORS[i], pointStyle: s.style || 'circle',
         order: s.order ?? i,

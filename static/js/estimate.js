@@ -4,13 +4,17 @@
 // goes, memory per tier against capacity, the run's bill and every statistic.
 import { api, ApiError, clearErrors, shareLink, showError } from './api.js';
 import { chartBox, stackedTime } from './charts.js';
-import { field, objectEditor, read, readObject, setOptions, write } from './forms.js';
-import { $, divisors, el, fmtBytes, fmtInt, fmtNum, fmtPct, fmtSeconds, fmtStat, sameValue } from './util.js';
+import { field, objectEditor, peek, read, readObject, setOptions, write } from './forms.js';
+import { $, divisors, el, fmtBytes, fmtInt, fmtNum, fmtPct, fmtSeconds, fmtStat, presetNote, sameValue, statMeaning } from './util.js';
 
 const form = () => $('#estimate-form');
 // Model members a preset file may leave out, with the values the API then uses (schemas/model.json).
 const DEFAULTS = { bias: false, tied_embeddings: true, position_embedding: 'learned' };
 const state = { presets: null, cache: { models: {}, systems: {} } };
+// Board power per GPU (kW, the datasheets' TDP) by system preset name prefix: the run's energy
+// follows the system chosen unless the planner typed their own figure.
+const POWER_KW = [['a100', 0.4], ['h100', 0.7], ['h200', 0.7], ['b200', 1.0], ['mi300x', 0.75]];
+const powerOf = (name) => (POWER_KW.find(([p]) => String(name).startsWith(p)) || [])[1];
 
 // Execution members that are not shown as the main fields, with their choices.
 const MORE = [
@@ -42,15 +46,17 @@ async function preset(kind, name) {
 function buildForm(presets) {
   const f = form();
   const opt = (list) => list.map((p) => [p.name, p.name]);
-  $('#est-model-pick').append(field({ label: 'Model preset', field: 'model', type: 'select', options: opt(presets.models), value: 'gpt3-175B' }));
-  $('#est-system-pick').append(field({ label: 'System preset (one GPU and its networks)', field: 'system', type: 'select', options: opt(presets.systems), value: 'a100_80g' }));
+  $('#est-model-pick').append(field({ label: 'Model preset', field: 'model', type: 'select', options: opt(presets.models), value: 'gpt3-175B' }),
+    el('small', { class: 'hint preset-note', id: 'est-model-note' }));
+  $('#est-system-pick').append(field({ label: 'System preset (one GPU and its networks)', field: 'system', type: 'select', options: opt(presets.systems), value: 'a100_80g' }),
+    el('small', { class: 'hint preset-note', id: 'est-system-note' }));
   const ex = $('#est-exec');
   ex.append(
-    field({ label: 'GPUs (num_procs)', field: 'execution.num_procs', value: 1024, min: 1, step: 1 }),
+    field({ label: 'GPUs (num_procs)', field: 'execution.num_procs', value: 1024, min: 1, step: 1, required: true }),
     field({ label: 'Tensor parallel (TP)', field: 'execution.tensor_par', type: 'select' }),
     field({ label: 'Pipeline parallel (PP)', field: 'execution.pipeline_par', type: 'select' }),
     field({ label: 'Data parallel (DP)', field: 'execution.data_par', type: 'select', hint: 'GPUs ÷ (TP × PP)' }),
-    field({ label: 'Global batch (samples)', field: 'execution.batch_size', value: 1024, min: 1, step: 1 }),
+    field({ label: 'Global batch (samples)', field: 'execution.batch_size', value: 1024, min: 1, step: 1, required: true }),
     field({ label: 'Microbatch size', field: 'execution.microbatch_size', type: 'select' }),
     field({ label: 'Pipeline interleaving', field: 'execution.pipeline_interleaving', type: 'select' }),
     field({ label: 'Activation recompute', field: 'execution.activation_recompute', type: 'select', value: 'full', options: [['full', 'full'], ['attn_only', 'attention only'], ['none', 'none']] }),
@@ -70,34 +76,81 @@ function buildForm(presets) {
   }
   const tr = $('#est-training');
   tr.append(
-    field({ label: 'Training tokens', field: 'training.tokens', placeholder: 'e.g. 300e9', type: 'text' }),
-    field({ label: 'Price ($ per GPU-hour)', field: 'training.gpu_hour_price', value: 2 }),
-    field({ label: 'Power per GPU (kW)', field: 'training.gpu_power_kw', value: 0.4 }),
+    field({ label: 'Training tokens', field: 'training.tokens', placeholder: 'e.g. 300e9', min: 1 }),
+    field({ label: 'Price ($ per GPU-hour)', field: 'training.gpu_hour_price', value: 2, min: 0 }),
+    field({ label: 'Power per GPU (kW)', field: 'training.gpu_power_kw', value: 0.4, min: 0, hint: 'follows the system until you type your own' }),
     field({ label: 'PUE', field: 'training.pue', value: 1.1 }),
     field({ label: 'Grid (kg CO₂ per kWh)', field: 'training.co2_kg_per_kwh', value: 0.534 }),
   );
   f.addEventListener('change', (e) => {
     const name = e.target.dataset.field || '';
     if (name === 'model' || name === 'system') {
+      if (e.target.value === '') return; // "custom …": keep the edited fields
       e.target.querySelector('option[value=""]')?.remove(); // leaving a "custom" object behind
       if (name === 'model') loadModel(e.target.value); else loadSystem(e.target.value);
     }
     else refreshChoices();
+  });
+  // Editing a preset's fields makes it a custom model or system: the selector says so at once
+  // (and names the preset again if the edit is undone).
+  f.addEventListener('input', (e) => {
+    const name = e.target.dataset.field || '';
+    if (name.startsWith('model.') || name.startsWith('model[')) syncPresetLabel('model');
+    if (name.startsWith('system.') || name.startsWith('system[')) syncPresetLabel('system');
+    if (name === 'training.gpu_power_kw') e.target.dataset.edited = 'true';
   });
   f.addEventListener('submit', (e) => { e.preventDefault(); submit(); });
 }
 
 async function loadModel(name) {
   objectEditor($('#est-model-fields'), await preset('models', name), 'model');
+  form().querySelector('[data-field="model"]').dataset.base = name;
+  notePreset('model', name);
   refreshChoices();
 }
 
 async function loadSystem(name, keepNets) {
   const sys = await preset('systems', name);
   objectEditor($('#est-system-fields'), sys, 'system');
+  form().querySelector('[data-field="system"]').dataset.base = name;
+  notePreset('system', name);
+  const power = form().querySelector('[data-field="training.gpu_power_kw"]');
+  if (powerOf(name) !== undefined && power.dataset.edited !== 'true') power.value = powerOf(name);
   refreshNetworks(sys, keepNets);
   refreshChoices();
 }
+
+// What a preset is, in a planner's words, under its selector.
+function notePreset(kind, name) {
+  const list = state.presets[kind === 'model' ? 'models' : 'systems'] || [];
+  const note = $(`#est-${kind}-note`);
+  if (note) note.textContent = name ? presetNote(name, (list.find((p) => p.name === name) || {}).comment) : `custom ${kind}: fields edited`;
+}
+
+// The selector names the preset while its fields are the preset's, else "custom …".
+function syncPresetLabel(kind) {
+  const select = form().querySelector(`[data-field="${kind}"]`);
+  const base = select.dataset.base || select.value;
+  let obj;
+  try { obj = readObject($(`#est-${kind}-fields`), kind); } catch { obj = null; }
+  const p = state.cache[kind === 'model' ? 'models' : 'systems'][base];
+  const same = obj && p && sameAsPreset(obj, p);
+  if (same) {
+    select.querySelector('option[value=""]')?.remove();
+    select.value = base;
+    notePreset(kind, base);
+    return;
+  }
+  let custom = select.querySelector('option[value=""]');
+  if (!custom) { custom = el('option', { value: '' }); select.append(custom); }
+  custom.textContent = base ? `custom ${kind} (edited ${base})` : `custom ${kind}`;
+  select.value = '';
+  notePreset(kind, '');
+}
+
+// A preset goes by name when its fields were left alone (or only its defaults spelled out).
+const sameAsPreset = (obj, p) => p && Object.keys(obj).every((k) => k in p ? sameValue(obj[k], p[k]) : DEFAULTS[k] === obj[k]) &&
+  Object.keys(p).every((k) => k === '$comment' || k in obj);
 
 // Network choices come from the system; by default TP stays on the fastest (first) network and
 // PP and DP go to the last one, which connects the most GPUs.
@@ -148,8 +201,11 @@ function choose(select, values, dflt = values[0]) {
 export function refreshChoices() {
   const f = form();
   const q = (k) => f.querySelector(`[data-field="execution.${k}"]`);
-  const m = (k) => Number(read(f, `model.${k}`)) || 0;
-  const n = Math.max(1, Math.floor(read(f, 'execution.num_procs') || 1));
+  const m = (k) => Number(peek(f, `model.${k}`)) || 0;
+  // While the GPU count is not a whole number of at least 1 the choices stay as they are: the
+  // planner is still typing, and submitting shows the error beside the field.
+  const n = peek(f, 'execution.num_procs');
+  if (!Number.isInteger(n) || n < 1) return;
   const tps = divisors(n).filter((d) => [m('hidden'), m('feedforward') || 4 * m('hidden'), m('attn_heads')].every((x) => x > 0 && x % d === 0));
   const tp = choose(q('tensor_par'), tps.length ? tps : [1], 8);
   const blocks = m('num_blocks') || 1;
@@ -158,9 +214,11 @@ export function refreshChoices() {
   const dp = Math.max(1, Math.floor(n / (tp * pp)));
   setOptions(q('data_par'), [[dp, String(dp)]], dp);
   fixNetworks({ tensor_par: tp, pipeline_par: pp, data_par: dp });
-  const batch = Math.floor(read(f, 'execution.batch_size') || 1);
+  const batch = peek(f, 'execution.batch_size');
   const hint = $('#est-batch-hint');
-  if (batch % dp === 0) {
+  if (!Number.isInteger(batch) || batch < 1) {
+    hint.textContent = 'give the global batch as a whole number of samples';
+  } else if (batch % dp === 0) {
     choose(q('microbatch_size'), divisors(batch / dp));
     hint.textContent = `${fmtInt(batch / dp)} samples per DP replica`;
   } else {
@@ -182,22 +240,19 @@ export function currentRequest() {
     const v = read(f, input.dataset.field);
     execution[k] = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
   }
-  // A preset goes by name when its fields were left alone (or only its defaults spelled out).
-  const same = (obj, p) => p && Object.keys(obj).every((k) => k in p ? sameValue(obj[k], p[k]) : DEFAULTS[k] === obj[k]) &&
-    Object.keys(p).every((k) => k === '$comment' || k in obj);
+  const same = sameAsPreset;
   const req = {
     model: same(model, state.cache.models[mName]) ? mName : model,
     system: same(system, state.cache.systems[sName]) ? sName : system,
     execution,
   };
-  const tokens = String(read(f, 'training.tokens') || '').trim();
-  if (tokens) {
-    req.training = { tokens: Number(tokens) };
+  const tokens = read(f, 'training.tokens');
+  if (tokens !== undefined) {
+    req.training = { tokens };
     for (const k of ['gpu_hour_price', 'gpu_power_kw', 'pue', 'co2_kg_per_kwh']) {
       const v = read(f, `training.${k}`);
       if (v !== undefined) req.training[k] = v;
     }
-    if (!Number.isFinite(req.training.tokens)) throw new ApiError(0, 'local', 'must be a number such as 300e9', 'training.tokens');
   }
   return req;
 }
@@ -257,7 +312,7 @@ export function showEstimate(req, resp, hash) {
     el('div', { class: 'kpis' },
       kpi('Step time', fmtSeconds(s.step_time_s), 'one optimizer step of the global batch'),
       kpi('Sample rate', `${fmtNum(s.sample_rate)} samples/s`, `${fmtNum(s.tokens_per_s)} tokens/s`),
-      kpi('Efficiency', fmtPct(s.total_efficiency), `compute ${fmtPct(s.compute_efficiency)} · system ${fmtPct(s.system_efficiency)}`),
+      kpi('MFU', fmtPct(s.total_efficiency), `model FLOPs utilization: ${fmtNum(s.useful_flops_per_s_per_proc / 1e12)} TFLOP/s of useful work per GPU (compute ${fmtPct(s.compute_efficiency)} · system ${fmtPct(s.system_efficiency)})`),
       kpi('Memory', resp.fits_memory ? 'fits' : 'does not fit', `${fmtBytes(s.mem_tier1_bytes)} per GPU in tier 1`)),
     el('h3', {}, 'Where the step time goes'),
     chart.box,
@@ -284,9 +339,9 @@ function runBlock(run) {
 }
 
 function statsTable(stats) {
-  const rows = Object.entries(stats).map(([k, v]) => el('tr', {}, el('td', {}, k), el('td', { class: 'num', title: String(v) }, fmtStat(k, v))));
-  return el('details', { class: 'stats' }, el('summary', {}, `All ${rows.length} statistics`),
-    el('table', { class: 'grid' }, el('thead', {}, el('tr', {}, el('th', {}, 'statistic'), el('th', {}, 'value'))), el('tbody', {}, rows)));
+  const rows = Object.entries(stats).map(([k, v]) => el('tr', {}, el('td', {}, k), el('td', { class: 'num', title: String(v) }, fmtStat(k, v)), el('td', { class: 'meaning' }, statMeaning(k))));
+  return el('details', { class: 'stats' }, el('summary', {}, `All ${rows.length} statistics (Calculon’s names, each with its meaning)`),
+    el('div', { class: 'table-wrap' }, el('table', { class: 'grid' }, el('thead', {}, el('tr', {}, el('th', {}, 'statistic'), el('th', {}, 'value'), el('th', {}, 'meaning'))), el('tbody', {}, rows))));
 }
 
 // Puts a request into the form (a shared link, or a row of a sweep's table).
@@ -304,9 +359,15 @@ export async function fillForm(req) {
     }
     select.append(el('option', { value: '' }, `custom ${key}`));
     select.value = '';
+    select.dataset.base = '';
   };
   await pick('models', 'model', req.model);
   await pick('systems', 'system', req.system);
+  for (const k of ['model', 'system']) {
+    const v = read(f, k);
+    if (v) f.querySelector(`[data-field="${k}"]`).dataset.base = v;
+    notePreset(k, v);
+  }
   objectEditor($('#est-model-fields'), typeof req.model === 'string' ? await preset('models', req.model) : req.model, 'model');
   const sys = typeof req.system === 'string' ? await preset('systems', req.system) : req.system;
   objectEditor($('#est-system-fields'), sys, 'system');
@@ -334,6 +395,7 @@ export async function initEstimate(presets) {
   const [model, sys] = await Promise.all([preset('models', read(f, 'model')), preset('systems', read(f, 'system'))]);
   objectEditor($('#est-model-fields'), model, 'model');
   objectEditor($('#est-system-fields'), sys, 'system');
+  for (const k of ['model', 'system']) { f.querySelector(`[data-field="${k}"]`).dataset.base = read(f, k); notePreset(k, read(f, k)); }
   refreshNetworks(sys);
   refreshChoices(); // TP 8 × PP 8 where they divide: the usual starting point for large models
 }

@@ -22,17 +22,20 @@ const HINTS = {
 
 function buildForm() {
   const perf = $('#gp-perf');
-  for (const [k, v] of Object.entries(EXAMPLE.perf_params)) perf.append(field({ label: k, field: `perf_params.${k}`, value: v, hint: HINTS[k] }));
-  for (const [k, v] of Object.entries(EXAMPLE.grad_params)) perf.append(field({ label: k, field: `grad_params.${k}`, value: v, hint: HINTS[k] }));
+  for (const [k, v] of Object.entries(EXAMPLE.perf_params)) perf.append(field({ scope: 'gp', label: k, field: `perf_params.${k}`, value: v, hint: HINTS[k], required: true }));
+  for (const [k, v] of Object.entries(EXAMPLE.grad_params)) perf.append(field({ scope: 'gp', label: k, field: `grad_params.${k}`, value: v, hint: HINTS[k], required: true }));
   $('#gp-alloc').append(
-    field({ label: 'Nodes', field: 'num_nodes', value: 1, min: 1, step: 1 }),
-    field({ label: 'Replicas (GPUs)', field: 'num_replicas', value: 4, min: 1, step: 1 }),
-    field({ label: 'Initial batch size', field: 'init_batch_size', value: 32, min: 1, step: 1, hint: 'the batch the learning rate was tuned for' }),
-    field({ label: 'Largest total batch', field: 'max_batch_size', value: 512, min: 1, step: 1 }),
-    field({ label: 'Smallest batch per GPU', field: 'atomic_bsz_range[0]', value: 16, min: 1, step: 1 }),
-    field({ label: 'Largest batch per GPU', field: 'atomic_bsz_range[1]', value: 256, min: 1, step: 1, hint: 'what fits in GPU memory' }),
-    field({ label: 'Allow gradient accumulation', field: 'accumulation', type: 'checkbox', value: true }),
+    field({ scope: 'gp', label: 'Nodes', field: 'num_nodes', value: 1, min: 1, step: 1, required: true }),
+    field({ scope: 'gp', label: 'Replicas (GPUs)', field: 'num_replicas', value: 4, min: 1, step: 1, required: true }),
+    field({ scope: 'gp', label: 'Initial batch size', field: 'init_batch_size', value: 32, min: 1, step: 1, required: true, hint: 'the batch the learning rate was tuned for' }),
+    field({ scope: 'gp', label: 'Largest total batch', field: 'max_batch_size', value: 512, min: 1, step: 1, required: true }),
+    field({ scope: 'gp', label: 'Smallest batch per GPU', field: 'atomic_bsz_range[0]', value: 16, min: 1, step: 1 }),
+    field({ scope: 'gp', label: 'Largest batch per GPU', field: 'atomic_bsz_range[1]', value: 256, min: 1, step: 1, hint: 'what fits in GPU memory' }),
+    field({ scope: 'gp', label: 'Allow gradient accumulation', field: 'accumulation', type: 'checkbox', value: true,
+      hint: 'accumulation steps: add up the gradients of several per-GPU batches before one optimizer step, so the total batch can exceed what fits in memory at once' }),
   );
+  $('#gp-perf').closest('fieldset').append(el('p', { class: 'muted note' }, 'This is an example fit. Fit your own job from measured step times with ',
+    el('a', { href: '/openapi.json#/paths/~1v1~1goodput~1fit', class: 'fit-link' }, 'POST /v1/goodput/fit'), ' (Pollux’s throughput model) and paste its perf_params here.'));
   form().addEventListener('submit', (e) => { e.preventDefault(); submit(); });
 }
 
@@ -71,6 +74,8 @@ export function showGoodput(r, hash) {
       kpi('Batch per GPU', fmtInt(r.atomic_bsz)),
       kpi('Accumulation steps', fmtInt(r.accum_steps))),
     el('p', { class: 'warn', hidden: r.goodput_samples_per_s !== 0 }, 'No candidate had a per-GPU batch inside the allowed range.'),
+    el('p', { class: 'muted note' }, `Accumulation steps: ${fmtInt(r.accum_steps)} extra per-GPU batches whose gradients are added up before each optimizer step (total batch = GPUs × per-GPU batch × (accumulation steps + 1)). ` +
+      'When the per-GPU range and the largest total batch leave a single feasible candidate, the curve is that single point.'),
     el('h3', {}, 'Goodput against total batch size'), chart.box, shareLink(hash));
   const curve = (r.curve || []).map((c) => ({ x: c.batch_size, y: c.goodput_samples_per_s, c }));
   scatter(chart.canvas, [

@@ -11,7 +11,16 @@ import { $, $$ } from './util.js';
 const TABS = ['estimate', 'sweep', 'scaling', 'goodput'];
 const TAB_OF_ENDPOINT = { estimate: 'estimate', scaling: 'scaling', goodput_optimize: 'goodput' };
 
+// The model each tab answers with, for the footer: every tab is a different one.
+const FOOTERS = {
+  estimate: 'Step time and memory: Calculon’s analytical model of Megatron-style training.',
+  sweep: 'Fastest layout: Calculon’s optimal-execution search over its analytical model.',
+  scaling: 'Scaling budget: the 2020 scaling-law calculator (Transformer-XL on WikiText-103) and the Chinchilla law (Hoffmann et al. 2022).',
+  goodput: 'Goodput: the Pollux model of throughput × statistical efficiency (Qiao et al. 2021).',
+};
+
 function showTab(name) {
+  $('#footer').textContent = `${FOOTERS[name]} Numbers are estimates, not measurements.`;
   for (const t of TABS) {
     $(`#tab-${t}`).hidden = t !== name;
     $(`#nav-${t}`).setAttribute('aria-selected', String(t === name));

@@ -3,28 +3,48 @@
 // curve; with the Chinchilla law a compute budget gives the optimal parameters and tokens.
 import { api, clearErrors, shareLink, showError } from './api.js';
 import { chartBox, scatter } from './charts.js';
-import { field, read, write } from './forms.js';
+import { field, read, readNumber, write } from './forms.js';
 import { $, el, fmtInt, fmtNum } from './util.js';
 
 const form = () => $('#scaling-form');
 // The GPUs of the calculator's speed table (core/scaling/scaling_speed.c).
 const GPUS = ['V100', 'V100 (without tensor cores and cudnn.benchmark)', 'P100', 'P4', 'K80'];
 
+const budget = () => $('#f-sc-budget');
+// The calculator's constants of each GPU (its speed fit, price and power), read once from the
+// normalized request the server stores: the price per GPU-hour is shown from them and edited.
+const gpuConstants = {};
+async function constantsOf(name) {
+  if (!gpuConstants[name]) {
+    const r = await api('POST', '/v1/scaling', { law: 'hf2020', gpu: name, hours: 1 });
+    gpuConstants[name] = (await api('GET', `/v1/results/${r.hash}`)).data.request.gpu;
+  }
+  return gpuConstants[name];
+}
+async function showPrice() {
+  const name = read(form(), 'gpu');
+  try { write(form(), 'gpu_price', (await constantsOf(name)).price_per_hour); } catch { /* the field keeps its value */ }
+}
+
 function buildForm() {
+  const sc = 'sc';
   $('#sc-hf').append(
-    field({ label: 'GPU', field: 'gpu', type: 'select', options: GPUS.map((g) => [g, g]), value: 'V100' }),
-    field({ label: 'Mixed precision (apex amp mode)', field: 'amp_mode', type: 'select', value: 'O0', options: [['O0', 'O0 (fp32)'], ['O1', 'O1'], ['O2', 'O2']] }),
-    field({ label: 'Budget kind', field: 'budget_kind', id: 'budget_kind', type: 'select', value: 'hours', options: [['hours', 'GPU-hours'], ['dollars', 'dollars'], ['width', 'model width']] }),
-    field({ label: 'Budget', field: 'hours', id: 'budget', value: 1000 }),
-    field({ label: 'Grid (kg CO₂ per kWh)', field: 'co2_kg_per_kwh', value: 0.534 }),
+    el('p', { class: 'muted note' }, 'The loss is the validation loss of Transformer-XL on WikiText-103, the 2020 calculator’s experiments; its laws fit that setup, not your data.'),
+    field({ scope: sc, label: 'GPU', field: 'gpu', type: 'select', options: GPUS.map((g) => [g, g]), value: 'V100' }),
+    field({ scope: sc, label: 'Price ($ per GPU-hour)', field: 'gpu_price', min: 0, required: true, hint: 'the calculator’s price for this GPU; change it to yours' }),
+    field({ scope: sc, label: 'Mixed precision (apex amp mode)', field: 'amp_mode', type: 'select', value: 'O0', options: [['O0', 'O0 (fp32)'], ['O1', 'O1'], ['O2', 'O2']] }),
+    field({ scope: sc, label: 'Budget kind', field: 'budget_kind', id: 'budget_kind', type: 'select', value: 'hours', options: [['hours', 'GPU-hours'], ['dollars', 'dollars'], ['width', 'model width']] }),
+    field({ scope: sc, label: 'Budget', field: 'hours', id: 'budget', value: 1000, required: true }),
+    field({ scope: sc, label: 'Grid (kg CO₂ per kWh)', field: 'co2_kg_per_kwh', value: 0.534, min: 0 }),
   );
   $('#sc-ch').append(
-    field({ label: 'Compute budget (FLOPs)', field: 'flops', type: 'text', value: '5.76e23', hint: 'or leave empty and give parameters and tokens' }),
-    field({ label: 'Parameters', field: 'params', type: 'text', placeholder: 'e.g. 70e9' }),
-    field({ label: 'Tokens', field: 'tokens', type: 'text', placeholder: 'e.g. 1.4e12' }),
+    field({ scope: sc, label: 'Compute budget (FLOPs)', field: 'flops', value: '5.76e23', min: 0, hint: 'or leave empty and give parameters and tokens' }),
+    field({ scope: sc, label: 'Parameters', field: 'params', placeholder: 'e.g. 70e9', min: 0 }),
+    field({ scope: sc, label: 'Tokens', field: 'tokens', placeholder: 'e.g. 1.4e12', min: 0 }),
   );
   form().addEventListener('change', (e) => {
-    if (e.target.dataset.field === 'budget_kind') $('#f-budget').dataset.field = e.target.value;
+    if (e.target.dataset.field === 'gpu') showPrice();
+    if (e.target.dataset.field === 'budget_kind') budget().dataset.field = e.target.value;
     const ch = read(form(), 'law') === 'chinchilla';
     $('#sc-hf').hidden = ch;
     $('#sc-ch').hidden = !ch;
@@ -37,19 +57,29 @@ function requestOf() {
   if (read(f, 'law') === 'chinchilla') {
     const req = { law: 'chinchilla' };
     for (const k of ['flops', 'params', 'tokens']) {
-      const v = String(read(f, k) || '').trim();
-      if (v) req[k] = Number(v);
+      const v = read(f, k);
+      if (v !== undefined) req[k] = v;
     }
     return req;
   }
   const kind = read(f, 'budget_kind');
-  return { law: 'hf2020', gpu: read(f, 'gpu'), amp_mode: read(f, 'amp_mode'), [kind]: Number($('#f-budget').value), co2_kg_per_kwh: read(f, 'co2_kg_per_kwh') };
+  const req = { law: 'hf2020', gpu: read(f, 'gpu'), amp_mode: read(f, 'amp_mode'), [kind]: readNumber(budget()), co2_kg_per_kwh: read(f, 'co2_kg_per_kwh') };
+  return req;
+}
+
+// The GPU by name, or its constants with the planner's price when they changed it.
+async function withPrice(req) {
+  const price = read(form(), 'gpu_price');
+  const c = await constantsOf(req.gpu).catch(() => null);
+  if (c && price !== c.price_per_hour) req.gpu = { ...c, price_per_hour: price };
+  return req;
 }
 
 async function submit() {
   clearErrors(form());
   try {
-    const req = requestOf();
+    let req = requestOf();
+    if (req.law === 'hf2020') req = await withPrice(req);
     const res = await api('POST', '/v1/scaling', req);
     await showScaling(res.data, res.hash);
     if (res.hash) history.replaceState(null, '', `#r=${res.hash}`);
@@ -116,8 +146,9 @@ export async function fillScaling(req, hash) {
   else {
     const kind = ['hours', 'dollars', 'width'].find((k) => k in req);
     write(f, 'budget_kind', kind);
-    $('#f-budget').dataset.field = kind;
-    $('#f-budget').value = req[kind];
+    budget().dataset.field = kind;
+    budget().value = req[kind];
+    if (req.gpu && typeof req.gpu === 'object') write(f, 'gpu_price', req.gpu.price_per_hour);
     write(f, 'amp_mode', req.amp_mode);
     write(f, 'co2_kg_per_kwh', req.co2_kg_per_kwh);
     for (const name of GPUS) {
@@ -130,4 +161,5 @@ export async function fillScaling(req, hash) {
 
 export function initScaling() {
   buildForm();
+  showPrice();
 }

@@ -6,25 +6,35 @@ import { api, ApiError, clearErrors, showError } from './api.js';
 import { chartBox, scatter } from './charts.js';
 import { field, read } from './forms.js';
 import { currentRequest, fillForm, submitEstimate } from './estimate.js';
-import { $, el, fmtBytes, fmtInt, fmtNum, fmtSeconds, parsePath, setAt, sleep } from './util.js';
+import { $, el, fmtBytes, fmtInt, fmtNum, fmtPct, fmtSeconds, parsePath, setAt, sleep } from './util.js';
 
 const form = () => $('#sweep-form');
 const POINT_CAP = 20000; // the scatter reads at most this many points of a grid sweep
 let current = null;      // {id, cancelled} of the sweep this tab is following
 
+// The Estimate tab's model or system, as edited there (a planner's own shape), offered in the
+// search's selectors next to the presets.
+const FROM_ESTIMATE = '=estimate';
+
 function buildForm(presets) {
-  const opt = (list) => list.map((p) => [p.name, p.name]);
+  const opt = (list, kind) => [...list.map((p) => [p.name, p.name]), [FROM_ESTIMATE, `the Estimate tab’s ${kind} (as edited there)`]];
+  const sc = 'sw';
   $('#sw-search').append(
-    field({ label: 'Model preset', field: 'model', type: 'select', options: opt(presets.models), value: 'gpt3-175B' }),
-    field({ label: 'System preset', field: 'system', type: 'select', options: opt(presets.systems), value: 'a100_80g' }),
-    field({ label: 'GPUs (num_procs)', field: 'num_procs', value: 1024, min: 1, step: 1 }),
-    field({ label: 'Largest global batch', field: 'max_batch_size', value: 1024, min: 1, step: 1, hint: 'the batch used is its largest multiple of DP' }),
-    field({ label: 'Datatype', field: 'datatype', type: 'select', value: 'float16', options: ['float16', 'bfloat16', 'float8', 'float32'].map((d) => [d, d]) }),
-    field({ label: 'Executions to list', field: 'options.top_n', value: 10, min: 1, step: 1 }),
-    field({ label: 'Fused activation', field: 'options.fused_activation', type: 'select', value: 'true', options: [['true', 'on'], ['false', 'off'], ['all', 'try both']] }),
-    field({ label: 'Skip TP overlap', field: 'options.no_tp_overlap', type: 'checkbox' }),
-    field({ label: 'Skip DP overlap', field: 'options.no_dp_overlap', type: 'checkbox' }),
-    field({ label: 'Stop growing the microbatch once it stops fitting', field: 'options.mbs_break', type: 'checkbox' }),
+    field({ scope: sc, label: 'Model', field: 'model', type: 'select', options: opt(presets.models, 'model'), value: 'gpt3-175B' }),
+    field({ scope: sc, label: 'System', field: 'system', type: 'select', options: opt(presets.systems, 'system'), value: 'a100_80g' }),
+    field({ scope: sc, label: 'GPUs (num_procs)', field: 'num_procs', value: 1024, min: 1, step: 1, required: true }),
+    field({ scope: sc, label: 'Largest global batch', field: 'max_batch_size', value: 1024, min: 1, step: 1, required: true, hint: 'the batch used is its largest multiple of DP' }),
+    field({ scope: sc, label: 'Datatype', field: 'datatype', type: 'select', value: 'float16', options: ['float16', 'bfloat16', 'float8', 'float32'].map((d) => [d, d]) }),
+    field({ scope: sc, label: 'Layouts to list', field: 'options.top_n', value: 10, min: 1, step: 1, required: true, hint: 'up to 100 executions are ranked; grouped, this many distinct layouts' }),
+    field({ scope: sc, label: 'Fused activation', field: 'options.fused_activation', type: 'select', value: 'true', options: [['true', 'on'], ['false', 'off'], ['all', 'try both']] }),
+    field({ scope: sc, label: 'Skip TP overlap', field: 'options.no_tp_overlap', type: 'checkbox' }),
+    field({ scope: sc, label: 'Skip DP overlap', field: 'options.no_dp_overlap', type: 'checkbox' }),
+    field({ scope: sc, label: 'Stop growing the microbatch once it stops fitting', field: 'options.mbs_break', type: 'checkbox' }),
+    field({ scope: sc, label: 'Largest TP (tensor parallel)', field: 'options.max_tensor_par', min: 1, step: 1, placeholder: 'no cap' }),
+    field({ scope: sc, label: 'Largest PP (pipeline parallel)', field: 'options.max_pipeline_par', min: 1, step: 1, placeholder: 'no cap' }),
+    field({ scope: sc, label: 'No offload to tier-2 memory', field: 'options.no_offload', type: 'checkbox' }),
+    field({ scope: sc, label: 'Use exactly the largest global batch (skip DP that does not divide it)', field: 'options.exact_batch', type: 'checkbox' }),
+    field({ scope: sc, label: 'Group layouts that differ only in offload, overlap, fusion or networks', field: 'group', type: 'checkbox', value: true, hint: 'one row per TP × PP × DP, microbatch, interleaving, recompute and sharding' }),
   );
   const axes = el('textarea', { id: 'sw-axes', 'data-field': 'axes', rows: 4, spellcheck: 'false' },
     'execution.tensor_par = 1, 2, 4, 8\nexecution.pipeline_par = 1, 2, 4, 8\nexecution.microbatch_size = 1, 2');
@@ -75,8 +85,18 @@ function requestOf() {
   }
   const req = { kind: 'optimal_execution', options: {} };
   for (const input of f.querySelectorAll('#sw-search [data-field]')) {
+    if (input.dataset.field === 'group') continue; // how the page shows rows, not the search
     const v = read(f, input.dataset.field);
     if (v !== undefined) setAt(req, parsePath(input.dataset.field), v);
+  }
+  // Grouped, the rows are layouts: ask for more executions (up to the API's 100) so that the
+  // near-duplicates folded away still leave as many layouts as were asked for.
+  if (read(f, 'group') && req.options.top_n) req.options.top_n = Math.min(100, req.options.top_n * 5);
+  // A planner's own model or system: the Estimate tab's request carries it by value.
+  if (req.model === FROM_ESTIMATE || req.system === FROM_ESTIMATE) {
+    const est = currentRequest();
+    if (req.model === FROM_ESTIMATE) req.model = est.model;
+    if (req.system === FROM_ESTIMATE) req.system = est.system;
   }
   return req;
 }
@@ -169,7 +189,10 @@ async function showResults(st) {
   // nothing fits.
   const fits = ok.filter((p) => p.fits_memory !== false);
   const byRate = (list) => [...list].sort((a, b) => b.summary.sample_rate - a.summary.sample_rate);
-  const best = st.kind === 'grid' ? byRate(fits.length ? fits : ok).slice(0, 10) : ok;
+  const ranked = st.kind === 'grid' ? byRate(fits.length ? fits : ok) : ok;
+  let wanted = ranked.length;
+  try { wanted = read(form(), 'options.top_n') || wanted; } catch { /* keep them all */ }
+  const best = (read(form(), 'group') ? groupRows(ranked, st) : ranked.map((p) => ({ ...p, variants: [] }))).slice(0, st.kind === 'grid' ? 10 : wanted);
   const counts = st.counts || {};
   const csv = el('a', { class: 'button ghost', href: `/v1/sweep/${st.id}/results?format=csv&offset=0&limit=${st.kind === 'grid' ? POINT_CAP : 100}`, download: `fathom-sweep-${st.id}.csv` }, 'Download CSV');
   const chart = chartBox('chart chart-scatter');
@@ -201,6 +224,21 @@ async function showResults(st) {
   (c) => { if (!c.raw.p) return `${fmtNum(c.raw.y)} samples/s, ${fmtNum(c.raw.x)} GiB (sampled)`; const e = execOf(c.raw.p, st); return `TP ${e.tensor_par} PP ${e.pipeline_par} DP ${e.data_par ?? '?'} mb ${e.microbatch_size}: ${fmtNum(c.raw.y)} samples/s, ${fmtNum(c.raw.x)} GiB`; });
 }
 
+// What makes a layout: the split, the batch and its microbatching, recompute and sharding. Rows
+// that differ only in the rest (offload, overlaps, fusion, communication style, networks) are
+// near-duplicates for a planner: the fastest stands for its group, the others are its variants.
+const ESSENTIALS = ['tensor_par', 'pipeline_par', 'data_par', 'batch_size', 'microbatch_size', 'pipeline_interleaving', 'activation_recompute', 'optimizer_sharding'];
+export function groupRows(rows, st) {
+  const groups = new Map();
+  for (const p of rows) {
+    const e = execOf(p, st);
+    const key = ESSENTIALS.map((k) => e[k]).join('/');
+    if (groups.has(key)) groups.get(key).variants.push(p);
+    else groups.set(key, { ...p, variants: [] });
+  }
+  return [...groups.values()];
+}
+
 // The commonest refusals among a grid's infeasible points, so an empty grid explains itself.
 function whyNot(points) {
   const n = new Map();
@@ -229,19 +267,29 @@ function otherOptions(e) {
   return out.join(' · ');
 }
 
+// Compact on purpose: the Open button comes first and the layout reads as one cell, so the
+// table fits beside the form at 1440 px and scrolls only inside its own box on a phone.
 function topTable(rows, st) {
-  const head = ['#', 'TP', 'PP', 'DP', 'step time', 'sample rate', 'tier-1 memory', 'batch', 'micro­batch', 'interleave', 'recompute', 'opt. sharding', 'other options', ''];
+  const head = ['#', '', 'TP × PP × DP', 'step time', 'sample rate', 'MFU', 'TFLOP/s per GPU', 'tier-1 memory', 'batch / micro / interleave', 'recompute', 'sharding', 'other options'];
   const body = rows.map((p, i) => {
     const e = execOf(p, st), s = p.summary;
     const open = el('button', { type: 'button', class: 'small ghost' }, 'Open');
     open.addEventListener('click', () => openInEstimate(p, st));
-    return el('tr', {},
-      el('td', {}, p.rank ?? i + 1), el('td', {}, e.tensor_par), el('td', {}, e.pipeline_par), el('td', {}, e.data_par ?? '—'),
+    const variants = p.variants || [];
+    // The variants' options in a tooltip: listed inline they made each row a paragraph.
+    const other = variants.length
+      ? [otherOptions(e), el('div', { class: 'variants', title: variants.map((v) => otherOptions(execOf(v, st))).join('\n') },
+        `+${variants.length} variant${variants.length > 1 ? 's' : ''} (other offload, overlap or networks) within ${fmtPct(1 - variants[variants.length - 1].summary.sample_rate / s.sample_rate)}`)]
+      : [otherOptions(e)];
+    return el('tr', { 'data-variants': variants.length },
+      el('td', {}, p.rank ?? i + 1), el('td', {}, open),
+      el('td', { class: 'layout' }, `${e.tensor_par} × ${e.pipeline_par} × ${e.data_par ?? '—'}`),
       el('td', { class: 'num' }, fmtSeconds(s.step_time_s)), el('td', { class: 'num' }, `${fmtNum(s.sample_rate)}/s`),
+      el('td', { class: 'num mfu' }, fmtPct(s.total_efficiency)),
+      el('td', { class: 'num tflops' }, fmtNum(s.useful_flops_per_s_per_proc / 1e12)),
       el('td', { class: `num${p.fits_memory === false ? ' bad' : ''}`, title: p.fits_memory === false ? 'does not fit in tier-1 memory' : '' }, fmtBytes(s.mem_tier1_bytes)),
-      el('td', {}, fmtInt(e.batch_size)), el('td', {}, e.microbatch_size), el('td', {}, e.pipeline_interleaving),
-      el('td', {}, e.activation_recompute), el('td', {}, e.optimizer_sharding ? 'yes' : 'no'), el('td', { class: 'other' }, otherOptions(e)),
-      el('td', {}, open));
+      el('td', {}, `${fmtInt(e.batch_size)} / ${e.microbatch_size} / ${e.pipeline_interleaving}`),
+      el('td', {}, e.activation_recompute), el('td', {}, e.optimizer_sharding ? 'yes' : 'no'), el('td', { class: 'other' }, other));
   });
   return el('div', { class: 'table-wrap' }, el('table', { class: 'grid top' },
     el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))), el('tbody', {}, body)));
@@ -252,7 +300,7 @@ async function openInEstimate(p, st) {
   const spec = st.spec || st.request || {};
   const req = st.kind === 'grid'
     ? { ...(spec.base || currentRequest()), execution: execOf(p, st) }
-    : { model: spec.model || read(form(), 'model'), system: spec.system || read(form(), 'system'), execution: p.execution };
+    : { model: spec.model || currentRequest().model, system: spec.system || currentRequest().system, execution: p.execution };
   await fillForm(req);
   location.hash = '#estimate';
   await submitEstimate();

@@ -127,3 +127,77 @@ export function sameValue(a, b) {
   const kb = Object.keys(b).filter((k) => k !== '$comment');
   return ka.length === kb.length && ka.every((k) => sameValue(a[k], b[k]));
 }
+
+// One line of meaning for each of Calculon's 96 statistic names, so the table reads without the
+// source. Per-block names are composed from their parts (where, phase, quantity); the rest are
+// listed.
+const STAT_WHERE = {
+  block: 'one transformer block, one microbatch',
+  baseblock: 'a block inside a pipeline chunk, per microbatch',
+  edgeblock: 'the last block of a pipeline chunk (it also sends to the next stage), per microbatch',
+};
+const STAT_PHASE = {
+  fw: 'forward pass', re: 'recomputed forward pass', agrad: 'backward: activation gradients',
+  wgrad: 'backward: weight gradients', optim: 'optimizer step', bw: 'backward pass',
+  recomm: 'communication redone during recompute',
+};
+const STAT_WHAT = {
+  flops: 'floating-point operations', flops_time: 'time its FLOPs take at the engine’s rate',
+  mem_accessed: 'bytes read and written in GPU memory', mem_time: 'time its memory traffic takes',
+  time: 'time taken (compute and memory traffic combined)', tp_time: 'tensor-parallel communication time',
+  tp_time_exposed: 'tensor-parallel communication time not hidden behind compute',
+  tp_size: 'bytes sent for tensor parallelism', pp_size: 'bytes sent to the next pipeline stage',
+  dp_size: 'bytes all-reduced for data parallelism', size: 'bytes sent', time_exposed: 'time not hidden behind compute',
+};
+const STAT_OTHER = {
+  tp_bw_overlap_req: 'network bandwidth TP overlap needs to stay hidden',
+  dp_bw_overlap_req_chunk: 'network bandwidth DP overlap needs per gradient chunk',
+  dp_bw_overlap_req_tail: 'network bandwidth DP overlap needs for the last chunk',
+  block_weight_space: 'weights of one block', block_act_working_space: 'activations one block needs while it runs',
+  block_act_storage_space: 'activations one block keeps for backward', block_act_checkpoint_size: 'activation checkpoint one block keeps (recompute)',
+  block_weight_grad_space: 'weight gradients of one block', block_weight_grad_space_no_sharding: 'weight gradients of one block without optimizer sharding',
+  block_act_grad_space: 'activation gradients of one block',
+  block_dp_size: 'bytes of one block’s gradients all-reduced for data parallelism',
+  block_bw_pp_size: 'backward pass, one block and microbatch: bytes sent back to the previous pipeline stage', block_optimizer_space: 'optimizer state of one block',
+  weight_space_with_offload: 'weights in GPU memory when weights are offloaded', act_space_with_offload: 'activations in GPU memory when activations are offloaded',
+  act_checkpoint_size_with_offload: 'activation checkpoints in GPU memory when offloaded', act_grad_space_with_offload: 'activation gradients in GPU memory with offload',
+  weight_grad_space_with_offload: 'weight gradients in GPU memory with offload', optimizer_space_with_offload: 'optimizer state in GPU memory with offload',
+  weight_space: 'weights per GPU', act_space: 'activations per GPU', act_checkpoint_size: 'activation checkpoints per GPU',
+  act_grad_space: 'activation gradients per GPU', weight_grad_space: 'weight gradients per GPU', optimizer_space: 'optimizer state per GPU',
+  fw_time: 'forward time per step', bw_time: 'backward time per step', optim_step_time: 'optimizer time per step',
+  recompute_time: 'recompute time per step', recomm_link_time: 'time recompute’s communication occupies the links',
+  recomm_exposed_time: 'recompute communication not hidden behind compute', bubble_time: 'pipeline bubble: stages waiting for each other',
+  tp_comm_link_time: 'time tensor-parallel traffic occupies the links', pp_comm_link_time: 'time pipeline traffic occupies the links',
+  dp_comm_link_time: 'time data-parallel traffic occupies the links', tp_comm_exposed_time: 'tensor-parallel communication not hidden behind compute',
+  pp_comm_exposed_time: 'pipeline communication not hidden behind compute', dp_comm_exposed_time: 'data-parallel communication not hidden behind compute',
+  fw_offload_exposed_time: 'forward time waiting on offload transfers', bw_offload_exposed_time: 'backward time waiting on offload transfers',
+  total_time: 'step time: all the times above that are not hidden', act_offload_bw_req: 'bandwidth offloading activations needs',
+  weight_offload_bw_req: 'bandwidth offloading weights needs', optim_offload_bw_req: 'bandwidth offloading optimizer state needs',
+  offload_mem_bw_req: 'offload memory bandwidth needed in all', proc_mem_tier1_cap_req: 'GPU (tier-1) memory needed per GPU',
+  proc_mem_tier2_cap_req: 'offload (tier-2) memory needed per GPU', useful_flops: 'FLOPs a perfect machine would do for one block and microbatch',
+  compute_efficiency: 'how busy the math engines are while computing', system_efficiency: 'share of the step spent computing rather than waiting',
+  total_efficiency: 'MFU: model FLOPs utilization (useful FLOPs ÷ peak over the step)', sample_rate: 'samples (sequences) per second',
+};
+
+export function statMeaning(name) {
+  if (STAT_OTHER[name]) return STAT_OTHER[name];
+  const m = name.match(/^(block|baseblock|edgeblock)_(fw|re|agrad|wgrad|optim|bw|recomm)_(.+)$/);
+  if (m && STAT_WHAT[m[3]]) return `${STAT_PHASE[m[2]]}, ${STAT_WHERE[m[1]]}: ${STAT_WHAT[m[3]]}`;
+  const r = name.match(/^(baseblock|edgeblock)_recomm_(time|time_exposed|size)$/);
+  if (r) return `${STAT_PHASE.recomm}, ${STAT_WHERE[r[1]]}: ${STAT_WHAT[r[2]]}`;
+  return name.replace(/_/g, ' ');
+}
+
+// What a preset is, for a planner: its own note where the file's comment only says where it
+// came from, else the comment's first sentence.
+const PRESET_NOTES = {
+  a100_80e: 'A100 80 GB with effectively unlimited memory (80 billion GiB): for Calculon’s experiments that ignore memory limits, not a real machine.',
+  a100_80g: 'NVIDIA A100 80 GB, 8 per NVLink node, nodes joined by InfiniBand (Calculon’s system).',
+  h100_80g_nvl8: 'NVIDIA H100 80 GB, 8 per NVLink node, nodes joined by InfiniBand (Calculon’s system).',
+};
+export function presetNote(name, comment) {
+  if (PRESET_NOTES[name]) return PRESET_NOTES[name];
+  if (!comment) return '';
+  if (/^Calculon's (models|systems)\//.test(comment)) return `As in Calculon (${comment.split(' ')[1].replace(/\.json$/, '')}).`;
+  return `${comment.split(/(?<=\))[:.]\s|(?<=\w)[:.]\s/)[0]}.`;
+}

@@ -38,7 +38,8 @@ VALID = {
 
 PARSE_BREAKERS = [
     "", " ", "{", "}", "[", '{"a":', '{"a":1,}', "{'a': 1}", '{"a": NaN}', '{"a": Infinity}',
-    '{"a": -Infinity}', '{"a": 1e999999}', '{"a": 123456789012345678901234567890}', "null x",
+    # (a 30-digit integer is valid JSON, read as a real: test_dashboard.LargeIntegers)
+    '{"a": -Infinity}', '{"a": 1e999999}', '{"a": -1e999999}', "null x",
     '{"a":1,"a":2}', '{"s": "\xff\xfe"}', '{"s": "\\ud800"}', "[" * 64 + "]" * 64, '{"a":' * 40 + "1" + "}" * 40,
     "\x00", '{"a": tru}', '{"a": 01}', '{"a": .5}', '{"a": "unterminated}',
 ]

@@ -249,6 +249,236 @@ try {
     await page.screenshot({ path: join(outDir, 'goodput.png'), fullPage: true });
   });
 
+  // ---- What planners hit (issue 6): each step below failed on the page before its fix. ----
+
+  // Every element id once; every label names an input on its own tab (a label's click must
+  // never focus a field on another tab).
+  await step('ids are unique and every label is bound to an input on its own tab', async () => {
+    const bad = await page.evaluate(() => {
+      const out = [];
+      const seen = new Map();
+      for (const n of document.querySelectorAll('[id]')) seen.set(n.id, (seen.get(n.id) || 0) + 1);
+      for (const [id, n] of seen) if (n > 1) out.push(`id ${id} ×${n}`);
+      for (const l of document.querySelectorAll('label[for]')) {
+        const t = document.getElementById(l.htmlFor);
+        if (!t) out.push(`label "${l.textContent}" → nothing`);
+        else if (t.closest('[role="tabpanel"]') !== l.closest('[role="tabpanel"]')) out.push(`label "${l.textContent}" → another tab`);
+      }
+      return out;
+    });
+    check(bad.length === 0, 'unique ids and bound labels', bad);
+  });
+
+  await step('letters or nothing in a required number are an error beside it, never a default', async () => {
+    await page.click('#nav-estimate');
+    await page.selectOption('[data-field="model"]', 'gpt3-175B');
+    await page.selectOption('[data-field="system"]', 'a100_80g');
+    await page.fill('[data-field="execution.num_procs"]', '1024');
+    await page.dispatchEvent('[data-field="execution.num_procs"]', 'change');
+    await page.selectOption('[data-field="execution.tensor_par"]', '8');
+    await page.selectOption('[data-field="execution.pipeline_par"]', '8');
+    const before = await page.$$eval('[data-field^="execution."][data-field$="_par"]', (s) => s.map((x) => x.value));
+    let sent = 0;
+    const count = (r) => { if (r.url().endsWith('/v1/estimate')) sent++; };
+    page.on('request', count);
+    for (const [text, why] of [['abc', /must be a number/], ['', /required/]]) {
+      await page.fill('[data-field="execution.num_procs"]', text);
+      await page.dispatchEvent('[data-field="execution.num_procs"]', 'change');
+      check(await page.inputValue('[data-field="execution.num_procs"]') === text, 'the field keeps what was typed', text);
+      const after = await page.$$eval('[data-field^="execution."][data-field$="_par"]', (s) => s.map((x) => x.value));
+      check(JSON.stringify(after) === JSON.stringify(before), 'TP, PP and DP are not reset', [before, after]);
+      await page.click('#est-submit');
+      const err = page.locator('.fld:has([data-field="execution.num_procs"]) .field-error');
+      await err.waitFor();
+      const msg = await err.textContent();
+      check(why.test(msg), `error beside GPUs for “${text}”`, msg);
+    }
+    page.off('request', count);
+    check(sent === 0, 'no estimate is requested without a GPU count', sent);
+    await page.fill('[data-field="execution.num_procs"]', '1024');
+    await page.dispatchEvent('[data-field="execution.num_procs"]', 'change');
+    await page.click('#nav-scaling');
+    await page.selectOption('#f-law', 'hf2020');
+    await page.fill('#f-sc-budget', 'ten');
+    await page.click('#scaling-form button[type="submit"]');
+    const serr = page.locator('#scaling-form .fld:has(#f-sc-budget) .field-error');
+    await serr.waitFor();
+    const smsg = await serr.textContent();
+    check(/must be a number/.test(smsg) && !/got 0/.test(smsg), 'budget “ten” is an error beside it', smsg);
+    await page.fill('#f-sc-budget', '1000');
+    await page.click('#nav-estimate');
+  });
+
+  await step('edited presets say custom, power follows the system, an empty tier 1 is refused', async () => {
+    await page.selectOption('[data-field="model"]', 'gpt3-175B');
+    await page.evaluate(() => { for (const d of document.querySelectorAll('#estimate-form details')) d.open = true; });
+    await page.waitForFunction(() => document.querySelector('[data-field="model.num_blocks"]')?.value === '96');
+    await page.fill('[data-field="model.num_blocks"]', '48');
+    const label = await page.$eval('[data-field="model"]', (s) => s.selectedOptions[0].textContent);
+    check(/custom model/.test(label), 'the selector says custom model once a field is edited', label);
+    await page.fill('[data-field="model.num_blocks"]', '96');
+    check(await page.inputValue('[data-field="model"]') === 'gpt3-175B', 'and names the preset again when the edit is undone');
+    await page.selectOption('[data-field="system"]', 'h100_sxm');
+    await page.waitForFunction(() => document.querySelector('[data-field="training.gpu_power_kw"]').value === '0.7');
+    await page.selectOption('[data-field="system"]', 'a100_80e');
+    const note = await page.textContent('#est-system-note');
+    check(/unlimited memory/.test(note), 'a100_80e is explained', note);
+    await page.selectOption('[data-field="system"]', 'a100_80g');
+    await page.waitForFunction(() => document.querySelector('[data-field="system.mem1.GiB"]')?.value === '80');
+    await page.fill('[data-field="system.mem1.GiB"]', '0');
+    await page.click('#est-submit');
+    const err = page.locator('.fld:has([data-field="system.mem1.GiB"]) .field-error');
+    await err.waitFor();
+    check(/greater than 0/.test(await err.textContent()), 'tier-1 memory 0 refused beside it');
+    await page.fill('[data-field="system.mem1.GiB"]', '80');
+    await page.dispatchEvent('[data-field="system.mem1.GiB"]', 'input');
+  });
+
+  await step('words a planner understands: MFU, the statistics, the model behind each tab', async () => {
+    await page.selectOption('[data-field="system"]', 'a100_80g');
+    await page.fill('[data-field="execution.batch_size"]', '1024');
+    await page.dispatchEvent('[data-field="execution.batch_size"]', 'change');
+    await page.click('#est-submit');
+    await page.waitForFunction(() => /MFU/.test(document.querySelector('#est-results .kpis')?.textContent || ''));
+    const meanings = await page.$$eval('#est-results details.stats tbody tr', (rows) => rows.map((r) => [r.cells[0].textContent, r.cells[2]?.textContent || '']));
+    const unexplained = meanings.filter(([k, m]) => !m || m === k.replace(/_/g, ' '));
+    check(meanings.length === 96 && unexplained.length === 0, 'each of the 96 statistics has a one-line meaning', unexplained);
+    const footers = {};
+    for (const t of ['estimate', 'sweep', 'scaling', 'goodput']) { await page.click(`#nav-${t}`); footers[t] = await page.textContent('#footer'); }
+    check(!/Calculon/.test(footers.goodput) && /Pollux/.test(footers.goodput), 'the Goodput footer names Pollux', footers.goodput);
+    check(/scaling-law calculator|Chinchilla/.test(footers.scaling), 'the Scaling footer names its laws', footers.scaling);
+    await page.click('#nav-scaling');
+    const sc = await page.textContent('#tab-scaling');
+    check(/Transformer-XL/.test(sc) && /WikiText-103/.test(sc), 'Scaling says which loss it is');
+    await page.waitForFunction(() => Number(document.querySelector('#f-sc-gpu_price').value) > 0);
+    await page.click('#nav-goodput');
+    const gp = await page.textContent('#tab-goodput');
+    check(/Accumulation steps|accumulation steps/.test(gp) && /single point/.test(gp), 'Goodput explains accumulation and single points');
+    check(await page.locator('#tab-goodput a.fit-link').count() === 1, 'Goodput links to the fit');
+  });
+
+  await step('the Chinchilla frontier has all its points (integers past 2^53)', async () => {
+    await page.click('#nav-scaling');
+    await page.selectOption('#f-law', 'chinchilla');
+    await page.click('#scaling-form button[type="submit"]');
+    // The frontier is drawn once all its requests have answered (or failed).
+    await page.waitForFunction(() => { const c = document.querySelector('#sc-results canvas'); return c && window.Chart.getChart(c)?.data.datasets[0]?.label === 'compute-optimal loss'; });
+    const xs = await page.evaluate(() => window.Chart.getChart(document.querySelector('#sc-results canvas')).data.datasets[0].data.map((p) => p.x));
+    check(xs.length === 17 && Math.min(...xs) === 1e18, 'the frontier starts at 1e18 with all 17 budgets', [xs.length, Math.min(...xs)]);
+    await page.selectOption('#f-law', 'hf2020');
+  });
+
+  await step('a search of your own model', async () => {
+    await page.click('#nav-estimate');
+    await page.selectOption('[data-field="model"]', 'megatron-126M');
+    await page.evaluate(() => { for (const d of document.querySelectorAll('#estimate-form details')) d.open = true; });
+    await page.waitForFunction(() => document.querySelector('[data-field="model.num_blocks"]')?.value === '12');
+    await page.fill('[data-field="model.num_blocks"]', '6');
+    await page.click('#nav-sweep');
+    await page.selectOption('#f-kind', 'optimal_execution');
+    await page.selectOption('#sw-search [data-field="model"]', '=estimate');
+    await page.selectOption('#sw-search [data-field="system"]', 'a100_80g');
+    await page.fill('#sw-search [data-field="num_procs"]', '8');
+    await page.fill('#sw-search [data-field="max_batch_size"]', '32');
+    await page.fill('#sw-search [data-field="options.top_n"]', '5');
+    // The planner's constraints: no offload, TP at most 1, PP at most 2, exactly batch 32.
+    await page.check('#sw-search [data-field="options.no_offload"]');
+    await page.check('#sw-search [data-field="options.exact_batch"]');
+    await page.fill('#sw-search [data-field="options.max_tensor_par"]', '1');
+    await page.fill('#sw-search [data-field="options.max_pipeline_par"]', '2');
+    const sent = page.waitForRequest((r) => r.url().endsWith('/v1/sweep') && r.method() === 'POST');
+    await page.click('#sw-submit');
+    const body = JSON.parse((await sent).postData());
+    check(typeof body.model === 'object' && body.model.num_blocks === 6, 'the edited model is searched', body.model);
+    await page.waitForFunction(() => document.querySelector('#sw-status').dataset.state === 'done' && document.querySelector('#sw-results table.top'), null, { timeout: 120000 });
+    const layouts = await page.$$eval('#sw-results table.top tbody tr', (trs) => trs.map((r) => [r.cells[2].textContent, r.cells[8].textContent, r.cells[11].textContent]));
+    // (the options cell names the row's own options, then its grouped variants after a "+")
+    check(layouts.length > 0 && layouts.every(([l, b, o]) => /^1 × [12] × /.test(l) && /^32 /.test(b) && !/offload/.test(o.split('+')[0])), 'every row keeps the constraints', layouts);
+
+  });
+
+  let searched = false;
+  await step('GPT-3 175B search: grouped rows, MFU and TFLOP/s columns, every point inside the axes, table in view at 1440 px', async () => {
+    await page.setViewportSize({ width: 1440, height: 1000 });
+    await page.click('#nav-sweep');
+    await page.selectOption('#sw-search [data-field="model"]', 'gpt3-175B');
+    await page.selectOption('#sw-search [data-field="system"]', 'a100_80g');
+    await page.fill('#sw-search [data-field="num_procs"]', '1024');
+    await page.fill('#sw-search [data-field="max_batch_size"]', '1024');
+    await page.fill('#sw-search [data-field="options.top_n"]', '10');
+    await page.selectOption('#sw-search [data-field="options.fused_activation"]', 'true');
+    await page.uncheck('#sw-search [data-field="options.no_offload"]');
+    await page.uncheck('#sw-search [data-field="options.exact_batch"]');
+    await page.fill('#sw-search [data-field="options.max_tensor_par"]', '');
+    await page.fill('#sw-search [data-field="options.max_pipeline_par"]', '');
+    await page.click('#sw-submit');
+    await page.waitForFunction(() => ['done', 'failed', 'cancelled'].includes(document.querySelector('#sw-status').dataset.state) && document.querySelector('#sw-results h3'), null, { timeout: 300000 });
+    check(await page.locator('#sw-results table.top').count() === 1, 'the search lists layouts', await page.textContent('#sw-results'));
+    searched = true;
+    const rows = await page.$$eval('#sw-results table.top tbody tr', (trs) => trs.map((r) => [...r.cells].map((c) => c.textContent)));
+    const heads = await page.$$eval('#sw-results table.top thead th', (t) => t.map((x) => x.textContent));
+    check(heads.includes('MFU') && heads.includes('TFLOP/s per GPU'), 'MFU and TFLOP/s per GPU columns', heads);
+    const keys = rows.map((c) => [c[2], c[8], c[9], c[10]].join('|'));
+    check(new Set(keys).size === keys.length, 'no two rows share a layout (near-duplicates are grouped)', keys);
+    check(await page.locator('#sw-results tr[data-variants]:not([data-variants="0"])').count() >= 1, 'variants are named on their group’s row');
+    const [outside, total, listed] = await page.evaluate(() => {
+      const c = window.Chart.getChart(document.querySelector('#sw-results canvas'));
+      const { x, y } = c.scales;
+      let out = 0, n = 0;
+      for (const d of c.data.datasets) for (const p of d.data) { n++; if (p.x < x.min || p.x > x.max || p.y < y.min || p.y > y.max) out++; }
+      return [out, n, c.data.datasets.find((d) => d.label === 'fits in memory').data.length];
+    });
+    check(total > 100 && listed >= 1 && outside === 0, 'every plotted point lies inside the axes', { outside, total, listed });
+    const fit = await page.evaluate(() => {
+      const w = document.querySelector('#sw-results .table-wrap');
+      const btn = document.querySelector('#sw-results table.top tbody tr button').getBoundingClientRect();
+      const last = document.querySelector('#sw-results table.top thead th:last-child').getBoundingClientRect();
+      return { scroll: w.scrollWidth - w.clientWidth, btnRight: btn.right, lastRight: last.right, vw: window.innerWidth };
+    });
+    check(fit.scroll <= 1 && fit.btnRight <= fit.vw && fit.lastRight <= fit.vw, 'the whole table and its Open buttons are in view', fit);
+  });
+
+  await step('no horizontal page scroll at 390 px on any tab, before and after a search; screenshots at 390 and 1440 px', async () => {
+    // How far the page is wider than the screen, and the outermost elements that stick out.
+    const wide = async () => page.evaluate(() => {
+      const over = document.documentElement.scrollWidth - window.innerWidth;
+      if (over <= 0) return over;
+      const out = [...document.querySelectorAll('body *')].filter((n) => n.getBoundingClientRect().right > window.innerWidth + 1 && !n.parentElement.closest('.table-wrap'))
+        .filter((n, _, all) => !all.includes(n.parentElement)).slice(0, 5).map((n) => `${n.tagName}.${n.className}#${n.id} → ${Math.round(n.getBoundingClientRect().right)}`);
+      return `${over} px: ${out.join(', ')}`;
+    });
+    for (const [w, h] of [[1440, 1000], [390, 844]]) {
+      await page.setViewportSize({ width: w, height: h });
+      for (const t of ['estimate', 'sweep', 'scaling', 'goodput']) {
+        await page.click(`#nav-${t}`);
+        await page.waitForFunction((id) => !document.querySelector(`#tab-${id}`).hidden, t);
+        // Charts drawn at 1440 px resize on the next frames after the viewport shrinks (a
+        // ResizeObserver): wait for the layout to settle, then measure.
+        if (w === 390) await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 3000 }).catch(() => {});
+        const over = await wide();
+        if (w === 390) check(typeof over === 'number' && over <= 0, `${t} at 390 px is not wider than the screen`, over);
+        const navOk = await page.evaluate(() => [...document.querySelectorAll('header .api-link, nav button')].every((b) => b.getBoundingClientRect().right <= window.innerWidth));
+        check(navOk, `${t} at ${w} px: every tab and the API link are on screen`);
+        await page.screenshot({ path: join(outDir, `tab-${t}-${w}.png`), fullPage: true });
+      }
+    }
+    // A fresh page at 390 px, before any search or result: every tab's empty state.
+    const fresh = await context.newPage();
+    watch(fresh);
+    await fresh.setViewportSize({ width: 390, height: 844 });
+    await fresh.goto(`${base}/`);
+    await fresh.waitForSelector('body[data-ready="true"]');
+    for (const t of ['estimate', 'sweep', 'scaling', 'goodput']) {
+      await fresh.click(`#nav-${t}`);
+      await fresh.waitForFunction((id) => !document.querySelector(`#tab-${id}`).hidden, t);
+      const over = await fresh.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      check(over <= 0, `the ${t} tab at 390 px before any result`, over);
+    }
+    await fresh.close();
+    check(searched, 'the search above ran, so “after a search” was measured');
+    await page.setViewportSize({ width: 1440, height: 1000 });
+  });
+
   await step('no page errors and nothing fetched from outside', async () => {
     check(pageErrors.length === 0, 'no errors in the page', pageErrors);
     check(foreign.length === 0, 'only fathomd was contacted', foreign);

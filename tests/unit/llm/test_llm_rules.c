@@ -372,7 +372,8 @@ static void test_codec_errors(void **state)
                         "\"execution\":{\"batch_size\":8,\"num_procs\":12,\"tensor_par\":8}}",
                         FATHOM_E_INVALID_FIELD, "execution.num_procs");
     expect_decode_error("{\"model\":\"megatron-1T\",\"system\":\"a100_80g\","
-                        "\"execution\":{\"batch_size\":64,\"tensor_par\":16,\"data_par\":4}}",
+                        "\"execution\":{\"batch_size\":64,\"tensor_par\":16,\"data_par\":4,"
+                        "\"tensor_par_net\":0}}",
                         FATHOM_E_INFEASIBLE_EXECUTION, "execution.tensor_par");
     /* a system object: every member is checked with its path */
     json_t *sys = json_deep_copy(codec_presets_find(presets, PRESET_SYSTEM, "a100_80g"));
