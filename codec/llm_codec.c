@@ -259,7 +259,37 @@ static const char *const execution_keys[] = {
     "activation_recompute", "pipeline_interleaving", "optimizer_sharding",
     "tensor_par_comm_type", "tensor_par_overlap", "seq_par_ag_redo",  "data_par_overlap",
     "weight_offload",      "activations_offload", "optimizer_offload", "training",
-    "attention_kernel",    "fp8",                NULL};
+    "attention_kernel",    "fp8",                "context_par",       "context_par_net",
+    "zero_stage",          "shard_group",        NULL};
+
+/* a*b, saturating: three factors of up to 2^30 overflow int64. */
+static int64_t mul_sat(int64_t a, int64_t b)
+{
+    return a > INT64_MAX / b ? INT64_MAX : a * b;
+}
+
+/* zero_stage and optimizer_sharding say one thing twice: optimizer_sharding true is stage 1.
+ * Either may be left out; given together they must agree. */
+static int decode_zero(const json_t *v, const char *path, llm_execution_t *e, fathom_error_t *err)
+{
+    int64_t zero = 0;
+    bool sharding = false;
+    const bool has_zero = jr_has(v, "zero_stage"), has_sharding = jr_has(v, "optimizer_sharding");
+    if (jr_int(v, path, "zero_stage", JR_OPTIONAL, 0, 0, 3, &zero, err) ||
+        jr_bool(v, path, "optimizer_sharding", JR_OPTIONAL, false, &sharding, err))
+        return -1;
+    if (has_zero && has_sharding && (zero >= 1) != sharding) {
+        char p[JR_PATH_MAX];
+        jr_path(p, sizeof p, path, "zero_stage");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                "zero_stage %lld contradicts optimizer_sharding %s (stage 1 and up "
+                                "shard the optimizer state)",
+                                (long long)zero, sharding ? "true" : "false");
+    }
+    e->zero_stage = (int)(has_zero ? zero : sharding ? 1 : 0);
+    e->optimizer_sharding = e->zero_stage >= 1;
+    return 0;
+}
 
 int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_t *out,
                                fathom_error_t *err)
@@ -274,27 +304,31 @@ int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_
         jr_int(v, path, "tensor_par", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_PROCS, &e.tensor_par, err) ||
         jr_int(v, path, "pipeline_par", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_PROCS, &e.pipeline_par,
                err) ||
+        jr_int(v, path, "context_par", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_PROCS, &e.context_par,
+               err) ||
         jr_int(v, path, "num_procs", JR_OPTIONAL, 0, 1, LLM_CODEC_MAX_PROCS, &e.num_procs, err))
         return -1;
+    /* tensor, pipeline and context degrees are each at most 2^30: saturate their product */
+    const int64_t tpc = mul_sat(mul_sat(e.tensor_par, e.pipeline_par), e.context_par);
     int64_t dflt_dp = 1;
-    if (e.num_procs > 0 && e.num_procs % (e.tensor_par * e.pipeline_par) == 0)
-        dflt_dp = e.num_procs / (e.tensor_par * e.pipeline_par);
-    if (e.num_procs > 0 && !jr_has(v, "data_par") && dflt_dp * e.tensor_par * e.pipeline_par !=
-                                                        e.num_procs) {
+    if (e.num_procs > 0 && e.num_procs % tpc == 0)
+        dflt_dp = e.num_procs / tpc;
+    if (e.num_procs > 0 && !jr_has(v, "data_par") && e.num_procs % tpc != 0) {
         char p[JR_PATH_MAX];
         jr_path(p, sizeof p, path, "num_procs");
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
-                                "must be a multiple of tensor_par*pipeline_par (%lld) when "
+                                "must be a multiple of tensor_par*%spipeline_par (%lld) when "
                                 "data_par is left out",
-                                (long long)(e.tensor_par * e.pipeline_par));
+                                e.context_par > 1 ? "context_par*" : "", (long long)tpc);
     }
     if (jr_int(v, path, "data_par", JR_OPTIONAL, dflt_dp, 1, LLM_CODEC_MAX_PROCS, &e.data_par, err))
         return -1;
     if (e.num_procs == 0) {
         /* each factor is at most 2^30: compare in double before multiplying */
-        double procs = (double)e.tensor_par * (double)e.pipeline_par * (double)e.data_par;
+        double procs = (double)e.tensor_par * (double)e.pipeline_par * (double)e.data_par *
+                       (double)e.context_par;
         e.num_procs = procs <= (double)LLM_CODEC_MAX_PROCS
-                          ? e.tensor_par * e.pipeline_par * e.data_par
+                          ? e.tensor_par * e.pipeline_par * e.data_par * e.context_par
                           : LLM_CODEC_MAX_PROCS + 1;
         if (e.num_procs > LLM_CODEC_MAX_PROCS) {
             char p[JR_PATH_MAX];
@@ -320,7 +354,7 @@ int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_
                 err) ||
         jr_int(v, path, "pipeline_interleaving", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_MICROBATCH,
                &e.pipeline_interleaving, err) ||
-        jr_bool(v, path, "optimizer_sharding", JR_OPTIONAL, false, &e.optimizer_sharding, err) ||
+        decode_zero(v, path, &e, err) ||
         jr_enum(v, path, "tensor_par_comm_type", JR_OPTIONAL, LLM_TP_COMM_AR, llm_tp_comm_names,
                 &comm, err) ||
         jr_enum(v, path, "tensor_par_overlap", JR_OPTIONAL, LLM_TP_OVERLAP_NONE,
@@ -332,10 +366,17 @@ int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_
         jr_bool(v, path, "optimizer_offload", JR_OPTIONAL, false, &e.optimizer_offload, err))
         return -1;
     int kernel = 0;
+    int64_t cp_net = 0;
+    /* shard_group left out (0) means every processor of the group: the encoder writes it */
     if (jr_enum(v, path, "attention_kernel", JR_OPTIONAL, LLM_ATTN_KERNEL_UNFUSED,
                 llm_attn_kernel_names, &kernel, err) ||
-        jr_bool(v, path, "fp8", JR_OPTIONAL, false, &e.fp8, err))
+        jr_bool(v, path, "fp8", JR_OPTIONAL, false, &e.fp8, err) ||
+        jr_int(v, path, "context_par_net", JR_OPTIONAL, 0, 0, LLM_MAX_NETWORKS - 1, &cp_net,
+               err) ||
+        jr_int(v, path, "shard_group", JR_OPTIONAL, 0, 1, LLM_CODEC_MAX_PROCS, &e.shard_group,
+               err))
         return -1;
+    e.context_par_net = (int)cp_net;
     e.attention_kernel = (llm_attn_kernel_t)kernel;
     e.tensor_par_net = (int)nets[0];
     e.pipeline_par_net = (int)nets[1];
@@ -349,25 +390,23 @@ int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_
     return 0;
 }
 
-/* a*b, saturating: three factors of up to 2^30 overflow int64. */
-static int64_t mul_sat(int64_t a, int64_t b)
-{
-    return a > INT64_MAX / b ? INT64_MAX : a * b;
-}
 
 void codec_llm_execution_default_nets(const json_t *v, const llm_system_t *s, llm_execution_t *e)
 {
-    static const char *const keys[3] = {"tensor_par_net", "pipeline_par_net", "data_par_net"};
-    int *nets[3] = {&e->tensor_par_net, &e->pipeline_par_net, &e->data_par_net};
-    const int64_t par[3] = {e->tensor_par, e->pipeline_par, e->data_par};
+    /* context parallelism next to tensor parallelism, as Megatron orders ranks */
+    static const char *const keys[4] = {"tensor_par_net", "context_par_net", "pipeline_par_net",
+                                        "data_par_net"};
+    int *nets[4] = {&e->tensor_par_net, &e->context_par_net, &e->pipeline_par_net,
+                    &e->data_par_net};
+    const int64_t par[4] = {e->tensor_par, llm_context_par(e), e->pipeline_par, e->data_par};
     int64_t used[LLM_MAX_NETWORKS];
     for (int t = 0; t < LLM_MAX_NETWORKS; t++)
         used[t] = 1;
     /* Given fields first: they occupy their tier before any default is placed beside them. */
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 4; k++)
         if (jr_has(v, keys[k]) && *nets[k] >= 0 && *nets[k] < s->num_networks && par[k] > 1)
             used[*nets[k]] = mul_sat(used[*nets[k]], par[k]);
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         if (jr_has(v, keys[k]) || s->num_networks < 1)
             continue;
         int t = 0;
@@ -417,6 +456,10 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
     B("training", e->training);
     S("attention_kernel", llm_attn_kernel_names[e->attention_kernel]);
     B("fp8", e->fp8);
+    I("context_par", llm_context_par(e));
+    I("context_par_net", e->context_par_net);
+    I("zero_stage", llm_zero_stage(e));
+    I("shard_group", llm_shard_group(e));
 #undef I
 #undef B
 #undef S

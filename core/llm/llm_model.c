@@ -193,11 +193,11 @@ static int check_modern(const fathom_model_t *m, const llm_system_t *s, const ll
     if (e->zero_stage < 0 || e->zero_stage > 3)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.zero_stage",
                                 "must be 0, 1, 2 or 3, got %d", e->zero_stage);
-    if (e->zero_stage >= 1 && !e->optimizer_sharding)
+    /* Calculon's block reads optimizer_sharding alone (the codec keeps zero_stage 1 equal to
+     * it); the modern block reads the stage in force, llm_zero_stage. */
+    if (!m->calculon_block && llm_zero_stage(e) >= 1 && group < 2)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.zero_stage",
-                                "zero_stage %d shards the optimizer: optimizer_sharding must be "
-                                "true (or left out)",
-                                e->zero_stage);
+                                "shards over data_par × context_par processors, which is 1");
     if (e->zero_stage >= 2 && m->calculon_block)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.zero_stage",
                                 "ZeRO-2/3 need the modern block: give the model one of kv_heads, "

@@ -409,8 +409,11 @@ static void test_codec_defaults(void **state)
     json_t *n = codec_estimate_endpoint.normalize(body, &ctx, &err);
     assert_non_null(n);
     const json_t *e = json_object_get(n, "execution");
-    /* Calculon's 23 fields and Fathom's two, at their Calculon-behaviour defaults */
-    assert_int_equal(json_object_size(e), 25);
+    /* Calculon's 23 fields and Fathom's six, at their Calculon-behaviour defaults */
+    assert_int_equal(json_object_size(e), 29);
+    assert_int_equal(json_integer_value(json_object_get(e, "context_par")), 1);
+    assert_int_equal(json_integer_value(json_object_get(e, "zero_stage")), 0);
+    assert_int_equal(json_integer_value(json_object_get(e, "shard_group")), 1);
     assert_string_equal(json_string_value(json_object_get(e, "attention_kernel")), "unfused");
     assert_true(json_is_false(json_object_get(e, "fp8")));
     assert_int_equal(json_integer_value(json_object_get(e, "num_procs")), 8);

@@ -139,7 +139,7 @@ static void test_result_document(void **state)
     assert_int_equal(json_array_size(best), 3);
     for (size_t i = 0; i < 3; i++) {
         const json_t *item = json_array_get(best, i);
-        assert_int_equal(json_object_size(json_object_get(item, "execution")), 25);
+        assert_int_equal(json_object_size(json_object_get(item, "execution")), 29);
         assert_int_equal(json_object_size(json_object_get(item, "stats")), 96);
         assert_true(json_is_object(json_object_get(item, "summary")));
     }

@@ -20,12 +20,19 @@ static void compare_entry(const search_entry_t *got, const json_t *want, size_t 
     const json_t *want_exe = json_object_get(want, "execution");
     assert_non_null(exe);
     assert_non_null(want_exe);
-    /* Calculon's 23 fields must match; Fathom's own two are at their Calculon defaults. */
+    /* Calculon's 23 fields must match; Fathom's own are at their Calculon defaults. */
     json_t *kernel = json_object_get(exe, "attention_kernel"), *fp8 = json_object_get(exe, "fp8");
     assert_string_equal(json_string_value(kernel), "unfused");
     assert_true(json_is_false(fp8));
-    json_object_del(exe, "attention_kernel");
-    json_object_del(exe, "fp8");
+    assert_int_equal(json_integer_value(json_object_get(exe, "context_par")), 1);
+    assert_int_equal(json_integer_value(json_object_get(exe, "zero_stage")),
+                     json_is_true(json_object_get(want_exe, "optimizer_sharding")) ? 1 : 0);
+    assert_int_equal(json_integer_value(json_object_get(exe, "shard_group")),
+                     json_integer_value(json_object_get(want_exe, "data_par")));
+    static const char *const fathoms[] = {"attention_kernel", "fp8",        "context_par",
+                                          "context_par_net",  "zero_stage", "shard_group"};
+    for (size_t i = 0; i < sizeof fathoms / sizeof fathoms[0]; i++)
+        json_object_del(exe, fathoms[i]);
     if (!json_equal(exe, want_exe)) {
         char *a = json_dumps(exe, JSON_SORT_KEYS);
         char *b = json_dumps(want_exe, JSON_SORT_KEYS);
