@@ -547,14 +547,22 @@ json_t *codec_llm_summary_encode(const fathom_model_t *m, const llm_execution_t 
     double flops_per_s = s->total_time > 0 ? s->useful_flops * (double)r->blocks_per_proc *
                                                  (double)r->num_microbatches / s->total_time
                                            : 0;
+    const llm_step_extra_t *x = &r->extra;
     json_t *breakdown = json_pack(
-        "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "forward", num(s->fw_time), "backward",
-        num(s->bw_time), "optimizer", num(s->optim_step_time), "recompute", num(s->recompute_time),
-        "recommunication", num(s->recomm_exposed_time), "bubble", num(s->bubble_time),
-        "tensor_parallel_comm", num(s->tp_comm_exposed_time), "pipeline_parallel_comm",
-        num(s->pp_comm_exposed_time), "data_parallel_comm", num(s->dp_comm_exposed_time),
-        "forward_offload", num(s->fw_offload_exposed_time), "backward_offload",
-        num(s->bw_offload_exposed_time));
+        "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "forward", num(s->fw_time),
+        "backward", num(s->bw_time), "optimizer", num(s->optim_step_time), "recompute",
+        num(s->recompute_time), "recommunication", num(s->recomm_exposed_time), "bubble",
+        num(s->bubble_time), "tensor_parallel_comm", num(s->tp_comm_exposed_time),
+        "pipeline_parallel_comm", num(s->pp_comm_exposed_time), "data_parallel_comm",
+        num(s->dp_comm_exposed_time), "forward_offload", num(s->fw_offload_exposed_time),
+        "backward_offload", num(s->bw_offload_exposed_time), "context_parallel_comm",
+        num(x->cp_comm_exposed));
+    /* what the data-parallel line is made of (modern block; zeros for Calculon's) */
+    json_t *dp = json_pack("{s:o,s:o,s:o,s:o,s:o}", "grad_reduce_s", num(x->dp_grad_reduce),
+                           "param_gather_s", num(x->dp_param_gather), "exposed_s",
+                           num(s->dp_comm_exposed_time), "last_bucket_s",
+                           num(x->dp_exposed_last_bucket), "first_gather_s",
+                           num(x->dp_exposed_first_gather));
     json_t *o = json_pack(
         "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:I,s:I,s:o,s:o,s:o}", "step_time_s",
         num(s->total_time), "sample_rate", num(s->sample_rate), "tokens_per_s", num(tokens_per_s),
@@ -568,6 +576,12 @@ json_t *codec_llm_summary_encode(const fathom_model_t *m, const llm_execution_t 
         (json_int_t)e->num_procs, "time_breakdown_s", breakdown, "memory",
         encode_memory_breakdown(r), "tokens_per_s_per_proc",
         num(tokens_per_s / (double)e->num_procs));
+    if (!o) {
+        json_decref(dp);
+    } else if (json_object_set_new(o, "data_parallel", dp)) { /* steals dp even on failure */
+        json_decref(o);
+        o = NULL;
+    }
     json_t *flops = encode_flops(m, e, r);
     if (!o || !flops || json_object_update(o, flops)) {
         json_decref(o);
