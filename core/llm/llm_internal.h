@@ -119,6 +119,8 @@ void llm__build_embedding(const fathom_model_t *m, const llm_system_t *s,
                           const llm_execution_t *e, const llm__sizes_t *z, llm__block_t *b);
 void llm__build_output(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                        const llm__sizes_t *z, llm__block_t *b);
+/* Tokens of one microbatch on one rank: microbatch_size × seq_size / context_par. */
+int64_t llm__tokens_per_rank(const fathom_model_t *m, const llm_execution_t *e);
 /* Key/value heads one tensor-parallel rank holds: its share, or one replicated head when there
  * are fewer key/value heads than ranks (multi-query attention). */
 int64_t llm__kv_heads_per_rank(const fathom_model_t *m, const llm_execution_t *e);

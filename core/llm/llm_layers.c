@@ -269,6 +269,11 @@ static void add_rope(llm__block_t *b, double elems, flags_t f)
     l->activation_grads = elems;
 }
 
+int64_t llm__tokens_per_rank(const fathom_model_t *m, const llm_execution_t *e)
+{
+    return e->microbatch_size * m->seq_size / llm_context_par(e);
+}
+
 int64_t llm__kv_heads_per_rank(const fathom_model_t *m, const llm_execution_t *e)
 {
     int64_t kv = e->attention_type == LLM_ATTN_MULTIQUERY ? 1 : model_kv_heads(m);
@@ -295,7 +300,7 @@ double llm__causal_fraction(const fathom_model_t *m)
 static void add_qkv(llm__block_t *b, const fathom_model_t *m, const llm_execution_t *e,
                     const llm_network_t *tp_net, double act, bool rf, bool ragf)
 {
-    const int64_t tp = e->tensor_par, bs = e->microbatch_size * m->seq_size;
+    const int64_t tp = e->tensor_par, bs = llm__tokens_per_rank(m, e);
     const int64_t qkv_width = m->attn_heads * m->attn_size;
     const int64_t kv_width = llm__kv_heads_per_rank(m, e) * m->attn_size; /* per rank */
     const bool kv_sharded = llm__kv_heads_per_rank(m, e) * tp == model_kv_heads(m) &&
@@ -367,7 +372,7 @@ static void add_attention_core(llm__block_t *b, const fathom_model_t *m, const l
 static void add_out_proj(llm__block_t *b, const fathom_model_t *m, const llm_execution_t *e,
                          const llm_network_t *tp_net, int64_t in_width, double act, bool rf)
 {
-    const int64_t tp = e->tensor_par, bs = e->microbatch_size * m->seq_size;
+    const int64_t tp = e->tensor_par, bs = llm__tokens_per_rank(m, e);
     const bool bias = !m->calculon_block && m->bias;
     if (e->tensor_par_overlap == LLM_TP_OVERLAP_NONE) {
         add_modern_linear(b, (double)bs, (double)(in_width / tp), (double)m->hidden, bias, e->fp8,
