@@ -13,10 +13,16 @@
  *              Megatron does (seq_par_ag_redo; not with full recompute, which redoes it all); the distributed optimizer and overlapped gradient reduction when DP > 1;
  *              TP, then DP, then PP placed on the NVLink tier while they fit in it (Megatron's
  *              rank order), the rest on the node-spanning tier
+ *              context parallelism as the row gives it (cp; placed after TP on the NVLink tier
+ *              while it fits); FSDP rows (fsdp > 0) as ZeRO-3 sharded over the row's FSDP
+ *              group (shard_group), other rows with DP > 1 Megatron's distributed optimizer
  *   recompute  unknown in the sources: the least that fits in memory (none, then attn_only,
  *              then full)
- * Rows the step model cannot express yet (context parallelism, FSDP, mixture of experts, or no
- * tokens/s published) are listed with the reason. */
+ * Rows that publish only the source's TFLOP/s per GPU (no tokens/s, microbatch not stated:
+ * taken as 1) are estimated and compared on model TFLOP/s per GPU instead — Fathom's count
+ * against the source's own formula, so their error is reported apart and kept out of the
+ * tokens/s mean. Rows the step model cannot express yet (mixture of experts) are listed with
+ * the reason. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,12 +47,9 @@ static const char *inexpressible(const json_t *row)
 {
     if (json_is_true(json_object_get(row, "moe")))
         return "mixture of experts: not modelled yet";
-    if (row_int(row, "cp", 1) > 1)
-        return "context parallelism: not modelled yet";
-    if (row_int(row, "fsdp", 0) > 0 || json_is_true(json_object_get(row, "fsdp_enabled")))
-        return "FSDP (sharded parameters): not modelled yet";
-    if (!json_is_number(json_object_get(row, "tokens_per_s_per_gpu")))
-        return "no tokens/s published (only the source's own TFLOP/s)";
+    if (!json_is_number(json_object_get(row, "tokens_per_s_per_gpu")) &&
+        !json_is_number(json_object_get(row, "tflops_per_gpu")))
+        return "nothing measured is published";
     return NULL;
 }
 
@@ -77,14 +80,15 @@ static json_t *row_model(const json_t *row)
                      "tied_embeddings", 0, "causal", 1);
 }
 
-/* TP, then DP, then PP on tier 0 while the product fits (and divides a tier that must be
+/* TP, then CP, DP and PP on tier 0 while the product fits (and divides a tier that must be
  * filled); the rest on tier 1. */
-static void place_networks(const llm_system_t *s, int64_t tp, int64_t dp, int64_t pp, int nets[3])
+static void place_networks(const llm_system_t *s, int64_t tp, int64_t cp, int64_t dp, int64_t pp,
+                           int nets[4])
 {
     const llm_network_t *t0 = &s->networks[0];
-    const int64_t par[3] = {tp, dp, pp};
+    const int64_t par[4] = {tp, cp, dp, pp};
     int64_t used = 1;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         int64_t next = used * par[i];
         bool fits = par[i] == 1 || (next <= t0->size && (!t0->must_be_filled || t0->size % next == 0));
         nets[i] = fits || s->num_networks < 2 ? 0 : 1;
@@ -97,22 +101,33 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
 {
     const int64_t tp = row_int(row, "tp", 1), pp = row_int(row, "pp", 1);
     const int64_t dp = row_int(row, "dp", 1), vp = row_int(row, "vp", 1);
+    const int64_t cp = row_int(row, "cp", 1), fsdp = row_int(row, "fsdp", 0);
     const char *prec = row_str(row, "precision");
     const bool fp8 = strstr(prec, "FP8") != NULL;
-    int nets[3];
-    place_networks(s, tp, dp, pp, nets);
+    const int zero = fsdp > 0 ? 3 : dp * cp > 1 ? 1 : 0;
+    int nets[4];
+    place_networks(s, tp, cp, dp, pp, nets);
     const bool redo = tp > 1 && strcmp(recompute, "full") != 0;
-    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:b,s:s,s:s,s:I,s:b,s:b,s:s,s:i,s:i,s:i,s:b}",
+    json_t *e = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:b,s:s,s:s,s:I,s:b,s:s,s:i,s:i,s:i,s:b}",
                      "num_procs", (json_int_t)row_int(row, "gpu_count", 1), "tensor_par",
                      (json_int_t)tp, "pipeline_par", (json_int_t)pp, "data_par", (json_int_t)dp,
                      "batch_size", (json_int_t)row_int(row, "global_batch", 1),
                      "microbatch_size", (json_int_t)row_int(row, "micro_batch", 1), "datatype",
                      "bfloat16", "fp8", fp8, "attention_kernel", "fused", "tensor_par_comm_type",
                      tp > 1 ? "rs_ag" : "ar", "pipeline_interleaving",
-                     (json_int_t)(pp > 1 && vp > 1 ? vp : 1), "optimizer_sharding", dp > 1,
-                     "data_par_overlap", dp > 1, "activation_recompute", recompute,
-                     "tensor_par_net", nets[0], "data_par_net", nets[1], "pipeline_par_net",
-                     nets[2], "seq_par_ag_redo", redo);
+                     (json_int_t)(pp > 1 && vp > 1 ? vp : 1), "data_par_overlap", dp * cp > 1,
+                     "activation_recompute", recompute, "tensor_par_net", nets[0],
+                     "data_par_net", nets[2], "pipeline_par_net", nets[3], "seq_par_ag_redo",
+                     redo);
+    if (e && (json_object_set_new(e, "context_par", json_integer(cp)) ||
+              json_object_set_new(e, "context_par_net", json_integer(nets[1])) ||
+              json_object_set_new(e, "zero_stage", json_integer(zero)) ||
+              (fsdp > 0 && fsdp < dp * cp &&
+               json_object_set_new(e, "shard_group", json_integer(fsdp))))) {
+        json_decref(e);
+        return NULL;
+    }
+    return e;
 }
 
 /* Estimates one expressible row with the least recompute that fits; NULL with err set when the
@@ -149,17 +164,42 @@ static json_t *estimate_row(const json_t *row, const codec_presets_t *presets, f
         if (r.fits_memory)
             break;
     }
-    const double measured = json_number_value(json_object_get(row, "tokens_per_s_per_gpu"));
-    const double est = r.stats.sample_rate * (double)m.seq_size / (double)e.num_procs;
+    const double tokens = r.stats.sample_rate * (double)m.seq_size / (double)e.num_procs;
     const double model_flops = llm_model_flops(&m, e.batch_size, true);
-    return json_pack("{s:s,s:s,s:f,s:f,s:f,s:s,s:b,s:f,s:f,s:f}", "system", sys_name, "precision",
-                     e.fp8 ? "fp8" : "bf16", "measured_tokens_per_s_per_gpu", measured,
-                     "estimated_tokens_per_s_per_gpu", est, "error_pct",
-                     100.0 * (est - measured) / measured, "recompute", chosen, "fits_memory",
-                     r.fits_memory, "step_time_s", r.stats.total_time, "mfu",
-                     model_flops / (r.stats.total_time * (double)e.num_procs *
-                                    r.extra.peak_flops),
+    const double per_proc_s = r.stats.total_time * (double)e.num_procs;
+    const double tflops = model_flops / per_proc_s / 1e12;
+    const bool by_tokens = json_is_number(json_object_get(row, "tokens_per_s_per_gpu"));
+    const double measured = json_number_value(
+        json_object_get(row, by_tokens ? "tokens_per_s_per_gpu" : "tflops_per_gpu"));
+    const double est = by_tokens ? tokens : tflops;
+    return json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:s,s:b,s:f,s:f,s:f}", "system", sys_name,
+                     "precision", e.fp8 ? "fp8" : "bf16", "compared",
+                     by_tokens ? "tokens_per_s_per_gpu" : "tflops_per_gpu", "measured", measured,
+                     "estimated", est, "error_pct", 100.0 * (est - measured) / measured,
+                     "estimated_tokens_per_s_per_gpu", tokens, "estimated_tflops_per_gpu", tflops,
+                     "recompute", chosen, "fits_memory", r.fits_memory, "step_time_s",
+                     r.stats.total_time, "mfu", model_flops / (per_proc_s * r.extra.peak_flops),
                      "memory_gib", r.mem_tier1_bytes / 1073741824.0);
+}
+
+/* Mean and worst absolute error of one group of rows. */
+typedef struct {
+    double sum, worst;
+    int n;
+} errors_t;
+
+static void errors_add(errors_t *a, double error_pct)
+{
+    double e = fabs(error_pct);
+    a->sum += e;
+    a->worst = e > a->worst ? e : a->worst;
+    a->n++;
+}
+
+static json_t *errors_encode(const errors_t *a)
+{
+    return json_pack("{s:i,s:f,s:f}", "rows", a->n, "mean_abs_error_pct",
+                     a->n ? a->sum / a->n : 0.0, "max_abs_error_pct", a->worst);
 }
 
 json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t *err)
@@ -172,8 +212,7 @@ json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t
         return NULL;
     }
     json_t *out = json_array();
-    double sum = 0, worst = 0;
-    int n = 0;
+    errors_t by_tokens = {0, 0, 0}, by_tflops = {0, 0, 0};
     for (size_t i = 0; out && i < json_array_size(rows); i++) {
         const json_t *row = json_array_get(rows, i);
         json_t *item = json_pack("{s:s,s:s,s:s,s:I,s:{s:I,s:I,s:I,s:I,s:I}}", "id",
@@ -200,10 +239,9 @@ json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t
             json_object_set_new(item, "reason", json_string(why));
         } else {
             json_object_update(item, est);
-            double e = fabs(json_real_value(json_object_get(est, "error_pct")));
-            sum += e;
-            worst = e > worst ? e : worst;
-            n++;
+            double e = json_real_value(json_object_get(est, "error_pct"));
+            const char *what = json_string_value(json_object_get(est, "compared"));
+            errors_add(strcmp(what, "tokens_per_s_per_gpu") == 0 ? &by_tokens : &by_tflops, e);
         }
         json_decref(est);
         json_array_append_new(out, item);
@@ -212,9 +250,11 @@ json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
         return NULL;
     }
-    return json_pack("{s:s,s:o,s:i,s:i,s:f,s:f}", "source", "presets/validation/measured_runs.json",
-                     "rows", out, "rows_estimated", n, "rows_total", (int)json_array_size(rows),
-                     "mean_abs_error_pct", n ? sum / n : 0.0, "max_abs_error_pct", worst);
+    return json_pack("{s:s,s:o,s:i,s:i,s:f,s:f,s:o}", "source",
+                     "presets/validation/measured_runs.json", "rows", out, "rows_estimated",
+                     by_tokens.n, "rows_total", (int)json_array_size(rows), "mean_abs_error_pct",
+                     by_tokens.n ? by_tokens.sum / by_tokens.n : 0.0, "max_abs_error_pct",
+                     by_tokens.worst, "tflops_only", errors_encode(&by_tflops));
 }
 
 char *codec_llm_measured_text(const json_t *report)
@@ -240,11 +280,13 @@ char *codec_llm_measured_text(const json_t *report)
                 row_str(r, "gpu"), (long long)json_integer_value(json_object_get(r, "gpu_count")),
                 layout);
         if (json_is_true(json_object_get(r, "expressible")))
-            fprintf(f, "%9.0f %9.0f %+7.1f%%  %s%s\n",
-                    json_number_value(json_object_get(r, "measured_tokens_per_s_per_gpu")),
-                    json_number_value(json_object_get(r, "estimated_tokens_per_s_per_gpu")),
+            fprintf(f, "%9.0f %9.0f %+7.1f%%  %s%s%s\n",
+                    json_number_value(json_object_get(r, "measured")),
+                    json_number_value(json_object_get(r, "estimated")),
                     json_number_value(json_object_get(r, "error_pct")), row_str(r, "recompute"),
-                    json_is_true(json_object_get(r, "fits_memory")) ? "" : " (does not fit)");
+                    json_is_true(json_object_get(r, "fits_memory")) ? "" : " (does not fit)",
+                    strcmp(row_str(r, "compared"), "tflops_per_gpu") == 0 ? " [TFLOP/s/GPU]"
+                                                                          : "");
         else
             fprintf(f, "%29s  %s\n", "-", row_str(r, "reason"));
     }
@@ -253,6 +295,12 @@ char *codec_llm_measured_text(const json_t *report)
             (long long)json_integer_value(json_object_get(report, "rows_total")),
             json_number_value(json_object_get(report, "mean_abs_error_pct")),
             json_number_value(json_object_get(report, "max_abs_error_pct")));
+    const json_t *tf = json_object_get(report, "tflops_only");
+    fprintf(f, "model TFLOP/s/GPU (rows publishing no tokens/s, the source's own FLOP count) over "
+               "%lld rows: mean absolute error %.1f%%, worst %.1f%%\n",
+            (long long)json_integer_value(json_object_get(tf, "rows")),
+            json_number_value(json_object_get(tf, "mean_abs_error_pct")),
+            json_number_value(json_object_get(tf, "max_abs_error_pct")));
     if (fclose(f) != 0) {
         free(buf);
         return NULL;
