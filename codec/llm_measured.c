@@ -10,7 +10,9 @@
  *   execution  the row's TP, PP, VP (interleaving), DP, global and micro batch; bfloat16, with
  *              FP8 GEMMs for FP8 and MXFP8 rows; fused attention; sequence parallelism when
  *              TP > 1, keeping the sharded input and gathering it again in backward as
- *              Megatron does (seq_par_ag_redo; not with full recompute, which redoes it all); the distributed optimizer and overlapped gradient reduction when DP > 1;
+ *              Megatron does (seq_par_ag_redo; not with full recompute, which redoes it all),
+ *              with the TP collectives overlapped with the GEMMs (tensor_par_overlap "ring":
+ *              the NeMo recipes' tp_comm_overlap); the distributed optimizer and overlapped gradient reduction when DP > 1;
  *              TP, then DP, then PP placed on the NVLink tier while they fit in it (Megatron's
  *              rank order), the rest on the node-spanning tier
  *              context parallelism as the row gives it (cp; placed after TP on the NVLink tier
@@ -119,6 +121,10 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
                      "activation_recompute", recompute, "tensor_par_net", nets[0],
                      "data_par_net", nets[2], "pipeline_par_net", nets[3], "seq_par_ag_redo",
                      redo);
+    if (e && tp > 1 && json_object_set_new(e, "tensor_par_overlap", json_string("ring"))) {
+        json_decref(e);
+        return NULL;
+    }
     if (e && (json_object_set_new(e, "context_par", json_integer(cp)) ||
               json_object_set_new(e, "context_par_net", json_integer(nets[1])) ||
               json_object_set_new(e, "zero_stage", json_integer(zero)) ||
