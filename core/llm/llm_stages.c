@@ -38,8 +38,9 @@
  *   where the lone x is the last bucket's reduction / the first block's gather; without overlap
  *   bpp·x.
  *   ZeRO-3/FSDP every microbatch: forward gathers each block (prefetched under the previous
- *               block's forward), backward gathers it again and reduce-scatters its gradients
- *               (under the next block's backward):
+ *               block's forward), backward gathers it again — but the last, still gathered
+ *               when backward starts — and reduce-scatters its gradients (under the next
+ *               block's backward):
  *               fw: ag + (bpp − 1)·max(0, ag − fw)   bw: rs + (bpp − 1)·max(0, ag + rs − bw)
  *               and HSDP's all-reduce of the shards across the R replicas once per step.
  *   The collectives run on data_par_net (context_par_net when data_par is 1).
@@ -262,7 +263,7 @@ static void blocks_data_parallel(const llm_system_t *s, const llm_execution_t *e
     } else {
         /* FSDP prefetches whatever data_par_overlap says: it is how FSDP runs */
         grad = nmb * bpp * rs + bpp * across;
-        gather = nmb * 2 * bpp * ag;
+        gather = nmb * (2 * bpp - 1) * ag; /* the last block stays gathered into backward */
         exposed_gather = nmb * (ag + (bpp - 1) * max2(0, ag - fw));
         exposed_grad = nmb * (rs + (bpp - 1) * max2(0, ag + rs - bw)) + bpp * across;
         x->dp_exposed_last_bucket = rs;

@@ -1,0 +1,276 @@
+/* test_llm_sharded.c — sharded data parallelism and context parallelism, each on a small case
+ * worked by hand in the comments: ZeRO-0/1/2/3 bytes per GPU, FSDP's gathers per block and what
+ * overlaps them, the distributed optimizer's exposed last bucket and first gather, ring
+ * attention's messages (count and size) and causal load balancing, and optimizer_sharding true
+ * being zero_stage 1.
+ *
+ * The tiny model (hidden 64, ffn 128 gated, 8 heads of 8, 2 key/value heads, 2 blocks, vocab
+ * 1000, RMSNorm, untied) has per block Q 4,096 + K 1,024 + V 1,024 + O 4,096 + MLP 24,576 +
+ * norms 128 = 34,944 parameters; in all 2·34,944 + embedding 64,000 + output 64,000 + final
+ * norm 64 = 197,952. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "llm_codec.h"
+#include "llm_internal.h"
+#include "test_util.h"
+
+static fathom_model_t tiny(void)
+{
+    fathom_model_t m = {.hidden = 64, .feedforward = 128, .seq_size = 16, .attn_heads = 8,
+                        .attn_size = 8, .num_blocks = 2, .vocab_size = 1000,
+                        .position_embedding = MODEL_POS_ROPE, .kv_heads = 2, .gated_mlp = true,
+                        .norm = MODEL_NORM_RMSNORM, .causal = true};
+    return m;
+}
+
+static void flat_curve(llm_curve_t *c)
+{
+    c->num_points = 1;
+    c->points[0].threshold = 0;
+    c->points[0].efficiency = 1;
+}
+
+/* 1 TFLOP/s everywhere, memory too fast to matter, one network of `gbps` GB/s and no latency. */
+static llm_system_t unit_system(double gbps)
+{
+    llm_system_t s;
+    memset(&s, 0, sizeof s);
+    for (int dt = 0; dt < LLM_DT__COUNT; dt++) {
+        s.matrix.rate[dt].present = s.vector.rate[dt].present = true;
+        s.matrix.rate[dt].tflops = s.vector.rate[dt].tflops = 1;
+        flat_curve(&s.matrix.rate[dt].gflops_efficiency);
+        flat_curve(&s.vector.rate[dt].gflops_efficiency);
+    }
+    s.mem1.gib = s.mem2.gib = 1e6;
+    s.mem1.gbps = s.mem2.gbps = 1e15;
+    flat_curve(&s.mem1.mb_efficiency);
+    flat_curve(&s.mem2.mb_efficiency);
+    s.processing_mode = LLM_PROC_ROOFLINE;
+    s.num_networks = 1;
+    s.networks[0].bandwidth_gbps = gbps;
+    s.networks[0].efficiency = 1;
+    s.networks[0].size = 1024;
+    for (int op = 0; op < LLM_OP__COUNT; op++)
+        s.networks[0].ops[op].scalar = 1;
+    s.attention_efficiency = 0.5;
+    return s;
+}
+
+static llm_execution_t layout(int64_t dp, int64_t cp, int zero)
+{
+    llm_execution_t e;
+    memset(&e, 0, sizeof e);
+    e.tensor_par = e.pipeline_par = 1;
+    e.data_par = dp;
+    e.context_par = cp;
+    e.num_procs = dp * cp;
+    e.batch_size = 2 * dp;
+    e.microbatch_size = 1;
+    e.datatype = LLM_DT_BFLOAT16;
+    e.activation_recompute = LLM_RECOMPUTE_NONE;
+    e.pipeline_interleaving = 1;
+    e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
+    e.zero_stage = zero;
+    e.optimizer_sharding = zero >= 1;
+    e.training = true;
+    return e;
+}
+
+static void estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                     llm_result_t *r)
+{
+    fathom_error_t err;
+    if (llm_estimate(m, s, e, r, &err))
+        fail_msg("estimate: %s: %s", err.field, err.message);
+}
+
+static double state_bytes(const llm_result_t *r)
+{
+    const llm_stage_memory_t *f = &r->extra.stages[0];
+    return f->weights + f->gradients + f->optimizer;
+}
+
+/* 197,952 parameters on each of 4 data-parallel GPUs:
+ *   ZeRO-0  18 bytes each (2 + 4 + 12)                     3,563,136
+ *   ZeRO-1  2 + 4 + 12/4 = 9 (Megatron's 6 + 12/DP)        1,781,568
+ *   ZeRO-2  2 + 4/4 + 3 = 6, + one block's fp32 gradients
+ *           being reduced, 34,944·4 = 139,776              1,327,488
+ *   ZeRO-3  2/4 + 1 + 3 = 4.5, + two gathered blocks (the one computing and the one prefetched)
+ *           2·34,944·2 = 139,776, + the gradient bucket     1,170,336 */
+static void zero_bytes_per_gpu(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny();
+    llm_system_t s = unit_system(1e6);
+    static const double want[4] = {3563136, 1781568, 1327488, 1170336};
+    for (int zero = 0; zero <= 3; zero++) {
+        llm_execution_t e = layout(4, 1, zero);
+        llm_result_t r;
+        estimate(&m, &s, &e, &r);
+        assert_close(state_bytes(&r), want[zero], 1e-12);
+    }
+    /* HSDP: shards over 2 of the 4 (two replicas): ZeRO-3 bytes 2/2 + 4/2 + 12/2 = 9 per
+     * parameter, + the same gathered blocks and bucket: 1,781,568 + 279,552 = 2,061,120 */
+    llm_execution_t e = layout(4, 1, 3);
+    e.shard_group = 2;
+    llm_result_t r;
+    estimate(&m, &s, &e, &r);
+    assert_close(state_bytes(&r), 2061120, 1e-12);
+}
+
+/* FSDP on a network much faster than the compute: each block's gather hides behind the block
+ * before it and its reduce-scatter behind the block after it, so per microbatch only the first
+ * gather and the last reduce-scatter are exposed. One block's weights are 34,944·2 = 69,888
+ * bytes; at 1e6 GB/s a gather or reduce-scatter over 4 (Calculon's cost: bytes/bandwidth) takes
+ * 6.9888e-11 s; 2 microbatches (batch 8 over 4): exposed 2·(2·6.9888e-11) = 2.79552e-10 s.
+ * Gathered per microbatch: 2 blocks forward, 1 backward (the last block is still gathered when
+ * backward starts) = 3; in all 6 gathers = 4.19328e-10 s; 4 reduce-scatters. */
+static void fsdp_gathers_per_block(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny();
+    m.vocab_size = 0; /* the blocks alone */
+    llm_system_t s = unit_system(1e6);
+    llm_execution_t e = layout(4, 1, 3);
+    llm_result_t r;
+    estimate(&m, &s, &e, &r);
+    const double ag = 69888 / 1e15;
+    assert_close(r.extra.dp_param_gather, 6 * ag, 1e-9);
+    assert_close(r.extra.dp_grad_reduce, 4 * ag, 1e-9);
+    assert_close(r.stats.dp_comm_exposed_time, 2 * (ag + ag), 1e-9);
+    assert_close(r.extra.dp_exposed_first_gather, ag, 1e-9);
+    assert_close(r.extra.dp_exposed_last_bucket, ag, 1e-9);
+    /* On a network 1e9 times slower nothing hides: per microbatch 3 gathers and 2
+     * reduce-scatters of 69,888 bytes at 1e6 bytes/s, less the microseconds of compute beside
+     * them: 2 × 5 × 0.069888 s. */
+    s = unit_system(1e-3);
+    estimate(&m, &s, &e, &r);
+    const double slow = 69888 / 1e6;
+    assert_close(r.stats.dp_comm_exposed_time, 2 * 5 * slow, 1e-3);
+}
+
+/* The distributed optimizer (ZeRO-1) with data_par_overlap: gradients reduce-scattered bucket
+ * by bucket (a block each) under the backward, parameters gathered under the next forward; on a
+ * fast network only the last bucket (6.9888e-11 s) and the first gather are exposed. Without
+ * the overlap every bucket is: 2 blocks × (reduce-scatter + gather). */
+static void distributed_optimizer_buckets(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny();
+    m.vocab_size = 0;
+    llm_system_t s = unit_system(1e6);
+    llm_execution_t e = layout(4, 1, 1);
+    e.data_par_overlap = true;
+    llm_result_t r;
+    estimate(&m, &s, &e, &r);
+    const double x = 69888 / 1e15;
+    assert_close(r.stats.dp_comm_exposed_time, 2 * x, 1e-9);
+    e.data_par_overlap = false;
+    estimate(&m, &s, &e, &r);
+    assert_close(r.stats.dp_comm_exposed_time, 2 * (x + x), 1e-9);
+}
+
+/* Ring attention over 4 ranks of a 16-token sequence: 4 tokens per rank, one K/V chunk is
+ * 2·4 tokens·2 heads·8·2 bytes = 256 bytes. Forward passes 3 chunks, backward 3 double chunks
+ * (K/V and their gradients) and hands the last dK/dV back: 3·256 + 3·512 + 256 = 2,560 bytes per
+ * block and microbatch. At 1e-3 GB/s (1e6 bytes/s) that is 2.56 ms, against attention compute
+ * of about a microsecond; 2 blocks × 2 microbatches → 10.24 ms exposed. */
+static void ring_attention_messages(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny();
+    m.vocab_size = 0;
+    llm_system_t s = unit_system(1e-3);
+    llm_execution_t e = layout(1, 4, 0);
+    llm_result_t r;
+    estimate(&m, &s, &e, &r);
+    assert_close(r.extra.cp_comm_exposed, 4 * 2.56e-3, 1e-3);
+    /* the breakdown carries it and still sums to the step */
+    json_t *sum = codec_llm_summary_encode(&m, &e, &r);
+    const json_t *b = json_object_get(sum, "time_breakdown_s");
+    double total = 0;
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)b, key, v) total += json_number_value(v);
+    assert_close(total, r.stats.total_time, 1e-12);
+    assert_close(json_number_value(json_object_get(b, "context_parallel_comm")),
+                 r.extra.cp_comm_exposed, 0);
+    json_decref(sum);
+}
+
+/* Causal load balancing: each rank holds two chunks (one early, one late), so every rank does
+ * the same share of the causal triangle: at sequence 256 (two 128-token tiles, causal fraction
+ * 3/4) a rank of 2 computes 4·1·8·128·256·8·3/4 = 6,291,456 forward FLOPs, half of one rank's
+ * 12,582,912 without context parallelism; its activations are the rank's 128 tokens. */
+static void causal_load_balance(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny();
+    m.seq_size = 256;
+    llm_system_t s = unit_system(1e6);
+    static const double want[2] = {12582912, 6291456};
+    for (int cp = 1; cp <= 2; cp++) {
+        llm_execution_t e = layout(1, cp, 0);
+        llm__sizes_t z = {.batch_seq = 256 / cp};
+        z.activation_size = z.batch_seq * m.hidden;
+        z.seq_par_activation_size = z.activation_size;
+        llm__block_t b;
+        llm__build_block(&m, &s, &e, &z, &b);
+        for (int i = 0; i < b.num_layers; i++)
+            if (b.layers[i].kind == LLM__FUSED_ATTENTION)
+                assert_close(b.layers[i].fw_flops, want[cp - 1], 0);
+    }
+    /* a sequence two chunks per rank cannot split is refused, naming the field */
+    llm_execution_t e = layout(1, 3, 0);
+    llm_result_t r;
+    fathom_error_t err;
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), -1);
+    assert_string_equal(err.field, "execution.context_par");
+}
+
+/* optimizer_sharding true and zero_stage 1 read the same (the codec writes both). */
+static void sharding_is_stage_one(void **state)
+{
+    (void)state;
+    json_t *a = json_pack("{s:i,s:i,s:b}", "batch_size", 8, "num_procs", 4, "optimizer_sharding",
+                          1);
+    json_t *b = json_pack("{s:i,s:i,s:i}", "batch_size", 8, "num_procs", 4, "zero_stage", 1);
+    json_t *c = json_pack("{s:i,s:i,s:i,s:b}", "batch_size", 8, "num_procs", 4, "zero_stage", 2,
+                          "optimizer_sharding", 0);
+    llm_execution_t ea, eb, ec;
+    fathom_error_t err;
+    assert_int_equal(codec_llm_execution_decode(a, "execution", &ea, &err), 0);
+    assert_int_equal(codec_llm_execution_decode(b, "execution", &eb, &err), 0);
+    assert_int_equal(memcmp(&ea, &eb, sizeof ea), 0);
+    json_t *na = codec_llm_execution_encode(&ea), *nb = codec_llm_execution_encode(&eb);
+    assert_true(json_equal(na, nb));
+    assert_int_equal(codec_llm_execution_decode(c, "execution", &ec, &err), -1);
+    assert_string_equal(err.field, "execution.zero_stage");
+    json_decref(na);
+    json_decref(nb);
+    json_decref(a);
+    json_decref(b);
+    json_decref(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(zero_bytes_per_gpu),
+        cmocka_unit_test(fsdp_gathers_per_block),
+        cmocka_unit_test(distributed_optimizer_buckets),
+        cmocka_unit_test(ring_attention_messages),
+        cmocka_unit_test(causal_load_balance),
+        cmocka_unit_test(sharding_is_stage_one),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
