@@ -153,3 +153,66 @@ class Modern(ServerTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Sharded(ServerTestCase):
+    """[2/8]: the Llama 3 paper's 405B layouts, and bad sharded or long-context values."""
+
+    PAPER = {"num_procs": 16384, "tensor_par": 8, "context_par": 1, "pipeline_par": 16, "data_par": 128,
+             "batch_size": 2048, "datatype": "bfloat16", "attention_kernel": "fused",
+             "activation_recompute": "attn_only", "tensor_par_comm_type": "rs_ag", "seq_par_ag_redo": True,
+             "zero_stage": 1, "data_par_overlap": True}
+
+    def test_llama_405b_paper_layouts(self):
+        # 16,384 H100s, TP 8, CP 1, PP 16, DP 128, sequence 8192, 16M tokens per batch
+        r = self.server.post("/v1/estimate", {"model": "llama3.1-405B", "system": "h100_sxm",
+                                              "execution": self.PAPER})
+        self.assertEqual(r.status, 200, r.body)
+        validate(r.json(), "estimate.response.json")
+        # CP 16 at sequence 131,072 (the long-context stage)
+        model = self.server.get("/v1/presets/models/llama3.1-405B").json()
+        model["seq_size"] = 131072
+        exe = dict(self.PAPER, context_par=16, data_par=8, batch_size=128)
+        r = self.server.post("/v1/estimate", {"model": model, "system": "h100_sxm", "execution": exe})
+        self.assertEqual(r.status, 200, r.body)
+        out = r.json()
+        self.assertGreater(out["summary"]["time_breakdown_s"]["context_parallel_comm"], 0)
+        self.assertEqual(out["summary"]["num_procs"], 16384)
+
+    def test_bad_sharded_values_name_the_field(self):
+        model = {"hidden": 4096, "seq_size": 4096, "attn_heads": 32, "kv_heads": 8, "num_blocks": 4,
+                 "vocab_size": 32000}
+        base = {"batch_size": 16, "num_procs": 8, "datatype": "bfloat16", "attention_kernel": "fused"}
+        cases = [
+            ({"context_par": 3, "num_procs": 6}, "execution.context_par"),          # 6 does not divide 4096
+            ({"context_par": 0}, "execution.context_par"),
+            ({"context_par": 2, "attention_kernel": "unfused"}, "execution.context_par"),
+            ({"zero_stage": 4}, "execution.zero_stage"),
+            ({"zero_stage": "3"}, "execution.zero_stage"),
+            ({"zero_stage": 0, "optimizer_sharding": True}, "execution.zero_stage"),
+            ({"zero_stage": 3, "weight_offload": True}, "execution.zero_stage"),
+            ({"zero_stage": 2, "optimizer_offload": True}, "execution.zero_stage"),
+            ({"zero_stage": 1, "shard_group": 3}, "execution.shard_group"),
+            ({"zero_stage": 0, "shard_group": 2}, "execution.shard_group"),
+            ({"num_procs": 8, "tensor_par": 2, "context_par": 2, "data_par": 3}, "execution.num_procs"),
+            ({"context_par": 2, "context_par_net": 9}, "execution.context_par_net"),
+        ]
+        for extra, field in cases:
+            r = self.server.post("/v1/estimate", {"model": model, "system": "h100_sxm",
+                                                  "execution": dict(base, **extra)})
+            self.assertEqual(r.status, 422, (extra, r.body))
+            self.assertEqual(r.json()["error"]["field"], field, (extra, r.body))
+        # Calculon's block cannot shard parameters or split the sequence
+        for extra in ({"zero_stage": 3}, {"context_par": 2}):
+            r = self.server.post("/v1/estimate", {"model": "gpt3-13B", "system": "h100_sxm",
+                                                  "execution": dict(base, **extra)})
+            self.assertEqual(r.status, 422, (extra, r.body))
+
+    def test_optimizer_sharding_is_zero_stage_1(self):
+        body = {"model": "llama3-8B", "system": "h100_sxm",
+                "execution": {"num_procs": 8, "batch_size": 16, "datatype": "bfloat16"}}
+        a = self.server.post("/v1/estimate", dict(body, execution=dict(body["execution"], optimizer_sharding=True)))
+        b = self.server.post("/v1/estimate", dict(body, execution=dict(body["execution"], zero_stage=1)))
+        self.assertEqual(a.status, 200, a.body)
+        self.assertEqual(a.header("ETag"), b.header("ETag"))   # one normalized request
+        self.assertEqual(a.body, b.body)

@@ -133,6 +133,11 @@ executions += [
     {"batch_size": 16, "datatype": "bfloat16", "attention_kernel": "fused", "fp8": True,
      "tensor_par": 2, "num_procs": 2, "tensor_par_comm_type": "rs_ag"},
     {"batch_size": 16, "attention_kernel": "flash"},                       # refused
+    {"batch_size": 16, "num_procs": 8, "context_par": 2, "context_par_net": 0, "zero_stage": 3,
+     "shard_group": 2, "attention_kernel": "fused", "datatype": "bfloat16"},
+    {"batch_size": 16, "num_procs": 4, "zero_stage": 2, "optimizer_sharding": True},
+    {"batch_size": 16, "num_procs": 4, "zero_stage": 0, "optimizer_sharding": True},  # refused
+    {"batch_size": 16, "context_par": 0},                                             # refused
     {"batch_size": 16, "fp8": True, "datatype": "float32"},               # refused by the model
     {"num_procs": 8},                       # refused: batch_size is required
     {"batch_size": 8, "tensor_par": 0},
@@ -223,6 +228,8 @@ grids = [
     {"kind": "grid", "base": tiny_base, "axes": {"model": ["megatron-126M", "gpt3-13B"]}},
     {"kind": "grid", "base": tiny_base, "axes": {"execution.attention_kernel": ["unfused", "fused"],
                                                  "execution.fp8": [False, True]}},
+    {"kind": "grid", "base": tiny_base, "axes": {"execution.zero_stage": [0, 1, 2, 3],
+                                                 "execution.context_par": [1, 2]}},
     {"kind": "grid", "base": tiny_base, "axes": {"model.kv_heads": [1, 4, 12],
                                                  "model.gated_mlp": [False, True]}},
     {"kind": "grid", "base": tiny_base, "axes": {"execution.no_such": [1]}},
