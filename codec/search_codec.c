@@ -25,8 +25,29 @@ static const char *const request_keys[] = {"kind",     "model",          "system
 static const char *const option_keys[] = {"mbs_break",     "top_n",           "no_tp_overlap",
                                           "no_dp_overlap", "fused_activation", "no_offload",
                                           "exact_batch",   "max_tensor_par",  "max_pipeline_par",
-                                          "attention_kernel", "fp8",        NULL};
+                                          "attention_kernel", "fp8",        "context_par",
+                                          "zero_stage",    NULL};
 static const char *const kernel_picks[] = {"unfused", "fused", "all", NULL};
+
+/* An integer option that may also be "all" (SEARCH_FREE); absent: dflt. */
+static int decode_int_or_all(const json_t *options, const char *key, int64_t dflt, int64_t max,
+                             int64_t *out, fathom_error_t *err)
+{
+    const json_t *v = options ? json_object_get(options, key) : NULL;
+    if (json_is_string(v)) {
+        if (strcmp(json_string_value(v), "all") != 0) {
+            char p[JR_PATH_MAX];
+            jr_path(p, sizeof p, "options", key);
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                    "must be an integer or \"all\"");
+        }
+        *out = SEARCH_FREE;
+        return 0;
+    }
+    if (!options)
+        return *out = dflt, 0;
+    return jr_int(options, "options", key, JR_OPTIONAL, dflt, 0, max, out, err);
+}
 
 /* options.fp8: false, true or "all". */
 static int decode_fp8(const json_t *options, search_pick_t *out, fathom_error_t *err)
@@ -121,6 +142,12 @@ int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_reque
         decode_fp8(o, &r.options.fp8, err))
         return -1;
     r.options.attention_kernel = (search_pick_t)kernel;
+    int64_t cp = 1, zero = SEARCH_ZERO_CALCULON;
+    if (decode_int_or_all(o, "context_par", 1, SEARCH_MAX_PROCS, &cp, err) ||
+        decode_int_or_all(o, "zero_stage", SEARCH_ZERO_CALCULON, 3, &zero, err))
+        return -1;
+    r.options.context_par = cp;
+    r.options.zero_stage = (int)zero;
     r.mode = SEARCH_EVALUATE;
     *out = r;
     return 0;
@@ -141,6 +168,16 @@ json_t *codec_search_request_encode(const search_request_t *r)
                                 "fp8", fp8);
     /* The constraints appear only when set: a search without them keeps the normalized form,
      * and so the id, it had before they existed. */
+    if (options && r->options.context_par != 1)
+        json_object_set_new(options, "context_par",
+                            r->options.context_par == SEARCH_FREE
+                                ? json_string("all")
+                                : json_integer(r->options.context_par));
+    if (options && r->options.zero_stage != SEARCH_ZERO_CALCULON)
+        json_object_set_new(options, "zero_stage",
+                            r->options.zero_stage == SEARCH_FREE
+                                ? json_string("all")
+                                : json_integer(r->options.zero_stage));
     if (options && r->options.no_offload)
         json_object_set_new(options, "no_offload", json_true());
     if (options && r->options.exact_batch)

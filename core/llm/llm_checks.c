@@ -84,7 +84,7 @@ int llm__check_execution(const fathom_model_t *m, const llm_execution_t *e, fath
                        "cannot be combined with activation_recompute \"full\"");
     if (e->data_par_overlap && !e->training)
         return invalid(err, "execution.data_par_overlap", "applies only to training");
-    if (e->data_par_overlap && e->data_par < 2)
+    if (e->data_par_overlap && e->data_par * llm_context_par(e) < 2)
         return invalid(err, "execution.data_par_overlap", "needs data_par > 1");
     if (e->optimizer_offload && !e->training)
         return invalid(err, "execution.optimizer_offload", "applies only to training");

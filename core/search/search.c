@@ -32,9 +32,10 @@ const char *const search_fused_names[] = {"true", "false", "all", NULL};
 
 /* One work unit: Calculon's outer tuple, with the batch size its dp gives. */
 typedef struct {
-    int64_t tp, pp, dp, ppint, batch;
+    int64_t tp, cp, pp, dp, ppint, batch;
     llm_recompute_t recompute;
     bool sharding;
+    int zero; /* the ZeRO stage (sharding is zero >= 1) */
     llm_tp_comm_t comm;
     uint64_t max_executions; /* size of its walk without mbs_break */
 } unit_t;
@@ -63,6 +64,8 @@ void search_options_default(search_options_t *o)
     o->fused_activation = SEARCH_FUSED_TRUE;
     o->attention_kernel = SEARCH_PICK_OFF;
     o->fp8 = SEARCH_PICK_OFF;
+    o->context_par = 1;
+    o->zero_stage = SEARCH_ZERO_CALCULON;
     o->no_offload = false;
     o->exact_batch = false;
     o->max_tensor_par = 0;
@@ -112,7 +115,7 @@ static int microbatches(const search_request_t *r, const unit_t *u, int64_t *out
 
 /* The sizes of the inner loops of a unit, in walk order. */
 typedef struct {
-    int n_kernel, n_fp8, n_redo, n_dpo, n_tpo, n_wo, n_ao, n_oo, n_fa, n_tn, n_pn, n_dn;
+    int n_kernel, n_fp8, n_redo, n_dpo, n_tpo, n_wo, n_ao, n_oo, n_fa, n_tn, n_pn, n_dn, n_cn;
 } loops_t;
 
 static loops_t unit_loops(const search_request_t *r, const unit_t *u)
@@ -124,7 +127,7 @@ static loops_t unit_loops(const search_request_t *r, const unit_t *u)
     l.n_kernel = o->attention_kernel == SEARCH_PICK_ALL ? 2 : 1;
     l.n_fp8 = o->fp8 == SEARCH_PICK_ALL ? 2 : 1;
     l.n_redo = (u->comm == LLM_TP_COMM_RS_AG && u->recompute != LLM_RECOMPUTE_FULL) ? 2 : 1;
-    l.n_dpo = (u->dp > 1 && !o->no_dp_overlap) ? 2 : 1;
+    l.n_dpo = (u->dp * u->cp > 1 && !o->no_dp_overlap) ? 2 : 1;
     l.n_tpo = (u->tp > 1 && !o->no_tp_overlap) ? 3 : 1;
     bool offload = has_mem2 && !o->no_offload;
     l.n_wo = offload ? 2 : 1;
@@ -134,6 +137,7 @@ static loops_t unit_loops(const search_request_t *r, const unit_t *u)
     l.n_tn = (int)count_options(u->tp > 1, nn);
     l.n_pn = (int)count_options(u->pp > 1, nn);
     l.n_dn = (int)count_options(u->dp > 1, nn);
+    l.n_cn = (int)count_options(u->cp > 1, nn);
     return l;
 }
 
@@ -144,7 +148,7 @@ static uint64_t unit_size(const search_request_t *r, const unit_t *u)
     uint64_t n = (uint64_t)microbatches(r, u, mbs);
     return n * (uint64_t)(l.n_kernel * l.n_fp8) *
            (uint64_t)(l.n_redo * l.n_dpo * l.n_tpo * l.n_wo * l.n_ao * l.n_oo * l.n_fa) *
-           (uint64_t)(l.n_tn * l.n_pn * l.n_dn);
+           (uint64_t)(l.n_tn * l.n_pn * l.n_dn * l.n_cn);
 }
 
 static int check_request(const search_request_t *r, fathom_error_t *err)
@@ -164,6 +168,21 @@ static int check_request(const search_request_t *r, fathom_error_t *err)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.top_n",
                                 "must be in [1, %d], got %d", SEARCH_TOP_N_MAX,
                                 r->options.top_n);
+    if (r->options.context_par != SEARCH_FREE &&
+        (r->options.context_par < 1 || r->options.context_par > r->num_procs))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.context_par",
+                                "must be 1 to num_procs, or \"all\"");
+    if (r->options.zero_stage != SEARCH_FREE && r->options.zero_stage != SEARCH_ZERO_CALCULON &&
+        (r->options.zero_stage < 0 || r->options.zero_stage > 3))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.zero_stage",
+                                "must be 0, 1, 2, 3 or \"all\"");
+    if (m->calculon_block && (r->options.context_par != 1 ||
+                              r->options.zero_stage == SEARCH_FREE || r->options.zero_stage >= 2))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD,
+                                r->options.context_par != 1 ? "options.context_par"
+                                                            : "options.zero_stage",
+                                "context parallelism and ZeRO-2/3 need the modern block: give the "
+                                "model one of kv_heads, gated_mlp, norm, qkv_bias or causal");
     if ((unsigned)r->options.attention_kernel > SEARCH_PICK_ALL)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.attention_kernel",
                                 "must be unfused, fused or all");
@@ -196,6 +215,70 @@ static int check_request(const search_request_t *r, fathom_error_t *err)
     return 0;
 }
 
+/* Context-parallel degrees of a unit: 1, or when freed every divisor of the processors left
+ * whose two chunks per rank split the sequence. */
+static int context_degrees(const search_request_t *r, int64_t rest, int64_t *out)
+{
+    if (r->options.context_par != SEARCH_FREE) {
+        out[0] = r->options.context_par;
+        return rest % r->options.context_par == 0 ? 1 : 0;
+    }
+    int64_t all[SEARCH_MAX_DIVISORS];
+    int n = divisors(rest, all, SEARCH_MAX_DIVISORS), k = 0;
+    for (int i = 0; i < n; i++)
+        if (r->model.seq_size % (2 * all[i]) == 0 || all[i] == 1)
+            out[k++] = all[i];
+    return k;
+}
+
+/* Pipeline degrees: Calculon's (dividing num_blocks and the processors left) for its block;
+ * for the modern block every divisor of the processors left up to num_blocks (uneven splits
+ * give the first stages the extra blocks). */
+static int pipeline_degrees(const fathom_model_t *m, int64_t rest, int64_t *out)
+{
+    int64_t max_pp = rest < m->num_blocks ? rest : m->num_blocks;
+    int64_t all[SEARCH_MAX_DIVISORS];
+    int n = divisors(m->calculon_block ? max_pp : rest, all, SEARCH_MAX_DIVISORS), k = 0;
+    for (int i = 0; i < n; i++) {
+        if (rest % all[i] != 0 || all[i] > m->num_blocks)
+            continue;
+        if (m->calculon_block && m->num_blocks % all[i] != 0)
+            continue;
+        out[k++] = all[i];
+    }
+    return k;
+}
+
+/* The ZeRO stages of a unit, in walk order: Calculon's sharding loop (true, then false) by
+ * default; a fixed stage; or every stage (1, 0, 2, 3: Calculon's two first). Stages 1-3 need
+ * more than one processor to shard over. */
+static int zero_stages(const search_options_t *o, int64_t dp, int64_t cp, int *out)
+{
+    const bool shardable = dp * cp > 1;
+    if (o->zero_stage == SEARCH_ZERO_CALCULON) {
+        if (dp < 2) { /* Calculon's rule: sharding needs data parallelism */
+            out[0] = 0;
+            return 1;
+        }
+        out[0] = 1;
+        out[1] = 0;
+        return 2;
+    }
+    if (o->zero_stage == SEARCH_FREE) {
+        if (!shardable) {
+            out[0] = 0;
+            return 1;
+        }
+        out[0] = 1;
+        out[1] = 0;
+        out[2] = 2;
+        out[3] = 3;
+        return 4;
+    }
+    out[0] = o->zero_stage;
+    return o->zero_stage == 0 || shardable ? 1 : 0;
+}
+
 search_plan_t *search_plan_create(const search_request_t *req, fathom_error_t *err)
 {
     if (check_request(req, err))
@@ -210,7 +293,9 @@ search_plan_t *search_plan_create(const search_request_t *req, fathom_error_t *e
     atomic_init(&p->executions, 0);
 
     const fathom_model_t *m = &req->model;
-    int64_t tps[SEARCH_MAX_DIVISORS], pps[SEARCH_MAX_DIVISORS], ints[SEARCH_MAX_DIVISORS];
+    const search_options_t *o = &req->options;
+    int64_t tps[SEARCH_MAX_DIVISORS], cps[SEARCH_MAX_DIVISORS], pps[SEARCH_MAX_DIVISORS];
+    int64_t ints[SEARCH_MAX_DIVISORS];
     int n_tp = divisors(req->num_procs, tps, SEARCH_MAX_DIVISORS);
     size_t cap = 0;
     /* Two passes: count, then fill, so the allocation is exact and capped before it happens. */
@@ -219,45 +304,51 @@ search_plan_t *search_plan_create(const search_request_t *req, fathom_error_t *e
         for (int a = 0; a < n_tp; a++) {
             int64_t tp = tps[a];
             if (m->hidden % tp != 0 || m->attn_heads % tp != 0 ||
-                (req->options.max_tensor_par > 0 && tp > req->options.max_tensor_par))
+                (o->max_tensor_par > 0 && tp > o->max_tensor_par))
                 continue;
-            int64_t rest = req->num_procs / tp;
-            int64_t max_pp = rest < m->num_blocks ? rest : m->num_blocks;
-            int n_pp = divisors(max_pp, pps, SEARCH_MAX_DIVISORS);
-            for (int b = 0; b < n_pp; b++) {
-                int64_t pp = pps[b];
-                if (rest % pp != 0 || m->num_blocks % pp != 0 ||
-                    (req->options.max_pipeline_par > 0 && pp > req->options.max_pipeline_par))
-                    continue;
-                int64_t dp = rest / pp;
-                int n_int = 1;
-                ints[0] = 1;
-                if (pp > 1)
-                    n_int = divisors(m->num_blocks / pp, ints, SEARCH_MAX_DIVISORS);
-                int64_t batch = batch_for(dp, req->max_batch_size);
-                if (req->options.exact_batch && batch != req->max_batch_size)
-                    batch = 0; /* dp does not divide the fixed batch */
-                if (batch == 0)
-                    continue;
-                for (int c = 0; c < n_int; c++)
-                    for (int rc = LLM_RECOMPUTE_FULL; rc <= LLM_RECOMPUTE_NONE; rc++)
-                        for (int sh = 0; sh < (dp > 1 ? 2 : 1); sh++)
-                            for (int cm = LLM_TP_COMM_AR; cm <= LLM_TP_COMM_RS_AG; cm++) {
-                                if (pass == 1) {
-                                    unit_t *u = &p->units[n];
-                                    u->tp = tp;
-                                    u->pp = pp;
-                                    u->dp = dp;
-                                    u->ppint = ints[c];
-                                    u->batch = batch;
-                                    u->recompute = (llm_recompute_t)rc;
-                                    u->sharding = dp > 1 && sh == 0; /* true first */
-                                    u->comm = (llm_tp_comm_t)cm;
-                                    u->max_executions = unit_size(req, u);
-                                    p->max_executions += u->max_executions;
+            int n_cp = context_degrees(req, req->num_procs / tp, cps);
+            for (int d = 0; d < n_cp; d++) {
+                int64_t cp = cps[d], rest = req->num_procs / tp / cp;
+                int n_pp = pipeline_degrees(m, rest, pps);
+                for (int b = 0; b < n_pp; b++) {
+                    int64_t pp = pps[b];
+                    if (o->max_pipeline_par > 0 && pp > o->max_pipeline_par)
+                        continue;
+                    int64_t dp = rest / pp;
+                    int64_t bpp = (m->num_blocks + pp - 1) / pp;
+                    int n_int = 1;
+                    ints[0] = 1;
+                    if (pp > 1)
+                        n_int = divisors(bpp, ints, SEARCH_MAX_DIVISORS);
+                    int64_t batch = batch_for(dp, req->max_batch_size);
+                    if (o->exact_batch && batch != req->max_batch_size)
+                        batch = 0; /* dp does not divide the fixed batch */
+                    if (batch == 0)
+                        continue;
+                    int zeros[4];
+                    int n_zero = zero_stages(o, dp, cp, zeros);
+                    for (int c = 0; c < n_int; c++)
+                        for (int rc = LLM_RECOMPUTE_FULL; rc <= LLM_RECOMPUTE_NONE; rc++)
+                            for (int z = 0; z < n_zero; z++)
+                                for (int cm = LLM_TP_COMM_AR; cm <= LLM_TP_COMM_RS_AG; cm++) {
+                                    if (pass == 1) {
+                                        unit_t *u = &p->units[n];
+                                        u->tp = tp;
+                                        u->cp = cp;
+                                        u->pp = pp;
+                                        u->dp = dp;
+                                        u->ppint = ints[c];
+                                        u->batch = batch;
+                                        u->recompute = (llm_recompute_t)rc;
+                                        u->zero = zeros[z];
+                                        u->sharding = zeros[z] >= 1;
+                                        u->comm = (llm_tp_comm_t)cm;
+                                        u->max_executions = unit_size(req, u);
+                                        p->max_executions += u->max_executions;
+                                    }
+                                    n++;
                                 }
-                                n++;
-                            }
+                }
             }
         }
         if (pass == 0) {
@@ -452,6 +543,10 @@ static bool nets_valid(const llm_system_t *s, const llm_execution_t *e)
         used[e->data_par_net] = true;
         size[e->data_par_net] *= e->data_par;
     }
+    if (e->context_par > 1) {
+        used[e->context_par_net] = true;
+        size[e->context_par_net] *= e->context_par;
+    }
     for (int i = 0; i < s->num_networks; i++) {
         if (!used[i])
             continue;
@@ -532,8 +627,11 @@ static int try_networks(walk_t *w, const loops_t *l, uint8_t *verdict)
             w->e.pipeline_par_net = pn;
             for (int dn = 0; dn < l->n_dn; dn++) {
                 w->e.data_par_net = dn;
-                if (try_execution(w, verdict))
-                    return -1;
+                for (int cn = 0; cn < l->n_cn; cn++) {
+                    w->e.context_par_net = cn;
+                    if (try_execution(w, verdict))
+                        return -1;
+                }
             }
         }
     }
@@ -612,6 +710,8 @@ search_unit_status_t search_run_unit(search_plan_t *p, size_t unit, search_resul
     e->activation_recompute = u->recompute;
     e->pipeline_interleaving = u->ppint;
     e->optimizer_sharding = u->sharding;
+    e->zero_stage = u->zero;
+    e->context_par = u->cp;
     e->tensor_par_comm_type = u->comm;
     e->training = true;
 

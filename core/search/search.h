@@ -29,6 +29,12 @@
  * Fathom's dimensions, outermost in a unit (so each value gets its own pruning verdicts), one
  * value unless the request frees them: attention_kernel (unfused, then fused) and fp8 (false,
  * then true). Their defaults (unfused, false) leave Calculon's space exactly as it was.
+ * and, when freed, context_par (a unit loop beside tensor_par over every degree whose two
+ * chunks per rank split the sequence, with its network loop innermost) and zero_stage (the
+ * sharding loop's values: Calculon's true, false — stages 1 then 0 — then 2 and 3). For the
+ * modern block (model.calculon_block false) pipeline_par runs over every divisor up to
+ * num_blocks, not only those dividing it (the first stages take the extra blocks), and
+ * interleaving over the divisors of the first stage's blocks.
  * The constraints in search_options_t (no_offload, exact_batch, max_tensor_par,
  * max_pipeline_par) drop the loop values they exclude; the rest of the walk is as above.
  * With mbs_break, once a microbatch size gives no good execution over all network assignments,
@@ -77,6 +83,10 @@ typedef enum {
 
 extern const char *const search_fused_names[]; /* "true", "false", "all", NULL */
 
+/* An integer dimension left free (every value), and Calculon's own ZeRO loop. */
+#define SEARCH_FREE (-1)
+#define SEARCH_ZERO_CALCULON (-2)
+
 /* A dimension of Fathom's that a request fixes to one value or frees (both, off first). */
 typedef enum { SEARCH_PICK_OFF = 0, SEARCH_PICK_ON = 1, SEARCH_PICK_ALL = 2 } search_pick_t;
 
@@ -88,6 +98,9 @@ typedef struct {
     search_fused_t fused_activation;
     search_pick_t attention_kernel; /* OFF: unfused, ON: fused, ALL: both */
     search_pick_t fp8;              /* OFF: BF16/FP16 GEMMs, ON: FP8 GEMMs, ALL: both */
+    int64_t context_par;            /* fixed degree (default 1), or SEARCH_FREE: every degree */
+    int zero_stage;                 /* SEARCH_ZERO_CALCULON (default: 1 then 0 when data_par > 1,
+                                     * Calculon's sharding loop), 0..3 fixed, or SEARCH_FREE */
     /* A planner's constraints, narrowing the space (all off by default, so Calculon's space and
      * counts are unchanged): */
     bool no_offload;          /* only weight/activations/optimizer_offload = false */

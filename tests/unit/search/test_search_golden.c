@@ -156,6 +156,16 @@ static void assert_same_result(const search_result_t *a, const search_result_t *
     "\"system\":\"h100_sxm\",\"num_procs\":8,\"max_batch_size\":8,\"datatype\":\"bfloat16\"," \
     "\"options\":{\"top_n\":40,\"attention_kernel\":\"all\",\"fp8\":\"all\"}}"
 
+/* Every Fathom dimension free on 4 GPUs: context parallelism, all ZeRO stages, both kernels,
+ * FP8, uneven pipeline splits (5 blocks). */
+#define ALL_FREE_REQUEST                                                                       \
+    "{\"model\":{\"hidden\":8192,\"feedforward\":28672,\"seq_size\":4096,\"attn_heads\":64,"\
+    "\"kv_heads\":8,\"num_blocks\":5,\"vocab_size\":128256,\"gated_mlp\":true,"              \
+    "\"norm\":\"rmsnorm\",\"position_embedding\":\"rope\",\"tied_embeddings\":false},"       \
+    "\"system\":\"h100_sxm\",\"num_procs\":4,\"max_batch_size\":4,\"datatype\":\"bfloat16\"," \
+    "\"options\":{\"top_n\":40,\"attention_kernel\":\"all\",\"fp8\":\"all\","               \
+    "\"context_par\":\"all\",\"zero_stage\":\"all\"}}"
+
 static void test_thread_count_independence(void **state)
 {
     (void)state;
@@ -182,7 +192,7 @@ static void test_pruned_equals_unpruned(void **state)
     (void)state;
     const char *requests[] = {TURING_REQUEST("{\"top_n\":100}"),
                               TURING_REQUEST("{\"top_n\":10,\"mbs_break\":true}"),
-                              SMALL_REQUEST, MODERN_REQUEST};
+                              SMALL_REQUEST, MODERN_REQUEST, ALL_FREE_REQUEST};
     for (size_t k = 0; k < sizeof requests / sizeof requests[0]; k++) {
         search_request_t req;
         search_result_t pruned, full;
@@ -232,6 +242,23 @@ static void test_free_dimensions(void **state)
             assert_int_equal(fixed.best[0].execution.fp8, f);
             search_result_close(&fixed);
         }
+    /* every value of the freed dimensions appears in the space: ZeRO-3 and context
+     * parallelism among the layouts that fit */
+    search_result_t free_all;
+    test_request(ALL_FREE_REQUEST, &req);
+    test_run(&req, 2, &free_all);
+    bool zero3 = false, cp2 = false, uneven = false;
+    for (int i = 0; i < free_all.n_best; i++) {
+        zero3 |= free_all.best[i].execution.zero_stage == 3;
+        cp2 |= free_all.best[i].execution.context_par >= 2;
+        uneven |= 5 % free_all.best[i].execution.pipeline_par != 0;
+    }
+    print_message("all free: %llu executions, %llu good; best %.4f samples/s\n",
+                  (unsigned long long)free_all.total, (unsigned long long)free_all.good,
+                  free_all.best[0].result.stats.sample_rate);
+    assert_true(free_all.good > 0);
+    assert_true(zero3 || cp2 || uneven);
+    search_result_close(&free_all);
     /* on an H100 the fastest layout uses fused attention and FP8 */
     assert_int_equal(all.best[0].execution.attention_kernel, LLM_ATTN_KERNEL_FUSED);
     assert_true(all.best[0].execution.fp8);
