@@ -3,7 +3,12 @@
  * float16; 6,985,920 executions) and Calculon's README example (turing-530B on 5128 a100_80g,
  * max batch 2520, float16, -m). Calculon does about 135 executions per second per core.
  *
- * Usage: bench_search [--threads N] [--presets DIR] [--only gpt3|turing] [--no-prune]
+ * Then Llama 3.1 405B on 16,384 h100_sxm (max batch 2048 sequences of 8192 tokens, bfloat16):
+ * "llama405" over Calculon's dimensions with the modern block's uneven pipeline splits, and
+ * "llama405-free" with context_par, zero_stage, attention_kernel and fp8 all free.
+ *
+ * Usage: bench_search [--threads N] [--presets DIR] [--only gpt3|turing|llama405|llama405-free]
+ *        [--no-prune]
  * "executions/s" counts every execution the search tried (Calculon's "calcs/sec"); "estimates"
  * is how many of them needed llm_estimate (the rest were known bad: see core/search/search.c).
  * cpu is the process's CPU time: on a shared machine, cpu / threads is what the wall time would
@@ -102,6 +107,18 @@ int main(int argc, char **argv)
                     "{\"model\":\"turing-530B\",\"system\":\"a100_80g\",\"num_procs\":5128,"
                     "\"max_batch_size\":2520,\"datatype\":\"float16\","
                     "\"options\":{\"mbs_break\":true}}",
+                    threads, no_prune);
+    if (!only || strcmp(only, "llama405") == 0)
+        rc |= bench(&ctx, "llama3.1-405B 16384 h100_sxm batch 2048",
+                    "{\"model\":\"llama3.1-405B\",\"system\":\"h100_sxm\",\"num_procs\":16384,"
+                    "\"max_batch_size\":2048,\"datatype\":\"bfloat16\"}",
+                    threads, no_prune);
+    if (only && strcmp(only, "llama405-free") == 0) /* minutes: only when asked */
+        rc |= bench(&ctx, "llama3.1-405B 16384 h100_sxm batch 2048, every dimension free",
+                    "{\"model\":\"llama3.1-405B\",\"system\":\"h100_sxm\",\"num_procs\":16384,"
+                    "\"max_batch_size\":2048,\"datatype\":\"bfloat16\",\"options\":{"
+                    "\"attention_kernel\":\"all\",\"fp8\":\"all\",\"context_par\":\"all\","
+                    "\"zero_stage\":\"all\"}}",
                     threads, no_prune);
     codec_presets_free(presets);
     return rc ? 1 : 0;
