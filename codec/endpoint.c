@@ -19,6 +19,9 @@ static const codec_endpoint_t *const all_endpoints[] = {
     &codec_goodput_optimize_endpoint,
     &codec_goodput_fit_endpoint,
 #endif
+#ifdef FATHOM_HAVE_CALIBRATE
+    &codec_calibrate_endpoint,
+#endif
 };
 
 const codec_endpoint_t *const *codec_endpoints(size_t *count)

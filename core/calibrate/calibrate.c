@@ -1,0 +1,446 @@
+/* calibrate.c — fitting a system to measurements (calibrate.h has the model and the bounds).
+ *
+ * DESIGN. The free parameters are a list of (kind, index) entries built from what the input
+ * measures; a candidate vector y of NLopt's is mapped to a system by copying the base system and
+ * writing θ_k = y_k · scale_k into it (scale_k = |θ_base| so that every coordinate is of order 1
+ * for BOBYQA; a latency of 0 uses 1 µs). Each objective evaluation predicts every measurement
+ * with that system (llm_estimate for runs, the closed forms below for microbenchmarks). The fit
+ * starts at the base system (y = θ_base/scale), so it is deterministic; leave-one-out refits the
+ * same way with one run masked. Nothing here allocates: the fit's state lives on the stack. */
+#include "calibrate.h"
+
+#include <math.h>
+#include <nlopt.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *const calibrate_collective_names[] = {"all_reduce", "all_gather", "reduce_scatter",
+                                                  "alltoall", "sendrecv", NULL};
+
+#define EFF_LOWER 0.05
+#define LAT_UPPER 1e-3  /* s */
+#define LAT_SCALE 1e-6  /* s: the unit of a latency whose base value is 0 */
+#define SCALE_LOWER 0.25
+#define FAILED_RUN_PENALTY 1e6 /* a run the candidate system cannot estimate */
+
+typedef enum { K_MATRIX_POINT, K_MATRIX_SCALE, K_VECTOR_SCALE, K_MEM1_SCALE, K_NET_EFF,
+               K_NET_LAT, K_ATTN } kind_t;
+
+typedef struct {
+    kind_t kind;
+    int a, b; /* datatype and point, or network index */
+    double scale;
+} pdesc_t;
+
+typedef struct {
+    const llm_system_t *base;
+    const calibrate_input_t *in;
+    int n;
+    pdesc_t desc[CALIBRATE_MAX_PARAMS];
+    double y0[CALIBRATE_MAX_PARAMS];
+    long skip_run; /* run left out (leave-one-out), or -1 */
+    int evals;
+} fit_t;
+
+/* ---- predictions ---- */
+
+/* First point whose threshold (GFLOP) the operation reaches, as llm_system.c reads a curve;
+ * -1 when none covers it. */
+static int curve_point(const llm_curve_t *c, double gflop)
+{
+    for (int i = 0; i < c->num_points; i++)
+        if (gflop * 1e9 >= c->points[i].threshold * 1e9)
+            return i;
+    return -1;
+}
+
+double calibrate_gemm_tflops(const llm_system_t *s, const calibrate_gemm_t *g)
+{
+    /* A GEMM of m×k by k×n does 2mnk FLOP and runs at peak × the curve's efficiency for its
+     * size: achieved TFLOP/s = peak · efficiency(2mnk / 1e9 GFLOP). */
+    const llm_rate_t *r = &s->matrix.rate[g->datatype];
+    int j = curve_point(&r->gflops_efficiency, 2.0 * g->m * g->n * g->k / 1e9);
+    return j < 0 ? NAN : r->tflops * r->gflops_efficiency.points[j].efficiency;
+}
+
+/* Fathom's op for an nccl-tests collective and the bytes it passes to the network formula. */
+static llm_net_op_t coll_op(calibrate_collective_t op, double bytes, int64_t n, double *fbytes)
+{
+    *fbytes = bytes;
+    switch (op) {
+    case CAL_COLL_ALL_REDUCE: return LLM_OP_ALL_REDUCE;
+    case CAL_COLL_ALL_GATHER: return LLM_OP_ALL_GATHER;     /* S = the gathered buffer */
+    case CAL_COLL_REDUCE_SCATTER: return LLM_OP_REDUCE_SCATTER; /* S = the input buffer */
+    case CAL_COLL_ALLTOALL:
+        /* Each rank sends (n−1)/n of its S bytes to the others: priced as point-to-point
+         * traffic of that many bytes (Fathom has no all-to-all op). */
+        *fbytes = bytes * (double)(n - 1) / (double)n;
+        return LLM_OP_P2P;
+    default: return LLM_OP_P2P; /* sendrecv: S bytes to one peer */
+    }
+}
+
+double calibrate_collective_time(const llm_system_t *s, const calibrate_coll_row_t *c)
+{
+    /* Fathom's network cost (llm__net_time): latency + size·scalar·(1 + offset/peers) /
+     * (bandwidth · efficiency), bandwidth in GB/s per processor. With the presets' all_reduce
+     * scalar 2 and offset −1 this is latency + S·2(n−1)/n / (bw·eff): nccl-tests' busbw is then
+     * bw·eff for large S. */
+    const llm_network_t *n = &s->networks[c->network];
+    double bytes;
+    llm_net_op_t op = coll_op(c->op, c->bytes, c->procs, &bytes);
+    double size = bytes * n->ops[op].scalar;
+    size += size / (double)c->procs * n->ops[op].offset;
+    return n->latency_s + size / (n->bandwidth_gbps * 1e9 * n->efficiency);
+}
+
+double calibrate_run_time(const llm_system_t *s, const calibrate_run_t *r)
+{
+    llm_result_t res;
+    if (llm_estimate(r->model, s, &r->execution, &res, NULL))
+        return NAN;
+    return res.stats.total_time;
+}
+
+double calibrate_busbw_factor(calibrate_collective_t op, int64_t n)
+{
+    double dn = (double)n;
+    switch (op) {
+    case CAL_COLL_ALL_REDUCE: return 2.0 * (dn - 1) / dn;
+    case CAL_COLL_SENDRECV: return 1.0;
+    default: return (dn - 1) / dn;
+    }
+}
+
+/* ---- parameters ---- */
+
+static double curve_max(const llm_curve_t *c)
+{
+    double m = 0;
+    for (int i = 0; i < c->num_points; i++)
+        m = fmax(m, c->points[i].efficiency);
+    return m;
+}
+
+static double vector_max(const llm_system_t *s)
+{
+    double m = 0;
+    for (int dt = 0; dt < LLM_DT__COUNT; dt++)
+        if (s->vector.rate[dt].present)
+            m = fmax(m, curve_max(&s->vector.rate[dt].gflops_efficiency));
+    return m;
+}
+
+static double base_value(const llm_system_t *s, const pdesc_t *d)
+{
+    switch (d->kind) {
+    case K_MATRIX_POINT: return s->matrix.rate[d->a].gflops_efficiency.points[d->b].efficiency;
+    case K_NET_EFF: return s->networks[d->a].efficiency;
+    case K_NET_LAT: return s->networks[d->a].latency_s;
+    case K_ATTN: return s->attention_efficiency;
+    default: return 1.0; /* scales */
+    }
+}
+
+static void bounds(const llm_system_t *s, const pdesc_t *d, double *lo, double *hi)
+{
+    switch (d->kind) {
+    case K_MATRIX_POINT: case K_NET_EFF: case K_ATTN: *lo = EFF_LOWER; *hi = 1.0; return;
+    case K_NET_LAT: *lo = 0; *hi = fmax(LAT_UPPER, s->networks[d->a].latency_s); return;
+    case K_MATRIX_SCALE:
+        *lo = SCALE_LOWER;
+        *hi = 1.0 / curve_max(&s->matrix.rate[d->a].gflops_efficiency);
+        return;
+    case K_VECTOR_SCALE: *lo = SCALE_LOWER; *hi = 1.0 / vector_max(s); return;
+    case K_MEM1_SCALE: *lo = SCALE_LOWER; *hi = 1.0 / curve_max(&s->mem1.mb_efficiency); return;
+    }
+}
+
+static void param_name(const pdesc_t *d, char *buf, size_t len)
+{
+    switch (d->kind) {
+    case K_MATRIX_POINT:
+        snprintf(buf, len, "matrix.%s.gflops_efficiency[%d]", llm_datatype_names[d->a], d->b);
+        return;
+    case K_MATRIX_SCALE: snprintf(buf, len, "matrix.%s.scale", llm_datatype_names[d->a]); return;
+    case K_VECTOR_SCALE: snprintf(buf, len, "vector.scale"); return;
+    case K_MEM1_SCALE: snprintf(buf, len, "mem1.scale"); return;
+    case K_NET_EFF: snprintf(buf, len, "networks[%d].efficiency", d->a); return;
+    case K_NET_LAT: snprintf(buf, len, "networks[%d].latency", d->a); return;
+    case K_ATTN: snprintf(buf, len, "attention_efficiency"); return;
+    }
+}
+
+static void scale_curve(llm_curve_t *c, double f)
+{
+    for (int i = 0; i < c->num_points; i++)
+        c->points[i].efficiency = fmin(1.0, c->points[i].efficiency * f);
+}
+
+/* The system of a parameter vector θ (not y): the base with each parameter written in. */
+static void apply(const fit_t *f, const double *theta, llm_system_t *s)
+{
+    *s = *f->base;
+    for (int k = 0; k < f->n; k++) {
+        const pdesc_t *d = &f->desc[k];
+        switch (d->kind) {
+        case K_MATRIX_POINT:
+            s->matrix.rate[d->a].gflops_efficiency.points[d->b].efficiency = theta[k];
+            break;
+        case K_MATRIX_SCALE: scale_curve(&s->matrix.rate[d->a].gflops_efficiency, theta[k]); break;
+        case K_VECTOR_SCALE:
+            for (int dt = 0; dt < LLM_DT__COUNT; dt++)
+                if (s->vector.rate[dt].present)
+                    scale_curve(&s->vector.rate[dt].gflops_efficiency, theta[k]);
+            break;
+        case K_MEM1_SCALE: scale_curve(&s->mem1.mb_efficiency, theta[k]); break;
+        case K_NET_EFF: s->networks[d->a].efficiency = theta[k]; break;
+        case K_NET_LAT: s->networks[d->a].latency_s = theta[k]; break;
+        case K_ATTN: s->attention_efficiency = theta[k]; break;
+        }
+    }
+}
+
+static int add_param(fit_t *f, kind_t kind, int a, int b)
+{
+    for (int k = 0; k < f->n; k++)
+        if (f->desc[k].kind == kind && f->desc[k].a == a && f->desc[k].b == b)
+            return 0;
+    if (f->n >= CALIBRATE_MAX_PARAMS)
+        return -1;
+    pdesc_t *d = &f->desc[f->n];
+    *d = (pdesc_t){kind, a, b, 1.0};
+    double v = base_value(f->base, d);
+    d->scale = kind == K_NET_LAT ? fmax(v, LAT_SCALE) : fabs(v);
+    f->y0[f->n] = v / d->scale;
+    f->n++;
+    return 0;
+}
+
+static int build_params(fit_t *f)
+{
+    const calibrate_input_t *in = f->in;
+    bool gemm_dt[LLM_DT__COUNT] = {false};
+    for (size_t i = 0; i < in->n_gemms; i++) {
+        const calibrate_gemm_t *g = &in->gemms[i];
+        int j = curve_point(&f->base->matrix.rate[g->datatype].gflops_efficiency,
+                            2.0 * g->m * g->n * g->k / 1e9);
+        gemm_dt[g->datatype] = true;
+        if (add_param(f, K_MATRIX_POINT, g->datatype, j))
+            return -1;
+    }
+    for (size_t i = 0; i < in->n_collectives; i++)
+        if (add_param(f, K_NET_EFF, in->collectives[i].network, 0) ||
+            add_param(f, K_NET_LAT, in->collectives[i].network, 0))
+            return -1;
+    if (in->n_runs == 0)
+        return 0;
+    bool fused = false;
+    for (size_t i = 0; i < in->n_runs; i++) {
+        const llm_execution_t *e = &in->runs[i].execution;
+        fused |= e->attention_kernel == LLM_ATTN_KERNEL_FUSED;
+        if (!gemm_dt[e->datatype] && add_param(f, K_MATRIX_SCALE, e->datatype, 0))
+            return -1;
+        if (e->fp8 && !gemm_dt[LLM_DT_FLOAT8] && add_param(f, K_MATRIX_SCALE, LLM_DT_FLOAT8, 0))
+            return -1;
+    }
+    if ((fused && add_param(f, K_ATTN, 0, 0)) || add_param(f, K_VECTOR_SCALE, 0, 0) ||
+        add_param(f, K_MEM1_SCALE, 0, 0))
+        return -1;
+    return 0;
+}
+
+/* ---- objective ---- */
+
+static double sq_rel(double pred, double meas)
+{
+    double r = pred / meas - 1.0; /* relative error of one measurement */
+    return isfinite(r) ? r * r : FAILED_RUN_PENALTY;
+}
+
+static double objective_of(const fit_t *f, const double *theta)
+{
+    llm_system_t s;
+    apply(f, theta, &s);
+    const calibrate_input_t *in = f->in;
+    double sum = 0;
+    /* Σ (predicted/measured − 1)² over every measurement the fit sees. */
+    for (size_t i = 0; i < in->n_gemms; i++)
+        sum += sq_rel(calibrate_gemm_tflops(&s, &in->gemms[i]), in->gemms[i].tflops);
+    for (size_t i = 0; i < in->n_collectives; i++)
+        sum += sq_rel(calibrate_collective_time(&s, &in->collectives[i]),
+                      in->collectives[i].time_s);
+    for (size_t i = 0; i < in->n_runs; i++)
+        if ((long)i != f->skip_run)
+            sum += sq_rel(calibrate_run_time(&s, &in->runs[i]), in->runs[i].step_time_s);
+    /* + λ Σ ((θ − θ_base)/scale)²: the pull toward the base system. */
+    for (int k = 0; k < f->n; k++) {
+        double d = (theta[k] - base_value(f->base, &f->desc[k])) / f->desc[k].scale;
+        sum += CALIBRATE_LAMBDA * d * d;
+    }
+    return sum;
+}
+
+static double nlopt_objective(unsigned n, const double *y, double *grad, void *data)
+{
+    (void)grad; /* BOBYQA is derivative-free */
+    fit_t *f = data;
+    double theta[CALIBRATE_MAX_PARAMS];
+    for (unsigned k = 0; k < n; k++)
+        theta[k] = y[k] * f->desc[k].scale;
+    f->evals++;
+    return objective_of(f, theta);
+}
+
+/* One bounded BOBYQA run from the base system; theta gets the minimiser. */
+static int run_fit(fit_t *f, double *theta, double *fbest, fathom_error_t *err)
+{
+    double lo[CALIBRATE_MAX_PARAMS], hi[CALIBRATE_MAX_PARAMS], y[CALIBRATE_MAX_PARAMS],
+        step[CALIBRATE_MAX_PARAMS];
+    for (int k = 0; k < f->n; k++) {
+        double l, h;
+        bounds(f->base, &f->desc[k], &l, &h);
+        lo[k] = l / f->desc[k].scale;
+        hi[k] = h / f->desc[k].scale;
+        y[k] = fmin(fmax(f->y0[k], lo[k]), hi[k]);
+        /* A first step of 5% of the coordinate, inside the box. */
+        step[k] = fmin(0.05 * fmax(fabs(y[k]), 1.0), 0.5 * (hi[k] - lo[k]));
+    }
+    f->evals = 0;
+    nlopt_opt opt = nlopt_create(NLOPT_LN_BOBYQA, (unsigned)f->n);
+    if (!opt)
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory (NLopt)");
+    nlopt_set_lower_bounds(opt, lo);
+    nlopt_set_upper_bounds(opt, hi);
+    nlopt_set_min_objective(opt, nlopt_objective, f);
+    nlopt_set_initial_step(opt, step);
+    nlopt_set_xtol_rel(opt, 1e-9);
+    nlopt_set_ftol_abs(opt, 1e-16);
+    nlopt_set_maxeval(opt, CALIBRATE_MAX_EVALS);
+    double best = 0;
+    nlopt_result rc = nlopt_optimize(opt, y, &best);
+    nlopt_destroy(opt);
+    if (rc < 0)
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "NLopt failed (%d)", (int)rc);
+    for (int k = 0; k < f->n; k++)
+        theta[k] = y[k] * f->desc[k].scale;
+    *fbest = best;
+    return 0;
+}
+
+/* ---- checks and the fit ---- */
+
+int calibrate_check(const llm_system_t *base, const calibrate_input_t *in, fathom_error_t *err)
+{
+    char p[FATHOM_ERROR_FIELD_MAX];
+    if (in->n_gemms + in->n_collectives + in->n_runs == 0)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "runs",
+                                "no measurement: give runs, gemms or collectives");
+    if (in->n_gemms > CALIBRATE_MAX_GEMMS)
+        return fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, "gemms", "more than %d rows",
+                                CALIBRATE_MAX_GEMMS);
+    if (in->n_collectives > CALIBRATE_MAX_COLLECTIVE_ROWS)
+        return fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, "collectives",
+                                "more than %d rows in all", CALIBRATE_MAX_COLLECTIVE_ROWS);
+    if (in->n_runs > CALIBRATE_MAX_RUNS)
+        return fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, "runs", "more than %d runs",
+                                CALIBRATE_MAX_RUNS);
+    for (size_t i = 0; i < in->n_gemms; i++) {
+        const calibrate_gemm_t *g = &in->gemms[i];
+        snprintf(p, sizeof p, "gemms[%zu].datatype", i);
+        if ((unsigned)g->datatype >= LLM_DT__COUNT || !base->matrix.rate[g->datatype].present)
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                    "the system's matrix engine has no such datatype");
+        if (!isfinite(calibrate_gemm_tflops(base, g))) {
+            snprintf(p, sizeof p, "gemms[%zu].m", i);
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                    "no point of the matrix curve covers 2mnk = %g FLOP",
+                                    2.0 * g->m * g->n * g->k);
+        }
+    }
+    for (size_t i = 0; i < in->n_collectives; i++) {
+        const calibrate_coll_row_t *c = &in->collectives[i];
+        if (c->network < 0 || c->network >= base->num_networks) {
+            snprintf(p, sizeof p, "collectives[%zu].network", i);
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                    "the system has %d network tiers, got index %d",
+                                    base->num_networks, c->network);
+        }
+    }
+    for (size_t i = 0; i < in->n_runs; i++) {
+        llm_result_t r;
+        fathom_error_t e2;
+        if (llm_estimate(in->runs[i].model, base, &in->runs[i].execution, &r, &e2)) {
+            /* runs[i] + the estimate's own path ("execution.tensor_par"), cut if too long. */
+            char q[FATHOM_ERROR_FIELD_MAX + 32];
+            snprintf(q, sizeof q, "runs[%zu].%s", i, e2.field[0] ? e2.field : "execution");
+            q[FATHOM_ERROR_FIELD_MAX - 1] = 0;
+            return fathom_error_set(err, e2.code, q, "%s", e2.message);
+        }
+    }
+    return 0;
+}
+
+int calibrate_fit(const llm_system_t *base, const calibrate_input_t *in, calibrate_result_t *out,
+                  calibrate_prediction_t *gemm_pred, calibrate_prediction_t *coll_pred,
+                  calibrate_prediction_t *run_pred, fathom_error_t *err)
+{
+    if (calibrate_check(base, in, err))
+        return -1;
+    fit_t f;
+    memset(&f, 0, sizeof f);
+    f.base = base;
+    f.in = in;
+    f.skip_run = -1;
+    if (build_params(&f))
+        return fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, "gemms",
+                                "more than %d free parameters", CALIBRATE_MAX_PARAMS);
+    double theta0[CALIBRATE_MAX_PARAMS], theta[CALIBRATE_MAX_PARAMS], fmin_ = 0;
+    for (int k = 0; k < f.n; k++)
+        theta0[k] = base_value(base, &f.desc[k]);
+    memset(out, 0, sizeof *out);
+    out->objective_before = objective_of(&f, theta0);
+    if (run_fit(&f, theta, &fmin_, err))
+        return -1;
+    out->objective_after = fmin_;
+    out->evaluations = f.evals;
+    apply(&f, theta, &out->system);
+    out->n_params = f.n;
+    for (int k = 0; k < f.n; k++) {
+        calibrate_param_t *p = &out->params[k];
+        param_name(&f.desc[k], p->name, sizeof p->name);
+        p->base = theta0[k];
+        p->fitted = theta[k];
+        bounds(base, &f.desc[k], &p->lower, &p->upper);
+        /* At a bound: within 0.1% of the box's width. */
+        double w = 1e-3 * (p->upper - p->lower);
+        p->at_bound = theta[k] <= p->lower + w ? -1 : theta[k] >= p->upper - w ? 1 : 0;
+    }
+    for (size_t i = 0; i < in->n_gemms; i++)
+        gemm_pred[i] = (calibrate_prediction_t){in->gemms[i].tflops,
+                                                calibrate_gemm_tflops(base, &in->gemms[i]),
+                                                calibrate_gemm_tflops(&out->system, &in->gemms[i]),
+                                                NAN};
+    for (size_t i = 0; i < in->n_collectives; i++)
+        coll_pred[i] = (calibrate_prediction_t){
+            in->collectives[i].time_s, calibrate_collective_time(base, &in->collectives[i]),
+            calibrate_collective_time(&out->system, &in->collectives[i]), NAN};
+    for (size_t i = 0; i < in->n_runs; i++) {
+        run_pred[i] = (calibrate_prediction_t){in->runs[i].step_time_s,
+                                               calibrate_run_time(base, &in->runs[i]),
+                                               calibrate_run_time(&out->system, &in->runs[i]),
+                                               NAN};
+        if (in->n_runs < 2)
+            continue;
+        /* Leave-one-out: the same fit without run i, then run i predicted by it. */
+        fit_t g = f;
+        g.skip_run = (long)i;
+        double th[CALIBRATE_MAX_PARAMS], fm;
+        if (run_fit(&g, th, &fm, err))
+            return -1;
+        llm_system_t s;
+        apply(&g, th, &s);
+        run_pred[i].loo = calibrate_run_time(&s, &in->runs[i]);
+    }
+    return 0;
+}
