@@ -11,6 +11,7 @@ int cli_cmd_search(int argc, char **argv, const cli_env_t *env);
 int cli_cmd_scaling(int argc, char **argv, const cli_env_t *env);
 int cli_cmd_scaling_fit(int argc, char **argv, const cli_env_t *env);
 int cli_cmd_goodput(int argc, char **argv, const cli_env_t *env);
+int cli_cmd_calibrate(int argc, char **argv, const cli_env_t *env);
 
 #ifdef FATHOM_HAVE_LLM
 #define CLI_LLM_COMMANDS                                                                     \
@@ -43,7 +44,15 @@ int cli_cmd_goodput(int argc, char **argv, const cli_env_t *env);
 #define CLI_GOODPUT_COMMANDS
 #endif
 
+#ifdef FATHOM_HAVE_CALIBRATE
+#define CLI_CALIBRATE_COMMANDS                                                               \
+    {"calibrate", "fit a system to measured runs, GEMMs and nccl-tests (POST /v1/calibrate)", \
+     cli_cmd_calibrate},
+#else
+#define CLI_CALIBRATE_COMMANDS
+#endif
+
 #define CLI_EXTRA_COMMANDS CLI_LLM_COMMANDS CLI_SEARCH_COMMANDS CLI_SCALING_COMMANDS \
-    CLI_GOODPUT_COMMANDS
+    CLI_GOODPUT_COMMANDS CLI_CALIBRATE_COMMANDS
 
 #endif

@@ -176,3 +176,15 @@ int cli_cmd_goodput(int argc, char **argv, const cli_env_t *env)
     return one_file(endpoint, NULL, argc - 1, argv + 1, env, usage);
 }
 #endif
+
+#ifdef FATHOM_HAVE_CALIBRATE
+int cli_cmd_calibrate(int argc, char **argv, const cli_env_t *env)
+{
+    return one_file("calibrate", NULL, argc, argv, env,
+                    "usage: fathom calibrate FILE\n\nFits a system's free parameters (efficiency "
+                    "curves, attention efficiency, each\nnetwork tier's efficiency and latency) to "
+                    "measured runs, GEMM rows and nccl-tests\noutput. FILE (or - for stdin) holds "
+                    "the body of POST /v1/calibrate:\n{\"system\":\"a100_80g\",\"runs\":[...],"
+                    "\"gemms\":[...],\"collectives\":[...]}.\n");
+}
+#endif
