@@ -404,7 +404,7 @@ static json_t *evaluate(const json_t *normalized, const codec_ctx_t *ctx, fathom
         double eb = pct(b, r.measured[i]), ea = pct(a, r.measured[i]), el = pct(l, r.measured[i]);
         add(&ar, eb, ea, el);
         json_array_append_new(
-            fit, json_pack("{s:s,s:I,s:s,s:f,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "kind", "run",
+            fit, json_pack("{s:s,s:I,s:s,s:f,s:o,s:o,s:o,s:o,s:o,s:o}", "kind", "run",
                            "index", (json_int_t)i, "unit", measured_keys[u], "measured",
                            r.measured[i], "before", num(b), "after", num(a), "loo", num(l),
                            "error_before_pct", num(eb), "error_after_pct", num(ea),

@@ -7,7 +7,7 @@
  *           — with training the response adds "run": steps, wall time, days, GPU-hours,
  *           dollars, kWh and CO2 of the whole run at the estimated step time.
  * Response {"feasible": true, "fits_memory": bool, "violations": [...], "stats": {96},
- *           "summary": {...}} — a configuration that does not fit memory is still a 200; one the
+ *           "summary": {...}, "warnings": [{"code","message"}] (llm_warnings.c)} — a configuration that does not fit memory is still a 200; one the
  *           model cannot run is a 422 (infeasible_execution / invalid_field naming the field). */
 #include <string.h>
 
@@ -83,6 +83,9 @@ static json_t *estimate_evaluate(const json_t *normalized, const codec_ctx_t *ct
                          req.execution.num_procs, &req.training, &run, err))
         return NULL;
     json_t *out = codec_llm_result_encode(&req.model, &req.execution, &r);
+    if (out)
+        json_object_set_new(out, "warnings",
+                            codec_llm_warnings_encode(&req.model, &req.system, &req.execution, &r));
     if (out && req.has_training)
         json_object_set_new(out, "run", codec_run_encode(&run));
     if (!out)

@@ -219,10 +219,11 @@ json_t *codec_search_result_encode(const search_request_t *req, const search_res
         goto out;
     for (int i = 0; i < res->n_best; i++) {
         const search_entry_t *e = &res->best[i];
-        json_t *item = json_pack("{s:o,s:o,s:o}", "execution",
-                                 codec_llm_execution_encode(&e->execution), "stats",
-                                 codec_llm_stats_encode(&e->result.stats), "summary",
-                                 codec_llm_summary_encode(&req->model, &e->execution, &e->result));
+        json_t *item = json_pack(
+            "{s:o,s:o,s:o,s:o}", "execution", codec_llm_execution_encode(&e->execution), "stats",
+            codec_llm_stats_encode(&e->result.stats), "summary",
+            codec_llm_summary_encode(&req->model, &e->execution, &e->result), "warnings",
+            codec_llm_warnings_encode(&req->model, &req->system, &e->execution, &e->result));
         if (!item || json_array_append_new(best, item))
             goto out;
     }

@@ -1,0 +1,120 @@
+/* llm_warnings.c — plausibility warnings on an estimate: an MFU above the best published for the
+ * GPU and datatype, an execution that offloads to tier 2, a datatype the matrix engine runs at a
+ * low rate. An estimate is still an estimate: these say where it leaves what has been measured.
+ *
+ * The GPU is recognised by its matrix engine's dense 16-bit peak (a custom system with another
+ * peak gets no MFU warning: there is nothing published to compare it with). MFU is as in the
+ * summary: model FLOPs per step / (step time · processors · the matrix peak in `datatype`); FP8
+ * runs therefore count against the 16-bit peak, as NeMo's and Llama 3's figures are quoted. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "llm_codec.h"
+
+typedef struct {
+    const char *gpu;
+    double peak_lo, peak_hi; /* TFLOP/s of the 16-bit matrix rate that identify it */
+    bool fp8;                /* the figure is for FP8 training (else BF16/FP16) */
+    double best_mfu;         /* best published model-FLOPs utilisation, fraction */
+    const char *source;
+} mfu_ref_t;
+
+/* The best published MFU per GPU and datatype, with its source. */
+static const mfu_ref_t mfu_table[] = {
+    {"A100", 300, 320, false, 0.563,
+     "Korthikanti et al. 2022, \"Reducing Activation Recomputation in Large Transformer "
+     "Models\", Table 5: MFU 51.4% for GPT-3 175B and 56.3% at most (1T), Megatron-LM with "
+     "sequence parallelism and selective recompute; Narayanan et al. 2021 report 140 TFLOP/s "
+     "per GPU (45% counting recompute) for GPT-3 175B on 1024 A100s"},
+    {"H100/H200", 900, 1100, false, 0.43,
+     "Llama 3 paper (Dubey et al. 2024), Table 4: 38-43% BF16 MFU for Llama 3 405B on "
+     "8,192-16,384 H100s"},
+    {"H100/H200", 900, 1100, true, 0.752,
+     "NVIDIA NeMo / Megatron-Bridge performance summary: Llama 3 8B in FP8 (current scaling) on "
+     "8 H100s, 744 model TFLOP/s per GPU = 75.2% of the dense BF16 peak"},
+    {"B200", 2200, 2300, true, 0.741,
+     "NVIDIA NeMo / Megatron-Bridge performance summary: Llama 3.1 405B in FP8 on 128 B200s, "
+     "1667 model TFLOP/s per GPU = 74.1% of the dense BF16 peak"},
+    {"GB200", 2450, 2550, true, 0.757,
+     "NVIDIA NeMo / Megatron-Bridge performance summary: Llama 3 70B in FP8 on 64 GB200s, "
+     "1892 model TFLOP/s per GPU = 75.7% of the dense BF16 peak"},
+};
+
+static int add(json_t *list, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int add(json_t *list, const char *code, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return json_array_append_new(list, json_pack("{s:s,s:s}", "code", code, "message", msg));
+}
+
+static double peak16(const llm_system_t *s)
+{
+    if (s->matrix.rate[LLM_DT_BFLOAT16].present)
+        return s->matrix.rate[LLM_DT_BFLOAT16].tflops;
+    if (s->matrix.rate[LLM_DT_FLOAT16].present)
+        return s->matrix.rate[LLM_DT_FLOAT16].tflops;
+    return NAN;
+}
+
+json_t *codec_llm_warnings_encode(const fathom_model_t *m, const llm_system_t *s,
+                                  const llm_execution_t *e, const llm_result_t *r)
+{
+    json_t *list = json_array();
+    if (!list)
+        return NULL;
+    /* MFU = model FLOPs / (step · procs · peak in the datatype), as the summary's "mfu". */
+    const double per_proc_s = r->stats.total_time * (double)e->num_procs;
+    const double mfu = per_proc_s > 0 && r->extra.peak_flops > 0
+                           ? llm_model_flops(m, e->batch_size, e->training) /
+                                 (per_proc_s * r->extra.peak_flops)
+                           : NAN;
+    const double p16 = peak16(s);
+    for (size_t i = 0; i < sizeof mfu_table / sizeof mfu_table[0]; i++) {
+        const mfu_ref_t *t = &mfu_table[i];
+        if (!(p16 >= t->peak_lo && p16 <= t->peak_hi) || t->fp8 != e->fp8 ||
+            !(e->datatype == LLM_DT_FLOAT16 || e->datatype == LLM_DT_BFLOAT16))
+            continue;
+        if (isfinite(mfu) && mfu > t->best_mfu)
+            add(list, "mfu_above_published",
+                "estimated MFU %.1f%% is above the best published for %s in %s (%.1f%%: %s). "
+                "The estimate is likely optimistic: the system's efficiency curves are not "
+                "measured kernels; calibrate them with POST /v1/calibrate.",
+                100 * mfu, t->gpu, e->fp8 ? "FP8" : llm_datatype_names[e->datatype],
+                100 * t->best_mfu, t->source);
+    }
+    if (e->weight_offload || e->activations_offload || e->optimizer_offload) {
+        char what[128] = "";
+        if (e->weight_offload)
+            strcat(what, "weights, ");
+        if (e->activations_offload)
+            strcat(what, "activations, ");
+        if (e->optimizer_offload)
+            strcat(what, "optimizer state, ");
+        what[strlen(what) - 2] = 0;
+        add(list, "offload_tier2",
+            "this execution offloads %s to tier 2 (%.0f GB/s): the transfers are modelled as "
+            "hidden behind compute where bandwidth allows, which few published runs confirm; "
+            "check the offload traffic on the real system",
+            what, s->mem2.gbps);
+    }
+    /* A datatype whose matrix rate is under half the fastest non-FP8 rate of the system. */
+    double best = 0;
+    for (int dt = 0; dt < LLM_DT__COUNT; dt++)
+        if (dt != LLM_DT_FLOAT8 && s->matrix.rate[dt].present)
+            best = fmax(best, s->matrix.rate[dt].tflops);
+    const llm_rate_t *rate = &s->matrix.rate[e->datatype];
+    if (rate->present && e->datatype != LLM_DT_FLOAT8 && rate->tflops < 0.5 * best)
+        add(list, "low_rate_datatype",
+            "%s runs at %.0f TFLOP/s on this system's matrix engine, %.0f%% of its fastest "
+            "16-bit rate (%.0f TFLOP/s); training in bfloat16 or float16 would be faster",
+            llm_datatype_names[e->datatype], rate->tflops, 100 * rate->tflops / best, best);
+    return list;
+}
