@@ -33,6 +33,7 @@ PATHS = [
     ("post", "/v1/goodput/evaluate", "goodput_evaluate_request", "goodput_evaluate_response", "Pollux throughput, efficiency and goodput."),
     ("post", "/v1/goodput/optimize", "goodput_optimize_request", "goodput_optimize_response", "Batch size and accumulation maximizing goodput."),
     ("post", "/v1/goodput/fit", "goodput_fit_request", "goodput_fit_response", "Fit Pollux performance parameters to measurements."),
+    ("post", "/v1/calibrate", "calibrate_request", "calibrate_response", "Fit a system's efficiency curves, network tiers and attention efficiency to measured runs, GEMMs and nccl-tests output."),
     ("post", "/v1/sweep", "sweep_request", "sweep_response", "Start an asynchronous sweep (optimal-execution search or grid); 202 when created, 200 when it already exists."),
     ("get", "/v1/sweeps", None, "sweeps_response", "Recent sweeps."),
     ("get", "/v1/sweep/{id}", None, "sweep_status_response", "A sweep's status, progress and best results (a finished one has an ETag: If-None-Match gives 304)."),
