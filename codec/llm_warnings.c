@@ -105,13 +105,13 @@ json_t *codec_llm_warnings_encode(const fathom_model_t *m, const llm_system_t *s
             "check the offload traffic on the real system",
             what, s->mem2.gbps);
     }
-    /* A datatype whose matrix rate is under half the fastest non-FP8 rate of the system. */
+    /* A datatype whose matrix rate is at most half the fastest non-FP8 rate of the system. */
     double best = 0;
     for (int dt = 0; dt < LLM_DT__COUNT; dt++)
         if (dt != LLM_DT_FLOAT8 && s->matrix.rate[dt].present)
             best = fmax(best, s->matrix.rate[dt].tflops);
     const llm_rate_t *rate = &s->matrix.rate[e->datatype];
-    if (rate->present && e->datatype != LLM_DT_FLOAT8 && rate->tflops < 0.5 * best)
+    if (rate->present && e->datatype != LLM_DT_FLOAT8 && rate->tflops <= 0.5 * best)
         add(list, "low_rate_datatype",
             "%s runs at %.0f TFLOP/s on this system's matrix engine, %.0f%% of its fastest "
             "16-bit rate (%.0f TFLOP/s); training in bfloat16 or float16 would be faster",
