@@ -12,7 +12,7 @@
 
 /* Bumped whenever any estimator's numbers may change for the same request, so cached results
  * computed by an older estimator are never served for a newer one. */
-#define FATHOM_ESTIMATOR_VERSION "1"
+#define FATHOM_ESTIMATOR_VERSION "2" /* 2: estimates and search entries carry warnings */
 
 #define CODEC_HASH_HEX_LEN 64
 
