@@ -204,12 +204,28 @@ static int decode_collectives(const json_t *v, request_t *r, bool parse, fathom_
                              r->system.num_networks, (long long)net);
             goto out;
         }
-        if (op == CAL_COLL_SENDRECV && r->procs[i] != 2) {
-            /* sendrecv_perf passes to one neighbour: its cost does not depend on the ranks,
-             * but a ring of them is what it times; procs is kept only for the report. */
-        }
         if (codec_nccl_parse(r->output[i], po, t, err))
             goto out;
+        /* busbw/algbw is nccl-tests' factor for the ranks it ran on: a table whose ratio says
+         * another rank count than procs was pasted with the wrong procs (or collective). Rows
+         * under 1 GB/s are skipped: printed with two decimals, their ratio is noise. */
+        const double want = calibrate_busbw_factor((calibrate_collective_t)op, r->procs[i]);
+        for (size_t j = 0; j < t->n_rows; j++) {
+            const codec_nccl_row_t *row = &t->rows[j];
+            if (row->algbw_gbps < 1.0)
+                continue;
+            const double got = row->busbw_gbps / row->algbw_gbps;
+            if (fabs(got / want - 1.0) > 0.05) {
+                char pp[JR_PATH_MAX];
+                jr_path(pp, sizeof pp, p, "procs");
+                fathom_error_set(err, FATHOM_E_INVALID_FIELD, pp,
+                                 "line %d of the output has busbw/algbw = %.3f, but %s on %lld "
+                                 "ranks has %.3f: check procs and collective",
+                                 row->line, got, calibrate_collective_names[op],
+                                 (long long)r->procs[i], want);
+                goto out;
+            }
+        }
         if (!parse)
             continue;
         if (r->n_rows + t->n_rows > CALIBRATE_MAX_COLLECTIVE_ROWS) {

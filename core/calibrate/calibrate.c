@@ -366,6 +366,18 @@ int calibrate_check(const llm_system_t *base, const calibrate_input_t *in, fatho
                                     "the system has %d network tiers, got index %d",
                                     base->num_networks, c->network);
         }
+        const int64_t size = base->networks[c->network].size;
+        if (size > 0 && c->procs > size) {
+            snprintf(p, sizeof p, "collectives[%zu].procs", i);
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                    "network tier %d connects %lld processors, got %lld ranks",
+                                    c->network, (long long)size, (long long)c->procs);
+        }
+        if (c->procs < 2 || !(c->bytes > 0) || !(c->time_s > 0)) {
+            snprintf(p, sizeof p, "collectives[%zu]", i);
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                    "needs at least 2 ranks, bytes and a time > 0");
+        }
     }
     for (size_t i = 0; i < in->n_runs; i++) {
         llm_result_t r;

@@ -37,7 +37,9 @@
 #define CALIBRATE_MAX_PARAMS 160  /* free parameters */
 #define CALIBRATE_MAX_GEMMS 4096
 #define CALIBRATE_MAX_COLLECTIVE_ROWS 8192
-#define CALIBRATE_MAX_RUNS 256
+/* Runs: each objective evaluation estimates every run, and leave-one-out refits once per run, so
+ * the work grows as runs²; 32 keeps a request within a few seconds. */
+#define CALIBRATE_MAX_RUNS 32
 #define CALIBRATE_LAMBDA 1e-3     /* weight of the pull toward the base system */
 #define CALIBRATE_MAX_EVALS 20000 /* per fit */
 

@@ -196,6 +196,11 @@ class Calibrate(ServerTestCase):
             ({"system": "h100_sxm", "runs": [dict(self.body["runs"][1], measured={"step_time_s": 1, "tflops_per_proc": 2})]}, "runs[0].measured"),
             ({"system": "h100_sxm", "runs": [dict(self.body["runs"][1], execution=dict(RUNS[1][1], tensor_par=3))]}, None),
             ({"system": "h100_sxm", "extra": 1, "gemms": self.body["gemms"]}, "extra"),
+            # Tier 0 of h100_sxm connects 8 GPUs.
+            ({"system": "h100_sxm", "collectives": [dict(self.body["collectives"][0], procs=16)]}, "collectives[0].procs"),
+            # The tier-1 table was run on 16 ranks: its busbw/algbw (1.875) says so.
+            ({"system": "h100_sxm", "collectives": [dict(self.body["collectives"][3], procs=4)]}, "collectives[0].procs"),
+            ({"system": "h100_sxm", "collectives": [dict(self.body["collectives"][3], collective="all_gather")]}, "collectives[0].procs"),
         ]
         for body, field in cases:
             r = self.server.post("/v1/calibrate", body)
