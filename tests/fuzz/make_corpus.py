@@ -370,6 +370,30 @@ for k in range(6):
 fit += [{"runs": [thin(runs[0], 6)]}, {"csv": "global_step\n1\n"}, {"runs": [], "csv": ""}, {}]
 write("scaling_fit", fit)
 
+# ---- calibrate ----
+NCCL = ("# nThread 1 nGpus 1 minBytes 1024 maxBytes 1048576 step: 4(factor) warmup iters: 5 iters: 20\n"
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+        "        1024           256     float     sum      -1    20.11    0.05    0.09      0    19.80    0.05    0.09      0\n"
+        "     1048576        262144     float     sum      -1    35.20   29.79   52.13      0    35.00   29.96   52.43      0\n"
+        "# Avg bus bandwidth    : 26.11\n")
+GEMM = [{"m": 4096, "n": 4096, "k": 4096, "datatype": "bfloat16", "tflops": 700},
+        {"m": 512, "n": 512, "k": 512, "datatype": "bfloat16", "tflops": 200}]
+RUN = {"model": "llama3-8B", "execution": {"num_procs": 16, "tensor_par": 2, "batch_size": 32,
+                                           "datatype": "bfloat16", "attention_kernel": "fused"},
+       "measured": {"step_time_s": 3.0}}
+COLL = {"collective": "all_reduce", "procs": 8, "network": 0, "output": NCCL}
+write("calibrate", [
+    {"system": "h100_sxm", "gemms": GEMM},
+    {"system": "h100_sxm", "collectives": [COLL]},
+    {"system": "h100_sxm", "runs": [RUN, dict(RUN, measured={"tokens_per_s_per_proc": 9000})]},
+    {"system": "h100_sxm", "gemms": GEMM[:1], "collectives": [COLL], "runs": [RUN]},
+    {"system": "h100_sxm", "collectives": [dict(COLL, output=NCCL.replace("35.20", "3x.20"))]},
+    {"system": "h100_sxm", "collectives": [dict(COLL, procs=4)]},
+    {"system": "a100_80g", "gemms": GEMM},
+    {"system": "h100_sxm"},
+])
+
+
 # ---- canonical hashing: any JSON at all ----
 canonical = (pick(models, 6) + pick(systems[:4], 2) + pick(executions, 4) + pick(estimate, 4)
              + pick(sweeps, 4) + pick(evaluate, 3) + pick(scaling, 3))
