@@ -271,6 +271,31 @@ static bool all_finite(const double *v, size_t n)
     return true;
 }
 
+/* Hoffmann et al. 2022 fitted the law on over 400 models of 70 M to 16 B parameters trained on
+ * 5 B to 500 B tokens (the paper's abstract): a point outside is an extrapolation, said in
+ * "warnings" (strings, as the hf2020 answer's). */
+#define CHIN_FIT_PARAMS_LO 70e6
+#define CHIN_FIT_PARAMS_HI 16e9
+#define CHIN_FIT_TOKENS_LO 5e9
+#define CHIN_FIT_TOKENS_HI 500e9
+
+static json_t *chinchilla_warnings(const scaling_chinchilla_point_t *c)
+{
+    json_t *list = json_array();
+    const bool params_out = c->params < CHIN_FIT_PARAMS_LO || c->params > CHIN_FIT_PARAMS_HI;
+    const bool tokens_out = c->tokens < CHIN_FIT_TOKENS_LO || c->tokens > CHIN_FIT_TOKENS_HI;
+    if (list && (params_out || tokens_out)) {
+        char msg[512];
+        snprintf(msg, sizeof msg,
+                 "%.3g parameters on %.3g tokens is outside the runs the law was fitted on "
+                 "(Hoffmann et al. 2022: 70 M to 16 B parameters, 5 B to 500 B tokens): the loss "
+                 "and the compute-optimal split are extrapolated",
+                 c->params, c->tokens);
+        json_array_append_new(list, json_string(msg));
+    }
+    return list;
+}
+
 static json_t *evaluate_chinchilla(const request_t *r, fathom_error_t *err)
 {
     const scaling_chinchilla_t *law = &scaling_chinchilla_hoffmann2022;
@@ -283,9 +308,9 @@ static json_t *evaluate_chinchilla(const request_t *r, fathom_error_t *err)
                          "is out of the law's range");
         return NULL;
     }
-    return json_pack("{s:s,s:b,s:f,s:f,s:f,s:f}", "law", "chinchilla", "compute_optimal",
+    return json_pack("{s:s,s:b,s:f,s:f,s:f,s:f,s:o}", "law", "chinchilla", "compute_optimal",
                      r->chin_optimal, "flops", c.flos, "params", c.params, "tokens", c.tokens,
-                     "loss", c.loss);
+                     "loss", c.loss, "warnings", chinchilla_warnings(&c));
 }
 
 static json_t *evaluate_hf2020(const request_t *r, fathom_error_t *err)

@@ -250,6 +250,18 @@ class Warnings(ServerTestCase):
         out = self.server.post("/v1/estimate", {"model": "llama3-8B", "system": "h100_sxm", "execution": fp32}).json()
         self.assertIn("low_rate_datatype", [w["code"] for w in out["warnings"]], out.get("warnings"))
 
+    def test_chinchilla_extrapolation(self):
+        # Gopher's budget (5.76e23 FLOPs): the optimum, ~32 B parameters on ~3 T tokens, is past
+        # the 16 B parameters and 500 B tokens of the runs the law was fitted on.
+        out = self.server.post("/v1/scaling", {"law": "chinchilla", "flops": 5.76e23}).json()
+        validate(out, "scaling.response.json")
+        self.assertEqual(len(out["warnings"]), 1, out)
+        self.assertIn("Hoffmann et al. 2022", out["warnings"][0])
+        inside = self.server.post("/v1/scaling", {"law": "chinchilla", "params": 1e9, "tokens": 20e9}).json()
+        self.assertEqual(inside["warnings"], [])
+        small = self.server.post("/v1/scaling", {"law": "chinchilla", "params": 10e6, "tokens": 20e9}).json()
+        self.assertEqual(len(small["warnings"]), 1)
+
 
 if __name__ == "__main__":
     unittest.main()
