@@ -266,6 +266,23 @@ static void test_recovers_perturbed_system(void **state)
         assert_close(s->networks[i].latency_s, TRUE_LAT[i], 0.02);
     }
     assert_close(s->attention_efficiency, TRUE_ATTN, 0.02);
+    double worst_param = fabs(s->attention_efficiency / TRUE_ATTN - 1);
+    for (int j = 0; j < 4; j++)
+        worst_param = fmax(worst_param, fabs(s->matrix.rate[LLM_DT_BFLOAT16]
+                                                     .gflops_efficiency.points[j]
+                                                     .efficiency / TRUE_MATRIX[j] - 1));
+    for (int i = 0; i < 2; i++)
+        worst_param = fmax(worst_param, fmax(fabs(s->networks[i].efficiency / TRUE_EFF[i] - 1),
+                                             fabs(s->networks[i].latency_s / TRUE_LAT[i] - 1)));
+    double worst_meas = 0;
+    for (int i = 0; i < N_GEMM; i++)
+        worst_meas = fmax(worst_meas, fabs(gp[i].after / gemms[i].tflops - 1));
+    for (size_t i = 0; i < n_rows; i++)
+        worst_meas = fmax(worst_meas, fabs(cp[i].after / rows[i].time_s - 1));
+    for (int i = 0; i < N_RUNS; i++)
+        worst_meas = fmax(worst_meas, fabs(rp[i].after / runs[i].step_time_s - 1));
+    print_message("noise-free: worst parameter error %.3f%%, worst measurement error %.3f%%\n",
+                  100 * worst_param, 100 * worst_meas);
     /* Unperturbed parts stay where they were (scales of 1). */
     assert_close(s->mem1.mb_efficiency.points[0].efficiency,
                  base.mem1.mb_efficiency.points[0].efficiency, 0.02);
