@@ -39,6 +39,7 @@ typedef struct {
     pdesc_t desc[CALIBRATE_MAX_PARAMS];
     double y0[CALIBRATE_MAX_PARAMS];
     long skip_run; /* run left out (leave-one-out), or -1 */
+    int max_evals; /* per fit */
     int evals;
 } fit_t;
 
@@ -316,7 +317,7 @@ static int run_fit(fit_t *f, double *theta, double *fbest, fathom_error_t *err)
     nlopt_set_initial_step(opt, step);
     nlopt_set_xtol_rel(opt, 1e-9);
     nlopt_set_ftol_abs(opt, 1e-16);
-    nlopt_set_maxeval(opt, CALIBRATE_MAX_EVALS);
+    nlopt_set_maxeval(opt, f->max_evals);
     double best = 0;
     nlopt_result rc = nlopt_optimize(opt, y, &best);
     nlopt_destroy(opt);
@@ -407,6 +408,13 @@ int calibrate_fit(const llm_system_t *base, const calibrate_input_t *in, calibra
     if (build_params(&f))
         return fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, "gemms",
                                 "more than %d free parameters", CALIBRATE_MAX_PARAMS);
+    /* Evaluations per fit: the work budget over (fits × work of one evaluation), where a fit is
+     * the main one plus one per run left out, and an evaluation predicts every row (1 unit) and
+     * estimates every run (100 units). */
+    const double fits = in->n_runs >= 2 ? (double)in->n_runs + 1 : 1;
+    const double work = 100.0 * (double)in->n_runs + (double)(in->n_gemms + in->n_collectives);
+    f.max_evals = (int)fmin(CALIBRATE_MAX_EVALS,
+                            fmax(CALIBRATE_MIN_EVALS, CALIBRATE_WORK_BUDGET / (fits * work)));
     double theta0[CALIBRATE_MAX_PARAMS], theta[CALIBRATE_MAX_PARAMS], fmin_ = 0;
     for (int k = 0; k < f.n; k++)
         theta0[k] = base_value(base, &f.desc[k]);

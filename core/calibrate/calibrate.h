@@ -42,6 +42,11 @@
 #define CALIBRATE_MAX_RUNS 32
 #define CALIBRATE_LAMBDA 1e-3     /* weight of the pull toward the base system */
 #define CALIBRATE_MAX_EVALS 20000 /* per fit */
+#define CALIBRATE_MIN_EVALS 300   /* per fit, whatever the work budget says */
+/* Work budget of one request, in units of one microbenchmark prediction (a run's estimate counts
+ * 100): the evaluations per fit are cut to fit it, so that no request takes more than a few
+ * seconds however many rows and runs it has (within the caps). */
+#define CALIBRATE_WORK_BUDGET 1e8
 
 /* nccl-tests' collectives. */
 typedef enum {
