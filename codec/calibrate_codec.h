@@ -34,7 +34,8 @@ typedef struct {
 } codec_nccl_table_t;
 
 /* Parses text into *out (the caller's; large: allocate it). Returns 0, or -1 with err
- * FATHOM_E_INVALID_FIELD, field = path, message starting "line N: " naming the line. */
+ * FATHOM_E_INVALID_FIELD, field = path, and a message starting "line N: " naming the line that is
+ * wrong (or saying that no line is a row of the table). */
 int codec_nccl_parse(const char *text, const char *path, codec_nccl_table_t *out,
                      fathom_error_t *err);
 

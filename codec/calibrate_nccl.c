@@ -133,6 +133,6 @@ int codec_nccl_parse(const char *text, const char *path, codec_nccl_table_t *out
     }
     if (out->n_rows == 0)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
-                                "line %d: no row of nccl-tests' table in the text", lineno);
+                                "no row of nccl-tests' table in its %d lines", lineno);
     return 0;
 }
