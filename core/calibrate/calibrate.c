@@ -21,10 +21,11 @@ const char *const calibrate_collective_names[] = {"all_reduce", "all_gather", "r
 #define LAT_UPPER 1e-3  /* s */
 #define LAT_SCALE 1e-6  /* s: the unit of a latency whose base value is 0 */
 #define SCALE_LOWER 0.25
+#define SCALAR_RANGE 4.0 /* an op scalar moves within [base/4, base·4] */
 #define FAILED_RUN_PENALTY 1e6 /* a run the candidate system cannot estimate */
 
 typedef enum { K_MATRIX_POINT, K_MATRIX_SCALE, K_VECTOR_SCALE, K_MEM1_SCALE, K_NET_EFF,
-               K_NET_LAT, K_ATTN } kind_t;
+               K_NET_LAT, K_NET_SCALAR, K_ATTN } kind_t;
 
 typedef struct {
     kind_t kind;
@@ -138,6 +139,7 @@ static double base_value(const llm_system_t *s, const pdesc_t *d)
     case K_MATRIX_POINT: return s->matrix.rate[d->a].gflops_efficiency.points[d->b].efficiency;
     case K_NET_EFF: return s->networks[d->a].efficiency;
     case K_NET_LAT: return s->networks[d->a].latency_s;
+    case K_NET_SCALAR: return s->networks[d->a].ops[d->b].scalar;
     case K_ATTN: return s->attention_efficiency;
     default: return 1.0; /* scales */
     }
@@ -148,6 +150,10 @@ static void bounds(const llm_system_t *s, const pdesc_t *d, double *lo, double *
     switch (d->kind) {
     case K_MATRIX_POINT: case K_NET_EFF: case K_ATTN: *lo = EFF_LOWER; *hi = 1.0; return;
     case K_NET_LAT: *lo = 0; *hi = fmax(LAT_UPPER, s->networks[d->a].latency_s); return;
+    case K_NET_SCALAR:
+        *lo = s->networks[d->a].ops[d->b].scalar / SCALAR_RANGE;
+        *hi = s->networks[d->a].ops[d->b].scalar * SCALAR_RANGE;
+        return;
     case K_MATRIX_SCALE:
         *lo = SCALE_LOWER;
         *hi = 1.0 / curve_max(&s->matrix.rate[d->a].gflops_efficiency);
@@ -168,6 +174,9 @@ static void param_name(const pdesc_t *d, char *buf, size_t len)
     case K_MEM1_SCALE: snprintf(buf, len, "mem1.scale"); return;
     case K_NET_EFF: snprintf(buf, len, "networks[%d].efficiency", d->a); return;
     case K_NET_LAT: snprintf(buf, len, "networks[%d].latency", d->a); return;
+    case K_NET_SCALAR:
+        snprintf(buf, len, "networks[%d].ops.%s.scalar", d->a, llm_net_op_names[d->b]);
+        return;
     case K_ATTN: snprintf(buf, len, "attention_efficiency"); return;
     }
 }
@@ -197,6 +206,7 @@ static void apply(const fit_t *f, const double *theta, llm_system_t *s)
         case K_MEM1_SCALE: scale_curve(&s->mem1.mb_efficiency, theta[k]); break;
         case K_NET_EFF: s->networks[d->a].efficiency = theta[k]; break;
         case K_NET_LAT: s->networks[d->a].latency_s = theta[k]; break;
+        case K_NET_SCALAR: s->networks[d->a].ops[d->b].scalar = theta[k]; break;
         case K_ATTN: s->attention_efficiency = theta[k]; break;
         }
     }
@@ -234,6 +244,27 @@ static int build_params(fit_t *f)
         if (add_param(f, K_NET_EFF, in->collectives[i].network, 0) ||
             add_param(f, K_NET_LAT, in->collectives[i].network, 0))
             return -1;
+    /* Op scalars: a collective's time depends on scalar/efficiency only, so one op per tier (its
+     * reference: all_reduce when measured, else the first op measured) keeps its scalar and
+     * sets the efficiency; every other op measured on the tier gets its scalar fitted. */
+    for (int net = 0; net < f->base->num_networks; net++) {
+        bool measured[LLM_OP__COUNT] = {false};
+        int ref = -1;
+        for (size_t i = 0; i < in->n_collectives; i++) {
+            if (in->collectives[i].network != net)
+                continue;
+            double bytes;
+            llm_net_op_t op = coll_op(in->collectives[i].op, 1, 2, &bytes);
+            measured[op] = true;
+            if (ref < 0)
+                ref = (int)op;
+        }
+        if (measured[LLM_OP_ALL_REDUCE])
+            ref = LLM_OP_ALL_REDUCE;
+        for (int op = 0; op < LLM_OP__COUNT; op++)
+            if (measured[op] && op != ref && add_param(f, K_NET_SCALAR, net, op))
+                return -1;
+    }
     if (in->n_runs == 0)
         return 0;
     bool fused = false;

@@ -19,9 +19,13 @@
  *   mem1.scale, vector.scale          when runs are given: a factor on every point of the
  *       curve, [0.25, 1/largest point] (so no point passes 1);
  *   matrix.<dt>.scale                 when runs use a datatype that has no GEMM rows: likewise.
- * Op scalars (ops.all_reduce etc.) are not fitted: a collective's time depends on
- * scalar/efficiency only, so they cannot be told apart from the tier's efficiency; the fit keeps
- * the base system's and moves the efficiency.
+ *   networks[i].ops.<op>.scalar       a tier where two or more ops were measured: every op but
+ *       the reference one, [base/4, base·4].
+ * A collective's time depends on scalar/efficiency only, so one op per tier cannot tell its scalar
+ * from the tier's efficiency: the reference op (all_reduce when measured, else the first op
+ * measured on the tier) keeps the base system's scalar and sets the efficiency; each other op's
+ * scalar then absorbs how that op differs (e.g. a preset pricing all_gather like all_reduce).
+ * Offsets are kept.
  *
  * Pure C, no allocation beyond the caller's arrays, thread-safe. */
 #ifndef FATHOM_CALIBRATE_H

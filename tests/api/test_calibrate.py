@@ -146,6 +146,13 @@ class Calibrate(ServerTestCase):
         self.assertLess(out["summary"]["run"]["mean_abs_error_loo_pct"], 1.0)
         self.assertEqual(len([f for f in out["fit"] if f["kind"] == "run"]), 6)
         self.assertTrue(all(p["at_bound"] == "no" for p in out["parameters"]), out["parameters"])
+        # all_gather and reduce_scatter get their own scalar on each tier (all_reduce is the
+        # reference); the cluster priced them as the preset does, so they stay.
+        scalars = {p["name"]: p for p in out["parameters"] if p["name"].endswith(".scalar")}
+        self.assertEqual(sorted(scalars), ["networks[%d].ops.%s.scalar" % (i, op) for i in (0, 1)
+                                           for op in ("all_gather", "reduce_scatter")])
+        for p in scalars.values():
+            self.assertAlmostEqual(p["fitted"], p["base"], delta=0.02 * p["base"])
         # The calibrated system is usable as is, and predicts the runs.
         for (model, ex), step in zip(RUNS, self.steps):
             e = self.server.post("/v1/estimate", {"model": model, "system": s, "execution": ex})

@@ -1,7 +1,7 @@
 /* test_calibrate.c — calibration against a known answer.
  *
  * A base system (h100_sxm) is perturbed by hand into a "true" system: its BF16 matrix curve,
- * both network tiers' efficiency and latency, and attention_efficiency. Fathom then plays the
+ * both network tiers' efficiency and latency, one op scalar per tier, and attention_efficiency. Fathom then plays the
  * cluster: GEMM rows, nccl-tests tables (all_reduce, all_gather, reduce_scatter on tier 0 with
  * 8 ranks and on tier 1 with 16, printed in nccl-tests' own layout and read back by the parser)
  * and six whole runs are predicted with the true system and handed to calibrate_fit with the
@@ -90,6 +90,9 @@ static const double TRUE_MATRIX[4] = {0.88, 0.81, 0.66, 0.12}; /* base 0.95 0.9 
 static const double TRUE_EFF[2] = {0.72, 0.80};                /* base 0.65 0.9 */
 static const double TRUE_LAT[2] = {14e-6, 31e-6};              /* base 10 µs, 20 µs */
 static const double TRUE_ATTN = 0.42;                          /* base 0.5 */
+/* Op scalars (all_reduce is each tier's reference and keeps its scalar): */
+static const double TRUE_AG0 = 1.15; /* tier 0 all_gather, base 1 */
+static const double TRUE_RS1 = 0.90; /* tier 1 reduce_scatter, base 1 */
 
 static int setup(void **state)
 {
@@ -110,6 +113,10 @@ static int setup(void **state)
         truth.networks[i].latency_s = TRUE_LAT[i];
     }
     truth.attention_efficiency = TRUE_ATTN;
+    assert_close(base.networks[0].ops[LLM_OP_ALL_GATHER].scalar, 1.0, 0);
+    assert_close(base.networks[1].ops[LLM_OP_REDUCE_SCATTER].scalar, 1.0, 0);
+    truth.networks[0].ops[LLM_OP_ALL_GATHER].scalar = TRUE_AG0;
+    truth.networks[1].ops[LLM_OP_REDUCE_SCATTER].scalar = TRUE_RS1;
     return 0;
 }
 
@@ -266,7 +273,18 @@ static void test_recovers_perturbed_system(void **state)
         assert_close(s->networks[i].latency_s, TRUE_LAT[i], 0.02);
     }
     assert_close(s->attention_efficiency, TRUE_ATTN, 0.02);
+    assert_close(s->networks[0].ops[LLM_OP_ALL_GATHER].scalar, TRUE_AG0, 0.02);
+    assert_close(s->networks[1].ops[LLM_OP_REDUCE_SCATTER].scalar, TRUE_RS1, 0.02);
+    /* Scalars that were not perturbed stay (the references were never free). */
+    assert_close(s->networks[0].ops[LLM_OP_REDUCE_SCATTER].scalar, 1.0, 0.02);
+    assert_close(s->networks[1].ops[LLM_OP_ALL_GATHER].scalar, 1.0, 0.02);
+    assert_close(s->networks[0].ops[LLM_OP_ALL_REDUCE].scalar,
+                 base.networks[0].ops[LLM_OP_ALL_REDUCE].scalar, 0);
     double worst_param = fabs(s->attention_efficiency / TRUE_ATTN - 1);
+    worst_param = fmax(worst_param,
+                       fabs(s->networks[0].ops[LLM_OP_ALL_GATHER].scalar / TRUE_AG0 - 1));
+    worst_param = fmax(worst_param,
+                       fabs(s->networks[1].ops[LLM_OP_REDUCE_SCATTER].scalar / TRUE_RS1 - 1));
     for (int j = 0; j < 4; j++)
         worst_param = fmax(worst_param, fabs(s->matrix.rate[LLM_DT_BFLOAT16]
                                                      .gflops_efficiency.points[j]
