@@ -29,13 +29,10 @@ uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-enum MHD_Result http_send(http_req_t *r, int status, const char *content_type, const char *body,
-                          size_t len, const char *const *headers)
+/* Adds the common headers to resp, queues it and counts the request. */
+static enum MHD_Result queue_response(http_req_t *r, int status, const char *content_type,
+                                      struct MHD_Response *resp, const char *const *headers)
 {
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
-    if (!resp)
-        return MHD_NO;
     if (content_type)
         MHD_add_response_header(resp, "Content-Type", content_type);
     MHD_add_response_header(resp, "X-Request-Id", r->request_id);
@@ -50,6 +47,30 @@ enum MHD_Result http_send(http_req_t *r, int status, const char *content_type, c
     metrics_observe_request(r->srv->metrics, r->route, status,
                             (double)(now_ns() - r->start_ns) / 1e9);
     return rc;
+}
+
+enum MHD_Result http_send(http_req_t *r, int status, const char *content_type, const char *body,
+                          size_t len, const char *const *headers)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (!resp)
+        return MHD_NO;
+    return queue_response(r, status, content_type, resp, headers);
+}
+
+enum MHD_Result http_send_stream(http_req_t *r, int status, const char *content_type,
+                                 size_t block_size, MHD_ContentReaderCallback read,
+                                 void *ctx, MHD_ContentReaderFreeCallback free_ctx,
+                                 const char *const *headers)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, block_size, read, ctx, free_ctx);
+    if (!resp) {
+        free_ctx(ctx);
+        return MHD_NO;
+    }
+    return queue_response(r, status, content_type, resp, headers);
 }
 
 enum MHD_Result http_send_json(http_req_t *r, int status, json_t *body,

@@ -18,7 +18,7 @@
 
 #include "cache.h"
 #include "config.h"
-#include "db.h"
+#include "store.h"
 #include "log.h"
 #include "metrics.h"
 #include "server.h"
@@ -117,6 +117,12 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    /* libuv sizes its pool from this variable when the first work item is queued; set before any
+     * thread of ours starts (setenv is not thread-safe against getenv on other threads). */
+    char pool_size[16];
+    snprintf(pool_size, sizeof pool_size, "%d", srv.cfg.workers);
+    setenv("UV_THREADPOOL_SIZE", pool_size, 1);
+
     int status = 1;
     char errbuf[1024];
     fathom_error_t err;
@@ -128,9 +134,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "fathomd: %s\n", err.message);
         goto out;
     }
-    srv.db = db_open(srv.cfg.db_path, srv.cfg.migrations_dir,
-                     srv.cfg.threads + srv.cfg.workers + 2, errbuf, sizeof errbuf);
-    if (!srv.db) {
+    srv.store = store_open(srv.cfg.db_path, srv.cfg.migrations_dir,
+                           srv.cfg.threads + srv.cfg.workers + 2, errbuf, sizeof errbuf);
+    if (!srv.store) {
         fprintf(stderr, "fathomd: %s\n", errbuf);
         goto out;
     }
@@ -139,7 +145,7 @@ int main(int argc, char **argv)
         srv.static_root = strdup(real);
     else
         log_msg(LOG_WARN, "no web page: static directory %s not found", srv.cfg.static_dir);
-    srv.cache = cache_create(srv.db);
+    srv.cache = cache_create(srv.store);
     srv.metrics = metrics_create();
     srv.sweeps = sweeps_create(&srv, loop, errbuf, sizeof errbuf);
     if (!srv.cache || !srv.metrics || !srv.sweeps) {
@@ -162,7 +168,7 @@ int main(int argc, char **argv)
     log_event(LOG_INFO, "listening",
               json_pack("{s:s,s:i,s:s,s:i,s:s,s:i,s:i}", "host", srv.cfg.listen_host, "port",
                         srv.bound_port, "db", srv.cfg.db_path, "schema_version",
-                        db_schema_version(srv.db), "version", FATHOM_VERSION, "threads",
+                        store_schema_version(srv.store), "version", FATHOM_VERSION, "threads",
                         srv.cfg.threads, "workers", srv.cfg.workers));
     uv_run(loop, UV_RUN_DEFAULT);
     status = 0;
@@ -174,7 +180,7 @@ out:
     uv_run(loop, UV_RUN_DEFAULT);
     uv_loop_close(loop);
     cache_free(srv.cache); /* writes the last hit counts */
-    db_close(srv.db);
+    store_close(srv.store);
     metrics_free(srv.metrics);
     codec_presets_free(srv.presets);
     free(srv.static_root);

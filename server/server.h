@@ -4,7 +4,7 @@
  * handled entirely on the thread that read it: decode, compute, cache, reply. The main thread
  * runs a libuv loop that owns signals, the sweep worker pool and shutdown. Shared state is
  * either immutable after start-up (config, presets, OpenAPI document) or synchronized by its
- * own module (db pool, metrics, sweeps). */
+ * own module (store, metrics, sweeps). */
 #ifndef FATHOM_SERVER_H
 #define FATHOM_SERVER_H
 
@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "db.h"
+#include "store.h"
 #include "fathom_error.h"
 #include "presets.h"
 
@@ -25,7 +25,7 @@ typedef struct sweeps sweeps_t;
 
 typedef struct server {
     config_t cfg;
-    db_t *db;
+    store_t *store;
     cache_t *cache;
     codec_presets_t *presets;
     struct MHD_Daemon *daemon;
@@ -55,6 +55,13 @@ typedef struct http_req {
 /* Sends a response. headers: NULL or a NULL-terminated list of name, value pairs. */
 enum MHD_Result http_send(http_req_t *r, int status, const char *content_type, const char *body,
                           size_t len, const char *const *headers);
+/* Sends a body produced while it is sent (chunked): libmicrohttpd calls read(ctx, pos, buf, max)
+ * for up to block_size bytes at a time (its one buffer per connection) and free_ctx(ctx) once
+ * the response is done with, even when this call fails. */
+enum MHD_Result http_send_stream(http_req_t *r, int status, const char *content_type,
+                                 size_t block_size, MHD_ContentReaderCallback read,
+                                 void *ctx, MHD_ContentReaderFreeCallback free_ctx,
+                                 const char *const *headers);
 /* Sends body (reference stolen) as JSON. */
 enum MHD_Result http_send_json(http_req_t *r, int status, json_t *body,
                                const char *const *headers);

@@ -14,7 +14,7 @@ import threading
 import time
 import unittest
 
-from harness import SLOW, Server
+from harness import SLOW, Server, wait_until
 
 GPT = '{"model":{"hidden":%d,"attn_heads":8,"num_blocks":4,"seq_size":256},"tokens":1e9}'
 
@@ -65,7 +65,8 @@ class KillDuringWrites(unittest.TestCase):
             threads = [threading.Thread(target=hammer, args=(k,)) for k in range(4)]
             for t in threads:
                 t.start()
-            time.sleep(1.0)
+            # Kill once writes are under way (at least a few batches stored), however slow the machine.
+            wait_until(lambda: s.stored_count("SELECT COUNT(*) FROM results") > 20, "rows to be stored", 120)
             s.stop(signal.SIGKILL)
             stop.set()
             for t in threads:
@@ -97,6 +98,9 @@ class FullAndReadOnlyDisk(unittest.TestCase):
             cached = s.post("/v1/transformer", GPT % 512)
             self.assertEqual(cached.status, 200)
             h = cached.header("ETag").strip('"')
+            # The answer does not wait for its commit: wait for the row before filling the disk,
+            # or the write-behind finds the disk full and the row is (rightly) never stored.
+            s.wait_stored(h)
             # Fill what is left of the file system.
             with open(os.path.join(fs.dir, "ballast"), "wb") as f:
                 try:
@@ -127,15 +131,8 @@ class FullAndReadOnlyDisk(unittest.TestCase):
             s = Server(db_dir=fs.dir).start()
             cached = s.post("/v1/transformer", GPT % 512)
             h = cached.header("ETag").strip('"')
-            # Results are written behind the answer, within a few tens of milliseconds.
-            for _ in range(100):
-                db = sqlite3.connect(s.db)
-                n = db.execute("SELECT COUNT(*) FROM results WHERE hash=?", (h,)).fetchone()[0]
-                db.close()
-                if n:
-                    break
-                time.sleep(0.02)
-            self.assertEqual(n, 1)
+            # Results are written behind the answer: wait for the row.
+            s.wait_stored(h)
             s.stop(signal.SIGKILL)  # leaves the WAL and its index behind, as a crash would
             fs.remount("ro")
             s = Server(db_dir=fs.dir).start()

@@ -1,4 +1,5 @@
-/* db.h — Fathom's SQLite store: opening, migrating, and a small pool of connections.
+/* store_sqlite.h — PRIVATE to the SQLite implementation of store.h (store_sqlite*.c): opening,
+ * migrating, a small pool of connections and the prepared statements. No other file includes it.
  *
  * DESIGN. One database file, WAL mode, a busy timeout, foreign keys on. At start-up db_open
  * applies every migrations/NNNN_name.sql not yet recorded, each inside its own transaction
@@ -9,14 +10,16 @@
  * Writes all go through one more connection, db_acquire_writer, held by one thread at a time:
  * in-process writers queue on a mutex rather than in SQLite's sleeping busy handler. Statements are prepared once per connection and reused
  * (db_stmt), always with bound parameters: no SQL is ever built from input. */
-#ifndef FATHOM_DB_H
-#define FATHOM_DB_H
+#ifndef FATHOM_STORE_SQLITE_H
+#define FATHOM_STORE_SQLITE_H
 
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stddef.h>
 
-typedef struct db db_t;
+#include "store.h"
+
+typedef struct store db_t;
 typedef struct db_conn db_conn_t;
 
 /* Statements every module shares; a module adds its own by appending here. */
@@ -45,14 +48,6 @@ typedef enum {
     DB_STMT__COUNT
 } db_stmt_id_t;
 
-/* Opens (creating if needed) the database at path, checks it is a sound SQLite file, applies
- * migrations from migrations_dir, and opens pool_size connections. NULL with a message in
- * errbuf on failure (corrupt file, unreadable migrations, ...). */
-db_t *db_open(const char *path, const char *migrations_dir, int pool_size, char *errbuf,
-              size_t errlen);
-/* Closes every connection (checkpointing the WAL). All connections must have been released. */
-void db_close(db_t *db);
-
 /* Borrows a connection for reading, waiting for one to be free. */
 db_conn_t *db_acquire(db_t *db);
 /* Borrows the one writing connection: every write goes through it, one thread at a time. */
@@ -64,18 +59,19 @@ void db_release(db_t *db, db_conn_t *c);
 sqlite3_stmt *db_stmt(db_conn_t *c, db_stmt_id_t id);
 sqlite3 *db_handle(db_conn_t *c);
 
-/* Whether the last write through the writer connection failed (a full disk, a read-only
- * file): writers note each outcome, so others can answer 'not stored' without trying. */
+/* Notes the outcome of a write through the writer (store_writes_failing reads it). */
 void db_note_write(db_t *db, int ok);
-bool db_writes_failing(db_t *db);
 
-/* The schema version (highest applied migration), and the database file's size in bytes. */
-int db_schema_version(db_t *db);
-long long db_file_size(db_t *db);
-/* True once migrations are applied and the pool is open. */
-bool db_ready(db_t *db);
+/* Transactions on one connection: BEGIN IMMEDIATE (writer) or BEGIN (a reader's snapshot);
+ * db_end commits when ok, else rolls back, and returns whether the commit happened. */
+int db_begin(db_conn_t *c, bool write);
+bool db_end(db_conn_t *c, bool ok);
 
-/* Current time as ISO 8601 UTC with milliseconds ("2026-11-21T13:50:00.123Z"). */
-void db_now_iso(char out[32]);
+/* Fills err with FATHOM_E_UNAVAILABLE and SQLite's message for the connection. Returns -1. */
+int db_fail(db_conn_t *c, fathom_error_t *err, const char *what);
+/* A copy of a text column, or NULL when it is NULL; *oom is set when the copy fails. */
+char *db_column_dup(sqlite3_stmt *st, int col, bool *oom);
+/* Copies a text column into a fixed buffer ("" when NULL). */
+void db_column_copy(sqlite3_stmt *st, int col, char *out, size_t outlen);
 
 #endif
