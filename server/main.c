@@ -16,6 +16,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "alloc_guard.h"
 #include "cache.h"
 #include "config.h"
 #include "store.h"
@@ -117,6 +118,9 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    /* Before any thread: jansson's allocations are watched, so work that stores its result can
+     * tell an answer from an allocation failure (alloc_guard.h). */
+    alloc_guard_install(NULL);
     /* libuv sizes its pool from this variable when the first work item is queued; set before any
      * thread of ours starts (setenv is not thread-safe against getenv on other threads). */
     char pool_size[16];

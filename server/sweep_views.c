@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_guard.h"
 #include "canonical.h"
 #include "log.h"
 #include "sweeps_internal.h"
@@ -23,13 +24,18 @@ int sweeps_submit(sweeps_t *s, const json_t *body, json_t **out, fathom_error_t 
     codec_ctx_t ctx = {srv->presets};
     sweep_kind_t kind;
     uint64_t size = 0;
+    alloc_guard_take();
     json_t *spec = codec_sweep_normalize(body, &ctx, sweeps__limits(s), &kind, &size, err);
-    if (!spec)
+    if (!spec && !alloc_guard_take())
         return -1;
     char id[CODEC_HASH_HEX_LEN + 1];
-    char *text = codec_canonical_dump(spec);
+    char *text = spec ? codec_canonical_dump(spec) : NULL;
     int hashed = text ? codec_config_hash("sweep", spec, id) : -1;
     json_decref(spec);
+    /* A spec built while an allocation failed may lack a member: it must not be stored (and
+     * its error, if any, may name a field that is not wrong). */
+    if (alloc_guard_take())
+        hashed = -1;
     if (hashed) {
         free(text);
         return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");

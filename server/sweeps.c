@@ -15,11 +15,14 @@
  *   read-only plan/spec, and returns nothing: a refused grid point is a result, and a unit that
  *   ran out of memory says so in its chunk (`failed`). Completion (after_work) runs on the loop
  *   thread.
- * - Failure. A failed unit is never merged and never counted done: it is queued again (at most
- *   UNIT_RETRIES times in a row; then the sweep is marked failed). A checkpoint that cannot be
- *   serialised or written is not written at all; the job is dropped and the row, still
- *   'running' at its last checkpoint, resumes on the next start. So `done` always counts units
- *   whose every point is stored.
+ * - Failure. A unit fails when any allocation on its thread failed while it ran (alloc_guard.h:
+ *   the codecs cannot always tell running out of memory from a bad field). A failed unit is
+ *   never merged and never counted done: it is queued again (at most
+ *   UNIT_RETRIES times in a row; then the sweep is marked failed). A checkpoint is written whole
+ *   or not at all: when memory runs out encoding it, it is tried again RETRY_MS later (so are
+ *   starting a job, queueing a unit, merging and finishing); when the store refuses it (a full
+ *   disk) the job is dropped and the row, still 'running' at its last checkpoint, resumes on the
+ *   next start. So `done` always counts units whose every point is stored.
  * - Order and durability. Units finish in any order; the loop thread merges them strictly in
  *   unit order, and a checkpoint (store_sweep_checkpoint: one transaction) writes the merged
  *   units' points, or the search's merged best list, together with `done` — at most every
@@ -49,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_guard.h"
 #include "canonical.h"
 #include "llm_codec.h"
 #include "log.h"
@@ -65,6 +69,9 @@
 #define PENDING_MAX_BYTES (4u * 1024 * 1024)
 /* A unit that fails (out of memory) this many times in a row fails its sweep. */
 #define UNIT_RETRIES 3
+/* After a step of the loop thread ran out of memory (starting a job, queueing a unit, merging,
+ * a checkpoint or finishing), it is tried again this much later. */
+#define RETRY_MS 100
 
 typedef struct chunk chunk_t;
 
@@ -109,6 +116,8 @@ struct sweeps {
     uv_loop_t *loop;
     uv_async_t wake;
     bool wake_open;
+    uv_timer_t retry; /* armed after a step ran out of memory: see RETRY_MS */
+    bool retry_open;
     pthread_mutex_t lock; /* guards the jobs list's links against HTTP-thread lookups (a leaf) */
     job_t *jobs;
     int inflight;
@@ -250,6 +259,8 @@ static json_t *search_state_encode(const job_t *j)
     return doc;
 }
 
+static void schedule_retry(sweeps_t *s);
+
 /* Builds a job for a pending row and claims the row. NULL (row failed) on a bad spec; NULL
  * (row left as it is) when it cannot be claimed now. */
 static job_t *job_start(sweeps_t *s, const store_sweep_t *row)
@@ -262,9 +273,13 @@ static job_t *job_start(sweeps_t *s, const store_sweep_t *row)
         return NULL; /* out of memory: the row stays queued and is tried again */
     snprintf(j->id, sizeof j->id, "%s", row->id);
     j->kind = strcmp(row->kind, "grid") == 0 ? SWEEP_GRID : SWEEP_OPTIMAL_EXECUTION;
-    j->spec = row->spec ? json_loads(row->spec, 0, NULL) : NULL;
+    json_error_t jerr;
+    alloc_guard_take();
+    j->spec = row->spec ? json_loads(row->spec, 0, &jerr) : NULL;
     if (!j->spec) {
-        fathom_error_set(&err, FATHOM_E_INTERNAL, NULL, "stored spec is not JSON");
+        if (row->spec && json_error_code(&jerr) == json_error_out_of_memory)
+            goto transient;
+        fathom_error_set(&err, FATHOM_E_INVALID_JSON, NULL, "stored spec is not JSON");
         goto fail;
     }
     if (j->kind == SWEEP_OPTIMAL_EXECUTION) {
@@ -290,12 +305,11 @@ static job_t *job_start(sweeps_t *s, const store_sweep_t *row)
         goto fail;
     j->ready = calloc(j->total_units ? j->total_units : 1, sizeof *j->ready);
     j->retry = calloc((size_t)s->srv->cfg.workers, sizeof *j->retry);
-    if (!j->ready || !j->retry) {
-        job_free(j);
-        return NULL;
-    }
+    if (!j->ready || !j->retry)
+        goto transient;
     if (store_sweep_claim(s->srv->store, row->id, (long long)j->total_units, &err)) {
-        /* cancelled meanwhile, or the store is not writable: try again later */
+        /* cancelled meanwhile, or the store is not writable: looked at again on the next
+         * wake-up (a submission, a completion) */
         job_free(j);
         return NULL;
     }
@@ -305,13 +319,22 @@ static job_t *job_start(sweeps_t *s, const store_sweep_t *row)
                         (json_int_t)j->total_units, "done", (json_int_t)row->done));
     return j;
 fail:
+    /* Out of memory decoding the stored spec is not the spec's fault: the row stays queued.
+     * Anything else is, and the sweep fails. */
+    if (err.code == FATHOM_E_INTERNAL || alloc_guard_take())
+        goto transient;
     mark_failed(s, row->id, err.message[0] ? err.message : "cannot start");
+    job_free(j);
+    return NULL;
+transient:
+    schedule_retry(s);
     job_free(j);
     return NULL;
 }
 
-/* Writes the merged, not yet checkpointed part of j in one store transaction. 0, or -1 when
- * the row is no longer running (cancelled) or nothing could be written. */
+/* Writes the merged, not yet checkpointed part of j in one store transaction. 0; 1 when memory
+ * ran out before anything was written (try again later); -1 when the row is no longer running
+ * (cancelled) or the store refused the write (the job is dropped). */
 static int checkpoint(sweeps_t *s, job_t *j)
 {
     fathom_error_t err;
@@ -326,13 +349,13 @@ static int checkpoint(sweeps_t *s, job_t *j)
         sample = pts ? json_dumps(pts, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
         json_decref(pts);
         if (!state || !sample) {
-            fathom_error_set(&err, FATHOM_E_INTERNAL, NULL, "out of memory encoding the state");
+            rc = 1;
             goto out;
         }
     }
     store_point_t *points = j->npending ? calloc(j->npending, sizeof *points) : NULL;
     if (j->npending && !points) {
-        fathom_error_set(&err, FATHOM_E_INTERNAL, NULL, "out of memory");
+        rc = 1;
         goto out;
     }
     for (size_t i = 0; i < j->npending; i++) {
@@ -350,11 +373,15 @@ static int checkpoint(sweeps_t *s, job_t *j)
         j->npending = j->pending_cap = j->pending_bytes = 0;
         j->committed = j->next_merge;
     }
+    if (rc && err.code == FATHOM_E_INTERNAL)
+        rc = 1;
 out:
     free(state);
     free(sample);
     j->last_commit_ms = uv_now(s->loop);
-    if (rc)
+    if (rc == 1)
+        schedule_retry(s);
+    else if (rc)
         log_event(LOG_WARN, "sweep checkpoint not written; dropping the job (it resumes from its "
                             "last checkpoint on the next start unless cancelled)",
                   json_pack("{s:s,s:s}", "sweep", j->id, "error", err.message));
@@ -362,7 +389,8 @@ out:
 }
 
 
-/* Records the finished sweep's result document. */
+/* Records the finished sweep's result document. 0; 1 when memory ran out (try again later); -1
+ * when the store refused (finished on the next start). */
 static int finish(sweeps_t *s, job_t *j)
 {
     fathom_error_t err;
@@ -384,6 +412,10 @@ static int finish(sweeps_t *s, job_t *j)
     else
         rc = store_sweep_finish(s->srv->store, j->id, text, &err);
     free(text);
+    if (rc && err.code == FATHOM_E_INTERNAL) {
+        schedule_retry(s);
+        return 1;
+    }
     if (rc == 0)
         log_event(LOG_INFO, "sweep done",
                   json_pack("{s:s,s:I}", "sweep", j->id, "evaluations", (json_int_t)j->evaluations));
@@ -405,6 +437,7 @@ static int run_grid_point(const codec_ctx_t *ctx, const job_t *j, uint64_t idx, 
     fathom_error_clear(&err);
     int rc = -1;
     p->index = (long long)idx;
+    alloc_guard_take(); /* forget failures of earlier work on this thread */
     if (codec_grid_point(j->spec, idx, &body, &values))
         goto out; /* the spec was checked when submitted: only memory can fail here */
     if ((norm = codec_estimate_endpoint.normalize(body, ctx, &err)) != NULL) {
@@ -438,7 +471,9 @@ static int run_grid_point(const codec_ctx_t *ctx, const job_t *j, uint64_t idx, 
     }
     p->values = json_dumps(values, JSON_COMPACT | JSON_SORT_KEYS);
     p->response = json_dumps(resp, JSON_COMPACT | JSON_REAL_PRECISION(17));
-    if (p->values && p->response)
+    /* An allocation that failed anywhere in the codec may have changed the answer (a member
+     * left out reads as a field error): such a point is not stored, its unit runs again. */
+    if (p->values && p->response && !alloc_guard_take())
         rc = 0;
 out:
     json_decref(body);
@@ -484,8 +519,10 @@ static void work(uv_work_t *req)
         fathom_error_t err;
         if (search_result_init(&ch->res, ch->job->merged.top_n, &err) == 0) {
             ch->res_init = true;
+            alloc_guard_take();
             ch->cancelled = search_run_unit(ch->job->plan, ch->unit, &ch->res, &ch->job->cancel) ==
                             SEARCH_UNIT_CANCELLED;
+            ch->failed = alloc_guard_take();
             ch->evaluations = ch->res.estimated;
         } else {
             ch->failed = true; /* out of memory: run again */
@@ -498,6 +535,7 @@ static void work(uv_work_t *req)
 
 static void after_work(uv_work_t *req, int status);
 static void load_pending(sweeps_t *s);
+static void on_retry(uv_timer_t *t);
 
 /* The next unit of j to run: a failed one first, else the next in order. */
 static bool next_unit(job_t *j, size_t *unit)
@@ -524,8 +562,10 @@ static void fill(sweeps_t *s)
     for (job_t *j = s->jobs; j && s->inflight < s->srv->cfg.workers; j = j->next) {
         while (job_has_work(j) && s->inflight < s->srv->cfg.workers) {
             chunk_t *ch = calloc(1, sizeof *ch);
-            if (!ch)
-                return; /* tried again on the next completion or wake-up */
+            if (!ch) {
+                schedule_retry(s);
+                return;
+            }
             size_t unit = 0;
             if (!next_unit(j, &unit)) {
                 free(ch);
@@ -538,6 +578,7 @@ static void fill(sweeps_t *s)
             if (uv_queue_work(s->loop, &ch->req, work, after_work) != 0) {
                 j->retry[j->nretry++] = unit; /* never started: after_work will not run */
                 free(ch);
+                schedule_retry(s);
                 return;
             }
             j->inflight++;
@@ -593,8 +634,10 @@ static void advance(sweeps_t *s, job_t *j)
     while (j->next_merge < j->total_units && j->ready[j->next_merge]) {
         chunk_t *ch = j->ready[j->next_merge];
         if (j->kind == SWEEP_GRID) {
-            if (take_points(j, ch))
-                break; /* out of memory: merged after the next checkpoint frees some */
+            if (take_points(j, ch)) {
+                schedule_retry(s); /* out of memory: merged later */
+                break;
+            }
         } else {
             search_merge(&j->merged, &ch->res);
         }
@@ -608,14 +651,15 @@ static void advance(sweeps_t *s, job_t *j)
     bool final = j->next_merge == j->total_units;
     bool due = uv_now(s->loop) - j->last_commit_ms >= CHECKPOINT_MS ||
                j->pending_bytes >= PENDING_MAX_BYTES;
-    if (j->next_merge > j->committed && (final || due || stopping) && checkpoint(s, j)) {
-        drop_job(j);
-        return;
+    if (j->next_merge > j->committed && (final || due || stopping)) {
+        int rc = checkpoint(s, j);
+        if (rc < 0)
+            drop_job(j);
+        if (rc)
+            return;
     }
-    if (final && j->committed == j->total_units && !j->dropped) {
-        finish(s, j);
+    if (final && j->committed == j->total_units && !j->dropped && finish(s, j) <= 0)
         j->dropped = true; /* done (or finished on the next start): nothing more to run */
-    }
 }
 
 static void after_work(uv_work_t *req, int status)
@@ -706,6 +750,29 @@ static void load_pending(sweeps_t *s)
         log_msg(LOG_WARN, "cannot read pending sweeps: %s", err.message);
 }
 
+static void schedule_retry(sweeps_t *s)
+{
+    if (s->retry_open && !uv_is_active((uv_handle_t *)&s->retry))
+        uv_timer_start(&s->retry, on_retry, RETRY_MS, 0);
+}
+
+/* A step ran out of memory RETRY_MS ago: merge, checkpoint or finish what waits, then queue
+ * units and start sweeps again. */
+static void on_retry(uv_timer_t *t)
+{
+    sweeps_t *s = t->data;
+    if (__atomic_load_n(&s->stopping, __ATOMIC_RELAXED))
+        return;
+    for (job_t *j = s->jobs, *next; j; j = next) {
+        next = j->next;
+        if (!j->dropped && !job_cancelled(j))
+            advance(s, j);
+        if (j->dropped && j->inflight == 0)
+            job_remove(s, j);
+    }
+    dispatch(s);
+}
+
 static void on_wake(uv_async_t *a)
 {
     sweeps_t *s = a->data;
@@ -743,6 +810,9 @@ sweeps_t *sweeps_create(server_t *srv, uv_loop_t *loop, char *errbuf, size_t err
     }
     s->wake.data = s;
     s->wake_open = true;
+    uv_timer_init(loop, &s->retry);
+    s->retry.data = s;
+    s->retry_open = true;
     uv_async_send(&s->wake); /* resume interrupted sweeps once the loop runs */
     return s;
 }
@@ -772,6 +842,10 @@ void sweeps_shutdown(sweeps_t *s)
     if (s && s->wake_open) {
         uv_close((uv_handle_t *)&s->wake, NULL);
         s->wake_open = false;
+    }
+    if (s && s->retry_open) {
+        uv_close((uv_handle_t *)&s->retry, NULL);
+        s->retry_open = false;
     }
 }
 
