@@ -40,25 +40,36 @@ int buf_appends(buf_t *b, const char *s)
     return buf_append(b, s, strlen(s));
 }
 
-int buf_appendf(buf_t *b, const char *fmt, ...)
+int buf_appendv(buf_t *b, const char *fmt, va_list ap)
 {
     char small[256];
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    int rc;
+    if (n < 0) {
+        rc = BUF_NO_MEMORY;
+    } else if ((size_t)n < sizeof small) {
+        rc = buf_append(b, small, (size_t)n);
+    } else {
+        char *big = malloc((size_t)n + 1);
+        rc = BUF_NO_MEMORY;
+        if (big) {
+            vsnprintf(big, (size_t)n + 1, fmt, again);
+            rc = buf_append(b, big, (size_t)n);
+            free(big);
+        }
+    }
+    va_end(again);
+    return rc;
+}
+
+int buf_appendf(buf_t *b, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof small, fmt, ap);
+    int rc = buf_appendv(b, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        return BUF_NO_MEMORY;
-    if ((size_t)n < sizeof small)
-        return buf_append(b, small, (size_t)n);
-    char *big = malloc((size_t)n + 1);
-    if (!big)
-        return BUF_NO_MEMORY;
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    int rc = buf_append(b, big, (size_t)n);
-    free(big);
     return rc;
 }
 

@@ -5,6 +5,7 @@
 #ifndef FATHOM_BUF_H
 #define FATHOM_BUF_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 typedef struct {
@@ -22,6 +23,7 @@ void buf_init(buf_t *b, size_t max);
 int buf_append(buf_t *b, const void *p, size_t n);
 int buf_appends(buf_t *b, const char *s);
 int buf_appendf(buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int buf_appendv(buf_t *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Drops the first n bytes (what was sent), keeping the rest and the allocation. */
 void buf_consume(buf_t *b, size_t n);
 /* Empties the buffer, keeping its allocation. */

@@ -38,7 +38,7 @@ json_t *handlers_parse_json_body(http_req_t *r, fathom_error_t *err)
                          http_header(r, "Content-Type"));
         return NULL;
     }
-    return codec_parse_body(r->body ? r->body : "", r->body_len, err);
+    return codec_parse_body(r->body.data ? r->body.data : "", r->body.len, err);
 }
 
 static enum MHD_Result send_stored(http_req_t *r, const char *hash, const char *body,
@@ -64,7 +64,7 @@ enum MHD_Result handlers_estimate(http_req_t *r, const codec_endpoint_t *ep)
 
     if (handlers_check_json_content_type(r) == 0) {
         char *hot = NULL;
-        if (cache_hot_get(r->srv->cache, ep->name, r->body ? r->body : "", r->body_len, hash,
+        if (cache_hot_get(r->srv->cache, ep->name, r->body.data ? r->body.data : "", r->body.len, hash,
                           &hot)) {
             metrics_cache(r->srv->metrics, 1);
             cache_count_hit(r->srv->cache, hash);
@@ -97,7 +97,7 @@ enum MHD_Result handlers_estimate(http_req_t *r, const codec_endpoint_t *ep)
     if (found == 1) {
         metrics_cache(r->srv->metrics, 1);
         cache_count_hit(r->srv->cache, hash);
-        cache_hot_put(r->srv->cache, ep->name, r->body ? r->body : "", r->body_len, hash,
+        cache_hot_put(r->srv->cache, ep->name, r->body.data ? r->body.data : "", r->body.len, hash,
                       hit.response);
         rc = send_stored(r, hash, hit.response, "hit", 1);
         cache_entry_free(&hit);

@@ -138,6 +138,7 @@ static http_req_t *req_create(server_t *srv, struct MHD_Connection *conn, const 
     r->method = method;
     r->url = url;
     r->start_ns = now_ns();
+    buf_init(&r->body, CODEC_MAX_BODY_BYTES);
     unsigned char id[16];
     randombytes_buf(id, sizeof id);
     sodium_bin2hex(r->request_id, sizeof r->request_id, id, sizeof id);
@@ -175,24 +176,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (*upload_data_size > 0) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
-        if (r->body_too_large || r->body_len + n > CODEC_MAX_BODY_BYTES) {
+        int appended = r->body_too_large ? BUF_TOO_BIG : buf_append(&r->body, upload_data, n);
+        if (appended == BUF_TOO_BIG) { /* capped at CODEC_MAX_BODY_BYTES: answered with 413 */
             r->body_too_large = true;
             return MHD_YES;
         }
-        if (r->body_len + n + 1 > r->body_cap) {
-            size_t cap = r->body_cap ? r->body_cap : 4096;
-            while (cap < r->body_len + n + 1)
-                cap *= 2;
-            char *nb = realloc(r->body, cap);
-            if (!nb)
-                return MHD_NO;
-            r->body = nb;
-            r->body_cap = cap;
-        }
-        memcpy(r->body + r->body_len, upload_data, n);
-        r->body_len += n;
-        r->body[r->body_len] = '\0';
-        return MHD_YES;
+        return appended == 0 ? MHD_YES : MHD_NO;
     }
     if (r->body_too_large)
         return http_send_errorf(r, FATHOM_E_BODY_TOO_LARGE, NULL,
@@ -222,7 +211,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
         json_object_set_new(fields, "terminated", json_integer((int)toe));
     log_event(status >= 500 ? LOG_ERROR : LOG_INFO, "request", fields);
-    free(r->body);
+    buf_free(&r->body);
     free(r);
     *con_cls = NULL;
     atomic_fetch_sub(&srv->inflight, 1);

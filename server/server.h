@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "buf.h"
 #include "config.h"
 #include "store.h"
 #include "fathom_error.h"
@@ -42,8 +43,7 @@ typedef struct http_req {
     struct MHD_Connection *conn;
     const char *method;
     const char *url;
-    char *body;
-    size_t body_len, body_cap;
+    buf_t body; /* capped at CODEC_MAX_BODY_BYTES; body.data is NULL when there is none */
     bool body_too_large;
     char request_id[33];
     uint64_t start_ns;
