@@ -1,9 +1,10 @@
-/* store.h — everything fathomd keeps on disk, behind typed calls: cached results, sweeps and their
- * points, the schema's migrations. No other server file sees SQL or a database type.
+/* store.h — everything fathomd keeps on disk, behind typed calls: cached results, sweeps and
+ * their points, the schema's migrations. No other server file sees SQL or a database type.
  *
- * DESIGN. The calls are the whole contract; store_sqlite*.c implement them over one SQLite file
- * (WAL, a pool of read connections, one writer connection; see store_sqlite.h), and a second
- * backend (PostgreSQL through libpq) is another implementation of the same calls. Each call is
+ * DESIGN. The calls are the whole contract. store.c forwards each through the open backend's
+ * table of calls (store_backend.h); store_sqlite*.c implement them over one SQLite file (WAL, a
+ * pool of read connections, one writer connection; see store_sqlite.h), and a second backend
+ * (PostgreSQL through libpq) is another table filled by another file, chosen in store_open. Each call is
  * one short transaction: no caller ever holds a connection or a transaction between calls, so a
  * slow client or a long sweep never pins a reader. Every call returns 0 or -1 with err filled
  * (FATHOM_E_NOT_FOUND for a missing row, FATHOM_E_UNAVAILABLE when the database cannot be read or

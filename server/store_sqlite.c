@@ -71,7 +71,8 @@ struct db_conn {
     bool busy;
 };
 
-struct store {
+struct sqlite_store {
+    store_t base; /* first: the store_t * callers hold points here */
     char *path;
     db_conn_t *conns;
     int nconns;
@@ -86,15 +87,6 @@ struct store {
     pthread_cond_t freed;
 };
 
-void store_now_iso(char out[32])
-{
-    struct timespec ts;
-    struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out + n, 32 - n, ".%03dZ", (int)(ts.tv_nsec / 1000000));
-}
 
 static int open_handle(const char *path, sqlite3 **out, char *errbuf, size_t errlen)
 {
@@ -326,14 +318,17 @@ out:
     return rc;
 }
 
-store_t *store_open(const char *path, const char *migrations_dir, int pool_size, char *errbuf,
-                    size_t errlen)
+static const store_ops_t sqlite_ops;
+
+store_t *store_sqlite_open(const char *path, const char *migrations_dir, int pool_size,
+                           char *errbuf, size_t errlen)
 {
     db_t *db = calloc(1, sizeof *db);
     if (!db) {
         snprintf(errbuf, errlen, "out of memory");
         return NULL;
     }
+    db->base.ops = &sqlite_ops;
     db->path = strdup(path);
     if (!db->path) {
         snprintf(errbuf, errlen, "out of memory");
@@ -348,7 +343,7 @@ store_t *store_open(const char *path, const char *migrations_dir, int pool_size,
     if (open_handle(path, &h, errbuf, errlen) || check_integrity(h, path, errbuf, errlen) ||
         migrate(h, migrations_dir, &db->version, errbuf, errlen)) {
         sqlite3_close(h);
-        store_close(db);
+        sqlite_close(&db->base);
         return NULL;
     }
     sqlite3_close(h);
@@ -356,18 +351,18 @@ store_t *store_open(const char *path, const char *migrations_dir, int pool_size,
     db->conns = calloc((size_t)pool_size, sizeof *db->conns);
     if (!db->conns) {
         snprintf(errbuf, errlen, "out of memory");
-        store_close(db);
+        sqlite_close(&db->base);
         return NULL;
     }
     for (int i = 0; i < pool_size; i++) {
         if (open_handle(path, &db->conns[i].handle, errbuf, errlen)) {
-            store_close(db);
+            sqlite_close(&db->base);
             return NULL;
         }
         db->nconns = i + 1;
     }
     if (open_handle(path, &db->writer.handle, errbuf, errlen)) {
-        store_close(db);
+        sqlite_close(&db->base);
         return NULL;
     }
     db->writer_open = true;
@@ -376,7 +371,7 @@ store_t *store_open(const char *path, const char *migrations_dir, int pool_size,
     for (int i = 0; i < db->nconns; i++)
         sqlite3_exec(db->conns[i].handle, "PRAGMA cache_size = -64", NULL, NULL, NULL);
     sqlite3_exec(db->writer.handle, "PRAGMA cache_size = -512", NULL, NULL, NULL);
-    return db;
+    return &db->base;
 }
 
 static void close_conn(db_conn_t *c)
@@ -386,8 +381,9 @@ static void close_conn(db_conn_t *c)
     sqlite3_close(c->handle);
 }
 
-void store_close(store_t *db)
+void sqlite_close(store_t *store)
 {
+    db_t *db = sqlite_of(store);
     if (!db)
         return;
     if (db->writer_open)
@@ -459,23 +455,27 @@ void db_note_write(db_t *db, int ok)
     atomic_store(&db->writes_failing, !ok);
 }
 
-bool store_writes_failing(store_t *db)
+bool sqlite_writes_failing(store_t *store)
 {
+    db_t *db = sqlite_of(store);
     return atomic_load(&db->writes_failing);
 }
 
-int store_schema_version(store_t *db)
+int sqlite_schema_version(store_t *store)
 {
+    db_t *db = sqlite_of(store);
     return db->version;
 }
 
-bool store_ready(store_t *db)
+bool sqlite_ready(store_t *store)
 {
+    db_t *db = sqlite_of(store);
     return db && db->nconns > 0;
 }
 
-long long store_file_size(store_t *db)
+long long sqlite_file_size(store_t *store)
 {
+    db_t *db = sqlite_of(store);
     struct stat st;
     char wal[4096];
     long long total = 0;
@@ -528,8 +528,9 @@ void db_column_copy(sqlite3_stmt *st, int col, char *out, size_t outlen)
 
 /* ------------------------------------------------------------------ cached results ---- */
 
-int store_result_get(store_t *db, const char *hash, store_result_t *out, fathom_error_t *err)
+int sqlite_result_get(store_t *store, const char *hash, store_result_t *out, fathom_error_t *err)
 {
+    db_t *db = sqlite_of(store);
     memset(out, 0, sizeof *out);
     db_conn_t *c = db_acquire(db);
     sqlite3_stmt *st = db_stmt(c, DB_RESULT_GET);
@@ -565,18 +566,11 @@ out:
     return rc;
 }
 
-void store_result_close(store_result_t *r)
-{
-    free(r->endpoint);
-    free(r->request);
-    free(r->response);
-    r->endpoint = r->request = r->response = NULL;
-}
 
 typedef void (*bind_row_fn)(sqlite3_stmt *st, const void *rows, int i);
 
 /* Writes n rows with one statement in one transaction through the writer. */
-static int write_rows(store_t *db, db_stmt_id_t id, bind_row_fn bind, const void *rows, int n,
+static int write_rows(db_t *db, db_stmt_id_t id, bind_row_fn bind, const void *rows, int n,
                       fathom_error_t *err)
 {
     db_conn_t *conn = db_acquire_writer(db);
@@ -620,14 +614,40 @@ static void bind_hit(sqlite3_stmt *st, const void *rows, int i)
     sqlite3_bind_int64(st, 3, h->count);
 }
 
-int store_results_put(store_t *db, const store_result_row_t *rows, int n, fathom_error_t *err)
+int sqlite_results_put(store_t *store, const store_result_row_t *rows, int n, fathom_error_t *err)
 {
+    db_t *db = sqlite_of(store);
     fathom_error_clear(err);
     return write_rows(db, DB_RESULT_PUT, bind_result, rows, n, err);
 }
 
-int store_results_hit(store_t *db, const store_hit_t *hits, int n, fathom_error_t *err)
+int sqlite_results_hit(store_t *store, const store_hit_t *hits, int n, fathom_error_t *err)
 {
+    db_t *db = sqlite_of(store);
     fathom_error_clear(err);
     return write_rows(db, DB_RESULT_HIT, bind_hit, hits, n, err);
 }
+
+/* The SQLite backend's table of calls (store_backend.h). */
+static const store_ops_t sqlite_ops = {
+    .close = sqlite_close,
+    .writes_failing = sqlite_writes_failing,
+    .schema_version = sqlite_schema_version,
+    .ready = sqlite_ready,
+    .file_size = sqlite_file_size,
+    .result_get = sqlite_result_get,
+    .results_put = sqlite_results_put,
+    .results_hit = sqlite_results_hit,
+    .sweep_submit = sqlite_sweep_submit,
+    .sweep_get = sqlite_sweep_get,
+    .sweep_cancel = sqlite_sweep_cancel,
+    .sweep_list = sqlite_sweep_list,
+    .sweep_pending = sqlite_sweep_pending,
+    .sweep_claim = sqlite_sweep_claim,
+    .sweep_counts = sqlite_sweep_counts,
+    .sweep_checkpoint = sqlite_sweep_checkpoint,
+    .sweep_finish = sqlite_sweep_finish,
+    .sweep_fail = sqlite_sweep_fail,
+    .points_page = sqlite_points_page,
+    .points_best = sqlite_points_best,
+};

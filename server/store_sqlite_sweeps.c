@@ -10,8 +10,6 @@
 
 #include "store_sqlite.h"
 
-const char *const store_sweep_status_names[STORE_SWEEP__COUNT] = {"queued", "running", "done",
-                                                                   "failed", "cancelled"};
 
 static store_sweep_status_t status_from_text(const unsigned char *t)
 {
@@ -21,15 +19,6 @@ static store_sweep_status_t status_from_text(const unsigned char *t)
     return STORE_SWEEP_FAILED; /* a status this build does not know cannot be run */
 }
 
-void store_sweep_close(store_sweep_t *sw)
-{
-    free(sw->spec);
-    free(sw->state);
-    free(sw->sample);
-    free(sw->result);
-    free(sw->error);
-    sw->spec = sw->state = sw->sample = sw->result = sw->error = NULL;
-}
 
 /* Runs a statement that changes at most one row; *changed says whether it did. */
 static int step_change(db_conn_t *c, sqlite3_stmt *st, bool *changed)
@@ -62,9 +51,10 @@ static int exists(db_conn_t *c, const char *id, bool *found)
     return step == SQLITE_ROW || step == SQLITE_DONE ? 0 : -1;
 }
 
-int store_sweep_submit(store_t *db, const char *id, const char *kind, const char *spec,
+int sqlite_sweep_submit(store_t *store, const char *id, const char *kind, const char *spec,
                        long long size, int max_queued, bool *created, fathom_error_t *err)
 {
+    db_t *db = sqlite_of(store);
     char now[32];
     store_now_iso(now);
     *created = false;
@@ -124,9 +114,10 @@ int store_sweep_submit(store_t *db, const char *id, const char *kind, const char
 
 /* Columns of DB_SWEEP_GET: id, kind, spec, status, size, total, done, evaluations, state,
  * result, error, created_at, started_at, finished_at. */
-int store_sweep_get(store_t *db, const char *id, bool with_sample, store_sweep_t *out,
+int sqlite_sweep_get(store_t *store, const char *id, bool with_sample, store_sweep_t *out,
                     fathom_error_t *err)
 {
+    db_t *db = sqlite_of(store);
     memset(out, 0, sizeof *out);
     db_conn_t *c = db_acquire(db);
     int rc = -1;
@@ -191,8 +182,9 @@ out_release:
     return rc;
 }
 
-int store_sweep_cancel(store_t *db, const char *id, bool *changed, fathom_error_t *err)
+int sqlite_sweep_cancel(store_t *store, const char *id, bool *changed, fathom_error_t *err)
 {
+    db_t *db = sqlite_of(store);
     char now[32];
     store_now_iso(now);
     db_conn_t *c = db_acquire_writer(db);
@@ -213,8 +205,9 @@ int store_sweep_cancel(store_t *db, const char *id, bool *changed, fathom_error_
 
 /* Columns of DB_SWEEP_LIST: id, kind, status, size, total, done, created_at, started_at,
  * finished_at. */
-int store_sweep_list(store_t *db, int limit, store_sweep_fn fn, void *ctx, fathom_error_t *err)
+int sqlite_sweep_list(store_t *store, int limit, store_sweep_fn fn, void *ctx, fathom_error_t *err)
 {
+    db_t *db = sqlite_of(store);
     db_conn_t *c = db_acquire(db);
     sqlite3_stmt *st = db_stmt(c, DB_SWEEP_LIST);
     int rc = 0, step = SQLITE_DONE;
@@ -249,8 +242,9 @@ out:
 }
 
 /* Columns of DB_SWEEP_PENDING: id, kind, spec, status, done, state, sample. */
-int store_sweep_pending(store_t *db, store_sweep_fn fn, void *ctx, fathom_error_t *err)
+int sqlite_sweep_pending(store_t *store, store_sweep_fn fn, void *ctx, fathom_error_t *err)
 {
+    db_t *db = sqlite_of(store);
     db_conn_t *c = db_acquire(db);
     sqlite3_stmt *st = db_stmt(c, DB_SWEEP_PENDING);
     int rc = 0, step = SQLITE_DONE;
@@ -286,8 +280,9 @@ out:
     return rc;
 }
 
-int store_sweep_claim(store_t *db, const char *id, long long total_units, fathom_error_t *err)
+int sqlite_sweep_claim(store_t *store, const char *id, long long total_units, fathom_error_t *err)
 {
+    db_t *db = sqlite_of(store);
     char now[32];
     store_now_iso(now);
     db_conn_t *c = db_acquire_writer(db);
@@ -309,8 +304,9 @@ int store_sweep_claim(store_t *db, const char *id, long long total_units, fathom
     return rc;
 }
 
-int store_sweep_counts(store_t *db, long long out[STORE_SWEEP__COUNT], fathom_error_t *err)
+int sqlite_sweep_counts(store_t *store, long long out[STORE_SWEEP__COUNT], fathom_error_t *err)
 {
+    db_t *db = sqlite_of(store);
     memset(out, 0, STORE_SWEEP__COUNT * sizeof out[0]);
     db_conn_t *c = db_acquire(db);
     sqlite3_stmt *st = db_stmt(c, DB_SWEEP_STATE_COUNTS);
@@ -349,8 +345,9 @@ static int put_point(db_conn_t *c, const char *id, const store_point_t *p)
     return step == SQLITE_DONE ? 0 : -1;
 }
 
-int store_sweep_checkpoint(store_t *db, const store_checkpoint_t *cp, fathom_error_t *err)
+int sqlite_sweep_checkpoint(store_t *store, const store_checkpoint_t *cp, fathom_error_t *err)
 {
+    db_t *db = sqlite_of(store);
     db_conn_t *c = db_acquire_writer(db);
     int rc = -1;
     bool ok = db_begin(c, true) == 0, changed = false;
@@ -386,7 +383,7 @@ int store_sweep_checkpoint(store_t *db, const store_checkpoint_t *cp, fathom_err
 }
 
 /* DB_SWEEP_FINISH and DB_SWEEP_FAIL bind (id, text, now) and change one row. */
-static int end_sweep(store_t *db, db_stmt_id_t id_stmt, const char *id, const char *text,
+static int end_sweep(db_t *db, db_stmt_id_t id_stmt, const char *id, const char *text,
                      fathom_error_t *err)
 {
     char now[32];
@@ -410,13 +407,15 @@ static int end_sweep(store_t *db, db_stmt_id_t id_stmt, const char *id, const ch
     return rc;
 }
 
-int store_sweep_finish(store_t *db, const char *id, const char *result, fathom_error_t *err)
+int sqlite_sweep_finish(store_t *store, const char *id, const char *result, fathom_error_t *err)
 {
+    db_t *db = sqlite_of(store);
     return end_sweep(db, DB_SWEEP_FINISH, id, result, err);
 }
 
-int store_sweep_fail(store_t *db, const char *id, const char *message, fathom_error_t *err)
+int sqlite_sweep_fail(store_t *store, const char *id, const char *message, fathom_error_t *err)
 {
+    db_t *db = sqlite_of(store);
     return end_sweep(db, DB_SWEEP_FAIL, id, message, err);
 }
 
@@ -447,9 +446,10 @@ static int walk_points(db_conn_t *c, sqlite3_stmt *st, store_point_fn fn, void *
     return rc;
 }
 
-int store_points_page(store_t *db, const char *id, long long first_index, long long max_rows,
+int sqlite_points_page(store_t *store, const char *id, long long first_index, long long max_rows,
                       store_point_fn fn, void *ctx, fathom_error_t *err)
 {
+    db_t *db = sqlite_of(store);
     db_conn_t *c = db_acquire(db);
     sqlite3_stmt *st = db_stmt(c, DB_POINT_PAGE);
     int rc;
@@ -465,9 +465,10 @@ int store_points_page(store_t *db, const char *id, long long first_index, long l
     return rc;
 }
 
-int store_points_best(store_t *db, const char *id, int top_n, store_point_fn fn, void *ctx,
+int sqlite_points_best(store_t *store, const char *id, int top_n, store_point_fn fn, void *ctx,
                       long long *stored, long long *good, fathom_error_t *err)
 {
+    db_t *db = sqlite_of(store);
     db_conn_t *c = db_acquire(db);
     int rc = -1;
     *stored = *good = 0;

@@ -193,7 +193,9 @@ static int refill(sweep_download_t *d, fathom_error_t *err)
     if (d->remaining > 0 && !d->ended) {
         if (d->grid) {
             long long before = d->sent;
-            long long rows = d->remaining < DOWNLOAD_CHUNK_ROWS ? d->remaining : DOWNLOAD_CHUNK_ROWS;
+            long long rows = d->remaining;
+            if (rows > DOWNLOAD_CHUNK_ROWS)
+                rows = DOWNLOAD_CHUNK_ROWS;
             if (store_points_page(sweeps__server(d->s)->store, d->id, d->next, rows, grid_point, d,
                                   err))
                 return -1;
@@ -208,7 +210,8 @@ static int refill(sweep_download_t *d, fathom_error_t *err)
         }
         if (d->failed)
             return fathom_error_set(err, FATHOM_E_INTERNAL, NULL,
-                                    "a point does not fit in the download buffer or memory ran out");
+                                    "a point does not fit in the download buffer, or memory "
+                                    "ran out");
     }
     if (d->out.len == 0 && !d->trailer_done) {
         d->trailer_done = true;

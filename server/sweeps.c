@@ -417,8 +417,8 @@ static int finish(sweeps_t *s, job_t *j)
         return 1;
     }
     if (rc == 0)
-        log_event(LOG_INFO, "sweep done",
-                  json_pack("{s:s,s:I}", "sweep", j->id, "evaluations", (json_int_t)j->evaluations));
+        log_event(LOG_INFO, "sweep done", json_pack("{s:s,s:I}", "sweep", j->id, "evaluations",
+                                                    (json_int_t)j->evaluations));
     else
         log_event(LOG_WARN, "sweep not finished (it is finished on the next start)",
                   json_pack("{s:s,s:s}", "sweep", j->id, "error", err.message));

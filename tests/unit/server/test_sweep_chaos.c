@@ -180,8 +180,8 @@ static void test_sweep_worker_allocation_failures(void **state)
                          GRID_POINTS);
             for (int i = 0; i < GRID_POINTS; i++)
                 if (strcmp(got.responses[i], want.responses[i]) != 0)
-                    fail_msg("allocation %ld failing: point %d differs from the clean run:\n%.300s\n"
-                             "instead of\n%.300s",
+                    fail_msg("allocation %ld failing: point %d differs from the clean "
+                             "run:\n%.300s\ninstead of\n%.300s",
                              n, i, got.responses[i], want.responses[i]);
         } else {
             failed += o == RUN_FAILED;
