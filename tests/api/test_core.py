@@ -208,6 +208,24 @@ class Lifecycle(unittest.TestCase):
         finally:
             shutil.rmtree(tmp)
 
+    def test_misnamed_migration_is_refused(self):
+        """A .sql file that is not NNNN_name.sql would be left out silently; it stops start-up."""
+        for bad in ("12_short.sql", "0004-dash.sql", "00x4_letters.sql", "0004_UPPER.sql"):
+            with self.subTest(name=bad):
+                tmp = tempfile.mkdtemp(prefix="fathom-api-")
+                try:
+                    mig = os.path.join(tmp, "migrations")
+                    shutil.copytree(os.path.join(SOURCE, "migrations"), mig)
+                    with open(os.path.join(mig, bad), "w") as f:
+                        f.write("SELECT 1;\n")
+                    s = Server(db_dir=tmp, extra_args=["--migrations", mig])
+                    with self.assertRaises(AssertionError):
+                        s.start(timeout=10)
+                    self.assertNotEqual(s.proc.wait(10), 0)
+                    self.assertTrue(any(bad in line and "misnamed" in line for line in s.lines), s.lines)
+                finally:
+                    shutil.rmtree(tmp)
+
     def test_corrupt_database_is_refused(self):
         tmp = tempfile.mkdtemp(prefix="fathom-api-")
         try:

@@ -128,6 +128,14 @@ class Sweeps(ServerTestCase):
         self.assertIn("block_fw_flops", rows[0])
         self.assertEqual(len(rows), 7)
         self.assertError(self.server.get("/v1/sweep/%s/results?limit=-1" % sid), 422, "invalid_field", "limit")
+        # Strict numbers everywhere: no sign, no spaces, no trailing text, no silent clamping.
+        for bad in ("+4", "4x", " 4", "", "100001", "99999999999999999999999"):
+            self.assertError(self.server.get("/v1/sweep/%s/results?limit=%s" % (sid, bad.replace(" ", "%20"))),
+                             422, "invalid_field", "limit")
+        self.assertError(self.server.get("/v1/sweep/%s/results?offset=-3" % sid), 422, "invalid_field", "offset")
+        for bad in ("0", "201", "abc", "5x"):
+            self.assertError(self.server.get("/v1/sweeps?limit=" + bad), 422, "invalid_field", "limit")
+        self.assertEqual(len(self.server.get("/v1/sweeps?limit=1").json()["sweeps"]), 1)
         self.assertError(self.server.get("/v1/sweep/%s/results?format=xml" % sid), 422, "invalid_field", "format")
 
     def test_bad_specs_name_the_field(self):
