@@ -88,10 +88,12 @@ static void on_signal(uv_signal_t *s, int signum)
         return;
     }
     app->stopping = 1;
+    /* Not ready before the log line says so: a test (or an operator) reading the line may rely
+     * on /readyz answering 503 already. */
+    atomic_store(&app->srv->ready, false);
     log_event(LOG_INFO, "shutting down",
               json_pack("{s:s,s:i}", "signal", signum == SIGTERM ? "SIGTERM" : "SIGINT",
                         "inflight", atomic_load(&app->srv->inflight)));
-    atomic_store(&app->srv->ready, false);
     http_quiesce(app->srv);
     sweeps_begin_shutdown(app->srv->sweeps);
     app->drain_deadline_ms = uv_now(app->loop) + (uint64_t)app->srv->cfg.shutdown_grace_s * 1000;

@@ -162,18 +162,26 @@ class SlowAndManyClients(unittest.TestCase):
             t0 = time.time()
             self.assertEqual(s.get("/healthz").status, 200)
             self.assertLess(time.time() - t0, 1.0 * SLOW)
-            time.sleep(3.5 * SLOW)
-            closed = 0
+            # Each slow connection is closed by the server once its 2 s are up: wait until every
+            # one has been (a generous deadline), never for a guessed time.
+            open_socks = list(socks)
+
+            def all_closed():
+                for c in list(open_socks):
+                    c.settimeout(0.01)  # only looks: sending would keep the connection alive
+                    try:
+                        if c.recv(1) != b"":
+                            continue
+                    except socket.timeout:
+                        continue  # still open
+                    except OSError:
+                        pass
+                    open_socks.remove(c)
+                return not open_socks
+            wait_until(all_closed, "the server to close every slow connection", 60)
+            self.assertGreaterEqual(time.time() - t0, 1.5, "closed before the connection timeout")
             for c in socks:
-                c.settimeout(2)
-                try:
-                    c.sendall(b"a")
-                    if c.recv(1) == b"":
-                        closed += 1
-                except OSError:
-                    closed += 1
                 c.close()
-            self.assertEqual(closed, len(socks))
             self.assertEqual(s.stop(), 0)
         finally:
             s.cleanup()
@@ -183,8 +191,14 @@ class SlowAndManyClients(unittest.TestCase):
         released the server answers again."""
         s = Server(extra_args=extra_args).start()
         try:
-            held = [socket.create_connection(("127.0.0.1", s.port)) for _ in range(allowed)]
-            time.sleep(0.2)
+            # Held connections are known to be accepted once each has had an answer (keep-alive
+            # keeps them open afterwards): no guessing how long accepting takes.
+            held = []
+            for _ in range(allowed):
+                c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=30 * SLOW)
+                c.request("GET", "/healthz")
+                self.assertEqual(c.getresponse().read() is not None, True)
+                held.append(c)
             extra = socket.create_connection(("127.0.0.1", s.port))
             extra.settimeout(3)
             try:
@@ -196,8 +210,13 @@ class SlowAndManyClients(unittest.TestCase):
             extra.close()
             for c in held:
                 c.close()
-            time.sleep(0.3)
-            self.assertEqual(s.get("/healthz").status, 200)
+
+            def answers():
+                try:
+                    return s.request("GET", "/healthz", timeout=2).status == 200
+                except (OSError, http.client.HTTPException):
+                    return False  # the server has not yet seen the held connections go
+            wait_until(answers, "the server to answer again once the connections are released")
             self.assertEqual(s.stop(), 0)
         finally:
             s.cleanup()
