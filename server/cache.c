@@ -47,6 +47,8 @@ typedef struct {
 
 struct cache {
     store_t *store;
+    /* Lock order: the three locks below are leaves. None is held while another is taken, or
+     * across a store call (the store's own locks are taken inside its calls only). */
     pthread_mutex_t lock; /* guards pending */
     pending_hit_t *pending;
     int npending;

@@ -31,7 +31,7 @@ typedef struct {
 } status_series_t;
 
 struct metrics {
-    pthread_mutex_t lock;
+    pthread_mutex_t lock; /* a leaf: nothing else is locked or called while it is held */
     histogram_t hist[MAX_ROUTES];
     int nhist;
     status_series_t series[MAX_STATUS_SERIES];

@@ -111,7 +111,8 @@ int store_sweep_cancel(store_t *st, const char *id, bool *changed, fathom_error_
 typedef int (*store_sweep_fn)(void *ctx, const store_sweep_t *sw);
 int store_sweep_list(store_t *st, int limit, store_sweep_fn fn, void *ctx, fathom_error_t *err);
 /* Calls fn for every queued or running sweep, running ones first, then oldest first, with spec,
- * state and sample; fn returning non-zero stops the walk (not an error). */
+ * state and sample; fn returning non-zero stops the walk (not an error). fn may call the store
+ * (the walk holds one reader meanwhile). */
 int store_sweep_pending(store_t *st, store_sweep_fn fn, void *ctx, fathom_error_t *err);
 /* Claims a queued or interrupted sweep for running: status running, total units recorded.
  * -1 with FATHOM_E_NOT_FOUND when it is no longer queued or running (cancelled meanwhile). */

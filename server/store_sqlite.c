@@ -81,9 +81,13 @@ struct sqlite_store {
     db_conn_t writer;
     bool writer_open;
     atomic_bool writes_failing;
+    /* Lock order: a reader, then the writer. store_sweep_pending calls back with its reader
+     * borrowed and the scheduler's callback claims sweeps (writer_lock) and reads points (a
+     * second reader); no call waits for a reader while holding writer_lock. `lock` is a leaf,
+     * held only to mark a reader busy or free. */
     pthread_mutex_t writer_lock;
     int version;
-    pthread_mutex_t lock;
+    pthread_mutex_t lock; /* guards the readers' busy flags; `freed` is signalled on release */
     pthread_cond_t freed;
 };
 

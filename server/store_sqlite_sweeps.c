@@ -52,7 +52,7 @@ static int exists(db_conn_t *c, const char *id, bool *found)
 }
 
 int sqlite_sweep_submit(store_t *store, const char *id, const char *kind, const char *spec,
-                       long long size, int max_queued, bool *created, fathom_error_t *err)
+                        long long size, int max_queued, bool *created, fathom_error_t *err)
 {
     db_t *db = sqlite_of(store);
     char now[32];
@@ -112,25 +112,46 @@ int sqlite_sweep_submit(store_t *store, const char *id, const char *kind, const 
     return rc;
 }
 
+/* Borrows a reader, opens a read transaction (one snapshot for the statements that follow) and
+ * prepares statement `id`. NULL with err, and nothing borrowed, on failure; else read_end. */
+static sqlite3_stmt *read_begin(db_t *db, db_stmt_id_t id, const char *what, db_conn_t **out,
+                                fathom_error_t *err)
+{
+    db_conn_t *c = db_acquire(db);
+    sqlite3_stmt *st = NULL;
+    if (db_begin(c, false)) {
+        db_fail(c, err, what);
+    } else if ((st = db_stmt(c, id)) == NULL) {
+        db_fail(c, err, what);
+        db_end(c, false);
+    }
+    if (!st) {
+        db_release(db, c);
+        return NULL;
+    }
+    *out = c;
+    return st;
+}
+
+static void read_end(db_t *db, db_conn_t *c)
+{
+    db_end(c, false); /* a read: nothing to commit */
+    db_release(db, c);
+}
+
 /* Columns of DB_SWEEP_GET: id, kind, spec, status, size, total, done, evaluations, state,
  * result, error, created_at, started_at, finished_at. */
 int sqlite_sweep_get(store_t *store, const char *id, bool with_sample, store_sweep_t *out,
-                    fathom_error_t *err)
+                     fathom_error_t *err)
 {
     db_t *db = sqlite_of(store);
     memset(out, 0, sizeof *out);
-    db_conn_t *c = db_acquire(db);
+    db_conn_t *c;
     int rc = -1;
     bool oom = false;
-    if (db_begin(c, false)) {
-        db_fail(c, err, "cannot read the sweep");
-        goto out_release;
-    }
-    sqlite3_stmt *st = db_stmt(c, DB_SWEEP_GET);
-    if (!st) {
-        db_fail(c, err, "cannot read the sweep");
-        goto out;
-    }
+    sqlite3_stmt *st = read_begin(db, DB_SWEEP_GET, "cannot read the sweep", &c, err);
+    if (!st)
+        return -1;
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
     int step = sqlite3_step(st);
     if (step != SQLITE_ROW) {
@@ -174,9 +195,7 @@ int sqlite_sweep_get(store_t *store, const char *id, bool with_sample, store_swe
     else
         rc = 0;
 out:
-    db_end(c, false); /* a read: nothing to commit */
-out_release:
-    db_release(db, c);
+    read_end(db, c);
     if (rc)
         store_sweep_close(out);
     return rc;
@@ -280,28 +299,13 @@ out:
     return rc;
 }
 
+static int update_sweep(db_t *db, db_stmt_id_t sid, const char *id, const char *text,
+                        long long number, const char *state, fathom_error_t *err);
+
 int sqlite_sweep_claim(store_t *store, const char *id, long long total_units, fathom_error_t *err)
 {
-    db_t *db = sqlite_of(store);
-    char now[32];
-    store_now_iso(now);
-    db_conn_t *c = db_acquire_writer(db);
-    sqlite3_stmt *st = db_stmt(c, DB_SWEEP_START);
-    bool changed = false;
-    int rc = -1;
-    if (st) {
-        sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 2, total_units);
-        sqlite3_bind_text(st, 3, now, -1, SQLITE_STATIC);
-        rc = step_change(c, st, &changed);
-    }
-    if (rc)
-        db_fail(c, err, "cannot claim the sweep");
-    else if (!changed)
-        rc = fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "sweep %s is not waiting to run",
-                              id);
-    db_release(db, c);
-    return rc;
+    return update_sweep(sqlite_of(store), DB_SWEEP_START, id, NULL, total_units,
+                        "waiting to run", err);
 }
 
 int sqlite_sweep_counts(store_t *store, long long out[STORE_SWEEP__COUNT], fathom_error_t *err)
@@ -382,27 +386,31 @@ int sqlite_sweep_checkpoint(store_t *store, const store_checkpoint_t *cp, fathom
     return rc;
 }
 
-/* DB_SWEEP_FINISH and DB_SWEEP_FAIL bind (id, text, now) and change one row. */
-static int end_sweep(db_t *db, db_stmt_id_t id_stmt, const char *id, const char *text,
-                     fathom_error_t *err)
+/* DB_SWEEP_START, DB_SWEEP_FINISH and DB_SWEEP_FAIL bind (id, text or number, now) and change
+ * the sweep's row when it is in the state they expect: else -1 with FATHOM_E_NOT_FOUND saying the
+ * sweep is not `state`. */
+static int update_sweep(db_t *db, db_stmt_id_t sid, const char *id, const char *text,
+                        long long number, const char *state, fathom_error_t *err)
 {
     char now[32];
     store_now_iso(now);
     db_conn_t *c = db_acquire_writer(db);
-    sqlite3_stmt *st = db_stmt(c, id_stmt);
+    sqlite3_stmt *st = db_stmt(c, sid);
     bool changed = false;
     int rc = -1;
     if (st) {
         sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
+        if (text)
+            sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
+        else
+            sqlite3_bind_int64(st, 2, number);
         sqlite3_bind_text(st, 3, now, -1, SQLITE_STATIC);
         rc = step_change(c, st, &changed);
     }
     if (rc)
-        db_fail(c, err, "cannot finish the sweep");
+        db_fail(c, err, "cannot update the sweep");
     else if (!changed)
-        rc = fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "sweep %s is no longer running",
-                              id);
+        rc = fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "sweep %s is not %s", id, state);
     db_release(db, c);
     return rc;
 }
@@ -410,13 +418,13 @@ static int end_sweep(db_t *db, db_stmt_id_t id_stmt, const char *id, const char 
 int sqlite_sweep_finish(store_t *store, const char *id, const char *result, fathom_error_t *err)
 {
     db_t *db = sqlite_of(store);
-    return end_sweep(db, DB_SWEEP_FINISH, id, result, err);
+    return update_sweep(db, DB_SWEEP_FINISH, id, result, 0, "running", err);
 }
 
 int sqlite_sweep_fail(store_t *store, const char *id, const char *message, fathom_error_t *err)
 {
     db_t *db = sqlite_of(store);
-    return end_sweep(db, DB_SWEEP_FAIL, id, message, err);
+    return update_sweep(db, DB_SWEEP_FAIL, id, message, 0, "queued or running", err);
 }
 
 /* Reads rows of a point statement whose columns are idx, point_values, status, fits,
@@ -447,7 +455,7 @@ static int walk_points(db_conn_t *c, sqlite3_stmt *st, store_point_fn fn, void *
 }
 
 int sqlite_points_page(store_t *store, const char *id, long long first_index, long long max_rows,
-                      store_point_fn fn, void *ctx, fathom_error_t *err)
+                       store_point_fn fn, void *ctx, fathom_error_t *err)
 {
     db_t *db = sqlite_of(store);
     db_conn_t *c = db_acquire(db);
@@ -466,21 +474,15 @@ int sqlite_points_page(store_t *store, const char *id, long long first_index, lo
 }
 
 int sqlite_points_best(store_t *store, const char *id, int top_n, store_point_fn fn, void *ctx,
-                      long long *stored, long long *good, fathom_error_t *err)
+                       long long *stored, long long *good, fathom_error_t *err)
 {
     db_t *db = sqlite_of(store);
-    db_conn_t *c = db_acquire(db);
+    db_conn_t *c;
     int rc = -1;
     *stored = *good = 0;
-    if (db_begin(c, false)) {
-        db_fail(c, err, "cannot read the sweep's points");
-        goto out;
-    }
-    sqlite3_stmt *st = db_stmt(c, DB_POINT_BEST);
-    if (!st) {
-        db_fail(c, err, "cannot read the sweep's points");
-        goto end;
-    }
+    sqlite3_stmt *st = read_begin(db, DB_POINT_BEST, "cannot read the sweep's points", &c, err);
+    if (!st)
+        return -1;
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 2, top_n);
     if (walk_points(c, st, fn, ctx, err))
@@ -500,8 +502,6 @@ int sqlite_points_best(store_t *store, const char *id, int top_n, store_point_fn
     }
     sqlite3_reset(st);
 end:
-    db_end(c, false);
-out:
-    db_release(db, c);
+    read_end(db, c);
     return rc;
 }
