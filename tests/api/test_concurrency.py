@@ -133,6 +133,7 @@ class ShutdownUnderLoad(unittest.TestCase):
                 self.assertEqual(r.status, 503)
             except (OSError, http.client.HTTPException):
                 pass  # the daemon may already have closed idle connections
+            keep.close()
             self.assertEqual(s.proc.wait(30 * SLOW), 0)
             stop.set()
             for w in workers:
