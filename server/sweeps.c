@@ -199,7 +199,7 @@ static int restore_search_state(job_t *j, const char *state_text, const char *sa
 {
     json_t *state = json_loads(state_text, 0, NULL);
     if (!state)
-        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "stored state is not JSON");
+        return fathom_error_set(err, FATHOM_E_INVALID_JSON, NULL, "stored state is not JSON");
     const search_request_t *req = search_plan_request(j->plan);
     json_t *counts = json_object_get(state, "counts");
     j->merged.total = (uint64_t)json_integer_value(json_object_get(counts, "total"));
@@ -230,7 +230,7 @@ static int restore_search_state(job_t *j, const char *state_text, const char *sa
     int bad = !sample || codec_search_points_decode(sample, &j->merged);
     json_decref(sample);
     if (bad)
-        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "stored sample is malformed");
+        return fathom_error_set(err, FATHOM_E_INVALID_JSON, NULL, "stored sample is malformed");
     return 0;
 }
 
@@ -296,7 +296,7 @@ static job_t *job_start(sweeps_t *s, const store_sweep_t *row)
         j->total_units = (size_t)((j->npoints + GRID_POINTS_PER_UNIT - 1) / GRID_POINTS_PER_UNIT);
     }
     if (row->done < 0 || (size_t)row->done > j->total_units) {
-        fathom_error_set(&err, FATHOM_E_INTERNAL, NULL, "stored progress is out of range");
+        fathom_error_set(&err, FATHOM_E_INVALID_JSON, NULL, "stored progress is out of range");
         goto fail;
     }
     j->next_dispatch = j->next_merge = j->committed = (size_t)row->done;
@@ -319,8 +319,9 @@ static job_t *job_start(sweeps_t *s, const store_sweep_t *row)
                         (json_int_t)j->total_units, "done", (json_int_t)row->done));
     return j;
 fail:
-    /* Out of memory decoding the stored spec is not the spec's fault: the row stays queued.
-     * Anything else is, and the sweep fails. */
+    /* Out of memory (FATHOM_E_INTERNAL from the codec and core, or a failed JSON allocation)
+     * is not the row's fault: it stays queued. Anything else is (stored data that no longer
+     * decodes is FATHOM_E_INVALID_JSON or a field error), and the sweep fails. */
     if (err.code == FATHOM_E_INTERNAL || alloc_guard_take())
         goto transient;
     mark_failed(s, row->id, err.message[0] ? err.message : "cannot start");
