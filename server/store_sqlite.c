@@ -1,5 +1,7 @@
-/* db.c — SQLite open, migrations and the connection pool (see db.h for the design). */
-#include "db.h"
+/* store_sqlite.c — the SQLite store: open, migrations, the connection pool, and the cached
+ * results' calls (see store.h for the contract, store_sqlite.h for the pool's design; the sweeps'
+ * calls are in store_sqlite_sweeps.c). */
+#include "store_sqlite.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -10,8 +12,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "canonical.h" /* FATHOM_ESTIMATOR_VERSION, recorded with each result */
+
 #define DB_BUSY_TIMEOUT_MS 5000
-#define DB_MAX_MIGRATIONS 256
 #define DB_MAX_MIGRATION_BYTES (1 << 20)
 
 static const char *const stmt_sql[DB_STMT__COUNT] = {
@@ -50,9 +53,11 @@ static const char *const stmt_sql[DB_STMT__COUNT] = {
     [DB_SWEEP_SAMPLE] = "SELECT kind, status, sample FROM sweeps WHERE id = ?1",
     [DB_POINT_PUT] = "INSERT OR REPLACE INTO sweep_points (sweep_id, idx, point_values, status, "
                      "fits, sample_rate, response) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    [DB_POINT_PAGE] = "SELECT idx, point_values, status, response FROM sweep_points "
+    [DB_POINT_PAGE] = "SELECT idx, point_values, status, fits, sample_rate, response "
+                      "FROM sweep_points "
                       "WHERE sweep_id = ?1 AND idx >= ?2 ORDER BY idx LIMIT ?3",
-    [DB_POINT_BEST] = "SELECT idx, point_values, response FROM sweep_points "
+    [DB_POINT_BEST] = "SELECT idx, point_values, status, fits, sample_rate, response "
+                      "FROM sweep_points "
                       "WHERE sweep_id = ?1 AND fits = 1 "
                       "ORDER BY sample_rate DESC, idx ASC LIMIT ?2",
     [DB_POINT_COUNT_GOOD] = "SELECT COUNT(*), COALESCE(SUM(fits), 0) FROM sweep_points "
@@ -66,7 +71,8 @@ struct db_conn {
     bool busy;
 };
 
-struct db {
+struct sqlite_store {
+    store_t base; /* first: the store_t * callers hold points here */
     char *path;
     db_conn_t *conns;
     int nconns;
@@ -75,21 +81,16 @@ struct db {
     db_conn_t writer;
     bool writer_open;
     atomic_bool writes_failing;
+    /* Lock order: a reader, then the writer. store_sweep_pending calls back with its reader
+     * borrowed and the scheduler's callback claims sweeps (writer_lock) and reads points (a
+     * second reader); no call waits for a reader while holding writer_lock. `lock` is a leaf,
+     * held only to mark a reader busy or free. */
     pthread_mutex_t writer_lock;
     int version;
-    pthread_mutex_t lock;
+    pthread_mutex_t lock; /* guards the readers' busy flags; `freed` is signalled on release */
     pthread_cond_t freed;
 };
 
-void db_now_iso(char out[32])
-{
-    struct timespec ts;
-    struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out + n, 32 - n, ".%03dZ", (int)(ts.tv_nsec / 1000000));
-}
 
 static int open_handle(const char *path, sqlite3 **out, char *errbuf, size_t errlen)
 {
@@ -147,6 +148,86 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* A migration's file name is exactly four digits, '_', a name of [a-z0-9_], ".sql"; its version
+ * is the four digits, from 1. Other .sql files in the directory are refused, not skipped: a
+ * misnamed migration silently left out would leave the schema short. */
+static int migration_version(const char *name)
+{
+    size_t len = strlen(name);
+    if (len < 10 || strcmp(name + len - 4, ".sql") != 0 || name[4] != '_')
+        return -1;
+    int v = 0;
+    for (int i = 0; i < 4; i++) {
+        if (name[i] < '0' || name[i] > '9')
+            return -1;
+        v = v * 10 + (name[i] - '0');
+    }
+    for (size_t i = 5; i < len - 4; i++)
+        if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
+              name[i] == '_'))
+            return -1;
+    return v > 0 ? v : -1;
+}
+
+/* The sorted names of the .sql files in dir (a growing array: no cap on how many). */
+static int list_migrations(const char *dir, char ***out, int *count, char *errbuf, size_t errlen)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(errbuf, errlen, "cannot open migrations directory %s", dir);
+        return -1;
+    }
+    char **names = NULL;
+    int n = 0, cap = 0, rc = -1;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 4 || strcmp(e->d_name + len - 4, ".sql") != 0)
+            continue;
+        if (migration_version(e->d_name) < 0) {
+            snprintf(errbuf, errlen,
+                     "migration %s/%s is misnamed (want NNNN_name.sql: four digits from 0001, "
+                     "a name of a-z, 0-9 and _)",
+                     dir, e->d_name);
+            goto out;
+        }
+        if (n == cap) {
+            int ncap = cap ? cap * 2 : 16;
+            char **grown = realloc(names, (size_t)ncap * sizeof *names);
+            if (!grown)
+                goto oom;
+            names = grown;
+            cap = ncap;
+        }
+        if ((names[n] = strdup(e->d_name)) == NULL)
+            goto oom;
+        n++;
+    }
+    if (n > 1)
+        qsort(names, (size_t)n, sizeof names[0], by_name);
+    for (int i = 1; i < n; i++) {
+        if (migration_version(names[i]) == migration_version(names[i - 1])) {
+            snprintf(errbuf, errlen, "migrations %s and %s have the same version", names[i - 1],
+                     names[i]);
+            goto out;
+        }
+    }
+    *out = names;
+    *count = n;
+    names = NULL;
+    n = 0;
+    rc = 0;
+    goto out;
+oom:
+    snprintf(errbuf, errlen, "out of memory listing migrations");
+out:
+    closedir(d);
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return rc;
+}
+
 static char *read_file(const char *path, char *errbuf, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
@@ -187,28 +268,13 @@ static int migrate(sqlite3 *h, const char *dir, int *version, char *errbuf, size
         sqlite3_finalize(st);
     }
 
-    DIR *d = opendir(dir);
-    if (!d) {
-        snprintf(errbuf, errlen, "cannot open migrations directory %s", dir);
-        return -1;
-    }
-    char *names[DB_MAX_MIGRATIONS];
+    char **names = NULL;
     int n = 0, rc = -1;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL && n < DB_MAX_MIGRATIONS) {
-        size_t len = strlen(e->d_name);
-        if (len > 9 && strcmp(e->d_name + len - 4, ".sql") == 0 && e->d_name[4] == '_')
-            names[n++] = strdup(e->d_name);
-    }
-    closedir(d);
-    qsort(names, (size_t)n, sizeof names[0], by_name);
+    if (list_migrations(dir, &names, &n, errbuf, errlen))
+        return -1;
 
     for (int i = 0; i < n; i++) {
-        int v = atoi(names[i]);
-        if (v <= 0) {
-            snprintf(errbuf, errlen, "migration %s has no version number", names[i]);
-            goto out;
-        }
+        int v = migration_version(names[i]);
         if (v <= current)
             continue;
         char path[4096];
@@ -217,7 +283,7 @@ static int migrate(sqlite3 *h, const char *dir, int *version, char *errbuf, size
         if (!sql)
             goto out;
         char now[32], tail[256];
-        db_now_iso(now);
+        store_now_iso(now);
         int ok = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, &msg) == SQLITE_OK &&
                  sqlite3_exec(h, sql, NULL, NULL, &msg) == SQLITE_OK;
         free(sql);
@@ -252,18 +318,27 @@ static int migrate(sqlite3 *h, const char *dir, int *version, char *errbuf, size
 out:
     for (int i = 0; i < n; i++)
         free(names[i]);
+    free(names);
     return rc;
 }
 
-db_t *db_open(const char *path, const char *migrations_dir, int pool_size, char *errbuf,
-              size_t errlen)
+static const store_ops_t sqlite_ops;
+
+store_t *store_sqlite_open(const char *path, const char *migrations_dir, int pool_size,
+                           char *errbuf, size_t errlen)
 {
     db_t *db = calloc(1, sizeof *db);
     if (!db) {
         snprintf(errbuf, errlen, "out of memory");
         return NULL;
     }
+    db->base.ops = &sqlite_ops;
     db->path = strdup(path);
+    if (!db->path) {
+        snprintf(errbuf, errlen, "out of memory");
+        free(db);
+        return NULL;
+    }
     pthread_mutex_init(&db->lock, NULL);
     pthread_cond_init(&db->freed, NULL);
     pthread_mutex_init(&db->writer_lock, NULL);
@@ -272,7 +347,7 @@ db_t *db_open(const char *path, const char *migrations_dir, int pool_size, char 
     if (open_handle(path, &h, errbuf, errlen) || check_integrity(h, path, errbuf, errlen) ||
         migrate(h, migrations_dir, &db->version, errbuf, errlen)) {
         sqlite3_close(h);
-        db_close(db);
+        sqlite_close(&db->base);
         return NULL;
     }
     sqlite3_close(h);
@@ -280,18 +355,18 @@ db_t *db_open(const char *path, const char *migrations_dir, int pool_size, char 
     db->conns = calloc((size_t)pool_size, sizeof *db->conns);
     if (!db->conns) {
         snprintf(errbuf, errlen, "out of memory");
-        db_close(db);
+        sqlite_close(&db->base);
         return NULL;
     }
     for (int i = 0; i < pool_size; i++) {
         if (open_handle(path, &db->conns[i].handle, errbuf, errlen)) {
-            db_close(db);
+            sqlite_close(&db->base);
             return NULL;
         }
         db->nconns = i + 1;
     }
     if (open_handle(path, &db->writer.handle, errbuf, errlen)) {
-        db_close(db);
+        sqlite_close(&db->base);
         return NULL;
     }
     db->writer_open = true;
@@ -300,7 +375,7 @@ db_t *db_open(const char *path, const char *migrations_dir, int pool_size, char 
     for (int i = 0; i < db->nconns; i++)
         sqlite3_exec(db->conns[i].handle, "PRAGMA cache_size = -64", NULL, NULL, NULL);
     sqlite3_exec(db->writer.handle, "PRAGMA cache_size = -512", NULL, NULL, NULL);
-    return db;
+    return &db->base;
 }
 
 static void close_conn(db_conn_t *c)
@@ -310,8 +385,9 @@ static void close_conn(db_conn_t *c)
     sqlite3_close(c->handle);
 }
 
-void db_close(db_t *db)
+void sqlite_close(store_t *store)
 {
+    db_t *db = sqlite_of(store);
     if (!db)
         return;
     if (db->writer_open)
@@ -383,23 +459,27 @@ void db_note_write(db_t *db, int ok)
     atomic_store(&db->writes_failing, !ok);
 }
 
-bool db_writes_failing(db_t *db)
+bool sqlite_writes_failing(store_t *store)
 {
+    db_t *db = sqlite_of(store);
     return atomic_load(&db->writes_failing);
 }
 
-int db_schema_version(db_t *db)
+int sqlite_schema_version(store_t *store)
 {
+    db_t *db = sqlite_of(store);
     return db->version;
 }
 
-bool db_ready(db_t *db)
+bool sqlite_ready(store_t *store)
 {
+    db_t *db = sqlite_of(store);
     return db && db->nconns > 0;
 }
 
-long long db_file_size(db_t *db)
+long long sqlite_file_size(store_t *store)
 {
+    db_t *db = sqlite_of(store);
     struct stat st;
     char wal[4096];
     long long total = 0;
@@ -410,3 +490,168 @@ long long db_file_size(db_t *db)
         total += (long long)st.st_size;
     return total;
 }
+
+int db_begin(db_conn_t *c, bool write)
+{
+    return sqlite3_exec(c->handle, write ? "BEGIN IMMEDIATE" : "BEGIN", NULL, NULL, NULL) ==
+                   SQLITE_OK
+               ? 0
+               : -1;
+}
+
+bool db_end(db_conn_t *c, bool ok)
+{
+    if (ok && sqlite3_exec(c->handle, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+        return true;
+    sqlite3_exec(c->handle, "ROLLBACK", NULL, NULL, NULL);
+    return false;
+}
+
+int db_fail(db_conn_t *c, fathom_error_t *err, const char *what)
+{
+    return fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "%s: %s", what,
+                            c ? sqlite3_errmsg(c->handle) : "no connection");
+}
+
+char *db_column_dup(sqlite3_stmt *st, int col, bool *oom)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    if (!t)
+        return NULL;
+    char *copy = strdup((const char *)t);
+    if (!copy)
+        *oom = true;
+    return copy;
+}
+
+void db_column_copy(sqlite3_stmt *st, int col, char *out, size_t outlen)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    snprintf(out, outlen, "%s", t ? (const char *)t : "");
+}
+
+/* ------------------------------------------------------------------ cached results ---- */
+
+int sqlite_result_get(store_t *store, const char *hash, store_result_t *out, fathom_error_t *err)
+{
+    db_t *db = sqlite_of(store);
+    memset(out, 0, sizeof *out);
+    db_conn_t *c = db_acquire(db);
+    sqlite3_stmt *st = db_stmt(c, DB_RESULT_GET);
+    int rc = -1;
+    if (!st) {
+        db_fail(c, err, "cannot read results");
+        goto out;
+    }
+    sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
+    int step = sqlite3_step(st);
+    if (step == SQLITE_ROW) {
+        bool oom = false;
+        out->endpoint = db_column_dup(st, 0, &oom);
+        out->request = db_column_dup(st, 1, &oom);
+        out->response = db_column_dup(st, 2, &oom);
+        db_column_copy(st, 3, out->created_at, sizeof out->created_at);
+        out->hit_count = sqlite3_column_int64(st, 4);
+        if (oom || !out->endpoint || !out->request || !out->response) {
+            store_result_close(out);
+            fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory reading result %s",
+                             hash);
+        } else {
+            rc = 0;
+        }
+    } else if (step == SQLITE_DONE) {
+        fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "no result %s", hash);
+    } else {
+        db_fail(c, err, "cannot read results");
+    }
+    sqlite3_reset(st);
+out:
+    db_release(db, c);
+    return rc;
+}
+
+
+typedef void (*bind_row_fn)(sqlite3_stmt *st, const void *rows, int i);
+
+/* Writes n rows with one statement in one transaction through the writer. */
+static int write_rows(db_t *db, db_stmt_id_t id, bind_row_fn bind, const void *rows, int n,
+                      fathom_error_t *err)
+{
+    db_conn_t *conn = db_acquire_writer(db);
+    bool ok = db_begin(conn, true) == 0;
+    for (int i = 0; ok && i < n; i++) {
+        sqlite3_stmt *st = db_stmt(conn, id);
+        if (!st) {
+            ok = false;
+            break;
+        }
+        bind(st, rows, i);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+        sqlite3_reset(st);
+    }
+    if (!ok)
+        db_fail(conn, err, "cannot store results");
+    ok = db_end(conn, ok);
+    if (!ok && err->code == FATHOM_E_OK)
+        db_fail(conn, err, "cannot commit results");
+    db_release(db, conn);
+    db_note_write(db, ok);
+    return ok ? 0 : -1;
+}
+
+static void bind_result(sqlite3_stmt *st, const void *rows, int i)
+{
+    const store_result_row_t *r = (const store_result_row_t *)rows + i;
+    sqlite3_bind_text(st, 1, r->hash, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, r->endpoint, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, FATHOM_ESTIMATOR_VERSION, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, r->request, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, r->response, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, r->created_at, -1, SQLITE_STATIC);
+}
+
+static void bind_hit(sqlite3_stmt *st, const void *rows, int i)
+{
+    const store_hit_t *h = (const store_hit_t *)rows + i;
+    sqlite3_bind_text(st, 1, h->hash, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, h->last_hit_at, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, h->count);
+}
+
+int sqlite_results_put(store_t *store, const store_result_row_t *rows, int n, fathom_error_t *err)
+{
+    db_t *db = sqlite_of(store);
+    fathom_error_clear(err);
+    return write_rows(db, DB_RESULT_PUT, bind_result, rows, n, err);
+}
+
+int sqlite_results_hit(store_t *store, const store_hit_t *hits, int n, fathom_error_t *err)
+{
+    db_t *db = sqlite_of(store);
+    fathom_error_clear(err);
+    return write_rows(db, DB_RESULT_HIT, bind_hit, hits, n, err);
+}
+
+/* The SQLite backend's table of calls (store_backend.h). */
+static const store_ops_t sqlite_ops = {
+    .close = sqlite_close,
+    .writes_failing = sqlite_writes_failing,
+    .schema_version = sqlite_schema_version,
+    .ready = sqlite_ready,
+    .file_size = sqlite_file_size,
+    .result_get = sqlite_result_get,
+    .results_put = sqlite_results_put,
+    .results_hit = sqlite_results_hit,
+    .sweep_submit = sqlite_sweep_submit,
+    .sweep_get = sqlite_sweep_get,
+    .sweep_cancel = sqlite_sweep_cancel,
+    .sweep_list = sqlite_sweep_list,
+    .sweep_pending = sqlite_sweep_pending,
+    .sweep_claim = sqlite_sweep_claim,
+    .sweep_counts = sqlite_sweep_counts,
+    .sweep_checkpoint = sqlite_sweep_checkpoint,
+    .sweep_finish = sqlite_sweep_finish,
+    .sweep_fail = sqlite_sweep_fail,
+    .points_page = sqlite_points_page,
+    .points_best = sqlite_points_best,
+};
