@@ -200,25 +200,40 @@ static json_t *num(double x)
     return json_real(x);
 }
 
+/* jansson's _new setters take their value even when they fail (a NULL value fails too), so an
+ * encoder counts failures and gives back NULL after any: an answer is never encoded with a
+ * member or a point missing, which a decoder would read as a different request. */
+static json_t *finish(json_t *v, bool ok)
+{
+    if (!ok) {
+        json_decref(v);
+        return NULL;
+    }
+    return v;
+}
+
 static json_t *encode_curve(const llm_curve_t *c)
 {
     json_t *a = json_array();
-    for (int i = 0; a && i < c->num_points; i++)
-        json_array_append_new(a, json_pack("[o,o]", num(c->points[i].threshold),
-                                           num(c->points[i].efficiency)));
-    return a;
+    bool ok = a != NULL;
+    for (int i = 0; ok && i < c->num_points; i++)
+        ok = json_array_append_new(a, json_pack("[o,o]", num(c->points[i].threshold),
+                                                num(c->points[i].efficiency))) == 0;
+    return finish(a, ok);
 }
 
 static json_t *encode_processor(const llm_processor_t *p)
 {
     json_t *o = json_object();
-    for (int dt = 0; o && dt < LLM_DT__COUNT; dt++)
+    bool ok = o != NULL;
+    for (int dt = 0; ok && dt < LLM_DT__COUNT; dt++)
         if (p->rate[dt].present)
-            json_object_set_new(o, llm_datatype_names[dt],
-                                json_pack("{s:o,s:o}", "tflops", num(p->rate[dt].tflops),
-                                          "gflops_efficiency",
-                                          encode_curve(&p->rate[dt].gflops_efficiency)));
-    return o;
+            ok = json_object_set_new(o, llm_datatype_names[dt],
+                                     json_pack("{s:o,s:o}", "tflops", num(p->rate[dt].tflops),
+                                               "gflops_efficiency",
+                                               encode_curve(&p->rate[dt].gflops_efficiency))) ==
+                 0;
+    return finish(o, ok);
 }
 
 static json_t *encode_memory(const llm_memory_t *m)
@@ -230,19 +245,24 @@ static json_t *encode_memory(const llm_memory_t *m)
 json_t *codec_llm_system_encode(const llm_system_t *s)
 {
     json_t *nets = json_array();
-    for (int i = 0; nets && i < s->num_networks; i++) {
+    bool ok = nets != NULL;
+    for (int i = 0; ok && i < s->num_networks; i++) {
         const llm_network_t *n = &s->networks[i];
         json_t *ops = json_object();
-        for (int op = 0; ops && op < LLM_OP__COUNT; op++)
-            json_object_set_new(ops, llm_net_op_names[op],
-                                json_pack("[o,o]", num(n->ops[op].scalar),
-                                          op == LLM_OP_P2P ? json_null() : num(n->ops[op].offset)));
-        json_array_append_new(
-            nets, json_pack("{s:o,s:o,s:I,s:o,s:o,s:b,s:o}", "bandwidth", num(n->bandwidth_gbps),
-                            "efficiency", num(n->efficiency), "size", (json_int_t)n->size,
-                            "latency", num(n->latency_s), "ops", ops, "must_be_filled",
-                            n->must_be_filled, "processor_usage", num(n->processor_usage)));
+        bool ops_ok = ops != NULL;
+        for (int op = 0; ops_ok && op < LLM_OP__COUNT; op++)
+            ops_ok = json_object_set_new(
+                         ops, llm_net_op_names[op],
+                         json_pack("[o,o]", num(n->ops[op].scalar),
+                                   op == LLM_OP_P2P ? json_null() : num(n->ops[op].offset))) == 0;
+        ok = json_array_append_new(
+                 nets, json_pack("{s:o,s:o,s:I,s:o,s:o,s:b,s:o}", "bandwidth",
+                                 num(n->bandwidth_gbps), "efficiency", num(n->efficiency), "size",
+                                 (json_int_t)n->size, "latency", num(n->latency_s), "ops",
+                                 finish(ops, ops_ok), "must_be_filled", n->must_be_filled,
+                                 "processor_usage", num(n->processor_usage))) == 0;
     }
+    nets = finish(nets, ok);
     return json_pack("{s:o,s:o,s:o,s:o,s:s,s:o,s:o}", "matrix", encode_processor(&s->matrix),
                      "vector", encode_processor(&s->vector), "mem1", encode_memory(&s->mem1),
                      "mem2", encode_memory(&s->mem2), "processing_mode",
@@ -428,9 +448,10 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
     json_t *o = json_object();
     if (!o)
         return NULL;
-#define I(k, x) json_object_set_new(o, k, json_integer((json_int_t)(x)))
-#define B(k, x) json_object_set_new(o, k, json_boolean(x))
-#define S(k, x) json_object_set_new(o, k, json_string(x))
+    int failed = 0;
+#define I(k, x) failed |= json_object_set_new(o, k, json_integer((json_int_t)(x)))
+#define B(k, x) failed |= json_object_set_new(o, k, json_boolean(x))
+#define S(k, x) failed |= json_object_set_new(o, k, json_string(x))
     I("num_procs", e->num_procs);
     I("tensor_par", e->tensor_par);
     I("pipeline_par", e->pipeline_par);
@@ -463,7 +484,7 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
 #undef I
 #undef B
 #undef S
-    return o;
+    return finish(o, !failed);
 }
 
 /* ---- results ---- */
@@ -472,18 +493,21 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
 json_t *codec_llm_stats_encode(const llm_stats_t *s)
 {
     json_t *o = json_object();
-    for (int i = 0; o && i < LLM_STAT__COUNT; i++)
-        json_object_set_new(o, llm_stat_name((llm_stat_t)i), num(llm_stat_value(s, (llm_stat_t)i)));
-    return o;
+    bool ok = o != NULL;
+    for (int i = 0; ok && i < LLM_STAT__COUNT; i++)
+        ok = json_object_set_new(o, llm_stat_name((llm_stat_t)i),
+                                 num(llm_stat_value(s, (llm_stat_t)i))) == 0;
+    return finish(o, ok);
 }
 
 json_t *codec_llm_violations_encode(const llm_result_t *r)
 {
     json_t *a = json_array();
+    bool ok = a != NULL;
     const double need[2] = {r->mem_tier1_bytes, r->mem_tier2_bytes};
     const double cap[2] = {r->mem_tier1_capacity_bytes, r->mem_tier2_capacity_bytes};
     const bool fits[2] = {r->fits_tier1, r->fits_tier2};
-    for (int t = 0; a && t < 2; t++) {
+    for (int t = 0; ok && t < 2; t++) {
         if (fits[t])
             continue;
         char msg[256], ratio[48] = "";
@@ -493,11 +517,11 @@ json_t *codec_llm_violations_encode(const llm_result_t *r)
                  "memory tier %d (%s) needs %.3f GiB per processor but has %.3f GiB%s", t + 1,
                  t == 0 ? "device memory" : "offload memory", need[t] / 1073741824.0,
                  cap[t] / 1073741824.0, ratio);
-        json_array_append_new(a, json_pack("{s:i,s:o,s:o,s:s}", "tier", t + 1, "needed_bytes",
-                                           num(need[t]), "capacity_bytes", num(cap[t]), "message",
-                                           msg));
+        ok = json_array_append_new(a, json_pack("{s:i,s:o,s:o,s:s}", "tier", t + 1,
+                                                "needed_bytes", num(need[t]), "capacity_bytes",
+                                                num(cap[t]), "message", msg)) == 0;
     }
-    return a;
+    return finish(a, ok);
 }
 
 static json_t *encode_stage(const char *name, const llm_stage_memory_t *m)
