@@ -541,6 +541,13 @@ export async function fillForm(req) {
   // optimizer_sharding is ZeRO stage 1 (an older request may give only it).
   if (e.zero_stage === undefined && e.optimizer_sharding !== undefined) e.zero_stage = e.optimizer_sharding ? 1 : 0;
   delete e.optimizer_sharding;
+  // A normalized request spells out the API's own choices; left as such they would stop
+  // following the split (a grid varying DP, a new GPU count): the shard group of all of DP × CP,
+  // and the context-parallel network when there is no context parallelism.
+  if (e.shard_group !== undefined && e.shard_group === (e.data_par ?? 0) * e.context_par) delete e.shard_group;
+  if (e.context_par === 1) delete e.context_par_net;
+  write(f, 'execution.shard_group', ''); // what the request leaves out is the API's default
+  write(f, 'execution.context_par_net', '');
   write(f, 'execution.num_procs', e.num_procs ?? e.tensor_par * e.context_par * e.pipeline_par * e.data_par);
   write(f, 'execution.batch_size', e.batch_size);
   for (const k of ['tensor_par', 'context_par', 'pipeline_par', 'microbatch_size', 'pipeline_interleaving']) {
