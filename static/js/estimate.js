@@ -151,7 +151,7 @@ function currentSystem() {
 // parallelism (rs_ag, all-gather redone in backward) when TP > 1, selective recompute, ZeRO 1
 // and overlapped DP communication when DP > 1, FP8 when the system has a float8 rate; the
 // fields that depend on TP or DP follow them (data-auto) until the planner sets them.
-// Calculon presets: Calculon's defaults.
+// Calculon presets: Calculon's defaults. Either way a preset starts without offload.
 function applyDefaults() {
   const f = form();
   const modern = f.dataset.modern === 'true';
@@ -162,6 +162,12 @@ function applyDefaults() {
     const input = f.querySelector(`[data-field="execution.${k}"]`);
     if (auto) input.dataset.auto = 'true'; else delete input.dataset.auto;
   };
+  // Both start without offload, TP overlap or a shard group, fused activation on, training.
+  for (const k of ['weight_offload', 'activations_offload', 'optimizer_offload']) set(k, false);
+  set('tensor_par_overlap', 'none');
+  set('fused_activation', true);
+  set('training', true);
+  set('shard_group', '');
   if (modern) {
     if (types.includes('bfloat16')) set('datatype', 'bfloat16');
     set('attention_kernel', 'fused');

@@ -597,6 +597,27 @@ try {
     const got = {};
     for (const k of ['attention_kernel', 'fp8', 'tensor_par_comm_type', 'context_par', 'zero_stage']) got[k] = await val(k);
     check(JSON.stringify(got) === JSON.stringify({ attention_kernel: 'unfused', fp8: false, tensor_par_comm_type: 'ar', context_par: '1', zero_stage: '0' }), 'Calculon’s defaults for a Calculon preset', got);
+    // A Calculon model turned into the modern block: its own fields, kv_heads = attn_heads.
+    await page.selectOption('[data-field="model"]', 'megatron-126M');
+    await page.waitForFunction(() => document.querySelector('[data-field="model.num_blocks"]')?.value === '12');
+    await page.click('#est-modern');
+    await page.waitForSelector('[data-field="model.kv_heads"]');
+    const [kv, heads] = [await page.inputValue('[data-field="model.kv_heads"]'), await page.inputValue('[data-field="model.attn_heads"]')];
+    check(kv === heads, 'the modern block starts as multi-head attention', [kv, heads]);
+    const label = await page.$eval('[data-field="model"]', (x) => x.selectedOptions[0].textContent);
+    check(/custom model/.test(label), 'and is a custom model', label);
+    check(await val('attention_kernel') === 'fused', 'with the modern defaults', await val('attention_kernel'));
+    await page.fill('[data-field="execution.num_procs"]', '8');
+    await page.fill('[data-field="execution.batch_size"]', '32');
+    await page.dispatchEvent('[data-field="execution.batch_size"]', 'change');
+    const pending = page.waitForResponse((r) => r.url().endsWith('/v1/estimate') && r.request().method() === 'POST');
+    await page.click('#est-submit');
+    const res = await pending;
+    const sent = JSON.parse(res.request().postData());
+    check(typeof sent.model === 'object' && sent.model.kv_heads === Number(heads), 'the modern fields are sent', sent.model);
+    check(res.status() === 200, 'the modern block is estimated', [res.status(), await res.text()]);
+    const p = (await res.json()).summary.parameters_total;
+    await page.waitForFunction((n) => document.querySelector('#est-results [data-kpi="parameters"] .kpi-value')?.textContent.replace(/\D/g, '') === String(n), p);
   });
 
   await step('a search with the attention kernel and FP8 as constraints', async () => {
