@@ -554,6 +554,18 @@ try {
     await page.waitForFunction(() => /CP 2/.test(document.querySelector('#est-results .describe')?.textContent || ''));
     legend = await page.evaluate(() => window.Chart.getChart(document.querySelector('#est-results canvas')).data.datasets.map((d) => d.label));
     check(legend.some((l) => /^CP comm/.test(l)), 'the breakdown gains the context-parallel line', legend);
+    // Its link reopens it with the modern options as they were sent.
+    const href = await page.getAttribute('#est-results .share-link', 'href');
+    const stepShown = await page.textContent('#est-results .kpi:first-child .kpi-value');
+    const other = await context.newPage();
+    watch(other);
+    await other.goto(`${base}/${href}`);
+    await other.waitForSelector('#est-results [data-kpi="parameters"]');
+    const back = {};
+    for (const k of ['context_par', 'data_par', 'attention_kernel', 'fp8', 'tensor_par_comm_type', 'zero_stage']) back[k] = await other.$eval(`[data-field="execution.${k}"]`, (x) => (x.type === 'checkbox' ? x.checked : x.value));
+    check(JSON.stringify(back) === JSON.stringify({ context_par: '2', data_par: '1', attention_kernel: 'fused', fp8: true, tensor_par_comm_type: 'rs_ag', zero_stage: '0' }), 'the link restores the modern options', back);
+    check(await other.textContent('#est-results .kpi:first-child .kpi-value') === stepShown, 'same step time from the link');
+    await other.close();
   });
 
   await step('the measured runs: every row of GET /v1/validation, errors and reasons, mean and worst', async () => {
