@@ -197,6 +197,9 @@ typedef struct {
 void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
                       const llm__sizes_t *z, bool blocks, llm__block_stats_t *b);
 
+/* The step's lines (forward, backward, ... data-parallel) added in Calculon's order. */
+double llm__sum_of_lines(const llm_stats_t *st);
+
 /* The modern block's step (llm_stages.c): adds the layers outside the blocks to the step time of
  * Calculon's statistics (the heaviest stage sets the pipeline's pace), and fills x with the
  * memory of the first and last stage, the FLOP counts and the bytes per parameter. For

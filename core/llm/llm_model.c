@@ -15,6 +15,23 @@
 
 #include "llm_internal.h"
 
+double llm__sum_of_lines(const llm_stats_t *st)
+{
+    /* Calculon's order of additions: its total_time to the last bit */
+    double total = st->fw_time;
+    total += st->bw_time;
+    total += st->optim_step_time;
+    total += st->fw_offload_exposed_time;
+    total += st->bw_offload_exposed_time;
+    total += st->recompute_time;
+    total += st->recomm_exposed_time;
+    total += st->bubble_time;
+    total += st->tp_comm_exposed_time;
+    total += st->pp_comm_exposed_time;
+    total += st->dp_comm_exposed_time;
+    return total;
+}
+
 /* Python's float floor division (a // b) for the pipeline collision count. */
 static double py_floordiv(double a, double b)
 {
@@ -740,18 +757,7 @@ static void compute_step(const llm__compiled_t *k, llm__ctx_t *c, const llm_syst
         training ? per_chunk * ((baseblocks * baseblock_bw_offload_overhead) +
                                 (edgeblocks * edgeblock_bw_offload_overhead))
                  : 0;
-    double total = st->fw_time;
-    total += st->bw_time;
-    total += st->optim_step_time;
-    total += st->fw_offload_exposed_time;
-    total += st->bw_offload_exposed_time;
-    total += st->recompute_time;
-    total += st->recomm_exposed_time;
-    total += st->bubble_time;
-    total += st->tp_comm_exposed_time;
-    total += st->pp_comm_exposed_time;
-    total += st->dp_comm_exposed_time;
-    st->total_time = total;
+    st->total_time = llm__sum_of_lines(st);
 
     /* Offload bandwidth needed to hide the transfers behind one block's compute. */
     double fw_window = min2(baseblock_fw_time_no_offload - b->fw_mem_time,
