@@ -31,6 +31,13 @@ function buildForm(presets) {
       options: [['unfused', 'unfused (Calculon’s)'], ['fused', 'fused (flash attention)'], ['all', 'try both']], hint: 'fused needs a modern model (Llama 3, Mistral, Qwen 2.5 or the modern block)' }),
     field({ scope: sc, label: 'FP8 matrix multiplies', field: 'options.fp8', type: 'select', value: 'false',
       options: [['false', 'off'], ['true', 'on'], ['all', 'try both']], hint: 'needs a float8 rate on the system and float16 or bfloat16' }),
+    field({ scope: sc, label: 'Context parallel (CP)', field: 'options.context_par', type: 'select', value: '1',
+      options: [['1', '1 (none)'], ['2', '2'], ['4', '4'], ['8', '8'], ['16', '16'], ['all', 'try every degree']],
+      hint: 'ring attention for long sequences: needs a modern model and fused attention' }),
+    field({ scope: sc, label: 'ZeRO stage', field: 'options.zero_stage', type: 'select', value: 'calculon',
+      options: [['calculon', 'optimizer sharded or not (Calculon’s)'], ['0', '0: nothing sharded'], ['1', '1: optimizer state'],
+        ['2', '2: also gradients'], ['3', '3: also parameters (FSDP)'], ['all', 'try every stage']],
+      hint: 'stages 2 and 3 need a modern model' }),
     field({ scope: sc, label: 'Skip TP overlap', field: 'options.no_tp_overlap', type: 'checkbox' }),
     field({ scope: sc, label: 'Skip DP overlap', field: 'options.no_dp_overlap', type: 'checkbox' }),
     field({ scope: sc, label: 'Stop growing the microbatch once it stops fitting', field: 'options.mbs_break', type: 'checkbox' }),
@@ -95,6 +102,10 @@ function requestOf() {
   }
   // fp8 is a JSON boolean or "all" (fused_activation also takes strings; fp8 does not).
   if (req.options.fp8 === 'true' || req.options.fp8 === 'false') req.options.fp8 = req.options.fp8 === 'true';
+  // context_par and zero_stage are integers or "all"; Calculon's sharding loop is the default.
+  if (req.options.context_par !== undefined && req.options.context_par !== 'all') req.options.context_par = Number(req.options.context_par);
+  if (req.options.zero_stage === 'calculon') delete req.options.zero_stage;
+  else if (req.options.zero_stage !== undefined && req.options.zero_stage !== 'all') req.options.zero_stage = Number(req.options.zero_stage);
   // Grouped, the rows are layouts: ask for more executions (up to the API's 100) so that the
   // near-duplicates folded away still leave as many layouts as were asked for.
   if (read(f, 'group') && req.options.top_n) req.options.top_n = Math.min(100, req.options.top_n * 5);
@@ -268,6 +279,8 @@ function otherOptions(e) {
   if (e.data_par_overlap) out.push('DP overlap');
   if (e.fused_activation === false) out.push('unfused');
   if (e.attention_kernel === 'fused') out.push('fused attention');
+  if (e.context_par > 1) out.push(`CP ${e.context_par}`);
+  if (e.zero_stage > 1) out.push(`ZeRO-${e.zero_stage}`);
   if (e.fp8) out.push('FP8');
   const off = ['weight', 'activations', 'optimizer'].filter((k) => e[`${k}_offload`]);
   if (off.length) out.push(`offload ${off.join('+')}`);

@@ -643,16 +643,22 @@ try {
     await page.fill('#sw-search [data-field="options.top_n"]', '5');
     await page.selectOption('#sw-search [data-field="options.attention_kernel"]', 'fused');
     await page.selectOption('#sw-search [data-field="options.fp8"]', 'all');
+    await page.selectOption('#sw-search [data-field="options.context_par"]', '2');
+    await page.selectOption('#sw-search [data-field="options.zero_stage"]', 'all');
     const sent = page.waitForRequest((r) => r.url().endsWith('/v1/sweep') && r.method() === 'POST');
     await page.click('#sw-submit');
     const body = JSON.parse((await sent).postData());
     check(body.options.attention_kernel === 'fused' && body.options.fp8 === 'all', 'the constraints are sent as the API names them', body.options);
+    check(body.options.context_par === 2 && body.options.zero_stage === 'all', 'context_par as a number, zero_stage as "all"', body.options);
     await page.waitForFunction(() => ['done', 'failed', 'cancelled'].includes(document.querySelector('#sw-status').dataset.state) && document.querySelector('#sw-results h3'), null, { timeout: 180000 });
     check(await page.getAttribute('#sw-status', 'data-state') === 'done', 'search finished', await page.textContent('#sw-results'));
     const other = await page.$$eval('#sw-results table.top tbody tr', (trs) => trs.map((r) => r.cells[11].textContent.split('+')[0]));
     check(other.length > 0 && other.every((o) => /fused attention/.test(o)), 'every listed layout uses fused attention', other);
+    check(other.every((o) => /CP 2/.test(o)), 'every listed layout splits the sequence in two', other);
     await page.selectOption('#sw-search [data-field="options.attention_kernel"]', 'unfused');
     await page.selectOption('#sw-search [data-field="options.fp8"]', 'false');
+    await page.selectOption('#sw-search [data-field="options.context_par"]', '1');
+    await page.selectOption('#sw-search [data-field="options.zero_stage"]', 'calculon');
   });
 
   await step('no page errors and nothing fetched from outside', async () => {
