@@ -252,7 +252,9 @@ static const char *const execution_keys[] = {
     "activation_recompute", "pipeline_interleaving", "optimizer_sharding",
     "tensor_par_comm_type", "tensor_par_overlap", "seq_par_ag_redo",  "data_par_overlap",
     "weight_offload",      "activations_offload", "optimizer_offload", "training",
-    "attention_kernel",    "fp8",                NULL};
+    "attention_kernel",    "fp8",                "expert_par",        "expert_tensor_par",
+    "expert_par_net",      "moe_load_imbalance", "moe_capacity_factor", "moe_a2a_overlap",
+    NULL};
 
 int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_t *out,
                                fathom_error_t *err)
@@ -329,6 +331,20 @@ int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_
                 llm_attn_kernel_names, &kernel, err) ||
         jr_bool(v, path, "fp8", JR_OPTIONAL, false, &e.fp8, err))
         return -1;
+    int64_t ep_net = 0;
+    if (jr_int(v, path, "expert_par", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_PROCS, &e.expert_par,
+               err) ||
+        jr_int(v, path, "expert_tensor_par", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_PROCS,
+               &e.expert_tensor_par, err) ||
+        jr_int(v, path, "expert_par_net", JR_OPTIONAL, nets[0], 0, LLM_MAX_NETWORKS - 1, &ep_net,
+               err) ||
+        jr_real(v, path, "moe_load_imbalance", JR_OPTIONAL, 1.0, 1.0, 1e6,
+                &e.moe_load_imbalance, err) ||
+        jr_real(v, path, "moe_capacity_factor", JR_OPTIONAL, 0.0, 0.0, 1e6,
+                &e.moe_capacity_factor, err) ||
+        jr_bool(v, path, "moe_a2a_overlap", JR_OPTIONAL, false, &e.moe_a2a_overlap, err))
+        return -1;
+    e.expert_par_net = (int)ep_net;
     e.attention_kernel = (llm_attn_kernel_t)kernel;
     e.tensor_par_net = (int)nets[0];
     e.pipeline_par_net = (int)nets[1];
@@ -375,6 +391,16 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
     B("training", e->training);
     S("attention_kernel", llm_attn_kernel_names[e->attention_kernel]);
     B("fp8", e->fp8);
+    /* MoE fields only when they say something, so existing configurations keep their form. */
+    if (e->expert_par > 1 || e->expert_tensor_par > 1 || e->moe_load_imbalance > 1 ||
+        e->moe_capacity_factor > 0 || e->moe_a2a_overlap || e->expert_par_net != e->tensor_par_net) {
+        I("expert_par", e->expert_par);
+        I("expert_tensor_par", e->expert_tensor_par);
+        I("expert_par_net", e->expert_par_net);
+        json_object_set_new(o, "moe_load_imbalance", json_real(e->moe_load_imbalance));
+        json_object_set_new(o, "moe_capacity_factor", json_real(e->moe_capacity_factor));
+        B("moe_a2a_overlap", e->moe_a2a_overlap);
+    }
 #undef I
 #undef B
 #undef S

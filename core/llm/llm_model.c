@@ -191,7 +191,7 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
                    llm__compiled_t *k, fathom_error_t *err)
 {
     if (llm__check_execution(m, e, err) || check_modern(m, s, e, err) ||
-        llm__check_networks(s, e, err))
+        llm__check_networks(s, e, err) || llm__check_moe(m, s, e, err))
         return -1;
     const llm_rate_t *mrate = &s->matrix.rate[e->datatype];
     const llm_rate_t *vrate = &s->vector.rate[e->datatype];
@@ -285,6 +285,11 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
     c->mem2_bw = s->mem2.gbps * 1e9;
     c->bpe = llm_datatype_bytes(e->datatype);
     c->optim_shards = e->optimizer_sharding ? (double)dp : 1.0;
+    /* routed experts' optimizer: over the expert data-parallel group (llm_moe.c) */
+    c->expert_optim_shards = e->optimizer_sharding
+                                 ? (double)(tp * dp) / (double)(llm__expert_par(e) *
+                                                                llm__expert_tensor_par(e))
+                                 : 1.0;
     c->attention_flops = c->matrix_flops * s->attention_efficiency;
     if (e->fp8) {
         c->fp8_matrix_flops = s->matrix.rate[LLM_DT_FLOAT8].tflops * 1e12;
@@ -739,6 +744,9 @@ int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execu
     compute_memory(&k, e, &b, st);
     compute_step(&k, &k.c, s, e, &b, st);
     llm__stages(m, s, e, &k, &b, st, &out->extra);
+    out->extra.expert_parallel_tier = -1;
+    if (m->moe.num_experts > 0)
+        llm__moe_step(m, s, e, &k, st, &out->extra);
 
     if (k.c.uncovered) {
         char field[FATHOM_ERROR_FIELD_MAX];
