@@ -441,10 +441,16 @@ json_t *codec_llm_violations_encode(const llm_result_t *r)
 
 static json_t *encode_stage(const char *name, const llm_stage_memory_t *m)
 {
-    return json_pack("{s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:o}", "stage", name, "blocks",
-                     (json_int_t)m->blocks, "weights", num(m->weights), "gradients",
-                     num(m->gradients), "optimizer", num(m->optimizer), "activations",
-                     num(m->activations), "buffers", num(m->buffers), "total", num(m->total));
+    /* expert: the routed experts' weights, gradients and optimizer; non_expert: the rest */
+    return json_pack("{s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:{s:o,s:o,s:o},s:{s:o,s:o,s:o}}",
+                     "stage", name, "blocks", (json_int_t)m->blocks, "weights", num(m->weights),
+                     "gradients", num(m->gradients), "optimizer", num(m->optimizer),
+                     "activations", num(m->activations), "buffers", num(m->buffers), "total",
+                     num(m->total), "expert", "weights", num(m->expert_weights), "gradients",
+                     num(m->expert_gradients), "optimizer", num(m->expert_optimizer),
+                     "non_expert", "weights", num(m->weights - m->expert_weights), "gradients",
+                     num(m->gradients - m->expert_gradients), "optimizer",
+                     num(m->optimizer - m->expert_optimizer));
 }
 
 /* Per-stage memory of the first and last pipeline stage, the heaviest named, and the bytes per
@@ -464,13 +470,18 @@ static json_t *encode_memory_breakdown(const llm_result_t *r)
 static json_t *encode_flops(const fathom_model_t *m, const llm_execution_t *e,
                             const llm_result_t *r)
 {
-    tf_params_t params;
-    tf_params(m, &params);
+    llm_params_t params;
+    llm_parameters(m, &params);
     const llm_stats_t *s = &r->stats;
     const double model = llm_model_flops(m, e->batch_size, e->training);
     const double tokens = (double)e->batch_size * (double)m->seq_size;
     const double per_proc_s = s->total_time * (double)e->num_procs;
-    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "parameters_total", num(params.total),
+    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "parameters_total",
+                     num(params.total), "parameters_active", num(params.active),
+                     "expert_parallel_tier",
+                     r->extra.expert_parallel_tier >= 0
+                         ? json_integer(r->extra.expert_parallel_tier)
+                         : json_null(),
                      "model_flops_per_step", num(model), "hardware_flops_per_step",
                      num(r->extra.hardware_flops), "model_flops_per_token", num(model / tokens),
                      "mfu", num(per_proc_s > 0 ? model / (per_proc_s * r->extra.peak_flops) : 0),
@@ -494,6 +505,13 @@ json_t *codec_llm_summary_encode(const fathom_model_t *m, const llm_execution_t 
         num(s->pp_comm_exposed_time), "data_parallel_comm", num(s->dp_comm_exposed_time),
         "forward_offload", num(s->fw_offload_exposed_time), "backward_offload",
         num(s->bw_offload_exposed_time));
+    if (breakdown && (json_object_set_new(breakdown, "expert_parallel_comm",
+                                          num(r->extra.expert_parallel_comm)) ||
+                      json_object_set_new(breakdown, "routed_expert_compute",
+                                          num(r->extra.routed_expert_compute)))) {
+        json_decref(breakdown);
+        breakdown = NULL;
+    }
     json_t *o = json_pack(
         "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:I,s:I,s:o,s:o,s:o}", "step_time_s",
         num(s->total_time), "sample_rate", num(s->sample_rate), "tokens_per_s", num(tokens_per_s),

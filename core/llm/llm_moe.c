@@ -393,20 +393,32 @@ int llm__check_moe(const fathom_model_t *m, const llm_system_t *s, const llm_exe
 void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                    llm__compiled_t *k, llm_stats_t *st, llm_step_extra_t *x)
 {
-    x->expert_parallel_tier = -1;
+    /* Weights, gradients and optimizer by block kind (dense and MoE blocks, routed experts
+     * sharded over the expert data-parallel group), in place of the block table's, which costs
+     * every block as an MoE block. */
+    const double bpe = k->c.bpe;
+    const double old_heavy = x->stages[x->heaviest_stage].total;
     for (int i = 0; i < 2; i++) {
         llm_state_memory_t sm;
         llm_moe_state_memory(m, e, i == 0 ? 0 : e->pipeline_par - 1, &sm);
-        x->stages[i].expert_weights = sm.expert_weights;
-        x->stages[i].expert_gradients = sm.expert_gradients;
-        x->stages[i].expert_optimizer = sm.expert_optimizer;
+        llm_stage_memory_t *g = &x->stages[i];
+        const double p = sm.params + sm.expert_params;
+        const double before = g->weights + g->gradients + g->optimizer;
+        g->weights = p * bpe + (e->fp8 ? 2 * p : 0);
+        g->gradients = e->training ? p * 4 : 0;
+        g->optimizer = e->training ? sm.optimizer + sm.expert_optimizer : 0;
+        g->expert_weights = sm.expert_weights + (e->fp8 ? 2 * sm.expert_params : 0);
+        g->expert_gradients = e->training ? sm.expert_gradients : 0;
+        g->expert_optimizer = e->training ? sm.expert_optimizer : 0;
+        g->total += g->weights + g->gradients + g->optimizer - before;
     }
-    if (m->moe.num_experts == 0)
-        return;
+    x->heaviest_stage = x->stages[1].total > x->stages[0].total ? 1 : 0;
+    if (!e->weight_offload && !e->optimizer_offload && !e->activations_offload)
+        st->proc_mem_tier1_cap_req += x->stages[x->heaviest_stage].total - old_heavy;
     const double ep = (double)llm__expert_par(e), etp = (double)llm__expert_tensor_par(e);
     x->expert_parallel_tier = ep > 1 ? e->expert_par_net : -1;
     const double bytes = llm__moe_local_tokens(m, e) * (double)m->moe.top_k * (double)m->hidden *
-                         k->c.bpe * llm__moe_row_factor(e);
+                         bpe * llm__moe_row_factor(e);
     const double a2a = llm_a2a_time(s, e->expert_par_net, bytes, ep, ep * etp);
     const double fw = 2 * a2a, bw = e->training ? 2 * a2a : 0;
     const double re = e->training && e->activation_recompute == LLM_RECOMPUTE_FULL ? 2 * a2a : 0;
