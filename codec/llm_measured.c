@@ -15,8 +15,17 @@
  *              rank order), the rest on the node-spanning tier
  *   recompute  unknown in the sources: the least that fits in memory (none, then attn_only,
  *              then full)
- * Rows the step model cannot express yet (context parallelism, FSDP, mixture of experts, or no
- * tokens/s published) are listed with the reason. */
+ *   MoE rows   model.moe from the row's num_experts, top_k, expert_ffn, shared_experts and
+ *              shared_expert_ffn, the first dense blocks from moe_layers ("first 3 dense");
+ *              model.mla parsed from the attention text ("MLA (q_lora 1536, kv_lora 512, …)");
+ *              model.mtp_blocks from mtp_layers; feedforward = expert_ffn when the row gives no
+ *              dense ffn (no dense block then); no router bias (timing-neutral); expert_par = ep,
+ *              expert_tensor_par = etp (1 when not given, Megatron-Bridge's recipes); the
+ *              dispatch/combine all-to-all on the NVLink tier while ep·etp fits in it, else on
+ *              the node-spanning tier; moe_load_imbalance 1 (the recipes force-balance routing);
+ *              no all-to-all overlap (the tables do not say)
+ * Rows the step model cannot express yet (context parallelism, FSDP, or no tokens/s published)
+ * are listed with the reason. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,8 +48,6 @@ static const char *row_str(const json_t *row, const char *key)
 /* Why a row cannot be estimated yet, or NULL. */
 static const char *inexpressible(const json_t *row)
 {
-    if (json_is_true(json_object_get(row, "moe")))
-        return "mixture of experts: not modelled yet";
     if (row_int(row, "cp", 1) > 1)
         return "context parallelism: not modelled yet";
     if (row_int(row, "fsdp", 0) > 0 || json_is_true(json_object_get(row, "fsdp_enabled")))
@@ -61,7 +68,61 @@ static const char *system_for(const char *gpu)
     return NULL;
 }
 
+static json_t *row_model_dense(const json_t *row);
+
+/* The integer after `key` in a free-text field ("q_lora 1536"), or dflt. */
+static int64_t text_int(const char *text, const char *key, int64_t dflt)
+{
+    const char *p = strstr(text, key);
+    long long v;
+    return p && sscanf(p + strlen(key), " %lld", &v) == 1 ? (int64_t)v : dflt;
+}
+
+/* model.moe, model.mla and model.mtp_blocks of an MoE row (header comment). */
+static int add_moe(const json_t *row, json_t *m)
+{
+    if (!json_is_true(json_object_get(row, "moe")))
+        return 0;
+    const int64_t fe = row_int(row, "expert_ffn", 0);
+    const int64_t shared = row_int(row, "shared_experts", 0);
+    json_t *moe = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "num_experts",
+                            (json_int_t)row_int(row, "num_experts", 0), "top_k",
+                            (json_int_t)row_int(row, "top_k", 0), "expert_feedforward",
+                            (json_int_t)fe, "shared_experts", (json_int_t)shared,
+                            "shared_expert_feedforward",
+                            (json_int_t)row_int(row, "shared_expert_ffn", fe),
+                            "first_dense_blocks",
+                            (json_int_t)text_int(row_str(row, "moe_layers"), "first", 0));
+    if (!moe || json_object_set_new(m, "moe", moe))
+        return -1;
+    if (row_int(row, "ffn", 0) == 0 && json_object_set_new(m, "feedforward", json_integer(fe)))
+        return -1;
+    if (row_int(row, "mtp_layers", 0) > 0 &&
+        json_object_set_new(m, "mtp_blocks", json_integer(row_int(row, "mtp_layers", 0))))
+        return -1;
+    const char *attn = row_str(row, "attention");
+    if (strncmp(attn, "MLA", 3) != 0)
+        return 0;
+    json_t *mla = json_pack("{s:I,s:I,s:I,s:I,s:I}", "q_lora_rank",
+                            (json_int_t)text_int(attn, "q_lora", 0), "kv_lora_rank",
+                            (json_int_t)text_int(attn, "kv_lora", 0), "qk_nope_head_dim",
+                            (json_int_t)text_int(attn, "qk_nope", 0), "qk_rope_head_dim",
+                            (json_int_t)text_int(attn, "qk_rope", 0), "v_head_dim",
+                            (json_int_t)text_int(attn, "v ", 0));
+    return !mla || json_object_set_new(m, "mla", mla) ? -1 : 0;
+}
+
 static json_t *row_model(const json_t *row)
+{
+    json_t *m = row_model_dense(row);
+    if (m && add_moe(row, m)) {
+        json_decref(m);
+        return NULL;
+    }
+    return m;
+}
+
+static json_t *row_model_dense(const json_t *row)
 {
     const bool gated = strstr(row_str(row, "mlp"), "SwiGLU") != NULL;
     int64_t heads = row_int(row, "heads", 1);
@@ -102,7 +163,7 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
     int nets[3];
     place_networks(s, tp, dp, pp, nets);
     const bool redo = tp > 1 && strcmp(recompute, "full") != 0;
-    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:b,s:s,s:s,s:I,s:b,s:b,s:s,s:i,s:i,s:i,s:b}",
+    json_t *e = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:b,s:s,s:s,s:I,s:b,s:b,s:s,s:i,s:i,s:i,s:b}",
                      "num_procs", (json_int_t)row_int(row, "gpu_count", 1), "tensor_par",
                      (json_int_t)tp, "pipeline_par", (json_int_t)pp, "data_par", (json_int_t)dp,
                      "batch_size", (json_int_t)row_int(row, "global_batch", 1),
@@ -113,6 +174,18 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
                      "data_par_overlap", dp > 1, "activation_recompute", recompute,
                      "tensor_par_net", nets[0], "data_par_net", nets[1], "pipeline_par_net",
                      nets[2], "seq_par_ag_redo", redo);
+    if (e && json_is_true(json_object_get(row, "moe"))) {
+        /* EP on the NVLink tier while the expert group fits in it, else the node tier */
+        const int64_t ep = row_int(row, "ep", 1), etp = row_int(row, "etp", 1);
+        const int net = ep * etp <= s->networks[0].size || s->num_networks < 2 ? 0 : 1;
+        if (json_object_set_new(e, "expert_par", json_integer(ep)) ||
+            json_object_set_new(e, "expert_tensor_par", json_integer(etp)) ||
+            json_object_set_new(e, "expert_par_net", json_integer(net))) {
+            json_decref(e);
+            return NULL;
+        }
+    }
+    return e;
 }
 
 /* Estimates one expressible row with the least recompute that fits; NULL with err set when the
@@ -172,8 +245,8 @@ json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t
         return NULL;
     }
     json_t *out = json_array();
-    double sum = 0, worst = 0;
-    int n = 0;
+    double sum = 0, worst = 0, moe_sum = 0, moe_worst = 0;
+    int n = 0, moe_n = 0;
     for (size_t i = 0; out && i < json_array_size(rows); i++) {
         const json_t *row = json_array_get(rows, i);
         json_t *item = json_pack("{s:s,s:s,s:s,s:I,s:{s:I,s:I,s:I,s:I,s:I}}", "id",
@@ -196,6 +269,7 @@ json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t
             continue;
         }
         json_object_set_new(item, "expressible", json_boolean(why == NULL));
+        json_object_set_new(item, "moe", json_boolean(json_is_true(json_object_get(row, "moe"))));
         if (why) {
             json_object_set_new(item, "reason", json_string(why));
         } else {
@@ -204,6 +278,11 @@ json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t
             sum += e;
             worst = e > worst ? e : worst;
             n++;
+            if (json_is_true(json_object_get(row, "moe"))) {
+                moe_sum += e;
+                moe_worst = e > moe_worst ? e : moe_worst;
+                moe_n++;
+            }
         }
         json_decref(est);
         json_array_append_new(out, item);
@@ -212,9 +291,12 @@ json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
         return NULL;
     }
-    return json_pack("{s:s,s:o,s:i,s:i,s:f,s:f}", "source", "presets/validation/measured_runs.json",
-                     "rows", out, "rows_estimated", n, "rows_total", (int)json_array_size(rows),
-                     "mean_abs_error_pct", n ? sum / n : 0.0, "max_abs_error_pct", worst);
+    return json_pack("{s:s,s:o,s:i,s:i,s:f,s:f,s:i,s:f,s:f}", "source",
+                     "presets/validation/measured_runs.json", "rows", out, "rows_estimated", n,
+                     "rows_total", (int)json_array_size(rows), "mean_abs_error_pct",
+                     n ? sum / n : 0.0, "max_abs_error_pct", worst, "moe_rows_estimated", moe_n,
+                     "moe_mean_abs_error_pct", moe_n ? moe_sum / moe_n : 0.0,
+                     "moe_max_abs_error_pct", moe_worst);
 }
 
 char *codec_llm_measured_text(const json_t *report)
@@ -253,6 +335,10 @@ char *codec_llm_measured_text(const json_t *report)
             (long long)json_integer_value(json_object_get(report, "rows_total")),
             json_number_value(json_object_get(report, "mean_abs_error_pct")),
             json_number_value(json_object_get(report, "max_abs_error_pct")));
+    fprintf(f, "of which mixture of experts, %lld rows: mean absolute error %.1f%%, worst %.1f%%\n",
+            (long long)json_integer_value(json_object_get(report, "moe_rows_estimated")),
+            json_number_value(json_object_get(report, "moe_mean_abs_error_pct")),
+            json_number_value(json_object_get(report, "moe_max_abs_error_pct")));
     if (fclose(f) != 0) {
         free(buf);
         return NULL;
