@@ -476,8 +476,9 @@ static json_t *encode_flops(const fathom_model_t *m, const llm_execution_t *e,
     const double model = llm_model_flops(m, e->batch_size, e->training);
     const double tokens = (double)e->batch_size * (double)m->seq_size;
     const double per_proc_s = s->total_time * (double)e->num_procs;
-    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "parameters_total",
+    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "parameters_total",
                      num(params.total), "parameters_active", num(params.active),
+                     "routed_expert_compute_s", num(r->extra.routed_expert_compute),
                      "expert_parallel_tier",
                      r->extra.expert_parallel_tier >= 0
                          ? json_integer(r->extra.expert_parallel_tier)
@@ -505,10 +506,8 @@ json_t *codec_llm_summary_encode(const fathom_model_t *m, const llm_execution_t 
         num(s->pp_comm_exposed_time), "data_parallel_comm", num(s->dp_comm_exposed_time),
         "forward_offload", num(s->fw_offload_exposed_time), "backward_offload",
         num(s->bw_offload_exposed_time));
-    if (breakdown && (json_object_set_new(breakdown, "expert_parallel_comm",
-                                          num(r->extra.expert_parallel_comm)) ||
-                      json_object_set_new(breakdown, "routed_expert_compute",
-                                          num(r->extra.routed_expert_compute)))) {
+    if (breakdown && json_object_set_new(breakdown, "expert_parallel_comm",
+                                         num(r->extra.expert_parallel_comm))) {
         json_decref(breakdown);
         breakdown = NULL;
     }
