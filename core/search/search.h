@@ -26,9 +26,12 @@
  *                     (Calculon's "all" really is false first)
  *   microbatch_size   every divisor of batch/dp whose product with seq_size tp divides
  *   tensor_par_net, pipeline_par_net, data_par_net: every network when the degree > 1, else 0
- * Fathom's dimensions, outermost in a unit (so each value gets its own pruning verdicts), one
- * value unless the request frees them: attention_kernel (unfused, then fused) and fp8 (false,
- * then true). Their defaults (unfused, false) leave Calculon's space exactly as it was.
+ * Fathom's dimensions, outermost in a unit (so each value gets its own pruning verdicts): for a
+ * model with experts, every expert layout (expert_par dividing num_experts, then
+ * expert_tensor_par dividing expert_feedforward, their product dividing tp·dp), the all-to-all on
+ * the lowest tier the expert group fits in, balanced routing; then, one value unless the request
+ * frees them, attention_kernel (unfused, then fused) and fp8 (false, then true). Their defaults
+ * (unfused, false) and a dense model leave Calculon's space exactly as it was.
  * With mbs_break, once a microbatch size gives no good execution over all network assignments,
  * the larger microbatch sizes of that loop are not tried (and not counted).
  *
