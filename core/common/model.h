@@ -112,4 +112,23 @@ static inline double model_norm_params(const fathom_model_t *m)
     return m->norm == MODEL_NORM_LAYERNORM && m->bias ? 2.0 * h : h;
 }
 
+/* One block's parameters by how they are laid out (model_params.c): divided by tensor
+ * parallelism (attention projections, dense MLP, shared experts), replicated (norms, router,
+ * MLA's down projections and latent norms), and routed experts (all num_experts of them). */
+typedef struct {
+    double split, replicated, routed;
+} model_block_params_t;
+model_block_params_t model_block_params(const fathom_model_t *m, bool moe);
+/* An MTP depth beyond its block (DeepSeek-V3): the 2h→h projection of [embedding; hidden] and
+ * three norms (of the embedding, of the hidden state, before the shared output head). */
+double model_mtp_extra_params(const fathom_model_t *m);
+
+/* Parameters as a checkpoint counts them: total (MTP depths included), routed experts' share,
+ * and active per token (embeddings, output layer, norms, attention, routers, top_k routed and
+ * every shared expert). */
+typedef struct {
+    double total, active, routed;
+} model_params_t;
+void model_parameters(const fathom_model_t *m, model_params_t *p);
+
 #endif

@@ -31,6 +31,9 @@ class Moe(ServerTestCase):
             s = r.json()["summary"]
             self.assertEqual(s["parameters_total"], total, name)
             self.assertEqual(s["parameters_active"], active, name)
+            t = self.server.post("/v1/transformer", {"model": name})  # the analytic model agrees
+            self.assertEqual(t.status, 200, t.body)
+            self.assertEqual(t.json()["params"]["total"], total, name)
         model = self.server.get("/v1/presets/models/deepseek-v3").json()
         model.pop("$comment", None)
         model["mtp_blocks"] = 0
