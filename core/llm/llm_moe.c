@@ -309,6 +309,40 @@ int llm__check_moe(const fathom_model_t *m, const llm_system_t *s, const llm_exe
 
 /* ---- the step ---- */
 
+/* The block table costs every block of an MoE model as an MoE block. The first stage's `n`
+ * dense blocks (DeepSeek-V3's first three) take, per microbatch, what a dense block takes
+ * instead: each line of the breakdown (forward, backward, recompute, TP communication and its
+ * repetition) gets n·nmb·(dense − MoE) of its block's time. The bubble and the DP reduction keep
+ * the MoE block's. */
+static double dense_blocks(const fathom_model_t *m, const llm_system_t *s,
+                           const llm_execution_t *e, llm__compiled_t *k, double n, llm_stats_t *st)
+{
+    if (n <= 0)
+        return 0;
+    fathom_model_t d = *m;
+    d.moe.num_experts = 0;
+    llm__block_t blk;
+    llm__build_block(&d, s, e, &k->z, &blk);
+    llm__block_stats_t b;
+    llm__block_stats(&blk, &k->c, e, &k->z, true, &b);
+    const double f = n * (double)k->nmb, train = e->training ? 1 : 0;
+    const double re = e->training && e->activation_recompute != LLM_RECOMPUTE_NONE ? 1 : 0;
+    const double dfw = f * (b.fw_time - st->block_fw_time);
+    const double dbw = train * f * (b.agrad_time + b.wgrad_time - st->block_agrad_time -
+                                    st->block_wgrad_time);
+    const double dre = re * f * (b.re_time - st->block_re_time);
+    const double dtp = f * (b.fw_tp_exposed[0] - st->baseblock_fw_tp_time_exposed +
+                            train * (b.agrad_tp_exposed[0] - st->baseblock_agrad_tp_time_exposed));
+    const double drc = re * f * (b.recomm_exposed[0] - st->baseblock_recomm_time_exposed);
+    st->fw_time += dfw;
+    st->bw_time += dbw;
+    st->recompute_time += dre;
+    st->tp_comm_exposed_time += dtp;
+    st->recomm_exposed_time += drc;
+    st->total_time += dfw + dbw + dre + dtp + drc;
+    return dfw + dbw + dre; /* compute */
+}
+
 /* Dispatch and combine per MoE block and microbatch, forward: each rank sends its T·k token
  * copies of h elements (row_factor more at the busiest) and gets as many back; backward the
  * same two again for the gradients. Overlapped (moe_a2a_overlap: DualPipe, Megatron's 1F1B A2A
@@ -354,8 +388,17 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
     /* MoE blocks on the first stage, the one that sets the pace of the blocks */
     const double moe_blocks = (double)model_moe_blocks_in(m, 0, k->bpp);
     const double nmb = (double)k->nmb;
+    const double old_total = st->total_time;
+    const double perfect = st->total_efficiency * old_total;
+    double compute = st->system_efficiency * old_total;
+    compute += dense_blocks(m, s, e, k, (double)k->bpp - moe_blocks, st);
     x->expert_parallel_comm = (fw_exp + bw_exp) * moe_blocks * nmb;
     st->total_time += x->expert_parallel_comm;
+    /* the rate and efficiencies of the new step time (as llm_stages.c's outer layers do) */
+    st->sample_rate = (double)e->batch_size / st->total_time;
+    st->compute_efficiency = perfect / compute;
+    st->system_efficiency = compute / st->total_time;
+    st->total_efficiency = perfect / st->total_time;
 
     /* The routed experts' grouped GEMMs as costed in the block (informational). */
     llm__block_t blk;

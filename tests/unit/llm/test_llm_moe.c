@@ -368,6 +368,7 @@ static void a2a_in_step(void **state)
     assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
     assert_close(r.extra.expert_parallel_comm, 3.2768e-7, 1e-12);
     assert_int_equal(r.extra.expert_parallel_tier, 0);
+    assert_close(r.stats.sample_rate, 4 / r.stats.total_time, 1e-15); /* the rate follows */
     double base = r.stats.total_time;
     e.moe_a2a_overlap = true;
     assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
