@@ -380,6 +380,29 @@ static void a2a_in_step(void **state)
     assert_close(r.extra.expert_parallel_comm, 1.5 * 3.2768e-7, 1e-12);
 }
 
+/* Tiny MoE with its first block dense (2 blocks, one stage): the forward and backward lines are
+ * the mean of the all-MoE model's and the dense model's — one block of each — since the
+ * outer layers are the same in all three and the network is too fast to count. */
+static void dense_blocks_in_step(void **state)
+{
+    (void)state;
+    fathom_model_t all = tiny_moe(), mixed = tiny_moe(), dense = tiny_moe();
+    mixed.moe.first_dense_blocks = 1;
+    dense.moe.num_experts = 0;
+    llm_system_t s = unit_system();
+    llm_execution_t e = layout(1, 1, 1, 1);
+    e.optimizer_sharding = false;
+    llm_result_t a, b, c;
+    fathom_error_t err;
+    assert_int_equal(llm_estimate(&all, &s, &e, &a, &err), 0);
+    assert_int_equal(llm_estimate(&mixed, &s, &e, &b, &err), 0);
+    assert_int_equal(llm_estimate(&dense, &s, &e, &c, &err), 0);
+    assert_true(a.stats.fw_time != c.stats.fw_time);
+    assert_close(b.stats.fw_time, (a.stats.fw_time + c.stats.fw_time) / 2, 1e-12);
+    assert_close(b.stats.bw_time, (a.stats.bw_time + c.stats.bw_time) / 2, 1e-12);
+    assert_close(b.stats.sample_rate, (double)e.batch_size / b.stats.total_time, 1e-15);
+}
+
 /* ---- grouped GEMMs and imbalance ---- */
 
 static const llm__layer_t *expert_layer(const llm__block_t *b, int nth)
@@ -511,7 +534,8 @@ int main(void)
         cmocka_unit_test(parameter_counts), cmocka_unit_test(model_flops_megatron),
         cmocka_unit_test(mla_flops),        cmocka_unit_test(memory_deepseek_v3),
         cmocka_unit_test(memory_mixtral),   cmocka_unit_test(a2a_cost),
-        cmocka_unit_test(a2a_in_step),      cmocka_unit_test(grouped_gemm),
+        cmocka_unit_test(a2a_in_step),      cmocka_unit_test(dense_blocks_in_step),
+        cmocka_unit_test(grouped_gemm),
         cmocka_unit_test(bad_fields),       cmocka_unit_test(round_trip),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
