@@ -5,6 +5,7 @@ bad MoE fields as 422s naming the field, and the MoE rows of the measured valida
 import unittest
 
 from harness import ServerTestCase, validate
+from test_sweeps import wait_for
 
 # Published totals and active parameters (the models' config.json, DeepSeek-V3 without MTP).
 PARAMETERS = {"mixtral-8x7B": (46702792704, 12879925248),
@@ -103,6 +104,27 @@ class Moe(ServerTestCase):
             self.assertEqual(r.json()["error"]["field"], field)
         r = self.estimate(dict(base, mtp_blocks=17), exe)
         self.assertEqual(r.json()["error"]["field"], "model.mtp_blocks")
+
+    def test_search_covers_expert_layouts(self):
+        model = {"hidden": 1024, "seq_size": 2048, "attn_heads": 16, "kv_heads": 4, "num_blocks": 4,
+                 "vocab_size": 32000, "gated_mlp": True, "norm": "rmsnorm", "position_embedding": "rope",
+                 "moe": {"num_experts": 8, "top_k": 2, "expert_feedforward": 1024}}
+        body = {"kind": "optimal_execution", "model": model, "system": "h100_sxm", "num_procs": 8,
+                "max_batch_size": 8, "datatype": "bfloat16",
+                "options": {"top_n": 20, "attention_kernel": "fused", "mbs_break": True}}
+        r = self.server.post("/v1/sweep", body)
+        self.assertEqual(r.status, 202, r.body)
+        status = wait_for(self.server, r.json()["id"])
+        self.assertEqual(status["status"], "done", status)
+        validate(status, "sweep_status.response.json")
+        layouts = set()
+        for entry in status["best"]:
+            e = entry["execution"]
+            ep, etp = e.get("expert_par", 1), e.get("expert_tensor_par", 1)
+            self.assertEqual(8 % ep, 0)
+            self.assertEqual((e["tensor_par"] * e["data_par"]) % (ep * etp), 0)
+            layouts.add((ep, etp))
+        self.assertGreater(len(layouts), 1, layouts)
 
     def test_measured_moe_rows(self):
         r = self.server.get("/v1/validation")
