@@ -34,6 +34,19 @@ static double now(clockid_t clk)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Keeps e as case n (bumping n) when the model accepts it on system `sys`. */
+static void keep_if_accepted(const fathom_model_t *m, const llm_system_t *systems, int sys,
+                             const llm_execution_t *e, bench_case_t *cases, int *n)
+{
+    llm_result_t r;
+    if (*n >= MAX_CASES || llm_estimate(m, &systems[sys], e, &r, NULL))
+        return;
+    cases[*n].model = 0;
+    cases[*n].system = sys;
+    cases[*n].e = *e;
+    (*n)++;
+}
+
 /* Evaluates every case `rounds` times on this thread and prints the rate. */
 static void time_cases(const char *label, const fathom_model_t *models,
                        const llm_system_t *systems, const bench_case_t *cases, int n, int tried,
@@ -196,12 +209,7 @@ int main(int argc, char **argv)
                             e.seq_par_ag_redo = e.tensor_par > 1 && rec != LLM_RECOMPUTE_FULL;
                             e.training = true;
                             tried++;
-                            if (llm_estimate(&llama, &systems[1], &e, &r, NULL))
-                                continue;
-                            cases[n].model = 0;
-                            cases[n].system = 1;
-                            cases[n].e = e;
-                            n++;
+                            keep_if_accepted(&llama, systems, 1, &e, cases, &n);
                         }
     if (n == 0) {
         fprintf(stderr, "bench_estimate: no feasible Llama 3 70B execution\n");
@@ -257,12 +265,7 @@ int main(int argc, char **argv)
                             e.seq_par_ag_redo = e.tensor_par > 1 && rec != LLM_RECOMPUTE_FULL;
                             e.training = true;
                             tried++;
-                            if (llm_estimate(&ds, &systems[1], &e, &r, NULL))
-                                continue;
-                            cases[n].model = 0;
-                            cases[n].system = 1;
-                            cases[n].e = e;
-                            n++;
+                            keep_if_accepted(&ds, systems, 1, &e, cases, &n);
                         }
     if (n == 0) {
         fprintf(stderr, "bench_estimate: no feasible DeepSeek-V3 execution\n");

@@ -102,6 +102,7 @@ typedef struct {
      * the expert data-parallel group. 0 and false for every other layer. */
     double groups;
     bool expert;
+    bool moe; /* a layer of an MoE block's routed MLP (router to shared experts) */
 } llm__layer_t;
 
 typedef struct {
@@ -184,6 +185,8 @@ typedef struct {
     double matrix_fw_flops;  /* forward FLOPs of matrix-engine layers (GEMMs and attention) */
     double matrix_re_flops;  /* of those, what a recompute runs again */
     double matrix_bw_flops;  /* input and weight gradient FLOPs of matrix-engine layers */
+    double expert_time;      /* s of the grouped expert GEMMs, forward and backward (MoE) */
+    double moe_fw_time, moe_bw_time; /* s of the MoE MLP's layers (llm__layer_t.moe) */
 } llm__block_stats_t;
 
 /* What an execution compiles to before its layers are costed (Calculon's Llm.compile). */
@@ -228,7 +231,8 @@ int llm__check_moe(const fathom_model_t *m, const llm_system_t *s, const llm_exe
                    fathom_error_t *err);
 /* Adds the exposed dispatch/combine all-to-all to the step, and fills the MoE fields of x. */
 void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                   llm__compiled_t *k, llm_stats_t *st, llm_step_extra_t *x);
+                   llm__compiled_t *k, const llm__block_stats_t *blk, llm_stats_t *st,
+                   llm_step_extra_t *x);
 
 /* The modern block's step (llm_stages.c): adds the layers outside the blocks to the step time of
  * Calculon's statistics (the heaviest stage sets the pipeline's pace), and fills x with the

@@ -74,6 +74,10 @@ void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e
         b->weight_elems += l->weight_space;
         if (l->fp8)
             b->fp8_weight_elems += l->weight_space;
+        if (l->expert)
+            b->expert_time += fw.time;
+        if (l->moe)
+            b->moe_fw_time += fw.time;
         if (training) {
             llm__cost_t ag, wg, op;
             if (l->needs_recompute) {
@@ -122,6 +126,10 @@ void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e
             b->wgrad_mem_accessed += wg.mem;
             b->wgrad_mem_time += wg.mem_time;
             b->wgrad_time += wg.time;
+            if (l->expert)
+                b->expert_time += ag.time + wg.time;
+            if (l->moe)
+                b->moe_bw_time += ag.time + wg.time;
             llm__layer_cost(l, c, LLM__OPTIM, &op);
             b->optim_flops += op.flops;
             b->optim_flops_time += op.flops_time;
@@ -746,7 +754,7 @@ int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execu
     llm__stages(m, s, e, &k, &b, st, &out->extra);
     out->extra.expert_parallel_tier = -1;
     if (m->moe.num_experts > 0)
-        llm__moe_step(m, s, e, &k, st, &out->extra);
+        llm__moe_step(m, s, e, &k, &b, st, &out->extra);
 
     if (k.c.uncovered) {
         char field[FATHOM_ERROR_FIELD_MAX];

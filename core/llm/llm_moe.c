@@ -205,6 +205,7 @@ void llm__add_moe_mlp(llm__block_t *b, const fathom_model_t *m, const llm_execut
     const double local = E / (double)llm__expert_par(e);
     const double fe = (double)x->expert_feedforward / (double)llm__expert_tensor_par(e);
     const double up = m->gated_mlp ? 2 : 1;
+    const int first = b->num_layers;
     linear(b, T, h, E, 0, false, rf)->weight_space += x->router_bias ? E : 0;
     vector(b, T * E, T * k, 6 * E / k, 8 * E / k, T * E, rf);
     vector(b, T * h, R * h, 0, 0, 0, rf);
@@ -220,6 +221,8 @@ void llm__add_moe_mlp(llm__block_t *b, const fathom_model_t *m, const llm_execut
         activation(b, m, bs * fs, rf);
         linear(b, bs, fs, h, 0, e->fp8, rf);
     }
+    for (int i = first; i < b->num_layers; i++)
+        b->layers[i].moe = true;
 }
 
 /* MLA's projections on one rank (n/tp heads), b·s tokens after the TP gather:
@@ -309,38 +312,52 @@ int llm__check_moe(const fathom_model_t *m, const llm_system_t *s, const llm_exe
 
 /* ---- the step ---- */
 
+/* Seconds of a table's layers, forward and backward (input and weight gradients). */
+static void table_time(llm__block_t *t, llm__ctx_t *c, bool training, double *fw, double *bw)
+{
+    *fw = *bw = 0;
+    for (int i = 0; i < t->num_layers; i++) {
+        llm__cost_t k;
+        llm__layer_cost(&t->layers[i], c, LLM__FW, &k);
+        *fw += k.time;
+        if (!training)
+            continue;
+        llm__layer_cost(&t->layers[i], c, LLM__AGRAD, &k);
+        *bw += k.time;
+        llm__layer_cost(&t->layers[i], c, LLM__WGRAD, &k);
+        *bw += k.time;
+    }
+}
+
 /* The block table costs every block of an MoE model as an MoE block. The first stage's `n`
- * dense blocks (DeepSeek-V3's first three) take, per microbatch, what a dense block takes
- * instead: each line of the breakdown (forward, backward, recompute, TP communication and its
- * repetition) gets n·nmb·(dense − MoE) of its block's time. The bubble and the DP reduction keep
- * the MoE block's. */
-static double dense_blocks(const fathom_model_t *m, const llm_system_t *s,
-                           const llm_execution_t *e, llm__compiled_t *k, double n, llm_stats_t *st)
+ * dense blocks (DeepSeek-V3's first three) take, per microbatch, a dense MLP's time instead of
+ * the MoE MLP's (the rest of the two blocks, TP collectives included, is the same): forward,
+ * backward, and recompute with full recompute get n·nmb·(dense MLP − MoE MLP). The bubble and
+ * the DP reduction keep the MoE block's. Returns the compute time added. */
+static double dense_blocks(const fathom_model_t *m, const llm_execution_t *e, llm__compiled_t *k,
+                           const llm__block_stats_t *blk, double n, llm_stats_t *st)
 {
     if (n <= 0)
         return 0;
-    fathom_model_t d = *m;
-    d.moe.num_experts = 0;
-    llm__block_t blk;
-    llm__build_block(&d, s, e, &k->z, &blk);
-    llm__block_stats_t b;
-    llm__block_stats(&blk, &k->c, e, &k->z, true, &b);
-    const double f = n * (double)k->nmb, train = e->training ? 1 : 0;
-    const double re = e->training && e->activation_recompute != LLM_RECOMPUTE_NONE ? 1 : 0;
-    const double dfw = f * (b.fw_time - st->block_fw_time);
-    const double dbw = train * f * (b.agrad_time + b.wgrad_time - st->block_agrad_time -
-                                    st->block_wgrad_time);
-    const double dre = re * f * (b.re_time - st->block_re_time);
-    const double dtp = f * (b.fw_tp_exposed[0] - st->baseblock_fw_tp_time_exposed +
-                            train * (b.agrad_tp_exposed[0] - st->baseblock_agrad_tp_time_exposed));
-    const double drc = re * f * (b.recomm_exposed[0] - st->baseblock_recomm_time_exposed);
+    const double bs = (double)k->z.batch_seq, h = (double)m->hidden;
+    const double f = (double)m->feedforward / (double)e->tensor_par;
+    llm__block_t t;
+    t.num_layers = 0;
+    linear(&t, bs, h, (m->gated_mlp ? 2 : 1) * f, 0, e->fp8, false);
+    activation(&t, m, bs * f, false);
+    linear(&t, bs, f, h, 0, e->fp8, false);
+    double dense_fw, dense_bw;
+    table_time(&t, &k->c, e->training, &dense_fw, &dense_bw);
+    const double mult = n * (double)k->nmb;
+    const double dfw = mult * (dense_fw - blk->moe_fw_time);
+    const double dbw = mult * (dense_bw - blk->moe_bw_time);
+    const double dre =
+        e->training && e->activation_recompute == LLM_RECOMPUTE_FULL ? dfw : 0;
     st->fw_time += dfw;
     st->bw_time += dbw;
     st->recompute_time += dre;
-    st->tp_comm_exposed_time += dtp;
-    st->recomm_exposed_time += drc;
-    st->total_time += dfw + dbw + dre + dtp + drc;
-    return dfw + dbw + dre; /* compute */
+    st->total_time += dfw + dbw + dre;
+    return dfw + dbw + dre;
 }
 
 /* Dispatch and combine per MoE block and microbatch, forward: each rank sends its T·k token
@@ -349,7 +366,8 @@ static double dense_blocks(const fathom_model_t *m, const llm_system_t *s,
  * overlap), an all-to-all hides behind the other microbatch's block compute and only what
  * exceeds it is exposed. */
 void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                   llm__compiled_t *k, llm_stats_t *st, llm_step_extra_t *x)
+                   llm__compiled_t *k, const llm__block_stats_t *blk, llm_stats_t *st,
+                   llm_step_extra_t *x)
 {
     /* Weights, gradients and optimizer by block kind (dense and MoE blocks, routed experts
      * sharded over the expert data-parallel group), in place of the block table's, which costs
@@ -391,7 +409,7 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
     const double old_total = st->total_time;
     const double perfect = st->total_efficiency * old_total;
     double compute = st->system_efficiency * old_total;
-    compute += dense_blocks(m, s, e, k, (double)k->bpp - moe_blocks, st);
+    compute += dense_blocks(m, e, k, blk, (double)k->bpp - moe_blocks, st);
     x->expert_parallel_comm = (fw_exp + bw_exp) * moe_blocks * nmb;
     st->total_time += x->expert_parallel_comm;
     /* the rate and efficiencies of the new step time (as llm_stages.c's outer layers do) */
@@ -401,23 +419,5 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
     st->total_efficiency = perfect / st->total_time;
 
     /* The routed experts' grouped GEMMs as costed in the block (informational). */
-    llm__block_t blk;
-    blk.num_layers = 0;
-    llm__add_moe_mlp(&blk, m, e, &k->z, false);
-    double t = 0;
-    for (int i = 0; i < blk.num_layers; i++) {
-        llm__layer_t *l = &blk.layers[i];
-        if (!l->expert)
-            continue;
-        llm__cost_t c;
-        llm__layer_cost(l, &k->c, LLM__FW, &c);
-        t += c.time;
-        if (e->training) {
-            llm__layer_cost(l, &k->c, LLM__AGRAD, &c);
-            t += c.time;
-            llm__layer_cost(l, &k->c, LLM__WGRAD, &c);
-            t += c.time;
-        }
-    }
-    x->routed_expert_compute = t * moe_blocks * nmb;
+    x->routed_expert_compute = blk->expert_time * moe_blocks * nmb;
 }
