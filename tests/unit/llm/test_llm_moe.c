@@ -526,6 +526,26 @@ static void round_trip(void **state)
     assert_memory_equal(&m.moe, &back.moe, sizeof m.moe);
     assert_memory_equal(&m.mla, &back.mla, sizeof m.mla);
     assert_int_equal(back.mtp_blocks, 1);
+
+    /* the execution's MoE fields too; left at their defaults they are not written */
+    llm_execution_t e = layout(1, 16, 64, 64), eb;
+    e.expert_tensor_par = 1;
+    e.expert_par_net = 1;
+    e.moe_load_imbalance = 1.25;
+    e.moe_capacity_factor = 1.5;
+    e.moe_a2a_overlap = true;
+    json_t *je = codec_llm_execution_encode(&e);
+    assert_int_equal(codec_llm_execution_decode(je, "execution", &eb, &err), 0);
+    json_decref(je);
+    assert_int_equal(eb.expert_par, 64);
+    assert_int_equal(eb.expert_par_net, 1);
+    assert_close(eb.moe_load_imbalance, 1.25, 0);
+    assert_close(eb.moe_capacity_factor, 1.5, 0);
+    assert_true(eb.moe_a2a_overlap);
+    e = layout(1, 1, 1, 1);
+    je = codec_llm_execution_encode(&e);
+    assert_null(json_object_get(je, "expert_par"));
+    json_decref(je);
 }
 
 int main(void)
