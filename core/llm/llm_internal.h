@@ -208,6 +208,8 @@ void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e
 /* Execution MoE fields with their defaults when left zero (a struct built in C). */
 int64_t llm__expert_par(const llm_execution_t *e);
 int64_t llm__expert_tensor_par(const llm_execution_t *e);
+/* The expert data-parallel size: the fold (tensor_par × data_par) over expert_par × ETP. */
+double llm__expert_data_par(const llm_execution_t *e);
 /* Rows the busiest rank's experts see over the mean: moe_load_imbalance, capped by the
  * capacity factor when one is given (tokens beyond it are dropped). */
 double llm__moe_row_factor(const llm_execution_t *e);

@@ -294,10 +294,7 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
     c->bpe = llm_datatype_bytes(e->datatype);
     c->optim_shards = e->optimizer_sharding ? (double)dp : 1.0;
     /* routed experts' optimizer: over the expert data-parallel group (llm_moe.c) */
-    c->expert_optim_shards = e->optimizer_sharding
-                                 ? (double)(tp * dp) / (double)(llm__expert_par(e) *
-                                                                llm__expert_tensor_par(e))
-                                 : 1.0;
+    c->expert_optim_shards = e->optimizer_sharding ? llm__expert_data_par(e) : 1.0;
     c->attention_flops = c->matrix_flops * s->attention_efficiency;
     if (e->fp8) {
         c->fp8_matrix_flops = s->matrix.rate[LLM_DT_FLOAT8].tflops * 1e12;

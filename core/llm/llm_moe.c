@@ -22,6 +22,11 @@ static int64_t fold_size(const llm_execution_t *e)
 
 int64_t llm__expert_par(const llm_execution_t *e) { return e->expert_par > 0 ? e->expert_par : 1; }
 
+double llm__expert_data_par(const llm_execution_t *e)
+{
+    return (double)fold_size(e) / (double)(llm__expert_par(e) * llm__expert_tensor_par(e));
+}
+
 int64_t llm__expert_tensor_par(const llm_execution_t *e)
 {
     return e->expert_tensor_par > 0 ? e->expert_tensor_par : 1;
@@ -36,6 +41,7 @@ double llm__moe_row_factor(const llm_execution_t *e)
 
 double llm__moe_local_tokens(const fathom_model_t *m, const llm_execution_t *e)
 {
+    /* CONTEXT_PAR: the sequence is split context_par ways as well */
     return (double)e->microbatch_size * (double)m->seq_size / (double)e->tensor_par;
 }
 
@@ -104,7 +110,7 @@ void llm_moe_state_memory(const fathom_model_t *m, const llm_execution_t *e, int
     const double opt = bpe < 4 ? 12 : 8; /* fp32 master (below fp32) + two Adam moments */
     const double dp = e->optimizer_sharding ? (double)e->data_par : 1;
     /* expert data parallel: the fold over EP × ETP */
-    const double edp = e->optimizer_sharding ? (double)fold_size(e) / (ep * etp) : 1;
+    const double edp = e->optimizer_sharding ? llm__expert_data_par(e) : 1;
     o->params = params;
     o->expert_params = expert;
     o->weights = params * bpe;

@@ -118,7 +118,7 @@ static int expert_layouts(const search_request_t *r, const unit_t *u, int64_t *e
         return 1;
     }
     int64_t de[SEARCH_MAX_DIVISORS], df[SEARCH_MAX_DIVISORS];
-    const int64_t fold = u->tp * u->dp;
+    const int64_t fold = u->tp * u->dp; /* CONTEXT_PAR: × cp, as llm_moe.c's fold_size */
     int ne = divisors(x->num_experts, de, SEARCH_MAX_DIVISORS);
     int nf = divisors(x->expert_feedforward < fold ? x->expert_feedforward : fold, df,
                       SEARCH_MAX_DIVISORS);
