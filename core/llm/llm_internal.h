@@ -72,7 +72,8 @@ typedef enum {
 } llm__kind_t;
 
 /* Bounded: the attention block has at most 16 layers (19 with multi-latent attention) and the
- * MLP block 9 (16 as an MoE block). */
+ * MLP block 9 (16 as an MoE block); the last stage's outer table holds the output layer (5) and
+ * an MTP depth's (3 + 5). */
 #define LLM__MAX_LAYERS 40
 
 typedef struct {
@@ -228,6 +229,12 @@ void llm__add_moe_mlp(llm__block_t *b, const fathom_model_t *m, const llm_execut
 /* Multi-latent attention's Q and K/V projections (after the TP gather), replacing add_qkv. */
 void llm__add_mla_qkv(llm__block_t *b, const fathom_model_t *m, const llm_execution_t *e,
                       const llm__sizes_t *z, bool rf);
+/* Multi-token prediction on the last stage, appended to its outer table b (after the output
+ * layer): per depth two norms, the 2h→h projection and one more final norm, output layer (the
+ * main head's matrix, shared) and loss. One depth is exact; D depths are one depth D times as
+ * wide. The depth's transformer block is not timed (its state is counted: llm__moe_step). */
+void llm__add_mtp(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                  const llm__sizes_t *z, llm__block_t *b);
 /* MoE refusals: 0, or -1 with err naming the field. */
 int llm__check_moe(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                    fathom_error_t *err);

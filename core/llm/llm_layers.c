@@ -527,6 +527,8 @@ void llm__build_output(const fathom_model_t *m, const llm_system_t *s, const llm
     r->comm_size = 3 * bs * 4 / bpe;
     if (e->tensor_par > 1)
         r->fw_flops = r->comm_size * (r->num_peers - 1) / r->num_peers;
+    if (m->mtp_blocks > 0) /* multi-token prediction shares the last stage (llm_moe.c) */
+        llm__add_mtp(m, s, e, z, b);
 }
 
 /* ---- costs ---- */

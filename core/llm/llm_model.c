@@ -750,7 +750,7 @@ int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execu
     compute_step(&k, &k.c, s, e, &b, st);
     llm__stages(m, s, e, &k, &b, st, &out->extra);
     out->extra.expert_parallel_tier = -1;
-    if (m->moe.num_experts > 0)
+    if (m->moe.num_experts > 0 || m->mtp_blocks > 0)
         llm__moe_step(m, s, e, &k, &b, st, &out->extra);
 
     if (k.c.uncovered) {

@@ -263,6 +263,54 @@ void llm__add_mla_qkv(llm__block_t *b, const fathom_model_t *m, const llm_execut
     linear(b, bs, rkv, n * (double)(a->qk_nope_head_dim + a->v_head_dim), 0, e->fp8, rf);
 }
 
+/* ---- multi-token prediction ---- */
+
+static void append(llm__block_t *to, const llm__block_t *from, double depths)
+{
+    for (int i = 0; i < from->num_layers && to->num_layers < LLM__MAX_LAYERS; i++) {
+        llm__layer_t l = from->layers[i];
+        if (depths > 1) {
+            l.fw_flops *= depths;
+            l.agrad_flops *= depths;
+            l.wgrad_flops *= depths;
+            l.inputs_size *= depths;
+            l.output_size *= depths;
+            l.activation_space *= depths;
+            l.activation_grads *= depths;
+            l.weight_space *= depths;
+            l.weight_grads *= depths;
+            l.optim_space *= depths;
+            l.comm_size *= depths;
+        }
+        to->layers[to->num_layers++] = l;
+    }
+}
+
+void llm__add_mtp(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                  const llm__sizes_t *z, llm__block_t *b)
+{
+    const double bs = (double)z->batch_seq, h = (double)m->hidden, D = (double)m->mtp_blocks;
+    llm__block_t t;
+    t.num_layers = 0;
+    /* RMSNorm of the next token's embedding and of the hidden state, then [e; h] → h */
+    for (int i = 0; i < 2; i++) {
+        llm__layer_t *l = vector(&t, bs * h, bs * h, 4, 10, bs * h, false);
+        l->kind = LLM__LAYER_NORM;
+        l->weight_space = l->weight_grads = h;
+        l->optim_space = 2 * h;
+    }
+    linear(&t, bs, 2 * h, h / (double)e->tensor_par, 0, false, false);
+    append(b, &t, D);
+    /* the depth's own final norm, output layer and loss; the output matrix is the main head's */
+    fathom_model_t d = *m;
+    d.mtp_blocks = 0;
+    llm__build_output(&d, s, e, z, &t);
+    for (int i = 0; i < t.num_layers; i++)
+        if (t.layers[i].kind == LLM__LINEAR)
+            t.layers[i].weight_space = t.layers[i].weight_grads = t.layers[i].optim_space = 0;
+    append(b, &t, D);
+}
+
 /* ---- checks ---- */
 
 int llm__check_moe(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
@@ -366,7 +414,9 @@ static double dense_blocks(const fathom_model_t *m, const llm_execution_t *e, ll
     return dfw + dbw + dre;
 }
 
-/* Dispatch and combine per MoE block and microbatch, forward: each rank sends its T·k token
+/* Weights, gradients and optimizer state per stage by block kind, MTP depths included (for any
+ * model with experts or MTP depths). Then, with experts: dispatch and combine per MoE block and
+ * microbatch, forward: each rank sends its T·k token
  * copies of h elements (row_factor more at the busiest) and gets as many back; backward the
  * same two again for the gradients. Overlapped (moe_a2a_overlap: DualPipe, Megatron's 1F1B A2A
  * overlap), an all-to-all hides behind the other microbatch's block compute and only what
@@ -397,6 +447,8 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
     x->heaviest_stage = x->stages[1].total > x->stages[0].total ? 1 : 0;
     if (!e->weight_offload && !e->optimizer_offload && !e->activations_offload)
         st->proc_mem_tier1_cap_req += x->stages[x->heaviest_stage].total - old_heavy;
+    if (m->moe.num_experts == 0) /* a dense model with MTP depths: their state only */
+        return;
     const double ep = (double)llm__expert_par(e), etp = (double)llm__expert_tensor_par(e);
     x->expert_parallel_tier = ep > 1 ? e->expert_par_net : -1;
     const double bytes = llm__moe_local_tokens(m, e) * (double)m->moe.top_k * (double)m->hidden *

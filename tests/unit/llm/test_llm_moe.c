@@ -403,6 +403,35 @@ static void dense_blocks_in_step(void **state)
     assert_close(b.stats.sample_rate, (double)e.batch_size / b.stats.total_time, 1e-15);
 }
 
+/* An MTP depth sits on the last stage: a dense tiny model (one stage) holds exactly the MTP
+ * parameters more — its block, the 2h→h projection 2·64·64 = 8192 and three norms of 64, the
+ * output matrix shared — and its step takes longer (the projection and one more output layer
+ * and loss per microbatch; the depth's block is not timed). */
+static void mtp_in_step(void **state)
+{
+    (void)state;
+    fathom_model_t m0 = tiny_moe(), m1;
+    m0.moe.num_experts = 0;
+    m1 = m0;
+    m1.mtp_blocks = 1;
+    llm_params_t p0, p1;
+    llm_parameters(&m0, &p0);
+    llm_parameters(&m1, &p1);
+    /* block: attention 64·(64 + 2·16) + 64·64 = 10240, norms 128, MLP 3·64·128 = 24576 */
+    assert_close(p1.total - p0.total, 10240.0 + 128 + 24576 + 8192 + 3 * 64, 0);
+    llm_system_t s = unit_system();
+    llm_execution_t e = layout(1, 1, 1, 1);
+    e.optimizer_sharding = false;
+    llm_result_t r0, r1;
+    fathom_error_t err;
+    assert_int_equal(llm_estimate(&m0, &s, &e, &r0, &err), 0);
+    assert_int_equal(llm_estimate(&m1, &s, &e, &r1, &err), 0);
+    assert_close((r1.extra.stages[1].weights - r0.extra.stages[1].weights) / 2,
+                 p1.total - p0.total, 0);
+    assert_true(r1.stats.fw_time > r0.stats.fw_time);
+    assert_true(r1.extra.hardware_flops > r0.extra.hardware_flops);
+}
+
 /* ---- grouped GEMMs and imbalance ---- */
 
 static const llm__layer_t *expert_layer(const llm__block_t *b, int nth)
@@ -555,7 +584,7 @@ int main(void)
         cmocka_unit_test(mla_flops),        cmocka_unit_test(memory_deepseek_v3),
         cmocka_unit_test(memory_mixtral),   cmocka_unit_test(a2a_cost),
         cmocka_unit_test(a2a_in_step),      cmocka_unit_test(dense_blocks_in_step),
-        cmocka_unit_test(grouped_gemm),
+        cmocka_unit_test(mtp_in_step),      cmocka_unit_test(grouped_gemm),
         cmocka_unit_test(bad_fields),       cmocka_unit_test(round_trip),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
