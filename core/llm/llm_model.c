@@ -93,6 +93,10 @@ void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e
             b->attn_fw_time += fw.time;
         if (l->fp8)
             b->fp8_weight_elems += l->weight_space;
+        if (l->expert)
+            b->expert_time += fw.time;
+        if (l->moe)
+            b->moe_fw_time += fw.time;
         if (training) {
             llm__cost_t ag, wg, op;
             if (l->needs_recompute) {
@@ -141,6 +145,10 @@ void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e
             b->wgrad_mem_accessed += wg.mem;
             b->wgrad_mem_time += wg.mem_time;
             b->wgrad_time += wg.time;
+            if (l->expert)
+                b->expert_time += ag.time + wg.time;
+            if (l->moe)
+                b->moe_bw_time += ag.time + wg.time;
             llm__layer_cost(l, c, LLM__OPTIM, &op);
             b->optim_flops += op.flops;
             b->optim_flops_time += op.flops_time;
@@ -255,7 +263,8 @@ static int check_modern(const fathom_model_t *m, const llm_system_t *s, const ll
 static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                    llm__compiled_t *k, fathom_error_t *err)
 {
-    if (llm__check_execution(m, e, err) || check_modern(m, s, e, err))
+    if (llm__check_execution(m, e, err) || check_modern(m, s, e, err) ||
+        llm__check_moe(m, s, e, err))
         return -1;
     /* The datatype before the networks: a system that cannot compute in it is the first thing
      * a planner must change, whatever the layout. */
@@ -356,6 +365,8 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
     c->optim_shards = e->optimizer_sharding ? (double)dp : 1.0;
     if (!m->calculon_block) /* Megatron shards over data × context parallelism (or a group) */
         c->optim_shards = llm_zero_stage(e) >= 1 ? (double)llm_shard_group(e) : 1.0;
+    /* routed experts' optimizer: over the expert data-parallel group (llm_moe.c) */
+    c->expert_optim_shards = llm_zero_stage(e) >= 1 ? llm__expert_data_par(e) : 1.0;
     c->attention_flops = c->matrix_flops * s->attention_efficiency;
     if (e->fp8) {
         c->fp8_matrix_flops = s->matrix.rate[LLM_DT_FLOAT8].tflops * 1e12;
@@ -799,6 +810,9 @@ int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execu
     compute_memory(&k, e, &b, st);
     compute_step(&k, &k.c, s, e, &b, st);
     llm__stages(m, s, e, &k, &b, st, &out->extra);
+    out->extra.expert_parallel_tier = -1;
+    if (m->moe.num_experts > 0 || m->mtp_blocks > 0)
+        llm__moe_step(m, s, e, &k, &b, st, &out->extra);
 
     if (k.c.uncovered) {
         char field[FATHOM_ERROR_FIELD_MAX];
