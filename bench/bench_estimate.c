@@ -34,6 +34,19 @@ static double now(clockid_t clk)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Keeps e as case n (bumping n) when the model accepts it on system `sys`. */
+static void keep_if_accepted(const fathom_model_t *m, const llm_system_t *systems, int sys,
+                             const llm_execution_t *e, bench_case_t *cases, int *n)
+{
+    llm_result_t r;
+    if (*n >= MAX_CASES || llm_estimate(m, &systems[sys], e, &r, NULL))
+        return;
+    cases[*n].model = 0;
+    cases[*n].system = sys;
+    cases[*n].e = *e;
+    (*n)++;
+}
+
 /* Evaluates every case `rounds` times on this thread and prints the rate. */
 static void time_cases(const char *label, const fathom_model_t *models,
                        const llm_system_t *systems, const bench_case_t *cases, int n, int tried,
@@ -196,17 +209,69 @@ int main(int argc, char **argv)
                             e.seq_par_ag_redo = e.tensor_par > 1 && rec != LLM_RECOMPUTE_FULL;
                             e.training = true;
                             tried++;
-                            if (llm_estimate(&llama, &systems[1], &e, &r, NULL))
-                                continue;
-                            cases[n].model = 0;
-                            cases[n].system = 1;
-                            cases[n].e = e;
-                            n++;
+                            keep_if_accepted(&llama, systems, 1, &e, cases, &n);
                         }
     if (n == 0) {
         fprintf(stderr, "bench_estimate: no feasible Llama 3 70B execution\n");
         return 1;
     }
     time_cases("Llama 3 70B, every modern feature", models, systems, cases, n, tried, rounds);
+
+    /* DeepSeek-V3 (MLA, 256 experts, MTP) over layouts of 256 to 2048 H100s with expert
+     * parallelism 8 to 64 (the all-to-all on NVLink while EP fits in 8, else the node tier). */
+    fathom_model_t ds;
+    json_t *dname = json_string("deepseek-v3");
+    presets = codec_presets_load(dir, &err);
+    rc = !presets || codec_model_decode(dname, "model", presets, &ds, &err);
+    json_decref(dname);
+    codec_presets_free(presets);
+    if (rc) {
+        fprintf(stderr, "bench_estimate: %s\n", err.message);
+        return 1;
+    }
+    models[0] = ds;
+    n = tried = 0;
+    static const int64_t ds_procs[] = {256, 512, 1024, 2048}, ds_tps[] = {1, 2},
+                         ds_pps[] = {8, 16}, ds_eps[] = {8, 16, 32, 64};
+    for (size_t a = 0; a < 4; a++)
+        for (size_t t = 0; t < 2; t++)
+            for (size_t p = 0; p < 2; p++)
+                for (size_t x = 0; x < 4; x++)
+                    for (int rec = 0; rec < 3; rec++)
+                        for (int ov = 0; ov < 2; ov++) {
+                            llm_execution_t e = {0};
+                            e.num_procs = ds_procs[a];
+                            e.tensor_par = ds_tps[t];
+                            e.pipeline_par = ds_pps[p];
+                            e.data_par = e.num_procs / (e.tensor_par * e.pipeline_par);
+                            e.expert_par = ds_eps[x];
+                            e.expert_tensor_par = 1;
+                            e.expert_par_net = ds_eps[x] <= 8 ? 0 : 1;
+                            e.moe_load_imbalance = 1;
+                            e.moe_a2a_overlap = ov;
+                            e.tensor_par_net = 0;
+                            e.pipeline_par_net = e.data_par_net = 1;
+                            e.batch_size = 4096;
+                            e.microbatch_size = 1;
+                            e.datatype = LLM_DT_BFLOAT16;
+                            e.fp8 = true;
+                            e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
+                            e.activation_recompute = (llm_recompute_t)rec;
+                            e.pipeline_interleaving = 1;
+                            e.optimizer_sharding = true;
+                            e.data_par_overlap = true;
+                            e.tensor_par_comm_type =
+                                e.tensor_par > 1 ? LLM_TP_COMM_RS_AG : LLM_TP_COMM_AR;
+                            e.seq_par_ag_redo = e.tensor_par > 1 && rec != LLM_RECOMPUTE_FULL;
+                            e.training = true;
+                            tried++;
+                            keep_if_accepted(&ds, systems, 1, &e, cases, &n);
+                        }
+    if (n == 0) {
+        fprintf(stderr, "bench_estimate: no feasible DeepSeek-V3 execution\n");
+        return 1;
+    }
+    time_cases("DeepSeek-V3, MLA, 256 experts, expert parallelism", models, systems, cases, n,
+               tried, rounds);
     return 0;
 }

@@ -13,12 +13,34 @@
 static const char usage[] =
     "usage: fathom search MODEL NUM_PROCS MAX_BATCH DATATYPE SYSTEM [--mbs-break]\n"
     "                     [--top-n N] [--no-tp-overlap] [--no-dp-overlap]\n"
-    "                     [--fused-activation true|false|all] [--threads N]\n\n"
+    "                     [--fused-activation true|false|all] [--threads N]\n"
+    "                     [--attention-kernel unfused|fused|all] [--fp8 true|false|all]\n"
+    "                     [--context-par N|all] [--zero-stage N|all] [--max-tensor-par N]\n"
+    "                     [--max-pipeline-par N] [--no-offload] [--exact-batch]\n\n"
     "Finds the fastest executions of MODEL on NUM_PROCS processors of SYSTEM (each a JSON\n"
     "file or a preset name), exactly over Calculon's llm-optimal-execution space: batch size\n"
     "is the largest multiple of data parallelism not above MAX_BATCH. Prints\n"
     "{\"best\": [...], \"counts\": {\"total\", \"good\", \"bad\"}}. --threads defaults to the\n"
-    "number of cores.\n";
+    "number of cores. The options after it fix or free Fathom's dimensions and constraints\n"
+    "as the sweep's options do (POST /v1/sweep, schemas/sweep_optimal_execution.request.json).\n";
+
+/* Value options: the command-line flag and the sweep option it sets. Their values are given
+ * as JSON literals (1, true) or words ("all", "fused"); the codec checks them. */
+static const struct {
+    const char *flag, *option;
+} value_options[] = {{"--attention-kernel", "attention_kernel"}, {"--fp8", "fp8"},
+                     {"--context-par", "context_par"},           {"--zero-stage", "zero_stage"},
+                     {"--max-tensor-par", "max_tensor_par"},     {"--max-pipeline-par", "max_pipeline_par"}};
+
+/* A word as JSON: a number or true/false when it reads as one, else a string. */
+static json_t *option_value(const char *word)
+{
+    json_t *v = json_loads(word, JSON_DECODE_ANY, NULL);
+    if (v && (json_is_number(v) || json_is_boolean(v)))
+        return v;
+    json_decref(v);
+    return json_string(word);
+}
 
 static void show_progress(const search_progress_t *p, void *user)
 {
@@ -55,7 +77,16 @@ int cli_cmd_search(int argc, char **argv, const cli_env_t *env)
             json_object_set_new(options, "fused_activation", json_string(argv[++i]));
         } else if (strcmp(a, "--threads") == 0 && i + 1 < argc) {
             threads = atoi(argv[++i]);
+        } else if (strcmp(a, "--no-offload") == 0 || strcmp(a, "--exact-batch") == 0) {
+            json_object_set_new(options, a[2] == 'n' ? "no_offload" : "exact_batch", json_true());
         } else if (a[0] == '-' && a[1]) {
+            size_t k = 0, n = sizeof value_options / sizeof value_options[0];
+            while (k < n && strcmp(a, value_options[k].flag) != 0)
+                k++;
+            if (k < n && i + 1 < argc) {
+                json_object_set_new(options, value_options[k].option, option_value(argv[++i]));
+                continue;
+            }
             fprintf(stderr, "fathom search: unknown option %s\n\n%s", a, usage);
             json_decref(options);
             return 2;

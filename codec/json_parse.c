@@ -104,13 +104,15 @@ static char *widen_long_integers(const char *buf, size_t len, size_t *out_len, s
 
 /* jansson's column of an error in the widened text, as a column of the client's own text: less
  * the ".0"s inserted on the error's line before it (insertions never add lines). */
-static int client_column(const char *buf, const size_t *cuts, size_t ncuts, size_t wide_pos,
-                         int column)
+static int client_column(const char *buf, size_t len, const size_t *cuts, size_t ncuts,
+                         size_t wide_pos, int column)
 {
     size_t k = 0;
     while (k < ncuts && cuts[k] + 2 * (k + 1) <= wide_pos)
         k++;
     size_t orig = wide_pos - 2 * k; /* the error's offset in buf */
+    if (orig > len) /* an error inside a ".0" inserted at the very end */
+        orig = len;
     for (size_t i = 0; i < k; i++)
         if (!memchr(buf + cuts[i], '\n', orig - cuts[i]))
             column -= 2;
@@ -149,8 +151,9 @@ json_t *codec_parse_body(const char *buf, size_t len, fathom_error_t *err)
     if (!v) {
         fathom_error_set(err, FATHOM_E_INVALID_JSON, NULL, "%s", jerr.text);
         err->line = jerr.line;
-        err->column = widened ? client_column(buf, cuts, ncuts, (size_t)jerr.position, jerr.column)
-                           : jerr.column;
+        err->column = widened ? client_column(buf, len, cuts, ncuts, (size_t)jerr.position,
+                                              jerr.column)
+                              : jerr.column;
         return NULL;
     }
     return v;

@@ -200,25 +200,40 @@ static json_t *num(double x)
     return json_real(x);
 }
 
+/* jansson's _new setters take their value even when they fail (a NULL value fails too), so an
+ * encoder counts failures and gives back NULL after any: an answer is never encoded with a
+ * member or a point missing, which a decoder would read as a different request. */
+static json_t *finish(json_t *v, bool ok)
+{
+    if (!ok) {
+        json_decref(v);
+        return NULL;
+    }
+    return v;
+}
+
 static json_t *encode_curve(const llm_curve_t *c)
 {
     json_t *a = json_array();
-    for (int i = 0; a && i < c->num_points; i++)
-        json_array_append_new(a, json_pack("[o,o]", num(c->points[i].threshold),
-                                           num(c->points[i].efficiency)));
-    return a;
+    bool ok = a != NULL;
+    for (int i = 0; ok && i < c->num_points; i++)
+        ok = json_array_append_new(a, json_pack("[o,o]", num(c->points[i].threshold),
+                                                num(c->points[i].efficiency))) == 0;
+    return finish(a, ok);
 }
 
 static json_t *encode_processor(const llm_processor_t *p)
 {
     json_t *o = json_object();
-    for (int dt = 0; o && dt < LLM_DT__COUNT; dt++)
+    bool ok = o != NULL;
+    for (int dt = 0; ok && dt < LLM_DT__COUNT; dt++)
         if (p->rate[dt].present)
-            json_object_set_new(o, llm_datatype_names[dt],
-                                json_pack("{s:o,s:o}", "tflops", num(p->rate[dt].tflops),
-                                          "gflops_efficiency",
-                                          encode_curve(&p->rate[dt].gflops_efficiency)));
-    return o;
+            ok = json_object_set_new(o, llm_datatype_names[dt],
+                                     json_pack("{s:o,s:o}", "tflops", num(p->rate[dt].tflops),
+                                               "gflops_efficiency",
+                                               encode_curve(&p->rate[dt].gflops_efficiency))) ==
+                 0;
+    return finish(o, ok);
 }
 
 static json_t *encode_memory(const llm_memory_t *m)
@@ -230,19 +245,24 @@ static json_t *encode_memory(const llm_memory_t *m)
 json_t *codec_llm_system_encode(const llm_system_t *s)
 {
     json_t *nets = json_array();
-    for (int i = 0; nets && i < s->num_networks; i++) {
+    bool ok = nets != NULL;
+    for (int i = 0; ok && i < s->num_networks; i++) {
         const llm_network_t *n = &s->networks[i];
         json_t *ops = json_object();
-        for (int op = 0; ops && op < LLM_OP__COUNT; op++)
-            json_object_set_new(ops, llm_net_op_names[op],
-                                json_pack("[o,o]", num(n->ops[op].scalar),
-                                          op == LLM_OP_P2P ? json_null() : num(n->ops[op].offset)));
-        json_array_append_new(
-            nets, json_pack("{s:o,s:o,s:I,s:o,s:o,s:b,s:o}", "bandwidth", num(n->bandwidth_gbps),
-                            "efficiency", num(n->efficiency), "size", (json_int_t)n->size,
-                            "latency", num(n->latency_s), "ops", ops, "must_be_filled",
-                            n->must_be_filled, "processor_usage", num(n->processor_usage)));
+        bool ops_ok = ops != NULL;
+        for (int op = 0; ops_ok && op < LLM_OP__COUNT; op++)
+            ops_ok = json_object_set_new(
+                         ops, llm_net_op_names[op],
+                         json_pack("[o,o]", num(n->ops[op].scalar),
+                                   op == LLM_OP_P2P ? json_null() : num(n->ops[op].offset))) == 0;
+        ok = json_array_append_new(
+                 nets, json_pack("{s:o,s:o,s:I,s:o,s:o,s:b,s:o}", "bandwidth",
+                                 num(n->bandwidth_gbps), "efficiency", num(n->efficiency), "size",
+                                 (json_int_t)n->size, "latency", num(n->latency_s), "ops",
+                                 finish(ops, ops_ok), "must_be_filled", n->must_be_filled,
+                                 "processor_usage", num(n->processor_usage))) == 0;
     }
+    nets = finish(nets, ok);
     return json_pack("{s:o,s:o,s:o,s:o,s:s,s:o,s:o}", "matrix", encode_processor(&s->matrix),
                      "vector", encode_processor(&s->vector), "mem1", encode_memory(&s->mem1),
                      "mem2", encode_memory(&s->mem2), "processing_mode",
@@ -260,7 +280,9 @@ static const char *const execution_keys[] = {
     "tensor_par_comm_type", "tensor_par_overlap", "seq_par_ag_redo",  "data_par_overlap",
     "weight_offload",      "activations_offload", "optimizer_offload", "training",
     "attention_kernel",    "fp8",                "context_par",       "context_par_net",
-    "zero_stage",          "shard_group",        NULL};
+    "zero_stage",          "shard_group",        "expert_par",        "expert_tensor_par",
+    "expert_par_net",      "moe_load_imbalance", "moe_capacity_factor", "moe_a2a_overlap",
+    NULL};
 
 /* a*b, saturating: three factors of up to 2^30 overflow int64. */
 static int64_t mul_sat(int64_t a, int64_t b)
@@ -377,6 +399,20 @@ int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_
                err))
         return -1;
     e.context_par_net = (int)cp_net;
+    int64_t ep_net = 0;
+    if (jr_int(v, path, "expert_par", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_PROCS, &e.expert_par,
+               err) ||
+        jr_int(v, path, "expert_tensor_par", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_PROCS,
+               &e.expert_tensor_par, err) ||
+        jr_int(v, path, "expert_par_net", JR_OPTIONAL, nets[0], 0, LLM_MAX_NETWORKS - 1, &ep_net,
+               err) ||
+        jr_real(v, path, "moe_load_imbalance", JR_OPTIONAL, 1.0, 1.0, 1e6,
+                &e.moe_load_imbalance, err) ||
+        jr_real(v, path, "moe_capacity_factor", JR_OPTIONAL, 0.0, 0.0, 1e6,
+                &e.moe_capacity_factor, err) ||
+        jr_bool(v, path, "moe_a2a_overlap", JR_OPTIONAL, false, &e.moe_a2a_overlap, err))
+        return -1;
+    e.expert_par_net = (int)ep_net;
     e.attention_kernel = (llm_attn_kernel_t)kernel;
     e.tensor_par_net = (int)nets[0];
     e.pipeline_par_net = (int)nets[1];
@@ -428,9 +464,10 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
     json_t *o = json_object();
     if (!o)
         return NULL;
-#define I(k, x) json_object_set_new(o, k, json_integer((json_int_t)(x)))
-#define B(k, x) json_object_set_new(o, k, json_boolean(x))
-#define S(k, x) json_object_set_new(o, k, json_string(x))
+    int failed = 0;
+#define I(k, x) failed |= json_object_set_new(o, k, json_integer((json_int_t)(x)))
+#define B(k, x) failed |= json_object_set_new(o, k, json_boolean(x))
+#define S(k, x) failed |= json_object_set_new(o, k, json_string(x))
     I("num_procs", e->num_procs);
     I("tensor_par", e->tensor_par);
     I("pipeline_par", e->pipeline_par);
@@ -460,10 +497,20 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
     I("context_par_net", e->context_par_net);
     I("zero_stage", llm_zero_stage(e));
     I("shard_group", llm_shard_group(e));
+    /* MoE fields only when they say something, so existing configurations keep their form. */
+    if (e->expert_par > 1 || e->expert_tensor_par > 1 || e->moe_load_imbalance > 1 ||
+        e->moe_capacity_factor > 0 || e->moe_a2a_overlap || e->expert_par_net != e->tensor_par_net) {
+        I("expert_par", e->expert_par);
+        I("expert_tensor_par", e->expert_tensor_par);
+        I("expert_par_net", e->expert_par_net);
+        json_object_set_new(o, "moe_load_imbalance", json_real(e->moe_load_imbalance));
+        json_object_set_new(o, "moe_capacity_factor", json_real(e->moe_capacity_factor));
+        B("moe_a2a_overlap", e->moe_a2a_overlap);
+    }
 #undef I
 #undef B
 #undef S
-    return o;
+    return finish(o, !failed);
 }
 
 /* ---- results ---- */
@@ -472,18 +519,21 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
 json_t *codec_llm_stats_encode(const llm_stats_t *s)
 {
     json_t *o = json_object();
-    for (int i = 0; o && i < LLM_STAT__COUNT; i++)
-        json_object_set_new(o, llm_stat_name((llm_stat_t)i), num(llm_stat_value(s, (llm_stat_t)i)));
-    return o;
+    bool ok = o != NULL;
+    for (int i = 0; ok && i < LLM_STAT__COUNT; i++)
+        ok = json_object_set_new(o, llm_stat_name((llm_stat_t)i),
+                                 num(llm_stat_value(s, (llm_stat_t)i))) == 0;
+    return finish(o, ok);
 }
 
 json_t *codec_llm_violations_encode(const llm_result_t *r)
 {
     json_t *a = json_array();
+    bool ok = a != NULL;
     const double need[2] = {r->mem_tier1_bytes, r->mem_tier2_bytes};
     const double cap[2] = {r->mem_tier1_capacity_bytes, r->mem_tier2_capacity_bytes};
     const bool fits[2] = {r->fits_tier1, r->fits_tier2};
-    for (int t = 0; a && t < 2; t++) {
+    for (int t = 0; ok && t < 2; t++) {
         if (fits[t])
             continue;
         char msg[256], ratio[48] = "";
@@ -493,19 +543,25 @@ json_t *codec_llm_violations_encode(const llm_result_t *r)
                  "memory tier %d (%s) needs %.3f GiB per processor but has %.3f GiB%s", t + 1,
                  t == 0 ? "device memory" : "offload memory", need[t] / 1073741824.0,
                  cap[t] / 1073741824.0, ratio);
-        json_array_append_new(a, json_pack("{s:i,s:o,s:o,s:s}", "tier", t + 1, "needed_bytes",
-                                           num(need[t]), "capacity_bytes", num(cap[t]), "message",
-                                           msg));
+        ok = json_array_append_new(a, json_pack("{s:i,s:o,s:o,s:s}", "tier", t + 1,
+                                                "needed_bytes", num(need[t]), "capacity_bytes",
+                                                num(cap[t]), "message", msg)) == 0;
     }
-    return a;
+    return finish(a, ok);
 }
 
 static json_t *encode_stage(const char *name, const llm_stage_memory_t *m)
 {
-    return json_pack("{s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:o}", "stage", name, "blocks",
-                     (json_int_t)m->blocks, "weights", num(m->weights), "gradients",
-                     num(m->gradients), "optimizer", num(m->optimizer), "activations",
-                     num(m->activations), "buffers", num(m->buffers), "total", num(m->total));
+    /* expert: the routed experts' weights, gradients and optimizer; non_expert: the rest */
+    return json_pack("{s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:{s:o,s:o,s:o},s:{s:o,s:o,s:o}}",
+                     "stage", name, "blocks", (json_int_t)m->blocks, "weights", num(m->weights),
+                     "gradients", num(m->gradients), "optimizer", num(m->optimizer),
+                     "activations", num(m->activations), "buffers", num(m->buffers), "total",
+                     num(m->total), "expert", "weights", num(m->expert_weights), "gradients",
+                     num(m->expert_gradients), "optimizer", num(m->expert_optimizer),
+                     "non_expert", "weights", num(m->weights - m->expert_weights), "gradients",
+                     num(m->gradients - m->expert_gradients), "optimizer",
+                     num(m->optimizer - m->expert_optimizer));
 }
 
 /* Per-stage memory of the first and last pipeline stage, the heaviest named, and the bytes per
@@ -525,13 +581,19 @@ static json_t *encode_memory_breakdown(const llm_result_t *r)
 static json_t *encode_flops(const fathom_model_t *m, const llm_execution_t *e,
                             const llm_result_t *r)
 {
-    tf_params_t params;
-    tf_params(m, &params);
+    llm_params_t params;
+    llm_parameters(m, &params);
     const llm_stats_t *s = &r->stats;
     const double model = llm_model_flops(m, e->batch_size, e->training);
     const double tokens = (double)e->batch_size * (double)m->seq_size;
     const double per_proc_s = s->total_time * (double)e->num_procs;
-    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "parameters_total", num(params.total),
+    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "parameters_total",
+                     num(params.total), "parameters_active", num(params.active),
+                     "routed_expert_compute_s", num(r->extra.routed_expert_compute),
+                     "expert_parallel_tier",
+                     r->extra.expert_parallel_tier >= 0
+                         ? json_integer(r->extra.expert_parallel_tier)
+                         : json_null(),
                      "model_flops_per_step", num(model), "hardware_flops_per_step",
                      num(r->extra.hardware_flops), "model_flops_per_token", num(model / tokens),
                      "mfu", num(per_proc_s > 0 ? model / (per_proc_s * r->extra.peak_flops) : 0),
@@ -557,6 +619,11 @@ json_t *codec_llm_summary_encode(const fathom_model_t *m, const llm_execution_t 
         num(s->dp_comm_exposed_time), "forward_offload", num(s->fw_offload_exposed_time),
         "backward_offload", num(s->bw_offload_exposed_time), "context_parallel_comm",
         num(x->cp_comm_exposed));
+    if (breakdown && json_object_set_new(breakdown, "expert_parallel_comm",
+                                         num(r->extra.expert_parallel_comm))) {
+        json_decref(breakdown);
+        breakdown = NULL;
+    }
     /* what the data-parallel line is made of (modern block; zeros for Calculon's) */
     json_t *dp = json_pack("{s:o,s:o,s:o,s:o,s:o}", "grad_reduce_s", num(x->dp_grad_reduce),
                            "param_gather_s", num(x->dp_param_gather), "exposed_s",

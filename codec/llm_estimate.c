@@ -61,8 +61,11 @@ static json_t *estimate_normalize(const json_t *body, const codec_ctx_t *ctx, fa
     json_t *out = json_pack("{s:o,s:o,s:o}", "model", codec_model_encode(&req.model), "system",
                             codec_llm_system_encode(&req.system), "execution",
                             codec_llm_execution_encode(&req.execution));
-    if (out && req.has_training)
-        json_object_set_new(out, "training", codec_training_encode(&req.training));
+    if (out && req.has_training &&
+        json_object_set_new(out, "training", codec_training_encode(&req.training))) {
+        json_decref(out); /* a request without its training member would be another request */
+        out = NULL;
+    }
     if (!out)
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
     return out;
@@ -83,11 +86,16 @@ static json_t *estimate_evaluate(const json_t *normalized, const codec_ctx_t *ct
                          req.execution.num_procs, &req.training, &run, err))
         return NULL;
     json_t *out = codec_llm_result_encode(&req.model, &req.execution, &r);
-    if (out)
-        json_object_set_new(out, "warnings",
-                            codec_llm_warnings_encode(&req.model, &req.system, &req.execution, &r));
-    if (out && req.has_training)
-        json_object_set_new(out, "run", codec_run_encode(&run));
+    if (out && json_object_set_new(out, "warnings", codec_llm_warnings_encode(&req.model,
+                                                                              &req.system,
+                                                                              &req.execution, &r))) {
+        json_decref(out);
+        out = NULL;
+    }
+    if (out && req.has_training && json_object_set_new(out, "run", codec_run_encode(&run))) {
+        json_decref(out);
+        out = NULL;
+    }
     if (!out)
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
     return out;

@@ -20,11 +20,20 @@
  *              group (shard_group), other rows with DP > 1 Megatron's distributed optimizer
  *   recompute  unknown in the sources: the least that fits in memory (none, then attn_only,
  *              then full)
+ *   MoE rows   model.moe from the row's num_experts, top_k, expert_ffn, shared_experts and
+ *              shared_expert_ffn, the first dense blocks from moe_layers ("first 3 dense");
+ *              model.mla parsed from the attention text ("MLA (q_lora 1536, kv_lora 512, …)");
+ *              model.mtp_blocks from mtp_layers; feedforward = expert_ffn when the row gives no
+ *              dense ffn (no dense block then); no router bias (timing-neutral); expert_par = ep,
+ *              expert_tensor_par = etp (1 when not given, Megatron-Bridge's recipes); the
+ *              dispatch/combine all-to-all on the NVLink tier while ep·etp fits in it, else on
+ *              the node-spanning tier; moe_load_imbalance 1 (the recipes force-balance routing);
+ *              no all-to-all overlap (the tables do not say)
+
  * Rows that publish only the source's TFLOP/s per GPU (no tokens/s, microbatch not stated:
  * taken as 1) are estimated and compared on model TFLOP/s per GPU instead — Fathom's count
  * against the source's own formula, so their error is reported apart and kept out of the
- * tokens/s mean. Rows the step model cannot express yet (mixture of experts) are listed with
- * the reason. */
+ * tokens/s mean. A row that publishes nothing measured is listed with the reason. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,8 +56,6 @@ static const char *row_str(const json_t *row, const char *key)
 /* Why a row cannot be estimated yet, or NULL. */
 static const char *inexpressible(const json_t *row)
 {
-    if (json_is_true(json_object_get(row, "moe")))
-        return "mixture of experts: not modelled yet";
     if (!json_is_number(json_object_get(row, "tokens_per_s_per_gpu")) &&
         !json_is_number(json_object_get(row, "tflops_per_gpu")))
         return "nothing measured is published";
@@ -66,7 +73,61 @@ static const char *system_for(const char *gpu)
     return NULL;
 }
 
+static json_t *row_model_dense(const json_t *row);
+
+/* The integer after `key` in a free-text field ("q_lora 1536"), or dflt. */
+static int64_t text_int(const char *text, const char *key, int64_t dflt)
+{
+    const char *p = strstr(text, key);
+    long long v;
+    return p && sscanf(p + strlen(key), " %lld", &v) == 1 ? (int64_t)v : dflt;
+}
+
+/* model.moe, model.mla and model.mtp_blocks of an MoE row (header comment). */
+static int add_moe(const json_t *row, json_t *m)
+{
+    if (!json_is_true(json_object_get(row, "moe")))
+        return 0;
+    const int64_t fe = row_int(row, "expert_ffn", 0);
+    const int64_t shared = row_int(row, "shared_experts", 0);
+    json_t *moe = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "num_experts",
+                            (json_int_t)row_int(row, "num_experts", 0), "top_k",
+                            (json_int_t)row_int(row, "top_k", 0), "expert_feedforward",
+                            (json_int_t)fe, "shared_experts", (json_int_t)shared,
+                            "shared_expert_feedforward",
+                            (json_int_t)row_int(row, "shared_expert_ffn", fe),
+                            "first_dense_blocks",
+                            (json_int_t)text_int(row_str(row, "moe_layers"), "first", 0));
+    if (!moe || json_object_set_new(m, "moe", moe))
+        return -1;
+    if (row_int(row, "ffn", 0) == 0 && json_object_set_new(m, "feedforward", json_integer(fe)))
+        return -1;
+    if (row_int(row, "mtp_layers", 0) > 0 &&
+        json_object_set_new(m, "mtp_blocks", json_integer(row_int(row, "mtp_layers", 0))))
+        return -1;
+    const char *attn = row_str(row, "attention");
+    if (strncmp(attn, "MLA", 3) != 0)
+        return 0;
+    json_t *mla = json_pack("{s:I,s:I,s:I,s:I,s:I}", "q_lora_rank",
+                            (json_int_t)text_int(attn, "q_lora", 0), "kv_lora_rank",
+                            (json_int_t)text_int(attn, "kv_lora", 0), "qk_nope_head_dim",
+                            (json_int_t)text_int(attn, "qk_nope", 0), "qk_rope_head_dim",
+                            (json_int_t)text_int(attn, "qk_rope", 0), "v_head_dim",
+                            (json_int_t)text_int(attn, "v ", 0));
+    return !mla || json_object_set_new(m, "mla", mla) ? -1 : 0;
+}
+
 static json_t *row_model(const json_t *row)
+{
+    json_t *m = row_model_dense(row);
+    if (m && add_moe(row, m)) {
+        json_decref(m);
+        return NULL;
+    }
+    return m;
+}
+
+static json_t *row_model_dense(const json_t *row)
 {
     const bool gated = strstr(row_str(row, "mlp"), "SwiGLU") != NULL;
     int64_t heads = row_int(row, "heads", 1);
@@ -121,7 +182,9 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
                      "activation_recompute", recompute, "tensor_par_net", nets[0],
                      "data_par_net", nets[2], "pipeline_par_net", nets[3], "seq_par_ag_redo",
                      redo);
-    if (e && tp > 1 && json_object_set_new(e, "tensor_par_overlap", json_string("ring"))) {
+    /* (the tiled overlap is not modelled for MoE blocks: their TP collectives stay exposed) */
+    if (e && tp > 1 && !json_is_true(json_object_get(row, "moe")) &&
+        json_object_set_new(e, "tensor_par_overlap", json_string("ring"))) {
         json_decref(e);
         return NULL;
     }
@@ -132,6 +195,17 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
                json_object_set_new(e, "shard_group", json_integer(fsdp))))) {
         json_decref(e);
         return NULL;
+    }
+    if (e && json_is_true(json_object_get(row, "moe"))) {
+        /* EP on the NVLink tier while the expert group fits in it, else the node tier */
+        const int64_t ep = row_int(row, "ep", 1), etp = row_int(row, "etp", 1);
+        const int net = ep * etp <= s->networks[0].size || s->num_networks < 2 ? 0 : 1;
+        if (json_object_set_new(e, "expert_par", json_integer(ep)) ||
+            json_object_set_new(e, "expert_tensor_par", json_integer(etp)) ||
+            json_object_set_new(e, "expert_par_net", json_integer(net))) {
+            json_decref(e);
+            return NULL;
+        }
     }
     return e;
 }
@@ -218,7 +292,7 @@ json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t
         return NULL;
     }
     json_t *out = json_array();
-    errors_t by_tokens = {0, 0, 0}, by_tflops = {0, 0, 0};
+    errors_t by_tokens = {0, 0, 0}, by_tflops = {0, 0, 0}, by_moe = {0, 0, 0};
     for (size_t i = 0; out && i < json_array_size(rows); i++) {
         const json_t *row = json_array_get(rows, i);
         json_t *item = json_pack("{s:s,s:s,s:s,s:I,s:{s:I,s:I,s:I,s:I,s:I}}", "id",
@@ -241,6 +315,7 @@ json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t
             continue;
         }
         json_object_set_new(item, "expressible", json_boolean(why == NULL));
+        json_object_set_new(item, "moe", json_boolean(json_is_true(json_object_get(row, "moe"))));
         if (why) {
             json_object_set_new(item, "reason", json_string(why));
         } else {
@@ -248,6 +323,8 @@ json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t
             double e = json_real_value(json_object_get(est, "error_pct"));
             const char *what = json_string_value(json_object_get(est, "compared"));
             errors_add(strcmp(what, "tokens_per_s_per_gpu") == 0 ? &by_tokens : &by_tflops, e);
+            if (json_is_true(json_object_get(row, "moe")) && strcmp(what, "tokens_per_s_per_gpu") == 0)
+                errors_add(&by_moe, e);
         }
         json_decref(est);
         json_array_append_new(out, item);
@@ -256,11 +333,14 @@ json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
         return NULL;
     }
-    return json_pack("{s:s,s:o,s:i,s:i,s:f,s:f,s:o}", "source",
+    return json_pack("{s:s,s:o,s:i,s:i,s:f,s:f,s:o,s:i,s:f,s:f}", "source",
                      "presets/validation/measured_runs.json", "rows", out, "rows_estimated",
                      by_tokens.n, "rows_total", (int)json_array_size(rows), "mean_abs_error_pct",
                      by_tokens.n ? by_tokens.sum / by_tokens.n : 0.0, "max_abs_error_pct",
-                     by_tokens.worst, "tflops_only", errors_encode(&by_tflops));
+                     by_tokens.worst, "tflops_only", errors_encode(&by_tflops),
+                     "moe_rows_estimated", by_moe.n, "moe_mean_abs_error_pct",
+                     by_moe.n ? by_moe.sum / by_moe.n : 0.0, "moe_max_abs_error_pct",
+                     by_moe.worst);
 }
 
 char *codec_llm_measured_text(const json_t *report)
@@ -307,6 +387,10 @@ char *codec_llm_measured_text(const json_t *report)
             (long long)json_integer_value(json_object_get(tf, "rows")),
             json_number_value(json_object_get(tf, "mean_abs_error_pct")),
             json_number_value(json_object_get(tf, "max_abs_error_pct")));
+    fprintf(f, "of which mixture of experts, %lld rows: mean absolute error %.1f%%, worst %.1f%%\n",
+            (long long)json_integer_value(json_object_get(report, "moe_rows_estimated")),
+            json_number_value(json_object_get(report, "moe_mean_abs_error_pct")),
+            json_number_value(json_object_get(report, "moe_max_abs_error_pct")));
     if (fclose(f) != 0) {
         free(buf);
         return NULL;

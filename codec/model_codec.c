@@ -7,12 +7,82 @@ static const char *const model_keys[] = {
     "hidden",     "feedforward", "seq_size",        "attn_heads",         "attn_size",
     "num_blocks", "vocab_size",  "bias",            "tied_embeddings",    "position_embedding",
     "kv_heads",   "gated_mlp",   "norm",            "qkv_bias",           "causal",
-    NULL};
+    "moe",        "mla",         "mtp_blocks",      NULL};
 /* The fields of the modern block: a model giving none of them is Calculon's block. */
-static const char *const modern_keys[] = {"kv_heads", "gated_mlp", "norm", "qkv_bias", "causal",
+static const char *const modern_keys[] = {"kv_heads", "gated_mlp", "norm",       "qkv_bias",
+                                          "causal",   "moe",       "mla",        "mtp_blocks",
                                           NULL};
+static const char *const moe_keys[] = {"num_experts",        "top_k",
+                                       "expert_feedforward", "shared_experts",
+                                       "shared_expert_feedforward", "first_dense_blocks",
+                                       "every",              "router_bias", NULL};
+static const char *const mla_keys[] = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                                       "qk_rope_head_dim", "v_head_dim", NULL};
+#define MODEL_MAX_EXPERTS 4096
+#define MODEL_MAX_MTP 16
 static const char *const position_names[] = {"learned", "none", "rope", NULL};
 static const char *const norm_names[] = {"layernorm", "rmsnorm", NULL};
+
+/* model.moe (model.h): the experts of the MoE blocks; m->num_blocks is already read. */
+static int decode_moe(const json_t *v, const char *path, fathom_model_t *m, fathom_error_t *err)
+{
+    char p[JR_PATH_MAX];
+    jr_path(p, sizeof p, path, "moe");
+    if (jr_expect_object(v, p, err) || jr_check_keys(v, p, moe_keys, err))
+        return -1;
+    model_moe_t *x = &m->moe;
+    if (jr_int(v, p, "num_experts", JR_REQUIRED, 0, 1, MODEL_MAX_EXPERTS, &x->num_experts, err) ||
+        jr_int(v, p, "top_k", JR_REQUIRED, 0, 1, MODEL_MAX_EXPERTS, &x->top_k, err) ||
+        jr_int(v, p, "expert_feedforward", JR_OPTIONAL, m->feedforward, 1, MODEL_MAX_DIM,
+               &x->expert_feedforward, err) ||
+        jr_int(v, p, "shared_experts", JR_OPTIONAL, 0, 0, MODEL_MAX_EXPERTS, &x->shared_experts,
+               err) ||
+        jr_int(v, p, "shared_expert_feedforward", JR_OPTIONAL, x->expert_feedforward, 1,
+               MODEL_MAX_DIM, &x->shared_expert_feedforward, err) ||
+        jr_int(v, p, "first_dense_blocks", JR_OPTIONAL, 0, 0, MODEL_MAX_BLOCKS,
+               &x->first_dense_blocks, err) ||
+        jr_int(v, p, "every", JR_OPTIONAL, 1, 1, MODEL_MAX_BLOCKS, &x->every, err) ||
+        jr_bool(v, p, "router_bias", JR_OPTIONAL, false, &x->router_bias, err))
+        return -1;
+    char q[JR_PATH_MAX];
+    if (x->top_k > x->num_experts) {
+        jr_path(q, sizeof q, p, "top_k");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                "must be at most num_experts (%lld): a token is routed to top_k "
+                                "distinct experts, got %lld",
+                                (long long)x->num_experts, (long long)x->top_k);
+    }
+    if (x->first_dense_blocks >= m->num_blocks) {
+        jr_path(q, sizeof q, p, "first_dense_blocks");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                "must be less than num_blocks (%lld): no block would be an MoE "
+                                "block, got %lld",
+                                (long long)m->num_blocks, (long long)x->first_dense_blocks);
+    }
+    return 0;
+}
+
+/* model.mla (model.h). */
+static int decode_mla(const json_t *v, const char *path, fathom_model_t *m, fathom_error_t *err)
+{
+    char p[JR_PATH_MAX];
+    jr_path(p, sizeof p, path, "mla");
+    if (jr_expect_object(v, p, err) || jr_check_keys(v, p, mla_keys, err))
+        return -1;
+    model_mla_t *x = &m->mla;
+    x->present = true;
+    return jr_int(v, p, "q_lora_rank", JR_OPTIONAL, 0, 0, MODEL_MAX_DIM, &x->q_lora_rank, err) ||
+                   jr_int(v, p, "kv_lora_rank", JR_REQUIRED, 0, 1, MODEL_MAX_DIM,
+                          &x->kv_lora_rank, err) ||
+                   jr_int(v, p, "qk_nope_head_dim", JR_REQUIRED, 0, 1, MODEL_MAX_DIM,
+                          &x->qk_nope_head_dim, err) ||
+                   jr_int(v, p, "qk_rope_head_dim", JR_REQUIRED, 0, 0, MODEL_MAX_DIM,
+                          &x->qk_rope_head_dim, err) ||
+                   jr_int(v, p, "v_head_dim", JR_REQUIRED, 0, 1, MODEL_MAX_DIM, &x->v_head_dim,
+                          err)
+               ? -1
+               : 0;
+}
 
 /* The fields of the modern block (model.h); m->attn_heads is already read. */
 static int decode_modern(const json_t *v, const char *path, fathom_model_t *m,
@@ -28,9 +98,13 @@ static int decode_modern(const json_t *v, const char *path, fathom_model_t *m,
         jr_bool(v, path, "gated_mlp", JR_OPTIONAL, false, &m->gated_mlp, err) ||
         jr_enum(v, path, "norm", JR_OPTIONAL, MODEL_NORM_LAYERNORM, norm_names, &norm, err) ||
         jr_bool(v, path, "qkv_bias", JR_OPTIONAL, false, &m->qkv_bias, err) ||
-        jr_bool(v, path, "causal", JR_OPTIONAL, true, &m->causal, err))
+        jr_bool(v, path, "causal", JR_OPTIONAL, true, &m->causal, err) ||
+        jr_int(v, path, "mtp_blocks", JR_OPTIONAL, 0, 0, MODEL_MAX_MTP, &m->mtp_blocks, err))
         return -1;
     m->norm = (model_norm_t)norm;
+    const json_t *moe = json_object_get(v, "moe"), *mla = json_object_get(v, "mla");
+    if ((moe && decode_moe(moe, path, m, err)) || (mla && decode_mla(mla, path, m, err)))
+        return -1;
     if (m->attn_heads % m->kv_heads != 0) {
         char p[JR_PATH_MAX];
         jr_path(p, sizeof p, path, "kv_heads");
@@ -102,7 +176,35 @@ json_t *codec_model_encode(const fathom_model_t *m)
         json_object_set_new(o, "gated_mlp", json_boolean(m->gated_mlp)) ||
         json_object_set_new(o, "norm", json_string(norm_names[m->norm])) ||
         json_object_set_new(o, "qkv_bias", json_boolean(m->qkv_bias)) ||
-        json_object_set_new(o, "causal", json_boolean(m->causal))) {
+        json_object_set_new(o, "causal", json_boolean(m->causal)) ||
+        (m->mtp_blocks > 0 &&
+         json_object_set_new(o, "mtp_blocks", json_integer((json_int_t)m->mtp_blocks)))) {
+        json_decref(o);
+        return NULL;
+    }
+    const model_moe_t *x = &m->moe;
+    if (x->num_experts > 0 &&
+        json_object_set_new(
+            o, "moe",
+            json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b}", "num_experts",
+                      (json_int_t)x->num_experts, "top_k", (json_int_t)x->top_k,
+                      "expert_feedforward", (json_int_t)x->expert_feedforward, "shared_experts",
+                      (json_int_t)x->shared_experts, "shared_expert_feedforward",
+                      (json_int_t)x->shared_expert_feedforward, "first_dense_blocks",
+                      (json_int_t)x->first_dense_blocks, "every", (json_int_t)x->every,
+                      "router_bias", x->router_bias))) {
+        json_decref(o);
+        return NULL;
+    }
+    const model_mla_t *a = &m->mla;
+    if (a->present &&
+        json_object_set_new(o, "mla",
+                            json_pack("{s:I,s:I,s:I,s:I,s:I}", "q_lora_rank",
+                                      (json_int_t)a->q_lora_rank, "kv_lora_rank",
+                                      (json_int_t)a->kv_lora_rank, "qk_nope_head_dim",
+                                      (json_int_t)a->qk_nope_head_dim, "qk_rope_head_dim",
+                                      (json_int_t)a->qk_rope_head_dim, "v_head_dim",
+                                      (json_int_t)a->v_head_dim))) {
         json_decref(o);
         return NULL;
     }

@@ -43,11 +43,12 @@ typedef struct hot_entry {
 typedef struct {
     char hash[CODEC_HASH_HEX_LEN + 1];
     long long count;
-    char last_hit_at[32]; /* set when written */
 } pending_hit_t;
 
 struct cache {
-    db_t *db;
+    store_t *store;
+    /* Lock order: the three locks below are leaves. None is held while another is taken, or
+     * across a store call (the store's own locks are taken inside its calls only). */
     pthread_mutex_t lock; /* guards pending */
     pending_hit_t *pending;
     int npending;
@@ -77,48 +78,19 @@ static void free_queued(queued_result_t *q)
     free(q->response);
 }
 
-/* Runs one statement per row in one transaction on the writer connection: bind(i) fills row
- * i's parameters. 0, or -1 (nothing of the batch is written). */
-typedef void (*bind_row_fn)(sqlite3_stmt *st, const void *rows, int i);
-
-static int write_rows(cache_t *c, db_stmt_id_t id, bind_row_fn bind, const void *rows, int n)
-{
-    db_conn_t *conn = db_acquire_writer(c->db);
-    sqlite3 *h = db_handle(conn);
-    int ok = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
-    for (int i = 0; ok && i < n; i++) {
-        sqlite3_stmt *st = db_stmt(conn, id);
-        if (!st) {
-            ok = 0;
-            break;
-        }
-        bind(st, rows, i);
-        ok = sqlite3_step(st) == SQLITE_DONE;
-        sqlite3_reset(st);
-    }
-    ok = ok && sqlite3_exec(h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
-    if (!ok)
-        sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
-    db_release(c->db, conn);
-    db_note_write(c->db, ok);
-    return ok ? 0 : -1;
-}
-
-static void bind_result(sqlite3_stmt *st, const void *rows, int i)
-{
-    const queued_result_t *r = &((const queued_result_t *)rows)[i];
-    sqlite3_bind_text(st, 1, r->hash, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, r->endpoint, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, FATHOM_ESTIMATOR_VERSION, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 4, r->request, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 5, r->response, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 6, r->created_at, -1, SQLITE_STATIC);
-}
-
 /* Inserts result rows in one transaction. 0, or -1 (nothing of the batch is stored). */
 static int insert_batch(cache_t *c, const queued_result_t *rows, int n)
 {
-    return write_rows(c, DB_RESULT_PUT, bind_result, rows, n);
+    store_result_row_t *out = malloc((size_t)(n ? n : 1) * sizeof *out);
+    if (!out)
+        return -1;
+    for (int i = 0; i < n; i++)
+        out[i] = (store_result_row_t){rows[i].hash, rows[i].endpoint, rows[i].request,
+                                      rows[i].response, rows[i].created_at};
+    fathom_error_t err;
+    int rc = store_results_put(c->store, out, n, &err);
+    free(out);
+    return rc;
 }
 
 /* The writer thread: every WRITE_BATCH_MS (or when woken), writes what is queued. A batch that
@@ -156,7 +128,7 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-cache_t *cache_create(db_t *db)
+cache_t *cache_create(store_t *store)
 {
     cache_t *c = calloc(1, sizeof *c);
     if (!c)
@@ -166,7 +138,7 @@ cache_t *cache_create(db_t *db)
         free(c);
         return NULL;
     }
-    c->db = db;
+    c->store = store;
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->hot_lock, NULL);
     pthread_mutex_init(&c->write_lock, NULL);
@@ -328,12 +300,6 @@ void cache_hot_put(cache_t *c, const char *endpoint, const char *body, size_t le
     pthread_mutex_unlock(&c->hot_lock);
 }
 
-static char *dup_column(sqlite3_stmt *st, int col)
-{
-    const unsigned char *t = sqlite3_column_text(st, col);
-    return strdup(t ? (const char *)t : "");
-}
-
 /* A result still in the write queue counts as stored: its link must work at once. */
 static int copy_queued(const queued_result_t *q, cache_entry_t *out)
 {
@@ -367,32 +333,17 @@ int cache_get(cache_t *cache, const char *hash, cache_entry_t *out)
     int queued = get_queued(cache, hash, out);
     if (queued)
         return queued;
-    db_t *db = cache->db;
-    db_conn_t *c = db_acquire(db);
-    sqlite3_stmt *st = db_stmt(c, DB_RESULT_GET);
-    if (!st) {
-        db_release(db, c);
-        return -1;
-    }
-    sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st), found = 0;
-    if (rc == SQLITE_ROW) {
-        memset(out, 0, sizeof *out);
-        out->endpoint = dup_column(st, 0);
-        out->request = dup_column(st, 1);
-        out->response = dup_column(st, 2);
-        const unsigned char *t = sqlite3_column_text(st, 3);
-        snprintf(out->created_at, sizeof out->created_at, "%s", t ? (const char *)t : "");
-        out->hit_count = sqlite3_column_int64(st, 4);
-        found = (out->endpoint && out->request && out->response) ? 1 : -1;
-        if (found < 0)
-            cache_entry_free(out);
-    } else if (rc != SQLITE_DONE) {
-        found = -1;
-    }
-    sqlite3_reset(st);
-    db_release(db, c);
-    return found;
+    store_result_t row;
+    fathom_error_t err;
+    if (store_result_get(cache->store, hash, &row, &err))
+        return err.code == FATHOM_E_NOT_FOUND ? 0 : -1;
+    memset(out, 0, sizeof *out);
+    out->endpoint = row.endpoint; /* ownership moves to out */
+    out->request = row.request;
+    out->response = row.response;
+    memcpy(out->created_at, row.created_at, sizeof out->created_at);
+    out->hit_count = row.hit_count;
+    return 1;
 }
 
 void cache_count_hit(cache_t *c, const char *hash)
@@ -416,14 +367,6 @@ void cache_count_hit(cache_t *c, const char *hash)
         cache_flush_hits(c);
 }
 
-static void bind_hit(sqlite3_stmt *st, const void *rows, int i)
-{
-    const pending_hit_t *h = &((const pending_hit_t *)rows)[i];
-    sqlite3_bind_text(st, 1, h->hash, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, h->last_hit_at, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 3, h->count);
-}
-
 int cache_flush_hits(cache_t *c)
 {
     pthread_mutex_lock(&c->lock);
@@ -437,10 +380,17 @@ int cache_flush_hits(cache_t *c)
     if (!batch)
         return n ? -1 : 0;
 
-    db_now_iso(batch[0].last_hit_at);
-    for (int i = 1; i < n; i++)
-        memcpy(batch[i].last_hit_at, batch[0].last_hit_at, sizeof batch[i].last_hit_at);
-    int rc = write_rows(c, DB_RESULT_HIT, bind_hit, batch, n);
+    char now[32];
+    store_now_iso(now);
+    store_hit_t *hits = malloc((size_t)n * sizeof *hits);
+    int rc = -1;
+    if (hits) {
+        for (int i = 0; i < n; i++)
+            hits[i] = (store_hit_t){batch[i].hash, now, batch[i].count};
+        fathom_error_t err;
+        rc = store_results_hit(c->store, hits, n, &err);
+        free(hits);
+    }
     free(batch);
     /* Counts that could not be written (read-only or full disk) are dropped: they are
      * statistics, and keeping them would grow without bound while the fault lasts. */
@@ -453,7 +403,7 @@ int cache_put(cache_t *c, const char *hash, const char *endpoint, const char *re
     queued_result_t q;
     memset(&q, 0, sizeof q);
     snprintf(q.hash, sizeof q.hash, "%.64s", hash);
-    db_now_iso(q.created_at);
+    store_now_iso(q.created_at);
     q.endpoint = strdup(endpoint);
     q.request = strdup(request);
     q.response = strdup(response);
@@ -462,7 +412,7 @@ int cache_put(cache_t *c, const char *hash, const char *endpoint, const char *re
         free_queued(&q);
         return -1;
     }
-    if (db_writes_failing(c->db)) {
+    if (store_writes_failing(c->store)) {
         /* The last write failed (full disk, read-only file): try this one now, so the caller
          * knows whether it is stored; queueing resumes once a write succeeds. */
         int rc = insert_batch(c, &q, 1);

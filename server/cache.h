@@ -22,7 +22,7 @@
 #include <stddef.h>
 
 #include "canonical.h"
-#include "db.h"
+#include "store.h"
 
 typedef struct {
     char *endpoint;
@@ -34,7 +34,7 @@ typedef struct {
 
 typedef struct cache cache_t;
 
-cache_t *cache_create(db_t *db);
+cache_t *cache_create(store_t *store);
 /* Writes the pending hit counts, then frees. */
 void cache_free(cache_t *c);
 

@@ -95,7 +95,10 @@ static int set_option(config_t *cfg, const option_t *o, const char *value, const
         errno = 0;
         char *end;
         long long v = strtoll(value, &end, 10);
-        if (errno || end == value || *end || v < o->min || v > o->max) {
+        /* strtoll alone would take " 8", "+8": a setting is digits, with an optional '-'. */
+        bool digits = (value[0] >= '0' && value[0] <= '9') ||
+                      (value[0] == '-' && value[1] >= '0' && value[1] <= '9');
+        if (!digits || errno || end == value || *end || v < o->min || v > o->max) {
             fprintf(stderr, "fathomd: %s: '%s' is not a whole number from %lld to %lld\n", source,
                     value, o->min, o->max);
             return -1;
@@ -112,7 +115,7 @@ static int set_option(config_t *cfg, const option_t *o, const char *value, const
         long port = colon ? strtol(colon + 1, &end, 10) : -1;
         size_t hostlen = colon ? (size_t)(colon - value) : 0;
         if (!colon || hostlen == 0 || hostlen >= sizeof cfg->listen_host || *end ||
-            end == colon + 1 || port < 0 || port > 65535) {
+            end == colon + 1 || colon[1] < '0' || colon[1] > '9' || port < 0 || port > 65535) {
             fprintf(stderr, "fathomd: %s: '%s' is not ADDR:PORT (for example 127.0.0.1:8080)\n",
                     source, value);
             return -1;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "alloc_guard.h"
 #include "cache.h"
 #include "canonical.h"
 #include "handlers.h"
@@ -37,7 +38,7 @@ json_t *handlers_parse_json_body(http_req_t *r, fathom_error_t *err)
                          http_header(r, "Content-Type"));
         return NULL;
     }
-    return codec_parse_body(r->body ? r->body : "", r->body_len, err);
+    return codec_parse_body(r->body.data ? r->body.data : "", r->body.len, err);
 }
 
 static enum MHD_Result send_stored(http_req_t *r, const char *hash, const char *body,
@@ -63,7 +64,7 @@ enum MHD_Result handlers_estimate(http_req_t *r, const codec_endpoint_t *ep)
 
     if (handlers_check_json_content_type(r) == 0) {
         char *hot = NULL;
-        if (cache_hot_get(r->srv->cache, ep->name, r->body ? r->body : "", r->body_len, hash,
+        if (cache_hot_get(r->srv->cache, ep->name, r->body.data ? r->body.data : "", r->body.len, hash,
                           &hot)) {
             metrics_cache(r->srv->metrics, 1);
             cache_count_hit(r->srv->cache, hash);
@@ -72,6 +73,7 @@ enum MHD_Result handlers_estimate(http_req_t *r, const codec_endpoint_t *ep)
             return rc;
         }
     }
+    alloc_guard_take(); /* from here, a failed allocation makes the answer untrustworthy */
     body = handlers_parse_json_body(r, &err);
     if (!body) {
         rc = http_send_error(r, &err, NULL);
@@ -83,7 +85,9 @@ enum MHD_Result handlers_estimate(http_req_t *r, const codec_endpoint_t *ep)
         goto out;
     }
     request_text = codec_canonical_dump(normalized);
-    if (!request_text || codec_config_hash(ep->name, normalized, hash)) {
+    /* A request normalized while an allocation failed may lack a member: its hash would name
+     * another request's answer. */
+    if (!request_text || codec_config_hash(ep->name, normalized, hash) || alloc_guard_take()) {
         rc = http_send_errorf(r, FATHOM_E_INTERNAL, NULL, "out of memory");
         goto out;
     }
@@ -93,7 +97,7 @@ enum MHD_Result handlers_estimate(http_req_t *r, const codec_endpoint_t *ep)
     if (found == 1) {
         metrics_cache(r->srv->metrics, 1);
         cache_count_hit(r->srv->cache, hash);
-        cache_hot_put(r->srv->cache, ep->name, r->body ? r->body : "", r->body_len, hash,
+        cache_hot_put(r->srv->cache, ep->name, r->body.data ? r->body.data : "", r->body.len, hash,
                       hit.response);
         rc = send_stored(r, hash, hit.response, "hit", 1);
         cache_entry_free(&hit);
@@ -108,6 +112,12 @@ enum MHD_Result handlers_estimate(http_req_t *r, const codec_endpoint_t *ep)
     }
     response_text = json_dumps(response, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
     if (!response_text) {
+        rc = http_send_errorf(r, FATHOM_E_INTERNAL, NULL, "out of memory");
+        goto out;
+    }
+    /* An answer computed while an allocation failed may be wrong (alloc_guard.h): it is neither
+     * served nor stored under the request's hash. */
+    if (alloc_guard_take()) {
         rc = http_send_errorf(r, FATHOM_E_INTERNAL, NULL, "out of memory");
         goto out;
     }

@@ -98,21 +98,10 @@ static void add_cors_headers(http_req_t *r, struct MHD_Response *resp)
                             "ETag, X-Fathom-Cache, X-Request-Id, Location, Retry-After");
 }
 
-enum MHD_Result http_send(http_req_t *r, int status, const char *content_type, const char *body,
-                          size_t len, const char *const *headers)
+/* Adds the common headers (and CORS) to resp, queues it and counts the request. */
+static enum MHD_Result queue_response(http_req_t *r, int status, const char *content_type,
+                                      struct MHD_Response *resp, const char *const *headers)
 {
-    const char *etag = header_in(headers, "ETag");
-    const char *inm = http_header(r, "If-None-Match");
-    if (status == 200 && etag && inm && etag_matches(inm, etag) &&
-        (strcmp(r->method, "GET") == 0 || strcmp(r->method, "HEAD") == 0)) {
-        status = 304; /* the client holds this very answer: headers only */
-        len = 0;
-        content_type = NULL;
-    }
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
-    if (!resp)
-        return MHD_NO;
     if (content_type)
         MHD_add_response_header(resp, "Content-Type", content_type);
     MHD_add_response_header(resp, "X-Request-Id", r->request_id);
@@ -128,6 +117,38 @@ enum MHD_Result http_send(http_req_t *r, int status, const char *content_type, c
     metrics_observe_request(r->srv->metrics, r->route, status,
                             (double)(now_ns() - r->start_ns) / 1e9);
     return rc;
+}
+
+enum MHD_Result http_send(http_req_t *r, int status, const char *content_type, const char *body,
+                          size_t len, const char *const *headers)
+{
+    const char *etag = header_in(headers, "ETag");
+    const char *inm = http_header(r, "If-None-Match");
+    if (status == 200 && etag && inm && etag_matches(inm, etag) &&
+        (strcmp(r->method, "GET") == 0 || strcmp(r->method, "HEAD") == 0)) {
+        status = 304; /* the client holds this very answer: headers only */
+        len = 0;
+        content_type = NULL;
+    }
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (!resp)
+        return MHD_NO;
+    return queue_response(r, status, content_type, resp, headers);
+}
+
+enum MHD_Result http_send_stream(http_req_t *r, int status, const char *content_type,
+                                 size_t block_size, MHD_ContentReaderCallback read,
+                                 void *ctx, MHD_ContentReaderFreeCallback free_ctx,
+                                 const char *const *headers)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, block_size, read, ctx, free_ctx);
+    if (!resp) {
+        free_ctx(ctx);
+        return MHD_NO;
+    }
+    return queue_response(r, status, content_type, resp, headers);
 }
 
 enum MHD_Result http_send_preflight(http_req_t *r, const char *allow)
@@ -210,6 +231,7 @@ static http_req_t *req_create(server_t *srv, struct MHD_Connection *conn, const 
     r->method = method;
     r->url = url;
     r->start_ns = now_ns();
+    buf_init(&r->body, CODEC_MAX_BODY_BYTES);
     unsigned char id[16];
     randombytes_buf(id, sizeof id);
     sodium_bin2hex(r->request_id, sizeof r->request_id, id, sizeof id);
@@ -247,24 +269,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (*upload_data_size > 0) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
-        if (r->body_too_large || r->body_len + n > CODEC_MAX_BODY_BYTES) {
+        int appended = r->body_too_large ? BUF_TOO_BIG : buf_append(&r->body, upload_data, n);
+        if (appended == BUF_TOO_BIG) { /* capped at CODEC_MAX_BODY_BYTES: answered with 413 */
             r->body_too_large = true;
             return MHD_YES;
         }
-        if (r->body_len + n + 1 > r->body_cap) {
-            size_t cap = r->body_cap ? r->body_cap : 4096;
-            while (cap < r->body_len + n + 1)
-                cap *= 2;
-            char *nb = realloc(r->body, cap);
-            if (!nb)
-                return MHD_NO;
-            r->body = nb;
-            r->body_cap = cap;
-        }
-        memcpy(r->body + r->body_len, upload_data, n);
-        r->body_len += n;
-        r->body[r->body_len] = '\0';
-        return MHD_YES;
+        return appended == 0 ? MHD_YES : MHD_NO;
     }
     if (r->body_too_large)
         return http_send_errorf(r, FATHOM_E_BODY_TOO_LARGE, NULL,
@@ -294,7 +304,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
         json_object_set_new(fields, "terminated", json_integer((int)toe));
     log_event(status >= 500 ? LOG_ERROR : LOG_INFO, "request", fields);
-    free(r->body);
+    buf_free(&r->body);
     free(r);
     *con_cls = NULL;
     atomic_fetch_sub(&srv->inflight, 1);

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "db.h"
+#include "store.h"
 
 static atomic_int min_level = LOG_INFO;
 static const char *const level_names[] = {"debug", "info", "warn", "error"};
@@ -24,7 +24,7 @@ void log_event(log_level_t level, const char *msg, json_t *fields)
         return;
     }
     char ts[32];
-    db_now_iso(ts);
+    store_now_iso(ts);
     json_t *line = json_pack("{s:s,s:s,s:s}", "ts", ts, "level", level_names[level], "msg", msg);
     if (fields) {
         json_object_update(line, fields);

@@ -16,9 +16,10 @@
 #include <string.h>
 #include <uv.h>
 
+#include "alloc_guard.h"
 #include "cache.h"
 #include "config.h"
-#include "db.h"
+#include "store.h"
 #include "log.h"
 #include "metrics.h"
 #include "server.h"
@@ -87,10 +88,12 @@ static void on_signal(uv_signal_t *s, int signum)
         return;
     }
     app->stopping = 1;
+    /* Not ready before the log line says so: a test (or an operator) reading the line may rely
+     * on /readyz answering 503 already. */
+    atomic_store(&app->srv->ready, false);
     log_event(LOG_INFO, "shutting down",
               json_pack("{s:s,s:i}", "signal", signum == SIGTERM ? "SIGTERM" : "SIGINT",
                         "inflight", atomic_load(&app->srv->inflight)));
-    atomic_store(&app->srv->ready, false);
     http_quiesce(app->srv);
     sweeps_begin_shutdown(app->srv->sweeps);
     app->drain_deadline_ms = uv_now(app->loop) + (uint64_t)app->srv->cfg.shutdown_grace_s * 1000;
@@ -117,6 +120,15 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    /* Before any thread: jansson's allocations are watched, so work that stores its result can
+     * tell an answer from an allocation failure (alloc_guard.h). */
+    alloc_guard_install(NULL);
+    /* libuv sizes its pool from this variable when the first work item is queued; set before any
+     * thread of ours starts (setenv is not thread-safe against getenv on other threads). */
+    char pool_size[16];
+    snprintf(pool_size, sizeof pool_size, "%d", srv.cfg.workers);
+    setenv("UV_THREADPOOL_SIZE", pool_size, 1);
+
     int status = 1;
     char errbuf[1024];
     fathom_error_t err;
@@ -128,9 +140,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "fathomd: %s\n", err.message);
         goto out;
     }
-    srv.db = db_open(srv.cfg.db_path, srv.cfg.migrations_dir,
-                     srv.cfg.threads + srv.cfg.workers + 2, errbuf, sizeof errbuf);
-    if (!srv.db) {
+    srv.store = store_open(srv.cfg.db_path, srv.cfg.migrations_dir,
+                           srv.cfg.threads + srv.cfg.workers + 2, errbuf, sizeof errbuf);
+    if (!srv.store) {
         fprintf(stderr, "fathomd: %s\n", errbuf);
         goto out;
     }
@@ -139,7 +151,7 @@ int main(int argc, char **argv)
         srv.static_root = strdup(real);
     else
         log_msg(LOG_WARN, "no web page: static directory %s not found", srv.cfg.static_dir);
-    srv.cache = cache_create(srv.db);
+    srv.cache = cache_create(srv.store);
     srv.metrics = metrics_create();
     srv.sweeps = sweeps_create(&srv, loop, errbuf, sizeof errbuf);
     if (!srv.cache || !srv.metrics || !srv.sweeps) {
@@ -162,7 +174,7 @@ int main(int argc, char **argv)
     log_event(LOG_INFO, "listening",
               json_pack("{s:s,s:i,s:s,s:i,s:s,s:i,s:i}", "host", srv.cfg.listen_host, "port",
                         srv.bound_port, "db", srv.cfg.db_path, "schema_version",
-                        db_schema_version(srv.db), "version", FATHOM_VERSION, "threads",
+                        store_schema_version(srv.store), "version", FATHOM_VERSION, "threads",
                         srv.cfg.threads, "workers", srv.cfg.workers));
     uv_run(loop, UV_RUN_DEFAULT);
     status = 0;
@@ -174,7 +186,7 @@ out:
     uv_run(loop, UV_RUN_DEFAULT);
     uv_loop_close(loop);
     cache_free(srv.cache); /* writes the last hit counts */
-    db_close(srv.db);
+    store_close(srv.store);
     metrics_free(srv.metrics);
     codec_presets_free(srv.presets);
     free(srv.static_root);

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+
 #define MAX_ROUTES 64
 #define MAX_STATUS_SERIES 512
 
@@ -29,7 +31,7 @@ typedef struct {
 } status_series_t;
 
 struct metrics {
-    pthread_mutex_t lock;
+    pthread_mutex_t lock; /* a leaf: nothing else is locked or called while it is held */
     histogram_t hist[MAX_ROUTES];
     int nhist;
     status_series_t series[MAX_STATUS_SERIES];
@@ -102,38 +104,29 @@ void metrics_worker_busy(metrics_t *m, int delta)
     atomic_fetch_add(&m->workers_busy, delta);
 }
 
+/* The page is small (routes x statuses); the cap only says so. */
+#define METRICS_MAX_BYTES (1024 * 1024)
+
 typedef struct {
-    char *buf;
-    size_t len, cap;
+    buf_t b;
+    int failed; /* an append did not fit: the page is not served half-written */
 } text_t;
 
 static void put(text_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void put(text_t *t, const char *fmt, ...)
 {
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(t->buf ? t->buf + t->len : NULL, t->buf ? t->cap - t->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0)
-            return;
-        if (t->buf && t->len + (size_t)n < t->cap) {
-            t->len += (size_t)n;
-            return;
-        }
-        size_t cap = (t->cap ? t->cap * 2 : 8192) + (size_t)n;
-        char *nb = realloc(t->buf, cap);
-        if (!nb)
-            return;
-        t->buf = nb;
-        t->cap = cap;
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    if (buf_appendv(&t->b, fmt, ap))
+        t->failed = 1;
+    va_end(ap);
 }
 
 char *metrics_render(metrics_t *m, const metrics_gauges_t *g)
 {
     static const char *const states[] = {"queued", "running", "done", "failed", "cancelled"};
-    text_t t = {0};
+    text_t t = {.failed = 0};
+    buf_init(&t.b, METRICS_MAX_BYTES);
     put(&t, "# HELP fathom_build_info Build information.\n# TYPE fathom_build_info gauge\n"
             "fathom_build_info{version=\"%s\"} 1\n", FATHOM_VERSION);
     pthread_mutex_lock(&m->lock);
@@ -176,5 +169,9 @@ char *metrics_render(metrics_t *m, const metrics_gauges_t *g)
         put(&t, "fathom_sweeps{state=\"%s\"} %lld\n", states[s], g->sweeps_by_state[s]);
     put(&t, "# HELP fathom_db_size_bytes Size of the database file and its WAL.\n"
             "# TYPE fathom_db_size_bytes gauge\nfathom_db_size_bytes %lld\n", g->db_size_bytes);
-    return t.buf;
+    if (t.failed) {
+        buf_free(&t.b);
+        return NULL;
+    }
+    return buf_take(&t.b);
 }

@@ -33,13 +33,13 @@ static enum MHD_Result h_readyz(http_req_t *r, const char *tail)
 {
     (void)tail;
     server_t *s = r->srv;
-    if (!atomic_load(&s->ready) || !db_ready(s->db))
+    if (!atomic_load(&s->ready) || !store_ready(s->store))
         return http_send_errorf(r, FATHOM_E_UNAVAILABLE, NULL,
                                 atomic_load(&s->ready) ? "database is not open"
                                                        : "not ready (starting or shutting down)");
     return http_send_json(r, 200,
                           json_pack("{s:s,s:i}", "status", "ready", "schema_version",
-                                    db_schema_version(s->db)),
+                                    store_schema_version(s->store)),
                           NULL);
 }
 
@@ -54,7 +54,7 @@ static enum MHD_Result h_version(http_req_t *r, const char *tail)
     return http_send_json(r, 200,
                           json_pack("{s:s,s:s,s:i,s:o}", "version", FATHOM_VERSION,
                                     "estimator_version", FATHOM_ESTIMATOR_VERSION,
-                                    "schema_version", db_schema_version(r->srv->db),
+                                    "schema_version", store_schema_version(r->srv->store),
                                     "estimate_endpoints", paths),
                           NULL);
 }
@@ -75,7 +75,7 @@ static enum MHD_Result h_metrics(http_req_t *r, const char *tail)
 {
     (void)tail;
     metrics_gauges_t g = {0};
-    g.db_size_bytes = db_file_size(r->srv->db);
+    g.db_size_bytes = store_file_size(r->srv->store);
     routes_sweep_gauges(r->srv, g.sweeps_by_state);
     char *text = metrics_render(r->srv->metrics, &g);
     if (!text)

@@ -4,7 +4,7 @@
  * handled entirely on the thread that read it: decode, compute, cache, reply. The main thread
  * runs a libuv loop that owns signals, the sweep worker pool and shutdown. Shared state is
  * either immutable after start-up (config, presets, OpenAPI document) or synchronized by its
- * own module (db pool, metrics, sweeps). */
+ * own module (store, metrics, sweeps). */
 #ifndef FATHOM_SERVER_H
 #define FATHOM_SERVER_H
 
@@ -14,8 +14,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "buf.h"
 #include "config.h"
-#include "db.h"
+#include "store.h"
 #include "fathom_error.h"
 #include "presets.h"
 
@@ -25,7 +26,7 @@ typedef struct sweeps sweeps_t;
 
 typedef struct server {
     config_t cfg;
-    db_t *db;
+    store_t *store;
     cache_t *cache;
     codec_presets_t *presets;
     struct MHD_Daemon *daemon;
@@ -42,8 +43,7 @@ typedef struct http_req {
     struct MHD_Connection *conn;
     const char *method;
     const char *url;
-    char *body;
-    size_t body_len, body_cap;
+    buf_t body; /* capped at CODEC_MAX_BODY_BYTES; body.data is NULL when there is none */
     bool body_too_large;
     char request_id[33];
     uint64_t start_ns;
@@ -57,6 +57,13 @@ typedef struct http_req {
  * GET or HEAD whose ETag the client already holds (If-None-Match) becomes a bodiless 304. */
 enum MHD_Result http_send(http_req_t *r, int status, const char *content_type, const char *body,
                           size_t len, const char *const *headers);
+/* Sends a body produced while it is sent (chunked): libmicrohttpd calls read(ctx, pos, buf, max)
+ * for up to block_size bytes at a time (its one buffer per connection) and free_ctx(ctx) once
+ * the response is done with, even when this call fails. */
+enum MHD_Result http_send_stream(http_req_t *r, int status, const char *content_type,
+                                 size_t block_size, MHD_ContentReaderCallback read,
+                                 void *ctx, MHD_ContentReaderFreeCallback free_ctx,
+                                 const char *const *headers);
 /* Sends body (reference stolen) as JSON. */
 enum MHD_Result http_send_json(http_req_t *r, int status, json_t *body,
                                const char *const *headers);

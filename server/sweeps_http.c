@@ -1,6 +1,8 @@
 /* sweeps_http.c — the sweep endpoints: POST /v1/sweep, GET /v1/sweeps, GET and DELETE
  * /v1/sweep/<id>, GET /v1/sweep/<id>/results. Creating and cancelling need the bearer token
- * when FATHOM_API_TOKEN is set; reading does not (dashboards poll without secrets). */
+ * when FATHOM_API_TOKEN is set; reading does not (dashboards poll without secrets), which is
+ * why a download's memory is bounded (SWEEP_DOWNLOAD_MAX_BYTES) whatever the sweep's size.
+ * This is the edge: the only place a sweep call's error code becomes an HTTP status. */
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,9 @@
 #include "handlers.h"
 #include "routes_extra.h"
 #include "sweeps.h"
+
+/* Bytes libmicrohttpd asks a download for at a time (its buffer for the response). */
+#define DOWNLOAD_BLOCK_BYTES (32u * 1024)
 
 /* Compares the Authorization header with the token in constant time: both are hashed first, so
  * neither the comparison nor an early length check reveals how much of a guess was right. */
@@ -36,24 +41,47 @@ static enum MHD_Result unauthorized(http_req_t *r)
     return http_send_error(r, &err, headers);
 }
 
-static enum MHD_Result answer(http_req_t *r, int status, json_t *out, const fathom_error_t *err)
+/* The one place a sweep call's outcome becomes an HTTP status: from err's code on failure, else
+ * `ok_status` (202 for a submission, with its Location). */
+static enum MHD_Result answer(http_req_t *r, int rc, int ok_status, json_t *out,
+                              const fathom_error_t *err)
 {
-    if (status >= 400) {
-        if (status == 429) {
+    if (rc) {
+        if (err->code == FATHOM_E_QUEUE_FULL) {
             const char *headers[] = {"Retry-After", "5", NULL};
             return http_send_error(r, err, headers);
         }
         return http_send_error(r, err, NULL);
     }
-    if (status == 202) {
+    if (ok_status == 202) {
         /* Copied: http_send_json frees `out` before the headers are used. */
         char location[128];
         snprintf(location, sizeof location, "%s",
                  json_string_value(json_object_get(out, "status_url")));
         const char *headers[] = {"Location", location, NULL};
-        return http_send_json(r, status, out, headers);
+        return http_send_json(r, ok_status, out, headers);
     }
-    return http_send_json(r, status, out, NULL);
+    return http_send_json(r, ok_status, out, NULL);
+}
+
+/* A whole-number query argument from min to max (strictly: digits only), dflt when absent.
+ * 0, or -1 with err naming the argument. */
+static int query_count(http_req_t *r, const char *name, long long dflt, long long min,
+                       long long max, long long *out, fathom_error_t *err)
+{
+    const char *v = http_query(r, name);
+    *out = dflt;
+    if (!v)
+        return 0;
+    long long n = 0;
+    const char *p = v;
+    for (; *p >= '0' && *p <= '9' && n <= max; p++)
+        n = n * 10 + (*p - '0');
+    if (!*v || *p || n < min || n > max)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, name,
+                                "must be a whole number from %lld to %lld", min, max);
+    *out = n;
+    return 0;
 }
 
 enum MHD_Result routes_sweep_create(http_req_t *r, const char *tail)
@@ -67,32 +95,84 @@ enum MHD_Result routes_sweep_create(http_req_t *r, const char *tail)
     if (!body)
         return http_send_error(r, &err, NULL);
     json_t *out = NULL;
-    int status = sweeps_submit(r->srv->sweeps, body, &out, &err);
+    int rc = sweeps_submit(r->srv->sweeps, body, &out, &err);
     json_decref(body);
-    return answer(r, status, out, &err);
+    return answer(r, rc, 202, out, &err);
 }
 
 enum MHD_Result routes_sweep_list(http_req_t *r, const char *tail)
 {
     (void)tail;
-    const char *lim = http_query(r, "limit");
     fathom_error_t err;
+    fathom_error_clear(&err);
     json_t *out = NULL;
-    int status = sweeps_list(r->srv->sweeps, lim ? atoi(lim) : 50, &out, &err);
-    return answer(r, status, out, &err);
+    long long limit;
+    if (query_count(r, "limit", 50, 1, SWEEP_LIST_MAX, &limit, &err))
+        return http_send_error(r, &err, NULL);
+    int rc = sweeps_list(r->srv->sweeps, (int)limit, &out, &err);
+    return answer(r, rc, 200, out, &err);
 }
 
-/* Parses a non-negative integer query argument; -1 when present and not one. */
-static long long query_count(http_req_t *r, const char *name, long long dflt, long long max)
+void routes_sweep_gauges(server_t *srv, long long out[5])
 {
-    const char *v = http_query(r, name);
-    if (!v)
-        return dflt;
-    char *end;
-    long long n = strtoll(v, &end, 10);
-    if (!*v || *end || n < 0 || n > max)
-        return -1;
-    return n;
+    fathom_error_t err;
+    if (sweeps_counts(srv->sweeps, out, &err))
+        memset(out, 0, 5 * sizeof out[0]); /* /metrics still answers; the gauges read 0 */
+}
+
+static ssize_t download_read(void *ctx, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    fathom_error_t err;
+    long n = sweeps_download_read(ctx, buf, max, &err);
+    if (n < 0)
+        return MHD_CONTENT_READER_END_WITH_ERROR; /* the client sees the answer cut short */
+    return n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : (ssize_t)n;
+}
+
+static void download_free(void *ctx)
+{
+    sweeps_download_free(ctx);
+}
+
+/* GET /v1/sweep/<id>/results, streamed (see sweep_results.c). */
+static enum MHD_Result send_results(http_req_t *r, const char *id)
+{
+    fathom_error_t err;
+    fathom_error_clear(&err);
+    const char *format = http_query(r, "format");
+    int csv = format && strcmp(format, "csv") == 0;
+    if (format && !csv && strcmp(format, "json") != 0)
+        return http_send_errorf(r, FATHOM_E_INVALID_FIELD, "format", "must be json or csv");
+    long long offset, limit;
+    if (query_count(r, "offset", 0, 0, (long long)1 << 53, &offset, &err) ||
+        query_count(r, "limit", 1000, 0, 100000, &limit, &err))
+        return http_send_error(r, &err, NULL);
+    sweep_download_t *d = NULL;
+    if (sweeps_download_open(r->srv->sweeps, id, offset, limit, csv, &d, &err))
+        return http_send_error(r, &err, NULL);
+    /* Say what the rows are: a grid's are every point; a search's only its ranked top N
+     * (millions of executions are tried), and the plotted sample is at /points. */
+    const bool grid = sweeps_download_grid(d);
+    char disposition[160], link[160];
+    snprintf(disposition, sizeof disposition, "attachment; filename=\"sweep-%.12s.csv\"", id);
+    snprintf(link, sizeof link, "</v1/sweep/%s/points>; rel=\"related\"", id);
+    const char *rows = grid ? "all" : "top_n";
+    const char *headers[7];
+    int n = 0;
+    headers[n++] = "X-Fathom-Rows";
+    headers[n++] = rows;
+    if (csv) {
+        headers[n++] = "Content-Disposition";
+        headers[n++] = disposition;
+    }
+    if (!grid) {
+        headers[n++] = "Link";
+        headers[n++] = link;
+    }
+    headers[n] = NULL;
+    return http_send_stream(r, 200, csv ? "text/csv; charset=utf-8" : "application/json",
+                            DOWNLOAD_BLOCK_BYTES, download_read, d, download_free, headers);
 }
 
 /* tail: "<id>" or "<id>/results" */
@@ -110,11 +190,11 @@ enum MHD_Result routes_sweep_one(http_req_t *r, const char *tail)
     id[n] = '\0';
 
     if (!slash) {
-        int status;
+        int rc;
         if (strcmp(r->method, "DELETE") == 0) {
             if (!authorized(r))
                 return unauthorized(r);
-            status = sweeps_cancel(r->srv->sweeps, id, &out, &err);
+            rc = sweeps_cancel(r->srv->sweeps, id, &out, &err);
         } else {
             /* A finished sweep never changes: dashboards polling it are answered from memory. */
             char hash[CODEC_HASH_HEX_LEN + 1], *text = NULL;
@@ -123,74 +203,37 @@ enum MHD_Result routes_sweep_one(http_req_t *r, const char *tail)
             snprintf(etag, sizeof etag, "\"%s\"", id);
             const char *done_headers[] = {"ETag", etag, NULL};
             if (cache_hot_get(r->srv->cache, "sweep_status", id, strlen(id), hash, &text)) {
-                enum MHD_Result rc =
+                enum MHD_Result sent =
                     http_send(r, 200, "application/json", text, strlen(text), done_headers);
                 free(text);
-                return rc;
+                return sent;
             }
-            status = sweeps_status(r->srv->sweeps, id, &out, &err);
+            rc = sweeps_status(r->srv->sweeps, id, &out, &err);
             const char *state = json_string_value(json_object_get(out, "status"));
-            if (status == 200 && state && strcmp(state, "done") == 0 &&
+            if (rc == 0 && state && strcmp(state, "done") == 0 &&
                 (text = json_dumps(out, JSON_INDENT(2) | JSON_REAL_PRECISION(17))) != NULL) {
                 size_t len = strlen(text);
                 char *body = realloc(text, len + 2);
                 if (body) {
                     memcpy(body + len, "\n", 2);
                     cache_hot_put(r->srv->cache, "sweep_status", id, strlen(id), id, body);
-                    enum MHD_Result rc =
+                    enum MHD_Result sent =
                         http_send(r, 200, "application/json", body, len + 1, done_headers);
                     free(body);
                     json_decref(out);
-                    return rc;
+                    return sent;
                 }
                 free(text);
             }
         }
-        return answer(r, status, out, &err);
+        return answer(r, rc, 200, out, &err);
     }
     if (strcmp(r->method, "DELETE") == 0 ||
         (strcmp(slash, "/results") != 0 && strcmp(slash, "/points") != 0))
         return http_send_errorf(r, FATHOM_E_NOT_FOUND, NULL, "no such resource: %s", r->url);
     if (strcmp(slash, "/points") == 0) {
-        int status = sweeps_sample(r->srv->sweeps, id, &out, &err);
-        return answer(r, status, out, &err);
+        int rc = sweeps_sample(r->srv->sweeps, id, &out, &err);
+        return answer(r, rc, 200, out, &err);
     }
-    const char *format = http_query(r, "format");
-    int csv = format && strcmp(format, "csv") == 0;
-    if (format && !csv && strcmp(format, "json") != 0)
-        return http_send_errorf(r, FATHOM_E_INVALID_FIELD, "format", "must be json or csv");
-    long long offset = query_count(r, "offset", 0, (long long)1 << 53);
-    long long limit = query_count(r, "limit", 1000, 100000);
-    if (offset < 0)
-        return http_send_errorf(r, FATHOM_E_INVALID_FIELD, "offset",
-                                "must be a whole number from 0");
-    if (limit < 0)
-        return http_send_errorf(r, FATHOM_E_INVALID_FIELD, "limit",
-                                "must be a whole number from 0 to 100000");
-    char *text = NULL;
-    int status = sweeps_results(r->srv->sweeps, id, offset, limit, csv, &out, &text, &err);
-    if (status != 200)
-        return answer(r, status, out, &err);
-    /* Say what the rows are: a grid's are every point; a search's are only its ranked top N
-     * (millions of executions are tried), and the plotted sample is at /points. */
-    json_t *st = NULL;
-    int grid = 0;
-    if (csv && sweeps_status(r->srv->sweeps, id, &st, &err) == 200)
-        grid = strcmp(json_string_value(json_object_get(st, "kind")), "grid") == 0;
-    else if (!csv)
-        grid = strcmp(json_string_value(json_object_get(out, "kind")), "grid") == 0;
-    json_decref(st);
-    const char *rows = grid ? "all" : "top_n";
-    if (!csv) {
-        json_object_set_new(out, "rows", json_string(rows));
-        return answer(r, status, out, &err);
-    }
-    char disposition[160], link[160];
-    snprintf(disposition, sizeof disposition, "attachment; filename=\"sweep-%.12s.csv\"", id);
-    snprintf(link, sizeof link, "</v1/sweep/%s/points>; rel=\"related\"", id);
-    const char *headers[] = {"Content-Disposition", disposition, "X-Fathom-Rows", rows,
-                             grid ? NULL : "Link", link, NULL};
-    enum MHD_Result rc = http_send(r, 200, "text/csv; charset=utf-8", text, strlen(text), headers);
-    free(text);
-    return rc;
+    return send_results(r, id);
 }

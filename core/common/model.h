@@ -28,6 +28,35 @@ typedef enum {
     MODEL_NORM_RMSNORM = 1    /* scale only; no mean subtraction */
 } model_norm_t;
 
+/* Mixture of experts (DeepSeek-V3, Qwen3-MoE, Mixtral, GPT-OSS): block i (0-based) is an MoE
+ * block iff i >= first_dense_blocks and (i - first_dense_blocks) % every == 0; the others are
+ * dense and use `feedforward`. An MoE block routes each token to top_k of num_experts experts
+ * (each an MLP of width expert_feedforward, gated iff gated_mlp) through a router GEMM
+ * hidden × num_experts (+ num_experts score-correction biases with router_bias), and every
+ * token also passes through shared_experts experts of width shared_expert_feedforward. */
+typedef struct {
+    int64_t num_experts; /* 0: a dense model (no moe object) */
+    int64_t top_k;
+    int64_t expert_feedforward;
+    int64_t shared_experts;
+    int64_t shared_expert_feedforward;
+    int64_t first_dense_blocks;
+    int64_t every;
+    bool router_bias;
+} model_moe_t;
+
+/* Multi-latent attention (DeepSeek-V2/V3): queries through a rank-q_lora_rank bottleneck
+ * (0: a plain hidden × heads·(nope+rope) projection), keys and values through one shared
+ * kv_lora_rank latent plus one rope key of qk_rope_head_dim shared by all heads. */
+typedef struct {
+    bool present;
+    int64_t q_lora_rank;
+    int64_t kv_lora_rank;
+    int64_t qk_nope_head_dim;
+    int64_t qk_rope_head_dim;
+    int64_t v_head_dim;
+} model_mla_t;
+
 typedef struct {
     int64_t hidden;       /* model width */
     int64_t feedforward;  /* MLP inner width */
@@ -45,7 +74,28 @@ typedef struct {
     bool qkv_bias;        /* biases on the Q, K and V projections only (Qwen) */
     bool causal;          /* decoder mask: fused attention skips the scores above the diagonal */
     bool calculon_block;  /* Calculon's 2020 block exactly (see above) */
+    model_moe_t moe;      /* num_experts 0: dense */
+    model_mla_t mla;      /* present false: the attention above */
+    int64_t mtp_blocks;   /* multi-token prediction depths (DeepSeek-V3: 1), each a block and an
+                           * output layer on the last stage */
 } fathom_model_t;
+
+/* Whether block i (0-based) is an MoE block. */
+static inline bool model_block_is_moe(const fathom_model_t *m, int64_t i)
+{
+    const model_moe_t *e = &m->moe;
+    return e->num_experts > 0 && i >= e->first_dense_blocks &&
+           (i - e->first_dense_blocks) % (e->every > 0 ? e->every : 1) == 0;
+}
+
+/* MoE blocks among blocks [first, last). */
+static inline int64_t model_moe_blocks_in(const fathom_model_t *m, int64_t first, int64_t last)
+{
+    int64_t n = 0;
+    for (int64_t i = first; i < last; i++)
+        n += model_block_is_moe(m, i);
+    return n;
+}
 
 /* Key/value heads: kv_heads, or attn_heads when not set (multi-head attention). */
 static inline int64_t model_kv_heads(const fathom_model_t *m)
@@ -61,5 +111,24 @@ static inline double model_norm_params(const fathom_model_t *m)
     const double h = (double)m->hidden;
     return m->norm == MODEL_NORM_LAYERNORM && m->bias ? 2.0 * h : h;
 }
+
+/* One block's parameters by how they are laid out (model_params.c): divided by tensor
+ * parallelism (attention projections, dense MLP, shared experts), replicated (norms, router,
+ * MLA's down projections and latent norms), and routed experts (all num_experts of them). */
+typedef struct {
+    double split, replicated, routed;
+} model_block_params_t;
+model_block_params_t model_block_params(const fathom_model_t *m, bool moe);
+/* An MTP depth beyond its block (DeepSeek-V3): the 2h→h projection of [embedding; hidden] and
+ * three norms (of the embedding, of the hidden state, before the shared output head). */
+double model_mtp_extra_params(const fathom_model_t *m);
+
+/* Parameters as a checkpoint counts them: total (MTP depths included), routed experts' share,
+ * and active per token (embeddings, output layer, norms, attention, routers, top_k routed and
+ * every shared expert). */
+typedef struct {
+    double total, active, routed;
+} model_params_t;
+void model_parameters(const fathom_model_t *m, model_params_t *p);
 
 #endif

@@ -169,6 +169,15 @@ typedef struct {
     /* Processors that share one set of shards (HSDP: shard within, replicate across); divides
      * data_par × context_par; < 1 reads as all of them. */
     int64_t shard_group;
+    /* Mixture of experts (model.moe; llm_moe.c). Expert layers are folded onto the processors of
+     * attention: expert_par × expert_tensor_par × expert data parallel = tensor_par × data_par
+     * (× context_par once it exists), as Megatron-Core's parallel folding lays them out. */
+    int64_t expert_par;        /* experts split over this many ranks; divides num_experts */
+    int64_t expert_tensor_par; /* each expert's GEMMs split this many ways */
+    int expert_par_net;        /* tier of the dispatch/combine all-to-all (index into networks) */
+    double moe_load_imbalance; /* >= 1: the busiest rank's tokens over the mean (1 balanced) */
+    double moe_capacity_factor; /* > 0: tokens beyond capacity × mean are dropped; 0 none */
+    bool moe_a2a_overlap;      /* dispatch/combine hidden behind another microbatch's compute */
 } llm_execution_t;
 
 /* context_par, and the processors gradients are reduced over (data_par × context_par). */
@@ -196,6 +205,9 @@ typedef struct {
     double buffers;     /* activation gradients in flight */
     double total;
     int64_t blocks;     /* transformer blocks on the stage */
+    /* Of weights, gradients and optimizer: the routed experts' share (model.moe). Exact per
+     * block kind (llm_moe_state_memory); the rest is the non-expert state. */
+    double expert_weights, expert_gradients, expert_optimizer;
 } llm_stage_memory_t;
 
 /* What a step costs beyond Calculon's statistics (all blocks, all stages, all processors). */
@@ -214,6 +226,9 @@ typedef struct {
     double dp_exposed_last_bucket; /* the last block's gradient reduction, never hidden */
     double dp_exposed_first_gather;/* the first block's parameter gather, never hidden */
     int heaviest_stage;           /* 0: first, 1: last */
+    double expert_parallel_comm;  /* s of dispatch/combine all-to-all exposed per step */
+    double routed_expert_compute; /* s of the routed experts' grouped GEMMs per step */
+    int expert_parallel_tier;     /* network tier the all-to-all crosses (-1: no MoE) */
     llm_stage_memory_t stages[2]; /* first and last pipeline stage (equal when pipeline_par 1) */
 } llm_step_extra_t;
 
@@ -250,6 +265,32 @@ int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execu
 /* Model FLOPs of one step of batch_size sequences (llm_flops.c: Megatron-LM's convention for
  * the modern block; training counts forward and backward, inference forward only). */
 double llm_model_flops(const fathom_model_t *m, int64_t batch_size, bool training);
+
+/* Parameters of a model as its checkpoint counts them: total, and active per token
+ * (embeddings, output layer, norms, attention, routers, top_k routed and every shared expert).
+ * MTP depths are counted (mtp_blocks); routed gives the routed experts' share of total. */
+typedef struct {
+    double total, active, routed;
+} llm_params_t;
+void llm_parameters(const fathom_model_t *m, llm_params_t *p);
+
+/* Weights, gradients and optimizer state per processor of pipeline stage `stage` (0 first,
+ * pipeline_par-1 last), split into routed-expert and other state, bytes (llm_moe.c). Non-expert
+ * parameters are split over tensor_par and their optimizer over data_par (when sharded); routed
+ * experts over expert_par × expert_tensor_par and their optimizer over the expert data-parallel
+ * group tensor_par·data_par / (expert_par·expert_tensor_par). Mixed precision as Megatron
+ * holds it: weights bpe, gradients 4 (fp32), optimizer 12 (fp32 master, two Adam moments). */
+typedef struct {
+    double params, expert_params;       /* on one processor */
+    double weights, gradients, optimizer; /* non-expert bytes */
+    double expert_weights, expert_gradients, expert_optimizer;
+} llm_state_memory_t;
+void llm_moe_state_memory(const fathom_model_t *m, const llm_execution_t *e, int64_t stage,
+                          llm_state_memory_t *out);
+
+/* Seconds of one all-to-all in which each of `peers` ranks sends `bytes` spread evenly over the
+ * group, the group spanning `span` consecutive processors with tier `net` (llm_moe.c). */
+double llm_a2a_time(const llm_system_t *s, int net, double bytes, double peers, double span);
 
 /* Checks a system on its own (ranges, curve order, caps); 0 or -1 with err (field paths start
  * with "system"). llm_estimate assumes a system that passed this check. */

@@ -22,6 +22,7 @@ typedef struct {
     double fp8_matrix_flops;           /* FP8 GEMMs (execution.fp8): float8 peak and curve */
     const llm_curve_t *fp8_matrix_curve;
     double attention_flops;            /* fused attention: matrix peak × attention_efficiency */
+    double expert_optim_shards;        /* expert data-parallel size when sharded, else 1 */
     const char *uncovered;
 } llm__ctx_t;
 
@@ -70,8 +71,10 @@ typedef enum {
     LLM__CROSS_ENTROPY    /* vocab-parallel softmax cross-entropy on the logits, in fp32 */
 } llm__kind_t;
 
-/* Bounded: the attention block has at most 16 layers and the MLP block 9. */
-#define LLM__MAX_LAYERS 32
+/* Bounded: the attention block has at most 16 layers (19 with multi-latent attention) and the
+ * MLP block 9 (16 as an MoE block); the last stage's outer table holds the output layer (5) and
+ * an MTP depth's (3 + 5). */
+#define LLM__MAX_LAYERS 40
 
 typedef struct {
     llm__kind_t kind;
@@ -96,6 +99,12 @@ typedef struct {
     /* State of LINEAR_OVERLAPPED: exposed network time of the last processed stage. Calculon
      * reads it back for later questions about other stages; the port keeps that behaviour. */
     double net_exposed_time;
+    /* MoE (llm_moe.c): a grouped GEMM of `groups` experts runs at the efficiency of one
+     * expert's GEMM (flops/groups on the curve); expert layers shard their optimizer state over
+     * the expert data-parallel group. 0 and false for every other layer. */
+    double groups;
+    bool expert;
+    bool moe; /* a layer of an MoE block's routed MLP (router to shared experts) */
 } llm__layer_t;
 
 typedef struct {
@@ -181,6 +190,9 @@ typedef struct {
     double matrix_re_flops;  /* of those, what a recompute runs again */
     double matrix_bw_flops;  /* input and weight gradient FLOPs of matrix-engine layers */
     double attn_fw_time, attn_bw_time; /* s of the fused attention kernel (ring attention) */
+
+    double expert_time;      /* s of the grouped expert GEMMs, forward and backward (MoE) */
+    double moe_fw_time, moe_bw_time; /* s of the MoE MLP's layers (llm__layer_t.moe) */
 } llm__block_stats_t;
 
 /* What an execution compiles to before its layers are costed (Calculon's Llm.compile). */
@@ -196,6 +208,48 @@ typedef struct {
  * recompute then neither stores a checkpoint nor drops their activations). */
 void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
                       const llm__sizes_t *z, bool blocks, llm__block_stats_t *b);
+
+/* The step's lines (forward, backward, ... data-parallel) added in Calculon's order. */
+double llm__sum_of_lines(const llm_stats_t *st);
+
+/* ---- mixture of experts and multi-latent attention (llm_moe.c) ---- */
+
+/* Execution MoE fields with their defaults when left zero (a struct built in C). */
+int64_t llm__expert_par(const llm_execution_t *e);
+int64_t llm__expert_tensor_par(const llm_execution_t *e);
+/* The expert data-parallel size: the fold (tensor_par × data_par) over expert_par × ETP. */
+double llm__expert_data_par(const llm_execution_t *e);
+/* Rows the busiest rank's experts see over the mean: moe_load_imbalance, capped by the
+ * capacity factor when one is given (tokens beyond it are dropped). */
+double llm__moe_row_factor(const llm_execution_t *e);
+/* Tokens each rank routes per microbatch: b·s/tp (Megatron routes the sequence-parallel slice). */
+double llm__moe_local_tokens(const fathom_model_t *m, const llm_execution_t *e);
+/* Rows of the busiest rank's grouped expert GEMM per microbatch:
+ * tokens·top_k·expert_tensor_par·row_factor (on average tokens·top_k/num_experts per expert). */
+double llm__moe_expert_rows(const fathom_model_t *m, const llm_execution_t *e);
+/* A layer constructor shared with llm_layers.c. */
+llm__layer_t *llm__push_layer(llm__block_t *b, llm__kind_t kind, bool recompute,
+                              bool act_dropped);
+/* The routed MLP of an MoE block between the TP gather and reduction: router, top-k, permute,
+ * grouped expert GEMMs, unpermute and the shared experts. */
+void llm__add_moe_mlp(llm__block_t *b, const fathom_model_t *m, const llm_execution_t *e,
+                      const llm__sizes_t *z, bool rf);
+/* Multi-latent attention's Q and K/V projections (after the TP gather), replacing add_qkv. */
+void llm__add_mla_qkv(llm__block_t *b, const fathom_model_t *m, const llm_execution_t *e,
+                      const llm__sizes_t *z, bool rf);
+/* Multi-token prediction on the last stage, appended to its outer table b (after the output
+ * layer): per depth two norms, the 2h→h projection and one more final norm, output layer (the
+ * main head's matrix, shared) and loss. One depth is exact; D depths are one depth D times as
+ * wide. The depth's transformer block is not timed (its state is counted: llm__moe_step). */
+void llm__add_mtp(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                  const llm__sizes_t *z, llm__block_t *b);
+/* MoE refusals: 0, or -1 with err naming the field. */
+int llm__check_moe(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                   fathom_error_t *err);
+/* Adds the exposed dispatch/combine all-to-all to the step, and fills the MoE fields of x. */
+void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                   llm__compiled_t *k, const llm__block_stats_t *blk, llm_stats_t *st,
+                   llm_step_extra_t *x);
 
 /* The modern block's step (llm_stages.c): adds the layers outside the blocks to the step time of
  * Calculon's statistics (the heaviest stage sets the pipeline's pace), and fills x with the

@@ -34,6 +34,11 @@ static llm__layer_t *push(llm__block_t *b, llm__kind_t kind, flags_t f)
     return l;
 }
 
+llm__layer_t *llm__push_layer(llm__block_t *b, llm__kind_t kind, bool recompute, bool act_dropped)
+{
+    return push(b, kind, FLAGS(.recompute = recompute, .act_dropped = act_dropped));
+}
+
 static void add_linear(llm__block_t *b, double m, double n, double k, flags_t f)
 {
     llm__layer_t *l = push(b, LLM__LINEAR, f);
@@ -411,13 +416,28 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
     bool ragf = raf || e->seq_par_ag_redo;
     add_fork(b, outer_act, 2, FLAGS(.recompute = rf));
     add_norm(b, m, outer_act, FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
-    add_qkv(b, m, e, tp_net, act, rf, ragf);
-    if (m->position_embedding == MODEL_POS_ROPE)
-        add_rope(b, (double)bs * (double)(qkv_width / tp + llm__kv_heads_per_rank(m, e) *
-                                                               m->attn_size),
+    if (m->mla.present) { /* multi-latent attention (llm_moe.c) */
+        add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf));
+        add_fork(b, act, 2, FLAGS(.recompute = ragf, .act_dropped = ragf));
+        llm__add_mla_qkv(b, m, e, z, rf);
+        /* the rotary part of every query head and the one shared rope key */
+        add_rope(b, (double)bs * (double)((m->attn_heads / tp + 1) * m->mla.qk_rope_head_dim),
                  FLAGS(.recompute = rf));
-    add_attention_core(b, m, e, rf, raf);
-    add_out_proj(b, m, e, tp_net, qkv_width, act, rf);
+        /* attention over heads of width (qk + v)/2: Q·Kᵀ at qk = nope + rope, P·V at v */
+        fathom_model_t a = *m;
+        a.attn_size = (m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim + m->mla.v_head_dim) / 2;
+        a.kv_heads = m->attn_heads;
+        add_attention_core(b, &a, e, rf, raf);
+        add_out_proj(b, m, e, tp_net, m->attn_heads * m->mla.v_head_dim, act, rf);
+    } else {
+        add_qkv(b, m, e, tp_net, act, rf, ragf);
+        if (m->position_embedding == MODEL_POS_ROPE)
+            add_rope(b, (double)bs * (double)(qkv_width / tp + llm__kv_heads_per_rank(m, e) *
+                                                                   m->attn_size),
+                     FLAGS(.recompute = rf));
+        add_attention_core(b, m, e, rf, raf);
+        add_out_proj(b, m, e, tp_net, qkv_width, act, rf);
+    }
     add_dropout(b, outer_act, FLAGS(.recompute = rf));
     add_elementwise(b, outer_act, outer_act,
                     FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
@@ -427,6 +447,15 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
     add_fork(b, outer_act, 2, FLAGS(.recompute = rf));
     add_norm(b, m, outer_act, FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
     const bool bias = !m->calculon_block && m->bias;
+    if (m->moe.num_experts > 0) { /* an MoE block (llm_moe.c); the step costs every block so */
+        add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf));
+        llm__add_moe_mlp(b, m, e, z, rf);
+        add_tp_comm(b, e, tp_net, act, true, FLAGS(.recomm = rf, .act_dropped = true));
+        add_dropout(b, outer_act, FLAGS(.recompute = rf));
+        add_elementwise(b, outer_act, outer_act,
+                        FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
+        return;
+    }
     if (!overlapped) {
         add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf));
         add_modern_linear(b, (double)bs, (double)m->hidden, (double)(up_width / tp), bias, e->fp8,
@@ -511,6 +540,8 @@ void llm__build_output(const fathom_model_t *m, const llm_system_t *s, const llm
     r->comm_size = 3 * bs * 4 / bpe;
     if (e->tensor_par > 1)
         r->fw_flops = r->comm_size * (r->num_peers - 1) / r->num_peers;
+    if (m->mtp_blocks > 0) /* multi-token prediction shares the last stage (llm_moe.c) */
+        llm__add_mtp(m, s, e, z, b);
 }
 
 /* ---- costs ---- */
@@ -526,7 +557,7 @@ double llm__layer_optimizer(const llm__layer_t *l, const llm__ctx_t *c)
     /* fp32 master weights (when training below fp32) plus Adam's two moments */
     double moments = l->optim_space * 4;
     double master = c->bpe < 4 ? l->weight_space * 4 : 0;
-    return (master + moments) / c->optim_shards;
+    return (master + moments) / (l->expert ? c->expert_optim_shards : c->optim_shards);
 }
 
 double llm__layer_flops(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
@@ -535,7 +566,8 @@ double llm__layer_flops(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t
     case LLM__FW: return l->fw_flops;
     case LLM__AGRAD: return l->agrad_flops;
     case LLM__WGRAD: return l->wgrad_flops;
-    case LLM__OPTIM: return l->weight_grads / c->optim_shards * 11;
+    case LLM__OPTIM:
+        return l->weight_grads / (l->expert ? c->expert_optim_shards : c->optim_shards) * 11;
     }
     return 0;
 }
@@ -737,9 +769,11 @@ static double layer_throughput(const llm__layer_t *l, llm__ctx_t *c, llm__stage_
         return llm__vector_throughput(c, flops);
     if (l->kind == LLM__FUSED_ATTENTION)
         return c->attention_flops;
+    /* a grouped expert GEMM runs at the efficiency of one expert's GEMM (llm_moe.c) */
+    const double size = l->groups > 1 ? flops / l->groups : flops;
     if (l->fp8)
-        return llm__fp8_matrix_throughput(c, flops);
-    return uses_matrix_engine(l) ? llm__matrix_throughput(c, flops)
+        return llm__fp8_matrix_throughput(c, size);
+    return uses_matrix_engine(l) ? llm__matrix_throughput(c, size)
                                  : llm__vector_throughput(c, flops);
 }
 
@@ -849,7 +883,7 @@ double llm__layer_weight_grad(const llm__layer_t *l, const llm__ctx_t *c, bool s
 {
     /* sharded: low-precision copy for communication; otherwise fp32 for accumulation */
     if (sharded)
-        return l->weight_grads * c->bpe / c->optim_shards;
+        return l->weight_grads * c->bpe / (l->expert ? c->expert_optim_shards : c->optim_shards);
     return l->weight_grads * 4;
 }
 

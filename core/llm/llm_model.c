@@ -15,6 +15,23 @@
 
 #include "llm_internal.h"
 
+double llm__sum_of_lines(const llm_stats_t *st)
+{
+    /* Calculon's order of additions: its total_time to the last bit */
+    double total = st->fw_time;
+    total += st->bw_time;
+    total += st->optim_step_time;
+    total += st->fw_offload_exposed_time;
+    total += st->bw_offload_exposed_time;
+    total += st->recompute_time;
+    total += st->recomm_exposed_time;
+    total += st->bubble_time;
+    total += st->tp_comm_exposed_time;
+    total += st->pp_comm_exposed_time;
+    total += st->dp_comm_exposed_time;
+    return total;
+}
+
 /* Python's float floor division (a // b) for the pipeline collision count. */
 static double py_floordiv(double a, double b)
 {
@@ -76,6 +93,10 @@ void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e
             b->attn_fw_time += fw.time;
         if (l->fp8)
             b->fp8_weight_elems += l->weight_space;
+        if (l->expert)
+            b->expert_time += fw.time;
+        if (l->moe)
+            b->moe_fw_time += fw.time;
         if (training) {
             llm__cost_t ag, wg, op;
             if (l->needs_recompute) {
@@ -124,6 +145,10 @@ void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e
             b->wgrad_mem_accessed += wg.mem;
             b->wgrad_mem_time += wg.mem_time;
             b->wgrad_time += wg.time;
+            if (l->expert)
+                b->expert_time += ag.time + wg.time;
+            if (l->moe)
+                b->moe_bw_time += ag.time + wg.time;
             llm__layer_cost(l, c, LLM__OPTIM, &op);
             b->optim_flops += op.flops;
             b->optim_flops_time += op.flops_time;
@@ -238,7 +263,8 @@ static int check_modern(const fathom_model_t *m, const llm_system_t *s, const ll
 static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                    llm__compiled_t *k, fathom_error_t *err)
 {
-    if (llm__check_execution(m, e, err) || check_modern(m, s, e, err))
+    if (llm__check_execution(m, e, err) || check_modern(m, s, e, err) ||
+        llm__check_moe(m, s, e, err))
         return -1;
     /* The datatype before the networks: a system that cannot compute in it is the first thing
      * a planner must change, whatever the layout. */
@@ -339,6 +365,8 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
     c->optim_shards = e->optimizer_sharding ? (double)dp : 1.0;
     if (!m->calculon_block) /* Megatron shards over data × context parallelism (or a group) */
         c->optim_shards = llm_zero_stage(e) >= 1 ? (double)llm_shard_group(e) : 1.0;
+    /* routed experts' optimizer: over the expert data-parallel group (llm_moe.c) */
+    c->expert_optim_shards = llm_zero_stage(e) >= 1 ? llm__expert_data_par(e) : 1.0;
     c->attention_flops = c->matrix_flops * s->attention_efficiency;
     if (e->fp8) {
         c->fp8_matrix_flops = s->matrix.rate[LLM_DT_FLOAT8].tflops * 1e12;
@@ -740,18 +768,7 @@ static void compute_step(const llm__compiled_t *k, llm__ctx_t *c, const llm_syst
         training ? per_chunk * ((baseblocks * baseblock_bw_offload_overhead) +
                                 (edgeblocks * edgeblock_bw_offload_overhead))
                  : 0;
-    double total = st->fw_time;
-    total += st->bw_time;
-    total += st->optim_step_time;
-    total += st->fw_offload_exposed_time;
-    total += st->bw_offload_exposed_time;
-    total += st->recompute_time;
-    total += st->recomm_exposed_time;
-    total += st->bubble_time;
-    total += st->tp_comm_exposed_time;
-    total += st->pp_comm_exposed_time;
-    total += st->dp_comm_exposed_time;
-    st->total_time = total;
+    st->total_time = llm__sum_of_lines(st);
 
     /* Offload bandwidth needed to hide the transfers behind one block's compute. */
     double fw_window = min2(baseblock_fw_time_no_offload - b->fw_mem_time,
@@ -793,6 +810,9 @@ int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execu
     compute_memory(&k, e, &b, st);
     compute_step(&k, &k.c, s, e, &b, st);
     llm__stages(m, s, e, &k, &b, st, &out->extra);
+    out->extra.expert_parallel_tier = -1;
+    if (m->moe.num_experts > 0 || m->mtp_blocks > 0)
+        llm__moe_step(m, s, e, &k, &b, st, &out->extra);
 
     if (k.c.uncovered) {
         char field[FATHOM_ERROR_FIELD_MAX];

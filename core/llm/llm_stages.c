@@ -304,10 +304,7 @@ static double ring_attention(const fathom_model_t *m, const llm_system_t *s,
 static void retotal(const llm_execution_t *e, const llm__compiled_t *k, double perfect_old,
                     double perfect_add, double cp_exposed, llm_stats_t *st)
 {
-    double total = st->fw_time + st->bw_time + st->optim_step_time + st->fw_offload_exposed_time +
-                   st->bw_offload_exposed_time + st->recompute_time + st->recomm_exposed_time +
-                   st->bubble_time + st->tp_comm_exposed_time + st->pp_comm_exposed_time +
-                   st->dp_comm_exposed_time + cp_exposed;
+    double total = llm__sum_of_lines(st) + cp_exposed;
     double compute = st->fw_time + st->bw_time + st->optim_step_time;
     double perfect = perfect_old + perfect_add / k->c.matrix_flops;
     st->total_time = total;

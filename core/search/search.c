@@ -113,6 +113,41 @@ static int microbatches(const search_request_t *r, const unit_t *u, int64_t *out
     return k;
 }
 
+/* Expert layouts of a unit (MoE models; (1, 1) alone otherwise), in walk order: expert_par
+ * dividing num_experts, then expert_tensor_par dividing expert_feedforward, with
+ * expert_par × expert_tensor_par dividing tp × dp (the fold of llm_moe.c; CONTEXT_PAR: × cp). */
+#define SEARCH_MAX_EXPERT_LAYOUTS 256
+static int expert_layouts(const search_request_t *r, const unit_t *u, int64_t *ep, int64_t *etp)
+{
+    const model_moe_t *x = &r->model.moe;
+    if (x->num_experts == 0) {
+        ep[0] = etp[0] = 1;
+        return 1;
+    }
+    int64_t de[SEARCH_MAX_DIVISORS], df[SEARCH_MAX_DIVISORS];
+    const int64_t fold = u->tp * u->dp; /* CONTEXT_PAR: × cp, as llm_moe.c's fold_size */
+    int ne = divisors(x->num_experts, de, SEARCH_MAX_DIVISORS);
+    int nf = divisors(x->expert_feedforward < fold ? x->expert_feedforward : fold, df,
+                      SEARCH_MAX_DIVISORS);
+    int n = 0;
+    for (int i = 0; i < ne; i++)
+        for (int j = 0; j < nf && n < SEARCH_MAX_EXPERT_LAYOUTS; j++)
+            if (x->expert_feedforward % df[j] == 0 && fold % (de[i] * df[j]) == 0) {
+                ep[n] = de[i];
+                etp[n++] = df[j];
+            }
+    return n;
+}
+
+/* The lowest network tier the expert group of ep·etp processors fits in. */
+static int expert_net(const llm_system_t *s, int64_t span)
+{
+    for (int i = 0; i < s->num_networks; i++)
+        if (s->networks[i].size >= span)
+            return i;
+    return s->num_networks - 1;
+}
+
 /* The sizes of the inner loops of a unit, in walk order. */
 typedef struct {
     int n_kernel, n_fp8, n_redo, n_dpo, n_tpo, n_wo, n_ao, n_oo, n_fa, n_tn, n_pn, n_dn, n_cn;
@@ -146,6 +181,8 @@ static uint64_t unit_size(const search_request_t *r, const unit_t *u)
     int64_t mbs[SEARCH_MAX_DIVISORS];
     loops_t l = unit_loops(r, u);
     uint64_t n = (uint64_t)microbatches(r, u, mbs);
+    int64_t ep[SEARCH_MAX_EXPERT_LAYOUTS], etp[SEARCH_MAX_EXPERT_LAYOUTS];
+    n *= (uint64_t)expert_layouts(r, u, ep, etp);
     return n * (uint64_t)(l.n_kernel * l.n_fp8) *
            (uint64_t)(l.n_redo * l.n_dpo * l.n_tpo * l.n_wo * l.n_ao * l.n_oo * l.n_fa) *
            (uint64_t)(l.n_tn * l.n_pn * l.n_dn * l.n_cn);
@@ -717,17 +754,26 @@ search_unit_status_t search_run_unit(search_plan_t *p, size_t unit, search_resul
 
     search_unit_status_t status = SEARCH_UNIT_DONE;
     /* Loop variables run 0..n-1; value i of a boolean loop of two is (i == 0): true first.
-     * Fathom's two dimensions run off first, so a fixed value is one pass. */
-    for (int ak = 0; ak < l.n_kernel; ak++) {
-        e->attention_kernel = l.n_kernel == 2 ? (llm_attn_kernel_t)ak
-                              : r->options.attention_kernel == SEARCH_PICK_ON
-                                  ? LLM_ATTN_KERNEL_FUSED
-                                  : LLM_ATTN_KERNEL_UNFUSED;
-        for (int f8 = 0; f8 < l.n_fp8; f8++) {
-            e->fp8 = l.n_fp8 == 2 ? f8 == 1 : r->options.fp8 == SEARCH_PICK_ON;
-            if (walk_inner(&w, &l, mbs, n_mbs, verdict)) {
-                status = SEARCH_UNIT_CANCELLED;
-                goto out;
+     * Fathom's two dimensions run off first, so a fixed value is one pass. The expert layouts
+     * (MoE models) are outermost: each gets its own pruning verdicts. */
+    int64_t eps[SEARCH_MAX_EXPERT_LAYOUTS], etps[SEARCH_MAX_EXPERT_LAYOUTS];
+    const int n_exp = expert_layouts(r, u, eps, etps);
+    e->moe_load_imbalance = 1;
+    for (int x = 0; x < n_exp; x++) {
+        e->expert_par = eps[x];
+        e->expert_tensor_par = etps[x];
+        e->expert_par_net = expert_net(&r->system, eps[x] * etps[x]);
+        for (int ak = 0; ak < l.n_kernel; ak++) {
+            e->attention_kernel = l.n_kernel == 2 ? (llm_attn_kernel_t)ak
+                                  : r->options.attention_kernel == SEARCH_PICK_ON
+                                      ? LLM_ATTN_KERNEL_FUSED
+                                      : LLM_ATTN_KERNEL_UNFUSED;
+            for (int f8 = 0; f8 < l.n_fp8; f8++) {
+                e->fp8 = l.n_fp8 == 2 ? f8 == 1 : r->options.fp8 == SEARCH_PICK_ON;
+                if (walk_inner(&w, &l, mbs, n_mbs, verdict)) {
+                    status = SEARCH_UNIT_CANCELLED;
+                    goto out;
+                }
             }
         }
     }

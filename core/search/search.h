@@ -26,15 +26,18 @@
  *                     (Calculon's "all" really is false first)
  *   microbatch_size   every divisor of batch/dp whose product with seq_size tp divides
  *   tensor_par_net, pipeline_par_net, data_par_net: every network when the degree > 1, else 0
- * Fathom's dimensions, outermost in a unit (so each value gets its own pruning verdicts), one
- * value unless the request frees them: attention_kernel (unfused, then fused) and fp8 (false,
- * then true). Their defaults (unfused, false) leave Calculon's space exactly as it was.
- * and, when freed, context_par (a unit loop beside tensor_par over every degree whose two
- * chunks per rank split the sequence, with its network loop innermost) and zero_stage (the
- * sharding loop's values: Calculon's true, false — stages 1 then 0 — then 2 and 3). For the
- * modern block (model.calculon_block false) pipeline_par runs over every divisor up to
- * num_blocks, not only those dividing it (the first stages take the extra blocks), and
- * interleaving over the divisors of the first stage's blocks.
+ * Fathom's dimensions, outermost in a unit (so each value gets its own pruning verdicts): for a
+ * model with experts, every expert layout (expert_par dividing num_experts, then
+ * expert_tensor_par dividing expert_feedforward, their product dividing tp·dp), the all-to-all on
+ * the lowest tier the expert group fits in, balanced routing; then, one value unless the request
+ * frees them, attention_kernel (unfused, then fused) and fp8 (false, then true). Their defaults
+ * (unfused, false) and a dense model leave Calculon's space exactly as it was.
+ * When freed, context_par (a unit loop beside tensor_par over every degree whose two chunks per
+ * rank split the sequence, with its network loop innermost) and zero_stage (the sharding loop's
+ * values: Calculon's true, false — stages 1 then 0 — then 2 and 3). For the modern block
+ * (model.calculon_block false) pipeline_par runs over every divisor up to num_blocks, not only
+ * those dividing it (the first stages take the extra blocks), and interleaving over the
+ * divisors of the first stage's blocks.
  * The constraints in search_options_t (no_offload, exact_batch, max_tensor_par,
  * max_pipeline_par) drop the loop values they exclude; the rest of the walk is as above.
  * With mbs_break, once a microbatch size gives no good execution over all network assignments,

@@ -58,6 +58,15 @@ void tf_params(const fathom_model_t *m, tf_params_t *p)
     /* A tied output layer reuses the token embedding; an untied one has its own matrix. */
     p->dense = m->tied_embeddings ? 0.0 : h * (double)m->vocab_size;
     p->total = p->embedding + p->transformer + p->ln_f + p->dense;
+    if (m->moe.num_experts > 0 || m->mla.present || m->mtp_blocks > 0) {
+        /* experts, MLA and MTP depths (model_params.c): the blocks' total and their mean; the
+         * per-part fields above stay those of a dense block */
+        model_params_t c;
+        model_parameters(m, &c);
+        p->transformer = c.total - p->embedding - p->ln_f - p->dense;
+        p->block = p->transformer / (double)m->num_blocks;
+        p->total = c.total;
+    }
 }
 
 void tf_flops(const fathom_model_t *m, double backward_forward_ratio, tf_flops_t *f)

@@ -16,7 +16,9 @@
 
 #include "model.h"
 
-/* Parameters by part; names follow the sizing notebook's table. */
+/* Parameters by part; names follow the sizing notebook's table. For a model with experts, MLA
+ * or MTP depths, total and transformer are exact (model_parameters), block is their mean per
+ * block, and the attention/mlp parts are those of a dense block. */
 typedef struct {
     double embedding_position, embedding_token, embedding;
     double attention_ln, attention_kqv, attention_proj, attention;

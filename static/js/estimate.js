@@ -9,7 +9,25 @@ import { $, divisors, el, fmtBytes, fmtInt, fmtNum, fmtPct, fmtSeconds, fmtStat,
 
 const form = () => $('#estimate-form');
 // Model members a preset file may leave out, with the values the API then uses (schemas/model.json).
-const DEFAULTS = { bias: false, tied_embeddings: true, position_embedding: 'learned' };
+const DEFAULTS = { bias: false, tied_embeddings: true, position_embedding: 'learned', attention_efficiency: 0.5 };
+// Giving any of these makes a model Fathom's modern block (embedding and output layers on the
+// first and last pipeline stages); a model with none of them is Calculon's (blocks only).
+const MODERN_KEYS = ['kv_heads', 'gated_mlp', 'norm', 'qkv_bias', 'causal'];
+const isModern = (m) => !!m && MODERN_KEYS.some((k) => k in m);
+// A planner's words for the model's and the system's members (the API's names stay beside them).
+const MODEL_LABELS = {
+  hidden: 'Width', feedforward: 'MLP inner width', seq_size: 'Sequence length (tokens)', attn_heads: 'Attention heads',
+  attn_size: 'Width of one head', num_blocks: 'Transformer blocks (layers)', vocab_size: 'Vocabulary (tokens)',
+  bias: 'Biases in linear layers', kv_heads: 'Key/value heads (grouped-query attention)', gated_mlp: 'Gated MLP (SwiGLU: three matrices)',
+  norm: 'Normalization', qkv_bias: 'Bias on Q, K and V only', tied_embeddings: 'Output layer reuses the token embedding',
+  position_embedding: 'Positions (learned table, rotary, or none)', causal: 'Causal (decoder) attention',
+};
+const SYSTEM_LABELS = { attention_efficiency: 'Fused-attention efficiency (share of matrix peak)' };
+// What the modern block adds to a Calculon model, from its own fields (the "use the modern block" button).
+const modernFields = (m) => ({ kv_heads: m.attn_heads, gated_mlp: false, norm: 'layernorm', qkv_bias: !!m.bias,
+  causal: true, tied_embeddings: true, position_embedding: 'learned', vocab_size: m.vocab_size ?? 0, ...m });
+// Every system shows its fused-attention efficiency: the API's default where a preset gives none.
+const systemView = (sys) => ('attention_efficiency' in sys ? sys : { ...sys, attention_efficiency: DEFAULTS.attention_efficiency });
 const state = { presets: null, cache: { models: {}, systems: {} } };
 // Board power per GPU (kW, the datasheets' TDP) by system preset name prefix: the run's energy
 // follows the system chosen unless the planner typed their own figure.
@@ -34,7 +52,7 @@ const BREAKDOWN = [
   ['forward', 'Forward'], ['backward', 'Backward'], ['optimizer', 'Optimizer'],
   ['recompute', 'Recompute'], ['recommunication', 'Recompute comm.'], ['bubble', 'Pipeline bubble'],
   ['tensor_parallel_comm', 'TP comm. (exposed)'], ['pipeline_parallel_comm', 'PP comm. (exposed)'],
-  ['data_parallel_comm', 'DP comm. (exposed)'], ['forward_offload', 'Offload, forward (exposed)'],
+  ['data_parallel_comm', 'DP comm. (exposed)'], ['context_parallel_comm', 'CP comm. (exposed)'], ['forward_offload', 'Offload, forward (exposed)'],
   ['backward_offload', 'Offload, backward (exposed)'],
 ];
 
@@ -54,20 +72,26 @@ function buildForm(presets) {
   ex.append(
     field({ label: 'GPUs (num_procs)', field: 'execution.num_procs', value: 1024, min: 1, step: 1, required: true }),
     field({ label: 'Tensor parallel (TP)', field: 'execution.tensor_par', type: 'select' }),
+    field({ label: 'Context parallel (CP)', field: 'execution.context_par', type: 'select', hint: 'the sequence split over GPUs (ring attention): modern block, fused attention' }),
     field({ label: 'Pipeline parallel (PP)', field: 'execution.pipeline_par', type: 'select' }),
-    field({ label: 'Data parallel (DP)', field: 'execution.data_par', type: 'select', hint: 'GPUs ÷ (TP × PP)' }),
+    field({ label: 'Data parallel (DP)', field: 'execution.data_par', type: 'select', hint: 'GPUs ÷ (TP × CP × PP)' }),
     field({ label: 'Global batch (samples)', field: 'execution.batch_size', value: 1024, min: 1, step: 1, required: true }),
     field({ label: 'Microbatch size', field: 'execution.microbatch_size', type: 'select' }),
     field({ label: 'Pipeline interleaving', field: 'execution.pipeline_interleaving', type: 'select' }),
     field({ label: 'Activation recompute', field: 'execution.activation_recompute', type: 'select', value: 'full', options: [['full', 'full'], ['attn_only', 'attention only'], ['none', 'none']] }),
     field({ label: 'Datatype', field: 'execution.datatype', type: 'select' }),
-    field({ label: 'Shard optimizer state over DP', field: 'execution.optimizer_sharding', type: 'checkbox', value: false }),
+    field({ label: 'Attention kernel', field: 'execution.attention_kernel', type: 'select', value: 'unfused', options: [['unfused', 'unfused (Calculon’s)'], ['fused', 'fused (flash attention)']] }),
+    field({ label: 'Sharding over DP (ZeRO stage)', field: 'execution.zero_stage', type: 'select', value: 0,
+      options: [[0, '0: none'], [1, '1: optimizer state (distributed optimizer)'], [2, '2: + gradients'], [3, '3: + weights (FSDP)']] }),
+    field({ label: 'Shard group (GPUs per set of shards)', field: 'execution.shard_group', min: 1, step: 1, placeholder: 'all of DP × CP', hint: 'HSDP: shard within groups, replicate across them' }),
+    field({ label: 'FP8 matrix multiplies (Transformer Engine)', field: 'execution.fp8', type: 'checkbox', value: false }),
   );
   const more = $('#est-more');
   more.append(
     field({ label: 'Network for TP', field: 'execution.tensor_par_net', type: 'select' }),
     field({ label: 'Network for PP', field: 'execution.pipeline_par_net', type: 'select' }),
     field({ label: 'Network for DP', field: 'execution.data_par_net', type: 'select' }),
+    field({ label: 'Network for CP', field: 'execution.context_par_net', type: 'select' }),
   );
   for (const [k, label, choices, hint] of MORE) {
     more.append(Array.isArray(choices)
@@ -89,7 +113,11 @@ function buildForm(presets) {
       e.target.querySelector('option[value=""]')?.remove(); // leaving a "custom" object behind
       if (name === 'model') loadModel(e.target.value); else loadSystem(e.target.value);
     }
-    else refreshChoices();
+    else {
+      // A choice the planner makes is theirs: it no longer follows the modern defaults.
+      delete e.target.dataset.auto;
+      refreshChoices();
+    }
   });
   // Editing a preset's fields makes it a custom model or system: the selector says so at once
   // (and names the preset again if the edit is undone).
@@ -102,21 +130,105 @@ function buildForm(presets) {
   f.addEventListener('submit', (e) => { e.preventDefault(); submit(); });
 }
 
+// The model's fields, labelled, and the note on which block it is.
+function showModel(m) {
+  objectEditor($('#est-model-fields'), m, 'model', MODEL_LABELS);
+  const modern = isModern(m);
+  form().dataset.modern = String(modern);
+  $('#est-block-note').textContent = modern
+    ? 'Modern block: every field counts; the embedding sits on the first pipeline stage, the output layer and loss on the last.'
+    : 'Calculon’s block: transformer blocks only (vocab_size is not counted in the step). ';
+  $('#est-modern').hidden = modern;
+}
+
+const showSystem = (sys) => objectEditor($('#est-system-fields'), systemView(sys), 'system', SYSTEM_LABELS);
+
+function currentSystem() {
+  try { return readObject($('#est-system-fields'), 'system'); } catch { return {}; }
+}
+
+// A preset's execution defaults. Modern presets: bfloat16, fused attention, sequence
+// parallelism (rs_ag, all-gather redone in backward) when TP > 1, selective recompute, ZeRO 1
+// and overlapped DP communication when DP > 1, FP8 when the system has a float8 rate; the
+// fields that depend on TP or DP follow them (data-auto) until the planner sets them.
+// Calculon presets: Calculon's defaults. Either way a preset starts without offload.
+function applyDefaults() {
+  const f = form();
+  const modern = f.dataset.modern === 'true';
+  const sys = currentSystem();
+  const types = Object.keys(sys.matrix || {});
+  const set = (k, v, auto) => {
+    write(f, `execution.${k}`, v);
+    const input = f.querySelector(`[data-field="execution.${k}"]`);
+    if (auto) input.dataset.auto = 'true'; else delete input.dataset.auto;
+  };
+  // Both start without offload, TP overlap or a shard group, fused activation on, training.
+  for (const k of ['weight_offload', 'activations_offload', 'optimizer_offload']) set(k, false);
+  set('tensor_par_overlap', 'none');
+  set('fused_activation', true);
+  set('training', true);
+  set('shard_group', '');
+  if (modern) {
+    if (types.includes('bfloat16')) set('datatype', 'bfloat16');
+    set('attention_kernel', 'fused');
+    set('activation_recompute', 'attn_only');
+    set('fp8', types.includes('float8') && types.includes('bfloat16'));
+    for (const k of ['tensor_par_comm_type', 'seq_par_ag_redo', 'zero_stage', 'data_par_overlap']) set(k, null, true);
+  } else {
+    if (types.includes('float16')) set('datatype', 'float16');
+    set('attention_kernel', 'unfused');
+    set('activation_recompute', 'full');
+    set('fp8', false);
+    set('context_par', 1);
+    set('tensor_par_comm_type', 'ar');
+    set('seq_par_ag_redo', false);
+    set('zero_stage', 0);
+    set('data_par_overlap', false);
+  }
+}
+
+// The defaults that follow the split (modern presets, until the planner sets them).
+function followSplit(tp, dp) {
+  const f = form();
+  const auto = (k) => f.querySelector(`[data-field="execution.${k}"]`).dataset.auto === 'true';
+  if (auto('tensor_par_comm_type')) write(f, 'execution.tensor_par_comm_type', tp > 1 ? 'rs_ag' : 'ar');
+  if (auto('seq_par_ag_redo')) write(f, 'execution.seq_par_ag_redo', tp > 1);
+  if (auto('zero_stage')) write(f, 'execution.zero_stage', dp > 1 ? 1 : 0);
+  if (auto('data_par_overlap')) write(f, 'execution.data_par_overlap', dp > 1);
+}
+
 async function loadModel(name) {
-  objectEditor($('#est-model-fields'), await preset('models', name), 'model');
+  showModel(await preset('models', name));
   form().querySelector('[data-field="model"]').dataset.base = name;
   notePreset('model', name);
+  applyDefaults();
   refreshChoices();
 }
 
 async function loadSystem(name, keepNets) {
   const sys = await preset('systems', name);
-  objectEditor($('#est-system-fields'), sys, 'system');
+  showSystem(sys);
   form().querySelector('[data-field="system"]').dataset.base = name;
   notePreset('system', name);
   const power = form().querySelector('[data-field="training.gpu_power_kw"]');
   if (powerOf(name) !== undefined && power.dataset.edited !== 'true') power.value = powerOf(name);
   refreshNetworks(sys, keepNets);
+  if (form().dataset.modern === 'true') {
+    // FP8 follows the system for a modern model: on where it has a float8 rate.
+    const types = Object.keys(sys.matrix || {});
+    if (types.includes('bfloat16')) write(form(), 'execution.datatype', 'bfloat16');
+    write(form(), 'execution.fp8', types.includes('float8') && types.includes('bfloat16'));
+  }
+  refreshChoices();
+}
+
+// Turns the model in the editor into the modern block (a custom model), from its own fields.
+function useModernBlock() {
+  let m;
+  try { m = readObject($('#est-model-fields'), 'model'); } catch (e) { showError(form(), e); return; }
+  showModel(modernFields(m));
+  syncPresetLabel('model');
+  applyDefaults();
   refreshChoices();
 }
 
@@ -161,6 +273,9 @@ function refreshNetworks(sys, keep) {
     const s = form().querySelector(`[data-field="execution.${k}"]`);
     setOptions(s, nets, keep ? s.value : dflt);
   }
+  // Context parallelism's network: the API's own choice unless the planner names one.
+  const cpn = form().querySelector('[data-field="execution.context_par_net"]');
+  setOptions(cpn, [['', 'automatic: the first tier with room after TP'], ...nets], keep ? cpn.value : '');
   const dt = form().querySelector('[data-field="execution.datatype"]');
   const types = Object.keys(sys.matrix || {});
   setOptions(dt, types.map((t) => [t, t]), types.includes(dt.value) ? dt.value : types.includes('float16') ? 'float16' : types[0]);
@@ -174,8 +289,10 @@ function fixNetworks(deg) {
   if (!nets.length) return;
   const f = form();
   const need = nets.map(() => 1);
-  for (const k of ['tensor_par', 'pipeline_par', 'data_par']) {
-    const i = Number(read(f, `execution.${k}_net`));
+  for (const k of ['tensor_par', 'context_par', 'pipeline_par', 'data_par']) {
+    const net = read(f, `execution.${k}_net`);
+    if (net === '' || net === undefined) continue; // automatic
+    const i = Number(net);
     if (need[i] === undefined) return;
     need[i] *= deg[k];
   }
@@ -206,14 +323,22 @@ export function refreshChoices() {
   // planner is still typing, and submitting shows the error beside the field.
   const n = peek(f, 'execution.num_procs');
   if (!Number.isInteger(n) || n < 1) return;
-  const tps = divisors(n).filter((d) => [m('hidden'), m('feedforward') || 4 * m('hidden'), m('attn_heads')].every((x) => x > 0 && x % d === 0));
+  // TP also divides the key/value heads, or is a multiple of them (grouped-query attention).
+  const kv = m('kv_heads');
+  const tps = divisors(n).filter((d) => [m('hidden'), m('feedforward') || 4 * m('hidden'), m('attn_heads')].every((x) => x > 0 && x % d === 0) &&
+    (!kv || kv % d === 0 || d % kv === 0));
   const tp = choose(q('tensor_par'), tps.length ? tps : [1], 8);
+  // CP (modern block only) divides the rest, with two chunks of the sequence per GPU.
+  const seq = m('seq_size');
+  const cps = f.dataset.modern === 'true' ? divisors(n / tp | 0 || 1).filter((d) => d === 1 || (seq > 0 && seq % (2 * d) === 0)) : [1];
+  const cp = choose(q('context_par'), cps, 1);
   const blocks = m('num_blocks') || 1;
-  const pps = divisors(n / tp | 0 || 1).filter((d) => blocks % d === 0);
+  const pps = divisors(n / (tp * cp) | 0 || 1).filter((d) => blocks % d === 0);
   const pp = choose(q('pipeline_par'), pps.length ? pps : [1], 8);
-  const dp = Math.max(1, Math.floor(n / (tp * pp)));
+  const dp = Math.max(1, Math.floor(n / (tp * cp * pp)));
   setOptions(q('data_par'), [[dp, String(dp)]], dp);
-  fixNetworks({ tensor_par: tp, pipeline_par: pp, data_par: dp });
+  fixNetworks({ tensor_par: tp, context_par: cp, pipeline_par: pp, data_par: dp });
+  followSplit(tp, dp);
   const batch = peek(f, 'execution.batch_size');
   const hint = $('#est-batch-hint');
   if (!Number.isInteger(batch) || batch < 1) {
@@ -238,6 +363,7 @@ export function currentRequest() {
   for (const input of f.querySelectorAll('[data-field^="execution."]')) {
     const k = input.dataset.field.slice(10);
     const v = read(f, input.dataset.field);
+    if (v === '') continue; // an "automatic" choice: the API's own (context_par_net)
     execution[k] = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
   }
   const same = sameAsPreset;
@@ -281,7 +407,7 @@ function describe(req, resp) {
   const e = req.execution, s = resp.summary;
   const name = (v, kind) => (typeof v === 'string' ? v : `custom ${kind}`);
   return `${name(req.model, 'model')} on ${fmtInt(e.num_procs ?? s.num_procs)} × ${name(req.system, 'system')} · ` +
-    `TP ${e.tensor_par} × PP ${e.pipeline_par} × DP ${e.data_par} · batch ${fmtInt(e.batch_size)} ` +
+    `TP ${e.tensor_par}${(e.context_par ?? 1) > 1 ? ` × CP ${e.context_par}` : ''} × PP ${e.pipeline_par} × DP ${e.data_par} · batch ${fmtInt(e.batch_size)} ` +
     `(${fmtInt(s.num_microbatches)} microbatches of ${e.microbatch_size} per replica)`;
 }
 
@@ -312,13 +438,17 @@ export function showEstimate(req, resp, hash) {
     el('div', { class: 'kpis' },
       kpi('Step time', fmtSeconds(s.step_time_s), 'one optimizer step of the global batch'),
       kpi('Sample rate', `${fmtNum(s.sample_rate)} samples/s`, `${fmtNum(s.tokens_per_s)} tokens/s`),
-      kpi('MFU', fmtPct(s.total_efficiency), `model FLOPs utilization: ${fmtNum(s.useful_flops_per_s_per_proc / 1e12)} TFLOP/s of useful work per GPU (compute ${fmtPct(s.compute_efficiency)} · system ${fmtPct(s.system_efficiency)})`),
+      kpi('MFU', fmtPct(s.mfu ?? s.total_efficiency), `model FLOPs utilization: the model’s FLOPs (recompute not counted) over the GPUs’ peak · compute ${fmtPct(s.compute_efficiency)} · system ${fmtPct(s.system_efficiency)}`),
       kpi('Memory', resp.fits_memory ? 'fits' : 'does not fit', `${fmtBytes(s.mem_tier1_bytes)} per GPU in tier 1`)),
+    modelKpis(s),
     el('h3', {}, 'Where the step time goes'),
     chart.box,
+    s.outer_layers_time_s > 0 ? el('p', { class: 'muted outer' }, `Embedding, output layer and loss (first and last pipeline stage): ${fmtSeconds(s.outer_layers_time_s)} per step.`) : el('span'),
     el('h3', {}, 'Memory per GPU against capacity'),
     memBar(1, s.mem_tier1_bytes, s.mem_tier1_capacity_bytes),
     memBar(2, s.mem_tier2_bytes, s.mem_tier2_capacity_bytes),
+    stageMemory(s.memory),
+    dataParallel(s.data_parallel, req.execution),
     ...(resp.violations || []).map((v) => el('p', { class: 'warn' }, v.message)),
     run ? runBlock(run) : el('p', { class: 'muted' }, 'Give training tokens under “Whole training run” to see days, GPU-hours, dollars, energy and CO₂.'),
     shareLink(hash),
@@ -326,6 +456,45 @@ export function showEstimate(req, resp, hash) {
   );
   out.querySelector('.kpis .kpi:last-child').classList.add(resp.fits_memory ? 'ok' : 'bad');
   if (window.Chart) stackedTime(chart.canvas, parts, s.step_time_s);
+}
+
+// The model's size and work, and what each GPU does with it.
+function modelKpis(s) {
+  if (s.parameters_total === undefined) return el('span');
+  const k = (key, label, value, sub) => { const n = kpi(label, value, sub); n.dataset.kpi = key; return n; };
+  return el('div', { class: 'kpis small model-kpis' },
+    k('parameters', 'Parameters', fmtInt(s.parameters_total), `${fmtNum(s.parameters_total / 1e9)} billion, embeddings included`),
+    k('flops_per_token', 'Model FLOPs per token', `${fmtNum(s.model_flops_per_token / 1e9)} GFLOP`, 'forward and backward, attention included'),
+    k('tflops_per_proc', 'TFLOP/s per GPU', fmtNum(s.tflops_per_proc), 'model FLOPs per second on each GPU'),
+    k('tokens_per_proc', 'Tokens/s per GPU', fmtNum(s.tokens_per_s_per_proc), `${fmtNum(s.tokens_per_s)} tokens/s in all`));
+}
+
+// Memory per GPU on the first and the last pipeline stage, by kind; the heaviest one marked.
+const MEM_ROWS = [['weights', 'weights'], ['gradients', 'gradients'], ['optimizer', 'optimizer state'], ['activations', 'activations'], ['buffers', 'buffers'], ['total', 'total']];
+function stageMemory(mem) {
+  if (!mem || !mem.stages) return el('span');
+  const heavy = (st) => st.stage === mem.heaviest_stage;
+  const head = el('tr', {}, el('th', {}, 'per GPU'), ...mem.stages.map((st) => el('th', { class: `num${heavy(st) ? ' heaviest' : ''}`, 'data-stage': st.stage },
+    `${st.stage} stage (${fmtInt(st.blocks)} blocks)${heavy(st) ? ' — heaviest' : ''}`)));
+  const rows = MEM_ROWS.map(([k, label]) => el('tr', { class: k === 'total' ? 'total' : '' }, el('td', {}, label),
+    ...mem.stages.map((st) => el('td', { class: `num${heavy(st) ? ' heaviest' : ''}`, title: `${fmtInt(st[k])} bytes` }, fmtBytes(st[k])))));
+  const b = mem.bytes_per_parameter || {};
+  return el('div', { class: 'stage-mem' }, el('h3', {}, 'Memory by pipeline stage'),
+    el('div', { class: 'table-wrap' }, el('table', { class: 'grid stage-mem-table' }, el('thead', {}, head), el('tbody', {}, rows))),
+    el('p', { class: 'muted bpp' }, `Bytes per parameter on a GPU: weights ${fmtNum(b.weights)}, gradients ${fmtNum(b.gradients)}, optimizer state ${fmtNum(b.optimizer)} (after sharding and FP8 copies).`));
+}
+
+// How the data-parallel traffic runs: reductions and gathers bucket by bucket, what is exposed.
+function dataParallel(dp, e) {
+  if (!dp || !(e.data_par > 1 || (e.context_par ?? 1) > 1)) return el('span');
+  const row = (label, v, what) => el('tr', {}, el('td', {}, label), el('td', { class: 'num' }, fmtSeconds(v)), el('td', { class: 'meaning' }, what));
+  return el('details', { class: 'dp-detail' }, el('summary', {}, `Data-parallel communication: ${fmtSeconds(dp.exposed_s)} exposed per step`),
+    el('div', { class: 'table-wrap' }, el('table', { class: 'grid' }, el('tbody', {},
+      row('gradient reductions', dp.grad_reduce_s, 'all gradient reduce(-scatter)s of a step'),
+      row('parameter gathers', dp.param_gather_s, 'all-gathers of updated or sharded weights'),
+      row('exposed', dp.exposed_s, 'not hidden behind compute'),
+      row('last bucket', dp.last_bucket_s, 'the last gradient bucket, after the backward pass'),
+      row('first gather', dp.first_gather_s, 'the first weight gather, before the forward pass')))));
 }
 
 function runBlock(run) {
@@ -368,14 +537,26 @@ export async function fillForm(req) {
     if (v) f.querySelector(`[data-field="${k}"]`).dataset.base = v;
     notePreset(k, v);
   }
-  objectEditor($('#est-model-fields'), typeof req.model === 'string' ? await preset('models', req.model) : req.model, 'model');
+  showModel(typeof req.model === 'string' ? await preset('models', req.model) : req.model);
   const sys = typeof req.system === 'string' ? await preset('systems', req.system) : req.system;
-  objectEditor($('#est-system-fields'), sys, 'system');
+  showSystem(sys);
   refreshNetworks(sys, true);
-  const e = req.execution || {};
-  write(f, 'execution.num_procs', e.num_procs ?? e.tensor_par * e.pipeline_par * e.data_par);
+  // A request's execution is the planner's: nothing follows the modern defaults any more.
+  for (const input of f.querySelectorAll('[data-auto]')) delete input.dataset.auto;
+  const e = { context_par: 1, ...(req.execution || {}) };
+  // optimizer_sharding is ZeRO stage 1 (an older request may give only it).
+  if (e.zero_stage === undefined && e.optimizer_sharding !== undefined) e.zero_stage = e.optimizer_sharding ? 1 : 0;
+  delete e.optimizer_sharding;
+  // A normalized request spells out the API's own choices; left as such they would stop
+  // following the split (a grid varying DP, a new GPU count): the shard group of all of DP × CP,
+  // and the context-parallel network when there is no context parallelism.
+  if (e.shard_group !== undefined && e.shard_group === (e.data_par ?? 0) * e.context_par) delete e.shard_group;
+  if (e.context_par === 1) delete e.context_par_net;
+  write(f, 'execution.shard_group', ''); // what the request leaves out is the API's default
+  write(f, 'execution.context_par_net', '');
+  write(f, 'execution.num_procs', e.num_procs ?? e.tensor_par * e.context_par * e.pipeline_par * e.data_par);
   write(f, 'execution.batch_size', e.batch_size);
-  for (const k of ['tensor_par', 'pipeline_par', 'microbatch_size', 'pipeline_interleaving']) {
+  for (const k of ['tensor_par', 'context_par', 'pipeline_par', 'microbatch_size', 'pipeline_interleaving']) {
     const s = f.querySelector(`[data-field="execution.${k}"]`);
     setOptions(s, [[e[k], String(e[k])]], e[k]);
   }
@@ -393,10 +574,12 @@ export async function initEstimate(presets) {
   buildForm(presets);
   const f = form();
   const [model, sys] = await Promise.all([preset('models', read(f, 'model')), preset('systems', read(f, 'system'))]);
-  objectEditor($('#est-model-fields'), model, 'model');
-  objectEditor($('#est-system-fields'), sys, 'system');
+  showModel(model);
+  showSystem(sys);
+  $('#est-modern').addEventListener('click', useModernBlock);
   for (const k of ['model', 'system']) { f.querySelector(`[data-field="${k}"]`).dataset.base = read(f, k); notePreset(k, read(f, k)); }
   refreshNetworks(sys);
+  applyDefaults();
   refreshChoices(); // TP 8 × PP 8 where they divide: the usual starting point for large models
 }
 

@@ -78,17 +78,19 @@ export function write(form, path, value) {
   else input.value = value ?? '';
 }
 
-const ENUMS = { processing_mode: ['roofline', 'no_overlap'] };
+const ENUMS = { processing_mode: ['roofline', 'no_overlap'], norm: ['layernorm', 'rmsnorm'], position_embedding: ['learned', 'rope', 'none'] };
 
 // Inputs for every member of obj under `root` (the JSON path prefix, e.g. "system"). Arrays are
-// edited as JSON text (efficiency curves such as [[128, 0.99], [0, 0.1]]).
-export function objectEditor(container, obj, root) {
+// edited as JSON text (efficiency curves such as [[128, 0.99], [0, 0.1]]). labels: a planner's
+// words for a member, by name (the API's name stays beside it and in data-field).
+export function objectEditor(container, obj, root, labels = {}) {
   container.replaceChildren();
   const walk = (o, parts, into) => {
     for (const [k, v] of Object.entries(o)) {
       if (k === '$comment') continue;
       const p = [...parts, k];
       const path = joinPath(p);
+      const label = labels[k] ? `${labels[k]} (${k})` : k;
       if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
         const fs = el('fieldset', { class: 'sub' }, el('legend', {}, k));
         walk(v, p, fs);
@@ -100,13 +102,13 @@ export function objectEditor(container, obj, root) {
           into.append(fs);
         });
       } else if (typeof v === 'boolean') {
-        into.append(field({ label: k, field: path, type: 'checkbox', value: v }));
+        into.append(field({ label, field: path, type: 'checkbox', value: v }));
       } else if (typeof v === 'number') {
-        into.append(field({ label: k, field: path, value: v }));
+        into.append(field({ label, field: path, value: v }));
       } else if (typeof v === 'string') {
         into.append(ENUMS[k]
-          ? field({ label: k, field: path, type: 'select', value: v, options: ENUMS[k].map((x) => [x, x]) })
-          : field({ label: k, field: path, type: 'text', value: v }));
+          ? field({ label, field: path, type: 'select', value: v, options: ENUMS[k].map((x) => [x, x]) })
+          : field({ label, field: path, type: 'text', value: v }));
       } else {
         const f = field({ label: k, field: path, type: 'text', value: JSON.stringify(v) });
         f.querySelector('input').dataset.kind = 'json';

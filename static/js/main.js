@@ -5,6 +5,7 @@ import { api } from './api.js';
 import { currentRequest, fillForm, initEstimate, showEstimate } from './estimate.js';
 import { fillGoodput, initGoodput, showGoodput } from './goodput.js';
 import { fillScaling, initScaling, showScaling } from './scaling.js';
+import { initMeasured } from './measured.js';
 import { follow, initSweep } from './sweep.js';
 import { $, $$ } from './util.js';
 
@@ -13,7 +14,7 @@ const TAB_OF_ENDPOINT = { estimate: 'estimate', scaling: 'scaling', goodput_opti
 
 // The model each tab answers with, for the footer: every tab is a different one.
 const FOOTERS = {
-  estimate: 'Step time and memory: Calculon’s analytical model of Megatron-style training.',
+  estimate: 'Step time and memory: Calculon’s analytical model of Megatron-style training, with Fathom’s modern block (grouped-query attention, gated MLP, embeddings, fused attention, FP8, context parallelism, ZeRO).',
   sweep: 'Fastest layout: Calculon’s optimal-execution search over its analytical model.',
   scaling: 'Scaling budget: the 2020 scaling-law calculator (Transformer-XL on WikiText-103) and the Chinchilla law (Hoffmann et al. 2022).',
   goodput: 'Goodput: the Pollux model of throughput × statistical efficiency (Qiao et al. 2021).',
@@ -78,6 +79,7 @@ async function main() {
   initSweep(presets);
   initScaling();
   initGoodput();
+  initMeasured();
   for (const b of $$('nav [role="tab"]')) b.addEventListener('click', () => { location.hash = b.id.slice(4); });
   window.addEventListener('hashchange', route);
   await route();

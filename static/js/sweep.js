@@ -27,6 +27,17 @@ function buildForm(presets) {
     field({ scope: sc, label: 'Datatype', field: 'datatype', type: 'select', value: 'float16', options: ['float16', 'bfloat16', 'float8', 'float32'].map((d) => [d, d]) }),
     field({ scope: sc, label: 'Layouts to list', field: 'options.top_n', value: 10, min: 1, step: 1, required: true, hint: 'up to 100 executions are ranked; grouped, this many distinct layouts' }),
     field({ scope: sc, label: 'Fused activation', field: 'options.fused_activation', type: 'select', value: 'true', options: [['true', 'on'], ['false', 'off'], ['all', 'try both']] }),
+    field({ scope: sc, label: 'Attention kernel', field: 'options.attention_kernel', type: 'select', value: 'unfused',
+      options: [['unfused', 'unfused (Calculon’s)'], ['fused', 'fused (flash attention)'], ['all', 'try both']], hint: 'fused needs a modern model (Llama 3, Mistral, Qwen 2.5 or the modern block)' }),
+    field({ scope: sc, label: 'FP8 matrix multiplies', field: 'options.fp8', type: 'select', value: 'false',
+      options: [['false', 'off'], ['true', 'on'], ['all', 'try both']], hint: 'needs a float8 rate on the system and float16 or bfloat16' }),
+    field({ scope: sc, label: 'Context parallel (CP)', field: 'options.context_par', type: 'select', value: '1',
+      options: [['1', '1 (none)'], ['2', '2'], ['4', '4'], ['8', '8'], ['16', '16'], ['all', 'try every degree']],
+      hint: 'ring attention for long sequences: needs a modern model and fused attention' }),
+    field({ scope: sc, label: 'ZeRO stage', field: 'options.zero_stage', type: 'select', value: 'calculon',
+      options: [['calculon', 'optimizer sharded or not (Calculon’s)'], ['0', '0: nothing sharded'], ['1', '1: optimizer state'],
+        ['2', '2: also gradients'], ['3', '3: also parameters (FSDP)'], ['all', 'try every stage']],
+      hint: 'stages 2 and 3 need a modern model' }),
     field({ scope: sc, label: 'Skip TP overlap', field: 'options.no_tp_overlap', type: 'checkbox' }),
     field({ scope: sc, label: 'Skip DP overlap', field: 'options.no_dp_overlap', type: 'checkbox' }),
     field({ scope: sc, label: 'Stop growing the microbatch once it stops fitting', field: 'options.mbs_break', type: 'checkbox' }),
@@ -89,6 +100,12 @@ function requestOf() {
     const v = read(f, input.dataset.field);
     if (v !== undefined) setAt(req, parsePath(input.dataset.field), v);
   }
+  // fp8 is a JSON boolean or "all" (fused_activation also takes strings; fp8 does not).
+  if (req.options.fp8 === 'true' || req.options.fp8 === 'false') req.options.fp8 = req.options.fp8 === 'true';
+  // context_par and zero_stage are integers or "all"; Calculon's sharding loop is the default.
+  if (req.options.context_par !== undefined && req.options.context_par !== 'all') req.options.context_par = Number(req.options.context_par);
+  if (req.options.zero_stage === 'calculon') delete req.options.zero_stage;
+  else if (req.options.zero_stage !== undefined && req.options.zero_stage !== 'all') req.options.zero_stage = Number(req.options.zero_stage);
   // Grouped, the rows are layouts: ask for more executions (up to the API's 100) so that the
   // near-duplicates folded away still leave as many layouts as were asked for.
   if (read(f, 'group') && req.options.top_n) req.options.top_n = Math.min(100, req.options.top_n * 5);
@@ -227,7 +244,7 @@ async function showResults(st) {
 // What makes a layout: the split, the batch and its microbatching, recompute and sharding. Rows
 // that differ only in the rest (offload, overlaps, fusion, communication style, networks) are
 // near-duplicates for a planner: the fastest stands for its group, the others are its variants.
-const ESSENTIALS = ['tensor_par', 'pipeline_par', 'data_par', 'batch_size', 'microbatch_size', 'pipeline_interleaving', 'activation_recompute', 'optimizer_sharding'];
+const ESSENTIALS = ['tensor_par', 'context_par', 'pipeline_par', 'data_par', 'zero_stage', 'batch_size', 'microbatch_size', 'pipeline_interleaving', 'activation_recompute', 'optimizer_sharding'];
 export function groupRows(rows, st) {
   const groups = new Map();
   for (const p of rows) {
@@ -261,6 +278,10 @@ function otherOptions(e) {
   if (e.seq_par_ag_redo) out.push('AG redo');
   if (e.data_par_overlap) out.push('DP overlap');
   if (e.fused_activation === false) out.push('unfused');
+  if (e.attention_kernel === 'fused') out.push('fused attention');
+  if (e.context_par > 1) out.push(`CP ${e.context_par}`);
+  if (e.zero_stage > 1) out.push(`ZeRO-${e.zero_stage}`);
+  if (e.fp8) out.push('FP8');
   const off = ['weight', 'activations', 'optimizer'].filter((k) => e[`${k}_offload`]);
   if (off.length) out.push(`offload ${off.join('+')}`);
   if (e.tensor_par_net !== undefined) out.push(`nets ${e.tensor_par_net}/${e.pipeline_par_net}/${e.data_par_net}`);
@@ -285,11 +306,11 @@ function topTable(rows, st) {
       el('td', {}, p.rank ?? i + 1), el('td', {}, open),
       el('td', { class: 'layout' }, `${e.tensor_par} × ${e.pipeline_par} × ${e.data_par ?? '—'}`),
       el('td', { class: 'num' }, fmtSeconds(s.step_time_s)), el('td', { class: 'num' }, `${fmtNum(s.sample_rate)}/s`),
-      el('td', { class: 'num mfu' }, fmtPct(s.total_efficiency)),
-      el('td', { class: 'num tflops' }, fmtNum(s.useful_flops_per_s_per_proc / 1e12)),
+      el('td', { class: 'num mfu' }, fmtPct(s.mfu ?? s.total_efficiency)),
+      el('td', { class: 'num tflops' }, fmtNum(s.tflops_per_proc ?? s.useful_flops_per_s_per_proc / 1e12)),
       el('td', { class: `num${p.fits_memory === false ? ' bad' : ''}`, title: p.fits_memory === false ? 'does not fit in tier-1 memory' : '' }, fmtBytes(s.mem_tier1_bytes)),
       el('td', {}, `${fmtInt(e.batch_size)} / ${e.microbatch_size} / ${e.pipeline_interleaving}`),
-      el('td', {}, e.activation_recompute), el('td', {}, e.optimizer_sharding ? 'yes' : 'no'), el('td', { class: 'other' }, other));
+      el('td', {}, e.activation_recompute), el('td', {}, e.zero_stage ? `ZeRO ${e.zero_stage}` : e.optimizer_sharding ? 'yes' : 'no'), el('td', { class: 'other' }, other));
   });
   return el('div', { class: 'table-wrap' }, el('table', { class: 'grid top' },
     el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))), el('tbody', {}, body)));

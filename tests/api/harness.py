@@ -24,6 +24,20 @@ SLOW = float(os.environ.get("FATHOM_TEST_SLOWDOWN", "1"))
 WRAPPER = os.environ.get("FATHOM_TEST_WRAPPER", "").split()
 
 
+def wait_until(predicate, what, timeout=60):
+    """Polls predicate() until it returns something true and returns that; fails after timeout
+    seconds (scaled by SLOW). Tests wait for the state they need this way, never for a fixed time:
+    on a busy machine a fixed sleep is either too short (a flaky test) or wastes time."""
+    deadline = time.time() + timeout * SLOW
+    while True:
+        got = predicate()
+        if got:
+            return got
+        if time.time() > deadline:
+            raise AssertionError("gave up after %ss waiting for %s" % (timeout * SLOW, what))
+        time.sleep(0.02)
+
+
 class Response:
     def __init__(self, status, headers, body):
         self.status = status
@@ -135,6 +149,21 @@ class Server:
         resp = Response(r.status, r.getheaders(), r.read().decode("utf-8", "replace"))
         conn.close()
         return resp
+
+    def stored_count(self, sql, args=()):
+        """A COUNT(*) query run on the server's database file with a connection of its own."""
+        import sqlite3
+        db = sqlite3.connect(self.db, timeout=30)
+        try:
+            return db.execute(sql, args).fetchone()[0]
+        finally:
+            db.close()
+
+    def wait_stored(self, result_hash, timeout=60):
+        """Until the write-behind has stored the result row `result_hash` (answers do not wait
+        for their commit, so a test that needs the row on disk waits for it)."""
+        wait_until(lambda: self.stored_count("SELECT COUNT(*) FROM results WHERE hash=?", (result_hash,)),
+                   "result %s to be stored" % result_hash, timeout)
 
     def get(self, path, **kw):
         return self.request("GET", path, **kw)

@@ -7,10 +7,9 @@ import signal
 import shutil
 import tempfile
 import threading
-import time
 import unittest
 
-from harness import SLOW, Server, ServerTestCase
+from harness import SLOW, Server, ServerTestCase, wait_until
 from test_sweeps import GRID, LONG, SMALL, wait_for
 
 THREADS = 8
@@ -120,10 +119,13 @@ class ShutdownUnderLoad(unittest.TestCase):
             for w in workers:
                 w.start()
             self.addCleanup(lambda: [stop.set()] + [w.join() for w in workers])
-            time.sleep(0.3)
+            # SIGTERM once the load is being answered (however slow the machine).
+            wait_until(lambda: answered, "the first answers under load")
             s.proc.send_signal(signal.SIGTERM)
-            # Readiness fails at once on a connection that was already open.
-            time.sleep(0.05)
+            # Readiness fails at once on a connection that was already open: once the server
+            # says it is shutting down, /readyz answers 503.
+            wait_until(lambda: any(rec.get("msg") == "shutting down" for rec in s.log_records()),
+                       "the shutdown to begin")
             try:
                 keep.request("GET", "/readyz")
                 r = keep.getresponse()
@@ -131,6 +133,7 @@ class ShutdownUnderLoad(unittest.TestCase):
                 self.assertEqual(r.status, 503)
             except (OSError, http.client.HTTPException):
                 pass  # the daemon may already have closed idle connections
+            keep.close()
             self.assertEqual(s.proc.wait(30 * SLOW), 0)
             stop.set()
             for w in workers:

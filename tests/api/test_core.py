@@ -74,14 +74,12 @@ class Basics(ServerTestCase):
         self.assertEqual(third.header("X-Fathom-Cache"), "hit")
         # The log line says hit or miss (written when the request completes, just after the
         # client has its answer).
-        import time
-        for _ in range(100):
-            caches = [rec.get("cache") for rec in self.server.log_records() if rec.get("path") == "/v1/transformer"]
-            if "hit" in caches and "miss" in caches:
-                break
-            time.sleep(0.02)
-        self.assertIn("hit", caches)
-        self.assertIn("miss", caches)
+        from harness import wait_until
+
+        def caches():
+            seen = {rec.get("cache") for rec in self.server.log_records() if rec.get("path") == "/v1/transformer"}
+            return {"hit", "miss"} <= seen
+        wait_until(caches, "log lines saying hit and miss")
 
     def test_result_link(self):
         r = self.server.post("/v1/transformer", dict(GPT2, tokens=2e9))
@@ -209,6 +207,24 @@ class Lifecycle(unittest.TestCase):
             db.close()
         finally:
             shutil.rmtree(tmp)
+
+    def test_misnamed_migration_is_refused(self):
+        """A .sql file that is not NNNN_name.sql would be left out silently; it stops start-up."""
+        for bad in ("12_short.sql", "0004-dash.sql", "00x4_letters.sql", "0004_UPPER.sql"):
+            with self.subTest(name=bad):
+                tmp = tempfile.mkdtemp(prefix="fathom-api-")
+                try:
+                    mig = os.path.join(tmp, "migrations")
+                    shutil.copytree(os.path.join(SOURCE, "migrations"), mig)
+                    with open(os.path.join(mig, bad), "w") as f:
+                        f.write("SELECT 1;\n")
+                    s = Server(db_dir=tmp, extra_args=["--migrations", mig])
+                    with self.assertRaises(AssertionError):
+                        s.start(timeout=10)
+                    self.assertNotEqual(s.proc.wait(10), 0)
+                    self.assertTrue(any(bad in line and "misnamed" in line for line in s.lines), s.lines)
+                finally:
+                    shutil.rmtree(tmp)
 
     def test_corrupt_database_is_refused(self):
         tmp = tempfile.mkdtemp(prefix="fathom-api-")

@@ -14,7 +14,7 @@ import threading
 import time
 import unittest
 
-from harness import SLOW, Server
+from harness import SLOW, Server, wait_until
 
 GPT = '{"model":{"hidden":%d,"attn_heads":8,"num_blocks":4,"seq_size":256},"tokens":1e9}'
 
@@ -65,7 +65,8 @@ class KillDuringWrites(unittest.TestCase):
             threads = [threading.Thread(target=hammer, args=(k,)) for k in range(4)]
             for t in threads:
                 t.start()
-            time.sleep(1.0)
+            # Kill once writes are under way (at least a few batches stored), however slow the machine.
+            wait_until(lambda: s.stored_count("SELECT COUNT(*) FROM results") > 20, "rows to be stored", 120)
             s.stop(signal.SIGKILL)
             stop.set()
             for t in threads:
@@ -97,6 +98,9 @@ class FullAndReadOnlyDisk(unittest.TestCase):
             cached = s.post("/v1/transformer", GPT % 512)
             self.assertEqual(cached.status, 200)
             h = cached.header("ETag").strip('"')
+            # The answer does not wait for its commit: wait for the row before filling the disk,
+            # or the write-behind finds the disk full and the row is (rightly) never stored.
+            s.wait_stored(h)
             # Fill what is left of the file system.
             with open(os.path.join(fs.dir, "ballast"), "wb") as f:
                 try:
@@ -127,15 +131,8 @@ class FullAndReadOnlyDisk(unittest.TestCase):
             s = Server(db_dir=fs.dir).start()
             cached = s.post("/v1/transformer", GPT % 512)
             h = cached.header("ETag").strip('"')
-            # Results are written behind the answer, within a few tens of milliseconds.
-            for _ in range(100):
-                db = sqlite3.connect(s.db)
-                n = db.execute("SELECT COUNT(*) FROM results WHERE hash=?", (h,)).fetchone()[0]
-                db.close()
-                if n:
-                    break
-                time.sleep(0.02)
-            self.assertEqual(n, 1)
+            # Results are written behind the answer: wait for the row.
+            s.wait_stored(h)
             s.stop(signal.SIGKILL)  # leaves the WAL and its index behind, as a crash would
             fs.remount("ro")
             s = Server(db_dir=fs.dir).start()
@@ -165,18 +162,26 @@ class SlowAndManyClients(unittest.TestCase):
             t0 = time.time()
             self.assertEqual(s.get("/healthz").status, 200)
             self.assertLess(time.time() - t0, 1.0 * SLOW)
-            time.sleep(3.5 * SLOW)
-            closed = 0
+            # Each slow connection is closed by the server once its 2 s are up: wait until every
+            # one has been (a generous deadline), never for a guessed time.
+            open_socks = list(socks)
+
+            def all_closed():
+                for c in list(open_socks):
+                    c.settimeout(0.01)  # only looks: sending would keep the connection alive
+                    try:
+                        if c.recv(1) != b"":
+                            continue
+                    except socket.timeout:
+                        continue  # still open
+                    except OSError:
+                        pass
+                    open_socks.remove(c)
+                return not open_socks
+            wait_until(all_closed, "the server to close every slow connection", 60)
+            self.assertGreaterEqual(time.time() - t0, 1.5, "closed before the connection timeout")
             for c in socks:
-                c.settimeout(2)
-                try:
-                    c.sendall(b"a")
-                    if c.recv(1) == b"":
-                        closed += 1
-                except OSError:
-                    closed += 1
                 c.close()
-            self.assertEqual(closed, len(socks))
             self.assertEqual(s.stop(), 0)
         finally:
             s.cleanup()
@@ -186,8 +191,14 @@ class SlowAndManyClients(unittest.TestCase):
         released the server answers again."""
         s = Server(extra_args=extra_args).start()
         try:
-            held = [socket.create_connection(("127.0.0.1", s.port)) for _ in range(allowed)]
-            time.sleep(0.2)
+            # Held connections are known to be accepted once each has had an answer (keep-alive
+            # keeps them open afterwards): no guessing how long accepting takes.
+            held = []
+            for _ in range(allowed):
+                c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=30 * SLOW)
+                c.request("GET", "/healthz")
+                self.assertEqual(c.getresponse().read() is not None, True)
+                held.append(c)
             extra = socket.create_connection(("127.0.0.1", s.port))
             extra.settimeout(3)
             try:
@@ -199,8 +210,13 @@ class SlowAndManyClients(unittest.TestCase):
             extra.close()
             for c in held:
                 c.close()
-            time.sleep(0.3)
-            self.assertEqual(s.get("/healthz").status, 200)
+
+            def answers():
+                try:
+                    return s.request("GET", "/healthz", timeout=2).status == 200
+                except (OSError, http.client.HTTPException):
+                    return False  # the server has not yet seen the held connections go
+            wait_until(answers, "the server to answer again once the connections are released")
             self.assertEqual(s.stop(), 0)
         finally:
             s.cleanup()

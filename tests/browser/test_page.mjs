@@ -479,6 +479,188 @@ try {
     await page.setViewportSize({ width: 1440, height: 1000 });
   });
 
+  // The modern step model on the page. Expectations come from the API's answers and from the
+  // presets' published figures, never from what the page prints.
+  await step('llama3-70B on 64 H100s, TP 4 × PP 8: modern defaults, parameters, MFU, memory by stage, the CP line', async () => {
+    await page.setViewportSize({ width: 1440, height: 1000 });
+    await page.click('#nav-estimate');
+    const sys = await (await fetch(`${base}/v1/presets/systems/h100_sxm`)).json();
+    const listed = (await (await fetch(`${base}/v1/presets`)).json()).models.find((m) => m.name === 'llama3-70B');
+    // The preset's comment quotes the published parameter count ("70,553,706,496 parameters").
+    const published = Number((String(listed?.comment).match(/([\d,]+) parameters/) || [])[1]?.replace(/,/g, ''));
+    check(published > 0, 'the preset quotes its parameter count', listed);
+    await page.selectOption('[data-field="model"]', 'llama3-70B');
+    await page.selectOption('[data-field="system"]', 'h100_sxm');
+    await page.waitForFunction(() => document.querySelector('[data-field="model.kv_heads"]') && document.querySelector('[data-field="system.attention_efficiency"]'));
+    await page.fill('[data-field="execution.num_procs"]', '64');
+    await page.fill('[data-field="execution.batch_size"]', '64');
+    await page.dispatchEvent('[data-field="execution.batch_size"]', 'change');
+    await page.selectOption('[data-field="execution.tensor_par"]', '4');
+    await page.selectOption('[data-field="execution.pipeline_par"]', '8');
+    const val = (k) => page.$eval(`[data-field="execution.${k}"]`, (x) => (x.type === 'checkbox' ? x.checked : x.value));
+    check(await val('data_par') === '2', 'DP follows as 64 / (4 × 1 × 8)', await val('data_par'));
+    const wantFp8 = 'float8' in (sys.matrix || {});
+    const got = {};
+    for (const k of ['attention_kernel', 'fp8', 'tensor_par_comm_type', 'seq_par_ag_redo', 'activation_recompute', 'datatype', 'zero_stage', 'data_par_overlap']) got[k] = await val(k);
+    const want = { attention_kernel: 'fused', fp8: wantFp8, tensor_par_comm_type: 'rs_ag', seq_par_ag_redo: true, activation_recompute: 'attn_only', datatype: 'bfloat16', zero_stage: '1', data_par_overlap: true };
+    check(JSON.stringify(got) === JSON.stringify(want), 'the modern defaults for a modern preset', { got, want });
+    check(wantFp8, 'h100_sxm has a float8 rate, so FP8 is on');
+    // Every split offered multiplies to the GPU count: TP × CP × PP × DP = num_procs.
+    const opts = async (k) => page.$$eval(`[data-field="execution.${k}"] option`, (o) => o.map((x) => Number(x.value)));
+    const [tps, cps, pps] = [await opts('tensor_par'), await opts('context_par'), await opts('pipeline_par')];
+    check(tps.every((t) => 64 % t === 0 && (8 % t === 0 || t % 8 === 0)) && cps.every((c) => (64 / 4) % c === 0 && 8192 % (2 * c) === 0) && pps.every((p) => 64 % (4 * p) === 0 && 80 % p === 0), 'only dividing splits are offered', { tps, cps, pps });
+
+    const answer = () => page.waitForResponse((r) => r.url().endsWith('/v1/estimate') && r.request().method() === 'POST');
+    let pending = answer();
+    await page.click('#est-submit');
+    let res = await pending;
+    const sent = JSON.parse(res.request().postData());
+    check(res.status() === 200, 'the estimate is answered', [res.status(), await res.text()]);
+    const body = await res.json();
+    const s = body.summary;
+    const e = sent.execution;
+    check(e.attention_kernel === 'fused' && e.fp8 === true && e.tensor_par_comm_type === 'rs_ag' && e.zero_stage === 1 && e.context_par === 1, 'the request carries the modern options', e);
+    check(e.tensor_par * e.context_par * e.pipeline_par * e.data_par === e.num_procs, 'TP × CP × PP × DP = num_procs', e);
+    await page.waitForSelector('#est-results [data-kpi="parameters"]');
+    const params = await page.textContent('#est-results [data-kpi="parameters"] .kpi-value');
+    check(Number(params.replace(/\D/g, '')) === s.parameters_total && s.parameters_total === published, 'the parameter count shown is the API’s and the published one', { params, api: s.parameters_total, published });
+    const fpt = await page.textContent('#est-results [data-kpi="flops_per_token"] .kpi-value');
+    check(Math.abs(parseFloat(fpt.replace(/,/g, '')) - s.model_flops_per_token / 1e9) / (s.model_flops_per_token / 1e9) < 0.01, 'model FLOPs per token shown', [fpt, s.model_flops_per_token]);
+    const mfu = await page.textContent('#est-results .kpi:nth-child(3) .kpi-value');
+    check(s.mfu > 0 && Math.abs(parseFloat(mfu) - 100 * s.mfu) < 0.1, 'MFU shown is the API’s mfu', [mfu, s.mfu]);
+    const tf = await page.textContent('#est-results [data-kpi="tflops_per_proc"] .kpi-value');
+    check(Math.abs(parseFloat(tf.replace(/,/g, '')) - s.tflops_per_proc) / s.tflops_per_proc < 0.01, 'TFLOP/s per GPU shown', [tf, s.tflops_per_proc]);
+    const tok = await page.textContent('#est-results [data-kpi="tokens_per_proc"] .kpi-value');
+    check(Math.abs(parseFloat(tok.replace(/,/g, '')) - s.tokens_per_s_per_proc) / s.tokens_per_s_per_proc < 0.01, 'tokens/s per GPU shown', [tok, s.tokens_per_s_per_proc]);
+    const table = await page.$$eval('#est-results table.stage-mem-table tbody tr', (rows) => rows.map((r) => r.cells[0].textContent));
+    check(table.length === 6 && table.at(-1) === 'total', 'the stage memory table: weights … total', table);
+    const heavy = await page.$$eval('#est-results table.stage-mem-table thead th.heaviest', (t) => t.map((x) => x.dataset.stage));
+    check(heavy.length === 1 && heavy[0] === s.memory.heaviest_stage, 'the heaviest stage is marked as the API says', [heavy, s.memory.heaviest_stage]);
+    const bpp = await page.textContent('#est-results .bpp');
+    check(bpp.includes(`optimizer state ${s.memory.bytes_per_parameter.optimizer}`), 'bytes per parameter shown', bpp);
+    let legend = await page.evaluate(() => window.Chart.getChart(document.querySelector('#est-results canvas')).data.datasets.map((d) => d.label));
+    check(!legend.some((l) => /^CP/.test(l)), 'no context-parallel line without context parallelism', legend);
+    await page.screenshot({ path: join(outDir, 'estimate-modern.png'), fullPage: true });
+
+    // Context parallelism 2: DP becomes 1 and the context-parallel line appears.
+    await page.selectOption('[data-field="execution.context_par"]', '2');
+    check(await val('data_par') === '1', 'DP follows as 64 / (4 × 2 × 8)', await val('data_par'));
+    pending = answer();
+    await page.click('#est-submit');
+    res = await pending;
+    check(res.status() === 200, 'the CP 2 estimate is answered', [res.status(), await res.text()]);
+    const cp = (await res.json()).summary.time_breakdown_s.context_parallel_comm;
+    check(cp > 0, 'the API prices the context-parallel ring', cp);
+    await page.waitForFunction(() => /CP 2/.test(document.querySelector('#est-results .describe')?.textContent || ''));
+    legend = await page.evaluate(() => window.Chart.getChart(document.querySelector('#est-results canvas')).data.datasets.map((d) => d.label));
+    check(legend.some((l) => /^CP comm/.test(l)), 'the breakdown gains the context-parallel line', legend);
+    // Its link reopens it with the modern options as they were sent.
+    const href = await page.getAttribute('#est-results .share-link', 'href');
+    const stepShown = await page.textContent('#est-results .kpi:first-child .kpi-value');
+    const other = await context.newPage();
+    watch(other);
+    await other.goto(`${base}/${href}`);
+    await other.waitForSelector('#est-results [data-kpi="parameters"]');
+    const back = {};
+    for (const k of ['context_par', 'data_par', 'attention_kernel', 'fp8', 'tensor_par_comm_type', 'zero_stage']) back[k] = await other.$eval(`[data-field="execution.${k}"]`, (x) => (x.type === 'checkbox' ? x.checked : x.value));
+    check(JSON.stringify(back) === JSON.stringify({ context_par: '2', data_par: '1', attention_kernel: 'fused', fp8: true, tensor_par_comm_type: 'rs_ag', zero_stage: '0' }), 'the link restores the modern options', back);
+    check(await other.textContent('#est-results .kpi:first-child .kpi-value') === stepShown, 'same step time from the link');
+    await other.close();
+  });
+
+  await step('the measured runs: every row of GET /v1/validation, errors and reasons, mean and worst', async () => {
+    const m = (await (await fetch(`${base}/v1/validation`)).json()).measured;
+    await page.click('#measured summary');
+    await page.waitForSelector('#measured tbody tr');
+    const rows = await page.$$eval('#measured tbody tr', (trs) => trs.map((r) => ({ id: r.dataset.id, cells: [...r.cells].map((c) => c.textContent) })));
+    check(rows.length === m.rows.length && m.rows.length > 0, 'one row per measured run', [rows.length, m.rows.length]);
+    const withError = m.rows.filter((r) => r.expressible && typeof r.error_pct === 'number');
+    check(withError.length > 0, 'some runs are modelled');
+    for (const r of m.rows) {
+      const row = rows.find((x) => x.id === r.id);
+      check(row, `row ${r.id} shown`);
+      if (r.expressible && typeof r.error_pct === 'number') {
+        check(Math.abs(parseFloat(row.cells[7].replace(/\s/g, '')) - r.error_pct) < 0.06, `${r.id}: the error shown is the API’s`, [row.cells[7], r.error_pct]);
+      } else {
+        check(row.cells.join(' ').includes(r.reason), `${r.id}: the reason it is not modelled`, [row.cells, r.reason]);
+      }
+    }
+    const summary = await page.textContent('#measured .measured-summary');
+    const nums = (summary.match(/[\d.]+(?= %)/g) || []).map(Number);
+    check(nums.length >= 2 && Math.abs(nums[0] - m.mean_abs_error_pct) < 0.06 * Math.max(1, m.mean_abs_error_pct / 10) && Math.abs(nums[1] - m.max_abs_error_pct) < 0.06 * Math.max(1, m.max_abs_error_pct / 10), 'mean and worst error as the API says', [summary, m.mean_abs_error_pct, m.max_abs_error_pct]);
+    await page.screenshot({ path: join(outDir, 'measured.png'), fullPage: true });
+  });
+
+  await step('after a modern estimate: no horizontal scroll at 390 px on any tab; a Calculon preset brings Calculon’s defaults back', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const t of ['estimate', 'sweep', 'scaling', 'goodput']) {
+      await page.click(`#nav-${t}`);
+      await page.waitForFunction((id) => !document.querySelector(`#tab-${id}`).hidden, t);
+      await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 3000 }).catch(() => {});
+      const over = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      check(over <= 0, `${t} at 390 px after a modern estimate`, over);
+      if (t === 'estimate') await page.screenshot({ path: join(outDir, 'estimate-modern-390.png'), fullPage: true });
+    }
+    await page.setViewportSize({ width: 1440, height: 1000 });
+    await page.click('#nav-estimate');
+    await page.selectOption('[data-field="model"]', 'gpt3-175B');
+    await page.waitForFunction(() => !document.querySelector('[data-field="model.kv_heads"]') && document.querySelector('[data-field="model.num_blocks"]')?.value === '96');
+    const val = (k) => page.$eval(`[data-field="execution.${k}"]`, (x) => (x.type === 'checkbox' ? x.checked : x.value));
+    const got = {};
+    for (const k of ['attention_kernel', 'fp8', 'tensor_par_comm_type', 'context_par', 'zero_stage']) got[k] = await val(k);
+    check(JSON.stringify(got) === JSON.stringify({ attention_kernel: 'unfused', fp8: false, tensor_par_comm_type: 'ar', context_par: '1', zero_stage: '0' }), 'Calculon’s defaults for a Calculon preset', got);
+    // A Calculon model turned into the modern block: its own fields, kv_heads = attn_heads.
+    await page.selectOption('[data-field="model"]', 'megatron-126M');
+    await page.waitForFunction(() => document.querySelector('[data-field="model.num_blocks"]')?.value === '12');
+    await page.click('#est-modern');
+    await page.waitForSelector('[data-field="model.kv_heads"]');
+    const [kv, heads] = [await page.inputValue('[data-field="model.kv_heads"]'), await page.inputValue('[data-field="model.attn_heads"]')];
+    check(kv === heads, 'the modern block starts as multi-head attention', [kv, heads]);
+    const label = await page.$eval('[data-field="model"]', (x) => x.selectedOptions[0].textContent);
+    check(/custom model/.test(label), 'and is a custom model', label);
+    check(await val('attention_kernel') === 'fused', 'with the modern defaults', await val('attention_kernel'));
+    await page.fill('[data-field="execution.num_procs"]', '8');
+    await page.fill('[data-field="execution.batch_size"]', '32');
+    await page.dispatchEvent('[data-field="execution.batch_size"]', 'change');
+    const pending = page.waitForResponse((r) => r.url().endsWith('/v1/estimate') && r.request().method() === 'POST');
+    await page.click('#est-submit');
+    const res = await pending;
+    const sent = JSON.parse(res.request().postData());
+    check(typeof sent.model === 'object' && sent.model.kv_heads === Number(heads), 'the modern fields are sent', sent.model);
+    check(res.status() === 200, 'the modern block is estimated', [res.status(), await res.text()]);
+    const p = (await res.json()).summary.parameters_total;
+    await page.waitForFunction((n) => document.querySelector('#est-results [data-kpi="parameters"] .kpi-value')?.textContent.replace(/\D/g, '') === String(n), p);
+  });
+
+  await step('a search with the attention kernel and FP8 as constraints', async () => {
+    await page.click('#nav-sweep');
+    await page.selectOption('#f-kind', 'optimal_execution');
+    await page.selectOption('#sw-search [data-field="model"]', 'llama3-8B');
+    await page.selectOption('#sw-search [data-field="system"]', 'h100_sxm');
+    await page.selectOption('#sw-search [data-field="datatype"]', 'bfloat16');
+    await page.fill('#sw-search [data-field="num_procs"]', '8');
+    await page.fill('#sw-search [data-field="max_batch_size"]', '16');
+    await page.fill('#sw-search [data-field="options.top_n"]', '5');
+    await page.selectOption('#sw-search [data-field="options.attention_kernel"]', 'fused');
+    await page.selectOption('#sw-search [data-field="options.fp8"]', 'all');
+    await page.selectOption('#sw-search [data-field="options.context_par"]', '2');
+    await page.selectOption('#sw-search [data-field="options.zero_stage"]', 'all');
+    const sent = page.waitForRequest((r) => r.url().endsWith('/v1/sweep') && r.method() === 'POST');
+    await page.click('#sw-submit');
+    const body = JSON.parse((await sent).postData());
+    check(body.options.attention_kernel === 'fused' && body.options.fp8 === 'all', 'the constraints are sent as the API names them', body.options);
+    check(body.options.context_par === 2 && body.options.zero_stage === 'all', 'context_par as a number, zero_stage as "all"', body.options);
+    await page.waitForFunction(() => ['done', 'failed', 'cancelled'].includes(document.querySelector('#sw-status').dataset.state) && document.querySelector('#sw-results h3'), null, { timeout: 180000 });
+    check(await page.getAttribute('#sw-status', 'data-state') === 'done', 'search finished', await page.textContent('#sw-results'));
+    const other = await page.$$eval('#sw-results table.top tbody tr', (trs) => trs.map((r) => r.cells[11].textContent.split('+')[0]));
+    check(other.length > 0 && other.every((o) => /fused attention/.test(o)), 'every listed layout uses fused attention', other);
+    check(other.every((o) => /CP 2/.test(o)), 'every listed layout splits the sequence in two', other);
+    await page.selectOption('#sw-search [data-field="options.attention_kernel"]', 'unfused');
+    await page.selectOption('#sw-search [data-field="options.fp8"]', 'false');
+    await page.selectOption('#sw-search [data-field="options.context_par"]', '1');
+    await page.selectOption('#sw-search [data-field="options.zero_stage"]', 'calculon');
+  });
+
   await step('no page errors and nothing fetched from outside', async () => {
     check(pageErrors.length === 0, 'no errors in the page', pageErrors);
     check(foreign.length === 0, 'only fathomd was contacted', foreign);

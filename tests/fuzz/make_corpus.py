@@ -141,6 +141,12 @@ executions += [
     {"batch_size": 16, "fp8": True, "datatype": "float32"},               # refused by the model
     {"num_procs": 8},                       # refused: batch_size is required
     {"batch_size": 8, "tensor_par": 0},
+    # mixture of experts: expert parallelism folded onto TP×DP, its tier, imbalance, overlap
+    {"batch_size": 64, "num_procs": 16, "pipeline_par": 2, "expert_par": 8, "expert_tensor_par": 1,
+     "expert_par_net": 1, "moe_load_imbalance": 1.3, "moe_capacity_factor": 1.25,
+     "moe_a2a_overlap": True, "datatype": "bfloat16"},
+    {"batch_size": 8, "expert_par": 3},                                    # refused by the model
+    {"batch_size": 8, "moe_load_imbalance": 0.5},                          # refused
 ]
 write("execution", executions)
 
@@ -178,6 +184,22 @@ estimate += [
     {"model": "megatron-1T", "system": "a100_80g", "execution": EXAMPLE},
     {"model": "megatron-1T", "system": "a100_80g", "execution": EXAMPLE, "training": TRAINING},
     {"model": "megatron-126M", "system": "h100_sxm", "execution": {"batch_size": 8}},
+    {"model": "mixtral-8x7B", "system": "h100_sxm",
+     "execution": {"batch_size": 64, "num_procs": 64, "tensor_par": 2, "pipeline_par": 4,
+                   "expert_par": 8, "datatype": "bfloat16", "tensor_par_net": 0,
+                   "pipeline_par_net": 1, "data_par_net": 1, "expert_par_net": 1}},
+    {"model": {"hidden": 256, "seq_size": 128, "attn_heads": 4, "num_blocks": 4, "vocab_size": 1000,
+               "gated_mlp": True, "mtp_blocks": 1,
+               "moe": {"num_experts": 8, "top_k": 2, "expert_feedforward": 128, "shared_experts": 1,
+                       "first_dense_blocks": 1, "every": 1, "router_bias": True},
+               "mla": {"q_lora_rank": 64, "kv_lora_rank": 32, "qk_nope_head_dim": 32,
+                       "qk_rope_head_dim": 16, "v_head_dim": 32}},
+     "system": "h100_sxm",
+     "execution": {"batch_size": 8, "num_procs": 8, "expert_par": 4, "expert_tensor_par": 2,
+                   "datatype": "bfloat16", "moe_a2a_overlap": True}},
+    {"model": {"hidden": 256, "seq_size": 128, "attn_heads": 4, "num_blocks": 4,
+               "moe": {"num_experts": 4, "top_k": 5}},                      # refused: top_k
+     "system": "h100_sxm", "execution": {"batch_size": 8}},
     {"model": "gpt3-175B", "system": "a100_80g",
      "execution": {"num_procs": 64, "tensor_par": 8, "pipeline_par": 8, "data_par": 1,
                    "batch_size": 64, "microbatch_size": 1, "activation_recompute": "full",

@@ -28,26 +28,10 @@
 
 #include "llm_codec.h"
 #include "llm_internal.h"
+#include "llm_test_util.h"
 #include "megatron_ref.h"
 #include "model_codec.h"
 #include "test_util.h"
-
-static codec_presets_t *presets;
-
-static int setup(void **state)
-{
-    (void)state;
-    fathom_error_t err;
-    presets = codec_presets_load("presets", &err);
-    return presets ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    codec_presets_free(presets);
-    return 0;
-}
 
 static fathom_model_t preset(const char *name)
 {
@@ -252,5 +236,5 @@ int main(void)
         cmocka_unit_test(weight_and_optimizer_bytes),
         cmocka_unit_test(activation_bytes),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, load_presets, free_presets);
 }

@@ -22,68 +22,8 @@
 #include "llm_internal.h"
 #include "model_codec.h"
 #include "test_util.h"
+#include "llm_test_util.h"
 #include "transformer.h"
-
-static codec_presets_t *presets;
-
-static int setup(void **state)
-{
-    (void)state;
-    fathom_error_t err;
-    presets = codec_presets_load("presets", &err);
-    return presets ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    codec_presets_free(presets);
-    return 0;
-}
-
-/* hidden 64, ffn 128, 8 heads of 8, 2 key/value heads, 2 blocks, sequence 16, vocab 1000. */
-static fathom_model_t tiny(void)
-{
-    fathom_model_t m = {.hidden = 64, .feedforward = 128, .seq_size = 16, .attn_heads = 8,
-                        .attn_size = 8, .num_blocks = 2, .vocab_size = 1000, .bias = false,
-                        .tied_embeddings = false, .position_embedding = MODEL_POS_ROPE,
-                        .kv_heads = 2, .gated_mlp = true, .norm = MODEL_NORM_RMSNORM,
-                        .qkv_bias = false, .causal = true, .calculon_block = false};
-    return m;
-}
-
-static void fast_curve(llm_curve_t *c)
-{
-    c->num_points = 1;
-    c->points[0].threshold = 0;
-    c->points[0].efficiency = 1;
-}
-
-static llm_system_t unit_system(void)
-{
-    llm_system_t s;
-    memset(&s, 0, sizeof s);
-    for (int dt = 0; dt < LLM_DT__COUNT; dt++) {
-        s.matrix.rate[dt].present = s.vector.rate[dt].present = true;
-        s.matrix.rate[dt].tflops = s.vector.rate[dt].tflops = 1;
-        fast_curve(&s.matrix.rate[dt].gflops_efficiency);
-        fast_curve(&s.vector.rate[dt].gflops_efficiency);
-    }
-    s.matrix.rate[LLM_DT_FLOAT8].tflops = 2; /* FP8 twice as fast */
-    s.mem1.gib = s.mem2.gib = 1e6;
-    s.mem1.gbps = s.mem2.gbps = 1e15; /* memory time ~1e-20 s: negligible */
-    fast_curve(&s.mem1.mb_efficiency);
-    fast_curve(&s.mem2.mb_efficiency);
-    s.processing_mode = LLM_PROC_ROOFLINE;
-    s.num_networks = 1;
-    s.networks[0].bandwidth_gbps = 1e15;
-    s.networks[0].efficiency = 1;
-    s.networks[0].size = 1024;
-    for (int op = 0; op < LLM_OP__COUNT; op++)
-        s.networks[0].ops[op].scalar = 1;
-    s.attention_efficiency = 0.5;
-    return s;
-}
 
 static llm_execution_t one_gpu(void)
 {
@@ -124,8 +64,8 @@ static const llm__layer_t *find(const llm__block_t *b, llm__kind_t kind, int nth
 static void gqa_kv_widths(void **state)
 {
     (void)state;
-    fathom_model_t m = tiny();
-    llm_system_t s = unit_system();
+    fathom_model_t m = tiny_model();
+    llm_system_t s = unit_system(1e15);
     llm_execution_t e = one_gpu();
     llm__block_t b;
     e.tensor_par = e.num_procs = 2;
@@ -148,8 +88,8 @@ static void gqa_kv_widths(void **state)
 static void gated_mlp_flops(void **state)
 {
     (void)state;
-    fathom_model_t m = tiny();
-    llm_system_t s = unit_system();
+    fathom_model_t m = tiny_model();
+    llm_system_t s = unit_system(1e15);
     llm_execution_t e = one_gpu();
     llm__block_t b;
     build(&m, &s, &e, &b);
@@ -171,8 +111,8 @@ static void gated_mlp_flops(void **state)
 static void fused_attention_bytes(void **state)
 {
     (void)state;
-    fathom_model_t m = tiny();
-    llm_system_t s = unit_system();
+    fathom_model_t m = tiny_model();
+    llm_system_t s = unit_system(1e15);
     llm_execution_t e = one_gpu();
     e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
     llm__block_t b;
@@ -200,7 +140,7 @@ static void fused_attention_bytes(void **state)
  * With pipeline_par 1 both sit on the one stage: Δ = 4·(t_L + t_F) + 11·(128,064) FLOPs. */
 static double step(const fathom_model_t *m, const llm_execution_t *e, llm_result_t *r)
 {
-    llm_system_t s = unit_system();
+    llm_system_t s = unit_system(1e15);
     fathom_error_t err;
     if (llm_estimate(m, &s, e, r, &err))
         fail_msg("estimate: %s: %s", err.field, err.message);
@@ -210,7 +150,7 @@ static double step(const fathom_model_t *m, const llm_execution_t *e, llm_result
 static void output_layer_imbalance(void **state)
 {
     (void)state;
-    fathom_model_t m = tiny(), bare = tiny();
+    fathom_model_t m = tiny_model(), bare = tiny_model();
     bare.vocab_size = 0;
     llm_execution_t e = one_gpu();
     e.pipeline_par = e.num_procs = 2;
@@ -231,7 +171,7 @@ static void output_layer_imbalance(void **state)
 static void fp8_weights(void **state)
 {
     (void)state;
-    fathom_model_t m = tiny();
+    fathom_model_t m = tiny_model();
     llm_execution_t e = one_gpu();
     llm_result_t r8, r16;
     step(&m, &e, &r16);
@@ -246,7 +186,7 @@ static void fp8_weights(void **state)
 static void bytes_per_parameter(void **state)
 {
     (void)state;
-    fathom_model_t m = tiny();
+    fathom_model_t m = tiny_model();
     llm_execution_t e = one_gpu();
     llm_result_t r;
     step(&m, &e, &r);
@@ -290,7 +230,7 @@ static void preset_parameters(void **state)
         tf_params(&m, &p);
         assert_close(p.total, want[i].total, 0);
         /* the step model holds the same count on one processor */
-        llm_system_t s = unit_system();
+        llm_system_t s = unit_system(1e15);
         llm_execution_t e = one_gpu();
         e.batch_size = 1;
         llm_result_t r;
@@ -338,5 +278,5 @@ int main(void)
         cmocka_unit_test(fp8_weights),            cmocka_unit_test(bytes_per_parameter),
         cmocka_unit_test(preset_parameters),      cmocka_unit_test(calculon_block_reading),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, load_presets, free_presets);
 }

@@ -4,10 +4,7 @@
  * attention's messages (count and size) and causal load balancing, and optimizer_sharding true
  * being zero_stage 1.
  *
- * The tiny model (hidden 64, ffn 128 gated, 8 heads of 8, 2 key/value heads, 2 blocks, vocab
- * 1000, RMSNorm, untied) has per block Q 4,096 + K 1,024 + V 1,024 + O 4,096 + MLP 24,576 +
- * norms 128 = 34,944 parameters; in all 2·34,944 + embedding 64,000 + output 64,000 + final
- * norm 64 = 197,952. */
+ * The tiny model (llm_test_util.h) has 34,944 parameters per block and 197,952 in all. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,49 +18,8 @@
 
 #include "llm_codec.h"
 #include "llm_internal.h"
+#include "llm_test_util.h"
 #include "test_util.h"
-
-static fathom_model_t tiny(void)
-{
-    fathom_model_t m = {.hidden = 64, .feedforward = 128, .seq_size = 16, .attn_heads = 8,
-                        .attn_size = 8, .num_blocks = 2, .vocab_size = 1000,
-                        .position_embedding = MODEL_POS_ROPE, .kv_heads = 2, .gated_mlp = true,
-                        .norm = MODEL_NORM_RMSNORM, .causal = true};
-    return m;
-}
-
-static void flat_curve(llm_curve_t *c)
-{
-    c->num_points = 1;
-    c->points[0].threshold = 0;
-    c->points[0].efficiency = 1;
-}
-
-/* 1 TFLOP/s everywhere, memory too fast to matter, one network of `gbps` GB/s and no latency. */
-static llm_system_t unit_system(double gbps)
-{
-    llm_system_t s;
-    memset(&s, 0, sizeof s);
-    for (int dt = 0; dt < LLM_DT__COUNT; dt++) {
-        s.matrix.rate[dt].present = s.vector.rate[dt].present = true;
-        s.matrix.rate[dt].tflops = s.vector.rate[dt].tflops = 1;
-        flat_curve(&s.matrix.rate[dt].gflops_efficiency);
-        flat_curve(&s.vector.rate[dt].gflops_efficiency);
-    }
-    s.mem1.gib = s.mem2.gib = 1e6;
-    s.mem1.gbps = s.mem2.gbps = 1e15;
-    flat_curve(&s.mem1.mb_efficiency);
-    flat_curve(&s.mem2.mb_efficiency);
-    s.processing_mode = LLM_PROC_ROOFLINE;
-    s.num_networks = 1;
-    s.networks[0].bandwidth_gbps = gbps;
-    s.networks[0].efficiency = 1;
-    s.networks[0].size = 1024;
-    for (int op = 0; op < LLM_OP__COUNT; op++)
-        s.networks[0].ops[op].scalar = 1;
-    s.attention_efficiency = 0.5;
-    return s;
-}
 
 static llm_execution_t layout(int64_t dp, int64_t cp, int zero)
 {
@@ -109,7 +65,7 @@ static double state_bytes(const llm_result_t *r)
 static void zero_bytes_per_gpu(void **state)
 {
     (void)state;
-    fathom_model_t m = tiny();
+    fathom_model_t m = tiny_model();
     llm_system_t s = unit_system(1e6);
     static const double want[4] = {3563136, 1781568, 1327488, 1170336};
     for (int zero = 0; zero <= 3; zero++) {
@@ -137,7 +93,7 @@ static void zero_bytes_per_gpu(void **state)
 static void fsdp_gathers_per_block(void **state)
 {
     (void)state;
-    fathom_model_t m = tiny();
+    fathom_model_t m = tiny_model();
     m.vocab_size = 0; /* the blocks alone */
     llm_system_t s = unit_system(1e6);
     llm_execution_t e = layout(4, 1, 3);
@@ -165,7 +121,7 @@ static void fsdp_gathers_per_block(void **state)
 static void distributed_optimizer_buckets(void **state)
 {
     (void)state;
-    fathom_model_t m = tiny();
+    fathom_model_t m = tiny_model();
     m.vocab_size = 0;
     llm_system_t s = unit_system(1e6);
     llm_execution_t e = layout(4, 1, 1);
@@ -187,7 +143,7 @@ static void distributed_optimizer_buckets(void **state)
 static void ring_attention_messages(void **state)
 {
     (void)state;
-    fathom_model_t m = tiny();
+    fathom_model_t m = tiny_model();
     m.vocab_size = 0;
     llm_system_t s = unit_system(1e-3);
     llm_execution_t e = layout(1, 4, 0);
@@ -214,7 +170,7 @@ static void ring_attention_messages(void **state)
 static void causal_load_balance(void **state)
 {
     (void)state;
-    fathom_model_t m = tiny();
+    fathom_model_t m = tiny_model();
     m.seq_size = 256;
     llm_system_t s = unit_system(1e6);
     static const double want[2] = {12582912, 6291456};

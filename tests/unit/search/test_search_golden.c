@@ -166,6 +166,18 @@ static void assert_same_result(const search_result_t *a, const search_result_t *
     "\"options\":{\"top_n\":40,\"attention_kernel\":\"all\",\"fp8\":\"all\","               \
     "\"context_par\":\"all\",\"zero_stage\":\"all\"}}"
 
+/* A small mixture of experts: 8 experts of 1024, 2 per token, on 8 H100s. The search adds the
+ * expert layouts (expert_par dividing 8, expert_tensor_par dividing 1024, their product dividing
+ * tp·dp): on a unit with tp·dp = 8 that is (1,1) (1,2) (1,4) (1,8) (2,1) (2,2) (2,4) (4,1) (4,2)
+ * (8,1), ten of them. */
+#define MOE_REQUEST                                                                            \
+    "{\"model\":{\"hidden\":1024,\"seq_size\":2048,\"attn_heads\":16,\"kv_heads\":4,"      \
+    "\"num_blocks\":4,\"vocab_size\":32000,\"gated_mlp\":true,\"norm\":\"rmsnorm\","        \
+    "\"position_embedding\":\"rope\",\"tied_embeddings\":false,"                              \
+    "\"moe\":{\"num_experts\":8,\"top_k\":2,\"expert_feedforward\":1024}},"                  \
+    "\"system\":\"h100_sxm\",\"num_procs\":8,\"max_batch_size\":8,\"datatype\":\"bfloat16\"," \
+    "\"options\":{\"top_n\":40,\"attention_kernel\":\"fused\"}}"
+
 static void test_thread_count_independence(void **state)
 {
     (void)state;
@@ -192,7 +204,8 @@ static void test_pruned_equals_unpruned(void **state)
     (void)state;
     const char *requests[] = {TURING_REQUEST("{\"top_n\":100}"),
                               TURING_REQUEST("{\"top_n\":10,\"mbs_break\":true}"),
-                              SMALL_REQUEST, MODERN_REQUEST, ALL_FREE_REQUEST};
+                              SMALL_REQUEST, MODERN_REQUEST, ALL_FREE_REQUEST,
+                              MOE_REQUEST};
     for (size_t k = 0; k < sizeof requests / sizeof requests[0]; k++) {
         search_request_t req;
         search_result_t pruned, full;
@@ -265,6 +278,40 @@ static void test_free_dimensions(void **state)
     search_result_close(&all);
 }
 
+/* Every ranked MoE execution has an expert layout that divides what it must, and the space is
+ * ten times the dense one on the units with tp·dp = 8 (every unit here: pp 1 … with 4 blocks,
+ * tp·dp = 8/pp; counted against the same model without experts). */
+static void test_expert_layouts(void **state)
+{
+    (void)state;
+    search_request_t req;
+    search_result_t moe, dense;
+    test_request(MOE_REQUEST, &req);
+    test_run(&req, 2, &moe);
+    assert_true(moe.n_best > 0);
+    bool some_ep = false;
+    for (int i = 0; i < moe.n_best; i++) {
+        const llm_execution_t *e = &moe.best[i].execution;
+        assert_int_equal(8 % e->expert_par, 0);
+        assert_int_equal(1024 % e->expert_tensor_par, 0);
+        assert_int_equal((e->tensor_par * e->data_par) % (e->expert_par * e->expert_tensor_par), 0);
+        some_ep |= e->expert_par > 1;
+    }
+    assert_true(some_ep);
+    /* count: per unit, (pairs with ep | 8, etp | min(1024, f), ep·etp | f) for f = tp·dp */
+    req.mode = SEARCH_COUNT_ONLY;
+    search_result_t counted;
+    test_run(&req, 1, &counted);
+    req.model.moe.num_experts = 0;
+    test_run(&req, 1, &dense);
+    /* f = 8: 10 pairs, f = 4: (1,1) (1,2) (1,4) (2,1) (2,2) (4,1) = 6, f = 2: 3, f = 1: 1 */
+    assert_true(counted.total > dense.total);
+    assert_true(counted.total <= 10 * dense.total);
+    search_result_close(&counted);
+    search_result_close(&dense);
+    search_result_close(&moe);
+}
+
 static void test_cancel(void **state)
 {
     (void)state;
@@ -289,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_thread_count_independence),
         cmocka_unit_test(test_pruned_equals_unpruned),
         cmocka_unit_test(test_free_dimensions),
+        cmocka_unit_test(test_expert_layouts),
         cmocka_unit_test(test_cancel),
     };
     return cmocka_run_group_tests(tests, test_load_presets, test_free_presets);

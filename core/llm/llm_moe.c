@@ -1,0 +1,481 @@
+/* llm_moe.c — mixture of experts, multi-latent attention and multi-token prediction in the step
+ * model (doc/step_model.md, "Mixture of experts"): parameter counts (total and active), the
+ * weights, gradients and optimizer state of routed experts and of everything else per processor,
+ * the MoE block's layers (router, top-k, permute, grouped expert GEMMs, unpermute, shared
+ * experts), MLA's projections, and the token dispatch/combine all-to-all over expert parallelism.
+ *
+ * Expert layers are folded onto attention's processors as Megatron-Core's parallel folding does:
+ * expert_par (EP) × expert_tensor_par (ETP) × expert data parallel (EDP) = tensor_par × data_par.
+ * CONTEXT_PAR: when context parallelism lands, the right-hand side becomes
+ * tensor_par × context_par × data_par — fold_size() below is the one place it multiplies in. */
+#include "llm_internal.h"
+
+#include <math.h>
+
+static double max2(double a, double b) { return a > b ? a : b; }
+
+/* The processors one expert layout is folded over (see the top of the file). */
+static int64_t fold_size(const llm_execution_t *e)
+{
+    return e->tensor_par * e->data_par; /* CONTEXT_PAR: × e->context_par */
+}
+
+int64_t llm__expert_par(const llm_execution_t *e) { return e->expert_par > 0 ? e->expert_par : 1; }
+
+double llm__expert_data_par(const llm_execution_t *e)
+{
+    return (double)fold_size(e) / (double)(llm__expert_par(e) * llm__expert_tensor_par(e));
+}
+
+int64_t llm__expert_tensor_par(const llm_execution_t *e)
+{
+    return e->expert_tensor_par > 0 ? e->expert_tensor_par : 1;
+}
+
+double llm__moe_row_factor(const llm_execution_t *e)
+{
+    double imb = e->moe_load_imbalance >= 1 ? e->moe_load_imbalance : 1;
+    return e->moe_capacity_factor > 0 && e->moe_capacity_factor < imb ? e->moe_capacity_factor
+                                                                      : imb;
+}
+
+double llm__moe_local_tokens(const fathom_model_t *m, const llm_execution_t *e)
+{
+    /* CONTEXT_PAR: the sequence is split context_par ways as well */
+    return (double)e->microbatch_size * (double)m->seq_size / (double)e->tensor_par;
+}
+
+/* Each of the EP ranks routes T tokens to top_k experts: T·k token copies leave each rank and,
+ * balanced, T·k arrive at each; the ETP ranks of an expert gather each other's, and the busiest
+ * rank sees row_factor times the mean. */
+double llm__moe_expert_rows(const fathom_model_t *m, const llm_execution_t *e)
+{
+    return llm__moe_local_tokens(m, e) * (double)m->moe.top_k *
+           (double)llm__expert_tensor_par(e) * llm__moe_row_factor(e);
+}
+
+/* ---- parameters (counted in core/common/model_params.c) ---- */
+
+void llm_parameters(const fathom_model_t *m, llm_params_t *p)
+{
+    model_params_t c;
+    model_parameters(m, &c);
+    p->total = c.total;
+    p->active = c.active;
+    p->routed = c.routed;
+}
+
+/* ---- state memory per processor ---- */
+
+void llm_moe_state_memory(const fathom_model_t *m, const llm_execution_t *e, int64_t stage,
+                          llm_state_memory_t *o)
+{
+    const int64_t L = m->num_blocks, pp = e->pipeline_par;
+    const double tp = (double)e->tensor_par, h = (double)m->hidden;
+    const double ep = (double)llm__expert_par(e), etp = (double)llm__expert_tensor_par(e);
+    /* Blocks of the stage as the step model places them: the first stages take ceil(L/pp), the
+     * last pp − L%pp stages one fewer (llm_model.c's compile). */
+    const int64_t bpp = (L + pp - 1) / pp, full = L % pp == 0 ? pp : L % pp;
+    int64_t first = 0;
+    for (int64_t j = 0; j < stage; j++)
+        first += j < full ? bpp : bpp - 1;
+    const int64_t last = first + (stage < full ? bpp : bpp - 1);
+
+    double params = 0, expert = 0;
+    for (int64_t i = first; i < last; i++) {
+        model_block_params_t b = model_block_params(m, model_block_is_moe(m, i));
+        params += b.split / tp + b.replicated;
+        expert += b.routed / (ep * etp); /* num_experts/EP experts, each split ETP ways */
+    }
+    const double vt = (double)((m->vocab_size + e->tensor_par - 1) / e->tensor_par);
+    if (!m->calculon_block && m->vocab_size > 0) {
+        if (stage == 0) /* token embedding (+ learned positions, replicated) */
+            params += vt * h + (m->position_embedding == MODEL_POS_LEARNED
+                                    ? h * (double)m->seq_size
+                                    : 0);
+        if (stage == pp - 1) { /* final norm and the output layer (tied: shared on one stage) */
+            params += model_norm_params(m);
+            if (!m->tied_embeddings || pp > 1)
+                params += vt * h;
+        }
+    }
+    if (stage == pp - 1) /* MTP depths sit with the output layer they share */
+        for (int64_t i = 0; i < m->mtp_blocks; i++) {
+            model_block_params_t b = model_block_params(m, model_block_is_moe(m, L - 1));
+            params += b.split / tp + b.replicated + model_mtp_extra_params(m);
+            expert += b.routed / (ep * etp);
+        }
+
+    const double bpe = llm_datatype_bytes(e->datatype);
+    const double opt = bpe < 4 ? 12 : 8; /* fp32 master (below fp32) + two Adam moments */
+    const double dp = e->optimizer_sharding ? (double)e->data_par : 1;
+    /* expert data parallel: the fold over EP × ETP */
+    const double edp = e->optimizer_sharding ? llm__expert_data_par(e) : 1;
+    o->params = params;
+    o->expert_params = expert;
+    o->weights = params * bpe;
+    o->gradients = params * 4;
+    o->optimizer = params * opt / dp;
+    o->expert_weights = expert * bpe;
+    o->expert_gradients = expert * 4;
+    o->expert_optimizer = expert * opt / edp;
+}
+
+/* ---- all-to-all ---- */
+
+/* Each rank sends bytes·(p−1)/p to the p−1 others (its own share stays), so one all-to-all on
+ * one tier costs latency + bytes·(p−1)/p / (bandwidth·efficiency). When the group spans more
+ * than tier 0 (the NVLink domain) and runs on a higher tier, the p·size0/span peers inside a
+ * tier-0 domain exchange over tier 0 while the others go over the higher tier at the same time:
+ * the slower of the two sets the time. */
+double llm_a2a_time(const llm_system_t *s, int net, double bytes, double peers, double span)
+{
+    if (peers <= 1 || bytes <= 0)
+        return 0;
+    const llm_network_t *n = &s->networks[net], *n0 = &s->networks[0];
+    if (net == 0 || n0->size <= 0 || span <= (double)n0->size)
+        return n->latency_s + bytes * (peers - 1) / peers / (n->bandwidth_gbps * 1e9 * n->efficiency);
+    const double inner = max2(1, floor(peers * (double)n0->size / span));
+    const double t0 = inner > 1 ? n0->latency_s + bytes * (inner - 1) / peers /
+                                                      (n0->bandwidth_gbps * 1e9 * n0->efficiency)
+                                : 0;
+    const double t1 =
+        n->latency_s + bytes * (peers - inner) / peers / (n->bandwidth_gbps * 1e9 * n->efficiency);
+    return max2(t0, t1);
+}
+
+/* ---- layers ---- */
+
+/* A linear layer of m×n by n×k; grouped over `groups` experts when groups > 0 (the weights are
+ * groups·n·k, the rows m are split among them). */
+static llm__layer_t *linear(llm__block_t *b, double m, double n, double k, double groups,
+                            bool fp8, bool rf)
+{
+    llm__layer_t *l = llm__push_layer(b, LLM__LINEAR, rf, false);
+    const double g = groups > 0 ? groups : 1;
+    l->fw_flops = l->agrad_flops = l->wgrad_flops = 2 * m * n * k;
+    l->inputs_size = l->activation_space = m * n;
+    l->output_size = l->activation_grads = m * k;
+    l->weight_space = l->weight_grads = g * n * k;
+    l->optim_space = 2 * g * n * k;
+    l->groups = groups;
+    l->expert = groups > 0;
+    l->fp8 = fp8;
+    return l;
+}
+
+/* Memory-bound work on `in` input and `out` output elements with `fw`/`bw` FLOPs per output. */
+static llm__layer_t *vector(llm__block_t *b, double in, double out, double fw, double bw,
+                            double stored, bool rf)
+{
+    llm__layer_t *l = llm__push_layer(b, LLM__ELEMENTWISE, rf, false);
+    l->fw_flops = fw * out;
+    l->agrad_flops = bw * out;
+    l->inputs_size = in;
+    l->output_size = out;
+    l->activation_space = stored;
+    l->activation_grads = in;
+    return l;
+}
+
+/* The activation of an MLP of `out` outputs: SwiGLU (6 FLOPs forward, 12 backward per output,
+ * keeping its 2·out input) or a GeLU (8 and 13, as Calculon's unfused GeLU counts). */
+static void activation(llm__block_t *b, const fathom_model_t *m, double out, bool rf)
+{
+    if (m->gated_mlp) {
+        llm__layer_t *l = llm__push_layer(b, LLM__GATED_ACT, rf, false);
+        l->fw_flops = 6 * out;
+        l->agrad_flops = 12 * out;
+        l->inputs_size = l->activation_space = l->activation_grads = 2 * out;
+        l->output_size = out;
+        return;
+    }
+    vector(b, out, out, 8, 13, out, rf);
+}
+
+/* The MoE MLP on one rank, per microbatch, T = b·s/tp tokens routed, E experts, k = top_k,
+ * E/EP local experts of width fe/ETP, R = llm__moe_expert_rows rows:
+ *   router      T×h by h×E GEMM (replicated weights, not an expert layer)
+ *   top-k       softmax and selection over E scores: 6 FLOPs forward, 8 backward per score
+ *   permute     T·h read, R·h written (rows copied once per chosen expert): memory-bound
+ *   experts     grouped GEMMs R×h by h×(2)fe/ETP and R×fe/ETP by fe/ETP×h over E/EP experts,
+ *               each at the efficiency of one expert's GEMM (R/(E/EP) rows)
+ *   unpermute   the k rows of each token weighted and summed: 2 FLOPs per row element
+ *   shared      S shared experts, an MLP of width S·fs/tp on the b·s gathered tokens. */
+void llm__add_moe_mlp(llm__block_t *b, const fathom_model_t *m, const llm_execution_t *e,
+                      const llm__sizes_t *z, bool rf)
+{
+    const model_moe_t *x = &m->moe;
+    const double h = (double)m->hidden, E = (double)x->num_experts, k = (double)x->top_k;
+    const double T = llm__moe_local_tokens(m, e), R = llm__moe_expert_rows(m, e);
+    const double local = E / (double)llm__expert_par(e);
+    const double fe = (double)x->expert_feedforward / (double)llm__expert_tensor_par(e);
+    const double up = m->gated_mlp ? 2 : 1;
+    const int first = b->num_layers;
+    linear(b, T, h, E, 0, false, rf)->weight_space += x->router_bias ? E : 0;
+    vector(b, T * E, T * k, 6 * E / k, 8 * E / k, T * E, rf);
+    vector(b, T * h, R * h, 0, 0, 0, rf);
+    linear(b, R, h, up * fe, local, e->fp8, rf);
+    activation(b, m, R * fe, rf);
+    linear(b, R, fe, h, local, e->fp8, rf);
+    vector(b, R * h, T * h, 2 * k, 2 * k, R * h, rf);
+    if (x->shared_experts > 0) {
+        const double bs = (double)z->batch_seq;
+        const double fs = (double)(x->shared_experts * x->shared_expert_feedforward) /
+                          (double)e->tensor_par;
+        linear(b, bs, h, up * fs, 0, e->fp8, rf);
+        activation(b, m, bs * fs, rf);
+        linear(b, bs, fs, h, 0, e->fp8, rf);
+    }
+    for (int i = first; i < b->num_layers; i++)
+        b->layers[i].moe = true;
+}
+
+/* MLA's projections on one rank (n/tp heads), b·s tokens after the TP gather:
+ *   q_a  h×rq (replicated) and its RMSNorm, q_b rq×(n/tp)·(nope + rope)   [q_lora_rank > 0]
+ *   or   h×(n/tp)·(nope + rope)                                           [q_lora_rank = 0]
+ *   kv_a h×(rkv + rope) (replicated) and its RMSNorm, kv_b rkv×(n/tp)·(nope + v)
+ * The K/V cache of inference would be the compressed rkv + rope per token; in training the
+ * decompressed K and V are what attention keeps. */
+void llm__add_mla_qkv(llm__block_t *b, const fathom_model_t *m, const llm_execution_t *e,
+                      const llm__sizes_t *z, bool rf)
+{
+    const model_mla_t *a = &m->mla;
+    const double bs = (double)z->batch_seq, h = (double)m->hidden;
+    const double n = (double)(m->attn_heads / e->tensor_par);
+    const double rq = (double)a->q_lora_rank, rkv = (double)a->kv_lora_rank;
+    const double qk = (double)(a->qk_nope_head_dim + a->qk_rope_head_dim);
+    if (rq > 0) {
+        linear(b, bs, h, rq, 0, e->fp8, rf);
+        llm__layer_t *l = vector(b, bs * rq, bs * rq, 4, 10, bs * rq, rf);
+        l->kind = LLM__LAYER_NORM;
+        l->weight_space = l->weight_grads = rq;
+        l->optim_space = 2 * rq;
+        linear(b, bs, rq, n * qk, 0, e->fp8, rf);
+    } else {
+        linear(b, bs, h, n * qk, 0, e->fp8, rf);
+    }
+    linear(b, bs, h, rkv + (double)a->qk_rope_head_dim, 0, e->fp8, rf);
+    llm__layer_t *l = vector(b, bs * rkv, bs * rkv, 4, 10, bs * rkv, rf);
+    l->kind = LLM__LAYER_NORM;
+    l->weight_space = l->weight_grads = rkv;
+    l->optim_space = 2 * rkv;
+    linear(b, bs, rkv, n * (double)(a->qk_nope_head_dim + a->v_head_dim), 0, e->fp8, rf);
+}
+
+/* ---- multi-token prediction ---- */
+
+static void append(llm__block_t *to, const llm__block_t *from, double depths)
+{
+    for (int i = 0; i < from->num_layers && to->num_layers < LLM__MAX_LAYERS; i++) {
+        llm__layer_t l = from->layers[i];
+        if (depths > 1) {
+            l.fw_flops *= depths;
+            l.agrad_flops *= depths;
+            l.wgrad_flops *= depths;
+            l.inputs_size *= depths;
+            l.output_size *= depths;
+            l.activation_space *= depths;
+            l.activation_grads *= depths;
+            l.weight_space *= depths;
+            l.weight_grads *= depths;
+            l.optim_space *= depths;
+            l.comm_size *= depths;
+        }
+        to->layers[to->num_layers++] = l;
+    }
+}
+
+void llm__add_mtp(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                  const llm__sizes_t *z, llm__block_t *b)
+{
+    const double bs = (double)z->batch_seq, h = (double)m->hidden, D = (double)m->mtp_blocks;
+    llm__block_t t;
+    t.num_layers = 0;
+    /* RMSNorm of the next token's embedding and of the hidden state, then [e; h] → h */
+    for (int i = 0; i < 2; i++) {
+        llm__layer_t *l = vector(&t, bs * h, bs * h, 4, 10, bs * h, false);
+        l->kind = LLM__LAYER_NORM;
+        l->weight_space = l->weight_grads = h;
+        l->optim_space = 2 * h;
+    }
+    linear(&t, bs, 2 * h, h / (double)e->tensor_par, 0, false, false);
+    append(b, &t, D);
+    /* the depth's own final norm, output layer and loss; the output matrix is the main head's */
+    fathom_model_t d = *m;
+    d.mtp_blocks = 0;
+    llm__build_output(&d, s, e, z, &t);
+    for (int i = 0; i < t.num_layers; i++)
+        if (t.layers[i].kind == LLM__LINEAR)
+            t.layers[i].weight_space = t.layers[i].weight_grads = t.layers[i].optim_space = 0;
+    append(b, &t, D);
+}
+
+/* ---- checks ---- */
+
+int llm__check_moe(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                   fathom_error_t *err)
+{
+    const int64_t ep = llm__expert_par(e), etp = llm__expert_tensor_par(e);
+    const model_moe_t *x = &m->moe;
+    if (x->num_experts == 0) {
+        if (ep > 1 || etp > 1)
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD,
+                                    ep > 1 ? "execution.expert_par" : "execution.expert_tensor_par",
+                                    "needs a model with experts (model.moe)");
+        return 0;
+    }
+    if (x->top_k > x->num_experts)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "model.moe.top_k",
+                                "must be at most num_experts (%lld)", (long long)x->num_experts);
+    if (x->num_experts % ep != 0)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.expert_par",
+                                "must divide model.moe.num_experts (%lld), got %lld",
+                                (long long)x->num_experts, (long long)ep);
+    if (x->expert_feedforward % etp != 0)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.expert_tensor_par",
+                                "must divide model.moe.expert_feedforward (%lld), got %lld",
+                                (long long)x->expert_feedforward, (long long)etp);
+    if (fold_size(e) % (ep * etp) != 0)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.expert_par",
+                                "expert_par × expert_tensor_par (%lld) must divide "
+                                "tensor_par × data_par (%lld): expert layers are folded onto "
+                                "the processors of attention",
+                                (long long)(ep * etp), (long long)fold_size(e));
+    if (e->expert_par_net < 0 || e->expert_par_net >= s->num_networks)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.expert_par_net",
+                                "must index system.networks (%d tiers), got %d", s->num_networks,
+                                e->expert_par_net);
+    const llm_network_t *n = &s->networks[e->expert_par_net];
+    if (ep > 1 && n->size > 0 && ep * etp > n->size)
+        return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION, "execution.expert_par_net",
+                                "the expert-parallel group spans %lld processors but tier %d "
+                                "connects %lld; use a higher tier",
+                                (long long)(ep * etp), e->expert_par_net, (long long)n->size);
+    if (e->tensor_par_overlap != LLM_TP_OVERLAP_NONE)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.tensor_par_overlap",
+                                "tiled TP overlap is not modelled for MoE blocks: use \"none\"");
+    if ((double)e->microbatch_size * (double)m->seq_size * (double)x->top_k *
+            (double)(m->hidden > x->expert_feedforward ? m->hidden : x->expert_feedforward) *
+            llm__moe_row_factor(e) * (double)etp > LLM__MAX_EXACT)
+        return fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, "execution.microbatch_size",
+                                "an expert GEMM of this microbatch would hold more than 2^53 "
+                                "elements");
+    return 0;
+}
+
+/* ---- the step ---- */
+
+/* Seconds of a table's layers, forward and backward (input and weight gradients). */
+static void table_time(llm__block_t *t, llm__ctx_t *c, bool training, double *fw, double *bw)
+{
+    *fw = *bw = 0;
+    for (int i = 0; i < t->num_layers; i++) {
+        llm__cost_t k;
+        llm__layer_cost(&t->layers[i], c, LLM__FW, &k);
+        *fw += k.time;
+        if (!training)
+            continue;
+        llm__layer_cost(&t->layers[i], c, LLM__AGRAD, &k);
+        *bw += k.time;
+        llm__layer_cost(&t->layers[i], c, LLM__WGRAD, &k);
+        *bw += k.time;
+    }
+}
+
+/* The block table costs every block of an MoE model as an MoE block. The first stage's `n`
+ * dense blocks (DeepSeek-V3's first three) take, per microbatch, a dense MLP's time instead of
+ * the MoE MLP's (the rest of the two blocks, TP collectives included, is the same): forward,
+ * backward, and recompute with full recompute get n·nmb·(dense MLP − MoE MLP). The bubble and
+ * the DP reduction keep the MoE block's. Returns the compute time added. */
+static double dense_blocks(const fathom_model_t *m, const llm_execution_t *e, llm__compiled_t *k,
+                           const llm__block_stats_t *blk, double n, llm_stats_t *st)
+{
+    if (n <= 0)
+        return 0;
+    const double bs = (double)k->z.batch_seq, h = (double)m->hidden;
+    const double f = (double)m->feedforward / (double)e->tensor_par;
+    llm__block_t t;
+    t.num_layers = 0;
+    linear(&t, bs, h, (m->gated_mlp ? 2 : 1) * f, 0, e->fp8, false);
+    activation(&t, m, bs * f, false);
+    linear(&t, bs, f, h, 0, e->fp8, false);
+    double dense_fw, dense_bw;
+    table_time(&t, &k->c, e->training, &dense_fw, &dense_bw);
+    const double mult = n * (double)k->nmb;
+    const double dfw = mult * (dense_fw - blk->moe_fw_time);
+    const double dbw = mult * (dense_bw - blk->moe_bw_time);
+    const double dre =
+        e->training && e->activation_recompute == LLM_RECOMPUTE_FULL ? dfw : 0;
+    st->fw_time += dfw;
+    st->bw_time += dbw;
+    st->recompute_time += dre;
+    st->total_time += dfw + dbw + dre;
+    return dfw + dbw + dre;
+}
+
+/* Weights, gradients and optimizer state per stage by block kind, MTP depths included (for any
+ * model with experts or MTP depths). Then, with experts: dispatch and combine per MoE block and
+ * microbatch, forward: each rank sends its T·k token
+ * copies of h elements (row_factor more at the busiest) and gets as many back; backward the
+ * same two again for the gradients. Overlapped (moe_a2a_overlap: DualPipe, Megatron's 1F1B A2A
+ * overlap), an all-to-all hides behind the other microbatch's block compute and only what
+ * exceeds it is exposed. */
+void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                   llm__compiled_t *k, const llm__block_stats_t *blk, llm_stats_t *st,
+                   llm_step_extra_t *x)
+{
+    /* Weights, gradients and optimizer by block kind (dense and MoE blocks, routed experts
+     * sharded over the expert data-parallel group), in place of the block table's, which costs
+     * every block as an MoE block. */
+    const double bpe = k->c.bpe;
+    const double old_heavy = x->stages[x->heaviest_stage].total;
+    for (int i = 0; i < 2; i++) {
+        llm_state_memory_t sm;
+        llm_moe_state_memory(m, e, i == 0 ? 0 : e->pipeline_par - 1, &sm);
+        llm_stage_memory_t *g = &x->stages[i];
+        const double p = sm.params + sm.expert_params;
+        const double before = g->weights + g->gradients + g->optimizer;
+        g->weights = p * bpe + (e->fp8 ? 2 * p : 0);
+        g->gradients = e->training ? p * 4 : 0;
+        g->optimizer = e->training ? sm.optimizer + sm.expert_optimizer : 0;
+        g->expert_weights = sm.expert_weights + (e->fp8 ? 2 * sm.expert_params : 0);
+        g->expert_gradients = e->training ? sm.expert_gradients : 0;
+        g->expert_optimizer = e->training ? sm.expert_optimizer : 0;
+        g->total += g->weights + g->gradients + g->optimizer - before;
+    }
+    x->heaviest_stage = x->stages[1].total > x->stages[0].total ? 1 : 0;
+    if (!e->weight_offload && !e->optimizer_offload && !e->activations_offload)
+        st->proc_mem_tier1_cap_req += x->stages[x->heaviest_stage].total - old_heavy;
+    if (m->moe.num_experts == 0) /* a dense model with MTP depths: their state only */
+        return;
+    const double ep = (double)llm__expert_par(e), etp = (double)llm__expert_tensor_par(e);
+    x->expert_parallel_tier = ep > 1 ? e->expert_par_net : -1;
+    const double bytes = llm__moe_local_tokens(m, e) * (double)m->moe.top_k * (double)m->hidden *
+                         bpe * llm__moe_row_factor(e);
+    const double a2a = llm_a2a_time(s, e->expert_par_net, bytes, ep, ep * etp);
+    const double fw = 2 * a2a, bw = e->training ? 2 * a2a : 0;
+    const double re = e->training && e->activation_recompute == LLM_RECOMPUTE_FULL ? 2 * a2a : 0;
+    double fw_exp = fw, bw_exp = bw + re;
+    if (e->moe_a2a_overlap) {
+        fw_exp = max2(0, fw - st->block_fw_time);
+        bw_exp = max2(0, bw + re - st->block_agrad_time - st->block_wgrad_time);
+    }
+    /* MoE blocks on the first stage, the one that sets the pace of the blocks */
+    const double moe_blocks = (double)model_moe_blocks_in(m, 0, k->bpp);
+    const double nmb = (double)k->nmb;
+    const double old_total = st->total_time;
+    const double perfect = st->total_efficiency * old_total;
+    double compute = st->system_efficiency * old_total;
+    compute += dense_blocks(m, e, k, blk, (double)k->bpp - moe_blocks, st);
+    x->expert_parallel_comm = (fw_exp + bw_exp) * moe_blocks * nmb;
+    st->total_time += x->expert_parallel_comm;
+    /* the rate and efficiencies of the new step time (as llm_stages.c's outer layers do) */
+    st->sample_rate = (double)e->batch_size / st->total_time;
+    st->compute_efficiency = perfect / compute;
+    st->system_efficiency = compute / st->total_time;
+    st->total_efficiency = perfect / st->total_time;
+
+    /* The routed experts' grouped GEMMs as costed in the block (informational). */
+    x->routed_expert_compute = blk->expert_time * moe_blocks * nmb;
+}

@@ -1,0 +1,155 @@
+/* store.c — the store's front: picks the backend at open and forwards each call of store.h to
+ * it (store_backend.h), plus what every backend shares (timestamps, freeing rows). */
+#include "store_backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+store_t *store_open(const char *path, const char *migrations_dir, int pool_size, char *errbuf,
+                    size_t errlen)
+{
+    /* One backend today; a shared database would be chosen here by its URL's scheme. */
+    if (strncmp(path, "postgres://", 11) == 0 || strncmp(path, "postgresql://", 13) == 0) {
+        snprintf(errbuf, errlen, "this fathomd has no PostgreSQL backend; --db must be a file");
+        return NULL;
+    }
+    return store_sqlite_open(path, migrations_dir, pool_size, errbuf, errlen);
+}
+
+const char *const store_sweep_status_names[STORE_SWEEP__COUNT] = {"queued", "running", "done",
+                                                                  "failed", "cancelled"};
+
+void store_now_iso(char out[32])
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out + n, 32 - n, ".%03dZ", (int)(ts.tv_nsec / 1000000));
+}
+
+void store_result_close(store_result_t *r)
+{
+    free(r->endpoint);
+    free(r->request);
+    free(r->response);
+    r->endpoint = r->request = r->response = NULL;
+}
+
+void store_sweep_close(store_sweep_t *sw)
+{
+    free(sw->spec);
+    free(sw->state);
+    free(sw->sample);
+    free(sw->result);
+    free(sw->error);
+    sw->spec = sw->state = sw->sample = sw->result = sw->error = NULL;
+}
+
+void store_close(store_t *st)
+{
+    if (st)
+        st->ops->close(st);
+}
+
+bool store_writes_failing(store_t *st)
+{
+    return st->ops->writes_failing(st);
+}
+
+int store_schema_version(store_t *st)
+{
+    return st->ops->schema_version(st);
+}
+
+bool store_ready(store_t *st)
+{
+    return st->ops->ready(st);
+}
+
+long long store_file_size(store_t *st)
+{
+    return st->ops->file_size(st);
+}
+
+int store_result_get(store_t *st, const char *hash, store_result_t *out, fathom_error_t *err)
+{
+    return st->ops->result_get(st, hash, out, err);
+}
+
+int store_results_put(store_t *st, const store_result_row_t *rows, int n, fathom_error_t *err)
+{
+    return st->ops->results_put(st, rows, n, err);
+}
+
+int store_results_hit(store_t *st, const store_hit_t *hits, int n, fathom_error_t *err)
+{
+    return st->ops->results_hit(st, hits, n, err);
+}
+
+int store_sweep_submit(store_t *st, const char *id, const char *kind, const char *spec,
+                       long long size, int max_queued, bool *created, fathom_error_t *err)
+{
+    return st->ops->sweep_submit(st, id, kind, spec, size, max_queued, created, err);
+}
+
+int store_sweep_get(store_t *st, const char *id, bool with_sample, store_sweep_t *out,
+                    fathom_error_t *err)
+{
+    return st->ops->sweep_get(st, id, with_sample, out, err);
+}
+
+int store_sweep_cancel(store_t *st, const char *id, bool *changed, fathom_error_t *err)
+{
+    return st->ops->sweep_cancel(st, id, changed, err);
+}
+
+int store_sweep_list(store_t *st, int limit, store_sweep_fn fn, void *ctx, fathom_error_t *err)
+{
+    return st->ops->sweep_list(st, limit, fn, ctx, err);
+}
+
+int store_sweep_pending(store_t *st, store_sweep_fn fn, void *ctx, fathom_error_t *err)
+{
+    return st->ops->sweep_pending(st, fn, ctx, err);
+}
+
+int store_sweep_claim(store_t *st, const char *id, long long total_units, fathom_error_t *err)
+{
+    return st->ops->sweep_claim(st, id, total_units, err);
+}
+
+int store_sweep_counts(store_t *st, long long out[STORE_SWEEP__COUNT], fathom_error_t *err)
+{
+    return st->ops->sweep_counts(st, out, err);
+}
+
+int store_sweep_checkpoint(store_t *st, const store_checkpoint_t *cp, fathom_error_t *err)
+{
+    return st->ops->sweep_checkpoint(st, cp, err);
+}
+
+int store_sweep_finish(store_t *st, const char *id, const char *result, fathom_error_t *err)
+{
+    return st->ops->sweep_finish(st, id, result, err);
+}
+
+int store_sweep_fail(store_t *st, const char *id, const char *message, fathom_error_t *err)
+{
+    return st->ops->sweep_fail(st, id, message, err);
+}
+
+int store_points_page(store_t *st, const char *id, long long first_index, long long max_rows,
+                      store_point_fn fn, void *ctx, fathom_error_t *err)
+{
+    return st->ops->points_page(st, id, first_index, max_rows, fn, ctx, err);
+}
+
+int store_points_best(store_t *st, const char *id, int top_n, store_point_fn fn, void *ctx,
+                      long long *stored, long long *good, fathom_error_t *err)
+{
+    return st->ops->points_best(st, id, top_n, fn, ctx, stored, good, err);
+}

@@ -1,0 +1,163 @@
+/* store.h — everything fathomd keeps on disk, behind typed calls: cached results, sweeps and
+ * their points, the schema's migrations. No other server file sees SQL or a database type.
+ *
+ * DESIGN. The calls are the whole contract. store.c forwards each through the open backend's
+ * table of calls (store_backend.h); store_sqlite*.c implement them over one SQLite file (WAL, a
+ * pool of read connections, one writer connection; see store_sqlite.h), and a second backend
+ * (PostgreSQL through libpq) is another table filled by another file, chosen in store_open. Each call is
+ * one short transaction: no caller ever holds a connection or a transaction between calls, so a
+ * slow client or a long sweep never pins a reader. Every call returns 0 or -1 with err filled
+ * (FATHOM_E_NOT_FOUND for a missing row, FATHOM_E_UNAVAILABLE when the database cannot be read or
+ * written, FATHOM_E_QUEUE_FULL for the sweep queue); the HTTP status is chosen from that code by
+ * the HTTP layer, nowhere else. Strings handed out are copies owned by the caller, freed by the
+ * matching _close; strings handed in are borrowed for the call only.
+ *
+ * Sweeps are claimed, not locked: store_sweep_claim moves a queued (or interrupted) sweep to
+ * running for the one process that runs sweeps. A shared backend with several runners would add
+ * a lease (owner and expiry, SELECT ... FOR UPDATE SKIP LOCKED) behind the same call. */
+#ifndef FATHOM_STORE_H
+#define FATHOM_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fathom_error.h"
+
+typedef struct store store_t;
+
+/* Opens (creating if needed) the store at path, checks it is sound, applies the migrations in
+ * migrations_dir (files NNNN_name.sql, strictly named), and opens pool_size read connections.
+ * NULL with a message in errbuf on failure. */
+store_t *store_open(const char *path, const char *migrations_dir, int pool_size, char *errbuf,
+                    size_t errlen);
+/* Closes the store (checkpointing the WAL). No call may be in progress. */
+void store_close(store_t *st);
+/* The schema version (highest applied migration), the size on disk in bytes, and whether the
+ * store is open and migrated. */
+int store_schema_version(store_t *st);
+long long store_file_size(store_t *st);
+bool store_ready(store_t *st);
+/* Whether the last write failed (a full disk, a read-only file), so callers can answer 'not
+ * stored' without trying; the next successful write clears it. */
+bool store_writes_failing(store_t *st);
+
+/* Current time as ISO 8601 UTC with milliseconds ("2026-11-21T13:50:00.123Z"): every timestamp
+ * the store keeps has this form. */
+void store_now_iso(char out[32]);
+
+/* ------------------------------------------------------------------ cached results ---- */
+
+typedef struct {
+    char *endpoint, *request, *response; /* owned copies */
+    char created_at[32];
+    long long hit_count;
+} store_result_t;
+
+typedef struct {
+    const char *hash, *endpoint, *request, *response, *created_at;
+} store_result_row_t;
+
+typedef struct {
+    const char *hash, *last_hit_at;
+    long long count;
+} store_hit_t;
+
+/* The result stored under hash, or -1 with FATHOM_E_NOT_FOUND. Close with store_result_close. */
+int store_result_get(store_t *st, const char *hash, store_result_t *out, fathom_error_t *err);
+void store_result_close(store_result_t *r);
+/* Stores n rows in one transaction (rows already stored are left as they are). */
+int store_results_put(store_t *st, const store_result_row_t *rows, int n, fathom_error_t *err);
+/* Adds hit counts in one transaction. */
+int store_results_hit(store_t *st, const store_hit_t *hits, int n, fathom_error_t *err);
+
+/* ------------------------------------------------------------------------- sweeps ---- */
+
+typedef enum {
+    STORE_SWEEP_QUEUED,
+    STORE_SWEEP_RUNNING,
+    STORE_SWEEP_DONE,
+    STORE_SWEEP_FAILED,
+    STORE_SWEEP_CANCELLED,
+    STORE_SWEEP__COUNT
+} store_sweep_status_t;
+
+extern const char *const store_sweep_status_names[STORE_SWEEP__COUNT];
+
+/* A sweep's row. Text columns are owned copies, NULL when empty in the store. */
+typedef struct {
+    char id[65];
+    char kind[32];
+    store_sweep_status_t status;
+    long long size, total, done, evaluations;
+    char *spec, *state, *sample, *result, *error;
+    char created_at[32], started_at[32], finished_at[32]; /* "" when not set */
+} store_sweep_t;
+
+void store_sweep_close(store_sweep_t *sw);
+
+/* Creates the sweep `id` as queued, or re-queues it from the start when it was cancelled or
+ * failed; *created says whether either happened (false: it already exists, queued, running or
+ * done). FATHOM_E_QUEUE_FULL when max_queued sweeps already wait and this one is new. */
+int store_sweep_submit(store_t *st, const char *id, const char *kind, const char *spec,
+                       long long size, int max_queued, bool *created, fathom_error_t *err);
+/* The sweep's row, without its sample unless with_sample (the sample can be large). */
+int store_sweep_get(store_t *st, const char *id, bool with_sample, store_sweep_t *out,
+                    fathom_error_t *err);
+/* Marks a queued or running sweep cancelled; *changed says whether it was. */
+int store_sweep_cancel(store_t *st, const char *id, bool *changed, fathom_error_t *err);
+/* Calls fn for the newest `limit` sweeps (without spec, state, sample or result). fn's row is
+ * valid during the call only. */
+typedef int (*store_sweep_fn)(void *ctx, const store_sweep_t *sw);
+int store_sweep_list(store_t *st, int limit, store_sweep_fn fn, void *ctx, fathom_error_t *err);
+/* Calls fn for every queued or running sweep, running ones first, then oldest first, with spec,
+ * state and sample; fn returning non-zero stops the walk (not an error). fn may call the store
+ * (the walk holds one reader meanwhile). */
+int store_sweep_pending(store_t *st, store_sweep_fn fn, void *ctx, fathom_error_t *err);
+/* Claims a queued or interrupted sweep for running: status running, total units recorded.
+ * -1 with FATHOM_E_NOT_FOUND when it is no longer queued or running (cancelled meanwhile). */
+int store_sweep_claim(store_t *st, const char *id, long long total_units, fathom_error_t *err);
+/* Counts of sweeps in each status. */
+int store_sweep_counts(store_t *st, long long out[STORE_SWEEP__COUNT], fathom_error_t *err);
+
+/* One grid point as stored. */
+typedef struct {
+    long long index;
+    const char *values;   /* JSON object: axis -> value */
+    int status;           /* the HTTP status /v1/estimate would answer for it */
+    bool fits;
+    bool has_sample_rate;
+    double sample_rate;
+    const char *response; /* JSON: the estimate, or {"error":...} */
+} store_point_t;
+
+/* A checkpoint: the merged units' points (grid) or merged state and sample (search) together
+ * with the count of units done, in one transaction, only while the sweep is running (-1 with
+ * FATHOM_E_NOT_FOUND when it was cancelled meanwhile). */
+typedef struct {
+    const char *id;
+    long long done, evaluations;
+    const store_point_t *points;
+    size_t npoints;
+    const char *state, *sample; /* search; NULL for a grid */
+} store_checkpoint_t;
+
+int store_sweep_checkpoint(store_t *st, const store_checkpoint_t *cp, fathom_error_t *err);
+/* Finishes a running sweep with its result document (done), or fails a queued or running one
+ * with a message. */
+int store_sweep_finish(store_t *st, const char *id, const char *result, fathom_error_t *err);
+int store_sweep_fail(store_t *st, const char *id, const char *message, fathom_error_t *err);
+
+/* Calls fn for up to max_rows points of sweep id with index >= first_index, in index order, in
+ * one short read transaction (a cursor by key: the next call starts after the last index seen,
+ * so no reader is held between calls whatever the client's speed). fn's point is valid during
+ * the call only; fn returning non-zero stops early. */
+typedef int (*store_point_fn)(void *ctx, const store_point_t *p);
+int store_points_page(store_t *st, const char *id, long long first_index, long long max_rows,
+                      store_point_fn fn, void *ctx, fathom_error_t *err);
+/* The top_n points that fit, fastest first (ties by index), and the counts of points stored and
+ * of those that fit. */
+int store_points_best(store_t *st, const char *id, int top_n, store_point_fn fn, void *ctx,
+                      long long *stored, long long *good, fathom_error_t *err);
+
+#endif

@@ -1,0 +1,45 @@
+/* store_backend.h — PRIVATE to the store: the table of calls a backend implements. store.c
+ * forwards each public store_* call (store.h) through it; store_sqlite*.c fill one for SQLite,
+ * and a PostgreSQL backend (libpq) would fill another, with every other file unchanged. */
+#ifndef FATHOM_STORE_BACKEND_H
+#define FATHOM_STORE_BACKEND_H
+
+#include "store.h"
+
+typedef struct store_ops {
+    void (*close)(store_t *st);
+    bool (*writes_failing)(store_t *st);
+    int (*schema_version)(store_t *st);
+    bool (*ready)(store_t *st);
+    long long (*file_size)(store_t *st);
+    int (*result_get)(store_t *st, const char *hash, store_result_t *out, fathom_error_t *err);
+    int (*results_put)(store_t *st, const store_result_row_t *rows, int n, fathom_error_t *err);
+    int (*results_hit)(store_t *st, const store_hit_t *hits, int n, fathom_error_t *err);
+    int (*sweep_submit)(store_t *st, const char *id, const char *kind, const char *spec,
+                        long long size, int max_queued, bool *created, fathom_error_t *err);
+    int (*sweep_get)(store_t *st, const char *id, bool with_sample, store_sweep_t *out,
+                     fathom_error_t *err);
+    int (*sweep_cancel)(store_t *st, const char *id, bool *changed, fathom_error_t *err);
+    int (*sweep_list)(store_t *st, int limit, store_sweep_fn fn, void *ctx, fathom_error_t *err);
+    int (*sweep_pending)(store_t *st, store_sweep_fn fn, void *ctx, fathom_error_t *err);
+    int (*sweep_claim)(store_t *st, const char *id, long long total_units, fathom_error_t *err);
+    int (*sweep_counts)(store_t *st, long long out[STORE_SWEEP__COUNT], fathom_error_t *err);
+    int (*sweep_checkpoint)(store_t *st, const store_checkpoint_t *cp, fathom_error_t *err);
+    int (*sweep_finish)(store_t *st, const char *id, const char *result, fathom_error_t *err);
+    int (*sweep_fail)(store_t *st, const char *id, const char *message, fathom_error_t *err);
+    int (*points_page)(store_t *st, const char *id, long long first_index, long long max_rows,
+                       store_point_fn fn, void *ctx, fathom_error_t *err);
+    int (*points_best)(store_t *st, const char *id, int top_n, store_point_fn fn, void *ctx,
+                       long long *stored, long long *good, fathom_error_t *err);
+} store_ops_t;
+
+/* Every backend's handle starts with this, so a store_t * is also the backend's own handle. */
+struct store {
+    const store_ops_t *ops;
+};
+
+/* The SQLite backend (store_sqlite.c). */
+store_t *store_sqlite_open(const char *path, const char *migrations_dir, int pool_size,
+                           char *errbuf, size_t errlen);
+
+#endif

@@ -1,0 +1,47 @@
+// measured.js — the "Measured runs" section of the Step time tab: GET /v1/validation's
+// "measured" member (the step model against published measured training runs) as a table —
+// each run's model, GPU, GPU count and layout, measured against estimated tokens/s per GPU and
+// the error, or the reason a run is not modelled yet — with the mean and worst error.
+import { api } from './api.js';
+import { $, el, fmtInt, fmtNum } from './util.js';
+
+const layoutOf = (l = {}) => `TP ${l.tp ?? '?'} × CP ${l.cp ?? 1} × PP ${l.pp ?? '?'} × DP ${l.dp ?? '?'}${(l.vp ?? 1) > 1 ? ` (interleaved ${l.vp})` : ''}`;
+const pct = (x) => `${x > 0 ? '+' : ''}${x.toFixed(1)} %`;
+
+export function showMeasured(m) {
+  const rows = (m.rows || []).map((r) => {
+    const head = [el('td', {}, r.id), el('td', {}, r.model), el('td', {}, r.gpu), el('td', { class: 'num' }, fmtInt(r.gpu_count)), el('td', {}, layoutOf(r.layout)),
+      el('td', { class: 'num' }, r.measured_tokens_per_s_per_gpu === undefined ? '—' : fmtNum(r.measured_tokens_per_s_per_gpu))];
+    if (r.expressible && r.error_pct !== undefined) {
+      const bad = Math.abs(r.error_pct) > 20;
+      return el('tr', { 'data-id': r.id, 'data-error': String(r.error_pct) }, ...head,
+        el('td', { class: 'num' }, fmtNum(r.estimated_tokens_per_s_per_gpu)),
+        el('td', { class: `num err${bad ? ' bad' : ''}` }, pct(r.error_pct)));
+    }
+    return el('tr', { 'data-id': r.id, class: 'unmodelled' }, ...head,
+      el('td', { colspan: 2, class: 'muted reason' }, r.reason || 'not estimated'));
+  });
+  const n = (m.rows || []).filter((r) => r.expressible && r.error_pct !== undefined).length;
+  $('#measured-body').replaceChildren(
+    el('p', { class: 'measured-summary' }, `${fmtInt(m.rows_estimated ?? n)} of ${fmtInt(m.rows_total ?? rows.length)} runs modelled: mean error ${fmtNum(m.mean_abs_error_pct)} %, worst ${fmtNum(m.max_abs_error_pct)} % (tokens per second per GPU, estimated against measured; + is faster than measured).`),
+    el('div', { class: 'table-wrap' }, el('table', { class: 'grid measured-table' },
+      el('thead', {}, el('tr', {}, ...['run', 'model', 'GPU', 'GPUs', 'layout', 'measured tok/s/GPU', 'estimated', 'error'].map((h) => el('th', {}, h)))),
+      el('tbody', {}, rows))),
+    el('p', { class: 'muted' }, `Source: ${m.source || 'the API’s validation set'}; the whole comparison is at `, el('a', { href: '/v1/validation' }, '/v1/validation'), '.'),
+  );
+}
+
+export function initMeasured() {
+  const box = $('#measured');
+  let loaded = false;
+  box.addEventListener('toggle', async () => {
+    if (!box.open || loaded) return;
+    loaded = true;
+    try {
+      showMeasured((await api('GET', '/v1/validation')).data.measured || {});
+    } catch (e) {
+      loaded = false;
+      $('#measured-body').replaceChildren(el('p', { class: 'warn' }, `Cannot load the measured runs: ${e.message}`));
+    }
+  });
+}

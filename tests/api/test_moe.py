@@ -1,0 +1,144 @@
+"""test_moe.py — mixture of experts, multi-latent attention and MTP through a real fathomd: the
+published parameter counts of the MoE presets from /v1/estimate, an estimate of DeepSeek-V3 on
+1024 H100s against its schema (expert and non-expert memory, the all-to-all on the node tier),
+bad MoE fields as 422s naming the field, and the MoE rows of the measured validation table."""
+import unittest
+
+from harness import ServerTestCase, validate
+from test_sweeps import wait_for
+
+# Published totals and active parameters (the models' config.json, DeepSeek-V3 without MTP).
+PARAMETERS = {"mixtral-8x7B": (46702792704, 12879925248),
+              "mixtral-8x22B": (140630071296, 39161468928)}
+DEEPSEEK_V3 = (671026419200, 37552297472)
+
+DEEPSEEK_H100 = {"num_procs": 1024, "tensor_par": 1, "pipeline_par": 16, "data_par": 64,
+                 "expert_par": 64, "expert_par_net": 1, "batch_size": 1024,
+                 "datatype": "bfloat16", "fp8": True, "attention_kernel": "fused",
+                 "activation_recompute": "full", "optimizer_sharding": True,
+                 "data_par_overlap": True, "tensor_par_net": 0, "pipeline_par_net": 1,
+                 "data_par_net": 1}
+
+
+class Moe(ServerTestCase):
+    def estimate(self, model, execution, system="h100_sxm"):
+        return self.server.post("/v1/estimate", {"model": model, "system": system, "execution": execution})
+
+    def test_parameter_counts(self):
+        for name, (total, active) in PARAMETERS.items():
+            r = self.estimate(name, {"num_procs": 8, "tensor_par": 1, "expert_par": 8,
+                                     "batch_size": 8, "datatype": "bfloat16"})
+            self.assertEqual(r.status, 200, r.body)
+            s = r.json()["summary"]
+            self.assertEqual(s["parameters_total"], total, name)
+            self.assertEqual(s["parameters_active"], active, name)
+            t = self.server.post("/v1/transformer", {"model": name})  # the analytic model agrees
+            self.assertEqual(t.status, 200, t.body)
+            self.assertEqual(t.json()["params"]["total"], total, name)
+        model = self.server.get("/v1/presets/models/deepseek-v3").json()
+        model.pop("$comment", None)
+        model["mtp_blocks"] = 0
+        r = self.estimate(model, DEEPSEEK_H100)
+        self.assertEqual(r.status, 200, r.body)
+        s = r.json()["summary"]
+        self.assertEqual((s["parameters_total"], s["parameters_active"]), DEEPSEEK_V3)
+
+    def test_deepseek_v3_estimate(self):
+        r = self.estimate("deepseek-v3", DEEPSEEK_H100)
+        self.assertEqual(r.status, 200, r.body)
+        out = r.json()
+        validate(out, "estimate.response.json")
+        s = out["summary"]
+        self.assertEqual(s["expert_parallel_tier"], 1)  # EP 64 spans eight 8-GPU nodes
+        self.assertGreater(s["time_breakdown_s"]["expert_parallel_comm"], 0)
+        self.assertGreater(s["routed_expert_compute_s"], 0)
+        self.assertAlmostEqual(sum(s["time_breakdown_s"].values()), s["step_time_s"],
+                               delta=1e-9 * s["step_time_s"])
+        first = s["memory"]["stages"][0]
+        # hand-worked in tests/unit/llm/test_llm_moe.c: 12·176,160,768 expert optimizer bytes
+        self.assertEqual(first["expert"]["optimizer"], 2113929216)
+        self.assertEqual(first["non_expert"]["optimizer"], 545648688)
+        self.assertAlmostEqual(first["expert"]["weights"] + first["non_expert"]["weights"], first["weights"])
+        self.assertTrue(0 < s["mfu"] < 1)
+        # overlapping dispatch/combine never makes the step slower
+        r2 = self.estimate("deepseek-v3", dict(DEEPSEEK_H100, moe_a2a_overlap=True))
+        self.assertEqual(r2.status, 200, r2.body)
+        self.assertLessEqual(r2.json()["summary"]["step_time_s"], s["step_time_s"])
+        # a busier rank is slower
+        r3 = self.estimate("deepseek-v3", dict(DEEPSEEK_H100, moe_load_imbalance=1.5))
+        self.assertGreater(r3.json()["summary"]["step_time_s"], s["step_time_s"])
+
+    def test_bad_moe_fields_name_the_field(self):
+        base = {"hidden": 1024, "seq_size": 1024, "attn_heads": 8, "num_blocks": 4, "vocab_size": 32000,
+                "gated_mlp": True}
+        moe = {"num_experts": 8, "top_k": 2}
+        exe = {"batch_size": 8, "num_procs": 8, "datatype": "bfloat16"}
+        cases = [
+            (dict(moe, top_k=9), {}, "model.moe.top_k"),
+            (dict(moe, num_experts=0), {}, "model.moe.num_experts"),
+            (dict(moe, top_k="2"), {}, "model.moe.top_k"),
+            (dict(moe, first_dense_blocks=4), {}, "model.moe.first_dense_blocks"),
+            (dict(moe, every=0), {}, "model.moe.every"),
+            (dict(moe, router_bias=1), {}, "model.moe.router_bias"),
+            (dict(moe, experts=8), {}, "model.moe.experts"),
+            (moe, {"expert_par": 3}, "execution.expert_par"),        # 3 does not divide 8 experts
+            (moe, {"expert_par": 0}, "execution.expert_par"),
+            (dict(moe, num_experts=16), {"expert_par": 16}, "execution.expert_par"),  # > TP·DP = 8
+            (moe, {"expert_par": 8, "expert_par_net": 9}, "execution.expert_par_net"),
+            (moe, {"expert_tensor_par": 3}, "execution.expert_tensor_par"),
+            (moe, {"moe_load_imbalance": 0.5}, "execution.moe_load_imbalance"),
+            (moe, {"moe_capacity_factor": -1}, "execution.moe_capacity_factor"),
+            (moe, {"moe_a2a_overlap": "yes"}, "execution.moe_a2a_overlap"),
+            (None, {"expert_par": 2}, "execution.expert_par"),       # no experts to split
+        ]
+        for m, e, field in cases:
+            model = dict(base, moe=m) if m is not None else dict(base, kv_heads=8)
+            r = self.estimate(model, dict(exe, **e))
+            self.assertEqual(r.status, 422, (m, e, r.body))
+            self.assertEqual(r.json()["error"]["field"], field, (m, e, r.body))
+        for bad_mla, field in (({"kv_lora_rank": 16}, "model.mla.qk_nope_head_dim"),
+                               ({"kv_lora_rank": 0, "qk_nope_head_dim": 8, "qk_rope_head_dim": 4,
+                                 "v_head_dim": 8}, "model.mla.kv_lora_rank")):
+            r = self.estimate(dict(base, mla=bad_mla), exe)
+            self.assertEqual(r.status, 422, r.body)
+            self.assertEqual(r.json()["error"]["field"], field)
+        r = self.estimate(dict(base, mtp_blocks=17), exe)
+        self.assertEqual(r.json()["error"]["field"], "model.mtp_blocks")
+
+    def test_search_covers_expert_layouts(self):
+        model = {"hidden": 1024, "seq_size": 2048, "attn_heads": 16, "kv_heads": 4, "num_blocks": 4,
+                 "vocab_size": 32000, "gated_mlp": True, "norm": "rmsnorm", "position_embedding": "rope",
+                 "moe": {"num_experts": 8, "top_k": 2, "expert_feedforward": 1024}}
+        body = {"kind": "optimal_execution", "model": model, "system": "h100_sxm", "num_procs": 8,
+                "max_batch_size": 8, "datatype": "bfloat16",
+                "options": {"top_n": 20, "attention_kernel": "fused", "mbs_break": True}}
+        r = self.server.post("/v1/sweep", body)
+        self.assertEqual(r.status, 202, r.body)
+        status = wait_for(self.server, r.json()["id"])
+        self.assertEqual(status["status"], "done", status)
+        validate(status, "sweep_status.response.json")
+        layouts = set()
+        for entry in status["best"]:
+            e = entry["execution"]
+            ep, etp = e.get("expert_par", 1), e.get("expert_tensor_par", 1)
+            self.assertEqual(8 % ep, 0)
+            self.assertEqual((e["tensor_par"] * e["data_par"]) % (ep * etp), 0)
+            layouts.add((ep, etp))
+        self.assertGreater(len(layouts), 1, layouts)
+
+    def test_measured_moe_rows(self):
+        r = self.server.get("/v1/validation")
+        self.assertEqual(r.status, 200)
+        m = r.json()["measured"]
+        moe = [row for row in m["rows"] if row["moe"]]
+        self.assertEqual(len(moe), 19)
+        for row in moe:  # none of them needs context parallelism or FSDP
+            self.assertTrue(row["expressible"], row)
+        self.assertEqual(m["moe_rows_estimated"], 19)
+        errors = [abs(x["error_pct"]) for x in moe]
+        self.assertAlmostEqual(m["moe_mean_abs_error_pct"], sum(errors) / len(errors), places=9)
+        self.assertAlmostEqual(m["moe_max_abs_error_pct"], max(errors), places=9)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,591 @@
+/* test_llm_moe.c — mixture of experts, multi-latent attention and MTP (core/llm/llm_moe.c), each
+ * term on a case worked by hand in the comments, and against references that are not Fathom's
+ * code: the published parameter counts of Mixtral and DeepSeek-V3, and the megatron_ref oracle
+ * of Megatron-LM's num_floating_point_operations and theoretical_memory_usage. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "llm_codec.h"
+#include "llm_internal.h"
+#include "megatron_ref.h"
+#include "model_codec.h"
+#include "test_util.h"
+
+static codec_presets_t *presets;
+
+static int setup(void **state)
+{
+    (void)state;
+    fathom_error_t err;
+    presets = codec_presets_load("presets", &err);
+    return presets ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    codec_presets_free(presets);
+    return 0;
+}
+
+static fathom_model_t preset(const char *name)
+{
+    fathom_model_t m;
+    fathom_error_t err;
+    json_t *v = json_string(name);
+    int rc = codec_model_decode(v, "model", presets, &m, &err);
+    json_decref(v);
+    if (rc)
+        fail_msg("%s: %s", name, err.message);
+    return m;
+}
+
+/* hidden 64, dense ffn 128, 8 heads of 8, 2 key/value heads, 2 blocks, sequence 16, vocab 1000;
+ * 8 experts of width 128, 2 per token. */
+static fathom_model_t tiny_moe(void)
+{
+    fathom_model_t m = {.hidden = 64, .feedforward = 128, .seq_size = 16, .attn_heads = 8,
+                        .attn_size = 8, .num_blocks = 2, .vocab_size = 1000,
+                        .tied_embeddings = false, .position_embedding = MODEL_POS_ROPE,
+                        .kv_heads = 2, .gated_mlp = true, .norm = MODEL_NORM_RMSNORM,
+                        .causal = true};
+    m.moe = (model_moe_t){.num_experts = 8, .top_k = 2, .expert_feedforward = 128, .every = 1};
+    return m;
+}
+
+static void curve(llm_curve_t *c, double thr, double eff_above, double eff_below)
+{
+    c->num_points = 2;
+    c->points[0].threshold = thr;
+    c->points[0].efficiency = eff_above;
+    c->points[1].threshold = 0;
+    c->points[1].efficiency = eff_below;
+}
+
+static llm_system_t unit_system(void)
+{
+    llm_system_t s;
+    memset(&s, 0, sizeof s);
+    for (int dt = 0; dt < LLM_DT__COUNT; dt++) {
+        s.matrix.rate[dt].present = s.vector.rate[dt].present = true;
+        s.matrix.rate[dt].tflops = s.vector.rate[dt].tflops = 1;
+        curve(&s.matrix.rate[dt].gflops_efficiency, 0, 1, 1);
+        curve(&s.vector.rate[dt].gflops_efficiency, 0, 1, 1);
+    }
+    s.mem1.gib = s.mem2.gib = 1e6;
+    s.mem1.gbps = s.mem2.gbps = 1e15;
+    curve(&s.mem1.mb_efficiency, 0, 1, 1);
+    curve(&s.mem2.mb_efficiency, 0, 1, 1);
+    s.processing_mode = LLM_PROC_ROOFLINE;
+    s.num_networks = 1;
+    s.networks[0].bandwidth_gbps = 1e15;
+    s.networks[0].efficiency = 1;
+    s.networks[0].size = 1024;
+    for (int op = 0; op < LLM_OP__COUNT; op++)
+        s.networks[0].ops[op].scalar = 1;
+    s.attention_efficiency = 0.5;
+    return s;
+}
+
+static llm_execution_t layout(int64_t tp, int64_t pp, int64_t dp, int64_t ep)
+{
+    llm_execution_t e;
+    memset(&e, 0, sizeof e);
+    e.tensor_par = tp;
+    e.pipeline_par = pp;
+    e.data_par = dp;
+    e.num_procs = tp * pp * dp;
+    e.batch_size = dp * 2;
+    e.microbatch_size = 1;
+    e.datatype = LLM_DT_BFLOAT16;
+    e.fused_activation = true;
+    e.activation_recompute = LLM_RECOMPUTE_NONE;
+    e.pipeline_interleaving = 1;
+    e.training = true;
+    e.optimizer_sharding = true;
+    e.expert_par = ep;
+    e.expert_tensor_par = 1;
+    e.moe_load_imbalance = 1;
+    return e;
+}
+
+/* ---- parameter counts: the published totals ---- */
+
+/* Mixtral 8x7B 46,702,792,704 / 12,879,925,248 active; 8x22B 140,630,071,296 / 39,161,468,928;
+ * DeepSeek-V3 without MTP, its e_score_correction_bias counted as the checkpoint holds it:
+ * 671,026,419,200 / 37,552,297,472 (active: embeddings, output, norms, attention, router, the 8
+ * routed and the shared expert). With its one MTP depth: + the block (MLA 187,107,328, norms
+ * 14,336, router 1,835,264, 257 experts × 44,040,192) + eh 2·7168² + 3 norms of 7168 =
+ * 11,507,286,272 + 102,760,448 + 21,504 = 11,610,068,224 more (DeepSeek's model card: 14B of MTP
+ * with the embedding and head it shares, 0.9B + 2·0.927B). */
+static void parameter_counts(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        double total, active;
+    } want[] = {{"mixtral-8x7B", 46702792704.0, 12879925248.0},
+                {"mixtral-8x22B", 140630071296.0, 39161468928.0},
+                {"deepseek-v3", 671026419200.0, 37552297472.0}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        fathom_model_t m = preset(want[i].name);
+        m.mtp_blocks = 0;
+        llm_params_t p;
+        llm_parameters(&m, &p);
+        assert_close(p.total, want[i].total, 0);
+        assert_close(p.active, want[i].active, 0);
+    }
+    fathom_model_t m = preset("deepseek-v3");
+    assert_int_equal(m.mtp_blocks, 1);
+    llm_params_t p;
+    llm_parameters(&m, &p);
+    assert_close(p.total, 671026419200.0 + 11610068224.0, 0);
+}
+
+/* ---- model FLOPs: Megatron-LM's num_floating_point_operations (the oracle) ---- */
+
+static megref_config_t megatron_config(const fathom_model_t *m)
+{
+    megref_config_t c;
+    memset(&c, 0, sizeof c);
+    c.num_layers = m->num_blocks;
+    c.hidden = m->hidden;
+    c.ffn_hidden = m->feedforward;
+    c.num_heads = m->attn_heads;
+    c.num_query_groups = model_kv_heads(m);
+    c.kv_channels = m->attn_size;
+    c.vocab = m->vocab_size;
+    c.seq_length = m->seq_size;
+    c.swiglu = m->gated_mlp;
+    c.group_query_attention = !m->mla.present && model_kv_heads(m) != m->attn_heads;
+    c.untie_embeddings = !m->tied_embeddings;
+    c.rmsnorm = m->norm == MODEL_NORM_RMSNORM;
+    c.disable_bias_linear = !m->moe.router_bias;
+    c.num_experts = m->moe.num_experts;
+    c.moe_router_topk = m->moe.top_k;
+    c.moe_ffn_hidden = m->moe.expert_feedforward;
+    c.moe_shared_expert_intermediate = m->moe.shared_experts * m->moe.shared_expert_feedforward;
+    c.first_k_dense = m->moe.first_dense_blocks;
+    c.moe_every = m->moe.every;
+    c.multi_latent_attention = m->mla.present;
+    c.q_lora_rank = m->mla.q_lora_rank;
+    c.kv_lora_rank = m->mla.kv_lora_rank;
+    c.qk_head_dim = m->mla.qk_nope_head_dim;
+    c.qk_pos_emb_head_dim = m->mla.qk_rope_head_dim;
+    c.v_head_dim = m->mla.v_head_dim;
+    c.mtp_num_layers = m->mtp_blocks;
+    return c;
+}
+
+/* DeepSeek-V3 (with its MTP depth, and without), Qwen3-235B-A22B, Qwen3-30B-A3B, Mixtral 8x7B
+ * and 8x22B at sequences 4096 and 8192: equal to 1e-9, no documented difference. */
+static void model_flops_megatron(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"deepseek-v3",   "qwen3-235B-A22B", "qwen3-30B-A3B",
+                                        "mixtral-8x7B",  "mixtral-8x22B"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        for (int mtp = 0; mtp < 2; mtp++)
+            for (int k = 0; k < 2; k++) {
+                fathom_model_t m = preset(names[i]);
+                if (!mtp)
+                    m.mtp_blocks = 0;
+                m.seq_size = k ? 8192 : 4096;
+                megref_config_t c = megatron_config(&m);
+                assert_close(llm_model_flops(&m, 64, true), megref_num_flops(&c, 64), 1e-9);
+                assert_close(llm_model_flops(&m, 1, false), megref_num_flops(&c, 1) / 3, 1e-9);
+            }
+}
+
+/* MLA's FLOPs on a tiny model, by hand: h 64, 4 heads, q_lora 32, kv_lora 16, nope 8, rope 4,
+ * v 8, sequence 16, causal, one dense gated block of 128, vocab 100. Per token, forward:
+ *   q    2·32·(64 + 4·12 + 1)         = 7232
+ *   kv   2·(16·(64 + 4·16 + 1) + 64·4) = 4640
+ *   out  2·4·8·64                       = 4096
+ *   core 2·16·4·(12 + 8)·½              = 1280
+ *   MLP  2·64·128·3                     = 49152
+ *   logits 2·64·100                     = 12800     → 79200
+ * Training, batch 2: 3·79200·2·16 = 7,603,200; the oracle agrees. */
+static void mla_flops(void **state)
+{
+    (void)state;
+    fathom_model_t m = {.hidden = 64, .feedforward = 128, .seq_size = 16, .attn_heads = 4,
+                        .attn_size = 16, .num_blocks = 1, .vocab_size = 100,
+                        .position_embedding = MODEL_POS_ROPE, .gated_mlp = true,
+                        .norm = MODEL_NORM_RMSNORM, .causal = true};
+    m.mla = (model_mla_t){.present = true, .q_lora_rank = 32, .kv_lora_rank = 16,
+                          .qk_nope_head_dim = 8, .qk_rope_head_dim = 4, .v_head_dim = 8};
+    assert_close(llm_model_flops(&m, 2, true), 7603200.0, 0);
+    megref_config_t c = megatron_config(&m);
+    assert_close(megref_num_flops(&c, 2), 7603200.0, 1e-12);
+    /* parameters: q_a 64·32 + 32, q_b 32·4·12, kv_a 64·20 + 16, kv_b 16·4·16, out 4·8·64
+     * = 2080 + 1536 + 1296 + 1024 + 2048 = 7984; + 2 norms 128 + MLP 3·64·128 = 24576
+     * + embedding and output 2·100·64 = 12800 + final norm 64 → 45552 */
+    llm_params_t p;
+    llm_parameters(&m, &p);
+    assert_close(p.total, 45552.0, 0);
+    /* and the step model runs: its layer table holds the same block weights on one rank */
+    llm_system_t s = unit_system();
+    llm_execution_t e = layout(1, 1, 1, 1);
+    e.optimizer_sharding = false;
+    llm_result_t r;
+    fathom_error_t err;
+    if (llm_estimate(&m, &s, &e, &r, &err))
+        fail_msg("%s: %s", err.field, err.message);
+    assert_close(r.extra.stages[0].weights / 2, 45552.0, 0);
+}
+
+/* ---- memory per processor: hand-worked ---- */
+
+/* DeepSeek-V3 (MTP on the last stage) on 1024 GPUs: TP 1, PP 16, EP 64, DP 64, distributed
+ * optimizer. Stage 0 holds ⌈61/16⌉ = 4 blocks (13·4 + 3·3 = 61): blocks 0–2 dense, block 3 MoE.
+ *   MLA per block: q_a 7168·1536 + 1536, kv_a 7168·576 + 512 = 15,140,864 replicated;
+ *     q_b 1536·128·192 + kv_b 512·128·256 + out 128·128·7168 = 171,966,464
+ *   dense block: 187,107,328 + norms 14,336 + MLP 3·7168·18432 = 583,483,392
+ *   MoE block, non-expert: 187,121,664 + router 7168·256 + 256 + shared 3·7168·2048
+ *     = 232,997,120; experts: 256/64 = 4 × 44,040,192 = 176,160,768
+ *   embedding 129280·7168 = 926,679,040
+ *   non-expert P = 3·583,483,392 + 232,997,120 + 926,679,040 = 2,910,126,336
+ * Bytes: non-expert weights 2P = 5,820,252,672, gradients 4P = 11,640,505,344, optimizer
+ * 12P/64 = 545,648,688; experts 352,321,536, 704,643,072 and 12·176,160,768/1 = 2,113,929,216
+ * (expert data parallel = TP·DP/EP = 1: nothing to shard over). */
+static void memory_deepseek_v3(void **state)
+{
+    (void)state;
+    fathom_model_t m = preset("deepseek-v3");
+    llm_execution_t e = layout(1, 16, 64, 64);
+    llm_state_memory_t sm;
+    llm_moe_state_memory(&m, &e, 0, &sm);
+    assert_close(sm.params, 2910126336.0, 0);
+    assert_close(sm.expert_params, 176160768.0, 0);
+    assert_close(sm.weights, 5820252672.0, 0);
+    assert_close(sm.gradients, 11640505344.0, 0);
+    assert_close(sm.optimizer, 545648688.0, 0);
+    assert_close(sm.expert_weights, 352321536.0, 0);
+    assert_close(sm.expert_gradients, 704643072.0, 0);
+    assert_close(sm.expert_optimizer, 2113929216.0, 0);
+
+    /* The estimate reports the same split for its first stage (H100 preset system). */
+    llm_system_t s;
+    fathom_error_t err;
+    json_t *v = json_string("h100_sxm");
+    assert_int_equal(codec_llm_system_decode(v, "system", presets, &s, &err), 0);
+    json_decref(v);
+    e.batch_size = 64 * 16;
+    e.activation_recompute = LLM_RECOMPUTE_FULL;
+    e.expert_par_net = e.pipeline_par_net = e.data_par_net = 1;
+    llm_result_t r;
+    if (llm_estimate(&m, &s, &e, &r, &err))
+        fail_msg("%s: %s", err.field, err.message);
+    assert_close(r.extra.stages[0].expert_optimizer, 2113929216.0, 0);
+    assert_close(r.extra.stages[0].optimizer, 545648688.0 + 2113929216.0, 0);
+    assert_close(r.extra.stages[0].weights, 5820252672.0 + 352321536.0, 0);
+    assert_int_equal(r.extra.expert_parallel_tier, 1);
+}
+
+/* Mixtral 8x7B on 64 GPUs: TP 2, PP 4, EP 8, DP 8 (expert DP = 2·8/8 = 2). Stage 0: 8 MoE blocks.
+ *   per block non-expert: attention (2·4096·4096 + 2·4096·1024)/2 = 20,971,520 + norms 8192
+ *     + router 4096·8 = 32,768 → 21,012,480
+ *   experts: 8/8 = 1 × 3·4096·14336 = 176,160,768 per block, ×8 = 1,409,286,144
+ *   embedding 16000·4096 = 65,536,000 → non-expert P = 8·21,012,480 + 65,536,000 = 233,635,840
+ * Bytes: non-expert 467,271,680 / 934,543,360 / 12P/8 = 350,453,760; experts 2,818,572,288 /
+ * 5,637,144,576 / 12·1,409,286,144/2 = 8,455,716,864. Megatron's theoretical_memory_usage
+ * differs by its 1/pp share of the final norm on stage 0: 1024 parameters × (2+4+12/8). */
+static void memory_mixtral(void **state)
+{
+    (void)state;
+    fathom_model_t m = preset("mixtral-8x7B");
+    llm_execution_t e = layout(2, 4, 8, 8);
+    llm_state_memory_t sm;
+    llm_moe_state_memory(&m, &e, 0, &sm);
+    assert_close(sm.params, 233635840.0, 0);
+    assert_close(sm.expert_params, 1409286144.0, 0);
+    assert_close(sm.weights, 467271680.0, 0);
+    assert_close(sm.gradients, 934543360.0, 0);
+    assert_close(sm.optimizer, 350453760.0, 0);
+    assert_close(sm.expert_weights, 2818572288.0, 0);
+    assert_close(sm.expert_gradients, 5637144576.0, 0);
+    assert_close(sm.expert_optimizer, 8455716864.0, 0);
+    megref_config_t c = megatron_config(&m);
+    double meg = megref_weight_and_optimizer_bytes_ex(&c, 2, 4, 8, 1, 8, 1, true);
+    double ours = sm.weights + sm.gradients + sm.optimizer + sm.expert_weights +
+                  sm.expert_gradients + sm.expert_optimizer;
+    assert_close(meg - ours, 1024.0 * 7.5, 1e-9);
+}
+
+/* ---- all-to-all ---- */
+
+/* One tier: 1 GB per rank among 8 peers on 100 GB/s, 10 µs latency: each rank sends 7/8 of it,
+ * 1e-5 + 0.875e9/1e11 = 8.76e-3 s. Across tiers: 64 peers spanning 64 processors, tier 0 of 8
+ * at 400 GB/s (1 µs), tier 1 at 50 GB/s (10 µs): 8 peers share a tier-0 domain, so 7/64 of the
+ * bytes go over tier 0 (1e-6 + 0.109375e9/4e11 = 2.74375e-4) while 56/64 go over tier 1
+ * (1e-5 + 0.875e9/5e10 = 1.751e-2): the slower sets 1.751e-2 s. */
+static void a2a_cost(void **state)
+{
+    (void)state;
+    llm_system_t s = unit_system();
+    s.num_networks = 2;
+    s.networks[0].bandwidth_gbps = 100;
+    s.networks[0].latency_s = 1e-5;
+    s.networks[0].size = 8;
+    assert_close(llm_a2a_time(&s, 0, 1e9, 8, 8), 8.76e-3, 1e-12);
+    s.networks[0].bandwidth_gbps = 400;
+    s.networks[0].latency_s = 1e-6;
+    s.networks[1] = s.networks[0];
+    s.networks[1].bandwidth_gbps = 50;
+    s.networks[1].latency_s = 1e-5;
+    s.networks[1].size = 1024;
+    assert_close(llm_a2a_time(&s, 1, 1e9, 64, 64), 1.751e-2, 1e-12);
+    /* a group inside tier 0 on tier 1 pays tier 1 whole: 1e-5 + 0.875e9/5e10 */
+    assert_close(llm_a2a_time(&s, 1, 1e9, 8, 8), 1.751e-2, 1e-12);
+    assert_close(llm_a2a_time(&s, 1, 1e9, 1, 1), 0, 0);
+}
+
+/* The step adds dispatch and combine, forward and backward: tiny MoE, EP 2, DP 2, batch 4
+ * (2 microbatches), 2 MoE blocks, network 100 GB/s without latency. Each rank routes 16 tokens
+ * to 2 experts: 16·2·64·2 bytes = 4096, of which half leaves: 2.048e-8 s per all-to-all;
+ * 4 per block and microbatch: 2·2·4·2.048e-8 = 3.2768e-7 s exposed. Overlapped, the 2 forward
+ * ones hide behind the block's forward compute, far longer here. Balanced routing × 1.5 moves
+ * 1.5× the bytes. */
+static void a2a_in_step(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny_moe();
+    llm_system_t s = unit_system();
+    s.networks[0].bandwidth_gbps = 100;
+    llm_execution_t e = layout(1, 1, 2, 2);
+    e.batch_size = 4;
+    llm_result_t r;
+    fathom_error_t err;
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
+    assert_close(r.extra.expert_parallel_comm, 3.2768e-7, 1e-12);
+    assert_int_equal(r.extra.expert_parallel_tier, 0);
+    assert_close(r.stats.sample_rate, 4 / r.stats.total_time, 1e-15); /* the rate follows */
+    double base = r.stats.total_time;
+    e.moe_a2a_overlap = true;
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
+    assert_close(r.extra.expert_parallel_comm, 0, 0);
+    assert_close(base - r.stats.total_time, 3.2768e-7, 1e-9);
+    e.moe_a2a_overlap = false;
+    e.moe_load_imbalance = 1.5;
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
+    assert_close(r.extra.expert_parallel_comm, 1.5 * 3.2768e-7, 1e-12);
+}
+
+/* Tiny MoE with its first block dense (2 blocks, one stage): the forward and backward lines are
+ * the mean of the all-MoE model's and the dense model's — one block of each — since the
+ * outer layers are the same in all three and the network is too fast to count. */
+static void dense_blocks_in_step(void **state)
+{
+    (void)state;
+    fathom_model_t all = tiny_moe(), mixed = tiny_moe(), dense = tiny_moe();
+    mixed.moe.first_dense_blocks = 1;
+    dense.moe.num_experts = 0;
+    llm_system_t s = unit_system();
+    llm_execution_t e = layout(1, 1, 1, 1);
+    e.optimizer_sharding = false;
+    llm_result_t a, b, c;
+    fathom_error_t err;
+    assert_int_equal(llm_estimate(&all, &s, &e, &a, &err), 0);
+    assert_int_equal(llm_estimate(&mixed, &s, &e, &b, &err), 0);
+    assert_int_equal(llm_estimate(&dense, &s, &e, &c, &err), 0);
+    assert_true(a.stats.fw_time != c.stats.fw_time);
+    assert_close(b.stats.fw_time, (a.stats.fw_time + c.stats.fw_time) / 2, 1e-12);
+    assert_close(b.stats.bw_time, (a.stats.bw_time + c.stats.bw_time) / 2, 1e-12);
+    assert_close(b.stats.sample_rate, (double)e.batch_size / b.stats.total_time, 1e-15);
+}
+
+/* An MTP depth sits on the last stage: a dense tiny model (one stage) holds exactly the MTP
+ * parameters more — its block, the 2h→h projection 2·64·64 = 8192 and three norms of 64, the
+ * output matrix shared — and its step takes longer (the projection and one more output layer
+ * and loss per microbatch; the depth's block is not timed). */
+static void mtp_in_step(void **state)
+{
+    (void)state;
+    fathom_model_t m0 = tiny_moe(), m1;
+    m0.moe.num_experts = 0;
+    m1 = m0;
+    m1.mtp_blocks = 1;
+    llm_params_t p0, p1;
+    llm_parameters(&m0, &p0);
+    llm_parameters(&m1, &p1);
+    /* block: attention 64·(64 + 2·16) + 64·64 = 10240, norms 128, MLP 3·64·128 = 24576 */
+    assert_close(p1.total - p0.total, 10240.0 + 128 + 24576 + 8192 + 3 * 64, 0);
+    llm_system_t s = unit_system();
+    llm_execution_t e = layout(1, 1, 1, 1);
+    e.optimizer_sharding = false;
+    llm_result_t r0, r1;
+    fathom_error_t err;
+    assert_int_equal(llm_estimate(&m0, &s, &e, &r0, &err), 0);
+    assert_int_equal(llm_estimate(&m1, &s, &e, &r1, &err), 0);
+    assert_close((r1.extra.stages[1].weights - r0.extra.stages[1].weights) / 2,
+                 p1.total - p0.total, 0);
+    assert_true(r1.stats.fw_time > r0.stats.fw_time);
+    assert_true(r1.extra.hardware_flops > r0.extra.hardware_flops);
+}
+
+/* ---- grouped GEMMs and imbalance ---- */
+
+static const llm__layer_t *expert_layer(const llm__block_t *b, int nth)
+{
+    for (int i = 0; i < b->num_layers; i++)
+        if (b->layers[i].expert && nth-- == 0)
+            return &b->layers[i];
+    fail_msg("expert layer #%d not in the block", nth);
+    return NULL;
+}
+
+/* Tiny MoE, EP 2: each rank routes T = 16 tokens to k = 2 experts, so its 8/2 = 4 local experts
+ * see R = 16·2 = 32 rows (8 per expert = T·k/E·EP... on average 16·2/8 = 4 tokens per expert per
+ * source rank, from 2 ranks). Up GEMM 32×64 by 64×256 (gate and up): 2·32·64·256 = 1,048,576
+ * FLOPs, 4 experts' weights 4·64·256 = 65,536. Its efficiency is the curve's at one expert's
+ * 262,144 FLOPs: with 100% above 5e-4 GFLOP and 50% below, the layer (1.05e-3 GFLOP, above)
+ * runs at 50%: 1,048,576/0.5e12 = 2.097152e-6 s. Imbalance 1.5 → 48 rows; a capacity factor
+ * 1.25 drops the excess → 40. ETP 2 gathers the pair's tokens: 64 rows of width 128/2. */
+static void grouped_gemm(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny_moe();
+    llm_system_t s = unit_system();
+    curve(&s.matrix.rate[LLM_DT_BFLOAT16].gflops_efficiency, 5e-4, 1, 0.5);
+    llm_execution_t e = layout(1, 1, 2, 2);
+    llm__sizes_t z = {.batch_seq = 16, .activation_size = 16 * 64, .seq_par_activation_size = 16 * 64};
+    llm__block_t b;
+    b.num_layers = 0;
+    llm__add_moe_mlp(&b, &m, &e, &z, false);
+    const llm__layer_t *up = expert_layer(&b, 0);
+    assert_close(up->fw_flops, 1048576.0, 0);
+    assert_close(up->weight_space, 65536.0, 0);
+    assert_close(up->groups, 4, 0);
+    llm__ctx_t c;
+    memset(&c, 0, sizeof c);
+    c.sys = &s;
+    c.matrix_flops = c.vector_flops = 1e12;
+    c.matrix_curve = &s.matrix.rate[LLM_DT_BFLOAT16].gflops_efficiency;
+    c.vector_curve = &s.vector.rate[LLM_DT_BFLOAT16].gflops_efficiency;
+    c.mem1_bw = 1e15;
+    c.bpe = 2;
+    c.optim_shards = c.expert_optim_shards = 1;
+    llm__cost_t k;
+    llm__layer_t l = *up;
+    llm__layer_cost(&l, &c, LLM__FW, &k);
+    assert_close(k.flops_time, 2.097152e-6, 1e-12);
+    l.groups = 0; /* as one dense GEMM it would run at 100% */
+    llm__layer_cost(&l, &c, LLM__FW, &k);
+    assert_close(k.flops_time, 1.048576e-6, 1e-12);
+
+    assert_close(llm__moe_expert_rows(&m, &e), 32, 0);
+    e.moe_load_imbalance = 1.5;
+    assert_close(llm__moe_expert_rows(&m, &e), 48, 0);
+    e.moe_capacity_factor = 1.25;
+    assert_close(llm__moe_expert_rows(&m, &e), 40, 0);
+    e.moe_load_imbalance = 1;
+    e.moe_capacity_factor = 0;
+    e.expert_tensor_par = 2; /* fold: EP 2 × ETP 2 = TP 1 × DP 4 */
+    e.data_par = 4;
+    assert_close(llm__moe_expert_rows(&m, &e), 64, 0);
+    b.num_layers = 0;
+    llm__add_moe_mlp(&b, &m, &e, &z, false);
+    assert_close(expert_layer(&b, 0)->fw_flops, 2.0 * 64 * 64 * 128, 0);
+}
+
+/* ---- refusals ---- */
+
+static void bad_fields(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny_moe();
+    llm_system_t s = unit_system();
+    llm_result_t r;
+    fathom_error_t err;
+    llm_execution_t e = layout(1, 1, 2, 3); /* 3 does not divide 8 experts */
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), -1);
+    assert_string_equal(err.field, "execution.expert_par");
+    e = layout(1, 1, 2, 4); /* EP 4 > TP·DP = 2 */
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), -1);
+    assert_string_equal(err.field, "execution.expert_par");
+    e = layout(1, 1, 2, 2);
+    e.expert_tensor_par = 3;
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), -1);
+    assert_string_equal(err.field, "execution.expert_tensor_par");
+    e = layout(1, 1, 2, 2);
+    s.num_networks = 2;
+    s.networks[1] = s.networks[0];
+    s.networks[1].size = 1; /* the EP group of 2 does not fit a tier of 1 */
+    e.expert_par_net = 1;
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), -1);
+    assert_string_equal(err.field, "execution.expert_par_net");
+    s = unit_system();
+    fathom_model_t d = tiny_moe();
+    d.moe.num_experts = 0;
+    assert_int_equal(llm_estimate(&d, &s, &e, &r, &err), -1);
+    assert_string_equal(err.field, "execution.expert_par");
+
+    /* the codec: top_k above num_experts, and an unknown key, name their field */
+    json_t *v = json_pack("{s:i,s:i,s:i,s:i,s:{s:i,s:i}}", "hidden", 64, "seq_size", 16,
+                          "attn_heads", 8, "num_blocks", 2, "moe", "num_experts", 4, "top_k", 5);
+    assert_int_equal(codec_model_decode(v, "model", presets, &m, &err), -1);
+    assert_string_equal(err.field, "model.moe.top_k");
+    json_object_set_new(json_object_get(v, "moe"), "top_k", json_integer(2));
+    assert_int_equal(codec_model_decode(v, "model", presets, &m, &err), 0);
+    assert_false(m.calculon_block);
+    json_object_set_new(json_object_get(v, "moe"), "first_dense_blocks", json_integer(2));
+    assert_int_equal(codec_model_decode(v, "model", presets, &m, &err), -1);
+    assert_string_equal(err.field, "model.moe.first_dense_blocks");
+    json_decref(v);
+}
+
+/* DeepSeek-V3 decodes, encodes and decodes back to the same model. */
+static void round_trip(void **state)
+{
+    (void)state;
+    fathom_model_t m = preset("deepseek-v3"), back;
+    fathom_error_t err;
+    json_t *enc = codec_model_encode(&m);
+    assert_int_equal(codec_model_decode(enc, "model", presets, &back, &err), 0);
+    json_decref(enc);
+    assert_memory_equal(&m.moe, &back.moe, sizeof m.moe);
+    assert_memory_equal(&m.mla, &back.mla, sizeof m.mla);
+    assert_int_equal(back.mtp_blocks, 1);
+
+    /* the execution's MoE fields too; left at their defaults they are not written */
+    llm_execution_t e = layout(1, 16, 64, 64), eb;
+    e.expert_tensor_par = 1;
+    e.expert_par_net = 1;
+    e.moe_load_imbalance = 1.25;
+    e.moe_capacity_factor = 1.5;
+    e.moe_a2a_overlap = true;
+    json_t *je = codec_llm_execution_encode(&e);
+    assert_int_equal(codec_llm_execution_decode(je, "execution", &eb, &err), 0);
+    json_decref(je);
+    assert_int_equal(eb.expert_par, 64);
+    assert_int_equal(eb.expert_par_net, 1);
+    assert_close(eb.moe_load_imbalance, 1.25, 0);
+    assert_close(eb.moe_capacity_factor, 1.5, 0);
+    assert_true(eb.moe_a2a_overlap);
+    e = layout(1, 1, 1, 1);
+    je = codec_llm_execution_encode(&e);
+    assert_null(json_object_get(je, "expert_par"));
+    json_decref(je);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(parameter_counts), cmocka_unit_test(model_flops_megatron),
+        cmocka_unit_test(mla_flops),        cmocka_unit_test(memory_deepseek_v3),
+        cmocka_unit_test(memory_mixtral),   cmocka_unit_test(a2a_cost),
+        cmocka_unit_test(a2a_in_step),      cmocka_unit_test(dense_blocks_in_step),
+        cmocka_unit_test(mtp_in_step),      cmocka_unit_test(grouped_gemm),
+        cmocka_unit_test(bad_fields),       cmocka_unit_test(round_trip),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
