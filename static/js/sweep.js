@@ -244,7 +244,7 @@ async function showResults(st) {
 // What makes a layout: the split, the batch and its microbatching, recompute and sharding. Rows
 // that differ only in the rest (offload, overlaps, fusion, communication style, networks) are
 // near-duplicates for a planner: the fastest stands for its group, the others are its variants.
-const ESSENTIALS = ['tensor_par', 'context_par', 'pipeline_par', 'data_par', 'zero_stage', 'batch_size', 'microbatch_size', 'pipeline_interleaving', 'activation_recompute', 'optimizer_sharding'];
+const ESSENTIALS = ['tensor_par', 'context_par', 'pipeline_par', 'data_par', 'expert_par', 'expert_tensor_par', 'zero_stage', 'batch_size', 'microbatch_size', 'pipeline_interleaving', 'activation_recompute', 'optimizer_sharding'];
 export function groupRows(rows, st) {
   const groups = new Map();
   for (const p of rows) {
@@ -288,6 +288,14 @@ function otherOptions(e) {
   return out.join(' · ');
 }
 
+// Expert parallelism under the layout, where there is any (EP, and ETP when the experts' own
+// matrices are split).
+function experts(e) {
+  const ep = e.expert_par ?? 1, etp = e.expert_tensor_par ?? 1;
+  if (ep <= 1 && etp <= 1) return null;
+  return el('div', { class: 'experts', title: 'expert parallel × expert tensor parallel' }, `EP ${ep}${etp > 1 ? ` × ETP ${etp}` : ''}`);
+}
+
 // Compact on purpose: the Open button comes first and the layout reads as one cell, so the
 // table fits beside the form at 1440 px and scrolls only inside its own box on a phone.
 function topTable(rows, st) {
@@ -304,7 +312,7 @@ function topTable(rows, st) {
       : [otherOptions(e)];
     return el('tr', { 'data-variants': variants.length },
       el('td', {}, p.rank ?? i + 1), el('td', {}, open),
-      el('td', { class: 'layout' }, `${e.tensor_par} × ${e.pipeline_par} × ${e.data_par ?? '—'}`),
+      el('td', { class: 'layout' }, `${e.tensor_par} × ${e.pipeline_par} × ${e.data_par ?? '—'}`, experts(e)),
       el('td', { class: 'num' }, fmtSeconds(s.step_time_s)), el('td', { class: 'num' }, `${fmtNum(s.sample_rate)}/s`),
       el('td', { class: 'num mfu' }, fmtPct(s.mfu ?? s.total_efficiency)),
       el('td', { class: 'num tflops' }, fmtNum(s.tflops_per_proc ?? s.useful_flops_per_s_per_proc / 1e12)),
