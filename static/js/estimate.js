@@ -385,7 +385,10 @@ export function refreshChoices() {
   const cps = f.dataset.modern === 'true' ? divisors(n / tp | 0 || 1).filter((d) => d === 1 || (seq > 0 && seq % (2 * d) === 0)) : [1];
   const cp = choose(q('context_par'), cps, 1);
   const blocks = m('num_blocks') || 1;
-  const pps = divisors(n / (tp * cp) | 0 || 1).filter((d) => blocks % d === 0);
+  // An MoE model may split its blocks unevenly (DeepSeek-V3's 61 over 16 stages: the first
+  // stages take one more); a dense one is offered the even splits only.
+  const uneven = f.dataset.moe === 'true';
+  const pps = divisors(n / (tp * cp) | 0 || 1).filter((d) => (uneven ? d <= blocks : blocks % d === 0));
   const pp = choose(q('pipeline_par'), pps.length ? pps : [1], 8);
   const dp = Math.max(1, Math.floor(n / (tp * cp * pp)));
   setOptions(q('data_par'), [[dp, String(dp)]], dp);
@@ -403,7 +406,7 @@ export function refreshChoices() {
     choose(q('microbatch_size'), [1]);
     hint.textContent = `batch must be a multiple of DP (${dp}): try ${fmtInt(Math.max(1, Math.round(batch / dp)) * dp)}`;
   }
-  choose(q('pipeline_interleaving'), divisors(Math.max(1, blocks / pp | 0)));
+  choose(q('pipeline_interleaving'), divisors(Math.max(1, Math.ceil(blocks / pp))));
 }
 
 // Expert parallelism: EP divides the experts, ETP the expert's MLP width, and EP × ETP divides

@@ -742,6 +742,39 @@ try {
     await page.setViewportSize({ width: 1440, height: 1000 });
   });
 
+  await step('deepseek-v3 on 2048 H100s: 61 blocks over 16 stages, MLA and MTP from the preset, EP 64 on the network that connects it', async () => {
+    const ds = await (await fetch(`${base}/v1/presets/models/deepseek-v3`)).json();
+    const sys = await (await fetch(`${base}/v1/presets/systems/h100_sxm`)).json();
+    await page.selectOption('[data-field="model"]', 'deepseek-v3');
+    await page.waitForFunction(() => document.querySelector('[data-field="model.mla.kv_lora_rank"]') && !document.querySelector('#est-moe-exec').hidden);
+    for (const [k, v] of [...Object.entries(ds.mla).map(([k, v]) => [`mla.${k}`, v]), ['mtp_blocks', ds.mtp_blocks], ['moe.shared_experts', ds.moe.shared_experts], ['moe.first_dense_blocks', ds.moe.first_dense_blocks]]) {
+      check(await page.inputValue(`[data-field="model.${k}"]`) === String(v), `model.${k} is the preset's`, [await page.inputValue(`[data-field="model.${k}"]`), v]);
+    }
+    await page.fill('[data-field="execution.num_procs"]', '2048');
+    await page.fill('[data-field="execution.batch_size"]', '4096');
+    await page.dispatchEvent('[data-field="execution.batch_size"]', 'change');
+    await page.selectOption('[data-field="execution.tensor_par"]', '1');
+    const pps = await page.$$eval('[data-field="execution.pipeline_par"] option', (o) => o.map((x) => Number(x.value)));
+    check(pps.includes(16) && pps.every((p) => 2048 % p === 0 && p <= ds.num_blocks), 'PP 16 is offered for 61 blocks (the API splits them unevenly)', pps);
+    await page.selectOption('[data-field="execution.pipeline_par"]', '16');
+    const dp = Number(await page.inputValue('[data-field="execution.data_par"]'));
+    check(dp === 128, 'DP follows as 2048 / 16', dp);
+    await page.selectOption('[data-field="execution.expert_par"]', '64');
+    const nets = await page.$$eval('[data-field="execution.expert_par_net"] option', (o) => o.map((x) => Number(x.value)));
+    check(nets.length > 0 && nets.every((i) => sys.networks[i].size >= 64), 'only networks that connect 64 GPUs are offered for the all-to-all', nets);
+    const pending = page.waitForResponse((r) => r.url().endsWith('/v1/estimate') && r.request().method() === 'POST');
+    await page.click('#est-submit');
+    const res = await pending;
+    const sent = JSON.parse(res.request().postData());
+    check(res.status() === 200, 'the DeepSeek-V3 estimate is answered', [res.status(), await res.text()]);
+    const s = (await res.json()).summary;
+    check(sent.model === 'deepseek-v3' && sent.execution.expert_par === 64 && sent.execution.pipeline_par === 16 && sent.execution.expert_par_net === nets[0], 'EP 64 over PP 16 is sent', sent.execution);
+    check(s.expert_parallel_tier === nets[0], 'the API runs the all-to-all on that tier', s.expert_parallel_tier);
+    await page.waitForFunction((x) => document.querySelector('#est-results [data-kpi="parameters_active"] .kpi-value')?.textContent.replace(/\D/g, '') === String(x), s.parameters_active);
+    check(await page.getAttribute('#est-results .a2a-tier', 'data-tier') === String(s.expert_parallel_tier), 'the tier shown is the API’s');
+    await page.screenshot({ path: join(outDir, 'estimate-deepseek-v3.png'), fullPage: true });
+  });
+
   await step('a dense preset after the MoE one sends no moe member and no expert fields; the experts can be taken away', async () => {
     await page.selectOption('[data-field="model"]', 'llama3-8B');
     await page.waitForFunction(() => !document.querySelector('[data-field^="model.moe"]') && document.querySelector('#est-moe-exec').hidden);
