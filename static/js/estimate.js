@@ -9,7 +9,7 @@ import { $, divisors, el, fmtBytes, fmtInt, fmtNum, fmtPct, fmtSeconds, fmtStat,
 
 const form = () => $('#estimate-form');
 // Model members a preset file may leave out, with the values the API then uses (schemas/model.json).
-const DEFAULTS = { bias: false, tied_embeddings: true, position_embedding: 'learned', attention_efficiency: 0.5 };
+const DEFAULTS = { bias: false, tied_embeddings: true, position_embedding: 'learned', attention_efficiency: 0.5, mtp_blocks: 0 };
 // Giving any of these makes a model Fathom's modern block (embedding and output layers on the
 // first and last pipeline stages); a model with none of them is Calculon's (blocks only).
 const MODERN_KEYS = ['kv_heads', 'gated_mlp', 'norm', 'qkv_bias', 'causal'];
@@ -313,8 +313,15 @@ function syncPresetLabel(kind) {
 }
 
 // A preset goes by name when its fields were left alone (or only its defaults spelled out).
-const sameAsPreset = (obj, p) => p && Object.keys(obj).every((k) => k in p ? sameValue(obj[k], p[k]) : DEFAULTS[k] === obj[k]) &&
-  Object.keys(p).every((k) => k === '$comment' || k in obj);
+// The API's defaults inside model.moe (schemas/model.json) count as the preset's too.
+const moeDefaults = (m) => (m && m.moe && typeof m.moe === 'object'
+  ? { ...m, moe: { every: 1, first_dense_blocks: 0, router_bias: false, shared_experts: 0, shared_expert_feedforward: m.moe.expert_feedforward, ...m.moe } } : m);
+const sameAsPreset = (o, q) => {
+  if (!q) return false;
+  const obj = moeDefaults(o), p = moeDefaults(q);
+  return Object.keys(obj).every((k) => k in p ? sameValue(obj[k], p[k]) : DEFAULTS[k] === obj[k]) &&
+    Object.keys(p).every((k) => k === '$comment' || k in obj);
+};
 
 // Network choices come from the system; by default TP stays on the fastest (first) network and
 // PP and DP go to the last one, which connects the most GPUs.
@@ -637,7 +644,9 @@ export async function fillForm(req) {
   const f = form();
   // A normalized object is a preset's if it has every member the preset file gives (the
   // normalized form adds the defaults the file leaves out); else the select says "custom".
-  const covers = (p, v) => Object.keys(p).every((k) => k === '$comment' || sameValue(p[k], v[k]));
+  // Nested members (model.moe, model.mla) likewise: the normalized form spells out their defaults.
+  const isObj = (x) => x && typeof x === 'object' && !Array.isArray(x);
+  const covers = (p, v) => isObj(v) && Object.keys(p).every((k) => k === '$comment' || (isObj(p[k]) ? covers(p[k], v[k]) : sameValue(p[k], v[k])));
   const pick = async (kind, key, v) => {
     const select = f.querySelector(`[data-field="${key}"]`);
     select.querySelector('option[value=""]')?.remove();

@@ -823,6 +823,15 @@ try {
       if (m) check(best.some((b) => b.execution.expert_par === Number(m[1]) && (b.execution.expert_tensor_par ?? 1) === Number(m[2] ?? 1)), 'each EP shown is one the API listed', c);
     }
     await page.screenshot({ path: join(outDir, 'sweep-moe.png'), fullPage: true });
+    // The first row opens as a single estimate with its expert parallelism.
+    const pending = page.waitForResponse((r) => r.url().endsWith('/v1/estimate') && r.request().method() === 'POST');
+    await page.click('#sw-results table.top tbody tr:first-child button');
+    const res = await pending;
+    const sent = JSON.parse(res.request().postData());
+    check(res.status() === 200, 'the opened row is estimated', [res.status(), await res.text()]);
+    check(sent.model === 'mixtral-8x7B' && sent.execution.expert_par === best[0].execution.expert_par && sent.execution.expert_tensor_par === (best[0].execution.expert_tensor_par ?? 1),
+      'with the row’s expert parallelism', [sent.model, sent.execution.expert_par, sent.execution.expert_tensor_par]);
+    await page.click('#nav-sweep');
     await page.selectOption('#sw-search [data-field="options.attention_kernel"]', 'unfused');
     await page.click('#nav-estimate');
   });
