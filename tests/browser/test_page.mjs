@@ -787,6 +787,18 @@ try {
     check(sent.model === 'llama3-8B' || (typeof sent.model === 'object' && !('moe' in sent.model)), 'no moe member', sent.model);
     check(!Object.keys(sent.execution).some((k) => /expert|moe/.test(k)), 'no expert execution fields', sent.execution);
     check(await page.locator('#est-results [data-kpi="parameters_active"]').count() === 0, 'no active-parameter figure for a dense model');
+    // A dense modern model can be given experts: 8, 2 per token, each as wide as its MLP.
+    const ff = Number(await page.inputValue('[data-field="model.feedforward"]'));
+    await page.click('#est-moe-toggle');
+    await page.waitForFunction(() => document.querySelector('[data-field="model.moe.num_experts"]') && !document.querySelector('#est-moe-exec').hidden);
+    pending = answer();
+    await page.click('#est-submit');
+    res = await pending;
+    sent = JSON.parse(res.request().postData());
+    check(res.status() === 200 && JSON.stringify(sent.model.moe) === JSON.stringify({ num_experts: 8, top_k: 2, expert_feedforward: ff }) && sent.execution.expert_par >= 1,
+      'the model with experts added is sent with its moe member and expert fields', [res.status(), sent.model.moe, sent.execution.expert_par]);
+    const added = (await res.json()).summary;
+    check(added.parameters_active < added.parameters_total, 'and has fewer active than total parameters', [added.parameters_active, added.parameters_total]);
     // Mixtral with its experts taken away: a custom dense model.
     await page.selectOption('[data-field="model"]', 'mixtral-8x7B');
     await page.waitForSelector('[data-field="model.moe.num_experts"]');
