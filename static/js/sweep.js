@@ -238,7 +238,7 @@ async function showResults(st) {
     { label: 'fits in memory', points: ok.filter((p) => p.fits_memory !== false).map(pt), color: '#2563eb', radius: 4 },
     { label: 'does not fit', points: ok.filter((p) => p.fits_memory === false).map(pt), color: '#dc2626', radius: 4 },
   ], { x: { title: 'tier-1 memory per GPU (GiB)' }, y: { title: 'sample rate (samples/s)' } },
-  (c) => { if (!c.raw.p) return `${fmtNum(c.raw.y)} samples/s, ${fmtNum(c.raw.x)} GiB (sampled)`; const e = execOf(c.raw.p, st); return `TP ${e.tensor_par} PP ${e.pipeline_par} DP ${e.data_par ?? '?'} mb ${e.microbatch_size}: ${fmtNum(c.raw.y)} samples/s, ${fmtNum(c.raw.x)} GiB`; });
+  (c) => { if (!c.raw.p) return `${fmtNum(c.raw.y)} samples/s, ${fmtNum(c.raw.x)} GiB (sampled)`; const e = execOf(c.raw.p, st); return `TP ${e.tensor_par} PP ${e.pipeline_par} DP ${e.data_par ?? '?'}${(e.expert_par ?? 1) > 1 ? ` EP ${e.expert_par}` : ''}${(e.expert_tensor_par ?? 1) > 1 ? ` ETP ${e.expert_tensor_par}` : ''} mb ${e.microbatch_size}: ${fmtNum(c.raw.y)} samples/s, ${fmtNum(c.raw.x)} GiB`; });
 }
 
 // What makes a layout: the split, the batch and its microbatching, recompute and sharding. Rows
@@ -282,6 +282,9 @@ function otherOptions(e) {
   if (e.context_par > 1) out.push(`CP ${e.context_par}`);
   if (e.zero_stage > 1) out.push(`ZeRO-${e.zero_stage}`);
   if (e.fp8) out.push('FP8');
+  if (e.moe_a2a_overlap) out.push('all-to-all overlap');
+  if (e.moe_load_imbalance > 1) out.push(`load imbalance ${e.moe_load_imbalance}`);
+  if (e.moe_capacity_factor > 0) out.push(`capacity ${e.moe_capacity_factor}`);
   const off = ['weight', 'activations', 'optimizer'].filter((k) => e[`${k}_offload`]);
   if (off.length) out.push(`offload ${off.join('+')}`);
   if (e.tensor_par_net !== undefined) out.push(`nets ${e.tensor_par_net}/${e.pipeline_par_net}/${e.data_par_net}`);
