@@ -721,6 +721,20 @@ try {
     check(s.memory.stages[0].expert.weights > 0 && parts.join() === 'expert,non_expert', 'expert and non-expert memory rows', parts);
     check(/EP 8/.test(await page.textContent('#est-results .describe')), 'the summary line names EP');
     await page.screenshot({ path: join(outDir, 'estimate-moe.png'), fullPage: true });
+    // Its link reopens it: the preset named again, the expert fields as they were sent.
+    const href = await page.getAttribute('#est-results .share-link', 'href');
+    const stepShown = await page.textContent('#est-results .kpi:first-child .kpi-value');
+    const other = await context.newPage();
+    watch(other);
+    await other.goto(`${base}/${href}`);
+    await other.waitForSelector('#est-results [data-kpi="parameters_active"]');
+    check(await other.inputValue('[data-field="model"]') === 'mixtral-8x7B', 'the link names the preset', await other.inputValue('[data-field="model"]'));
+    const back = {};
+    for (const k of ['expert_par', 'expert_tensor_par', 'expert_par_net']) back[k] = await other.inputValue(`[data-field="execution.${k}"]`);
+    check(JSON.stringify(back) === JSON.stringify({ expert_par: String(want), expert_tensor_par: '1', expert_par_net: '0' }), 'the link restores the expert fields', back);
+    check(await other.isVisible('#est-moe-exec'), 'and shows the expert group');
+    check(await other.textContent('#est-results .kpi:first-child .kpi-value') === stepShown, 'same step time from the link');
+    await other.close();
 
     // An edited expert field makes a custom model that carries its moe member.
     await page.fill('[data-field="model.moe.top_k"]', '1');
