@@ -9,7 +9,7 @@ import { $, divisors, el, fmtBytes, fmtInt, fmtNum, fmtPct, fmtSeconds, fmtStat,
 
 const form = () => $('#estimate-form');
 // Model members a preset file may leave out, with the values the API then uses (schemas/model.json).
-const DEFAULTS = { bias: false, tied_embeddings: true, position_embedding: 'learned', attention_efficiency: 0.5 };
+const DEFAULTS = { bias: false, tied_embeddings: true, position_embedding: 'learned', attention_efficiency: 0.5, mtp_blocks: 0 };
 // Giving any of these makes a model Fathom's modern block (embedding and output layers on the
 // first and last pipeline stages); a model with none of them is Calculon's (blocks only).
 const MODERN_KEYS = ['kv_heads', 'gated_mlp', 'norm', 'qkv_bias', 'causal'];
@@ -21,7 +21,16 @@ const MODEL_LABELS = {
   bias: 'Biases in linear layers', kv_heads: 'Key/value heads (grouped-query attention)', gated_mlp: 'Gated MLP (SwiGLU: three matrices)',
   norm: 'Normalization', qkv_bias: 'Bias on Q, K and V only', tied_embeddings: 'Output layer reuses the token embedding',
   position_embedding: 'Positions (learned table, rotary, or none)', causal: 'Causal (decoder) attention',
+  // Mixture of experts (model.moe), multi-latent attention (model.mla), multi-token prediction.
+  moe: 'Mixture of experts', num_experts: 'Routed experts', top_k: 'Experts each token goes to',
+  expert_feedforward: 'MLP inner width of one expert', shared_experts: 'Shared experts (every token)',
+  shared_expert_feedforward: 'MLP inner width of a shared expert', first_dense_blocks: 'Dense blocks before the first expert block',
+  every: 'An expert block every … blocks', router_bias: 'Router bias (load balancing without an auxiliary loss)',
+  mla: 'Multi-latent attention (MLA)', q_lora_rank: 'Query compression rank', kv_lora_rank: 'Key/value compression rank',
+  qk_nope_head_dim: 'Query/key width per head without positions', qk_rope_head_dim: 'Query/key rotary width per head',
+  v_head_dim: 'Value width per head', mtp_blocks: 'Multi-token prediction depths (extra blocks)',
 };
+const hasExperts = (m) => !!m && !!m.moe && Number(m.moe.num_experts) > 0;
 const SYSTEM_LABELS = { attention_efficiency: 'Fused-attention efficiency (share of matrix peak)' };
 // What the modern block adds to a Calculon model, from its own fields (the "use the modern block" button).
 const modernFields = (m) => ({ kv_heads: m.attn_heads, gated_mlp: false, norm: 'layernorm', qkv_bias: !!m.bias,
@@ -52,7 +61,8 @@ const BREAKDOWN = [
   ['forward', 'Forward'], ['backward', 'Backward'], ['optimizer', 'Optimizer'],
   ['recompute', 'Recompute'], ['recommunication', 'Recompute comm.'], ['bubble', 'Pipeline bubble'],
   ['tensor_parallel_comm', 'TP comm. (exposed)'], ['pipeline_parallel_comm', 'PP comm. (exposed)'],
-  ['data_parallel_comm', 'DP comm. (exposed)'], ['context_parallel_comm', 'CP comm. (exposed)'], ['forward_offload', 'Offload, forward (exposed)'],
+  ['data_parallel_comm', 'DP comm. (exposed)'], ['context_parallel_comm', 'CP comm. (exposed)'],
+  ['expert_parallel_comm', 'Expert-parallel all-to-all (exposed)'], ['forward_offload', 'Offload, forward (exposed)'],
   ['backward_offload', 'Offload, backward (exposed)'],
 ];
 
@@ -85,6 +95,14 @@ function buildForm(presets) {
       options: [[0, '0: none'], [1, '1: optimizer state (distributed optimizer)'], [2, '2: + gradients'], [3, '3: + weights (FSDP)']] }),
     field({ label: 'Shard group (GPUs per set of shards)', field: 'execution.shard_group', min: 1, step: 1, placeholder: 'all of DP × CP', hint: 'HSDP: shard within groups, replicate across them' }),
     field({ label: 'FP8 matrix multiplies (Transformer Engine)', field: 'execution.fp8', type: 'checkbox', value: false }),
+  );
+  $('#est-moe').append(
+    field({ label: 'Expert parallel (EP: the experts split over GPUs)', field: 'execution.expert_par', type: 'select', hint: 'divides the experts; EP × ETP divides TP × DP' }),
+    field({ label: 'Expert tensor parallel (ETP: each expert’s matrices split)', field: 'execution.expert_tensor_par', type: 'select' }),
+    field({ label: 'Network for the experts’ all-to-all', field: 'execution.expert_par_net', type: 'select', hint: 'must connect EP × ETP GPUs' }),
+    field({ label: 'Load imbalance (busiest GPU’s tokens ÷ mean)', field: 'execution.moe_load_imbalance', placeholder: '1 (balanced routing)', min: 1 }),
+    field({ label: 'Capacity factor (tokens dropped above it)', field: 'execution.moe_capacity_factor', placeholder: 'none (no tokens dropped)', min: 0 }),
+    field({ label: 'Overlap the all-to-all with the other microbatch (DualPipe)', field: 'execution.moe_a2a_overlap', type: 'checkbox', value: false }),
   );
   const more = $('#est-more');
   more.append(
@@ -139,6 +157,39 @@ function showModel(m) {
     ? 'Modern block: every field counts; the embedding sits on the first pipeline stage, the output layer and loss on the last.'
     : 'Calculon’s block: transformer blocks only (vocab_size is not counted in the step). ';
   $('#est-modern').hidden = modern;
+  const experts = hasExperts(m);
+  form().dataset.moe = String(experts);
+  $('#est-moe-exec').hidden = !experts;
+  // A modern model can gain experts (or lose them): the group is optional.
+  const toggle = $('#est-moe-toggle');
+  toggle.hidden = !modern;
+  toggle.textContent = experts ? 'Remove the mixture of experts (a dense model)' : 'Add a mixture of experts (8 experts, 2 per token)';
+}
+
+// Adds model.moe to a dense modern model (8 experts, 2 per token, each as wide as its MLP), or
+// takes it away: the request then has no moe member.
+function toggleExperts() {
+  let m;
+  try { m = readObject($('#est-model-fields'), 'model'); } catch (e) { showError(form(), e); return; }
+  if (hasExperts(m)) delete m.moe;
+  else m.moe = { num_experts: 8, top_k: 2, expert_feedforward: m.feedforward || 4 * m.hidden };
+  showModel(m);
+  syncPresetLabel('model');
+  autoExperts();
+  refreshChoices();
+}
+
+// The expert fields follow the split until the planner sets them.
+function autoExperts() {
+  const f = form();
+  for (const k of ['expert_par', 'expert_tensor_par', 'expert_par_net']) {
+    const input = f.querySelector(`[data-field="execution.${k}"]`);
+    input.dataset.auto = 'true';
+    if (k !== 'expert_par_net') setOptions(input, [[1, '1']], 1);
+  }
+  write(f, 'execution.moe_load_imbalance', '');
+  write(f, 'execution.moe_capacity_factor', '');
+  write(f, 'execution.moe_a2a_overlap', false);
 }
 
 const showSystem = (sys) => objectEditor($('#est-system-fields'), systemView(sys), 'system', SYSTEM_LABELS);
@@ -202,6 +253,7 @@ async function loadModel(name) {
   form().querySelector('[data-field="model"]').dataset.base = name;
   notePreset('model', name);
   applyDefaults();
+  autoExperts();
   refreshChoices();
 }
 
@@ -261,8 +313,15 @@ function syncPresetLabel(kind) {
 }
 
 // A preset goes by name when its fields were left alone (or only its defaults spelled out).
-const sameAsPreset = (obj, p) => p && Object.keys(obj).every((k) => k in p ? sameValue(obj[k], p[k]) : DEFAULTS[k] === obj[k]) &&
-  Object.keys(p).every((k) => k === '$comment' || k in obj);
+// The API's defaults inside model.moe (schemas/model.json) count as the preset's too.
+const moeDefaults = (m) => (m && m.moe && typeof m.moe === 'object'
+  ? { ...m, moe: { every: 1, first_dense_blocks: 0, router_bias: false, shared_experts: 0, shared_expert_feedforward: m.moe.expert_feedforward, ...m.moe } } : m);
+const sameAsPreset = (o, q) => {
+  if (!q) return false;
+  const obj = moeDefaults(o), p = moeDefaults(q);
+  return Object.keys(obj).every((k) => k in p ? sameValue(obj[k], p[k]) : DEFAULTS[k] === obj[k]) &&
+    Object.keys(p).every((k) => k === '$comment' || k in obj);
+};
 
 // Network choices come from the system; by default TP stays on the fastest (first) network and
 // PP and DP go to the last one, which connects the most GPUs.
@@ -333,12 +392,16 @@ export function refreshChoices() {
   const cps = f.dataset.modern === 'true' ? divisors(n / tp | 0 || 1).filter((d) => d === 1 || (seq > 0 && seq % (2 * d) === 0)) : [1];
   const cp = choose(q('context_par'), cps, 1);
   const blocks = m('num_blocks') || 1;
-  const pps = divisors(n / (tp * cp) | 0 || 1).filter((d) => blocks % d === 0);
+  // An MoE model may split its blocks unevenly (DeepSeek-V3's 61 over 16 stages: the first
+  // stages take one more); a dense one is offered the even splits only.
+  const uneven = f.dataset.moe === 'true';
+  const pps = divisors(n / (tp * cp) | 0 || 1).filter((d) => (uneven ? d <= blocks : blocks % d === 0));
   const pp = choose(q('pipeline_par'), pps.length ? pps : [1], 8);
   const dp = Math.max(1, Math.floor(n / (tp * cp * pp)));
   setOptions(q('data_par'), [[dp, String(dp)]], dp);
   fixNetworks({ tensor_par: tp, context_par: cp, pipeline_par: pp, data_par: dp });
   followSplit(tp, dp);
+  refreshExperts(tp, dp);
   const batch = peek(f, 'execution.batch_size');
   const hint = $('#est-batch-hint');
   if (!Number.isInteger(batch) || batch < 1) {
@@ -350,7 +413,40 @@ export function refreshChoices() {
     choose(q('microbatch_size'), [1]);
     hint.textContent = `batch must be a multiple of DP (${dp}): try ${fmtInt(Math.max(1, Math.round(batch / dp)) * dp)}`;
   }
-  choose(q('pipeline_interleaving'), divisors(Math.max(1, blocks / pp | 0)));
+  choose(q('pipeline_interleaving'), divisors(Math.max(1, Math.ceil(blocks / pp))));
+}
+
+// Expert parallelism: EP divides the experts, ETP the expert's MLP width, and EP × ETP divides
+// TP × DP (the API folds the expert layers onto attention's GPUs; CP is not folded in). By
+// default ETP is 1 and EP the largest that fits in the system's first network (its NVLink
+// domain); the all-to-all runs on the first network that connects EP × ETP GPUs.
+function refreshExperts(tp, dp) {
+  const f = form();
+  if (f.dataset.moe !== 'true') return;
+  const q = (k) => f.querySelector(`[data-field="execution.${k}"]`);
+  const auto = (k) => q(k).dataset.auto === 'true';
+  const num = (k) => Number(peek(f, `model.moe.${k}`)) || 0;
+  const experts = num('num_experts') || 1, eff = num('expert_feedforward') || Number(peek(f, 'model.feedforward')) || 1;
+  const fold = tp * dp;
+  let nets;
+  try { nets = readObject($('#est-system-fields'), 'system').networks || []; } catch { nets = []; }
+  const etps = divisors(fold).filter((d) => eff % d === 0);
+  const etp = auto('expert_tensor_par') ? (setOptions(q('expert_tensor_par'), etps.map((v) => [v, String(v)]), 1), 1) : choose(q('expert_tensor_par'), etps, 1);
+  const eps = divisors(experts).filter((d) => (fold / etp) % d === 0);
+  const domain = nets.length ? nets[0].size : 1;
+  const fitting = eps.filter((d) => d * etp <= domain);
+  const ep = auto('expert_par')
+    ? (setOptions(q('expert_par'), eps.map((v) => [v, String(v)]), (fitting.length ? fitting : [1]).at(-1)), (fitting.length ? fitting : [1]).at(-1))
+    : choose(q('expert_par'), eps, 1);
+  // The all-to-all's network: any tier that connects the group; automatically the first one.
+  const group = ep * etp;
+  const ok = nets.map((n, i) => [i, n]).filter(([, n]) => !(n.size > 0) || n.size >= group || ep === 1);
+  const netOpts = ok.map(([i, n]) => [i, `${i}: ${fmtInt(n.size)} GPUs, ${n.bandwidth} GB/s`]);
+  const net = q('expert_par_net');
+  const keep = !auto('expert_par_net') && ok.some(([i]) => String(i) === net.value) ? net.value : (ok[0] ? ok[0][0] : 0);
+  setOptions(net, netOpts, keep);
+  $('#est-moe-hint').textContent = `${fmtInt(experts)} experts: ${fmtInt(experts / ep)} per GPU; the all-to-all joins ${fmtInt(group)} GPU${group > 1 ? 's' : ''}` +
+    `${fold / group > 1 ? `, expert gradients are reduced over ${fmtInt(fold / group)} copies` : ''}.`;
 }
 
 // The request as the API wants it; presets go by name unless a field was edited.
@@ -362,6 +458,7 @@ export function currentRequest() {
   const execution = {};
   for (const input of f.querySelectorAll('[data-field^="execution."]')) {
     const k = input.dataset.field.slice(10);
+    if (input.closest('#est-moe-exec') && f.dataset.moe !== 'true') continue; // a dense model: no expert fields
     const v = read(f, input.dataset.field);
     if (v === '') continue; // an "automatic" choice: the API's own (context_par_net)
     execution[k] = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
@@ -407,7 +504,8 @@ function describe(req, resp) {
   const e = req.execution, s = resp.summary;
   const name = (v, kind) => (typeof v === 'string' ? v : `custom ${kind}`);
   return `${name(req.model, 'model')} on ${fmtInt(e.num_procs ?? s.num_procs)} × ${name(req.system, 'system')} · ` +
-    `TP ${e.tensor_par}${(e.context_par ?? 1) > 1 ? ` × CP ${e.context_par}` : ''} × PP ${e.pipeline_par} × DP ${e.data_par} · batch ${fmtInt(e.batch_size)} ` +
+    `TP ${e.tensor_par}${(e.context_par ?? 1) > 1 ? ` × CP ${e.context_par}` : ''} × PP ${e.pipeline_par} × DP ${e.data_par}` +
+    `${(e.expert_par ?? 1) > 1 ? ` · EP ${e.expert_par}` : ''}${(e.expert_tensor_par ?? 1) > 1 ? ` × ETP ${e.expert_tensor_par}` : ''} · batch ${fmtInt(e.batch_size)} ` +
     `(${fmtInt(s.num_microbatches)} microbatches of ${e.microbatch_size} per replica)`;
 }
 
@@ -443,6 +541,7 @@ export function showEstimate(req, resp, hash) {
     modelKpis(s),
     el('h3', {}, 'Where the step time goes'),
     chart.box,
+    expertsLine(s, req),
     s.outer_layers_time_s > 0 ? el('p', { class: 'muted outer' }, `Embedding, output layer and loss (first and last pipeline stage): ${fmtSeconds(s.outer_layers_time_s)} per step.`) : el('span'),
     el('h3', {}, 'Memory per GPU against capacity'),
     memBar(1, s.mem_tier1_bytes, s.mem_tier1_capacity_bytes),
@@ -458,12 +557,30 @@ export function showEstimate(req, resp, hash) {
   if (window.Chart) stackedTime(chart.canvas, parts, s.step_time_s);
 }
 
+// The experts' share of the step: their grouped GEMMs (inside forward and backward) and where
+// the all-to-all ran.
+function expertsLine(s, req) {
+  if (!(s.routed_expert_compute_s > 0) && s.expert_parallel_tier == null) return el('span');
+  const sys = typeof req.system === 'object' ? req.system : state.cache.systems[req.system] || {};
+  const tier = s.expert_parallel_tier;
+  const net = tier != null ? (sys.networks || [])[tier] : null;
+  const a2a = s.time_breakdown_s?.expert_parallel_comm || 0;
+  return el('p', { class: 'muted experts-line' },
+    el('span', { class: 'routed' }, `Routed experts’ matrix multiplies: ${fmtSeconds(s.routed_expert_compute_s || 0)} per step (inside forward and backward). `),
+    tier != null
+      ? el('span', { class: 'a2a-tier', 'data-tier': tier }, `Token all-to-all on network tier ${tier}${net ? ` (${fmtInt(net.size)} GPUs, ${net.bandwidth} GB/s)` : ''}: ${fmtSeconds(a2a)} exposed.`)
+      : el('span', { class: 'a2a-tier' }, 'No expert parallelism: every GPU holds every expert, no all-to-all.'));
+}
+
 // The model's size and work, and what each GPU does with it.
 function modelKpis(s) {
   if (s.parameters_total === undefined) return el('span');
   const k = (key, label, value, sub) => { const n = kpi(label, value, sub); n.dataset.kpi = key; return n; };
   return el('div', { class: 'kpis small model-kpis' },
     k('parameters', 'Parameters', fmtInt(s.parameters_total), `${fmtNum(s.parameters_total / 1e9)} billion, embeddings included`),
+    s.parameters_active !== undefined && s.parameters_active !== s.parameters_total
+      ? k('parameters_active', 'Active parameters (per token)', fmtInt(s.parameters_active), `${fmtNum(s.parameters_active / 1e9)} billion: the experts a token is routed to, shared experts and the rest`)
+      : null,
     k('flops_per_token', 'Model FLOPs per token', `${fmtNum(s.model_flops_per_token / 1e9)} GFLOP`, 'forward and backward, attention included'),
     k('tflops_per_proc', 'TFLOP/s per GPU', fmtNum(s.tflops_per_proc), 'model FLOPs per second on each GPU'),
     k('tokens_per_proc', 'Tokens/s per GPU', fmtNum(s.tokens_per_s_per_proc), `${fmtNum(s.tokens_per_s)} tokens/s in all`));
@@ -478,6 +595,15 @@ function stageMemory(mem) {
     `${st.stage} stage (${fmtInt(st.blocks)} blocks)${heavy(st) ? ' — heaviest' : ''}`)));
   const rows = MEM_ROWS.map(([k, label]) => el('tr', { class: k === 'total' ? 'total' : '' }, el('td', {}, label),
     ...mem.stages.map((st) => el('td', { class: `num${heavy(st) ? ' heaviest' : ''}`, title: `${fmtInt(st[k])} bytes` }, fmtBytes(st[k])))));
+  // With experts: the weights, gradients and optimizer state split into the routed experts' and the rest.
+  const part = (x) => (x ? (x.weights || 0) + (x.gradients || 0) + (x.optimizer || 0) : 0);
+  if (mem.stages.some((st) => part(st.expert) > 0)) {
+    for (const [k, label] of [['expert', 'weights, gradients, optimizer: routed experts'], ['non_expert', 'weights, gradients, optimizer: the rest']]) {
+      rows.splice(rows.length - 1, 0, el('tr', { class: `sub-row ${k}`, 'data-part': k }, el('td', {}, label),
+        ...mem.stages.map((st) => el('td', { class: `num${heavy(st) ? ' heaviest' : ''}`,
+          title: `weights ${fmtBytes(st[k].weights)}, gradients ${fmtBytes(st[k].gradients)}, optimizer state ${fmtBytes(st[k].optimizer)} (${fmtInt(part(st[k]))} bytes)` }, fmtBytes(part(st[k]))))));
+    }
+  }
   const b = mem.bytes_per_parameter || {};
   return el('div', { class: 'stage-mem' }, el('h3', {}, 'Memory by pipeline stage'),
     el('div', { class: 'table-wrap' }, el('table', { class: 'grid stage-mem-table' }, el('thead', {}, head), el('tbody', {}, rows))),
@@ -518,7 +644,9 @@ export async function fillForm(req) {
   const f = form();
   // A normalized object is a preset's if it has every member the preset file gives (the
   // normalized form adds the defaults the file leaves out); else the select says "custom".
-  const covers = (p, v) => Object.keys(p).every((k) => k === '$comment' || sameValue(p[k], v[k]));
+  // Nested members (model.moe, model.mla) likewise: the normalized form spells out their defaults.
+  const isObj = (x) => x && typeof x === 'object' && !Array.isArray(x);
+  const covers = (p, v) => isObj(v) && Object.keys(p).every((k) => k === '$comment' || (isObj(p[k]) ? covers(p[k], v[k]) : sameValue(p[k], v[k])));
   const pick = async (kind, key, v) => {
     const select = f.querySelector(`[data-field="${key}"]`);
     select.querySelector('option[value=""]')?.remove();
@@ -554,6 +682,10 @@ export async function fillForm(req) {
   if (e.context_par === 1) delete e.context_par_net;
   write(f, 'execution.shard_group', ''); // what the request leaves out is the API's default
   write(f, 'execution.context_par_net', '');
+  // The expert fields: the request's, else the API's defaults (no expert parallelism).
+  for (const k of ['expert_par', 'expert_tensor_par']) setOptions(f.querySelector(`[data-field="execution.${k}"]`), [[e[k] ?? 1, String(e[k] ?? 1)]], e[k] ?? 1);
+  for (const k of ['moe_load_imbalance', 'moe_capacity_factor']) write(f, `execution.${k}`, '');
+  write(f, 'execution.moe_a2a_overlap', false);
   write(f, 'execution.num_procs', e.num_procs ?? e.tensor_par * e.context_par * e.pipeline_par * e.data_par);
   write(f, 'execution.batch_size', e.batch_size);
   for (const k of ['tensor_par', 'context_par', 'pipeline_par', 'microbatch_size', 'pipeline_interleaving']) {
@@ -577,6 +709,8 @@ export async function initEstimate(presets) {
   showModel(model);
   showSystem(sys);
   $('#est-modern').addEventListener('click', useModernBlock);
+  $('#est-moe-toggle').addEventListener('click', toggleExperts);
+  autoExperts();
   for (const k of ['model', 'system']) { f.querySelector(`[data-field="${k}"]`).dataset.base = read(f, k); notePreset(k, read(f, k)); }
   refreshNetworks(sys);
   applyDefaults();

@@ -92,7 +92,7 @@ export function objectEditor(container, obj, root, labels = {}) {
       const path = joinPath(p);
       const label = labels[k] ? `${labels[k]} (${k})` : k;
       if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
-        const fs = el('fieldset', { class: 'sub' }, el('legend', {}, k));
+        const fs = el('fieldset', { class: 'sub', 'data-group': path }, el('legend', {}, labels[k] ? `${labels[k]} (${k})` : k));
         walk(v, p, fs);
         into.append(fs);
       } else if (Array.isArray(v) && v.length && v.every((x) => x && typeof x === 'object' && !Array.isArray(x))) {

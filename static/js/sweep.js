@@ -238,13 +238,13 @@ async function showResults(st) {
     { label: 'fits in memory', points: ok.filter((p) => p.fits_memory !== false).map(pt), color: '#2563eb', radius: 4 },
     { label: 'does not fit', points: ok.filter((p) => p.fits_memory === false).map(pt), color: '#dc2626', radius: 4 },
   ], { x: { title: 'tier-1 memory per GPU (GiB)' }, y: { title: 'sample rate (samples/s)' } },
-  (c) => { if (!c.raw.p) return `${fmtNum(c.raw.y)} samples/s, ${fmtNum(c.raw.x)} GiB (sampled)`; const e = execOf(c.raw.p, st); return `TP ${e.tensor_par} PP ${e.pipeline_par} DP ${e.data_par ?? '?'} mb ${e.microbatch_size}: ${fmtNum(c.raw.y)} samples/s, ${fmtNum(c.raw.x)} GiB`; });
+  (c) => { if (!c.raw.p) return `${fmtNum(c.raw.y)} samples/s, ${fmtNum(c.raw.x)} GiB (sampled)`; const e = execOf(c.raw.p, st); return `TP ${e.tensor_par} PP ${e.pipeline_par} DP ${e.data_par ?? '?'}${(e.expert_par ?? 1) > 1 ? ` EP ${e.expert_par}` : ''}${(e.expert_tensor_par ?? 1) > 1 ? ` ETP ${e.expert_tensor_par}` : ''} mb ${e.microbatch_size}: ${fmtNum(c.raw.y)} samples/s, ${fmtNum(c.raw.x)} GiB`; });
 }
 
 // What makes a layout: the split, the batch and its microbatching, recompute and sharding. Rows
 // that differ only in the rest (offload, overlaps, fusion, communication style, networks) are
 // near-duplicates for a planner: the fastest stands for its group, the others are its variants.
-const ESSENTIALS = ['tensor_par', 'context_par', 'pipeline_par', 'data_par', 'zero_stage', 'batch_size', 'microbatch_size', 'pipeline_interleaving', 'activation_recompute', 'optimizer_sharding'];
+const ESSENTIALS = ['tensor_par', 'context_par', 'pipeline_par', 'data_par', 'expert_par', 'expert_tensor_par', 'zero_stage', 'batch_size', 'microbatch_size', 'pipeline_interleaving', 'activation_recompute', 'optimizer_sharding'];
 export function groupRows(rows, st) {
   const groups = new Map();
   for (const p of rows) {
@@ -282,10 +282,21 @@ function otherOptions(e) {
   if (e.context_par > 1) out.push(`CP ${e.context_par}`);
   if (e.zero_stage > 1) out.push(`ZeRO-${e.zero_stage}`);
   if (e.fp8) out.push('FP8');
+  if (e.moe_a2a_overlap) out.push('all-to-all overlap');
+  if (e.moe_load_imbalance > 1) out.push(`load imbalance ${e.moe_load_imbalance}`);
+  if (e.moe_capacity_factor > 0) out.push(`capacity ${e.moe_capacity_factor}`);
   const off = ['weight', 'activations', 'optimizer'].filter((k) => e[`${k}_offload`]);
   if (off.length) out.push(`offload ${off.join('+')}`);
   if (e.tensor_par_net !== undefined) out.push(`nets ${e.tensor_par_net}/${e.pipeline_par_net}/${e.data_par_net}`);
   return out.join(' · ');
+}
+
+// Expert parallelism under the layout, where there is any (EP, and ETP when the experts' own
+// matrices are split).
+function experts(e) {
+  const ep = e.expert_par ?? 1, etp = e.expert_tensor_par ?? 1;
+  if (ep <= 1 && etp <= 1) return null;
+  return el('div', { class: 'experts', title: 'expert parallel × expert tensor parallel' }, `EP ${ep}${etp > 1 ? ` × ETP ${etp}` : ''}`);
 }
 
 // Compact on purpose: the Open button comes first and the layout reads as one cell, so the
@@ -304,7 +315,7 @@ function topTable(rows, st) {
       : [otherOptions(e)];
     return el('tr', { 'data-variants': variants.length },
       el('td', {}, p.rank ?? i + 1), el('td', {}, open),
-      el('td', { class: 'layout' }, `${e.tensor_par} × ${e.pipeline_par} × ${e.data_par ?? '—'}`),
+      el('td', { class: 'layout' }, `${e.tensor_par} × ${e.pipeline_par} × ${e.data_par ?? '—'}`, experts(e)),
       el('td', { class: 'num' }, fmtSeconds(s.step_time_s)), el('td', { class: 'num' }, `${fmtNum(s.sample_rate)}/s`),
       el('td', { class: 'num mfu' }, fmtPct(s.mfu ?? s.total_efficiency)),
       el('td', { class: 'num tflops' }, fmtNum(s.tflops_per_proc ?? s.useful_flops_per_s_per_proc / 1e12)),

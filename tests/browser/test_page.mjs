@@ -661,6 +661,207 @@ try {
     await page.selectOption('#sw-search [data-field="options.zero_stage"]', 'calculon');
   });
 
+  // Mixture of experts on the page. Expectations come from the API's answers, the preset file
+  // and its published figures, never from what the page prints.
+  await step('mixtral-8x7B on 32 H100s: the expert fields from the preset, sent, active parameters, the all-to-all line, expert memory; 390 px', async () => {
+    await page.setViewportSize({ width: 1440, height: 1000 });
+    await page.click('#nav-estimate');
+    const sys = await (await fetch(`${base}/v1/presets/systems/h100_sxm`)).json();
+    const mx = await (await fetch(`${base}/v1/presets/models/mixtral-8x7B`)).json();
+    const listed = (await (await fetch(`${base}/v1/presets`)).json()).models.find((m) => m.name === 'mixtral-8x7B');
+    // The comment quotes the published counts ("46,702,792,704 parameters, 12,879,925,248 active").
+    const published = Number((String(listed?.comment).match(/([\d,]+) active/) || [])[1]?.replace(/,/g, ''));
+    check(published > 0, 'the preset quotes its active parameter count', listed);
+    await page.selectOption('[data-field="model"]', 'mixtral-8x7B');
+    await page.selectOption('[data-field="system"]', 'h100_sxm');
+    await page.waitForFunction(() => document.querySelector('[data-field="model.moe.num_experts"]') && !document.querySelector('#est-moe-exec').hidden);
+    for (const [k, v] of Object.entries(mx.moe)) {
+      const shown = await page.$eval(`[data-field="model.moe.${k}"]`, (x) => (x.type === 'checkbox' ? x.checked : x.value));
+      check(String(shown) === String(v), `model.moe.${k} is the preset's`, [shown, v]);
+    }
+    await page.fill('[data-field="execution.num_procs"]', '32');
+    await page.fill('[data-field="execution.batch_size"]', '64');
+    await page.dispatchEvent('[data-field="execution.batch_size"]', 'change');
+    await page.selectOption('[data-field="execution.tensor_par"]', '2');
+    await page.selectOption('[data-field="execution.pipeline_par"]', '4');
+    const val = (k) => page.$eval(`[data-field="execution.${k}"]`, (x) => (x.type === 'checkbox' ? x.checked : x.value));
+    check(await val('data_par') === '4', 'DP follows as 32 / (2 × 4)', await val('data_par'));
+    // EP divides the experts and, times ETP, TP × DP; by default the largest that fits tier 0.
+    const n = mx.moe.num_experts, fold = 2 * 4;
+    const eps = await page.$$eval('[data-field="execution.expert_par"] option', (o) => o.map((x) => Number(x.value)));
+    const etp = Number(await val('expert_tensor_par'));
+    check(eps.length > 1 && eps.every((d) => n % d === 0 && fold % (d * etp) === 0), 'only expert_par values that divide are offered', { eps, etp });
+    const want = Math.max(...[...Array(n).keys()].map((i) => i + 1).filter((d) => n % d === 0 && fold % d === 0 && d <= sys.networks[0].size));
+    check(Number(await val('expert_par')) === want && etp === 1, 'the default: ETP 1, EP the largest that fits the NVLink domain', [await val('expert_par'), want]);
+
+    const answer = () => page.waitForResponse((r) => r.url().endsWith('/v1/estimate') && r.request().method() === 'POST');
+    let pending = answer();
+    await page.click('#est-submit');
+    let res = await pending;
+    let sent = JSON.parse(res.request().postData());
+    check(res.status() === 200, 'the MoE estimate is answered', [res.status(), await res.text()]);
+    const s = (await res.json()).summary;
+    check(sent.model === 'mixtral-8x7B', 'the unedited preset goes by name (with its experts)', sent.model);
+    const e = sent.execution;
+    check(e.expert_par === want && e.expert_tensor_par === 1 && e.expert_par_net === 0 && e.moe_a2a_overlap === false &&
+      !('moe_capacity_factor' in e) && !('moe_load_imbalance' in e), 'the expert execution fields are sent (empty ones left to the API)', e);
+    await page.waitForSelector('#est-results [data-kpi="parameters_active"]');
+    const active = await page.textContent('#est-results [data-kpi="parameters_active"] .kpi-value');
+    check(Number(active.replace(/\D/g, '')) === s.parameters_active && s.parameters_active === published, 'active parameters shown are the API’s and the published figure', { active, api: s.parameters_active, published });
+    const total = await page.textContent('#est-results [data-kpi="parameters"] .kpi-value');
+    check(Number(total.replace(/\D/g, '')) === s.parameters_total && s.parameters_total > s.parameters_active, 'total parameters beside them', [total, s.parameters_total]);
+    check(s.time_breakdown_s.expert_parallel_comm > 0, 'the API prices the all-to-all', s.time_breakdown_s);
+    const legend = await page.evaluate(() => window.Chart.getChart(document.querySelector('#est-results canvas')).data.datasets.map((d) => d.label));
+    check(legend.some((l) => /^Expert-parallel all-to-all/.test(l)), 'the breakdown has the expert-parallel line', legend);
+    const tier = await page.getAttribute('#est-results .a2a-tier', 'data-tier');
+    check(tier === String(s.expert_parallel_tier), 'the all-to-all’s tier is the API’s', [tier, s.expert_parallel_tier]);
+    const routed = await page.textContent('#est-results .experts-line .routed');
+    check(s.routed_expert_compute_s > 0 && (routed.includes(`${+(s.routed_expert_compute_s * 1e3).toPrecision(3)} ms`) || routed.includes(`${+s.routed_expert_compute_s.toPrecision(3)} s`)), 'routed-expert compute shown', [routed, s.routed_expert_compute_s]);
+    const parts = await page.$$eval('#est-results table.stage-mem-table tr[data-part]', (r) => r.map((x) => x.dataset.part));
+    check(s.memory.stages[0].expert.weights > 0 && parts.join() === 'expert,non_expert', 'expert and non-expert memory rows', parts);
+    check(/EP 8/.test(await page.textContent('#est-results .describe')), 'the summary line names EP');
+    await page.screenshot({ path: join(outDir, 'estimate-moe.png'), fullPage: true });
+    // Its link reopens it: the preset named again, the expert fields as they were sent.
+    const href = await page.getAttribute('#est-results .share-link', 'href');
+    const stepShown = await page.textContent('#est-results .kpi:first-child .kpi-value');
+    const other = await context.newPage();
+    watch(other);
+    await other.goto(`${base}/${href}`);
+    await other.waitForSelector('#est-results [data-kpi="parameters_active"]');
+    check(await other.inputValue('[data-field="model"]') === 'mixtral-8x7B', 'the link names the preset', await other.inputValue('[data-field="model"]'));
+    const back = {};
+    for (const k of ['expert_par', 'expert_tensor_par', 'expert_par_net']) back[k] = await other.inputValue(`[data-field="execution.${k}"]`);
+    check(JSON.stringify(back) === JSON.stringify({ expert_par: String(want), expert_tensor_par: '1', expert_par_net: '0' }), 'the link restores the expert fields', back);
+    check(await other.isVisible('#est-moe-exec'), 'and shows the expert group');
+    check(await other.textContent('#est-results .kpi:first-child .kpi-value') === stepShown, 'same step time from the link');
+    await other.close();
+
+    // An edited expert field makes a custom model that carries its moe member.
+    await page.fill('[data-field="model.moe.top_k"]', '1');
+    await page.dispatchEvent('[data-field="model.moe.top_k"]', 'input');
+    pending = answer();
+    await page.click('#est-submit');
+    res = await pending;
+    sent = JSON.parse(res.request().postData());
+    check(res.status() === 200 && typeof sent.model === 'object' && JSON.stringify(sent.model.moe) === JSON.stringify({ ...mx.moe, top_k: 1 }), 'the edited model is sent with its experts', [res.status(), sent.model]);
+    const s1 = (await res.json()).summary;
+    await page.waitForFunction((x) => document.querySelector('#est-results [data-kpi="parameters_active"] .kpi-value')?.textContent.replace(/\D/g, '') === String(x), s1.parameters_active);
+    check(s1.parameters_active < s.parameters_active, 'one expert per token is fewer active parameters', [s1.parameters_active, s.parameters_active]);
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 3000 }).catch(() => {});
+    const over = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    check(over <= 0, 'no horizontal scroll at 390 px after the MoE estimate', over);
+    await page.screenshot({ path: join(outDir, 'estimate-moe-390.png'), fullPage: true });
+    await page.setViewportSize({ width: 1440, height: 1000 });
+  });
+
+  await step('deepseek-v3 on 2048 H100s: 61 blocks over 16 stages, MLA and MTP from the preset, EP 64 on the network that connects it', async () => {
+    const ds = await (await fetch(`${base}/v1/presets/models/deepseek-v3`)).json();
+    const sys = await (await fetch(`${base}/v1/presets/systems/h100_sxm`)).json();
+    await page.selectOption('[data-field="model"]', 'deepseek-v3');
+    await page.waitForFunction(() => document.querySelector('[data-field="model.mla.kv_lora_rank"]') && !document.querySelector('#est-moe-exec').hidden);
+    for (const [k, v] of [...Object.entries(ds.mla).map(([k, v]) => [`mla.${k}`, v]), ['mtp_blocks', ds.mtp_blocks], ['moe.shared_experts', ds.moe.shared_experts], ['moe.first_dense_blocks', ds.moe.first_dense_blocks]]) {
+      check(await page.inputValue(`[data-field="model.${k}"]`) === String(v), `model.${k} is the preset's`, [await page.inputValue(`[data-field="model.${k}"]`), v]);
+    }
+    await page.fill('[data-field="execution.num_procs"]', '2048');
+    await page.fill('[data-field="execution.batch_size"]', '4096');
+    await page.dispatchEvent('[data-field="execution.batch_size"]', 'change');
+    await page.selectOption('[data-field="execution.tensor_par"]', '1');
+    const pps = await page.$$eval('[data-field="execution.pipeline_par"] option', (o) => o.map((x) => Number(x.value)));
+    check(pps.includes(16) && pps.every((p) => 2048 % p === 0 && p <= ds.num_blocks), 'PP 16 is offered for 61 blocks (the API splits them unevenly)', pps);
+    await page.selectOption('[data-field="execution.pipeline_par"]', '16');
+    const dp = Number(await page.inputValue('[data-field="execution.data_par"]'));
+    check(dp === 128, 'DP follows as 2048 / 16', dp);
+    await page.selectOption('[data-field="execution.expert_par"]', '64');
+    const nets = await page.$$eval('[data-field="execution.expert_par_net"] option', (o) => o.map((x) => Number(x.value)));
+    check(nets.length > 0 && nets.every((i) => sys.networks[i].size >= 64), 'only networks that connect 64 GPUs are offered for the all-to-all', nets);
+    const pending = page.waitForResponse((r) => r.url().endsWith('/v1/estimate') && r.request().method() === 'POST');
+    await page.click('#est-submit');
+    const res = await pending;
+    const sent = JSON.parse(res.request().postData());
+    check(res.status() === 200, 'the DeepSeek-V3 estimate is answered', [res.status(), await res.text()]);
+    const s = (await res.json()).summary;
+    check(sent.model === 'deepseek-v3' && sent.execution.expert_par === 64 && sent.execution.pipeline_par === 16 && sent.execution.expert_par_net === nets[0], 'EP 64 over PP 16 is sent', sent.execution);
+    check(s.expert_parallel_tier === nets[0], 'the API runs the all-to-all on that tier', s.expert_parallel_tier);
+    await page.waitForFunction((x) => document.querySelector('#est-results [data-kpi="parameters_active"] .kpi-value')?.textContent.replace(/\D/g, '') === String(x), s.parameters_active);
+    check(await page.getAttribute('#est-results .a2a-tier', 'data-tier') === String(s.expert_parallel_tier), 'the tier shown is the API’s');
+    await page.screenshot({ path: join(outDir, 'estimate-deepseek-v3.png'), fullPage: true });
+  });
+
+  await step('a dense preset after the MoE one sends no moe member and no expert fields; the experts can be taken away', async () => {
+    await page.selectOption('[data-field="model"]', 'llama3-8B');
+    await page.waitForFunction(() => !document.querySelector('[data-field^="model.moe"]') && document.querySelector('#est-moe-exec').hidden);
+    const answer = () => page.waitForResponse((r) => r.url().endsWith('/v1/estimate') && r.request().method() === 'POST');
+    let pending = answer();
+    await page.click('#est-submit');
+    let res = await pending;
+    let sent = JSON.parse(res.request().postData());
+    check(res.status() === 200, 'the dense estimate is answered', [res.status(), await res.text()]);
+    check(sent.model === 'llama3-8B' || (typeof sent.model === 'object' && !('moe' in sent.model)), 'no moe member', sent.model);
+    check(!Object.keys(sent.execution).some((k) => /expert|moe/.test(k)), 'no expert execution fields', sent.execution);
+    check(await page.locator('#est-results [data-kpi="parameters_active"]').count() === 0, 'no active-parameter figure for a dense model');
+    // A dense modern model can be given experts: 8, 2 per token, each as wide as its MLP.
+    const ff = Number(await page.inputValue('[data-field="model.feedforward"]'));
+    await page.click('#est-moe-toggle');
+    await page.waitForFunction(() => document.querySelector('[data-field="model.moe.num_experts"]') && !document.querySelector('#est-moe-exec').hidden);
+    pending = answer();
+    await page.click('#est-submit');
+    res = await pending;
+    sent = JSON.parse(res.request().postData());
+    check(res.status() === 200 && JSON.stringify(sent.model.moe) === JSON.stringify({ num_experts: 8, top_k: 2, expert_feedforward: ff }) && sent.execution.expert_par >= 1,
+      'the model with experts added is sent with its moe member and expert fields', [res.status(), sent.model.moe, sent.execution.expert_par]);
+    const added = (await res.json()).summary;
+    check(added.parameters_active < added.parameters_total, 'and has fewer active than total parameters', [added.parameters_active, added.parameters_total]);
+    // Mixtral with its experts taken away: a custom dense model.
+    await page.selectOption('[data-field="model"]', 'mixtral-8x7B');
+    await page.waitForSelector('[data-field="model.moe.num_experts"]');
+    await page.click('#est-moe-toggle');
+    await page.waitForFunction(() => !document.querySelector('[data-field^="model.moe"]'));
+    pending = answer();
+    await page.click('#est-submit');
+    res = await pending;
+    sent = JSON.parse(res.request().postData());
+    check(res.status() === 200 && typeof sent.model === 'object' && !('moe' in sent.model), 'the model without experts has no moe member', [res.status(), sent.model]);
+    check(!Object.keys(sent.execution).some((k) => /expert|moe/.test(k)), 'and no expert execution fields', sent.execution);
+  });
+
+  await step('a mixtral-8x7B search lists expert parallelism in its rows', async () => {
+    await page.click('#nav-sweep');
+    await page.selectOption('#f-kind', 'optimal_execution');
+    await page.selectOption('#sw-search [data-field="model"]', 'mixtral-8x7B');
+    await page.selectOption('#sw-search [data-field="system"]', 'h100_sxm');
+    await page.selectOption('#sw-search [data-field="datatype"]', 'bfloat16');
+    await page.fill('#sw-search [data-field="num_procs"]', '8');
+    await page.fill('#sw-search [data-field="max_batch_size"]', '16');
+    await page.fill('#sw-search [data-field="options.top_n"]', '3');
+    await page.selectOption('#sw-search [data-field="options.attention_kernel"]', 'fused');
+    await page.click('#sw-submit');
+    await page.waitForFunction(() => ['done', 'failed', 'cancelled'].includes(document.querySelector('#sw-status').dataset.state) && document.querySelector('#sw-results h3'), null, { timeout: 180000 });
+    check(await page.getAttribute('#sw-status', 'data-state') === 'done', 'search finished', await page.textContent('#sw-results'));
+    const id = (await page.getAttribute('#sw-results .share a', 'href')).split('=')[1];
+    const best = (await (await fetch(`${base}/v1/sweep/${id}`)).json()).best;
+    check(best.some((b) => b.execution.expert_par > 1), 'the API’s search uses expert parallelism', best.map((b) => b.execution.expert_par));
+    const cells = await page.$$eval('#sw-results table.top tbody tr td.layout', (t) => t.map((x) => x.textContent));
+    check(cells.length > 0 && cells.some((c) => /EP \d+/.test(c)), 'rows show EP', cells);
+    for (const c of cells) {
+      const m = c.match(/EP (\d+)(?: × ETP (\d+))?/);
+      if (m) check(best.some((b) => b.execution.expert_par === Number(m[1]) && (b.execution.expert_tensor_par ?? 1) === Number(m[2] ?? 1)), 'each EP shown is one the API listed', c);
+    }
+    await page.screenshot({ path: join(outDir, 'sweep-moe.png'), fullPage: true });
+    // The first row opens as a single estimate with its expert parallelism.
+    const pending = page.waitForResponse((r) => r.url().endsWith('/v1/estimate') && r.request().method() === 'POST');
+    await page.click('#sw-results table.top tbody tr:first-child button');
+    const res = await pending;
+    const sent = JSON.parse(res.request().postData());
+    check(res.status() === 200, 'the opened row is estimated', [res.status(), await res.text()]);
+    check(sent.model === 'mixtral-8x7B' && sent.execution.expert_par === best[0].execution.expert_par && sent.execution.expert_tensor_par === (best[0].execution.expert_tensor_par ?? 1),
+      'with the row’s expert parallelism', [sent.model, sent.execution.expert_par, sent.execution.expert_tensor_par]);
+    await page.click('#nav-sweep');
+    await page.selectOption('#sw-search [data-field="options.attention_kernel"]', 'unfused');
+    await page.click('#nav-estimate');
+  });
+
   await step('no page errors and nothing fetched from outside', async () => {
     check(pageErrors.length === 0, 'no errors in the page', pageErrors);
     check(foreign.length === 0, 'only fathomd was contacted', foreign);
