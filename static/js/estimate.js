@@ -522,6 +522,14 @@ function memBar(tier, used, cap) {
     el('div', { class: 'mem-track' }, el('div', { class: 'mem-fill', style: `width:${pct.toFixed(2)}%` })));
 }
 
+// Why the answer may look better than a real run would: next to the headline figures, each with
+// its code (the API's warnings, with their sources).
+function warningsBlock(warnings) {
+  if (!warnings || !warnings.length) return el('span');
+  return el('ul', { class: 'warnings', 'aria-label': 'warnings' },
+    warnings.map((w) => el('li', { class: 'warn', 'data-code': w.code }, w.message)));
+}
+
 // Renders a result (fresh, or reopened from a link).
 export function showEstimate(req, resp, hash) {
   const out = $('#est-results');
@@ -538,6 +546,7 @@ export function showEstimate(req, resp, hash) {
       kpi('Sample rate', `${fmtNum(s.sample_rate)} samples/s`, `${fmtNum(s.tokens_per_s)} tokens/s`),
       kpi('MFU', fmtPct(s.mfu ?? s.total_efficiency), `model FLOPs utilization: the model’s FLOPs (recompute not counted) over the GPUs’ peak · compute ${fmtPct(s.compute_efficiency)} · system ${fmtPct(s.system_efficiency)}`),
       kpi('Memory', resp.fits_memory ? 'fits' : 'does not fit', `${fmtBytes(s.mem_tier1_bytes)} per GPU in tier 1`)),
+    warningsBlock(resp.warnings),
     modelKpis(s),
     el('h3', {}, 'Where the step time goes'),
     chart.box,

@@ -862,6 +862,28 @@ try {
     await page.click('#nav-estimate');
   });
 
+  await step('warnings next to the headline: an execution offloading to tier 2', async () => {
+    await page.click('#nav-estimate');
+    await page.selectOption('[data-field="model"]', 'gpt3-175B');
+    await page.selectOption('[data-field="system"]', 'a100_80g');
+    await page.fill('[data-field="execution.num_procs"]', '1024');
+    await page.dispatchEvent('[data-field="execution.num_procs"]', 'change');
+    await page.selectOption('[data-field="execution.tensor_par"]', '8');
+    await page.selectOption('[data-field="execution.pipeline_par"]', '8');
+    await page.check('[data-field="execution.weight_offload"]');
+    const pending = page.waitForResponse((r) => r.url().endsWith('/v1/estimate') && r.request().method() === 'POST');
+    await page.click('#est-submit');
+    const answer = await (await pending).json();
+    await page.waitForSelector('#est-results .kpi-value');
+    const want = (answer.warnings || []).map((w) => w.code);
+    const shown = await page.$$eval('#est-results ul.warnings li', (li) => li.map((x) => x.dataset.code));
+    check(want.includes('offload_tier2'), 'the API warns about offloading', want);
+    check(JSON.stringify(shown) === JSON.stringify(want), 'the page shows every warning the API gave', shown);
+    const after = await page.evaluate(() => document.querySelector('#est-results ul.warnings').compareDocumentPosition(document.querySelector('#est-results .kpis')));
+    check((after & 2) !== 0 /* DOCUMENT_POSITION_PRECEDING */, 'right after the headline figures', after);
+    await page.uncheck('[data-field="execution.weight_offload"]');
+  });
+
   await step('no page errors and nothing fetched from outside', async () => {
     check(pageErrors.length === 0, 'no errors in the page', pageErrors);
     check(foreign.length === 0, 'only fathomd was contacted', foreign);
