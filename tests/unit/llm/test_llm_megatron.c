@@ -29,41 +29,11 @@
 #include "llm_codec.h"
 #include "llm_internal.h"
 #include "llm_test_util.h"
-#include "megatron_ref.h"
+#include "megatron_config.h"
 #include "model_codec.h"
 #include "test_util.h"
 
-static fathom_model_t preset(const char *name)
-{
-    fathom_model_t m;
-    fathom_error_t err;
-    json_t *v = json_string(name);
-    int rc = codec_model_decode(v, "model", presets, &m, &err);
-    json_decref(v);
-    if (rc)
-        fail_msg("%s: %s", name, err.message);
-    return m;
-}
 
-static megref_config_t megatron_config(const fathom_model_t *m)
-{
-    megref_config_t c;
-    memset(&c, 0, sizeof c);
-    c.num_layers = m->num_blocks;
-    c.hidden = m->hidden;
-    c.ffn_hidden = m->feedforward;
-    c.num_heads = m->attn_heads;
-    c.num_query_groups = model_kv_heads(m);
-    c.kv_channels = m->attn_size;
-    c.vocab = m->vocab_size;
-    c.seq_length = m->seq_size;
-    c.swiglu = m->gated_mlp;
-    c.group_query_attention = model_kv_heads(m) != m->attn_heads;
-    c.untie_embeddings = !m->tied_embeddings;
-    c.rmsnorm = m->norm == MODEL_NORM_RMSNORM;
-    c.disable_bias_linear = !m->bias;
-    return c;
-}
 
 static const char *const presets6[] = {"llama3-8B",       "llama3-70B", "llama3.1-405B",
                                        "mistral-7B-v0.3", "qwen2.5-7B", "qwen2.5-72B"};
@@ -79,7 +49,7 @@ static void model_flops(void **state)
         {183861107490816.0, 387925741142016.0},      {1822131285393408.0, 3776203966119936.0}};
     for (int i = 0; i < 6; i++)
         for (int k = 0; k < 2; k++) {
-            fathom_model_t m = preset(presets6[i]);
+            fathom_model_t m = preset(presets, presets6[i]);
             m.seq_size = k ? 8192 : 4096;
             megref_config_t c = megatron_config(&m);
             assert_close(megref_num_flops(&c, 1), want[i][k], 1e-12);
@@ -135,7 +105,7 @@ static void weight_and_optimizer_bytes(void **state)
     for (int i = 0; i < 6; i++)
         for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++)
             for (int dist = 0; dist < 2; dist++) {
-                fathom_model_t m = preset(presets6[i]);
+                fathom_model_t m = preset(presets, presets6[i]);
                 m.seq_size = 4096;
                 if ((layouts[l].dp == 1 && dist) || m.attn_heads % layouts[l].tp != 0)
                     continue; /* Qwen2.5 7B's 28 heads do not split 8 ways */

@@ -15,38 +15,10 @@
 
 #include "llm_codec.h"
 #include "llm_internal.h"
-#include "megatron_ref.h"
+#include "llm_test_util.h"
+#include "megatron_config.h"
 #include "model_codec.h"
 #include "test_util.h"
-
-static codec_presets_t *presets;
-
-static int setup(void **state)
-{
-    (void)state;
-    fathom_error_t err;
-    presets = codec_presets_load("presets", &err);
-    return presets ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    codec_presets_free(presets);
-    return 0;
-}
-
-static fathom_model_t preset(const char *name)
-{
-    fathom_model_t m;
-    fathom_error_t err;
-    json_t *v = json_string(name);
-    int rc = codec_model_decode(v, "model", presets, &m, &err);
-    json_decref(v);
-    if (rc)
-        fail_msg("%s: %s", name, err.message);
-    return m;
-}
 
 /* hidden 64, dense ffn 128, 8 heads of 8, 2 key/value heads, 2 blocks, sequence 16, vocab 1000;
  * 8 experts of width 128, 2 per token. */
@@ -70,28 +42,11 @@ static void curve(llm_curve_t *c, double thr, double eff_above, double eff_below
     c->points[1].efficiency = eff_below;
 }
 
-static llm_system_t unit_system(void)
+/* llm_test_util.h's system with FP8 at the same 1 TFLOP/s as everything else. */
+static llm_system_t moe_system(void)
 {
-    llm_system_t s;
-    memset(&s, 0, sizeof s);
-    for (int dt = 0; dt < LLM_DT__COUNT; dt++) {
-        s.matrix.rate[dt].present = s.vector.rate[dt].present = true;
-        s.matrix.rate[dt].tflops = s.vector.rate[dt].tflops = 1;
-        curve(&s.matrix.rate[dt].gflops_efficiency, 0, 1, 1);
-        curve(&s.vector.rate[dt].gflops_efficiency, 0, 1, 1);
-    }
-    s.mem1.gib = s.mem2.gib = 1e6;
-    s.mem1.gbps = s.mem2.gbps = 1e15;
-    curve(&s.mem1.mb_efficiency, 0, 1, 1);
-    curve(&s.mem2.mb_efficiency, 0, 1, 1);
-    s.processing_mode = LLM_PROC_ROOFLINE;
-    s.num_networks = 1;
-    s.networks[0].bandwidth_gbps = 1e15;
-    s.networks[0].efficiency = 1;
-    s.networks[0].size = 1024;
-    for (int op = 0; op < LLM_OP__COUNT; op++)
-        s.networks[0].ops[op].scalar = 1;
-    s.attention_efficiency = 0.5;
+    llm_system_t s = unit_system(1e15);
+    s.matrix.rate[LLM_DT_FLOAT8].tflops = 1;
     return s;
 }
 
@@ -136,14 +91,14 @@ static void parameter_counts(void **state)
                 {"mixtral-8x22B", 140630071296.0, 39161468928.0},
                 {"deepseek-v3", 671026419200.0, 37552297472.0}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-        fathom_model_t m = preset(want[i].name);
+        fathom_model_t m = preset(presets, want[i].name);
         m.mtp_blocks = 0;
         llm_params_t p;
         llm_parameters(&m, &p);
         assert_close(p.total, want[i].total, 0);
         assert_close(p.active, want[i].active, 0);
     }
-    fathom_model_t m = preset("deepseek-v3");
+    fathom_model_t m = preset(presets, "deepseek-v3");
     assert_int_equal(m.mtp_blocks, 1);
     llm_params_t p;
     llm_parameters(&m, &p);
@@ -152,38 +107,6 @@ static void parameter_counts(void **state)
 
 /* ---- model FLOPs: Megatron-LM's num_floating_point_operations (the oracle) ---- */
 
-static megref_config_t megatron_config(const fathom_model_t *m)
-{
-    megref_config_t c;
-    memset(&c, 0, sizeof c);
-    c.num_layers = m->num_blocks;
-    c.hidden = m->hidden;
-    c.ffn_hidden = m->feedforward;
-    c.num_heads = m->attn_heads;
-    c.num_query_groups = model_kv_heads(m);
-    c.kv_channels = m->attn_size;
-    c.vocab = m->vocab_size;
-    c.seq_length = m->seq_size;
-    c.swiglu = m->gated_mlp;
-    c.group_query_attention = !m->mla.present && model_kv_heads(m) != m->attn_heads;
-    c.untie_embeddings = !m->tied_embeddings;
-    c.rmsnorm = m->norm == MODEL_NORM_RMSNORM;
-    c.disable_bias_linear = !m->moe.router_bias;
-    c.num_experts = m->moe.num_experts;
-    c.moe_router_topk = m->moe.top_k;
-    c.moe_ffn_hidden = m->moe.expert_feedforward;
-    c.moe_shared_expert_intermediate = m->moe.shared_experts * m->moe.shared_expert_feedforward;
-    c.first_k_dense = m->moe.first_dense_blocks;
-    c.moe_every = m->moe.every;
-    c.multi_latent_attention = m->mla.present;
-    c.q_lora_rank = m->mla.q_lora_rank;
-    c.kv_lora_rank = m->mla.kv_lora_rank;
-    c.qk_head_dim = m->mla.qk_nope_head_dim;
-    c.qk_pos_emb_head_dim = m->mla.qk_rope_head_dim;
-    c.v_head_dim = m->mla.v_head_dim;
-    c.mtp_num_layers = m->mtp_blocks;
-    return c;
-}
 
 /* DeepSeek-V3 (with its MTP depth, and without), Qwen3-235B-A22B, Qwen3-30B-A3B, Mixtral 8x7B
  * and 8x22B at sequences 4096 and 8192: equal to 1e-9, no documented difference. */
@@ -195,7 +118,7 @@ static void model_flops_megatron(void **state)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         for (int mtp = 0; mtp < 2; mtp++)
             for (int k = 0; k < 2; k++) {
-                fathom_model_t m = preset(names[i]);
+                fathom_model_t m = preset(presets, names[i]);
                 if (!mtp)
                     m.mtp_blocks = 0;
                 m.seq_size = k ? 8192 : 4096;
@@ -233,7 +156,7 @@ static void mla_flops(void **state)
     llm_parameters(&m, &p);
     assert_close(p.total, 45552.0, 0);
     /* and the step model runs: its layer table holds the same block weights on one rank */
-    llm_system_t s = unit_system();
+    llm_system_t s = moe_system();
     llm_execution_t e = layout(1, 1, 1, 1);
     e.optimizer_sharding = false;
     llm_result_t r;
@@ -260,7 +183,7 @@ static void mla_flops(void **state)
 static void memory_deepseek_v3(void **state)
 {
     (void)state;
-    fathom_model_t m = preset("deepseek-v3");
+    fathom_model_t m = preset(presets, "deepseek-v3");
     llm_execution_t e = layout(1, 16, 64, 64);
     llm_state_memory_t sm;
     llm_moe_state_memory(&m, &e, 0, &sm);
@@ -302,7 +225,7 @@ static void memory_deepseek_v3(void **state)
 static void memory_mixtral(void **state)
 {
     (void)state;
-    fathom_model_t m = preset("mixtral-8x7B");
+    fathom_model_t m = preset(presets, "mixtral-8x7B");
     llm_execution_t e = layout(2, 4, 8, 8);
     llm_state_memory_t sm;
     llm_moe_state_memory(&m, &e, 0, &sm);
@@ -331,7 +254,7 @@ static void memory_mixtral(void **state)
 static void a2a_cost(void **state)
 {
     (void)state;
-    llm_system_t s = unit_system();
+    llm_system_t s = moe_system();
     s.num_networks = 2;
     s.networks[0].bandwidth_gbps = 100;
     s.networks[0].latency_s = 1e-5;
@@ -359,7 +282,7 @@ static void a2a_in_step(void **state)
 {
     (void)state;
     fathom_model_t m = tiny_moe();
-    llm_system_t s = unit_system();
+    llm_system_t s = moe_system();
     s.networks[0].bandwidth_gbps = 100;
     llm_execution_t e = layout(1, 1, 2, 2);
     e.batch_size = 4;
@@ -389,7 +312,7 @@ static void dense_blocks_in_step(void **state)
     fathom_model_t all = tiny_moe(), mixed = tiny_moe(), dense = tiny_moe();
     mixed.moe.first_dense_blocks = 1;
     dense.moe.num_experts = 0;
-    llm_system_t s = unit_system();
+    llm_system_t s = moe_system();
     llm_execution_t e = layout(1, 1, 1, 1);
     e.optimizer_sharding = false;
     llm_result_t a, b, c;
@@ -419,7 +342,7 @@ static void mtp_in_step(void **state)
     llm_parameters(&m1, &p1);
     /* block: attention 64·(64 + 2·16) + 64·64 = 10240, norms 128, MLP 3·64·128 = 24576 */
     assert_close(p1.total - p0.total, 10240.0 + 128 + 24576 + 8192 + 3 * 64, 0);
-    llm_system_t s = unit_system();
+    llm_system_t s = moe_system();
     llm_execution_t e = layout(1, 1, 1, 1);
     e.optimizer_sharding = false;
     llm_result_t r0, r1;
@@ -454,7 +377,7 @@ static void grouped_gemm(void **state)
 {
     (void)state;
     fathom_model_t m = tiny_moe();
-    llm_system_t s = unit_system();
+    llm_system_t s = moe_system();
     curve(&s.matrix.rate[LLM_DT_BFLOAT16].gflops_efficiency, 5e-4, 1, 0.5);
     llm_execution_t e = layout(1, 1, 2, 2);
     llm__sizes_t z = {.batch_seq = 16, .activation_size = 16 * 64, .seq_par_activation_size = 16 * 64};
@@ -503,7 +426,7 @@ static void bad_fields(void **state)
 {
     (void)state;
     fathom_model_t m = tiny_moe();
-    llm_system_t s = unit_system();
+    llm_system_t s = moe_system();
     llm_result_t r;
     fathom_error_t err;
     llm_execution_t e = layout(1, 1, 2, 3); /* 3 does not divide 8 experts */
@@ -523,7 +446,7 @@ static void bad_fields(void **state)
     e.expert_par_net = 1;
     assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), -1);
     assert_string_equal(err.field, "execution.expert_par_net");
-    s = unit_system();
+    s = moe_system();
     fathom_model_t d = tiny_moe();
     d.moe.num_experts = 0;
     assert_int_equal(llm_estimate(&d, &s, &e, &r, &err), -1);
@@ -547,7 +470,7 @@ static void bad_fields(void **state)
 static void round_trip(void **state)
 {
     (void)state;
-    fathom_model_t m = preset("deepseek-v3"), back;
+    fathom_model_t m = preset(presets, "deepseek-v3"), back;
     fathom_error_t err;
     json_t *enc = codec_model_encode(&m);
     assert_int_equal(codec_model_decode(enc, "model", presets, &back, &err), 0);
@@ -587,5 +510,5 @@ int main(void)
         cmocka_unit_test(mtp_in_step),      cmocka_unit_test(grouped_gemm),
         cmocka_unit_test(bad_fields),       cmocka_unit_test(round_trip),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, load_presets, free_presets);
 }
