@@ -48,6 +48,40 @@ void codec_presets_free(codec_presets_t *p)
     free(p);
 }
 
+/* A preset notes its sources under "$comment" and, for separately sourced parts (prices, efficiency
+ * curves), under further "$comment_<topic>" keys. They are taken out of the object and joined, in
+ * file order, into the one comment /v1/presets shows. NULL when out of memory. */
+static json_t *preset_take_comments(json_t *obj)
+{
+    char *joined = strdup("");
+    if (!joined)
+        return NULL;
+    const char *key;
+    json_t *value;
+    void *tmp;
+    json_object_foreach_safe(obj, tmp, key, value) {
+        if (strncmp(key, "$comment", 8) != 0)
+            continue;
+        if (json_is_string(value) && json_string_length(value) > 0) {
+            size_t have = strlen(joined), add = json_string_length(value);
+            char *grown = realloc(joined, have + add + 2);
+            if (!grown) {
+                free(joined);
+                return NULL;
+            }
+            joined = grown;
+            if (have)
+                joined[have++] = ' ';
+            memcpy(joined + have, json_string_value(value), add);
+            joined[have + add] = '\0';
+        }
+        json_object_del(obj, key);
+    }
+    json_t *comment = json_string(joined);
+    free(joined);
+    return comment;
+}
+
 static int load_kind(codec_presets_t *p, preset_kind_t kind, const char *dir, fathom_error_t *err)
 {
     char path[4096];
@@ -78,10 +112,13 @@ static int load_kind(codec_presets_t *p, preset_kind_t kind, const char *dir, fa
                              obj ? "not an object" : jerr.text, jerr.line);
             goto out;
         }
-        json_t *comment = json_object_get(obj, "$comment");
-        json_object_set_new(p->comments[kind], name,
-                            comment ? json_incref(comment) : json_string(""));
-        json_object_del(obj, "$comment");
+        json_t *comment = preset_take_comments(obj);
+        if (!comment) {
+            json_decref(obj);
+            fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "preset %s: out of memory", file);
+            goto out;
+        }
+        json_object_set_new(p->comments[kind], name, comment);
         json_object_set_new(p->objects[kind], name, obj);
     }
     rc = 0;
