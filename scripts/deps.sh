@@ -4,8 +4,8 @@
 set -euo pipefail
 
 run_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev
-          libuv1-dev libsodium-dev libgsl-dev libnlopt-dev libcmocka-dev curl)
-test_pkgs=(python3 python3-jsonschema python3-yaml sqlite3 valgrind clang libclang-rt-14-dev wrk)
+          libuv1-dev libsodium-dev libgsl-dev libnlopt-dev libcmocka-dev libpq-dev curl)
+test_pkgs=(python3 python3-jsonschema python3-yaml sqlite3 postgresql valgrind clang libclang-rt-14-dev wrk)
 
 want=("${run_pkgs[@]}")
 if [ "${1:-run}" = test ]; then

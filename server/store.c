@@ -10,16 +10,21 @@
 store_t *store_open(const char *path, const char *migrations_dir, int pool_size, char *errbuf,
                     size_t errlen)
 {
-    /* One backend today; a shared database would be chosen here by its URL's scheme. */
-    if (strncmp(path, "postgres://", 11) == 0 || strncmp(path, "postgresql://", 13) == 0) {
-        snprintf(errbuf, errlen, "this fathomd has no PostgreSQL backend; --db must be a file");
-        return NULL;
-    }
+    if (strncmp(path, "postgres://", 11) == 0 || strncmp(path, "postgresql://", 13) == 0)
+        return store_pg_open(path, migrations_dir, pool_size, errbuf, errlen);
     return store_sqlite_open(path, migrations_dir, pool_size, errbuf, errlen);
 }
 
 const char *const store_sweep_status_names[STORE_SWEEP__COUNT] = {"queued", "running", "done",
                                                                   "failed", "cancelled"};
+
+store_sweep_status_t store__status_from_text(const char *t)
+{
+    for (int i = 0; t && i < STORE_SWEEP__COUNT; i++)
+        if (strcmp(t, store_sweep_status_names[i]) == 0)
+            return (store_sweep_status_t)i;
+    return STORE_SWEEP_FAILED; /* a status this build does not know cannot be run */
+}
 
 void store_now_iso(char out[32])
 {
@@ -46,7 +51,8 @@ void store_sweep_close(store_sweep_t *sw)
     free(sw->sample);
     free(sw->result);
     free(sw->error);
-    sw->spec = sw->state = sw->sample = sw->result = sw->error = NULL;
+    free(sw->runs);
+    sw->spec = sw->state = sw->sample = sw->result = sw->error = sw->runs = NULL;
 }
 
 void store_close(store_t *st)
@@ -68,6 +74,29 @@ int store_schema_version(store_t *st)
 bool store_ready(store_t *st)
 {
     return st->ops->ready(st);
+}
+
+bool store_shared(store_t *st)
+{
+    return st->ops->shared && st->ops->shared(st);
+}
+
+/* One process: nothing to renew; the sweep must still be running. */
+static int renew_by_status(store_t *st, const char *id, fathom_error_t *err)
+{
+    store_sweep_t sw;
+    if (st->ops->sweep_get(st, id, false, &sw, err))
+        return -1;
+    store_sweep_status_t status = sw.status;
+    store_sweep_close(&sw);
+    if (status != STORE_SWEEP_RUNNING)
+        return fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "sweep %s is not running", id);
+    return 0;
+}
+
+int store_sweep_renew(store_t *st, const char *id, fathom_error_t *err)
+{
+    return st->ops->sweep_renew ? st->ops->sweep_renew(st, id, err) : renew_by_status(st, id, err);
 }
 
 long long store_file_size(store_t *st)

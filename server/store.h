@@ -4,7 +4,8 @@
  * DESIGN. The calls are the whole contract. store.c forwards each through the open backend's
  * table of calls (store_backend.h); store_sqlite*.c implement them over one SQLite file (WAL, a
  * pool of read connections, one writer connection; see store_sqlite.h), and a second backend
- * (PostgreSQL through libpq) is another table filled by another file, chosen in store_open. Each call is
+ * (PostgreSQL through libpq, store_pg*.c; see store_pg.h) is another table filled by another
+ * file, chosen in store_open by the --db value's scheme. Each call is
  * one short transaction: no caller ever holds a connection or a transaction between calls, so a
  * slow client or a long sweep never pins a reader. Every call returns 0 or -1 with err filled
  * (FATHOM_E_NOT_FOUND for a missing row, FATHOM_E_UNAVAILABLE when the database cannot be read or
@@ -13,8 +14,11 @@
  * matching _close; strings handed in are borrowed for the call only.
  *
  * Sweeps are claimed, not locked: store_sweep_claim moves a queued (or interrupted) sweep to
- * running for the one process that runs sweeps. A shared backend with several runners would add
- * a lease (owner and expiry, SELECT ... FOR UPDATE SKIP LOCKED) behind the same call. */
+ * running for the process that runs it. On a shared backend (store_shared: PostgreSQL, several
+ * replicas) the claim is a lease — owner replica and expiry — that checkpoints and
+ * store_sweep_renew extend; a sweep whose owner stopped renewing is claimed by another replica
+ * and resumes at its last checkpoint, and a sweep leased by a live replica is not pending for the
+ * others. On SQLite (one process) there is no lease and renewing only checks the status. */
 #ifndef FATHOM_STORE_H
 #define FATHOM_STORE_H
 
@@ -26,7 +30,9 @@
 
 typedef struct store store_t;
 
-/* Opens (creating if needed) the store at path, checks it is sound, applies the migrations in
+/* Opens the store named by path: a postgresql:// (or postgres://) URI opens the PostgreSQL
+ * backend (migrations from migrations_dir/postgresql, pool_size connections at most, opened as
+ * needed); anything else is a SQLite file. For SQLite: opens (creating if needed) the store at path, checks it is sound, applies the migrations in
  * migrations_dir (files NNNN_name.sql, strictly named), and opens pool_size read connections.
  * NULL with a message in errbuf on failure. */
 store_t *store_open(const char *path, const char *migrations_dir, int pool_size, char *errbuf,
@@ -38,6 +44,9 @@ void store_close(store_t *st);
 int store_schema_version(store_t *st);
 long long store_file_size(store_t *st);
 bool store_ready(store_t *st);
+/* Whether other processes may run this store's sweeps too (a shared database): the scheduler
+ * then polls for sweeps submitted elsewhere or left by a dead replica, and renews its leases. */
+bool store_shared(store_t *st);
 /* Whether the last write failed (a full disk, a read-only file), so callers can answer 'not
  * stored' without trying; the next successful write clears it. */
 bool store_writes_failing(store_t *st);
@@ -91,6 +100,7 @@ typedef struct {
     store_sweep_status_t status;
     long long size, total, done, evaluations;
     char *spec, *state, *sample, *result, *error;
+    char *runs; /* shared backend: JSON array of {first_unit, last_unit, replica}; else NULL */
     char created_at[32], started_at[32], finished_at[32]; /* "" when not set */
 } store_sweep_t;
 
@@ -117,6 +127,10 @@ int store_sweep_pending(store_t *st, store_sweep_fn fn, void *ctx, fathom_error_
 /* Claims a queued or interrupted sweep for running: status running, total units recorded.
  * -1 with FATHOM_E_NOT_FOUND when it is no longer queued or running (cancelled meanwhile). */
 int store_sweep_claim(store_t *st, const char *id, long long total_units, fathom_error_t *err);
+/* Extends this process's lease on a running sweep. -1 with FATHOM_E_NOT_FOUND when the sweep is
+ * no longer running or no longer ours (cancelled, failed, or taken over after the lease lapsed):
+ * the caller stops working on it. */
+int store_sweep_renew(store_t *st, const char *id, fathom_error_t *err);
 /* Counts of sweeps in each status. */
 int store_sweep_counts(store_t *st, long long out[STORE_SWEEP__COUNT], fathom_error_t *err);
 

@@ -1,6 +1,7 @@
 /* store_backend.h — PRIVATE to the store: the table of calls a backend implements. store.c
- * forwards each public store_* call (store.h) through it; store_sqlite*.c fill one for SQLite,
- * and a PostgreSQL backend (libpq) would fill another, with every other file unchanged. */
+ * forwards each public store_* call (store.h) through it; store_sqlite*.c fill one for SQLite
+ * and store_pg*.c one for PostgreSQL (libpq), with every other file unchanged. A call a backend
+ * leaves NULL gets store.c's default (documented in store.h). */
 #ifndef FATHOM_STORE_BACKEND_H
 #define FATHOM_STORE_BACKEND_H
 
@@ -12,6 +13,7 @@ typedef struct store_ops {
     int (*schema_version)(store_t *st);
     bool (*ready)(store_t *st);
     long long (*file_size)(store_t *st);
+    bool (*shared)(store_t *st);
     int (*result_get)(store_t *st, const char *hash, store_result_t *out, fathom_error_t *err);
     int (*results_put)(store_t *st, const store_result_row_t *rows, int n, fathom_error_t *err);
     int (*results_hit)(store_t *st, const store_hit_t *hits, int n, fathom_error_t *err);
@@ -23,6 +25,7 @@ typedef struct store_ops {
     int (*sweep_list)(store_t *st, int limit, store_sweep_fn fn, void *ctx, fathom_error_t *err);
     int (*sweep_pending)(store_t *st, store_sweep_fn fn, void *ctx, fathom_error_t *err);
     int (*sweep_claim)(store_t *st, const char *id, long long total_units, fathom_error_t *err);
+    int (*sweep_renew)(store_t *st, const char *id, fathom_error_t *err);
     int (*sweep_counts)(store_t *st, long long out[STORE_SWEEP__COUNT], fathom_error_t *err);
     int (*sweep_checkpoint)(store_t *st, const store_checkpoint_t *cp, fathom_error_t *err);
     int (*sweep_finish)(store_t *st, const char *id, const char *result, fathom_error_t *err);
@@ -41,5 +44,12 @@ struct store {
 /* The SQLite backend (store_sqlite.c). */
 store_t *store_sqlite_open(const char *path, const char *migrations_dir, int pool_size,
                            char *errbuf, size_t errlen);
+
+/* The PostgreSQL backend (store_pg.c): dsn is a libpq connection URI or string. */
+store_t *store_pg_open(const char *dsn, const char *migrations_dir, int pool_size, char *errbuf,
+                       size_t errlen);
+
+/* A sweep status's stored name back to its value (an unknown name reads as failed). */
+store_sweep_status_t store__status_from_text(const char *t);
 
 #endif

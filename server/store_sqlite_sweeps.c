@@ -11,15 +11,6 @@
 #include "store_sqlite.h"
 
 
-static store_sweep_status_t status_from_text(const unsigned char *t)
-{
-    for (int i = 0; t && i < STORE_SWEEP__COUNT; i++)
-        if (strcmp((const char *)t, store_sweep_status_names[i]) == 0)
-            return (store_sweep_status_t)i;
-    return STORE_SWEEP_FAILED; /* a status this build does not know cannot be run */
-}
-
-
 /* Runs a statement that changes at most one row; *changed says whether it did. */
 static int step_change(db_conn_t *c, sqlite3_stmt *st, bool *changed)
 {
@@ -165,7 +156,7 @@ int sqlite_sweep_get(store_t *store, const char *id, bool with_sample, store_swe
     db_column_copy(st, 0, out->id, sizeof out->id);
     db_column_copy(st, 1, out->kind, sizeof out->kind);
     out->spec = db_column_dup(st, 2, &oom);
-    out->status = status_from_text(sqlite3_column_text(st, 3));
+    out->status = store__status_from_text((const char *)sqlite3_column_text(st, 3));
     out->size = sqlite3_column_int64(st, 4);
     out->total = sqlite3_column_int64(st, 5);
     out->done = sqlite3_column_int64(st, 6);
@@ -240,7 +231,7 @@ int sqlite_sweep_list(store_t *store, int limit, store_sweep_fn fn, void *ctx, f
         memset(&sw, 0, sizeof sw);
         db_column_copy(st, 0, sw.id, sizeof sw.id);
         db_column_copy(st, 1, sw.kind, sizeof sw.kind);
-        sw.status = status_from_text(sqlite3_column_text(st, 2));
+        sw.status = store__status_from_text((const char *)sqlite3_column_text(st, 2));
         sw.size = sqlite3_column_int64(st, 3);
         sw.total = sqlite3_column_int64(st, 4);
         sw.done = sqlite3_column_int64(st, 5);
@@ -278,7 +269,7 @@ int sqlite_sweep_pending(store_t *store, store_sweep_fn fn, void *ctx, fathom_er
         db_column_copy(st, 0, sw.id, sizeof sw.id);
         db_column_copy(st, 1, sw.kind, sizeof sw.kind);
         sw.spec = db_column_dup(st, 2, &oom);
-        sw.status = status_from_text(sqlite3_column_text(st, 3));
+        sw.status = store__status_from_text((const char *)sqlite3_column_text(st, 3));
         sw.done = sqlite3_column_int64(st, 4);
         sw.state = db_column_dup(st, 5, &oom);
         sw.sample = db_column_dup(st, 6, &oom);

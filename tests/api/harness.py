@@ -3,7 +3,14 @@
 Each Server runs the binary named by $FATHOMD on a free loopback port (--listen 127.0.0.1:0; the
 port is read from the "listening" log line) with its database in a temporary directory, and
 keeps every log line it prints so tests can assert on them.
+
+With FATHOM_TEST_DB set to a PostgreSQL DSN (postgresql://user@host:port/db, a superuser's: the
+test stage scripts/test.d/17-postgresql.sh sets it), every Server gets a database of its own on
+that server instead of a SQLite file: named after its directory, so a Server started again on the
+same db_dir finds the same data. Tests that read or damage the SQLite file itself are marked
+@sqlite_only and skipped then.
 """
+import hashlib
 import http.client
 import json
 import os
@@ -22,6 +29,32 @@ SLOW = float(os.environ.get("FATHOM_TEST_SLOWDOWN", "1"))
 # A command that runs fathomd (e.g. "valgrind --error-exitcode=99 ..."): the stage that checks
 # for memory errors sets it, and a non-zero exit at shutdown then fails the test.
 WRAPPER = os.environ.get("FATHOM_TEST_WRAPPER", "").split()
+PG_DSN = os.environ.get("FATHOM_TEST_DB", "")
+
+sqlite_only = unittest.skipIf(PG_DSN, "reads, damages or replaces the SQLite file itself")
+
+
+def pg_dsn(database):
+    """The DSN of `database` on the FATHOM_TEST_DB server."""
+    import urllib.parse
+    u = urllib.parse.urlsplit(PG_DSN)
+    return urllib.parse.urlunsplit((u.scheme, u.netloc, "/" + database, u.query, ""))
+
+
+def psql(dsn, sql):
+    """Runs sql with psql on dsn; returns its unaligned output."""
+    out = subprocess.run(["psql", "-X", "-qtA", "-v", "ON_ERROR_STOP=1", dsn, "-c", sql],
+                         capture_output=True, text=True, timeout=60)
+    if out.returncode != 0:
+        raise AssertionError("psql failed: %s" % out.stderr)
+    return out.stdout.strip()
+
+
+def pg_create(database):
+    """Creates `database` unless it exists; returns its DSN."""
+    if not psql(PG_DSN, "SELECT 1 FROM pg_database WHERE datname = '%s'" % database):
+        psql(PG_DSN, "CREATE DATABASE %s" % database)
+    return pg_dsn(database)
 
 
 def wait_until(predicate, what, timeout=60):
@@ -62,6 +95,9 @@ class Server:
             db_dir = self.tmp.name
         self.db_dir = db_dir
         self.db = os.path.join(db_dir, "fathom.db")
+        self.pg_database = None
+        if PG_DSN:
+            self.pg_database = "fathom_" + hashlib.sha1(os.path.abspath(db_dir).encode()).hexdigest()[:16]
         self.extra_args = list(extra_args)
         self.env = dict(os.environ, **(env or {}))
         self.wrapper = list(wrapper) or list(WRAPPER)
@@ -70,8 +106,12 @@ class Server:
         self.lines = []
         self._ready = threading.Event()
 
+    def db_arg(self):
+        """What --db is: the SQLite file, or this server's PostgreSQL database."""
+        return pg_create(self.pg_database) if self.pg_database else self.db
+
     def start(self, timeout=30):
-        args = self.wrapper + [FATHOMD, "--listen", "127.0.0.1:0", "--db", self.db,
+        args = self.wrapper + [FATHOMD, "--listen", "127.0.0.1:0", "--db", self.db_arg(),
                                "--presets", os.path.join(SOURCE, "presets"),
                                "--migrations", os.path.join(SOURCE, "migrations"),
                                "--static", os.path.join(SOURCE, "static"),
@@ -152,6 +192,10 @@ class Server:
 
     def stored_count(self, sql, args=()):
         """A COUNT(*) query run on the server's database file with a connection of its own."""
+        if self.pg_database:
+            for a in args:
+                sql = sql.replace("?", "'%s'" % str(a).replace("'", "''"), 1)
+            return int(psql(pg_dsn(self.pg_database), sql))
         import sqlite3
         db = sqlite3.connect(self.db, timeout=30)
         try:
@@ -204,6 +248,8 @@ class Server:
         self.kill()
         if self.tmp:
             self.tmp.cleanup()
+            if self.pg_database:
+                psql(PG_DSN, "DROP DATABASE IF EXISTS %s" % self.pg_database)
 
 
 class ServerTestCase(unittest.TestCase):

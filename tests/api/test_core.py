@@ -8,7 +8,7 @@ import sqlite3
 import tempfile
 import unittest
 
-from harness import SOURCE, Server, ServerTestCase, validate
+from harness import SOURCE, Server, ServerTestCase, sqlite_only, validate
 
 GPT2 = {"model": {"hidden": 768, "attn_heads": 12, "num_blocks": 12, "seq_size": 1024,
                   "vocab_size": 50257, "bias": False, "tied_embeddings": True}}
@@ -183,6 +183,7 @@ class Lifecycle(unittest.TestCase):
         finally:
             shutil.rmtree(tmp)
 
+    @sqlite_only
     def test_old_database_migrates_forward(self):
         tmp = tempfile.mkdtemp(prefix="fathom-api-")
         try:
@@ -208,6 +209,7 @@ class Lifecycle(unittest.TestCase):
         finally:
             shutil.rmtree(tmp)
 
+    @sqlite_only
     def test_misnamed_migration_is_refused(self):
         """A .sql file that is not NNNN_name.sql would be left out silently; it stops start-up."""
         for bad in ("12_short.sql", "0004-dash.sql", "00x4_letters.sql", "0004_UPPER.sql"):
@@ -226,6 +228,7 @@ class Lifecycle(unittest.TestCase):
                 finally:
                     shutil.rmtree(tmp)
 
+    @sqlite_only
     def test_corrupt_database_is_refused(self):
         tmp = tempfile.mkdtemp(prefix="fathom-api-")
         try:

@@ -1,0 +1,115 @@
+/* store_migrations.c — what every backend's migrator shares: listing a directory's strictly
+ * named migration files (NNNN_name.sql) in order and reading one (store_migrations.h). */
+#include "store_migrations.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STORE_MAX_MIGRATION_BYTES (1 << 20)
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A migration's file name is exactly four digits, '_', a name of [a-z0-9_], ".sql"; its version
+ * is the four digits, from 1. Other .sql files in the directory are refused, not skipped: a
+ * misnamed migration silently left out would leave the schema short. */
+int store__migration_version(const char *name)
+{
+    size_t len = strlen(name);
+    if (len < 10 || strcmp(name + len - 4, ".sql") != 0 || name[4] != '_')
+        return -1;
+    int v = 0;
+    for (int i = 0; i < 4; i++) {
+        if (name[i] < '0' || name[i] > '9')
+            return -1;
+        v = v * 10 + (name[i] - '0');
+    }
+    for (size_t i = 5; i < len - 4; i++)
+        if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
+              name[i] == '_'))
+            return -1;
+    return v > 0 ? v : -1;
+}
+
+/* The sorted names of the .sql files in dir (a growing array: no cap on how many). */
+int store__list_migrations(const char *dir, char ***out, int *count, char *errbuf, size_t errlen)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(errbuf, errlen, "cannot open migrations directory %s", dir);
+        return -1;
+    }
+    char **names = NULL;
+    int n = 0, cap = 0, rc = -1;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 4 || strcmp(e->d_name + len - 4, ".sql") != 0)
+            continue;
+        if (store__migration_version(e->d_name) < 0) {
+            snprintf(errbuf, errlen,
+                     "migration %s/%s is misnamed (want NNNN_name.sql: four digits from 0001, "
+                     "a name of a-z, 0-9 and _)",
+                     dir, e->d_name);
+            goto out;
+        }
+        if (n == cap) {
+            int ncap = cap ? cap * 2 : 16;
+            char **grown = realloc(names, (size_t)ncap * sizeof *names);
+            if (!grown)
+                goto oom;
+            names = grown;
+            cap = ncap;
+        }
+        if ((names[n] = strdup(e->d_name)) == NULL)
+            goto oom;
+        n++;
+    }
+    if (n > 1)
+        qsort(names, (size_t)n, sizeof names[0], by_name);
+    for (int i = 1; i < n; i++) {
+        if (store__migration_version(names[i]) == store__migration_version(names[i - 1])) {
+            snprintf(errbuf, errlen, "migrations %s and %s have the same version", names[i - 1],
+                     names[i]);
+            goto out;
+        }
+    }
+    *out = names;
+    *count = n;
+    names = NULL;
+    n = 0;
+    rc = 0;
+    goto out;
+oom:
+    snprintf(errbuf, errlen, "out of memory listing migrations");
+out:
+    closedir(d);
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return rc;
+}
+
+char *store__read_migration(const char *path, char *errbuf, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(errbuf, errlen, "cannot read migration %s", path);
+        return NULL;
+    }
+    char *buf = malloc(STORE_MAX_MIGRATION_BYTES + 1);
+    size_t n = buf ? fread(buf, 1, STORE_MAX_MIGRATION_BYTES + 1, f) : 0;
+    fclose(f);
+    if (!buf || n > STORE_MAX_MIGRATION_BYTES) {
+        snprintf(errbuf, errlen, "migration %s is too large or memory ran out", path);
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+

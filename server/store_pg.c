@@ -1,0 +1,547 @@
+/* store_pg.c — the PostgreSQL store (libpq): open, migrations under an advisory lock, the pool
+ * of connections with reconnecting and back-off, and the cached results' calls. See store.h for
+ * the contract and store_pg.h for the pool's design; the sweeps' calls are in store_pg_sweeps.c. */
+#include "store_pg.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "canonical.h" /* FATHOM_ESTIMATOR_VERSION, recorded with each result */
+#include "store_migrations.h"
+
+/* Seconds a connection attempt may take before the server counts as unreachable. */
+#define PG_CONNECT_TIMEOUT "3"
+/* /readyz checks the server with a round trip at most this often. */
+#define PG_PING_MS 1000
+/* Any constant: the key of the advisory lock that serializes migrating replicas. */
+#define PG_MIGRATION_LOCK "7232001"
+
+typedef struct {
+    PGconn *conn; /* NULL until connected, and again after it broke */
+    bool busy;
+} pg_slot_t;
+
+struct pg_store {
+    store_t base; /* first: the store_t * callers hold points here */
+    char *dsn;
+    char replica[128];
+    int version;
+    pg_slot_t *slots;
+    int nslots;
+    pthread_mutex_t lock; /* guards slots' busy flags and the back-off below; a leaf */
+    pthread_cond_t freed;
+    long long retry_at_ms; /* no connection attempt before this (back-off) */
+    int backoff_ms;
+    atomic_bool ready;
+    atomic_bool writes_failing;
+    atomic_llong last_ok_ms;
+};
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static PGconn *connect_dsn(const char *dsn, char *errbuf, size_t errlen)
+{
+    const char *keys[] = {"dbname", "connect_timeout", "application_name", NULL};
+    const char *values[] = {dsn, PG_CONNECT_TIMEOUT, "fathomd", NULL};
+    PGconn *c = PQconnectdbParams(keys, values, 1);
+    if (!c || PQstatus(c) != CONNECTION_OK) {
+        snprintf(errbuf, errlen, "cannot connect to PostgreSQL: %s",
+                 c ? PQerrorMessage(c) : "out of memory");
+        /* libpq's messages end with a newline */
+        size_t n = strlen(errbuf);
+        while (n && (errbuf[n - 1] == '\n' || errbuf[n - 1] == ' '))
+            errbuf[--n] = '\0';
+        PQfinish(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* ------------------------------------------------------------------------- queries ---- */
+
+static void server_message(PGconn *c, const PGresult *r, const char *what, fathom_error_t *err)
+{
+    const char *msg = r ? PQresultErrorMessage(r) : "";
+    if (!msg || !*msg)
+        msg = PQerrorMessage(c);
+    char clean[200];
+    snprintf(clean, sizeof clean, "%s", msg && *msg ? msg : "no answer from the server");
+    for (char *p = clean; *p; p++)
+        if (*p == '\n')
+            *p = ' ';
+    fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "%s: %s", what, clean);
+}
+
+PGresult *pg_query(PGconn *c, const char *sql, int n, const char *const *params, const char *what,
+                   fathom_error_t *err)
+{
+    PGresult *r = PQexecParams(c, sql, n, NULL, params, NULL, NULL, 0);
+    ExecStatusType s = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+    if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK)
+        return r;
+    server_message(c, r, what, err);
+    PQclear(r);
+    return NULL;
+}
+
+int pg_command(PGconn *c, const char *sql, int n, const char *const *params, long long *changed,
+               const char *what, fathom_error_t *err)
+{
+    PGresult *r = pg_query(c, sql, n, params, what, err);
+    if (!r)
+        return -1;
+    if (changed)
+        *changed = atoll(PQcmdTuples(r));
+    PQclear(r);
+    return 0;
+}
+
+int pg_begin(PGconn *c, fathom_error_t *err)
+{
+    return pg_command(c, "BEGIN", 0, NULL, NULL, "cannot begin a transaction", err);
+}
+
+bool pg_end(PGconn *c, bool ok, fathom_error_t *err)
+{
+    if (ok) {
+        fathom_error_t cerr;
+        if (pg_command(c, "COMMIT", 0, NULL, NULL, "cannot commit", &cerr) == 0)
+            return true;
+        *err = cerr;
+    }
+    if (PQtransactionStatus(c) != PQTRANS_IDLE && PQstatus(c) == CONNECTION_OK) {
+        PGresult *r = PQexec(c, "ROLLBACK");
+        PQclear(r);
+    }
+    return false;
+}
+
+char *pg_dup(const PGresult *r, int row, int col, bool *oom)
+{
+    if (PQgetisnull(r, row, col))
+        return NULL;
+    char *copy = strdup(PQgetvalue(r, row, col));
+    if (!copy)
+        *oom = true;
+    return copy;
+}
+
+void pg_copy(const PGresult *r, int row, int col, char *out, size_t outlen)
+{
+    snprintf(out, outlen, "%s", PQgetisnull(r, row, col) ? "" : PQgetvalue(r, row, col));
+}
+
+long long pg_ll(const PGresult *r, int row, int col)
+{
+    return PQgetisnull(r, row, col) ? 0 : atoll(PQgetvalue(r, row, col));
+}
+
+/* -------------------------------------------------------------------------- the pool ---- */
+
+const char *pg_replica(pg_t *pg)
+{
+    return pg->replica;
+}
+
+void pg_note_write(pg_t *pg, bool ok)
+{
+    atomic_store(&pg->writes_failing, !ok);
+}
+
+/* Connects slot s unless the back-off forbids it now. Called without the lock. */
+static PGconn *connect_slot(pg_t *pg, fathom_error_t *err)
+{
+    pthread_mutex_lock(&pg->lock);
+    bool wait = now_ms() < pg->retry_at_ms;
+    pthread_mutex_unlock(&pg->lock);
+    if (wait) {
+        fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL,
+                         "the database is unreachable (retrying with back-off)");
+        return NULL;
+    }
+    char msg[256];
+    PGconn *c = connect_dsn(pg->dsn, msg, sizeof msg);
+    pthread_mutex_lock(&pg->lock);
+    if (c) {
+        pg->backoff_ms = 0;
+        pg->retry_at_ms = 0;
+    } else {
+        pg->backoff_ms = pg->backoff_ms ? pg->backoff_ms * 2 : PG_BACKOFF_MIN_MS;
+        if (pg->backoff_ms > PG_BACKOFF_MAX_MS)
+            pg->backoff_ms = PG_BACKOFF_MAX_MS;
+        pg->retry_at_ms = now_ms() + pg->backoff_ms;
+    }
+    pthread_mutex_unlock(&pg->lock);
+    if (!c) {
+        atomic_store(&pg->ready, false);
+        fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "%s", msg);
+        return NULL;
+    }
+    PGresult *r = PQexec(c, "SET TIME ZONE 'UTC'");
+    PQclear(r);
+    atomic_store(&pg->ready, true);
+    return c;
+}
+
+PGconn *pg_acquire(pg_t *pg, fathom_error_t *err)
+{
+    pthread_mutex_lock(&pg->lock);
+    pg_slot_t *slot = NULL;
+    while (!slot) {
+        for (int i = 0; i < pg->nslots && !slot; i++)
+            if (!pg->slots[i].busy)
+                slot = &pg->slots[i];
+        if (!slot)
+            pthread_cond_wait(&pg->freed, &pg->lock);
+    }
+    slot->busy = true;
+    pthread_mutex_unlock(&pg->lock);
+    if (!slot->conn && (slot->conn = connect_slot(pg, err)) == NULL) {
+        pthread_mutex_lock(&pg->lock);
+        slot->busy = false;
+        pthread_cond_signal(&pg->freed);
+        pthread_mutex_unlock(&pg->lock);
+        return NULL;
+    }
+    return slot->conn;
+}
+
+void pg_release(pg_t *pg, PGconn *c)
+{
+    bool broken = PQstatus(c) != CONNECTION_OK;
+    if (broken)
+        atomic_store(&pg->ready, false); /* the server went away: /readyz says so at once */
+    else
+        atomic_store(&pg->last_ok_ms, now_ms());
+    pthread_mutex_lock(&pg->lock);
+    for (int i = 0; i < pg->nslots; i++) {
+        if (pg->slots[i].conn == c) {
+            if (broken) {
+                PQfinish(c);
+                pg->slots[i].conn = NULL;
+            }
+            pg->slots[i].busy = false;
+            break;
+        }
+    }
+    pthread_cond_signal(&pg->freed);
+    pthread_mutex_unlock(&pg->lock);
+}
+
+/* ----------------------------------------------------------------- open and migrate ---- */
+
+static int current_version(PGconn *c, int *version, char *errbuf, size_t errlen)
+{
+    fathom_error_t err;
+    PGresult *r = pg_query(c, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations", 0, NULL,
+                           "cannot read schema_migrations", &err);
+    if (!r) {
+        snprintf(errbuf, errlen, "%s", err.message);
+        return -1;
+    }
+    *version = (int)pg_ll(r, 0, 0);
+    PQclear(r);
+    return 0;
+}
+
+/* Applies one migration file and records it, inside the caller's transaction. */
+static int apply_one(PGconn *c, const char *dir, const char *name, int v, char *errbuf,
+                     size_t errlen)
+{
+    char path[4096], vtext[16], now[32];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
+        snprintf(errbuf, errlen, "migration path too long");
+        return -1;
+    }
+    char *sql = store__read_migration(path, errbuf, errlen);
+    if (!sql)
+        return -1;
+    PGresult *r = PQexec(c, sql); /* several statements: the simple protocol, no parameters */
+    free(sql);
+    int ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
+    if (!ok)
+        snprintf(errbuf, errlen, "migration %s failed: %s", name,
+                 r ? PQresultErrorMessage(r) : PQerrorMessage(c));
+    PQclear(r);
+    if (!ok)
+        return -1;
+    snprintf(vtext, sizeof vtext, "%d", v);
+    store_now_iso(now);
+    const char *params[] = {vtext, name, now};
+    fathom_error_t err;
+    if (pg_command(c, "INSERT INTO schema_migrations (version, name, applied_at) "
+                      "VALUES ($1, $2, $3)", 3, params, NULL, "cannot record the migration", &err)) {
+        snprintf(errbuf, errlen, "%s", err.message);
+        return -1;
+    }
+    return 0;
+}
+
+/* Applies the migrations above the recorded version, all in one transaction that holds an
+ * advisory lock: replicas starting together wait for the first, then find nothing to do. */
+static int migrate(PGconn *c, const char *dir, int *version, char *errbuf, size_t errlen)
+{
+    char **names = NULL;
+    int n = 0, rc = -1;
+    fathom_error_t err;
+    if (store__list_migrations(dir, &names, &n, errbuf, errlen))
+        return -1;
+    if (pg_begin(c, &err) ||
+        pg_command(c, "SELECT pg_advisory_xact_lock(" PG_MIGRATION_LOCK ")", 0, NULL, NULL,
+                   "cannot lock the schema", &err) ||
+        pg_command(c, "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+                      "name TEXT NOT NULL, applied_at TEXT NOT NULL)",
+                   0, NULL, NULL, "cannot create schema_migrations", &err)) {
+        snprintf(errbuf, errlen, "%s", err.message);
+        goto out;
+    }
+    int current = 0;
+    if (current_version(c, &current, errbuf, errlen))
+        goto out;
+    for (int i = 0; i < n; i++) {
+        int v = store__migration_version(names[i]);
+        if (v <= current)
+            continue;
+        if (apply_one(c, dir, names[i], v, errbuf, errlen))
+            goto out;
+        current = v;
+    }
+    *version = current;
+    rc = 0;
+out:
+    if (!pg_end(c, rc == 0, &err) && rc == 0) {
+        snprintf(errbuf, errlen, "cannot commit the migrations: %s", err.message);
+        rc = -1;
+    }
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return rc;
+}
+
+static const store_ops_t pg_ops;
+
+static void pg_close(store_t *store);
+
+store_t *store_pg_open(const char *dsn, const char *migrations_dir, int pool_size, char *errbuf,
+                       size_t errlen)
+{
+    pg_t *pg = calloc(1, sizeof *pg);
+    char dir[4096];
+    if (!pg || (pg->dsn = strdup(dsn)) == NULL ||
+        (pg->slots = calloc((size_t)pool_size, sizeof *pg->slots)) == NULL) {
+        snprintf(errbuf, errlen, "out of memory");
+        if (pg)
+            free(pg->dsn);
+        free(pg);
+        return NULL;
+    }
+    pg->base.ops = &pg_ops;
+    pg->nslots = pool_size;
+    pthread_mutex_init(&pg->lock, NULL);
+    pthread_cond_init(&pg->freed, NULL);
+    char host[64] = "fathomd";
+    gethostname(host, sizeof host - 1);
+    snprintf(pg->replica, sizeof pg->replica, "%s-%ld", host, (long)getpid());
+    PGconn *c = NULL;
+    if ((size_t)snprintf(dir, sizeof dir, "%s/postgresql", migrations_dir) >= sizeof dir)
+        snprintf(errbuf, errlen, "migrations directory path too long");
+    else
+        c = connect_dsn(dsn, errbuf, errlen);
+    if (!c || migrate(c, dir, &pg->version, errbuf, errlen)) {
+        PQfinish(c);
+        pg_close(&pg->base);
+        return NULL;
+    }
+    pg->slots[0].conn = c; /* the first connection of the pool */
+    atomic_store(&pg->ready, true);
+    atomic_store(&pg->last_ok_ms, now_ms());
+    return &pg->base;
+}
+
+static void pg_close(store_t *store)
+{
+    pg_t *pg = pg_of(store);
+    for (int i = 0; i < pg->nslots; i++)
+        PQfinish(pg->slots[i].conn);
+    free(pg->slots);
+    free(pg->dsn);
+    pthread_mutex_destroy(&pg->lock);
+    pthread_cond_destroy(&pg->freed);
+    free(pg);
+}
+
+static bool pg_writes_failing(store_t *store)
+{
+    return atomic_load(&pg_of(store)->writes_failing);
+}
+
+static int pg_schema_version(store_t *store)
+{
+    return pg_of(store)->version;
+}
+
+/* Ready when the server answered lately; else one round trip (which also reconnects, within
+ * the back-off) decides. */
+static bool pg_ready(store_t *store)
+{
+    pg_t *pg = pg_of(store);
+    if (atomic_load(&pg->ready) && now_ms() - atomic_load(&pg->last_ok_ms) < PG_PING_MS)
+        return true;
+    fathom_error_t err;
+    PGconn *c = pg_acquire(pg, &err);
+    if (!c)
+        return false;
+    PGresult *r = pg_query(c, "SELECT 1", 0, NULL, "ping", &err);
+    PQclear(r);
+    pg_release(pg, c);
+    if (r)
+        atomic_store(&pg->ready, true);
+    return r != NULL && atomic_load(&pg->ready);
+}
+
+static long long pg_file_size(store_t *store)
+{
+    fathom_error_t err;
+    pg_t *pg = pg_of(store);
+    PGconn *c = pg_acquire(pg, &err);
+    if (!c)
+        return 0;
+    PGresult *r = pg_query(c, "SELECT pg_database_size(current_database())", 0, NULL, "size", &err);
+    long long size = r ? pg_ll(r, 0, 0) : 0;
+    PQclear(r);
+    pg_release(pg, c);
+    return size;
+}
+
+static bool pg_shared(store_t *store)
+{
+    (void)store;
+    return true;
+}
+
+/* ------------------------------------------------------------------ cached results ---- */
+
+static int pg_result_get(store_t *store, const char *hash, store_result_t *out,
+                         fathom_error_t *err)
+{
+    pg_t *pg = pg_of(store);
+    memset(out, 0, sizeof *out);
+    PGconn *c = pg_acquire(pg, err);
+    if (!c)
+        return -1;
+    const char *params[] = {hash};
+    PGresult *r = pg_query(c, "SELECT endpoint, request, response, created_at, hit_count "
+                              "FROM results WHERE hash = $1",
+                           1, params, "cannot read results", err);
+    int rc = -1;
+    if (r && PQntuples(r) == 1) {
+        bool oom = false;
+        out->endpoint = pg_dup(r, 0, 0, &oom);
+        out->request = pg_dup(r, 0, 1, &oom);
+        out->response = pg_dup(r, 0, 2, &oom);
+        pg_copy(r, 0, 3, out->created_at, sizeof out->created_at);
+        out->hit_count = pg_ll(r, 0, 4);
+        if (oom || !out->endpoint || !out->request || !out->response) {
+            store_result_close(out);
+            fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory reading result %s",
+                             hash);
+        } else {
+            rc = 0;
+        }
+    } else if (r) {
+        fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "no result %s", hash);
+    }
+    PQclear(r);
+    pg_release(pg, c);
+    return rc;
+}
+
+typedef int (*pg_row_fn)(PGconn *c, const void *rows, int i, fathom_error_t *err);
+
+/* Writes n rows, one statement each, in one transaction. */
+static int write_rows(pg_t *pg, pg_row_fn write, const void *rows, int n, fathom_error_t *err)
+{
+    fathom_error_clear(err);
+    PGconn *c = pg_acquire(pg, err);
+    if (!c) {
+        pg_note_write(pg, false);
+        return -1;
+    }
+    bool ok = pg_begin(c, err) == 0;
+    for (int i = 0; ok && i < n; i++)
+        ok = write(c, rows, i, err) == 0;
+    ok = pg_end(c, ok, err);
+    pg_release(pg, c);
+    pg_note_write(pg, ok);
+    return ok ? 0 : -1;
+}
+
+static int put_result(PGconn *c, const void *rows, int i, fathom_error_t *err)
+{
+    const store_result_row_t *r = (const store_result_row_t *)rows + i;
+    const char *params[] = {r->hash, r->endpoint, FATHOM_ESTIMATOR_VERSION, r->request,
+                            r->response, r->created_at};
+    return pg_command(c, "INSERT INTO results (hash, endpoint, estimator_version, request, "
+                         "response, created_at) VALUES ($1, $2, $3, $4, $5, $6) "
+                         "ON CONFLICT (hash) DO NOTHING",
+                      6, params, NULL, "cannot store results", err);
+}
+
+static int put_hit(PGconn *c, const void *rows, int i, fathom_error_t *err)
+{
+    const store_hit_t *h = (const store_hit_t *)rows + i;
+    char count[32];
+    snprintf(count, sizeof count, "%lld", h->count);
+    const char *params[] = {h->hash, h->last_hit_at, count};
+    return pg_command(c, "UPDATE results SET hit_count = hit_count + $3, last_hit_at = $2 "
+                         "WHERE hash = $1",
+                      3, params, NULL, "cannot store hit counts", err);
+}
+
+static int pg_results_put(store_t *store, const store_result_row_t *rows, int n,
+                          fathom_error_t *err)
+{
+    return write_rows(pg_of(store), put_result, rows, n, err);
+}
+
+static int pg_results_hit(store_t *store, const store_hit_t *hits, int n, fathom_error_t *err)
+{
+    return write_rows(pg_of(store), put_hit, hits, n, err);
+}
+
+/* The PostgreSQL backend's table of calls (store_backend.h). */
+static const store_ops_t pg_ops = {
+    .close = pg_close,
+    .writes_failing = pg_writes_failing,
+    .schema_version = pg_schema_version,
+    .ready = pg_ready,
+    .file_size = pg_file_size,
+    .shared = pg_shared,
+    .result_get = pg_result_get,
+    .results_put = pg_results_put,
+    .results_hit = pg_results_hit,
+    .sweep_submit = pg_sweep_submit,
+    .sweep_get = pg_sweep_get,
+    .sweep_cancel = pg_sweep_cancel,
+    .sweep_list = pg_sweep_list,
+    .sweep_pending = pg_sweep_pending,
+    .sweep_claim = pg_sweep_claim,
+    .sweep_renew = pg_sweep_renew,
+    .sweep_counts = pg_sweep_counts,
+    .sweep_checkpoint = pg_sweep_checkpoint,
+    .sweep_finish = pg_sweep_finish,
+    .sweep_fail = pg_sweep_fail,
+    .points_page = pg_points_page,
+    .points_best = pg_points_best,
+};

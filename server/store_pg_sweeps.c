@@ -1,0 +1,498 @@
+/* store_pg_sweeps.c — the sweeps' calls of store.h over PostgreSQL: submitting, claiming with a
+ * lease, renewing, checkpointing, finishing and cancelling sweeps, and reading their points.
+ *
+ * Every call is one transaction on one borrowed connection (store_pg.h), released before it
+ * returns. Writes that only the running replica may make (checkpoint, finish, renew) are
+ * conditional on `owner` being this replica and the status still 'running', so a replica whose
+ * lease lapsed (it stalled, another took over) or whose sweep was cancelled on another replica
+ * gets FATHOM_E_NOT_FOUND and stops: it never writes over the new owner. Submits serialize on
+ * an advisory lock so the queue limit holds across replicas. Points are read by key, one page
+ * per call, as on SQLite. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_pg.h"
+
+/* Any constant: the key of the advisory lock that serializes submits (the queue's limit). */
+#define PG_SUBMIT_LOCK "7232002"
+#define LEASE_SQL "now() + interval '" STORE_PG_STR(PG_LEASE_SECONDS) " seconds'"
+#define STORE_PG_STR2(x) #x
+#define STORE_PG_STR(x) STORE_PG_STR2(x)
+
+static int finish_write(pg_t *pg, PGconn *c, int rc, fathom_error_t *err)
+{
+    if (!pg_end(c, rc == 0, err) && rc == 0)
+        rc = -1;
+    if (rc == 0 || err->code == FATHOM_E_UNAVAILABLE)
+        pg_note_write(pg, rc == 0);
+    pg_release(pg, c);
+    return rc;
+}
+
+/* Inserts the sweep, or re-queues a cancelled or failed one from the start. */
+static int submit_in(PGconn *c, const char *const params[5], int max_queued, bool *created,
+                     fathom_error_t *err)
+{
+    long long n = 0;
+    if (pg_command(c, "SELECT pg_advisory_xact_lock(" PG_SUBMIT_LOCK ")", 0, NULL, NULL,
+                   "cannot store the sweep", err))
+        return -1;
+    PGresult *r = pg_query(c, "SELECT (SELECT COUNT(*) FROM sweeps WHERE status = 'queued'), "
+                              "(SELECT COUNT(*) FROM sweeps WHERE id = $1)",
+                           1, params, "cannot store the sweep", err);
+    if (!r)
+        return -1;
+    long long queued = pg_ll(r, 0, 0);
+    bool found = pg_ll(r, 0, 1) > 0;
+    PQclear(r);
+    if (queued >= max_queued && !found)
+        return fathom_error_set(err, FATHOM_E_QUEUE_FULL, NULL,
+                                "%lld sweeps are waiting (the limit is %d); retry later", queued,
+                                max_queued);
+    if (queued >= max_queued)
+        return 0; /* exists and the queue is full: nothing to do, not an error */
+    if (!found) {
+        if (pg_command(c, "INSERT INTO sweeps (id, kind, spec, status, size, created_at) "
+                          "VALUES ($1, $2, $3, 'queued', $4, $5) ON CONFLICT (id) DO NOTHING",
+                       5, params, &n, "cannot store the sweep", err))
+            return -1;
+        *created = n == 1;
+        return 0;
+    }
+    const char *rq[] = {params[0], params[4]};
+    if (pg_command(c, "UPDATE sweeps SET status = 'queued', total = 0, done = 0, "
+                      "evaluations = 0, state = NULL, sample = NULL, result = NULL, error = NULL, "
+                      "started_at = NULL, finished_at = NULL, owner = NULL, lease_until = NULL, "
+                      "created_at = $2 WHERE id = $1 AND status IN ('cancelled', 'failed')",
+                   2, rq, &n, "cannot requeue the sweep", err))
+        return -1;
+    *created = n == 1;
+    if (*created && (pg_command(c, "DELETE FROM sweep_points WHERE sweep_id = $1", 1, rq, NULL,
+                                "cannot requeue the sweep", err) ||
+                     pg_command(c, "DELETE FROM sweep_runs WHERE sweep_id = $1", 1, rq, NULL,
+                                "cannot requeue the sweep", err)))
+        return -1;
+    return 0;
+}
+
+int pg_sweep_submit(store_t *store, const char *id, const char *kind, const char *spec,
+                    long long size, int max_queued, bool *created, fathom_error_t *err)
+{
+    pg_t *pg = pg_of(store);
+    char now[32], sz[32];
+    store_now_iso(now);
+    snprintf(sz, sizeof sz, "%lld", size);
+    *created = false;
+    fathom_error_clear(err);
+    PGconn *c = pg_acquire(pg, err);
+    if (!c) {
+        pg_note_write(pg, false);
+        return -1;
+    }
+    const char *params[5] = {id, kind, spec, sz, now};
+    int rc = pg_begin(c, err) == 0 ? submit_in(c, params, max_queued, created, err) : -1;
+    rc = finish_write(pg, c, rc, err);
+    if (rc)
+        *created = false;
+    return rc;
+}
+
+/* Columns: id, kind, spec, status, size, total, done, evaluations, state, result, error,
+ * created_at, started_at, finished_at, runs[, sample]. */
+int pg_sweep_get(store_t *store, const char *id, bool with_sample, store_sweep_t *out,
+                 fathom_error_t *err)
+{
+    pg_t *pg = pg_of(store);
+    memset(out, 0, sizeof *out);
+    PGconn *c = pg_acquire(pg, err);
+    if (!c)
+        return -1;
+    const char *params[] = {id, with_sample ? "t" : "f"};
+    PGresult *r = pg_query(
+        c, "SELECT id, kind, spec, status, size, total, done, evaluations, state, result, error, "
+           "created_at, started_at, finished_at, "
+           "(SELECT json_agg(json_build_object('first_unit', first_unit, 'last_unit', last_unit, "
+           "'replica', replica) ORDER BY first_unit) FROM sweep_runs WHERE sweep_id = $1), "
+           "CASE WHEN $2::boolean THEN sample END FROM sweeps WHERE id = $1",
+        2, params, "cannot read the sweep", err);
+    int rc = -1;
+    bool oom = false;
+    if (r && PQntuples(r) == 1) {
+        pg_copy(r, 0, 0, out->id, sizeof out->id);
+        pg_copy(r, 0, 1, out->kind, sizeof out->kind);
+        out->spec = pg_dup(r, 0, 2, &oom);
+        out->status = store__status_from_text(PQgetvalue(r, 0, 3));
+        out->size = pg_ll(r, 0, 4);
+        out->total = pg_ll(r, 0, 5);
+        out->done = pg_ll(r, 0, 6);
+        out->evaluations = pg_ll(r, 0, 7);
+        out->state = pg_dup(r, 0, 8, &oom);
+        out->result = pg_dup(r, 0, 9, &oom);
+        out->error = pg_dup(r, 0, 10, &oom);
+        pg_copy(r, 0, 11, out->created_at, sizeof out->created_at);
+        pg_copy(r, 0, 12, out->started_at, sizeof out->started_at);
+        pg_copy(r, 0, 13, out->finished_at, sizeof out->finished_at);
+        out->runs = pg_dup(r, 0, 14, &oom);
+        out->sample = pg_dup(r, 0, 15, &oom);
+        if (oom)
+            fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory reading sweep %s", id);
+        else
+            rc = 0;
+    } else if (r) {
+        fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "no sweep %s", id);
+    }
+    PQclear(r);
+    pg_release(pg, c);
+    if (rc)
+        store_sweep_close(out);
+    return rc;
+}
+
+/* Runs one conditional UPDATE in its own transaction; *changed says whether a row changed. */
+static int update_one(pg_t *pg, const char *sql, int n, const char *const *params, bool *changed,
+                      const char *what, fathom_error_t *err)
+{
+    fathom_error_clear(err);
+    *changed = false;
+    PGconn *c = pg_acquire(pg, err);
+    if (!c) {
+        pg_note_write(pg, false);
+        return -1;
+    }
+    long long rows = 0;
+    int rc = pg_command(c, sql, n, params, &rows, what, err);
+    *changed = rc == 0 && rows == 1;
+    pg_note_write(pg, rc == 0);
+    pg_release(pg, c);
+    return rc;
+}
+
+int pg_sweep_cancel(store_t *store, const char *id, bool *changed, fathom_error_t *err)
+{
+    char now[32];
+    store_now_iso(now);
+    const char *params[] = {id, now};
+    return update_one(pg_of(store),
+                      "UPDATE sweeps SET status = 'cancelled', finished_at = $2, owner = NULL, "
+                      "lease_until = NULL WHERE id = $1 AND status IN ('queued', 'running')",
+                      2, params, changed, "cannot write the database", err);
+}
+
+/* Reads a whole (small) result, releases the connection, then calls fn per row: fn may call
+ * the store, and no connection is held meanwhile. */
+static PGresult *read_all(pg_t *pg, const char *sql, int n, const char *const *params,
+                          const char *what, fathom_error_t *err)
+{
+    PGconn *c = pg_acquire(pg, err);
+    if (!c)
+        return NULL;
+    PGresult *r = pg_query(c, sql, n, params, what, err);
+    pg_release(pg, c);
+    return r;
+}
+
+int pg_sweep_list(store_t *store, int limit, store_sweep_fn fn, void *ctx, fathom_error_t *err)
+{
+    char lim[16];
+    snprintf(lim, sizeof lim, "%d", limit);
+    const char *params[] = {lim};
+    PGresult *r = read_all(pg_of(store),
+                           "SELECT id, kind, status, size, total, done, created_at, started_at, "
+                           "finished_at FROM sweeps ORDER BY created_at DESC, id LIMIT $1",
+                           1, params, "cannot list sweeps", err);
+    if (!r)
+        return -1;
+    int rc = 0;
+    for (int i = 0; i < PQntuples(r); i++) {
+        store_sweep_t sw;
+        memset(&sw, 0, sizeof sw);
+        pg_copy(r, i, 0, sw.id, sizeof sw.id);
+        pg_copy(r, i, 1, sw.kind, sizeof sw.kind);
+        sw.status = store__status_from_text(PQgetvalue(r, i, 2));
+        sw.size = pg_ll(r, i, 3);
+        sw.total = pg_ll(r, i, 4);
+        sw.done = pg_ll(r, i, 5);
+        pg_copy(r, i, 6, sw.created_at, sizeof sw.created_at);
+        pg_copy(r, i, 7, sw.started_at, sizeof sw.started_at);
+        pg_copy(r, i, 8, sw.finished_at, sizeof sw.finished_at);
+        if (fn(ctx, &sw)) {
+            rc = fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory listing sweeps");
+            break;
+        }
+    }
+    PQclear(r);
+    return rc;
+}
+
+/* Queued sweeps, and running ones that are ours or whose lease lapsed (their owner died): a
+ * sweep another live replica runs is not pending here. */
+int pg_sweep_pending(store_t *store, store_sweep_fn fn, void *ctx, fathom_error_t *err)
+{
+    pg_t *pg = pg_of(store);
+    const char *params[] = {pg_replica(pg)};
+    PGresult *r = read_all(pg,
+                           "SELECT id, kind, spec, status, done, state, sample FROM sweeps "
+                           "WHERE status = 'queued' OR (status = 'running' AND (owner IS NULL OR "
+                           "owner = $1 OR lease_until < now())) "
+                           "ORDER BY status = 'running' DESC, created_at, id",
+                           1, params, "cannot read pending sweeps", err);
+    if (!r)
+        return -1;
+    int rc = 0;
+    for (int i = 0; i < PQntuples(r); i++) {
+        store_sweep_t sw;
+        memset(&sw, 0, sizeof sw);
+        bool oom = false;
+        pg_copy(r, i, 0, sw.id, sizeof sw.id);
+        pg_copy(r, i, 1, sw.kind, sizeof sw.kind);
+        sw.spec = pg_dup(r, i, 2, &oom);
+        sw.status = store__status_from_text(PQgetvalue(r, i, 3));
+        sw.done = pg_ll(r, i, 4);
+        sw.state = pg_dup(r, i, 5, &oom);
+        sw.sample = pg_dup(r, i, 6, &oom);
+        int stop = oom ? -1 : fn(ctx, &sw);
+        store_sweep_close(&sw);
+        if (oom) {
+            rc = fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory reading sweeps");
+            break;
+        }
+        if (stop)
+            break;
+    }
+    PQclear(r);
+    return rc;
+}
+
+int pg_sweep_claim(store_t *store, const char *id, long long total_units, fathom_error_t *err)
+{
+    pg_t *pg = pg_of(store);
+    char now[32], total[32];
+    store_now_iso(now);
+    snprintf(total, sizeof total, "%lld", total_units);
+    const char *params[] = {id, total, now, pg_replica(pg)};
+    bool changed;
+    if (update_one(pg,
+                   "UPDATE sweeps SET status = 'running', total = $2, "
+                   "started_at = COALESCE(started_at, $3), owner = $4, lease_until = " LEASE_SQL
+                   " WHERE id = $1 AND status IN ('queued', 'running') AND "
+                   "(owner IS NULL OR owner = $4 OR lease_until < now())",
+                   4, params, &changed, "cannot update the sweep", err))
+        return -1;
+    if (!changed)
+        return fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL,
+                                "sweep %s is not waiting to run (or another replica runs it)", id);
+    return 0;
+}
+
+int pg_sweep_renew(store_t *store, const char *id, fathom_error_t *err)
+{
+    pg_t *pg = pg_of(store);
+    const char *params[] = {id, pg_replica(pg)};
+    bool changed;
+    if (update_one(pg,
+                   "UPDATE sweeps SET lease_until = " LEASE_SQL
+                   " WHERE id = $1 AND status = 'running' AND owner = $2",
+                   2, params, &changed, "cannot renew the lease", err))
+        return -1;
+    if (!changed)
+        return fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL,
+                                "sweep %s is no longer running here", id);
+    return 0;
+}
+
+int pg_sweep_counts(store_t *store, long long out[STORE_SWEEP__COUNT], fathom_error_t *err)
+{
+    memset(out, 0, STORE_SWEEP__COUNT * sizeof out[0]);
+    PGresult *r = read_all(pg_of(store), "SELECT status, COUNT(*) FROM sweeps GROUP BY status", 0,
+                           NULL, "cannot count sweeps", err);
+    if (!r)
+        return -1;
+    for (int i = 0; i < PQntuples(r); i++)
+        for (int k = 0; k < STORE_SWEEP__COUNT; k++)
+            if (strcmp(PQgetvalue(r, i, 0), store_sweep_status_names[k]) == 0)
+                out[k] = pg_ll(r, i, 1);
+    PQclear(r);
+    return 0;
+}
+
+static int put_point(PGconn *c, const char *id, const store_point_t *p, fathom_error_t *err)
+{
+    char idx[32], status[16], rate[40];
+    snprintf(idx, sizeof idx, "%lld", p->index);
+    snprintf(status, sizeof status, "%d", p->status);
+    snprintf(rate, sizeof rate, "%.17g", p->sample_rate);
+    const char *params[] = {id,   idx, p->values, status, p->fits ? "1" : "0",
+                            p->has_sample_rate ? rate : NULL, p->response};
+    return pg_command(c, "INSERT INTO sweep_points (sweep_id, idx, point_values, status, fits, "
+                         "sample_rate, response) VALUES ($1, $2, $3, $4, $5, $6, $7) "
+                         "ON CONFLICT (sweep_id, idx) DO UPDATE SET point_values = $3, "
+                         "status = $4, fits = $5, sample_rate = $6, response = $7",
+                      7, params, NULL, "cannot write the checkpoint", err);
+}
+
+/* The checkpoint's statements, inside the caller's transaction: lock the row if it is still
+ * ours and running, write the points and the progress, note which replica ran the units. */
+static int checkpoint_in(pg_t *pg, PGconn *c, const store_checkpoint_t *cp, fathom_error_t *err)
+{
+    const char *who[] = {cp->id, pg_replica(pg)};
+    PGresult *r = pg_query(c, "SELECT done FROM sweeps WHERE id = $1 AND status = 'running' "
+                              "AND owner = $2 FOR UPDATE",
+                           2, who, "cannot write the checkpoint", err);
+    if (!r)
+        return -1;
+    bool ours = PQntuples(r) == 1;
+    long long before = ours ? pg_ll(r, 0, 0) : 0;
+    PQclear(r);
+    if (!ours)
+        return fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL,
+                                "sweep %s is no longer running here", cp->id);
+    for (size_t i = 0; i < cp->npoints; i++)
+        if (put_point(c, cp->id, &cp->points[i], err))
+            return -1;
+    char done[32], evals[32], first[32], now[32];
+    snprintf(done, sizeof done, "%lld", cp->done);
+    snprintf(evals, sizeof evals, "%lld", cp->evaluations);
+    snprintf(first, sizeof first, "%lld", before);
+    store_now_iso(now);
+    const char *up[] = {cp->id, done, evals, cp->state, cp->sample};
+    if (pg_command(c, "UPDATE sweeps SET done = $2, evaluations = $3, state = $4, sample = $5, "
+                      "lease_until = " LEASE_SQL " WHERE id = $1",
+                   5, up, NULL, "cannot write the checkpoint", err))
+        return -1;
+    if (cp->done <= before)
+        return 0;
+    const char *run[] = {cp->id, first, done, pg_replica(pg), now};
+    return pg_command(c, "INSERT INTO sweep_runs (sweep_id, first_unit, last_unit, replica, at) "
+                         "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (sweep_id, first_unit) "
+                         "DO UPDATE SET last_unit = $3, replica = $4, at = $5",
+                      5, run, NULL, "cannot write the checkpoint", err);
+}
+
+int pg_sweep_checkpoint(store_t *store, const store_checkpoint_t *cp, fathom_error_t *err)
+{
+    pg_t *pg = pg_of(store);
+    fathom_error_clear(err);
+    PGconn *c = pg_acquire(pg, err);
+    if (!c) {
+        pg_note_write(pg, false);
+        return -1;
+    }
+    int rc = pg_begin(c, err) == 0 ? checkpoint_in(pg, c, cp, err) : -1;
+    bool committed = pg_end(c, rc == 0, err);
+    if (rc == 0 && !committed)
+        rc = -1;
+    if (err->code != FATHOM_E_NOT_FOUND)
+        pg_note_write(pg, rc == 0);
+    pg_release(pg, c);
+    return rc;
+}
+
+int pg_sweep_finish(store_t *store, const char *id, const char *result, fathom_error_t *err)
+{
+    pg_t *pg = pg_of(store);
+    char now[32];
+    store_now_iso(now);
+    const char *params[] = {id, result, now, pg_replica(pg)};
+    bool changed;
+    if (update_one(pg,
+                   "UPDATE sweeps SET status = 'done', result = $2, finished_at = $3, "
+                   "lease_until = NULL WHERE id = $1 AND status = 'running' AND owner = $4",
+                   4, params, &changed, "cannot update the sweep", err))
+        return -1;
+    return changed ? 0 : fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL,
+                                          "sweep %s is not running here", id);
+}
+
+int pg_sweep_fail(store_t *store, const char *id, const char *message, fathom_error_t *err)
+{
+    char now[32];
+    store_now_iso(now);
+    const char *params[] = {id, message, now};
+    bool changed;
+    if (update_one(pg_of(store),
+                   "UPDATE sweeps SET status = 'failed', error = $2, finished_at = $3, "
+                   "lease_until = NULL WHERE id = $1 AND status IN ('queued', 'running')",
+                   3, params, &changed, "cannot update the sweep", err))
+        return -1;
+    return changed ? 0 : fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL,
+                                          "sweep %s is not queued or running", id);
+}
+
+/* Calls fn per row of a point query (idx, point_values, status, fits, sample_rate, response). */
+static void walk_points(const PGresult *r, store_point_fn fn, void *ctx)
+{
+    for (int i = 0; i < PQntuples(r); i++) {
+        store_point_t p = {
+            .index = pg_ll(r, i, 0),
+            .values = PQgetisnull(r, i, 1) ? "{}" : PQgetvalue(r, i, 1),
+            .status = (int)pg_ll(r, i, 2),
+            .fits = pg_ll(r, i, 3) != 0,
+            .has_sample_rate = !PQgetisnull(r, i, 4),
+            .sample_rate = PQgetisnull(r, i, 4) ? 0 : strtod(PQgetvalue(r, i, 4), NULL),
+            .response = PQgetisnull(r, i, 5) ? "{}" : PQgetvalue(r, i, 5),
+        };
+        if (fn(ctx, &p))
+            break;
+    }
+}
+
+int pg_points_page(store_t *store, const char *id, long long first_index, long long max_rows,
+                   store_point_fn fn, void *ctx, fathom_error_t *err)
+{
+    char first[32], max[32];
+    snprintf(first, sizeof first, "%lld", first_index);
+    snprintf(max, sizeof max, "%lld", max_rows);
+    const char *params[] = {id, first, max};
+    PGresult *r = read_all(pg_of(store),
+                           "SELECT idx, point_values, status, fits, sample_rate, response "
+                           "FROM sweep_points WHERE sweep_id = $1 AND idx >= $2 "
+                           "ORDER BY idx LIMIT $3",
+                           3, params, "cannot read the sweep's points", err);
+    if (!r)
+        return -1;
+    walk_points(r, fn, ctx);
+    PQclear(r);
+    return 0;
+}
+
+/* The best points and the counts come from one statement (one snapshot): the counts ride on
+ * every row, and on one row of NULLs when no point fits. */
+int pg_points_best(store_t *store, const char *id, int top_n, store_point_fn fn, void *ctx,
+                   long long *stored, long long *good, fathom_error_t *err)
+{
+    char top[16];
+    snprintf(top, sizeof top, "%d", top_n);
+    const char *params[] = {id, top};
+    *stored = *good = 0;
+    PGresult *r = read_all(
+        pg_of(store),
+        "WITH counts AS (SELECT COUNT(*) AS n, COALESCE(SUM(fits), 0) AS g FROM sweep_points "
+        "WHERE sweep_id = $1), best AS (SELECT idx, point_values, status, fits, sample_rate, "
+        "response FROM sweep_points WHERE sweep_id = $1 AND fits = 1 "
+        "ORDER BY sample_rate DESC NULLS LAST, idx ASC LIMIT $2) "
+        "SELECT best.*, counts.n, counts.g FROM counts LEFT JOIN best ON true "
+        "ORDER BY best.sample_rate DESC NULLS LAST, best.idx ASC",
+        2, params, "cannot read the sweep's points", err);
+    if (!r)
+        return -1;
+    if (PQntuples(r) > 0) {
+        *stored = pg_ll(r, 0, 6);
+        *good = pg_ll(r, 0, 7);
+    }
+    for (int i = 0; i < PQntuples(r) && !PQgetisnull(r, i, 0); i++) {
+        store_point_t p = {
+            .index = pg_ll(r, i, 0),
+            .values = PQgetvalue(r, i, 1),
+            .status = (int)pg_ll(r, i, 2),
+            .fits = true,
+            .has_sample_rate = !PQgetisnull(r, i, 4),
+            .sample_rate = PQgetisnull(r, i, 4) ? 0 : strtod(PQgetvalue(r, i, 4), NULL),
+            .response = PQgetvalue(r, i, 5),
+        };
+        if (fn(ctx, &p))
+            break;
+    }
+    PQclear(r);
+    return 0;
+}
