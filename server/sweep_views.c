@@ -176,6 +176,14 @@ int sweeps_status(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "cannot encode the sweep's status");
         goto out;
     }
+    /* A shared store says which replica ran which units. */
+    json_t *runs = loads_or_null(row.runs);
+    if (row.runs && (!runs || json_object_set_new(*out, "runs", runs))) {
+        json_decref(*out);
+        *out = NULL;
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "cannot encode the sweep's runs");
+        goto out;
+    }
     rc = 0;
 out:
     json_decref(spec);

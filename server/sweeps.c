@@ -36,6 +36,14 @@
  *   queued, one per pool thread), so there is nothing to uv_cancel: the job goes when its
  *   running units return. A checkpoint only applies while the row is 'running', so a cancelled
  *   sweep is never written again.
+ * - Replicas. On a shared store (store_shared: PostgreSQL) other fathomd processes run sweeps
+ *   too. A sweep is claimed with a lease (store.h); every POLL_MS the loop thread renews the
+ *   lease of each job it runs and drops a job whose sweep is no longer running here (cancelled
+ *   through another replica, or taken over after this one stalled past its lease) — its units
+ *   stop as on a local cancel — then looks for pending sweeps: submitted elsewhere, or left by a
+ *   replica that died (its lease lapsed; the sweep resumes at its last checkpoint). A job whose
+ *   checkpoint failed because the database was unreachable is dropped as on a full disk, and the
+ *   poll claims it again (still ours) once the database answers. On SQLite nothing polls.
  * - Shutdown. sweeps_begin_shutdown raises every job's cancel flag without touching the rows:
  *   running units stop, finished ones are checkpointed, rows stay 'running', and the next start
  *   resumes them.
@@ -72,6 +80,9 @@
 /* After a step of the loop thread ran out of memory (starting a job, queueing a unit, merging,
  * a checkpoint or finishing), it is tried again this much later. */
 #define RETRY_MS 100
+/* On a shared store: how often leases are renewed and pending sweeps looked for (well inside
+ * the store's lease, so a live replica never loses one). */
+#define POLL_MS 1000
 
 typedef struct chunk chunk_t;
 
@@ -118,6 +129,8 @@ struct sweeps {
     bool wake_open;
     uv_timer_t retry; /* armed after a step ran out of memory: see RETRY_MS */
     bool retry_open;
+    uv_timer_t poll;  /* shared store only: see POLL_MS */
+    bool poll_open;
     pthread_mutex_t lock; /* guards the jobs list's links against HTTP-thread lookups (a leaf) */
     job_t *jobs;
     int inflight;
@@ -791,6 +804,28 @@ static void on_wake(uv_async_t *a)
     dispatch(s);
 }
 
+/* Shared store: renews this replica's leases, drops jobs whose sweep is no longer ours, and
+ * starts sweeps pending in the database. */
+static void on_poll(uv_timer_t *t)
+{
+    sweeps_t *s = t->data;
+    if (__atomic_load_n(&s->stopping, __ATOMIC_RELAXED))
+        return;
+    for (job_t *j = s->jobs, *next; j; j = next) {
+        next = j->next;
+        fathom_error_t err;
+        if (!j->dropped && store_sweep_renew(s->srv->store, j->id, &err) &&
+            err.code == FATHOM_E_NOT_FOUND) {
+            log_event(LOG_INFO, "sweep no longer runs here (cancelled, or taken over)",
+                      json_pack("{s:s,s:s}", "sweep", j->id, "reason", err.message));
+            drop_job(j);
+        }
+        if (j->dropped && j->inflight == 0)
+            job_remove(s, j);
+    }
+    dispatch(s);
+}
+
 sweeps_t *sweeps_create(server_t *srv, uv_loop_t *loop, char *errbuf, size_t errlen)
 {
     sweeps_t *s = calloc(1, sizeof *s);
@@ -814,6 +849,12 @@ sweeps_t *sweeps_create(server_t *srv, uv_loop_t *loop, char *errbuf, size_t err
     uv_timer_init(loop, &s->retry);
     s->retry.data = s;
     s->retry_open = true;
+    if (store_shared(srv->store)) {
+        uv_timer_init(loop, &s->poll);
+        s->poll.data = s;
+        s->poll_open = true;
+        uv_timer_start(&s->poll, on_poll, POLL_MS, POLL_MS);
+    }
     uv_async_send(&s->wake); /* resume interrupted sweeps once the loop runs */
     return s;
 }
@@ -847,6 +888,10 @@ void sweeps_shutdown(sweeps_t *s)
     if (s && s->retry_open) {
         uv_close((uv_handle_t *)&s->retry, NULL);
         s->retry_open = false;
+    }
+    if (s && s->poll_open) {
+        uv_close((uv_handle_t *)&s->poll, NULL);
+        s->poll_open = false;
     }
 }
 

@@ -190,16 +190,35 @@ class Server:
         conn.close()
         return resp
 
-    def stored_count(self, sql, args=()):
-        """A COUNT(*) query run on the server's database file with a connection of its own."""
+    def stored_row(self, sql, args=()):
+        """The first row of a query (? placeholders) run on the server's database with a
+        connection of its own, as a tuple (integers as int); None when there is none."""
         if self.pg_database:
             for a in args:
                 sql = sql.replace("?", "'%s'" % str(a).replace("'", "''"), 1)
-            return int(psql(pg_dsn(self.pg_database), sql))
+            out = psql(pg_dsn(self.pg_database), sql)
+            if not out:
+                return None
+            return tuple(int(v) if v.lstrip("-").isdigit() else v for v in out.splitlines()[0].split("|"))
         import sqlite3
         db = sqlite3.connect(self.db, timeout=30)
         try:
-            return db.execute(sql, args).fetchone()[0]
+            return db.execute(sql, args).fetchone()
+        finally:
+            db.close()
+
+    def stored_count(self, sql, args=()):
+        """A COUNT(*) query run on the server's database with a connection of its own."""
+        return self.stored_row(sql, args)[0]
+
+    def integrity_ok(self):
+        """Whether the database checks out: SQLite's integrity_check (PostgreSQL keeps its own)."""
+        if self.pg_database:
+            return True
+        import sqlite3
+        db = sqlite3.connect(self.db, timeout=30)
+        try:
+            return db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         finally:
             db.close()
 

@@ -7,7 +7,6 @@ import io
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import tempfile
 import shutil
@@ -242,10 +241,8 @@ class Durability(unittest.TestCase):
                            timeout=300)
             self.assertEqual(doc["status"], "running")
             s.stop(signal.SIGKILL)
-            db = sqlite3.connect(s.db)
-            self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
-            status, done = db.execute("SELECT status, done FROM sweeps WHERE id=?", (sid,)).fetchone()
-            db.close()
+            self.assertTrue(s.integrity_ok())
+            status, done = s.stored_row("SELECT status, done FROM sweeps WHERE id=?", (sid,))
             self.assertEqual(status, "running")
             self.assertGreater(done, 0)
             s = Server(db_dir=tmp, extra_args=["--workers", "2"]).start()
@@ -257,9 +254,7 @@ class Durability(unittest.TestCase):
             self.assertEqual(got["best"], expected["best"])
             self.assertEqual(s.get("/v1/sweep/%s/points" % sid).json()["points"], expected_points)
             self.assertEqual(s.stop(), 0)
-            db = sqlite3.connect(s.db)
-            self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
-            db.close()
+            self.assertTrue(s.integrity_ok())
         finally:
             shutil.rmtree(tmp)
 
@@ -274,9 +269,7 @@ class Durability(unittest.TestCase):
             t0 = time.time()
             self.assertEqual(s.stop(signal.SIGTERM), 0)
             self.assertLess(time.time() - t0, 5 * SLOW)
-            db = sqlite3.connect(os.path.join(tmp, "fathom.db"))
-            status, done = db.execute("SELECT status, done FROM sweeps WHERE id=?", (sid,)).fetchone()
-            db.close()
+            status, done = s.stored_row("SELECT status, done FROM sweeps WHERE id=?", (sid,))
             self.assertEqual(status, "running")
             s = Server(db_dir=tmp).start()
             self.assertEqual(wait_for(s, sid, timeout=300)["status"], "done")
