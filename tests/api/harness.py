@@ -88,7 +88,10 @@ class Response:
 
 
 class Server:
-    def __init__(self, db_dir=None, extra_args=(), env=None, wrapper=()):
+    def __init__(self, db_dir=None, extra_args=(), env=None, wrapper=(), pg_database=None,
+                 sqlite=False):
+        """pg_database: with FATHOM_TEST_DB, the database to use (replicas share one by name);
+        sqlite: a SQLite file even when FATHOM_TEST_DB is set (a reference to compare with)."""
         self.tmp = None
         if db_dir is None:
             self.tmp = tempfile.TemporaryDirectory(prefix="fathom-api-")
@@ -96,8 +99,10 @@ class Server:
         self.db_dir = db_dir
         self.db = os.path.join(db_dir, "fathom.db")
         self.pg_database = None
-        if PG_DSN:
-            self.pg_database = "fathom_" + hashlib.sha1(os.path.abspath(db_dir).encode()).hexdigest()[:16]
+        self.owns_database = pg_database is None
+        if PG_DSN and not sqlite:
+            self.pg_database = pg_database or (
+                "fathom_" + hashlib.sha1(os.path.abspath(db_dir).encode()).hexdigest()[:16])
         self.extra_args = list(extra_args)
         self.env = dict(os.environ, **(env or {}))
         self.wrapper = list(wrapper) or list(WRAPPER)
@@ -190,22 +195,31 @@ class Server:
         conn.close()
         return resp
 
-    def stored_row(self, sql, args=()):
-        """The first row of a query (? placeholders) run on the server's database with a
-        connection of its own, as a tuple (integers as int); None when there is none."""
+    def stored_rows(self, sql, args=()):
+        """The rows of a query (? placeholders) run on the server's database with a connection
+        of its own, as tuples (integers as int)."""
         if self.pg_database:
             for a in args:
                 sql = sql.replace("?", "'%s'" % str(a).replace("'", "''"), 1)
-            out = psql(pg_dsn(self.pg_database), sql)
-            if not out:
-                return None
-            return tuple(int(v) if v.lstrip("-").isdigit() else v for v in out.splitlines()[0].split("|"))
+            out = subprocess.run(["psql", "-X", "-qtA", "-F", "\x1f", "-R", "\x1e", "-v", "ON_ERROR_STOP=1",
+                                  pg_dsn(self.pg_database), "-c", sql],
+                                 capture_output=True, text=True, timeout=60)
+            if out.returncode != 0:
+                raise AssertionError("psql failed: %s" % out.stderr)
+            text = out.stdout.rstrip("\n")
+            return [tuple(int(v) if v.lstrip("-").isdigit() else v for v in row.split("\x1f"))
+                    for row in text.split("\x1e") if row]
         import sqlite3
         db = sqlite3.connect(self.db, timeout=30)
         try:
-            return db.execute(sql, args).fetchone()
+            return db.execute(sql, args).fetchall()
         finally:
             db.close()
+
+    def stored_row(self, sql, args=()):
+        """The first row of stored_rows, or None."""
+        rows = self.stored_rows(sql, args)
+        return rows[0] if rows else None
 
     def stored_count(self, sql, args=()):
         """A COUNT(*) query run on the server's database with a connection of its own."""
@@ -267,7 +281,7 @@ class Server:
         self.kill()
         if self.tmp:
             self.tmp.cleanup()
-            if self.pg_database:
+            if self.pg_database and self.owns_database:
                 psql(PG_DSN, "DROP DATABASE IF EXISTS %s" % self.pg_database)
 
 

@@ -7,14 +7,13 @@ import os
 import shutil
 import signal
 import socket
-import sqlite3
 import subprocess
 import tempfile
 import threading
 import time
 import unittest
 
-from harness import SLOW, Server, wait_until
+from harness import SLOW, Server, sqlite_only, wait_until
 
 GPT = '{"model":{"hidden":%d,"attn_heads":8,"num_blocks":4,"seq_size":256},"tokens":1e9}'
 
@@ -71,10 +70,8 @@ class KillDuringWrites(unittest.TestCase):
             stop.set()
             for t in threads:
                 t.join()
-            db = sqlite3.connect(s.db)
-            self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
-            rows = db.execute("SELECT hash, request, response FROM results").fetchall()
-            db.close()
+            self.assertTrue(s.integrity_ok())
+            rows = s.stored_rows("SELECT hash, request, response FROM results")
             self.assertGreater(len(rows), 10)
             for h, req, resp in rows:  # every stored row is whole
                 json.loads(req)
@@ -89,6 +86,7 @@ class KillDuringWrites(unittest.TestCase):
             shutil.rmtree(tmp)
 
 
+@sqlite_only  # the database's own disk: test_replicas stops the PostgreSQL server instead
 @unittest.skipUnless(os.geteuid() == 0 and can_mount(), "needs root and tmpfs mounts")
 class FullAndReadOnlyDisk(unittest.TestCase):
     def test_full_disk_refuses_writes_and_serves_cached_reads(self):

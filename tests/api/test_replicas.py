@@ -1,0 +1,182 @@
+"""test_replicas.py — several fathomd replicas on one PostgreSQL database (FATHOM_TEST_DB; skipped
+without it): a result computed on one is a cache hit on another; sweeps submitted anywhere are
+run by the replicas together; a replica SIGKILLed mid-search loses its lease and another finishes
+the search with exactly the result of one SQLite fathomd; a cancel sent to one replica stops the
+workers of the replica running the sweep; and a PostgreSQL restart mid-sweep turns the replicas
+not ready until they reconnect, after which the sweep completes with the identical result
+(FATHOM_TEST_PG_DIR names the cluster to restart: scripts/pg_cluster.sh). Every wait polls."""
+import os
+import signal
+import subprocess
+import unittest
+import uuid
+
+from harness import PG_DSN, SLOW, SOURCE, Server, wait_until
+
+# About four million executions: several seconds on one worker, long enough to interrupt.
+LONG = {"kind": "optimal_execution", "model": "megatron-22B", "system": "h100_80g_nvl8",
+        "num_procs": 64, "max_batch_size": 512, "datatype": "float16", "options": {"top_n": 2}}
+GPT = '{"model":{"hidden":%d,"attn_heads":8,"num_blocks":4,"seq_size":256},"tokens":1e9}'
+GPT2 = GPT % 512
+
+
+def sweep(server, sid):
+    return server.get("/v1/sweep/" + sid).json()
+
+
+def finished(server, sid, timeout=300):
+    return wait_until(lambda: (lambda d: d if d["status"] in ("done", "failed", "cancelled") else None)(
+        sweep(server, sid)), "sweep %s to finish" % sid, timeout)
+
+
+def replica_of(server):
+    """The replica id a fathomd records as a sweep's runner (hostname-pid)."""
+    return "%s-%d" % (os.uname().nodename[:63], server.proc.pid)
+
+
+@unittest.skipUnless(PG_DSN, "needs FATHOM_TEST_DB (a PostgreSQL server)")
+class Replicas(unittest.TestCase):
+    reference = None
+
+    @classmethod
+    def setUpClass(cls):
+        # The same search on one SQLite fathomd: what every shared run must reproduce exactly.
+        ref = Server(sqlite=True, extra_args=["--workers", "2"]).start()
+        try:
+            rid = ref.post("/v1/sweep", LONG).json()["id"]
+            doc = finished(ref, rid)
+            assert doc["status"] == "done", doc
+            cls.reference = (doc["counts"], doc["best"], ref.get("/v1/sweep/%s/points" % rid).json()["points"])
+            assert ref.stop() == 0
+        finally:
+            ref.cleanup()
+
+    def setUp(self):
+        self.database = "fathom_rep_" + uuid.uuid4().hex[:12]
+        self.replicas = []
+
+    def tearDown(self):
+        for r in self.replicas:
+            r.cleanup()
+        from harness import psql
+        psql(PG_DSN, "DROP DATABASE IF EXISTS %s WITH (FORCE)" % self.database)
+
+    def start(self, n, workers=1):
+        for _ in range(n):
+            self.replicas.append(Server(pg_database=self.database,
+                                        extra_args=["--workers", str(workers)]).start())
+        return self.replicas
+
+    def assert_reference(self, server, sid):
+        doc = finished(server, sid)
+        self.assertEqual(doc["status"], "done", doc)
+        counts, best, points = self.reference
+        self.assertEqual(doc["counts"], counts)
+        self.assertEqual(doc["best"], best)
+        self.assertEqual(server.get("/v1/sweep/%s/points" % sid).json()["points"], points)
+        return doc
+
+    def test_result_computed_on_a_is_a_hit_on_b(self):
+        a, b = self.start(2)
+        first = a.post("/v1/transformer", GPT2)
+        self.assertEqual(first.header("X-Fathom-Cache"), "miss")
+        a.wait_stored(first.header("ETag").strip('"'))
+        again = b.post("/v1/transformer", GPT2)
+        self.assertEqual(again.header("X-Fathom-Cache"), "hit")
+        self.assertEqual(again.body, first.body)
+
+    def test_sigkilled_replica_search_finished_by_the_others(self):
+        a, b, c = self.start(3)
+        sid = a.post("/v1/sweep", LONG).json()["id"]
+        # Whichever replica claimed it, kill that one once some of it is checkpointed.
+        doc = wait_until(lambda: (lambda d: d if d.get("runs") and 0 < d["progress"]["done"] < d["progress"]["total"] else None)(
+            sweep(b, sid)), "the search to checkpoint", 300)
+        owner = doc["runs"][0]["replica"]
+        victim = next(r for r in self.replicas if replica_of(r) == owner)
+        victim.stop(signal.SIGKILL)
+        survivor = next(r for r in self.replicas if r is not victim)
+        got = self.assert_reference(survivor, sid)
+        ran = {run["replica"] for run in got["runs"]}
+        self.assertIn(owner, ran)
+        self.assertGreaterEqual(len(ran), 2, got["runs"])  # the rest ran elsewhere
+        # Any replica answers the same.
+        for r in self.replicas:
+            if r is not victim:
+                self.assertEqual(sweep(r, sid)["counts"], got["counts"])
+
+    def test_sweeps_submitted_to_one_run_on_all(self):
+        a, b, c = self.start(3)
+        ids = []
+        for top_n in (1, 2, 3, 4, 5, 6):
+            spec = {"kind": "optimal_execution", "model": "megatron-126M", "system": "a100_80g",
+                    "num_procs": 8, "max_batch_size": 64, "datatype": "float16",
+                    "options": {"top_n": top_n}}
+            ids.append(a.post("/v1/sweep", spec).json()["id"])
+        runners = set()
+        for sid in ids:
+            doc = finished(c, sid)
+            self.assertEqual(doc["status"], "done", doc)
+            runners |= {run["replica"] for run in doc["runs"]}
+        self.assertGreaterEqual(len(runners), 2, runners)
+
+    def test_cancel_on_b_stops_workers_on_a(self):
+        a, b = self.start(2)
+        sid = a.post("/v1/sweep", LONG).json()["id"]
+        doc = wait_until(lambda: (lambda d: d if d.get("runs") else None)(sweep(b, sid)),
+                         "the search to start", 300)
+        owner = next(r for r in self.replicas if replica_of(r) == doc["runs"][0]["replica"])
+        other = next(r for r in self.replicas if r is not owner)
+        self.assertEqual(other.request("DELETE", "/v1/sweep/" + sid).json()["status"], "cancelled")
+        # The owner learns it at its next lease renewal or checkpoint, whichever comes first.
+        dropped = ("sweep no longer runs here", "sweep checkpoint not written")
+        wait_until(lambda: any(rec.get("msg", "").startswith(dropped) and rec.get("sweep") == sid
+                               for rec in owner.log_records()), "the owner to drop the sweep", 30)
+        wait_until(lambda: "fathom_worker_pool_busy 0" in owner.get("/metrics").body,
+                   "the owner's workers to stop", 30)
+        self.assertEqual(sweep(owner, sid)["status"], "cancelled")
+
+    @unittest.skipUnless(os.environ.get("FATHOM_TEST_PG_DIR"), "needs FATHOM_TEST_PG_DIR to stop the server")
+    def test_database_down_answers_flow_not_stored(self):
+        """As with a full disk on SQLite: /readyz 503, sweeps refused with 503, cached answers
+        still served, new estimates computed and answered but not stored; all back once the
+        server is."""
+        (a,) = self.start(1)
+        cached = a.post("/v1/transformer", GPT2)
+        a.wait_stored(cached.header("ETag").strip('"'))
+        self.assertEqual(a.post("/v1/transformer", GPT2).header("X-Fathom-Cache"), "hit")
+        cluster = os.environ["FATHOM_TEST_PG_DIR"]
+        script = os.path.join(SOURCE, "scripts", "pg_cluster.sh")
+        subprocess.run([script, "stop", cluster], check=True, timeout=120)
+        try:
+            wait_until(lambda: a.get("/readyz").status == 503, "not ready", 30)
+            r = a.post("/v1/sweep", LONG)
+            self.assertEqual(r.status, 503, r.body)
+            self.assertEqual(r.json()["error"]["code"], "unavailable")
+            self.assertEqual(a.post("/v1/transformer", GPT2).header("X-Fathom-Cache"), "hit")
+            fresh = a.post("/v1/transformer", GPT % 1024)
+            self.assertEqual(fresh.status, 200, fresh.body)
+            self.assertEqual(fresh.header("X-Fathom-Stored"), "false")
+        finally:
+            subprocess.run([script, "start", cluster], check=True, timeout=120, stdout=subprocess.DEVNULL)
+        wait_until(lambda: a.get("/readyz").status == 200, "ready again", 60)
+        self.assertEqual(a.post("/v1/sweep", LONG).status, 202)
+
+    @unittest.skipUnless(os.environ.get("FATHOM_TEST_PG_DIR"), "needs FATHOM_TEST_PG_DIR to restart the server")
+    def test_postgresql_restart_mid_sweep(self):
+        a, b = self.start(2)
+        sid = a.post("/v1/sweep", LONG).json()["id"]
+        wait_until(lambda: 0 < sweep(a, sid)["progress"]["done"], "the search to checkpoint", 300)
+        restart = subprocess.Popen([os.path.join(SOURCE, "scripts", "pg_cluster.sh"), "restart",
+                                    os.environ["FATHOM_TEST_PG_DIR"]])
+        try:
+            for r in (a, b):
+                wait_until(lambda: r.get("/readyz").status == 503, "a replica to report not ready", 60)
+        finally:
+            self.assertEqual(restart.wait(120), 0)
+        for r in (a, b):
+            wait_until(lambda: r.get("/readyz").status == 200, "a replica to reconnect", 60)
+        self.assert_reference(b, sid)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
