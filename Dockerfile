@@ -22,7 +22,7 @@ ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       build-essential cmake pkg-config ca-certificates \
-      libmicrohttpd-dev libjansson-dev libsqlite3-dev libuv1-dev libsodium-dev libgsl-dev \
+      libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev libuv1-dev libsodium-dev libgsl-dev \
       libnlopt-dev libcmocka-dev \
       nodejs npm \
  && rm -rf /var/lib/apt/lists/*
@@ -65,7 +65,7 @@ ARG DEBIAN_FRONTEND=noninteractive
 # apt's lists and caches (77 MB) are removed in the same layer so they never reach the image.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      libmicrohttpd12 libjansson4 libsqlite3-0 libuv1 libsodium23 libgsl27 libgslcblas0 libnlopt0 \
+      libmicrohttpd12 libjansson4 libsqlite3-0 libpq5 libuv1 libsodium23 libgsl27 libgslcblas0 libnlopt0 \
  && apt-get clean \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
 

@@ -294,5 +294,182 @@ class Manifests(unittest.TestCase):
         self.assertIn(os.path.dirname(self.setting("FATHOM_DB")), d["volume"], "Dockerfile VOLUME")
 
 
+# ---------------------------------------------------------------- the PostgreSQL overlay ----
+
+OVERLAY = os.path.join(DEPLOY, "overlays", "postgresql")
+
+
+def _merge(base, patch):
+    """A strategic merge as kustomize does it for these manifests: maps merge key by key (a null
+    deletes the key), lists of maps with a "name" merge by name, other lists are replaced."""
+    if isinstance(base, dict) and isinstance(patch, dict):
+        out = dict(base)
+        for k, v in patch.items():
+            if v is None:
+                out.pop(k, None)
+            elif k in out:
+                out[k] = _merge(out[k], v)
+            else:
+                out[k] = v
+        return out
+    if (isinstance(base, list) and isinstance(patch, list) and
+            all(isinstance(x, dict) and "name" in x for x in base + patch)):
+        out = list(base)
+        for item in patch:
+            i = next((n for n, x in enumerate(out) if x["name"] == item["name"]), None)
+            if i is None:
+                out.append(item)
+            else:
+                out[i] = _merge(out[i], item)
+        return out
+    return patch
+
+
+def _label(obj, pairs, selectors):
+    obj.setdefault("metadata", {}).setdefault("labels", {}).update(pairs)
+    if not selectors:
+        return
+    spec = obj.get("spec", {})
+    if obj["kind"] == "Service" and "selector" in spec:
+        spec["selector"].update(pairs)
+    elif "selector" in spec and "matchLabels" in spec["selector"]:
+        spec["selector"]["matchLabels"].update(pairs)
+    if "template" in spec:
+        spec["template"].setdefault("metadata", {}).setdefault("labels", {}).update(pairs)
+
+
+def kustomize_build(path):
+    """The objects `kustomize build path` gives, for the features deploy/ uses (resources: files
+    and directories; labels with includeSelectors; patches, inline or by path, merging or
+    `$patch: delete`; images' newTag). Anything else in a kustomization is refused, so a new
+    feature cannot pass unchecked."""
+    with open(os.path.join(path, "kustomization.yaml")) as f:
+        k = yaml.safe_load(f)
+    known = {"apiVersion", "kind", "resources", "labels", "patches", "images"}
+    unknown = set(k) - known
+    if unknown:
+        raise AssertionError(f"{path}: kustomization uses {sorted(unknown)}, which this test cannot build")
+    objs = []
+    for res in k.get("resources", []):
+        full = os.path.normpath(os.path.join(path, res))
+        if os.path.isdir(full):
+            objs += kustomize_build(full)
+        else:
+            if not full.startswith(os.path.abspath(path) + os.sep):
+                raise AssertionError(f"{path}: resource file {res} is outside the kustomization")
+            with open(full) as f:
+                objs += [d for d in yaml.safe_load_all(f) if d is not None]
+    for p in k.get("patches", []):
+        if "path" in p:
+            with open(os.path.join(path, p["path"])) as f:
+                patch = yaml.safe_load(f)
+        else:
+            patch = yaml.safe_load(p["patch"])
+        key = (patch["kind"], patch["metadata"]["name"])
+        matches = [i for i, o in enumerate(objs) if (o["kind"], o["metadata"]["name"]) == key]
+        if len(matches) != 1:
+            raise AssertionError(f"{path}: patch {key} matches {len(matches)} objects")
+        if patch.get("$patch") == "delete":
+            del objs[matches[0]]
+        else:
+            objs[matches[0]] = _merge(objs[matches[0]], patch)
+    for lab in k.get("labels", []):
+        for o in objs:
+            _label(o, lab["pairs"], lab.get("includeSelectors", False))
+    for img in k.get("images", []):
+        for o in objs:
+            for c in o.get("spec", {}).get("template", {}).get("spec", {}).get("containers", []):
+                if c["image"].split(":")[0] == img["name"] and "newTag" in img:
+                    c["image"] = "%s:%s" % (img["name"], img["newTag"])
+    return objs
+
+
+class PostgreSQLOverlay(unittest.TestCase):
+    """deploy/overlays/postgresql builds, and its Deployment, PDB, HPA and Secret agree with each
+    other and with fathomd's flags."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.objects = kustomize_build(OVERLAY)
+        cls.by = {(o["kind"], o["metadata"]["name"]): o for o in cls.objects}
+        cls.deploy = cls.by[("Deployment", "fathom")]
+        cls.pod = cls.deploy["spec"]["template"]
+        cls.container = cls.pod["spec"]["containers"][0]
+        cls.options = fathomd_help()
+
+    def selects(self, selector, labels):
+        return selector.items() <= labels.items()
+
+    def test_builds_into_the_expected_objects(self):
+        self.assertEqual(len(self.by), len(self.objects), "two objects with one kind and name")
+        for key in (("Deployment", "fathom"), ("PodDisruptionBudget", "fathom"),
+                    ("HorizontalPodAutoscaler", "fathom"), ("Service", "fathom"),
+                    ("ConfigMap", "fathom-config"), ("Secret", "fathom-db")):
+            self.assertIn(key, self.by)
+        self.assertNotIn(("StatefulSet", "fathom"), self.by, "the SQLite StatefulSet must be gone")
+        self.assertNotIn(("Service", "fathom-headless"), self.by)
+        self.assertGreaterEqual(self.deploy["spec"]["replicas"], 2)
+        self.assertNotIn("volumeClaimTemplates", self.deploy["spec"])
+
+    def test_settings_are_fathomd_flags_and_the_dsn_is_a_secret(self):
+        config = self.by[("ConfigMap", "fathom-config")]["data"]
+        self.assertNotIn("FATHOM_DB", config, "the DSN belongs in the Secret")
+        for name in config:
+            self.assertIn(name, self.options, f"ConfigMap: {name} is not in fathomd --help")
+        env = {e["name"]: e for e in self.container.get("env", [])}
+        for name in env:
+            self.assertIn(name, self.options, f"env {name} is not in fathomd --help")
+        ref = env["FATHOM_DB"]["valueFrom"]["secretKeyRef"]
+        secret = self.by.get(("Secret", ref["name"]))
+        self.assertIsNotNone(secret, "the trial Secret is in postgres.yaml")
+        self.assertRegex(secret["stringData"][ref["key"]], r"^postgres(ql)?://",
+                         "fathomd picks PostgreSQL by the DSN's scheme")
+        flags = {f for f, _ in self.options.values()}
+        for arg in self.container.get("args", []):
+            if arg.startswith("--"):
+                self.assertIn(arg.split("=")[0], flags, f"args: {arg} is not a fathomd flag")
+        loads = [s["configMapRef"]["name"] for s in self.container["envFrom"] if "configMapRef" in s]
+        self.assertIn("fathom-config", loads)
+
+    def test_pdb_hpa_and_service_select_the_replicas(self):
+        labels = self.pod["metadata"]["labels"]
+        self.assertTrue(self.selects(self.deploy["spec"]["selector"]["matchLabels"], labels))
+        pdb = self.by[("PodDisruptionBudget", "fathom")]
+        self.assertTrue(self.selects(pdb["spec"]["selector"]["matchLabels"], labels))
+        self.assertTrue(self.selects(self.by[("Service", "fathom")]["spec"]["selector"], labels))
+        hpa = self.by[("HorizontalPodAutoscaler", "fathom")]["spec"]
+        self.assertEqual((hpa["scaleTargetRef"]["kind"], hpa["scaleTargetRef"]["name"]),
+                         ("Deployment", "fathom"))
+        self.assertEqual([m["resource"]["name"] for m in hpa["metrics"]], ["cpu"])
+        self.assertGreater(quantity(self.container["resources"]["requests"]["cpu"]), 0,
+                           "an HPA on CPU utilization needs a CPU request")
+        self.assertLess(pdb["spec"].get("maxUnavailable", 1), hpa["minReplicas"])
+        # The trial database's pods are not the server's.
+        db = self.by[("StatefulSet", "fathom-postgres")]
+        self.assertFalse(self.selects(self.by[("Service", "fathom")]["spec"]["selector"],
+                                      db["spec"]["template"]["metadata"]["labels"]))
+
+    def test_probes_use_the_listen_port(self):
+        port = self.container["ports"][0]
+        config = self.by[("ConfigMap", "fathom-config")]["data"]
+        self.assertEqual(int(config["FATHOM_LISTEN"].rpartition(":")[2]), port["containerPort"])
+        for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+            self.assertEqual(self.container[probe]["httpGet"]["port"], port["name"])
+        self.assertEqual(self.container["readinessProbe"]["httpGet"]["path"], "/readyz")
+
+    @unittest.skipUnless(harness.PG_DSN, "needs FATHOM_TEST_DB (a PostgreSQL server)")
+    def test_fathomd_starts_with_the_overlay_settings(self):
+        """fathomd takes the overlay's ConfigMap with a postgresql:// FATHOM_DB, as the pods do."""
+        config = self.by[("ConfigMap", "fathom-config")]["data"]
+        env = {k: v for k, v in config.items() if k != "FATHOM_LISTEN"}
+        srv = harness.Server(env=env)
+        try:
+            srv.start()
+            self.assertEqual(srv.get("/readyz").status, 200)
+            self.assertEqual(srv.stop(), 0, "\n".join(srv.lines[-10:]))
+        finally:
+            srv.cleanup()
+
+
 if __name__ == "__main__":
     unittest.main()
