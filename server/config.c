@@ -28,7 +28,8 @@ typedef struct {
 static const option_t options[] = {
     {"--listen", "FATHOM_LISTEN", OPT_LISTEN, 0, 0, 0, 0, "127.0.0.1:8080",
      "address and port to listen on (ADDR:PORT; port 0 picks a free one)"},
-    {"--db", "FATHOM_DB", STR(db_path), "fathom.db", "SQLite database file"},
+    {"--db", "FATHOM_DB", STR(db_path), "fathom.db", "SQLite database file, or a PostgreSQL "
+     "connection URI (postgresql://user:password@host:port/db) shared by several replicas"},
     {"--static", "FATHOM_STATIC", STR(static_dir), "", "directory of the web page (default: ./static "
      "if present, else the installed copy)"},
     {"--presets", "FATHOM_PRESETS", STR(presets_dir), "", "directory of model/system presets "

@@ -171,9 +171,11 @@ int main(int argc, char **argv)
     uv_signal_start(&app.sigint, on_signal, SIGINT);
 
     atomic_store(&srv.ready, true);
+    char db_name[sizeof srv.cfg.db_path];
+    store_display_name(srv.cfg.db_path, db_name, sizeof db_name);
     log_event(LOG_INFO, "listening",
               json_pack("{s:s,s:i,s:s,s:i,s:s,s:i,s:i}", "host", srv.cfg.listen_host, "port",
-                        srv.bound_port, "db", srv.cfg.db_path, "schema_version",
+                        srv.bound_port, "db", db_name, "schema_version",
                         store_schema_version(srv.store), "version", FATHOM_VERSION, "threads",
                         srv.cfg.threads, "workers", srv.cfg.workers));
     uv_run(loop, UV_RUN_DEFAULT);

@@ -15,6 +15,19 @@ store_t *store_open(const char *path, const char *migrations_dir, int pool_size,
     return store_sqlite_open(path, migrations_dir, pool_size, errbuf, errlen);
 }
 
+void store_display_name(const char *path, char *out, size_t outlen)
+{
+    const char *scheme = strstr(path, "://");
+    const char *at = scheme ? strchr(scheme + 3, '@') : NULL;
+    const char *colon = at ? memchr(scheme + 3, ':', (size_t)(at - scheme - 3)) : NULL;
+    if (!colon) {
+        snprintf(out, outlen, "%s", path);
+        return;
+    }
+    /* scheme://user:secret@host/db -> scheme://user:***@host/db */
+    snprintf(out, outlen, "%.*s:***%s", (int)(colon - path), path, at);
+}
+
 const char *const store_sweep_status_names[STORE_SWEEP__COUNT] = {"queued", "running", "done",
                                                                   "failed", "cancelled"};
 

@@ -37,6 +37,8 @@ typedef struct store store_t;
  * NULL with a message in errbuf on failure. */
 store_t *store_open(const char *path, const char *migrations_dir, int pool_size, char *errbuf,
                     size_t errlen);
+/* path as it may be logged: a DSN's password replaced by "***". */
+void store_display_name(const char *path, char *out, size_t outlen);
 /* Closes the store (checkpointing the WAL). No call may be in progress. */
 void store_close(store_t *st);
 /* The schema version (highest applied migration), the size on disk in bytes, and whether the

@@ -166,13 +166,16 @@ class Replicas(unittest.TestCase):
         a, b = self.start(2)
         sid = a.post("/v1/sweep", LONG).json()["id"]
         wait_until(lambda: 0 < sweep(a, sid)["progress"]["done"], "the search to checkpoint", 300)
-        restart = subprocess.Popen([os.path.join(SOURCE, "scripts", "pg_cluster.sh"), "restart",
-                                    os.environ["FATHOM_TEST_PG_DIR"]])
+        # A restart (pg_ctl stop, then start): stopped until every replica has noticed, so the
+        # test sees the not-ready window however fast the server comes back.
+        cluster = os.environ["FATHOM_TEST_PG_DIR"]
+        script = os.path.join(SOURCE, "scripts", "pg_cluster.sh")
+        subprocess.run([script, "stop", cluster], check=True, timeout=120)
         try:
             for r in (a, b):
                 wait_until(lambda: r.get("/readyz").status == 503, "a replica to report not ready", 60)
         finally:
-            self.assertEqual(restart.wait(120), 0)
+            subprocess.run([script, "start", cluster], check=True, timeout=120, stdout=subprocess.DEVNULL)
         for r in (a, b):
             wait_until(lambda: r.get("/readyz").status == 200, "a replica to reconnect", 60)
         self.assert_reference(b, sid)
