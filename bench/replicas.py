@@ -78,7 +78,7 @@ def postgres_cpu(pg_dir):
 def run(n, specs, pg_dir, sqlite=False):
     import harness
     database = "bench_" + uuid.uuid4().hex[:10]
-    servers = [harness.Server(pg_database=database, sqlite=sqlite, extra_args=["--workers", "1"]).start()
+    servers = [harness.Server(pg_database=database, sqlite=sqlite, extra_args=["--workers", "1", "--max-queued-sweeps", "1000"]).start()
                for _ in range(n)]
     try:
         pg0 = postgres_cpu(pg_dir) if not sqlite else 0
