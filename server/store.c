@@ -18,14 +18,20 @@ store_t *store_open(const char *path, const char *migrations_dir, int pool_size,
 void store_display_name(const char *path, char *out, size_t outlen)
 {
     const char *scheme = strstr(path, "://");
-    const char *at = scheme ? strchr(scheme + 3, '@') : NULL;
-    const char *colon = at ? memchr(scheme + 3, ':', (size_t)(at - scheme - 3)) : NULL;
-    if (!colon) {
+    if (!scheme) {
         snprintf(out, outlen, "%s", path);
         return;
     }
-    /* scheme://user:secret@host/db -> scheme://user:***@host/db */
-    snprintf(out, outlen, "%.*s:***%s", (int)(colon - path), path, at);
+    /* scheme://user:secret@host/db?password=... -> scheme://user:***@host/db?*** */
+    const char *query = strchr(path, '?');
+    size_t len = query ? (size_t)(query - path) : strlen(path);
+    const char *at = memchr(scheme + 3, '@', len - (size_t)(scheme + 3 - path));
+    const char *colon = at ? memchr(scheme + 3, ':', (size_t)(at - scheme - 3)) : NULL;
+    if (colon)
+        snprintf(out, outlen, "%.*s:***%.*s%s", (int)(colon - path), path, (int)(path + len - at),
+                 at, query ? "?***" : "");
+    else
+        snprintf(out, outlen, "%.*s%s", (int)len, path, query ? "?***" : "");
 }
 
 const char *const store_sweep_status_names[STORE_SWEEP__COUNT] = {"queued", "running", "done",
