@@ -205,15 +205,21 @@ PGconn *pg_acquire(pg_t *pg, fathom_error_t *err)
             pthread_cond_wait(&pg->freed, &pg->lock);
     }
     slot->busy = true;
+    PGconn *c = slot->conn;
     pthread_mutex_unlock(&pg->lock);
-    if (!slot->conn && (slot->conn = connect_slot(pg, err)) == NULL) {
-        pthread_mutex_lock(&pg->lock);
+    if (c)
+        return c;
+    /* Connecting takes a while: not under the lock. slot->conn is written under it, since
+     * pg_release reads every slot's to find the one it is given. */
+    c = connect_slot(pg, err);
+    pthread_mutex_lock(&pg->lock);
+    slot->conn = c;
+    if (!c) {
         slot->busy = false;
         pthread_cond_signal(&pg->freed);
-        pthread_mutex_unlock(&pg->lock);
-        return NULL;
     }
-    return slot->conn;
+    pthread_mutex_unlock(&pg->lock);
+    return c;
 }
 
 void pg_release(pg_t *pg, PGconn *c)
