@@ -118,6 +118,11 @@ int store_sweep_renew(store_t *st, const char *id, fathom_error_t *err)
     return st->ops->sweep_renew ? st->ops->sweep_renew(st, id, err) : renew_by_status(st, id, err);
 }
 
+int store_sweep_release(store_t *st, const char *id, fathom_error_t *err)
+{
+    return st->ops->sweep_release ? st->ops->sweep_release(st, id, err) : 0;
+}
+
 long long store_file_size(store_t *st)
 {
     return st->ops->file_size(st);

@@ -133,6 +133,9 @@ int store_sweep_claim(store_t *st, const char *id, long long total_units, fathom
  * no longer running or no longer ours (cancelled, failed, or taken over after the lease lapsed):
  * the caller stops working on it. */
 int store_sweep_renew(store_t *st, const char *id, fathom_error_t *err);
+/* Gives up this process's lease on a running sweep (it stays running at its last checkpoint,
+ * for another replica to claim at once). A no-op on a store that is not shared. */
+int store_sweep_release(store_t *st, const char *id, fathom_error_t *err);
 /* Counts of sweeps in each status. */
 int store_sweep_counts(store_t *st, long long out[STORE_SWEEP__COUNT], fathom_error_t *err);
 

@@ -26,6 +26,7 @@ typedef struct store_ops {
     int (*sweep_pending)(store_t *st, store_sweep_fn fn, void *ctx, fathom_error_t *err);
     int (*sweep_claim)(store_t *st, const char *id, long long total_units, fathom_error_t *err);
     int (*sweep_renew)(store_t *st, const char *id, fathom_error_t *err);
+    int (*sweep_release)(store_t *st, const char *id, fathom_error_t *err);
     int (*sweep_counts)(store_t *st, long long out[STORE_SWEEP__COUNT], fathom_error_t *err);
     int (*sweep_checkpoint)(store_t *st, const store_checkpoint_t *cp, fathom_error_t *err);
     int (*sweep_finish)(store_t *st, const char *id, const char *result, fathom_error_t *err);

@@ -544,6 +544,7 @@ static const store_ops_t pg_ops = {
     .sweep_pending = pg_sweep_pending,
     .sweep_claim = pg_sweep_claim,
     .sweep_renew = pg_sweep_renew,
+    .sweep_release = pg_sweep_release,
     .sweep_counts = pg_sweep_counts,
     .sweep_checkpoint = pg_sweep_checkpoint,
     .sweep_finish = pg_sweep_finish,

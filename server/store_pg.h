@@ -73,6 +73,7 @@ int pg_sweep_list(store_t *store, int limit, store_sweep_fn fn, void *ctx, fatho
 int pg_sweep_pending(store_t *store, store_sweep_fn fn, void *ctx, fathom_error_t *err);
 int pg_sweep_claim(store_t *store, const char *id, long long total_units, fathom_error_t *err);
 int pg_sweep_renew(store_t *store, const char *id, fathom_error_t *err);
+int pg_sweep_release(store_t *store, const char *id, fathom_error_t *err);
 int pg_sweep_counts(store_t *store, long long out[STORE_SWEEP__COUNT], fathom_error_t *err);
 int pg_sweep_checkpoint(store_t *store, const store_checkpoint_t *cp, fathom_error_t *err);
 int pg_sweep_finish(store_t *store, const char *id, const char *result, fathom_error_t *err);

@@ -301,6 +301,17 @@ int pg_sweep_renew(store_t *store, const char *id, fathom_error_t *err)
     return 0;
 }
 
+int pg_sweep_release(store_t *store, const char *id, fathom_error_t *err)
+{
+    pg_t *pg = pg_of(store);
+    const char *params[] = {id, pg_replica(pg)};
+    bool changed;
+    return update_one(pg,
+                      "UPDATE sweeps SET owner = NULL, lease_until = NULL "
+                      "WHERE id = $1 AND status = 'running' AND owner = $2",
+                      2, params, &changed, "cannot release the lease", err);
+}
+
 int pg_sweep_counts(store_t *store, long long out[STORE_SWEEP__COUNT], fathom_error_t *err)
 {
     memset(out, 0, STORE_SWEEP__COUNT * sizeof out[0]);

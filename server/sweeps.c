@@ -46,7 +46,8 @@
  *   poll claims it again (still ours) once the database answers. On SQLite nothing polls.
  * - Shutdown. sweeps_begin_shutdown raises every job's cancel flag without touching the rows:
  *   running units stop, finished ones are checkpointed, rows stay 'running', and the next start
- *   resumes them.
+ *   resumes them. On a shared store each job's lease is released after its last checkpoint, so
+ *   another replica resumes the sweep at once.
  * - Threads and atomics. The loop thread owns every job_t field except `cancel` (written by HTTP
  *   threads and the loop, read by pool threads) and the jobs list links (read by HTTP threads
  *   under s->lock to find a job to cancel). Flags crossing threads use one idiom, the __atomic
@@ -186,6 +187,14 @@ static void job_free(job_t *j)
 
 static void job_remove(sweeps_t *s, job_t *j)
 {
+    /* Shutting down with the sweep still ours and checkpointed: hand it over now rather than
+     * when the lease lapses (a node drain, a rolling update). */
+    if (__atomic_load_n(&s->stopping, __ATOMIC_RELAXED) && !j->dropped &&
+        store_shared(s->srv->store)) {
+        fathom_error_t err;
+        if (store_sweep_release(s->srv->store, j->id, &err))
+            log_msg(LOG_WARN, "sweep %s: lease not released (%s); it lapses", j->id, err.message);
+    }
     pthread_mutex_lock(&s->lock);
     for (job_t **p = &s->jobs; *p; p = &(*p)->next) {
         if (*p == j) {
