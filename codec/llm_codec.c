@@ -136,15 +136,8 @@ int codec_llm_system_decode(const json_t *v, const char *path, const codec_prese
     static const char *const keys[] = {"matrix",   "vector",  "mem1",
                                        "mem2",     "processing_mode",  "networks",
                                        "attention_efficiency",        NULL};
-    if (json_is_string(v)) {
-        const json_t *preset = codec_presets_find(presets, PRESET_SYSTEM, json_string_value(v));
-        if (!preset)
-            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
-                                    "\"%s\" is not a system preset (GET /v1/presets lists them)",
-                                    json_string_value(v));
-        v = preset;
-    }
-    if (jr_expect_object(v, path, err) || jr_check_keys(v, path, keys, err))
+    if (codec_presets_deref(presets, PRESET_SYSTEM, &v, path, err) ||
+        jr_expect_object(v, path, err) || jr_check_keys(v, path, keys, err))
         return -1;
     memset(out, 0, sizeof *out);
     char p[JR_PATH_MAX];
@@ -181,7 +174,8 @@ int codec_llm_system_decode(const json_t *v, const char *path, const codec_prese
     if (llm_system_check(out, err)) {
         if (err && strncmp(err->field, "system", 6) == 0 && strcmp(path, "system") != 0) {
             char f[FATHOM_ERROR_FIELD_MAX];
-            snprintf(f, sizeof f, "%s%s", path, err->field + 6);
+            const char *rest = err->field + 6;
+            snprintf(f, sizeof f, "%s%s", path, path[0] || rest[0] != '.' ? rest : rest + 1);
             snprintf(err->field, sizeof err->field, "%s", f);
         }
         return -1;

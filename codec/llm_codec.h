@@ -28,7 +28,8 @@
 #define LLM_CODEC_MAX_BATCH 1099511627776LL  /* batch_size: 2^40 */
 #define LLM_CODEC_MAX_MICROBATCH 1073741824LL /* microbatch_size, pipeline_interleaving: 2^30 */
 
-/* Decodes v (a system preset name or Calculon's system object) at `path` ("system"). */
+/* Decodes v (a system preset name — built-in or user, resolved through presets, see presets.h —
+ * or Calculon's system object) at `path` ("system"; "" names fields from the object's root). */
 int codec_llm_system_decode(const json_t *v, const char *path, const codec_presets_t *presets,
                             llm_system_t *out, fathom_error_t *err);
 /* Calculon's system object, every member explicit (new reference; NULL on allocation failure). */
