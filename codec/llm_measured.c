@@ -8,7 +8,8 @@
  *              LayerNorm otherwise (Nemotron-4's squared ReLU)
  *   system     one preset per GPU type: h100_sxm, b200, gb200_nvl72
  *   execution  the row's TP, PP, VP (interleaving), DP, global and micro batch; bfloat16, with
- *              FP8 GEMMs for FP8 and MXFP8 rows; fused attention; sequence parallelism when
+ *              FP8 GEMMs and FP8 primary weights (fp8_params) for FP8 and MXFP8 rows; fused
+ *              attention; sequence parallelism when
  *              TP > 1, keeping the sharded input and gathering it again in backward as
  *              Megatron does (seq_par_ag_redo; not with full recompute, which redoes it all),
  *              with the TP collectives overlapped with the GEMMs (tensor_par_overlap "ring":
@@ -188,6 +189,12 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
                      "activation_recompute", recompute, "tensor_par_net", nets[0],
                      "data_par_net", nets[2], "pipeline_par_net", nets[3], "seq_par_ag_redo",
                      redo);
+    /* FP8 rows keep FP8 primary weights, as NeMo's and Megatron-Bridge's FP8 recipes do
+     * (fp8_param_gather = True in their mixed-precision configs) */
+    if (e && fp8 && json_object_set_new(e, "fp8_params", json_true())) {
+        json_decref(e);
+        return NULL;
+    }
     /* (the tiled overlap is not modelled for MoE blocks: their TP collectives stay exposed) */
     if (e && tp > 1 && !json_is_true(json_object_get(row, "moe")) &&
         json_object_set_new(e, "tensor_par_overlap", json_string("ring"))) {
