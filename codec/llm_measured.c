@@ -364,7 +364,7 @@ static void add_loso(const measured_row_t *prep, const bool *ok, const bool *moe
         if (!ok[i] || done[i])
             continue;
         const char *src = prep[i].source, *sys = prep[i].sys_name;
-        size_t nr = 0;
+        size_t nr = 0; /* (at most CALIBRATE_MAX_RUNS of them: the first in the file) */
         for (size_t j = 0; j < n; j++)
             if (ok[j] && strcmp(prep[j].source, src) != 0 && strcmp(prep[j].sys_name, sys) == 0 &&
                 nr < CALIBRATE_MAX_RUNS)
@@ -392,6 +392,16 @@ static void add_loso(const measured_row_t *prep, const bool *ok, const bool *moe
                                     json_string(why ? why : "the calibrated system cannot "
                                                             "estimate this run"));
             } else {
+                /* what the fit moved: each free parameter, base and fitted, and whether the
+                 * data pushed it to a bound */
+                json_t *params = json_array();
+                for (int q = 0; params && q < res->n_params; q++)
+                    json_array_append_new(
+                        params, json_pack("{s:s,s:f,s:f,s:i}", "name", res->params[q].name,
+                                          "base", res->params[q].base, "fitted",
+                                          res->params[q].fitted, "at_bound",
+                                          res->params[q].at_bound));
+                json_object_set_new(l, "parameters", params ? params : json_null());
                 const double est = value_of_step(&prep[k], step);
                 const double e = 100.0 * (est - prep[k].measured) / prep[k].measured;
                 json_object_set_new(l, "estimated", json_real(est));

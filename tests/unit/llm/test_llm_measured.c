@@ -97,6 +97,9 @@ static void test_loso_never_sees_its_own_source(void **state)
     assert_string_equal(json_string_value(json_object_get(json_object_get(item(base, 2), "loso"),
                                                           "left_out_source")),
                         "B");
+    /* the fit's parameters are reported with each calibrated prediction */
+    assert_true(json_array_size(json_object_get(json_object_get(item(base, 0), "loso"),
+                                                "parameters")) > 0);
 
     /* Doubling A's measurements changes nothing A's calibrated predictions see ... */
     scale_measured(r, 0, 2.0);
