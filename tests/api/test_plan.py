@@ -32,6 +32,9 @@ class Plans(ServerTestCase):
     def test_answer_by_construction(self):
         doc = run_plan(self, self.server, BASE)
         self.assertEqual(doc["progress"], {"done": 6, "total": 6})
+        # the normalized spec is its own normal form: posting it again is the same sweep
+        again = self.server.post("/v1/sweep", doc["spec"])
+        self.assertEqual((again.json()["id"], again.json()["created"]), (doc["id"], False))
         plan = doc["plan"]
         cands = plan["candidates"]
         self.assertEqual([(c["system"], c["num_procs"]) for c in cands],
