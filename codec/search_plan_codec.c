@@ -331,8 +331,9 @@ static int check_counts(json_t *spec, const codec_ctx_t *ctx, uint64_t max_exec,
         if (!usable)
             return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
                                     "no layout of the model uses %lld GPUs with these batches "
-                                    "(tensor_par must divide the heads, pipeline_par the blocks, "
-                                    "data_par the batch)",
+                                    "(no split into tensor, pipeline and data parallelism fits "
+                                    "its heads, its blocks and a data-parallel degree dividing "
+                                    "the batch)",
                                     (long long)n);
     }
     return 0;

@@ -6,7 +6,11 @@ import csv
 import io
 import json
 import os
+import shutil
+import signal
+import sqlite3
 import subprocess
+import tempfile
 import unittest
 
 from harness import FATHOM_CLI, SOURCE, Server, ServerTestCase, validate
@@ -121,6 +125,36 @@ class Plans(ServerTestCase):
                 again.stop()
         finally:
             first.kill()
+
+    def test_sigkill_mid_plan_resumes_to_the_uninterrupted_answer(self):
+        # 12 candidates of Llama 3 70B, about a second each on one worker
+        body = dict(BASE, model="llama3-70B", tokens="chinchilla", batch_tokens=4194304,
+                    systems=["h100_sxm", "b200"], gpu_counts=[256, 512, 768, 1024, 1536, 2048])
+        with open(os.path.join(self.server.db_dir, "long-plan.json"), "w") as f:
+            json.dump(body, f)
+        expected = json.loads(subprocess.run(
+            [FATHOM_CLI, "--presets", os.path.join(SOURCE, "presets"), "plan", f.name, "--json"],
+            capture_output=True, text=True, check=True).stdout)
+        tmp = tempfile.mkdtemp(prefix="fathom-plan-kill-")
+        try:
+            s = Server(db_dir=tmp, extra_args=["--workers", "1"]).start()
+            sid = s.post("/v1/sweep", body).json()["id"]
+            doc = wait_for(s, sid, predicate=lambda d: 0 < d["progress"]["done"] < d["progress"]["total"], timeout=300)
+            self.assertEqual(doc["status"], "running")
+            s.stop(signal.SIGKILL)
+            db = sqlite3.connect(s.db)
+            status, done = db.execute("SELECT status, done FROM sweeps WHERE id=?", (sid,)).fetchone()
+            db.close()
+            self.assertEqual(status, "running")
+            self.assertGreater(done, 0)
+            s = Server(db_dir=tmp, extra_args=["--workers", "2"]).start()
+            got = wait_for(s, sid, timeout=300)
+            self.assertEqual(got["status"], "done")
+            self.assertEqual(got["progress"], {"done": 12, "total": 12})
+            self.assertEqual(got["plan"], expected)
+            self.assertEqual(s.stop(), 0)
+        finally:
+            shutil.rmtree(tmp)
 
     def test_cli_prints_the_same_plan(self):
         doc = run_plan(self, self.server, BASE)
