@@ -29,8 +29,9 @@
  * multiples of seq_size, systems objects with their system, gpu_counts a sorted list.
  *
  * Candidates: index = system · len(gpu_counts) + count, systems in request order, counts
- * ascending. A candidate's days, GPU-hours, dollars, MWh and CO2 are expected ones (ideal / goodput);
- * the ideal ones have the suffix _ideal. Deadline and budget judge the expected figures. */
+ * ascending. A candidate's days, GPU-hours, dollars, MWh and CO2 are expected ones (ideal /
+ * goodput); the ideal ones have the suffix _ideal. Deadline and budget judge the expected
+ * figures. */
 #ifndef FATHOM_SEARCH_PLAN_CODEC_H
 #define FATHOM_SEARCH_PLAN_CODEC_H
 

@@ -39,7 +39,7 @@ typedef struct {
     search_request_t req;  /* of the winning batch (model, system, options) */
     search_entry_t best;   /* its fastest execution */
     scaling_run_cost_t run; /* ideal */
-    uint64_t total, good, estimated;
+    uint64_t total, good, pruned, estimated;
 } best_run_t;
 
 /* Searches every batch of the candidate; 0, or -1 with err (cancelled or out of memory). */
@@ -72,6 +72,7 @@ static int search_candidate(const json_t *spec, const codec_ctx_t *ctx, const js
         out->total += res.total;
         out->good += res.good;
         out->estimated += res.estimated;
+        out->pruned += res.pruned;
         scaling_run_cost_t run;
         if (!cancelled && res.n_best > 0 &&
             scaling_run_cost(res.best[0].result.stats.total_time, res.best[0].execution.batch_size,
@@ -213,11 +214,13 @@ json_t *codec_plan_candidate(const json_t *spec, const codec_ctx_t *ctx, uint64_
     if (!over_max && search_candidate(spec, ctx, sys, n, &t, cancel, &r, err))
         return NULL;
     *evaluations += r.estimated;
-    json_t *c = json_pack("{s:I,s:O,s:I,s:f,s:f,s:{s:I,s:I,s:I}}", "index", (json_int_t)index,
-                          "system", json_object_get(sys, "name"), "num_procs", (json_int_t)n,
+    json_t *c = json_pack("{s:I,s:O,s:I,s:f,s:f,s:{s:I,s:I,s:I,s:I}}", "index",
+                          (json_int_t)index, "system", json_object_get(sys, "name"),
+                          "num_procs", (json_int_t)n,
                           "price_per_gpu_hour", t.gpu_hour_price, "power_per_gpu_kw",
                           t.gpu_power_kw, "search", "total", (json_int_t)r.total, "good",
-                          (json_int_t)r.good, "estimated", (json_int_t)r.estimated);
+                          (json_int_t)r.good, "pruned", (json_int_t)r.pruned, "estimated",
+                          (json_int_t)r.estimated);
     if (!c)
         return codec_plan__oom(err), NULL;
     if ((r.found ? add_figures(c, &r, spec, &t, (double)n, err) : add_empty_figures(c, err)) ||

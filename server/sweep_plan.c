@@ -3,8 +3,9 @@
  * codec_plan_candidate and stored as a point (index = candidate); when every candidate is
  * stored, the result document is made from the points: {"best": [] (a plan ranks by days and
  * dollars, not by sample rate), "counts" (candidates, of which good fit), "plan": the plan
- * block, which the status shows}. Progress, checkpoints, cancel and resume are the grid's (sweeps.c):
- * a plan's candidates are points, so a restarted plan runs only the candidates not stored. */
+ * block, which the status shows}. Progress, checkpoints, cancel and resume are the grid's
+ * (sweeps.c): a plan's candidates are points, so a restarted plan runs only the candidates not
+ * stored. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,7 +74,8 @@ json_t *sweeps__plan_result(store_t *store, const char *id, const json_t *spec,
     json_t *c;
     json_array_foreach(w.candidates, i, c) good += json_is_true(json_object_get(c, "fits"));
     if (plan)
-        doc = json_pack("{s:[],s:{s:I,s:I,s:I},s:o}", "best", "counts", "total", (json_int_t)n, "good", (json_int_t)good, "bad",
+        doc = json_pack("{s:[],s:{s:I,s:I,s:I},s:o}", "best", "counts", "total", (json_int_t)n,
+                        "good", (json_int_t)good, "bad",
                         (json_int_t)((long long)n - good), "plan", plan);
     json_decref(w.candidates);
     if (!doc)

@@ -21,11 +21,17 @@ int sweeps_submit(sweeps_t *s, const json_t *body, json_t **out, fathom_error_t 
     if (sweeps__stopping(s))
         return fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "shutting down");
     server_t *srv = sweeps__server(s);
-    codec_ctx_t ctx = {srv->presets};
+    /* The spec stores every system resolved to its object, so a sweep never depends on a user
+     * preset after it is submitted, and its id changes when the preset's content does. */
+    codec_presets_t *presets = server_presets_overlay(srv);
+    if (!presets)
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    codec_ctx_t ctx = {presets};
     sweep_kind_t kind;
     uint64_t size = 0;
     alloc_guard_take();
     json_t *spec = codec_sweep_normalize(body, &ctx, sweeps__limits(s), &kind, &size, err);
+    codec_presets_free(presets);
     if (!spec && !alloc_guard_take())
         return -1;
     char id[CODEC_HASH_HEX_LEN + 1];

@@ -206,6 +206,7 @@ static int restore_search_state(job_t *j, const char *state_text, const char *sa
     j->merged.total = (uint64_t)json_integer_value(json_object_get(counts, "total"));
     j->merged.good = (uint64_t)json_integer_value(json_object_get(counts, "good"));
     j->merged.bad = (uint64_t)json_integer_value(json_object_get(counts, "bad"));
+    j->merged.pruned = (uint64_t)json_integer_value(json_object_get(counts, "pruned"));
     j->merged.estimated = (uint64_t)json_integer_value(json_object_get(counts, "estimated"));
     json_t *best = json_object_get(state, "best");
     size_t i;

@@ -159,6 +159,11 @@ typedef struct {
      * engine's float8 rate on FP8 copies of their inputs and weights; attention, norms and
      * elementwise work stay in `datatype` (which must be float16 or bfloat16). */
     bool fp8;
+    /* FP8 primary weights (Megatron's --fp8-param-gather, Transformer Engine's fp8_model_init;
+     * NeMo's and Megatron-Bridge's FP8 recipes set it): the block linears' weights live only as
+     * FP8 (the weight and its transpose, 2 bytes per parameter), with no `datatype` copy; the
+     * fp32 master copy stays in the optimizer. Needs fp8. Memory only. */
+    bool fp8_params;
     /* Context parallelism (ring attention): the sequence split over context_par processors,
      * each holding two chunks (causal load balancing). < 1 reads as 1. Modern block only. */
     int64_t context_par;

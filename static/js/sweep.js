@@ -17,7 +17,7 @@ let current = null;      // {id, cancelled} of the sweep this tab is following
 const FROM_ESTIMATE = '=estimate';
 
 function buildForm(presets) {
-  const opt = (list, kind) => [...list.map((p) => [p.name, p.name]), [FROM_ESTIMATE, `the Estimate tab’s ${kind} (as edited there)`]];
+  const opt = (list, kind) => [...list.map((p) => [p.name, p.user ? `${p.name} (your preset)` : p.name]), [FROM_ESTIMATE, `the Estimate tab’s ${kind} (as edited there)`]];
   const sc = 'sw';
   $('#sw-search').append(
     field({ scope: sc, label: 'Model', field: 'model', type: 'select', options: opt(presets.models, 'model'), value: 'gpt3-175B' }),

@@ -44,7 +44,7 @@ static void edges(void **state)
     assert_int_equal(plan_failures(&none, 1024, 1000, &f, &err), 0);
     assert_close(f.goodput, 1, 0);
     assert_close(f.expected_wall_s, 1000, 0);
-    /* λ = 1 per GPU-hour on 1 GPU: M = 3600 s; δ = 3600 s: w = 3600/τ + τ/7200 with τ = 3600·√2
+    /* λ = 1 per GPU-hour on 1 GPU: M = 3600 s; δ = 3600 s: w = 3600/τ + τ/7200, τ = 3600·√2
      * = 0.7071 + 0.7071 = 1.41 >= 1 */
     plan_failure_params_t bad = {1, 3600, 1, 0};
     assert_int_equal(plan_failures(&bad, 1, 1000, &f, &err), 0);

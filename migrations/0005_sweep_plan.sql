@@ -1,4 +1,4 @@
--- 0004_sweep_plan: a sweep may be a cluster plan (kind 'plan'), whose candidates are its points
+-- 0005_sweep_plan: a sweep may be a cluster plan (kind 'plan'), whose candidates are its points
 -- (one per system and GPU count, in sweep_points like a grid's).
 -- SQLite cannot change a CHECK constraint in place: the sweeps table is rebuilt. Its points are
 -- copied aside and back first, since dropping sweeps would otherwise cascade to them.
