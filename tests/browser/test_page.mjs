@@ -450,7 +450,7 @@ try {
     });
     for (const [w, h] of [[1440, 1000], [390, 844]]) {
       await page.setViewportSize({ width: w, height: h });
-      for (const t of ['estimate', 'sweep', 'scaling', 'goodput']) {
+      for (const t of ['estimate', 'sweep', 'plan', 'scaling', 'goodput']) {
         await page.click(`#nav-${t}`);
         await page.waitForFunction((id) => !document.querySelector(`#tab-${id}`).hidden, t);
         // Charts drawn at 1440 px resize on the next frames after the viewport shrinks (a
@@ -469,7 +469,7 @@ try {
     await fresh.setViewportSize({ width: 390, height: 844 });
     await fresh.goto(`${base}/`);
     await fresh.waitForSelector('body[data-ready="true"]');
-    for (const t of ['estimate', 'sweep', 'scaling', 'goodput']) {
+    for (const t of ['estimate', 'sweep', 'plan', 'scaling', 'goodput']) {
       await fresh.click(`#nav-${t}`);
       await fresh.waitForFunction((id) => !document.querySelector(`#tab-${id}`).hidden, t);
       const over = await fresh.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
@@ -594,7 +594,7 @@ try {
 
   await step('after a modern estimate: no horizontal scroll at 390 px on any tab; a Calculon preset brings Calculon’s defaults back', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const t of ['estimate', 'sweep', 'scaling', 'goodput']) {
+    for (const t of ['estimate', 'sweep', 'plan', 'scaling', 'goodput']) {
       await page.click(`#nav-${t}`);
       await page.waitForFunction((id) => !document.querySelector(`#tab-${id}`).hidden, t);
       await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 3000 }).catch(() => {});
@@ -938,6 +938,13 @@ try {
     await page.waitForFunction(() => !document.querySelector('#tab-estimate').hidden && document.querySelector('#tab-plan').hidden);
     const answer = await res.json();
     check(answer.summary.step_time_s === target.step_time_s, 'at the plan’s step time', [answer.summary.step_time_s, target.step_time_s]);
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.click('#nav-plan');
+    await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 3000 }).catch(() => {});
+    const over = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    check(over <= 0, 'the plan tab with its answer at 390 px is not wider than the screen', over);
+    await page.screenshot({ path: join(outDir, 'plan-390.png'), fullPage: true });
+    await page.setViewportSize({ width: 1440, height: 1000 });
   });
 
   await step('Scaling budget links its tokens into a plan', async () => {
