@@ -135,7 +135,8 @@ int codec_llm_system_decode(const json_t *v, const char *path, const codec_prese
 {
     static const char *const keys[] = {"matrix",   "vector",  "mem1",
                                        "mem2",     "processing_mode",  "networks",
-                                       "attention_efficiency",        NULL};
+                                       "attention_efficiency",
+                                       "price_per_gpu_hour", "power_per_gpu_kw", NULL};
     if (codec_presets_deref(presets, PRESET_SYSTEM, &v, path, err) ||
         jr_expect_object(v, path, err) || jr_check_keys(v, path, keys, err))
         return -1;
@@ -170,6 +171,9 @@ int codec_llm_system_decode(const json_t *v, const char *path, const codec_prese
         if (decode_network(json_array_get(nets, i), q, &out->networks[i], err))
             return -1;
     }
+    codec_gpu_cost_t cost; /* not part of the system: checked here, read by those who bill */
+    if (codec_llm_system_cost_decode(v, path, presets, &cost, err))
+        return -1;
     /* the remaining rules (curve order) are the core's; report them under this path */
     if (llm_system_check(out, err)) {
         if (err && strncmp(err->field, "system", 6) == 0 && strcmp(path, "system") != 0) {
@@ -181,6 +185,25 @@ int codec_llm_system_decode(const json_t *v, const char *path, const codec_prese
         return -1;
     }
     return 0;
+}
+
+int codec_llm_system_cost_decode(const json_t *v, const char *path,
+                                 const codec_presets_t *presets, codec_gpu_cost_t *out,
+                                 fathom_error_t *err)
+{
+    memset(out, 0, sizeof *out);
+    if (codec_presets_deref(presets, PRESET_SYSTEM, &v, path, err))
+        return -1;
+    if (!json_is_object(v))
+        return 0;
+    out->has_price = json_object_get(v, "price_per_gpu_hour") != NULL;
+    out->has_power = json_object_get(v, "power_per_gpu_kw") != NULL;
+    return jr_real(v, path, "price_per_gpu_hour", JR_OPTIONAL, 0, 0, TRAINING_MAX_PRICE,
+                   &out->price_per_gpu_hour, err) ||
+                   jr_real(v, path, "power_per_gpu_kw", JR_OPTIONAL, 0, 0,
+                           TRAINING_MAX_POWER_KW, &out->power_per_gpu_kw, err)
+               ? -1
+               : 0;
 }
 
 /* A real that reads back as the same double; integral values are written as integers so the

@@ -22,6 +22,7 @@
 #include "llm.h"
 #include "model.h"
 #include "presets.h"
+#include "scaling_run_codec.h"
 
 /* Caps on execution integers: far beyond any machine, small enough that products stay exact. */
 #define LLM_CODEC_MAX_PROCS 1073741824LL     /* num_procs, tensor/pipeline/data_par: 2^30 */
@@ -32,8 +33,15 @@
  * or Calculon's system object) at `path` ("system"; "" names fields from the object's root). */
 int codec_llm_system_decode(const json_t *v, const char *path, const codec_presets_t *presets,
                             llm_system_t *out, fathom_error_t *err);
-/* Calculon's system object, every member explicit (new reference; NULL on allocation failure). */
+/* Calculon's system object, every member explicit (new reference; NULL on allocation failure).
+ * A system's price and power are not in it: they change no estimate, only a run's bill. */
 json_t *codec_llm_system_encode(const llm_system_t *s);
+/* A system's optional "price_per_gpu_hour" ($, 0..1e6) and "power_per_gpu_kw" (kW, 0..1000),
+ * read from v (a preset name or a system object; v must have passed codec_llm_system_decode).
+ * Every system preset gives both (sourced in its "$comment_cost"). */
+int codec_llm_system_cost_decode(const json_t *v, const char *path,
+                                 const codec_presets_t *presets, codec_gpu_cost_t *out,
+                                 fathom_error_t *err);
 
 /* Decodes Calculon's execution object at `path` ("execution"), applying the defaults above. */
 int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_t *out,

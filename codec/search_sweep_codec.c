@@ -8,8 +8,9 @@
 #include "json_read.h"
 #include "search.h"
 #include "search_codec.h"
+#include "search_plan_codec.h"
 
-const char *const sweep_kind_names[] = {"optimal_execution", "grid", NULL};
+const char *const sweep_kind_names[] = {"optimal_execution", "grid", "plan", NULL};
 
 static const char *const grid_keys[] = {"kind", "base", "axes", "top_n", NULL};
 static const char *const base_roots[] = {"model", "system", "execution", "training", NULL};
@@ -273,6 +274,8 @@ json_t *codec_sweep_normalize(const json_t *body, const codec_ctx_t *ctx,
     *kind = (sweep_kind_t)k;
     if (k == SWEEP_GRID)
         return normalize_grid(body, ctx, limits, size, err);
+    if (k == SWEEP_PLAN)
+        return codec_plan_normalize(body, ctx, limits->max_search_executions, size, err);
 
     json_t *norm = codec_search_normalize(body, ctx, err);
     if (!norm)

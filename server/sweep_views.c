@@ -177,6 +177,16 @@ int sweeps_status(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err
         "evaluations", (json_int_t)row.evaluations, "created_at", text_or_null(row.created_at),
         "started_at", text_or_null(row.started_at), "finished_at", text_or_null(row.finished_at),
         "error", text_or_null(row.error), "spec", spec, "best", best, "counts", counts);
+    if (*out && row.result && strcmp(row.kind, "plan") == 0) {
+        /* a finished plan's answer: candidates, front, cheapest and fastest */
+        json_t *doc = json_loads(row.result, 0, NULL);
+        json_t *plan = json_object_get(doc, "plan");
+        if (!plan || json_object_set(*out, "plan", plan)) {
+            json_decref(*out);
+            *out = NULL;
+        }
+        json_decref(doc);
+    }
     if (!*out) {
         log_msg(LOG_ERROR, "sweep status: %s", jerr.text);
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "cannot encode the sweep's status");

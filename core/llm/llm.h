@@ -304,6 +304,10 @@ int llm_system_check(const llm_system_t *s, fathom_error_t *err);
 /* Bytes per element of a datatype (1, 2, 2, 4) and its Calculon name ("float16"). */
 int llm_datatype_bytes(llm_datatype_t dt);
 const char *llm_datatype_name(llm_datatype_t dt);
+/* Optimizer state per parameter when training in dt, unsharded: fp32 master weights and Adam's
+ * two moments (12 bytes) below 4-byte datatypes, the two moments alone (8) in float32. A
+ * checkpoint holds this plus the weights (llm_datatype_bytes) per parameter. */
+double llm_optimizer_bytes_per_param(llm_datatype_t dt);
 
 /* Calculon's names of the enum values, NULL-terminated, indexed by the enum (for codecs). */
 extern const char *const llm_datatype_names[];

@@ -419,6 +419,7 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
     const double S = (double)llm_shard_group(e);
     x->weight_bytes_per_param = zero >= 3 ? bpe / S : bpe;
     x->grad_bytes_per_param = !e->training ? 0 : zero >= 2 ? 4 / S : 4;
-    x->optimizer_bytes_per_param = e->training ? (bpe < 4 ? 12 : 8) / shards : 0;
+    x->optimizer_bytes_per_param =
+        e->training ? llm_optimizer_bytes_per_param(e->datatype) / shards : 0;
     place_tiers(e, blk, &x->stages[x->heaviest_stage], bpe, shards, st);
 }
