@@ -57,12 +57,12 @@ static int bench(const codec_ctx_t *ctx, const char *label, const char *request_
         return -1;
     }
     printf("%-44s threads=%d wall=%.3f s cpu=%.3f s executions=%llu (good %llu, bad %llu) "
-           "executions/s=%.0f (%.0f per thread, %.0f per cpu-second) estimates=%llu "
+           "executions/s=%.0f (%.0f per thread, %.0f per cpu-second) estimates=%llu pruned=%llu "
            "best_sample_rate=%.10g\n",
            label, threads, wall, cpu, (unsigned long long)res.total, (unsigned long long)res.good,
            (unsigned long long)res.bad, (double)res.total / wall,
            (double)res.total / wall / threads, (double)res.total / cpu,
-           (unsigned long long)res.estimated,
+           (unsigned long long)res.estimated, (unsigned long long)res.pruned,
            res.n_best ? res.best[0].result.stats.sample_rate : 0.0);
     search_result_close(&res);
     return 0;

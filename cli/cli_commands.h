@@ -8,6 +8,7 @@
 int cli_cmd_estimate(int argc, char **argv, const cli_env_t *env);
 int cli_cmd_validate(int argc, char **argv, const cli_env_t *env);
 int cli_cmd_search(int argc, char **argv, const cli_env_t *env);
+int cli_cmd_plan(int argc, char **argv, const cli_env_t *env);
 int cli_cmd_scaling(int argc, char **argv, const cli_env_t *env);
 int cli_cmd_scaling_fit(int argc, char **argv, const cli_env_t *env);
 int cli_cmd_goodput(int argc, char **argv, const cli_env_t *env);
@@ -25,7 +26,9 @@ int cli_cmd_calibrate(int argc, char **argv, const cli_env_t *env);
 #ifdef FATHOM_HAVE_SEARCH
 #define CLI_SEARCH_COMMANDS                                                                  \
     {"search", "fastest executions of a model on N processors (optimal-execution sweep)",     \
-     cli_cmd_search},
+     cli_cmd_search},                                                                      \
+    {"plan", "which GPUs, how many, which layout, how long, what cost (plan sweep)",          \
+     cli_cmd_plan},
 #else
 #define CLI_SEARCH_COMMANDS
 #endif

@@ -135,16 +135,10 @@ int codec_llm_system_decode(const json_t *v, const char *path, const codec_prese
 {
     static const char *const keys[] = {"matrix",   "vector",  "mem1",
                                        "mem2",     "processing_mode",  "networks",
-                                       "attention_efficiency",        NULL};
-    if (json_is_string(v)) {
-        const json_t *preset = codec_presets_find(presets, PRESET_SYSTEM, json_string_value(v));
-        if (!preset)
-            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
-                                    "\"%s\" is not a system preset (GET /v1/presets lists them)",
-                                    json_string_value(v));
-        v = preset;
-    }
-    if (jr_expect_object(v, path, err) || jr_check_keys(v, path, keys, err))
+                                       "attention_efficiency",
+                                       "price_per_gpu_hour", "power_per_gpu_kw", NULL};
+    if (codec_presets_deref(presets, PRESET_SYSTEM, &v, path, err) ||
+        jr_expect_object(v, path, err) || jr_check_keys(v, path, keys, err))
         return -1;
     memset(out, 0, sizeof *out);
     char p[JR_PATH_MAX];
@@ -177,16 +171,39 @@ int codec_llm_system_decode(const json_t *v, const char *path, const codec_prese
         if (decode_network(json_array_get(nets, i), q, &out->networks[i], err))
             return -1;
     }
+    codec_gpu_cost_t cost; /* not part of the system: checked here, read by those who bill */
+    if (codec_llm_system_cost_decode(v, path, presets, &cost, err))
+        return -1;
     /* the remaining rules (curve order) are the core's; report them under this path */
     if (llm_system_check(out, err)) {
         if (err && strncmp(err->field, "system", 6) == 0 && strcmp(path, "system") != 0) {
             char f[FATHOM_ERROR_FIELD_MAX];
-            snprintf(f, sizeof f, "%s%s", path, err->field + 6);
+            const char *rest = err->field + 6;
+            snprintf(f, sizeof f, "%s%s", path, path[0] || rest[0] != '.' ? rest : rest + 1);
             snprintf(err->field, sizeof err->field, "%s", f);
         }
         return -1;
     }
     return 0;
+}
+
+int codec_llm_system_cost_decode(const json_t *v, const char *path,
+                                 const codec_presets_t *presets, codec_gpu_cost_t *out,
+                                 fathom_error_t *err)
+{
+    memset(out, 0, sizeof *out);
+    if (codec_presets_deref(presets, PRESET_SYSTEM, &v, path, err))
+        return -1;
+    if (!json_is_object(v))
+        return 0;
+    out->has_price = json_object_get(v, "price_per_gpu_hour") != NULL;
+    out->has_power = json_object_get(v, "power_per_gpu_kw") != NULL;
+    return jr_real(v, path, "price_per_gpu_hour", JR_OPTIONAL, 0, 0, TRAINING_MAX_PRICE,
+                   &out->price_per_gpu_hour, err) ||
+                   jr_real(v, path, "power_per_gpu_kw", JR_OPTIONAL, 0, 0,
+                           TRAINING_MAX_POWER_KW, &out->power_per_gpu_kw, err)
+               ? -1
+               : 0;
 }
 
 /* A real that reads back as the same double; integral values are written as integers so the
@@ -282,7 +299,7 @@ static const char *const execution_keys[] = {
     "attention_kernel",    "fp8",                "context_par",       "context_par_net",
     "zero_stage",          "shard_group",        "expert_par",        "expert_tensor_par",
     "expert_par_net",      "moe_load_imbalance", "moe_capacity_factor", "moe_a2a_overlap",
-    NULL};
+    "fp8_params",          NULL};
 
 /* a*b, saturating: three factors of up to 2^30 overflow int64. */
 static int64_t mul_sat(int64_t a, int64_t b)
@@ -393,6 +410,7 @@ int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_
     if (jr_enum(v, path, "attention_kernel", JR_OPTIONAL, LLM_ATTN_KERNEL_UNFUSED,
                 llm_attn_kernel_names, &kernel, err) ||
         jr_bool(v, path, "fp8", JR_OPTIONAL, false, &e.fp8, err) ||
+        jr_bool(v, path, "fp8_params", JR_OPTIONAL, false, &e.fp8_params, err) ||
         jr_int(v, path, "context_par_net", JR_OPTIONAL, 0, 0, LLM_MAX_NETWORKS - 1, &cp_net,
                err) ||
         jr_int(v, path, "shard_group", JR_OPTIONAL, 0, 1, LLM_CODEC_MAX_PROCS, &e.shard_group,
@@ -493,6 +511,8 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
     B("training", e->training);
     S("attention_kernel", llm_attn_kernel_names[e->attention_kernel]);
     B("fp8", e->fp8);
+    if (e->fp8_params) /* only when set, so existing configurations keep their form */
+        B("fp8_params", e->fp8_params);
     I("context_par", llm_context_par(e));
     I("context_par_net", e->context_par_net);
     I("zero_stage", llm_zero_stage(e));

@@ -22,17 +22,26 @@
 #include "llm.h"
 #include "model.h"
 #include "presets.h"
+#include "scaling_run_codec.h"
 
 /* Caps on execution integers: far beyond any machine, small enough that products stay exact. */
 #define LLM_CODEC_MAX_PROCS 1073741824LL     /* num_procs, tensor/pipeline/data_par: 2^30 */
 #define LLM_CODEC_MAX_BATCH 1099511627776LL  /* batch_size: 2^40 */
 #define LLM_CODEC_MAX_MICROBATCH 1073741824LL /* microbatch_size, pipeline_interleaving: 2^30 */
 
-/* Decodes v (a system preset name or Calculon's system object) at `path` ("system"). */
+/* Decodes v (a system preset name — built-in or user, resolved through presets, see presets.h —
+ * or Calculon's system object) at `path` ("system"; "" names fields from the object's root). */
 int codec_llm_system_decode(const json_t *v, const char *path, const codec_presets_t *presets,
                             llm_system_t *out, fathom_error_t *err);
-/* Calculon's system object, every member explicit (new reference; NULL on allocation failure). */
+/* Calculon's system object, every member explicit (new reference; NULL on allocation failure).
+ * A system's price and power are not in it: they change no estimate, only a run's bill. */
 json_t *codec_llm_system_encode(const llm_system_t *s);
+/* A system's optional "price_per_gpu_hour" ($, 0..1e6) and "power_per_gpu_kw" (kW, 0..1000),
+ * read from v (a preset name or a system object; v must have passed codec_llm_system_decode).
+ * Every system preset gives both (sourced in its "$comment_cost"). */
+int codec_llm_system_cost_decode(const json_t *v, const char *path,
+                                 const codec_presets_t *presets, codec_gpu_cost_t *out,
+                                 fathom_error_t *err);
 
 /* Decodes Calculon's execution object at `path` ("execution"), applying the defaults above. */
 int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_t *out,
@@ -85,9 +94,16 @@ json_t *codec_llm_validation_report(const codec_presets_t *presets, fathom_error
  * validation/measured_runs.json): {"source", "rows": [{"id", "model", "gpu", "gpu_count",
  * "layout", "expressible", then "measured_tokens_per_s_per_gpu", "estimated_tokens_per_s_per_gpu",
  * "error_pct", "recompute", "fits_memory", "step_time_s", "mfu", "memory_gib" or "reason"}],
- * "rows_estimated", "rows_total", "mean_abs_error_pct", "max_abs_error_pct"}. Also the
+ * "rows_estimated", "rows_total", "mean_abs_error_pct", "max_abs_error_pct", "tflops_only",
+ * "moe_…"}. With the calibrate module, each expressible row also has "loso": its GPU's preset
+ * calibrated (core/calibrate, runs only) on the rows of every OTHER source, then this row
+ * predicted: {"left_out_source", "calibration_rows", "estimated", "error_pct"} or a "reason";
+ * and the report a "loso" summary with the same members as the built-in one. Also the
  * "measured" member of codec_llm_validation_report. */
 json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t *err);
+/* The same report over the given rows (an array in measured_runs.json's format). */
+json_t *codec_llm_measured_report_rows(const json_t *rows, const codec_presets_t *presets,
+                                       fathom_error_t *err);
 /* The measured report as a table (malloc'ed; NULL on allocation failure). */
 char *codec_llm_measured_text(const json_t *report);
 

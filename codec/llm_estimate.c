@@ -48,7 +48,10 @@ static int decode_request(const json_t *body, const codec_presets_t *presets,
     codec_llm_execution_default_nets(execution, &req->system, &req->execution);
     const json_t *training = json_object_get(body, "training");
     req->has_training = training && !json_is_null(training);
-    if (req->has_training && codec_training_decode(training, "training", &req->training, err))
+    codec_gpu_cost_t gpu;
+    if (req->has_training &&
+        (codec_llm_system_cost_decode(system, "system", presets, &gpu, err) ||
+         codec_training_decode(training, "training", &gpu, &req->training, err)))
         return -1;
     return 0;
 }

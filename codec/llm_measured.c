@@ -8,7 +8,8 @@
  *              LayerNorm otherwise (Nemotron-4's squared ReLU)
  *   system     one preset per GPU type: h100_sxm, b200, gb200_nvl72
  *   execution  the row's TP, PP, VP (interleaving), DP, global and micro batch; bfloat16, with
- *              FP8 GEMMs for FP8 and MXFP8 rows; fused attention; sequence parallelism when
+ *              FP8 GEMMs and FP8 primary weights (fp8_params) for FP8 and MXFP8 rows; fused
+ *              attention; sequence parallelism when
  *              TP > 1, keeping the sharded input and gathering it again in backward as
  *              Megatron does (seq_par_ag_redo; not with full recompute, which redoes it all),
  *              with the TP collectives overlapped with the GEMMs (tensor_par_overlap "ring":
@@ -33,9 +34,15 @@
  * Rows that publish only the source's TFLOP/s per GPU (no tokens/s, microbatch not stated:
  * taken as 1) are estimated and compared on model TFLOP/s per GPU instead — Fathom's count
  * against the source's own formula, so their error is reported apart and kept out of the
- * tokens/s mean. A row that publishes nothing measured is listed with the reason. */
+ * tokens/s mean. A row that publishes nothing measured is listed with the reason.
+ *
+ * Leave-one-source-out (add_loso, when the calibrate module is built): each row is predicted
+ * again by its GPU's preset calibrated on the other sources' rows of that GPU — the whole-run fit
+ * of POST /v1/calibrate — so that the error says how well a calibrated Fathom predicts runs of a
+ * software stack and publication it has not seen. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "llm_codec.h"
@@ -182,6 +189,12 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
                      "activation_recompute", recompute, "tensor_par_net", nets[0],
                      "data_par_net", nets[2], "pipeline_par_net", nets[3], "seq_par_ag_redo",
                      redo);
+    /* FP8 rows keep FP8 primary weights, as NeMo's and Megatron-Bridge's FP8 recipes do
+     * (fp8_param_gather = True in their mixed-precision configs) */
+    if (e && fp8 && json_object_set_new(e, "fp8_params", json_true())) {
+        json_decref(e);
+        return NULL;
+    }
     /* (the tiled overlap is not modelled for MoE blocks: their TP collectives stay exposed) */
     if (e && tp > 1 && !json_is_true(json_object_get(row, "moe")) &&
         json_object_set_new(e, "tensor_par_overlap", json_string("ring"))) {
@@ -210,56 +223,94 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
     return e;
 }
 
-/* Estimates one expressible row with the least recompute that fits; NULL with err set when the
- * row cannot be decoded or estimated at all. */
-static json_t *estimate_row(const json_t *row, const codec_presets_t *presets, fathom_error_t *err)
+/* One expressible row made ready to estimate: its model, system (the preset), execution with the
+ * least recompute that fits, and what it is compared on. */
+typedef struct {
+    fathom_model_t model;
+    llm_system_t system;
+    llm_execution_t exec;
+    const char *sys_name, *recompute, *source;
+    bool by_tokens; /* compared on tokens/s/GPU, else on model TFLOP/s/GPU */
+    double measured, model_flops;
+    llm_result_t result; /* with the preset */
+} measured_row_t;
+
+/* tokens/s/GPU = batch·seq / (step·procs) */
+static double tokens_of_step(const measured_row_t *p, double step_s)
 {
-    const char *sys_name = system_for(row_str(row, "gpu_type"));
-    if (!sys_name) {
-        fathom_error_set(err, FATHOM_E_INVALID_FIELD, "gpu_type", "no preset for %s",
-                         row_str(row, "gpu_type"));
-        return NULL;
-    }
-    fathom_model_t m;
-    llm_system_t s;
-    json_t *jm = row_model(row), *js = json_string(sys_name);
-    int rc = !jm || !js || codec_model_decode(jm, "model", presets, &m, err) ||
-             codec_llm_system_decode(js, "system", presets, &s, err);
+    return (double)p->exec.batch_size * (double)p->model.seq_size /
+           (step_s * (double)p->exec.num_procs);
+}
+
+/* model TFLOP/s/GPU = model FLOPs per step / (step·procs) / 1e12 */
+static double tflops_of_step(const measured_row_t *p, double step_s)
+{
+    return p->model_flops / (step_s * (double)p->exec.num_procs) / 1e12;
+}
+
+/* What the row is compared on, from a step time. */
+static double value_of_step(const measured_row_t *p, double step_s)
+{
+    return p->by_tokens ? tokens_of_step(p, step_s) : tflops_of_step(p, step_s);
+}
+
+/* The measured step time, by inverting value_of_step on the measured value. */
+static double measured_step(const measured_row_t *p)
+{
+    return value_of_step(p, 1.0) / p->measured;
+}
+
+/* Decodes and estimates one expressible row with the least recompute that fits into *p; -1
+ * with err set when the row cannot be decoded or estimated at all. */
+static int prepare_row(const json_t *row, const codec_presets_t *presets, measured_row_t *p,
+                       fathom_error_t *err)
+{
+    p->sys_name = system_for(row_str(row, "gpu_type"));
+    p->source = row_str(row, "source");
+    if (!p->sys_name)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "gpu_type", "no preset for %s",
+                                row_str(row, "gpu_type"));
+    json_t *jm = row_model(row), *js = json_string(p->sys_name);
+    int rc = !jm || !js || codec_model_decode(jm, "model", presets, &p->model, err) ||
+             codec_llm_system_decode(js, "system", presets, &p->system, err);
     json_decref(jm);
     json_decref(js);
     if (rc)
-        return NULL;
+        return -1;
     static const char *const recomputes[] = {"none", "attn_only", "full"};
-    llm_execution_t e;
-    llm_result_t r;
-    const char *chosen = NULL;
     for (int i = 0; i < 3; i++) {
-        json_t *je = row_execution(row, &s, recomputes[i]);
-        rc = !je || codec_llm_execution_decode(je, "execution", &e, err) ||
-             llm_estimate(&m, &s, &e, &r, err);
+        json_t *je = row_execution(row, &p->system, recomputes[i]);
+        rc = !je || codec_llm_execution_decode(je, "execution", &p->exec, err) ||
+             llm_estimate(&p->model, &p->system, &p->exec, &p->result, err);
         json_decref(je);
         if (rc)
-            return NULL;
-        chosen = recomputes[i];
-        if (r.fits_memory)
+            return -1;
+        p->recompute = recomputes[i];
+        if (p->result.fits_memory)
             break;
     }
-    const double tokens = r.stats.sample_rate * (double)m.seq_size / (double)e.num_procs;
-    const double model_flops = llm_model_flops(&m, e.batch_size, true);
-    const double per_proc_s = r.stats.total_time * (double)e.num_procs;
-    const double tflops = model_flops / per_proc_s / 1e12;
-    const bool by_tokens = json_is_number(json_object_get(row, "tokens_per_s_per_gpu"));
-    const double measured = json_number_value(
-        json_object_get(row, by_tokens ? "tokens_per_s_per_gpu" : "tflops_per_gpu"));
-    const double est = by_tokens ? tokens : tflops;
-    return json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:s,s:b,s:f,s:f,s:f}", "system", sys_name,
-                     "precision", e.fp8 ? "fp8" : "bf16", "compared",
-                     by_tokens ? "tokens_per_s_per_gpu" : "tflops_per_gpu", "measured", measured,
-                     "estimated", est, "error_pct", 100.0 * (est - measured) / measured,
-                     "estimated_tokens_per_s_per_gpu", tokens, "estimated_tflops_per_gpu", tflops,
-                     "recompute", chosen, "fits_memory", r.fits_memory, "step_time_s",
-                     r.stats.total_time, "mfu", model_flops / (per_proc_s * r.extra.peak_flops),
-                     "memory_gib", r.mem_tier1_bytes / 1073741824.0);
+    p->by_tokens = json_is_number(json_object_get(row, "tokens_per_s_per_gpu"));
+    p->measured = json_number_value(
+        json_object_get(row, p->by_tokens ? "tokens_per_s_per_gpu" : "tflops_per_gpu"));
+    p->model_flops = llm_model_flops(&p->model, p->exec.batch_size, true);
+    return 0;
+}
+
+/* The built-in estimate of a prepared row. */
+static json_t *encode_estimate(const measured_row_t *p)
+{
+    const llm_result_t *r = &p->result;
+    const double step = r->stats.total_time, per_proc_s = step * (double)p->exec.num_procs;
+    const double est = value_of_step(p, step);
+    return json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:s,s:b,s:f,s:f,s:f}", "system",
+                     p->sys_name, "precision", p->exec.fp8 ? "fp8" : "bf16", "compared",
+                     p->by_tokens ? "tokens_per_s_per_gpu" : "tflops_per_gpu", "measured",
+                     p->measured, "estimated", est, "error_pct",
+                     100.0 * (est - p->measured) / p->measured, "estimated_tokens_per_s_per_gpu",
+                     tokens_of_step(p, step), "estimated_tflops_per_gpu", tflops_of_step(p, step), "recompute", p->recompute,
+                     "fits_memory", r->fits_memory, "step_time_s", step, "mfu",
+                     p->model_flops / (per_proc_s * r->extra.peak_flops), "memory_gib",
+                     r->mem_tier1_bytes / 1073741824.0);
 }
 
 /* Mean and worst absolute error of one group of rows. */
@@ -282,6 +333,169 @@ static json_t *errors_encode(const errors_t *a)
                      a->n ? a->sum / a->n : 0.0, "max_abs_error_pct", a->worst);
 }
 
+/* The three groups a row's error counts in: tokens/s rows, MoE tokens/s rows among them, and rows
+ * compared on TFLOP/s. */
+typedef struct {
+    errors_t tokens, moe, tflops;
+} groups_t;
+
+static void groups_add(groups_t *g, const measured_row_t *p, bool moe, double error_pct)
+{
+    errors_add(p->by_tokens ? &g->tokens : &g->tflops, error_pct);
+    if (moe && p->by_tokens)
+        errors_add(&g->moe, error_pct);
+}
+
+#ifdef FATHOM_HAVE_CALIBRATE
+#include "calibrate.h"
+
+/* Leave-one-source-out calibration. For each source S and GPU preset G among S's rows, G is
+ * calibrated (core/calibrate's whole-run fit, as POST /v1/calibrate with runs only) on the rows of
+ * G from every OTHER source — their measured step time, the same layout, recompute and model as
+ * above — and S's rows on G are predicted with that system. A row whose GPU no other source
+ * measured has no calibrated prediction (the reason says so). items[i] gets "loso". */
+static void add_loso(const measured_row_t *prep, const bool *ok, const bool *moe, size_t n,
+                     json_t *items, groups_t *g)
+{
+    bool *done = calloc(n ? n : 1, sizeof *done);
+    calibrate_run_t *runs = calloc(n ? n : 1, sizeof *runs);
+    calibrate_result_t *res = malloc(sizeof *res);
+    for (size_t i = 0; done && runs && res && i < n; i++) {
+        if (!ok[i] || done[i])
+            continue;
+        const char *src = prep[i].source, *sys = prep[i].sys_name;
+        size_t nr = 0; /* (at most CALIBRATE_MAX_RUNS of them: the first in the file) */
+        for (size_t j = 0; j < n; j++)
+            if (ok[j] && strcmp(prep[j].source, src) != 0 && strcmp(prep[j].sys_name, sys) == 0 &&
+                nr < CALIBRATE_MAX_RUNS)
+                runs[nr++] = (calibrate_run_t){&prep[j].model, prep[j].exec,
+                                               measured_step(&prep[j])};
+        fathom_error_t err;
+        fathom_error_clear(&err);
+        const calibrate_input_t in = {NULL, 0, NULL, 0, runs, nr};
+        const char *why = nr == 0 ? "no other source measured this GPU: nothing to calibrate on"
+                          : calibrate_fit_system(&prep[i].system, &in, res, &err) ? err.message
+                                                                                  : NULL;
+        for (size_t k = i; k < n; k++) {
+            if (!ok[k] || strcmp(prep[k].source, src) != 0 || strcmp(prep[k].sys_name, sys) != 0)
+                continue;
+            done[k] = true;
+            json_t *l = json_pack("{s:s,s:i}", "left_out_source", src, "calibration_rows", (int)nr);
+            if (!l)
+                continue;
+            const double step = why ? NAN
+                                    : calibrate_run_time(&res->system,
+                                                         &(calibrate_run_t){&prep[k].model,
+                                                                            prep[k].exec, 0});
+            if (why || !isfinite(step)) {
+                json_object_set_new(l, "reason",
+                                    json_string(why ? why : "the calibrated system cannot "
+                                                            "estimate this run"));
+            } else {
+                /* what the fit moved: each free parameter, base and fitted, and whether the
+                 * data pushed it to a bound */
+                json_t *params = json_array();
+                for (int q = 0; params && q < res->n_params; q++)
+                    json_array_append_new(
+                        params, json_pack("{s:s,s:f,s:f,s:i}", "name", res->params[q].name,
+                                          "base", res->params[q].base, "fitted",
+                                          res->params[q].fitted, "at_bound",
+                                          res->params[q].at_bound));
+                json_object_set_new(l, "parameters", params ? params : json_null());
+                const double est = value_of_step(&prep[k], step);
+                const double e = 100.0 * (est - prep[k].measured) / prep[k].measured;
+                json_object_set_new(l, "estimated", json_real(est));
+                json_object_set_new(l, "error_pct", json_real(e));
+                groups_add(g, &prep[k], moe[k], e);
+            }
+            json_object_set_new(json_array_get(items, k), "loso", l);
+        }
+    }
+    free(done);
+    free(runs);
+    free(res);
+}
+#endif
+
+static json_t *groups_encode(const groups_t *g)
+{
+    return json_pack("{s:i,s:f,s:f,s:o,s:i,s:f,s:f}", "rows_estimated", g->tokens.n,
+                     "mean_abs_error_pct", g->tokens.n ? g->tokens.sum / g->tokens.n : 0.0,
+                     "max_abs_error_pct", g->tokens.worst, "tflops_only",
+                     errors_encode(&g->tflops), "moe_rows_estimated", g->moe.n,
+                     "moe_mean_abs_error_pct", g->moe.n ? g->moe.sum / g->moe.n : 0.0,
+                     "moe_max_abs_error_pct", g->moe.worst);
+}
+
+json_t *codec_llm_measured_report_rows(const json_t *rows, const codec_presets_t *presets,
+                                       fathom_error_t *err)
+{
+    const size_t n = json_array_size(rows);
+    measured_row_t *prep = calloc(n ? n : 1, sizeof *prep);
+    bool *ok = calloc(n ? n : 1, sizeof *ok), *moe = calloc(n ? n : 1, sizeof *moe);
+    json_t *out = json_array();
+    groups_t built_in;
+    memset(&built_in, 0, sizeof built_in);
+    for (size_t i = 0; prep && ok && moe && out && i < n; i++) {
+        const json_t *row = json_array_get(rows, i);
+        json_t *item = json_pack("{s:s,s:s,s:s,s:s,s:I,s:{s:I,s:I,s:I,s:I,s:I}}", "id",
+                                 row_str(row, "id"), "source", row_str(row, "source"), "model",
+                                 row_str(row, "model"), "gpu", row_str(row, "gpu_type"),
+                                 "gpu_count", (json_int_t)row_int(row, "gpu_count", 0), "layout",
+                                 "tp", (json_int_t)row_int(row, "tp", 1), "pp",
+                                 (json_int_t)row_int(row, "pp", 1), "vp",
+                                 (json_int_t)row_int(row, "vp", 1), "cp",
+                                 (json_int_t)row_int(row, "cp", 1), "dp",
+                                 (json_int_t)row_int(row, "dp", 1));
+        const char *why = inexpressible(row);
+        fathom_error_t rerr;
+        fathom_error_clear(&rerr);
+        moe[i] = json_is_true(json_object_get(row, "moe"));
+        if (!why && prepare_row(row, presets, &prep[i], &rerr))
+            why = rerr.message;
+        ok[i] = why == NULL;
+        json_t *est = ok[i] ? encode_estimate(&prep[i]) : NULL;
+        if (!item || (ok[i] && !est)) {
+            json_decref(item);
+            json_decref(est);
+            json_decref(out);
+            out = NULL;
+            break;
+        }
+        json_object_set_new(item, "expressible", json_boolean(ok[i]));
+        json_object_set_new(item, "moe", json_boolean(moe[i]));
+        if (!ok[i]) {
+            json_object_set_new(item, "reason", json_string(why));
+        } else {
+            json_object_update(item, est);
+            groups_add(&built_in, &prep[i], moe[i],
+                       json_real_value(json_object_get(est, "error_pct")));
+        }
+        json_decref(est);
+        json_array_append_new(out, item);
+    }
+    json_t *report = out ? groups_encode(&built_in) : NULL;
+    if (report) {
+        json_object_set_new(report, "source", json_string("presets/validation/measured_runs.json"));
+        json_object_set_new(report, "rows_total", json_integer((json_int_t)n));
+#ifdef FATHOM_HAVE_CALIBRATE
+        groups_t loso;
+        memset(&loso, 0, sizeof loso);
+        add_loso(prep, ok, moe, n, out, &loso);
+        json_object_set_new(report, "loso", groups_encode(&loso));
+#endif
+        json_object_set_new(report, "rows", out);
+        out = NULL;
+    }
+    json_decref(out);
+    free(prep);
+    free(ok);
+    free(moe);
+    if (!report)
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    return report;
+}
+
 json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t *err)
 {
     const json_t *rows = codec_presets_measured(presets);
@@ -291,56 +505,7 @@ json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t
                          "validation/measured_runs.json");
         return NULL;
     }
-    json_t *out = json_array();
-    errors_t by_tokens = {0, 0, 0}, by_tflops = {0, 0, 0}, by_moe = {0, 0, 0};
-    for (size_t i = 0; out && i < json_array_size(rows); i++) {
-        const json_t *row = json_array_get(rows, i);
-        json_t *item = json_pack("{s:s,s:s,s:s,s:I,s:{s:I,s:I,s:I,s:I,s:I}}", "id",
-                                 row_str(row, "id"), "model", row_str(row, "model"), "gpu",
-                                 row_str(row, "gpu_type"), "gpu_count",
-                                 (json_int_t)row_int(row, "gpu_count", 0), "layout", "tp",
-                                 (json_int_t)row_int(row, "tp", 1), "pp",
-                                 (json_int_t)row_int(row, "pp", 1), "vp",
-                                 (json_int_t)row_int(row, "vp", 1), "cp",
-                                 (json_int_t)row_int(row, "cp", 1), "dp",
-                                 (json_int_t)row_int(row, "dp", 1));
-        const char *why = inexpressible(row);
-        json_t *est = NULL;
-        fathom_error_t rerr;
-        fathom_error_clear(&rerr);
-        if (!why && !(est = estimate_row(row, presets, &rerr)))
-            why = rerr.message;
-        if (!item) {
-            json_decref(est);
-            continue;
-        }
-        json_object_set_new(item, "expressible", json_boolean(why == NULL));
-        json_object_set_new(item, "moe", json_boolean(json_is_true(json_object_get(row, "moe"))));
-        if (why) {
-            json_object_set_new(item, "reason", json_string(why));
-        } else {
-            json_object_update(item, est);
-            double e = json_real_value(json_object_get(est, "error_pct"));
-            const char *what = json_string_value(json_object_get(est, "compared"));
-            errors_add(strcmp(what, "tokens_per_s_per_gpu") == 0 ? &by_tokens : &by_tflops, e);
-            if (json_is_true(json_object_get(row, "moe")) && strcmp(what, "tokens_per_s_per_gpu") == 0)
-                errors_add(&by_moe, e);
-        }
-        json_decref(est);
-        json_array_append_new(out, item);
-    }
-    if (!out) {
-        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
-        return NULL;
-    }
-    return json_pack("{s:s,s:o,s:i,s:i,s:f,s:f,s:o,s:i,s:f,s:f}", "source",
-                     "presets/validation/measured_runs.json", "rows", out, "rows_estimated",
-                     by_tokens.n, "rows_total", (int)json_array_size(rows), "mean_abs_error_pct",
-                     by_tokens.n ? by_tokens.sum / by_tokens.n : 0.0, "max_abs_error_pct",
-                     by_tokens.worst, "tflops_only", errors_encode(&by_tflops),
-                     "moe_rows_estimated", by_moe.n, "moe_mean_abs_error_pct",
-                     by_moe.n ? by_moe.sum / by_moe.n : 0.0, "moe_max_abs_error_pct",
-                     by_moe.worst);
+    return codec_llm_measured_report_rows(rows, presets, err);
 }
 
 char *codec_llm_measured_text(const json_t *report)
@@ -350,8 +515,8 @@ char *codec_llm_measured_text(const json_t *report)
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return NULL;
-    fprintf(f, "%-12s %-22s %-6s %5s  %-16s %9s %9s %8s  %s\n", "id", "model", "system", "gpus",
-            "tp/pp/vp/cp/dp", "measured", "estimate", "error", "recompute");
+    fprintf(f, "%-12s %-22s %-6s %5s  %-16s %9s %9s %8s %8s  %s\n", "id", "model", "system",
+            "gpus", "tp/pp/vp/cp/dp", "measured", "estimate", "error", "loso", "recompute");
     const json_t *rows = json_object_get(report, "rows");
     for (size_t i = 0; i < json_array_size(rows); i++) {
         const json_t *r = json_array_get(rows, i), *l = json_object_get(r, "layout");
@@ -366,15 +531,21 @@ char *codec_llm_measured_text(const json_t *report)
                 row_str(r, "gpu"), (long long)json_integer_value(json_object_get(r, "gpu_count")),
                 layout);
         if (json_is_true(json_object_get(r, "expressible")))
-            fprintf(f, "%9.0f %9.0f %+7.1f%%  %s%s%s\n",
+        {
+            const json_t *lo = json_object_get(json_object_get(r, "loso"), "error_pct");
+            char loso[16] = "       -";
+            if (json_is_number(lo))
+                snprintf(loso, sizeof loso, "%+7.1f%%", json_number_value(lo));
+            fprintf(f, "%9.0f %9.0f %+7.1f%% %s  %s%s%s\n",
                     json_number_value(json_object_get(r, "measured")),
                     json_number_value(json_object_get(r, "estimated")),
-                    json_number_value(json_object_get(r, "error_pct")), row_str(r, "recompute"),
+                    json_number_value(json_object_get(r, "error_pct")), loso,
+                    row_str(r, "recompute"),
                     json_is_true(json_object_get(r, "fits_memory")) ? "" : " (does not fit)",
                     strcmp(row_str(r, "compared"), "tflops_per_gpu") == 0 ? " [TFLOP/s/GPU]"
                                                                           : "");
-        else
-            fprintf(f, "%29s  %s\n", "-", row_str(r, "reason"));
+        } else
+            fprintf(f, "%38s  %s\n", "-", row_str(r, "reason"));
     }
     fprintf(f, "tokens/s/GPU over %lld of %lld rows: mean absolute error %.1f%%, worst %.1f%%\n",
             (long long)json_integer_value(json_object_get(report, "rows_estimated")),
@@ -391,6 +562,23 @@ char *codec_llm_measured_text(const json_t *report)
             (long long)json_integer_value(json_object_get(report, "moe_rows_estimated")),
             json_number_value(json_object_get(report, "moe_mean_abs_error_pct")),
             json_number_value(json_object_get(report, "moe_max_abs_error_pct")));
+    const json_t *lo = json_object_get(report, "loso");
+    if (lo) {
+        const json_t *lt = json_object_get(lo, "tflops_only");
+        fprintf(f, "leave-one-source-out calibrated (loso: each GPU's preset fitted on the other "
+                   "sources' rows): tokens/s/GPU over %lld rows: mean %.1f%%, worst %.1f%%; "
+                   "mixture of experts %lld rows: mean %.1f%%, worst %.1f%%; TFLOP/s-only %lld "
+                   "rows: mean %.1f%%, worst %.1f%%\n",
+                (long long)json_integer_value(json_object_get(lo, "rows_estimated")),
+                json_number_value(json_object_get(lo, "mean_abs_error_pct")),
+                json_number_value(json_object_get(lo, "max_abs_error_pct")),
+                (long long)json_integer_value(json_object_get(lo, "moe_rows_estimated")),
+                json_number_value(json_object_get(lo, "moe_mean_abs_error_pct")),
+                json_number_value(json_object_get(lo, "moe_max_abs_error_pct")),
+                (long long)json_integer_value(json_object_get(lt, "rows")),
+                json_number_value(json_object_get(lt, "mean_abs_error_pct")),
+                json_number_value(json_object_get(lt, "max_abs_error_pct")));
+    }
     if (fclose(f) != 0) {
         free(buf);
         return NULL;

@@ -119,15 +119,8 @@ static int decode_modern(const json_t *v, const char *path, fathom_model_t *m,
 int codec_model_decode(const json_t *v, const char *path, const codec_presets_t *presets,
                        fathom_model_t *out, fathom_error_t *err)
 {
-    if (json_is_string(v)) {
-        const json_t *preset = codec_presets_find(presets, PRESET_MODEL, json_string_value(v));
-        if (!preset)
-            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
-                                    "\"%s\" is not a model preset (GET /v1/presets lists them)",
-                                    json_string_value(v));
-        v = preset;
-    }
-    if (jr_expect_object(v, path, err) || jr_check_keys(v, path, model_keys, err))
+    if (codec_presets_deref(presets, PRESET_MODEL, &v, path, err) ||
+        jr_expect_object(v, path, err) || jr_check_keys(v, path, model_keys, err))
         return -1;
     fathom_model_t m = {0};
     int pos = 0;

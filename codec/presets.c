@@ -1,4 +1,5 @@
-/* presets.c — loading and looking up the preset registry (see presets.h). */
+/* presets.c — loading the preset registry, and resolving names: built-ins, then user presets
+ * through a per-request overlay (see presets.h). */
 #include "presets.h"
 
 #include <dirent.h>
@@ -9,11 +10,28 @@
 /* A guard against a stray huge directory: presets are a curated handful of files. */
 #define PRESETS_MAX_PER_KIND 256
 
+/* An overlay's mutable part: written through a const registry pointer by the one thread that
+ * owns the overlay (the request's). */
+typedef struct {
+    codec_preset_lookup_fn fn;
+    void *fn_ctx;
+    json_t *fetched[PRESET__KINDS]; /* name → user object, or null when there is none */
+    int used;                       /* a name resolved to a user preset */
+} user_lookup_t;
+
 struct codec_presets {
     json_t *objects[PRESET__KINDS];  /* name → object without "$comment" */
     json_t *comments[PRESET__KINDS]; /* name → comment string */
     json_t *measured;                /* validation/measured_runs.json: an array, or NULL */
+    const codec_presets_t *base;     /* an overlay's built-ins; NULL for a loaded registry */
+    user_lookup_t *user;             /* an overlay's lookup; NULL for a loaded registry */
 };
+
+/* The registry holding the built-ins: the overlay's base, or p itself. */
+static const codec_presets_t *builtins(const codec_presets_t *p)
+{
+    return p && p->base ? p->base : p;
+}
 
 const char *codec_preset_kind_name(preset_kind_t kind)
 {
@@ -45,7 +63,35 @@ void codec_presets_free(codec_presets_t *p)
         json_decref(p->comments[k]);
     }
     json_decref(p->measured);
+    if (p->user) {
+        for (int k = 0; k < PRESET__KINDS; k++)
+            json_decref(p->user->fetched[k]);
+        free(p->user);
+    }
     free(p);
+}
+
+codec_presets_t *codec_presets_overlay(const codec_presets_t *base, codec_preset_lookup_fn fn,
+                                       void *fn_ctx)
+{
+    codec_presets_t *p = codec_presets_empty();
+    if (!p)
+        return NULL;
+    p->base = builtins(base);
+    p->user = calloc(1, sizeof *p->user);
+    if (!p->user) {
+        codec_presets_free(p);
+        return NULL;
+    }
+    p->user->fn = fn;
+    p->user->fn_ctx = fn_ctx;
+    for (int k = 0; k < PRESET__KINDS; k++) {
+        if ((p->user->fetched[k] = json_object()) == NULL) {
+            codec_presets_free(p);
+            return NULL;
+        }
+    }
+    return p;
 }
 
 /* A preset notes its sources under "$comment" and, for separately sourced parts (prices, efficiency
@@ -161,14 +207,87 @@ codec_presets_t *codec_presets_load(const char *dir, fathom_error_t *err)
 
 const json_t *codec_presets_measured(const codec_presets_t *p)
 {
+    p = builtins(p);
     return p ? p->measured : NULL;
+}
+
+int codec_presets_is_builtin(const codec_presets_t *p, preset_kind_t kind, const char *name)
+{
+    p = builtins(p);
+    return p && (unsigned)kind < PRESET__KINDS && json_object_get(p->objects[kind], name) != NULL;
+}
+
+int codec_presets_resolve(const codec_presets_t *p, preset_kind_t kind, const char *name,
+                          const json_t **out, fathom_error_t *err)
+{
+    *out = NULL;
+    if (!p || (unsigned)kind >= PRESET__KINDS)
+        return 0;
+    const json_t *builtin = json_object_get(builtins(p)->objects[kind], name);
+    user_lookup_t *u = p->user;
+    if (builtin || !u || !u->fn) {
+        *out = builtin;
+        return 0;
+    }
+    json_t *seen = json_object_get(u->fetched[kind], name);
+    if (!seen) {
+        json_t *obj = NULL;
+        if (u->fn(u->fn_ctx, kind, name, &obj, err))
+            return -1;
+        seen = obj ? obj : json_null();
+        if (json_object_set_new(u->fetched[kind], name, seen))
+            return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    }
+    if (json_is_null(seen))
+        return 0;
+    u->used = 1;
+    *out = seen;
+    return 0;
+}
+
+int codec_presets_deref(const codec_presets_t *p, preset_kind_t kind, const json_t **v,
+                        const char *path, fathom_error_t *err)
+{
+    if (!json_is_string(*v))
+        return 0;
+    const json_t *preset;
+    if (codec_presets_resolve(p, kind, json_string_value(*v), &preset, err))
+        return -1;
+    if (!preset)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
+                                "\"%s\" is not a %s preset (GET /v1/presets lists them)",
+                                json_string_value(*v), kind == PRESET_MODEL ? "model" : "system");
+    *v = preset;
+    return 0;
 }
 
 const json_t *codec_presets_find(const codec_presets_t *p, preset_kind_t kind, const char *name)
 {
-    if (!p || (unsigned)kind >= PRESET__KINDS)
-        return NULL;
-    return json_object_get(p->objects[kind], name);
+    const json_t *out;
+    fathom_error_t err;
+    return codec_presets_resolve(p, kind, name, &out, &err) ? NULL : out;
+}
+
+int codec_presets_used_user(const codec_presets_t *p)
+{
+    return p && p->user && p->user->used;
+}
+
+int codec_preset_name_check(const char *name, const char *field, fathom_error_t *err)
+{
+    size_t n = strlen(name);
+    int ok = n >= 1 && n <= CODEC_PRESET_NAME_MAX;
+    for (size_t i = 0; ok && i < n; i++) {
+        char c = name[i];
+        int alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+        ok = alnum || (i > 0 && (c == '_' || c == '.' || c == '-'));
+    }
+    if (ok)
+        return 0;
+    return fathom_error_set(err, FATHOM_E_INVALID_FIELD, field,
+                            "a preset name is 1 to %d characters of a-z, 0-9, '_', '.' and '-', "
+                            "starting with a letter or digit",
+                            CODEC_PRESET_NAME_MAX);
 }
 
 static int by_name(const void *a, const void *b)
@@ -178,6 +297,7 @@ static int by_name(const void *a, const void *b)
 
 json_t *codec_presets_list(const codec_presets_t *p)
 {
+    p = builtins(p);
     json_t *out = json_object();
     for (int k = 0; k < PRESET__KINDS && out; k++) {
         size_t n = json_object_size(p->objects[k]), i = 0;

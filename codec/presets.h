@@ -1,9 +1,18 @@
-/* presets.h — named model and system presets, loaded once from a directory of JSON files.
+/* presets.h — named model and system presets: the built-in ones, loaded once from a directory
+ * of JSON files, and user presets looked up by a caller-given function (fathomd's store).
  *
  * Layout: DIR/models/<name>.json and DIR/systems/<name>.json, each holding the object itself.
  * A top-level "$comment" member (a note on the source of the numbers) is kept for listings and
  * stripped from the object decoders see. The registry is immutable after loading, so the
- * server's threads share it without locks. */
+ * server's threads share it without locks.
+ *
+ * User presets. Every decoder resolves a name with codec_presets_resolve, and nothing else:
+ * built-ins first (a user preset can never take a built-in's name), then the overlay's lookup.
+ * An overlay (codec_presets_overlay) is made per request on the thread that handles it: it wraps
+ * the shared registry, keeps the user objects it fetched until it is freed (so a name read twice
+ * in one request is one object), and remembers whether any name resolved to a user preset — a
+ * request that did cannot be answered from bytes seen before, since the preset may have changed
+ * since. */
 #ifndef FATHOM_PRESETS_H
 #define FATHOM_PRESETS_H
 
@@ -21,8 +30,37 @@ codec_presets_t *codec_presets_load(const char *dir, fathom_error_t *err);
 codec_presets_t *codec_presets_empty(void);
 void codec_presets_free(codec_presets_t *p);
 
-/* The preset object (borrowed, without "$comment"), or NULL if there is none by that name. */
+/* The preset object (borrowed, without "$comment"), or NULL if there is none by that name (or
+ * the user lookup failed). */
 const json_t *codec_presets_find(const codec_presets_t *p, preset_kind_t kind, const char *name);
+
+/* Looks up user preset kind/name: 0 with *out a new reference, or NULL when there is none; -1
+ * with err when it cannot be read (the store is unavailable). */
+typedef int (*codec_preset_lookup_fn)(void *ctx, preset_kind_t kind, const char *name,
+                                      json_t **out, fathom_error_t *err);
+
+/* A per-request registry: base's presets plus the user presets fn finds. base and fn_ctx are
+ * borrowed and must outlive it; free with codec_presets_free. NULL when out of memory. */
+codec_presets_t *codec_presets_overlay(const codec_presets_t *base, codec_preset_lookup_fn fn,
+                                       void *fn_ctx);
+/* The one resolution of a preset name: 0 with *out borrowed (valid until p is freed) or NULL
+ * when no preset has that name; -1 with err when a user preset could not be read. */
+int codec_presets_resolve(const codec_presets_t *p, preset_kind_t kind, const char *name,
+                          const json_t **out, fathom_error_t *err);
+/* What decoders call: when *v is a string, replaces it with the preset of kind it names
+ * (codec_presets_resolve); -1 with FATHOM_E_INVALID_FIELD naming `path` when there is none. A
+ * non-string *v is left as it is. */
+int codec_presets_deref(const codec_presets_t *p, preset_kind_t kind, const json_t **v,
+                        const char *path, fathom_error_t *err);
+/* Whether name is a built-in preset of kind. */
+int codec_presets_is_builtin(const codec_presets_t *p, preset_kind_t kind, const char *name);
+/* Whether any name resolved through p so far was a user preset. */
+int codec_presets_used_user(const codec_presets_t *p);
+
+/* Checks a user preset name: [a-z0-9][a-z0-9_.-]{0,63} (underscores allowed, as the built-ins
+ * have them). -1 with FATHOM_E_INVALID_FIELD naming `field` otherwise. */
+#define CODEC_PRESET_NAME_MAX 64
+int codec_preset_name_check(const char *name, const char *field, fathom_error_t *err);
 
 /* The measured training runs of DIR/validation/measured_runs.json (an array, borrowed), or NULL
  * when the directory has none. */

@@ -7,15 +7,18 @@
 static const char *const training_keys[] = {"tokens", "gpu_hour_price", "gpu_power_kw", "pue",
                                             "co2_kg_per_kwh", NULL};
 
-int codec_training_decode(const json_t *v, const char *path, scaling_training_t *out,
-                          fathom_error_t *err)
+int codec_training_decode(const json_t *v, const char *path, const codec_gpu_cost_t *gpu,
+                          scaling_training_t *out, fathom_error_t *err)
 {
     scaling_training_t t;
+    bool has_price = gpu && gpu->has_price, has_power = gpu && gpu->has_power;
     if (jr_expect_object(v, path, err) || jr_check_keys(v, path, training_keys, err) ||
         jr_positive(v, path, "tokens", JR_REQUIRED, 0, TRAINING_MAX_TOKENS, &t.tokens, err) ||
-        jr_real(v, path, "gpu_hour_price", JR_REQUIRED, 0, 0, TRAINING_MAX_PRICE,
+        jr_real(v, path, "gpu_hour_price", has_price ? JR_OPTIONAL : JR_REQUIRED,
+                has_price ? gpu->price_per_gpu_hour : 0, 0, TRAINING_MAX_PRICE,
                 &t.gpu_hour_price, err) ||
-        jr_real(v, path, "gpu_power_kw", JR_REQUIRED, 0, 0, TRAINING_MAX_POWER_KW,
+        jr_real(v, path, "gpu_power_kw", has_power ? JR_OPTIONAL : JR_REQUIRED,
+                has_power ? gpu->power_per_gpu_kw : 0, 0, TRAINING_MAX_POWER_KW,
                 &t.gpu_power_kw, err) ||
         jr_real(v, path, "pue", JR_OPTIONAL, 1.0, 1.0, TRAINING_MAX_PUE, &t.pue, err) ||
         jr_real(v, path, "co2_kg_per_kwh", JR_OPTIONAL, SCALING_DEFAULT_CO2_KG_PER_KWH, 0,

@@ -227,9 +227,10 @@ json_t *codec_search_result_encode(const search_request_t *req, const search_res
         if (!item || json_array_append_new(best, item))
             goto out;
     }
-    out = json_pack("{s:o,s:{s:I,s:I,s:I},s:o}", "best", best, "counts", "total",
+    out = json_pack("{s:o,s:{s:I,s:I,s:I,s:I},s:o}", "best", best, "counts", "total",
                     (json_int_t)res->total, "good", (json_int_t)res->good, "bad",
-                    (json_int_t)res->bad, "points", codec_search_points_encode(res, false));
+                    (json_int_t)res->bad, "pruned", (json_int_t)res->pruned, "points",
+                    codec_search_points_encode(res, false));
     best = NULL; /* handed to json_pack ("o" steals even on failure) */
 out:
     json_decref(best);

@@ -8,8 +8,9 @@
 #include "json_read.h"
 #include "search.h"
 #include "search_codec.h"
+#include "search_plan_codec.h"
 
-const char *const sweep_kind_names[] = {"optimal_execution", "grid", NULL};
+const char *const sweep_kind_names[] = {"optimal_execution", "grid", "plan", NULL};
 
 static const char *const grid_keys[] = {"kind", "base", "axes", "top_n", NULL};
 static const char *const base_roots[] = {"model", "system", "execution", "training", NULL};
@@ -147,6 +148,37 @@ int codec_grid_point(const json_t *spec, uint64_t index, json_t **body, json_t *
     return 0;
 }
 
+/* A "system" axis may name user presets: each is replaced by its object here, so the stored spec
+ * (and so the sweep's id) holds the preset's content and no point reads a preset later. A name
+ * no preset has is refused now rather than at every point. Returns the axis's values to store
+ * (new reference) or NULL with err. */
+static json_t *resolve_system_axis(const char *key, json_t *vals, const codec_ctx_t *ctx,
+                                   const char *path, fathom_error_t *err)
+{
+    if (strcmp(key, "system") != 0)
+        return json_incref(vals);
+    json_t *out = json_copy(vals);
+    for (size_t i = 0; out && i < json_array_size(out); i++) {
+        const json_t *v = json_array_get(out, i);
+        char q[JR_PATH_MAX];
+        jr_path_index(q, sizeof q, path, i);
+        if (!json_is_string(v) ||
+            codec_presets_is_builtin(ctx->presets, PRESET_SYSTEM, json_string_value(v)))
+            continue;
+        if (codec_presets_deref(ctx->presets, PRESET_SYSTEM, &v, q, err)) {
+            json_decref(out);
+            return NULL;
+        }
+        if (json_array_set_new(out, i, json_deep_copy(v))) {
+            json_decref(out);
+            out = NULL;
+        }
+    }
+    if (!out)
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    return out;
+}
+
 static json_t *normalize_grid(const json_t *body, const codec_ctx_t *ctx,
                               const sweep_limits_t *limits, uint64_t *size, fathom_error_t *err)
 {
@@ -214,7 +246,13 @@ static json_t *normalize_grid(const json_t *body, const codec_ctx_t *ctx,
                              (unsigned long long)limits->max_grid_points);
             goto fail;
         }
-        json_object_set(naxes_obj, key, vals);
+        json_t *stored = resolve_system_axis(key, vals, ctx, p, err);
+        if (!stored)
+            goto fail;
+        if (json_object_set_new(naxes_obj, key, stored)) {
+            fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+            goto fail;
+        }
     }
     *size = total;
     return json_pack("{s:s,s:o,s:o,s:I}", "kind", "grid", "base", nbase, "axes", naxes_obj,
@@ -236,6 +274,8 @@ json_t *codec_sweep_normalize(const json_t *body, const codec_ctx_t *ctx,
     *kind = (sweep_kind_t)k;
     if (k == SWEEP_GRID)
         return normalize_grid(body, ctx, limits, size, err);
+    if (k == SWEEP_PLAN)
+        return codec_plan_normalize(body, ctx, limits->max_search_executions, size, err);
 
     json_t *norm = codec_search_normalize(body, ctx, err);
     if (!norm)

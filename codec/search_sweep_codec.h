@@ -23,9 +23,10 @@
 #define SWEEP_GRID_MAX_VALUES 10000 /* per axis */
 #define SWEEP_TOP_N_MAX 100
 
-typedef enum { SWEEP_OPTIMAL_EXECUTION = 0, SWEEP_GRID = 1 } sweep_kind_t;
+/* A plan (search_plan_codec.h) is a search per candidate system and GPU count. */
+typedef enum { SWEEP_OPTIMAL_EXECUTION = 0, SWEEP_GRID = 1, SWEEP_PLAN = 2 } sweep_kind_t;
 
-extern const char *const sweep_kind_names[]; /* "optimal_execution", "grid", NULL */
+extern const char *const sweep_kind_names[]; /* "optimal_execution", "grid", "plan", NULL */
 
 typedef struct {
     uint64_t max_grid_points;       /* refuse grids with more points (limit_exceeded) */
@@ -33,7 +34,8 @@ typedef struct {
 } sweep_limits_t;
 
 /* Decodes and normalizes a sweep body. *kind is set; *size is the grid's point count or the
- * search's execution count (an upper bound with mbs_break). NULL with err when refused. */
+ * search's execution count (an upper bound with mbs_break), or the plan's candidate count.
+ * NULL with err when refused. */
 json_t *codec_sweep_normalize(const json_t *body, const codec_ctx_t *ctx,
                               const sweep_limits_t *limits, sweep_kind_t *kind, uint64_t *size,
                               fathom_error_t *err);

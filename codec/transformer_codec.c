@@ -92,7 +92,7 @@ static int decode(const json_t *body, const codec_ctx_t *ctx, fathom_model_t *m,
     const json_t *tr = json_object_get(body, "training");
     training->has = tr && !json_is_null(tr);
     if (training->has) {
-        if (codec_training_decode(tr, "training", &training->t, err))
+        if (codec_training_decode(tr, "training", NULL, &training->t, err))
             return -1;
         /* One token budget: the run's. A different top-level figure would be two answers. */
         if (in->has_tokens && in->tokens != training->t.tokens)

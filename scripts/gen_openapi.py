@@ -23,7 +23,9 @@ PATHS = [
     ("get", "/v1/version", None, "version_response", "Versions of the service, estimators and schema."),
     ("get", "/v1/presets", None, "presets_response", "Model and system presets."),
     ("get", "/v1/presets/models/{name}", None, "model", "One model preset."),
-    ("get", "/v1/presets/systems/{name}", None, "llm_system", "One system preset."),
+    ("get", "/v1/presets/systems/{name}", None, "llm_system", "One system preset, built-in or user."),
+    ("put", "/v1/presets/systems/{name}", "llm_system", "preset_put_response", "Store a user system preset (201 created, 200 replaced); needs the bearer token when fathomd has one; built-in names are refused (409)."),
+    ("delete", "/v1/presets/systems/{name}", None, "preset_delete_response", "Delete a user system preset (404 when absent, 409 for a built-in); needs the bearer token when fathomd has one."),
     ("get", "/v1/results/{hash}", None, "result_response", "A stored result by config hash (the shareable link; If-None-Match with its ETag gives 304)."),
     ("post", "/v1/transformer", "transformer_request", "transformer_response", "Analytic transformer model: parameters, FLOPs, MFU, 6ND time, GPUs, LoRA."),
     ("post", "/v1/estimate", "estimate_request", "estimate_response", "Step time and memory tiers of one execution (Calculon's model)."),
@@ -63,13 +65,15 @@ def build():
             content = {"text/plain": {"schema": {"type": "string"}}}
         else:
             content = {"application/json": {"schema": {"$ref": "#/components/schemas/%s" % resp}}}
-        ok = "202" if path == "/v1/sweep" else "200"
+        ok = "202" if path == "/v1/sweep" else "201" if method == "put" else "200"
         op = {"summary": summary, "responses": {
             ok: {"description": "OK", "content": content},
             "4XX": {"description": "Refused; the error names the field and the reason.",
                     "content": {"application/json": {"schema": error_ref}}}}}
         if ok == "202":
             op["responses"]["200"] = {"description": "Already exists", "content": content}
+        if ok == "201":
+            op["responses"]["200"] = {"description": "Replaced", "content": content}
         if req:
             op["requestBody"] = {"required": True, "content": {"application/json": {"schema":
                                  {"$ref": "#/components/schemas/%s" % req}}}}

@@ -14,8 +14,11 @@
  * In front of the table sits a small in-memory map from the exact request bytes to the stored
  * answer: a dashboard that polls with the same body gets its answer without parsing,
  * normalizing or reading the database. It is filled only on a hit (a body seen twice), so
- * one-off requests never occupy it, and it is bounded in entries and bytes (LRU). Presets and
- * the estimator cannot change while the process runs, so equal bytes mean an equal answer. */
+ * one-off requests never occupy it, and it is bounded in entries and bytes (LRU). Built-in
+ * presets and the estimator cannot change while the process runs, so equal bytes mean an equal
+ * answer; a request naming a user preset (which any replica may replace) never enters the map
+ * (estimate.c), and its normalized request holds the preset's content, so its hash changes when
+ * the preset does. */
 #ifndef FATHOM_CACHE_H
 #define FATHOM_CACHE_H
 

@@ -59,7 +59,7 @@ static const option_t options[] = {
     {"--log-level", "FATHOM_LOG_LEVEL", OPT_LEVEL, offsetof(config_t, log_level), 0, 0, 0, "info",
      "debug, info, warn or error"},
     {"--api-token", "FATHOM_API_TOKEN", STR(api_token), "", "if set, creating and cancelling "
-     "sweeps needs 'Authorization: Bearer TOKEN'"},
+     "sweeps and storing and deleting user presets need 'Authorization: Bearer TOKEN'"},
     {"--cors-origins", "FATHOM_CORS_ORIGINS", STR(cors_origins), "", "comma-separated origins "
      "(https://dash.example.com) whose pages may call the API from a browser; * for any; "
      "default none"},

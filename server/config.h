@@ -25,7 +25,7 @@ typedef struct {
     int connection_timeout_s;
     int shutdown_grace_s;     /* how long SIGTERM waits for requests in flight */
     log_level_t log_level;
-    char api_token[256];      /* empty: sweeps need no token */
+    char api_token[256];      /* empty: writes need no token */
     char cors_origins[4096];  /* comma-separated origins a browser may call from; "*" any; empty none */
 } config_t;
 

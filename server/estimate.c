@@ -60,7 +60,7 @@ enum MHD_Result handlers_estimate(http_req_t *r, const codec_endpoint_t *ep)
     json_t *body = NULL, *normalized = NULL, *response = NULL;
     char *request_text = NULL, *response_text = NULL;
     char hash[CODEC_HASH_HEX_LEN + 1];
-    const codec_ctx_t ctx = {r->srv->presets};
+    codec_presets_t *presets = NULL;
 
     if (handlers_check_json_content_type(r) == 0) {
         char *hot = NULL;
@@ -79,6 +79,13 @@ enum MHD_Result handlers_estimate(http_req_t *r, const codec_endpoint_t *ep)
         rc = http_send_error(r, &err, NULL);
         goto out;
     }
+    /* Names resolve per request: a user preset is read from the store (presets_http.c). */
+    presets = server_presets_overlay(r->srv);
+    if (!presets) {
+        rc = http_send_errorf(r, FATHOM_E_INTERNAL, NULL, "out of memory");
+        goto out;
+    }
+    const codec_ctx_t ctx = {presets};
     normalized = ep->normalize(body, &ctx, &err);
     if (!normalized) {
         rc = http_send_error(r, &err, NULL);
@@ -97,8 +104,11 @@ enum MHD_Result handlers_estimate(http_req_t *r, const codec_endpoint_t *ep)
     if (found == 1) {
         metrics_cache(r->srv->metrics, 1);
         cache_count_hit(r->srv->cache, hash);
-        cache_hot_put(r->srv->cache, ep->name, r->body.data ? r->body.data : "", r->body.len, hash,
-                      hit.response);
+        /* Equal bytes naming a user preset may mean another system tomorrow (or on another
+         * replica): only requests whose names are all built-ins enter the hot map. */
+        if (!codec_presets_used_user(presets))
+            cache_hot_put(r->srv->cache, ep->name, r->body.data ? r->body.data : "", r->body.len,
+                          hash, hit.response);
         rc = send_stored(r, hash, hit.response, "hit", 1);
         cache_entry_free(&hit);
         goto out;
@@ -135,6 +145,7 @@ enum MHD_Result handlers_estimate(http_req_t *r, const codec_endpoint_t *ep)
         log_msg(LOG_WARN, "could not store result %s (database full or read-only?)", hash);
     rc = send_stored(r, hash, response_text, "miss", stored);
 out:
+    codec_presets_free(presets);
     json_decref(body);
     json_decref(normalized);
     json_decref(response);

@@ -23,6 +23,31 @@
 #include "metrics.h"
 #include "server.h"
 
+/* Compares the Authorization header with the token in constant time: both are hashed first, so
+ * neither the comparison nor an early length check reveals how much of a guess was right. */
+bool http_authorized(http_req_t *r)
+{
+    const char *token = r->srv->cfg.api_token;
+    if (!token[0])
+        return true;
+    const char *auth = http_header(r, "Authorization");
+    if (!auth || strncmp(auth, "Bearer ", 7) != 0)
+        return false;
+    unsigned char want[crypto_generichash_BYTES], got[crypto_generichash_BYTES];
+    crypto_generichash(want, sizeof want, (const unsigned char *)token, strlen(token), NULL, 0);
+    crypto_generichash(got, sizeof got, (const unsigned char *)auth + 7, strlen(auth + 7), NULL, 0);
+    return sodium_memcmp(want, got, sizeof want) == 0;
+}
+
+enum MHD_Result http_send_unauthorized(http_req_t *r, const char *what)
+{
+    fathom_error_t err;
+    fathom_error_set(&err, FATHOM_E_UNAUTHORIZED, NULL,
+                     "this server needs 'Authorization: Bearer <token>' %s", what);
+    const char *headers[] = {"WWW-Authenticate", "Bearer realm=\"fathom\"", NULL};
+    return http_send_error(r, &err, headers);
+}
+
 uint64_t now_ns(void)
 {
     struct timespec ts;

@@ -86,30 +86,6 @@ static enum MHD_Result h_metrics(http_req_t *r, const char *tail)
     return rc;
 }
 
-static enum MHD_Result h_presets(http_req_t *r, const char *tail)
-{
-    (void)tail;
-    return http_send_json(r, 200, codec_presets_list(r->srv->presets), NULL);
-}
-
-/* tail: "models/<name>" or "systems/<name>" */
-static enum MHD_Result h_preset_one(http_req_t *r, const char *tail)
-{
-    for (int k = 0; k < PRESET__KINDS; k++) {
-        const char *kind = codec_preset_kind_name((preset_kind_t)k);
-        size_t n = strlen(kind);
-        if (strncmp(tail, kind, n) == 0 && tail[n] == '/') {
-            const json_t *p = codec_presets_find(r->srv->presets, (preset_kind_t)k, tail + n + 1);
-            if (p)
-                return http_send_json(r, 200, json_deep_copy(p), NULL);
-            return http_send_errorf(r, FATHOM_E_NOT_FOUND, NULL, "no %s preset named '%s'",
-                                    k == PRESET_MODEL ? "model" : "system", tail + n + 1);
-        }
-    }
-    return http_send_errorf(r, FATHOM_E_NOT_FOUND, NULL,
-                            "use /v1/presets/models/<name> or /v1/presets/systems/<name>");
-}
-
 static enum MHD_Result h_result(http_req_t *r, const char *hash)
 {
     if (!codec_is_hash(hash))
@@ -140,8 +116,10 @@ static const route_t routes[] = {
     {"GET", "/metrics", 0, "/metrics", h_metrics},
     {"GET", "/openapi.json", 0, "/openapi.json", h_openapi},
     {"GET", "/v1/version", 0, "/v1/version", h_version},
-    {"GET", "/v1/presets", 0, "/v1/presets", h_presets},
-    {"GET", "/v1/presets/", 1, "/v1/presets/{kind}/{name}", h_preset_one},
+    {"GET", "/v1/presets", 0, "/v1/presets", handlers_presets_list},
+    {"GET", "/v1/presets/", 1, "/v1/presets/{kind}/{name}", handlers_preset_get},
+    {"PUT", "/v1/presets/systems/", 1, "/v1/presets/systems/{name}", handlers_preset_put},
+    {"DELETE", "/v1/presets/systems/", 1, "/v1/presets/systems/{name}", handlers_preset_delete},
     {"GET", "/v1/results/", 1, "/v1/results/{hash}", h_result},
     ROUTES_EXTRA
 };

@@ -73,6 +73,17 @@ enum MHD_Result http_send_error(http_req_t *r, const fathom_error_t *err,
 enum MHD_Result http_send_errorf(http_req_t *r, fathom_code_t code, const char *field,
                                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* Whether the request may write (create or cancel sweeps, store or delete presets): true when
+ * fathomd runs without --api-token, else when it carries 'Authorization: Bearer <token>'. */
+bool http_authorized(http_req_t *r);
+/* 401 with WWW-Authenticate; `what` ends the message ("to create or cancel sweeps"). */
+enum MHD_Result http_send_unauthorized(http_req_t *r, const char *what);
+
+/* A per-request preset registry (presets.h): the built-ins plus the user presets of the store,
+ * read when a request names one (presets_http.c). Free with codec_presets_free; NULL when out
+ * of memory. */
+codec_presets_t *server_presets_overlay(server_t *srv);
+
 /* The value of a query-string argument, or NULL. */
 const char *http_query(http_req_t *r, const char *name);
 /* The value of a request header, or NULL. */

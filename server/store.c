@@ -74,6 +74,12 @@ void store_sweep_close(store_sweep_t *sw)
     sw->spec = sw->state = sw->sample = sw->result = sw->error = sw->runs = NULL;
 }
 
+void store_preset_close(store_preset_t *p)
+{
+    free(p->body);
+    p->body = NULL;
+}
+
 void store_close(store_t *st)
 {
     if (st)
@@ -205,4 +211,27 @@ int store_points_best(store_t *st, const char *id, int top_n, store_point_fn fn,
                       long long *stored, long long *good, fathom_error_t *err)
 {
     return st->ops->points_best(st, id, top_n, fn, ctx, stored, good, err);
+}
+
+int store_preset_get(store_t *st, const char *kind, const char *name, store_preset_t *out,
+                     fathom_error_t *err)
+{
+    return st->ops->preset_get(st, kind, name, out, err);
+}
+
+int store_preset_put(store_t *st, const char *kind, const char *name, const char *body,
+                     int max_count, bool *created, fathom_error_t *err)
+{
+    return st->ops->preset_put(st, kind, name, body, max_count, created, err);
+}
+
+int store_preset_delete(store_t *st, const char *kind, const char *name, fathom_error_t *err)
+{
+    return st->ops->preset_delete(st, kind, name, err);
+}
+
+int store_preset_list(store_t *st, const char *kind, store_preset_fn fn, void *ctx,
+                      fathom_error_t *err)
+{
+    return st->ops->preset_list(st, kind, fn, ctx, err);
 }

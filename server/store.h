@@ -1,5 +1,5 @@
 /* store.h — everything fathomd keeps on disk, behind typed calls: cached results, sweeps and
- * their points, the schema's migrations. No other server file sees SQL or a database type.
+ * their points, user presets, the schema's migrations. No other server file sees SQL or a database type.
  *
  * DESIGN. The calls are the whole contract. store.c forwards each through the open backend's
  * table of calls (store_backend.h); store_sqlite*.c implement them over one SQLite file (WAL, a
@@ -178,5 +178,33 @@ int store_points_page(store_t *st, const char *id, long long first_index, long l
  * of those that fit. */
 int store_points_best(store_t *st, const char *id, int top_n, store_point_fn fn, void *ctx,
                       long long *stored, long long *good, fathom_error_t *err);
+
+/* ------------------------------------------------------------------- user presets ---- */
+
+/* Presets stored with PUT /v1/presets/<kind>/<name>, kept in the store so every fathomd sharing
+ * it sees the same ones (read per request: one row by its key). kind is the URL segment
+ * ("systems"); name is already checked by the caller (codec_preset_name_check); body is the
+ * normalized object as canonical JSON. */
+typedef struct {
+    char *body;                        /* owned copy; NULL in a listing */
+    char name[128];
+    char created_at[32], updated_at[32];
+} store_preset_t;
+
+void store_preset_close(store_preset_t *p);
+/* The preset kind/name, or -1 with FATHOM_E_NOT_FOUND. Close with store_preset_close. */
+int store_preset_get(store_t *st, const char *kind, const char *name, store_preset_t *out,
+                     fathom_error_t *err);
+/* Creates or replaces kind/name in one transaction; *created says which. FATHOM_E_LIMIT_EXCEEDED
+ * when it is new and max_count presets of that kind already exist. */
+int store_preset_put(store_t *st, const char *kind, const char *name, const char *body,
+                     int max_count, bool *created, fathom_error_t *err);
+/* Removes kind/name, or -1 with FATHOM_E_NOT_FOUND when there is none. */
+int store_preset_delete(store_t *st, const char *kind, const char *name, fathom_error_t *err);
+/* Calls fn for every preset of kind in name order (without body). fn's row is valid during the
+ * call only; fn returning non-zero stops the walk with FATHOM_E_INTERNAL (out of memory). */
+typedef int (*store_preset_fn)(void *ctx, const store_preset_t *p);
+int store_preset_list(store_t *st, const char *kind, store_preset_fn fn, void *ctx,
+                      fathom_error_t *err);
 
 #endif

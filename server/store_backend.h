@@ -35,6 +35,13 @@ typedef struct store_ops {
                        store_point_fn fn, void *ctx, fathom_error_t *err);
     int (*points_best)(store_t *st, const char *id, int top_n, store_point_fn fn, void *ctx,
                        long long *stored, long long *good, fathom_error_t *err);
+    int (*preset_get)(store_t *st, const char *kind, const char *name, store_preset_t *out,
+                      fathom_error_t *err);
+    int (*preset_put)(store_t *st, const char *kind, const char *name, const char *body,
+                      int max_count, bool *created, fathom_error_t *err);
+    int (*preset_delete)(store_t *st, const char *kind, const char *name, fathom_error_t *err);
+    int (*preset_list)(store_t *st, const char *kind, store_preset_fn fn, void *ctx,
+                       fathom_error_t *err);
 } store_ops_t;
 
 /* Every backend's handle starts with this, so a store_t * is also the backend's own handle. */

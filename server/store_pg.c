@@ -551,4 +551,8 @@ static const store_ops_t pg_ops = {
     .sweep_fail = pg_sweep_fail,
     .points_page = pg_points_page,
     .points_best = pg_points_best,
+    .preset_get = pg_preset_get,
+    .preset_put = pg_preset_put,
+    .preset_delete = pg_preset_delete,
+    .preset_list = pg_preset_list,
 };

@@ -83,6 +83,15 @@ int pg_points_page(store_t *store, const char *id, long long first_index, long l
 int pg_points_best(store_t *store, const char *id, int top_n, store_point_fn fn, void *ctx,
                    long long *stored, long long *good, fathom_error_t *err);
 
+/* The backend's user preset calls (store_pg_presets.c). */
+int pg_preset_get(store_t *store, const char *kind, const char *name, store_preset_t *out,
+                  fathom_error_t *err);
+int pg_preset_put(store_t *store, const char *kind, const char *name, const char *body,
+                  int max_count, bool *created, fathom_error_t *err);
+int pg_preset_delete(store_t *store, const char *kind, const char *name, fathom_error_t *err);
+int pg_preset_list(store_t *store, const char *kind, store_preset_fn fn, void *ctx,
+                   fathom_error_t *err);
+
 static inline pg_t *pg_of(store_t *store)
 {
     return (pg_t *)store;

@@ -199,7 +199,8 @@ int pg_sweep_list(store_t *store, int limit, store_sweep_fn fn, void *ctx, fatho
     const char *params[] = {lim};
     PGresult *r = read_all(pg_of(store),
                            "SELECT id, kind, status, size, total, done, created_at, started_at, "
-                           "finished_at FROM sweeps ORDER BY created_at DESC, id LIMIT $1",
+                           "finished_at FROM sweeps "
+                           "ORDER BY created_at COLLATE \"C\" DESC, id COLLATE \"C\" LIMIT $1",
                            1, params, "cannot list sweeps", err);
     if (!r)
         return -1;
@@ -235,7 +236,8 @@ int pg_sweep_pending(store_t *store, store_sweep_fn fn, void *ctx, fathom_error_
                            "SELECT id, kind, spec, status, done, state, sample FROM sweeps "
                            "WHERE status = 'queued' OR (status = 'running' AND (owner IS NULL OR "
                            "owner = $1 OR lease_until < now())) "
-                           "ORDER BY status = 'running' DESC, created_at, id",
+                           "ORDER BY status = 'running' DESC, created_at COLLATE \"C\", "
+                           "id COLLATE \"C\"",
                            1, params, "cannot read pending sweeps", err);
     if (!r)
         return -1;

@@ -62,6 +62,16 @@ static const char *const stmt_sql[DB_STMT__COUNT] = {
     [DB_POINT_COUNT_GOOD] = "SELECT COUNT(*), COALESCE(SUM(fits), 0) FROM sweep_points "
                             "WHERE sweep_id = ?1",
     [DB_POINTS_DELETE] = "DELETE FROM sweep_points WHERE sweep_id = ?1",
+    [DB_PRESET_GET] = "SELECT body, created_at, updated_at FROM user_presets "
+                      "WHERE kind = ?1 AND name = ?2",
+    [DB_PRESET_COUNT] = "SELECT COUNT(*) FROM user_presets WHERE kind = ?1",
+    [DB_PRESET_EXISTS] = "SELECT 1 FROM user_presets WHERE kind = ?1 AND name = ?2",
+    [DB_PRESET_PUT] = "INSERT INTO user_presets (kind, name, body, created_at, updated_at) "
+                      "VALUES (?1, ?2, ?3, ?4, ?4) ON CONFLICT(kind, name) "
+                      "DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at",
+    [DB_PRESET_DELETE] = "DELETE FROM user_presets WHERE kind = ?1 AND name = ?2",
+    [DB_PRESET_LIST] = "SELECT name, created_at, updated_at FROM user_presets WHERE kind = ?1 "
+                       "ORDER BY name",
 };
 
 struct db_conn {
@@ -549,4 +559,8 @@ static const store_ops_t sqlite_ops = {
     .sweep_fail = sqlite_sweep_fail,
     .points_page = sqlite_points_page,
     .points_best = sqlite_points_best,
+    .preset_get = sqlite_preset_get,
+    .preset_put = sqlite_preset_put,
+    .preset_delete = sqlite_preset_delete,
+    .preset_list = sqlite_preset_list,
 };

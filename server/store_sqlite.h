@@ -46,6 +46,12 @@ typedef enum {
     DB_POINT_BEST,
     DB_POINT_COUNT_GOOD,
     DB_POINTS_DELETE,
+    DB_PRESET_GET,
+    DB_PRESET_COUNT,
+    DB_PRESET_EXISTS,
+    DB_PRESET_PUT,
+    DB_PRESET_DELETE,
+    DB_PRESET_LIST,
     DB_STMT__COUNT
 } db_stmt_id_t;
 
@@ -100,6 +106,13 @@ int sqlite_points_page(store_t *store, const char *id, long long first_index, lo
                        store_point_fn fn, void *ctx, fathom_error_t *err);
 int sqlite_points_best(store_t *store, const char *id, int top_n, store_point_fn fn, void *ctx,
                        long long *stored, long long *good, fathom_error_t *err);
+int sqlite_preset_get(store_t *store, const char *kind, const char *name, store_preset_t *out,
+                      fathom_error_t *err);
+int sqlite_preset_put(store_t *store, const char *kind, const char *name, const char *body,
+                      int max_count, bool *created, fathom_error_t *err);
+int sqlite_preset_delete(store_t *store, const char *kind, const char *name, fathom_error_t *err);
+int sqlite_preset_list(store_t *store, const char *kind, store_preset_fn fn, void *ctx,
+                       fathom_error_t *err);
 /* A store_t * is the handle the SQLite backend allocated: its first member. */
 static inline db_t *sqlite_of(store_t *store)
 {

@@ -1,6 +1,7 @@
-/* sweep_results.c — GET /v1/sweep/<id>/results: every point of a grid sweep, or the ranked
- * executions of a search, as JSON or CSV (a header row, then one row a point: its index, a
- * column per axis, its status, and a column per statistic), produced while it is sent.
+/* sweep_results.c — GET /v1/sweep/<id>/results: every point of a grid sweep, every candidate of
+ * a plan, or the ranked executions of a search, as JSON or CSV (a header row, then one row a
+ * point: its index, a column per axis, its status, and a column per statistic; a plan's row is
+ * its candidate's figures, codec_plan_csv_columns), produced while it is sent.
  *
  * DESIGN. A download is a cursor, not a document: the HTTP layer asks for bytes
  * (sweeps_download_read, from libmicrohttpd's callback response) and the download refills one
@@ -18,6 +19,7 @@
 #include "buf.h"
 #include "canonical.h"
 #include "llm_codec.h"
+#include "search_plan_codec.h"
 #include "sweeps_internal.h"
 
 /* A chunk is refilled up to this many bytes (a point may take it past, up to the buffer's cap). */
@@ -28,6 +30,7 @@ struct sweep_download {
     sweeps_t *s;
     char id[CODEC_HASH_HEX_LEN + 1];
     bool grid, csv;
+    bool plan;               /* a plan: its candidates are the grid's points */
     json_t *spec;            /* grid: for the axes' names */
     const char *axes[SWEEP_GRID_MAX_AXES];
     int naxes;
@@ -111,6 +114,35 @@ static int separator(sweep_download_t *d)
     return d->csv || d->sent == 0 ? 0 : buf_append(&d->out, ",", 1);
 }
 
+/* A plan candidate's CSV row: the columns codec_plan_csv_columns names, by path. */
+static int plan_row(buf_t *b, const json_t *candidate)
+{
+    int rc = 0;
+    for (int i = 0; codec_plan_csv_columns[i] && !rc; i++) {
+        const char *col = codec_plan_csv_columns[i], *dot = strchr(col, '.');
+        const json_t *v = candidate;
+        if (dot) {
+            char first[64];
+            snprintf(first, sizeof first, "%.*s", (int)(dot - col), col);
+            v = json_object_get(v, first);
+            col = dot + 1;
+        }
+        v = json_object_get(v, col);
+        if (json_is_array(v)) { /* reasons: one field, joined by '|' */
+            char joined[256] = "";
+            size_t k, len = 0;
+            json_t *e;
+            json_array_foreach(v, k, e) len += (size_t)snprintf(
+                joined + len, len < sizeof joined ? sizeof joined - len : 0, "%s%s",
+                k ? "|" : "", json_string_value(e) ? json_string_value(e) : "");
+            rc = csv_field(b, joined, i == 0);
+        } else {
+            rc = csv_value(b, v, i == 0);
+        }
+    }
+    return rc ? rc : buf_append(b, "\r\n", 2);
+}
+
 static int grid_point(void *ctx, const store_point_t *p)
 {
     sweep_download_t *d = ctx;
@@ -118,7 +150,9 @@ static int grid_point(void *ctx, const store_point_t *p)
     json_t *values = json_loads(p->values, 0, NULL);
     json_t *resp = json_loads(p->response, 0, NULL);
     int rc = !values || !resp ? BUF_NO_MEMORY : separator(d);
-    if (rc == 0 && d->csv) {
+    if (rc == 0 && d->csv && d->plan) {
+        rc = plan_row(b, resp);
+    } else if (rc == 0 && d->csv) {
         rc = buf_appendf(b, "%lld", p->index);
         for (int i = 0; i < d->naxes && !rc; i++)
             rc = csv_value(b, json_object_get(values, d->axes[i]), 0);
@@ -253,6 +287,11 @@ static int head(sweep_download_t *d, const json_t *status)
     }
     const char *key;
     json_t *unused;
+    if (d->plan) {
+        for (int i = 0; codec_plan_csv_columns[i] && !rc; i++)
+            rc = csv_field(b, codec_plan_csv_columns[i], i == 0);
+        return rc ? rc : buf_append(b, "\r\n", 2);
+    }
     if (d->grid) {
         rc = csv_field(b, "index", 1);
         for (int i = 0; i < d->naxes && !rc; i++)
@@ -297,7 +336,9 @@ int sweeps_download_open(sweeps_t *s, const char *id, long long offset, long lon
     d->s = s;
     snprintf(d->id, sizeof d->id, "%s", id);
     d->csv = csv != 0;
-    d->grid = strcmp(json_string_value(json_object_get(status, "kind")), "grid") == 0;
+    const char *kind = json_string_value(json_object_get(status, "kind"));
+    d->plan = strcmp(kind, "plan") == 0;
+    d->grid = d->plan || strcmp(kind, "grid") == 0;
     d->next = offset;
     d->remaining = limit;
     buf_init(&d->out, SWEEP_DOWNLOAD_MAX_BYTES);

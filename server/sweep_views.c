@@ -21,11 +21,17 @@ int sweeps_submit(sweeps_t *s, const json_t *body, json_t **out, fathom_error_t 
     if (sweeps__stopping(s))
         return fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "shutting down");
     server_t *srv = sweeps__server(s);
-    codec_ctx_t ctx = {srv->presets};
+    /* The spec stores every system resolved to its object, so a sweep never depends on a user
+     * preset after it is submitted, and its id changes when the preset's content does. */
+    codec_presets_t *presets = server_presets_overlay(srv);
+    if (!presets)
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    codec_ctx_t ctx = {presets};
     sweep_kind_t kind;
     uint64_t size = 0;
     alloc_guard_take();
     json_t *spec = codec_sweep_normalize(body, &ctx, sweeps__limits(s), &kind, &size, err);
+    codec_presets_free(presets);
     if (!spec && !alloc_guard_take())
         return -1;
     char id[CODEC_HASH_HEX_LEN + 1];
@@ -171,6 +177,16 @@ int sweeps_status(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err
         "evaluations", (json_int_t)row.evaluations, "created_at", text_or_null(row.created_at),
         "started_at", text_or_null(row.started_at), "finished_at", text_or_null(row.finished_at),
         "error", text_or_null(row.error), "spec", spec, "best", best, "counts", counts);
+    if (*out && row.result && strcmp(row.kind, "plan") == 0) {
+        /* a finished plan's answer: candidates, front, cheapest and fastest */
+        json_t *doc = json_loads(row.result, 0, NULL);
+        json_t *plan = json_object_get(doc, "plan");
+        if (!plan || json_object_set(*out, "plan", plan)) {
+            json_decref(*out);
+            *out = NULL;
+        }
+        json_decref(doc);
+    }
     if (!*out) {
         log_msg(LOG_ERROR, "sweep status: %s", jerr.text);
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "cannot encode the sweep's status");

@@ -7,7 +7,8 @@
  *   'queued', and only the loop thread claims it (running), checkpoints it and finishes it. The
  *   in-memory job_t (loop thread) is a cache of that row plus the work in flight; it can be
  *   thrown away at any moment and rebuilt from the row.
- * - Work. A sweep is cut into units (a search's work units, or GRID_POINTS_PER_UNIT grid points).
+ * - Work. A sweep is cut into units (a search's work units, GRID_POINTS_PER_UNIT grid points, or
+ *   one candidate of a plan, stored as a point like a grid's: sweep_plan.c).
  *   The loop thread queues one uv_work_t per unit on libuv's pool (UV_THREADPOOL_SIZE =
  *   --workers, set by main before any thread starts), at most --workers at a time across all
  *   sweeps, oldest sweep first. If uv_queue_work fails the callbacks never run and the unit stays
@@ -94,7 +95,7 @@ typedef struct job {
     search_plan_t *plan;    /* search */
     search_result_t merged; /* search: units [0, next_merge) */
     bool merged_init;
-    uint64_t npoints;       /* grid */
+    uint64_t npoints;       /* grid; plan: its candidates */
     size_t total_units, next_dispatch, next_merge, committed;
     chunk_t **ready;        /* finished units waiting for their turn to merge */
     size_t *retry;          /* failed units to run again (at most --workers at a time) */
@@ -227,6 +228,7 @@ static int restore_search_state(job_t *j, const char *state_text, const char *sa
     j->merged.total = (uint64_t)json_integer_value(json_object_get(counts, "total"));
     j->merged.good = (uint64_t)json_integer_value(json_object_get(counts, "good"));
     j->merged.bad = (uint64_t)json_integer_value(json_object_get(counts, "bad"));
+    j->merged.pruned = (uint64_t)json_integer_value(json_object_get(counts, "pruned"));
     j->merged.estimated = (uint64_t)json_integer_value(json_object_get(counts, "estimated"));
     json_t *best = json_object_get(state, "best");
     size_t i;
@@ -294,7 +296,9 @@ static job_t *job_start(sweeps_t *s, const store_sweep_t *row)
     if (!j)
         return NULL; /* out of memory: the row stays queued and is tried again */
     snprintf(j->id, sizeof j->id, "%s", row->id);
-    j->kind = strcmp(row->kind, "grid") == 0 ? SWEEP_GRID : SWEEP_OPTIMAL_EXECUTION;
+    j->kind = strcmp(row->kind, "grid") == 0   ? SWEEP_GRID
+              : strcmp(row->kind, "plan") == 0 ? SWEEP_PLAN
+                                               : SWEEP_OPTIMAL_EXECUTION;
     json_error_t jerr;
     alloc_guard_take();
     j->spec = row->spec ? json_loads(row->spec, 0, &jerr) : NULL;
@@ -313,6 +317,9 @@ static job_t *job_start(sweeps_t *s, const store_sweep_t *row)
             goto fail;
         j->merged_init = true;
         j->total_units = search_plan_units(j->plan);
+    } else if (j->kind == SWEEP_PLAN) {
+        j->npoints = codec_plan_size(j->spec); /* a unit, and a point, per candidate */
+        j->total_units = (size_t)j->npoints;
     } else {
         j->npoints = codec_grid_size(j->spec);
         j->total_units = (size_t)((j->npoints + GRID_POINTS_PER_UNIT - 1) / GRID_POINTS_PER_UNIT);
@@ -421,6 +428,8 @@ static int finish(sweeps_t *s, job_t *j)
     json_t *res;
     if (j->kind == SWEEP_GRID) {
         res = sweeps__grid_best(s->srv->store, j->id, j->spec, &err);
+    } else if (j->kind == SWEEP_PLAN) {
+        res = sweeps__plan_result(s->srv->store, j->id, j->spec, &err);
     } else {
         res = codec_search_result_encode(search_plan_request(j->plan), &j->merged);
         if (res)
@@ -532,12 +541,29 @@ static void run_grid_unit(chunk_t *ch)
     }
 }
 
+/* A plan's unit: one candidate (sweep_plan.c). */
+static void run_plan_unit(chunk_t *ch)
+{
+    const codec_ctx_t ctx = {ch->s->srv->presets};
+    if ((ch->points = calloc(1, sizeof *ch->points)) == NULL) {
+        ch->failed = true;
+        return;
+    }
+    ch->npoints = 1;
+    int rc = sweeps__plan_point(&ctx, ch->job->spec, ch->unit, &ch->job->cancel, ch->points,
+                                &ch->evaluations);
+    ch->cancelled = rc == 1;
+    ch->failed = rc < 0;
+}
+
 static void work(uv_work_t *req)
 {
     chunk_t *ch = req->data;
     metrics_worker_busy(ch->s->srv->metrics, 1);
     if (ch->job->kind == SWEEP_GRID) {
         run_grid_unit(ch);
+    } else if (ch->job->kind == SWEEP_PLAN) {
+        run_plan_unit(ch);
     } else {
         fathom_error_t err;
         if (search_result_init(&ch->res, ch->job->merged.top_n, &err) == 0) {
@@ -656,7 +682,7 @@ static void advance(sweeps_t *s, job_t *j)
 {
     while (j->next_merge < j->total_units && j->ready[j->next_merge]) {
         chunk_t *ch = j->ready[j->next_merge];
-        if (j->kind == SWEEP_GRID) {
+        if (j->kind != SWEEP_OPTIMAL_EXECUTION) { /* a grid's points, a plan's candidate */
             if (take_points(j, ch)) {
                 schedule_retry(s); /* out of memory: merged later */
                 break;

@@ -3,7 +3,6 @@
  * when FATHOM_API_TOKEN is set; reading does not (dashboards poll without secrets), which is
  * why a download's memory is bounded (SWEEP_DOWNLOAD_MAX_BYTES) whatever the sweep's size.
  * This is the edge: the only place a sweep call's error code becomes an HTTP status. */
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,31 +14,6 @@
 
 /* Bytes libmicrohttpd asks a download for at a time (its buffer for the response). */
 #define DOWNLOAD_BLOCK_BYTES (32u * 1024)
-
-/* Compares the Authorization header with the token in constant time: both are hashed first, so
- * neither the comparison nor an early length check reveals how much of a guess was right. */
-static int authorized(http_req_t *r)
-{
-    const char *token = r->srv->cfg.api_token;
-    if (!token[0])
-        return 1;
-    const char *auth = http_header(r, "Authorization");
-    if (!auth || strncmp(auth, "Bearer ", 7) != 0)
-        return 0;
-    unsigned char want[crypto_generichash_BYTES], got[crypto_generichash_BYTES];
-    crypto_generichash(want, sizeof want, (const unsigned char *)token, strlen(token), NULL, 0);
-    crypto_generichash(got, sizeof got, (const unsigned char *)auth + 7, strlen(auth + 7), NULL, 0);
-    return sodium_memcmp(want, got, sizeof want) == 0;
-}
-
-static enum MHD_Result unauthorized(http_req_t *r)
-{
-    fathom_error_t err;
-    fathom_error_set(&err, FATHOM_E_UNAUTHORIZED, NULL,
-                     "this server needs 'Authorization: Bearer <token>' to create or cancel sweeps");
-    const char *headers[] = {"WWW-Authenticate", "Bearer realm=\"fathom\"", NULL};
-    return http_send_error(r, &err, headers);
-}
 
 /* The one place a sweep call's outcome becomes an HTTP status: from err's code on failure, else
  * `ok_status` (202 for a submission, with its Location). */
@@ -87,8 +61,8 @@ static int query_count(http_req_t *r, const char *name, long long dflt, long lon
 enum MHD_Result routes_sweep_create(http_req_t *r, const char *tail)
 {
     (void)tail;
-    if (!authorized(r))
-        return unauthorized(r);
+    if (!http_authorized(r))
+        return http_send_unauthorized(r, "to create or cancel sweeps");
     fathom_error_t err;
     fathom_error_clear(&err);
     json_t *body = handlers_parse_json_body(r, &err);
@@ -192,8 +166,8 @@ enum MHD_Result routes_sweep_one(http_req_t *r, const char *tail)
     if (!slash) {
         int rc;
         if (strcmp(r->method, "DELETE") == 0) {
-            if (!authorized(r))
-                return unauthorized(r);
+            if (!http_authorized(r))
+                return http_send_unauthorized(r, "to create or cancel sweeps");
             rc = sweeps_cancel(r->srv->sweeps, id, &out, &err);
         } else {
             /* A finished sweep never changes: dashboards polling it are answered from memory. */

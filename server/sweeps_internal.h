@@ -4,7 +4,9 @@
 #define FATHOM_SWEEPS_INTERNAL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
+#include "search_plan_codec.h"
 #include "search_sweep_codec.h"
 #include "store.h"
 #include "sweeps.h"
@@ -32,5 +34,14 @@ void sweeps__cancel_job(sweeps_t *s, const char *id);
 /* A grid's best points so far and its counts, {"best":[...],"counts":{...}} (new reference),
  * or NULL with err. */
 json_t *sweeps__grid_best(store_t *store, const char *id, const json_t *spec, fathom_error_t *err);
+
+/* Plans (sweep_plan.c). Candidate `index` of a normalized plan into *p (pool thread): 0; 1 when
+ * cancelled; -1 when memory ran out (p partly filled, freed by the caller). */
+int sweeps__plan_point(const codec_ctx_t *ctx, const json_t *spec, uint64_t index,
+                       volatile int *cancel, sweep_point_t *p, uint64_t *evaluations);
+/* A finished plan's result document {"best","counts","plan"} from its stored candidates (new
+ * reference), or NULL with err. */
+json_t *sweeps__plan_result(store_t *store, const char *id, const json_t *spec,
+                            fathom_error_t *err);
 
 #endif

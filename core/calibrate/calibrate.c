@@ -425,48 +425,67 @@ int calibrate_check(const llm_system_t *base, const calibrate_input_t *in, fatho
     return 0;
 }
 
-int calibrate_fit(const llm_system_t *base, const calibrate_input_t *in, calibrate_result_t *out,
-                  calibrate_prediction_t *gemm_pred, calibrate_prediction_t *coll_pred,
-                  calibrate_prediction_t *run_pred, fathom_error_t *err)
+/* The main fit into out (f set up for it, theta0 the base values, theta the fitted ones).
+ * loo_fits: how many leave-one-out fits will follow, for the evaluation budget. */
+static int fit_main(const llm_system_t *base, const calibrate_input_t *in, int loo_fits, fit_t *f,
+                    double *theta0, double *theta, calibrate_result_t *out, fathom_error_t *err)
 {
     if (calibrate_check(base, in, err))
         return -1;
-    fit_t f;
-    memset(&f, 0, sizeof f);
-    f.base = base;
-    f.in = in;
-    f.skip_run = -1;
-    if (build_params(&f))
+    memset(f, 0, sizeof *f);
+    f->base = base;
+    f->in = in;
+    f->skip_run = -1;
+    if (build_params(f))
         return fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, "gemms",
                                 "more than %d free parameters", CALIBRATE_MAX_PARAMS);
     /* Evaluations per fit: the work budget over (fits × work of one evaluation), where a fit is
      * the main one plus one per run left out, and an evaluation predicts every row (1 unit) and
      * estimates every run (100 units). */
-    const double fits = in->n_runs >= 2 ? (double)in->n_runs + 1 : 1;
+    const double fits = 1.0 + (double)loo_fits;
     const double work = 100.0 * (double)in->n_runs + (double)(in->n_gemms + in->n_collectives);
-    f.max_evals = (int)fmin(CALIBRATE_MAX_EVALS,
-                            fmax(CALIBRATE_MIN_EVALS, CALIBRATE_WORK_BUDGET / (fits * work)));
-    double theta0[CALIBRATE_MAX_PARAMS], theta[CALIBRATE_MAX_PARAMS], fmin_ = 0;
-    for (int k = 0; k < f.n; k++)
-        theta0[k] = base_value(base, &f.desc[k]);
+    f->max_evals = (int)fmin(CALIBRATE_MAX_EVALS,
+                             fmax(CALIBRATE_MIN_EVALS, CALIBRATE_WORK_BUDGET / (fits * work)));
+    double fmin_ = 0;
+    for (int k = 0; k < f->n; k++)
+        theta0[k] = base_value(base, &f->desc[k]);
     memset(out, 0, sizeof *out);
-    out->objective_before = objective_of(&f, theta0);
-    if (run_fit(&f, theta, &fmin_, err))
+    out->objective_before = objective_of(f, theta0);
+    if (run_fit(f, theta, &fmin_, err))
         return -1;
     out->objective_after = fmin_;
-    out->evaluations = f.evals;
-    apply(&f, theta, &out->system);
-    out->n_params = f.n;
-    for (int k = 0; k < f.n; k++) {
+    out->evaluations = f->evals;
+    apply(f, theta, &out->system);
+    out->n_params = f->n;
+    for (int k = 0; k < f->n; k++) {
         calibrate_param_t *p = &out->params[k];
-        param_name(&f.desc[k], p->name, sizeof p->name);
+        param_name(&f->desc[k], p->name, sizeof p->name);
         p->base = theta0[k];
         p->fitted = theta[k];
-        bounds(base, &f.desc[k], &p->lower, &p->upper);
+        bounds(base, &f->desc[k], &p->lower, &p->upper);
         /* At a bound: within 0.1% of the box's width. */
         double w = 1e-3 * (p->upper - p->lower);
         p->at_bound = theta[k] <= p->lower + w ? -1 : theta[k] >= p->upper - w ? 1 : 0;
     }
+    return 0;
+}
+
+int calibrate_fit_system(const llm_system_t *base, const calibrate_input_t *in,
+                         calibrate_result_t *out, fathom_error_t *err)
+{
+    fit_t f;
+    double theta0[CALIBRATE_MAX_PARAMS], theta[CALIBRATE_MAX_PARAMS];
+    return fit_main(base, in, 0, &f, theta0, theta, out, err);
+}
+
+int calibrate_fit(const llm_system_t *base, const calibrate_input_t *in, calibrate_result_t *out,
+                  calibrate_prediction_t *gemm_pred, calibrate_prediction_t *coll_pred,
+                  calibrate_prediction_t *run_pred, fathom_error_t *err)
+{
+    fit_t f;
+    double theta0[CALIBRATE_MAX_PARAMS], theta[CALIBRATE_MAX_PARAMS];
+    if (fit_main(base, in, in->n_runs >= 2 ? (int)in->n_runs : 0, &f, theta0, theta, out, err))
+        return -1;
     for (size_t i = 0; i < in->n_gemms; i++)
         gemm_pred[i] = (calibrate_prediction_t){in->gemms[i].tflops,
                                                 calibrate_gemm_tflops(base, &in->gemms[i]),

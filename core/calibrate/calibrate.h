@@ -128,6 +128,11 @@ int calibrate_fit(const llm_system_t *base, const calibrate_input_t *in, calibra
                   calibrate_prediction_t *gemm_pred, calibrate_prediction_t *coll_pred,
                   calibrate_prediction_t *run_pred, fathom_error_t *err);
 
+/* The same fit without predictions or leave-one-out (one fit, the whole evaluation budget):
+ * out->system is the calibrated system. Returns 0, or -1 with err as calibrate_fit. */
+int calibrate_fit_system(const llm_system_t *base, const calibrate_input_t *in,
+                         calibrate_result_t *out, fathom_error_t *err);
+
 /* Predictions with a given system (also used by the tests). */
 double calibrate_gemm_tflops(const llm_system_t *s, const calibrate_gemm_t *g);
 double calibrate_collective_time(const llm_system_t *s, const calibrate_coll_row_t *c);

@@ -159,6 +159,11 @@ typedef struct {
      * engine's float8 rate on FP8 copies of their inputs and weights; attention, norms and
      * elementwise work stay in `datatype` (which must be float16 or bfloat16). */
     bool fp8;
+    /* FP8 primary weights (Megatron's --fp8-param-gather, Transformer Engine's fp8_model_init;
+     * NeMo's and Megatron-Bridge's FP8 recipes set it): the block linears' weights live only as
+     * FP8 (the weight and its transpose, 2 bytes per parameter), with no `datatype` copy; the
+     * fp32 master copy stays in the optimizer. Needs fp8. Memory only. */
+    bool fp8_params;
     /* Context parallelism (ring attention): the sequence split over context_par processors,
      * each holding two chunks (causal load balancing). < 1 reads as 1. Modern block only. */
     int64_t context_par;
@@ -299,6 +304,10 @@ int llm_system_check(const llm_system_t *s, fathom_error_t *err);
 /* Bytes per element of a datatype (1, 2, 2, 4) and its Calculon name ("float16"). */
 int llm_datatype_bytes(llm_datatype_t dt);
 const char *llm_datatype_name(llm_datatype_t dt);
+/* Optimizer state per parameter when training in dt, unsharded: fp32 master weights and Adam's
+ * two moments (12 bytes) below 4-byte datatypes, the two moments alone (8) in float32. A
+ * checkpoint holds this plus the weights (llm_datatype_bytes) per parameter. */
+double llm_optimizer_bytes_per_param(llm_datatype_t dt);
 
 /* Calculon's names of the enum values, NULL-terminated, indexed by the enum (for codecs). */
 extern const char *const llm_datatype_names[];

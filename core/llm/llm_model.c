@@ -246,6 +246,9 @@ static int check_modern(const fathom_model_t *m, const llm_system_t *s, const ll
     if ((unsigned)e->attention_kernel > LLM_ATTN_KERNEL_FUSED)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.attention_kernel",
                                 "must be \"unfused\" or \"fused\"");
+    if (e->fp8_params && !e->fp8)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.fp8_params",
+                                "FP8 primary weights need FP8 training: set execution.fp8");
     if (e->fp8) {
         if (e->datatype != LLM_DT_FLOAT16 && e->datatype != LLM_DT_BFLOAT16)
             return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.fp8",

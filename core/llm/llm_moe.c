@@ -436,10 +436,13 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
         llm_stage_memory_t *g = &x->stages[i];
         const double p = sm.params + sm.expert_params;
         const double before = g->weights + g->gradients + g->optimizer;
-        g->weights = p * bpe + (e->fp8 ? 2 * p : 0);
+        /* every parameter counted with FP8 copies (2 bytes) under fp8, and without its bpe copy
+         * under fp8_params (FP8 primary weights; the embedding and norms counted likewise) */
+        const double w = (e->fp8_params ? 0 : bpe) + (e->fp8 ? 2 : 0);
+        g->weights = p * w;
         g->gradients = e->training ? p * 4 : 0;
         g->optimizer = e->training ? sm.optimizer + sm.expert_optimizer : 0;
-        g->expert_weights = sm.expert_weights + (e->fp8 ? 2 * sm.expert_params : 0);
+        g->expert_weights = sm.expert_params * w;
         g->expert_gradients = e->training ? sm.expert_gradients : 0;
         g->expert_optimizer = e->training ? sm.expert_optimizer : 0;
         g->total += g->weights + g->gradients + g->optimizer - before;

@@ -157,9 +157,12 @@ static void stage_memory(const llm__block_stats_t *b, const outer_t *const *oute
     }
     memset(out, 0, sizeof *out);
     out->blocks = (int64_t)blocks;
-    out->weights = params * bpe + 2 * fp8;
+    /* weights: bpe per parameter, plus the FP8 weight and transpose (2 bytes) of every FP8
+     * linear's; with FP8 primary weights those hold no bpe copy: (params − fp8)·bpe + 2·fp8 */
+    const double held = (e->fp8_params ? params - fp8 : params) * bpe + 2 * fp8;
+    out->weights = held;
     if (zero >= 3)
-        out->weights = (params * bpe + 2 * fp8) / S + 2 * (b->weight_elems * bpe);
+        out->weights = held / S + 2 * (b->weight_elems * bpe);
     if (e->training) {
         out->gradients = params * 4;
         if (zero >= 2)
@@ -416,6 +419,7 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
     const double S = (double)llm_shard_group(e);
     x->weight_bytes_per_param = zero >= 3 ? bpe / S : bpe;
     x->grad_bytes_per_param = !e->training ? 0 : zero >= 2 ? 4 / S : 4;
-    x->optimizer_bytes_per_param = e->training ? (bpe < 4 ? 12 : 8) / shards : 0;
+    x->optimizer_bytes_per_param =
+        e->training ? llm_optimizer_bytes_per_param(e->datatype) / shards : 0;
     place_tiers(e, blk, &x->stages[x->heaviest_stage], bpe, shards, st);
 }

@@ -25,6 +25,11 @@ int llm_datatype_bytes(llm_datatype_t dt)
     return (unsigned)dt < LLM_DT__COUNT ? datatype_bytes[dt] : 0;
 }
 
+double llm_optimizer_bytes_per_param(llm_datatype_t dt)
+{
+    return llm_datatype_bytes(dt) < 4 ? 12 : 8;
+}
+
 const char *llm_datatype_name(llm_datatype_t dt)
 {
     return (unsigned)dt < LLM_DT__COUNT ? llm_datatype_names[dt] : "?";

@@ -20,8 +20,24 @@
  * So within one unit, executions that differ only in (data_par_overlap, tn, pn, dn) share one
  * verdict: once one with valid networks is refused or does not fit, the others with valid
  * networks are bad too and are counted as such without estimating. The tests compare this mode
- * against SEARCH_EVALUATE_ALL (which estimates everything, like Calculon) on whole searches. */
+ * against SEARCH_EVALUATE_ALL (which estimates everything, like Calculon) on whole searches.
+ *
+ * BOUND PRUNING (the modern block, without mbs_break; Calculon's block keeps Calculon's counts).
+ * The best list needs only the executions that can rank. For each (seq_par_ag_redo, DP overlap,
+ * TP overlap, fused, microbatch) of a unit, one estimate on the ideal-network system with nothing
+ * offloaded (search_bound.h) bounds the step time of all its offload choices and network
+ * assignments from below. When even that bound cannot beat the floor — the unit's own N-th best
+ * so far or the plan's seed floor (the N-th best of one seed execution per unit and the whole
+ * walks of the most promising units, computed once when the plan is made) — the group is counted
+ * without estimating: good or bad when its verdict is already known, else "pruned". Sample
+ * points are always estimated, so the plotted sample is exact; the best list is exact because
+ * nothing skipped could rank. Both floors depend on the plan and the unit alone, so every count
+ * is the same whatever the threads. And memory needs do not shrink as the microbatch grows: a
+ * microbatch that estimates but does not fit (or is refused by a rule that does not read the
+ * microbatch) makes the larger ones of its group bad. Tests check the bound and both rules
+ * execution by execution, and the result against the unpruned walk. */
 #include "search.h"
+#include "search_bound.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -46,6 +62,12 @@ struct search_plan {
     size_t n_units;
     uint64_t max_executions;
     uint64_t sample_stride; /* see search_point_t */
+    /* Bound pruning (see PRUNING): on for the modern block in SEARCH_EVALUATE without
+     * mbs_break. ideal is the system with ideal networks; seed_floor the N-th best rate of
+     * one seed execution per unit (0 when fewer than N fit), a floor every unit may use. */
+    bool bound;
+    llm_system_t ideal;
+    double seed_floor;
     _Atomic uint64_t units_done;
     _Atomic uint64_t executions;
 };
@@ -316,6 +338,109 @@ static int zero_stages(const search_options_t *o, int64_t dp, int64_t cp, int *o
     return o->zero_stage == 0 || shardable ? 1 : 0;
 }
 
+static void unit_execution(const search_request_t *r, const unit_t *u, llm_execution_t *e);
+static bool nets_valid(const llm_system_t *s, const llm_execution_t *e);
+
+/* The first network assignment of the walk's order that the system accepts for e. */
+static bool first_valid_networks(const llm_system_t *s, const loops_t *l, llm_execution_t *e)
+{
+    for (int tn = 0; tn < l->n_tn; tn++)
+        for (int pn = 0; pn < l->n_pn; pn++)
+            for (int dn = 0; dn < l->n_dn; dn++)
+                for (int cn = 0; cn < l->n_cn; cn++) {
+                    e->tensor_par_net = tn;
+                    e->pipeline_par_net = pn;
+                    e->data_par_net = dn;
+                    e->context_par_net = cn;
+                    if (nets_valid(s, e))
+                        return true;
+                }
+    return false;
+}
+
+/* The rate of one execution of unit u's walk (its first expert layout, the last
+ * attention-kernel and FP8 values, the first values of the boolean loops but nothing offloaded,
+ * no TP overlap, the smallest microbatch, the first accepted networks), or 0 when it does not
+ * fit or is refused. */
+static double seed_rate(const search_request_t *r, const unit_t *u)
+{
+    const loops_t l = unit_loops(r, u);
+    int64_t mbs[SEARCH_MAX_DIVISORS], eps[SEARCH_MAX_EXPERT_LAYOUTS],
+        etps[SEARCH_MAX_EXPERT_LAYOUTS];
+    if (microbatches(r, u, mbs) < 1 || expert_layouts(r, u, eps, etps) < 1)
+        return 0;
+    llm_execution_t e;
+    unit_execution(r, u, &e);
+    e.expert_par = eps[0];
+    e.expert_tensor_par = etps[0];
+    e.expert_par_net = expert_net(&r->system, eps[0] * etps[0]);
+    e.attention_kernel = l.n_kernel == 2 || r->options.attention_kernel == SEARCH_PICK_ON
+                             ? LLM_ATTN_KERNEL_FUSED
+                             : LLM_ATTN_KERNEL_UNFUSED;
+    e.fp8 = l.n_fp8 == 2 || r->options.fp8 == SEARCH_PICK_ON;
+    e.seq_par_ag_redo = l.n_redo == 2;
+    e.data_par_overlap = l.n_dpo == 2;
+    e.tensor_par_overlap = LLM_TP_OVERLAP_NONE;
+    e.fused_activation = r->options.fused_activation == SEARCH_FUSED_TRUE;
+    e.microbatch_size = mbs[0];
+    if (!first_valid_networks(&r->system, &l, &e))
+        return 0;
+    llm_result_t res;
+    if (llm_estimate(&r->model, &r->system, &e, &res, NULL) != 0 || !res.fits_memory)
+        return 0;
+    return res.stats.sample_rate;
+}
+
+typedef struct {
+    double rate;
+    size_t unit;
+} seeded_unit_t;
+
+static int seeded_cmp(const void *a, const void *b)
+{
+    const seeded_unit_t *x = a, *y = b;
+    if (x->rate != y->rate)
+        return x->rate > y->rate ? -1 : 1;
+    return x->unit < y->unit ? -1 : x->unit > y->unit;
+}
+
+static int walk_unit(search_plan_t *p, size_t unit, search_result_t *acc, volatile int *cancel,
+                     bool pilot);
+
+/* The seed floor of the bound pruning, a rate the final N best all reach, so that every unit may
+ * skip what provably stays below it: one seed execution per unit (seed_rate), then the whole
+ * walks of the SEARCH_PILOT_UNITS units whose seed ran fastest (where the best usually is); the
+ * N-th best rate of all those executions. Every one is in the space, and the choice depends on
+ * the plan alone, so the floor — and with it what the units skip — is deterministic. 0 when
+ * fewer than N fit, or out of memory. */
+#define SEARCH_PILOT_UNITS 32
+static double seed_floor(search_plan_t *p)
+{
+    const search_request_t *r = &p->req;
+    seeded_unit_t *seeds = malloc((p->n_units ? p->n_units : 1) * sizeof *seeds);
+    search_result_t pilot;
+    if (!seeds || search_result_init(&pilot, r->options.top_n, NULL)) {
+        free(seeds);
+        return 0;
+    }
+    search_rates_t rates;
+    search_rates_init(&rates, r->options.top_n);
+    for (size_t i = 0; i < p->n_units; i++) {
+        seeds[i].unit = i;
+        seeds[i].rate = seed_rate(r, &p->units[i]);
+        search_rates_add(&rates, seeds[i].rate);
+    }
+    p->seed_floor = search_rates_floor(&rates);
+    qsort(seeds, p->n_units, sizeof *seeds, seeded_cmp);
+    for (size_t i = 0; i < p->n_units && i < SEARCH_PILOT_UNITS && seeds[i].rate > 0; i++)
+        walk_unit(p, seeds[i].unit, &pilot, NULL, true);
+    for (int i = 0; i < pilot.n_best; i++)
+        search_rates_add(&rates, pilot.best[i].result.stats.sample_rate);
+    search_result_close(&pilot);
+    free(seeds);
+    return search_rates_floor(&rates);
+}
+
 search_plan_t *search_plan_create(const search_request_t *req, fathom_error_t *err)
 {
     if (check_request(req, err))
@@ -409,6 +534,11 @@ search_plan_t *search_plan_create(const search_request_t *req, fathom_error_t *e
     p->sample_stride = (p->max_executions + SEARCH_SAMPLE_MAX - 1) / SEARCH_SAMPLE_MAX;
     if (p->sample_stride < 1)
         p->sample_stride = 1;
+    p->bound = req->mode == SEARCH_EVALUATE && !o->mbs_break && !m->calculon_block;
+    if (p->bound) {
+        search_ideal_system(&req->system, &p->ideal);
+        p->seed_floor = seed_floor(p);
+    }
     return p;
 }
 
@@ -549,6 +679,7 @@ void search_merge(search_result_t *dst, const search_result_t *src)
     dst->total += src->total;
     dst->good += src->good;
     dst->bad += src->bad;
+    dst->pruned += src->pruned;
     dst->estimated += src->estimated;
     for (int i = 0; i < src->n_best; i++) {
         const search_entry_t *s = &src->best[i];
@@ -599,6 +730,10 @@ static bool nets_valid(const llm_system_t *s, const llm_execution_t *e)
 /* A verdict per (tp overlap, weight, activations, optimizer offload, fused, microbatch) of one
  * seq_par_ag_redo value: 3*2*2*2*2 groups of microbatch sizes. */
 #define GROUPS (3 * 2 * 2 * 2 * 2)
+/* A step-time bound per (data-parallel overlap, tp overlap, fused, microbatch) of one
+ * seq_par_ag_redo value: it holds for every offload choice and network assignment. (Calculon's
+ * DP overlap can expose more than no overlap, so the bound is not shared across it.) */
+#define BOUND_SLOTS (2 * 3 * 2)
 
 /* The state of one unit's walk. */
 typedef struct {
@@ -610,54 +745,136 @@ typedef struct {
     uint32_t index;    /* enumeration position of the next execution */
     uint32_t reported; /* executions already added to the plan's progress */
     bool prune, estimate;
+    bool pilot; /* the seed floor's walk: no progress reported */
+    int larger_mbs; /* microbatch sizes after the current one (their verdicts follow it) */
+    /* Whether each network assignment of the unit is accepted (nets_valid), in walk order: it
+     * depends on the degrees alone, so it is worked out once per unit. */
+    bool nets_ok[LLM_MAX_NETWORKS * LLM_MAX_NETWORKS * LLM_MAX_NETWORKS * LLM_MAX_NETWORKS];
     /* Counts of this walk, added to acc at its end: counters written on every execution stay
      * in this thread's stack, not in a result another thread's result may share a line with. */
-    uint64_t total, good, bad, estimated;
+    uint64_t total, good, bad, pruned, estimated;
+    /* The unit's own best rates: with the plan's seed floor, all the bound pruning may use, so
+     * what it skips depends on the unit alone, never on which units a thread ran before. */
+    search_rates_t rates;
     llm_execution_t e; /* the execution being tried */
     llm_result_t res;  /* scratch for llm_estimate */
 } walk_t;
 
-/* Tries one execution (w->e). Returns -1 when the walk is cancelled. */
-static int try_execution(walk_t *w, uint8_t *verdict)
+static bool sampled(const walk_t *w, uint32_t pos)
 {
-    uint32_t pos = w->index++;
-    w->total++;
-    if ((w->index & (CANCEL_EVERY - 1)) == 0) {
+    return splitmix64((uint64_t)w->unit << 32 | pos) % w->plan->sample_stride == 0;
+}
+
+/* Moves the walk n positions on (progress every CANCEL_EVERY executions). Returns -1 when the
+ * walk is cancelled. */
+static int advance(walk_t *w, uint32_t n)
+{
+    uint32_t before = w->index;
+    w->index += n;
+    w->total += n;
+    if (!w->pilot && before / CANCEL_EVERY != w->index / CANCEL_EVERY) {
         atomic_fetch_add(&w->plan->executions, w->index - w->reported);
         w->reported = w->index;
         if (w->cancel && __atomic_load_n(w->cancel, __ATOMIC_RELAXED))
             return -1;
     }
+    return 0;
+}
+
+/* Tries one execution (w->e). out_of_reach: its step-time bound already rules it out of the
+ * best list, so unless it is a sample point it is counted (good/bad when its group's verdict is
+ * known, else pruned) without an estimate. Returns -1 when the walk is cancelled. */
+static int try_execution(walk_t *w, uint8_t *verdict, bool out_of_reach, bool nets_ok)
+{
+    uint32_t pos = w->index;
+    if (advance(w, 1))
+        return -1;
     if (!w->estimate)
         return 0;
-    if (w->prune && (*verdict == V_BAD || !nets_valid(&w->req->system, &w->e))) {
+    if (w->prune && (*verdict == V_BAD || !nets_ok)) {
         w->bad++;
         return 0;
     }
+    if (out_of_reach && !sampled(w, pos)) {
+        if (*verdict == V_FITS)
+            w->good++;
+        else
+            w->pruned++;
+        return 0;
+    }
     w->estimated++;
-    if (llm_estimate(&w->req->model, &w->req->system, &w->e, &w->res, NULL) != 0 ||
-        !w->res.fits_memory) {
+    fathom_error_t why; /* read only to carry a refusal over to larger microbatches */
+    const bool carry = w->plan->bound && w->larger_mbs > 0;
+    const int refused =
+        llm_estimate(&w->req->model, &w->req->system, &w->e, &w->res, carry ? &why : NULL);
+    if (refused || !w->res.fits_memory) {
         w->bad++;
         *verdict = V_BAD;
+        /* Memory needs do not shrink as the microbatch grows (activations scale with it, and
+         * in flight min(microbatches, pp) of them: min(batch/dp, pp·mbs) samples), so the
+         * larger microbatches of this group do not fit either; nor are they accepted after a
+         * refusal whose rule does not read the microbatch. */
+        if (carry && (!refused || search_refusal_spans_microbatches(why.field)))
+            memset(verdict + 1, V_BAD, (size_t)w->larger_mbs);
         return 0;
     }
     *verdict = V_FITS;
     w->good++;
     search_result_t *acc = w->acc;
-    if (splitmix64((uint64_t)w->unit << 32 | pos) % w->plan->sample_stride == 0) {
+    if (sampled(w, pos)) {
         const search_point_t point = {w->res.stats.sample_rate, w->res.mem_tier1_bytes,
                                       w->res.mem_tier2_bytes, w->unit, pos};
         search_result_add_point(acc, &point);
     }
+    if (w->plan->bound)
+        search_rates_add(&w->rates, w->res.stats.sample_rate);
     int at = insertion_point(acc, w->res.stats.sample_rate, w->unit, pos);
     if (at >= 0)
         insert_at(acc, at, &w->e, &w->res, w->unit, pos);
     return 0;
 }
 
-/* Every network assignment of one microbatch size (the innermost loops). */
-static int try_networks(walk_t *w, const loops_t *l, uint8_t *verdict)
+/* The step-time bound of the current (DP overlap, TP overlap, fused, microbatch), estimated once per
+ * seq_par_ag_redo value on the ideal-network system with nothing offloaded; 0 when that
+ * estimate is refused (then nothing is ruled out). */
+static double step_bound(walk_t *w, double *slot)
 {
+    if (!isnan(*slot))
+        return *slot;
+    llm_execution_t ideal = w->e;
+    ideal.weight_offload = ideal.activations_offload = ideal.optimizer_offload = false;
+    ideal.tensor_par_net = ideal.pipeline_par_net = ideal.data_par_net = 0;
+    ideal.context_par_net = ideal.expert_par_net = 0;
+    w->estimated++;
+    *slot = llm_estimate(&w->req->model, &w->plan->ideal, &ideal, &w->res, NULL) == 0
+                ? w->res.stats.total_time
+                : 0;
+    return *slot;
+}
+
+/* The rate an execution of this unit must beat to rank: the unit's own N-th best or the plan's
+ * seed floor, whichever is higher. */
+static double walk_floor(const walk_t *w)
+{
+    double floor = search_rates_floor(&w->rates);
+    return w->plan->seed_floor > floor ? w->plan->seed_floor : floor;
+}
+
+/* Every network assignment of one microbatch size (the innermost loops). */
+static int try_networks(walk_t *w, const loops_t *l, uint8_t *verdict, double *bound)
+{
+    if (w->prune && *verdict == V_BAD) { /* all bad, whatever the networks: count them at once */
+        uint32_t n = (uint32_t)(l->n_tn * l->n_pn * l->n_dn * l->n_cn);
+        w->bad += n;
+        return advance(w, n);
+    }
+    bool out_of_reach = false;
+    if (w->plan->bound && w->estimate) {
+        double floor = walk_floor(w);
+        out_of_reach = floor > 0 && search_out_of_reach((double)w->e.batch_size,
+                                                         step_bound(w, bound), floor);
+    }
+    int net = 0;
     for (int tn = 0; tn < l->n_tn; tn++) {
         w->e.tensor_par_net = tn;
         for (int pn = 0; pn < l->n_pn; pn++) {
@@ -666,8 +883,12 @@ static int try_networks(walk_t *w, const loops_t *l, uint8_t *verdict)
                 w->e.data_par_net = dn;
                 for (int cn = 0; cn < l->n_cn; cn++) {
                     w->e.context_par_net = cn;
-                    if (try_execution(w, verdict))
+                    if (try_execution(w, verdict, out_of_reach, w->nets_ok[net++]))
                         return -1;
+                    /* the floor only rises: one more good execution may put the rest out */
+                    if (!out_of_reach && w->plan->bound && *verdict == V_FITS)
+                        out_of_reach = search_out_of_reach((double)w->e.batch_size, *bound,
+                                                           walk_floor(w));
                 }
             }
         }
@@ -676,7 +897,8 @@ static int try_networks(walk_t *w, const loops_t *l, uint8_t *verdict)
 }
 
 /* The loops of a unit below Fathom's dimensions (Calculon's walk). Returns -1 when cancelled. */
-static int walk_inner(walk_t *w, const loops_t *l, const int64_t *mbs, int n_mbs, uint8_t *verdict)
+static int walk_inner(walk_t *w, const loops_t *l, const int64_t *mbs, int n_mbs, uint8_t *verdict,
+                      double *bounds)
 {
     const search_request_t *r = w->req;
     llm_execution_t *e = &w->e;
@@ -684,6 +906,8 @@ static int walk_inner(walk_t *w, const loops_t *l, const int64_t *mbs, int n_mbs
     for (int redo = 0; redo < l->n_redo; redo++) {
         e->seq_par_ag_redo = l->n_redo == 2 && redo == 0;
         memset(verdict, V_UNKNOWN, (size_t)GROUPS * (size_t)n_mbs);
+        for (int i = 0; i < BOUND_SLOTS * n_mbs; i++)
+            bounds[i] = NAN;
         for (int dpo = 0; dpo < l->n_dpo; dpo++) {
             e->data_par_overlap = l->n_dpo == 2 && dpo == 0;
             for (int tpo = 0; tpo < l->n_tpo; tpo++) {
@@ -697,10 +921,13 @@ static int walk_inner(walk_t *w, const loops_t *l, const int64_t *mbs, int n_mbs
                             for (int fa = 0; fa < l->n_fa; fa++) {
                                 e->fused_activation = fused_values[fa];
                                 int group = (((tpo * 2 + wo) * 2 + ao) * 2 + oo) * 2 + fa;
+                                double *bound = &bounds[((dpo * 3 + tpo) * 2 + fa) * n_mbs];
                                 for (int mi = 0; mi < n_mbs; mi++) {
                                     e->microbatch_size = mbs[mi];
+                                    w->larger_mbs = n_mbs - 1 - mi;
                                     uint64_t good_before = w->good;
-                                    if (try_networks(w, l, &verdict[group * n_mbs + mi]))
+                                    if (try_networks(w, l, &verdict[group * n_mbs + mi],
+                                                     &bound[mi]))
                                         return -1;
                                     if (r->options.mbs_break && w->good == good_before)
                                         break;
@@ -715,28 +942,10 @@ static int walk_inner(walk_t *w, const loops_t *l, const int64_t *mbs, int n_mbs
     return 0;
 }
 
-search_unit_status_t search_run_unit(search_plan_t *p, size_t unit, search_result_t *acc,
-                                     volatile int *cancel)
+/* The execution of a unit's outer tuple, its inner fields left zero. */
+static void unit_execution(const search_request_t *r, const unit_t *u, llm_execution_t *e)
 {
-    const search_request_t *r = &p->req;
-    const unit_t *u = &p->units[unit];
-    const loops_t l = unit_loops(r, u);
-    int64_t mbs[SEARCH_MAX_DIVISORS];
-    const int n_mbs = microbatches(r, u, mbs);
-    /* 24 KiB: every group of every microbatch size a unit can have. Without pruning the
-     * verdicts are written but never read. */
-    uint8_t verdict[GROUPS * SEARCH_MAX_DIVISORS];
-
-    walk_t w;
-    memset(&w, 0, sizeof w);
-    w.plan = p;
-    w.req = r;
-    w.acc = acc;
-    w.cancel = cancel;
-    w.unit = (uint32_t)unit;
-    w.prune = r->mode == SEARCH_EVALUATE;
-    w.estimate = r->mode != SEARCH_COUNT_ONLY;
-    llm_execution_t *e = &w.e;
+    memset(e, 0, sizeof *e);
     e->num_procs = r->num_procs;
     e->tensor_par = u->tp;
     e->pipeline_par = u->pp;
@@ -751,14 +960,54 @@ search_unit_status_t search_run_unit(search_plan_t *p, size_t unit, search_resul
     e->context_par = u->cp;
     e->tensor_par_comm_type = u->comm;
     e->training = true;
+    e->moe_load_imbalance = 1;
+}
 
-    search_unit_status_t status = SEARCH_UNIT_DONE;
+/* Walks one unit into acc. A pilot walk (the seed floor's) leaves the plan's progress alone. */
+static int walk_unit(search_plan_t *p, size_t unit, search_result_t *acc, volatile int *cancel,
+                     bool pilot)
+{
+    const search_request_t *r = &p->req;
+    const unit_t *u = &p->units[unit];
+    const loops_t l = unit_loops(r, u);
+    int64_t mbs[SEARCH_MAX_DIVISORS];
+    const int n_mbs = microbatches(r, u, mbs);
+    /* 24 KiB each: every group (bound slot) of every microbatch size a unit can have. Without
+     * pruning the verdicts are written but never read. */
+    uint8_t verdict[GROUPS * SEARCH_MAX_DIVISORS];
+    double bounds[BOUND_SLOTS * SEARCH_MAX_DIVISORS];
+
+    walk_t w;
+    memset(&w, 0, sizeof w);
+    w.plan = p;
+    w.req = r;
+    w.acc = acc;
+    w.cancel = cancel;
+    w.unit = (uint32_t)unit;
+    w.pilot = pilot;
+    w.prune = r->mode == SEARCH_EVALUATE;
+    w.estimate = r->mode != SEARCH_COUNT_ONLY;
+    search_rates_init(&w.rates, r->options.top_n);
+    llm_execution_t *e = &w.e;
+    unit_execution(r, u, e);
+    int net = 0;
+    for (int tn = 0; tn < l.n_tn; tn++)
+        for (int pn = 0; pn < l.n_pn; pn++)
+            for (int dn = 0; dn < l.n_dn; dn++)
+                for (int cn = 0; cn < l.n_cn; cn++) {
+                    e->tensor_par_net = tn;
+                    e->pipeline_par_net = pn;
+                    e->data_par_net = dn;
+                    e->context_par_net = cn;
+                    w.nets_ok[net++] = nets_valid(&r->system, e);
+                }
+
+    int status = SEARCH_UNIT_DONE;
     /* Loop variables run 0..n-1; value i of a boolean loop of two is (i == 0): true first.
      * Fathom's two dimensions run off first, so a fixed value is one pass. The expert layouts
      * (MoE models) are outermost: each gets its own pruning verdicts. */
     int64_t eps[SEARCH_MAX_EXPERT_LAYOUTS], etps[SEARCH_MAX_EXPERT_LAYOUTS];
     const int n_exp = expert_layouts(r, u, eps, etps);
-    e->moe_load_imbalance = 1;
     for (int x = 0; x < n_exp; x++) {
         e->expert_par = eps[x];
         e->expert_tensor_par = etps[x];
@@ -770,7 +1019,7 @@ search_unit_status_t search_run_unit(search_plan_t *p, size_t unit, search_resul
                                       : LLM_ATTN_KERNEL_UNFUSED;
             for (int f8 = 0; f8 < l.n_fp8; f8++) {
                 e->fp8 = l.n_fp8 == 2 ? f8 == 1 : r->options.fp8 == SEARCH_PICK_ON;
-                if (walk_inner(&w, &l, mbs, n_mbs, verdict)) {
+                if (walk_inner(&w, &l, mbs, n_mbs, verdict, bounds)) {
                     status = SEARCH_UNIT_CANCELLED;
                     goto out;
                 }
@@ -781,11 +1030,20 @@ out:
     acc->total += w.total;
     acc->good += w.good;
     acc->bad += w.bad;
+    acc->pruned += w.pruned;
     acc->estimated += w.estimated;
-    atomic_fetch_add(&p->executions, w.index - w.reported);
-    if (status == SEARCH_UNIT_DONE)
-        atomic_fetch_add(&p->units_done, 1);
+    if (!pilot) {
+        atomic_fetch_add(&p->executions, w.index - w.reported);
+        if (status == SEARCH_UNIT_DONE)
+            atomic_fetch_add(&p->units_done, 1);
+    }
     return status;
+}
+
+search_unit_status_t search_run_unit(search_plan_t *p, size_t unit, search_result_t *acc,
+                                     volatile int *cancel)
+{
+    return (search_unit_status_t)walk_unit(p, unit, acc, cancel, false);
 }
 
 int search_run_all(search_plan_t *p, search_result_t *out, volatile int *cancel)

@@ -44,7 +44,9 @@
  * the larger microbatch sizes of that loop are not tried (and not counted).
  *
  * Counts (Calculon's meaning): total = every execution the search tried; good = estimated and
- * fits in memory; bad = refused by the model (llm_estimate returned -1) or does not fit.
+ * fits in memory; bad = refused by the model (llm_estimate returned -1) or does not fit. For the
+ * modern block, pruned = executions a lower bound on their step time proved unable to rank,
+ * counted without being estimated (see BOUND PRUNING in search.c); good + bad + pruned = total.
  *
  * Ranking and ties: the best list is ordered by sample rate, highest first; equal sample rates
  * keep enumeration order (the earlier execution of the walk above ranks first). That is exactly
@@ -172,7 +174,10 @@ typedef struct {
     int n_points;
     search_point_t *points; /* the sample of good executions, in no particular order */
     uint64_t total, good, bad;
-    uint64_t estimated; /* llm_estimate calls made (<= total; fewer when pruning) */
+    /* Executions the bound pruning proved unable to rank, neither estimated nor checked for
+     * memory (0 for Calculon's block; good + bad + pruned = total). */
+    uint64_t pruned;
+    uint64_t estimated; /* llm_estimate calls made, bounds included */
 } search_result_t;
 
 int search_result_init(search_result_t *r, int top_n, fathom_error_t *err);

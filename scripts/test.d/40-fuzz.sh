@@ -2,8 +2,9 @@
 # scripts/test.d/40-fuzz.sh — the libFuzzer stage of scripts/test: builds build-fuzz with clang
 # (codec and core compiled with -fsanitize=fuzzer-no-link,address,undefined; see
 # tests/fuzz/CMakeLists.txt), runs every fuzz target for FATHOM_FUZZ_SECONDS seconds (default 60
-# when CI=true, 10 otherwise) on a temporary copy of its seed corpus (tests/fuzz/corpus/<target>/;
-# nothing new is written into the repository), then replays tests/fuzz/regressions/<target>/.
+# when CI=true, 10 otherwise; as many targets at once as there are cores) on a temporary copy of
+# its seed corpus (tests/fuzz/corpus/<target>/; nothing new is written into the repository), then
+# replays tests/fuzz/regressions/<target>/.
 # Any crash, leak, timeout, out-of-memory or sanitizer report fails the stage (exit 1); the
 # reproducer and the log are kept under $FATHOM_FUZZ_OUT (default build-fuzz/findings/).
 # FATHOM_FUZZ_TARGETS="model estimate" runs only those targets.
@@ -37,35 +38,61 @@ mkdir -p "$out"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:symbolize=1:detect_stack_use_after_return=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-failed=()
-printf '%-18s %8s %10s %8s %s\n' target runs exec/s cov result
-for t in $targets; do
-  bin="$build/tests/fuzz/fuzz_$t"
-  [ -x "$bin" ] || { echo "fuzz: no target $t in $build" >&2; failed+=("$t(missing)"); continue; }
+# One target: fuzz it on a copy of its corpus, replay its past findings, and leave a summary line
+# in $out/$t/summary and "ok" (or why not) in $out/$t/status.
+fuzz_target() {
+  local t=$1 bin="$build/tests/fuzz/fuzz_$1" status=ok
   mkdir -p "$work/$t" "$out/$t"
+  if [ ! -x "$bin" ]; then
+    echo "missing" >"$out/$t/status"
+    printf '%-18s %8s %10s %8s %s\n' "$t" - - - "FAILED (no target in $build)" >"$out/$t/summary"
+    return
+  fi
   [ -d "tests/fuzz/corpus/$t" ] && cp -r "tests/fuzz/corpus/$t/." "$work/$t/"
-  log="$out/$t/fuzz.log"
-  status=ok
+  local log="$out/$t/fuzz.log"
   # -fork is not used: one process, so a finding stops the target at once with its reproducer.
   if ! "$bin" "$work/$t" -dict=tests/fuzz/fathom.dict -max_total_time="$seconds" \
        -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
        -artifact_prefix="$out/$t/" >"$log" 2>&1; then
     status=FAILED
   fi
+  local runs rate cov reg="tests/fuzz/regressions/$t"
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)
-  reg="tests/fuzz/regressions/$t"
   if [ "$status" = ok ] && [ -d "$reg" ] && [ -n "$(ls -A "$reg")" ]; then
     # Replays each past finding once; none may fail again.
     if ! "$bin" -runs=1 "$reg"/* >"$out/$t/regressions.log" 2>&1; then
       status="FAILED (regressions, see $out/$t/regressions.log)"
     fi
   fi
-  printf '%-18s %8s %10s %8s %s\n' "$t" "${runs:-?}" "${rate:-?}" "${cov:-?}" "$status"
+  printf '%-18s %8s %10s %8s %s\n' "$t" "${runs:-?}" "${rate:-?}" "${cov:-?}" "$status" \
+    >"$out/$t/summary"
+  echo "$status" >"$out/$t/status"
+}
+
+# As many targets at once as there are cores: each still gets its seconds, the stage half the
+# wall time on two cores.
+jobs=$(nproc)
+running=0
+for t in $targets; do
+  fuzz_target "$t" &
+  running=$((running + 1))
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+done
+wait
+
+failed=()
+printf '%-18s %8s %10s %8s %s\n' target runs exec/s cov result
+for t in $targets; do
+  cat "$out/$t/summary"
+  status=$(cat "$out/$t/status")
   if [ "$status" != ok ]; then
     failed+=("$t")
-    shown="$log"
+    shown="$out/$t/fuzz.log"
     grep -q regressions <<<"$status" && shown="$out/$t/regressions.log"
     if [ -f "$shown" ]; then
       grep -E 'ERROR|SUMMARY|runtime error|^fuzz:|^gsl:|Running: |Test unit written' "$shown" |

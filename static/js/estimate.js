@@ -73,7 +73,7 @@ async function preset(kind, name) {
 
 function buildForm(presets) {
   const f = form();
-  const opt = (list) => list.map((p) => [p.name, p.name]);
+  const opt = (list) => list.map((p) => [p.name, p.user ? `${p.name} (your preset)` : p.name]);
   $('#est-model-pick').append(field({ label: 'Model preset', field: 'model', type: 'select', options: opt(presets.models), value: 'gpt3-175B' }),
     el('small', { class: 'hint preset-note', id: 'est-model-note' }));
   $('#est-system-pick').append(field({ label: 'System preset (one GPU and its networks)', field: 'system', type: 'select', options: opt(presets.systems), value: 'a100_80g' }),

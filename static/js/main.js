@@ -1,21 +1,23 @@
 // main.js — the page's entry point: loads the presets, builds each tab, and routes the URL
-// fragment: #estimate, #sweep, #scaling, #goodput pick a tab; #r=<hash> reopens a stored result
-// (GET /v1/results/<hash>) on its tab; #sweep=<id> follows a sweep.
+// fragment: #estimate, #sweep, #plan, #scaling, #goodput pick a tab; #r=<hash> reopens a stored result
+// (GET /v1/results/<hash>) on its tab; #sweep=<id> follows a sweep, #plan=<id> a plan.
 import { api } from './api.js';
 import { currentRequest, fillForm, initEstimate, showEstimate } from './estimate.js';
 import { fillGoodput, initGoodput, showGoodput } from './goodput.js';
 import { fillScaling, initScaling, showScaling } from './scaling.js';
 import { initMeasured } from './measured.js';
 import { follow, initSweep } from './sweep.js';
+import { followPlan, initPlan } from './plan.js';
 import { $, $$ } from './util.js';
 
-const TABS = ['estimate', 'sweep', 'scaling', 'goodput'];
+const TABS = ['estimate', 'sweep', 'plan', 'scaling', 'goodput'];
 const TAB_OF_ENDPOINT = { estimate: 'estimate', scaling: 'scaling', goodput_optimize: 'goodput' };
 
 // The model each tab answers with, for the footer: every tab is a different one.
 const FOOTERS = {
   estimate: 'Step time and memory: Calculon’s analytical model of Megatron-style training, with Fathom’s modern block (grouped-query attention, gated MLP, embeddings, fused attention, FP8, context parallelism, ZeRO).',
   sweep: 'Fastest layout: Calculon’s optimal-execution search over its analytical model.',
+  plan: 'Plan a cluster: the optimal-execution search per GPU type and count, priced, with Young’s checkpoint interval and Llama 3’s failure rate.',
   scaling: 'Scaling budget: the 2020 scaling-law calculator (Transformer-XL on WikiText-103) and the Chinchilla law (Hoffmann et al. 2022).',
   goodput: 'Goodput: the Pollux model of throughput × statistical efficiency (Qiao et al. 2021).',
 };
@@ -59,6 +61,7 @@ async function route() {
   try {
     if (h.startsWith('r=')) await openResult(h.slice(2));
     else if (h.startsWith('sweep=')) { showTab('sweep'); await follow(h.slice(6)); }
+    else if (h.startsWith('plan=')) { showTab('plan'); await followPlan(h.slice(5)); }
     else showTab(TABS.includes(h) ? h : 'estimate');
   } catch (e) {
     showTab('estimate');
@@ -77,6 +80,7 @@ async function main() {
   }
   await initEstimate(presets);
   initSweep(presets);
+  await initPlan(presets);
   initScaling();
   initGoodput();
   initMeasured();

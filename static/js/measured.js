@@ -1,7 +1,9 @@
 // measured.js — the "Measured runs" section of the Step time tab: GET /v1/validation's
 // "measured" member (the step model against published measured training runs) as a table —
 // each run's model, GPU, GPU count and layout, measured against estimated tokens/s per GPU and
-// the error, or the reason a run is not modelled yet — with the mean and worst error.
+// the error, or the reason a run is not modelled yet — with the mean and worst error; beside it
+// the leave-one-source-out calibrated prediction's error ("loso": the GPU's preset fitted on the
+// other sources' runs) or "—" when no other source measured that GPU.
 import { api } from './api.js';
 import { $, el, fmtInt, fmtNum } from './util.js';
 
@@ -11,21 +13,24 @@ const pct = (x) => `${x > 0 ? '+' : ''}${x.toFixed(1)} %`;
 export function showMeasured(m) {
   const rows = (m.rows || []).map((r) => {
     const head = [el('td', {}, r.id), el('td', {}, r.model), el('td', {}, r.gpu), el('td', { class: 'num' }, fmtInt(r.gpu_count)), el('td', {}, layoutOf(r.layout)),
-      el('td', { class: 'num' }, r.measured_tokens_per_s_per_gpu === undefined ? '—' : fmtNum(r.measured_tokens_per_s_per_gpu))];
+      el('td', { class: 'num' }, r.measured === undefined ? '—' : `${fmtNum(r.measured)}${r.compared === 'tflops_per_gpu' ? ' TFLOP/s' : ''}`)];
+    const loso = r.loso && typeof r.loso.error_pct === 'number'
+      ? el('td', { class: `num err${Math.abs(r.loso.error_pct) > 20 ? ' bad' : ''}`, title: `calibrated on ${fmtInt(r.loso.calibration_rows)} runs of other sources` }, pct(r.loso.error_pct))
+      : el('td', { class: 'num muted', title: (r.loso && r.loso.reason) || '' }, '—');
     if (r.expressible && r.error_pct !== undefined) {
       const bad = Math.abs(r.error_pct) > 20;
       return el('tr', { 'data-id': r.id, 'data-error': String(r.error_pct) }, ...head,
-        el('td', { class: 'num' }, fmtNum(r.estimated_tokens_per_s_per_gpu)),
-        el('td', { class: `num err${bad ? ' bad' : ''}` }, pct(r.error_pct)));
+        el('td', { class: 'num' }, fmtNum(r.estimated)),
+        el('td', { class: `num err${bad ? ' bad' : ''}` }, pct(r.error_pct)), loso);
     }
     return el('tr', { 'data-id': r.id, class: 'unmodelled' }, ...head,
-      el('td', { colspan: 2, class: 'muted reason' }, r.reason || 'not estimated'));
+      el('td', { colspan: 3, class: 'muted reason' }, r.reason || 'not estimated'));
   });
   const n = (m.rows || []).filter((r) => r.expressible && r.error_pct !== undefined).length;
   $('#measured-body').replaceChildren(
-    el('p', { class: 'measured-summary' }, `${fmtInt(m.rows_estimated ?? n)} of ${fmtInt(m.rows_total ?? rows.length)} runs modelled: mean error ${fmtNum(m.mean_abs_error_pct)} %, worst ${fmtNum(m.max_abs_error_pct)} % (tokens per second per GPU, estimated against measured; + is faster than measured).`),
+    el('p', { class: 'measured-summary' }, `${fmtInt(m.rows_estimated ?? n)} of ${fmtInt(m.rows_total ?? rows.length)} runs modelled: mean error ${fmtNum(m.mean_abs_error_pct)} %, worst ${fmtNum(m.max_abs_error_pct)} % (tokens per second per GPU, estimated against measured; + is faster than measured).${m.loso ? ` Calibrated on the other sources' runs (leave one source out): mean ${fmtNum(m.loso.mean_abs_error_pct)} %, worst ${fmtNum(m.loso.max_abs_error_pct)} % over ${fmtInt(m.loso.rows_estimated)} runs.` : ''}`),
     el('div', { class: 'table-wrap' }, el('table', { class: 'grid measured-table' },
-      el('thead', {}, el('tr', {}, ...['run', 'model', 'GPU', 'GPUs', 'layout', 'measured tok/s/GPU', 'estimated', 'error'].map((h) => el('th', {}, h)))),
+      el('thead', {}, el('tr', {}, ...['run', 'model', 'GPU', 'GPUs', 'layout', 'measured tok/s/GPU', 'estimated', 'error', 'calibrated, other sources'].map((h) => el('th', {}, h)))),
       el('tbody', {}, rows))),
     el('p', { class: 'muted' }, `Source: ${m.source || 'the API’s validation set'}; the whole comparison is at `, el('a', { href: '/v1/validation' }, '/v1/validation'), '.'),
   );

@@ -1,6 +1,7 @@
 // scaling.js — the Scaling tab: POST /v1/scaling. With the 2020 calculator's law a budget (GPU
 // hours, dollars or model width) gives the rest of the plan, drawn on its loss-versus-compute
 // curve; with the Chinchilla law a compute budget gives the optimal parameters and tokens.
+import { planFor } from './plan.js';
 import { api, clearErrors, shareLink, showError } from './api.js';
 import { chartBox, scatter } from './charts.js';
 import { field, read, readNumber, write } from './forms.js';
@@ -105,6 +106,8 @@ export async function showScaling(r, hash) {
       el('div', { class: 'kpis' }, kpi('Compute', `${fmtNum(r.flops)} FLOPs`), kpi('Parameters', fmtNum(r.params)),
         kpi('Tokens', fmtNum(r.tokens)), kpi('Loss', fmtNum(r.loss, 4))),
       el('p', { class: 'muted' }, r.compute_optimal ? 'The compute-optimal split of this budget (Hoffmann et al. 2022).' : 'The loss of this model size trained on this many tokens (Hoffmann et al. 2022).'),
+      el('p', {}, el('button', { type: 'button', class: 'ghost', id: 'sc-plan', onclick: () => planFor({ tokens: r.tokens, params: r.params }) },
+        'Plan a cluster for these tokens')),
       el('h3', {}, 'Loss against compute on the compute-optimal frontier'), chart.box, shareLink(hash));
     // The frontier is a few more calls of the same endpoint (cached server-side).
     const budgets = Array.from({ length: 17 }, (_, i) => 10 ** (18 + i * 0.5));

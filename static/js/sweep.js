@@ -17,7 +17,7 @@ let current = null;      // {id, cancelled} of the sweep this tab is following
 const FROM_ESTIMATE = '=estimate';
 
 function buildForm(presets) {
-  const opt = (list, kind) => [...list.map((p) => [p.name, p.name]), [FROM_ESTIMATE, `the Estimate tab’s ${kind} (as edited there)`]];
+  const opt = (list, kind) => [...list.map((p) => [p.name, p.user ? `${p.name} (your preset)` : p.name]), [FROM_ESTIMATE, `the Estimate tab’s ${kind} (as edited there)`]];
   const sc = 'sw';
   $('#sw-search').append(
     field({ scope: sc, label: 'Model', field: 'model', type: 'select', options: opt(presets.models, 'model'), value: 'gpt3-175B' }),
@@ -219,7 +219,7 @@ async function showResults(st) {
       el('div', {}, csv)),
     el('p', { class: 'muted' }, st.kind === 'grid'
       ? `${fmtInt(points.length)} combinations evaluated, ${fmtInt(ok.length)} feasible (the others do not divide or do not map on the networks), ${fmtInt(ok.filter((p) => p.fits_memory).length)} fit in memory. Ranked by sample rate.`
-      : `${fmtInt(counts.total ?? 0)} executions considered, ${fmtInt(counts.good ?? 0)} fit in memory. Ranked by sample rate: the first row is the fastest layout.`),
+      : `${fmtInt(counts.total ?? 0)} executions considered, ${fmtInt(counts.good ?? 0)} fit in memory${counts.pruned ? `, ${fmtInt(counts.pruned)} ruled out without estimating (provably slower than the best)` : ''}. Ranked by sample rate: the first row is the fastest layout.`),
     fits.length ? el('span') : el('p', { class: 'warn' }, 'No execution fits in memory: try more GPUs, recompute, optimizer sharding or another system.'),
     whyNot(points),
     best.length ? topTable(best, st) : el('span'),

@@ -44,6 +44,30 @@ class Estimate(ServerTestCase):
         bad = dict(body, training={"tokens": -1})
         self.assertError(self.server.post("/v1/estimate", bad), 422, "invalid_field", "training.tokens")
 
+    def test_run_cost_defaults_to_the_systems_price_and_power(self):
+        # a100_80g's preset: $1.79 per GPU-hour and 400 W (its $comment_cost sources them)
+        body = {"model": "megatron-1T", "system": "a100_80g", "execution": EXAMPLE, "training": {"tokens": 450e9}}
+        r = self.server.post("/v1/estimate", body)
+        self.assertEqual(r.status, 200, r.body)
+        run = r.json()["run"]
+        self.assertAlmostEqual(run["dollars"], run["gpu_hours"] * 1.79, delta=1e-6 * run["dollars"])
+        self.assertAlmostEqual(run["kwh"], run["gpu_hours"] * 0.4, delta=1e-6 * run["kwh"])
+        # the request's figures win over the preset's
+        body["training"] = {"tokens": 450e9, "gpu_hour_price": 3.0}
+        run = self.server.post("/v1/estimate", body).json()["run"]
+        self.assertAlmostEqual(run["dollars"], run["gpu_hours"] * 3.0, delta=1e-6 * run["dollars"])
+        # a system object gives them too; without them the training figures are required
+        system = self.server.get("/v1/presets/systems/a100_80g").json()
+        system.pop("$comment", None)
+        system["price_per_gpu_hour"] = 2.0
+        body = dict(body, system=system, training={"tokens": 450e9})
+        run = self.server.post("/v1/estimate", body).json()["run"]
+        self.assertAlmostEqual(run["dollars"], run["gpu_hours"] * 2.0, delta=1e-6 * run["dollars"])
+        del system["price_per_gpu_hour"], system["power_per_gpu_kw"]
+        self.assertError(self.server.post("/v1/estimate", body), 422, "invalid_field", "training.gpu_hour_price")
+        system["price_per_gpu_hour"] = -1
+        self.assertError(self.server.post("/v1/estimate", body), 422, "invalid_field", "system.price_per_gpu_hour")
+
     def test_does_not_fit_is_200_with_violation(self):
         ex = {"num_procs": 64, "tensor_par": 1, "pipeline_par": 64, "data_par": 1, "batch_size": 64,
               "microbatch_size": 1, "activation_recompute": "none", "pipeline_par_net": 1, "data_par_net": 1}

@@ -2,10 +2,14 @@
 parameter counts from /v1/transformer and /v1/estimate alike, an estimate with every new feature
 on (against its schema), bad values of every new field as 422s naming the field, the measured
 validation table, and searches that free the attention kernel and FP8."""
+import json
+import os
 import unittest
 
 from harness import ServerTestCase, validate
 from test_sweeps import wait_for
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 # Published totals of the presets' configs (config.json of each model).
 PARAMETERS = {"llama3-8B": 8030261248, "llama3-70B": 70553706496, "llama3.1-405B": 405853388800,
@@ -129,6 +133,54 @@ class Modern(ServerTestCase):
                   if x["expressible"] and x["compared"] == "tokens_per_s_per_gpu"]
         self.assertAlmostEqual(m["mean_abs_error_pct"], sum(errors) / len(errors), places=9)
         self.assertAlmostEqual(m["max_abs_error_pct"], max(errors), places=9)
+
+    def test_measured_accuracy(self):
+        """The estimates against the published measurements themselves (read from the validation
+        set, not from what the report prints), within the accuracy reached with the sourced
+        presets (README, "Measured runs"). The issue's target — mean 5%, worst 10% — is not met
+        yet; these bounds keep what is reached from slipping, and a row may not move far."""
+        m = self.server.get("/v1/validation").json()["measured"]
+        with open(os.path.join(ROOT, "presets", "validation", "measured_runs.json")) as f:
+            published = {r["id"]: r for r in json.load(f)}
+
+        def error(row, estimated):
+            p = published[row["id"]]
+            measured = p["tokens_per_s_per_gpu"] if p.get("tokens_per_s_per_gpu") else p["tflops_per_gpu"]
+            return 100.0 * (estimated - measured) / measured
+
+        groups = {"dense": [], "moe": [], "tflops": [], "loso_dense": [], "loso_tflops": []}
+        for row in m["rows"]:
+            self.assertTrue(row["expressible"], row)
+            self.assertEqual(row["source"], published[row["id"]]["source"])
+            e = error(row, row["estimated"])
+            self.assertAlmostEqual(row["error_pct"], e, places=6)
+            by_tflops = row["compared"] == "tflops_per_gpu"
+            kind = "tflops" if by_tflops else "moe" if row["moe"] else "dense"
+            groups[kind].append(abs(e))
+            loso = row["loso"]
+            self.assertNotEqual(loso["left_out_source"], "")
+            if "estimated" in loso:  # calibrated on the other sources' rows only
+                le = error(row, loso["estimated"])
+                self.assertAlmostEqual(loso["error_pct"], le, places=6)
+                if kind != "moe":
+                    groups["loso_" + kind].append(abs(le))
+            else:  # B200 and GB200: one source measured them
+                self.assertIn(row["system"], ("b200", "gb200_nvl72"), row)
+                self.assertIn("reason", loso)
+
+        def check(kind, n, mean, worst):
+            errs = groups[kind]
+            self.assertEqual(len(errs), n, kind)
+            self.assertLessEqual(sum(errs) / n, mean, (kind, errs))
+            self.assertLessEqual(max(errs), worst, (kind, errs))
+
+        # built-in presets (README: 7.2% / 33.3%, 39.8% / 136.9%, 12.1% / 24.1%)
+        check("dense", 20, 7.5, 35.0)
+        check("moe", 19, 41.0, 140.0)
+        check("tflops", 9, 12.5, 25.0)
+        # leave-one-source-out calibrated, H100 rows (README)
+        check("loso_dense", 15, 6.5, 21.0)
+        check("loso_tflops", 9, 23.0, 41.0)
 
     def test_search_frees_kernel_and_fp8(self):
         body = {"kind": "optimal_execution", "model": "llama3-8B", "system": "h100_sxm", "num_procs": 8,

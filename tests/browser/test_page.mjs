@@ -2,7 +2,8 @@
 // against a fathomd this test starts on a free port with a temporary database. It fills the
 // estimate form from presets and checks the step time and charts, puts a bad value in and looks
 // for the error beside its field, runs a small search to completion through the progress bar,
-// reopens a shared link, and draws the scaling and goodput charts. Screenshots go to
+// reopens a shared link, draws the scaling and goodput charts, and plans a cluster (the front,
+// the deadline, a point opened in Step time). Screenshots go to
 // tests/out/browser/. Run by scripts/test.d/50-browser.sh (FATHOMD=path/to/fathomd node ...).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -449,7 +450,7 @@ try {
     });
     for (const [w, h] of [[1440, 1000], [390, 844]]) {
       await page.setViewportSize({ width: w, height: h });
-      for (const t of ['estimate', 'sweep', 'scaling', 'goodput']) {
+      for (const t of ['estimate', 'sweep', 'plan', 'scaling', 'goodput']) {
         await page.click(`#nav-${t}`);
         await page.waitForFunction((id) => !document.querySelector(`#tab-${id}`).hidden, t);
         // Charts drawn at 1440 px resize on the next frames after the viewport shrinks (a
@@ -468,7 +469,7 @@ try {
     await fresh.setViewportSize({ width: 390, height: 844 });
     await fresh.goto(`${base}/`);
     await fresh.waitForSelector('body[data-ready="true"]');
-    for (const t of ['estimate', 'sweep', 'scaling', 'goodput']) {
+    for (const t of ['estimate', 'sweep', 'plan', 'scaling', 'goodput']) {
       await fresh.click(`#nav-${t}`);
       await fresh.waitForFunction((id) => !document.querySelector(`#tab-${id}`).hidden, t);
       const over = await fresh.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
@@ -593,7 +594,7 @@ try {
 
   await step('after a modern estimate: no horizontal scroll at 390 px on any tab; a Calculon preset brings Calculon’s defaults back', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const t of ['estimate', 'sweep', 'scaling', 'goodput']) {
+    for (const t of ['estimate', 'sweep', 'plan', 'scaling', 'goodput']) {
       await page.click(`#nav-${t}`);
       await page.waitForFunction((id) => !document.querySelector(`#tab-${id}`).hidden, t);
       await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 3000 }).catch(() => {});
@@ -882,6 +883,81 @@ try {
     const after = await page.evaluate(() => document.querySelector('#est-results ul.warnings').compareDocumentPosition(document.querySelector('#est-results .kpis')));
     check((after & 2) !== 0 /* DOCUMENT_POSITION_PRECEDING */, 'right after the headline figures', after);
     await page.uncheck('[data-field="execution.weight_offload"]');
+  });
+
+  await step('plan a cluster: a deadline, the front drawn, cheapest and fastest as the API says, a point opened in Step time', async () => {
+    await page.click('#nav-plan');
+    await page.selectOption('#plan-form [data-field="model"]', 'llama3-8B');
+    await page.fill('#f-pl-tokens', '1e10');
+    await page.fill('#plan-form [data-field="batch_tokens"]', '1048576');
+    await page.fill('#plan-form [data-field="gpu_counts"]', '8, 16, 32');
+    await page.fill('#plan-form [data-field="deadline_days"]', '0.8');
+    const posted = page.waitForResponse((r) => r.url().endsWith('/v1/sweep') && r.request().method() === 'POST');
+    await page.click('#pl-submit');
+    const sent = JSON.parse((await posted).request().postData());
+    check(sent.kind === 'plan' && sent.deadline_days === 0.8 && JSON.stringify(sent.gpu_counts) === '[8,16,32]', 'the form becomes a plan', sent);
+    check(sent.systems.map((x) => x.name).sort().join() === 'b200,h100_sxm,h200', 'three GPU types by default', sent.systems);
+    check(sent.systems.every((x) => x.price_per_gpu_hour > 0), 'each with its preset’s price', sent.systems);
+    const id = (await (await posted).json()).id;
+    await page.waitForSelector('#pl-results table.plan tbody tr');
+    const st = await (await fetch(`${base}/v1/sweep/${id}`)).json();
+    check(st.status === 'done' && st.plan.candidates.length === 9, 'the plan finished with 9 candidates', st.status);
+    check(await page.locator('#pl-results table.plan tbody tr').count() === 9, 'a row per candidate');
+    check(await chartDrawn(page, '#pl-results .chart-scatter'), 'days against dollars drawn');
+    const sets = await page.evaluate(() => window.Chart.getChart(document.querySelector('#pl-results canvas')).data.datasets.map((d) => [d.label, d.data.length]));
+    const front = sets.find(([l]) => l === 'Pareto front');
+    check(front && front[1] === st.plan.pareto.length && front[1] > 0, 'the Pareto front has the API’s points', sets);
+    check(sets.some(([l]) => l === 'deadline'), 'the deadline is drawn', sets);
+    const cheap = st.plan.cheapest_within_deadline;
+    const kpi = await page.textContent('#pl-results .kpi:first-child .kpi-value');
+    check(cheap && kpi === `${cheap.system} × ${cheap.num_procs}`, 'the cheapest within the deadline is the API’s', [kpi, cheap && cheap.system]);
+    check(cheap.days <= 0.8, 'and meets the deadline', cheap.days);
+    await page.screenshot({ path: join(outDir, 'plan.png'), fullPage: true });
+    // a click on the first point of the front opens its layout in Step time
+    const target = st.plan.pareto[0];
+    const xy = await page.evaluate((index) => {
+      const canvas = document.querySelector('#pl-results canvas');
+      const chart = window.Chart.getChart(canvas);
+      for (const [i, ds] of chart.data.datasets.entries()) {
+        const j = ds.data.findIndex((p) => p.c && p.c.index === index);
+        if (j >= 0) {
+          const pt = chart.getDatasetMeta(i).data[j], r = canvas.getBoundingClientRect();
+          return { x: r.left + pt.x, y: r.top + pt.y };
+        }
+      }
+      return null;
+    }, target.index);
+    check(xy, 'the front’s first candidate is a point on the chart', target.index);
+    const est = page.waitForResponse((r) => r.url().endsWith('/v1/estimate') && r.request().method() === 'POST');
+    await page.mouse.click(xy.x, xy.y);
+    const res = await est;
+    const body = JSON.parse(res.request().postData());
+    check(res.status() === 200, 'the point is estimated', res.status());
+    for (const k of ['tensor_par', 'pipeline_par', 'data_par', 'batch_size', 'microbatch_size'])
+      check(body.execution[k] === target.execution[k], `with the candidate's ${k}`, [body.execution[k], target.execution[k]]);
+    await page.waitForFunction(() => !document.querySelector('#tab-estimate').hidden && document.querySelector('#tab-plan').hidden);
+    const answer = await res.json();
+    check(answer.summary.step_time_s === target.step_time_s, 'at the plan’s step time', [answer.summary.step_time_s, target.step_time_s]);
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.click('#nav-plan');
+    await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 3000 }).catch(() => {});
+    const over = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    check(over <= 0, 'the plan tab with its answer at 390 px is not wider than the screen', over);
+    await page.screenshot({ path: join(outDir, 'plan-390.png'), fullPage: true });
+    await page.setViewportSize({ width: 1440, height: 1000 });
+  });
+
+  await step('Scaling budget links its tokens into a plan', async () => {
+    await page.click('#nav-scaling');
+    await page.selectOption('#scaling-form [data-field="law"]', 'chinchilla');
+    await page.evaluate(() => document.querySelector('#sc-plan')?.remove()); // an earlier answer's
+    const solved = page.waitForResponse((r) => r.url().endsWith('/v1/scaling') && r.request().method() === 'POST');
+    await page.click('#scaling-form button[type="submit"]');
+    const r = await (await solved).json();
+    await page.click('#sc-plan');
+    await page.waitForFunction(() => location.hash === '#plan' && !document.querySelector('#tab-plan').hidden);
+    check(Number(await page.inputValue('#f-pl-tokens')) === r.tokens, 'with the tokens', [await page.inputValue('#f-pl-tokens'), r.tokens]);
+    check(/parameters/.test(await page.textContent('#pl-note')), 'and the model size noted');
   });
 
   await step('no page errors and nothing fetched from outside', async () => {

@@ -280,7 +280,26 @@ sweeps = [
     {"kind": "optimal_execution", "model": "megatron-126M", "system": "a100_80g",
      "num_procs": 1048576, "max_batch_size": 1048576, "datatype": "bfloat16"},
     {}, {"kind": "random"},
-] + grids[:8]
+] + grids[:8] + [
+    # cluster plans (search_plan_codec.c): every form of tokens, systems and counts, and the
+    # refusals of tests/api/test_plan.py
+    {"kind": "plan", "model": "llama3-8B", "tokens": 1e10, "batch_tokens": 1048576,
+     "systems": [{"name": "cheap", "system": "h100_sxm", "price_per_gpu_hour": 2},
+                 {"name": "dear", "system": "h100_sxm", "price_per_gpu_hour": 4}],
+     "gpu_counts": [8, 16, 32], "deadline_days": 1, "budget_dollars": 500},
+    {"kind": "plan", "model": "llama3-70B", "tokens": "chinchilla", "systems": ["h100_sxm", "b200"],
+     "gpu_counts": {"from": 512, "to": 2048, "factor": 2}, "max_gpus": 1024,
+     "options": {"fp8": "all"}, "failures": {"per_gpu_hour": 1e-5, "storage_gbps": 50,
+                                              "restart_minutes": 5}, "pue": 1.2},
+    {"kind": "plan", "model": "llama3-8B", "tokens": {"flops": 1e21}, "seq_size": 4096,
+     "batch_tokens": [524288, 1048576], "systems": ["mi300x"],
+     "gpu_counts": {"from": 8, "to": 32, "step": 8}, "co2_kg_per_kwh": 0.1},
+    {"kind": "plan", "model": "llama3-8B", "tokens": 1e10, "systems": [], "gpu_counts": [8]},
+    {"kind": "plan", "model": "llama3-8B", "tokens": 1e10, "systems": ["h100_sxm"],
+     "gpu_counts": [8, 1031]},
+    {"kind": "plan", "model": "llama3-8B", "tokens": 1e19, "systems": ["h100_sxm"],
+     "gpu_counts": [8], "deadline_days": 0},
+]
 write("sweep", sweeps)
 write("grid", grids + [{k: v for k, v in g.items() if k != "kind"} for g in grids[:5]])
 

@@ -179,6 +179,23 @@ static void fp8_weights(void **state)
     step(&m, &e, &r8);
     assert_close(r8.extra.stages[0].weights - r16.extra.stages[0].weights, 139264, 0);
     assert_true(r8.stats.fw_time < r16.stats.fw_time);
+    /* FP8 primary weights: the 69,632 linear weights lose their bf16 copy (2 bytes each,
+     * 139,264 bytes) and keep the two FP8 ones: 2 + 2 bytes become 2, as many bytes as bf16
+     * alone; gradients, optimizer and time unchanged. */
+    llm_result_t rp;
+    e.fp8_params = true;
+    step(&m, &e, &rp);
+    assert_close(r8.extra.stages[0].weights - rp.extra.stages[0].weights, 139264, 0);
+    assert_close(rp.extra.stages[0].weights, r16.extra.stages[0].weights, 0);
+    assert_close(rp.extra.stages[0].gradients, r8.extra.stages[0].gradients, 0);
+    assert_close(rp.extra.stages[0].optimizer, r8.extra.stages[0].optimizer, 0);
+    assert_close(rp.stats.total_time, r8.stats.total_time, 0);
+    /* without FP8 training there are no FP8 weights to hold */
+    fathom_error_t err;
+    llm_system_t s = unit_system(1e15);
+    e.fp8 = false;
+    assert_int_equal(llm_estimate(&m, &s, &e, &rp, &err), -1);
+    assert_string_equal(err.field, "execution.fp8_params");
 }
 
 /* Megatron's mixed-precision bytes per parameter: 2 (bf16 weights) + 4 (fp32 gradients) + 12

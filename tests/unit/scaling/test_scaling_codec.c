@@ -319,12 +319,12 @@ static void test_training_codec(void **state)
     json_t *v = json_loads("{\"tokens\":3e11,\"gpu_hour_price\":2,\"gpu_power_kw\":0.7}", 0,
                            &jerr);
     scaling_training_t t;
-    assert_int_equal(codec_training_decode(v, "training", &t, &err), 0);
+    assert_int_equal(codec_training_decode(v, "training", NULL, &t, &err), 0);
     assert_close(t.pue, 1.0, 0);
     assert_close(t.co2_kg_per_kwh, 0.534, 0);
     json_t *enc = codec_training_encode(&t);
     scaling_training_t t2;
-    assert_int_equal(codec_training_decode(enc, "training", &t2, &err), 0);
+    assert_int_equal(codec_training_decode(enc, "training", NULL, &t2, &err), 0);
     assert_memory_equal(&t, &t2, sizeof t);
     json_decref(enc);
     json_decref(v);
@@ -346,7 +346,7 @@ static void test_training_codec(void **state)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         json_t *b = json_loads(bad[i][0], 0, &jerr);
-        assert_int_equal(codec_training_decode(b, "training", &t, &err), -1);
+        assert_int_equal(codec_training_decode(b, "training", NULL, &t, &err), -1);
         if (strcmp(err.field, bad[i][1]) != 0)
             fail_msg("%s: field %s, expected %s", bad[i][0], err.field, bad[i][1]);
         json_decref(b);

@@ -112,12 +112,27 @@ static void test_turing_exhaustive_top5(void **state)
                  "tests/data/search/turing-530B_5128_a100_80g_full_t5.json", 10944, 1080, 9864);
 }
 
-/* Two results are the same: counts, and every ranked entry bit for bit. */
-static void assert_same_result(const search_result_t *a, const search_result_t *b,
-                               const char *what)
+/* The sample of good executions of a result, sorted by position, is the same in both. */
+static void assert_same_points(search_result_t *a, search_result_t *b, const char *what)
+{
+    search_points_sort(a->points, a->n_points);
+    search_points_sort(b->points, b->n_points);
+    if (a->n_points != b->n_points) {
+        print_error("%s: %d vs %d sample points\n", what, a->n_points, b->n_points);
+        fail();
+    }
+    for (int i = 0; i < a->n_points; i++)
+        if (memcmp(&a->points[i], &b->points[i], sizeof a->points[i]) != 0) {
+            print_error("%s: sample point %d differs\n", what, i);
+            fail();
+        }
+}
+
+/* Two results are the same: counts, every ranked entry bit for bit, and the sample. */
+static void assert_same_result(search_result_t *a, search_result_t *b, const char *what)
 {
     if (a->total != b->total || a->good != b->good || a->bad != b->bad ||
-        a->n_best != b->n_best) {
+        a->pruned != b->pruned || a->n_best != b->n_best) {
         print_error("%s: total/good/bad/n %llu/%llu/%llu/%d vs %llu/%llu/%llu/%d\n", what,
                     (unsigned long long)a->total, (unsigned long long)a->good,
                     (unsigned long long)a->bad, a->n_best, (unsigned long long)b->total,
@@ -136,6 +151,7 @@ static void assert_same_result(const search_result_t *a, const search_result_t *
             fail();
         }
     }
+    assert_same_points(a, b, what);
 }
 
 /* A small search with every loop in play (fused both ways, TP/DP overlap, offloads, two
@@ -149,21 +165,25 @@ static void assert_same_result(const search_result_t *a, const search_result_t *
 /* The same with Fathom's dimensions freed on a modern block: grouped-query attention, gated MLP,
  * embeddings and output layer, both attention kernels and FP8 on and off (h100_sxm has float8).
  * About 7.3 billion parameters: on one GPU of 8 they do not fit, split eight ways they do. */
-#define MODERN_REQUEST                                                                         \
+#define MODERN_REQUEST MODERN_REQUEST_TOP("40")
+#define MODERN_TOP1_REQUEST MODERN_REQUEST_TOP("1")
+#define MODERN_REQUEST_TOP(n)                                                                  \
     "{\"model\":{\"hidden\":8192,\"feedforward\":28672,\"seq_size\":4096,\"attn_heads\":64,"\
     "\"kv_heads\":8,\"num_blocks\":6,\"vocab_size\":128256,\"gated_mlp\":true,"              \
     "\"norm\":\"rmsnorm\",\"position_embedding\":\"rope\",\"tied_embeddings\":false},"       \
     "\"system\":\"h100_sxm\",\"num_procs\":8,\"max_batch_size\":8,\"datatype\":\"bfloat16\"," \
-    "\"options\":{\"top_n\":40,\"attention_kernel\":\"all\",\"fp8\":\"all\"}}"
+    "\"options\":{\"top_n\":" n ",\"attention_kernel\":\"all\",\"fp8\":\"all\"}}"
 
 /* Every Fathom dimension free on 4 GPUs: context parallelism, all ZeRO stages, both kernels,
  * FP8, uneven pipeline splits (5 blocks). */
-#define ALL_FREE_REQUEST                                                                       \
+#define ALL_FREE_REQUEST ALL_FREE_REQUEST_TOP("40")
+#define ALL_FREE_TOP1_REQUEST ALL_FREE_REQUEST_TOP("1")
+#define ALL_FREE_REQUEST_TOP(n)                                                                \
     "{\"model\":{\"hidden\":8192,\"feedforward\":28672,\"seq_size\":4096,\"attn_heads\":64,"\
     "\"kv_heads\":8,\"num_blocks\":5,\"vocab_size\":128256,\"gated_mlp\":true,"              \
     "\"norm\":\"rmsnorm\",\"position_embedding\":\"rope\",\"tied_embeddings\":false},"       \
     "\"system\":\"h100_sxm\",\"num_procs\":4,\"max_batch_size\":4,\"datatype\":\"bfloat16\"," \
-    "\"options\":{\"top_n\":40,\"attention_kernel\":\"all\",\"fp8\":\"all\","               \
+    "\"options\":{\"top_n\":" n ",\"attention_kernel\":\"all\",\"fp8\":\"all\","             \
     "\"context_par\":\"all\",\"zero_stage\":\"all\"}}"
 
 /* A small mixture of experts: 8 experts of 1024, 2 per token, on 8 H100s. The search adds the
@@ -181,8 +201,10 @@ static void assert_same_result(const search_result_t *a, const search_result_t *
 static void test_thread_count_independence(void **state)
 {
     (void)state;
+    /* the modern ones are bound-pruned: what they skip must not depend on threads either */
     const char *requests[] = {TURING_REQUEST("{\"top_n\":20}"),
-                              TURING_REQUEST("{\"top_n\":3,\"mbs_break\":true}"), SMALL_REQUEST};
+                              TURING_REQUEST("{\"top_n\":3,\"mbs_break\":true}"), SMALL_REQUEST,
+                              MODERN_REQUEST, ALL_FREE_REQUEST, MOE_REQUEST};
     for (size_t k = 0; k < sizeof requests / sizeof requests[0]; k++) {
         search_request_t req;
         search_result_t one, two, three;
@@ -205,7 +227,7 @@ static void test_pruned_equals_unpruned(void **state)
     const char *requests[] = {TURING_REQUEST("{\"top_n\":100}"),
                               TURING_REQUEST("{\"top_n\":10,\"mbs_break\":true}"),
                               SMALL_REQUEST, MODERN_REQUEST, ALL_FREE_REQUEST,
-                              MOE_REQUEST};
+                              MOE_REQUEST, MODERN_TOP1_REQUEST, ALL_FREE_TOP1_REQUEST};
     for (size_t k = 0; k < sizeof requests / sizeof requests[0]; k++) {
         search_request_t req;
         search_result_t pruned, full;
@@ -217,8 +239,23 @@ static void test_pruned_equals_unpruned(void **state)
         /* The unpruned search estimates everything; pruning must have skipped something, or
          * this test compares nothing. */
         assert_int_equal(full.estimated, full.total);
+        assert_int_equal(full.pruned, 0);
         assert_true(pruned.estimated < full.estimated);
-        assert_same_result(&pruned, &full, "pruned vs unpruned");
+        if (req.model.calculon_block) {
+            /* Calculon's block: only known-bad executions are skipped, counts stay Calculon's */
+            assert_int_equal(pruned.pruned, 0);
+            assert_same_result(&pruned, &full, "pruned vs unpruned");
+        } else {
+            /* bound pruning: the best list and the sample are exact; what it skipped is
+             * counted apart, taken from good and bad alike */
+            assert_true(pruned.pruned > 0);
+            assert_int_equal(pruned.good + pruned.bad + pruned.pruned, full.total);
+            assert_true(pruned.good <= full.good && pruned.bad <= full.bad);
+            pruned.good = full.good;
+            pruned.bad = full.bad;
+            pruned.pruned = 0;
+            assert_same_result(&pruned, &full, "bound-pruned vs unpruned");
+        }
         /* The real search tries exactly what the count-only walk counts (without mbs_break). */
         if (!req.options.mbs_break) {
             search_result_t counted;

@@ -1,0 +1,125 @@
+/* cmd_plan.c — `fathom plan FILE`: a cluster plan (the body of a {"kind":"plan"} sweep) run on
+ * this machine's cores, printed as a table of candidates (or, with --json, the same plan block
+ * a finished plan sweep carries). */
+#ifdef FATHOM_HAVE_SEARCH
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_commands.h"
+#include "search_codec.h"
+#include "search_plan_codec.h"
+
+static const char usage[] =
+    "usage: fathom plan FILE [--json] [--threads N]\n\n"
+    "Runs the cluster plan in FILE (JSON: the body of POST /v1/sweep with \"kind\": \"plan\";\n"
+    "see schemas/sweep_plan.request.json) and prints every candidate — system, GPUs, layout,\n"
+    "step time, days ideal and expected, dollars, MWh, tonnes of CO2 — marking the Pareto\n"
+    "front (*), the cheapest within the deadline (C) and the fastest within the budget (F),\n"
+    "and the reason of each rejected candidate. --json prints the plan block instead.\n";
+
+static bool same(const json_t *a, const json_t *b)
+{
+    return a && b && json_integer_value(json_object_get(a, "index")) ==
+                         json_integer_value(json_object_get(b, "index"));
+}
+
+static double num(const json_t *c, const char *key)
+{
+    const json_t *v = json_object_get(c, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static void print_table(const json_t *plan)
+{
+    const json_t *cheap = json_object_get(plan, "cheapest_within_deadline");
+    const json_t *fast = json_object_get(plan, "fastest_within_budget");
+    const json_t *front = json_object_get(plan, "pareto");
+    printf("%-3s %-16s %6s %-14s %9s %6s %8s %8s %13s %8s %7s  %s\n", "", "system", "gpus",
+           "tp.pp.dp.cp", "step_s", "mfu", "days_id", "days", "dollars", "mwh", "tCO2",
+           "verdict");
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(plan, "candidates"), i, c)
+    {
+        bool on_front = false;
+        size_t k;
+        const json_t *f;
+        json_array_foreach(front, k, f) on_front = on_front || same(c, f);
+        char marks[4] = "   ";
+        marks[0] = on_front ? '*' : ' ';
+        marks[1] = same(c, cheap) ? 'C' : ' ';
+        marks[2] = same(c, fast) ? 'F' : ' ';
+        const json_t *e = json_object_get(c, "execution");
+        char layout[48] = "-";
+        if (json_is_object(e))
+            snprintf(layout, sizeof layout, "%lld.%lld.%lld.%lld",
+                     (long long)json_integer_value(json_object_get(e, "tensor_par")),
+                     (long long)json_integer_value(json_object_get(e, "pipeline_par")),
+                     (long long)json_integer_value(json_object_get(e, "data_par")),
+                     (long long)json_integer_value(json_object_get(e, "context_par")));
+        const json_t *reason = json_object_get(c, "reason");
+        printf("%-3s %-16s %6lld %-14s %9.3f %6.3f %8.1f %8.1f %13.0f %8.1f %7.1f  %s\n", marks,
+               json_string_value(json_object_get(c, "system")),
+               (long long)json_integer_value(json_object_get(c, "num_procs")), layout,
+               num(c, "step_time_s"), num(c, "mfu"), num(c, "days_ideal"), num(c, "days"),
+               num(c, "dollars"), num(c, "mwh"), num(c, "co2_tonnes"),
+               json_is_string(reason) ? json_string_value(reason) : "ok");
+    }
+    printf("\n* Pareto front of days and dollars (expected, with failures and checkpoints)\n"
+           "C cheapest within the deadline, F fastest within the budget\n");
+}
+
+int cli_cmd_plan(int argc, char **argv, const cli_env_t *env)
+{
+    const char *file = NULL;
+    int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    bool as_json = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            as_json = true;
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            threads = atoi(argv[++i]);
+        } else if (!file && argv[i][0] != '-') {
+            file = argv[i];
+        } else {
+            fputs(usage, stderr);
+            return 2;
+        }
+    }
+    if (!file || threads < 1 || threads > CODEC_SEARCH_MAX_THREADS) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    json_t *body = cli_read_json_file(file);
+    if (!body)
+        return 1;
+    if (!json_object_get(body, "kind"))
+        json_object_set_new(body, "kind", json_string("plan"));
+    fathom_error_t err;
+    fathom_error_clear(&err);
+    const codec_ctx_t ctx = {env->presets};
+    uint64_t size = 0;
+    json_t *norm = codec_plan_normalize(body, &ctx, UINT64_MAX, &size, &err);
+    json_t *plan = norm ? codec_plan_run(norm, &ctx, threads, &err) : NULL;
+    int rc = 0;
+    if (!plan)
+        rc = cli_print_error(&err);
+    else if (as_json)
+        cli_print_json(plan);
+    else
+        print_table(plan);
+    json_decref(plan);
+    json_decref(norm);
+    json_decref(body);
+    return rc;
+}
+#else
+/* Built without the search module: nothing here. */
+typedef int cmd_plan_empty_t;
+#endif

@@ -1,0 +1,446 @@
+/* search_plan_codec.c — a cluster plan's request (see search_plan_codec.h): decoded strictly,
+ * normalized (presets resolved, tokens a number, counts a sorted list, the search options
+ * normalized by the search's own decoder), and checked: a count no layout can use and a search
+ * past the server's limit are refused here, naming the field. Candidates and the answer are in
+ * search_plan_run.c. */
+#include "search_plan_codec.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_read.h"
+#include "llm_codec.h"
+#include "model_codec.h"
+#include "plan.h"
+#include "scaling_run_codec.h"
+#include "search.h"
+#include "search_codec.h"
+#include "search_plan_internal.h"
+
+static const char *const plan_keys[] = {
+    "kind",     "model",         "tokens",        "seq_size",       "batch_tokens",
+    "datatype", "systems",       "gpu_counts",    "max_gpus",       "deadline_days",
+    "budget_dollars", "options", "failures",      "pue",            "co2_kg_per_kwh",
+    NULL};
+static const char *const system_keys[] = {"name", "system", "price_per_gpu_hour",
+                                          "power_per_gpu_kw", NULL};
+static const char *const failure_keys[] = {"per_gpu_hour", "storage_gbps", "restart_minutes",
+                                           NULL};
+static const char *const range_keys[] = {"from", "to", "step", "factor", NULL};
+
+int codec_plan__oom(fathom_error_t *err)
+{
+    return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+}
+
+json_t *codec_plan__search_body(const json_t *spec, const json_t *system, int64_t num_procs,
+                                int64_t batch_tokens, const json_t *options)
+{
+    int64_t seq = json_integer_value(json_object_get(json_object_get(spec, "model"), "seq_size"));
+    return json_pack("{s:s,s:O,s:O,s:I,s:I,s:O,s:O}", "kind", "optimal_execution", "model",
+                     json_object_get(spec, "model"), "system", system, "num_procs",
+                     (json_int_t)num_procs, "max_batch_size", (json_int_t)(batch_tokens / seq),
+                     "datatype", json_object_get(spec, "datatype"), "options", options);
+}
+
+/* The plan's search options: its defaults, the request's over them, exact batch and top 1;
+ * checked and normalized by the search's own decoder (errors name "options.<key>"). */
+/* ------------------------------------------------------------------ normalizing ---- */
+
+/* "tokens": a number, "chinchilla" or {"flops": F}. */
+static int decode_tokens(const json_t *body, const fathom_model_t *m, double *out,
+                         fathom_error_t *err)
+{
+    const json_t *v = json_object_get(body, "tokens");
+    llm_params_t p;
+    llm_parameters(m, &p);
+    if (json_is_string(v)) {
+        if (strcmp(json_string_value(v), "chinchilla") != 0)
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "tokens",
+                                    "must be a number, \"chinchilla\" or {\"flops\": F}");
+        *out = PLAN_CHINCHILLA_TOKENS_PER_PARAM * p.total;
+    } else if (json_is_object(v)) {
+        static const char *const flops_keys[] = {"flops", NULL};
+        double flops;
+        if (jr_check_keys(v, "tokens", flops_keys, err) ||
+            jr_positive(v, "tokens", "flops", JR_REQUIRED, 0, 1e40, &flops, err))
+            return -1;
+        *out = flops / (6.0 * p.active);
+    } else if (jr_positive(body, "", "tokens", JR_REQUIRED, 0, 1e40, out, err)) {
+        return -1;
+    }
+    if (!(*out >= 1) || *out > TRAINING_MAX_TOKENS)
+        return fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, "tokens",
+                                "%g tokens: a plan takes 1 to %g", *out, TRAINING_MAX_TOKENS);
+    *out = floor(*out);
+    return 0;
+}
+
+/* "batch_tokens": a number or a list, each rounded down to whole sequences. */
+static json_t *decode_batches(const json_t *body, int64_t seq, fathom_error_t *err)
+{
+    const json_t *v = json_object_get(body, "batch_tokens");
+    json_t *list = v && json_is_array(v) ? json_incref((json_t *)v) : NULL;
+    if (!v)
+        list = json_pack("[I]", (json_int_t)PLAN_DEFAULT_BATCH_TOKENS);
+    else if (!list)
+        list = json_pack("[O]", v);
+    json_t *out = json_array();
+    if (!list || !out)
+        goto fail_oom;
+    if (jr_expect_array(list, "batch_tokens", 1, PLAN_MAX_BATCHES, err))
+        goto fail;
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        char p[JR_PATH_MAX];
+        if (json_is_array(v))
+            jr_path_index(p, sizeof p, "batch_tokens", i);
+        else
+            snprintf(p, sizeof p, "batch_tokens");
+        int64_t tokens;
+        if (jr_value_int(json_array_get(list, i), p, 1, (int64_t)SEARCH_MAX_BATCH * seq, &tokens,
+                         err))
+            goto fail;
+        int64_t batch = tokens / seq;
+        if (batch < 1) {
+            fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                             "%lld tokens is less than one sequence of %lld", (long long)tokens,
+                             (long long)seq);
+            goto fail;
+        }
+        if (json_array_append_new(out, json_integer((json_int_t)(batch * seq))))
+            goto fail_oom;
+    }
+    json_decref(list);
+    return out;
+fail_oom:
+    codec_plan__oom(err);
+fail:
+    json_decref(list);
+    json_decref(out);
+    return NULL;
+}
+
+/* One entry of "systems": {"name","system","price_per_gpu_hour","power_per_gpu_kw"}. */
+static json_t *decode_system(const json_t *v, size_t i, const codec_ctx_t *ctx,
+                             fathom_error_t *err)
+{
+    char p[JR_PATH_MAX], sp[JR_PATH_MAX];
+    jr_path_index(p, sizeof p, "systems", i);
+    const char *name = NULL;
+    const json_t *sys = v;
+    if (json_is_object(v)) {
+        if (jr_check_keys(v, p, system_keys, err) ||
+            jr_string(v, p, "name", JR_REQUIRED, NULL, 64, &name, err))
+            return NULL;
+        sys = json_object_get(v, "system");
+        if (!sys)
+            sys = json_object_get(v, "name");
+        jr_path(sp, sizeof sp, p, json_object_get(v, "system") ? "system" : "name");
+    } else if (json_is_string(v)) {
+        name = json_string_value(v);
+        snprintf(sp, sizeof sp, "%s", p);
+    } else {
+        fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                         "must be a system preset name or {\"name\", \"price_per_gpu_hour\", "
+                         "\"power_per_gpu_kw\"}");
+        return NULL;
+    }
+    llm_system_t s;
+    codec_gpu_cost_t cost;
+    if (codec_llm_system_decode(sys, sp, ctx->presets, &s, err) ||
+        codec_llm_system_cost_decode(sys, sp, ctx->presets, &cost, err))
+        return NULL;
+    double price = cost.price_per_gpu_hour, power = cost.power_per_gpu_kw;
+    json_t *empty = json_object(); /* a bare name overrides nothing */
+    const json_t *o = json_is_object(v) ? v : empty;
+    int bad = !o || jr_real(o, p, "price_per_gpu_hour",
+                            cost.has_price ? JR_OPTIONAL : JR_REQUIRED, price, 0,
+                            TRAINING_MAX_PRICE, &price, err) ||
+              jr_real(o, p, "power_per_gpu_kw", cost.has_power ? JR_OPTIONAL : JR_REQUIRED,
+                      power, 0, TRAINING_MAX_POWER_KW, &power, err);
+    json_decref(empty);
+    if (bad)
+        return NULL;
+    return json_pack("{s:s,s:o,s:f,s:f}", "name", name, "system", codec_llm_system_encode(&s),
+                     "price_per_gpu_hour", price, "power_per_gpu_kw", power);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* "gpu_counts": a list, or a range {"from","to","step"} / {"from","to","factor"}; sorted,
+ * without repeats, into counts (room for PLAN_MAX_COUNTS). */
+static int decode_counts(const json_t *body, int64_t *counts, size_t *n, fathom_error_t *err)
+{
+    const json_t *v = json_object_get(body, "gpu_counts");
+    *n = 0;
+    if (json_is_object(v)) {
+        int64_t from, to, step = 0, factor = 0;
+        if (jr_check_keys(v, "gpu_counts", range_keys, err) ||
+            jr_int(v, "gpu_counts", "from", JR_REQUIRED, 0, 1, SEARCH_MAX_PROCS, &from, err) ||
+            jr_int(v, "gpu_counts", "to", JR_REQUIRED, 0, from, SEARCH_MAX_PROCS, &to, err) ||
+            jr_int(v, "gpu_counts", "step", JR_OPTIONAL, 0, 1, SEARCH_MAX_PROCS, &step, err) ||
+            jr_int(v, "gpu_counts", "factor", JR_OPTIONAL, 0, 2, 1024, &factor, err))
+            return -1;
+        if ((step > 0) == (factor > 0))
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "gpu_counts",
+                                    "a range gives one of step or factor");
+        for (int64_t c = from; c <= to; c = step ? c + step : c * factor) {
+            if (*n == PLAN_MAX_COUNTS)
+                return fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, "gpu_counts",
+                                        "more than %d counts", PLAN_MAX_COUNTS);
+            counts[(*n)++] = c;
+        }
+    } else {
+        if (jr_expect_array(v, "gpu_counts", 1, PLAN_MAX_COUNTS, err))
+            return -1;
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            char p[JR_PATH_MAX];
+            jr_path_index(p, sizeof p, "gpu_counts", i);
+            if (jr_value_int(json_array_get(v, i), p, 1, SEARCH_MAX_PROCS, &counts[i], err))
+                return -1;
+        }
+        *n = json_array_size(v);
+    }
+    qsort(counts, *n, sizeof *counts, by_value);
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++)
+        if (k == 0 || counts[i] != counts[k - 1])
+            counts[k++] = counts[i];
+    *n = k;
+    return 0;
+}
+
+static json_t *normalize_options(const json_t *body, json_t *spec, const codec_ctx_t *ctx,
+                                 fathom_error_t *err)
+{
+    const json_t *given = json_object_get(body, "options");
+    if (given && jr_expect_object(given, "options", err))
+        return NULL;
+    json_t *o = json_pack("{s:s,s:b,s:b}", "attention_kernel", "fused", "no_offload", 1, "fp8", 0);
+    if (!o || (given && json_object_update(o, (json_t *)given)) ||
+        json_object_set_new(o, "exact_batch", json_true()) ||
+        json_object_set_new(o, "top_n", json_integer(1))) {
+        json_decref(o);
+        return codec_plan__oom(err), NULL;
+    }
+    const json_t *sys0 = json_object_get(json_array_get(json_object_get(spec, "systems"), 0),
+                                         "system");
+    int64_t bt = json_integer_value(json_array_get(json_object_get(spec, "batch_tokens"), 0));
+    json_t *body1 = codec_plan__search_body(spec, sys0, 1, bt, o);
+    json_decref(o);
+    search_request_t req;
+    json_t *enc = NULL;
+    if (body1 && codec_search_decode(body1, ctx, &req, err) == 0) {
+        enc = codec_search_request_encode(&req);
+        if (!enc)
+            codec_plan__oom(err);
+    } else if (!body1) {
+        codec_plan__oom(err);
+    }
+    json_decref(body1);
+    json_t *opts = enc ? json_incref(json_object_get(enc, "options")) : NULL;
+    json_decref(enc);
+    return opts;
+}
+
+static int decode_failures(const json_t *body, json_t **out, fathom_error_t *err)
+{
+    const json_t *f = json_object_get(body, "failures");
+    double rate = PLAN_DEFAULT_FAILURES_PER_GPU_HOUR, gbps = PLAN_DEFAULT_STORAGE_GBPS,
+           restart = PLAN_DEFAULT_RESTART_MINUTES;
+    if (f && (jr_expect_object(f, "failures", err) ||
+              jr_check_keys(f, "failures", failure_keys, err) ||
+              jr_real(f, "failures", "per_gpu_hour", JR_OPTIONAL, rate, 0, 1, &rate, err) ||
+              jr_positive(f, "failures", "storage_gbps", JR_OPTIONAL, gbps, 1e9, &gbps, err) ||
+              jr_real(f, "failures", "restart_minutes", JR_OPTIONAL, restart, 0, 1e6, &restart,
+                      err)))
+        return -1;
+    *out = json_pack("{s:f,s:f,s:f}", "per_gpu_hour", rate, "storage_gbps", gbps,
+                     "restart_minutes", restart);
+    return *out ? 0 : codec_plan__oom(err);
+}
+
+/* Refuses a count no layout of any system and batch can use, and a candidate whose search is
+ * past the server's limit. */
+static int check_counts(json_t *spec, const codec_ctx_t *ctx, uint64_t max_exec, bool listed,
+                        fathom_error_t *err)
+{
+    const json_t *counts = json_object_get(spec, "gpu_counts");
+    const json_t *systems = json_object_get(spec, "systems");
+    const json_t *batches = json_object_get(spec, "batch_tokens");
+    int64_t max_gpus = json_integer_value(json_object_get(spec, "max_gpus"));
+    for (size_t c = 0; c < json_array_size(counts); c++) {
+        int64_t n = json_integer_value(json_array_get(counts, c));
+        if (max_gpus > 0 && n > max_gpus)
+            continue; /* rejected without a search */
+        char p[JR_PATH_MAX];
+        if (listed)
+            jr_path_index(p, sizeof p, "gpu_counts", c);
+        else
+            snprintf(p, sizeof p, "gpu_counts");
+        bool usable = false;
+        for (size_t s = 0; s < json_array_size(systems); s++) {
+            for (size_t b = 0; b < json_array_size(batches); b++) {
+                json_t *body = codec_plan__search_body(
+                    spec, json_object_get(json_array_get(systems, s), "system"), n,
+                    json_integer_value(json_array_get(batches, b)),
+                    json_object_get(spec, "options"));
+                search_request_t req;
+                fathom_error_t e2;
+                search_plan_t *plan = NULL;
+                if (!body)
+                    return codec_plan__oom(err);
+                int bad = codec_search_decode(body, ctx, &req, &e2);
+                json_decref(body);
+                if (bad) /* not the count's fault: the datatype on this system, say */
+                    return fathom_error_set(err, e2.code, e2.field, "%s (systems[%zu], %s)",
+                                            e2.message, s,
+                                            json_string_value(json_object_get(
+                                                json_array_get(systems, s), "name")));
+                plan = search_plan_create(&req, &e2);
+                uint64_t ex = plan ? search_plan_max_executions(plan) : 0;
+                search_plan_free(plan);
+                if (ex > max_exec)
+                    return fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, p,
+                                            "the search of %lld GPUs would try %llu executions; "
+                                            "the limit of this server is %llu "
+                                            "(--max-search-executions)",
+                                            (long long)n, (unsigned long long)ex,
+                                            (unsigned long long)max_exec);
+                usable = usable || ex > 0;
+            }
+        }
+        if (!usable)
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                    "no layout of the model uses %lld GPUs with these batches "
+                                    "(no split into tensor, pipeline and data parallelism fits "
+                                    "its heads, its blocks and a data-parallel degree dividing "
+                                    "the batch)",
+                                    (long long)n);
+    }
+    return 0;
+}
+
+/* Reads the constraints and energy figures into spec. */
+static int decode_constraints(const json_t *body, json_t *spec, fathom_error_t *err)
+{
+    int64_t max_gpus;
+    double deadline, budget, pue, co2;
+    json_t *failures = NULL;
+    if (jr_int(body, "", "max_gpus", JR_OPTIONAL, 0, 1, SEARCH_MAX_PROCS, &max_gpus, err) ||
+        jr_positive(body, "", "deadline_days", JR_OPTIONAL, 0, 1e6, &deadline, err) ||
+        jr_positive(body, "", "budget_dollars", JR_OPTIONAL, 0, 1e15, &budget, err) ||
+        jr_real(body, "", "pue", JR_OPTIONAL, 1.0, 1.0, TRAINING_MAX_PUE, &pue, err) ||
+        jr_real(body, "", "co2_kg_per_kwh", JR_OPTIONAL, SCALING_DEFAULT_CO2_KG_PER_KWH, 0,
+                TRAINING_MAX_CO2, &co2, err) ||
+        decode_failures(body, &failures, err))
+        return -1;
+    if (json_object_set_new(spec, "failures", failures) ||
+        json_object_set_new(spec, "pue", json_real(pue)) ||
+        json_object_set_new(spec, "co2_kg_per_kwh", json_real(co2)) ||
+        (max_gpus && json_object_set_new(spec, "max_gpus", json_integer(max_gpus))) ||
+        (deadline > 0 && json_object_set_new(spec, "deadline_days", json_real(deadline))) ||
+        (budget > 0 && json_object_set_new(spec, "budget_dollars", json_real(budget))))
+        return codec_plan__oom(err);
+    return 0;
+}
+
+/* model, tokens, datatype, batches and systems into spec. */
+static int decode_workload(const json_t *body, json_t *spec, const codec_ctx_t *ctx,
+                           fathom_error_t *err)
+{
+    fathom_model_t m;
+    int64_t seq;
+    int dt;
+    double tokens;
+    if (!jr_has(body, "model"))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "model", "is required");
+    if (codec_model_decode(json_object_get(body, "model"), "model", ctx->presets, &m, err) ||
+        jr_int(body, "", "seq_size", JR_OPTIONAL, m.seq_size, 1, 1 << 24, &seq, err) ||
+        jr_enum(body, "", "datatype", JR_OPTIONAL, LLM_DT_BFLOAT16, llm_datatype_names, &dt,
+                err))
+        return -1;
+    m.seq_size = seq;
+    if (decode_tokens(body, &m, &tokens, err))
+        return -1;
+    json_t *batches = decode_batches(body, seq, err);
+    if (!batches)
+        return -1;
+    if (json_object_set_new(spec, "model", codec_model_encode(&m)) ||
+        json_object_set_new(spec, "tokens", json_real(tokens)) ||
+        json_object_set_new(spec, "datatype", json_string(llm_datatype_name(dt))) ||
+        json_object_set_new(spec, "batch_tokens", batches))
+        return codec_plan__oom(err);
+    const json_t *systems = json_object_get(body, "systems");
+    json_t *nsys = json_array();
+    if (!nsys || json_object_set_new(spec, "systems", nsys))
+        return codec_plan__oom(err);
+    if (jr_expect_array(systems, "systems", 1, PLAN_MAX_SYSTEMS, err))
+        return -1;
+    for (size_t i = 0; i < json_array_size(systems); i++) {
+        json_t *s = decode_system(json_array_get(systems, i), i, ctx, err);
+        if (!s)
+            return err->code ? -1 : codec_plan__oom(err);
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(json_string_value(json_object_get(json_array_get(nsys, k), "name")),
+                       json_string_value(json_object_get(s, "name"))) == 0) {
+                char p[JR_PATH_MAX];
+                jr_path_index(p, sizeof p, "systems", i);
+                json_decref(s);
+                return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                        "names a system twice; give each a name of its own");
+            }
+        if (json_array_append_new(nsys, s))
+            return codec_plan__oom(err);
+    }
+    return 0;
+}
+
+json_t *codec_plan_normalize(const json_t *body, const codec_ctx_t *ctx,
+                             uint64_t max_search_executions, uint64_t *size, fathom_error_t *err)
+{
+    if (jr_expect_object(body, "", err) || jr_check_keys(body, "", plan_keys, err))
+        return NULL;
+    json_t *spec = json_pack("{s:s}", "kind", "plan");
+    int64_t counts[PLAN_MAX_COUNTS];
+    size_t n = 0;
+    if (!spec)
+        return codec_plan__oom(err), NULL;
+    if (decode_workload(body, spec, ctx, err) || decode_counts(body, counts, &n, err) ||
+        decode_constraints(body, spec, err))
+        goto fail;
+    json_t *list = json_array();
+    for (size_t i = 0; list && i < n; i++)
+        if (json_array_append_new(list, json_integer((json_int_t)counts[i])))
+            break;
+    if (!list || json_array_size(list) != n || json_object_set_new(spec, "gpu_counts", list)) {
+        codec_plan__oom(err);
+        goto fail;
+    }
+    json_t *options = normalize_options(body, spec, ctx, err);
+    if (!options || json_object_set_new(spec, "options", options))
+        goto fail;
+    if (check_counts(spec, ctx, max_search_executions,
+                     json_is_array(json_object_get(body, "gpu_counts")), err))
+        goto fail;
+    *size = codec_plan_size(spec);
+    return spec;
+fail:
+    if (!err->code)
+        codec_plan__oom(err);
+    json_decref(spec);
+    return NULL;
+}
+
+uint64_t codec_plan_size(const json_t *spec)
+{
+    return (uint64_t)json_array_size(json_object_get(spec, "systems")) *
+           (uint64_t)json_array_size(json_object_get(spec, "gpu_counts"));
+}
+

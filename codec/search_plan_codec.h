@@ -1,0 +1,92 @@
+/* search_plan_codec.h — a cluster plan: the {"kind":"plan"} body of POST /v1/sweep, decoded
+ * strictly and normalized; one candidate (a system and a GPU count) searched and priced; and the
+ * plan block (Pareto front, cheapest within the deadline, fastest within the budget) made from
+ * every candidate. The arithmetic of failures and of the choice is core/plan (plan.h).
+ *
+ * Request (schemas/sweep_plan.request.json):
+ *   "model"          preset name | object                                   required
+ *   "tokens"         number (1..1e18) | "chinchilla" (20 tokens per parameter, total parameters)
+ *                    | {"flops": F} (F / (6 · active parameters), the 6ND convention)  required
+ *   "seq_size"       sequence length; default the model's
+ *   "batch_tokens"   global batch in tokens, or a list of up to 8 to choose from (the fastest
+ *                    run wins per candidate); each is rounded down to whole sequences.
+ *                    Default 4,194,304 (4M tokens, Llama 3's first stage)
+ *   "datatype"       default "bfloat16"
+ *   "systems"        1..16 of: preset name | {"name", "system"?: object, "price_per_gpu_hour"?,
+ *                    "power_per_gpu_kw"?} (price and power default to the preset's/object's;
+ *                    required when it has none)                                  required
+ *   "gpu_counts"     1..256 integers, or {"from","to","step"} or {"from","to","factor"}  required
+ *   "max_gpus"       counts above it are rejected without a search ("over_max_gpus")
+ *   "deadline_days", "budget_dollars"   > 0; absent: no constraint
+ *   "options"        the search's options (sweep_optimal_execution's), over the plan's
+ *                    defaults: attention_kernel "fused", no_offload true, fp8 false, Calculon's
+ *                    ZeRO loop, context_par 1; exact_batch and top_n 1 are always set
+ *   "failures"       {"per_gpu_hour" (default 419/(54·24·16384), Llama 3 405B),
+ *                     "storage_gbps" (aggregate checkpoint write bandwidth, GB/s, default 100),
+ *                     "restart_minutes" (default 15)}
+ *   "pue" (default 1.0), "co2_kg_per_kwh" (default 0.534): as an estimate's training block.
+ * The normalized form has every field explicit: tokens a number, batch_tokens a list of exact
+ * multiples of seq_size, systems objects with their system, gpu_counts a sorted list.
+ *
+ * Candidates: index = system · len(gpu_counts) + count, systems in request order, counts
+ * ascending. A candidate's days, GPU-hours, dollars, MWh and CO2 are expected ones (ideal /
+ * goodput); the ideal ones have the suffix _ideal. Deadline and budget judge the expected
+ * figures. */
+#ifndef FATHOM_SEARCH_PLAN_CODEC_H
+#define FATHOM_SEARCH_PLAN_CODEC_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "endpoint.h"
+#include "fathom_error.h"
+
+#define PLAN_MAX_SYSTEMS 16
+#define PLAN_MAX_COUNTS 256
+#define PLAN_MAX_BATCHES 8
+#define PLAN_DEFAULT_BATCH_TOKENS 4194304
+#define PLAN_DEFAULT_STORAGE_GBPS 100.0
+#define PLAN_DEFAULT_RESTART_MINUTES 15.0
+#define PLAN_CHINCHILLA_TOKENS_PER_PARAM 20.0
+
+/* Decodes and normalizes a plan body. *size is its number of candidates. Refuses a count no
+ * layout can use ("gpu_counts[i]") and a candidate whose search would try more than
+ * max_search_executions (limit_exceeded). NULL with err when refused. */
+json_t *codec_plan_normalize(const json_t *body, const codec_ctx_t *ctx,
+                             uint64_t max_search_executions, uint64_t *size, fathom_error_t *err);
+
+/* Number of candidates of a normalized plan. */
+uint64_t codec_plan_size(const json_t *spec);
+
+/* Candidate `index` of a normalized plan, searched on the calling thread (new reference):
+ *   {"index","system","num_procs","price_per_gpu_hour","power_per_gpu_kw","fits",
+ *    "rejected": [reason codes], "reason": text|null, "execution": object|null,
+ *    "batch_tokens","step_time_s","tokens_per_s","mfu","steps","days_ideal","days",
+ *    "gpu_hours_ideal","gpu_hours","dollars_ideal","dollars","mwh","co2_tonnes",
+ *    "failures": {"mtbf_hours","checkpoint_bytes","checkpoint_write_s",
+ *                 "checkpoint_interval_s","overhead","goodput","expected_interruptions"},
+ *    "warnings": [...], "search": {"total","good","estimated"}}
+ * (figures null when nothing fits). Reason codes: "over_max_gpus", "does_not_fit",
+ * "never_finishes" (goodput 0), "misses_deadline", "over_budget". *evaluations gets the
+ * llm_estimate calls made. NULL with err: FATHOM_E_UNAVAILABLE "cancelled" once *cancel is
+ * non-zero (may be NULL), FATHOM_E_INTERNAL when memory ran out. */
+json_t *codec_plan_candidate(const json_t *spec, const codec_ctx_t *ctx, uint64_t index,
+                             volatile int *cancel, uint64_t *evaluations, fathom_error_t *err);
+
+/* The plan block from every candidate in index order (borrowed):
+ *   {"candidates": [...], "pareto": [...], "cheapest_within_deadline": candidate|null,
+ *    "fastest_within_budget": candidate|null, "deadline_days", "budget_dollars", "tokens"}
+ * pareto: the usable candidates no other beats in both days and dollars, fastest first.
+ * Without a deadline the cheapest overall; without a budget the fastest overall. NULL on
+ * allocation failure. */
+json_t *codec_plan_summarize(const json_t *spec, const json_t *candidates);
+
+/* The CSV columns of a candidate: JSON paths into it ("execution.tensor_par"), NULL-ended. */
+extern const char *const codec_plan_csv_columns[];
+
+/* Runs every candidate on `threads` pthreads (1..256) and returns the plan block (the CLI and
+ * the benchmark; the server runs candidates as sweep units). NULL with err. */
+json_t *codec_plan_run(const json_t *normalized, const codec_ctx_t *ctx, int threads,
+                       fathom_error_t *err);
+
+#endif

@@ -1,0 +1,211 @@
+// plan.js — the "Plan a cluster" tab: a model, the tokens to train on (a Chinchilla button), a
+// deadline and a budget, the GPU types to compare with their prices editable, and GPU counts
+// become a plan sweep (POST /v1/sweep {"kind":"plan"}), followed with a progress bar and a
+// cancel button; its answer is a scatter of days against dollars (the Pareto front drawn, the
+// deadline and budget as lines; a click on a point opens that layout in Step time), the cheapest
+// plan within the deadline, the fastest within the budget, and every candidate in a table.
+import { api, ApiError, clearErrors, showError } from './api.js';
+import { COLORS, chartBox, scatter } from './charts.js';
+import { fillForm, submitEstimate } from './estimate.js';
+import { field, read } from './forms.js';
+import { $, el, fmtInt, fmtNum, fmtPct, fmtSeconds, sleep } from './util.js';
+
+const form = () => $('#plan-form');
+const DEFAULT_SYSTEMS = ['h100_sxm', 'h200', 'b200'];
+let current = null; // {id, cancelled} of the plan this tab follows
+
+async function buildSystems(presets) {
+  const box = $('#pl-systems');
+  const rows = await Promise.all(presets.systems.map(async (p) => {
+    let sys = {};
+    try { sys = (await api('GET', `/v1/presets/systems/${p.name}`)).data; } catch { /* shown without a price */ }
+    const check = el('input', { type: 'checkbox', id: `f-pl-sys-${p.name}`, 'data-system': p.name });
+    check.checked = DEFAULT_SYSTEMS.includes(p.name);
+    const price = el('input', { type: 'text', id: `f-pl-price-${p.name}`, 'data-price': p.name, inputmode: 'decimal',
+      autocomplete: 'off', 'aria-label': `${p.name}: dollars per GPU-hour` });
+    if (sys.price_per_gpu_hour !== undefined) price.value = sys.price_per_gpu_hour;
+    return el('div', { class: 'pl-sys' }, check, el('label', { for: check.id }, p.name), price,
+      el('small', { class: 'hint' }, '$/GPU-h'));
+  }));
+  box.replaceChildren(...rows);
+}
+
+function buildForm(presets) {
+  const sc = 'pl';
+  const chin = el('button', { type: 'button', class: 'ghost', id: 'pl-chinchilla' }, 'Chinchilla: 20 per parameter');
+  chin.addEventListener('click', () => { $('#f-pl-tokens').value = 'chinchilla'; });
+  $('#pl-fields').append(
+    field({ scope: sc, label: 'Model', field: 'model', type: 'select', options: presets.models.map((p) => [p.name, p.name]), value: 'llama3-70B' }),
+    field({ scope: sc, label: 'Tokens to train on', field: 'tokens', type: 'text', value: 'chinchilla', hint: 'a number such as 1.5e13, or “chinchilla”' }),
+    el('div', { class: 'fld' }, chin),
+    field({ scope: sc, label: 'Global batch (tokens)', field: 'batch_tokens', value: 4194304, min: 1, step: 1, required: true }),
+    field({ scope: sc, label: 'GPU counts', field: 'gpu_counts', type: 'text', value: '512, 1024, 2048, 4096', hint: 'comma-separated' }),
+    field({ scope: sc, label: 'Deadline (days)', field: 'deadline_days', min: 0, placeholder: 'none' }),
+    field({ scope: sc, label: 'Budget (dollars)', field: 'budget_dollars', min: 0, placeholder: 'none' }),
+  );
+  form().addEventListener('submit', (e) => { e.preventDefault(); start(); });
+  $('#pl-cancel').addEventListener('click', cancel);
+  return buildSystems(presets);
+}
+
+function requestOf() {
+  const f = form();
+  const tokensText = read(f, 'tokens').trim();
+  const tokens = tokensText === 'chinchilla' ? 'chinchilla' : Number(tokensText);
+  if (tokens !== 'chinchilla' && !(tokens > 0)) throw new ApiError(0, 'local', `must be a number or “chinchilla”, not “${tokensText}”`, 'tokens');
+  const counts = read(f, 'gpu_counts').split(',').map((s) => s.trim()).filter(Boolean).map(Number);
+  if (!counts.length || counts.some((n) => !Number.isInteger(n) || n < 1)) throw new ApiError(0, 'local', 'give whole numbers of GPUs, separated by commas', 'gpu_counts');
+  const systems = [];
+  for (const c of $('#pl-systems').querySelectorAll('input[data-system]')) {
+    if (!c.checked) continue;
+    const name = c.dataset.system, text = $(`#f-pl-price-${name}`).value.trim();
+    const s = { name };
+    if (text !== '') {
+      const price = Number(text);
+      if (!(price >= 0)) throw new ApiError(0, 'local', `${name}: the price must be a number of dollars`, 'systems');
+      s.price_per_gpu_hour = price;
+    }
+    systems.push(s);
+  }
+  const req = { kind: 'plan', model: read(f, 'model'), tokens, batch_tokens: read(f, 'batch_tokens'), gpu_counts: counts, systems };
+  for (const k of ['deadline_days', 'budget_dollars']) {
+    const v = read(f, k);
+    if (v !== undefined) req[k] = v;
+  }
+  return req;
+}
+
+async function start() {
+  const f = form();
+  clearErrors(f);
+  $('#pl-results').replaceChildren();
+  let sub;
+  try {
+    sub = (await api('POST', '/v1/sweep', requestOf())).data;
+  } catch (e) {
+    showError(f, e);
+    return;
+  }
+  await followPlan(sub.id);
+}
+
+async function cancel() {
+  if (!current) return;
+  current.cancelled = true;
+  $('#pl-cancel').disabled = true;
+  try { await api('DELETE', `/v1/sweep/${current.id}`); } catch (e) { showError(form(), e); }
+}
+
+// Polls the plan until it ends, a candidate at a time on the progress bar, then shows it.
+export async function followPlan(id) {
+  const me = { id, cancelled: false };
+  current = me;
+  const bar = $('#pl-progress'), text = $('#pl-progress-text');
+  $('#pl-status').hidden = false;
+  $('#pl-submit').disabled = true;
+  $('#pl-cancel').disabled = false;
+  let st;
+  try {
+    for (;;) {
+      st = (await api('GET', `/v1/sweep/${id}`)).data;
+      if (current !== me) return;
+      const p = st.progress || {};
+      bar.max = Math.max(1, p.total || 1);
+      bar.value = p.done || 0;
+      text.textContent = `Plan ${st.status} — ${fmtInt(p.done || 0)} of ${fmtInt(p.total || 0)} candidates searched`;
+      $('#pl-status').dataset.state = st.status;
+      if (['done', 'failed', 'cancelled'].includes(st.status)) break;
+      await sleep(400);
+    }
+  } catch (e) {
+    showError(form(), e);
+    return;
+  } finally {
+    if (current === me) { $('#pl-submit').disabled = false; $('#pl-cancel').disabled = true; }
+  }
+  if (st.status === 'failed') showError(form(), { message: `the plan failed: ${st.error || 'no reason given'}` });
+  else if (st.status === 'done') showPlan(st);
+}
+
+const label = (c) => `${c.system} × ${fmtInt(c.num_procs)}`;
+const layout = (e) => (e ? `TP ${e.tensor_par} · PP ${e.pipeline_par} · DP ${e.data_par}${e.context_par > 1 ? ` · CP ${e.context_par}` : ''}` : '—');
+
+// Re-runs a candidate's layout as one estimate, with its whole breakdown, on Step time.
+async function openCandidate(c, st) {
+  const sys = (st.spec.systems || []).find((s) => s.name === c.system);
+  await fillForm({ model: st.spec.model, system: sys ? sys.system : c.system, execution: c.execution });
+  location.hash = '#estimate';
+  await submitEstimate();
+}
+
+function pick(title, c, why) {
+  return el('div', { class: 'kpi' }, el('div', { class: 'kpi-label' }, title),
+    el('div', { class: 'kpi-value' }, c ? label(c) : 'none'),
+    el('div', { class: 'kpi-sub' }, c ? `${fmtNum(c.days)} days · $${fmtInt(Math.round(c.dollars))} · ${layout(c.execution)}` : why));
+}
+
+function drawChart(canvas, plan, st) {
+  const usable = plan.candidates.filter((c) => c.fits && c.days !== null && c.dollars !== null);
+  const names = [...new Set(usable.map((c) => c.system))];
+  const series = names.map((n, i) => ({
+    label: n, color: COLORS[i % COLORS.length], radius: 5,
+    points: usable.filter((c) => c.system === n).map((c) => ({ x: c.days, y: c.dollars, c })),
+  }));
+  series.push({ label: 'Pareto front', line: true, color: '#111827', radius: 0, order: -1,
+    points: plan.pareto.map((c) => ({ x: c.days, y: c.dollars })) });
+  const xs = usable.map((c) => c.days), ys = usable.map((c) => c.dollars);
+  if (plan.deadline_days) series.push({ label: 'deadline', line: true, color: '#dc2626', radius: 0,
+    points: [{ x: plan.deadline_days, y: Math.min(...ys) }, { x: plan.deadline_days, y: Math.max(...ys) }] });
+  if (plan.budget_dollars) series.push({ label: 'budget', line: true, color: '#f59e0b', radius: 0,
+    points: [{ x: Math.min(...xs), y: plan.budget_dollars }, { x: Math.max(...xs), y: plan.budget_dollars }] });
+  const chart = scatter(canvas, series, { x: { title: 'days (expected)' }, y: { title: 'dollars (expected)' } },
+    (ctx) => (ctx.raw.c ? `${label(ctx.raw.c)}: ${fmtNum(ctx.raw.x)} days, $${fmtInt(Math.round(ctx.raw.y))}` : ctx.dataset.label));
+  chart.options.onClick = (evt, hits) => {
+    const hit = hits.find((h) => chart.data.datasets[h.datasetIndex].data[h.index].c);
+    if (hit) openCandidate(chart.data.datasets[hit.datasetIndex].data[hit.index].c, st);
+  };
+  chart.update();
+}
+
+function table(plan, st) {
+  const head = ['system × GPUs', 'layout', 'step', 'MFU', 'days ideal', 'days', 'dollars', 'MWh', 't CO₂', 'verdict', ''];
+  const body = plan.candidates.map((c) => {
+    const open = el('button', { type: 'button', class: 'ghost', disabled: c.execution ? undefined : 'disabled' }, 'Step time');
+    open.addEventListener('click', () => openCandidate(c, st));
+    const num = (v, f) => (v === null || v === undefined ? '—' : f(v));
+    return el('tr', { 'data-index': c.index, class: c.rejected.length ? 'rejected' : '' },
+      el('td', {}, label(c)), el('td', { class: 'layout' }, layout(c.execution)),
+      el('td', {}, num(c.step_time_s, fmtSeconds)), el('td', {}, num(c.mfu, fmtPct)),
+      el('td', {}, num(c.days_ideal, fmtNum)), el('td', {}, num(c.days, fmtNum)),
+      el('td', {}, num(c.dollars, (d) => `$${fmtInt(Math.round(d))}`)), el('td', {}, num(c.mwh, fmtNum)),
+      el('td', {}, num(c.co2_tonnes, fmtNum)), el('td', {}, c.reason || 'ok'), el('td', {}, open));
+  });
+  return el('div', { class: 'table-wrap' }, el('table', { class: 'grid plan' },
+    el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))), el('tbody', {}, body)));
+}
+
+function showPlan(st) {
+  const plan = st.plan;
+  const out = $('#pl-results');
+  const chart = chartBox('chart chart-scatter');
+  out.replaceChildren(
+    el('div', { class: 'kpis' },
+      pick('Cheapest within the deadline', plan.cheapest_within_deadline, 'no candidate meets the deadline'),
+      pick('Fastest within the budget', plan.fastest_within_budget, 'no candidate fits the budget')),
+    el('p', { class: 'muted' }, 'Days and dollars are expected: the ideal run divided by its goodput, after interruptions (Llama 3’s failure rate), checkpoints every Young interval and restarts. Click a point to open its layout in Step time.'),
+    el('h3', {}, 'Days against dollars'), chart.box,
+    el('p', {}, el('a', { href: `/v1/sweep/${st.id}/results?format=csv`, download: `plan-${st.id.slice(0, 12)}.csv` }, 'Every candidate as CSV')),
+    table(plan, st));
+  if (window.Chart) drawChart(chart.canvas, plan, st);
+}
+
+// From the Scaling budget tab: plan the tokens it found (and say which model size it chose).
+export function planFor({ tokens, params }) {
+  $('#f-pl-tokens').value = String(tokens);
+  $('#pl-note').textContent = params ? `From Scaling budget: ${fmtNum(tokens)} tokens for a model of ${fmtNum(params)} parameters — pick the preset nearest that size.` : '';
+  location.hash = '#plan';
+}
+
+export function initPlan(presets) {
+  return buildForm(presets);
+}

@@ -1,0 +1,170 @@
+/* test_llm_measured.c — the measured-runs report's leave-one-source-out calibration
+ * (codec/llm_measured.c) on a small constructed set of rows: a row's calibrated prediction must
+ * never depend on its own source's measurements, must depend on the other sources' ones, and a
+ * GPU no other source measured gets no calibrated prediction. Rows are real rows of
+ * presets/validation/measured_runs.json with their source renamed. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llm_codec.h"
+#include "presets.h"
+#include "test_util.h"
+
+static codec_presets_t *presets(void)
+{
+    static codec_presets_t *p;
+    fathom_error_t err;
+    if (!p && !(p = codec_presets_load("presets", &err)))
+        fail_msg("presets: %s", err.message);
+    return p;
+}
+
+/* A copy of the measured row `id` with its source set to `source`. */
+static json_t *row(const char *id, const char *source)
+{
+    const json_t *rows = codec_presets_measured(presets());
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        const json_t *r = json_array_get(rows, i);
+        if (strcmp(json_string_value(json_object_get(r, "id")), id) == 0) {
+            json_t *c = json_deep_copy(r);
+            json_object_set_new(c, "source", json_string(source));
+            return c;
+        }
+    }
+    fail_msg("no measured row %s", id);
+    return NULL;
+}
+
+/* H100 rows of sources A and B (tokens/s), one H100 row of B publishing TFLOP/s only, and one
+ * GB200 row of source C, the only GB200 row. */
+static json_t *rows(void)
+{
+    json_t *a = json_array();
+    json_array_append_new(a, row("MB-019", "A"));       /* 0: A, Llama 3 70B TP4 PP8 */
+    json_array_append_new(a, row("NEMO2407-034", "A")); /* 1: A, Llama 2 13B PP4 */
+    json_array_append_new(a, row("MLM-104", "B"));      /* 2: B, Llama 3 70B */
+    json_array_append_new(a, row("NEMO2407-035", "B")); /* 3: B, Llama 2 7B, TP 1 */
+    json_array_append_new(a, row("NEMOCP-039", "B"));   /* 4: B, TFLOP/s only */
+    json_array_append_new(a, row("MB-006", "C"));       /* 5: C, GB200 */
+    return a;
+}
+
+static json_t *report(const json_t *r)
+{
+    fathom_error_t err;
+    json_t *rep = codec_llm_measured_report_rows(r, presets(), &err);
+    if (!rep)
+        fail_msg("report: %s", err.message);
+    return rep;
+}
+
+static const json_t *item(const json_t *rep, size_t i)
+{
+    return json_array_get(json_object_get(rep, "rows"), i);
+}
+
+static double loso_est(const json_t *rep, size_t i)
+{
+    const json_t *v = json_object_get(json_object_get(item(rep, i), "loso"), "estimated");
+    if (!json_is_number(v))
+        fail_msg("row %zu has no calibrated estimate", i);
+    return json_number_value(v);
+}
+
+/* Multiplies the measured value of row i (tokens/s or TFLOP/s) by f. */
+static void scale_measured(json_t *r, size_t i, double f)
+{
+    json_t *row = json_array_get(r, i);
+    const char *key = json_is_number(json_object_get(row, "tokens_per_s_per_gpu"))
+                          ? "tokens_per_s_per_gpu"
+                          : "tflops_per_gpu";
+    json_object_set_new(row, key, json_real(json_number_value(json_object_get(row, key)) * f));
+}
+
+static void test_loso_never_sees_its_own_source(void **state)
+{
+    (void)state;
+    json_t *r = rows();
+    json_t *base = report(r);
+    /* A's rows are calibrated on B's three H100 rows, B's on A's two. */
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(item(base, 0), "loso"),
+                                                        "calibration_rows")),
+                     3);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(item(base, 2), "loso"),
+                                                        "calibration_rows")),
+                     2);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(item(base, 2), "loso"),
+                                                          "left_out_source")),
+                        "B");
+    /* the fit's parameters are reported with each calibrated prediction */
+    assert_true(json_array_size(json_object_get(json_object_get(item(base, 0), "loso"),
+                                                "parameters")) > 0);
+
+    /* Doubling A's measurements changes nothing A's calibrated predictions see ... */
+    scale_measured(r, 0, 2.0);
+    scale_measured(r, 1, 2.0);
+    json_t *a2 = report(r);
+    for (size_t i = 0; i < 2; i++) {
+        assert_true(loso_est(a2, i) == loso_est(base, i));
+        /* ... while the row's own error does move (it is compared with the new value) */
+        double e0 = json_number_value(json_object_get(json_object_get(item(base, i), "loso"),
+                                                      "error_pct"));
+        double e2 = json_number_value(json_object_get(json_object_get(item(a2, i), "loso"),
+                                                      "error_pct"));
+        assert_close(100.0 + e2, (100.0 + e0) / 2.0, 1e-9);
+    }
+    /* ... but B, calibrated on A, moves. */
+    for (size_t i = 2; i < 5; i++)
+        assert_true(fabs(loso_est(a2, i) / loso_est(base, i) - 1.0) > 1e-3);
+
+    /* Halving B's measurements moves A's calibrated predictions, not B's own. */
+    scale_measured(r, 0, 0.5);
+    scale_measured(r, 1, 0.5);
+    for (size_t i = 2; i < 5; i++)
+        scale_measured(r, i, 0.5);
+    json_t *b2 = report(r);
+    for (size_t i = 0; i < 2; i++)
+        assert_true(fabs(loso_est(b2, i) / loso_est(base, i) - 1.0) > 1e-3);
+    for (size_t i = 2; i < 5; i++)
+        assert_true(loso_est(b2, i) == loso_est(base, i));
+
+    /* The built-in estimates never depend on any measurement. */
+    for (size_t i = 0; i < 6; i++)
+        assert_true(json_number_value(json_object_get(item(b2, i), "estimated")) ==
+                    json_number_value(json_object_get(item(base, i), "estimated")));
+
+    /* The only GB200 row: no other source, no calibrated prediction, and a reason. */
+    const json_t *c = json_object_get(item(base, 5), "loso");
+    assert_null(json_object_get(c, "estimated"));
+    assert_int_equal(json_integer_value(json_object_get(c, "calibration_rows")), 0);
+    assert_non_null(json_string_value(json_object_get(c, "reason")));
+
+    /* The summary: mean and worst of |error| over the tokens/s rows that have one (0-3), the
+     * TFLOP/s row apart (4). */
+    const json_t *lo = json_object_get(base, "loso");
+    double sum = 0, worst = 0;
+    for (size_t i = 0; i < 4; i++) {
+        double e = fabs(json_number_value(
+            json_object_get(json_object_get(item(base, i), "loso"), "error_pct")));
+        sum += e;
+        worst = fmax(worst, e);
+    }
+    assert_int_equal(json_integer_value(json_object_get(lo, "rows_estimated")), 4);
+    assert_close(json_number_value(json_object_get(lo, "mean_abs_error_pct")), sum / 4, 1e-12);
+    assert_close(json_number_value(json_object_get(lo, "max_abs_error_pct")), worst, 1e-12);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(lo, "tflops_only"), "rows")), 1);
+    json_decref(base);
+    json_decref(a2);
+    json_decref(b2);
+    json_decref(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_loso_never_sees_its_own_source),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

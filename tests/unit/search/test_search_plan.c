@@ -1,0 +1,85 @@
+/* test_search_plan.c — a plan's candidate (codec/search_plan_codec.c) against the unpruned
+ * search: on a small case, the layout a candidate reports is the fastest of every execution the
+ * walk tries with nothing skipped (SEARCH_EVALUATE_ALL); and its checkpoint is the model's
+ * weights and optimizer state at the published parameter count. */
+#include <math.h>
+
+#include "../test_util.h"
+#include "search_plan_codec.h"
+#include "search_test_util.h"
+
+static const char small_plan[] =
+    "{\"kind\": \"plan\", \"model\": \"llama3-8B\", \"tokens\": 1e9, \"batch_tokens\": 131072,"
+    " \"systems\": [\"h100_sxm\", \"mi300x\"], \"gpu_counts\": [4, 8],"
+    " \"options\": {\"no_offload\": false}}";
+
+static void candidate_is_the_unpruned_best(void **state)
+{
+    (void)state;
+    codec_ctx_t ctx = {test_presets};
+    fathom_error_t err;
+    fathom_error_clear(&err);
+    json_t *body = json_loads(small_plan, 0, NULL);
+    uint64_t size = 0;
+    json_t *spec = codec_plan_normalize(body, &ctx, UINT64_MAX, &size, &err);
+    if (!spec)
+        fail_msg("%s: %s", err.field, err.message);
+    assert_int_equal(size, 4);
+    for (uint64_t i = 0; i < size; i++) {
+        uint64_t evaluations = 0;
+        json_t *c = codec_plan_candidate(spec, &ctx, i, NULL, &evaluations, &err);
+        assert_non_null(c);
+        /* the same search, every execution estimated */
+        const json_t *sys = json_array_get(json_object_get(spec, "systems"), i / 2);
+        json_t *req_json = json_pack(
+            "{s:s,s:O,s:O,s:O,s:I,s:O,s:O}", "kind", "optimal_execution", "model",
+            json_object_get(spec, "model"), "system", json_object_get(sys, "system"),
+            "num_procs", json_object_get(c, "num_procs"), "max_batch_size", (json_int_t)16,
+            "datatype", json_object_get(spec, "datatype"), "options",
+            json_object_get(spec, "options"));
+        search_request_t req;
+        assert_int_equal(codec_search_decode(req_json, &ctx, &req, &err), 0);
+        req.mode = SEARCH_EVALUATE_ALL;
+        search_plan_t *plan = search_plan_create(&req, &err);
+        search_result_t all;
+        assert_non_null(plan);
+        assert_int_equal(search_result_init(&all, 1, &err), 0);
+        assert_int_equal(search_run_all(plan, &all, NULL), 0);
+        assert_true(all.n_best == 1);
+        assert_true(all.estimated == all.total); /* nothing skipped */
+        assert_true(json_is_true(json_object_get(c, "fits")));
+        assert_close(json_number_value(json_object_get(c, "step_time_s")),
+                     all.best[0].result.stats.total_time, 0);
+        assert_int_equal(json_integer_value(json_object_get(
+                             json_object_get(c, "execution"), "tensor_par")),
+                         all.best[0].execution.tensor_par);
+        /* the pruned walk tried the same executions, estimating fewer: the ones a bound proved
+         * unable to rank are counted apart (search.h: good + bad + pruned = total) */
+        const json_t *counts = json_object_get(c, "search");
+        json_int_t good = json_integer_value(json_object_get(counts, "good"));
+        json_int_t pruned = json_integer_value(json_object_get(counts, "pruned"));
+        assert_int_equal(json_integer_value(json_object_get(counts, "total")), all.total);
+        assert_true(good <= (json_int_t)all.good && good + pruned >= (json_int_t)all.good);
+        assert_true(json_integer_value(json_object_get(counts, "estimated")) <=
+                    (json_int_t)all.estimated);
+        /* Llama 3 8B has 8.03 billion parameters (Meta's model card); bfloat16 weights (2 B)
+         * and fp32 master weights and Adam moments (12 B): 14 B each, 112.4 GB. */
+        assert_close(json_number_value(json_object_get(json_object_get(c, "failures"),
+                                                       "checkpoint_bytes")),
+                     14 * 8.03e9, 0.005);
+        search_result_close(&all);
+        search_plan_free(plan);
+        json_decref(req_json);
+        json_decref(c);
+    }
+    json_decref(spec);
+    json_decref(body);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(candidate_is_the_unpruned_best),
+    };
+    return cmocka_run_group_tests(tests, test_load_presets, test_free_presets);
+}
