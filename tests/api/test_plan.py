@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import signal
-import sqlite3
 import subprocess
 import tempfile
 import unittest
@@ -142,9 +141,7 @@ class Plans(ServerTestCase):
             doc = wait_for(s, sid, predicate=lambda d: 0 < d["progress"]["done"] < d["progress"]["total"], timeout=300)
             self.assertEqual(doc["status"], "running")
             s.stop(signal.SIGKILL)
-            db = sqlite3.connect(s.db)
-            status, done = db.execute("SELECT status, done FROM sweeps WHERE id=?", (sid,)).fetchone()
-            db.close()
+            status, done = s.stored_row("SELECT status, done FROM sweeps WHERE id=?", (sid,))
             self.assertEqual(status, "running")
             self.assertGreater(done, 0)
             s = Server(db_dir=tmp, extra_args=["--workers", "2"]).start()

@@ -91,6 +91,22 @@ class Replicas(unittest.TestCase):
         self.assertEqual(again.header("X-Fathom-Cache"), "hit")
         self.assertEqual(again.body, first.body)
 
+    def test_user_preset_put_on_a_is_used_on_b(self):
+        a, b = self.start(2)
+        calibrate = {"system": "a100_80g",
+                     "gemms": [{"m": 8192, "n": 8192, "k": 8192, "datatype": "float16", "tflops": 230}]}
+        system = a.post("/v1/calibrate", calibrate).json()["system"]
+        r = a.request("PUT", "/v1/presets/systems/our-a100", body=system)
+        self.assertIn(r.status, (200, 201), r.body)
+        self.assertIn("our-a100", [s["name"] for s in b.get("/v1/presets").json()["systems"] if s.get("user")])
+        body = {"model": "gpt3-175B", "system": "our-a100",
+                "execution": {"num_procs": 64, "tensor_par": 8, "pipeline_par": 8, "data_par": 1,
+                              "batch_size": 64, "microbatch_size": 1}}
+        on_b = b.post("/v1/estimate", body)
+        self.assertEqual(on_b.status, 200, on_b.body)
+        self.assertEqual(b.request("DELETE", "/v1/presets/systems/our-a100").status // 100, 2)
+        self.assertNotIn("our-a100", [s["name"] for s in a.get("/v1/presets").json()["systems"] if s.get("user")])
+
     def test_sigkilled_replica_search_finished_by_the_others(self):
         a, b, c = self.start(3)
         sid = a.post("/v1/sweep", LONG).json()["id"]
