@@ -266,6 +266,9 @@ int pg_sweep_pending(store_t *store, store_sweep_fn fn, void *ctx, fathom_error_
     return rc;
 }
 
+/* Claims the sweep if it waits, or runs under a lease that is ours or lapsed. SKIP LOCKED: when
+ * another replica is claiming (or checkpointing) it right now, this one moves on at once
+ * instead of queueing behind that transaction; the sweep is simply not ours. */
 int pg_sweep_claim(store_t *store, const char *id, long long total_units, fathom_error_t *err)
 {
     pg_t *pg = pg_of(store);
@@ -277,8 +280,9 @@ int pg_sweep_claim(store_t *store, const char *id, long long total_units, fathom
     if (update_one(pg,
                    "UPDATE sweeps SET status = 'running', total = $2, "
                    "started_at = COALESCE(started_at, $3), owner = $4, lease_until = " LEASE_SQL
-                   " WHERE id = $1 AND status IN ('queued', 'running') AND "
-                   "(owner IS NULL OR owner = $4 OR lease_until < now())",
+                   " WHERE id = (SELECT id FROM sweeps WHERE id = $1 AND "
+                   "status IN ('queued', 'running') AND "
+                   "(owner IS NULL OR owner = $4 OR lease_until < now()) FOR UPDATE SKIP LOCKED)",
                    4, params, &changed, "cannot update the sweep", err))
         return -1;
     if (!changed)
