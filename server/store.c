@@ -129,6 +129,47 @@ int store_sweep_release(store_t *st, const char *id, fathom_error_t *err)
     return st->ops->sweep_release ? st->ops->sweep_release(st, id, err) : 0;
 }
 
+/* Units shared by replicas: only a shared backend has them. */
+static int no_units(fathom_error_t *err)
+{
+    return fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "units are not shared on this store");
+}
+
+int store_unit_help(store_t *st, const char *kind, store_unit_help_t *out, fathom_error_t *err)
+{
+    out->spec = NULL;
+    return st->ops->unit_help ? st->ops->unit_help(st, kind, out, err) : no_units(err);
+}
+
+int store_unit_claim(store_t *st, const char *id, long long unit, bool *claimed,
+                     fathom_error_t *err)
+{
+    *claimed = false;
+    return st->ops->unit_claim ? st->ops->unit_claim(st, id, unit, claimed, err) : no_units(err);
+}
+
+int store_unit_renew(store_t *st, const char *id, long long unit, fathom_error_t *err)
+{
+    return st->ops->unit_renew ? st->ops->unit_renew(st, id, unit, err) : no_units(err);
+}
+
+int store_unit_finish(store_t *st, const char *id, long long unit, const char *state,
+                      const char *sample, long long evaluations, fathom_error_t *err)
+{
+    return st->ops->unit_finish
+               ? st->ops->unit_finish(st, id, unit, state, sample, evaluations, err)
+               : no_units(err);
+}
+
+int store_unit_result(store_t *st, const char *id, long long unit, bool *done, char **state,
+                      char **sample, fathom_error_t *err)
+{
+    *done = false;
+    *state = *sample = NULL;
+    return st->ops->unit_result ? st->ops->unit_result(st, id, unit, done, state, sample, err)
+                                : no_units(err);
+}
+
 long long store_file_size(store_t *st)
 {
     return st->ops->file_size(st);

@@ -179,6 +179,38 @@ int store_points_page(store_t *st, const char *id, long long first_index, long l
 int store_points_best(store_t *st, const char *id, int top_n, store_point_fn fn, void *ctx,
                       long long *stored, long long *good, fathom_error_t *err);
 
+/* ------------------------------------------------- units shared by replicas ---- */
+
+/* On a shared store the units of a running search are claimed one by one (store_shared only;
+ * on other stores every call fails with FATHOM_E_NOT_FOUND and the scheduler never calls them).
+ * The owner claims each unit before running it; other replicas help by claiming units from the
+ * end of the range and store each unit's result (its search result encoded like a checkpoint's
+ * state and sample) for the owner to merge in unit order. A claim is a lease, renewed while the
+ * unit runs: a unit whose replica died is claimed again once its lease lapses. */
+typedef struct {
+    char id[65];
+    char *spec; /* owned copy */
+    long long unit;
+} store_unit_help_t;
+
+/* Claims, for this replica, the highest unit not yet claimed (or whose lease lapsed) of a
+ * running sweep of `kind` that another live replica owns. -1 with FATHOM_E_NOT_FOUND when there
+ * is none. Free out->spec. */
+int store_unit_help(store_t *st, const char *kind, store_unit_help_t *out, fathom_error_t *err);
+/* Claims unit of sweep id for this replica; *claimed false when another replica holds it under
+ * a live lease or finished it. */
+int store_unit_claim(store_t *st, const char *id, long long unit, bool *claimed,
+                     fathom_error_t *err);
+/* Extends this replica's lease on a unit it runs. */
+int store_unit_renew(store_t *st, const char *id, long long unit, fathom_error_t *err);
+/* Stores the result of a unit this replica holds (FATHOM_E_NOT_FOUND when no longer ours). */
+int store_unit_finish(store_t *st, const char *id, long long unit, const char *state,
+                      const char *sample, long long evaluations, fathom_error_t *err);
+/* A unit's stored result: *done false (nothing else set) while it is not finished; else state
+ * and sample are owned copies. */
+int store_unit_result(store_t *st, const char *id, long long unit, bool *done, char **state,
+                      char **sample, fathom_error_t *err);
+
 /* ------------------------------------------------------------------- user presets ---- */
 
 /* Presets stored with PUT /v1/presets/<kind>/<name>, kept in the store so every fathomd sharing

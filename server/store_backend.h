@@ -35,6 +35,14 @@ typedef struct store_ops {
                        store_point_fn fn, void *ctx, fathom_error_t *err);
     int (*points_best)(store_t *st, const char *id, int top_n, store_point_fn fn, void *ctx,
                        long long *stored, long long *good, fathom_error_t *err);
+    int (*unit_help)(store_t *st, const char *kind, store_unit_help_t *out, fathom_error_t *err);
+    int (*unit_claim)(store_t *st, const char *id, long long unit, bool *claimed,
+                      fathom_error_t *err);
+    int (*unit_renew)(store_t *st, const char *id, long long unit, fathom_error_t *err);
+    int (*unit_finish)(store_t *st, const char *id, long long unit, const char *state,
+                       const char *sample, long long evaluations, fathom_error_t *err);
+    int (*unit_result)(store_t *st, const char *id, long long unit, bool *done, char **state,
+                       char **sample, fathom_error_t *err);
     int (*preset_get)(store_t *st, const char *kind, const char *name, store_preset_t *out,
                       fathom_error_t *err);
     int (*preset_put)(store_t *st, const char *kind, const char *name, const char *body,

@@ -83,6 +83,15 @@ int pg_points_page(store_t *store, const char *id, long long first_index, long l
 int pg_points_best(store_t *store, const char *id, int top_n, store_point_fn fn, void *ctx,
                    long long *stored, long long *good, fathom_error_t *err);
 
+int pg_unit_help(store_t *store, const char *kind, store_unit_help_t *out, fathom_error_t *err);
+int pg_unit_claim(store_t *store, const char *id, long long unit, bool *claimed,
+                  fathom_error_t *err);
+int pg_unit_renew(store_t *store, const char *id, long long unit, fathom_error_t *err);
+int pg_unit_finish(store_t *store, const char *id, long long unit, const char *state,
+                   const char *sample, long long evaluations, fathom_error_t *err);
+int pg_unit_result(store_t *store, const char *id, long long unit, bool *done, char **state,
+                   char **sample, fathom_error_t *err);
+
 /* The backend's user preset calls (store_pg_presets.c). */
 int pg_preset_get(store_t *store, const char *kind, const char *name, store_preset_t *out,
                   fathom_error_t *err);

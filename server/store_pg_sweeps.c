@@ -7,7 +7,10 @@
  * lease lapsed (it stalled, another took over) or whose sweep was cancelled on another replica
  * gets FATHOM_E_NOT_FOUND and stops: it never writes over the new owner. Submits serialize on
  * an advisory lock so the queue limit holds across replicas. Points are read by key, one page
- * per call, as on SQLite. */
+ * per call, as on SQLite. The units of a running search are claimed one by one in sweep_units
+ * (owner and helpers alike, store.h): a claim is an insert, or the update of a row whose lease
+ * lapsed, so two replicas never both hold a unit; a checkpoint records which replica ran each
+ * stretch of its units in sweep_runs and deletes their sweep_units rows. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +74,8 @@ static int submit_in(PGconn *c, const char *const params[5], int max_queued, boo
     if (*created && (pg_command(c, "DELETE FROM sweep_points WHERE sweep_id = $1", 1, rq, NULL,
                                 "cannot requeue the sweep", err) ||
                      pg_command(c, "DELETE FROM sweep_runs WHERE sweep_id = $1", 1, rq, NULL,
+                                "cannot requeue the sweep", err) ||
+                     pg_command(c, "DELETE FROM sweep_units WHERE sweep_id = $1", 1, rq, NULL,
                                 "cannot requeue the sweep", err)))
         return -1;
     return 0;
@@ -304,7 +309,11 @@ int pg_sweep_renew(store_t *store, const char *id, fathom_error_t *err)
     if (!changed)
         return fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL,
                                 "sweep %s is no longer running here", id);
-    return 0;
+    /* and the units this owner claimed and has not checkpointed yet */
+    return update_one(pg,
+                      "UPDATE sweep_units SET lease_until = " LEASE_SQL
+                      " WHERE sweep_id = $1 AND replica = $2 AND state = 'running'",
+                      2, params, &changed, "cannot renew the lease", err);
 }
 
 int pg_sweep_release(store_t *store, const char *id, fathom_error_t *err)
@@ -312,9 +321,14 @@ int pg_sweep_release(store_t *store, const char *id, fathom_error_t *err)
     pg_t *pg = pg_of(store);
     const char *params[] = {id, pg_replica(pg)};
     bool changed;
+    if (update_one(pg,
+                   "UPDATE sweeps SET owner = NULL, lease_until = NULL "
+                   "WHERE id = $1 AND status = 'running' AND owner = $2",
+                   2, params, &changed, "cannot release the lease", err))
+        return -1;
     return update_one(pg,
-                      "UPDATE sweeps SET owner = NULL, lease_until = NULL "
-                      "WHERE id = $1 AND status = 'running' AND owner = $2",
+                      "DELETE FROM sweep_units WHERE sweep_id = $1 AND replica = $2 AND "
+                      "state = 'running'",
                       2, params, &changed, "cannot release the lease", err);
 }
 
@@ -379,11 +393,47 @@ static int checkpoint_in(pg_t *pg, PGconn *c, const store_checkpoint_t *cp, fath
         return -1;
     if (cp->done <= before)
         return 0;
-    const char *run[] = {cp->id, first, done, pg_replica(pg), now};
-    return pg_command(c, "INSERT INTO sweep_runs (sweep_id, first_unit, last_unit, replica, at) "
-                         "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (sweep_id, first_unit) "
-                         "DO UPDATE SET last_unit = $3, replica = $4, at = $5",
-                      5, run, NULL, "cannot write the checkpoint", err);
+    /* Units in [before, done) that other replicas finished (sweep_units, state 'done') are
+     * theirs; the rest ran here. One sweep_runs row per stretch of one replica. */
+    const char *span[] = {cp->id, first, done};
+    r = pg_query(c, "SELECT unit, replica FROM sweep_units WHERE sweep_id = $1 AND unit >= $2 "
+                    "AND unit < $3 AND state = 'done' ORDER BY unit",
+                 3, span, "cannot write the checkpoint", err);
+    if (!r)
+        return -1;
+    int rc = 0, k = 0, nk = PQntuples(r);
+    long long u = before;
+    while (rc == 0 && u < cp->done) {
+        long long next_helped = k < nk ? pg_ll(r, k, 0) : cp->done;
+        long long end;
+        const char *replica;
+        if (u < next_helped) { /* ran here */
+            end = next_helped;
+            replica = pg_replica(pg);
+        } else { /* a helper's stretch: consecutive units of one replica */
+            replica = PQgetvalue(r, k, 1);
+            end = u;
+            while (k < nk && pg_ll(r, k, 0) == end && strcmp(PQgetvalue(r, k, 1), replica) == 0) {
+                end++;
+                k++;
+            }
+        }
+        char a[32], b[32];
+        snprintf(a, sizeof a, "%lld", u);
+        snprintf(b, sizeof b, "%lld", end);
+        const char *run[] = {cp->id, a, b, replica, now};
+        rc = pg_command(c, "INSERT INTO sweep_runs (sweep_id, first_unit, last_unit, replica, at) "
+                           "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (sweep_id, first_unit) "
+                           "DO UPDATE SET last_unit = $3, replica = $4, at = $5",
+                        5, run, NULL, "cannot write the checkpoint", err);
+        u = end;
+    }
+    PQclear(r);
+    if (rc)
+        return -1;
+    const char *gone[] = {cp->id, done};
+    return pg_command(c, "DELETE FROM sweep_units WHERE sweep_id = $1 AND unit < $2", 2, gone,
+                      NULL, "cannot write the checkpoint", err);
 }
 
 int pg_sweep_checkpoint(store_t *store, const store_checkpoint_t *cp, fathom_error_t *err)
@@ -512,4 +562,148 @@ int pg_points_best(store_t *store, const char *id, int top_n, store_point_fn fn,
     }
     PQclear(r);
     return 0;
+}
+
+/* ------------------------------------------------- units shared by replicas ---- */
+
+/* A unit row is free for a claim when it does not exist, or is still running under a lapsed
+ * lease (its replica died or stalled). */
+#define UNIT_CLAIM_SQL                                                                           \
+    "INSERT INTO sweep_units (sweep_id, unit, replica, lease_until, state) "                    \
+    "VALUES ($1, $2, $3, " LEASE_SQL ", 'running') ON CONFLICT (sweep_id, unit) DO UPDATE "     \
+    "SET replica = $3, lease_until = " LEASE_SQL ", result = NULL, sample = NULL "              \
+    "WHERE sweep_units.state = 'running' AND sweep_units.lease_until < now()"
+
+int pg_unit_claim(store_t *store, const char *id, long long unit, bool *claimed,
+                  fathom_error_t *err)
+{
+    char u[32];
+    snprintf(u, sizeof u, "%lld", unit);
+    const char *params[] = {id, u, pg_replica(pg_of(store))};
+    return update_one(pg_of(store), UNIT_CLAIM_SQL, 3, params, claimed, "cannot claim a unit",
+                      err);
+}
+
+/* The oldest running sweep of `kind` another live replica owns, and its highest free unit at
+ * or above its checkpointed progress; then the claim (which loses, harmlessly, when another
+ * replica claimed the same unit meanwhile). */
+static int unit_help_once(store_t *store, const char *kind, store_unit_help_t *out,
+                          fathom_error_t *err)
+{
+    pg_t *pg = pg_of(store);
+    const char *params[] = {kind, pg_replica(pg)};
+    out->spec = NULL;
+    PGresult *r = read_all(
+        pg,
+        "SELECT s.id, s.spec, (SELECT g.u FROM generate_series(s.total - 1, s.done, -1) AS g(u) "
+        "WHERE NOT EXISTS (SELECT 1 FROM sweep_units su WHERE su.sweep_id = s.id AND "
+        "su.unit = g.u AND (su.state = 'done' OR su.lease_until >= now())) LIMIT 1) AS free "
+        "FROM sweeps s WHERE s.status = 'running' AND s.kind = $1 AND s.owner IS NOT NULL AND "
+        "s.owner <> $2 AND s.lease_until >= now() AND s.total > 0 "
+        "ORDER BY s.created_at COLLATE \"C\", s.id COLLATE \"C\"",
+        2, params, "cannot look for units to help with", err);
+    if (!r)
+        return -1;
+    int row = -1;
+    for (int i = 0; i < PQntuples(r) && row < 0; i++)
+        if (!PQgetisnull(r, i, 2))
+            row = i;
+    if (row < 0) {
+        PQclear(r);
+        return fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "no unit to help with");
+    }
+    bool oom = false;
+    pg_copy(r, row, 0, out->id, sizeof out->id);
+    out->spec = pg_dup(r, row, 1, &oom);
+    out->unit = pg_ll(r, row, 2);
+    PQclear(r);
+    if (oom || !out->spec) {
+        free(out->spec);
+        out->spec = NULL;
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory claiming a unit");
+    }
+    bool claimed = false;
+    int rc = pg_unit_claim(store, out->id, out->unit, &claimed, err);
+    if (rc || !claimed) {
+        free(out->spec);
+        out->spec = NULL;
+        return rc ? -1 : 1;
+    }
+    return 0;
+}
+
+/* Helpers racing for the same unit: the loser looks again at once (a few times). */
+int pg_unit_help(store_t *store, const char *kind, store_unit_help_t *out, fathom_error_t *err)
+{
+    for (int attempt = 0; attempt < 8; attempt++) {
+        int rc = unit_help_once(store, kind, out, err);
+        if (rc <= 0)
+            return rc;
+    }
+    return fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "units claimed elsewhere");
+}
+
+int pg_unit_renew(store_t *store, const char *id, long long unit, fathom_error_t *err)
+{
+    char u[32];
+    snprintf(u, sizeof u, "%lld", unit);
+    pg_t *pg = pg_of(store);
+    const char *params[] = {id, u, pg_replica(pg)};
+    bool changed;
+    if (update_one(pg,
+                   "UPDATE sweep_units SET lease_until = " LEASE_SQL " WHERE sweep_id = $1 AND "
+                   "unit = $2 AND replica = $3 AND state = 'running'",
+                   3, params, &changed, "cannot renew a unit's lease", err))
+        return -1;
+    return changed ? 0 : fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "unit no longer ours");
+}
+
+int pg_unit_finish(store_t *store, const char *id, long long unit, const char *state,
+                   const char *sample, long long evaluations, fathom_error_t *err)
+{
+    char u[32], ev[32];
+    snprintf(u, sizeof u, "%lld", unit);
+    snprintf(ev, sizeof ev, "%lld", evaluations);
+    pg_t *pg = pg_of(store);
+    const char *params[] = {id, u, pg_replica(pg), state, sample, ev};
+    bool changed;
+    if (update_one(pg,
+                   "UPDATE sweep_units SET state = 'done', result = $4, sample = $5, "
+                   "evaluations = $6 WHERE sweep_id = $1 AND unit = $2 AND replica = $3 AND "
+                   "state = 'running'",
+                   6, params, &changed, "cannot store a unit's result", err))
+        return -1;
+    return changed ? 0 : fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "unit no longer ours");
+}
+
+int pg_unit_result(store_t *store, const char *id, long long unit, bool *done, char **state,
+                   char **sample, fathom_error_t *err)
+{
+    char u[32];
+    snprintf(u, sizeof u, "%lld", unit);
+    const char *params[] = {id, u};
+    *done = false;
+    *state = *sample = NULL;
+    PGresult *r = read_all(pg_of(store),
+                           "SELECT result, sample FROM sweep_units WHERE sweep_id = $1 AND "
+                           "unit = $2 AND state = 'done'",
+                           2, params, "cannot read a unit's result", err);
+    if (!r)
+        return -1;
+    int rc = 0;
+    if (PQntuples(r) == 1) {
+        bool oom = false;
+        *state = pg_dup(r, 0, 0, &oom);
+        *sample = pg_dup(r, 0, 1, &oom);
+        if (oom || !*state || !*sample) {
+            free(*state);
+            free(*sample);
+            *state = *sample = NULL;
+            rc = fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory reading a unit");
+        } else {
+            *done = true;
+        }
+    }
+    PQclear(r);
+    return rc;
 }

@@ -45,6 +45,15 @@
  *   replica that died (its lease lapsed; the sweep resumes at its last checkpoint). A job whose
  *   checkpoint failed because the database was unreachable is dropped as on a full disk, and the
  *   poll claims it again (still ours) once the database answers. On SQLite nothing polls.
+ * - Helping (shared store, searches only). A replica whose workers would otherwise idle claims
+ *   single units of a search another replica owns, from the end of its unit range
+ *   (store_unit_help), runs them in a helper job (s->helps, never in s->jobs: no checkpoint, no
+ *   finish) and stores each unit's result (store_unit_finish), renewing the units' leases at
+ *   every poll. The owner claims each unit before dispatching it (next_unit); a unit held
+ *   elsewhere is marked remote and, when the in-order merge reaches it, its stored result is
+ *   decoded and merged like a local chunk (fetch_remote), so merging stays in unit order and
+ *   the result is identical. A remote unit whose lease lapsed (its helper died) is claimed back
+ *   and run here.
  * - Shutdown. sweeps_begin_shutdown raises every job's cancel flag without touching the rows:
  *   running units stop, finished ones are checkpointed, rows stay 'running', and the next start
  *   resumes them. On a shared store each job's lease is released after its last checkpoint, so
@@ -108,6 +117,13 @@ typedef struct job {
     int inflight;
     bool dropped;           /* cancelled, failed or finished: never written again */
     uint64_t last_commit_ms;
+    /* Shared store, searches only. Owner: remote[u] is set when another replica holds unit u
+     * (its result is read from the store when the merge reaches it). Helper (a job that runs
+     * units of another replica's sweep): busy lists the units in flight, to renew their leases. */
+    unsigned char *remote;
+    bool helper, used;
+    size_t *busy;
+    int nbusy;
     struct job *next;
 } job_t;
 
@@ -135,6 +151,7 @@ struct sweeps {
     bool poll_open;
     pthread_mutex_t lock; /* guards the jobs list's links against HTTP-thread lookups (a leaf) */
     job_t *jobs;
+    job_t *helps; /* shared store: helper jobs (loop thread only) */
     int inflight;
     int stopping; /* __atomic: written by the loop thread, read by HTTP threads */
     sweep_limits_t limits;
@@ -178,6 +195,8 @@ static void job_free(job_t *j)
             chunk_free(j->ready[u]);
     free(j->ready);
     free(j->retry);
+    free(j->remote);
+    free(j->busy);
     if (j->merged_init)
         search_result_close(&j->merged);
     search_plan_free(j->plan);
@@ -217,27 +236,28 @@ static void mark_failed(sweeps_t *s, const char *id, const char *message)
 
 /* Rebuilds the merged search state stored at the last checkpoint: the counts as stored, and
  * each best entry re-estimated from its execution (deterministic, so identical). */
-static int restore_search_state(job_t *j, const char *state_text, const char *sample_text,
-                                fathom_error_t *err)
+static int decode_search_state(const search_plan_t *plan, search_result_t *res,
+                               const char *state_text, const char *sample_text,
+                               fathom_error_t *err)
 {
     json_t *state = json_loads(state_text, 0, NULL);
     if (!state)
         return fathom_error_set(err, FATHOM_E_INVALID_JSON, NULL, "stored state is not JSON");
-    const search_request_t *req = search_plan_request(j->plan);
+    const search_request_t *req = search_plan_request(plan);
     json_t *counts = json_object_get(state, "counts");
-    j->merged.total = (uint64_t)json_integer_value(json_object_get(counts, "total"));
-    j->merged.good = (uint64_t)json_integer_value(json_object_get(counts, "good"));
-    j->merged.bad = (uint64_t)json_integer_value(json_object_get(counts, "bad"));
-    j->merged.pruned = (uint64_t)json_integer_value(json_object_get(counts, "pruned"));
-    j->merged.estimated = (uint64_t)json_integer_value(json_object_get(counts, "estimated"));
+    res->total = (uint64_t)json_integer_value(json_object_get(counts, "total"));
+    res->good = (uint64_t)json_integer_value(json_object_get(counts, "good"));
+    res->bad = (uint64_t)json_integer_value(json_object_get(counts, "bad"));
+    res->pruned = (uint64_t)json_integer_value(json_object_get(counts, "pruned"));
+    res->estimated = (uint64_t)json_integer_value(json_object_get(counts, "estimated"));
     json_t *best = json_object_get(state, "best");
     size_t i;
     json_t *e;
     json_array_foreach(best, i, e)
     {
-        if ((int)i >= j->merged.top_n)
+        if ((int)i >= res->top_n)
             break;
-        search_entry_t *entry = &j->merged.best[i];
+        search_entry_t *entry = &res->best[i];
         if (codec_llm_execution_decode(json_object_get(e, "execution"), "execution",
                                        &entry->execution, err) ||
             llm_estimate(&req->model, &req->system, &entry->execution, &entry->result, err)) {
@@ -246,36 +266,44 @@ static int restore_search_state(job_t *j, const char *state_text, const char *sa
         }
         entry->unit = (uint32_t)json_integer_value(json_object_get(e, "unit"));
         entry->index = (uint32_t)json_integer_value(json_object_get(e, "index"));
-        j->merged.n_best = (int)i + 1;
+        res->n_best = (int)i + 1;
     }
-    j->evaluations = j->merged.estimated;
     json_decref(state);
     json_t *sample = sample_text ? json_loads(sample_text, 0, NULL) : json_array();
-    int bad = !sample || codec_search_points_decode(sample, &j->merged);
+    int bad = !sample || codec_search_points_decode(sample, res);
     json_decref(sample);
     if (bad)
         return fathom_error_set(err, FATHOM_E_INVALID_JSON, NULL, "stored sample is malformed");
     return 0;
 }
 
-/* The search's checkpoint document: its best list with each entry's enumeration position. */
-static json_t *search_state_encode(const job_t *j)
+static int restore_search_state(job_t *j, const char *state_text, const char *sample_text,
+                                fathom_error_t *err)
 {
-    const search_request_t *req = search_plan_request(j->plan);
-    json_t *doc = codec_search_result_encode(req, &j->merged);
+    if (decode_search_state(j->plan, &j->merged, state_text, sample_text, err))
+        return -1;
+    j->evaluations = j->merged.estimated;
+    return 0;
+}
+
+/* The search's checkpoint document: its best list with each entry's enumeration position. */
+static json_t *search_state_encode(const search_plan_t *plan, const search_result_t *res)
+{
+    const search_request_t *req = search_plan_request(plan);
+    json_t *doc = codec_search_result_encode(req, res);
     if (!doc)
         return NULL;
     json_t *best = json_object_get(doc, "best");
-    for (int i = 0; i < j->merged.n_best && i < (int)json_array_size(best); i++) {
+    for (int i = 0; i < res->n_best && i < (int)json_array_size(best); i++) {
         json_t *e = json_array_get(best, (size_t)i);
-        if (json_object_set_new(e, "unit", json_integer(j->merged.best[i].unit)) ||
-            json_object_set_new(e, "index", json_integer(j->merged.best[i].index))) {
+        if (json_object_set_new(e, "unit", json_integer(res->best[i].unit)) ||
+            json_object_set_new(e, "index", json_integer(res->best[i].index))) {
             json_decref(doc);
             return NULL;
         }
     }
     if (json_object_set_new(json_object_get(doc, "counts"), "estimated",
-                            json_integer((json_int_t)j->merged.estimated))) {
+                            json_integer((json_int_t)res->estimated))) {
         json_decref(doc);
         return NULL;
     }
@@ -333,8 +361,12 @@ static job_t *job_start(sweeps_t *s, const store_sweep_t *row)
         restore_search_state(j, row->state, row->sample, &err))
         goto fail;
     j->ready = calloc(j->total_units ? j->total_units : 1, sizeof *j->ready);
-    j->retry = calloc((size_t)s->srv->cfg.workers, sizeof *j->retry);
+    /* failed units (one per worker) and a unit taken back from a helper that died */
+    j->retry = calloc((size_t)s->srv->cfg.workers + 1, sizeof *j->retry);
     if (!j->ready || !j->retry)
+        goto transient;
+    if (j->kind == SWEEP_OPTIMAL_EXECUTION && store_shared(s->srv->store) &&
+        !(j->remote = calloc(j->total_units ? j->total_units : 1, sizeof *j->remote)))
         goto transient;
     if (store_sweep_claim(s->srv->store, row->id, (long long)j->total_units, &err)) {
         /* cancelled meanwhile, or the store is not writable: looked at again on the next
@@ -372,7 +404,7 @@ static int checkpoint(sweeps_t *s, job_t *j)
     char *state = NULL, *sample = NULL;
     int rc = -1;
     if (j->kind == SWEEP_OPTIMAL_EXECUTION) {
-        json_t *doc = search_state_encode(j);
+        json_t *doc = search_state_encode(j->plan, &j->merged);
         state = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
         json_decref(doc);
         json_t *pts = codec_search_points_encode(&j->merged, true);
@@ -586,14 +618,140 @@ static void after_work(uv_work_t *req, int status);
 static void load_pending(sweeps_t *s);
 static void on_retry(uv_timer_t *t);
 
-/* The next unit of j to run: a failed one first, else the next in order. */
-static bool next_unit(job_t *j, size_t *unit)
+/* ---------------------------------------- loop thread: helping other replicas ---- */
+
+/* The helper job for sweep id (another replica's search), made from its spec when new. */
+static job_t *helper_job(sweeps_t *s, const char *id, const char *spec_text)
+{
+    for (job_t *j = s->helps; j; j = j->next)
+        if (strcmp(j->id, id) == 0)
+            return j;
+    codec_ctx_t ctx = {s->srv->presets};
+    job_t *j = calloc(1, sizeof *j);
+    if (!j)
+        return NULL;
+    snprintf(j->id, sizeof j->id, "%s", id);
+    j->kind = SWEEP_OPTIMAL_EXECUTION;
+    j->helper = true;
+    fathom_error_t err;
+    search_request_t req;
+    alloc_guard_take();
+    j->spec = json_loads(spec_text, 0, NULL);
+    j->busy = calloc((size_t)s->srv->cfg.workers, sizeof *j->busy);
+    if (!j->spec || !j->busy || codec_search_decode(j->spec, &ctx, &req, &err) ||
+        !(j->plan = search_plan_create(&req, &err)) ||
+        search_result_init(&j->merged, req.options.top_n, &err)) {
+        job_free(j);
+        return NULL;
+    }
+    j->merged_init = true;
+    j->total_units = search_plan_units(j->plan);
+    j->next = s->helps;
+    s->helps = j;
+    return j;
+}
+
+static void helper_unlink(sweeps_t *s, job_t *j)
+{
+    for (job_t **p = &s->helps; *p; p = &(*p)->next) {
+        if (*p == j) {
+            *p = j->next;
+            break;
+        }
+    }
+    job_free(j);
+}
+
+/* Free workers, and no sweep of this replica's own to run: claim units of searches other
+ * replicas own, from the end of their range. */
+static void help(sweeps_t *s)
+{
+    store_t *st = s->srv->store;
+    while (s->inflight < s->srv->cfg.workers &&
+           !__atomic_load_n(&s->stopping, __ATOMIC_RELAXED)) {
+        store_unit_help_t h;
+        fathom_error_t err;
+        if (store_unit_help(st, sweep_kind_names[SWEEP_OPTIMAL_EXECUTION], &h, &err))
+            return; /* nothing to help with (its claim lapses if it was a failure after it) */
+        job_t *j = helper_job(s, h.id, h.spec);
+        free(h.spec);
+        if (!j || h.unit < 0 || (size_t)h.unit >= j->total_units ||
+            j->nbusy >= s->srv->cfg.workers)
+            return; /* the claim lapses and the unit is claimed again */
+        chunk_t *ch = calloc(1, sizeof *ch);
+        if (!ch)
+            return;
+        ch->s = s;
+        ch->job = j;
+        ch->unit = (size_t)h.unit;
+        ch->req.data = ch;
+        if (uv_queue_work(s->loop, &ch->req, work, after_work) != 0) {
+            free(ch);
+            return;
+        }
+        j->busy[j->nbusy++] = ch->unit;
+        j->used = true;
+        j->inflight++;
+        s->inflight++;
+    }
+}
+
+/* A helper's unit returned: its result is stored for the owner (unless it was stopped). */
+static void helper_done(sweeps_t *s, chunk_t *ch, int status)
+{
+    job_t *j = ch->job;
+    for (int i = 0; i < j->nbusy; i++) {
+        if (j->busy[i] == ch->unit) {
+            j->busy[i] = j->busy[--j->nbusy];
+            break;
+        }
+    }
+    bool stopping = __atomic_load_n(&s->stopping, __ATOMIC_RELAXED);
+    if (status != UV_ECANCELED && !ch->cancelled && !ch->failed && !stopping) {
+        json_t *doc = search_state_encode(j->plan, &ch->res);
+        char *state = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+        json_decref(doc);
+        json_t *pts = codec_search_points_encode(&ch->res, true);
+        char *sample = pts ? json_dumps(pts, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+        json_decref(pts);
+        fathom_error_t err;
+        if (!state || !sample)
+            log_msg(LOG_WARN, "sweep %s: out of memory storing unit %zu; its claim lapses", j->id,
+                    ch->unit);
+        else if (store_unit_finish(s->srv->store, j->id, (long long)ch->unit, state, sample,
+                                   (long long)ch->evaluations, &err))
+            log_msg(LOG_INFO, "sweep %s: unit %zu not stored (%s)", j->id, ch->unit,
+                    err.message);
+        free(state);
+        free(sample);
+    }
+    chunk_free(ch);
+    if (stopping && j->inflight == 0)
+        helper_unlink(s, j);
+}
+
+
+/* The next unit of j to run: a failed one first, else the next in order. On a shared store a
+ * search's unit is claimed first; units other replicas hold are skipped (merged from the store
+ * when their turn comes). */
+static bool next_unit(sweeps_t *s, job_t *j, size_t *unit)
 {
     if (j->nretry) {
         *unit = j->retry[--j->nretry];
         return true;
     }
-    if (j->next_dispatch < j->total_units) {
+    while (j->next_dispatch < j->total_units) {
+        if (j->remote) {
+            bool claimed = false;
+            fathom_error_t err;
+            if (store_unit_claim(s->srv->store, j->id, (long long)j->next_dispatch, &claimed,
+                                 &err))
+                return false; /* the database is away: tried again at the next poll */
+            if (!claimed) {
+                j->remote[j->next_dispatch++] = 1;
+                continue;
+            }
+        }
         *unit = j->next_dispatch++;
         return true;
     }
@@ -616,7 +774,7 @@ static void fill(sweeps_t *s)
                 return;
             }
             size_t unit = 0;
-            if (!next_unit(j, &unit)) {
+            if (!next_unit(s, j, &unit)) {
                 free(ch);
                 break;
             }
@@ -645,6 +803,8 @@ static void dispatch(sweeps_t *s)
         load_pending(s);
         fill(s);
     }
+    if (s->inflight < s->srv->cfg.workers && store_shared(s->srv->store))
+        help(s);
 }
 
 /* Moves a merged grid chunk's points to the job's pending list. -1 when memory ran out (the
@@ -677,10 +837,68 @@ static void drop_job(job_t *j)
     job_set_cancel(j);
 }
 
+/* Unit u of j is held by another replica: its result as a ready chunk when it is stored (1);
+ * 0 while it runs there, or when it was taken back here (its holder's lease lapsed: it is
+ * queued to run here) or cannot be read now. */
+static int fetch_remote(sweeps_t *s, job_t *j, size_t u)
+{
+    fathom_error_t err;
+    bool done = false;
+    char *state = NULL, *sample = NULL;
+    if (store_unit_result(s->srv->store, j->id, (long long)u, &done, &state, &sample, &err))
+        return 0;
+    if (!done) {
+        bool claimed = false;
+        if (j->nretry <= (size_t)s->srv->cfg.workers &&
+            store_unit_claim(s->srv->store, j->id, (long long)u, &claimed, &err) == 0 &&
+            claimed) {
+            log_event(LOG_INFO, "sweep unit taken back (its replica stopped renewing it)",
+                      json_pack("{s:s,s:I}", "sweep", j->id, "unit", (json_int_t)u));
+            j->remote[u] = 0;
+            j->retry[j->nretry++] = u;
+        } else if (j->inflight == 0) {
+            schedule_retry(s); /* nothing here will call advance: look again shortly */
+        }
+        return 0;
+    }
+    chunk_t *ch = calloc(1, sizeof *ch);
+    int rc = 0;
+    if (ch && search_result_init(&ch->res, j->merged.top_n, &err) == 0) {
+        ch->res_init = true;
+        ch->s = s;
+        ch->job = j;
+        ch->unit = u;
+        if (decode_search_state(j->plan, &ch->res, state, sample, &err) == 0) {
+            ch->evaluations = ch->res.estimated;
+            j->ready[u] = ch;
+            j->remote[u] = 0;
+            ch = NULL;
+            rc = 1;
+        } else if (err.code != FATHOM_E_INTERNAL && !alloc_guard_take() &&
+                   j->nretry <= (size_t)s->srv->cfg.workers) {
+            log_msg(LOG_WARN, "sweep %s: unit %zu's stored result is unreadable (%s); running it "
+                              "here", j->id, u, err.message);
+            j->remote[u] = 0;
+            j->retry[j->nretry++] = u;
+        } else {
+            schedule_retry(s); /* out of memory: read again later */
+        }
+    } else {
+        schedule_retry(s);
+    }
+    if (ch)
+        chunk_free(ch);
+    free(state);
+    free(sample);
+    return rc;
+}
+
 /* Merges finished units in order; checkpoints when due; finishes when every unit is stored. */
 static void advance(sweeps_t *s, job_t *j)
 {
-    while (j->next_merge < j->total_units && j->ready[j->next_merge]) {
+    while (j->next_merge < j->total_units &&
+           (j->ready[j->next_merge] ||
+            (j->remote && j->remote[j->next_merge] && fetch_remote(s, j, j->next_merge)))) {
         chunk_t *ch = j->ready[j->next_merge];
         if (j->kind != SWEEP_OPTIMAL_EXECUTION) { /* a grid's points, a plan's candidate */
             if (take_points(j, ch)) {
@@ -718,6 +936,11 @@ static void after_work(uv_work_t *req, int status)
     job_t *j = ch->job;
     s->inflight--;
     j->inflight--;
+    if (j->helper) {
+        helper_done(s, ch, status);
+        dispatch(s);
+        return;
+    }
     if (status == UV_ECANCELED || ch->cancelled || j->dropped) {
         chunk_free(ch);
     } else if (ch->failed) {
@@ -855,8 +1078,22 @@ static void on_poll(uv_timer_t *t)
                       json_pack("{s:s,s:s}", "sweep", j->id, "reason", err.message));
             drop_job(j);
         }
+        if (j->remote && !j->dropped && !job_cancelled(j))
+            advance(s, j); /* units other replicas finished meanwhile */
         if (j->dropped && j->inflight == 0)
             job_remove(s, j);
+    }
+    /* Units run for other replicas: their leases renewed; idle helper jobs freed. */
+    for (job_t *j = s->helps, *next; j; j = next) {
+        next = j->next;
+        for (int i = 0; i < j->nbusy; i++) {
+            fathom_error_t err;
+            store_unit_renew(s->srv->store, j->id, (long long)j->busy[i], &err);
+        }
+        if (j->inflight == 0 && !j->used)
+            helper_unlink(s, j);
+        else
+            j->used = false;
     }
     dispatch(s);
 }
@@ -903,6 +1140,12 @@ void sweeps_begin_shutdown(sweeps_t *s)
     for (job_t *j = s->jobs; j; j = j->next)
         job_set_cancel(j);
     pthread_mutex_unlock(&s->lock);
+    for (job_t *j = s->helps, *next; j; j = next) {
+        next = j->next;
+        job_set_cancel(j);
+        if (j->inflight == 0)
+            helper_unlink(s, j);
+    }
     /* Jobs with nothing in flight would otherwise wait for a completion that never comes. */
     for (job_t *j = s->jobs, *next; j; j = next) {
         next = j->next;
@@ -937,6 +1180,11 @@ void sweeps_free(sweeps_t *s)
     while (s->jobs) {
         job_t *j = s->jobs;
         s->jobs = j->next;
+        job_free(j);
+    }
+    while (s->helps) {
+        job_t *j = s->helps;
+        s->helps = j->next;
         job_free(j);
     }
     pthread_mutex_destroy(&s->lock);

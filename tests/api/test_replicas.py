@@ -1,6 +1,8 @@
 """test_replicas.py — several fathomd replicas on one PostgreSQL database (FATHOM_TEST_DB; skipped
 without it): a result computed on one is a cache hit on another; sweeps submitted anywhere are
-run by the replicas together; a replica SIGKILLed mid-search loses its lease and another finishes
+run by the replicas together; the units of one search run on all three replicas (helpers claim
+units from the end and store their results, the owner merges them in order) with exactly the
+result of one SQLite fathomd, also when a helper is SIGKILLed mid-unit; a replica SIGKILLed mid-search loses its lease and another finishes
 the search with exactly the result of one SQLite fathomd; a cancel sent to one replica stops the
 workers of the replica running the sweep; and a PostgreSQL restart mid-sweep turns the replicas
 not ready until they reconnect, after which the sweep completes with the identical result
@@ -125,6 +127,40 @@ class Replicas(unittest.TestCase):
         for r in self.replicas:
             if r is not victim:
                 self.assertEqual(sweep(r, sid)["counts"], got["counts"])
+
+    def assert_runs_cover(self, doc):
+        """`runs` covers every unit once, in order, and names the replica of each stretch."""
+        runs = sorted(doc["runs"], key=lambda r: r["first_unit"])
+        at = 0
+        for run in runs:
+            self.assertEqual(run["first_unit"], at, runs)
+            self.assertGreater(run["last_unit"], run["first_unit"], runs)
+            at = run["last_unit"]
+        self.assertEqual(at, doc["progress"]["total"], runs)
+
+    def test_one_search_split_over_three_replicas(self):
+        a, b, c = self.start(3)
+        sid = a.post("/v1/sweep", LONG).json()["id"]
+        got = self.assert_reference(a, sid)
+        self.assert_runs_cover(got)
+        ran = {run["replica"] for run in got["runs"]}
+        self.assertEqual(ran, {replica_of(r) for r in (a, b, c)}, got["runs"])
+
+    def test_sigkilled_helper_search_finished_identically(self):
+        a, b, c = self.start(3)
+        sid = a.post("/v1/sweep", LONG).json()["id"]
+        doc = wait_until(lambda: (lambda d: d if d.get("runs") and d["status"] == "running" else None)(
+            sweep(a, sid)), "the search to checkpoint", 300)
+        owner = doc["runs"][0]["replica"]
+        # A helper (not the owner) in the middle of one of the search's units.
+        victim = wait_until(lambda: next((r for r in self.replicas if replica_of(r) != owner and
+                                          "fathom_worker_pool_busy 1" in r.get("/metrics").body), None),
+                            "a helper to run a unit", 300)
+        victim.stop(signal.SIGKILL)
+        survivor = next(r for r in self.replicas if r is not victim)
+        got = self.assert_reference(survivor, sid)
+        self.assert_runs_cover(got)
+        self.assertIn(owner, {run["replica"] for run in got["runs"]})
 
     def test_sweeps_submitted_to_one_run_on_all(self):
         a, b, c = self.start(3)
