@@ -299,7 +299,7 @@ static const char *const execution_keys[] = {
     "attention_kernel",    "fp8",                "context_par",       "context_par_net",
     "zero_stage",          "shard_group",        "expert_par",        "expert_tensor_par",
     "expert_par_net",      "moe_load_imbalance", "moe_capacity_factor", "moe_a2a_overlap",
-    "fp8_params",          NULL};
+    "fp8_params",          "moe_dispatcher",     NULL};
 
 /* a*b, saturating: three factors of up to 2^30 overflow int64. */
 static int64_t mul_sat(int64_t a, int64_t b)
@@ -418,6 +418,7 @@ int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_
         return -1;
     e.context_par_net = (int)cp_net;
     int64_t ep_net = 0;
+    int dispatcher = 0;
     if (jr_int(v, path, "expert_par", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_PROCS, &e.expert_par,
                err) ||
         jr_int(v, path, "expert_tensor_par", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_PROCS,
@@ -428,9 +429,12 @@ int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_
                 &e.moe_load_imbalance, err) ||
         jr_real(v, path, "moe_capacity_factor", JR_OPTIONAL, 0.0, 0.0, 1e6,
                 &e.moe_capacity_factor, err) ||
-        jr_bool(v, path, "moe_a2a_overlap", JR_OPTIONAL, false, &e.moe_a2a_overlap, err))
+        jr_bool(v, path, "moe_a2a_overlap", JR_OPTIONAL, false, &e.moe_a2a_overlap, err) ||
+        jr_enum(v, path, "moe_dispatcher", JR_OPTIONAL, LLM_MOE_DISPATCH_ALLTOALL,
+                llm_moe_dispatcher_names, &dispatcher, err))
         return -1;
     e.expert_par_net = (int)ep_net;
+    e.moe_dispatcher = (llm_moe_dispatcher_t)dispatcher;
     e.attention_kernel = (llm_attn_kernel_t)kernel;
     e.tensor_par_net = (int)nets[0];
     e.pipeline_par_net = (int)nets[1];
@@ -527,6 +531,8 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
         json_object_set_new(o, "moe_capacity_factor", json_real(e->moe_capacity_factor));
         B("moe_a2a_overlap", e->moe_a2a_overlap);
     }
+    if (e->moe_dispatcher == LLM_MOE_DISPATCH_FLEX) /* only when set: alltoall keeps the form */
+        S("moe_dispatcher", llm_moe_dispatcher_names[e->moe_dispatcher]);
 #undef I
 #undef B
 #undef S

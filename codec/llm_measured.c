@@ -28,8 +28,9 @@
  *              dense ffn (no dense block then); no router bias (timing-neutral); expert_par = ep,
  *              expert_tensor_par = etp (1 when not given, Megatron-Bridge's recipes); the
  *              dispatch/combine all-to-all on the NVLink tier while ep·etp fits in it, else on
- *              the node-spanning tier; moe_load_imbalance 1 (the recipes force-balance routing);
- *              no all-to-all overlap (the tables do not say)
+ *              the node-spanning tier, with the flex dispatcher (Megatron-Bridge's MoE recipes
+ *              dispatch with DeepEP or HybridEP); moe_load_imbalance 1 (the recipes
+ *              force-balance routing); no all-to-all overlap (the tables do not say)
 
  * Rows that publish only the source's TFLOP/s per GPU (no tokens/s, microbatch not stated:
  * taken as 1) are estimated and compared on model TFLOP/s per GPU instead — Fathom's count
@@ -215,7 +216,8 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
         const int net = ep * etp <= s->networks[0].size || s->num_networks < 2 ? 0 : 1;
         if (json_object_set_new(e, "expert_par", json_integer(ep)) ||
             json_object_set_new(e, "expert_tensor_par", json_integer(etp)) ||
-            json_object_set_new(e, "expert_par_net", json_integer(net))) {
+            json_object_set_new(e, "expert_par_net", json_integer(net)) ||
+            json_object_set_new(e, "moe_dispatcher", json_string("flex"))) {
             json_decref(e);
             return NULL;
         }

@@ -127,6 +127,16 @@ typedef enum { LLM_TP_OVERLAP_NONE = 0, LLM_TP_OVERLAP_RING = 1, LLM_TP_OVERLAP_
 /* Attention as the kernels compute it: Calculon's unfused batched matmuls, softmax and dropout
  * moving the s×s scores through memory, or one fused (flash) kernel that keeps them on chip. */
 typedef enum { LLM_ATTN_KERNEL_UNFUSED = 0, LLM_ATTN_KERNEL_FUSED = 1 } llm_attn_kernel_t;
+/* How the MoE dispatch and combine move tokens: alltoall sends every copy of a token straight to
+ * each rank holding one of its experts (Megatron's alltoall dispatcher); flex (DeepEP, HybridEP:
+ * Megatron's flex dispatcher) sends a token over the higher tier once per remote tier-0 domain
+ * that holds any of its experts and forwards it inside that domain over tier 0. FREE is not a
+ * user's choice: the search's bound estimates flex executions with dispatch costing nothing. */
+typedef enum {
+    LLM_MOE_DISPATCH_ALLTOALL = 0,
+    LLM_MOE_DISPATCH_FLEX = 1,
+    LLM_MOE_DISPATCH__FREE = 2
+} llm_moe_dispatcher_t;
 
 /* Calculon's execution object, all 23 fields, in Calculon's order, then Fathom's. */
 typedef struct {
@@ -183,6 +193,7 @@ typedef struct {
     double moe_load_imbalance; /* >= 1: the busiest rank's tokens over the mean (1 balanced) */
     double moe_capacity_factor; /* > 0: tokens beyond capacity × mean are dropped; 0 none */
     bool moe_a2a_overlap;      /* dispatch/combine hidden behind another microbatch's compute */
+    llm_moe_dispatcher_t moe_dispatcher; /* alltoall or flex (deduplicated per tier-0 domain) */
 } llm_execution_t;
 
 /* context_par, and the processors gradients are reduced over (data_par × context_par). */
@@ -296,6 +307,10 @@ void llm_moe_state_memory(const fathom_model_t *m, const llm_execution_t *e, int
 /* Seconds of one all-to-all in which each of `peers` ranks sends `bytes` spread evenly over the
  * group, the group spanning `span` consecutive processors with tier `net` (llm_moe.c). */
 double llm_a2a_time(const llm_system_t *s, int net, double bytes, double peers, double span);
+/* The same all-to-all under the flex dispatcher: each rank's tokens of `token_bytes` (one copy of
+ * all of them) routed to top_k of `experts` experts spread evenly over the peers (llm_moe.c). */
+double llm_a2a_flex_time(const llm_system_t *s, int net, double token_bytes, double top_k,
+                         double experts, double peers, double span);
 
 /* Checks a system on its own (ranges, curve order, caps); 0 or -1 with err (field paths start
  * with "system"). llm_estimate assumes a system that passed this check. */
@@ -318,5 +333,6 @@ extern const char *const llm_tp_overlap_names[];
 extern const char *const llm_processing_mode_names[];
 extern const char *const llm_net_op_names[];
 extern const char *const llm_attn_kernel_names[];
+extern const char *const llm_moe_dispatcher_names[]; /* "alltoall", "flex" (not FREE) */
 
 #endif

@@ -10,6 +10,7 @@
  * tensor_par × context_par × data_par — fold_size() below is the one place it multiplies in. */
 #include "llm_internal.h"
 
+#include <gsl/gsl_randist.h>
 #include <math.h>
 
 static double max2(double a, double b) { return a > b ? a : b; }
@@ -141,6 +142,38 @@ double llm_a2a_time(const llm_system_t *s, int net, double bytes, double peers, 
                                 : 0;
     const double t1 =
         n->latency_s + bytes * (peers - inner) / peers / (n->bandwidth_gbps * 1e9 * n->efficiency);
+    return max2(t0, t1);
+}
+
+/* The flex dispatcher (DeepEP, HybridEP) deduplicates what crosses the higher tier: a token goes
+ * once to each remote tier-0 domain holding at least one of its k experts, lands on the rank of
+ * the same local index there and is forwarded over tier 0 to the ranks holding its experts.
+ * With `inner` ranks of the group per domain, n = peers/inner domains and E_d = E·inner/peers
+ * experts per domain, routing balanced and uniform:
+ *   p0 = C(E − E_d, k) / C(E, k)     the chance that one remote domain holds none of the k
+ *   t1 = latency1 + token_bytes·(n − 1)·(1 − p0) / (bandwidth1·efficiency1)
+ *   t0 = latency0 + token_bytes·k·(inner − 1)/inner / (bandwidth0·efficiency0)
+ * (each rank receives its k copies per token, all but 1/inner of them over tier 0: straight from
+ * its own domain or forwarded by the landing rank), pipelined: the slower of the two sets the
+ * time. A group inside one domain sends what the plain all-to-all sends. */
+double llm_a2a_flex_time(const llm_system_t *s, int net, double token_bytes, double top_k,
+                         double experts, double peers, double span)
+{
+    const llm_network_t *n = &s->networks[net], *n0 = &s->networks[0];
+    if (peers <= 1 || token_bytes <= 0)
+        return 0;
+    if (net == 0 || n0->size <= 0 || span <= (double)n0->size)
+        return llm_a2a_time(s, net, token_bytes * top_k, peers, span);
+    const double inner = max2(1, floor(peers * (double)n0->size / span));
+    const double domains = peers / inner;
+    const double per_domain = floor(experts * inner / peers);
+    const double p0 = gsl_ran_hypergeometric_pdf(0, (unsigned)per_domain,
+                                                 (unsigned)(experts - per_domain), (unsigned)top_k);
+    const double t1 = n->latency_s + token_bytes * (domains - 1) * (1 - p0) /
+                                         (n->bandwidth_gbps * 1e9 * n->efficiency);
+    const double t0 = inner > 1 ? n0->latency_s + token_bytes * top_k * (inner - 1) / inner /
+                                                      (n0->bandwidth_gbps * 1e9 * n0->efficiency)
+                                : 0;
     return max2(t0, t1);
 }
 
@@ -454,9 +487,16 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
         return;
     const double ep = (double)llm__expert_par(e), etp = (double)llm__expert_tensor_par(e);
     x->expert_parallel_tier = ep > 1 ? e->expert_par_net : -1;
-    const double bytes = llm__moe_local_tokens(m, e) * (double)m->moe.top_k * (double)m->hidden *
-                         bpe * llm__moe_row_factor(e);
-    const double a2a = llm_a2a_time(s, e->expert_par_net, bytes, ep, ep * etp);
+    const double token_bytes =
+        llm__moe_local_tokens(m, e) * (double)m->hidden * bpe * llm__moe_row_factor(e);
+    const double k_routed = (double)m->moe.top_k;
+    const double a2a =
+        e->moe_dispatcher == LLM_MOE_DISPATCH_FLEX
+            ? llm_a2a_flex_time(s, e->expert_par_net, token_bytes, k_routed,
+                                (double)m->moe.num_experts, ep, ep * etp)
+        : e->moe_dispatcher == LLM_MOE_DISPATCH__FREE
+            ? 0
+            : llm_a2a_time(s, e->expert_par_net, token_bytes * k_routed, ep, ep * etp);
     const double fw = 2 * a2a, bw = e->training ? 2 * a2a : 0;
     const double re = e->training && e->activation_recompute == LLM_RECOMPUTE_FULL ? 2 * a2a : 0;
     double fw_exp = fw, bw_exp = bw + re;

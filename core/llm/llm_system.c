@@ -17,6 +17,7 @@ const char *const llm_processing_mode_names[] = {"roofline", "no_overlap", NULL}
 const char *const llm_net_op_names[] = {"p2p", "reduce_scatter", "all_gather", "all_reduce",
                                         NULL};
 const char *const llm_attn_kernel_names[] = {"unfused", "fused", NULL};
+const char *const llm_moe_dispatcher_names[] = {"alltoall", "flex", NULL};
 
 static const int datatype_bytes[LLM_DT__COUNT] = {1, 2, 2, 4};
 

@@ -841,10 +841,8 @@ static double step_bound(walk_t *w, double *slot)
 {
     if (!isnan(*slot))
         return *slot;
-    llm_execution_t ideal = w->e;
-    ideal.weight_offload = ideal.activations_offload = ideal.optimizer_offload = false;
-    ideal.tensor_par_net = ideal.pipeline_par_net = ideal.data_par_net = 0;
-    ideal.context_par_net = ideal.expert_par_net = 0;
+    llm_execution_t ideal;
+    search_ideal_execution(&w->e, &ideal);
     w->estimated++;
     *slot = llm_estimate(&w->req->model, &w->plan->ideal, &ideal, &w->res, NULL) == 0
                 ? w->res.stats.total_time
@@ -961,6 +959,7 @@ static void unit_execution(const search_request_t *r, const unit_t *u, llm_execu
     e->tensor_par_comm_type = u->comm;
     e->training = true;
     e->moe_load_imbalance = 1;
+    e->moe_dispatcher = r->options.moe_dispatcher;
 }
 
 /* Walks one unit into acc. A pilot walk (the seed floor's) leaves the plan's progress alone. */

@@ -113,6 +113,7 @@ typedef struct {
                                * is skipped (instead of the largest multiple of dp below it) */
     int64_t max_tensor_par;   /* 0: no cap; else tensor_par <= this */
     int64_t max_pipeline_par; /* 0: no cap; else pipeline_par <= this */
+    llm_moe_dispatcher_t moe_dispatcher; /* of every execution (default alltoall) */
 } search_options_t;
 
 /* How a unit is run. Not part of the request: a knob for tests and benchmarks. */

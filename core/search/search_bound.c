@@ -35,6 +35,16 @@ void search_ideal_system(const llm_system_t *s, llm_system_t *out)
         out->networks[i] = best;
 }
 
+void search_ideal_execution(const llm_execution_t *e, llm_execution_t *out)
+{
+    *out = *e;
+    out->weight_offload = out->activations_offload = out->optimizer_offload = false;
+    out->tensor_par_net = out->pipeline_par_net = out->data_par_net = 0;
+    out->context_par_net = out->expert_par_net = 0;
+    if (out->moe_dispatcher == LLM_MOE_DISPATCH_FLEX)
+        out->moe_dispatcher = LLM_MOE_DISPATCH__FREE;
+}
+
 void search_rates_init(search_rates_t *t, int top_n)
 {
     memset(t, 0, sizeof *t);

@@ -21,6 +21,12 @@
  * system's own. */
 void search_ideal_system(const llm_system_t *s, llm_system_t *out);
 
+/* The execution whose estimate on the ideal system bounds e's group from below: e with nothing
+ * offloaded, every degree on tier 0, and a flex dispatch costing nothing (the ideal system's one
+ * tier never splits an expert group into domains, where flex sends less than the plain
+ * all-to-all, so that is the bound that holds). */
+void search_ideal_execution(const llm_execution_t *e, llm_execution_t *out);
+
 /* Whether a refusal of llm_estimate naming this field holds for every microbatch size of the
  * execution: the offload, ZeRO, context-parallel, kernel, FP8, interleaving, expert-layout and
  * overlap rules do not read the microbatch. (tensor_par's rule on microbatch·seq does, as do

@@ -103,6 +103,7 @@ function buildForm(presets) {
     field({ label: 'Load imbalance (busiest GPU’s tokens ÷ mean)', field: 'execution.moe_load_imbalance', placeholder: '1 (balanced routing)', min: 1 }),
     field({ label: 'Capacity factor (tokens dropped above it)', field: 'execution.moe_capacity_factor', placeholder: 'none (no tokens dropped)', min: 0 }),
     field({ label: 'Overlap the all-to-all with the other microbatch (DualPipe)', field: 'execution.moe_a2a_overlap', type: 'checkbox', value: false }),
+    field({ label: 'Dispatcher', field: 'execution.moe_dispatcher', type: 'select', value: 'alltoall', options: [['alltoall', 'all-to-all (every copy sent to its expert)'], ['flex', 'flex: DeepEP / HybridEP (once per remote node)']], hint: 'differs when the experts span nodes' }),
   );
   const more = $('#est-more');
   more.append(
@@ -190,6 +191,7 @@ function autoExperts() {
   write(f, 'execution.moe_load_imbalance', '');
   write(f, 'execution.moe_capacity_factor', '');
   write(f, 'execution.moe_a2a_overlap', false);
+  write(f, 'execution.moe_dispatcher', 'alltoall');
 }
 
 const showSystem = (sys) => objectEditor($('#est-system-fields'), systemView(sys), 'system', SYSTEM_LABELS);
@@ -695,6 +697,7 @@ export async function fillForm(req) {
   for (const k of ['expert_par', 'expert_tensor_par']) setOptions(f.querySelector(`[data-field="execution.${k}"]`), [[e[k] ?? 1, String(e[k] ?? 1)]], e[k] ?? 1);
   for (const k of ['moe_load_imbalance', 'moe_capacity_factor']) write(f, `execution.${k}`, '');
   write(f, 'execution.moe_a2a_overlap', false);
+  write(f, 'execution.moe_dispatcher', e.moe_dispatcher ?? 'alltoall');
   write(f, 'execution.num_procs', e.num_procs ?? e.tensor_par * e.context_par * e.pipeline_par * e.data_par);
   write(f, 'execution.batch_size', e.batch_size);
   for (const k of ['tensor_par', 'context_par', 'pipeline_par', 'microbatch_size', 'pipeline_interleaving']) {

@@ -283,6 +283,7 @@ function otherOptions(e) {
   if (e.zero_stage > 1) out.push(`ZeRO-${e.zero_stage}`);
   if (e.fp8) out.push('FP8');
   if (e.moe_a2a_overlap) out.push('all-to-all overlap');
+  if (e.moe_dispatcher === 'flex') out.push('flex dispatcher');
   if (e.moe_load_imbalance > 1) out.push(`load imbalance ${e.moe_load_imbalance}`);
   if (e.moe_capacity_factor > 0) out.push(`capacity ${e.moe_capacity_factor}`);
   const off = ['weight', 'activations', 'optimizer'].filter((k) => e[`${k}_offload`]);

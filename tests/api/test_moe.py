@@ -67,6 +67,13 @@ class Moe(ServerTestCase):
         # a busier rank is slower
         r3 = self.estimate("deepseek-v3", dict(DEEPSEEK_H100, moe_load_imbalance=1.5))
         self.assertGreater(r3.json()["summary"]["step_time_s"], s["step_time_s"])
+        # the flex dispatcher (a token crosses InfiniBand once per remote node) moves less
+        # across nodes than the plain all-to-all, and is echoed in the normalized execution
+        r4 = self.estimate("deepseek-v3", dict(DEEPSEEK_H100, moe_dispatcher="flex"))
+        self.assertEqual(r4.status, 200, r4.body)
+        b4 = r4.json()["summary"]["time_breakdown_s"]
+        self.assertLess(b4["expert_parallel_comm"], s["time_breakdown_s"]["expert_parallel_comm"])
+        self.assertGreater(b4["expert_parallel_comm"], 0)
 
     def test_bad_moe_fields_name_the_field(self):
         base = {"hidden": 1024, "seq_size": 1024, "attn_heads": 8, "num_blocks": 4, "vocab_size": 32000,
@@ -89,6 +96,8 @@ class Moe(ServerTestCase):
             (moe, {"moe_load_imbalance": 0.5}, "execution.moe_load_imbalance"),
             (moe, {"moe_capacity_factor": -1}, "execution.moe_capacity_factor"),
             (moe, {"moe_a2a_overlap": "yes"}, "execution.moe_a2a_overlap"),
+            (moe, {"moe_dispatcher": "deepep"}, "execution.moe_dispatcher"),
+            (moe, {"moe_dispatcher": 1}, "execution.moe_dispatcher"),
             (None, {"expert_par": 2}, "execution.expert_par"),       # no experts to split
         ]
         for m, e, field in cases:

@@ -246,6 +246,21 @@ static void memory_mixtral(void **state)
 
 /* ---- all-to-all ---- */
 
+/* Two tiers: domains of 8 at 400 GB/s (1 µs) joined at 50 GB/s (10 µs), efficiency 1. */
+static llm_system_t nvlink_and_ib(void)
+{
+    llm_system_t s = moe_system();
+    s.num_networks = 2;
+    s.networks[0].bandwidth_gbps = 400;
+    s.networks[0].latency_s = 1e-6;
+    s.networks[0].size = 8;
+    s.networks[1] = s.networks[0];
+    s.networks[1].bandwidth_gbps = 50;
+    s.networks[1].latency_s = 1e-5;
+    s.networks[1].size = 1024;
+    return s;
+}
+
 /* One tier: 1 GB per rank among 8 peers on 100 GB/s, 10 µs latency: each rank sends 7/8 of it,
  * 1e-5 + 0.875e9/1e11 = 8.76e-3 s. Across tiers: 64 peers spanning 64 processors, tier 0 of 8
  * at 400 GB/s (1 µs), tier 1 at 50 GB/s (10 µs): 8 peers share a tier-0 domain, so 7/64 of the
@@ -260,16 +275,70 @@ static void a2a_cost(void **state)
     s.networks[0].latency_s = 1e-5;
     s.networks[0].size = 8;
     assert_close(llm_a2a_time(&s, 0, 1e9, 8, 8), 8.76e-3, 1e-12);
-    s.networks[0].bandwidth_gbps = 400;
-    s.networks[0].latency_s = 1e-6;
-    s.networks[1] = s.networks[0];
-    s.networks[1].bandwidth_gbps = 50;
-    s.networks[1].latency_s = 1e-5;
-    s.networks[1].size = 1024;
+    s = nvlink_and_ib();
     assert_close(llm_a2a_time(&s, 1, 1e9, 64, 64), 1.751e-2, 1e-12);
     /* a group inside tier 0 on tier 1 pays tier 1 whole: 1e-5 + 0.875e9/5e10 */
     assert_close(llm_a2a_time(&s, 1, 1e9, 8, 8), 1.751e-2, 1e-12);
     assert_close(llm_a2a_time(&s, 1, 1e9, 1, 1), 0, 0);
+}
+
+/* The flex dispatcher (DeepEP, HybridEP), worked by hand. Tier 0: 8 processors at 400 GB/s, 1 µs;
+ * tier 1: 50 GB/s, 10 µs; efficiency 1. 32 peers over 32 processors: 4 NVLink domains of 8,
+ * 64 experts (16 per domain), 2 per token, token_bytes 1e9.
+ *   p0 = C(48,2)/C(64,2) = 48·47/(64·63) = 0.55952380952…  (a remote domain holds neither)
+ *   t1 = 1e-5 + 1e9·3·(1 − p0)/5e10 = 1e-5 + 0.026428571428… = 0.026438571428…
+ *   t0 = 1e-6 + 1e9·2·(7/8)/4e11 = 4.376e-3
+ * so 0.0264386 s, where the plain all-to-all of the 2e9 bytes takes 1e-5 + 2e9·(24/32)/5e10 =
+ * 0.03001 s. With one expert per token nothing repeats: t1 = 1e-5 + 1e9·3·(1 − 48/64)/5e10 =
+ * 0.01501 s, the plain all-to-all's. Inside one domain (8 peers) flex is the plain one. */
+static void a2a_flex_cost(void **state)
+{
+    (void)state;
+    llm_system_t s = nvlink_and_ib();
+    const double p0 = 48.0 * 47.0 / (64.0 * 63.0);
+    assert_close(llm_a2a_flex_time(&s, 1, 1e9, 2, 64, 32, 32), 1e-5 + 1e9 * 3 * (1 - p0) / 5e10,
+                 1e-12);
+    assert_close(llm_a2a_flex_time(&s, 1, 1e9, 2, 64, 32, 32), 0.026438571428571, 1e-12);
+    assert_close(llm_a2a_time(&s, 1, 2e9, 32, 32), 0.03001, 1e-12);
+    assert_close(llm_a2a_flex_time(&s, 1, 1e9, 1, 64, 32, 32), 0.01501, 1e-12);
+    assert_close(llm_a2a_flex_time(&s, 1, 1e9, 1, 64, 32, 32), llm_a2a_time(&s, 1, 1e9, 32, 32),
+                 1e-12);
+    assert_close(llm_a2a_flex_time(&s, 0, 1e9, 2, 64, 8, 8), llm_a2a_time(&s, 0, 2e9, 8, 8), 0);
+    assert_close(llm_a2a_flex_time(&s, 1, 1e9, 2, 64, 1, 1), 0, 0);
+    /* fast tier 1 (400 GB/s): the NVLink forward sets the time, 1e-6 + 1e9·2·(7/8)/4e11 */
+    s.networks[1].bandwidth_gbps = 400;
+    assert_close(llm_a2a_flex_time(&s, 1, 1e9, 2, 64, 32, 32), 4.376e-3, 1e-12);
+}
+
+/* In the step, by hand: the tiny MoE (8 experts, 2 per token) with EP 8 = DP 8 over tier 1, tier 0
+ * domains of 2 (so 4 domains, 2 experts each), tier 0 100 GB/s, tier 1 10 GB/s, no latency.
+ * Each rank holds 16 tokens of 64 bf16: token_bytes 2048. Flex: p0 = C(6,2)/C(8,2) = 15/28,
+ * t1 = 2048·3·(13/28)/1e10 = 2.852571…e-7 s, t0 = 2048·2·(1/2)/1e11 = 2.048e-8 s; the plain
+ * all-to-all moves 4096·(6/8) over tier 1: 3.072e-7 s. Four per MoE block and microbatch, 2
+ * blocks, 2 microbatches: 16 of them, 4.5641142857e-6 s against 4.9152e-6 s. */
+static void a2a_flex_in_step(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny_moe();
+    llm_system_t s = moe_system();
+    s.num_networks = 2;
+    s.networks[0].bandwidth_gbps = 100;
+    s.networks[0].latency_s = 0;
+    s.networks[0].size = 2;
+    s.networks[0].must_be_filled = false;
+    s.networks[1] = s.networks[0];
+    s.networks[1].bandwidth_gbps = 10;
+    s.networks[1].size = 64;
+    llm_execution_t e = layout(1, 1, 8, 8);
+    e.data_par_net = e.expert_par_net = 1;
+    llm_result_t r;
+    fathom_error_t err;
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
+    assert_close(r.extra.expert_parallel_comm, 16 * 3.072e-7, 1e-15);
+    e.moe_dispatcher = LLM_MOE_DISPATCH_FLEX;
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
+    assert_close(r.extra.expert_parallel_comm, 16 * 2048.0 * 3 * 13 / 28 / 1e10, 1e-12);
+    assert_close(r.extra.expert_parallel_comm, 4.5641142857e-6, 1e-10);
 }
 
 /* The step adds dispatch and combine, forward and backward: tiny MoE, EP 2, DP 2, batch 4
@@ -506,6 +575,7 @@ int main(void)
         cmocka_unit_test(parameter_counts), cmocka_unit_test(model_flops_megatron),
         cmocka_unit_test(mla_flops),        cmocka_unit_test(memory_deepseek_v3),
         cmocka_unit_test(memory_mixtral),   cmocka_unit_test(a2a_cost),
+        cmocka_unit_test(a2a_flex_cost),    cmocka_unit_test(a2a_flex_in_step),
         cmocka_unit_test(a2a_in_step),      cmocka_unit_test(dense_blocks_in_step),
         cmocka_unit_test(mtp_in_step),      cmocka_unit_test(grouped_gemm),
         cmocka_unit_test(bad_fields),       cmocka_unit_test(round_trip),

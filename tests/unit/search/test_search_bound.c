@@ -71,17 +71,17 @@ static void test_ideal_system(void **state)
  * e. Returns the number of executions the model accepted. */
 static int check_covered(const search_request_t *req, const llm_system_t *ideal, llm_execution_t *e)
 {
-    llm_execution_t lower = *e;
-    lower.weight_offload = lower.activations_offload = lower.optimizer_offload = false;
-    lower.tensor_par_net = lower.pipeline_par_net = lower.data_par_net = 0;
-    lower.context_par_net = lower.expert_par_net = 0;
+    llm_execution_t lower;
+    search_ideal_execution(e, &lower);
     llm_result_t lo, re;
     if (llm_estimate(&req->model, ideal, &lower, &lo, NULL) != 0)
         return 0;
     int accepted = 0;
     const int nn = req->system.num_networks;
+    /* the expert-parallel tier too, for a mixture of experts */
+    const int nets = nn * nn * nn * nn * (req->model.moe.num_experts > 0 ? nn : 1);
     for (int bits = 0; bits < 8; bits++)
-        for (int net = 0; net < nn * nn * nn * nn; net++) {
+        for (int net = 0; net < nets; net++) {
             e->weight_offload = bits & 1;
             e->activations_offload = bits & 2;
             e->optimizer_offload = bits & 4;
@@ -89,6 +89,7 @@ static int check_covered(const search_request_t *req, const llm_system_t *ideal,
             e->pipeline_par_net = net / nn % nn;
             e->data_par_net = net / nn / nn % nn;
             e->context_par_net = net / nn / nn / nn % nn;
+            e->expert_par_net = net / nn / nn / nn / nn % nn;
             if (llm_estimate(&req->model, &req->system, e, &re, NULL) != 0)
                 continue;
             accepted++;
@@ -114,11 +115,12 @@ static int check_memory_grows(const search_request_t *req, llm_execution_t e)
     const int64_t local = e.batch_size / e.data_par;
     int checked = 0; /* larger microbatches estimated after one that did not fit */
     const int nn = req->system.num_networks;
-    for (int net = 0; net < nn * nn * nn * nn; net++) { /* the first assignment accepted */
+    for (int net = 0; net < nn * nn * nn * nn * nn; net++) { /* the first assignment accepted */
         e.tensor_par_net = net % nn;
         e.pipeline_par_net = net / nn % nn;
         e.data_par_net = net / nn / nn % nn;
         e.context_par_net = net / nn / nn / nn % nn;
+        e.expert_par_net = net / nn / nn / nn / nn % nn;
         e.microbatch_size = 1;
         llm_result_t r;
         if (llm_estimate(&req->model, &req->system, &e, &r, NULL) == 0)
@@ -163,10 +165,8 @@ static int check_memory_grows(const search_request_t *req, llm_execution_t e)
 
 static int memory_checks; /* larger microbatches checked after one that did not fit */
 
-static int check_grid(const char *request_json)
+static int check_grid_request(search_request_t req)
 {
-    search_request_t req;
-    test_request(request_json, &req);
     llm_system_t ideal;
     search_ideal_system(&req.system, &ideal);
     const int64_t n = req.num_procs;
@@ -202,8 +202,16 @@ static int check_grid(const char *request_json)
                     e.data_par_overlap = key / 384 % 2;
                     e.expert_par = e.expert_tensor_par = 1;
                     e.moe_load_imbalance = 1;
-                    if (req.model.moe.num_experts > 0 && e.tensor_par * e.data_par % 2 == 0)
-                        e.expert_par = 2;
+                    /* expert_par 2 (whose memory grows past the GPU); with flex dispatch the
+                     * widest group the fold allows, up to 16, which across two H100 nodes
+                     * splits into NVLink domains, where flex differs */
+                    const int64_t widest =
+                        req.options.moe_dispatcher == LLM_MOE_DISPATCH_FLEX ? 16 : 2;
+                    for (int64_t ep = 2; ep <= widest; ep *= 2)
+                        if (req.model.moe.num_experts > 0 && req.model.moe.num_experts % ep == 0 &&
+                            e.tensor_par * e.data_par % ep == 0)
+                            e.expert_par = ep;
+                    e.moe_dispatcher = req.options.moe_dispatcher;
                     e.attention_type = LLM_ATTN_MULTIHEAD;
                     if (req.model.calculon_block && cp > 1)
                         continue;
@@ -211,6 +219,13 @@ static int check_grid(const char *request_json)
                     memory_checks += check_memory_grows(&req, e);
                 }
     return accepted;
+}
+
+static int check_grid(const char *request_json)
+{
+    search_request_t req;
+    test_request(request_json, &req);
+    return check_grid_request(req);
 }
 
 static void test_bound_holds(void **state)
@@ -232,6 +247,20 @@ static void test_bound_holds(void **state)
                            "\"top_k\":2,\"expert_feedforward\":1024}},\"system\":\"h100_sxm\","
                            "\"num_procs\":16,\"max_batch_size\":32,\"datatype\":\"bfloat16\"}") >
                 1000);
+    /* 16 experts, 4 per token, with the flex dispatcher: expert groups of 16 span two nodes,
+     * here joined by a tier as fast as NVLink, where flex sends less than the ideal tier's
+     * plain all-to-all (a bound costing flex as that would not hold) */
+    search_request_t flex;
+    test_request("{\"model\":{\"hidden\":1024,\"seq_size\":2048,\"attn_heads\":16,"
+                           "\"kv_heads\":4,\"num_blocks\":8,\"vocab_size\":32000,"
+                           "\"gated_mlp\":true,\"norm\":\"rmsnorm\",\"position_embedding\":"
+                           "\"rope\",\"tied_embeddings\":false,\"moe\":{\"num_experts\":16,"
+                           "\"top_k\":4,\"expert_feedforward\":512}},\"system\":\"h100_sxm\","
+                           "\"num_procs\":16,\"max_batch_size\":32,\"datatype\":\"bfloat16\","
+                           "\"options\":{\"moe_dispatcher\":\"flex\"}}", &flex);
+    flex.system.networks[1].bandwidth_gbps = flex.system.networks[0].bandwidth_gbps;
+    flex.system.networks[1].efficiency = flex.system.networks[0].efficiency;
+    assert_true(check_grid_request(flex) > 1000);
     /* Calculon's block on Calculon's A100 (two network tiers) */
     assert_true(check_grid("{\"model\":\"gpt3-13B\",\"system\":\"a100_80g\",\"num_procs\":16,"
                            "\"max_batch_size\":32,\"datatype\":\"float16\"}") > 1000);

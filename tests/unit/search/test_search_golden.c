@@ -198,13 +198,23 @@ static void assert_same_result(search_result_t *a, search_result_t *b, const cha
     "\"system\":\"h100_sxm\",\"num_procs\":8,\"max_batch_size\":8,\"datatype\":\"bfloat16\"," \
     "\"options\":{\"top_n\":40,\"attention_kernel\":\"fused\"}}"
 
+/* 16 experts, 4 per token, on two nodes of 8 H100s with the flex dispatcher: expert groups of 16
+ * split into two NVLink domains, where the bound takes dispatch as free. */
+#define MOE_FLEX_REQUEST                                                                       \
+    "{\"model\":{\"hidden\":1024,\"seq_size\":2048,\"attn_heads\":16,\"kv_heads\":4,"      \
+    "\"num_blocks\":4,\"vocab_size\":32000,\"gated_mlp\":true,\"norm\":\"rmsnorm\","        \
+    "\"position_embedding\":\"rope\",\"tied_embeddings\":false,"                              \
+    "\"moe\":{\"num_experts\":16,\"top_k\":4,\"expert_feedforward\":512}},"                  \
+    "\"system\":\"h100_sxm\",\"num_procs\":16,\"max_batch_size\":16,\"datatype\":\"bfloat16\"," \
+    "\"options\":{\"top_n\":40,\"attention_kernel\":\"fused\",\"moe_dispatcher\":\"flex\"}}"
+
 static void test_thread_count_independence(void **state)
 {
     (void)state;
     /* the modern ones are bound-pruned: what they skip must not depend on threads either */
     const char *requests[] = {TURING_REQUEST("{\"top_n\":20}"),
                               TURING_REQUEST("{\"top_n\":3,\"mbs_break\":true}"), SMALL_REQUEST,
-                              MODERN_REQUEST, ALL_FREE_REQUEST, MOE_REQUEST};
+                              MODERN_REQUEST, ALL_FREE_REQUEST, MOE_REQUEST, MOE_FLEX_REQUEST};
     for (size_t k = 0; k < sizeof requests / sizeof requests[0]; k++) {
         search_request_t req;
         search_result_t one, two, three;
@@ -227,7 +237,8 @@ static void test_pruned_equals_unpruned(void **state)
     const char *requests[] = {TURING_REQUEST("{\"top_n\":100}"),
                               TURING_REQUEST("{\"top_n\":10,\"mbs_break\":true}"),
                               SMALL_REQUEST, MODERN_REQUEST, ALL_FREE_REQUEST,
-                              MOE_REQUEST, MODERN_TOP1_REQUEST, ALL_FREE_TOP1_REQUEST};
+                              MOE_REQUEST, MOE_FLEX_REQUEST, MODERN_TOP1_REQUEST,
+                              ALL_FREE_TOP1_REQUEST};
     for (size_t k = 0; k < sizeof requests / sizeof requests[0]; k++) {
         search_request_t req;
         search_result_t pruned, full;
