@@ -4,11 +4,11 @@
 // cancel button; its answer is a scatter of days against dollars (the Pareto front drawn, the
 // deadline and budget as lines; a click on a point opens that layout in Step time), the cheapest
 // plan within the deadline, the fastest within the budget, and every candidate in a table.
-import { api, ApiError, clearErrors, showError } from './api.js';
+import { api, ApiError, clearErrors, pollSweep, showError } from './api.js';
 import { COLORS, chartBox, scatter } from './charts.js';
 import { fillForm, submitEstimate } from './estimate.js';
 import { field, read } from './forms.js';
-import { $, el, fmtInt, fmtNum, fmtPct, fmtSeconds, sleep } from './util.js';
+import { $, el, fmtInt, fmtNum, fmtPct, fmtSeconds } from './util.js';
 
 const form = () => $('#plan-form');
 const DEFAULT_SYSTEMS = ['h100_sxm', 'h200', 'b200'];
@@ -100,29 +100,13 @@ async function cancel() {
 export async function followPlan(id) {
   const me = { id, cancelled: false };
   current = me;
-  const bar = $('#pl-progress'), text = $('#pl-progress-text');
-  $('#pl-status').hidden = false;
-  $('#pl-submit').disabled = true;
-  $('#pl-cancel').disabled = false;
-  let st;
-  try {
-    for (;;) {
-      st = (await api('GET', `/v1/sweep/${id}`)).data;
-      if (current !== me) return;
-      const p = st.progress || {};
-      bar.max = Math.max(1, p.total || 1);
-      bar.value = p.done || 0;
-      text.textContent = `Plan ${st.status} — ${fmtInt(p.done || 0)} of ${fmtInt(p.total || 0)} candidates searched`;
-      $('#pl-status').dataset.state = st.status;
-      if (['done', 'failed', 'cancelled'].includes(st.status)) break;
-      await sleep(400);
-    }
-  } catch (e) {
-    showError(form(), e);
-    return;
-  } finally {
-    if (current === me) { $('#pl-submit').disabled = false; $('#pl-cancel').disabled = true; }
-  }
+  const st = await pollSweep(id, {
+    tab: 'pl',
+    isCurrent: () => current === me,
+    describe: (s, p) => `Plan ${s.status} — ${fmtInt(p.done || 0)} of ${fmtInt(p.total || 0)} candidates searched`,
+    form,
+  });
+  if (!st) return;
   if (st.status === 'failed') showError(form(), { message: `the plan failed: ${st.error || 'no reason given'}` });
   else if (st.status === 'done') showPlan(st);
 }

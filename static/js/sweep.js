@@ -2,11 +2,11 @@
 // (POST /v1/sweep → 202 {id}), fill a progress bar by polling GET /v1/sweep/<id>, cancel with
 // DELETE, then show the best executions in a table, every evaluated point on a scatter plot
 // (sample rate against tier-1 memory) and a CSV download.
-import { api, ApiError, clearErrors, showError } from './api.js';
+import { api, ApiError, clearErrors, pollSweep, showError } from './api.js';
 import { chartBox, scatter } from './charts.js';
 import { field, read } from './forms.js';
 import { currentRequest, fillForm, submitEstimate } from './estimate.js';
-import { $, el, fmtBytes, fmtInt, fmtNum, fmtPct, fmtSeconds, parsePath, setAt, sleep } from './util.js';
+import { $, el, fmtBytes, fmtInt, fmtNum, fmtPct, fmtSeconds, parsePath, setAt } from './util.js';
 
 const form = () => $('#sweep-form');
 const POINT_CAP = 20000; // the scatter reads at most this many points of a grid sweep
@@ -145,31 +145,17 @@ async function cancel() {
 export async function follow(id) {
   const me = { id, cancelled: false };
   current = me;
-  const bar = $('#sw-progress'), text = $('#sw-progress-text');
-  $('#sw-status').hidden = false;
   $('#sw-results').replaceChildren();
-  $('#sw-submit').disabled = true;
-  $('#sw-cancel').disabled = false;
-  let st;
-  try {
-    for (;;) {
-      st = (await api('GET', `/v1/sweep/${id}`)).data;
-      if (current !== me) return;
-      const p = st.progress || {};
-      bar.max = Math.max(1, p.total || 1);
-      bar.value = p.done || 0;
+  const st = await pollSweep(id, {
+    tab: 'sw',
+    isCurrent: () => current === me,
+    describe: (s, p) => {
       const pct = p.total ? `: ${((100 * (p.done || 0)) / p.total).toFixed(0)} %` : '';
-      text.textContent = `${st.kind === 'grid' ? 'Grid sweep' : 'Search'} ${st.status}${pct} — ${fmtInt(p.done || 0)} of ${fmtInt(p.total || 0)} work items`;
-      $('#sw-status').dataset.state = st.status;
-      if (['done', 'failed', 'cancelled'].includes(st.status)) break;
-      await sleep(400);
-    }
-  } catch (e) {
-    showError(form(), e);
-    return;
-  } finally {
-    if (current === me) { $('#sw-submit').disabled = false; $('#sw-cancel').disabled = true; }
-  }
+      return `${s.kind === 'grid' ? 'Grid sweep' : 'Search'} ${s.status}${pct} — ${fmtInt(p.done || 0)} of ${fmtInt(p.total || 0)} work items`;
+    },
+    form,
+  });
+  if (!st) return;
   if (st.status === 'failed') {
     showError(form(), { message: `the sweep failed: ${st.error?.message || st.error || 'no reason given'}`, field: st.error?.field });
     return;
