@@ -94,6 +94,36 @@ PGresult *pg_query(PGconn *c, const char *sql, int n, const char *const *params,
     return NULL;
 }
 
+PGconn *pg_acquire_write(pg_t *pg, fathom_error_t *err)
+{
+    fathom_error_clear(err);
+    PGconn *c = pg_acquire(pg, err);
+    if (!c)
+        pg_note_write(pg, false);
+    return c;
+}
+
+int pg_finish_write(pg_t *pg, PGconn *c, int rc, fathom_error_t *err)
+{
+    if (!pg_end(c, rc == 0, err) && rc == 0)
+        rc = -1;
+    if (rc == 0 || err->code == FATHOM_E_UNAVAILABLE)
+        pg_note_write(pg, rc == 0);
+    pg_release(pg, c);
+    return rc;
+}
+
+PGresult *pg_read(pg_t *pg, const char *sql, int n, const char *const *params, const char *what,
+                  fathom_error_t *err)
+{
+    PGconn *c = pg_acquire(pg, err);
+    if (!c)
+        return NULL;
+    PGresult *r = pg_query(c, sql, n, params, what, err);
+    pg_release(pg, c);
+    return r;
+}
+
 int pg_command(PGconn *c, const char *sql, int n, const char *const *params, long long *changed,
                const char *what, fathom_error_t *err)
 {
@@ -405,12 +435,8 @@ static bool pg_ready(store_t *store)
     if (atomic_load(&pg->ready) && now_ms() - atomic_load(&pg->last_ok_ms) < PG_PING_MS)
         return true;
     fathom_error_t err;
-    PGconn *c = pg_acquire(pg, &err);
-    if (!c)
-        return false;
-    PGresult *r = pg_query(c, "SELECT 1", 0, NULL, "ping", &err);
+    PGresult *r = pg_read(pg, "SELECT 1", 0, NULL, "ping", &err);
     PQclear(r);
-    pg_release(pg, c);
     if (r)
         atomic_store(&pg->ready, true);
     return r != NULL && atomic_load(&pg->ready);
@@ -419,14 +445,10 @@ static bool pg_ready(store_t *store)
 static long long pg_file_size(store_t *store)
 {
     fathom_error_t err;
-    pg_t *pg = pg_of(store);
-    PGconn *c = pg_acquire(pg, &err);
-    if (!c)
-        return 0;
-    PGresult *r = pg_query(c, "SELECT pg_database_size(current_database())", 0, NULL, "size", &err);
+    PGresult *r = pg_read(pg_of(store), "SELECT pg_database_size(current_database())", 0, NULL,
+                          "size", &err);
     long long size = r ? pg_ll(r, 0, 0) : 0;
     PQclear(r);
-    pg_release(pg, c);
     return size;
 }
 
@@ -441,15 +463,11 @@ static bool pg_shared(store_t *store)
 static int pg_result_get(store_t *store, const char *hash, store_result_t *out,
                          fathom_error_t *err)
 {
-    pg_t *pg = pg_of(store);
     memset(out, 0, sizeof *out);
-    PGconn *c = pg_acquire(pg, err);
-    if (!c)
-        return -1;
     const char *params[] = {hash};
-    PGresult *r = pg_query(c, "SELECT endpoint, request, response, created_at, hit_count "
-                              "FROM results WHERE hash = $1",
-                           1, params, "cannot read results", err);
+    PGresult *r = pg_read(pg_of(store), "SELECT endpoint, request, response, created_at, "
+                                        "hit_count FROM results WHERE hash = $1",
+                          1, params, "cannot read results", err);
     int rc = -1;
     if (r && PQntuples(r) == 1) {
         bool oom = false;
@@ -469,7 +487,6 @@ static int pg_result_get(store_t *store, const char *hash, store_result_t *out,
         fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "no result %s", hash);
     }
     PQclear(r);
-    pg_release(pg, c);
     return rc;
 }
 
@@ -478,12 +495,9 @@ typedef int (*pg_row_fn)(PGconn *c, const void *rows, int i, fathom_error_t *err
 /* Writes n rows, one statement each, in one transaction. */
 static int write_rows(pg_t *pg, pg_row_fn write, const void *rows, int n, fathom_error_t *err)
 {
-    fathom_error_clear(err);
-    PGconn *c = pg_acquire(pg, err);
-    if (!c) {
-        pg_note_write(pg, false);
+    PGconn *c = pg_acquire_write(pg, err);
+    if (!c)
         return -1;
-    }
     bool ok = pg_begin(c, err) == 0;
     for (int i = 0; ok && i < n; i++)
         ok = write(c, rows, i, err) == 0;

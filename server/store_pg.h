@@ -45,6 +45,17 @@ const char *pg_replica(pg_t *pg);
  * FATHOM_E_UNAVAILABLE naming `what` and the server's message. */
 PGresult *pg_query(PGconn *c, const char *sql, int n, const char *const *params, const char *what,
                    fathom_error_t *err);
+/* pg_query on a pooled connection taken for this one statement (a read): the result, or NULL
+ * with err set when no connection could be had or the statement failed. */
+PGresult *pg_read(pg_t *pg, const char *sql, int n, const char *const *params, const char *what,
+                  fathom_error_t *err);
+/* A pooled connection for a write: err cleared first; NULL with err set, and the failed write
+ * noted (pg_note_write), when none can be had. */
+PGconn *pg_acquire_write(pg_t *pg, fathom_error_t *err);
+/* Ends a write begun on c with pg_begin (commit when rc is 0, else roll back), notes its outcome
+ * unless it was refused rather than failed (a full queue or preset slot is not a failed write:
+ * only FATHOM_E_UNAVAILABLE counts), and gives c back. Returns rc, or -1 when the commit failed. */
+int pg_finish_write(pg_t *pg, PGconn *c, int rc, fathom_error_t *err);
 /* pg_query for a statement whose result is not needed: 0, or -1 with err; *changed (when not
  * NULL) says how many rows it changed. */
 int pg_command(PGconn *c, const char *sql, int n, const char *const *params, long long *changed,

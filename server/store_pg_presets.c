@@ -14,15 +14,11 @@
 int pg_preset_get(store_t *store, const char *kind, const char *name, store_preset_t *out,
                   fathom_error_t *err)
 {
-    pg_t *pg = pg_of(store);
     memset(out, 0, sizeof *out);
-    PGconn *c = pg_acquire(pg, err);
-    if (!c)
-        return -1;
     const char *params[] = {kind, name};
-    PGresult *r = pg_query(c, "SELECT body, created_at, updated_at FROM user_presets "
-                              "WHERE kind = $1 AND name = $2",
-                           2, params, "cannot read presets", err);
+    PGresult *r = pg_read(pg_of(store), "SELECT body, created_at, updated_at FROM user_presets "
+                                        "WHERE kind = $1 AND name = $2",
+                          2, params, "cannot read presets", err);
     int rc = -1;
     if (r && PQntuples(r) == 1) {
         bool oom = false;
@@ -39,7 +35,6 @@ int pg_preset_get(store_t *store, const char *kind, const char *name, store_pres
         fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "no user preset %s/%s", kind, name);
     }
     PQclear(r);
-    pg_release(pg, c);
     if (rc)
         store_preset_close(out);
     return rc;
@@ -77,34 +72,23 @@ int pg_preset_put(store_t *store, const char *kind, const char *name, const char
     char now[32];
     store_now_iso(now);
     *created = false;
-    fathom_error_clear(err);
-    PGconn *c = pg_acquire(pg, err);
-    if (!c) {
-        pg_note_write(pg, false);
+    PGconn *c = pg_acquire_write(pg, err);
+    if (!c)
         return -1;
-    }
     const char *params[4] = {kind, name, body, now};
     bool found = false;
     int rc = pg_begin(c, err) == 0 ? put_in(c, params, max_count, &found, err) : -1;
-    if (!pg_end(c, rc == 0, err) && rc == 0)
-        rc = -1;
+    rc = pg_finish_write(pg, c, rc, err);
     *created = rc == 0 && !found;
-    /* A refused slot is not a failed write. */
-    if (rc == 0 || err->code == FATHOM_E_UNAVAILABLE)
-        pg_note_write(pg, rc == 0);
-    pg_release(pg, c);
     return rc;
 }
 
 int pg_preset_delete(store_t *store, const char *kind, const char *name, fathom_error_t *err)
 {
     pg_t *pg = pg_of(store);
-    fathom_error_clear(err);
-    PGconn *c = pg_acquire(pg, err);
-    if (!c) {
-        pg_note_write(pg, false);
+    PGconn *c = pg_acquire_write(pg, err);
+    if (!c)
         return -1;
-    }
     const char *params[] = {kind, name};
     long long n = 0;
     int rc = pg_command(c, "DELETE FROM user_presets WHERE kind = $1 AND name = $2", 2, params,
@@ -119,16 +103,11 @@ int pg_preset_delete(store_t *store, const char *kind, const char *name, fathom_
 int pg_preset_list(store_t *store, const char *kind, store_preset_fn fn, void *ctx,
                    fathom_error_t *err)
 {
-    pg_t *pg = pg_of(store);
-    PGconn *c = pg_acquire(pg, err);
-    if (!c)
-        return -1;
     const char *params[] = {kind};
     /* COLLATE "C": byte order, as SQLite sorts, whatever the database's locale. */
-    PGresult *r = pg_query(c, "SELECT name, created_at, updated_at FROM user_presets "
-                              "WHERE kind = $1 ORDER BY name COLLATE \"C\"",
-                           1, params, "cannot list presets", err);
-    pg_release(pg, c);
+    PGresult *r = pg_read(pg_of(store), "SELECT name, created_at, updated_at FROM user_presets "
+                                        "WHERE kind = $1 ORDER BY name COLLATE \"C\"",
+                          1, params, "cannot list presets", err);
     if (!r)
         return -1;
     int rc = 0;

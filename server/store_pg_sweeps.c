@@ -23,16 +23,6 @@
 #define STORE_PG_STR2(x) #x
 #define STORE_PG_STR(x) STORE_PG_STR2(x)
 
-static int finish_write(pg_t *pg, PGconn *c, int rc, fathom_error_t *err)
-{
-    if (!pg_end(c, rc == 0, err) && rc == 0)
-        rc = -1;
-    if (rc == 0 || err->code == FATHOM_E_UNAVAILABLE)
-        pg_note_write(pg, rc == 0);
-    pg_release(pg, c);
-    return rc;
-}
-
 /* Inserts the sweep, or re-queues a cancelled or failed one from the start. */
 static int submit_in(PGconn *c, const char *const params[5], int max_queued, bool *created,
                      fathom_error_t *err)
@@ -89,15 +79,12 @@ int pg_sweep_submit(store_t *store, const char *id, const char *kind, const char
     store_now_iso(now);
     snprintf(sz, sizeof sz, "%lld", size);
     *created = false;
-    fathom_error_clear(err);
-    PGconn *c = pg_acquire(pg, err);
-    if (!c) {
-        pg_note_write(pg, false);
+    PGconn *c = pg_acquire_write(pg, err);
+    if (!c)
         return -1;
-    }
     const char *params[5] = {id, kind, spec, sz, now};
     int rc = pg_begin(c, err) == 0 ? submit_in(c, params, max_queued, created, err) : -1;
-    rc = finish_write(pg, c, rc, err);
+    rc = pg_finish_write(pg, c, rc, err);
     if (rc)
         *created = false;
     return rc;
@@ -108,14 +95,10 @@ int pg_sweep_submit(store_t *store, const char *id, const char *kind, const char
 int pg_sweep_get(store_t *store, const char *id, bool with_sample, store_sweep_t *out,
                  fathom_error_t *err)
 {
-    pg_t *pg = pg_of(store);
     memset(out, 0, sizeof *out);
-    PGconn *c = pg_acquire(pg, err);
-    if (!c)
-        return -1;
     const char *params[] = {id, with_sample ? "t" : "f"};
-    PGresult *r = pg_query(
-        c, "SELECT id, kind, spec, status, size, total, done, evaluations, state, result, error, "
+    PGresult *r = pg_read(
+        pg_of(store), "SELECT id, kind, spec, status, size, total, done, evaluations, state, result, error, "
            "created_at, started_at, finished_at, "
            "(SELECT json_agg(json_build_object('first_unit', first_unit, 'last_unit', last_unit, "
            "'replica', replica) ORDER BY first_unit) FROM sweep_runs WHERE sweep_id = $1), "
@@ -148,7 +131,6 @@ int pg_sweep_get(store_t *store, const char *id, bool with_sample, store_sweep_t
         fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "no sweep %s", id);
     }
     PQclear(r);
-    pg_release(pg, c);
     if (rc)
         store_sweep_close(out);
     return rc;
@@ -158,13 +140,10 @@ int pg_sweep_get(store_t *store, const char *id, bool with_sample, store_sweep_t
 static int update_one(pg_t *pg, const char *sql, int n, const char *const *params, bool *changed,
                       const char *what, fathom_error_t *err)
 {
-    fathom_error_clear(err);
     *changed = false;
-    PGconn *c = pg_acquire(pg, err);
-    if (!c) {
-        pg_note_write(pg, false);
+    PGconn *c = pg_acquire_write(pg, err);
+    if (!c)
         return -1;
-    }
     long long rows = 0;
     int rc = pg_command(c, sql, n, params, &rows, what, err);
     *changed = rc == 0 && rows == 1;
@@ -186,23 +165,12 @@ int pg_sweep_cancel(store_t *store, const char *id, bool *changed, fathom_error_
 
 /* Reads a whole (small) result, releases the connection, then calls fn per row: fn may call
  * the store, and no connection is held meanwhile. */
-static PGresult *read_all(pg_t *pg, const char *sql, int n, const char *const *params,
-                          const char *what, fathom_error_t *err)
-{
-    PGconn *c = pg_acquire(pg, err);
-    if (!c)
-        return NULL;
-    PGresult *r = pg_query(c, sql, n, params, what, err);
-    pg_release(pg, c);
-    return r;
-}
-
 int pg_sweep_list(store_t *store, int limit, store_sweep_fn fn, void *ctx, fathom_error_t *err)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *params[] = {lim};
-    PGresult *r = read_all(pg_of(store),
+    PGresult *r = pg_read(pg_of(store),
                            "SELECT id, kind, status, size, total, done, created_at, started_at, "
                            "finished_at FROM sweeps "
                            "ORDER BY created_at COLLATE \"C\" DESC, id COLLATE \"C\" LIMIT $1",
@@ -237,7 +205,7 @@ int pg_sweep_pending(store_t *store, store_sweep_fn fn, void *ctx, fathom_error_
 {
     pg_t *pg = pg_of(store);
     const char *params[] = {pg_replica(pg)};
-    PGresult *r = read_all(pg,
+    PGresult *r = pg_read(pg,
                            "SELECT id, kind, spec, status, done, state, sample FROM sweeps "
                            "WHERE status = 'queued' OR (status = 'running' AND (owner IS NULL OR "
                            "owner = $1 OR lease_until < now())) "
@@ -335,7 +303,7 @@ int pg_sweep_release(store_t *store, const char *id, fathom_error_t *err)
 int pg_sweep_counts(store_t *store, long long out[STORE_SWEEP__COUNT], fathom_error_t *err)
 {
     memset(out, 0, STORE_SWEEP__COUNT * sizeof out[0]);
-    PGresult *r = read_all(pg_of(store), "SELECT status, COUNT(*) FROM sweeps GROUP BY status", 0,
+    PGresult *r = pg_read(pg_of(store), "SELECT status, COUNT(*) FROM sweeps GROUP BY status", 0,
                            NULL, "cannot count sweeps", err);
     if (!r)
         return -1;
@@ -439,12 +407,9 @@ static int checkpoint_in(pg_t *pg, PGconn *c, const store_checkpoint_t *cp, fath
 int pg_sweep_checkpoint(store_t *store, const store_checkpoint_t *cp, fathom_error_t *err)
 {
     pg_t *pg = pg_of(store);
-    fathom_error_clear(err);
-    PGconn *c = pg_acquire(pg, err);
-    if (!c) {
-        pg_note_write(pg, false);
+    PGconn *c = pg_acquire_write(pg, err);
+    if (!c)
         return -1;
-    }
     int rc = pg_begin(c, err) == 0 ? checkpoint_in(pg, c, cp, err) : -1;
     bool committed = pg_end(c, rc == 0, err);
     if (rc == 0 && !committed)
@@ -511,7 +476,7 @@ int pg_points_page(store_t *store, const char *id, long long first_index, long l
     snprintf(first, sizeof first, "%lld", first_index);
     snprintf(max, sizeof max, "%lld", max_rows);
     const char *params[] = {id, first, max};
-    PGresult *r = read_all(pg_of(store),
+    PGresult *r = pg_read(pg_of(store),
                            "SELECT idx, point_values, status, fits, sample_rate, response "
                            "FROM sweep_points WHERE sweep_id = $1 AND idx >= $2 "
                            "ORDER BY idx LIMIT $3",
@@ -532,7 +497,7 @@ int pg_points_best(store_t *store, const char *id, int top_n, store_point_fn fn,
     snprintf(top, sizeof top, "%d", top_n);
     const char *params[] = {id, top};
     *stored = *good = 0;
-    PGresult *r = read_all(
+    PGresult *r = pg_read(
         pg_of(store),
         "WITH counts AS (SELECT COUNT(*) AS n, COALESCE(SUM(fits), 0) AS g FROM sweep_points "
         "WHERE sweep_id = $1), best AS (SELECT idx, point_values, status, fits, sample_rate, "
@@ -593,7 +558,7 @@ static int unit_help_once(store_t *store, const char *kind, store_unit_help_t *o
     pg_t *pg = pg_of(store);
     const char *params[] = {kind, pg_replica(pg)};
     out->spec = NULL;
-    PGresult *r = read_all(
+    PGresult *r = pg_read(
         pg,
         "SELECT s.id, s.spec, (SELECT g.u FROM generate_series(s.total - 1, s.done, -1) AS g(u) "
         "WHERE NOT EXISTS (SELECT 1 FROM sweep_units su WHERE su.sweep_id = s.id AND "
@@ -684,7 +649,7 @@ int pg_unit_result(store_t *store, const char *id, long long unit, bool *done, c
     const char *params[] = {id, u};
     *done = false;
     *state = *sample = NULL;
-    PGresult *r = read_all(pg_of(store),
+    PGresult *r = pg_read(pg_of(store),
                            "SELECT result, sample FROM sweep_units WHERE sweep_id = $1 AND "
                            "unit = $2 AND state = 'done'",
                            2, params, "cannot read a unit's result", err);
