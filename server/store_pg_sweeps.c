@@ -171,10 +171,10 @@ int pg_sweep_list(store_t *store, int limit, store_sweep_fn fn, void *ctx, fatho
     snprintf(lim, sizeof lim, "%d", limit);
     const char *params[] = {lim};
     PGresult *r = pg_read(pg_of(store),
-                           "SELECT id, kind, status, size, total, done, created_at, started_at, "
-                           "finished_at FROM sweeps "
-                           "ORDER BY created_at COLLATE \"C\" DESC, id COLLATE \"C\" LIMIT $1",
-                           1, params, "cannot list sweeps", err);
+                          "SELECT id, kind, status, size, total, done, created_at, started_at, "
+                          "finished_at FROM sweeps "
+                          "ORDER BY created_at COLLATE \"C\" DESC, id COLLATE \"C\" LIMIT $1",
+                          1, params, "cannot list sweeps", err);
     if (!r)
         return -1;
     int rc = 0;
@@ -206,12 +206,12 @@ int pg_sweep_pending(store_t *store, store_sweep_fn fn, void *ctx, fathom_error_
     pg_t *pg = pg_of(store);
     const char *params[] = {pg_replica(pg)};
     PGresult *r = pg_read(pg,
-                           "SELECT id, kind, spec, status, done, state, sample FROM sweeps "
-                           "WHERE status = 'queued' OR (status = 'running' AND (owner IS NULL OR "
-                           "owner = $1 OR lease_until < now())) "
-                           "ORDER BY status = 'running' DESC, created_at COLLATE \"C\", "
-                           "id COLLATE \"C\"",
-                           1, params, "cannot read pending sweeps", err);
+                          "SELECT id, kind, spec, status, done, state, sample FROM sweeps "
+                          "WHERE status = 'queued' OR (status = 'running' AND (owner IS NULL OR "
+                          "owner = $1 OR lease_until < now())) "
+                          "ORDER BY status = 'running' DESC, created_at COLLATE \"C\", "
+                          "id COLLATE \"C\"",
+                          1, params, "cannot read pending sweeps", err);
     if (!r)
         return -1;
     int rc = 0;
@@ -304,7 +304,7 @@ int pg_sweep_counts(store_t *store, long long out[STORE_SWEEP__COUNT], fathom_er
 {
     memset(out, 0, STORE_SWEEP__COUNT * sizeof out[0]);
     PGresult *r = pg_read(pg_of(store), "SELECT status, COUNT(*) FROM sweeps GROUP BY status", 0,
-                           NULL, "cannot count sweeps", err);
+                          NULL, "cannot count sweeps", err);
     if (!r)
         return -1;
     for (int i = 0; i < PQntuples(r); i++)
@@ -477,10 +477,10 @@ int pg_points_page(store_t *store, const char *id, long long first_index, long l
     snprintf(max, sizeof max, "%lld", max_rows);
     const char *params[] = {id, first, max};
     PGresult *r = pg_read(pg_of(store),
-                           "SELECT idx, point_values, status, fits, sample_rate, response "
-                           "FROM sweep_points WHERE sweep_id = $1 AND idx >= $2 "
-                           "ORDER BY idx LIMIT $3",
-                           3, params, "cannot read the sweep's points", err);
+                          "SELECT idx, point_values, status, fits, sample_rate, response "
+                          "FROM sweep_points WHERE sweep_id = $1 AND idx >= $2 "
+                          "ORDER BY idx LIMIT $3",
+                          3, params, "cannot read the sweep's points", err);
     if (!r)
         return -1;
     walk_points(r, fn, ctx);
@@ -650,9 +650,9 @@ int pg_unit_result(store_t *store, const char *id, long long unit, bool *done, c
     *done = false;
     *state = *sample = NULL;
     PGresult *r = pg_read(pg_of(store),
-                           "SELECT result, sample FROM sweep_units WHERE sweep_id = $1 AND "
-                           "unit = $2 AND state = 'done'",
-                           2, params, "cannot read a unit's result", err);
+                          "SELECT result, sample FROM sweep_units WHERE sweep_id = $1 AND "
+                          "unit = $2 AND state = 'done'",
+                          2, params, "cannot read a unit's result", err);
     if (!r)
         return -1;
     int rc = 0;

@@ -94,6 +94,15 @@ export function shareLink(hash) {
     el('a', { href: `#r=${hash}`, class: 'share-link' }, `#r=${hash.slice(0, 12)}…`), ' ', copy);
 }
 
+// Asks fathomd to cancel the sweep a tab follows ({id, cancelled}, marked cancelled), its cancel
+// button `${tab}-cancel` disabled meanwhile; a refusal is shown on form().
+export async function cancelSweep(followed, tab, form) {
+  if (!followed) return;
+  followed.cancelled = true;
+  $(`#${tab}-cancel`).disabled = true;
+  try { await api('DELETE', `/v1/sweep/${followed.id}`); } catch (e) { showError(form(), e); }
+}
+
 const SWEEP_ENDED = ['done', 'failed', 'cancelled'];
 
 // Follows GET /v1/sweep/<id> until the sweep ends, for a tab whose status block uses the ids

@@ -4,7 +4,7 @@
 // cancel button; its answer is a scatter of days against dollars (the Pareto front drawn, the
 // deadline and budget as lines; a click on a point opens that layout in Step time), the cheapest
 // plan within the deadline, the fastest within the budget, and every candidate in a table.
-import { api, ApiError, clearErrors, pollSweep, showError } from './api.js';
+import { api, ApiError, cancelSweep, clearErrors, pollSweep, showError } from './api.js';
 import { COLORS, chartBox, scatter } from './charts.js';
 import { fillForm, submitEstimate } from './estimate.js';
 import { field, read } from './forms.js';
@@ -89,12 +89,7 @@ async function start() {
   await followPlan(sub.id);
 }
 
-async function cancel() {
-  if (!current) return;
-  current.cancelled = true;
-  $('#pl-cancel').disabled = true;
-  try { await api('DELETE', `/v1/sweep/${current.id}`); } catch (e) { showError(form(), e); }
-}
+const cancel = () => cancelSweep(current, 'pl', form);
 
 // Polls the plan until it ends, a candidate at a time on the progress bar, then shows it.
 export async function followPlan(id) {

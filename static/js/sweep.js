@@ -2,7 +2,7 @@
 // (POST /v1/sweep → 202 {id}), fill a progress bar by polling GET /v1/sweep/<id>, cancel with
 // DELETE, then show the best executions in a table, every evaluated point on a scatter plot
 // (sample rate against tier-1 memory) and a CSV download.
-import { api, ApiError, clearErrors, pollSweep, showError } from './api.js';
+import { api, ApiError, cancelSweep, clearErrors, pollSweep, showError } from './api.js';
 import { chartBox, scatter } from './charts.js';
 import { field, read } from './forms.js';
 import { currentRequest, fillForm, submitEstimate } from './estimate.js';
@@ -134,12 +134,7 @@ async function start() {
   follow(sub.id);
 }
 
-async function cancel() {
-  if (!current) return;
-  current.cancelled = true;
-  $('#sw-cancel').disabled = true;
-  try { await api('DELETE', `/v1/sweep/${current.id}`); } catch (e) { showError(form(), e); }
-}
+const cancel = () => cancelSweep(current, 'sw', form);
 
 // Polls one sweep until it ends, moving the progress bar, then shows its results.
 export async function follow(id) {
