@@ -33,12 +33,13 @@ static int decode_moe(const json_t *v, const char *path, fathom_model_t *m, fath
     model_moe_t *x = &m->moe;
     if (jr_int(v, p, "num_experts", JR_REQUIRED, 0, 1, MODEL_MAX_EXPERTS, &x->num_experts, err) ||
         jr_int(v, p, "top_k", JR_REQUIRED, 0, 1, MODEL_MAX_EXPERTS, &x->top_k, err) ||
-        jr_int(v, p, "expert_feedforward", JR_OPTIONAL, m->feedforward, 1, MODEL_MAX_DIM,
+        /* an MLP's width, as feedforward (its default) may be */
+        jr_int(v, p, "expert_feedforward", JR_OPTIONAL, m->feedforward, 1, 4 * MODEL_MAX_DIM,
                &x->expert_feedforward, err) ||
         jr_int(v, p, "shared_experts", JR_OPTIONAL, 0, 0, MODEL_MAX_EXPERTS, &x->shared_experts,
                err) ||
         jr_int(v, p, "shared_expert_feedforward", JR_OPTIONAL, x->expert_feedforward, 1,
-               MODEL_MAX_DIM, &x->shared_expert_feedforward, err) ||
+               4 * MODEL_MAX_DIM, &x->shared_expert_feedforward, err) ||
         jr_int(v, p, "first_dense_blocks", JR_OPTIONAL, 0, 0, MODEL_MAX_BLOCKS,
                &x->first_dense_blocks, err) ||
         jr_int(v, p, "every", JR_OPTIONAL, 1, 1, MODEL_MAX_BLOCKS, &x->every, err) ||
