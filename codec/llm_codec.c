@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "json_read.h"
+#include "model_codec.h"
 #include "transformer.h"
 
 /* ---- system ---- */
@@ -299,7 +300,7 @@ static const char *const execution_keys[] = {
     "attention_kernel",    "fp8",                "context_par",       "context_par_net",
     "zero_stage",          "shard_group",        "expert_par",        "expert_tensor_par",
     "expert_par_net",      "moe_load_imbalance", "moe_capacity_factor", "moe_a2a_overlap",
-    "fp8_params",          "moe_dispatcher",     NULL};
+    "fp8_params",          "moe_dispatcher",     "recompute_blocks",  NULL};
 
 /* a*b, saturating: three factors of up to 2^30 overflow int64. */
 static int64_t mul_sat(int64_t a, int64_t b)
@@ -431,7 +432,9 @@ int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_
                 &e.moe_capacity_factor, err) ||
         jr_bool(v, path, "moe_a2a_overlap", JR_OPTIONAL, false, &e.moe_a2a_overlap, err) ||
         jr_enum(v, path, "moe_dispatcher", JR_OPTIONAL, LLM_MOE_DISPATCH_ALLTOALL,
-                llm_moe_dispatcher_names, &dispatcher, err))
+                llm_moe_dispatcher_names, &dispatcher, err) ||
+        jr_int(v, path, "recompute_blocks", JR_OPTIONAL, 0, 1, MODEL_MAX_BLOCKS,
+               &e.recompute_blocks, err))
         return -1;
     e.expert_par_net = (int)ep_net;
     e.moe_dispatcher = (llm_moe_dispatcher_t)dispatcher;
@@ -533,6 +536,8 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
     }
     if (e->moe_dispatcher == LLM_MOE_DISPATCH_FLEX) /* only when set: alltoall keeps the form */
         S("moe_dispatcher", llm_moe_dispatcher_names[e->moe_dispatcher]);
+    if (e->recompute_blocks > 0) /* only when set: recomputing every block keeps the form */
+        I("recompute_blocks", e->recompute_blocks);
 #undef I
 #undef B
 #undef S

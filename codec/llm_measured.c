@@ -20,7 +20,8 @@
  *              while it fits); FSDP rows (fsdp > 0) as ZeRO-3 sharded over the row's FSDP
  *              group (shard_group), other rows with DP > 1 Megatron's distributed optimizer
  *   recompute  unknown in the sources: the least that fits in memory (none, then attn_only,
- *              then full)
+ *              then full recompute of the fewest blocks of each pipeline chunk, Megatron's
+ *              recompute_method "block", up to every block)
  *   MoE rows   model.moe from the row's num_experts, top_k, expert_ffn, shared_experts and
  *              shared_expert_ffn, the first dense blocks from moe_layers ("first 3 dense");
  *              model.mla parsed from the attention text ("MLA (q_lora 1536, kv_lora 512, …)");
@@ -231,7 +232,8 @@ typedef struct {
     fathom_model_t model;
     llm_system_t system;
     llm_execution_t exec;
-    const char *sys_name, *recompute, *source;
+    const char *sys_name, *source;
+    char recompute[32]; /* none, attn_only, full, or full k/n: k of a chunk's n blocks */
     bool by_tokens; /* compared on tokens/s/GPU, else on model TFLOP/s/GPU */
     double measured, model_flops;
     llm_result_t result; /* with the preset */
@@ -262,6 +264,18 @@ static double measured_step(const measured_row_t *p)
     return value_of_step(p, 1.0) / p->measured;
 }
 
+/* p->exec and p->result of the row with `recompute` (and recompute_blocks n when > 0). */
+static int estimate_row(const json_t *row, measured_row_t *p, const char *recompute, int64_t n,
+                        fathom_error_t *err)
+{
+    json_t *je = row_execution(row, &p->system, recompute);
+    int rc = !je || (n > 0 && json_object_set_new(je, "recompute_blocks", json_integer(n))) ||
+             codec_llm_execution_decode(je, "execution", &p->exec, err) ||
+             llm_estimate(&p->model, &p->system, &p->exec, &p->result, err);
+    json_decref(je);
+    return rc ? -1 : 0;
+}
+
 /* Decodes and estimates one expressible row with the least recompute that fits into *p; -1
  * with err set when the row cannot be decoded or estimated at all. */
 static int prepare_row(const json_t *row, const codec_presets_t *presets, measured_row_t *p,
@@ -280,16 +294,19 @@ static int prepare_row(const json_t *row, const codec_presets_t *presets, measur
     if (rc)
         return -1;
     static const char *const recomputes[] = {"none", "attn_only", "full"};
-    for (int i = 0; i < 3; i++) {
-        json_t *je = row_execution(row, &p->system, recomputes[i]);
-        rc = !je || codec_llm_execution_decode(je, "execution", &p->exec, err) ||
-             llm_estimate(&p->model, &p->system, &p->exec, &p->result, err);
-        json_decref(je);
-        if (rc)
-            return -1;
-        p->recompute = recomputes[i];
-        if (p->result.fits_memory)
-            break;
+    p->result.fits_memory = false;
+    for (int i = 0; i < 3 && !p->result.fits_memory; i++) {
+        /* full: the fewest recompute_blocks of a chunk that fit, 0 (every block) last */
+        const int64_t chunk = i < 2 ? 0 : p->result.blocks_per_proc / p->exec.pipeline_interleaving;
+        for (int64_t n = chunk > 1 ? 1 : 0;; n = n + 1 < chunk ? n + 1 : 0) {
+            if (estimate_row(row, p, recomputes[i], n, err))
+                return -1;
+            if (n == 0 || p->result.fits_memory) {
+                snprintf(p->recompute, sizeof p->recompute, n ? "%s %lld/%lld" : "%s",
+                         recomputes[i], (long long)n, (long long)chunk);
+                break;
+            }
+        }
     }
     p->by_tokens = json_is_number(json_object_get(row, "tokens_per_s_per_gpu"));
     p->measured = json_number_value(

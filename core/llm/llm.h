@@ -194,6 +194,10 @@ typedef struct {
     double moe_capacity_factor; /* > 0: tokens beyond capacity × mean are dropped; 0 none */
     bool moe_a2a_overlap;      /* dispatch/combine hidden behind another microbatch's compute */
     llm_moe_dispatcher_t moe_dispatcher; /* alltoall or flex (deduplicated per tier-0 domain) */
+    /* With full recompute, only the first recompute_blocks blocks of every pipeline chunk are
+     * recomputed and the others keep their activations (Megatron's recompute_method "block"
+     * with recompute_num_layers); 0 recomputes every block. Modern block only. */
+    int64_t recompute_blocks;
 } llm_execution_t;
 
 /* context_par, and the processors gradients are reduced over (data_par × context_par). */

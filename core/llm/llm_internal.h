@@ -209,6 +209,11 @@ typedef struct {
 void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
                       const llm__sizes_t *z, bool blocks, llm__block_stats_t *b);
 
+/* The share of a stage's blocks full recompute reruns: recompute_blocks over the blocks of
+ * one pipeline chunk (bpp / pipeline_interleaving), 1 when it recomputes every block, 0 without
+ * full recompute. */
+double llm__recomputed_share(const llm_execution_t *e, const llm__compiled_t *k);
+
 /* The step's lines (forward, backward, ... data-parallel) added in Calculon's order. */
 double llm__sum_of_lines(const llm_stats_t *st);
 

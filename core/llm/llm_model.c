@@ -263,6 +263,79 @@ static int check_modern(const fathom_model_t *m, const llm_system_t *s, const ll
 }
 
 /* Calculon's refusals, then the sizes and the cost context of the execution. */
+/* recompute_blocks: full recompute of some blocks of each pipeline chunk (llm.h). */
+static int check_recompute_blocks(const fathom_model_t *m, const llm_execution_t *e,
+                                  int64_t bpp, fathom_error_t *err)
+{
+    const int64_t per_chunk = bpp / e->pipeline_interleaving;
+    if (e->recompute_blocks == 0)
+        return 0;
+    if (e->recompute_blocks < 0)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.recompute_blocks",
+                                "must be >= 1, got %lld", (long long)e->recompute_blocks);
+    if (e->activation_recompute != LLM_RECOMPUTE_FULL)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.recompute_blocks",
+                                "says how many blocks full recompute reruns: set "
+                                "execution.activation_recompute to \"full\"");
+    if (m->calculon_block)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.recompute_blocks",
+                                "needs the modern block: give the model one of kv_heads, "
+                                "gated_mlp, norm, qkv_bias or causal");
+    if (e->activations_offload)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.recompute_blocks",
+                                "offloading the activations of partly recomputed stages is not "
+                                "modelled (set activations_offload false)");
+    if (e->recompute_blocks > per_chunk)
+        return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION, "execution.recompute_blocks",
+                                "must be at most the blocks of one pipeline chunk (%lld), got "
+                                "%lld",
+                                (long long)per_chunk, (long long)e->recompute_blocks);
+    return 0;
+}
+
+double llm__recomputed_share(const llm_execution_t *e, const llm__compiled_t *k)
+{
+    if (!e->training || e->activation_recompute != LLM_RECOMPUTE_FULL)
+        return 0;
+    if (e->recompute_blocks < 1)
+        return 1;
+    return (double)e->recompute_blocks / (double)(k->bpp / e->pipeline_interleaving);
+}
+
+/* Full recompute of a share f of the blocks (recompute_blocks): the average block of the stage
+ * reruns f of a block's forward (and its TP collectives), keeps f of a checkpoint and 1 − f of
+ * the activations a block without recompute stores:
+ *   re_*, recomm_*, matrix_re_flops   × f            (full-recompute block `b`)
+ *   act_checkpoint_size               × f
+ *   act_storage_space                 = (1 − f) · storage of the block built without recompute
+ * Every block of a chunk is costed alike, so the chunk's time is exact and only which blocks
+ * hold what is averaged. */
+static void recompute_some_blocks(const fathom_model_t *m, const llm_system_t *s,
+                                  const llm_execution_t *e, llm__compiled_t *k, double f,
+                                  llm__block_stats_t *b)
+{
+    llm_execution_t none = *e;
+    none.activation_recompute = LLM_RECOMPUTE_NONE;
+    none.recompute_blocks = 0;
+    llm__block_t blk;
+    llm__build_block(m, s, &none, &k->z, &blk);
+    llm__block_stats_t kept;
+    llm__block_stats(&blk, &k->c, &none, &k->z, true, &kept);
+    b->re_flops *= f;
+    b->re_flops_time *= f;
+    b->re_mem_accessed *= f;
+    b->re_mem_time *= f;
+    b->re_time *= f;
+    for (int edge = 0; edge < 2; edge++) {
+        b->recomm_size[edge] *= f;
+        b->recomm_time[edge] *= f;
+        b->recomm_exposed[edge] *= f;
+    }
+    b->matrix_re_flops *= f;
+    b->act_checkpoint_size *= f;
+    b->act_storage_space = (1 - f) * kept.act_storage_space;
+}
+
 static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                    llm__compiled_t *k, fathom_error_t *err)
 {
@@ -305,6 +378,8 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
                                 "execution.pipeline_interleaving",
                                 "must divide the number of blocks per processor (%lld), got %lld",
                                 (long long)bpp_i, (long long)e->pipeline_interleaving);
+    if (check_recompute_blocks(m, e, bpp_i, err))
+        return -1;
     if ((e->weight_offload || e->activations_offload || e->optimizer_offload) && bpp_i <= 2)
         return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION,
                                 e->weight_offload        ? "execution.weight_offload"
@@ -461,6 +536,8 @@ static void compute_memory(const llm__compiled_t *k, const llm_execution_t *e, c
         if (full_recompute) {
             act_space = b->act_working_space;
             act_checkpoint_size = bpp * b->act_checkpoint_size * pp_factor;
+            if (b->act_storage_space > 0) /* blocks left out of recompute_blocks */
+                act_space += b->act_storage_space * (bpp * pp_factor - 1);
         } else {
             act_checkpoint_size = 0;
             act_space = b->act_working_space + b->act_storage_space * (bpp * pp_factor - 1);
@@ -806,6 +883,9 @@ int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execu
     llm__build_block(m, s, e, &k.z, &blk);
     llm__block_stats_t b;
     llm__block_stats(&blk, &k.c, e, &k.z, true, &b);
+    const double recomputed = llm__recomputed_share(e, &k);
+    if (recomputed > 0 && recomputed < 1)
+        recompute_some_blocks(m, s, e, &k, recomputed, &b);
 
     memset(out, 0, sizeof *out);
     llm_stats_t *st = &out->stats;

@@ -438,8 +438,7 @@ static double dense_blocks(const fathom_model_t *m, const llm_execution_t *e, ll
     const double mult = n * (double)k->nmb;
     const double dfw = mult * (dense_fw - blk->moe_fw_time);
     const double dbw = mult * (dense_bw - blk->moe_bw_time);
-    const double dre =
-        e->training && e->activation_recompute == LLM_RECOMPUTE_FULL ? dfw : 0;
+    const double dre = llm__recomputed_share(e, k) * dfw;
     st->fw_time += dfw;
     st->bw_time += dbw;
     st->recompute_time += dre;
@@ -498,7 +497,7 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
             ? 0
             : llm_a2a_time(s, e->expert_par_net, token_bytes * k_routed, ep, ep * etp);
     const double fw = 2 * a2a, bw = e->training ? 2 * a2a : 0;
-    const double re = e->training && e->activation_recompute == LLM_RECOMPUTE_FULL ? 2 * a2a : 0;
+    const double re = llm__recomputed_share(e, k) * 2 * a2a;
     double fw_exp = fw, bw_exp = bw + re;
     if (e->moe_a2a_overlap) {
         fw_exp = max2(0, fw - st->block_fw_time);

@@ -134,8 +134,12 @@ static double block_activations(const llm__block_stats_t *b, const llm_execution
     if (e->pipeline_interleaving > 1)
         factor = inflight * (1 + (double)(e->pipeline_par - 1) /
                                      (double)(e->pipeline_interleaving * e->pipeline_par));
-    if (e->activation_recompute == LLM_RECOMPUTE_FULL)
-        return b->act_working_space + blocks * b->act_checkpoint_size * factor;
+    if (e->activation_recompute == LLM_RECOMPUTE_FULL) {
+        double acts = b->act_working_space + blocks * b->act_checkpoint_size * factor;
+        if (b->act_storage_space > 0) /* blocks left out of recompute_blocks */
+            acts += b->act_storage_space * (blocks * factor - 1);
+        return acts;
+    }
     return b->act_working_space + b->act_storage_space * (blocks * factor - 1);
 }
 
@@ -296,8 +300,7 @@ static double ring_attention(const fathom_model_t *m, const llm_system_t *s,
     if (e->training) {
         double p2p2 = llm__net_time(net, LLM_OP_P2P, 2 * chunk, 2);
         bw = (c - 1) * max2(0, p2p2 - b->attn_bw_time / c) + p2p;
-        if (e->activation_recompute == LLM_RECOMPUTE_FULL)
-            fw *= 2;
+        fw *= 1 + llm__recomputed_share(e, k); /* the recomputed forward rings again */
     }
     return (double)k->bpp * (double)k->nmb * (fw + bw);
 }

@@ -89,6 +89,7 @@ function buildForm(presets) {
     field({ label: 'Microbatch size', field: 'execution.microbatch_size', type: 'select' }),
     field({ label: 'Pipeline interleaving', field: 'execution.pipeline_interleaving', type: 'select' }),
     field({ label: 'Activation recompute', field: 'execution.activation_recompute', type: 'select', value: 'full', options: [['full', 'full'], ['attn_only', 'attention only'], ['none', 'none']] }),
+    field({ label: 'Blocks recomputed per pipeline chunk', field: 'execution.recompute_blocks', min: 1, step: 1, placeholder: 'every block', hint: 'with full recompute: the first N blocks of each chunk, the others keep their activations (Megatron’s recompute_num_layers)' }),
     field({ label: 'Datatype', field: 'execution.datatype', type: 'select' }),
     field({ label: 'Attention kernel', field: 'execution.attention_kernel', type: 'select', value: 'unfused', options: [['unfused', 'unfused (Calculon’s)'], ['fused', 'fused (flash attention)']] }),
     field({ label: 'Sharding over DP (ZeRO stage)', field: 'execution.zero_stage', type: 'select', value: 0,
@@ -221,6 +222,7 @@ function applyDefaults() {
   set('fused_activation', true);
   set('training', true);
   set('shard_group', '');
+  set('recompute_blocks', '');
   if (modern) {
     if (types.includes('bfloat16')) set('datatype', 'bfloat16');
     set('attention_kernel', 'fused');
@@ -692,6 +694,7 @@ export async function fillForm(req) {
   if (e.shard_group !== undefined && e.shard_group === (e.data_par ?? 0) * e.context_par) delete e.shard_group;
   if (e.context_par === 1) delete e.context_par_net;
   write(f, 'execution.shard_group', ''); // what the request leaves out is the API's default
+  write(f, 'execution.recompute_blocks', '');
   write(f, 'execution.context_par_net', '');
   // The expert fields: the request's, else the API's defaults (no expert parallelism).
   for (const k of ['expert_par', 'expert_tensor_par']) setOptions(f.querySelector(`[data-field="execution.${k}"]`), [[e[k] ?? 1, String(e[k] ?? 1)]], e[k] ?? 1);

@@ -287,6 +287,79 @@ static void calculon_block_reading(void **state)
     json_decref(v);
 }
 
+/* Full recompute of one block in four (recompute_blocks 1, tiny model with 4 blocks, one stage,
+ * 4 microbatches of 1, one in flight), worked from the block's own figures:
+ *   recompute   one block per microbatch reruns its forward: 4 · block_fw_time (every block:
+ *               16 · block_fw_time)
+ *   checkpoint  a recomputed block keeps its input, s·h·2 bytes = 16·64·2 = 2048; one of them
+ *   storage     the 3 others keep what a block without recompute keeps (S, with no recompute):
+ *               activations = W + 2048 + (3/4)·S·(4 − 1) = W + 2048 + 2.25·S
+ *               (Calculon's stage formula with its − 1 for the block being computed). */
+static void partial_block_recompute(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny_model();
+    m.num_blocks = 4;
+    llm_system_t s = unit_system(100);
+    llm_execution_t e = one_gpu();
+    llm_result_t none, full, part;
+    fathom_error_t err;
+    assert_int_equal(llm_estimate(&m, &s, &e, &none, &err), 0);
+    e.activation_recompute = LLM_RECOMPUTE_FULL;
+    assert_int_equal(llm_estimate(&m, &s, &e, &full, &err), 0);
+    e.recompute_blocks = 1;
+    assert_int_equal(llm_estimate(&m, &s, &e, &part, &err), 0);
+
+    const double block_fw = none.stats.block_fw_time;
+    assert_true(block_fw > 0);
+    assert_close(full.stats.recompute_time, 16 * block_fw, 1e-12);
+    assert_close(part.stats.recompute_time, 4 * block_fw, 1e-12);
+    assert_close(full.stats.block_act_checkpoint_size, 2048, 0);
+    const double W = none.stats.block_act_working_space, S = none.stats.block_act_storage_space;
+    assert_true(S > 2048);
+    assert_close(full.stats.act_space + full.stats.act_checkpoint_size, W + 4 * 2048, 1e-12);
+    assert_close(part.stats.act_space + part.stats.act_checkpoint_size, W + 2048 + 2.25 * S,
+                 1e-12);
+    /* the stage table says the same, the outer layers' working space aside */
+    const double outer = full.extra.stages[0].activations - (W + 4 * 2048);
+    assert_close(part.extra.stages[0].activations, W + 2048 + 2.25 * S + outer, 1e-12);
+    /* the rest of the step is untouched: only the recompute line moves */
+    assert_close(part.stats.total_time - full.stats.total_time, -12 * block_fw, 1e-9);
+
+    /* refusals, each naming the field */
+    const struct {
+        llm_recompute_t rec;
+        int64_t n;
+        bool offload, calculon;
+        fathom_code_t code;
+    } bad[] = {
+        {LLM_RECOMPUTE_FULL, 5, false, false, FATHOM_E_INFEASIBLE_EXECUTION}, /* > 4 per chunk */
+        {LLM_RECOMPUTE_NONE, 1, false, false, FATHOM_E_INVALID_FIELD},
+        {LLM_RECOMPUTE_ATTN_ONLY, 1, false, false, FATHOM_E_INVALID_FIELD},
+        {LLM_RECOMPUTE_FULL, 1, true, false, FATHOM_E_INVALID_FIELD},
+        {LLM_RECOMPUTE_FULL, 1, false, true, FATHOM_E_INVALID_FIELD},
+        {LLM_RECOMPUTE_FULL, -1, false, false, FATHOM_E_INVALID_FIELD},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        fathom_model_t mm = m;
+        llm_execution_t ee = e;
+        ee.activation_recompute = bad[i].rec;
+        ee.recompute_blocks = bad[i].n;
+        ee.activations_offload = bad[i].offload;
+        if (bad[i].calculon) {
+            mm.calculon_block = true;
+            mm.kv_heads = 0;
+            mm.gated_mlp = false;
+            mm.norm = MODEL_NORM_LAYERNORM;
+            mm.vocab_size = 0;
+        }
+        llm_result_t r;
+        assert_int_equal(llm_estimate(&mm, &s, &ee, &r, &err), -1);
+        assert_int_equal(err.code, bad[i].code);
+        assert_string_equal(err.field, "execution.recompute_blocks");
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -294,6 +367,7 @@ int main(void)
         cmocka_unit_test(fused_attention_bytes),  cmocka_unit_test(output_layer_imbalance),
         cmocka_unit_test(fp8_weights),            cmocka_unit_test(bytes_per_parameter),
         cmocka_unit_test(preset_parameters),      cmocka_unit_test(calculon_block_reading),
+        cmocka_unit_test(partial_block_recompute),
     };
     return cmocka_run_group_tests(tests, load_presets, free_presets);
 }

@@ -346,7 +346,8 @@ static void a2a_flex_in_step(void **state)
  * to 2 experts: 16·2·64·2 bytes = 4096, of which half leaves: 2.048e-8 s per all-to-all;
  * 4 per block and microbatch: 2·2·4·2.048e-8 = 3.2768e-7 s exposed. Overlapped, the 2 forward
  * ones hide behind the block's forward compute, far longer here. Balanced routing × 1.5 moves
- * 1.5× the bytes. */
+ * 1.5× the bytes. Full recompute redoes the 2 forward ones of every block: 6 per block and
+ * microbatch, 1.5×; recomputing one block of the two (recompute_blocks 1): 5, 1.25×. */
 static void a2a_in_step(void **state)
 {
     (void)state;
@@ -370,6 +371,13 @@ static void a2a_in_step(void **state)
     e.moe_load_imbalance = 1.5;
     assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
     assert_close(r.extra.expert_parallel_comm, 1.5 * 3.2768e-7, 1e-12);
+    e.moe_load_imbalance = 1;
+    e.activation_recompute = LLM_RECOMPUTE_FULL;
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
+    assert_close(r.extra.expert_parallel_comm, 1.5 * 3.2768e-7, 1e-12);
+    e.recompute_blocks = 1;
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
+    assert_close(r.extra.expert_parallel_comm, 1.25 * 3.2768e-7, 1e-12);
 }
 
 /* Tiny MoE with its first block dense (2 blocks, one stage): the forward and backward lines are

@@ -139,7 +139,10 @@ static void distributed_optimizer_buckets(void **state)
  * 2·4 tokens·2 heads·8·2 bytes = 256 bytes. Forward passes 3 chunks, backward 3 double chunks
  * (K/V and their gradients) and hands the last dK/dV back: 3·256 + 3·512 + 256 = 2,560 bytes per
  * block and microbatch. At 1e-3 GB/s (1e6 bytes/s) that is 2.56 ms, against attention compute
- * of about a microsecond; 2 blocks × 2 microbatches → 10.24 ms exposed. */
+ * of about a microsecond; 2 blocks × 2 microbatches → 10.24 ms exposed. Full recompute rings
+ * the forward again: 2·3·256 + 3·512 + 256 = 3,328 bytes, 13.312 ms; recomputing one block of
+ * the two (recompute_blocks 1) rings it again for half the blocks: 1.5·3·256 + 3·512 + 256 =
+ * 2,944 bytes, 11.776 ms. */
 static void ring_attention_messages(void **state)
 {
     (void)state;
@@ -161,6 +164,12 @@ static void ring_attention_messages(void **state)
     assert_close(json_number_value(json_object_get(b, "context_parallel_comm")),
                  r.extra.cp_comm_exposed, 0);
     json_decref(sum);
+    e.activation_recompute = LLM_RECOMPUTE_FULL;
+    estimate(&m, &s, &e, &r);
+    assert_close(r.extra.cp_comm_exposed, 4 * 3.328e-3, 1e-3);
+    e.recompute_blocks = 1;
+    estimate(&m, &s, &e, &r);
+    assert_close(r.extra.cp_comm_exposed, 4 * 2.944e-3, 1e-3);
 }
 
 /* Causal load balancing: each rank holds two chunks (one early, one late), so every rank does
