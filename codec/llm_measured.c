@@ -15,7 +15,7 @@
  *              with the TP collectives overlapped with the GEMMs (tensor_par_overlap "ring":
  *              the NeMo recipes' tp_comm_overlap); the distributed optimizer and overlapped gradient reduction when DP > 1;
  *              TP, then DP, then PP placed on the NVLink tier while they fit in it (Megatron's
- *              rank order), the rest on the node-spanning tier
+ *              rank order), from the first that does not the rest on the node-spanning tier
  *              context parallelism as the row gives it (cp; placed after TP on the NVLink tier
  *              while it fits); FSDP rows (fsdp > 0) as ZeRO-3 sharded over the row's FSDP
  *              group (shard_group), other rows with DP > 1 Megatron's distributed optimizer
@@ -153,19 +153,24 @@ static json_t *row_model_dense(const json_t *row)
 }
 
 /* TP, then CP, DP and PP on tier 0 while the product fits (and divides a tier that must be
- * filled); the rest on tier 1. */
+ * filled); from the first that does not, the rest on tier 1 — Megatron's rank order puts each
+ * group's ranks a stride of the inner groups apart, so a group outside a spilled one is too. */
 static void place_networks(const llm_system_t *s, int64_t tp, int64_t cp, int64_t dp, int64_t pp,
                            int nets[4])
 {
     const llm_network_t *t0 = &s->networks[0];
     const int64_t par[4] = {tp, cp, dp, pp};
     int64_t used = 1;
+    bool spilled = false;
     for (int i = 0; i < 4; i++) {
         int64_t next = used * par[i];
-        bool fits = par[i] == 1 || (next <= t0->size && (!t0->must_be_filled || t0->size % next == 0));
+        bool fits = par[i] == 1 ||
+                    (!spilled && next <= t0->size && (!t0->must_be_filled || t0->size % next == 0));
         nets[i] = fits || s->num_networks < 2 ? 0 : 1;
         if (fits)
             used = next;
+        else
+            spilled = true;
     }
 }
 

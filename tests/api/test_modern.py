@@ -204,11 +204,11 @@ class Modern(ServerTestCase):
             self.assertLessEqual(sum(errs) / n, mean, (kind, errs))
             self.assertLessEqual(max(errs), worst, (kind, errs))
 
-        # built-in presets (README: 7.3% / 33.3%, 38.1% / 136.9%, 12.1% / 24.1%)
+        # built-in presets (README: 7.3% / 33.3%, 38.0% / 136.9%, 12.1% / 24.1%)
         check("dense", 20, 7.5, 35.0)
         check("moe", 19, 39.0, 140.0)
         check("tflops", 9, 12.5, 25.0)
-        # leave-one-source-out calibrated, H100 rows (README: 4.7% / 12.2%, 5.9% / 9.7%)
+        # leave-one-source-out calibrated, H100 rows (README: 4.7% / 12.3%, 5.6% / 9.4%)
         check("loso_dense", 15, 5.0, 13.0)
         check("loso_tflops", 9, 6.5, 10.5)
 
