@@ -238,7 +238,8 @@ typedef struct {
     llm_system_t system;
     llm_execution_t exec;
     const char *sys_name, *source;
-    char recompute[32]; /* none, attn_only, full, or full k/n: k of a chunk's n blocks */
+    const char *recompute;            /* none, attn_only or full */
+    int64_t recompute_blocks, chunk_blocks; /* full: of a chunk's chunk_blocks, 0 = every one */
     bool by_tokens; /* compared on tokens/s/GPU, else on model TFLOP/s/GPU */
     double measured, model_flops;
     llm_result_t result; /* with the preset */
@@ -307,8 +308,9 @@ static int prepare_row(const json_t *row, const codec_presets_t *presets, measur
             if (estimate_row(row, p, recomputes[i], n, err))
                 return -1;
             if (n == 0 || p->result.fits_memory) {
-                snprintf(p->recompute, sizeof p->recompute, n ? "%s %lld/%lld" : "%s",
-                         recomputes[i], (long long)n, (long long)chunk);
+                p->recompute = recomputes[i];
+                p->recompute_blocks = n;
+                p->chunk_blocks = chunk;
                 break;
             }
         }
@@ -320,13 +322,25 @@ static int prepare_row(const json_t *row, const codec_presets_t *presets, measur
     return 0;
 }
 
+/* "recompute_blocks" and "blocks_per_chunk" of a row that recomputes only some blocks. */
+static json_t *encode_recompute_blocks(const measured_row_t *p, json_t *o)
+{
+    if (o && p->recompute_blocks > 0 &&
+        (json_object_set_new(o, "recompute_blocks", json_integer(p->recompute_blocks)) ||
+         json_object_set_new(o, "blocks_per_chunk", json_integer(p->chunk_blocks)))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
 /* The built-in estimate of a prepared row. */
 static json_t *encode_estimate(const measured_row_t *p)
 {
     const llm_result_t *r = &p->result;
     const double step = r->stats.total_time, per_proc_s = step * (double)p->exec.num_procs;
     const double est = value_of_step(p, step);
-    return json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:s,s:b,s:f,s:f,s:f}", "system",
+    json_t *o = json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:s,s:b,s:f,s:f,s:f}", "system",
                      p->sys_name, "precision", p->exec.fp8 ? "fp8" : "bf16", "compared",
                      p->by_tokens ? "tokens_per_s_per_gpu" : "tflops_per_gpu", "measured",
                      p->measured, "estimated", est, "error_pct",
@@ -335,6 +349,7 @@ static json_t *encode_estimate(const measured_row_t *p)
                      "fits_memory", r->fits_memory, "step_time_s", step, "mfu",
                      p->model_flops / (per_proc_s * r->extra.peak_flops), "memory_gib",
                      r->mem_tier1_bytes / 1073741824.0);
+    return encode_recompute_blocks(p, o);
 }
 
 /* Mean and worst absolute error of one group of rows. */
@@ -560,11 +575,15 @@ char *codec_llm_measured_text(const json_t *report)
             char loso[16] = "       -";
             if (json_is_number(lo))
                 snprintf(loso, sizeof loso, "%+7.1f%%", json_number_value(lo));
+            char recompute[48];
+            const json_int_t some = json_integer_value(json_object_get(r, "recompute_blocks"));
+            snprintf(recompute, sizeof recompute, some ? "%s %lld/%lld" : "%s",
+                     row_str(r, "recompute"), (long long)some,
+                     (long long)json_integer_value(json_object_get(r, "blocks_per_chunk")));
             fprintf(f, "%9.0f %9.0f %+7.1f%% %s  %s%s%s\n",
                     json_number_value(json_object_get(r, "measured")),
                     json_number_value(json_object_get(r, "estimated")),
-                    json_number_value(json_object_get(r, "error_pct")), loso,
-                    row_str(r, "recompute"),
+                    json_number_value(json_object_get(r, "error_pct")), loso, recompute,
                     json_is_true(json_object_get(r, "fits_memory")) ? "" : " (does not fit)",
                     strcmp(row_str(r, "compared"), "tflops_per_gpu") == 0 ? " [TFLOP/s/GPU]"
                                                                           : "");
