@@ -781,6 +781,37 @@ static int advance(walk_t *w, uint32_t n)
     return 0;
 }
 
+/* With options.recompute_blocks "fewest": a full-recompute execution that fits (w->res) reruns
+ * only the fewest blocks of each pipeline chunk that still fit, found by bisection over
+ * recompute_blocks in [1, blocks per chunk] — memory falls as more blocks are recomputed (a
+ * checkpoint is smaller than the activations it replaces), the step time rises. Only fitting
+ * probes are taken, so the answer fits whatever the slope. Leaves w->e.recompute_blocks set for
+ * the record; try_execution clears it. */
+static void fewest_recompute_blocks(walk_t *w)
+{
+    llm_execution_t *e = &w->e;
+    if (!w->req->options.fewest_recompute_blocks || w->req->model.calculon_block ||
+        e->activation_recompute != LLM_RECOMPUTE_FULL || e->activations_offload)
+        return;
+    int64_t lo = 1, hi = w->res.blocks_per_proc / e->pipeline_interleaving; /* hi: every block */
+    const int64_t every = hi;
+    llm_result_t probe, best = w->res;
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        e->recompute_blocks = mid;
+        if (llm_estimate(&w->req->model, &w->req->system, e, &probe, NULL) == 0 &&
+            probe.fits_memory) {
+            hi = mid;
+            best = probe;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    e->recompute_blocks = hi < every ? hi : 0;
+    if (hi < every)
+        w->res = best;
+}
+
 /* Tries one execution (w->e). out_of_reach: its step-time bound already rules it out of the
  * best list, so unless it is a sample point it is counted (good/bad when its group's verdict is
  * known, else pruned) without an estimate. Returns -1 when the walk is cancelled. */
@@ -820,6 +851,7 @@ static int try_execution(walk_t *w, uint8_t *verdict, bool out_of_reach, bool ne
     }
     *verdict = V_FITS;
     w->good++;
+    fewest_recompute_blocks(w);
     search_result_t *acc = w->acc;
     if (sampled(w, pos)) {
         const search_point_t point = {w->res.stats.sample_rate, w->res.mem_tier1_bytes,
@@ -831,6 +863,7 @@ static int try_execution(walk_t *w, uint8_t *verdict, bool out_of_reach, bool ne
     int at = insertion_point(acc, w->res.stats.sample_rate, w->unit, pos);
     if (at >= 0)
         insert_at(acc, at, &w->e, &w->res, w->unit, pos);
+    w->e.recompute_blocks = 0;
     return 0;
 }
 
@@ -842,7 +875,8 @@ static double step_bound(walk_t *w, double *slot)
     if (!isnan(*slot))
         return *slot;
     llm_execution_t ideal;
-    search_ideal_execution(&w->e, &ideal);
+    search_ideal_execution(&w->e, w->req->options.fewest_recompute_blocks && !w->req->model.calculon_block,
+                           &ideal);
     w->estimated++;
     *slot = llm_estimate(&w->req->model, &w->plan->ideal, &ideal, &w->res, NULL) == 0
                 ? w->res.stats.total_time

@@ -114,6 +114,9 @@ typedef struct {
     int64_t max_tensor_par;   /* 0: no cap; else tensor_par <= this */
     int64_t max_pipeline_par; /* 0: no cap; else pipeline_par <= this */
     llm_moe_dispatcher_t moe_dispatcher; /* of every execution (default alltoall) */
+    /* Full recompute reruns only the fewest blocks of each pipeline chunk that fit
+     * (execution.recompute_blocks; modern block, no activation offload); default every block. */
+    bool fewest_recompute_blocks;
 } search_options_t;
 
 /* How a unit is run. Not part of the request: a knob for tests and benchmarks. */

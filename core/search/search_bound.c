@@ -35,9 +35,11 @@ void search_ideal_system(const llm_system_t *s, llm_system_t *out)
         out->networks[i] = best;
 }
 
-void search_ideal_execution(const llm_execution_t *e, llm_execution_t *out)
+void search_ideal_execution(const llm_execution_t *e, bool fewest_blocks, llm_execution_t *out)
 {
     *out = *e;
+    if (fewest_blocks && out->activation_recompute == LLM_RECOMPUTE_FULL)
+        out->recompute_blocks = 1;
     out->weight_offload = out->activations_offload = out->optimizer_offload = false;
     out->tensor_par_net = out->pipeline_par_net = out->data_par_net = 0;
     out->context_par_net = out->expert_par_net = 0;

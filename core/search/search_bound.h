@@ -24,8 +24,10 @@ void search_ideal_system(const llm_system_t *s, llm_system_t *out);
 /* The execution whose estimate on the ideal system bounds e's group from below: e with nothing
  * offloaded, every degree on tier 0, and a flex dispatch costing nothing (the ideal system's one
  * tier never splits an expert group into domains, where flex sends less than the plain
- * all-to-all, so that is the bound that holds). */
-void search_ideal_execution(const llm_execution_t *e, llm_execution_t *out);
+ * all-to-all, so that is the bound that holds). With fewest_blocks, full recompute of one block
+ * per chunk: the least any recompute_blocks the walk may choose reruns (the step time grows with
+ * it). */
+void search_ideal_execution(const llm_execution_t *e, bool fewest_blocks, llm_execution_t *out);
 
 /* Whether a refusal of llm_estimate naming this field holds for every microbatch size of the
  * execution: the offload, ZeRO, context-parallel, kernel, FP8, interleaving, expert-layout and

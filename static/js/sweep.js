@@ -38,6 +38,9 @@ function buildForm(presets) {
       options: [['calculon', 'optimizer sharded or not (Calculon’s)'], ['0', '0: nothing sharded'], ['1', '1: optimizer state'],
         ['2', '2: also gradients'], ['3', '3: also parameters (FSDP)'], ['all', 'try every stage']],
       hint: 'stages 2 and 3 need a modern model' }),
+    field({ scope: sc, label: 'Full recompute reruns', field: 'options.recompute_blocks', type: 'select', value: 'all',
+      options: [['all', 'every block (Calculon’s)'], ['fewest', 'the fewest blocks per chunk that fit']],
+      hint: 'Megatron’s recompute_num_layers: the others keep their activations (modern models)' }),
     field({ scope: sc, label: 'Skip TP overlap', field: 'options.no_tp_overlap', type: 'checkbox' }),
     field({ scope: sc, label: 'Skip DP overlap', field: 'options.no_dp_overlap', type: 'checkbox' }),
     field({ scope: sc, label: 'Stop growing the microbatch once it stops fitting', field: 'options.mbs_break', type: 'checkbox' }),
@@ -225,7 +228,7 @@ async function showResults(st) {
 // What makes a layout: the split, the batch and its microbatching, recompute and sharding. Rows
 // that differ only in the rest (offload, overlaps, fusion, communication style, networks) are
 // near-duplicates for a planner: the fastest stands for its group, the others are its variants.
-const ESSENTIALS = ['tensor_par', 'context_par', 'pipeline_par', 'data_par', 'expert_par', 'expert_tensor_par', 'zero_stage', 'batch_size', 'microbatch_size', 'pipeline_interleaving', 'activation_recompute', 'optimizer_sharding'];
+const ESSENTIALS = ['tensor_par', 'context_par', 'pipeline_par', 'data_par', 'expert_par', 'expert_tensor_par', 'zero_stage', 'batch_size', 'microbatch_size', 'pipeline_interleaving', 'activation_recompute', 'recompute_blocks', 'optimizer_sharding'];
 export function groupRows(rows, st) {
   const groups = new Map();
   for (const p of rows) {
@@ -303,7 +306,7 @@ function topTable(rows, st) {
       el('td', { class: 'num tflops' }, fmtNum(s.tflops_per_proc ?? s.useful_flops_per_s_per_proc / 1e12)),
       el('td', { class: `num${p.fits_memory === false ? ' bad' : ''}`, title: p.fits_memory === false ? 'does not fit in tier-1 memory' : '' }, fmtBytes(s.mem_tier1_bytes)),
       el('td', {}, `${fmtInt(e.batch_size)} / ${e.microbatch_size} / ${e.pipeline_interleaving}`),
-      el('td', {}, e.activation_recompute), el('td', {}, e.zero_stage ? `ZeRO ${e.zero_stage}` : e.optimizer_sharding ? 'yes' : 'no'), el('td', { class: 'other' }, other));
+      el('td', {}, e.recompute_blocks ? `${e.activation_recompute}, ${e.recompute_blocks} per chunk` : e.activation_recompute), el('td', {}, e.zero_stage ? `ZeRO ${e.zero_stage}` : e.optimizer_sharding ? 'yes' : 'no'), el('td', { class: 'other' }, other));
   });
   return el('div', { class: 'table-wrap' }, el('table', { class: 'grid top' },
     el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))), el('tbody', {}, body)));

@@ -232,6 +232,34 @@ class Modern(ServerTestCase):
         self.assertEqual(r.status, 422)
         self.assertEqual(r.json()["error"]["field"], "options.fp8")
 
+    def test_search_recomputes_fewest_blocks(self):
+        """options.recompute_blocks "fewest": a 32-block, 8192-wide model at sequence 8192 on 8
+        H100s without offload, where layouts fit only with full recompute of some blocks; those
+        rank, name their recompute_blocks, and re-estimate to the same rate."""
+        model = {"hidden": 8192, "feedforward": 28672, "seq_size": 8192, "attn_heads": 64, "kv_heads": 8,
+                 "num_blocks": 32, "vocab_size": 128256, "gated_mlp": True, "norm": "rmsnorm",
+                 "position_embedding": "rope", "tied_embeddings": False}
+        body = {"kind": "optimal_execution", "model": model, "system": "h100_sxm", "num_procs": 8,
+                "max_batch_size": 16, "datatype": "bfloat16",
+                "options": {"top_n": 10, "attention_kernel": "fused", "no_offload": True,
+                            "recompute_blocks": "fewest"}}
+        r = self.server.post("/v1/sweep", body)
+        self.assertEqual(r.status, 202, r.body)
+        status = wait_for(self.server, r.json()["id"])
+        self.assertEqual(status["status"], "done", status)
+        validate(status, "sweep_status.response.json")
+        some = [b for b in status["best"] if "recompute_blocks" in b["execution"]]
+        self.assertTrue(some, status["best"])
+        for b in some:
+            e = b["execution"]
+            self.assertEqual(e["activation_recompute"], "full")
+            est = self.server.post("/v1/estimate", {"model": model, "system": "h100_sxm", "execution": e})
+            self.assertEqual(est.status, 200, est.body)
+            self.assertEqual(est.json()["summary"]["sample_rate"], b["summary"]["sample_rate"])
+        r = self.server.post("/v1/sweep", dict(body, options={"recompute_blocks": "some"}))
+        self.assertEqual(r.status, 422)
+        self.assertEqual(r.json()["error"]["field"], "options.recompute_blocks")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -68,11 +68,14 @@ static void test_ideal_system(void **state)
 }
 
 /* Every combination of the fields the bound must cover, for one keyed execution
- * e. Returns the number of executions the model accepted. */
+ * e (with options.recompute_blocks "fewest", full recompute of every block and of
+ * one block per chunk, the least the walk may choose). Returns the number of
+ * executions the model accepted. */
 static int check_covered(const search_request_t *req, const llm_system_t *ideal, llm_execution_t *e)
 {
     llm_execution_t lower;
-    search_ideal_execution(e, &lower);
+    const bool fewest = req->options.fewest_recompute_blocks && !req->model.calculon_block;
+    search_ideal_execution(e, fewest, &lower);
     llm_result_t lo, re;
     if (llm_estimate(&req->model, ideal, &lower, &lo, NULL) != 0)
         return 0;
@@ -80,8 +83,10 @@ static int check_covered(const search_request_t *req, const llm_system_t *ideal,
     const int nn = req->system.num_networks;
     /* the expert-parallel tier too, for a mixture of experts */
     const int nets = nn * nn * nn * nn * (req->model.moe.num_experts > 0 ? nn : 1);
-    for (int bits = 0; bits < 8; bits++)
+    const int blocks = fewest && e->activation_recompute == LLM_RECOMPUTE_FULL ? 2 : 1;
+    for (int bits = 0; bits < 8 * blocks; bits++)
         for (int net = 0; net < nets; net++) {
+            e->recompute_blocks = bits / 8; /* 0: every block, 1: one per chunk */
             e->weight_offload = bits & 1;
             e->activations_offload = bits & 2;
             e->optimizer_offload = bits & 4;
@@ -95,7 +100,7 @@ static int check_covered(const search_request_t *req, const llm_system_t *ideal,
             accepted++;
             if (!(re.stats.total_time >= lo.stats.total_time)) {
                 print_error("hidden %lld: tp %lld pp %lld dp %lld cp %lld mbs %lld "
-                            "offload bits %d net %d: "
+                            "offload and recompute_blocks bits %d net %d: "
                             "%.17g s below the bound %.17g s\n",
                             (long long)req->model.hidden, (long long)e->tensor_par,
                             (long long)e->pipeline_par, (long long)e->data_par,
@@ -104,6 +109,7 @@ static int check_covered(const search_request_t *req, const llm_system_t *ideal,
                 fail();
             }
         }
+    e->recompute_blocks = 0;
     return accepted;
 }
 
@@ -239,6 +245,13 @@ static void test_bound_holds(void **state)
                            "\"position_embedding\":\"rope\",\"tied_embeddings\":false},"
                            "\"system\":\"h100_sxm\",\"num_procs\":16,\"max_batch_size\":32,"
                            "\"datatype\":\"bfloat16\"}") > 1000);
+    /* the same with full recompute of the fewest blocks (the bound reruns one per chunk) */
+    assert_true(check_grid("{\"model\":{\"hidden\":4096,\"feedforward\":14336,\"seq_size\":4096,"
+                           "\"attn_heads\":32,\"kv_heads\":8,\"num_blocks\":8,"
+                           "\"vocab_size\":128256,\"gated_mlp\":true,\"norm\":\"rmsnorm\","
+                           "\"position_embedding\":\"rope\",\"tied_embeddings\":false},"
+                           "\"system\":\"h100_sxm\",\"num_procs\":16,\"max_batch_size\":32,"
+                           "\"datatype\":\"bfloat16\",\"options\":{\"recompute_blocks\":\"fewest\"}}") > 1000);
     /* a small mixture of experts */
     assert_true(check_grid("{\"model\":{\"hidden\":1024,\"seq_size\":2048,\"attn_heads\":16,"
                            "\"kv_heads\":4,\"num_blocks\":8,\"vocab_size\":32000,"

@@ -208,13 +208,24 @@ static void assert_same_result(search_result_t *a, search_result_t *b, const cha
     "\"system\":\"h100_sxm\",\"num_procs\":16,\"max_batch_size\":16,\"datatype\":\"bfloat16\"," \
     "\"options\":{\"top_n\":40,\"attention_kernel\":\"fused\",\"moe_dispatcher\":\"flex\"}}"
 
+/* A 32-block, 8192-wide model at sequence 8192 on 8 H100s, no offload: layouts that do not fit
+ * without recompute fit with full recompute of a few blocks per chunk, and some of those rank. */
+#define FEWEST_REQUEST                                                                         \
+    "{\"model\":{\"hidden\":8192,\"feedforward\":28672,\"seq_size\":8192,\"attn_heads\":64,"\
+    "\"kv_heads\":8,\"num_blocks\":32,\"vocab_size\":128256,\"gated_mlp\":true,"             \
+    "\"norm\":\"rmsnorm\",\"position_embedding\":\"rope\",\"tied_embeddings\":false},"      \
+    "\"system\":\"h100_sxm\",\"num_procs\":8,\"max_batch_size\":16,\"datatype\":\"bfloat16\","\
+    "\"options\":{\"top_n\":40,\"attention_kernel\":\"fused\",\"no_offload\":true,"          \
+    "\"recompute_blocks\":\"fewest\"}}"
+
 static void test_thread_count_independence(void **state)
 {
     (void)state;
     /* the modern ones are bound-pruned: what they skip must not depend on threads either */
     const char *requests[] = {TURING_REQUEST("{\"top_n\":20}"),
                               TURING_REQUEST("{\"top_n\":3,\"mbs_break\":true}"), SMALL_REQUEST,
-                              MODERN_REQUEST, ALL_FREE_REQUEST, MOE_REQUEST, MOE_FLEX_REQUEST};
+                              MODERN_REQUEST, ALL_FREE_REQUEST, MOE_REQUEST, MOE_FLEX_REQUEST,
+                              FEWEST_REQUEST};
     for (size_t k = 0; k < sizeof requests / sizeof requests[0]; k++) {
         search_request_t req;
         search_result_t one, two, three;
@@ -238,7 +249,7 @@ static void test_pruned_equals_unpruned(void **state)
                               TURING_REQUEST("{\"top_n\":10,\"mbs_break\":true}"),
                               SMALL_REQUEST, MODERN_REQUEST, ALL_FREE_REQUEST,
                               MOE_REQUEST, MOE_FLEX_REQUEST, MODERN_TOP1_REQUEST,
-                              ALL_FREE_TOP1_REQUEST};
+                              ALL_FREE_TOP1_REQUEST, FEWEST_REQUEST};
     for (size_t k = 0; k < sizeof requests / sizeof requests[0]; k++) {
         search_request_t req;
         search_result_t pruned, full;
@@ -278,6 +289,50 @@ static void test_pruned_equals_unpruned(void **state)
         search_result_close(&pruned);
         search_result_close(&full);
     }
+}
+
+/* options.recompute_blocks "fewest": a full-recompute entry of the best list reruns the fewest
+ * blocks of each chunk that fit — its estimate alone gives its rate and fits, one block fewer
+ * does not fit, and it beats recomputing every block — and the search is at least as fast as
+ * without the option, over the same space with the same verdicts. */
+static void test_fewest_recompute_blocks(void **state)
+{
+    (void)state;
+    search_request_t req;
+    search_result_t fewest, every;
+    test_request(FEWEST_REQUEST, &req);
+    test_run(&req, 2, &fewest);
+    req.options.fewest_recompute_blocks = false;
+    test_run(&req, 2, &every);
+    int some = 0;
+    for (int i = 0; i < fewest.n_best; i++) {
+        llm_execution_t e = fewest.best[i].execution;
+        if (e.recompute_blocks == 0)
+            continue;
+        some++;
+        assert_int_equal(e.activation_recompute, LLM_RECOMPUTE_FULL);
+        llm_result_t r;
+        assert_int_equal(llm_estimate(&req.model, &req.system, &e, &r, NULL), 0);
+        assert_true(r.fits_memory);
+        assert_true(r.stats.sample_rate == fewest.best[i].result.stats.sample_rate);
+        const double rate = r.stats.sample_rate;
+        if (e.recompute_blocks > 1) {
+            e.recompute_blocks--;
+            assert_int_equal(llm_estimate(&req.model, &req.system, &e, &r, NULL), 0);
+            assert_false(r.fits_memory);
+        }
+        e.recompute_blocks = 0;
+        assert_int_equal(llm_estimate(&req.model, &req.system, &e, &r, NULL), 0);
+        assert_true(r.fits_memory && r.stats.sample_rate < rate);
+    }
+    assert_true(some > 0);
+    assert_int_equal(fewest.total, every.total);
+    assert_int_equal(fewest.good + fewest.pruned + fewest.bad, every.good + every.pruned + every.bad);
+    assert_true(fewest.best[0].result.stats.sample_rate >= every.best[0].result.stats.sample_rate);
+    assert_true(fewest.best[fewest.n_best - 1].result.stats.sample_rate >
+                every.best[every.n_best - 1].result.stats.sample_rate);
+    search_result_close(&fewest);
+    search_result_close(&every);
 }
 
 /* Freeing a dimension multiplies the space by its values, and the best of a free search is at
@@ -384,6 +439,7 @@ int main(void)
         cmocka_unit_test(test_thread_count_independence),
         cmocka_unit_test(test_pruned_equals_unpruned),
         cmocka_unit_test(test_free_dimensions),
+        cmocka_unit_test(test_fewest_recompute_blocks),
         cmocka_unit_test(test_expert_layouts),
         cmocka_unit_test(test_cancel),
     };
