@@ -5,9 +5,12 @@
  *
  * Then Llama 3.1 405B on 16,384 h100_sxm (max batch 2048 sequences of 8192 tokens, bfloat16):
  * "llama405" over Calculon's dimensions with the modern block's uneven pipeline splits, and
- * "llama405-free" with context_par, zero_stage, attention_kernel and fp8 all free.
+ * "llama405-free" with context_par, zero_stage, attention_kernel and fp8 all free, and
+ * "llama405-fewest": Calculon's dimensions with full recompute of the fewest blocks that fit
+ * (options.recompute_blocks "fewest", a bisection per fitting full-recompute execution).
  *
- * Usage: bench_search [--threads N] [--presets DIR] [--only gpt3|turing|llama405|llama405-free]
+ * Usage: bench_search [--threads N] [--presets DIR]
+ *        [--only gpt3|turing|llama405|llama405-free|llama405-fewest]
  *        [--no-prune]
  * "executions/s" counts every execution the search tried (Calculon's "calcs/sec"); "estimates"
  * is how many of them needed llm_estimate (the rest were known bad: see core/search/search.c).
@@ -84,8 +87,8 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--no-prune") == 0)
             no_prune = true;
         else {
-            fprintf(stderr, "usage: %s [--threads N] [--presets DIR] [--only gpt3|turing] "
-                            "[--no-prune]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--threads N] [--presets DIR] [--only gpt3|turing|"
+                            "llama405|llama405-free|llama405-fewest] [--no-prune]\n", argv[0]);
             return 2;
         }
     }
@@ -112,6 +115,12 @@ int main(int argc, char **argv)
         rc |= bench(&ctx, "llama3.1-405B 16384 h100_sxm batch 2048",
                     "{\"model\":\"llama3.1-405B\",\"system\":\"h100_sxm\",\"num_procs\":16384,"
                     "\"max_batch_size\":2048,\"datatype\":\"bfloat16\"}",
+                    threads, no_prune);
+    if (!only || strcmp(only, "llama405-fewest") == 0)
+        rc |= bench(&ctx, "llama3.1-405B 16384 h100_sxm batch 2048, fewest recompute blocks",
+                    "{\"model\":\"llama3.1-405B\",\"system\":\"h100_sxm\",\"num_procs\":16384,"
+                    "\"max_batch_size\":2048,\"datatype\":\"bfloat16\","
+                    "\"options\":{\"recompute_blocks\":\"fewest\"}}",
                     threads, no_prune);
     if (only && strcmp(only, "llama405-free") == 0) /* minutes: only when asked */
         rc |= bench(&ctx, "llama3.1-405B 16384 h100_sxm batch 2048, every dimension free",
