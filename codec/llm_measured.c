@@ -4,7 +4,8 @@
  *
  * One rule for every row, no per-row knobs (README, "Measured runs"):
  *   model      the row's shape as the modern block: kv_heads, head size, vocabulary, RoPE,
- *              untied embeddings, causal; gated MLP and RMSNorm for SwiGLU rows, plain MLP and
+ *              untied embeddings, causal, a sliding window when the attention text gives one
+ *              (GPT-OSS: 128 tokens, every 2nd block full); gated MLP and RMSNorm for SwiGLU rows, plain MLP and
  *              LayerNorm otherwise (Nemotron-4's squared ReLU)
  *   system     one preset per GPU type: h100_sxm, b200, gb200_nvl72
  *   execution  the row's TP, PP, VP (interleaving), DP, global and micro batch; bfloat16, with
@@ -126,10 +127,25 @@ static int add_moe(const json_t *row, json_t *m)
     return !mla || json_object_set_new(m, "mla", mla) ? -1 : 0;
 }
 
+/* model.sliding_window from the attention text ("sliding-window(128)"), every 2nd block full
+ * when it alternates ("alternating full / sliding-window(128) layers"). */
+static int add_window(const json_t *row, json_t *m)
+{
+    const char *attn = row_str(row, "attention");
+    const int64_t window = text_int(attn, "sliding-window(", 0);
+    if (window <= 0)
+        return 0;
+    return json_object_set_new(m, "sliding_window", json_integer(window)) ||
+                   (strstr(attn, "alternating") &&
+                    json_object_set_new(m, "full_attention_every", json_integer(2)))
+               ? -1
+               : 0;
+}
+
 static json_t *row_model(const json_t *row)
 {
     json_t *m = row_model_dense(row);
-    if (m && add_moe(row, m)) {
+    if (m && (add_moe(row, m) || add_window(row, m))) {
         json_decref(m);
         return NULL;
     }

@@ -7,11 +7,12 @@ static const char *const model_keys[] = {
     "hidden",     "feedforward", "seq_size",        "attn_heads",         "attn_size",
     "num_blocks", "vocab_size",  "bias",            "tied_embeddings",    "position_embedding",
     "kv_heads",   "gated_mlp",   "norm",            "qkv_bias",           "causal",
-    "moe",        "mla",         "mtp_blocks",      NULL};
+    "moe",        "mla",         "mtp_blocks",      "sliding_window",     "full_attention_every",
+    NULL};
 /* The fields of the modern block: a model giving none of them is Calculon's block. */
 static const char *const modern_keys[] = {"kv_heads", "gated_mlp", "norm",       "qkv_bias",
                                           "causal",   "moe",       "mla",        "mtp_blocks",
-                                          NULL};
+                                          "sliding_window", "full_attention_every", NULL};
 static const char *const moe_keys[] = {"num_experts",        "top_k",
                                        "expert_feedforward", "shared_experts",
                                        "shared_expert_feedforward", "first_dense_blocks",
@@ -85,6 +86,31 @@ static int decode_mla(const json_t *v, const char *path, fathom_model_t *m, fath
                : 0;
 }
 
+/* sliding_window and full_attention_every (model.h); m->causal is already read. */
+static int decode_window(const json_t *v, const char *path, fathom_model_t *m,
+                         fathom_error_t *err)
+{
+    if (jr_int(v, path, "sliding_window", JR_OPTIONAL, 0, 1, MODEL_MAX_DIM, &m->sliding_window,
+               err) ||
+        jr_int(v, path, "full_attention_every", JR_OPTIONAL, 0, 1, MODEL_MAX_BLOCKS,
+               &m->full_attention_every, err))
+        return -1;
+    char p[JR_PATH_MAX];
+    if (m->full_attention_every > 0 && m->sliding_window == 0) {
+        jr_path(p, sizeof p, path, "full_attention_every");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                "says which blocks skip the sliding window: give "
+                                "sliding_window too");
+    }
+    if (m->sliding_window > 0 && !m->causal) {
+        jr_path(p, sizeof p, path, "sliding_window");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                "a sliding window looks back over the causal sequence: needs "
+                                "causal true");
+    }
+    return 0;
+}
+
 /* The fields of the modern block (model.h); m->attn_heads is already read. */
 static int decode_modern(const json_t *v, const char *path, fathom_model_t *m,
                          fathom_error_t *err)
@@ -100,7 +126,8 @@ static int decode_modern(const json_t *v, const char *path, fathom_model_t *m,
         jr_enum(v, path, "norm", JR_OPTIONAL, MODEL_NORM_LAYERNORM, norm_names, &norm, err) ||
         jr_bool(v, path, "qkv_bias", JR_OPTIONAL, false, &m->qkv_bias, err) ||
         jr_bool(v, path, "causal", JR_OPTIONAL, true, &m->causal, err) ||
-        jr_int(v, path, "mtp_blocks", JR_OPTIONAL, 0, 0, MODEL_MAX_MTP, &m->mtp_blocks, err))
+        jr_int(v, path, "mtp_blocks", JR_OPTIONAL, 0, 0, MODEL_MAX_MTP, &m->mtp_blocks, err) ||
+        decode_window(v, path, m, err))
         return -1;
     m->norm = (model_norm_t)norm;
     const json_t *moe = json_object_get(v, "moe"), *mla = json_object_get(v, "mla");
@@ -172,7 +199,12 @@ json_t *codec_model_encode(const fathom_model_t *m)
         json_object_set_new(o, "qkv_bias", json_boolean(m->qkv_bias)) ||
         json_object_set_new(o, "causal", json_boolean(m->causal)) ||
         (m->mtp_blocks > 0 &&
-         json_object_set_new(o, "mtp_blocks", json_integer((json_int_t)m->mtp_blocks)))) {
+         json_object_set_new(o, "mtp_blocks", json_integer((json_int_t)m->mtp_blocks))) ||
+        (m->sliding_window > 0 &&
+         json_object_set_new(o, "sliding_window", json_integer((json_int_t)m->sliding_window))) ||
+        (m->full_attention_every > 0 &&
+         json_object_set_new(o, "full_attention_every",
+                             json_integer((json_int_t)m->full_attention_every)))) {
         json_decref(o);
         return NULL;
     }

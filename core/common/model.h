@@ -78,6 +78,12 @@ typedef struct {
     model_mla_t mla;      /* present false: the attention above */
     int64_t mtp_blocks;   /* multi-token prediction depths (DeepSeek-V3: 1), each a block and an
                            * output layer on the last stage */
+    /* Sliding-window attention (Megatron's window_size and window_attn_skip_freq; Mistral 7B
+     * v0.1, Gemma, GPT-OSS): 0 none; else a windowed block's queries see only the last
+     * sliding_window tokens, and every full_attention_every-th block (the 2nd, 4th, … for 2;
+     * 0: none) attends to the whole causal sequence. Causal modern block only. */
+    int64_t sliding_window;
+    int64_t full_attention_every;
 } fathom_model_t;
 
 /* Whether block i (0-based) is an MoE block. */

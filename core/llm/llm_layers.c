@@ -290,12 +290,33 @@ int64_t llm__vocab_per_rank(const fathom_model_t *m, const llm_execution_t *e)
     return (m->vocab_size + e->tensor_par - 1) / e->tensor_par;
 }
 
+/* Score tiles a fused kernel computes for one layer over n query tiles of 128 tokens when each
+ * looks back W tiles before its own: Σ_{i<n} (min(i, W) + 1) = (W + 1)·(n − W/2); causal is
+ * W = n − 1, n(n + 1)/2. */
+static double computed_tiles(double n, double W)
+{
+    return W >= n - 1 ? n * (n + 1) / 2 : (W + 1) * (n - W / 2);
+}
+
+/* The share of the s×s score tiles computed, averaged over the blocks:
+ *   causal         (n + 1)/(2n), n = ⌈s/128⌉
+ *   sliding window a windowed block's tile i reaches back W = ⌈(w − 1)/128⌉ tiles (its first
+ *                  query sees w tokens, itself included); every full_attention_every-th block
+ *                  is causal: [full·n(n + 1)/2 + windowed·(W + 1)(n − W/2)] / (L·n²) */
 double llm__causal_fraction(const fathom_model_t *m)
 {
     if (!m->causal)
         return 1.0;
     double tiles = (double)((m->seq_size + 127) / 128);
-    return (tiles + 1) / (2 * tiles);
+    if (m->sliding_window == 0)
+        return (tiles + 1) / (2 * tiles);
+    const double L = (double)m->num_blocks;
+    const double full = m->full_attention_every > 0
+                            ? (double)(m->num_blocks / m->full_attention_every)
+                            : 0;
+    const double W = (double)((m->sliding_window - 1 + 127) / 128);
+    return (full * computed_tiles(tiles, tiles - 1) + (L - full) * computed_tiles(tiles, W)) /
+           (L * tiles * tiles);
 }
 
 /* ---- the block ---- */

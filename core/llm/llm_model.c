@@ -200,6 +200,10 @@ static int check_modern(const fathom_model_t *m, const llm_system_t *s, const ll
                                 "must divide model.kv_heads (%lld) or be a multiple of it",
                                 (long long)kv);
     const int64_t cp = llm_context_par(e), group = e->data_par * cp;
+    if (cp > 1 && m->sliding_window > 0)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.context_par",
+                                "ring attention over a sliding window (model.sliding_window) is "
+                                "not modelled: use context_par 1");
     if (cp > 1) {
         if (m->calculon_block)
             return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.context_par",

@@ -12,7 +12,7 @@ const form = () => $('#estimate-form');
 const DEFAULTS = { bias: false, tied_embeddings: true, position_embedding: 'learned', attention_efficiency: 0.5, mtp_blocks: 0 };
 // Giving any of these makes a model Fathom's modern block (embedding and output layers on the
 // first and last pipeline stages); a model with none of them is Calculon's (blocks only).
-const MODERN_KEYS = ['kv_heads', 'gated_mlp', 'norm', 'qkv_bias', 'causal'];
+const MODERN_KEYS = ['kv_heads', 'gated_mlp', 'norm', 'qkv_bias', 'causal', 'sliding_window', 'full_attention_every'];
 const isModern = (m) => !!m && MODERN_KEYS.some((k) => k in m);
 // A planner's words for the model's and the system's members (the API's names stay beside them).
 const MODEL_LABELS = {
@@ -29,6 +29,7 @@ const MODEL_LABELS = {
   mla: 'Multi-latent attention (MLA)', q_lora_rank: 'Query compression rank', kv_lora_rank: 'Key/value compression rank',
   qk_nope_head_dim: 'Query/key width per head without positions', qk_rope_head_dim: 'Query/key rotary width per head',
   v_head_dim: 'Value width per head', mtp_blocks: 'Multi-token prediction depths (extra blocks)',
+  sliding_window: 'Sliding attention window (tokens)', full_attention_every: 'Full attention every … blocks',
 };
 const hasExperts = (m) => !!m && !!m.moe && Number(m.moe.num_experts) > 0;
 const SYSTEM_LABELS = { attention_efficiency: 'Fused-attention efficiency (share of matrix peak)' };

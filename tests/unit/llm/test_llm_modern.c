@@ -360,6 +360,51 @@ static void partial_block_recompute(void **state)
     }
 }
 
+/* Sliding-window attention, sequence 1024 (8 tiles of 128), 4 blocks, window 128 with every 2nd
+ * block full (GPT-OSS's pattern): a windowed block's query tile i computes its own tile and the
+ * one before (the tile's first query looks 127 tokens back), 1 + 7·2 = 15 of 64 tiles; a causal
+ * block 8·9/2 = 36. Averaged: (2·36 + 2·15)/(4·64) = 102/256, so the fused kernel's forward
+ * FLOPs are 4·8·1024·1024·8·102/256 = 106,954,752. A window of 1 token keeps 8 tiles of 64 in
+ * every block (full_attention_every 0); one as long as the sequence is causal. */
+static void sliding_window_tiles(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny_model();
+    m.seq_size = 1024;
+    m.num_blocks = 4;
+    m.sliding_window = 128;
+    m.full_attention_every = 2;
+    assert_close(llm__causal_fraction(&m), 102.0 / 256, 1e-15);
+    llm_system_t s = unit_system(1e15);
+    llm_execution_t e = one_gpu();
+    e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
+    llm__block_t b;
+    build(&m, &s, &e, &b);
+    assert_close(find(&b, LLM__FUSED_ATTENTION, 0)->fw_flops, 106954752, 1e-15);
+    m.sliding_window = 1;
+    m.full_attention_every = 0;
+    assert_close(llm__causal_fraction(&m), 8.0 / 64, 1e-15);
+    m.sliding_window = 1024;
+    assert_close(llm__causal_fraction(&m), 36.0 / 64, 1e-15);
+    /* the model FLOPs stay Megatron's (num_floating_point_operations counts the causal
+     * triangle whatever the window) */
+    fathom_model_t causal = m;
+    causal.sliding_window = 0;
+    m.sliding_window = 128;
+    assert_true(llm_model_flops(&m, 4, true) == llm_model_flops(&causal, 4, true));
+    /* and the step is faster than without the window */
+    llm_result_t rw, rc;
+    fathom_error_t err;
+    assert_int_equal(llm_estimate(&m, &s, &e, &rw, &err), 0);
+    assert_int_equal(llm_estimate(&causal, &s, &e, &rc, &err), 0);
+    assert_true(rw.stats.total_time < rc.stats.total_time);
+    /* ring attention over a window is refused, naming the field */
+    e.context_par = 2;
+    e.num_procs = 2;
+    assert_int_equal(llm_estimate(&m, &s, &e, &rw, &err), -1);
+    assert_string_equal(err.field, "execution.context_par");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -367,7 +412,7 @@ int main(void)
         cmocka_unit_test(fused_attention_bytes),  cmocka_unit_test(output_layer_imbalance),
         cmocka_unit_test(fp8_weights),            cmocka_unit_test(bytes_per_parameter),
         cmocka_unit_test(preset_parameters),      cmocka_unit_test(calculon_block_reading),
-        cmocka_unit_test(partial_block_recompute),
+        cmocka_unit_test(partial_block_recompute), cmocka_unit_test(sliding_window_tiles),
     };
     return cmocka_run_group_tests(tests, load_presets, free_presets);
 }
