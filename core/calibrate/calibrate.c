@@ -284,10 +284,13 @@ static int build_params(fit_t *f)
 
 /* ---- objective ---- */
 
-static double sq_rel(double pred, double meas)
+/* ρ(r) = 2c²(√(1 + (r/c)²) − 1) of the relative error r = predicted/measured − 1, c =
+ * CALIBRATE_LOSS_SCALE: r² while |r| is well under c, 2c|r| − 2c² far above it. Written as
+ * 2r²/(√(1 + (r/c)²) + 1), the same value without the cancellation of √(1 + x) − 1 at small r. */
+static double loss_rel(double pred, double meas)
 {
-    double r = pred / meas - 1.0; /* relative error of one measurement */
-    return isfinite(r) ? r * r : FAILED_RUN_PENALTY;
+    const double r = pred / meas - 1.0, c = CALIBRATE_LOSS_SCALE;
+    return isfinite(r) ? 2 * r * r / (sqrt(1 + (r / c) * (r / c)) + 1) : FAILED_RUN_PENALTY;
 }
 
 static double objective_of(const fit_t *f, const double *theta)
@@ -296,15 +299,15 @@ static double objective_of(const fit_t *f, const double *theta)
     apply(f, theta, &s);
     const calibrate_input_t *in = f->in;
     double sum = 0;
-    /* Σ (predicted/measured − 1)² over every measurement the fit sees. */
+    /* Σ ρ(predicted/measured − 1) over every measurement the fit sees. */
     for (size_t i = 0; i < in->n_gemms; i++)
-        sum += sq_rel(calibrate_gemm_tflops(&s, &in->gemms[i]), in->gemms[i].tflops);
+        sum += loss_rel(calibrate_gemm_tflops(&s, &in->gemms[i]), in->gemms[i].tflops);
     for (size_t i = 0; i < in->n_collectives; i++)
-        sum += sq_rel(calibrate_collective_time(&s, &in->collectives[i]),
+        sum += loss_rel(calibrate_collective_time(&s, &in->collectives[i]),
                       in->collectives[i].time_s);
     for (size_t i = 0; i < in->n_runs; i++)
         if ((long)i != f->skip_run)
-            sum += sq_rel(calibrate_run_time(&s, &in->runs[i]), in->runs[i].step_time_s);
+            sum += loss_rel(calibrate_run_time(&s, &in->runs[i]), in->runs[i].step_time_s);
     /* + λ Σ ((θ − θ_base)/scale)²: the pull toward the base system. */
     for (int k = 0; k < f->n; k++) {
         double d = (theta[k] - base_value(f->base, &f->desc[k])) / f->desc[k].scale;

@@ -6,9 +6,13 @@
  *     tier, bytes, seconds);
  *   - whole runs (model, execution, measured step time).
  * calibrate_fit moves the system's free parameters (below) to minimise
- *     Σ_measurements (predicted/measured − 1)²  +  λ Σ_params ((θ − θ_base)/scale_θ)²
+ *     Σ_measurements ρ(predicted/measured − 1)  +  λ Σ_params ((θ − θ_base)/scale_θ)²
  * with NLopt's BOBYQA (derivative-free, bounded) from the base system, a fixed evaluation budget
- * and no randomness: the same input gives the same answer. λ = CALIBRATE_LAMBDA.
+ * and no randomness: the same input gives the same answer. λ = CALIBRATE_LAMBDA. ρ is the
+ * pseudo-Huber loss ρ(r) = 2c²(√(1 + (r/c)²) − 1), c = CALIBRATE_LOSS_SCALE: a relative error
+ * well under c counts as r² (least squares), one far above it only linearly, so a measurement
+ * the model cannot meet (a run with a term the step model lacks, a bad paste) pulls the shared
+ * parameters no harder than its error warrants instead of dominating the fit.
  *
  * Free parameters and their bounds (only those some measurement informs are freed):
  *   matrix.<dt>.gflops_efficiency[j]  each point of the matrix curve of a datatype that has GEMM
@@ -45,6 +49,9 @@
  * the work grows as runs²; 32 keeps a request within a few seconds. */
 #define CALIBRATE_MAX_RUNS 32
 #define CALIBRATE_LAMBDA 1e-3     /* weight of the pull toward the base system */
+/* Where the loss turns from squared to linear: 10 %, about three times the run-to-run noise of
+ * whole-run throughput (the calibration test perturbs its inputs by 3 %). */
+#define CALIBRATE_LOSS_SCALE 0.1
 #define CALIBRATE_MAX_EVALS 20000 /* per fit */
 #define CALIBRATE_MIN_EVALS 300   /* per fit, whatever the work budget says */
 /* Work budget of one request, in units of one microbenchmark prediction (a run's estimate counts
