@@ -71,6 +71,38 @@ static int bench(const codec_ctx_t *ctx, const char *label, const char *request_
     return 0;
 }
 
+/* The searches, by --only name; the ones not run by default take minutes. */
+typedef struct {
+    const char *name, *label, *request;
+    bool by_default;
+} search_case_t;
+
+static const search_case_t searches[] = {
+    {"gpt3", "gpt3-175B 1024 a100_80g batch 1024 exhaustive",
+     "{\"model\":\"gpt3-175B\",\"system\":\"a100_80g\",\"num_procs\":1024,"
+     "\"max_batch_size\":1024,\"datatype\":\"float16\"}",
+     true},
+    {"turing", "turing-530B 5128 a100_80g batch 2520 -m",
+     "{\"model\":\"turing-530B\",\"system\":\"a100_80g\",\"num_procs\":5128,"
+     "\"max_batch_size\":2520,\"datatype\":\"float16\",\"options\":{\"mbs_break\":true}}",
+     true},
+    {"llama405", "llama3.1-405B 16384 h100_sxm batch 2048",
+     "{\"model\":\"llama3.1-405B\",\"system\":\"h100_sxm\",\"num_procs\":16384,"
+     "\"max_batch_size\":2048,\"datatype\":\"bfloat16\"}",
+     true},
+    {"llama405-fewest", "llama3.1-405B 16384 h100_sxm batch 2048, fewest recompute blocks",
+     "{\"model\":\"llama3.1-405B\",\"system\":\"h100_sxm\",\"num_procs\":16384,"
+     "\"max_batch_size\":2048,\"datatype\":\"bfloat16\","
+     "\"options\":{\"recompute_blocks\":\"fewest\"}}",
+     true},
+    {"llama405-free", "llama3.1-405B 16384 h100_sxm batch 2048, every dimension free",
+     "{\"model\":\"llama3.1-405B\",\"system\":\"h100_sxm\",\"num_procs\":16384,"
+     "\"max_batch_size\":2048,\"datatype\":\"bfloat16\",\"options\":{"
+     "\"attention_kernel\":\"all\",\"fp8\":\"all\",\"context_par\":\"all\","
+     "\"zero_stage\":\"all\"}}",
+     false},
+};
+
 int main(int argc, char **argv)
 {
     int threads = 2;
@@ -99,36 +131,16 @@ int main(int argc, char **argv)
         return 1;
     }
     codec_ctx_t ctx = {presets};
-    int rc = 0;
-    if (!only || strcmp(only, "gpt3") == 0)
-        rc |= bench(&ctx, "gpt3-175B 1024 a100_80g batch 1024 exhaustive",
-                    "{\"model\":\"gpt3-175B\",\"system\":\"a100_80g\",\"num_procs\":1024,"
-                    "\"max_batch_size\":1024,\"datatype\":\"float16\"}",
-                    threads, no_prune);
-    if (!only || strcmp(only, "turing") == 0)
-        rc |= bench(&ctx, "turing-530B 5128 a100_80g batch 2520 -m",
-                    "{\"model\":\"turing-530B\",\"system\":\"a100_80g\",\"num_procs\":5128,"
-                    "\"max_batch_size\":2520,\"datatype\":\"float16\","
-                    "\"options\":{\"mbs_break\":true}}",
-                    threads, no_prune);
-    if (!only || strcmp(only, "llama405") == 0)
-        rc |= bench(&ctx, "llama3.1-405B 16384 h100_sxm batch 2048",
-                    "{\"model\":\"llama3.1-405B\",\"system\":\"h100_sxm\",\"num_procs\":16384,"
-                    "\"max_batch_size\":2048,\"datatype\":\"bfloat16\"}",
-                    threads, no_prune);
-    if (!only || strcmp(only, "llama405-fewest") == 0)
-        rc |= bench(&ctx, "llama3.1-405B 16384 h100_sxm batch 2048, fewest recompute blocks",
-                    "{\"model\":\"llama3.1-405B\",\"system\":\"h100_sxm\",\"num_procs\":16384,"
-                    "\"max_batch_size\":2048,\"datatype\":\"bfloat16\","
-                    "\"options\":{\"recompute_blocks\":\"fewest\"}}",
-                    threads, no_prune);
-    if (only && strcmp(only, "llama405-free") == 0) /* minutes: only when asked */
-        rc |= bench(&ctx, "llama3.1-405B 16384 h100_sxm batch 2048, every dimension free",
-                    "{\"model\":\"llama3.1-405B\",\"system\":\"h100_sxm\",\"num_procs\":16384,"
-                    "\"max_batch_size\":2048,\"datatype\":\"bfloat16\",\"options\":{"
-                    "\"attention_kernel\":\"all\",\"fp8\":\"all\",\"context_par\":\"all\","
-                    "\"zero_stage\":\"all\"}}",
-                    threads, no_prune);
+    int rc = 0, ran = 0;
+    for (size_t k = 0; k < sizeof searches / sizeof searches[0]; k++) {
+        const search_case_t *c = &searches[k];
+        if (only ? strcmp(only, c->name) == 0 : c->by_default) {
+            rc |= bench(&ctx, c->label, c->request, threads, no_prune);
+            ran++;
+        }
+    }
+    if (!ran)
+        fprintf(stderr, "--only %s: no such search\n", only);
     codec_presets_free(presets);
-    return rc ? 1 : 0;
+    return !ran ? 2 : rc ? 1 : 0;
 }
