@@ -875,8 +875,7 @@ static double step_bound(walk_t *w, double *slot)
     if (!isnan(*slot))
         return *slot;
     llm_execution_t ideal;
-    search_ideal_execution(&w->e, w->req->options.fewest_recompute_blocks && !w->req->model.calculon_block,
-                           &ideal);
+    search_ideal_execution(&w->e, w->req->options.fewest_recompute_blocks, &ideal);
     w->estimated++;
     *slot = llm_estimate(&w->req->model, &w->plan->ideal, &ideal, &w->res, NULL) == 0
                 ? w->res.stats.total_time

@@ -74,7 +74,7 @@ static void test_ideal_system(void **state)
 static int check_covered(const search_request_t *req, const llm_system_t *ideal, llm_execution_t *e)
 {
     llm_execution_t lower;
-    const bool fewest = req->options.fewest_recompute_blocks && !req->model.calculon_block;
+    const bool fewest = req->options.fewest_recompute_blocks;
     search_ideal_execution(e, fewest, &lower);
     llm_result_t lo, re;
     if (llm_estimate(&req->model, ideal, &lower, &lo, NULL) != 0)
