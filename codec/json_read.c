@@ -216,10 +216,10 @@ int jr_bool(const json_t *obj, const char *path, const char *key, jr_presence_t 
     return 0;
 }
 
-int jr_enum(const json_t *obj, const char *path, const char *key, jr_presence_t presence,
-            int dflt, const char *const *names, int *out, fathom_error_t *err)
+/* v (at path p) as one of the NULL-terminated names: its index in *out. */
+static int enum_value(const json_t *v, const char *p, const char *const *names, int *out,
+                      fathom_error_t *err)
 {
-    MEMBER_OR_DEFAULT(out, dflt);
     char choices[256] = "";
     size_t used = 0;
     for (int i = 0; names[i]; i++) {
@@ -236,6 +236,40 @@ int jr_enum(const json_t *obj, const char *path, const char *key, jr_presence_t 
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
                                 "must be a string, one of %s; not %s", choices, type_name(v));
     return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p, "must be one of %s", choices);
+}
+
+int jr_enum(const json_t *obj, const char *path, const char *key, jr_presence_t presence,
+            int dflt, const char *const *names, int *out, fathom_error_t *err)
+{
+    MEMBER_OR_DEFAULT(out, dflt);
+    return enum_value(v, p, names, out, err);
+}
+
+int jr_enum_set(const json_t *obj, const char *path, const char *key, jr_presence_t presence,
+                const char *const *names, unsigned *out, fathom_error_t *err)
+{
+    MEMBER_OR_DEFAULT(out, 0u);
+    size_t count = 0;
+    while (names[count])
+        count++;
+    if (jr_expect_array(v, p, 0, count, err))
+        return -1;
+    unsigned set = 0;
+    size_t i;
+    const json_t *item;
+    json_array_foreach(v, i, item) {
+        char ip[JR_PATH_MAX + 24]; /* room for "[i]" after a full path */
+        int which = 0;
+        jr_path_index(ip, sizeof ip, p, i);
+        if (enum_value(item, ip, names, &which, err))
+            return -1;
+        if (set & (1u << which))
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, ip, "repeats \"%s\"",
+                                    names[which]);
+        set |= 1u << which;
+    }
+    *out = set;
+    return 0;
 }
 
 int jr_string(const json_t *obj, const char *path, const char *key, jr_presence_t presence,

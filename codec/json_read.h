@@ -71,6 +71,11 @@ int jr_bool(const json_t *obj, const char *path, const char *key, jr_presence_t 
 int jr_enum(const json_t *obj, const char *path, const char *key, jr_presence_t presence,
             int dflt, const char *const *names, int *out, fathom_error_t *err);
 
+/* Reads obj[key] as an array of distinct names from the NULL-terminated `names` (at most one
+ * of each); stores the set as bits, 1 << index. Absent (JR_OPTIONAL): the empty set. */
+int jr_enum_set(const json_t *obj, const char *path, const char *key, jr_presence_t presence,
+                const char *const *names, unsigned *out, fathom_error_t *err);
+
 /* Reads obj[key] as a string of at most max_len bytes; *out points into obj (borrowed). */
 int jr_string(const json_t *obj, const char *path, const char *key, jr_presence_t presence,
               const char *dflt, size_t max_len, const char **out, fathom_error_t *err);

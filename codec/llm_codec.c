@@ -300,7 +300,8 @@ static const char *const execution_keys[] = {
     "attention_kernel",    "fp8",                "context_par",       "context_par_net",
     "zero_stage",          "shard_group",        "expert_par",        "expert_tensor_par",
     "expert_par_net",      "moe_load_imbalance", "moe_capacity_factor", "moe_a2a_overlap",
-    "fp8_params",          "moe_dispatcher",     "recompute_blocks",  NULL};
+    "fp8_params",          "moe_dispatcher",     "recompute_blocks",  "recompute_modules",
+    NULL};
 
 /* a*b, saturating: three factors of up to 2^30 overflow int64. */
 static int64_t mul_sat(int64_t a, int64_t b)
@@ -434,7 +435,9 @@ int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_
         jr_enum(v, path, "moe_dispatcher", JR_OPTIONAL, LLM_MOE_DISPATCH_ALLTOALL,
                 llm_moe_dispatcher_names, &dispatcher, err) ||
         jr_int(v, path, "recompute_blocks", JR_OPTIONAL, 0, 1, MODEL_MAX_BLOCKS,
-               &e.recompute_blocks, err))
+               &e.recompute_blocks, err) ||
+        jr_enum_set(v, path, "recompute_modules", JR_OPTIONAL, llm_recompute_module_names,
+                    &e.recompute_modules, err))
         return -1;
     e.expert_par_net = (int)ep_net;
     e.moe_dispatcher = (llm_moe_dispatcher_t)dispatcher;
@@ -538,6 +541,13 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
         S("moe_dispatcher", llm_moe_dispatcher_names[e->moe_dispatcher]);
     if (e->recompute_blocks > 0) /* only when set: recomputing every block keeps the form */
         I("recompute_blocks", e->recompute_blocks);
+    if (e->recompute_modules) { /* likewise: no selective recompute keeps the form */
+        json_t *mods = json_array();
+        for (int i = 0; llm_recompute_module_names[i]; i++)
+            if (e->recompute_modules & (1u << i))
+                failed |= json_array_append_new(mods, json_string(llm_recompute_module_names[i]));
+        failed |= json_object_set_new(o, "recompute_modules", mods);
+    }
 #undef I
 #undef B
 #undef S

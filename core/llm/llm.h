@@ -122,6 +122,14 @@ typedef struct {
 
 typedef enum { LLM_ATTN_MULTIHEAD = 0, LLM_ATTN_MULTIQUERY = 1 } llm_attention_t;
 typedef enum { LLM_RECOMPUTE_FULL = 0, LLM_RECOMPUTE_ATTN_ONLY = 1, LLM_RECOMPUTE_NONE = 2 } llm_recompute_t;
+/* Modules recomputed by selective recompute (Megatron's recompute_granularity "selective" with
+ * recompute_modules), bits of llm_execution_t.recompute_modules: the module's forward reruns in
+ * backward and the output it hands on is not kept. */
+typedef enum {
+    LLM_RECOMPUTE_MOE_ACT = 1,     /* the routed experts' activation; the down GEMM's input */
+    LLM_RECOMPUTE_MLA_UP_PROJ = 2, /* MLA's up-projections and RoPE; attention's Q, K and V */
+    LLM_RECOMPUTE_MOE = 4,         /* an MoE block's whole MLP from its input, the a2a again */
+} llm_recompute_module_t;
 typedef enum { LLM_TP_COMM_AR = 0, LLM_TP_COMM_P2P_RS_AG = 1, LLM_TP_COMM_RS_AG = 2 } llm_tp_comm_t;
 typedef enum { LLM_TP_OVERLAP_NONE = 0, LLM_TP_OVERLAP_RING = 1, LLM_TP_OVERLAP_PIPE = 2 } llm_tp_overlap_t;
 /* Attention as the kernels compute it: Calculon's unfused batched matmuls, softmax and dropout
@@ -198,6 +206,9 @@ typedef struct {
      * recomputed and the others keep their activations (Megatron's recompute_method "block"
      * with recompute_num_layers); 0 recomputes every block. Modern block only. */
     int64_t recompute_blocks;
+    /* Selective recompute (llm_recompute_module_t bits) beside activation_recompute "none" or
+     * "attn_only"; 0 none. Modern block only. */
+    unsigned recompute_modules;
 } llm_execution_t;
 
 /* context_par, and the processors gradients are reduced over (data_par × context_par). */
@@ -338,5 +349,6 @@ extern const char *const llm_processing_mode_names[];
 extern const char *const llm_net_op_names[];
 extern const char *const llm_attn_kernel_names[];
 extern const char *const llm_moe_dispatcher_names[]; /* "alltoall", "flex" (not FREE) */
+extern const char *const llm_recompute_module_names[]; /* by bit index: bit 1 << i is name i */
 
 #endif

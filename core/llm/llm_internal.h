@@ -105,6 +105,9 @@ typedef struct {
     double groups;
     bool expert;
     bool moe; /* a layer of an MoE block's routed MLP (router to shared experts) */
+    /* Elements of the datatype its activation holds that selective recompute does not keep
+     * (MLA's Q, K and V at the fused attention): counted in the working space, not stored. */
+    double discarded_space;
 } llm__layer_t;
 
 typedef struct {
@@ -213,6 +216,8 @@ void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e
  * one pipeline chunk (bpp / pipeline_interleaving), 1 when it recomputes every block, 0 without
  * full recompute. */
 double llm__recomputed_share(const llm_execution_t *e, const llm__compiled_t *k);
+/* True when selective recompute reruns every MoE block's MLP (recompute_modules "moe"). */
+bool llm__moe_redone(const llm_execution_t *e);
 
 /* The step's lines (forward, backward, ... data-parallel) added in Calculon's order. */
 double llm__sum_of_lines(const llm_stats_t *st);

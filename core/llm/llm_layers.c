@@ -441,14 +441,19 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
         add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf));
         add_fork(b, act, 2, FLAGS(.recompute = ragf, .act_dropped = ragf));
         llm__add_mla_qkv(b, m, e, z, rf);
+        const bool up_redone = !rf && (e->recompute_modules & LLM_RECOMPUTE_MLA_UP_PROJ);
         /* the rotary part of every query head and the one shared rope key */
         add_rope(b, (double)bs * (double)((m->attn_heads / tp + 1) * m->mla.qk_rope_head_dim),
-                 FLAGS(.recompute = rf));
+                 FLAGS(.recompute = rf || up_redone));
         /* attention over heads of width (qk + v)/2: Q·Kᵀ at qk = nope + rope, P·V at v */
         fathom_model_t a = *m;
         a.attn_size = (m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim + m->mla.v_head_dim) / 2;
         a.kv_heads = m->attn_heads;
         add_attention_core(b, &a, e, rf, raf);
+        /* mla_up_proj: Q, K and V are recomputed, the log-sum-exp is still kept */
+        llm__layer_t *attn = &b->layers[b->num_layers - 1];
+        if (up_redone)
+            attn->discarded_space = attn->activation_space - attn->extra_size;
         add_out_proj(b, m, e, tp_net, m->attn_heads * m->mla.v_head_dim, act, rf);
     } else {
         add_qkv(b, m, e, tp_net, act, rf, ragf);
@@ -469,7 +474,8 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
     add_norm(b, m, outer_act, FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
     const bool bias = !m->calculon_block && m->bias;
     if (m->moe.num_experts > 0) { /* an MoE block (llm_moe.c); the step costs every block so */
-        add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf));
+        /* recompute of the moe module gathers the sliver again before rerunning the MLP */
+        add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf || llm__moe_redone(e)));
         llm__add_moe_mlp(b, m, e, z, rf);
         add_tp_comm(b, e, tp_net, act, true, FLAGS(.recomm = rf, .act_dropped = true));
         add_dropout(b, outer_act, FLAGS(.recompute = rf));

@@ -172,6 +172,7 @@ void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e
                 b->act_storage_space -= llm__layer_output(l, c);
             if (!l->activation_stored)
                 b->act_storage_space -= act;
+            b->act_storage_space -= l->discarded_space * c->bpe;
             b->weight_grad_space += llm__layer_weight_grad(l, c, true);
             b->weight_grad_space_no_sharding += llm__layer_weight_grad(l, c, false);
             b->act_grad_space += llm__layer_activation_grad(l, c);
@@ -297,6 +298,42 @@ static int check_recompute_blocks(const fathom_model_t *m, const llm_execution_t
     return 0;
 }
 
+/* recompute_modules: selective recompute of modules the model has (llm.h). */
+static int check_recompute_modules(const fathom_model_t *m, const llm_execution_t *e,
+                                   fathom_error_t *err)
+{
+    const char *f = "execution.recompute_modules";
+    const unsigned mods = e->recompute_modules;
+    if (mods == 0)
+        return 0;
+    if (e->activation_recompute == LLM_RECOMPUTE_FULL)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
+                                "full recompute already reruns every module: set "
+                                "execution.activation_recompute to \"none\" or \"attn_only\"");
+    if (m->calculon_block)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
+                                "needs the modern block: give the model one of kv_heads, "
+                                "gated_mlp, norm, qkv_bias or causal");
+    if ((mods & (LLM_RECOMPUTE_MOE_ACT | LLM_RECOMPUTE_MOE)) && m->moe.num_experts == 0)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
+                                "\"%s\" needs a model with experts (model.moe)",
+                                (mods & LLM_RECOMPUTE_MOE_ACT) ? "moe_act" : "moe");
+    if ((mods & LLM_RECOMPUTE_MLA_UP_PROJ) && !m->mla.present)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
+                                "\"mla_up_proj\" needs multi-latent attention (model.mla)");
+    if ((mods & LLM_RECOMPUTE_MLA_UP_PROJ) && e->attention_kernel != LLM_ATTN_KERNEL_FUSED)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
+                                "\"mla_up_proj\" is modelled for the fused attention kernel: set "
+                                "execution.attention_kernel to \"fused\"");
+    return 0;
+}
+
+bool llm__moe_redone(const llm_execution_t *e)
+{
+    return e->training && e->activation_recompute != LLM_RECOMPUTE_FULL &&
+           (e->recompute_modules & LLM_RECOMPUTE_MOE);
+}
+
 double llm__recomputed_share(const llm_execution_t *e, const llm__compiled_t *k)
 {
     if (!e->training || e->activation_recompute != LLM_RECOMPUTE_FULL)
@@ -382,7 +419,7 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
                                 "execution.pipeline_interleaving",
                                 "must divide the number of blocks per processor (%lld), got %lld",
                                 (long long)bpp_i, (long long)e->pipeline_interleaving);
-    if (check_recompute_blocks(m, e, bpp_i, err))
+    if (check_recompute_blocks(m, e, bpp_i, err) || check_recompute_modules(m, e, err))
         return -1;
     if ((e->weight_offload || e->activations_offload || e->optimizer_offload) && bpp_i <= 2)
         return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION,

@@ -245,12 +245,19 @@ void llm__add_moe_mlp(llm__block_t *b, const fathom_model_t *m, const llm_execut
     const double fe = (double)x->expert_feedforward / (double)llm__expert_tensor_par(e);
     const double up = m->gated_mlp ? 2 : 1;
     const int first = b->num_layers;
+    /* selective recompute of moe: every layer below reruns in backward from the kept MLP input
+     * (the router's), and none of them stores its activation */
+    const bool moe_redone = llm__moe_redone(e);
+    rf = rf || moe_redone;
     linear(b, T, h, E, 0, false, rf)->weight_space += x->router_bias ? E : 0;
     vector(b, T * E, T * k, 6 * E / k, 8 * E / k, T * E, rf);
     vector(b, T * h, R * h, 0, 0, 0, rf);
     linear(b, R, h, up * fe, local, e->fp8, rf);
-    activation(b, m, R * fe, rf);
-    linear(b, R, fe, h, local, e->fp8, rf);
+    /* selective recompute of moe_act: the activation reruns in backward (its input is kept)
+     * and its output, the down GEMM's input of R·fe elements, is not stored */
+    const bool act_redone = (e->recompute_modules & LLM_RECOMPUTE_MOE_ACT) != 0;
+    activation(b, m, R * fe, rf || act_redone);
+    linear(b, R, fe, h, local, e->fp8, rf)->activation_stored = !act_redone;
     vector(b, R * h, T * h, 2 * k, 2 * k, R * h, rf);
     if (x->shared_experts > 0) {
         const double bs = (double)z->batch_seq;
@@ -260,8 +267,11 @@ void llm__add_moe_mlp(llm__block_t *b, const fathom_model_t *m, const llm_execut
         activation(b, m, bs * fs, rf);
         linear(b, bs, fs, h, 0, e->fp8, rf);
     }
-    for (int i = first; i < b->num_layers; i++)
+    for (int i = first; i < b->num_layers; i++) {
         b->layers[i].moe = true;
+        if (moe_redone && i > first)
+            b->layers[i].activation_stored = false;
+    }
 }
 
 /* MLA's projections on one rank (n/tp heads), b·s tokens after the TP gather:
@@ -269,10 +279,14 @@ void llm__add_moe_mlp(llm__block_t *b, const fathom_model_t *m, const llm_execut
  *   or   h×(n/tp)·(nope + rope)                                           [q_lora_rank = 0]
  *   kv_a h×(rkv + rope) (replicated) and its RMSNorm, kv_b rkv×(n/tp)·(nope + v)
  * The K/V cache of inference would be the compressed rkv + rope per token; in training the
- * decompressed K and V are what attention keeps. */
+ * decompressed K and V are what attention keeps. Selective recompute of mla_up_proj (Megatron's
+ * CheckpointWithoutOutput over the up-projections and RoPE) keeps only the latents: q_b (or q)
+ * and kv_b rerun in backward, and the block builder drops Q, K and V from attention's storage. */
 void llm__add_mla_qkv(llm__block_t *b, const fathom_model_t *m, const llm_execution_t *e,
                       const llm__sizes_t *z, bool rf)
 {
+    /* selective recompute of mla_up_proj reruns the up-projections from the kept latents */
+    const bool upf = rf || (e->recompute_modules & LLM_RECOMPUTE_MLA_UP_PROJ);
     const model_mla_t *a = &m->mla;
     const double bs = (double)z->batch_seq, h = (double)m->hidden;
     const double n = (double)(m->attn_heads / e->tensor_par);
@@ -284,16 +298,16 @@ void llm__add_mla_qkv(llm__block_t *b, const fathom_model_t *m, const llm_execut
         l->kind = LLM__LAYER_NORM;
         l->weight_space = l->weight_grads = rq;
         l->optim_space = 2 * rq;
-        linear(b, bs, rq, n * qk, 0, e->fp8, rf);
+        linear(b, bs, rq, n * qk, 0, e->fp8, upf);
     } else {
-        linear(b, bs, h, n * qk, 0, e->fp8, rf);
+        linear(b, bs, h, n * qk, 0, e->fp8, upf);
     }
     linear(b, bs, h, rkv + (double)a->qk_rope_head_dim, 0, e->fp8, rf);
     llm__layer_t *l = vector(b, bs * rkv, bs * rkv, 4, 10, bs * rkv, rf);
     l->kind = LLM__LAYER_NORM;
     l->weight_space = l->weight_grads = rkv;
     l->optim_space = 2 * rkv;
-    linear(b, bs, rkv, n * (double)(a->qk_nope_head_dim + a->v_head_dim), 0, e->fp8, rf);
+    linear(b, bs, rkv, n * (double)(a->qk_nope_head_dim + a->v_head_dim), 0, e->fp8, upf);
 }
 
 /* ---- multi-token prediction ---- */
@@ -438,7 +452,9 @@ static double dense_blocks(const fathom_model_t *m, const llm_execution_t *e, ll
     const double mult = n * (double)k->nmb;
     const double dfw = mult * (dense_fw - blk->moe_fw_time);
     const double dbw = mult * (dense_bw - blk->moe_bw_time);
-    const double dre = llm__recomputed_share(e, k) * dfw;
+    /* recompute of the moe module reruns MoE MLPs only: the dense blocks drop theirs */
+    const double dre = llm__recomputed_share(e, k) * dfw -
+                       (llm__moe_redone(e) ? mult * blk->moe_fw_time : 0);
     st->fw_time += dfw;
     st->bw_time += dbw;
     st->recompute_time += dre;
@@ -497,7 +513,9 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
             ? 0
             : llm_a2a_time(s, e->expert_par_net, token_bytes * k_routed, ep, ep * etp);
     const double fw = 2 * a2a, bw = e->training ? 2 * a2a : 0;
-    const double re = llm__recomputed_share(e, k) * 2 * a2a;
+    /* full recompute of a share of the blocks, or the moe module in every block, reruns the
+     * forward dispatch and combine */
+    const double re = (llm__recomputed_share(e, k) + (llm__moe_redone(e) ? 1 : 0)) * 2 * a2a;
     double fw_exp = fw, bw_exp = bw + re;
     if (e->moe_a2a_overlap) {
         fw_exp = max2(0, fw - st->block_fw_time);

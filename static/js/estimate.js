@@ -106,6 +106,7 @@ function buildForm(presets) {
     field({ label: 'Capacity factor (tokens dropped above it)', field: 'execution.moe_capacity_factor', placeholder: 'none (no tokens dropped)', min: 0 }),
     field({ label: 'Overlap the all-to-all with the other microbatch (DualPipe)', field: 'execution.moe_a2a_overlap', type: 'checkbox', value: false }),
     field({ label: 'Dispatcher', field: 'execution.moe_dispatcher', type: 'select', value: 'alltoall', options: [['alltoall', 'all-to-all (every copy sent to its expert)'], ['flex', 'flex: DeepEP / HybridEP (once per remote node)']], hint: 'differs when the experts span nodes' }),
+    field({ label: 'Selective recompute (modules)', field: 'execution.recompute_modules', type: 'text', placeholder: 'none', hint: 'comma-separated, Megatron’s recompute_modules: moe_act, mla_up_proj (MLA), moe (the whole MoE MLP); with recompute none or attention only' }),
   );
   const more = $('#est-more');
   more.append(
@@ -194,6 +195,7 @@ function autoExperts() {
   write(f, 'execution.moe_capacity_factor', '');
   write(f, 'execution.moe_a2a_overlap', false);
   write(f, 'execution.moe_dispatcher', 'alltoall');
+  write(f, 'execution.recompute_modules', '');
 }
 
 const showSystem = (sys) => objectEditor($('#est-system-fields'), systemView(sys), 'system', SYSTEM_LABELS);
@@ -466,6 +468,10 @@ export function currentRequest() {
     if (input.closest('#est-moe-exec') && f.dataset.moe !== 'true') continue; // a dense model: no expert fields
     const v = read(f, input.dataset.field);
     if (v === '') continue; // an "automatic" choice: the API's own (context_par_net)
+    if (k === 'recompute_modules') { // a list of module names
+      execution[k] = v.split(/[\s,]+/).filter(Boolean);
+      continue;
+    }
     execution[k] = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
   }
   const same = sameAsPreset;
@@ -702,6 +708,8 @@ export async function fillForm(req) {
   for (const k of ['moe_load_imbalance', 'moe_capacity_factor']) write(f, `execution.${k}`, '');
   write(f, 'execution.moe_a2a_overlap', false);
   write(f, 'execution.moe_dispatcher', e.moe_dispatcher ?? 'alltoall');
+  write(f, 'execution.recompute_modules', (e.recompute_modules ?? []).join(', '));
+  delete e.recompute_modules;
   write(f, 'execution.num_procs', e.num_procs ?? e.tensor_par * e.context_par * e.pipeline_par * e.data_par);
   write(f, 'execution.batch_size', e.batch_size);
   for (const k of ['tensor_par', 'context_par', 'pipeline_par', 'microbatch_size', 'pipeline_interleaving']) {

@@ -75,6 +75,50 @@ class Moe(ServerTestCase):
         self.assertLess(b4["expert_parallel_comm"], s["time_breakdown_s"]["expert_parallel_comm"])
         self.assertGreater(b4["expert_parallel_comm"], 0)
 
+    def test_selective_recompute_modules(self):
+        """recompute_modules (Megatron's selective recompute): each module set stores less than
+        no recompute and reruns some forward (the recompute line), more modules store less
+        still, the moe module reruns the dispatch and combine too, and the normalized execution
+        echoes the list."""
+        none = dict(DEEPSEEK_H100, activation_recompute="none")
+        results = {}
+        for mods in ([], ["moe_act"], ["moe_act", "mla_up_proj"], ["moe_act", "mla_up_proj", "moe"]):
+            r = self.estimate("deepseek-v3", dict(none, recompute_modules=mods))
+            self.assertEqual(r.status, 200, r.body)
+            out = r.json()
+            validate(out, "estimate.response.json")
+            results[len(mods)] = out["summary"]
+            stored = self.server.get("/v1/results/" + r.header("ETag").strip('"')).json()
+            if mods:
+                self.assertEqual(stored["request"]["execution"]["recompute_modules"], mods)
+            else:
+                self.assertNotIn("recompute_modules", stored["request"]["execution"])
+        for n in (1, 2, 3):
+            self.assertLess(results[n]["mem_tier1_bytes"], results[n - 1]["mem_tier1_bytes"], n)
+            self.assertGreater(results[n]["time_breakdown_s"]["recompute"],
+                               results[n - 1]["time_breakdown_s"]["recompute"], n)
+        self.assertEqual(results[0]["time_breakdown_s"]["recompute"], 0)
+        self.assertEqual(results[2]["time_breakdown_s"]["expert_parallel_comm"],
+                         results[0]["time_breakdown_s"]["expert_parallel_comm"])
+        self.assertGreater(results[3]["time_breakdown_s"]["expert_parallel_comm"],
+                           results[2]["time_breakdown_s"]["expert_parallel_comm"])
+        # refusals name the field
+        for exe, field in ((dict(DEEPSEEK_H100, recompute_modules=["moe"]), "execution.recompute_modules"),
+                           (dict(none, recompute_modules=["mlp"]), "execution.recompute_modules[0]"),
+                           (dict(none, recompute_modules=["moe", "moe"]), "execution.recompute_modules[1]"),
+                           (dict(none, recompute_modules="moe"), "execution.recompute_modules"),
+                           (dict(none, attention_kernel="unfused", recompute_modules=["mla_up_proj"]),
+                            "execution.recompute_modules")):
+            r = self.estimate("deepseek-v3", exe)
+            self.assertEqual(r.status, 422, (exe, r.body))
+            self.assertEqual(r.json()["error"]["field"], field, r.body)
+        r = self.estimate("mixtral-8x7B", {"num_procs": 8, "expert_par": 8, "batch_size": 8,
+                                           "datatype": "bfloat16", "activation_recompute": "none",
+                                           "attention_kernel": "fused",
+                                           "recompute_modules": ["mla_up_proj"]})
+        self.assertEqual(r.status, 422, r.body)
+        self.assertEqual(r.json()["error"]["field"], "execution.recompute_modules")
+
     def test_bad_moe_fields_name_the_field(self):
         base = {"hidden": 1024, "seq_size": 1024, "attn_heads": 8, "num_blocks": 4, "vocab_size": 32000,
                 "gated_mlp": True}

@@ -777,6 +777,7 @@ try {
     await page.selectOption('[data-field="execution.expert_par"]', '64');
     const nets = await page.$$eval('[data-field="execution.expert_par_net"] option', (o) => o.map((x) => Number(x.value)));
     check(nets.length > 0 && nets.every((i) => sys.networks[i].size >= 64), 'only networks that connect 64 GPUs are offered for the all-to-all', nets);
+    await page.fill('[data-field="execution.recompute_modules"]', 'moe_act, mla_up_proj');
     const pending = page.waitForResponse((r) => r.url().endsWith('/v1/estimate') && r.request().method() === 'POST');
     await page.click('#est-submit');
     const res = await pending;
@@ -784,6 +785,8 @@ try {
     check(res.status() === 200, 'the DeepSeek-V3 estimate is answered', [res.status(), await res.text()]);
     const s = (await res.json()).summary;
     check(sent.model === 'deepseek-v3' && sent.execution.expert_par === 64 && sent.execution.pipeline_par === 16 && sent.execution.expert_par_net === nets[0], 'EP 64 over PP 16 is sent', sent.execution);
+    check(JSON.stringify(sent.execution.recompute_modules) === '["moe_act","mla_up_proj"]' && s.time_breakdown_s.recompute > 0,
+      'the selective-recompute modules typed are sent as a list, and the API reruns them', [sent.execution.recompute_modules, s.time_breakdown_s.recompute]);
     check(s.expert_parallel_tier === nets[0], 'the API runs the all-to-all on that tier', s.expert_parallel_tier);
     await page.waitForFunction((x) => document.querySelector('#est-results [data-kpi="parameters_active"] .kpi-value')?.textContent.replace(/\D/g, '') === String(x), s.parameters_active);
     check(await page.getAttribute('#est-results .a2a-tier', 'data-tier') === String(s.expert_parallel_tier), 'the tier shown is the API’s');

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -30,6 +31,19 @@ static fathom_model_t tiny_moe(void)
                         .kv_heads = 2, .gated_mlp = true, .norm = MODEL_NORM_RMSNORM,
                         .causal = true};
     m.moe = (model_moe_t){.num_experts = 8, .top_k = 2, .expert_feedforward = 128, .every = 1};
+    return m;
+}
+
+/* hidden 64, dense ffn 128, 4 heads, 1 block, sequence 16, vocab 100; MLA with query rank 32,
+ * key/value rank 16, heads of 8 (nope) + 4 (rope) for Q·Kᵀ and 8 for V. */
+static fathom_model_t tiny_mla(void)
+{
+    fathom_model_t m = {.hidden = 64, .feedforward = 128, .seq_size = 16, .attn_heads = 4,
+                        .attn_size = 16, .num_blocks = 1, .vocab_size = 100,
+                        .position_embedding = MODEL_POS_ROPE, .gated_mlp = true,
+                        .norm = MODEL_NORM_RMSNORM, .causal = true};
+    m.mla = (model_mla_t){.present = true, .q_lora_rank = 32, .kv_lora_rank = 16,
+                          .qk_nope_head_dim = 8, .qk_rope_head_dim = 4, .v_head_dim = 8};
     return m;
 }
 
@@ -140,12 +154,7 @@ static void model_flops_megatron(void **state)
 static void mla_flops(void **state)
 {
     (void)state;
-    fathom_model_t m = {.hidden = 64, .feedforward = 128, .seq_size = 16, .attn_heads = 4,
-                        .attn_size = 16, .num_blocks = 1, .vocab_size = 100,
-                        .position_embedding = MODEL_POS_ROPE, .gated_mlp = true,
-                        .norm = MODEL_NORM_RMSNORM, .causal = true};
-    m.mla = (model_mla_t){.present = true, .q_lora_rank = 32, .kv_lora_rank = 16,
-                          .qk_nope_head_dim = 8, .qk_rope_head_dim = 4, .v_head_dim = 8};
+    fathom_model_t m = tiny_mla();
     assert_close(llm_model_flops(&m, 2, true), 7603200.0, 0);
     megref_config_t c = megatron_config(&m);
     assert_close(megref_num_flops(&c, 2), 7603200.0, 1e-12);
@@ -347,7 +356,8 @@ static void a2a_flex_in_step(void **state)
  * 4 per block and microbatch: 2·2·4·2.048e-8 = 3.2768e-7 s exposed. Overlapped, the 2 forward
  * ones hide behind the block's forward compute, far longer here. Balanced routing × 1.5 moves
  * 1.5× the bytes. Full recompute redoes the 2 forward ones of every block: 6 per block and
- * microbatch, 1.5×; recomputing one block of the two (recompute_blocks 1): 5, 1.25×. */
+ * microbatch, 1.5×; recomputing one block of the two (recompute_blocks 1): 5, 1.25×; and
+ * selective recompute of the moe module (every block's MLP): 6 again, 1.5×. */
 static void a2a_in_step(void **state)
 {
     (void)state;
@@ -378,6 +388,12 @@ static void a2a_in_step(void **state)
     e.recompute_blocks = 1;
     assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
     assert_close(r.extra.expert_parallel_comm, 1.25 * 3.2768e-7, 1e-12);
+    /* selective recompute of the moe module reruns both forward ones in every block: 1.5× */
+    e.recompute_blocks = 0;
+    e.activation_recompute = LLM_RECOMPUTE_NONE;
+    e.recompute_modules = LLM_RECOMPUTE_MOE;
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
+    assert_close(r.extra.expert_parallel_comm, 1.5 * 3.2768e-7, 1e-12);
 }
 
 /* Tiny MoE with its first block dense (2 blocks, one stage): the forward and backward lines are
@@ -497,6 +513,89 @@ static void grouped_gemm(void **state)
     assert_close(expert_layer(&b, 0)->fw_flops, 2.0 * 64 * 64 * 128, 0);
 }
 
+/* ---- selective recompute (execution.recompute_modules) ---- */
+
+/* Tiny MoE on one processor, batch 2 (2 microbatches), 2 MoE blocks, 1 TFLOP/s everywhere,
+ * memory too fast to count. Each block routes T = 16 tokens to k = 2 experts: R = 32 rows.
+ *   moe_act: the SwiGLU reruns, 6·R·fe = 6·32·128 = 24,576 FLOPs = 2.4576e-8 s a block; its
+ *     output, the down GEMM's input R·fe = 4,096 elements (8,192 bytes), is not stored.
+ *     Recompute line: 2 blocks · 2 microbatches · 2.4576e-8 = 9.8304e-8 s.
+ *   moe: the whole MoE MLP reruns: router 2·T·h·E = 16,384, top-k 6·E·T = 768, permute 0,
+ *     up 2·R·h·2fe = 1,048,576, SwiGLU 24,576, down 2·R·fe·h = 524,288, unpermute 2k·T·h =
+ *     4,096: 1,618,688 FLOPs = 1.618688e-6 s a block. Only the router keeps its input: top-k
+ *     T·E = 128, up R·h = 2,048, SwiGLU 2·R·fe = 8,192, down 4,096, unpermute R·h = 2,048:
+ *     16,512 elements = 33,024 bytes fewer a block. Forward and backward are unchanged. */
+static void selective_recompute(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny_moe();
+    llm_system_t s = moe_system();
+    llm_execution_t e = layout(1, 1, 1, 1);
+    e.optimizer_sharding = false;
+    llm_result_t base, r;
+    fathom_error_t err;
+    assert_int_equal(llm_estimate(&m, &s, &e, &base, &err), 0);
+    assert_close(base.stats.block_re_time, 0, 0);
+    e.recompute_modules = LLM_RECOMPUTE_MOE_ACT;
+    if (llm_estimate(&m, &s, &e, &r, &err))
+        fail_msg("%s: %s", err.field, err.message);
+    assert_close(r.stats.block_re_time, 2.4576e-8, 1e-12);
+    assert_close(r.stats.recompute_time, 9.8304e-8, 1e-12);
+    assert_close(base.stats.block_act_storage_space - r.stats.block_act_storage_space, 8192, 0);
+    assert_close(r.stats.fw_time, base.stats.fw_time, 1e-15);
+    assert_close(r.stats.bw_time, base.stats.bw_time, 1e-15);
+    assert_close(r.stats.total_time - base.stats.total_time, 9.8304e-8, 1e-12);
+    e.recompute_modules = LLM_RECOMPUTE_MOE;
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
+    assert_close(r.stats.block_re_time, 1.618688e-6, 1e-12);
+    assert_close(base.stats.block_act_storage_space - r.stats.block_act_storage_space, 33024, 0);
+    assert_close(r.stats.recompute_time, 4 * 1.618688e-6, 1e-12);
+}
+
+/* MLA (the mla_flops model: h 64, 4 heads, q rank 32, kv rank 16, nope 8, rope 4, v 8,
+ * sequence 16) with mla_up_proj: q_b 2·16·32·4·12 = 49,152, kv_b 2·16·16·4·16 = 32,768 and
+ * RoPE 3·16·(4 + 1)·4 = 960 FLOPs rerun: 8.288e-8 s a block. Attention stops storing Q, K
+ * and V, heads of width (12 + 8)/2 = 10: 16·4·10 = 640 each, 1,920 elements = 3,840 bytes. */
+static void mla_up_proj_recompute(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny_mla();
+    llm_system_t s = moe_system();
+    llm_execution_t e = layout(1, 1, 1, 1);
+    e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
+    e.optimizer_sharding = false;
+    llm_result_t base, r;
+    fathom_error_t err;
+    assert_int_equal(llm_estimate(&m, &s, &e, &base, &err), 0);
+    e.recompute_modules = LLM_RECOMPUTE_MLA_UP_PROJ;
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
+    assert_close(r.stats.block_re_time - base.stats.block_re_time, 8.288e-8, 1e-12);
+    assert_close(base.stats.block_act_storage_space - r.stats.block_act_storage_space, 3840, 0);
+    assert_close(r.stats.block_act_working_space, base.stats.block_act_working_space, 0);
+
+    /* refusals name the field: with full recompute, without MLA or experts, unfused */
+    static const struct {
+        unsigned mods;
+        llm_recompute_t rec;
+        llm_attn_kernel_t kernel;
+    } bad[] = {{LLM_RECOMPUTE_MLA_UP_PROJ, LLM_RECOMPUTE_FULL, LLM_ATTN_KERNEL_FUSED},
+               {LLM_RECOMPUTE_MLA_UP_PROJ, LLM_RECOMPUTE_NONE, LLM_ATTN_KERNEL_UNFUSED},
+               {LLM_RECOMPUTE_MOE_ACT, LLM_RECOMPUTE_NONE, LLM_ATTN_KERNEL_FUSED},
+               {LLM_RECOMPUTE_MOE, LLM_RECOMPUTE_ATTN_ONLY, LLM_ATTN_KERNEL_FUSED}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        llm_execution_t b = e;
+        b.recompute_modules = bad[i].mods;
+        b.activation_recompute = bad[i].rec;
+        b.attention_kernel = bad[i].kernel;
+        assert_int_equal(llm_estimate(&m, &s, &b, &r, &err), -1);
+        assert_string_equal(err.field, "execution.recompute_modules");
+    }
+    fathom_model_t t = tiny_moe();
+    e.recompute_modules = LLM_RECOMPUTE_MLA_UP_PROJ; /* no MLA in the tiny MoE */
+    assert_int_equal(llm_estimate(&t, &s, &e, &r, &err), -1);
+    assert_string_equal(err.field, "execution.recompute_modules");
+}
+
 /* ---- refusals ---- */
 
 static void bad_fields(void **state)
@@ -574,6 +673,22 @@ static void round_trip(void **state)
     e = layout(1, 1, 1, 1);
     je = codec_llm_execution_encode(&e);
     assert_null(json_object_get(je, "expert_par"));
+    assert_null(json_object_get(je, "recompute_modules"));
+    json_decref(je);
+    /* recompute_modules as names, in a fixed order; a repeat or an unknown name is refused */
+    e.recompute_modules = LLM_RECOMPUTE_MOE | LLM_RECOMPUTE_MOE_ACT;
+    je = codec_llm_execution_encode(&e);
+    char *text = json_dumps(json_object_get(je, "recompute_modules"), JSON_COMPACT);
+    assert_string_equal(text, "[\"moe_act\",\"moe\"]");
+    free(text);
+    assert_int_equal(codec_llm_execution_decode(je, "execution", &eb, &err), 0);
+    assert_int_equal(eb.recompute_modules, LLM_RECOMPUTE_MOE | LLM_RECOMPUTE_MOE_ACT);
+    json_object_set_new(je, "recompute_modules", json_pack("[s,s]", "moe", "moe"));
+    assert_int_equal(codec_llm_execution_decode(je, "execution", &eb, &err), -1);
+    assert_string_equal(err.field, "execution.recompute_modules[1]");
+    json_object_set_new(je, "recompute_modules", json_pack("[s]", "mlp"));
+    assert_int_equal(codec_llm_execution_decode(je, "execution", &eb, &err), -1);
+    assert_string_equal(err.field, "execution.recompute_modules[0]");
     json_decref(je);
 }
 
@@ -587,6 +702,7 @@ int main(void)
         cmocka_unit_test(a2a_in_step),      cmocka_unit_test(dense_blocks_in_step),
         cmocka_unit_test(mtp_in_step),      cmocka_unit_test(grouped_gemm),
         cmocka_unit_test(bad_fields),       cmocka_unit_test(round_trip),
+        cmocka_unit_test(selective_recompute), cmocka_unit_test(mla_up_proj_recompute),
     };
     return cmocka_run_group_tests(tests, load_presets, free_presets);
 }
