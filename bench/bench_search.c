@@ -9,8 +9,13 @@
  * "llama405-fewest": Calculon's dimensions with full recompute of the fewest blocks that fit
  * (options.recompute_blocks "fewest", a bisection per fitting full-recompute execution).
  *
+ * Then DeepSeek-V3 on 1024 h100_sxm (max batch 1024, bfloat16, fused attention): "deepseek"
+ * over Calculon's dimensions and "deepseek-modules" with selective recompute of its modules
+ * where an execution does not fit (options.recompute_modules "fewest", up to three more
+ * estimates per such execution); neither runs by default (minutes).
+ *
  * Usage: bench_search [--threads N] [--presets DIR]
- *        [--only gpt3|turing|llama405|llama405-free|llama405-fewest]
+ *        [--only gpt3|turing|llama405|llama405-free|llama405-fewest|deepseek|deepseek-modules]
  *        [--no-prune]
  * "executions/s" counts every execution the search tried (Calculon's "calcs/sec"); "estimates"
  * is how many of them needed llm_estimate (the rest were known bad: see core/search/search.c).
@@ -101,6 +106,16 @@ static const search_case_t searches[] = {
      "\"attention_kernel\":\"all\",\"fp8\":\"all\",\"context_par\":\"all\","
      "\"zero_stage\":\"all\"}}",
      false},
+    {"deepseek", "deepseek-v3 1024 h100_sxm batch 1024, fused",
+     "{\"model\":\"deepseek-v3\",\"system\":\"h100_sxm\",\"num_procs\":1024,"
+     "\"max_batch_size\":1024,\"datatype\":\"bfloat16\","
+     "\"options\":{\"attention_kernel\":\"fused\"}}",
+     false},
+    {"deepseek-modules", "deepseek-v3 1024 h100_sxm batch 1024, fused, fewest recompute modules",
+     "{\"model\":\"deepseek-v3\",\"system\":\"h100_sxm\",\"num_procs\":1024,"
+     "\"max_batch_size\":1024,\"datatype\":\"bfloat16\","
+     "\"options\":{\"attention_kernel\":\"fused\",\"recompute_modules\":\"fewest\"}}",
+     false},
 };
 
 int main(int argc, char **argv)
@@ -120,7 +135,8 @@ int main(int argc, char **argv)
             no_prune = true;
         else {
             fprintf(stderr, "usage: %s [--threads N] [--presets DIR] [--only gpt3|turing|"
-                            "llama405|llama405-free|llama405-fewest] [--no-prune]\n", argv[0]);
+                            "llama405|llama405-free|llama405-fewest|deepseek|deepseek-modules] "
+                            "[--no-prune]\n", argv[0]);
             return 2;
         }
     }

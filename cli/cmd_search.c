@@ -17,7 +17,8 @@ static const char usage[] =
     "                     [--attention-kernel unfused|fused|all] [--fp8 true|false|all]\n"
     "                     [--context-par N|all] [--zero-stage N|all] [--max-tensor-par N]\n"
     "                     [--max-pipeline-par N] [--moe-dispatcher alltoall|flex]\n"
-    "                     [--recompute-blocks all|fewest] [--no-offload] [--exact-batch]\n\n"
+    "                     [--recompute-blocks all|fewest] [--recompute-modules none|fewest]\n"
+    "                     [--no-offload] [--exact-batch]\n\n"
     "Finds the fastest executions of MODEL on NUM_PROCS processors of SYSTEM (each a JSON\n"
     "file or a preset name), exactly over Calculon's llm-optimal-execution space: batch size\n"
     "is the largest multiple of data parallelism not above MAX_BATCH. Prints\n"
@@ -32,7 +33,8 @@ static const struct {
 } value_options[] = {{"--attention-kernel", "attention_kernel"}, {"--fp8", "fp8"},
                      {"--context-par", "context_par"},           {"--zero-stage", "zero_stage"},
                      {"--max-tensor-par", "max_tensor_par"},     {"--max-pipeline-par", "max_pipeline_par"},
-                     {"--moe-dispatcher", "moe_dispatcher"},     {"--recompute-blocks", "recompute_blocks"}};
+                     {"--moe-dispatcher", "moe_dispatcher"},     {"--recompute-blocks", "recompute_blocks"},
+                     {"--recompute-modules", "recompute_modules"}};
 
 /* A word as JSON: a number or true/false when it reads as one, else a string. */
 static json_t *option_value(const char *word)

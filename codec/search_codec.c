@@ -27,9 +27,10 @@ static const char *const option_keys[] = {"mbs_break",     "top_n",           "n
                                           "exact_batch",   "max_tensor_par",  "max_pipeline_par",
                                           "attention_kernel", "fp8",        "context_par",
                                           "zero_stage",    "moe_dispatcher", "recompute_blocks",
-                                          NULL};
+                                          "recompute_modules", NULL};
 static const char *const kernel_picks[] = {"unfused", "fused", "all", NULL};
 static const char *const recompute_blocks_picks[] = {"all", "fewest", NULL};
+static const char *const recompute_modules_picks[] = {"none", "fewest", NULL};
 
 /* An integer option that may also be "all" (SEARCH_FREE); absent: dflt. */
 static int decode_int_or_all(const json_t *options, const char *key, int64_t dflt, int64_t max,
@@ -137,7 +138,7 @@ int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_reque
             return -1;
         r.options.top_n = (int)top_n;
     }
-    int kernel = 0, dispatcher = 0, blocks = 0;
+    int kernel = 0, dispatcher = 0, blocks = 0, modules = 0;
     if (decode_fused(o, &r.options.fused_activation, err) ||
         (o && jr_enum(o, "options", "attention_kernel", JR_OPTIONAL, 0, kernel_picks, &kernel,
                       err)) ||
@@ -145,11 +146,14 @@ int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_reque
                       llm_moe_dispatcher_names, &dispatcher, err)) ||
         (o && jr_enum(o, "options", "recompute_blocks", JR_OPTIONAL, 0, recompute_blocks_picks,
                       &blocks, err)) ||
+        (o && jr_enum(o, "options", "recompute_modules", JR_OPTIONAL, 0,
+                      recompute_modules_picks, &modules, err)) ||
         decode_fp8(o, &r.options.fp8, err))
         return -1;
     r.options.attention_kernel = (search_pick_t)kernel;
     r.options.moe_dispatcher = (llm_moe_dispatcher_t)dispatcher;
     r.options.fewest_recompute_blocks = blocks == 1;
+    r.options.fewest_recompute_modules = modules == 1;
     int64_t cp = 1, zero = SEARCH_ZERO_CALCULON;
     if (decode_int_or_all(o, "context_par", 1, SEARCH_MAX_PROCS, &cp, err) ||
         decode_int_or_all(o, "zero_stage", SEARCH_ZERO_CALCULON, 3, &zero, err))
@@ -191,6 +195,8 @@ json_t *codec_search_request_encode(const search_request_t *r)
                             json_string(llm_moe_dispatcher_names[r->options.moe_dispatcher]));
     if (options && r->options.fewest_recompute_blocks)
         json_object_set_new(options, "recompute_blocks", json_string("fewest"));
+    if (options && r->options.fewest_recompute_modules)
+        json_object_set_new(options, "recompute_modules", json_string("fewest"));
     if (options && r->options.no_offload)
         json_object_set_new(options, "no_offload", json_true());
     if (options && r->options.exact_batch)

@@ -92,6 +92,8 @@ void search_options_default(search_options_t *o)
     o->exact_batch = false;
     o->max_tensor_par = 0;
     o->max_pipeline_par = 0;
+    o->fewest_recompute_blocks = false;
+    o->fewest_recompute_modules = false;
 }
 
 /* Divisors of n (n >= 1) in increasing order; returns how many (at most cap). */
@@ -812,6 +814,47 @@ static void fewest_recompute_blocks(walk_t *w)
         w->res = best;
 }
 
+/* The module sets options.recompute_modules "fewest" tries, each a superset of the one before,
+ * so each stores less and reruns more: moe_act; mla_up_proj (with moe_act when there are
+ * experts; fused attention only); the whole moe MLP. Returns how many (at most 3). */
+static int module_ladder(const fathom_model_t *m, const llm_execution_t *e, unsigned *sets)
+{
+    int n = 0;
+    unsigned set = 0;
+    if (m->calculon_block || e->activation_recompute == LLM_RECOMPUTE_FULL)
+        return 0;
+    if (m->moe.num_experts > 0)
+        sets[n++] = set |= LLM_RECOMPUTE_MOE_ACT;
+    if (m->mla.present && e->attention_kernel == LLM_ATTN_KERNEL_FUSED)
+        sets[n++] = set |= LLM_RECOMPUTE_MLA_UP_PROJ;
+    if (m->moe.num_experts > 0)
+        sets[n++] = set |= LLM_RECOMPUTE_MOE;
+    return n;
+}
+
+/* With options.recompute_modules "fewest": an execution that does not fit (w->res) takes the
+ * first module set of the ladder that fits, leaving w->e.recompute_modules and w->res set;
+ * false when none does (or the option is off). Each set is tried in turn: memory need not fall
+ * along the ladder (trying the last set first and giving up when it did not fit lost 52 of
+ * DeepSeek-V3's 6.7 million fitting executions on 1024 H100s), so no set vouches for another.
+ * Memory does not depend on the networks, so every network assignment of a group reaches the
+ * same set. */
+static bool fewest_recompute_modules(walk_t *w)
+{
+    unsigned sets[3];
+    const int n = w->req->options.fewest_recompute_modules
+                      ? module_ladder(&w->req->model, &w->e, sets)
+                      : 0;
+    for (int i = 0; i < n; i++) {
+        w->e.recompute_modules = sets[i];
+        if (llm_estimate(&w->req->model, &w->req->system, &w->e, &w->res, NULL) == 0 &&
+            w->res.fits_memory)
+            return true;
+    }
+    w->e.recompute_modules = 0;
+    return false;
+}
+
 /* Tries one execution (w->e). out_of_reach: its step-time bound already rules it out of the
  * best list, so unless it is a sample point it is counted (good/bad when its group's verdict is
  * known, else pruned) without an estimate. Returns -1 when the walk is cancelled. */
@@ -838,7 +881,7 @@ static int try_execution(walk_t *w, uint8_t *verdict, bool out_of_reach, bool ne
     const bool carry = w->plan->bound && w->larger_mbs > 0;
     const int refused =
         llm_estimate(&w->req->model, &w->req->system, &w->e, &w->res, carry ? &why : NULL);
-    if (refused || !w->res.fits_memory) {
+    if (refused || (!w->res.fits_memory && !fewest_recompute_modules(w))) {
         w->bad++;
         *verdict = V_BAD;
         /* Memory needs do not shrink as the microbatch grows (activations scale with it, and
@@ -864,6 +907,7 @@ static int try_execution(walk_t *w, uint8_t *verdict, bool out_of_reach, bool ne
     if (at >= 0)
         insert_at(acc, at, &w->e, &w->res, w->unit, pos);
     w->e.recompute_blocks = 0;
+    w->e.recompute_modules = 0;
     return 0;
 }
 

@@ -117,6 +117,10 @@ typedef struct {
     /* Full recompute reruns only the fewest blocks of each pipeline chunk that fit
      * (execution.recompute_blocks; modern block, no activation offload); default every block. */
     bool fewest_recompute_blocks;
+    /* An execution without full recompute that does not fit tries selective recompute of
+     * modules (execution.recompute_modules), the fewest first: moe_act, then mla_up_proj with
+     * it, then the whole moe MLP (modern block with experts or MLA); default never. */
+    bool fewest_recompute_modules;
 } search_options_t;
 
 /* How a unit is run. Not part of the request: a knob for tests and benchmarks. */

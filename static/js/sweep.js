@@ -41,6 +41,9 @@ function buildForm(presets) {
     field({ scope: sc, label: 'Full recompute reruns', field: 'options.recompute_blocks', type: 'select', value: 'all',
       options: [['all', 'every block (Calculon’s)'], ['fewest', 'the fewest blocks per chunk that fit']],
       hint: 'Megatron’s recompute_num_layers: the others keep their activations (modern models)' }),
+    field({ scope: sc, label: 'Layouts that do not fit', field: 'options.recompute_modules', type: 'select', value: 'none',
+      options: [['none', 'are dropped'], ['fewest', 'try selective recompute of modules']],
+      hint: 'moe_act, then mla_up_proj, then the whole MoE MLP: the fewest that fit (models with experts or MLA)' }),
     field({ scope: sc, label: 'Skip TP overlap', field: 'options.no_tp_overlap', type: 'checkbox' }),
     field({ scope: sc, label: 'Skip DP overlap', field: 'options.no_dp_overlap', type: 'checkbox' }),
     field({ scope: sc, label: 'Stop growing the microbatch once it stops fitting', field: 'options.mbs_break', type: 'checkbox' }),
@@ -278,6 +281,13 @@ function otherOptions(e) {
 
 // Expert parallelism under the layout, where there is any (EP, and ETP when the experts' own
 // matrices are split).
+// The recompute column: full recompute of some blocks, or the modules selective recompute reruns.
+function recomputeText(e) {
+  if (e.recompute_blocks) return `${e.activation_recompute}, ${e.recompute_blocks} per chunk`;
+  if (e.recompute_modules?.length) return `${e.activation_recompute} + ${e.recompute_modules.join(', ')}`;
+  return e.activation_recompute;
+}
+
 function experts(e) {
   const ep = e.expert_par ?? 1, etp = e.expert_tensor_par ?? 1;
   if (ep <= 1 && etp <= 1) return null;
@@ -306,7 +316,7 @@ function topTable(rows, st) {
       el('td', { class: 'num tflops' }, fmtNum(s.tflops_per_proc ?? s.useful_flops_per_s_per_proc / 1e12)),
       el('td', { class: `num${p.fits_memory === false ? ' bad' : ''}`, title: p.fits_memory === false ? 'does not fit in tier-1 memory' : '' }, fmtBytes(s.mem_tier1_bytes)),
       el('td', {}, `${fmtInt(e.batch_size)} / ${e.microbatch_size} / ${e.pipeline_interleaving}`),
-      el('td', {}, e.recompute_blocks ? `${e.activation_recompute}, ${e.recompute_blocks} per chunk` : e.activation_recompute), el('td', {}, e.zero_stage ? `ZeRO ${e.zero_stage}` : e.optimizer_sharding ? 'yes' : 'no'), el('td', { class: 'other' }, other));
+      el('td', {}, recomputeText(e)), el('td', {}, e.zero_stage ? `ZeRO ${e.zero_stage}` : e.optimizer_sharding ? 'yes' : 'no'), el('td', { class: 'other' }, other));
   });
   return el('div', { class: 'table-wrap' }, el('table', { class: 'grid top' },
     el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))), el('tbody', {}, body)));

@@ -240,6 +240,22 @@ class Modern(ServerTestCase):
         self.assertEqual(r.status, 422)
         self.assertEqual(r.json()["error"]["field"], "options.fp8")
 
+    def finished_search(self, body):
+        """Runs a search sweep to the end and returns its best list, checked against its schema."""
+        r = self.server.post("/v1/sweep", body)
+        self.assertEqual(r.status, 202, r.body)
+        status = wait_for(self.server, r.json()["id"])
+        self.assertEqual(status["status"], "done", status)
+        validate(status, "sweep_status.response.json")
+        return status["best"]
+
+    def estimate_matches(self, model, entry):
+        """A best-list entry re-estimated alone gives its rate; returns that estimate."""
+        est = self.server.post("/v1/estimate", {"model": model, "system": "h100_sxm", "execution": entry["execution"]})
+        self.assertEqual(est.status, 200, est.body)
+        self.assertEqual(est.json()["summary"]["sample_rate"], entry["summary"]["sample_rate"])
+        return est.json()
+
     def test_search_recomputes_fewest_blocks(self):
         """options.recompute_blocks "fewest": a 32-block, 8192-wide model at sequence 8192 on 8
         H100s without offload, where layouts fit only with full recompute of some blocks; those
@@ -251,22 +267,47 @@ class Modern(ServerTestCase):
                 "max_batch_size": 16, "datatype": "bfloat16",
                 "options": {"top_n": 10, "attention_kernel": "fused", "no_offload": True,
                             "recompute_blocks": "fewest"}}
-        r = self.server.post("/v1/sweep", body)
-        self.assertEqual(r.status, 202, r.body)
-        status = wait_for(self.server, r.json()["id"])
-        self.assertEqual(status["status"], "done", status)
-        validate(status, "sweep_status.response.json")
-        some = [b for b in status["best"] if "recompute_blocks" in b["execution"]]
-        self.assertTrue(some, status["best"])
+        best = self.finished_search(body)
+        some = [b for b in best if "recompute_blocks" in b["execution"]]
+        self.assertTrue(some, best)
         for b in some:
-            e = b["execution"]
-            self.assertEqual(e["activation_recompute"], "full")
-            est = self.server.post("/v1/estimate", {"model": model, "system": "h100_sxm", "execution": e})
-            self.assertEqual(est.status, 200, est.body)
-            self.assertEqual(est.json()["summary"]["sample_rate"], b["summary"]["sample_rate"])
+            self.assertEqual(b["execution"]["activation_recompute"], "full")
+            self.estimate_matches(model, b)
         r = self.server.post("/v1/sweep", dict(body, options={"recompute_blocks": "some"}))
         self.assertEqual(r.status, 422)
         self.assertEqual(r.json()["error"]["field"], "options.recompute_blocks")
+
+    def test_search_recomputes_fewest_modules(self):
+        """options.recompute_modules "fewest": a 16-block MoE with multi-latent attention at
+        sequence 8192 on 8 H100s without offload, whose fastest layouts fit only with selective
+        recompute; those rank, name their modules, re-estimate to the same rate, and do not fit
+        without them. The best beats the same search without the option."""
+        model = {"hidden": 4096, "feedforward": 8192, "seq_size": 8192, "attn_heads": 32, "num_blocks": 16,
+                 "vocab_size": 32000, "gated_mlp": True, "norm": "rmsnorm", "position_embedding": "rope",
+                 "tied_embeddings": False, "moe": {"num_experts": 64, "top_k": 8, "expert_feedforward": 1536},
+                 "mla": {"q_lora_rank": 512, "kv_lora_rank": 256, "qk_nope_head_dim": 128,
+                         "qk_rope_head_dim": 64, "v_head_dim": 128}}
+        options = {"top_n": 10, "attention_kernel": "fused", "no_offload": True}
+        body = {"kind": "optimal_execution", "model": model, "system": "h100_sxm", "num_procs": 8,
+                "max_batch_size": 16, "datatype": "bfloat16"}
+        best = {}
+        for pick in ("none", "fewest"):
+            best[pick] = self.finished_search(dict(body, options=dict(options, recompute_modules=pick)))
+        self.assertFalse([b for b in best["none"] if "recompute_modules" in b["execution"]])
+        some = [b for b in best["fewest"] if "recompute_modules" in b["execution"]]
+        self.assertTrue(some, best["fewest"])
+        for b in some:
+            self.assertNotEqual(b["execution"]["activation_recompute"], "full")
+            self.estimate_matches(model, b)
+            bare = dict(b["execution"])
+            del bare["recompute_modules"]
+            est = self.server.post("/v1/estimate", {"model": model, "system": "h100_sxm", "execution": bare})
+            self.assertEqual(est.status, 200, est.body)
+            self.assertFalse(est.json()["fits_memory"])
+        self.assertGreater(best["fewest"][0]["summary"]["sample_rate"], best["none"][0]["summary"]["sample_rate"])
+        r = self.server.post("/v1/sweep", dict(body, options={"recompute_modules": "all"}))
+        self.assertEqual(r.status, 422)
+        self.assertEqual(r.json()["error"]["field"], "options.recompute_modules")
 
 
 if __name__ == "__main__":

@@ -387,10 +387,12 @@ try {
     await page.check('#sw-search [data-field="options.exact_batch"]');
     await page.fill('#sw-search [data-field="options.max_tensor_par"]', '1');
     await page.fill('#sw-search [data-field="options.max_pipeline_par"]', '2');
+    await page.selectOption('#sw-search [data-field="options.recompute_modules"]', 'fewest');
     const sent = page.waitForRequest((r) => r.url().endsWith('/v1/sweep') && r.method() === 'POST');
     await page.click('#sw-submit');
     const body = JSON.parse((await sent).postData());
     check(typeof body.model === 'object' && body.model.num_blocks === 6, 'the edited model is searched', body.model);
+    check(body.options.recompute_modules === 'fewest', 'the selective-recompute choice is sent', body.options);
     await page.waitForFunction(() => document.querySelector('#sw-status').dataset.state === 'done' && document.querySelector('#sw-results table.top'), null, { timeout: 120000 });
     const layouts = await page.$$eval('#sw-results table.top tbody tr', (trs) => trs.map((r) => [r.cells[2].textContent, r.cells[8].textContent, r.cells[11].textContent]));
     // (the options cell names the row's own options, then its grouped variants after a "+")
@@ -412,6 +414,7 @@ try {
     await page.uncheck('#sw-search [data-field="options.exact_batch"]');
     await page.fill('#sw-search [data-field="options.max_tensor_par"]', '');
     await page.fill('#sw-search [data-field="options.max_pipeline_par"]', '');
+    await page.selectOption('#sw-search [data-field="options.recompute_modules"]', 'none');
     await page.click('#sw-submit');
     await page.waitForFunction(() => ['done', 'failed', 'cancelled'].includes(document.querySelector('#sw-status').dataset.state) && document.querySelector('#sw-results h3'), null, { timeout: 300000 });
     check(await page.locator('#sw-results table.top').count() === 1, 'the search lists layouts', await page.textContent('#sw-results'));

@@ -67,9 +67,23 @@ static void test_ideal_system(void **state)
                 req.system.matrix.rate[LLM_DT_BFLOAT16].tflops);
 }
 
+/* The module sets options.recompute_modules "fewest" may give an execution without full
+ * recompute, none first (the walk's ladder, each a superset of the one before). */
+static const unsigned module_sets[] = {
+    0, LLM_RECOMPUTE_MOE_ACT, LLM_RECOMPUTE_MOE_ACT | LLM_RECOMPUTE_MLA_UP_PROJ,
+    LLM_RECOMPUTE_MOE_ACT | LLM_RECOMPUTE_MLA_UP_PROJ | LLM_RECOMPUTE_MOE};
+
+static int module_set_count(const search_request_t *req, const llm_execution_t *e)
+{
+    return req->options.fewest_recompute_modules && e->activation_recompute != LLM_RECOMPUTE_FULL
+               ? 4
+               : 1;
+}
+
 /* Every combination of the fields the bound must cover, for one keyed execution
  * e (with options.recompute_blocks "fewest", full recompute of every block and of
- * one block per chunk, the least the walk may choose). Returns the number of
+ * one block per chunk, the least the walk may choose; with options.recompute_modules
+ * "fewest", every module set of the walk's ladder). Returns the number of
  * executions the model accepted. */
 static int check_covered(const search_request_t *req, const llm_system_t *ideal, llm_execution_t *e)
 {
@@ -84,9 +98,11 @@ static int check_covered(const search_request_t *req, const llm_system_t *ideal,
     /* the expert-parallel tier too, for a mixture of experts */
     const int nets = nn * nn * nn * nn * (req->model.moe.num_experts > 0 ? nn : 1);
     const int blocks = fewest && e->activation_recompute == LLM_RECOMPUTE_FULL ? 2 : 1;
-    for (int bits = 0; bits < 8 * blocks; bits++)
+    const int mods = module_set_count(req, e);
+    for (int bits = 0; bits < 8 * blocks * mods; bits++)
         for (int net = 0; net < nets; net++) {
-            e->recompute_blocks = bits / 8; /* 0: every block, 1: one per chunk */
+            e->recompute_blocks = bits / 8 % blocks; /* 0: every block, 1: one per chunk */
+            e->recompute_modules = module_sets[bits / 8 / blocks];
             e->weight_offload = bits & 1;
             e->activations_offload = bits & 2;
             e->optimizer_offload = bits & 4;
@@ -110,6 +126,7 @@ static int check_covered(const search_request_t *req, const llm_system_t *ideal,
             }
         }
     e->recompute_blocks = 0;
+    e->recompute_modules = 0;
     return accepted;
 }
 
@@ -222,7 +239,12 @@ static int check_grid_request(search_request_t req)
                     if (req.model.calculon_block && cp > 1)
                         continue;
                     accepted += check_covered(&req, &ideal, &e);
-                    memory_checks += check_memory_grows(&req, e);
+                    /* the walk's memory rule holds for each module set it may take */
+                    for (int i = 0; i < module_set_count(&req, &e); i++) {
+                        e.recompute_modules = module_sets[i];
+                        memory_checks += check_memory_grows(&req, e);
+                    }
+                    e.recompute_modules = 0;
                 }
     return accepted;
 }
@@ -252,6 +274,17 @@ static void test_bound_holds(void **state)
                            "\"position_embedding\":\"rope\",\"tied_embeddings\":false},"
                            "\"system\":\"h100_sxm\",\"num_procs\":16,\"max_batch_size\":32,"
                            "\"datatype\":\"bfloat16\",\"options\":{\"recompute_blocks\":\"fewest\"}}") > 1000);
+    /* a small mixture of experts with multi-latent attention, its modules recomputed where an
+     * execution does not fit */
+    assert_true(check_grid("{\"model\":{\"hidden\":1024,\"seq_size\":2048,\"attn_heads\":16,"
+                           "\"num_blocks\":8,\"vocab_size\":32000,\"gated_mlp\":true,"
+                           "\"norm\":\"rmsnorm\",\"position_embedding\":\"rope\","
+                           "\"tied_embeddings\":false,\"feedforward\":4096,\"moe\":{\"num_experts\":8,"
+                           "\"top_k\":2,\"expert_feedforward\":1024},\"mla\":{\"q_lora_rank\":256,"
+                           "\"kv_lora_rank\":128,\"qk_nope_head_dim\":64,\"qk_rope_head_dim\":32,"
+                           "\"v_head_dim\":64}},\"system\":\"h100_sxm\",\"num_procs\":16,"
+                           "\"max_batch_size\":32,\"datatype\":\"bfloat16\","
+                           "\"options\":{\"recompute_modules\":\"fewest\"}}") > 1000);
     /* a small mixture of experts */
     assert_true(check_grid("{\"model\":{\"hidden\":1024,\"seq_size\":2048,\"attn_heads\":16,"
                            "\"kv_heads\":4,\"num_blocks\":8,\"vocab_size\":32000,"

@@ -218,6 +218,19 @@ static void assert_same_result(search_result_t *a, search_result_t *b, const cha
     "\"options\":{\"top_n\":40,\"attention_kernel\":\"fused\",\"no_offload\":true,"          \
     "\"recompute_blocks\":\"fewest\"}}"
 
+/* A 16-block MoE with multi-latent attention at sequence 8192 on 8 H100s, no offload: the
+ * fastest layouts fit only with selective recompute of its modules. */
+#define MODULES_REQUEST                                                                        \
+    "{\"model\":{\"hidden\":4096,\"feedforward\":8192,\"seq_size\":8192,\"attn_heads\":32,"   \
+    "\"num_blocks\":16,\"vocab_size\":32000,\"gated_mlp\":true,\"norm\":\"rmsnorm\","         \
+    "\"position_embedding\":\"rope\",\"tied_embeddings\":false,"                              \
+    "\"moe\":{\"num_experts\":64,\"top_k\":8,\"expert_feedforward\":1536},"                  \
+    "\"mla\":{\"q_lora_rank\":512,\"kv_lora_rank\":256,\"qk_nope_head_dim\":128,"             \
+    "\"qk_rope_head_dim\":64,\"v_head_dim\":128}},"                                           \
+    "\"system\":\"h100_sxm\",\"num_procs\":8,\"max_batch_size\":16,\"datatype\":\"bfloat16\","\
+    "\"options\":{\"top_n\":40,\"attention_kernel\":\"fused\",\"no_offload\":true,"          \
+    "\"recompute_modules\":\"fewest\"}}"
+
 static void test_thread_count_independence(void **state)
 {
     (void)state;
@@ -225,7 +238,7 @@ static void test_thread_count_independence(void **state)
     const char *requests[] = {TURING_REQUEST("{\"top_n\":20}"),
                               TURING_REQUEST("{\"top_n\":3,\"mbs_break\":true}"), SMALL_REQUEST,
                               MODERN_REQUEST, ALL_FREE_REQUEST, MOE_REQUEST, MOE_FLEX_REQUEST,
-                              FEWEST_REQUEST};
+                              FEWEST_REQUEST, MODULES_REQUEST};
     for (size_t k = 0; k < sizeof requests / sizeof requests[0]; k++) {
         search_request_t req;
         search_result_t one, two, three;
@@ -249,7 +262,7 @@ static void test_pruned_equals_unpruned(void **state)
                               TURING_REQUEST("{\"top_n\":10,\"mbs_break\":true}"),
                               SMALL_REQUEST, MODERN_REQUEST, ALL_FREE_REQUEST,
                               MOE_REQUEST, MOE_FLEX_REQUEST, MODERN_TOP1_REQUEST,
-                              ALL_FREE_TOP1_REQUEST, FEWEST_REQUEST};
+                              ALL_FREE_TOP1_REQUEST, FEWEST_REQUEST, MODULES_REQUEST};
     for (size_t k = 0; k < sizeof requests / sizeof requests[0]; k++) {
         search_request_t req;
         search_result_t pruned, full;
@@ -291,6 +304,23 @@ static void test_pruned_equals_unpruned(void **state)
     }
 }
 
+/* A best-list entry estimated alone fits and gives the rate the search ranked it at. */
+static void assert_entry_reestimates(const search_request_t *req, const search_entry_t *entry)
+{
+    llm_result_t r;
+    assert_int_equal(llm_estimate(&req->model, &req->system, &entry->execution, &r, NULL), 0);
+    assert_true(r.fits_memory);
+    assert_true(r.stats.sample_rate == entry->result.stats.sample_rate);
+}
+
+/* Whether execution e fits (it must be estimable). */
+static bool fits(const search_request_t *req, const llm_execution_t *e)
+{
+    llm_result_t r;
+    assert_int_equal(llm_estimate(&req->model, &req->system, e, &r, NULL), 0);
+    return r.fits_memory;
+}
+
 /* options.recompute_blocks "fewest": a full-recompute entry of the best list reruns the fewest
  * blocks of each chunk that fit — its estimate alone gives its rate and fits, one block fewer
  * does not fit, and it beats recomputing every block — and the search is at least as fast as
@@ -311,15 +341,12 @@ static void test_fewest_recompute_blocks(void **state)
             continue;
         some++;
         assert_int_equal(e.activation_recompute, LLM_RECOMPUTE_FULL);
+        assert_entry_reestimates(&req, &fewest.best[i]);
+        const double rate = fewest.best[i].result.stats.sample_rate;
         llm_result_t r;
-        assert_int_equal(llm_estimate(&req.model, &req.system, &e, &r, NULL), 0);
-        assert_true(r.fits_memory);
-        assert_true(r.stats.sample_rate == fewest.best[i].result.stats.sample_rate);
-        const double rate = r.stats.sample_rate;
         if (e.recompute_blocks > 1) {
             e.recompute_blocks--;
-            assert_int_equal(llm_estimate(&req.model, &req.system, &e, &r, NULL), 0);
-            assert_false(r.fits_memory);
+            assert_false(fits(&req, &e));
         }
         e.recompute_blocks = 0;
         assert_int_equal(llm_estimate(&req.model, &req.system, &e, &r, NULL), 0);
@@ -333,6 +360,44 @@ static void test_fewest_recompute_blocks(void **state)
                 every.best[every.n_best - 1].result.stats.sample_rate);
     search_result_close(&fewest);
     search_result_close(&every);
+}
+
+/* The module sets options.recompute_modules "fewest" tries, in order. */
+static const unsigned module_ladder[] = {
+    LLM_RECOMPUTE_MOE_ACT, LLM_RECOMPUTE_MOE_ACT | LLM_RECOMPUTE_MLA_UP_PROJ,
+    LLM_RECOMPUTE_MOE_ACT | LLM_RECOMPUTE_MLA_UP_PROJ | LLM_RECOMPUTE_MOE};
+
+/* options.recompute_modules "fewest": an entry with selective recompute gets its rate from its
+ * own estimate and fits, while without modules, or with the set before it on the ladder, it does
+ * not fit; the space is the same as without the option, and the best is at least as fast. */
+static void test_fewest_recompute_modules(void **state)
+{
+    (void)state;
+    search_request_t req;
+    search_result_t fewest, never;
+    test_request(MODULES_REQUEST, &req);
+    test_run(&req, 2, &fewest);
+    req.options.fewest_recompute_modules = false;
+    test_run(&req, 2, &never);
+    int some = 0;
+    for (int i = 0; i < fewest.n_best; i++) {
+        llm_execution_t e = fewest.best[i].execution;
+        if (e.recompute_modules == 0)
+            continue;
+        some++;
+        assert_int_not_equal(e.activation_recompute, LLM_RECOMPUTE_FULL);
+        assert_entry_reestimates(&req, &fewest.best[i]);
+        int rung = 0;
+        while (module_ladder[rung] != e.recompute_modules)
+            assert_true(++rung < 3);
+        e.recompute_modules = rung > 0 ? module_ladder[rung - 1] : 0;
+        assert_false(fits(&req, &e));
+    }
+    assert_true(some > 0);
+    assert_int_equal(fewest.total, never.total);
+    assert_true(fewest.best[0].result.stats.sample_rate > never.best[0].result.stats.sample_rate);
+    search_result_close(&fewest);
+    search_result_close(&never);
 }
 
 /* Freeing a dimension multiplies the space by its values, and the best of a free search is at
@@ -440,6 +505,7 @@ int main(void)
         cmocka_unit_test(test_pruned_equals_unpruned),
         cmocka_unit_test(test_free_dimensions),
         cmocka_unit_test(test_fewest_recompute_blocks),
+        cmocka_unit_test(test_fewest_recompute_modules),
         cmocka_unit_test(test_expert_layouts),
         cmocka_unit_test(test_cancel),
     };
