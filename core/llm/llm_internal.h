@@ -196,6 +196,7 @@ typedef struct {
 
     double expert_time;      /* s of the grouped expert GEMMs, forward and backward (MoE) */
     double moe_fw_time, moe_bw_time; /* s of the MoE MLP's layers (llm__layer_t.moe) */
+    double moe_re_time;              /* s of those layers' forward that recompute reruns */
 } llm__block_stats_t;
 
 /* What an execution compiles to before its layers are costed (Calculon's Llm.compile). */

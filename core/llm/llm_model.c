@@ -107,6 +107,8 @@ void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e
                 b->re_mem_accessed += b->fw_mem_accessed;
                 b->re_mem_time += b->fw_mem_time;
                 b->re_time += fw.time;
+                if (l->moe)
+                    b->moe_re_time += fw.time;
             }
             if (l->needs_recomm && comm) {
                 /* Only a TP collective needs its own wgrad cost here; costing an overlapped

@@ -433,8 +433,10 @@ static void table_time(llm__block_t *t, llm__ctx_t *c, bool training, double *fw
 /* The block table costs every block of an MoE model as an MoE block. The first stage's `n`
  * dense blocks (DeepSeek-V3's first three) take, per microbatch, a dense MLP's time instead of
  * the MoE MLP's (the rest of the two blocks, TP collectives included, is the same): forward,
- * backward, and recompute with full recompute get n·nmb·(dense MLP − MoE MLP). The bubble and
- * the DP reduction keep the MoE block's. Returns the compute time added. */
+ * backward, and recompute with full recompute get n·nmb·(dense MLP − MoE MLP); with selective
+ * recompute (moe_act, moe) the recompute line loses n·nmb·(what the MoE MLP reran), as a dense
+ * MLP reruns nothing. The bubble and the DP reduction keep the MoE block's. Returns the compute
+ * time added. */
 static double dense_blocks(const fathom_model_t *m, const llm_execution_t *e, llm__compiled_t *k,
                            const llm__block_stats_t *blk, double n, llm_stats_t *st)
 {
@@ -452,9 +454,11 @@ static double dense_blocks(const fathom_model_t *m, const llm_execution_t *e, ll
     const double mult = n * (double)k->nmb;
     const double dfw = mult * (dense_fw - blk->moe_fw_time);
     const double dbw = mult * (dense_bw - blk->moe_bw_time);
-    /* recompute of the moe module reruns MoE MLPs only: the dense blocks drop theirs */
+    /* selective recompute (moe_act, moe) reruns parts of MoE MLPs only: the dense blocks drop
+     * what the MoE block reruns and rerun nothing of their dense MLP */
+    const bool selective = e->activation_recompute != LLM_RECOMPUTE_FULL;
     const double dre = llm__recomputed_share(e, k) * dfw -
-                       (llm__moe_redone(e) ? mult * blk->moe_fw_time : 0);
+                       (selective ? mult * blk->moe_re_time : 0);
     st->fw_time += dfw;
     st->bw_time += dbw;
     st->recompute_time += dre;

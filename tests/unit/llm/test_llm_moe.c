@@ -417,6 +417,15 @@ static void dense_blocks_in_step(void **state)
     assert_close(b.stats.fw_time, (a.stats.fw_time + c.stats.fw_time) / 2, 1e-12);
     assert_close(b.stats.bw_time, (a.stats.bw_time + c.stats.bw_time) / 2, 1e-12);
     assert_close(b.stats.sample_rate, (double)e.batch_size / b.stats.total_time, 1e-15);
+    /* selective recompute reruns parts of MoE MLPs only: the mixed model's one MoE block
+     * reruns half of what the all-MoE model's two do */
+    for (unsigned mods = LLM_RECOMPUTE_MOE_ACT; mods <= LLM_RECOMPUTE_MOE; mods <<= 2) {
+        e.recompute_modules = mods;
+        assert_int_equal(llm_estimate(&all, &s, &e, &a, &err), 0);
+        assert_int_equal(llm_estimate(&mixed, &s, &e, &b, &err), 0);
+        assert_true(a.stats.recompute_time > 0);
+        assert_close(b.stats.recompute_time, a.stats.recompute_time / 2, 1e-15);
+    }
 }
 
 /* An MTP depth sits on the last stage: a dense tiny model (one stage) holds exactly the MTP
