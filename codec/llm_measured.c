@@ -21,8 +21,9 @@
  *              while it fits); FSDP rows (fsdp > 0) as ZeRO-3 sharded over the row's FSDP
  *              group (shard_group), other rows with DP > 1 Megatron's distributed optimizer
  *   recompute  unknown in the sources: the least that fits in memory (none, then attn_only,
+ *              then attn_only with selective recompute of moe_act, then of mla_up_proj too,
  *              then full recompute of the fewest blocks of each pipeline chunk, Megatron's
- *              recompute_method "block", up to every block)
+ *              recompute_method "block", up to every block: least_recompute)
  *   MoE rows   model.moe from the row's num_experts, top_k, expert_ffn, shared_experts and
  *              shared_expert_ffn, the first dense blocks from moe_layers ("first 3 dense");
  *              model.mla parsed from the attention text ("MLA (q_lora 1536, kv_lora 512, …)");
@@ -286,16 +287,56 @@ static double measured_step(const measured_row_t *p)
     return value_of_step(p, 1.0) / p->measured;
 }
 
-/* p->exec and p->result of the row with `recompute` (and recompute_blocks n when > 0). */
+/* p->exec and p->result of the row with `recompute` (and recompute_blocks n when > 0, the
+ * selective-recompute modules when not 0). */
 static int estimate_row(const json_t *row, measured_row_t *p, const char *recompute, int64_t n,
-                        fathom_error_t *err)
+                        unsigned modules, fathom_error_t *err)
 {
     json_t *je = row_execution(row, &p->system, recompute);
     int rc = !je || (n > 0 && json_object_set_new(je, "recompute_blocks", json_integer(n))) ||
-             codec_llm_execution_decode(je, "execution", &p->exec, err) ||
-             llm_estimate(&p->model, &p->system, &p->exec, &p->result, err);
+             codec_llm_execution_decode(je, "execution", &p->exec, err);
+    p->exec.recompute_modules = modules;
+    rc = rc || llm_estimate(&p->model, &p->system, &p->exec, &p->result, err);
     json_decref(je);
     return rc ? -1 : 0;
+}
+
+/* The least recompute that fits, one rule for every row: none, then attention only, then
+ * attention only with the selective-recompute modules of the search's ladder that the measured
+ * runs' recipes use (moe_act, then mla_up_proj with it; never the whole moe MLP, which none of
+ * them selects), then full recompute of the fewest blocks of each pipeline chunk that fit, up
+ * to every block. Leaves p->exec, p->result and the choice in *p. */
+static int least_recompute(const json_t *row, measured_row_t *p, fathom_error_t *err)
+{
+    p->recompute_blocks = p->chunk_blocks = 0;
+    static const char *const partial[] = {"none", "attn_only"};
+    for (int i = 0; i < 2; i++) {
+        p->recompute = partial[i];
+        if (estimate_row(row, p, partial[i], 0, 0, err))
+            return -1;
+        if (p->result.fits_memory)
+            return 0;
+    }
+    unsigned sets[3];
+    const int n = llm_recompute_module_ladder(&p->model, &p->exec, sets);
+    for (int i = 0; i < n && !(sets[i] & LLM_RECOMPUTE_MOE); i++) {
+        if (estimate_row(row, p, "attn_only", 0, sets[i], err))
+            return -1;
+        if (p->result.fits_memory)
+            return 0;
+    }
+    /* full: the fewest recompute_blocks of a chunk that fit, 0 (every block) last */
+    const int64_t chunk = p->result.blocks_per_proc / p->exec.pipeline_interleaving;
+    p->recompute = "full";
+    p->chunk_blocks = chunk;
+    for (int64_t b = chunk > 1 ? 1 : 0;; b = b + 1 < chunk ? b + 1 : 0) {
+        if (estimate_row(row, p, "full", b, 0, err))
+            return -1;
+        if (b == 0 || p->result.fits_memory) {
+            p->recompute_blocks = b;
+            return 0;
+        }
+    }
 }
 
 /* Decodes and estimates one expressible row with the least recompute that fits into *p; -1
@@ -315,22 +356,8 @@ static int prepare_row(const json_t *row, const codec_presets_t *presets, measur
     json_decref(js);
     if (rc)
         return -1;
-    static const char *const recomputes[] = {"none", "attn_only", "full"};
-    p->result.fits_memory = false;
-    for (int i = 0; i < 3 && !p->result.fits_memory; i++) {
-        /* full: the fewest recompute_blocks of a chunk that fit, 0 (every block) last */
-        const int64_t chunk = i < 2 ? 0 : p->result.blocks_per_proc / p->exec.pipeline_interleaving;
-        for (int64_t n = chunk > 1 ? 1 : 0;; n = n + 1 < chunk ? n + 1 : 0) {
-            if (estimate_row(row, p, recomputes[i], n, err))
-                return -1;
-            if (n == 0 || p->result.fits_memory) {
-                p->recompute = recomputes[i];
-                p->recompute_blocks = n;
-                p->chunk_blocks = chunk;
-                break;
-            }
-        }
-    }
+    if (least_recompute(row, p, err))
+        return -1;
     p->by_tokens = json_is_number(json_object_get(row, "tokens_per_s_per_gpu"));
     p->measured = json_number_value(
         json_object_get(row, p->by_tokens ? "tokens_per_s_per_gpu" : "tflops_per_gpu"));
@@ -338,12 +365,21 @@ static int prepare_row(const json_t *row, const codec_presets_t *presets, measur
     return 0;
 }
 
-/* "recompute_blocks" and "blocks_per_chunk" of a row that recomputes only some blocks. */
-static json_t *encode_recompute_blocks(const measured_row_t *p, json_t *o)
+/* "recompute_blocks" and "blocks_per_chunk" of a row that recomputes only some blocks,
+ * "recompute_modules" of one that recomputes selected modules, and "estimate_request": the
+ * model, system preset and execution the rule estimated, a body POST /v1/estimate takes. */
+static json_t *encode_rule_choice(const measured_row_t *p, json_t *o)
 {
-    if (o && p->recompute_blocks > 0 &&
-        (json_object_set_new(o, "recompute_blocks", json_integer(p->recompute_blocks)) ||
-         json_object_set_new(o, "blocks_per_chunk", json_integer(p->chunk_blocks)))) {
+    json_t *exec = codec_llm_execution_encode(&p->exec);
+    json_t *request = json_pack("{s:o,s:s,s:o}", "model", codec_model_encode(&p->model), "system",
+                                p->sys_name, "execution", exec);
+    const json_t *mods = json_object_get(exec, "recompute_modules");
+    if (!o || !request ||
+        (p->recompute_blocks > 0 &&
+         (json_object_set_new(o, "recompute_blocks", json_integer(p->recompute_blocks)) ||
+          json_object_set_new(o, "blocks_per_chunk", json_integer(p->chunk_blocks)))) ||
+        (mods && json_object_set_new(o, "recompute_modules", json_deep_copy(mods))) ||
+        json_object_set_new(o, "estimate_request", request)) {
         json_decref(o);
         return NULL;
     }
@@ -365,7 +401,7 @@ static json_t *encode_estimate(const measured_row_t *p)
                      "fits_memory", r->fits_memory, "step_time_s", step, "mfu",
                      p->model_flops / (per_proc_s * r->extra.peak_flops), "memory_gib",
                      r->mem_tier1_bytes / 1073741824.0);
-    return encode_recompute_blocks(p, o);
+    return encode_rule_choice(p, o);
 }
 
 /* Mean and worst absolute error of one group of rows. */
@@ -591,11 +627,17 @@ char *codec_llm_measured_text(const json_t *report)
             char loso[16] = "       -";
             if (json_is_number(lo))
                 snprintf(loso, sizeof loso, "%+7.1f%%", json_number_value(lo));
-            char recompute[48];
+            char recompute[64];
             const json_int_t some = json_integer_value(json_object_get(r, "recompute_blocks"));
-            snprintf(recompute, sizeof recompute, some ? "%s %lld/%lld" : "%s",
-                     row_str(r, "recompute"), (long long)some,
-                     (long long)json_integer_value(json_object_get(r, "blocks_per_chunk")));
+            int used = snprintf(recompute, sizeof recompute, some ? "%s %lld/%lld" : "%s",
+                                row_str(r, "recompute"), (long long)some,
+                                (long long)json_integer_value(json_object_get(r, "blocks_per_chunk")));
+            size_t mi;
+            const json_t *mod;
+            json_array_foreach(json_object_get(r, "recompute_modules"), mi, mod)
+                if (used > 0 && (size_t)used < sizeof recompute)
+                    used += snprintf(recompute + used, sizeof recompute - (size_t)used, "%s%s",
+                                     mi ? "," : "+", json_string_value(mod));
             fprintf(f, "%9.0f %9.0f %+7.1f%% %s  %s%s%s\n",
                     json_number_value(json_object_get(r, "measured")),
                     json_number_value(json_object_get(r, "estimated")),

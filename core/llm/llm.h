@@ -211,6 +211,13 @@ typedef struct {
     unsigned recompute_modules;
 } llm_execution_t;
 
+/* The selective-recompute module sets to try on a layout that does not fit, fewest first, each
+ * a superset of the one before: moe_act (experts); mla_up_proj with it (MLA, fused attention);
+ * the whole moe MLP (experts). Returns how many were written to sets (at most 3); 0 for
+ * Calculon's block or with full recompute, which reruns every module already. */
+int llm_recompute_module_ladder(const fathom_model_t *m, const llm_execution_t *e,
+                                unsigned sets[3]);
+
 /* context_par, and the processors gradients are reduced over (data_par × context_par). */
 static inline int64_t llm_context_par(const llm_execution_t *e)
 {

@@ -330,6 +330,22 @@ static int check_recompute_modules(const fathom_model_t *m, const llm_execution_
     return 0;
 }
 
+int llm_recompute_module_ladder(const fathom_model_t *m, const llm_execution_t *e,
+                                unsigned sets[3])
+{
+    int n = 0;
+    unsigned set = 0;
+    if (m->calculon_block || e->activation_recompute == LLM_RECOMPUTE_FULL)
+        return 0;
+    if (m->moe.num_experts > 0)
+        sets[n++] = set |= LLM_RECOMPUTE_MOE_ACT;
+    if (m->mla.present && e->attention_kernel == LLM_ATTN_KERNEL_FUSED)
+        sets[n++] = set |= LLM_RECOMPUTE_MLA_UP_PROJ;
+    if (m->moe.num_experts > 0)
+        sets[n++] = set |= LLM_RECOMPUTE_MOE;
+    return n;
+}
+
 bool llm__moe_redone(const llm_execution_t *e)
 {
     return e->training && e->activation_recompute != LLM_RECOMPUTE_FULL &&

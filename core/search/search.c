@@ -814,24 +814,6 @@ static void fewest_recompute_blocks(walk_t *w)
         w->res = best;
 }
 
-/* The module sets options.recompute_modules "fewest" tries, each a superset of the one before,
- * so each stores less and reruns more: moe_act; mla_up_proj (with moe_act when there are
- * experts; fused attention only); the whole moe MLP. Returns how many (at most 3). */
-static int module_ladder(const fathom_model_t *m, const llm_execution_t *e, unsigned *sets)
-{
-    int n = 0;
-    unsigned set = 0;
-    if (m->calculon_block || e->activation_recompute == LLM_RECOMPUTE_FULL)
-        return 0;
-    if (m->moe.num_experts > 0)
-        sets[n++] = set |= LLM_RECOMPUTE_MOE_ACT;
-    if (m->mla.present && e->attention_kernel == LLM_ATTN_KERNEL_FUSED)
-        sets[n++] = set |= LLM_RECOMPUTE_MLA_UP_PROJ;
-    if (m->moe.num_experts > 0)
-        sets[n++] = set |= LLM_RECOMPUTE_MOE;
-    return n;
-}
-
 /* With options.recompute_modules "fewest": an execution that does not fit (w->res) takes the
  * first module set of the ladder that fits, leaving w->e.recompute_modules and w->res set;
  * false when none does (or the option is off). Each set is tried in turn: memory need not fall
@@ -843,7 +825,7 @@ static bool fewest_recompute_modules(walk_t *w)
 {
     unsigned sets[3];
     const int n = w->req->options.fewest_recompute_modules
-                      ? module_ladder(&w->req->model, &w->e, sets)
+                      ? llm_recompute_module_ladder(&w->req->model, &w->e, sets)
                       : 0;
     for (int i = 0; i < n; i++) {
         w->e.recompute_modules = sets[i];

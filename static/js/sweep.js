@@ -231,7 +231,7 @@ async function showResults(st) {
 // What makes a layout: the split, the batch and its microbatching, recompute and sharding. Rows
 // that differ only in the rest (offload, overlaps, fusion, communication style, networks) are
 // near-duplicates for a planner: the fastest stands for its group, the others are its variants.
-const ESSENTIALS = ['tensor_par', 'context_par', 'pipeline_par', 'data_par', 'expert_par', 'expert_tensor_par', 'zero_stage', 'batch_size', 'microbatch_size', 'pipeline_interleaving', 'activation_recompute', 'recompute_blocks', 'optimizer_sharding'];
+const ESSENTIALS = ['tensor_par', 'context_par', 'pipeline_par', 'data_par', 'expert_par', 'expert_tensor_par', 'zero_stage', 'batch_size', 'microbatch_size', 'pipeline_interleaving', 'activation_recompute', 'recompute_blocks', 'recompute_modules', 'optimizer_sharding'];
 export function groupRows(rows, st) {
   const groups = new Map();
   for (const p of rows) {

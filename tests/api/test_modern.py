@@ -212,13 +212,54 @@ class Modern(ServerTestCase):
             self.assertLessEqual(sum(errs) / n, mean, (kind, errs))
             self.assertLessEqual(max(errs), worst, (kind, errs))
 
-        # built-in presets (README: 7.3% / 33.3%, 40.2% / 136.9%, 12.1% / 24.1%)
+        # built-in presets (README: 7.3% / 33.3%, 39.7% / 136.9%, 12.1% / 24.1%)
         check("dense", 20, 7.5, 35.0)
-        check("moe", 19, 41.0, 140.0)
+        check("moe", 19, 40.0, 140.0)
         check("tflops", 9, 12.5, 25.0)
         # leave-one-source-out calibrated, H100 rows (README: 4.2% / 10.5%, 4.5% / 8.0%)
         check("loso_dense", 15, 4.5, 11.0)
         check("loso_tflops", 9, 5.0, 8.5)
+
+    def test_measured_rule_least_recompute(self):
+        """Each row's estimate_request, posted to /v1/estimate, gives the row's step time; and
+        the recompute the rule chose is the least that fits: the rung before it on the rule's
+        ladder (none, attn_only, attn_only + moe_act, + mla_up_proj, full of 1, 2, ... blocks
+        per chunk) does not fit."""
+        m = self.server.get("/v1/validation").json()["measured"]
+        ladder_modules = ([], ["moe_act"], ["moe_act", "mla_up_proj"])
+        checked = set()
+        for row in m["rows"]:
+            if not row["expressible"]:
+                continue
+            req = row["estimate_request"]
+            r = self.server.post("/v1/estimate", req)
+            self.assertEqual(r.status, 200, (row["id"], r.body))
+            self.assertEqual(r.json()["summary"]["step_time_s"], row["step_time_s"], row["id"])
+            e = dict(req["execution"])
+            chosen, mods = e["activation_recompute"], e.pop("recompute_modules", [])
+            if chosen == "none" or (chosen == "full" and "recompute_blocks" not in e):
+                continue  # nothing before it / every block: its rungs are not in the row
+            if chosen == "full" and e["recompute_blocks"] > 1:
+                before = dict(e, recompute_blocks=e["recompute_blocks"] - 1)
+            elif chosen == "full":  # attn_only with every module set the model can take
+                del e["recompute_blocks"]
+                model = req["model"]
+                usable = [s for s in ladder_modules if ("moe" in model or "moe_act" not in s)
+                          and ("mla" in model or "mla_up_proj" not in s)]
+                before = dict(e, activation_recompute="attn_only", recompute_modules=usable[-1])
+            elif mods:
+                before = dict(e, recompute_modules=ladder_modules[ladder_modules.index(mods) - 1])
+            else:
+                before = dict(e, activation_recompute="none")
+            if not before.get("recompute_modules", True):
+                del before["recompute_modules"]
+            r = self.server.post("/v1/estimate", dict(req, execution=before))
+            self.assertEqual(r.status, 200, (row["id"], r.body))
+            self.assertFalse(r.json()["fits_memory"], (row["id"], before))
+            checked.add((chosen, len(mods), "recompute_blocks" in e))
+        # the rows exercise each kind of step: selective modules and a few full blocks
+        self.assertIn(("attn_only", 2, False), checked)
+        self.assertTrue(any(c[0] == "full" for c in checked), checked)
 
     def test_search_frees_kernel_and_fp8(self):
         body = {"kind": "optimal_execution", "model": "llama3-8B", "system": "h100_sxm", "num_procs": 8,
