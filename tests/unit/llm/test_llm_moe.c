@@ -605,6 +605,36 @@ static void mla_up_proj_recompute(void **state)
     assert_string_equal(err.field, "execution.recompute_modules");
 }
 
+/* The module ladder a search (and the measured-runs rule) climbs: only the modules the model
+ * has, each set a superset of the one before, none with full recompute or Calculon's block. */
+static void module_ladder(void **state)
+{
+    (void)state;
+    unsigned sets[3];
+    llm_execution_t e = layout(1, 1, 1, 1);
+    e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
+    fathom_model_t moe = tiny_moe(), mla = tiny_mla(), both = tiny_moe(), plain = tiny_moe();
+    both.mla = mla.mla;
+    plain.moe.num_experts = 0;
+    assert_int_equal(llm_recompute_module_ladder(&moe, &e, sets), 2);
+    assert_int_equal(sets[0], LLM_RECOMPUTE_MOE_ACT);
+    assert_int_equal(sets[1], LLM_RECOMPUTE_MOE_ACT | LLM_RECOMPUTE_MOE);
+    assert_int_equal(llm_recompute_module_ladder(&mla, &e, sets), 1);
+    assert_int_equal(sets[0], LLM_RECOMPUTE_MLA_UP_PROJ);
+    assert_int_equal(llm_recompute_module_ladder(&both, &e, sets), 3);
+    assert_int_equal(sets[1], LLM_RECOMPUTE_MOE_ACT | LLM_RECOMPUTE_MLA_UP_PROJ);
+    assert_int_equal(sets[2], LLM_RECOMPUTE_MOE_ACT | LLM_RECOMPUTE_MLA_UP_PROJ | LLM_RECOMPUTE_MOE);
+    assert_int_equal(llm_recompute_module_ladder(&plain, &e, sets), 0);
+    e.attention_kernel = LLM_ATTN_KERNEL_UNFUSED; /* mla_up_proj is modelled fused only */
+    assert_int_equal(llm_recompute_module_ladder(&mla, &e, sets), 0);
+    assert_int_equal(llm_recompute_module_ladder(&both, &e, sets), 2);
+    e.activation_recompute = LLM_RECOMPUTE_FULL;
+    assert_int_equal(llm_recompute_module_ladder(&moe, &e, sets), 0);
+    e.activation_recompute = LLM_RECOMPUTE_NONE;
+    moe.calculon_block = true;
+    assert_int_equal(llm_recompute_module_ladder(&moe, &e, sets), 0);
+}
+
 /* ---- refusals ---- */
 
 static void bad_fields(void **state)
@@ -712,6 +742,7 @@ int main(void)
         cmocka_unit_test(mtp_in_step),      cmocka_unit_test(grouped_gemm),
         cmocka_unit_test(bad_fields),       cmocka_unit_test(round_trip),
         cmocka_unit_test(selective_recompute), cmocka_unit_test(mla_up_proj_recompute),
+        cmocka_unit_test(module_ladder),
     };
     return cmocka_run_group_tests(tests, load_presets, free_presets);
 }
