@@ -593,6 +593,20 @@ try {
     const nums = (summary.match(/[\d.]+(?= %)/g) || []).map(Number);
     check(nums.length >= 2 && Math.abs(nums[0] - m.mean_abs_error_pct) < 0.06 * Math.max(1, m.mean_abs_error_pct / 10) && Math.abs(nums[1] - m.max_abs_error_pct) < 0.06 * Math.max(1, m.max_abs_error_pct / 10), 'mean and worst error as the API says', [summary, m.mean_abs_error_pct, m.max_abs_error_pct]);
     await page.screenshot({ path: join(outDir, 'measured.png'), fullPage: true });
+    // a run with selective recompute names it, and Open estimates it as the rule built it
+    const sel = m.rows.find((r) => r.recompute_modules);
+    check(sel, 'some run assumes selective recompute of modules', m.rows.map((r) => r.recompute));
+    const selCells = rows.find((x) => x.id === sel.id).cells;
+    check(sel.recompute_modules.every((mod) => selCells[9].includes(mod)), `${sel.id}: its recompute modules are shown`, selCells);
+    const pending = page.waitForResponse((r) => r.url().endsWith('/v1/estimate') && r.request().method() === 'POST');
+    await page.click(`#measured tr[data-id="${sel.id}"] button.open-run`);
+    const res = await pending;
+    const sent = JSON.parse(res.request().postData());
+    check(res.status() === 200, `${sel.id}: the opened run is estimated`, [res.status(), await res.text()]);
+    check(JSON.stringify(sent.execution.recompute_modules) === JSON.stringify(sel.recompute_modules) &&
+      sent.execution.expert_par === sel.estimate_request.execution.expert_par,
+      `${sel.id}: the form sends the rule's execution`, [sent.execution, sel.estimate_request.execution]);
+    check((await res.json()).summary.step_time_s === sel.step_time_s, `${sel.id}: the same step time as the table`, sel.step_time_s);
   });
 
   await step('after a modern estimate: no horizontal scroll at 390 px on any tab; a Calculon preset brings Calculon’s defaults back', async () => {
