@@ -373,13 +373,16 @@ static json_t *encode_rule_choice(const measured_row_t *p, json_t *o)
     json_t *exec = codec_llm_execution_encode(&p->exec);
     json_t *request = json_pack("{s:o,s:s,s:o}", "model", codec_model_encode(&p->model), "system",
                                 p->sys_name, "execution", exec);
-    const json_t *mods = json_object_get(exec, "recompute_modules");
-    if (!o || !request ||
-        (p->recompute_blocks > 0 &&
+    const json_t *mods = json_object_get(exec, "recompute_modules"); /* borrowed via request */
+    if (!o || !request || json_object_set_new(o, "estimate_request", request)) {
+        json_decref(o);
+        json_decref(o ? NULL : request); /* a failed set_new has released it already */
+        return NULL;
+    }
+    if ((p->recompute_blocks > 0 &&
          (json_object_set_new(o, "recompute_blocks", json_integer(p->recompute_blocks)) ||
           json_object_set_new(o, "blocks_per_chunk", json_integer(p->chunk_blocks)))) ||
-        (mods && json_object_set_new(o, "recompute_modules", json_deep_copy(mods))) ||
-        json_object_set_new(o, "estimate_request", request)) {
+        (mods && json_object_set_new(o, "recompute_modules", json_deep_copy(mods)))) {
         json_decref(o);
         return NULL;
     }

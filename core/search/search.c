@@ -817,10 +817,9 @@ static void fewest_recompute_blocks(walk_t *w)
 /* With options.recompute_modules "fewest": an execution that does not fit (w->res) takes the
  * first module set of the ladder that fits, leaving w->e.recompute_modules and w->res set;
  * false when none does (or the option is off). Each set is tried in turn: memory need not fall
- * along the ladder (trying the last set first and giving up when it did not fit lost 52 of
- * DeepSeek-V3's 6.7 million fitting executions on 1024 H100s), so no set vouches for another.
- * Memory does not depend on the networks, so every network assignment of a group reaches the
- * same set. */
+ * along the ladder (trying the last set first and giving up when it did not fit found fewer
+ * fitting DeepSeek-V3 layouts), so no set vouches for another. Memory does not depend on the
+ * networks, so every network assignment of a group reaches the same set. */
 static bool fewest_recompute_modules(walk_t *w)
 {
     unsigned sets[3];
