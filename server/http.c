@@ -351,7 +351,11 @@ int http_start(server_t *srv)
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
     socklen_t sslen;
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
+    /* poll(), not epoll: libmicrohttpd 0.9.75 races in MHD_quiesce_daemon on an epoll thread
+     * pool (the calling thread and a worker both remove the listening socket from the worker's
+     * epoll set, and the loser aborts the process with "Failed to remove listen FD from epoll
+     * set"). With poll() quiescing only wakes each worker through its ITC. */
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC |
                          MHD_USE_ERROR_LOG;
     struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
     struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
@@ -381,6 +385,7 @@ int http_start(server_t *srv)
         return -1;
     }
     (void)sslen;
+    srv->quiesced_socket = MHD_INVALID_SOCKET;
     srv->daemon = MHD_start_daemon(
         flags, (uint16_t)srv->cfg.listen_port, NULL, NULL, on_request, srv,
         MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
@@ -404,10 +409,13 @@ int http_start(server_t *srv)
 
 void http_quiesce(server_t *srv)
 {
-    if (srv->daemon) {
-        MHD_socket s = MHD_quiesce_daemon(srv->daemon);
-        if (s != MHD_INVALID_SOCKET)
-            close(s);
+    if (srv->daemon && srv->quiesced_socket == MHD_INVALID_SOCKET) {
+        srv->quiesced_socket = MHD_quiesce_daemon(srv->daemon);
+        /* A worker may still be polling the socket until its ITC wakes it, so the descriptor
+         * stays open (closing it could hand its number to another file under the worker) until
+         * MHD_stop_daemon; shutting it down already makes the kernel refuse new connections. */
+        if (srv->quiesced_socket != MHD_INVALID_SOCKET)
+            shutdown(srv->quiesced_socket, SHUT_RDWR);
     }
 }
 
@@ -416,5 +424,8 @@ void http_stop(server_t *srv)
     if (srv->daemon) {
         MHD_stop_daemon(srv->daemon);
         srv->daemon = NULL;
+        if (srv->quiesced_socket != MHD_INVALID_SOCKET)
+            close(srv->quiesced_socket);
+        srv->quiesced_socket = MHD_INVALID_SOCKET;
     }
 }

@@ -30,6 +30,7 @@ typedef struct server {
     cache_t *cache;
     codec_presets_t *presets;
     struct MHD_Daemon *daemon;
+    int quiesced_socket; /* the listening socket once quiesced, closed after the daemon stops */
     metrics_t *metrics;
     sweeps_t *sweeps;
     char *static_root;   /* realpath of cfg.static_dir, or NULL when there is no page */
