@@ -274,6 +274,14 @@ void llm__add_moe_mlp(llm__block_t *b, const fathom_model_t *m, const llm_execut
     }
 }
 
+/* A projection of the normed hidden state: the fork before it (llm_layers.c) keeps that input
+ * once for both down-projections, as it does for Q, K and V of the standard block. */
+static void reads_fork(llm__layer_t *l)
+{
+    l->activation_stored = false;
+    l->activation_reused = true;
+}
+
 /* MLA's projections on one rank (n/tp heads), b·s tokens after the TP gather:
  *   q_a  h×rq (replicated) and its RMSNorm, q_b rq×(n/tp)·(nope + rope)   [q_lora_rank > 0]
  *   or   h×(n/tp)·(nope + rope)                                           [q_lora_rank = 0]
@@ -293,16 +301,16 @@ void llm__add_mla_qkv(llm__block_t *b, const fathom_model_t *m, const llm_execut
     const double rq = (double)a->q_lora_rank, rkv = (double)a->kv_lora_rank;
     const double qk = (double)(a->qk_nope_head_dim + a->qk_rope_head_dim);
     if (rq > 0) {
-        linear(b, bs, h, rq, 0, e->fp8, rf);
+        reads_fork(linear(b, bs, h, rq, 0, e->fp8, rf));
         llm__layer_t *l = vector(b, bs * rq, bs * rq, 4, 10, bs * rq, rf);
         l->kind = LLM__LAYER_NORM;
         l->weight_space = l->weight_grads = rq;
         l->optim_space = 2 * rq;
         linear(b, bs, rq, n * qk, 0, e->fp8, upf);
     } else {
-        linear(b, bs, h, n * qk, 0, e->fp8, upf);
+        reads_fork(linear(b, bs, h, n * qk, 0, e->fp8, upf));
     }
-    linear(b, bs, h, rkv + (double)a->qk_rope_head_dim, 0, e->fp8, rf);
+    reads_fork(linear(b, bs, h, rkv + (double)a->qk_rope_head_dim, 0, e->fp8, rf));
     llm__layer_t *l = vector(b, bs * rkv, bs * rkv, 4, 10, bs * rkv, rf);
     l->kind = LLM__LAYER_NORM;
     l->weight_space = l->weight_grads = rkv;

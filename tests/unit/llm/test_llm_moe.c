@@ -561,6 +561,31 @@ static void selective_recompute(void **state)
     assert_close(r.stats.recompute_time, 4 * 1.618688e-6, 1e-12);
 }
 
+/* What one MLA block keeps for backward (the mla_flops model, TP 1, one sequence of 16, bf16,
+ * fused attention), in elements. The normed hidden state (16·64 = 1,024) is kept once, by the
+ * fork that hands it to both down-projections (q_a and kv_a keep no copy of their own):
+ *   attention: residual fork 1,024, normed fork 1,024, q norm input and q_b input 16·32 twice,
+ *     kv norm input and kv_b input 16·16 twice, fused attention Q, K, V 3·16·4·10 = 1,920 and
+ *     its fp32 log-sum-exp 16·4·4/2 = 128, the out projection's input 16·4·8 = 512, the
+ *     dropout mask 1,024 bytes = 512 elements
+ *   MLP: residual fork 1,024, up projection's input 1,024, SwiGLU input 2·16·128 = 4,096, down
+ *     projection's input 2,048, dropout mask 512 elements
+ * = 6,656 + 8,704 = 15,360 elements = 30,720 bytes. */
+static void mla_block_storage(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny_mla();
+    llm_system_t s = moe_system();
+    llm_execution_t e = layout(1, 1, 1, 1);
+    e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
+    e.optimizer_sharding = false;
+    llm_result_t r;
+    fathom_error_t err;
+    if (llm_estimate(&m, &s, &e, &r, &err))
+        fail_msg("%s: %s", err.field, err.message);
+    assert_close(r.stats.block_act_storage_space, 30720, 0);
+}
+
 /* MLA (the mla_flops model: h 64, 4 heads, q rank 32, kv rank 16, nope 8, rope 4, v 8,
  * sequence 16) with mla_up_proj: q_b 2·16·32·4·12 = 49,152, kv_b 2·16·16·4·16 = 32,768 and
  * RoPE 3·16·(4 + 1)·4 = 960 FLOPs rerun: 8.288e-8 s a block. Attention stops storing Q, K
@@ -735,7 +760,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parameter_counts), cmocka_unit_test(model_flops_megatron),
-        cmocka_unit_test(mla_flops),        cmocka_unit_test(memory_deepseek_v3),
+        cmocka_unit_test(mla_flops), cmocka_unit_test(mla_block_storage),        cmocka_unit_test(memory_deepseek_v3),
         cmocka_unit_test(memory_mixtral),   cmocka_unit_test(a2a_cost),
         cmocka_unit_test(a2a_flex_cost),    cmocka_unit_test(a2a_flex_in_step),
         cmocka_unit_test(a2a_in_step),      cmocka_unit_test(dense_blocks_in_step),
