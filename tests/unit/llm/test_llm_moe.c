@@ -561,6 +561,15 @@ static void selective_recompute(void **state)
     assert_close(r.stats.recompute_time, 4 * 1.618688e-6, 1e-12);
 }
 
+/* One rank, one sequence, fused attention (MLA's modules are modelled fused only). */
+static llm_execution_t mla_layout(void)
+{
+    llm_execution_t e = layout(1, 1, 1, 1);
+    e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
+    e.optimizer_sharding = false;
+    return e;
+}
+
 /* What one MLA block keeps for backward (the mla_flops model, TP 1, one sequence of 16, bf16,
  * fused attention), in elements. The normed hidden state (16·64 = 1,024) is kept once, by the
  * fork that hands it to both down-projections (q_a and kv_a keep no copy of their own):
@@ -576,9 +585,7 @@ static void mla_block_storage(void **state)
     (void)state;
     fathom_model_t m = tiny_mla();
     llm_system_t s = moe_system();
-    llm_execution_t e = layout(1, 1, 1, 1);
-    e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
-    e.optimizer_sharding = false;
+    llm_execution_t e = mla_layout();
     llm_result_t r;
     fathom_error_t err;
     if (llm_estimate(&m, &s, &e, &r, &err))
@@ -595,9 +602,7 @@ static void mla_up_proj_recompute(void **state)
     (void)state;
     fathom_model_t m = tiny_mla();
     llm_system_t s = moe_system();
-    llm_execution_t e = layout(1, 1, 1, 1);
-    e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
-    e.optimizer_sharding = false;
+    llm_execution_t e = mla_layout();
     llm_result_t base, r;
     fathom_error_t err;
     assert_int_equal(llm_estimate(&m, &s, &e, &base, &err), 0);
