@@ -21,9 +21,9 @@
  *              while it fits); FSDP rows (fsdp > 0) as ZeRO-3 sharded over the row's FSDP
  *              group (shard_group), other rows with DP > 1 Megatron's distributed optimizer
  *   recompute  unknown in the sources: the least that fits in memory (none, then attn_only,
- *              then attn_only with selective recompute of moe_act, then of mla_up_proj too,
- *              then full recompute of the fewest blocks of each pipeline chunk, Megatron's
- *              recompute_method "block", up to every block: least_recompute)
+ *              then attn_only with selective recompute of layernorm, then of moe_act too, then
+ *              of mla_up_proj too, then full recompute of the fewest blocks of each pipeline
+ *              chunk, Megatron's recompute_method "block", up to every block: least_recompute)
  *   MoE rows   model.moe from the row's num_experts, top_k, expert_ffn, shared_experts and
  *              shared_expert_ffn, the first dense blocks from moe_layers ("first 3 dense");
  *              model.mla parsed from the attention text ("MLA (q_lora 1536, kv_lora 512, …)");
@@ -303,8 +303,8 @@ static int estimate_row(const json_t *row, measured_row_t *p, const char *recomp
 
 /* The least recompute that fits, one rule for every row: none, then attention only, then
  * attention only with the selective-recompute modules of the search's ladder that the measured
- * runs' recipes use (moe_act, then mla_up_proj with it; never the whole moe MLP, which none of
- * them selects), then full recompute of the fewest blocks of each pipeline chunk that fit, up
+ * runs' recipes use (layernorm, then moe_act with it, then mla_up_proj with them; never the
+ * whole moe MLP, which none of them selects), then full recompute of the fewest blocks of each pipeline chunk that fit, up
  * to every block. Leaves p->exec, p->result and the choice in *p. */
 static int least_recompute(const json_t *row, measured_row_t *p, fathom_error_t *err)
 {
@@ -317,7 +317,7 @@ static int least_recompute(const json_t *row, measured_row_t *p, fathom_error_t 
         if (p->result.fits_memory)
             return 0;
     }
-    unsigned sets[3];
+    unsigned sets[LLM_RECOMPUTE_MODULE_SETS];
     const int n = llm_recompute_module_ladder(&p->model, &p->exec, sets);
     for (int i = 0; i < n && !(sets[i] & LLM_RECOMPUTE_MOE); i++) {
         if (estimate_row(row, p, "attn_only", 0, sets[i], err))

@@ -129,7 +129,10 @@ typedef enum {
     LLM_RECOMPUTE_MOE_ACT = 1,     /* the routed experts' activation; the down GEMM's input */
     LLM_RECOMPUTE_MLA_UP_PROJ = 2, /* MLA's up-projections and RoPE; attention's Q, K and V */
     LLM_RECOMPUTE_MOE = 4,         /* an MoE block's whole MLP from its input, the a2a again */
+    LLM_RECOMPUTE_LAYERNORM = 8,   /* each block's two norms; what reads their output keeps none */
 } llm_recompute_module_t;
+/* The most module sets llm_recompute_module_ladder hands out. */
+#define LLM_RECOMPUTE_MODULE_SETS 4
 typedef enum { LLM_TP_COMM_AR = 0, LLM_TP_COMM_P2P_RS_AG = 1, LLM_TP_COMM_RS_AG = 2 } llm_tp_comm_t;
 typedef enum { LLM_TP_OVERLAP_NONE = 0, LLM_TP_OVERLAP_RING = 1, LLM_TP_OVERLAP_PIPE = 2 } llm_tp_overlap_t;
 /* Attention as the kernels compute it: Calculon's unfused batched matmuls, softmax and dropout
@@ -212,11 +215,12 @@ typedef struct {
 } llm_execution_t;
 
 /* The selective-recompute module sets to try on a layout that does not fit, fewest first, each
- * a superset of the one before: moe_act (experts); mla_up_proj with it (MLA, fused attention);
- * the whole moe MLP (experts). Returns how many were written to sets (at most 3); 0 for
- * Calculon's block or with full recompute, which reruns every module already. */
+ * a superset of the one before: layernorm; moe_act with it (experts); mla_up_proj with them (MLA,
+ * fused attention); the whole moe MLP (experts). Returns how many were written to sets (at most
+ * LLM_RECOMPUTE_MODULE_SETS); 0 for Calculon's block or with full recompute, which reruns every
+ * module already. */
 int llm_recompute_module_ladder(const fathom_model_t *m, const llm_execution_t *e,
-                                unsigned sets[3]);
+                                unsigned sets[LLM_RECOMPUTE_MODULE_SETS]);
 
 /* context_par, and the processors gradients are reduced over (data_par × context_par). */
 static inline int64_t llm_context_par(const llm_execution_t *e)

@@ -324,7 +324,7 @@ double llm__causal_fraction(const fathom_model_t *m)
 /* Q, K and V projections (Calculon's three linears, or its fused overlapped one). The modern
  * block gives K and V their grouped width and may bias Q, K and V. */
 static void add_qkv(llm__block_t *b, const fathom_model_t *m, const llm_execution_t *e,
-                    const llm_network_t *tp_net, double act, bool rf, bool ragf)
+                    const llm_network_t *tp_net, double act, bool rf, bool ragf, bool norm_redone)
 {
     const int64_t tp = e->tensor_par, bs = llm__tokens_per_rank(m, e);
     const int64_t qkv_width = m->attn_heads * m->attn_size;
@@ -335,7 +335,7 @@ static void add_qkv(llm__block_t *b, const fathom_model_t *m, const llm_executio
     const bool fp8 = e->fp8;
     const flags_t proj = FLAGS(.recompute = rf, .act_dropped = true, .reused = true);
     if (e->tensor_par_overlap == LLM_TP_OVERLAP_NONE) {
-        add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf));
+        add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf, .act_dropped = norm_redone));
         add_fork(b, act, 3, FLAGS(.recompute = ragf, .act_dropped = ragf));
         add_modern_linear(b, (double)bs, (double)m->hidden, (double)(qkv_width / tp), qb, fp8,
                           proj);
@@ -347,11 +347,11 @@ static void add_qkv(llm__block_t *b, const fathom_model_t *m, const llm_executio
         /* one fused projection of every Q, K and V head, split over the ranks */
         int64_t width = qkv_width + 2 * model_kv_heads(m) * m->attn_size;
         add_linear_overlapped(b, e, tp_net, bs, m->hidden, width, false,
-                              FLAGS(.recompute = rf, .recomm = ragf));
+                              FLAGS(.recompute = rf, .recomm = ragf, .act_dropped = norm_redone));
     } else {
         /* fewer key/value heads than ranks: K and V replicated beside the split Q */
         add_linear_overlapped(b, e, tp_net, bs, m->hidden, qkv_width, false,
-                              FLAGS(.recompute = rf, .recomm = ragf));
+                              FLAGS(.recompute = rf, .recomm = ragf, .act_dropped = norm_redone));
         add_fork(b, act, 2, FLAGS(.recompute = ragf, .act_dropped = ragf));
         add_modern_linear(b, (double)bs, (double)m->hidden, (double)kv_width, qb, false, proj);
         add_modern_linear(b, (double)bs, (double)m->hidden, (double)kv_width, qb, false, proj);
@@ -429,16 +429,21 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
     const bool overlapped = e->tensor_par_overlap != LLM_TP_OVERLAP_NONE;
     const bool rf = e->activation_recompute == LLM_RECOMPUTE_FULL;
     const bool raf = rf || e->activation_recompute == LLM_RECOMPUTE_ATTN_ONLY;
+    /* selective recompute of layernorm: both norms rerun in backward and no layer keeps their
+     * output (the sliver before the all-gather nor the gathered copy), so the all-gather after
+     * each is redone too */
+    const bool norm_redone = !rf && (e->recompute_modules & LLM_RECOMPUTE_LAYERNORM);
+    const flags_t norm = FLAGS(.recompute = rf || norm_redone, .act_dropped = true, .reused = true);
     const int64_t qkv_width = m->attn_heads * m->attn_size;
     const int64_t up_width = m->gated_mlp ? 2 * m->feedforward : m->feedforward;
     b->num_layers = 0;
 
     /* Attention. */
-    bool ragf = raf || e->seq_par_ag_redo;
+    bool ragf = raf || e->seq_par_ag_redo || norm_redone;
     add_fork(b, outer_act, 2, FLAGS(.recompute = rf));
-    add_norm(b, m, outer_act, FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
+    add_norm(b, m, outer_act, norm);
     if (m->mla.present) { /* multi-latent attention (llm_moe.c) */
-        add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf));
+        add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf, .act_dropped = norm_redone));
         add_fork(b, act, 2, FLAGS(.recompute = ragf, .act_dropped = ragf));
         llm__add_mla_qkv(b, m, e, z, rf);
         const bool up_redone = !rf && (e->recompute_modules & LLM_RECOMPUTE_MLA_UP_PROJ);
@@ -456,7 +461,7 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
             attn->discarded_space = attn->activation_space - attn->extra_size;
         add_out_proj(b, m, e, tp_net, m->attn_heads * m->mla.v_head_dim, act, rf);
     } else {
-        add_qkv(b, m, e, tp_net, act, rf, ragf);
+        add_qkv(b, m, e, tp_net, act, rf, ragf, norm_redone);
         if (m->position_embedding == MODEL_POS_ROPE)
             add_rope(b, (double)bs * (double)(qkv_width / tp + llm__kv_heads_per_rank(m, e) *
                                                                    m->attn_size),
@@ -469,13 +474,14 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
                     FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
 
     /* MLP. */
-    ragf = rf || e->seq_par_ag_redo;
+    ragf = rf || e->seq_par_ag_redo || norm_redone;
     add_fork(b, outer_act, 2, FLAGS(.recompute = rf));
-    add_norm(b, m, outer_act, FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
+    add_norm(b, m, outer_act, norm);
     const bool bias = !m->calculon_block && m->bias;
     if (m->moe.num_experts > 0) { /* an MoE block (llm_moe.c); the step costs every block so */
         /* recompute of the moe module gathers the sliver again before rerunning the MLP */
-        add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf || llm__moe_redone(e)));
+        add_tp_comm(b, e, tp_net, act, false,
+                    FLAGS(.recomm = ragf || llm__moe_redone(e), .act_dropped = norm_redone));
         llm__add_moe_mlp(b, m, e, z, rf);
         add_tp_comm(b, e, tp_net, act, true, FLAGS(.recomm = rf, .act_dropped = true));
         add_dropout(b, outer_act, FLAGS(.recompute = rf));
@@ -484,12 +490,12 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
         return;
     }
     if (!overlapped) {
-        add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf));
+        add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf, .act_dropped = norm_redone));
         add_modern_linear(b, (double)bs, (double)m->hidden, (double)(up_width / tp), bias, e->fp8,
                           FLAGS(.recompute = rf, .act_dropped = ragf));
     } else {
         add_linear_overlapped(b, e, tp_net, bs, m->hidden, up_width, false,
-                              FLAGS(.recompute = rf, .recomm = ragf));
+                              FLAGS(.recompute = rf, .recomm = ragf, .act_dropped = norm_redone));
         llm__layer_t *l = &b->layers[b->num_layers - 1];
         l->fp8 = e->fp8;
         if (bias) {

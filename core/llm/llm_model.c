@@ -331,12 +331,15 @@ static int check_recompute_modules(const fathom_model_t *m, const llm_execution_
 }
 
 int llm_recompute_module_ladder(const fathom_model_t *m, const llm_execution_t *e,
-                                unsigned sets[3])
+                                unsigned sets[LLM_RECOMPUTE_MODULE_SETS])
 {
     int n = 0;
     unsigned set = 0;
     if (m->calculon_block || e->activation_recompute == LLM_RECOMPUTE_FULL)
         return 0;
+    /* cheapest rerun first: two norms, the experts' activation, MLA's up-projections, then the
+     * whole MoE MLP with its all-to-all */
+    sets[n++] = set |= LLM_RECOMPUTE_LAYERNORM;
     if (m->moe.num_experts > 0)
         sets[n++] = set |= LLM_RECOMPUTE_MOE_ACT;
     if (m->mla.present && e->attention_kernel == LLM_ATTN_KERNEL_FUSED)

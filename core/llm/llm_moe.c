@@ -249,7 +249,11 @@ void llm__add_moe_mlp(llm__block_t *b, const fathom_model_t *m, const llm_execut
      * (the router's), and none of them stores its activation */
     const bool moe_redone = llm__moe_redone(e);
     rf = rf || moe_redone;
-    linear(b, T, h, E, 0, false, rf)->weight_space += x->router_bias ? E : 0;
+    llm__layer_t *router = linear(b, T, h, E, 0, false, rf);
+    router->weight_space += x->router_bias ? E : 0;
+    /* selective recompute of layernorm: the router's input is the norm's output, rerun */
+    if (e->recompute_modules & LLM_RECOMPUTE_LAYERNORM)
+        router->activation_stored = false;
     vector(b, T * E, T * k, 6 * E / k, 8 * E / k, T * E, rf);
     vector(b, T * h, R * h, 0, 0, 0, rf);
     linear(b, R, h, up * fe, local, e->fp8, rf);

@@ -822,7 +822,7 @@ static void fewest_recompute_blocks(walk_t *w)
  * networks, so every network assignment of a group reaches the same set. */
 static bool fewest_recompute_modules(walk_t *w)
 {
-    unsigned sets[3];
+    unsigned sets[LLM_RECOMPUTE_MODULE_SETS];
     const int n = w->req->options.fewest_recompute_modules
                       ? llm_recompute_module_ladder(&w->req->model, &w->e, sets)
                       : 0;

@@ -102,6 +102,15 @@ class Moe(ServerTestCase):
                          results[0]["time_breakdown_s"]["expert_parallel_comm"])
         self.assertGreater(results[3]["time_breakdown_s"]["expert_parallel_comm"],
                            results[2]["time_breakdown_s"]["expert_parallel_comm"])
+        # layernorm beside moe_act: both norms rerun and their outputs are not kept; the list
+        # comes back in the order of the module names
+        r = self.estimate("deepseek-v3", dict(none, recompute_modules=["layernorm", "moe_act"]))
+        self.assertEqual(r.status, 200, r.body)
+        ln = r.json()["summary"]
+        self.assertLess(ln["mem_tier1_bytes"], results[1]["mem_tier1_bytes"])
+        self.assertGreater(ln["time_breakdown_s"]["recompute"], results[1]["time_breakdown_s"]["recompute"])
+        stored = self.server.get("/v1/results/" + r.header("ETag").strip('"')).json()
+        self.assertEqual(stored["request"]["execution"]["recompute_modules"], ["moe_act", "layernorm"])
         # refusals name the field
         for exe, field in ((dict(DEEPSEEK_H100, recompute_modules=["moe"]), "execution.recompute_modules"),
                            (dict(none, recompute_modules=["mlp"]), "execution.recompute_modules[0]"),

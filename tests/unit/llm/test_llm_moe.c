@@ -561,6 +561,50 @@ static void selective_recompute(void **state)
     assert_close(r.stats.recompute_time, 4 * 1.618688e-6, 1e-12);
 }
 
+/* layernorm on one rank (the selective_recompute model, 1 TFLOP/s, memory too fast to count):
+ * both RMSNorms of a block rerun, 4 FLOPs on each of its b·s·h = 16·64 = 1,024 elements:
+ * 2·4,096 FLOPs = 8.192e-9 s a block, 4 · 8.192e-9 = 3.2768e-8 s for 2 blocks · 2 microbatches.
+ * Their outputs are no longer kept: attention's (the fork before Q, K and V) and the MLP's (the
+ * router's input in an MoE block, the up projection's in a dense one), 2·1,024 elements =
+ * 4,096 bytes a block. Forward and backward are unchanged. With TP 2 and sequence parallelism
+ * the sliver before each all-gather is dropped as well and both all-gathers are redone. */
+static void layernorm_recompute(void **state)
+{
+    (void)state;
+    fathom_model_t moe = tiny_moe(), dense = tiny_moe();
+    dense.moe.num_experts = 0;
+    const fathom_model_t *models[] = {&moe, &dense};
+    llm_system_t s = moe_system();
+    llm_result_t base, r;
+    fathom_error_t err;
+    for (int i = 0; i < 2; i++) {
+        llm_execution_t e = layout(1, 1, 1, 1);
+        e.optimizer_sharding = false;
+        assert_int_equal(llm_estimate(models[i], &s, &e, &base, &err), 0);
+        e.recompute_modules = LLM_RECOMPUTE_LAYERNORM;
+        if (llm_estimate(models[i], &s, &e, &r, &err))
+            fail_msg("%s: %s", err.field, err.message);
+        assert_close(r.stats.block_re_time, 8.192e-9, 1e-12);
+        assert_close(r.stats.recompute_time, 3.2768e-8, 1e-12);
+        assert_close(base.stats.block_act_storage_space - r.stats.block_act_storage_space, 4096,
+                     0);
+        assert_close(r.stats.fw_time, base.stats.fw_time, 1e-15);
+        assert_close(r.stats.bw_time, base.stats.bw_time, 1e-15);
+    }
+    llm_execution_t e = layout(2, 1, 1, 1);
+    e.optimizer_sharding = false;
+    e.tensor_par_comm_type = LLM_TP_COMM_RS_AG;
+    assert_int_equal(llm_estimate(&dense, &s, &e, &base, &err), 0);
+    assert_close(base.stats.recomm_link_time, 0, 0);
+    e.recompute_modules = LLM_RECOMPUTE_LAYERNORM;
+    assert_int_equal(llm_estimate(&dense, &s, &e, &r, &err), 0);
+    assert_true(r.stats.recomm_link_time > 0);
+    /* TP 2: after each all-gather every rank held the whole normed state, b·s·h = 1,024
+     * elements (attention's fork, the up projection's input), and before it its sliver of
+     * 1,024/2 = 512: 2·(1,024 + 512) elements = 6,144 bytes a block */
+    assert_close(base.stats.block_act_storage_space - r.stats.block_act_storage_space, 6144, 0);
+}
+
 /* One rank, one sequence, fused attention (MLA's modules are modelled fused only). */
 static llm_execution_t mla_layout(void)
 {
@@ -635,29 +679,34 @@ static void mla_up_proj_recompute(void **state)
     assert_string_equal(err.field, "execution.recompute_modules");
 }
 
-/* The module ladder a search (and the measured-runs rule) climbs: only the modules the model
- * has, each set a superset of the one before, none with full recompute or Calculon's block. */
+/* The module ladder a search (and the measured-runs rule) climbs: layernorm, then only the
+ * modules the model has, each set a superset of the one before, none with full recompute or
+ * Calculon's block. */
 static void module_ladder(void **state)
 {
     (void)state;
-    unsigned sets[3];
+    const unsigned N = LLM_RECOMPUTE_LAYERNORM, A = LLM_RECOMPUTE_MOE_ACT,
+                   U = LLM_RECOMPUTE_MLA_UP_PROJ, M = LLM_RECOMPUTE_MOE;
+    unsigned sets[LLM_RECOMPUTE_MODULE_SETS];
     llm_execution_t e = layout(1, 1, 1, 1);
     e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
     fathom_model_t moe = tiny_moe(), mla = tiny_mla(), both = tiny_moe(), plain = tiny_moe();
     both.mla = mla.mla;
     plain.moe.num_experts = 0;
-    assert_int_equal(llm_recompute_module_ladder(&moe, &e, sets), 2);
-    assert_int_equal(sets[0], LLM_RECOMPUTE_MOE_ACT);
-    assert_int_equal(sets[1], LLM_RECOMPUTE_MOE_ACT | LLM_RECOMPUTE_MOE);
-    assert_int_equal(llm_recompute_module_ladder(&mla, &e, sets), 1);
-    assert_int_equal(sets[0], LLM_RECOMPUTE_MLA_UP_PROJ);
-    assert_int_equal(llm_recompute_module_ladder(&both, &e, sets), 3);
-    assert_int_equal(sets[1], LLM_RECOMPUTE_MOE_ACT | LLM_RECOMPUTE_MLA_UP_PROJ);
-    assert_int_equal(sets[2], LLM_RECOMPUTE_MOE_ACT | LLM_RECOMPUTE_MLA_UP_PROJ | LLM_RECOMPUTE_MOE);
-    assert_int_equal(llm_recompute_module_ladder(&plain, &e, sets), 0);
+    assert_int_equal(llm_recompute_module_ladder(&moe, &e, sets), 3);
+    assert_int_equal(sets[0], N);
+    assert_int_equal(sets[1], N | A);
+    assert_int_equal(sets[2], N | A | M);
+    assert_int_equal(llm_recompute_module_ladder(&mla, &e, sets), 2);
+    assert_int_equal(sets[1], N | U);
+    assert_int_equal(llm_recompute_module_ladder(&both, &e, sets), 4);
+    assert_int_equal(sets[2], N | A | U);
+    assert_int_equal(sets[3], N | A | U | M);
+    assert_int_equal(llm_recompute_module_ladder(&plain, &e, sets), 1);
+    assert_int_equal(sets[0], N);
     e.attention_kernel = LLM_ATTN_KERNEL_UNFUSED; /* mla_up_proj is modelled fused only */
-    assert_int_equal(llm_recompute_module_ladder(&mla, &e, sets), 0);
-    assert_int_equal(llm_recompute_module_ladder(&both, &e, sets), 2);
+    assert_int_equal(llm_recompute_module_ladder(&mla, &e, sets), 1);
+    assert_int_equal(llm_recompute_module_ladder(&both, &e, sets), 3);
     e.activation_recompute = LLM_RECOMPUTE_FULL;
     assert_int_equal(llm_recompute_module_ladder(&moe, &e, sets), 0);
     e.activation_recompute = LLM_RECOMPUTE_NONE;
@@ -771,7 +820,7 @@ int main(void)
         cmocka_unit_test(a2a_in_step),      cmocka_unit_test(dense_blocks_in_step),
         cmocka_unit_test(mtp_in_step),      cmocka_unit_test(grouped_gemm),
         cmocka_unit_test(bad_fields),       cmocka_unit_test(round_trip),
-        cmocka_unit_test(selective_recompute), cmocka_unit_test(mla_up_proj_recompute),
+        cmocka_unit_test(selective_recompute), cmocka_unit_test(layernorm_recompute), cmocka_unit_test(mla_up_proj_recompute),
         cmocka_unit_test(module_ladder),
     };
     return cmocka_run_group_tests(tests, load_presets, free_presets);

@@ -362,10 +362,12 @@ static void test_fewest_recompute_blocks(void **state)
     search_result_close(&every);
 }
 
-/* The module sets options.recompute_modules "fewest" tries, in order. */
+/* The module sets options.recompute_modules "fewest" tries, in order, on an MLA MoE model. */
+#define LN LLM_RECOMPUTE_LAYERNORM
 static const unsigned module_ladder[] = {
-    LLM_RECOMPUTE_MOE_ACT, LLM_RECOMPUTE_MOE_ACT | LLM_RECOMPUTE_MLA_UP_PROJ,
-    LLM_RECOMPUTE_MOE_ACT | LLM_RECOMPUTE_MLA_UP_PROJ | LLM_RECOMPUTE_MOE};
+    LN, LN | LLM_RECOMPUTE_MOE_ACT, LN | LLM_RECOMPUTE_MOE_ACT | LLM_RECOMPUTE_MLA_UP_PROJ,
+    LN | LLM_RECOMPUTE_MOE_ACT | LLM_RECOMPUTE_MLA_UP_PROJ | LLM_RECOMPUTE_MOE};
+#undef LN
 
 /* options.recompute_modules "fewest": an entry with selective recompute gets its rate from its
  * own estimate and fits, while without modules, or with the set before it on the ladder, it does
@@ -389,7 +391,7 @@ static void test_fewest_recompute_modules(void **state)
         assert_entry_reestimates(&req, &fewest.best[i]);
         int rung = 0;
         while (module_ladder[rung] != e.recompute_modules)
-            assert_true(++rung < 3);
+            assert_true(++rung < (int)(sizeof module_ladder / sizeof module_ladder[0]));
         e.recompute_modules = rung > 0 ? module_ladder[rung - 1] : 0;
         assert_false(fits(&req, &e));
     }
