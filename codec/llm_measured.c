@@ -304,7 +304,8 @@ static int estimate_row(const json_t *row, measured_row_t *p, const char *recomp
 /* The least recompute that fits, one rule for every row: none, then attention only, then
  * attention only with the selective-recompute modules of the search's ladder that the measured
  * runs' recipes use (layernorm, then moe_act with it, then mla_up_proj with them; never the
- * whole moe MLP, which none of them selects), then full recompute of the fewest blocks of each pipeline chunk that fit, up
+ * whole moe MLP, which none of them selects, nor a dense model's whole mlp, which none of the
+ * dense recipes selects), then full recompute of the fewest blocks of each pipeline chunk that fit, up
  * to every block. Leaves p->exec, p->result and the choice in *p. */
 static int least_recompute(const json_t *row, measured_row_t *p, fathom_error_t *err)
 {
@@ -319,7 +320,7 @@ static int least_recompute(const json_t *row, measured_row_t *p, fathom_error_t 
     }
     unsigned sets[LLM_RECOMPUTE_MODULE_SETS];
     const int n = llm_recompute_module_ladder(&p->model, &p->exec, sets);
-    for (int i = 0; i < n && !(sets[i] & LLM_RECOMPUTE_MOE); i++) {
+    for (int i = 0; i < n && !(sets[i] & (LLM_RECOMPUTE_MOE | LLM_RECOMPUTE_MLP)); i++) {
         if (estimate_row(row, p, "attn_only", 0, sets[i], err))
             return -1;
         if (p->result.fits_memory)

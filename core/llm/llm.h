@@ -130,6 +130,7 @@ typedef enum {
     LLM_RECOMPUTE_MLA_UP_PROJ = 2, /* MLA's up-projections and RoPE; attention's Q, K and V */
     LLM_RECOMPUTE_MOE = 4,         /* an MoE block's whole MLP from its input, the a2a again */
     LLM_RECOMPUTE_LAYERNORM = 8,   /* each block's two norms; what reads their output keeps none */
+    LLM_RECOMPUTE_MLP = 16,        /* a dense block's whole MLP from its input, collectives too */
 } llm_recompute_module_t;
 /* The most module sets llm_recompute_module_ladder hands out. */
 #define LLM_RECOMPUTE_MODULE_SETS 4
@@ -215,8 +216,8 @@ typedef struct {
 } llm_execution_t;
 
 /* The selective-recompute module sets to try on a layout that does not fit, fewest first, each
- * a superset of the one before: layernorm; moe_act with it (experts); mla_up_proj with them (MLA,
- * fused attention); the whole moe MLP (experts). Returns how many were written to sets (at most
+ * a superset of the one before: layernorm; the whole mlp with it (a dense model); moe_act with
+ * it (experts); mla_up_proj with them (MLA, fused attention); the whole moe MLP (experts). Returns how many were written to sets (at most
  * LLM_RECOMPUTE_MODULE_SETS); 0 for Calculon's block or with full recompute, which reruns every
  * module already. */
 int llm_recompute_module_ladder(const fathom_model_t *m, const llm_execution_t *e,

@@ -417,6 +417,29 @@ static void add_out_proj(llm__block_t *b, const fathom_model_t *m, const llm_exe
     }
 }
 
+/* Selective recompute of mlp: the dense MLP's layers from `first` rerun in backward, its
+ * all-gather and reduce-scatter included, and keep only the MLP's input: the sequence-parallel
+ * sliver when TP gathers it, else the up projection's input (whatever layernorm already
+ * dropped stays dropped). */
+static void rerun_mlp(llm__block_t *b, int first, const llm_execution_t *e)
+{
+    const bool sliver = e->tensor_par > 1 && e->tensor_par_comm_type == LLM_TP_COMM_RS_AG;
+    bool kept = false;
+    for (int i = first; i < b->num_layers; i++) {
+        llm__layer_t *l = &b->layers[i];
+        const bool comm = l->kind == LLM__TP_COMM || l->kind == LLM__LINEAR_OVERLAPPED;
+        l->needs_recompute = l->needs_recompute || l->kind != LLM__TP_COMM;
+        l->needs_recomm = l->needs_recomm || comm;
+        const bool input = l->kind == LLM__LINEAR || l->kind == LLM__LINEAR_OVERLAPPED ||
+                           (sliver && l->kind == LLM__TP_COMM);
+        if (!kept && input) {
+            kept = true;
+            continue;
+        }
+        l->activation_stored = false;
+    }
+}
+
 void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                       const llm__sizes_t *z, llm__block_t *b)
 {
@@ -489,6 +512,7 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
                         FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
         return;
     }
+    const int mlp_first = b->num_layers;
     if (!overlapped) {
         add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf, .act_dropped = norm_redone));
         add_modern_linear(b, (double)bs, (double)m->hidden, (double)(up_width / tp), bias, e->fp8,
@@ -510,6 +534,8 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
         add_gelu(b, (double)(m->feedforward * bs / tp), e->fused_activation,
                  FLAGS(.recompute = rf));
     add_out_proj(b, m, e, tp_net, m->feedforward, act, rf);
+    if (!rf && (e->recompute_modules & LLM_RECOMPUTE_MLP))
+        rerun_mlp(b, mlp_first, e);
     add_dropout(b, outer_act, FLAGS(.recompute = rf));
     add_elementwise(b, outer_act, outer_act,
                     FLAGS(.recompute = rf, .act_dropped = true, .reused = true));

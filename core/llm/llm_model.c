@@ -320,6 +320,10 @@ static int check_recompute_modules(const fathom_model_t *m, const llm_execution_
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
                                 "\"%s\" needs a model with experts (model.moe)",
                                 (mods & LLM_RECOMPUTE_MOE_ACT) ? "moe_act" : "moe");
+    if ((mods & LLM_RECOMPUTE_MLP) && model_moe_blocks_in(m, 0, m->num_blocks) == m->num_blocks)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
+                                "\"mlp\" reruns the MLP of dense blocks, and every block of this "
+                                "model is an MoE block: use \"moe\" or \"moe_act\"");
     if ((mods & LLM_RECOMPUTE_MLA_UP_PROJ) && !m->mla.present)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
                                 "\"mla_up_proj\" needs multi-latent attention (model.mla)");
@@ -340,6 +344,10 @@ int llm_recompute_module_ladder(const fathom_model_t *m, const llm_execution_t *
     /* cheapest rerun first: two norms, the experts' activation, MLA's up-projections, then the
      * whole MoE MLP with its all-to-all */
     sets[n++] = set |= LLM_RECOMPUTE_LAYERNORM;
+    /* an MoE model's dense blocks keep the MoE block's activations (llm_moe.c): mlp would only
+     * cost them time there, so it is tried on dense models alone */
+    if (m->moe.num_experts == 0)
+        sets[n++] = set |= LLM_RECOMPUTE_MLP;
     if (m->moe.num_experts > 0)
         sets[n++] = set |= LLM_RECOMPUTE_MOE_ACT;
     if (m->mla.present && e->attention_kernel == LLM_ATTN_KERNEL_FUSED)

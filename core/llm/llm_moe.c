@@ -467,10 +467,13 @@ static double dense_blocks(const fathom_model_t *m, const llm_execution_t *e, ll
     const double dfw = mult * (dense_fw - blk->moe_fw_time);
     const double dbw = mult * (dense_bw - blk->moe_bw_time);
     /* selective recompute (moe_act, moe) reruns parts of MoE MLPs only: the dense blocks drop
-     * what the MoE block reruns and rerun nothing of their dense MLP */
+     * what the MoE block reruns and rerun nothing of their dense MLP but with mlp, which reruns
+     * its forward (the activations stay the MoE block's, as everywhere here) */
     const bool selective = e->activation_recompute != LLM_RECOMPUTE_FULL;
+    const bool mlp_redone = selective && (e->recompute_modules & LLM_RECOMPUTE_MLP);
     const double dre = llm__recomputed_share(e, k) * dfw -
-                       (selective ? mult * blk->moe_re_time : 0);
+                       (selective ? mult * blk->moe_re_time : 0) +
+                       (mlp_redone ? mult * dense_fw : 0);
     st->fw_time += dfw;
     st->bw_time += dbw;
     st->recompute_time += dre;

@@ -106,7 +106,7 @@ function buildForm(presets) {
     field({ label: 'Capacity factor (tokens dropped above it)', field: 'execution.moe_capacity_factor', placeholder: 'none (no tokens dropped)', min: 0 }),
     field({ label: 'Overlap the all-to-all with the other microbatch (DualPipe)', field: 'execution.moe_a2a_overlap', type: 'checkbox', value: false }),
     field({ label: 'Dispatcher', field: 'execution.moe_dispatcher', type: 'select', value: 'alltoall', options: [['alltoall', 'all-to-all (every copy sent to its expert)'], ['flex', 'flex: DeepEP / HybridEP (once per remote node)']], hint: 'differs when the experts span nodes' }),
-    field({ label: 'Selective recompute (modules)', field: 'execution.recompute_modules', type: 'text', placeholder: 'none', hint: 'comma-separated, Megatron’s recompute_modules: layernorm, moe_act, mla_up_proj (MLA), moe (the whole MoE MLP); with recompute none or attention only' }),
+    field({ label: 'Selective recompute (modules)', field: 'execution.recompute_modules', type: 'text', placeholder: 'none', hint: 'comma-separated, Megatron’s recompute_modules: layernorm, mlp (a dense MLP), moe_act, mla_up_proj (MLA), moe (the whole MoE MLP); with recompute none or attention only' }),
   );
   const more = $('#est-more');
   more.append(

@@ -43,7 +43,7 @@ function buildForm(presets) {
       hint: 'Megatron’s recompute_num_layers: the others keep their activations (modern models)' }),
     field({ scope: sc, label: 'Layouts that do not fit', field: 'options.recompute_modules', type: 'select', value: 'none',
       options: [['none', 'are dropped'], ['fewest', 'try selective recompute of modules']],
-      hint: 'layernorm, then moe_act, then mla_up_proj, then the whole MoE MLP: the fewest that fit (modern block)' }),
+      hint: 'layernorm, then the dense MLP (dense models) or moe_act, then mla_up_proj, then the whole MoE MLP: the fewest that fit (modern block)' }),
     field({ scope: sc, label: 'Skip TP overlap', field: 'options.no_tp_overlap', type: 'checkbox' }),
     field({ scope: sc, label: 'Skip DP overlap', field: 'options.no_dp_overlap', type: 'checkbox' }),
     field({ scope: sc, label: 'Stop growing the microbatch once it stops fitting', field: 'options.mbs_break', type: 'checkbox' }),

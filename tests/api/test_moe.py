@@ -113,7 +113,7 @@ class Moe(ServerTestCase):
         self.assertEqual(stored["request"]["execution"]["recompute_modules"], ["moe_act", "layernorm"])
         # refusals name the field
         for exe, field in ((dict(DEEPSEEK_H100, recompute_modules=["moe"]), "execution.recompute_modules"),
-                           (dict(none, recompute_modules=["mlp"]), "execution.recompute_modules[0]"),
+                           (dict(none, recompute_modules=["core_attn"]), "execution.recompute_modules[0]"),
                            (dict(none, recompute_modules=["moe", "moe"]), "execution.recompute_modules[1]"),
                            (dict(none, recompute_modules="moe"), "execution.recompute_modules"),
                            (dict(none, attention_kernel="unfused", recompute_modules=["mla_up_proj"]),
@@ -127,6 +127,13 @@ class Moe(ServerTestCase):
                                            "recompute_modules": ["mla_up_proj"]})
         self.assertEqual(r.status, 422, r.body)
         self.assertEqual(r.json()["error"]["field"], "execution.recompute_modules")
+        # every Mixtral block is an MoE block: no dense MLP for mlp to rerun
+        r = self.estimate("mixtral-8x7B", {"num_procs": 8, "expert_par": 8, "batch_size": 8,
+                                           "datatype": "bfloat16", "activation_recompute": "none",
+                                           "recompute_modules": ["mlp"]})
+        self.assertEqual(r.status, 422, r.body)
+        self.assertEqual(r.json()["error"]["field"], "execution.recompute_modules")
+        self.assertIn("MoE block", r.json()["error"]["message"])
 
     def test_bad_moe_fields_name_the_field(self):
         base = {"hidden": 1024, "seq_size": 1024, "attn_heads": 8, "num_blocks": 4, "vocab_size": 32000,

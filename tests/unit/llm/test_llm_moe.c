@@ -426,6 +426,10 @@ static void dense_blocks_in_step(void **state)
         assert_true(a.stats.recompute_time > 0);
         assert_close(b.stats.recompute_time, a.stats.recompute_time / 2, 1e-15);
     }
+    /* mlp reruns the dense block's MLP forward (mlp_recompute: 7.9872e-7 s), 2 microbatches */
+    e.recompute_modules = LLM_RECOMPUTE_MLP;
+    assert_int_equal(llm_estimate(&mixed, &s, &e, &b, &err), 0);
+    assert_close(b.stats.recompute_time, 2 * 7.9872e-7, 1e-12);
 }
 
 /* An MTP depth sits on the last stage: a dense tiny model (one stage) holds exactly the MTP
@@ -524,6 +528,30 @@ static void grouped_gemm(void **state)
 
 /* ---- selective recompute (execution.recompute_modules) ---- */
 
+/* Estimates `m` on one rank of the tiny system without and then with `modules` recomputed
+ * (into *r): a block reruns `block_re_s`, the step `step_re_s`, a block stores `freed` bytes
+ * fewer, and forward and backward do not change. */
+static void check_modules(const fathom_model_t *m, unsigned modules, double block_re_s,
+                          double step_re_s, double freed, llm_result_t *r)
+{
+    llm_system_t s = moe_system();
+    llm_execution_t e = layout(1, 1, 1, 1);
+    e.optimizer_sharding = false;
+    llm_result_t base;
+    fathom_error_t err;
+    assert_int_equal(llm_estimate(m, &s, &e, &base, &err), 0);
+    assert_close(base.stats.block_re_time, 0, 0);
+    e.recompute_modules = modules;
+    if (llm_estimate(m, &s, &e, r, &err))
+        fail_msg("%s: %s", err.field, err.message);
+    assert_close(r->stats.block_re_time, block_re_s, 1e-12);
+    assert_close(r->stats.recompute_time, step_re_s, 1e-12);
+    assert_close(base.stats.block_act_storage_space - r->stats.block_act_storage_space, freed, 0);
+    assert_close(r->stats.fw_time, base.stats.fw_time, 1e-15);
+    assert_close(r->stats.bw_time, base.stats.bw_time, 1e-15);
+    assert_close(r->stats.total_time - base.stats.total_time, step_re_s, 1e-12);
+}
+
 /* Tiny MoE on one processor, batch 2 (2 microbatches), 2 MoE blocks, 1 TFLOP/s everywhere,
  * memory too fast to count. Each block routes T = 16 tokens to k = 2 experts: R = 32 rows.
  *   moe_act: the SwiGLU reruns, 6·R·fe = 6·32·128 = 24,576 FLOPs = 2.4576e-8 s a block; its
@@ -543,17 +571,8 @@ static void selective_recompute(void **state)
     e.optimizer_sharding = false;
     llm_result_t base, r;
     fathom_error_t err;
+    check_modules(&m, LLM_RECOMPUTE_MOE_ACT, 2.4576e-8, 9.8304e-8, 8192, &r);
     assert_int_equal(llm_estimate(&m, &s, &e, &base, &err), 0);
-    assert_close(base.stats.block_re_time, 0, 0);
-    e.recompute_modules = LLM_RECOMPUTE_MOE_ACT;
-    if (llm_estimate(&m, &s, &e, &r, &err))
-        fail_msg("%s: %s", err.field, err.message);
-    assert_close(r.stats.block_re_time, 2.4576e-8, 1e-12);
-    assert_close(r.stats.recompute_time, 9.8304e-8, 1e-12);
-    assert_close(base.stats.block_act_storage_space - r.stats.block_act_storage_space, 8192, 0);
-    assert_close(r.stats.fw_time, base.stats.fw_time, 1e-15);
-    assert_close(r.stats.bw_time, base.stats.bw_time, 1e-15);
-    assert_close(r.stats.total_time - base.stats.total_time, 9.8304e-8, 1e-12);
     e.recompute_modules = LLM_RECOMPUTE_MOE;
     assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
     assert_close(r.stats.block_re_time, 1.618688e-6, 1e-12);
@@ -573,24 +592,11 @@ static void layernorm_recompute(void **state)
     (void)state;
     fathom_model_t moe = tiny_moe(), dense = tiny_moe();
     dense.moe.num_experts = 0;
-    const fathom_model_t *models[] = {&moe, &dense};
     llm_system_t s = moe_system();
     llm_result_t base, r;
     fathom_error_t err;
-    for (int i = 0; i < 2; i++) {
-        llm_execution_t e = layout(1, 1, 1, 1);
-        e.optimizer_sharding = false;
-        assert_int_equal(llm_estimate(models[i], &s, &e, &base, &err), 0);
-        e.recompute_modules = LLM_RECOMPUTE_LAYERNORM;
-        if (llm_estimate(models[i], &s, &e, &r, &err))
-            fail_msg("%s: %s", err.field, err.message);
-        assert_close(r.stats.block_re_time, 8.192e-9, 1e-12);
-        assert_close(r.stats.recompute_time, 3.2768e-8, 1e-12);
-        assert_close(base.stats.block_act_storage_space - r.stats.block_act_storage_space, 4096,
-                     0);
-        assert_close(r.stats.fw_time, base.stats.fw_time, 1e-15);
-        assert_close(r.stats.bw_time, base.stats.bw_time, 1e-15);
-    }
+    check_modules(&moe, LLM_RECOMPUTE_LAYERNORM, 8.192e-9, 3.2768e-8, 4096, &r);
+    check_modules(&dense, LLM_RECOMPUTE_LAYERNORM, 8.192e-9, 3.2768e-8, 4096, &r);
     llm_execution_t e = layout(2, 1, 1, 1);
     e.optimizer_sharding = false;
     e.tensor_par_comm_type = LLM_TP_COMM_RS_AG;
@@ -603,6 +609,35 @@ static void layernorm_recompute(void **state)
      * elements (attention's fork, the up projection's input), and before it its sliver of
      * 1,024/2 = 512: 2·(1,024 + 512) elements = 6,144 bytes a block */
     assert_close(base.stats.block_act_storage_space - r.stats.block_act_storage_space, 6144, 0);
+}
+
+/* mlp on the dense tiny model (one rank, 1 TFLOP/s, memory too fast to count): the MLP's
+ * forward reruns, up 2·16·64·256 = 524,288, SwiGLU 6·16·128 = 12,288 and down 2·16·128·64 =
+ * 262,144 FLOPs = 7.9872e-7 s a block, 4 · 7.9872e-7 = 3.19488e-6 s for 2 blocks · 2
+ * microbatches; only the MLP's input stays (the up projection's, 1,024 elements): the SwiGLU's
+ * 2·16·128 = 4,096 and the down projection's 16·128 = 2,048 elements, 12,288 bytes a block, go.
+ * On an MoE model whose every block is an MoE block it is refused; DeepSeek-V3's three dense
+ * blocks rerun their MLP's forward (`dense_blocks_in_step` has the split). */
+static void mlp_recompute(void **state)
+{
+    (void)state;
+    fathom_model_t dense = tiny_moe(), moe = tiny_moe();
+    dense.moe.num_experts = 0;
+    llm_system_t s = moe_system();
+    llm_execution_t e = layout(1, 1, 1, 1);
+    e.optimizer_sharding = false;
+    llm_result_t r;
+    fathom_error_t err;
+    check_modules(&dense, LLM_RECOMPUTE_MLP, 7.9872e-7, 3.19488e-6, 12288, &r);
+    /* with layernorm too the input goes as well: 1,024 elements more, and the attention's
+     * normed copy (layernorm_recompute): 4,096 bytes more */
+    e.recompute_modules = LLM_RECOMPUTE_MLP | LLM_RECOMPUTE_LAYERNORM;
+    llm_result_t both;
+    assert_int_equal(llm_estimate(&dense, &s, &e, &both, &err), 0);
+    assert_close(r.stats.block_act_storage_space - both.stats.block_act_storage_space, 4096, 0);
+    e.recompute_modules = LLM_RECOMPUTE_MLP;
+    assert_int_equal(llm_estimate(&moe, &s, &e, &r, &err), -1);
+    assert_string_equal(err.field, "execution.recompute_modules");
 }
 
 /* One rank, one sequence, fused attention (MLA's modules are modelled fused only). */
@@ -680,8 +715,8 @@ static void mla_up_proj_recompute(void **state)
 }
 
 /* The module ladder a search (and the measured-runs rule) climbs: layernorm, then only the
- * modules the model has, each set a superset of the one before, none with full recompute or
- * Calculon's block. */
+ * modules the model has (mlp on a dense model), each set a superset of the one before, none
+ * with full recompute or Calculon's block. */
 static void module_ladder(void **state)
 {
     (void)state;
@@ -693,19 +728,22 @@ static void module_ladder(void **state)
     fathom_model_t moe = tiny_moe(), mla = tiny_mla(), both = tiny_moe(), plain = tiny_moe();
     both.mla = mla.mla;
     plain.moe.num_experts = 0;
+    const unsigned P = LLM_RECOMPUTE_MLP; /* dense models only: tiny_mla has no experts */
     assert_int_equal(llm_recompute_module_ladder(&moe, &e, sets), 3);
     assert_int_equal(sets[0], N);
     assert_int_equal(sets[1], N | A);
     assert_int_equal(sets[2], N | A | M);
-    assert_int_equal(llm_recompute_module_ladder(&mla, &e, sets), 2);
-    assert_int_equal(sets[1], N | U);
+    assert_int_equal(llm_recompute_module_ladder(&mla, &e, sets), 3);
+    assert_int_equal(sets[1], N | P);
+    assert_int_equal(sets[2], N | P | U);
     assert_int_equal(llm_recompute_module_ladder(&both, &e, sets), 4);
     assert_int_equal(sets[2], N | A | U);
     assert_int_equal(sets[3], N | A | U | M);
-    assert_int_equal(llm_recompute_module_ladder(&plain, &e, sets), 1);
+    assert_int_equal(llm_recompute_module_ladder(&plain, &e, sets), 2);
     assert_int_equal(sets[0], N);
+    assert_int_equal(sets[1], N | P);
     e.attention_kernel = LLM_ATTN_KERNEL_UNFUSED; /* mla_up_proj is modelled fused only */
-    assert_int_equal(llm_recompute_module_ladder(&mla, &e, sets), 1);
+    assert_int_equal(llm_recompute_module_ladder(&mla, &e, sets), 2);
     assert_int_equal(llm_recompute_module_ladder(&both, &e, sets), 3);
     e.activation_recompute = LLM_RECOMPUTE_FULL;
     assert_int_equal(llm_recompute_module_ladder(&moe, &e, sets), 0);
@@ -804,9 +842,9 @@ static void round_trip(void **state)
     json_object_set_new(je, "recompute_modules", json_pack("[s,s]", "moe", "moe"));
     assert_int_equal(codec_llm_execution_decode(je, "execution", &eb, &err), -1);
     assert_string_equal(err.field, "execution.recompute_modules[1]");
-    json_object_set_new(je, "recompute_modules", json_pack("[s]", "mlp"));
+    json_object_set_new(je, "recompute_modules", json_pack("[s,s]", "mlp", "core_attn"));
     assert_int_equal(codec_llm_execution_decode(je, "execution", &eb, &err), -1);
-    assert_string_equal(err.field, "execution.recompute_modules[0]");
+    assert_string_equal(err.field, "execution.recompute_modules[1]");
     json_decref(je);
 }
 
@@ -820,7 +858,8 @@ int main(void)
         cmocka_unit_test(a2a_in_step),      cmocka_unit_test(dense_blocks_in_step),
         cmocka_unit_test(mtp_in_step),      cmocka_unit_test(grouped_gemm),
         cmocka_unit_test(bad_fields),       cmocka_unit_test(round_trip),
-        cmocka_unit_test(selective_recompute), cmocka_unit_test(layernorm_recompute), cmocka_unit_test(mla_up_proj_recompute),
+        cmocka_unit_test(selective_recompute), cmocka_unit_test(layernorm_recompute),
+        cmocka_unit_test(mlp_recompute), cmocka_unit_test(mla_up_proj_recompute),
         cmocka_unit_test(module_ladder),
     };
     return cmocka_run_group_tests(tests, load_presets, free_presets);
