@@ -305,8 +305,8 @@ static int estimate_row(const json_t *row, measured_row_t *p, const char *recomp
  * attention only with the selective-recompute modules of the search's ladder that the measured
  * runs' recipes use (layernorm, then moe_act with it, then mla_up_proj with them; never the
  * whole moe MLP, which none of them selects, nor a dense model's whole mlp, which none of the
- * dense recipes selects), then full recompute of the fewest blocks of each pipeline chunk that fit, up
- * to every block. Leaves p->exec, p->result and the choice in *p. */
+ * dense recipes selects), then full recompute of the fewest blocks of each pipeline chunk that
+ * fit, up to every block. Leaves p->exec, p->result and the choice in *p. */
 static int least_recompute(const json_t *row, measured_row_t *p, fathom_error_t *err)
 {
     p->recompute_blocks = p->chunk_blocks = 0;

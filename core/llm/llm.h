@@ -217,9 +217,9 @@ typedef struct {
 
 /* The selective-recompute module sets to try on a layout that does not fit, fewest first, each
  * a superset of the one before: layernorm; the whole mlp with it (a dense model); moe_act with
- * it (experts); mla_up_proj with them (MLA, fused attention); the whole moe MLP (experts). Returns how many were written to sets (at most
- * LLM_RECOMPUTE_MODULE_SETS); 0 for Calculon's block or with full recompute, which reruns every
- * module already. */
+ * it (experts); mla_up_proj with them (MLA, fused attention); the whole moe MLP (experts).
+ * Returns how many were written to sets (at most LLM_RECOMPUTE_MODULE_SETS); 0 for Calculon's
+ * block or with full recompute, which reruns every module already. */
 int llm_recompute_module_ladder(const fathom_model_t *m, const llm_execution_t *e,
                                 unsigned sets[LLM_RECOMPUTE_MODULE_SETS]);
 

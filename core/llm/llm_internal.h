@@ -219,6 +219,9 @@ void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e
 double llm__recomputed_share(const llm_execution_t *e, const llm__compiled_t *k);
 /* True when selective recompute reruns every MoE block's MLP (recompute_modules "moe"). */
 bool llm__moe_redone(const llm_execution_t *e);
+/* True when selective recompute reruns every block's norms (recompute_modules "layernorm"):
+ * no layer keeps their output. */
+bool llm__norm_redone(const llm_execution_t *e);
 
 /* The step's lines (forward, backward, ... data-parallel) added in Calculon's order. */
 double llm__sum_of_lines(const llm_stats_t *st);

@@ -455,7 +455,7 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
     /* selective recompute of layernorm: both norms rerun in backward and no layer keeps their
      * output (the sliver before the all-gather nor the gathered copy), so the all-gather after
      * each is redone too */
-    const bool norm_redone = !rf && (e->recompute_modules & LLM_RECOMPUTE_LAYERNORM);
+    const bool norm_redone = llm__norm_redone(e);
     const flags_t norm = FLAGS(.recompute = rf || norm_redone, .act_dropped = true, .reused = true);
     const int64_t qkv_width = m->attn_heads * m->attn_size;
     const int64_t up_width = m->gated_mlp ? 2 * m->feedforward : m->feedforward;

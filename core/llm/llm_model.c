@@ -341,8 +341,8 @@ int llm_recompute_module_ladder(const fathom_model_t *m, const llm_execution_t *
     unsigned set = 0;
     if (m->calculon_block || e->activation_recompute == LLM_RECOMPUTE_FULL)
         return 0;
-    /* cheapest rerun first: two norms, the experts' activation, MLA's up-projections, then the
-     * whole MoE MLP with its all-to-all */
+    /* cheapest rerun first: two norms, then a dense model's MLP or the experts' activation,
+     * MLA's up-projections, then the whole MoE MLP with its all-to-all */
     sets[n++] = set |= LLM_RECOMPUTE_LAYERNORM;
     /* an MoE model's dense blocks keep the MoE block's activations (llm_moe.c): mlp would only
      * cost them time there, so it is tried on dense models alone */
@@ -355,6 +355,12 @@ int llm_recompute_module_ladder(const fathom_model_t *m, const llm_execution_t *
     if (m->moe.num_experts > 0)
         sets[n++] = set |= LLM_RECOMPUTE_MOE;
     return n;
+}
+
+bool llm__norm_redone(const llm_execution_t *e)
+{
+    return e->activation_recompute != LLM_RECOMPUTE_FULL &&
+           (e->recompute_modules & LLM_RECOMPUTE_LAYERNORM);
 }
 
 bool llm__moe_redone(const llm_execution_t *e)

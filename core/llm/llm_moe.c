@@ -252,7 +252,7 @@ void llm__add_moe_mlp(llm__block_t *b, const fathom_model_t *m, const llm_execut
     llm__layer_t *router = linear(b, T, h, E, 0, false, rf);
     router->weight_space += x->router_bias ? E : 0;
     /* selective recompute of layernorm: the router's input is the norm's output, rerun */
-    if (e->recompute_modules & LLM_RECOMPUTE_LAYERNORM)
+    if (llm__norm_redone(e))
         router->activation_stored = false;
     vector(b, T * E, T * k, 6 * E / k, 8 * E / k, T * E, rf);
     vector(b, T * h, R * h, 0, 0, 0, rf);

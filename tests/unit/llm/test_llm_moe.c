@@ -852,7 +852,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parameter_counts), cmocka_unit_test(model_flops_megatron),
-        cmocka_unit_test(mla_flops), cmocka_unit_test(mla_block_storage),        cmocka_unit_test(memory_deepseek_v3),
+        cmocka_unit_test(mla_flops),        cmocka_unit_test(mla_block_storage),
+        cmocka_unit_test(memory_deepseek_v3),
         cmocka_unit_test(memory_mixtral),   cmocka_unit_test(a2a_cost),
         cmocka_unit_test(a2a_flex_cost),    cmocka_unit_test(a2a_flex_in_step),
         cmocka_unit_test(a2a_in_step),      cmocka_unit_test(dense_blocks_in_step),
