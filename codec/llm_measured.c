@@ -36,9 +36,14 @@
  *              force-balance routing); no all-to-all overlap (the tables do not say)
 
  * Rows that publish only the source's TFLOP/s per GPU (no tokens/s, microbatch not stated:
- * taken as 1) are estimated and compared on model TFLOP/s per GPU instead — Fathom's count
- * against the source's own formula, so their error is reported apart and kept out of the
- * tokens/s mean. A row that publishes nothing measured is listed with the reason.
+ * taken as 1) are estimated and compared on model TFLOP/s per GPU instead, their error reported
+ * apart and kept out of the tokens/s mean. Their estimate is counted as the source counts: all
+ * such rows come from NeMo 24.03's long-sequence table, whose FLOP formula (like Megatron-LM's
+ * before March 2025) counts the whole s×s score matrix, causal or not. NeMo's 24.07 table checks
+ * it: Llama 2 7B at 767 TFLOP/s and 16,634 tokens/s/GPU is 46.1 GFLOP per token, the full
+ * count (46.08), not the causal one (42.86). Counted the causal way, a 512K-token row would be
+ * compared against a figure inflated 1.9 times. A row that publishes nothing measured is listed
+ * with the reason.
  *
  * Leave-one-source-out (add_loso, when the calibrate module is built): each row is predicted
  * again by its GPU's preset calibrated on the other sources' rows of that GPU — the whole-run fit
@@ -258,7 +263,8 @@ typedef struct {
     const char *recompute;            /* none, attn_only or full */
     int64_t recompute_blocks, chunk_blocks; /* full: of a chunk's chunk_blocks, 0 = every one */
     bool by_tokens; /* compared on tokens/s/GPU, else on model TFLOP/s/GPU */
-    double measured, model_flops;
+    double measured, model_flops; /* model_flops: Fathom's count, the numerator of its MFU */
+    double source_flops;          /* what the row's TFLOP/s counts (TFLOP/s-only rows) */
     llm_result_t result; /* with the preset */
 } measured_row_t;
 
@@ -269,10 +275,10 @@ static double tokens_of_step(const measured_row_t *p, double step_s)
            (step_s * (double)p->exec.num_procs);
 }
 
-/* model TFLOP/s/GPU = model FLOPs per step / (step·procs) / 1e12 */
+/* model TFLOP/s/GPU = FLOPs per step / (step·procs) / 1e12, in the count of the row's source */
 static double tflops_of_step(const measured_row_t *p, double step_s)
 {
-    return p->model_flops / (step_s * (double)p->exec.num_procs) / 1e12;
+    return p->source_flops / (step_s * (double)p->exec.num_procs) / 1e12;
 }
 
 /* What the row is compared on, from a step time. */
@@ -363,6 +369,9 @@ static int prepare_row(const json_t *row, const codec_presets_t *presets, measur
     p->measured = json_number_value(
         json_object_get(row, p->by_tokens ? "tokens_per_s_per_gpu" : "tflops_per_gpu"));
     p->model_flops = llm_model_flops(&p->model, p->exec.batch_size, true);
+    fathom_model_t full_scores = p->model; /* the source's count: every s×s score (file head) */
+    full_scores.causal = false;
+    p->source_flops = llm_model_flops(&full_scores, p->exec.batch_size, true);
     return 0;
 }
 
@@ -428,17 +437,17 @@ static json_t *errors_encode(const errors_t *a)
                      a->n ? a->sum / a->n : 0.0, "max_abs_error_pct", a->worst);
 }
 
-/* The three groups a row's error counts in: tokens/s rows, MoE tokens/s rows among them, and rows
- * compared on TFLOP/s. */
+/* The groups a row's error counts in: tokens/s rows, the dense and the MoE ones among them, and
+ * rows compared on TFLOP/s. */
 typedef struct {
-    errors_t tokens, moe, tflops;
+    errors_t tokens, dense, moe, tflops;
 } groups_t;
 
 static void groups_add(groups_t *g, const measured_row_t *p, bool moe, double error_pct)
 {
     errors_add(p->by_tokens ? &g->tokens : &g->tflops, error_pct);
-    if (moe && p->by_tokens)
-        errors_add(&g->moe, error_pct);
+    if (p->by_tokens)
+        errors_add(moe ? &g->moe : &g->dense, error_pct);
 }
 
 #ifdef FATHOM_HAVE_CALIBRATE
@@ -514,12 +523,14 @@ static void add_loso(const measured_row_t *prep, const bool *ok, const bool *moe
 
 static json_t *groups_encode(const groups_t *g)
 {
-    return json_pack("{s:i,s:f,s:f,s:o,s:i,s:f,s:f}", "rows_estimated", g->tokens.n,
+    return json_pack("{s:i,s:f,s:f,s:o,s:i,s:f,s:f,s:i,s:f,s:f}", "rows_estimated", g->tokens.n,
                      "mean_abs_error_pct", g->tokens.n ? g->tokens.sum / g->tokens.n : 0.0,
                      "max_abs_error_pct", g->tokens.worst, "tflops_only",
                      errors_encode(&g->tflops), "moe_rows_estimated", g->moe.n,
                      "moe_mean_abs_error_pct", g->moe.n ? g->moe.sum / g->moe.n : 0.0,
-                     "moe_max_abs_error_pct", g->moe.worst);
+                     "moe_max_abs_error_pct", g->moe.worst, "dense_rows_estimated", g->dense.n,
+                     "dense_mean_abs_error_pct", g->dense.n ? g->dense.sum / g->dense.n : 0.0,
+                     "dense_max_abs_error_pct", g->dense.worst);
 }
 
 json_t *codec_llm_measured_report_rows(const json_t *rows, const codec_presets_t *presets,
@@ -603,6 +614,19 @@ json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t
     return codec_llm_measured_report_rows(rows, presets, err);
 }
 
+/* " what N rows: mean M%, worst W%" of one error group of the report, its count under count_key
+ * and its figures under prefix + mean_abs_error_pct / max_abs_error_pct. */
+static void print_group(FILE *f, const char *what, const json_t *o, const char *count_key,
+                        const char *prefix)
+{
+    char mean[48], worst[48];
+    snprintf(mean, sizeof mean, "%smean_abs_error_pct", prefix);
+    snprintf(worst, sizeof worst, "%smax_abs_error_pct", prefix);
+    fprintf(f, "%s %lld rows: mean %.1f%%, worst %.1f%%", what,
+            (long long)json_integer_value(json_object_get(o, count_key)),
+            json_number_value(json_object_get(o, mean)), json_number_value(json_object_get(o, worst)));
+}
+
 char *codec_llm_measured_text(const json_t *report)
 {
     char *buf = NULL;
@@ -657,32 +681,21 @@ char *codec_llm_measured_text(const json_t *report)
             (long long)json_integer_value(json_object_get(report, "rows_total")),
             json_number_value(json_object_get(report, "mean_abs_error_pct")),
             json_number_value(json_object_get(report, "max_abs_error_pct")));
-    const json_t *tf = json_object_get(report, "tflops_only");
-    fprintf(f, "model TFLOP/s/GPU (rows publishing no tokens/s, the source's own FLOP count) over "
-               "%lld rows: mean absolute error %.1f%%, worst %.1f%%\n",
-            (long long)json_integer_value(json_object_get(tf, "rows")),
-            json_number_value(json_object_get(tf, "mean_abs_error_pct")),
-            json_number_value(json_object_get(tf, "max_abs_error_pct")));
-    fprintf(f, "of which mixture of experts, %lld rows: mean absolute error %.1f%%, worst %.1f%%\n",
-            (long long)json_integer_value(json_object_get(report, "moe_rows_estimated")),
-            json_number_value(json_object_get(report, "moe_mean_abs_error_pct")),
-            json_number_value(json_object_get(report, "moe_max_abs_error_pct")));
+    fputs("of which", f);
+    print_group(f, " mixture of experts,", report, "moe_rows_estimated", "moe_");
+    print_group(f, "; dense,", report, "dense_rows_estimated", "dense_");
+    fputs("\nmodel TFLOP/s/GPU (rows publishing no tokens/s, counted as their source counts):", f);
+    print_group(f, "", json_object_get(report, "tflops_only"), "rows", "");
+    fputc('\n', f);
     const json_t *lo = json_object_get(report, "loso");
     if (lo) {
-        const json_t *lt = json_object_get(lo, "tflops_only");
-        fprintf(f, "leave-one-source-out calibrated (loso: each GPU's preset fitted on the other "
-                   "sources' rows): tokens/s/GPU over %lld rows: mean %.1f%%, worst %.1f%%; "
-                   "mixture of experts %lld rows: mean %.1f%%, worst %.1f%%; TFLOP/s-only %lld "
-                   "rows: mean %.1f%%, worst %.1f%%\n",
-                (long long)json_integer_value(json_object_get(lo, "rows_estimated")),
-                json_number_value(json_object_get(lo, "mean_abs_error_pct")),
-                json_number_value(json_object_get(lo, "max_abs_error_pct")),
-                (long long)json_integer_value(json_object_get(lo, "moe_rows_estimated")),
-                json_number_value(json_object_get(lo, "moe_mean_abs_error_pct")),
-                json_number_value(json_object_get(lo, "moe_max_abs_error_pct")),
-                (long long)json_integer_value(json_object_get(lt, "rows")),
-                json_number_value(json_object_get(lt, "mean_abs_error_pct")),
-                json_number_value(json_object_get(lt, "max_abs_error_pct")));
+        fputs("leave-one-source-out calibrated (loso: each GPU's preset fitted on the other "
+              "sources' rows): tokens/s/GPU", f);
+        print_group(f, "", lo, "rows_estimated", "");
+        print_group(f, "; mixture of experts", lo, "moe_rows_estimated", "moe_");
+        print_group(f, "; dense", lo, "dense_rows_estimated", "dense_");
+        print_group(f, "; TFLOP/s-only", json_object_get(lo, "tflops_only"), "rows", "");
+        fputc('\n', f);
     }
     if (fclose(f) != 0) {
         free(buf);
