@@ -60,29 +60,42 @@ int cli_cmd_estimate(int argc, char **argv, const cli_env_t *env)
 int cli_cmd_validate(int argc, char **argv, const cli_env_t *env)
 {
     int as_json = 0, measured = 0, bad = 0;
+    const char *runs_file = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             as_json = 1;
         else if (strcmp(argv[i], "--measured") == 0)
             measured = 1;
+        else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
+            runs_file = argv[++i], measured = 1;
         else
             bad = 1;
     }
     if (bad) {
-        printf("usage: fathom validate [--measured] [--json]\n\nReproduces Calculon's validation "
-               "against the Megatron sequence-parallelism paper\n(Korthikanti et al. 2022): "
-               "Figure 1 memory, Figure 7 activation ratios, Table 5\nstep times, with profile, "
-               "estimate, delta, mean and worst error, printed as\nCalculon prints them. "
-               "--measured compares the step model with published\nmeasured training runs "
+        printf("usage: fathom validate [--measured] [--runs FILE] [--json]\n\nReproduces "
+               "Calculon's validation against the Megatron sequence-parallelism paper\n(Korthikanti "
+               "et al. 2022): Figure 1 memory, Figure 7 activation ratios, Table 5\nstep times, "
+               "with profile, estimate, delta, mean and worst error, printed as\nCalculon prints "
+               "them. --measured compares the step model with published\nmeasured training runs "
                "(presets/validation/measured_runs.json): tokens/s/GPU\nmeasured and estimated per "
-               "run, mean and worst error. --json prints the JSON\nof GET /v1/validation (its "
-               "\"measured\" member with --measured) instead.\n");
+               "run, mean and worst error. --runs FILE does the same\nfor the runs in FILE (- for "
+               "stdin), an array of rows in measured_runs.json's\nformat: your own measurements, "
+               "or presets/validation/later_releases.json.\n--json prints the JSON of GET "
+               "/v1/validation (its \"measured\" member with\n--measured or --runs) instead.\n");
         return strcmp(argv[argc - 1], "--help") == 0 ? 0 : 2;
     }
     fathom_error_t err;
     fathom_error_clear(&err);
-    json_t *report = measured ? codec_llm_measured_report(env->presets, &err)
-                              : codec_llm_validation_report(env->presets, &err);
+    json_t *report;
+    if (runs_file) {
+        json_t *rows = cli_read_json_file(runs_file);
+        if (!rows)
+            return 1;
+        report = codec_llm_measured_report_rows(rows, runs_file, env->presets, &err);
+        json_decref(rows);
+    } else
+        report = measured ? codec_llm_measured_report(env->presets, &err)
+                          : codec_llm_validation_report(env->presets, &err);
     if (!report)
         return cli_print_error(&err);
     char *text = as_json ? NULL

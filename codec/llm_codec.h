@@ -101,9 +101,11 @@ json_t *codec_llm_validation_report(const codec_presets_t *presets, fathom_error
  * and the report a "loso" summary with the same members as the built-in one. Also the
  * "measured" member of codec_llm_validation_report. */
 json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t *err);
-/* The same report over the given rows (an array in measured_runs.json's format). */
-json_t *codec_llm_measured_report_rows(const json_t *rows, const codec_presets_t *presets,
-                                       fathom_error_t *err);
+/* The same report over the given rows (an array in measured_runs.json's format; any other JSON
+ * is a FATHOM_E_INVALID_FIELD error), "source" naming where they came from. A row that is not an
+ * object, or whose measured figure is not a positive number, is listed with the reason. */
+json_t *codec_llm_measured_report_rows(const json_t *rows, const char *source,
+                                       const codec_presets_t *presets, fathom_error_t *err);
 /* The measured report as a table (malloc'ed; NULL on allocation failure). */
 char *codec_llm_measured_text(const json_t *report);
 

@@ -69,12 +69,20 @@ static const char *row_str(const json_t *row, const char *key)
     return s ? s : "";
 }
 
-/* Why a row cannot be estimated yet, or NULL. */
+/* Why a row cannot be estimated yet, or NULL. The figure compared is tokens_per_s_per_gpu when
+ * given, else tflops_per_gpu (prepare_row); it must be a positive number. */
 static const char *inexpressible(const json_t *row)
 {
-    if (!json_is_number(json_object_get(row, "tokens_per_s_per_gpu")) &&
-        !json_is_number(json_object_get(row, "tflops_per_gpu")))
+    if (!json_is_object(row))
+        return "a row is a JSON object in measured_runs.json's format";
+    const json_t *tokens = json_object_get(row, "tokens_per_s_per_gpu");
+    const json_t *compared = json_is_number(tokens) ? tokens : json_object_get(row, "tflops_per_gpu");
+    if (!json_is_number(compared))
         return "nothing measured is published";
+    const double v = json_number_value(compared);
+    if (!(v > 0) || !isfinite(v))
+        return json_is_number(tokens) ? "tokens_per_s_per_gpu must be a positive number"
+                                      : "tflops_per_gpu must be a positive number";
     return NULL;
 }
 
@@ -533,9 +541,14 @@ static json_t *groups_encode(const groups_t *g)
                      "dense_max_abs_error_pct", g->dense.worst);
 }
 
-json_t *codec_llm_measured_report_rows(const json_t *rows, const codec_presets_t *presets,
-                                       fathom_error_t *err)
+json_t *codec_llm_measured_report_rows(const json_t *rows, const char *source,
+                                       const codec_presets_t *presets, fathom_error_t *err)
 {
+    if (!json_is_array(rows)) {
+        fathom_error_set(err, FATHOM_E_INVALID_FIELD, "runs",
+                         "measured runs are a JSON array of rows");
+        return NULL;
+    }
     const size_t n = json_array_size(rows);
     measured_row_t *prep = calloc(n ? n : 1, sizeof *prep);
     bool *ok = calloc(n ? n : 1, sizeof *ok), *moe = calloc(n ? n : 1, sizeof *moe);
@@ -582,7 +595,7 @@ json_t *codec_llm_measured_report_rows(const json_t *rows, const codec_presets_t
     }
     json_t *report = out ? groups_encode(&built_in) : NULL;
     if (report) {
-        json_object_set_new(report, "source", json_string("presets/validation/measured_runs.json"));
+        json_object_set_new(report, "source", json_string(source));
         json_object_set_new(report, "rows_total", json_integer((json_int_t)n));
 #ifdef FATHOM_HAVE_CALIBRATE
         groups_t loso;
@@ -611,10 +624,11 @@ json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t
                          "validation/measured_runs.json");
         return NULL;
     }
-    return codec_llm_measured_report_rows(rows, presets, err);
+    return codec_llm_measured_report_rows(rows, "presets/validation/measured_runs.json", presets,
+                                          err);
 }
 
-/* " what N rows: mean M%, worst W%" of one error group of the report, its count under count_key
+/* " what N rows: mean M%, worst W%" (or " what no rows") of one error group of the report, its count under count_key
  * and its figures under prefix + mean_abs_error_pct / max_abs_error_pct. */
 static void print_group(FILE *f, const char *what, const json_t *o, const char *count_key,
                         const char *prefix)
@@ -622,9 +636,13 @@ static void print_group(FILE *f, const char *what, const json_t *o, const char *
     char mean[48], worst[48];
     snprintf(mean, sizeof mean, "%smean_abs_error_pct", prefix);
     snprintf(worst, sizeof worst, "%smax_abs_error_pct", prefix);
-    fprintf(f, "%s %lld rows: mean %.1f%%, worst %.1f%%", what,
-            (long long)json_integer_value(json_object_get(o, count_key)),
-            json_number_value(json_object_get(o, mean)), json_number_value(json_object_get(o, worst)));
+    const long long n = (long long)json_integer_value(json_object_get(o, count_key));
+    if (n == 0)
+        fprintf(f, "%s no rows", what);
+    else
+        fprintf(f, "%s %lld rows: mean %.1f%%, worst %.1f%%", what, n,
+                json_number_value(json_object_get(o, mean)),
+                json_number_value(json_object_get(o, worst)));
 }
 
 char *codec_llm_measured_text(const json_t *report)

@@ -4,9 +4,11 @@ on (against its schema), bad values of every new field as 422s naming the field,
 validation table, and searches that free the attention kernel and FP8."""
 import json
 import os
+import subprocess
+import tempfile
 import unittest
 
-from harness import ServerTestCase, validate
+from harness import FATHOM_CLI, ServerTestCase, validate
 from test_sweeps import wait_for
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -242,6 +244,36 @@ class Modern(ServerTestCase):
         # leave-one-source-out calibrated, H100 rows (README: 4.4% / 9.1%, 48.2% / 86.7%)
         check("loso_dense", 15, 4.5, 9.5)
         check("loso_tflops", 9, 48.5, 87.0)
+
+    def test_validate_own_runs(self):
+        """fathom validate --runs FILE: the same report over a file of rows, here the later
+        Megatron-Bridge releases shipped beside the validation set, compared with the figures
+        the file publishes; a file that is not an array of rows is refused naming "runs"."""
+        path = os.path.join(ROOT, "presets", "validation", "later_releases.json")
+        with open(path) as f:
+            published = {r["id"]: r for r in json.load(f)}
+        out = subprocess.run([FATHOM_CLI, "--presets", os.path.join(ROOT, "presets"), "validate",
+                              "--runs", path, "--json"], capture_output=True, text=True, timeout=600)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        m = json.loads(out.stdout)
+        self.assertEqual((m["source"], m["rows_total"]), (path, len(published)))
+        for row in m["rows"]:
+            self.assertTrue(row["expressible"], row)
+            p = published[row["id"]]
+            self.assertEqual(row["measured"], p["tokens_per_s_per_gpu"])
+            self.assertAlmostEqual(row["estimated"], p["global_batch"] * p["seq_len"]
+                                   / (row["step_time_s"] * p["gpu_count"]), places=6)
+        text = subprocess.run([FATHOM_CLI, "--presets", os.path.join(ROOT, "presets"), "validate",
+                               "--runs", path], capture_output=True, text=True, timeout=600)
+        self.assertEqual(text.returncode, 0, text.stderr)
+        self.assertIn("tokens/s/GPU over %d of %d rows" % (len(published), len(published)), text.stdout)
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as bad:
+            json.dump({"rows": []}, bad)
+            bad.flush()
+            out = subprocess.run([FATHOM_CLI, "--presets", os.path.join(ROOT, "presets"), "validate",
+                                  "--runs", bad.name], capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("runs", out.stdout + out.stderr)
 
     def test_measured_rule_least_recompute(self):
         """Each row's estimate_request, posted to /v1/estimate, gives the row's step time; and

@@ -53,7 +53,7 @@ static json_t *rows(void)
 static json_t *report(const json_t *r)
 {
     fathom_error_t err;
-    json_t *rep = codec_llm_measured_report_rows(r, presets(), &err);
+    json_t *rep = codec_llm_measured_report_rows(r, "test rows", presets(), &err);
     if (!rep)
         fail_msg("report: %s", err.message);
     return rep;
@@ -161,10 +161,48 @@ static void test_loso_never_sees_its_own_source(void **state)
     json_decref(r);
 }
 
+/* Rows from a user's file (fathom validate --runs): something other than an array is refused
+ * naming "runs"; a row that is not an object or whose measured figure is zero, negative or
+ * missing is listed unestimated with the reason, and the others are still estimated. */
+static void test_user_rows_checked(void **state)
+{
+    (void)state;
+    fathom_error_t err;
+    json_t *obj = json_object();
+    assert_null(codec_llm_measured_report_rows(obj, "mine.json", presets(), &err));
+    assert_string_equal(err.field, "runs");
+    json_decref(obj);
+
+    json_t *r = json_array();
+    json_array_append_new(r, row("MB-019", "mine"));
+    json_t *zero = row("MB-019", "mine"), *negative = row("NEMOCP-039", "mine");
+    json_object_set_new(zero, "tokens_per_s_per_gpu", json_integer(0));
+    json_object_set_new(negative, "tflops_per_gpu", json_real(-5));
+    json_array_append_new(r, zero);
+    json_array_append_new(r, negative);
+    json_array_append_new(r, json_string("MB-019"));
+    json_t *rep = report(r);
+    assert_string_equal(json_string_value(json_object_get(rep, "source")), "test rows");
+    assert_true(json_is_true(json_object_get(item(rep, 0), "expressible")));
+    const char *why[] = {"tokens_per_s_per_gpu must be a positive number",
+                         "tflops_per_gpu must be a positive number",
+                         "a row is a JSON object in measured_runs.json's format"};
+    for (size_t i = 1; i < 4; i++) {
+        assert_false(json_is_true(json_object_get(item(rep, i), "expressible")));
+        assert_string_equal(json_string_value(json_object_get(item(rep, i), "reason")),
+                            why[i - 1]);
+    }
+    assert_int_equal(json_integer_value(json_object_get(rep, "rows_estimated")), 1);
+    assert_int_equal(json_integer_value(json_object_get(rep, "rows_total")), 4);
+    json_decref(rep);
+    json_decref(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_loso_never_sees_its_own_source),
+        cmocka_unit_test(test_user_rows_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
