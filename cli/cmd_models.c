@@ -73,8 +73,8 @@ int cli_cmd_validate(int argc, char **argv, const cli_env_t *env)
     }
     if (bad) {
         printf("usage: fathom validate [--measured] [--runs FILE] [--json]\n\nReproduces "
-               "Calculon's validation against the Megatron sequence-parallelism paper\n(Korthikanti "
-               "et al. 2022): Figure 1 memory, Figure 7 activation ratios, Table 5\nstep times, "
+               "Calculon's validation against the Megatron sequence-parallelism paper\n"
+               "(Korthikanti et al. 2022): Figure 1 memory, Figure 7 activation ratios, Table 5\nstep times, "
                "with profile, estimate, delta, mean and worst error, printed as\nCalculon prints "
                "them. --measured compares the step model with published\nmeasured training runs "
                "(presets/validation/measured_runs.json): tokens/s/GPU\nmeasured and estimated per "

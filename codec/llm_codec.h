@@ -95,11 +95,12 @@ json_t *codec_llm_validation_report(const codec_presets_t *presets, fathom_error
  * "layout", "expressible", then "measured_tokens_per_s_per_gpu", "estimated_tokens_per_s_per_gpu",
  * "error_pct", "recompute", "fits_memory", "step_time_s", "mfu", "memory_gib" or "reason"}],
  * "rows_estimated", "rows_total", "mean_abs_error_pct", "max_abs_error_pct", "tflops_only",
- * "moe_…"}. With the calibrate module, each expressible row also has "loso": its GPU's preset
- * calibrated (core/calibrate, runs only) on the rows of every OTHER source, then this row
- * predicted: {"left_out_source", "calibration_rows", "estimated", "error_pct"} or a "reason";
- * and the report a "loso" summary with the same members as the built-in one. Also the
- * "measured" member of codec_llm_validation_report. */
+ * "moe_…" and "dense_…" (the MoE and dense rows among those compared on tokens/s)}. With the
+ * calibrate module, each expressible row also has "loso": its GPU's preset calibrated
+ * (core/calibrate, runs only) on the rows of every OTHER source, then this row predicted:
+ * {"left_out_source", "calibration_rows", "estimated", "error_pct"} or a "reason"; and the report
+ * a "loso" summary with the same members as the built-in one. Also the "measured" member of
+ * codec_llm_validation_report. */
 json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t *err);
 /* The same report over the given rows (an array in measured_runs.json's format; any other JSON
  * is a FATHOM_E_INVALID_FIELD error), "source" naming where they came from. A row that is not an

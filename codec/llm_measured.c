@@ -42,8 +42,9 @@
  * before March 2025) counts the whole s×s score matrix, causal or not. NeMo's 24.07 table checks
  * it: Llama 2 7B at 767 TFLOP/s and 16,634 tokens/s/GPU is 46.1 GFLOP per token, the full
  * count (46.08), not the causal one (42.86). Counted the causal way, a 512K-token row would be
- * compared against a figure inflated 1.9 times. A row that publishes nothing measured is listed
- * with the reason.
+ * compared against a figure inflated 1.9 times. A user's file (fathom validate --runs) is counted
+ * the same way, so its rows had better give tokens/s. A row that publishes nothing measured is
+ * listed with the reason.
  *
  * Leave-one-source-out (add_loso, when the calibrate module is built): each row is predicted
  * again by its GPU's preset calibrated on the other sources' rows of that GPU — the whole-run fit
@@ -76,7 +77,8 @@ static const char *inexpressible(const json_t *row)
     if (!json_is_object(row))
         return "a row is a JSON object in measured_runs.json's format";
     const json_t *tokens = json_object_get(row, "tokens_per_s_per_gpu");
-    const json_t *compared = json_is_number(tokens) ? tokens : json_object_get(row, "tflops_per_gpu");
+    const json_t *compared =
+        json_is_number(tokens) ? tokens : json_object_get(row, "tflops_per_gpu");
     if (!json_is_number(compared))
         return "nothing measured is published";
     const double v = json_number_value(compared);
@@ -418,7 +420,8 @@ static json_t *encode_estimate(const measured_row_t *p)
                      p->by_tokens ? "tokens_per_s_per_gpu" : "tflops_per_gpu", "measured",
                      p->measured, "estimated", est, "error_pct",
                      100.0 * (est - p->measured) / p->measured, "estimated_tokens_per_s_per_gpu",
-                     tokens_of_step(p, step), "estimated_tflops_per_gpu", tflops_of_step(p, step), "recompute", p->recompute,
+                     tokens_of_step(p, step), "estimated_tflops_per_gpu", tflops_of_step(p, step),
+                     "recompute", p->recompute,
                      "fits_memory", r->fits_memory, "step_time_s", step, "mfu",
                      p->model_flops / (per_proc_s * r->extra.peak_flops), "memory_gib",
                      r->mem_tier1_bytes / 1073741824.0);
@@ -628,8 +631,8 @@ json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t
                                           err);
 }
 
-/* " what N rows: mean M%, worst W%" (or " what no rows") of one error group of the report, its count under count_key
- * and its figures under prefix + mean_abs_error_pct / max_abs_error_pct. */
+/* " what N rows: mean M%, worst W%" (or " what no rows") of one error group of the report: its
+ * count under count_key, its figures under prefix + mean_abs_error_pct / max_abs_error_pct. */
 static void print_group(FILE *f, const char *what, const json_t *o, const char *count_key,
                         const char *prefix)
 {
