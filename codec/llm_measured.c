@@ -643,7 +643,7 @@ static void print_group(FILE *f, const char *what, const json_t *o, const char *
     if (n == 0)
         fprintf(f, "%s no rows", what);
     else
-        fprintf(f, "%s %lld rows: mean %.1f%%, worst %.1f%%", what, n,
+        fprintf(f, "%s %lld row%s: mean %.1f%%, worst %.1f%%", what, n, n == 1 ? "" : "s",
                 json_number_value(json_object_get(o, mean)),
                 json_number_value(json_object_get(o, worst)));
 }
