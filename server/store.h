@@ -198,7 +198,7 @@ typedef struct {
  * is none. Free out->spec. */
 int store_unit_help(store_t *st, const char *kind, store_unit_help_t *out, fathom_error_t *err);
 /* Claims unit of sweep id for this replica; *claimed false when another replica holds it under
- * a live lease or finished it. */
+ * a live lease or finished it. A unit this replica holds already is claimed again. */
 int store_unit_claim(store_t *st, const char *id, long long unit, bool *claimed,
                      fathom_error_t *err);
 /* Extends this replica's lease on a unit it runs. */

@@ -113,15 +113,24 @@ int pg_finish_write(pg_t *pg, PGconn *c, int rc, fathom_error_t *err)
     return rc;
 }
 
+/* A pooled connection whose server restarted while it sat idle fails its first query, and so
+ * does every other idle one: a read, safe to send again, is retried on the next connection until
+ * one answers or connecting fails (each broken one is closed on release), so a request right
+ * after the server came back does not fail for the pool's stale connections. */
 PGresult *pg_read(pg_t *pg, const char *sql, int n, const char *const *params, const char *what,
                   fathom_error_t *err)
 {
-    PGconn *c = pg_acquire(pg, err);
-    if (!c)
-        return NULL;
-    PGresult *r = pg_query(c, sql, n, params, what, err);
-    pg_release(pg, c);
-    return r;
+    for (int attempt = 0; attempt <= pg->nslots; attempt++) {
+        PGconn *c = pg_acquire(pg, err);
+        if (!c)
+            return NULL;
+        PGresult *r = pg_query(c, sql, n, params, what, err);
+        const bool broken = !r && PQstatus(c) != CONNECTION_OK;
+        pg_release(pg, c);
+        if (!broken)
+            return r;
+    }
+    return NULL;
 }
 
 int pg_command(PGconn *c, const char *sql, int n, const char *const *params, long long *changed,

@@ -532,12 +532,16 @@ int pg_points_best(store_t *store, const char *id, int top_n, store_point_fn fn,
 /* ------------------------------------------------- units shared by replicas ---- */
 
 /* A unit row is free for a claim when it does not exist, or is still running under a lapsed
- * lease (its replica died or stalled). */
+ * lease (its replica died or stalled), or under this replica's own lease. The last case is a
+ * sweep this replica dropped (its checkpoint failed while the database was away) and took up
+ * again from the checkpoint: the units it had claimed past it are its own, still renewed by
+ * pg_sweep_renew, and would otherwise wait for a lease that never lapses. */
 #define UNIT_CLAIM_SQL                                                                           \
     "INSERT INTO sweep_units (sweep_id, unit, replica, lease_until, state) "                    \
     "VALUES ($1, $2, $3, " LEASE_SQL ", 'running') ON CONFLICT (sweep_id, unit) DO UPDATE "     \
     "SET replica = $3, lease_until = " LEASE_SQL ", result = NULL, sample = NULL "              \
-    "WHERE sweep_units.state = 'running' AND sweep_units.lease_until < now()"
+    "WHERE sweep_units.state = 'running' AND "                                                  \
+    "(sweep_units.lease_until < now() OR sweep_units.replica = $3)"
 
 int pg_unit_claim(store_t *store, const char *id, long long unit, bool *claimed,
                   fathom_error_t *err)
