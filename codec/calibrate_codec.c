@@ -11,7 +11,7 @@
  *                            "output": nccl-tests' output pasted as text}]}  (optional)
  * Response {"system": the calibrated system (usable as is in /v1/estimate),
  *           "parameters": [{"name","base","fitted","change_pct","lower","upper","at_bound"}],
- *           "objective": {"before","after","lambda","evaluations"},
+ *           "objective": {"before","after","lambda","evaluations","stopped"},
  *           "fit": [{"kind","index",…,"measured","before","after","error_before_pct",
  *                    "error_after_pct"[,"loo","error_loo_pct"]}],
  *           "summary": {"<kind>": {"count","mean_abs_error_before_pct",
@@ -426,10 +426,11 @@ static json_t *evaluate(const json_t *normalized, const codec_ctx_t *ctx, fathom
                            "error_before_pct", num(eb), "error_after_pct", num(ea),
                            "error_loo_pct", num(el)));
     }
-    out = json_pack("{s:o,s:o,s:{s:f,s:f,s:f,s:i},s:o,s:{s:o,s:o,s:o}}", "system",
+    out = json_pack("{s:o,s:o,s:{s:f,s:f,s:f,s:i,s:s},s:o,s:{s:o,s:o,s:o}}", "system",
                     codec_llm_system_encode(&res->system), "parameters", params, "objective",
                     "before", res->objective_before, "after", res->objective_after, "lambda",
-                    CALIBRATE_LAMBDA, "evaluations", res->evaluations, "fit", fit, "summary",
+                    CALIBRATE_LAMBDA, "evaluations", res->evaluations, "stopped",
+                    calibrate_stop_names[res->stopped], "fit", fit, "summary",
                     "gemm", acc_encode(&ag, false), "collective", acc_encode(&ac, false), "run",
                     acc_encode(&ar, r.n_runs >= 2));
     if (!out)

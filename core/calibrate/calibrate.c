@@ -42,6 +42,10 @@ typedef struct {
     long skip_run; /* run left out (leave-one-out), or -1 */
     int max_evals; /* per fit */
     int evals;
+    /* The best point seen in the current fit (in NLopt's scaled coordinates), kept by the
+     * objective itself so that a fit NLopt stops early still answers with it. */
+    double best_f;
+    double best_y[CALIBRATE_MAX_PARAMS];
 } fit_t;
 
 /* ---- predictions ---- */
@@ -324,11 +328,23 @@ static double nlopt_objective(unsigned n, const double *y, double *grad, void *d
     for (unsigned k = 0; k < n; k++)
         theta[k] = y[k] * f->desc[k].scale;
     f->evals++;
-    return objective_of(f, theta);
+    double value = objective_of(f, theta);
+    if (value < f->best_f) {
+        f->best_f = value;
+        memcpy(f->best_y, y, n * sizeof *y);
+    }
+    return value;
 }
 
-/* One bounded BOBYQA run from the base system; theta gets the minimiser. */
-static int run_fit(fit_t *f, double *theta, double *fbest, fathom_error_t *err)
+const char *const calibrate_stop_names[] = {"converged", "evaluation_budget", "stalled", NULL};
+
+/* One bounded BOBYQA run from the base system; theta gets the minimiser and *stopped why the run
+ * ended. BOBYQA can end with NLOPT_ROUNDOFF_LIMITED when the measurements pull parameters to
+ * their bounds and its quadratic model degenerates (an nccl-tests row that is physically
+ * impossible, say); the best point seen is a valid, bounded answer, so it is kept and the stop
+ * reported. Only a misuse of NLopt or memory running out is an error. */
+static int run_fit(fit_t *f, double *theta, double *fbest, calibrate_stop_t *stopped,
+                   fathom_error_t *err)
 {
     double lo[CALIBRATE_MAX_PARAMS], hi[CALIBRATE_MAX_PARAMS], y[CALIBRATE_MAX_PARAMS],
         step[CALIBRATE_MAX_PARAMS];
@@ -342,6 +358,7 @@ static int run_fit(fit_t *f, double *theta, double *fbest, fathom_error_t *err)
         step[k] = fmin(0.05 * fmax(fabs(y[k]), 1.0), 0.5 * (hi[k] - lo[k]));
     }
     f->evals = 0;
+    f->best_f = HUGE_VAL;
     nlopt_opt opt = nlopt_create(NLOPT_LN_BOBYQA, (unsigned)f->n);
     if (!opt)
         return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory (NLopt)");
@@ -355,8 +372,15 @@ static int run_fit(fit_t *f, double *theta, double *fbest, fathom_error_t *err)
     double best = 0;
     nlopt_result rc = nlopt_optimize(opt, y, &best);
     nlopt_destroy(opt);
-    if (rc < 0)
+    if (rc == NLOPT_INVALID_ARGS || rc == NLOPT_OUT_OF_MEMORY || !isfinite(f->best_f))
         return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "NLopt failed (%d)", (int)rc);
+    *stopped = rc == NLOPT_MAXEVAL_REACHED ? CAL_STOP_BUDGET
+               : rc < 0                    ? CAL_STOP_STALLED
+                                           : CAL_STOP_CONVERGED;
+    if (rc < 0) {
+        memcpy(y, f->best_y, (size_t)f->n * sizeof *y);
+        best = f->best_f;
+    }
     for (int k = 0; k < f->n; k++)
         theta[k] = y[k] * f->desc[k].scale;
     *fbest = best;
@@ -454,7 +478,7 @@ static int fit_main(const llm_system_t *base, const calibrate_input_t *in, int l
         theta0[k] = base_value(base, &f->desc[k]);
     memset(out, 0, sizeof *out);
     out->objective_before = objective_of(f, theta0);
-    if (run_fit(f, theta, &fmin_, err))
+    if (run_fit(f, theta, &fmin_, &out->stopped, err))
         return -1;
     out->objective_after = fmin_;
     out->evaluations = f->evals;
@@ -509,7 +533,8 @@ int calibrate_fit(const llm_system_t *base, const calibrate_input_t *in, calibra
         fit_t g = f;
         g.skip_run = (long)i;
         double th[CALIBRATE_MAX_PARAMS], fm;
-        if (run_fit(&g, th, &fm, err))
+        calibrate_stop_t stopped_loo;
+        if (run_fit(&g, th, &fm, &stopped_loo, err))
             return -1;
         llm_system_t s;
         apply(&g, th, &s);

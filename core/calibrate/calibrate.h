@@ -116,12 +116,21 @@ typedef struct {
     double loo;    /* runs: fit without this run (NaN for GEMMs and collectives, or 1 run) */
 } calibrate_prediction_t;
 
+/* Why the main fit stopped. */
+typedef enum {
+    CAL_STOP_CONVERGED = 0, /* step or change in objective under its tolerance */
+    CAL_STOP_BUDGET = 1,    /* the evaluation budget ran out */
+    CAL_STOP_STALLED = 2    /* NLopt could not go on (rounding): the best point seen is kept */
+} calibrate_stop_t;
+extern const char *const calibrate_stop_names[]; /* "converged", "evaluation_budget", "stalled" */
+
 typedef struct {
     llm_system_t system; /* the calibrated system */
     int n_params;
     calibrate_param_t params[CALIBRATE_MAX_PARAMS];
     double objective_before, objective_after;
     int evaluations; /* of the main fit */
+    calibrate_stop_t stopped; /* of the main fit */
 } calibrate_result_t;
 
 /* Checks the input against the base system (indices, ranges, caps): 0 or -1 with err naming the

@@ -146,6 +146,7 @@ class Calibrate(ServerTestCase):
         self.assertLess(out["summary"]["run"]["mean_abs_error_loo_pct"], 1.0)
         self.assertEqual(len([f for f in out["fit"] if f["kind"] == "run"]), 6)
         self.assertTrue(all(p["at_bound"] == "no" for p in out["parameters"]), out["parameters"])
+        self.assertIn(out["objective"]["stopped"], ("converged", "evaluation_budget"))
         # all_gather and reduce_scatter get their own scalar on each tier (all_reduce is the
         # reference); the cluster priced them as the preset does, so they stay.
         scalars = {p["name"]: p for p in out["parameters"] if p["name"].endswith(".scalar")}
@@ -176,6 +177,30 @@ class Calibrate(ServerTestCase):
         names = [p["name"] for p in out["parameters"]]
         self.assertEqual(names, ["networks[0].efficiency", "networks[0].latency"])
         self.assertAlmostEqual(out["system"]["networks"][0]["efficiency"], TRUE_EFF[0], delta=0.02 * TRUE_EFF[0])
+
+    def test_impossible_measurement_still_answers(self):
+        # Found by the fuzzer: an all_reduce of ~1 GB in 20 µs on 8 ranks (tens of TB/s) with a
+        # GEMM row and a run. No bounded system matches it, BOBYQA stopped on rounding, and the
+        # endpoint used to answer 500. It must answer with the best bounded system, flag the
+        # tier's parameters at their bounds and say why the fit stopped.
+        path = os.path.join(SOURCE, "tests", "fuzz", "regressions", "calibrate",
+                            "nlopt-roundoff-impossible-allreduce.json")
+        with open(path) as f:
+            body = json.load(f)
+        r = self.server.post("/v1/calibrate", body)
+        self.assertEqual(r.status, 200, r.body)
+        out = r.json()
+        self.assertIn(out["objective"]["stopped"], ("converged", "evaluation_budget", "stalled"))
+        self.assertLessEqual(out["objective"]["after"], out["objective"]["before"])
+        bounds = {p["name"]: p["at_bound"] for p in out["parameters"]}
+        self.assertEqual(bounds["networks[0].efficiency"], "upper", out["parameters"])
+        self.assertEqual(bounds["networks[0].latency"], "lower", out["parameters"])
+        # The collective rows stay far off: a fit never buys a small error with absurd values.
+        coll = [row for row in out["fit"] if row["kind"] == "collective"]
+        self.assertTrue(coll and all(row["error_after_pct"] > 100 for row in coll), coll)
+        e = self.server.post("/v1/estimate", {"model": "llama3-8B", "system": out["system"],
+                                              "execution": body["runs"][0]["execution"]})
+        self.assertEqual(e.status, 200, e.body)
 
     def test_malformed_paste_names_the_line(self):
         text = self.body["collectives"][0]["output"].split("\n")
