@@ -442,10 +442,16 @@ static void errors_add(errors_t *a, double error_pct)
     a->n++;
 }
 
+/* Mean absolute error of a group, 0 when it has no row. */
+static double errors_mean(const errors_t *a)
+{
+    return a->n ? a->sum / a->n : 0.0;
+}
+
 static json_t *errors_encode(const errors_t *a)
 {
-    return json_pack("{s:i,s:f,s:f}", "rows", a->n, "mean_abs_error_pct",
-                     a->n ? a->sum / a->n : 0.0, "max_abs_error_pct", a->worst);
+    return json_pack("{s:i,s:f,s:f}", "rows", a->n, "mean_abs_error_pct", errors_mean(a),
+                     "max_abs_error_pct", a->worst);
 }
 
 /* The groups a row's error counts in: tokens/s rows, the dense and the MoE ones among them, and
@@ -535,12 +541,12 @@ static void add_loso(const measured_row_t *prep, const bool *ok, const bool *moe
 static json_t *groups_encode(const groups_t *g)
 {
     return json_pack("{s:i,s:f,s:f,s:o,s:i,s:f,s:f,s:i,s:f,s:f}", "rows_estimated", g->tokens.n,
-                     "mean_abs_error_pct", g->tokens.n ? g->tokens.sum / g->tokens.n : 0.0,
+                     "mean_abs_error_pct", errors_mean(&g->tokens),
                      "max_abs_error_pct", g->tokens.worst, "tflops_only",
                      errors_encode(&g->tflops), "moe_rows_estimated", g->moe.n,
-                     "moe_mean_abs_error_pct", g->moe.n ? g->moe.sum / g->moe.n : 0.0,
+                     "moe_mean_abs_error_pct", errors_mean(&g->moe),
                      "moe_max_abs_error_pct", g->moe.worst, "dense_rows_estimated", g->dense.n,
-                     "dense_mean_abs_error_pct", g->dense.n ? g->dense.sum / g->dense.n : 0.0,
+                     "dense_mean_abs_error_pct", errors_mean(&g->dense),
                      "dense_max_abs_error_pct", g->dense.worst);
 }
 

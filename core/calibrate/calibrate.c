@@ -338,8 +338,8 @@ static double nlopt_objective(unsigned n, const double *y, double *grad, void *d
 
 const char *const calibrate_stop_names[] = {"converged", "evaluation_budget", "stalled", NULL};
 
-/* One bounded BOBYQA run from the base system; theta gets the minimiser and *stopped why the run
- * ended. BOBYQA can end with NLOPT_ROUNDOFF_LIMITED when the measurements pull parameters to
+/* One bounded BOBYQA run from the base system; theta gets the minimiser and *stopped (when not
+ * NULL) why the run ended. BOBYQA can end with NLOPT_ROUNDOFF_LIMITED when the measurements pull parameters to
  * their bounds and its quadratic model degenerates (an nccl-tests row that is physically
  * impossible, say); the best point seen is a valid, bounded answer, so it is kept and the stop
  * reported. Only a misuse of NLopt or memory running out is an error. */
@@ -374,9 +374,10 @@ static int run_fit(fit_t *f, double *theta, double *fbest, calibrate_stop_t *sto
     nlopt_destroy(opt);
     if (rc == NLOPT_INVALID_ARGS || rc == NLOPT_OUT_OF_MEMORY || !isfinite(f->best_f))
         return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "NLopt failed (%d)", (int)rc);
-    *stopped = rc == NLOPT_MAXEVAL_REACHED ? CAL_STOP_BUDGET
-               : rc < 0                    ? CAL_STOP_STALLED
-                                           : CAL_STOP_CONVERGED;
+    if (stopped)
+        *stopped = rc == NLOPT_MAXEVAL_REACHED ? CAL_STOP_BUDGET
+                   : rc < 0                    ? CAL_STOP_STALLED
+                                               : CAL_STOP_CONVERGED;
     if (rc < 0) {
         memcpy(y, f->best_y, (size_t)f->n * sizeof *y);
         best = f->best_f;
@@ -533,8 +534,7 @@ int calibrate_fit(const llm_system_t *base, const calibrate_input_t *in, calibra
         fit_t g = f;
         g.skip_run = (long)i;
         double th[CALIBRATE_MAX_PARAMS], fm;
-        calibrate_stop_t stopped_loo;
-        if (run_fit(&g, th, &fm, &stopped_loo, err))
+        if (run_fit(&g, th, &fm, NULL, err))
             return -1;
         llm_system_t s;
         apply(&g, th, &s);
