@@ -71,7 +71,8 @@ json_t *codec_llm_violations_encode(const llm_result_t *r);
 /* Plausibility warnings of an estimate (llm_warnings.c): [] or [{"code","message"}] with codes
  * "mfu_above_published" (MFU above the best published for the GPU and datatype, the source
  * named), "offload_tier2" (the execution offloads to tier 2), "low_rate_datatype" (a datatype
- * the matrix engine runs at no more than half its fastest 16-bit rate). */
+ * the matrix engine runs at no more than half its fastest 16-bit rate), "moe_small_hidden" (a
+ * mixture-of-experts model of hidden size below 4096, where the estimates are least certain). */
 json_t *codec_llm_warnings_encode(const fathom_model_t *m, const llm_system_t *s,
                                   const llm_execution_t *e, const llm_result_t *r);
 

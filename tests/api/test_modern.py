@@ -245,6 +245,53 @@ class Modern(ServerTestCase):
         check("loso_dense", 15, 4.5, 9.5)
         check("loso_tflops", 9, 48.5, 87.0)
 
+    def test_small_moe_warning_quotes_the_validation(self):
+        """moe_small_hidden: every estimate of an MoE model narrower than 4096 carries it, and
+        the figures it quotes are those of the published runs — the validation set and the later
+        releases — recomputed here from the measurements, so the message cannot go stale when
+        the step model moves. Dense and wider MoE models do not get it."""
+        rows = [r for r in self.server.get("/v1/validation").json()["measured"]["rows"]]
+        path = os.path.join(ROOT, "presets", "validation", "later_releases.json")
+        out = subprocess.run([FATHOM_CLI, "--presets", os.path.join(ROOT, "presets"), "validate",
+                              "--runs", path, "--json"], capture_output=True, text=True, timeout=600)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        rows += json.loads(out.stdout)["rows"]
+        published = {}
+        for name in (os.path.join(ROOT, "presets", "validation", "measured_runs.json"), path):
+            with open(name) as f:
+                published.update({r["id"]: r for r in json.load(f)})
+
+        def error(row):
+            measured = published[row["id"]]["tokens_per_s_per_gpu"]
+            return 100.0 * (row["estimated"] - measured) / measured
+
+        moe = [r for r in rows if r["moe"] and r["compared"] == "tokens_per_s_per_gpu"]
+        small = [error(r) for r in moe if r["estimate_request"]["model"]["hidden"] < 4096]
+        wide = [error(r) for r in moe if r["estimate_request"]["model"]["hidden"] >= 4096]
+        self.assertEqual({published[r["id"]]["model"] for r in moe
+                          if r["estimate_request"]["model"]["hidden"] < 4096},
+                         {"GPT-OSS 120B", "Qwen3-30B-A3B"})
+        warned = {}
+        for r in moe:
+            got = self.server.post("/v1/estimate", r["estimate_request"])
+            self.assertEqual(got.status, 200, got.body)
+            codes = {w["code"]: w["message"] for w in got.json()["warnings"]}
+            small_model = r["estimate_request"]["model"]["hidden"] < 4096
+            self.assertEqual("moe_small_hidden" in codes, small_model, (r["id"], codes))
+            if small_model:
+                warned[r["id"]] = codes["moe_small_hidden"]
+        message = next(iter(warned.values()))
+        mean = sum(abs(e) for e in small) / len(small)
+        for quoted in ("the %d published" % len(small), "by %.1f%% on average" % mean,
+                       "from %+.1f%% to %+.1f%%" % (min(small), max(small)),
+                       "too fast in %d of them" % sum(1 for e in small if e > 0),
+                       "the %d runs of wider MoE models, by %.1f%%"
+                       % (len(wide), sum(abs(e) for e in wide) / len(wide))):
+            self.assertIn(quoted, message)
+        dense = self.server.post("/v1/estimate", {"model": "llama3-8B", "system": "h100_sxm", "execution": {
+            "num_procs": 8, "tensor_par": 1, "data_par": 8, "batch_size": 8, "fp8": True}}).json()
+        self.assertNotIn("moe_small_hidden", [w["code"] for w in dense["warnings"]])
+
     def test_validate_own_runs(self):
         """fathom validate --runs FILE: the same report over a file of rows, here the later
         Megatron-Bridge releases shipped beside the validation set, compared with the figures
