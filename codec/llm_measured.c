@@ -27,7 +27,10 @@
  *   MoE rows   model.moe from the row's num_experts, top_k, expert_ffn, shared_experts and
  *              shared_expert_ffn, the first dense blocks from moe_layers ("first 3 dense");
  *              model.mla parsed from the attention text ("MLA (q_lora 1536, kv_lora 512, …)");
- *              model.mtp_blocks from mtp_layers; feedforward = expert_ffn when the row gives no
+ *              model.mtp_blocks from mtp_layers; group-limited routing from the row's
+ *              router_groups and router_group_top_k, else from the model's published
+ *              configuration (DeepSeek-V3: 8 groups, 4 per token; the others route over all
+ *              experts); feedforward = expert_ffn when the row gives no
  *              dense ffn (no dense block then); no router bias (timing-neutral); expert_par = ep,
  *              expert_tensor_par = etp (1 when not given, Megatron-Bridge's recipes); the
  *              dispatch/combine all-to-all on the NVLink tier while ep·etp fits in it, else on
@@ -109,6 +112,12 @@ static int64_t text_int(const char *text, const char *key, int64_t dflt)
     return p && sscanf(p + strlen(key), " %lld", &v) == 1 ? (int64_t)v : dflt;
 }
 
+/* DeepSeek-V3's group-limited routing: deepseek-ai/DeepSeek-V3 config.json, n_group 8 and
+ * topk_group 4, which Megatron-Bridge's converter maps to moe_router_num_groups and
+ * moe_router_group_topk. */
+#define DEEPSEEK_V3_GROUPS 8
+#define DEEPSEEK_V3_GROUP_TOP_K 4
+
 /* model.moe, model.mla and model.mtp_blocks of an MoE row (header comment). */
 static int add_moe(const json_t *row, json_t *m)
 {
@@ -125,6 +134,17 @@ static int add_moe(const json_t *row, json_t *m)
                             "first_dense_blocks",
                             (json_int_t)text_int(row_str(row, "moe_layers"), "first", 0));
     if (!moe || json_object_set_new(m, "moe", moe))
+        return -1;
+    /* group-limited routing: the row's own router_groups and router_group_top_k, else the
+     * model's published configuration */
+    int64_t groups = row_int(row, "router_groups", 0);
+    int64_t group_top_k = row_int(row, "router_group_top_k", 0);
+    if (groups == 0 && strncmp(row_str(row, "model"), "DeepSeek-V3", 11) == 0) {
+        groups = DEEPSEEK_V3_GROUPS;
+        group_top_k = DEEPSEEK_V3_GROUP_TOP_K;
+    }
+    if (groups > 0 && (json_object_set_new(moe, "router_groups", json_integer(groups)) ||
+                       json_object_set_new(moe, "router_group_top_k", json_integer(group_top_k))))
         return -1;
     if (row_int(row, "ffn", 0) == 0 && json_object_set_new(m, "feedforward", json_integer(fe)))
         return -1;

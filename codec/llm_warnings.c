@@ -121,7 +121,7 @@ json_t *codec_llm_warnings_encode(const fathom_model_t *m, const llm_system_t *s
             "(GPT-OSS 120B, Qwen3-30B-A3B; containers 25.11 to 26.08; GET /v1/validation and "
             "presets/validation/later_releases.json) the estimated tokens/s was off by 54.2%% "
             "on average, from -14.5%% to +136.9%%, too fast in 14 of them; on the 15 runs of "
-            "wider MoE models, by 13.4%%. Expect the run to be slower than estimated, by a "
+            "wider MoE models, by 12.5%%. Expect the run to be slower than estimated, by a "
             "margin that changes with the software release; calibrate with a measured run of "
             "your own (POST /v1/calibrate).",
             m->hidden, SMALL_MOE_HIDDEN);

@@ -16,13 +16,48 @@ static const char *const modern_keys[] = {"kv_heads", "gated_mlp", "norm",      
 static const char *const moe_keys[] = {"num_experts",        "top_k",
                                        "expert_feedforward", "shared_experts",
                                        "shared_expert_feedforward", "first_dense_blocks",
-                                       "every",              "router_bias", NULL};
+                                       "every",              "router_bias",
+                                       "router_groups",      "router_group_top_k", NULL};
 static const char *const mla_keys[] = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
                                        "qk_rope_head_dim", "v_head_dim", NULL};
 #define MODEL_MAX_EXPERTS 4096
 #define MODEL_MAX_MTP 16
 static const char *const position_names[] = {"learned", "none", "rope", NULL};
 static const char *const norm_names[] = {"layernorm", "rmsnorm", NULL};
+
+/* Group-limited routing (model.h): both fields or neither; the groups split the experts evenly
+ * (Megatron asserts it), a token uses 1..router_groups of them, and those groups hold at least
+ * top_k experts. router_groups 1 with router_group_top_k 1 is routing without groups. */
+static int decode_router_groups(const model_moe_t *x, const char *p, fathom_error_t *err)
+{
+    char q[JR_PATH_MAX];
+    const int64_t g = x->router_groups, gk = x->router_group_top_k;
+    if (g == 0 && gk == 0)
+        return 0;
+    if (g == 0 || gk == 0) {
+        jr_path(q, sizeof q, p, g == 0 ? "router_groups" : "router_group_top_k");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                "is needed with %s: group-limited routing takes both",
+                                g == 0 ? "router_group_top_k" : "router_groups");
+    }
+    if (x->num_experts % g != 0) {
+        jr_path(q, sizeof q, p, "router_groups");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                "must divide num_experts (%lld) into equal groups, got %lld",
+                                (long long)x->num_experts, (long long)g);
+    }
+    jr_path(q, sizeof q, p, "router_group_top_k");
+    if (gk > g)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                "must be at most router_groups (%lld), got %lld", (long long)g,
+                                (long long)gk);
+    if (gk * (x->num_experts / g) < x->top_k)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                "leaves %lld experts in the chosen groups, fewer than top_k "
+                                "(%lld)",
+                                (long long)(gk * (x->num_experts / g)), (long long)x->top_k);
+    return 0;
+}
 
 /* model.moe (model.h): the experts of the MoE blocks; m->num_blocks is already read. */
 static int decode_moe(const json_t *v, const char *path, fathom_model_t *m, fathom_error_t *err)
@@ -44,7 +79,12 @@ static int decode_moe(const json_t *v, const char *path, fathom_model_t *m, fath
         jr_int(v, p, "first_dense_blocks", JR_OPTIONAL, 0, 0, MODEL_MAX_BLOCKS,
                &x->first_dense_blocks, err) ||
         jr_int(v, p, "every", JR_OPTIONAL, 1, 1, MODEL_MAX_BLOCKS, &x->every, err) ||
-        jr_bool(v, p, "router_bias", JR_OPTIONAL, false, &x->router_bias, err))
+        jr_bool(v, p, "router_bias", JR_OPTIONAL, false, &x->router_bias, err) ||
+        jr_int(v, p, "router_groups", JR_OPTIONAL, 0, 0, MODEL_MAX_EXPERTS, &x->router_groups,
+               err) ||
+        jr_int(v, p, "router_group_top_k", JR_OPTIONAL, 0, 0, MODEL_MAX_EXPERTS,
+               &x->router_group_top_k, err) ||
+        decode_router_groups(x, p, err))
         return -1;
     char q[JR_PATH_MAX];
     if (x->top_k > x->num_experts) {
@@ -219,6 +259,15 @@ json_t *codec_model_encode(const fathom_model_t *m)
                       (json_int_t)x->shared_expert_feedforward, "first_dense_blocks",
                       (json_int_t)x->first_dense_blocks, "every", (json_int_t)x->every,
                       "router_bias", x->router_bias))) {
+        json_decref(o);
+        return NULL;
+    }
+    /* only when set, so that the canonical form (and cache key) of other models is unchanged */
+    json_t *moe = json_object_get(o, "moe");
+    if (moe && x->router_groups > 0 &&
+        (json_object_set_new(moe, "router_groups", json_integer((json_int_t)x->router_groups)) ||
+         json_object_set_new(moe, "router_group_top_k",
+                             json_integer((json_int_t)x->router_group_top_k)))) {
         json_decref(o);
         return NULL;
     }

@@ -33,7 +33,11 @@ typedef enum {
  * dense and use `feedforward`. An MoE block routes each token to top_k of num_experts experts
  * (each an MLP of width expert_feedforward, gated iff gated_mlp) through a router GEMM
  * hidden × num_experts (+ num_experts score-correction biases with router_bias), and every
- * token also passes through shared_experts experts of width shared_expert_feedforward. */
+ * token also passes through shared_experts experts of width shared_expert_feedforward.
+ * Group-limited routing (DeepSeek-V3's n_group/topk_group, Megatron's moe_router_num_groups and
+ * moe_router_group_topk): the experts form router_groups equal groups of consecutive experts, a
+ * token first picks router_group_top_k groups and then its top_k experts among theirs
+ * (router_groups 0: no groups). */
 typedef struct {
     int64_t num_experts; /* 0: a dense model (no moe object) */
     int64_t top_k;
@@ -43,6 +47,8 @@ typedef struct {
     int64_t first_dense_blocks;
     int64_t every;
     bool router_bias;
+    int64_t router_groups;      /* 0: routing over all experts */
+    int64_t router_group_top_k; /* groups a token may use; with router_groups > 0 */
 } model_moe_t;
 
 /* Multi-latent attention (DeepSeek-V2/V3): queries through a rank-q_lora_rank bottleneck

@@ -335,9 +335,10 @@ void llm_moe_state_memory(const fathom_model_t *m, const llm_execution_t *e, int
  * group, the group spanning `span` consecutive processors with tier `net` (llm_moe.c). */
 double llm_a2a_time(const llm_system_t *s, int net, double bytes, double peers, double span);
 /* The same all-to-all under the flex dispatcher: each rank's tokens of `token_bytes` (one copy of
- * all of them) routed to top_k of `experts` experts spread evenly over the peers (llm_moe.c). */
-double llm_a2a_flex_time(const llm_system_t *s, int net, double token_bytes, double top_k,
-                         double experts, double peers, double span);
+ * all of them) routed as `moe` routes them: top_k of num_experts experts spread evenly over the
+ * peers, within router_group_top_k of its router_groups when it has groups (llm_moe.c). */
+double llm_a2a_flex_time(const llm_system_t *s, int net, double token_bytes,
+                         const model_moe_t *moe, double peers, double span);
 
 /* Checks a system on its own (ranges, curve order, caps); 0 or -1 with err (field paths start
  * with "system"). llm_estimate assumes a system that passed this check. */

@@ -145,30 +145,58 @@ double llm_a2a_time(const llm_system_t *s, int net, double bytes, double peers, 
     return max2(t0, t1);
 }
 
+/* The chance that one tier-0 domain holding `per_domain` consecutive experts holds none of a
+ * token's top_k, routing balanced and uniform. Without groups, p0 = C(E − E_d, k) / C(E, k).
+ * With group-limited routing (G groups of S = E/G consecutive experts, the token's k experts
+ * drawn among the experts of the g groups it picks), the domain overlaps n_d groups with c
+ * experts of each — n_d = E_d/S, c = S when groups are no wider than a domain; n_d = 1, c = E_d
+ * when a group spans domains — and
+ *   p0 = Σ_j H(j; n_d of G, g) · C(g·S − j·c, k) / C(g·S, k)
+ * with H the hypergeometric chance that j of the g picked groups overlap the domain. Routing
+ * without groups is G = g = 1 (n_d = 1, c = E_d: the first formula). When neither of S and E_d
+ * divides the other the groups do not line up with domains, and the first formula is used. */
+static double domain_miss(const model_moe_t *x, double per_domain)
+{
+    const unsigned E = (unsigned)x->num_experts, k = (unsigned)x->top_k, d = (unsigned)per_domain;
+    unsigned G = 1, g = 1;
+    if (x->router_groups > 0) {
+        const unsigned S = E / (unsigned)x->router_groups;
+        if ((S <= d && d % S == 0) || (S > d && d > 0 && S % d == 0)) {
+            G = (unsigned)x->router_groups;
+            g = (unsigned)x->router_group_top_k;
+        }
+    }
+    const unsigned S = E / G, c = S < d ? S : d, nd = S < d ? d / S : 1, pool = g * S;
+    double p0 = 0;
+    for (unsigned j = 0; j <= nd && j <= g; j++)
+        p0 += gsl_ran_hypergeometric_pdf(j, nd, G - nd, g) *
+              (j * c >= pool ? 0 : gsl_ran_hypergeometric_pdf(0, j * c, pool - j * c, k));
+    return p0;
+}
+
 /* The flex dispatcher (DeepEP, HybridEP) deduplicates what crosses the higher tier: a token goes
  * once to each remote tier-0 domain holding at least one of its k experts, lands on the rank of
  * the same local index there and is forwarded over tier 0 to the ranks holding its experts.
  * With `inner` ranks of the group per domain, n = peers/inner domains and E_d = E·inner/peers
  * experts per domain, routing balanced and uniform:
- *   p0 = C(E − E_d, k) / C(E, k)     the chance that one remote domain holds none of the k
+ *   p0 = domain_miss(E_d)           the chance that one remote domain holds none of the k
  *   t1 = latency1 + token_bytes·(n − 1)·(1 − p0) / (bandwidth1·efficiency1)
  *   t0 = latency0 + token_bytes·k·(inner − 1)/inner / (bandwidth0·efficiency0)
  * (each rank receives its k copies per token, all but 1/inner of them over tier 0: straight from
  * its own domain or forwarded by the landing rank), pipelined: the slower of the two sets the
  * time. A group inside one domain sends what the plain all-to-all sends. */
-double llm_a2a_flex_time(const llm_system_t *s, int net, double token_bytes, double top_k,
-                         double experts, double peers, double span)
+double llm_a2a_flex_time(const llm_system_t *s, int net, double token_bytes,
+                         const model_moe_t *moe, double peers, double span)
 {
     const llm_network_t *n = &s->networks[net], *n0 = &s->networks[0];
+    const double top_k = (double)moe->top_k;
     if (peers <= 1 || token_bytes <= 0)
         return 0;
     if (net == 0 || n0->size <= 0 || span <= (double)n0->size)
         return llm_a2a_time(s, net, token_bytes * top_k, peers, span);
     const double inner = max2(1, floor(peers * (double)n0->size / span));
     const double domains = peers / inner;
-    const double per_domain = floor(experts * inner / peers);
-    const double p0 = gsl_ran_hypergeometric_pdf(0, (unsigned)per_domain,
-                                                 (unsigned)(experts - per_domain), (unsigned)top_k);
+    const double p0 = domain_miss(moe, floor((double)moe->num_experts * inner / peers));
     const double t1 = n->latency_s + token_bytes * (domains - 1) * (1 - p0) /
                                          (n->bandwidth_gbps * 1e9 * n->efficiency);
     const double t0 = inner > 1 ? n0->latency_s + token_bytes * top_k * (inner - 1) / inner /
@@ -526,8 +554,7 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
     const double k_routed = (double)m->moe.top_k;
     const double a2a =
         e->moe_dispatcher == LLM_MOE_DISPATCH_FLEX
-            ? llm_a2a_flex_time(s, e->expert_par_net, token_bytes, k_routed,
-                                (double)m->moe.num_experts, ep, ep * etp)
+            ? llm_a2a_flex_time(s, e->expert_par_net, token_bytes, &m->moe, ep, ep * etp)
         : e->moe_dispatcher == LLM_MOE_DISPATCH__FREE
             ? 0
             : llm_a2a_time(s, e->expert_par_net, token_bytes * k_routed, ep, ep * etp);

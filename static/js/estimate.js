@@ -26,6 +26,7 @@ const MODEL_LABELS = {
   expert_feedforward: 'MLP inner width of one expert', shared_experts: 'Shared experts (every token)',
   shared_expert_feedforward: 'MLP inner width of a shared expert', first_dense_blocks: 'Dense blocks before the first expert block',
   every: 'An expert block every … blocks', router_bias: 'Router bias (load balancing without an auxiliary loss)',
+  router_groups: 'Router groups (group-limited routing)', router_group_top_k: 'Groups each token may use',
   mla: 'Multi-latent attention (MLA)', q_lora_rank: 'Query compression rank', kv_lora_rank: 'Key/value compression rank',
   qk_nope_head_dim: 'Query/key width per head without positions', qk_rope_head_dim: 'Query/key rotary width per head',
   v_head_dim: 'Value width per head', mtp_blocks: 'Multi-token prediction depths (extra blocks)',

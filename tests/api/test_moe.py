@@ -148,6 +148,13 @@ class Moe(ServerTestCase):
             (dict(moe, every=0), {}, "model.moe.every"),
             (dict(moe, router_bias=1), {}, "model.moe.router_bias"),
             (dict(moe, experts=8), {}, "model.moe.experts"),
+            (dict(moe, router_groups=3, router_group_top_k=1), {}, "model.moe.router_groups"),  # 3 ∤ 8
+            (dict(moe, router_groups=-1, router_group_top_k=1), {}, "model.moe.router_groups"),
+            (dict(moe, router_groups=4), {}, "model.moe.router_group_top_k"),
+            (dict(moe, router_group_top_k=1), {}, "model.moe.router_groups"),
+            (dict(moe, router_groups=4, router_group_top_k=5), {}, "model.moe.router_group_top_k"),
+            # one group of 1 expert cannot hold the token's 2
+            (dict(moe, router_groups=8, router_group_top_k=1), {}, "model.moe.router_group_top_k"),
             (moe, {"expert_par": 3}, "execution.expert_par"),        # 3 does not divide 8 experts
             (moe, {"expert_par": 0}, "execution.expert_par"),
             (dict(moe, num_experts=16), {"expert_par": 16}, "execution.expert_par"),  # > TP·DP = 8

@@ -300,23 +300,58 @@ static void a2a_cost(void **state)
  * so 0.0264386 s, where the plain all-to-all of the 2e9 bytes takes 1e-5 + 2e9·(24/32)/5e10 =
  * 0.03001 s. With one expert per token nothing repeats: t1 = 1e-5 + 1e9·3·(1 − 48/64)/5e10 =
  * 0.01501 s, the plain all-to-all's. Inside one domain (8 peers) flex is the plain one. */
+static const model_moe_t *routing(int64_t top_k, int64_t groups, int64_t group_top_k)
+{
+    static model_moe_t x;
+    x = (model_moe_t){.num_experts = 64, .top_k = top_k, .router_groups = groups,
+                      .router_group_top_k = group_top_k};
+    return &x;
+}
+
 static void a2a_flex_cost(void **state)
 {
     (void)state;
     llm_system_t s = nvlink_and_ib();
     const double p0 = 48.0 * 47.0 / (64.0 * 63.0);
-    assert_close(llm_a2a_flex_time(&s, 1, 1e9, 2, 64, 32, 32), 1e-5 + 1e9 * 3 * (1 - p0) / 5e10,
+    assert_close(llm_a2a_flex_time(&s, 1, 1e9, routing(2, 0, 0), 32, 32), 1e-5 + 1e9 * 3 * (1 - p0) / 5e10,
                  1e-12);
-    assert_close(llm_a2a_flex_time(&s, 1, 1e9, 2, 64, 32, 32), 0.026438571428571, 1e-12);
+    assert_close(llm_a2a_flex_time(&s, 1, 1e9, routing(2, 0, 0), 32, 32), 0.026438571428571, 1e-12);
     assert_close(llm_a2a_time(&s, 1, 2e9, 32, 32), 0.03001, 1e-12);
-    assert_close(llm_a2a_flex_time(&s, 1, 1e9, 1, 64, 32, 32), 0.01501, 1e-12);
-    assert_close(llm_a2a_flex_time(&s, 1, 1e9, 1, 64, 32, 32), llm_a2a_time(&s, 1, 1e9, 32, 32),
+    assert_close(llm_a2a_flex_time(&s, 1, 1e9, routing(1, 0, 0), 32, 32), 0.01501, 1e-12);
+    assert_close(llm_a2a_flex_time(&s, 1, 1e9, routing(1, 0, 0), 32, 32), llm_a2a_time(&s, 1, 1e9, 32, 32),
                  1e-12);
-    assert_close(llm_a2a_flex_time(&s, 0, 1e9, 2, 64, 8, 8), llm_a2a_time(&s, 0, 2e9, 8, 8), 0);
-    assert_close(llm_a2a_flex_time(&s, 1, 1e9, 2, 64, 1, 1), 0, 0);
+    assert_close(llm_a2a_flex_time(&s, 0, 1e9, routing(2, 0, 0), 8, 8), llm_a2a_time(&s, 0, 2e9, 8, 8), 0);
+    assert_close(llm_a2a_flex_time(&s, 1, 1e9, routing(2, 0, 0), 1, 1), 0, 0);
     /* fast tier 1 (400 GB/s): the NVLink forward sets the time, 1e-6 + 1e9·2·(7/8)/4e11 */
     s.networks[1].bandwidth_gbps = 400;
-    assert_close(llm_a2a_flex_time(&s, 1, 1e9, 2, 64, 32, 32), 4.376e-3, 1e-12);
+    assert_close(llm_a2a_flex_time(&s, 1, 1e9, routing(2, 0, 0), 32, 32), 4.376e-3, 1e-12);
+}
+
+/* Group-limited routing under the flex dispatcher, by hand, on a2a_flex_cost's system and group
+ * (4 domains of 16 experts, 2 experts per token, token_bytes 1e9):
+ *   8 groups of 8, 2 picked: a domain overlaps n_d = 2 groups, c = 8 experts of each, among the
+ *   pool of 16 experts of the picked groups. H(0) = C(6,2)/C(8,2) = 15/28, H(1) = 2·6/28 = 12/28,
+ *   H(2) = 1/28; missing the domain given j: 1, C(8,2)/C(16,2) = 7/30, 0. p0 = 15/28 + 12/28 ·
+ *   7/30 = 89/140, t1 = 1e-5 + 1e9·3·(51/140)/5e10 = 0.021867142857…
+ *   2 groups of 32, 1 picked: the domain lies in one group, picked half the time, and then holds
+ *   16 of its 32: p0 = 1/2 + 1/2 · C(16,2)/C(32,2) = 1/2 + 1/2 · 15/62 = 77/124,
+ *   t1 = 1e-5 + 0.06·47/124 = 0.022751935483…
+ * One group of all 64 experts, or every group picked, is routing without groups
+ * (0.026438571428…, a2a_flex_cost). */
+static void a2a_flex_router_groups(void **state)
+{
+    (void)state;
+    llm_system_t s = nvlink_and_ib();
+    assert_close(llm_a2a_flex_time(&s, 1, 1e9, routing(2, 8, 2), 32, 32),
+                 1e-5 + 1e9 * 3 * (51.0 / 140.0) / 5e10, 1e-12);
+    assert_close(llm_a2a_flex_time(&s, 1, 1e9, routing(2, 8, 2), 32, 32), 0.021867142857143,
+                 1e-12);
+    assert_close(llm_a2a_flex_time(&s, 1, 1e9, routing(2, 2, 1), 32, 32), 0.022751935483871,
+                 1e-12);
+    assert_close(llm_a2a_flex_time(&s, 1, 1e9, routing(2, 1, 1), 32, 32), 0.026438571428571,
+                 1e-12);
+    assert_close(llm_a2a_flex_time(&s, 1, 1e9, routing(2, 8, 8), 32, 32), 0.026438571428571,
+                 1e-12);
 }
 
 /* In the step, by hand: the tiny MoE (8 experts, 2 per token) with EP 8 = DP 8 over tier 1, tier 0
@@ -808,6 +843,8 @@ static void round_trip(void **state)
     assert_int_equal(codec_model_decode(enc, "model", presets, &back, &err), 0);
     json_decref(enc);
     assert_memory_equal(&m.moe, &back.moe, sizeof m.moe);
+    assert_int_equal(back.moe.router_groups, 8); /* DeepSeek-V3's n_group and topk_group */
+    assert_int_equal(back.moe.router_group_top_k, 4);
     assert_memory_equal(&m.mla, &back.mla, sizeof m.mla);
     assert_int_equal(back.mtp_blocks, 1);
 
@@ -855,7 +892,8 @@ int main(void)
         cmocka_unit_test(mla_flops),        cmocka_unit_test(mla_block_storage),
         cmocka_unit_test(memory_deepseek_v3),
         cmocka_unit_test(memory_mixtral),   cmocka_unit_test(a2a_cost),
-        cmocka_unit_test(a2a_flex_cost),    cmocka_unit_test(a2a_flex_in_step),
+        cmocka_unit_test(a2a_flex_cost),
+        cmocka_unit_test(a2a_flex_router_groups), cmocka_unit_test(a2a_flex_in_step),
         cmocka_unit_test(a2a_in_step),      cmocka_unit_test(dense_blocks_in_step),
         cmocka_unit_test(mtp_in_step),      cmocka_unit_test(grouped_gemm),
         cmocka_unit_test(bad_fields),       cmocka_unit_test(round_trip),
