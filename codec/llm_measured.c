@@ -28,9 +28,9 @@
  *              shared_expert_ffn, the first dense blocks from moe_layers ("first 3 dense");
  *              model.mla parsed from the attention text ("MLA (q_lora 1536, kv_lora 512, …)");
  *              model.mtp_blocks from mtp_layers; group-limited routing from the row's
- *              router_groups and router_group_top_k, else from the model's published
- *              configuration (DeepSeek-V3: 8 groups, 4 per token; the others route over all
- *              experts); feedforward = expert_ffn when the row gives no
+ *              router_groups and router_group_top_k, else from the built-in model preset of
+ *              the same MoE shape (DeepSeek-V3's: 8 groups, 4 per token, from its config; no
+ *              other preset has groups); feedforward = expert_ffn when the row gives no
  *              dense ffn (no dense block then); no router bias (timing-neutral); expert_par = ep,
  *              expert_tensor_par = etp (1 when not given, Megatron-Bridge's recipes); the
  *              dispatch/combine all-to-all on the NVLink tier while ep·etp fits in it, else on
@@ -112,12 +112,6 @@ static int64_t text_int(const char *text, const char *key, int64_t dflt)
     return p && sscanf(p + strlen(key), " %lld", &v) == 1 ? (int64_t)v : dflt;
 }
 
-/* DeepSeek-V3's group-limited routing: deepseek-ai/DeepSeek-V3 config.json, n_group 8 and
- * topk_group 4, which Megatron-Bridge's converter maps to moe_router_num_groups and
- * moe_router_group_topk. */
-#define DEEPSEEK_V3_GROUPS 8
-#define DEEPSEEK_V3_GROUP_TOP_K 4
-
 /* model.moe, model.mla and model.mtp_blocks of an MoE row (header comment). */
 static int add_moe(const json_t *row, json_t *m)
 {
@@ -135,16 +129,12 @@ static int add_moe(const json_t *row, json_t *m)
                             (json_int_t)text_int(row_str(row, "moe_layers"), "first", 0));
     if (!moe || json_object_set_new(m, "moe", moe))
         return -1;
-    /* group-limited routing: the row's own router_groups and router_group_top_k, else the
-     * model's published configuration */
-    int64_t groups = row_int(row, "router_groups", 0);
-    int64_t group_top_k = row_int(row, "router_group_top_k", 0);
-    if (groups == 0 && strncmp(row_str(row, "model"), "DeepSeek-V3", 11) == 0) {
-        groups = DEEPSEEK_V3_GROUPS;
-        group_top_k = DEEPSEEK_V3_GROUP_TOP_K;
-    }
-    if (groups > 0 && (json_object_set_new(moe, "router_groups", json_integer(groups)) ||
-                       json_object_set_new(moe, "router_group_top_k", json_integer(group_top_k))))
+    /* group-limited routing as the row gives it (else lend_router_groups) */
+    const int64_t groups = row_int(row, "router_groups", 0);
+    if (groups > 0 &&
+        (json_object_set_new(moe, "router_groups", json_integer(groups)) ||
+         json_object_set_new(moe, "router_group_top_k",
+                             json_integer(row_int(row, "router_group_top_k", 0)))))
         return -1;
     if (row_int(row, "ffn", 0) == 0 && json_object_set_new(m, "feedforward", json_integer(fe)))
         return -1;
@@ -283,6 +273,45 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
     return e;
 }
 
+/* The rows do not state a model's router groups: a built-in model preset of the same MoE shape
+ * (hidden, blocks, experts, top_k, expert width) lends its own, which carry the model's
+ * published configuration (DeepSeek-V3: n_group 8, topk_group 4). A row that gives them keeps
+ * its own. */
+static int lend_router_groups(json_t *jm, const codec_presets_t *presets)
+{
+    json_t *moe = json_object_get(jm, "moe");
+    if (!moe || json_object_get(moe, "router_groups"))
+        return 0;
+    static const char *const shape[] = {"hidden", "num_blocks"};
+    static const char *const moe_shape[] = {"num_experts", "top_k", "expert_feedforward"};
+    json_t *list = codec_presets_list(presets);
+    const json_t *models = json_object_get(list, "models"), *entry;
+    size_t i;
+    int rc = list ? 0 : -1;
+    json_array_foreach(models, i, entry)
+    {
+        const json_t *pm = codec_presets_find(presets, PRESET_MODEL,
+                                              json_string_value(json_object_get(entry, "name")));
+        const json_t *pmoe = json_object_get(pm, "moe");
+        if (!json_object_get(pmoe, "router_groups"))
+            continue;
+        bool same = true;
+        for (size_t f = 0; f < 2; f++)
+            same = same && json_equal(json_object_get(pm, shape[f]), json_object_get(jm, shape[f]));
+        for (size_t f = 0; f < 3; f++)
+            same = same && json_equal(json_object_get(pmoe, moe_shape[f]),
+                                      json_object_get(moe, moe_shape[f]));
+        if (same) {
+            rc = json_object_set(moe, "router_groups", json_object_get(pmoe, "router_groups")) ||
+                 json_object_set(moe, "router_group_top_k",
+                                 json_object_get(pmoe, "router_group_top_k"));
+            break;
+        }
+    }
+    json_decref(list);
+    return rc ? -1 : 0;
+}
+
 /* One expressible row made ready to estimate: its model, system (the preset), execution with the
  * least recompute that fits, and what it is compared on. */
 typedef struct {
@@ -387,7 +416,8 @@ static int prepare_row(const json_t *row, const codec_presets_t *presets, measur
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "gpu_type", "no preset for %s",
                                 row_str(row, "gpu_type"));
     json_t *jm = row_model(row), *js = json_string(p->sys_name);
-    int rc = !jm || !js || codec_model_decode(jm, "model", presets, &p->model, err) ||
+    int rc = !jm || !js || lend_router_groups(jm, presets) ||
+             codec_model_decode(jm, "model", presets, &p->model, err) ||
              codec_llm_system_decode(js, "system", presets, &p->system, err);
     json_decref(jm);
     json_decref(js);

@@ -17,6 +17,23 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PARAMETERS = {"llama3-8B": 8030261248, "llama3-70B": 70553706496, "llama3.1-405B": 405853388800,
               "mistral-7B-v0.3": 7248023552, "qwen2.5-7B": 7615616512, "qwen2.5-72B": 72706203648}
 
+LATER_RELEASES = os.path.join(ROOT, "presets", "validation", "later_releases.json")
+
+
+def published_error(published, row, estimated):
+    """Percent error of an estimate against the row's published figure (tokens/s/GPU, else
+    TFLOP/s/GPU), computed from the published rows, not from what the report prints."""
+    p = published[row["id"]]
+    measured = p["tokens_per_s_per_gpu"] if p.get("tokens_per_s_per_gpu") else p["tflops_per_gpu"]
+    return 100.0 * (estimated - measured) / measured
+
+
+def validate_runs(path, *flags):
+    """fathom validate --runs PATH [flags]: the finished process."""
+    return subprocess.run([FATHOM_CLI, "--presets", os.path.join(ROOT, "presets"), "validate",
+                           "--runs", path, *flags], capture_output=True, text=True, timeout=600)
+
+
 LLAMA70_H100 = {"num_procs": 64, "tensor_par": 4, "pipeline_par": 8, "data_par": 2, "batch_size": 128,
                 "pipeline_interleaving": 5, "datatype": "bfloat16", "fp8": True,
                 "attention_kernel": "fused", "activation_recompute": "attn_only",
@@ -207,9 +224,7 @@ class Modern(ServerTestCase):
             published = {r["id"]: r for r in json.load(f)}
 
         def error(row, estimated):
-            p = published[row["id"]]
-            measured = p["tokens_per_s_per_gpu"] if p.get("tokens_per_s_per_gpu") else p["tflops_per_gpu"]
-            return 100.0 * (estimated - measured) / measured
+            return published_error(published, row, estimated)
 
         groups = {"dense": [], "moe": [], "tflops": [], "loso_dense": [], "loso_tflops": []}
         for row in m["rows"]:
@@ -251,19 +266,16 @@ class Modern(ServerTestCase):
         releases — recomputed here from the measurements, so the message cannot go stale when
         the step model moves. Dense and wider MoE models do not get it."""
         rows = [r for r in self.server.get("/v1/validation").json()["measured"]["rows"]]
-        path = os.path.join(ROOT, "presets", "validation", "later_releases.json")
-        out = subprocess.run([FATHOM_CLI, "--presets", os.path.join(ROOT, "presets"), "validate",
-                              "--runs", path, "--json"], capture_output=True, text=True, timeout=600)
+        out = validate_runs(LATER_RELEASES, "--json")
         self.assertEqual(out.returncode, 0, out.stderr)
         rows += json.loads(out.stdout)["rows"]
         published = {}
-        for name in (os.path.join(ROOT, "presets", "validation", "measured_runs.json"), path):
+        for name in (os.path.join(ROOT, "presets", "validation", "measured_runs.json"), LATER_RELEASES):
             with open(name) as f:
                 published.update({r["id"]: r for r in json.load(f)})
 
         def error(row):
-            measured = published[row["id"]]["tokens_per_s_per_gpu"]
-            return 100.0 * (row["estimated"] - measured) / measured
+            return published_error(published, row, row["estimated"])
 
         moe = [r for r in rows if r["moe"] and r["compared"] == "tokens_per_s_per_gpu"]
         small = [error(r) for r in moe if r["estimate_request"]["model"]["hidden"] < 4096]
@@ -296,11 +308,10 @@ class Modern(ServerTestCase):
         """fathom validate --runs FILE: the same report over a file of rows, here the later
         Megatron-Bridge releases shipped beside the validation set, compared with the figures
         the file publishes; a file that is not an array of rows is refused naming "runs"."""
-        path = os.path.join(ROOT, "presets", "validation", "later_releases.json")
+        path = LATER_RELEASES
         with open(path) as f:
             published = {r["id"]: r for r in json.load(f)}
-        out = subprocess.run([FATHOM_CLI, "--presets", os.path.join(ROOT, "presets"), "validate",
-                              "--runs", path, "--json"], capture_output=True, text=True, timeout=600)
+        out = validate_runs(path, "--json")
         self.assertEqual(out.returncode, 0, out.stderr)
         m = json.loads(out.stdout)
         self.assertEqual((m["source"], m["rows_total"]), (path, len(published)))
@@ -310,15 +321,13 @@ class Modern(ServerTestCase):
             self.assertEqual(row["measured"], p["tokens_per_s_per_gpu"])
             self.assertAlmostEqual(row["estimated"], p["global_batch"] * p["seq_len"]
                                    / (row["step_time_s"] * p["gpu_count"]), places=6)
-        text = subprocess.run([FATHOM_CLI, "--presets", os.path.join(ROOT, "presets"), "validate",
-                               "--runs", path], capture_output=True, text=True, timeout=600)
+        text = validate_runs(path)
         self.assertEqual(text.returncode, 0, text.stderr)
         self.assertIn("tokens/s/GPU over %d of %d rows" % (len(published), len(published)), text.stdout)
         with tempfile.NamedTemporaryFile("w", suffix=".json") as bad:
             json.dump({"rows": []}, bad)
             bad.flush()
-            out = subprocess.run([FATHOM_CLI, "--presets", os.path.join(ROOT, "presets"), "validate",
-                                  "--runs", bad.name], capture_output=True, text=True, timeout=60)
+            out = validate_runs(bad.name)
         self.assertNotEqual(out.returncode, 0)
         self.assertIn("runs", out.stdout + out.stderr)
 

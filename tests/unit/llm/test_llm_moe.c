@@ -354,6 +354,50 @@ static void a2a_flex_router_groups(void **state)
                  1e-12);
 }
 
+/* DeepSeek-V3's routing (256 experts, top 8, 4 of 8 groups of 32) on a2a_flex_cost's system
+ * with 4 and 8 domains of 8 ranks (EP 32 and 64): the copies of the rank's tokens that cross
+ * InfiniBand, (D − 1)·(1 − p0), recomputed here from plain products (not GSL):
+ *   C(n − m, 8)/C(n, 8) = Π_{i<8} (n − m − i)/(n − i)
+ *   4 domains, 64 experts each (2 groups):   p0 = 15/70 + 40/70·C(96,8)/C(128,8)
+ *                                                  + 15/70·C(64,8)/C(128,8); ungrouped C(192,8)/C(256,8)
+ *   8 domains, 32 experts each (1 group):    p0 = 35/70 + 35/70·C(96,8)/C(128,8); ungrouped
+ *                                                  C(224,8)/C(256,8)
+ * which give 2.196 copies instead of 2.711 on 4 nodes and 3.175 instead of 4.633 on 8 (the
+ * figures doc/step_model.md and the README quote as 2.20 and 3.18, 2.71 and 4.63; a remote node
+ * missed by 26.8 % of tokens instead of 9.6 %, and by 54.6 % instead of 33.8 %). */
+static double miss_ratio(double n, double m)
+{
+    double r = 1;
+    for (int i = 0; i < 8; i++)
+        r *= (n - m - i) / (n - i);
+    return r;
+}
+
+static void a2a_flex_deepseek_v3_groups(void **state)
+{
+    (void)state;
+    llm_system_t s = nvlink_and_ib();
+    model_moe_t ds = {.num_experts = 256, .top_k = 8, .router_groups = 8, .router_group_top_k = 4};
+    model_moe_t flat = {.num_experts = 256, .top_k = 8};
+    /* copies over tier 1 per token from the time: (t1 − latency)·bandwidth/token_bytes */
+#define COPIES(moe, peers) ((llm_a2a_flex_time(&s, 1, 1e9, &(moe), peers, peers) - 1e-5) * 5e10 / 1e9)
+    const double p4 = 15.0 / 70 + 40.0 / 70 * miss_ratio(128, 32) + 15.0 / 70 * miss_ratio(128, 64);
+    const double p8 = 35.0 / 70 + 35.0 / 70 * miss_ratio(128, 32);
+    assert_close(p4, 0.2679475531, 1e-9);
+    assert_close(miss_ratio(256, 64), 0.0964464236, 1e-9);
+    assert_close(p8, 0.5463736344, 1e-9);
+    assert_close(miss_ratio(256, 32), 0.3381685000, 1e-9);
+    assert_close(COPIES(ds, 32), 3 * (1 - p4), 1e-9);
+    assert_close(COPIES(flat, 32), 3 * (1 - miss_ratio(256, 64)), 1e-9);
+    assert_close(COPIES(ds, 64), 7 * (1 - p8), 1e-9);
+    assert_close(COPIES(flat, 64), 7 * (1 - miss_ratio(256, 32)), 1e-9);
+    assert_close(COPIES(ds, 32), 2.196157, 1e-6);
+    assert_close(COPIES(flat, 32), 2.710661, 1e-6);
+    assert_close(COPIES(ds, 64), 3.175385, 1e-6);
+    assert_close(COPIES(flat, 64), 4.632821, 1e-6);
+#undef COPIES
+}
+
 /* In the step, by hand: the tiny MoE (8 experts, 2 per token) with EP 8 = DP 8 over tier 1, tier 0
  * domains of 2 (so 4 domains, 2 experts each), tier 0 100 GB/s, tier 1 10 GB/s, no latency.
  * Each rank holds 16 tokens of 64 bf16: token_bytes 2048. Flex: p0 = C(6,2)/C(8,2) = 15/28,
@@ -893,7 +937,7 @@ int main(void)
         cmocka_unit_test(memory_deepseek_v3),
         cmocka_unit_test(memory_mixtral),   cmocka_unit_test(a2a_cost),
         cmocka_unit_test(a2a_flex_cost),
-        cmocka_unit_test(a2a_flex_router_groups), cmocka_unit_test(a2a_flex_in_step),
+        cmocka_unit_test(a2a_flex_router_groups), cmocka_unit_test(a2a_flex_deepseek_v3_groups), cmocka_unit_test(a2a_flex_in_step),
         cmocka_unit_test(a2a_in_step),      cmocka_unit_test(dense_blocks_in_step),
         cmocka_unit_test(mtp_in_step),      cmocka_unit_test(grouped_gemm),
         cmocka_unit_test(bad_fields),       cmocka_unit_test(round_trip),
