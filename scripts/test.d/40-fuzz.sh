@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/test.d/40-fuzz.sh — the libFuzzer stage of scripts/test: builds build-fuzz with clang
 # (codec and core compiled with -fsanitize=fuzzer-no-link,address,undefined; see
-# tests/fuzz/CMakeLists.txt), runs every fuzz target for FATHOM_FUZZ_SECONDS seconds (default 60
+# tests/fuzz/CMakeLists.txt), runs every fuzz target for FATHOM_FUZZ_SECONDS seconds (default 30
 # when CI=true, 10 otherwise; as many targets at once as there are cores) on a temporary copy of
 # its seed corpus (tests/fuzz/corpus/<target>/; nothing new is written into the repository), then
 # replays tests/fuzz/regressions/<target>/.
@@ -14,7 +14,7 @@ cd "$root"
 start=$(date +%s)
 
 if [ "${CI:-}" = true ]; then
-  seconds=${FATHOM_FUZZ_SECONDS:-60}
+  seconds=${FATHOM_FUZZ_SECONDS:-30}
 else
   seconds=${FATHOM_FUZZ_SECONDS:-10}
 fi
