@@ -71,6 +71,20 @@ static void time_cases(const char *label, const fathom_model_t *models,
     printf("checksum %.6g\n", checksum);
 }
 
+/* The model preset `name` from the presets in dir; -1 (said on stderr) when it cannot be read. */
+static int preset_model(const char *dir, const char *name, fathom_model_t *m)
+{
+    fathom_error_t err;
+    codec_presets_t *presets = codec_presets_load(dir, &err);
+    json_t *v = json_string(name);
+    int rc = !presets || codec_model_decode(v, "model", presets, m, &err);
+    json_decref(v);
+    codec_presets_free(presets);
+    if (rc)
+        fprintf(stderr, "bench_estimate: %s\n", err.message);
+    return rc ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     char dir[1024];
@@ -169,15 +183,8 @@ int main(int argc, char **argv)
 
     /* Llama 3 70B with every modern feature, over the layouts of 64 to 4096 H100s. */
     fathom_model_t llama;
-    json_t *lname = json_string("llama3-70B");
-    presets = codec_presets_load(dir, &err);
-    int rc = !presets || codec_model_decode(lname, "model", presets, &llama, &err);
-    json_decref(lname);
-    codec_presets_free(presets);
-    if (rc) {
-        fprintf(stderr, "bench_estimate: %s\n", err.message);
+    if (preset_model(dir, "llama3-70B", &llama))
         return 1;
-    }
     models[0] = llama;
     n = tried = 0;
     for (size_t a = 0; a < 3; a++)
@@ -220,15 +227,8 @@ int main(int argc, char **argv)
     /* DeepSeek-V3 (MLA, 256 experts, MTP) over layouts of 256 to 2048 H100s with expert
      * parallelism 8 to 64 (the all-to-all on NVLink while EP fits in 8, else the node tier). */
     fathom_model_t ds;
-    json_t *dname = json_string("deepseek-v3");
-    presets = codec_presets_load(dir, &err);
-    rc = !presets || codec_model_decode(dname, "model", presets, &ds, &err);
-    json_decref(dname);
-    codec_presets_free(presets);
-    if (rc) {
-        fprintf(stderr, "bench_estimate: %s\n", err.message);
+    if (preset_model(dir, "deepseek-v3", &ds))
         return 1;
-    }
     models[0] = ds;
     n = tried = 0;
     static const int64_t ds_procs[] = {256, 512, 1024, 2048}, ds_tps[] = {1, 2},

@@ -1,14 +1,39 @@
 /* json_parse.c — request body parsing with depth and size limits (see json_parse.h). */
 #include "json_parse.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Where a scan of raw JSON text stands with respect to strings, whose brackets and digits are
+ * not structure. */
+typedef struct {
+    bool in_string, escaped;
+} string_scan_t;
+
+/* Whether c belongs to a string (its quotes included), moving the scan past it. */
+static bool string_char(string_scan_t *s, char c)
+{
+    if (s->in_string) {
+        if (s->escaped)
+            s->escaped = false;
+        else if (c == '\\')
+            s->escaped = true;
+        else if (c == '"')
+            s->in_string = false;
+        return true;
+    }
+    if (c == '"')
+        s->in_string = true;
+    return s->in_string;
+}
 
 /* Deepest nesting of arrays/objects in buf, counting only brackets outside strings. Stops
  * counting once past limit, so the scan is linear and bounded whatever the input. */
 static int nesting_exceeds(const char *buf, size_t len, int limit, int *line, int *column)
 {
-    int depth = 0, in_string = 0, escaped = 0, ln = 1, col = 0;
+    string_scan_t strings = {false, false};
+    int depth = 0, ln = 1, col = 0;
     for (size_t i = 0; i < len; i++) {
         char c = buf[i];
         col++;
@@ -16,18 +41,9 @@ static int nesting_exceeds(const char *buf, size_t len, int limit, int *line, in
             ln++;
             col = 0;
         }
-        if (in_string) {
-            if (escaped)
-                escaped = 0;
-            else if (c == '\\')
-                escaped = 1;
-            else if (c == '"')
-                in_string = 0;
+        if (string_char(&strings, c))
             continue;
-        }
-        if (c == '"')
-            in_string = 1;
-        else if (c == '[' || c == '{') {
+        if (c == '[' || c == '{') {
             if (++depth > limit) {
                 *line = ln;
                 *column = col;
@@ -50,22 +66,11 @@ static char *widen_long_integers(const char *buf, size_t len, size_t *out_len, s
                                  size_t *out_ncuts)
 {
     size_t ncuts = 0;
-    int in_string = 0, escaped = 0;
+    string_scan_t strings = {false, false};
     for (size_t i = 0; i < len; i++) {
         char c = buf[i];
-        if (in_string) {
-            if (escaped)
-                escaped = 0;
-            else if (c == '\\')
-                escaped = 1;
-            else if (c == '"')
-                in_string = 0;
+        if (string_char(&strings, c))
             continue;
-        }
-        if (c == '"') {
-            in_string = 1;
-            continue;
-        }
         if (c != '-' && (c < '0' || c > '9'))
             continue;
         /* outside strings a digit or '-' starts a number: read its integer part, then the rest */

@@ -45,6 +45,24 @@ store_sweep_status_t store__status_from_text(const char *t)
     return STORE_SWEEP_FAILED; /* a status this build does not know cannot be run */
 }
 
+int store__result_copied(store_result_t *out, bool oom, const char *hash, fathom_error_t *err)
+{
+    if (!oom && out->endpoint && out->request && out->response)
+        return 0;
+    store_result_close(out);
+    return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory reading result %s", hash);
+}
+
+int store__sweep_deliver(store_sweep_t *sw, bool oom, store_sweep_fn fn, void *ctx,
+                         fathom_error_t *err)
+{
+    const int stop = oom ? 0 : fn(ctx, sw);
+    store_sweep_close(sw);
+    if (oom)
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory reading sweeps");
+    return stop ? 1 : 0;
+}
+
 void store_now_iso(char out[32])
 {
     struct timespec ts;

@@ -485,13 +485,7 @@ static int pg_result_get(store_t *store, const char *hash, store_result_t *out,
         out->response = pg_dup(r, 0, 2, &oom);
         pg_copy(r, 0, 3, out->created_at, sizeof out->created_at);
         out->hit_count = pg_ll(r, 0, 4);
-        if (oom || !out->endpoint || !out->request || !out->response) {
-            store_result_close(out);
-            fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory reading result %s",
-                             hash);
-        } else {
-            rc = 0;
-        }
+        rc = store__result_copied(out, oom, hash, err);
     } else if (r) {
         fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "no result %s", hash);
     }

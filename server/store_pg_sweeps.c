@@ -226,13 +226,10 @@ int pg_sweep_pending(store_t *store, store_sweep_fn fn, void *ctx, fathom_error_
         sw.done = pg_ll(r, i, 4);
         sw.state = pg_dup(r, i, 5, &oom);
         sw.sample = pg_dup(r, i, 6, &oom);
-        int stop = oom ? -1 : fn(ctx, &sw);
-        store_sweep_close(&sw);
-        if (oom) {
-            rc = fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory reading sweeps");
-            break;
-        }
-        if (stop)
+        const int delivered = store__sweep_deliver(&sw, oom, fn, ctx, err);
+        if (delivered < 0)
+            rc = -1;
+        if (delivered != 0)
             break;
     }
     PQclear(r);

@@ -457,13 +457,7 @@ int sqlite_result_get(store_t *store, const char *hash, store_result_t *out, fat
         out->response = db_column_dup(st, 2, &oom);
         db_column_copy(st, 3, out->created_at, sizeof out->created_at);
         out->hit_count = sqlite3_column_int64(st, 4);
-        if (oom || !out->endpoint || !out->request || !out->response) {
-            store_result_close(out);
-            fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory reading result %s",
-                             hash);
-        } else {
-            rc = 0;
-        }
+        rc = store__result_copied(out, oom, hash, err);
     } else if (step == SQLITE_DONE) {
         fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "no result %s", hash);
     } else {

@@ -273,13 +273,10 @@ int sqlite_sweep_pending(store_t *store, store_sweep_fn fn, void *ctx, fathom_er
         sw.done = sqlite3_column_int64(st, 4);
         sw.state = db_column_dup(st, 5, &oom);
         sw.sample = db_column_dup(st, 6, &oom);
-        int stop = oom ? -1 : fn(ctx, &sw);
-        store_sweep_close(&sw);
-        if (oom) {
-            rc = fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory reading sweeps");
-            break;
-        }
-        if (stop)
+        const int delivered = store__sweep_deliver(&sw, oom, fn, ctx, err);
+        if (delivered < 0)
+            rc = -1;
+        if (delivered != 0)
             break;
     }
     if (rc == 0 && step != SQLITE_DONE && step != SQLITE_ROW)

@@ -697,25 +697,22 @@ void search_merge(search_result_t *dst, const search_result_t *src)
  * be filled. */
 static bool nets_valid(const llm_system_t *s, const llm_execution_t *e)
 {
+    const struct {
+        int64_t degree;
+        int net;
+    } mapped[] = {{e->tensor_par, e->tensor_par_net},
+                  {e->pipeline_par, e->pipeline_par_net},
+                  {e->data_par, e->data_par_net},
+                  {e->context_par, e->context_par_net}};
     int64_t size[LLM_MAX_NETWORKS];
     bool used[LLM_MAX_NETWORKS] = {false};
     for (int i = 0; i < s->num_networks; i++)
         size[i] = 1;
-    if (e->tensor_par > 1) {
-        used[e->tensor_par_net] = true;
-        size[e->tensor_par_net] *= e->tensor_par;
-    }
-    if (e->pipeline_par > 1) {
-        used[e->pipeline_par_net] = true;
-        size[e->pipeline_par_net] *= e->pipeline_par;
-    }
-    if (e->data_par > 1) {
-        used[e->data_par_net] = true;
-        size[e->data_par_net] *= e->data_par;
-    }
-    if (e->context_par > 1) {
-        used[e->context_par_net] = true;
-        size[e->context_par_net] *= e->context_par;
+    for (size_t d = 0; d < sizeof mapped / sizeof mapped[0]; d++) {
+        if (mapped[d].degree > 1) {
+            used[mapped[d].net] = true;
+            size[mapped[d].net] *= mapped[d].degree;
+        }
     }
     for (int i = 0; i < s->num_networks; i++) {
         if (!used[i])

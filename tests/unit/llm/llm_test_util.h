@@ -47,6 +47,26 @@ static inline void flat_curve(llm_curve_t *c)
     c->points[0].efficiency = 1;
 }
 
+/* A training execution of tp·pp·dp processors, microbatch 1 and batch 2·dp·pp in BF16, every
+ * other field off (no recompute, no interleaving, Calculon's unfused attention): each test
+ * sets what it is about on top of this. */
+static inline llm_execution_t test_layout(int64_t tp, int64_t pp, int64_t dp)
+{
+    llm_execution_t e;
+    memset(&e, 0, sizeof e);
+    e.tensor_par = tp;
+    e.pipeline_par = pp;
+    e.data_par = dp;
+    e.num_procs = tp * pp * dp;
+    e.batch_size = 2 * dp * pp;
+    e.microbatch_size = 1;
+    e.datatype = LLM_DT_BFLOAT16;
+    e.activation_recompute = LLM_RECOMPUTE_NONE;
+    e.pipeline_interleaving = 1;
+    e.training = true;
+    return e;
+}
+
 /* Network of `gbps` GB/s, efficiency 1, no latency, every op scalar 1. */
 static inline llm_system_t unit_system(double gbps)
 {

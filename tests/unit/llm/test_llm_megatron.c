@@ -72,22 +72,12 @@ static llm_system_t system_named(const char *name)
 
 static llm_execution_t layout(int64_t tp, int64_t pp, int64_t dp, bool dist_opt)
 {
-    llm_execution_t e;
-    memset(&e, 0, sizeof e);
-    e.tensor_par = tp;
-    e.pipeline_par = pp;
-    e.data_par = dp;
-    e.num_procs = tp * pp * dp;
-    e.batch_size = dp * pp * 2;
-    e.microbatch_size = 1;
-    e.datatype = LLM_DT_BFLOAT16;
+    llm_execution_t e = test_layout(tp, pp, dp);
     e.activation_recompute = LLM_RECOMPUTE_ATTN_ONLY;
     e.tensor_par_comm_type = tp > 1 ? LLM_TP_COMM_RS_AG : LLM_TP_COMM_AR;
     e.seq_par_ag_redo = tp > 1;
-    e.pipeline_interleaving = 1;
     e.optimizer_sharding = dist_opt;
     e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
-    e.training = true;
     e.tensor_par_net = 0;
     e.pipeline_par_net = e.data_par_net = 1;
     return e;

@@ -27,16 +27,9 @@
 
 static llm_execution_t one_gpu(void)
 {
-    llm_execution_t e;
-    memset(&e, 0, sizeof e);
-    e.num_procs = e.tensor_par = e.pipeline_par = e.data_par = 1;
+    llm_execution_t e = test_layout(1, 1, 1);
     e.batch_size = 4;
-    e.microbatch_size = 1;
-    e.datatype = LLM_DT_BFLOAT16;
     e.fused_activation = true;
-    e.activation_recompute = LLM_RECOMPUTE_NONE;
-    e.pipeline_interleaving = 1;
-    e.training = true;
     return e;
 }
 

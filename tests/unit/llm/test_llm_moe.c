@@ -66,19 +66,9 @@ static llm_system_t moe_system(void)
 
 static llm_execution_t layout(int64_t tp, int64_t pp, int64_t dp, int64_t ep)
 {
-    llm_execution_t e;
-    memset(&e, 0, sizeof e);
-    e.tensor_par = tp;
-    e.pipeline_par = pp;
-    e.data_par = dp;
-    e.num_procs = tp * pp * dp;
+    llm_execution_t e = test_layout(tp, pp, dp);
     e.batch_size = dp * 2;
-    e.microbatch_size = 1;
-    e.datatype = LLM_DT_BFLOAT16;
     e.fused_activation = true;
-    e.activation_recompute = LLM_RECOMPUTE_NONE;
-    e.pipeline_interleaving = 1;
-    e.training = true;
     e.optimizer_sharding = true;
     e.expert_par = ep;
     e.expert_tensor_par = 1;

@@ -23,21 +23,12 @@
 
 static llm_execution_t layout(int64_t dp, int64_t cp, int zero)
 {
-    llm_execution_t e;
-    memset(&e, 0, sizeof e);
-    e.tensor_par = e.pipeline_par = 1;
-    e.data_par = dp;
+    llm_execution_t e = test_layout(1, 1, dp);
     e.context_par = cp;
     e.num_procs = dp * cp;
-    e.batch_size = 2 * dp;
-    e.microbatch_size = 1;
-    e.datatype = LLM_DT_BFLOAT16;
-    e.activation_recompute = LLM_RECOMPUTE_NONE;
-    e.pipeline_interleaving = 1;
     e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
     e.zero_stage = zero;
     e.optimizer_sharding = zero >= 1;
-    e.training = true;
     return e;
 }
 
