@@ -40,6 +40,19 @@ function check(cond, what, got) {
   if (!cond) throw new Error(`${what}${got === undefined ? '' : ` (got ${JSON.stringify(got)})`}`);
 }
 
+// Sets the form fields named by data-field under `scope` ('' for the whole page), in order: a
+// select takes its option, a checkbox is checked when the value is true, any other input is
+// filled with the value.
+async function setFields(page, scope, fields) {
+  for (const [name, value] of Object.entries(fields)) {
+    const field = page.locator(`${scope} [data-field="${name}"]`.trim()).first();
+    const kind = await field.evaluate((e) => (e.tagName === 'SELECT' ? 'select' : e.type));
+    if (kind === 'select') await field.selectOption(String(value));
+    else if (kind === 'checkbox') await (value ? field.check() : field.uncheck());
+    else await field.fill(String(value));
+  }
+}
+
 function freePort() {
   return new Promise((res, rej) => {
     const s = createServer();
@@ -113,10 +126,7 @@ try {
   });
 
   await step('estimate gpt3-175B on 1024 A100s with TP 8, PP 8: step time and charts', async () => {
-    await page.selectOption('[data-field="model"]', 'gpt3-175B');
-    await page.selectOption('[data-field="system"]', 'a100_80g');
-    await page.fill('[data-field="execution.num_procs"]', '1024');
-    await page.fill('[data-field="execution.batch_size"]', '1024');
+    await setFields(page, '', { 'model': 'gpt3-175B', 'system': 'a100_80g', 'execution.num_procs': '1024', 'execution.batch_size': '1024' });
     await page.dispatchEvent('[data-field="execution.batch_size"]', 'change');
     await page.selectOption('[data-field="execution.tensor_par"]', '8');
     await page.selectOption('[data-field="execution.pipeline_par"]', '8');
@@ -173,11 +183,13 @@ try {
 
   await step('a small search runs to completion through the progress bar', async () => {
     await page.click('#nav-sweep');
-    await page.selectOption('#sw-search [data-field="model"]', 'megatron-126M');
-    await page.selectOption('#sw-search [data-field="system"]', 'a100_80g');
-    await page.fill('#sw-search [data-field="num_procs"]', '8');
-    await page.fill('#sw-search [data-field="max_batch_size"]', '32');
-    await page.fill('#sw-search [data-field="options.top_n"]', '5');
+    await setFields(page, '#sw-search', {
+      'model': 'megatron-126M',
+      'system': 'a100_80g',
+      'num_procs': '8',
+      'max_batch_size': '32',
+      'options.top_n': '5',
+    });
     await page.click('#sw-submit');
     await page.waitForSelector('#sw-status:not([hidden])');
     await page.waitForFunction(() => /done|failed|cancelled/.test(document.querySelector('#sw-status').dataset.state || ''), null, { timeout: 180000 });
@@ -203,9 +215,7 @@ try {
   await step('a grid sweep over TP × PP plots every point', async () => {
     // The grid's base is the Estimate tab's request: gpt3-175B on 1024 GPUs again.
     await page.click('#nav-estimate');
-    await page.selectOption('[data-field="model"]', 'gpt3-175B');
-    await page.fill('[data-field="execution.num_procs"]', '1024');
-    await page.fill('[data-field="execution.batch_size"]', '1024');
+    await setFields(page, '', { 'model': 'gpt3-175B', 'execution.num_procs': '1024', 'execution.batch_size': '1024' });
     await page.dispatchEvent('[data-field="execution.batch_size"]', 'change');
     await page.click('#nav-sweep');
     await page.selectOption('#f-kind', 'grid');
@@ -225,9 +235,7 @@ try {
     await page.selectOption('#f-kind', 'optimal_execution');
     await page.selectOption('#sw-search [data-field="model"]', 'gpt3-175B');
     // About 15 s of work on two cores: long enough to cancel on the way.
-    await page.fill('#sw-search [data-field="num_procs"]', '65536');
-    await page.fill('#sw-search [data-field="max_batch_size"]', '65536');
-    await page.selectOption('#sw-search [data-field="options.fused_activation"]', 'all');
+    await setFields(page, '#sw-search', { 'num_procs': '65536', 'max_batch_size': '65536', 'options.fused_activation': 'all' });
     await page.click('#sw-submit');
     await page.waitForFunction(() => ['queued', 'running'].includes(document.querySelector('#sw-status').dataset.state));
     await page.click('#sw-cancel');
@@ -272,9 +280,7 @@ try {
 
   await step('letters or nothing in a required number are an error beside it, never a default', async () => {
     await page.click('#nav-estimate');
-    await page.selectOption('[data-field="model"]', 'gpt3-175B');
-    await page.selectOption('[data-field="system"]', 'a100_80g');
-    await page.fill('[data-field="execution.num_procs"]', '1024');
+    await setFields(page, '', { 'model': 'gpt3-175B', 'system': 'a100_80g', 'execution.num_procs': '1024' });
     await page.dispatchEvent('[data-field="execution.num_procs"]', 'change');
     await page.selectOption('[data-field="execution.tensor_par"]', '8');
     await page.selectOption('[data-field="execution.pipeline_par"]', '8');
@@ -377,17 +383,21 @@ try {
     await page.fill('[data-field="model.num_blocks"]', '6');
     await page.click('#nav-sweep');
     await page.selectOption('#f-kind', 'optimal_execution');
-    await page.selectOption('#sw-search [data-field="model"]', '=estimate');
-    await page.selectOption('#sw-search [data-field="system"]', 'a100_80g');
-    await page.fill('#sw-search [data-field="num_procs"]', '8');
-    await page.fill('#sw-search [data-field="max_batch_size"]', '32');
-    await page.fill('#sw-search [data-field="options.top_n"]', '5');
+    await setFields(page, '#sw-search', {
+      'model': '=estimate',
+      'system': 'a100_80g',
+      'num_procs': '8',
+      'max_batch_size': '32',
+      'options.top_n': '5',
+    });
     // The planner's constraints: no offload, TP at most 1, PP at most 2, exactly batch 32.
-    await page.check('#sw-search [data-field="options.no_offload"]');
-    await page.check('#sw-search [data-field="options.exact_batch"]');
-    await page.fill('#sw-search [data-field="options.max_tensor_par"]', '1');
-    await page.fill('#sw-search [data-field="options.max_pipeline_par"]', '2');
-    await page.selectOption('#sw-search [data-field="options.recompute_modules"]', 'fewest');
+    await setFields(page, '#sw-search', {
+      'options.no_offload': true,
+      'options.exact_batch': true,
+      'options.max_tensor_par': '1',
+      'options.max_pipeline_par': '2',
+      'options.recompute_modules': 'fewest',
+    });
     const sent = page.waitForRequest((r) => r.url().endsWith('/v1/sweep') && r.method() === 'POST');
     await page.click('#sw-submit');
     const body = JSON.parse((await sent).postData());
@@ -404,17 +414,19 @@ try {
   await step('GPT-3 175B search: grouped rows, MFU and TFLOP/s columns, every point inside the axes, table in view at 1440 px', async () => {
     await page.setViewportSize({ width: 1440, height: 1000 });
     await page.click('#nav-sweep');
-    await page.selectOption('#sw-search [data-field="model"]', 'gpt3-175B');
-    await page.selectOption('#sw-search [data-field="system"]', 'a100_80g');
-    await page.fill('#sw-search [data-field="num_procs"]', '1024');
-    await page.fill('#sw-search [data-field="max_batch_size"]', '1024');
-    await page.fill('#sw-search [data-field="options.top_n"]', '10');
-    await page.selectOption('#sw-search [data-field="options.fused_activation"]', 'true');
-    await page.uncheck('#sw-search [data-field="options.no_offload"]');
-    await page.uncheck('#sw-search [data-field="options.exact_batch"]');
-    await page.fill('#sw-search [data-field="options.max_tensor_par"]', '');
-    await page.fill('#sw-search [data-field="options.max_pipeline_par"]', '');
-    await page.selectOption('#sw-search [data-field="options.recompute_modules"]', 'none');
+    await setFields(page, '#sw-search', {
+      'model': 'gpt3-175B',
+      'system': 'a100_80g',
+      'num_procs': '1024',
+      'max_batch_size': '1024',
+      'options.top_n': '10',
+      'options.fused_activation': 'true',
+      'options.no_offload': false,
+      'options.exact_batch': false,
+      'options.max_tensor_par': '',
+      'options.max_pipeline_par': '',
+      'options.recompute_modules': 'none',
+    });
     await page.click('#sw-submit');
     await page.waitForFunction(() => ['done', 'failed', 'cancelled'].includes(document.querySelector('#sw-status').dataset.state) && document.querySelector('#sw-results h3'), null, { timeout: 300000 });
     check(await page.locator('#sw-results table.top').count() === 1, 'the search lists layouts', await page.textContent('#sw-results'));
@@ -653,16 +665,18 @@ try {
   await step('a search with the attention kernel and FP8 as constraints', async () => {
     await page.click('#nav-sweep');
     await page.selectOption('#f-kind', 'optimal_execution');
-    await page.selectOption('#sw-search [data-field="model"]', 'llama3-8B');
-    await page.selectOption('#sw-search [data-field="system"]', 'h100_sxm');
-    await page.selectOption('#sw-search [data-field="datatype"]', 'bfloat16');
-    await page.fill('#sw-search [data-field="num_procs"]', '8');
-    await page.fill('#sw-search [data-field="max_batch_size"]', '16');
-    await page.fill('#sw-search [data-field="options.top_n"]', '5');
-    await page.selectOption('#sw-search [data-field="options.attention_kernel"]', 'fused');
-    await page.selectOption('#sw-search [data-field="options.fp8"]', 'all');
-    await page.selectOption('#sw-search [data-field="options.context_par"]', '2');
-    await page.selectOption('#sw-search [data-field="options.zero_stage"]', 'all');
+    await setFields(page, '#sw-search', {
+      'model': 'llama3-8B',
+      'system': 'h100_sxm',
+      'datatype': 'bfloat16',
+      'num_procs': '8',
+      'max_batch_size': '16',
+      'options.top_n': '5',
+      'options.attention_kernel': 'fused',
+      'options.fp8': 'all',
+      'options.context_par': '2',
+      'options.zero_stage': 'all',
+    });
     const sent = page.waitForRequest((r) => r.url().endsWith('/v1/sweep') && r.method() === 'POST');
     await page.click('#sw-submit');
     const body = JSON.parse((await sent).postData());
@@ -673,10 +687,12 @@ try {
     const other = await page.$$eval('#sw-results table.top tbody tr', (trs) => trs.map((r) => r.cells[11].textContent.split('+')[0]));
     check(other.length > 0 && other.every((o) => /fused attention/.test(o)), 'every listed layout uses fused attention', other);
     check(other.every((o) => /CP 2/.test(o)), 'every listed layout splits the sequence in two', other);
-    await page.selectOption('#sw-search [data-field="options.attention_kernel"]', 'unfused');
-    await page.selectOption('#sw-search [data-field="options.fp8"]', 'false');
-    await page.selectOption('#sw-search [data-field="options.context_par"]', '1');
-    await page.selectOption('#sw-search [data-field="options.zero_stage"]', 'calculon');
+    await setFields(page, '#sw-search', {
+      'options.attention_kernel': 'unfused',
+      'options.fp8': 'false',
+      'options.context_par': '1',
+      'options.zero_stage': 'calculon',
+    });
   });
 
   // Mixture of experts on the page. Expectations come from the API's answers, the preset file
@@ -850,13 +866,15 @@ try {
   await step('a mixtral-8x7B search lists expert parallelism in its rows', async () => {
     await page.click('#nav-sweep');
     await page.selectOption('#f-kind', 'optimal_execution');
-    await page.selectOption('#sw-search [data-field="model"]', 'mixtral-8x7B');
-    await page.selectOption('#sw-search [data-field="system"]', 'h100_sxm');
-    await page.selectOption('#sw-search [data-field="datatype"]', 'bfloat16');
-    await page.fill('#sw-search [data-field="num_procs"]', '8');
-    await page.fill('#sw-search [data-field="max_batch_size"]', '16');
-    await page.fill('#sw-search [data-field="options.top_n"]', '3');
-    await page.selectOption('#sw-search [data-field="options.attention_kernel"]', 'fused');
+    await setFields(page, '#sw-search', {
+      'model': 'mixtral-8x7B',
+      'system': 'h100_sxm',
+      'datatype': 'bfloat16',
+      'num_procs': '8',
+      'max_batch_size': '16',
+      'options.top_n': '3',
+      'options.attention_kernel': 'fused',
+    });
     await page.click('#sw-submit');
     await page.waitForFunction(() => ['done', 'failed', 'cancelled'].includes(document.querySelector('#sw-status').dataset.state) && document.querySelector('#sw-results h3'), null, { timeout: 180000 });
     check(await page.getAttribute('#sw-status', 'data-state') === 'done', 'search finished', await page.textContent('#sw-results'));
@@ -885,13 +903,9 @@ try {
 
   await step('warnings next to the headline: an execution offloading to tier 2', async () => {
     await page.click('#nav-estimate');
-    await page.selectOption('[data-field="model"]', 'gpt3-175B');
-    await page.selectOption('[data-field="system"]', 'a100_80g');
-    await page.fill('[data-field="execution.num_procs"]', '1024');
+    await setFields(page, '', { 'model': 'gpt3-175B', 'system': 'a100_80g', 'execution.num_procs': '1024' });
     await page.dispatchEvent('[data-field="execution.num_procs"]', 'change');
-    await page.selectOption('[data-field="execution.tensor_par"]', '8');
-    await page.selectOption('[data-field="execution.pipeline_par"]', '8');
-    await page.check('[data-field="execution.weight_offload"]');
+    await setFields(page, '', { 'execution.tensor_par': '8', 'execution.pipeline_par': '8', 'execution.weight_offload': true });
     const pending = page.waitForResponse((r) => r.url().endsWith('/v1/estimate') && r.request().method() === 'POST');
     await page.click('#est-submit');
     const answer = await (await pending).json();
@@ -909,9 +923,7 @@ try {
     await page.click('#nav-plan');
     await page.selectOption('#plan-form [data-field="model"]', 'llama3-8B');
     await page.fill('#f-pl-tokens', '1e10');
-    await page.fill('#plan-form [data-field="batch_tokens"]', '1048576');
-    await page.fill('#plan-form [data-field="gpu_counts"]', '8, 16, 32');
-    await page.fill('#plan-form [data-field="deadline_days"]', '0.8');
+    await setFields(page, '#plan-form', { 'batch_tokens': '1048576', 'gpu_counts': '8, 16, 32', 'deadline_days': '0.8' });
     const posted = page.waitForResponse((r) => r.url().endsWith('/v1/sweep') && r.request().method() === 'POST');
     await page.click('#pl-submit');
     const sent = JSON.parse((await posted).request().postData());
