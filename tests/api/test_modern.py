@@ -300,6 +300,25 @@ class Modern(ServerTestCase):
                        "the %d runs of wider MoE models, by %.1f%%"
                        % (len(wide), sum(abs(e) for e in wide) / len(wide))):
             self.assertIn(quoted, message)
+        # The widest release-to-release spread of each small model: the same GPUs, count,
+        # precision, batch, sequence and layout published in several releases.
+        same = ("model", "gpu_type", "gpu_count", "precision", "global_batch", "micro_batch",
+                "seq_len", "tp", "pp", "vp", "cp", "ep")
+        groups = {}
+        for r in moe:
+            if r["estimate_request"]["model"]["hidden"] < 4096:
+                p = published[r["id"]]
+                groups.setdefault(tuple(p[k] for k in same), []).append(p["tokens_per_s_per_gpu"])
+        widest = {}
+        for key, tokens in groups.items():
+            if len(tokens) > 1 and max(tokens) / min(tokens) > widest.get(key[0], (1, 0, 0))[0]:
+                widest[key[0]] = (max(tokens) / min(tokens), min(tokens), max(tokens), key[2],
+                                  key[1].split()[0])
+        self.assertEqual(set(widest), {"GPT-OSS 120B", "Qwen3-30B-A3B"})
+        self.assertIn("up to %.2fx apart" % max(w[0] for w in widest.values()), message)
+        for name, (_, low, high, gpus, gpu) in widest.items():
+            self.assertIn("%s on %d %ss: %s and %s" % (name, gpus, gpu, format(int(low), ","),
+                                                        format(int(high), ",")), message)
         dense = self.server.post("/v1/estimate", {"model": "llama3-8B", "system": "h100_sxm", "execution": {
             "num_procs": 8, "tensor_par": 1, "data_par": 8, "batch_size": 8, "fp8": True}}).json()
         self.assertNotIn("moe_small_hidden", [w["code"] for w in dense["warnings"]])
