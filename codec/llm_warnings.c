@@ -123,8 +123,9 @@ json_t *codec_llm_warnings_encode(const fathom_model_t *m, const llm_system_t *s
             "on average, from -14.5%% to +136.9%%, too fast in 14 of them; on the 15 runs of "
             "wider MoE models, by 12.5%%. The software release moves these models most: the "
             "same model, GPUs and layout were published up to 1.58x apart from one release to "
-            "another (GPT-OSS 120B on 64 GB200s: 18,304 and 28,947 tokens/s/GPU; Qwen3-30B-A3B "
-            "on 8 GB200s: 26,112 and 40,960). Expect the run to be slower than estimated on "
+            "another (Qwen3-30B-A3B on 8 GB200s: 26,112 and 40,960 tokens/s/GPU; GPT-OSS 120B "
+            "on 64 GB200s: 18,304 and 28,947, the lower under a cuDNN regression its release "
+            "notes). Expect the run to be slower than estimated on "
             "older releases; calibrate with a measured run of your own (POST /v1/calibrate).",
             m->hidden, SMALL_MOE_HIDDEN);
     /* A datatype whose matrix rate is at most half the fastest non-FP8 rate of the system. */
