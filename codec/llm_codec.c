@@ -301,7 +301,7 @@ static const char *const execution_keys[] = {
     "zero_stage",          "shard_group",        "expert_par",        "expert_tensor_par",
     "expert_par_net",      "moe_load_imbalance", "moe_capacity_factor", "moe_a2a_overlap",
     "fp8_params",          "moe_dispatcher",     "recompute_blocks",  "recompute_modules",
-    NULL};
+    "low_precision_gradients", NULL};
 
 /* a*b, saturating: three factors of up to 2^30 overflow int64. */
 static int64_t mul_sat(int64_t a, int64_t b)
@@ -413,6 +413,8 @@ int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_
                 llm_attn_kernel_names, &kernel, err) ||
         jr_bool(v, path, "fp8", JR_OPTIONAL, false, &e.fp8, err) ||
         jr_bool(v, path, "fp8_params", JR_OPTIONAL, false, &e.fp8_params, err) ||
+        jr_bool(v, path, "low_precision_gradients", JR_OPTIONAL, false,
+                &e.low_precision_gradients, err) ||
         jr_int(v, path, "context_par_net", JR_OPTIONAL, 0, 0, LLM_MAX_NETWORKS - 1, &cp_net,
                err) ||
         jr_int(v, path, "shard_group", JR_OPTIONAL, 0, 1, LLM_CODEC_MAX_PROCS, &e.shard_group,
@@ -523,6 +525,8 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
     B("fp8", e->fp8);
     if (e->fp8_params) /* only when set, so existing configurations keep their form */
         B("fp8_params", e->fp8_params);
+    if (e->low_precision_gradients) /* likewise */
+        B("low_precision_gradients", e->low_precision_gradients);
     I("context_par", llm_context_par(e));
     I("context_par_net", e->context_par_net);
     I("zero_stage", llm_zero_stage(e));

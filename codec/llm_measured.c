@@ -9,7 +9,9 @@
  *              LayerNorm otherwise (Nemotron-4's squared ReLU)
  *   system     one preset per GPU type: h100_sxm, b200, gb200_nvl72
  *   execution  the row's TP, PP, VP (interleaving), DP, global and micro batch; bfloat16, with
- *              FP8 GEMMs and FP8 primary weights (fp8_params) for FP8 and MXFP8 rows; fused
+ *              FP8 GEMMs and FP8 primary weights (fp8_params) for FP8 and MXFP8 rows;
+ *              gradients in bfloat16 (low_precision_gradients: every Megatron-Bridge performance
+ *              recipe sets grad_reduce_in_fp32 = False, Megatron-LM's default); fused
  *              attention; sequence parallelism when
  *              TP > 1, keeping the sharded input and gathering it again in backward as
  *              Megatron does (seq_par_ag_redo; not with full recompute, which redoes it all),
@@ -239,8 +241,10 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
                      "data_par_net", nets[2], "pipeline_par_net", nets[3], "seq_par_ag_redo",
                      redo);
     /* FP8 rows keep FP8 primary weights, as NeMo's and Megatron-Bridge's FP8 recipes do
-     * (fp8_param_gather = True in their mixed-precision configs) */
-    if (e && fp8 && json_object_set_new(e, "fp8_params", json_true())) {
+     * (fp8_param_gather = True in their mixed-precision configs); every row's gradients are
+     * bfloat16 (grad_reduce_in_fp32 = False in the performance recipes) */
+    if (e && ((fp8 && json_object_set_new(e, "fp8_params", json_true())) ||
+              json_object_set_new(e, "low_precision_gradients", json_true()))) {
         json_decref(e);
         return NULL;
     }

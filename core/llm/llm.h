@@ -186,6 +186,11 @@ typedef struct {
      * FP8 (the weight and its transpose, 2 bytes per parameter), with no `datatype` copy; the
      * fp32 master copy stays in the optimizer. Needs fp8. Memory only. */
     bool fp8_params;
+    /* Gradients held, accumulated over microbatches and reduced in `datatype` (2 bytes per
+     * parameter in bfloat16) instead of float32 (4): Megatron's grad_reduce_in_fp32 = False,
+     * Megatron-LM's default and what Megatron-Bridge's performance recipes set. Memory only:
+     * the data-parallel reduction already moves `datatype` bytes. */
+    bool low_precision_gradients;
     /* Context parallelism (ring attention): the sequence split over context_par processors,
      * each holding two chunks (causal load balancing). < 1 reads as 1. Modern block only. */
     int64_t context_par;
@@ -351,6 +356,9 @@ const char *llm_datatype_name(llm_datatype_t dt);
  * two moments (12 bytes) below 4-byte datatypes, the two moments alone (8) in float32. A
  * checkpoint holds this plus the weights (llm_datatype_bytes) per parameter. */
 double llm_optimizer_bytes_per_param(llm_datatype_t dt);
+/* Gradient bytes per parameter held while training: 4 (float32 accumulation), or the
+ * datatype's bytes under low_precision_gradients. */
+double llm_gradient_bytes_per_param(const llm_execution_t *e);
 
 /* Calculon's names of the enum values, NULL-terminated, indexed by the enum (for codecs). */
 extern const char *const llm_datatype_names[];

@@ -18,6 +18,7 @@ typedef struct {
     double mem1_bw; /* bytes/s */
     double mem2_bw;
     double bpe; /* bytes per element */
+    double grad_bpe; /* gradient bytes per parameter (llm_gradient_bytes_per_param) */
     double optim_shards; /* data_par when the optimizer is sharded, else 1 */
     double fp8_matrix_flops;           /* FP8 GEMMs (execution.fp8): float8 peak and curve */
     const llm_curve_t *fp8_matrix_curve;

@@ -940,10 +940,11 @@ double llm__layer_output(const llm__layer_t *l, const llm__ctx_t *c)
 
 double llm__layer_weight_grad(const llm__layer_t *l, const llm__ctx_t *c, bool sharded)
 {
-    /* sharded: low-precision copy for communication; otherwise fp32 for accumulation */
+    /* sharded: low-precision copy for communication; otherwise the accumulation buffer, fp32
+     * unless low_precision_gradients */
     if (sharded)
         return l->weight_grads * c->bpe / (l->expert ? c->expert_optim_shards : c->optim_shards);
-    return l->weight_grads * 4;
+    return l->weight_grads * c->grad_bpe;
 }
 
 double llm__layer_activation_grad(const llm__layer_t *l, const llm__ctx_t *c)

@@ -516,6 +516,7 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
     c->mem1_bw = s->mem1.gbps * 1e9;
     c->mem2_bw = s->mem2.gbps * 1e9;
     c->bpe = llm_datatype_bytes(e->datatype);
+    c->grad_bpe = llm_gradient_bytes_per_param(e);
     c->optim_shards = e->optimizer_sharding ? (double)dp : 1.0;
     if (!m->calculon_block) /* Megatron shards over data × context parallelism (or a group) */
         c->optim_shards = llm_zero_stage(e) >= 1 ? (double)llm_shard_group(e) : 1.0;

@@ -115,10 +115,10 @@ void llm_moe_state_memory(const fathom_model_t *m, const llm_execution_t *e, int
     o->params = params;
     o->expert_params = expert;
     o->weights = params * bpe;
-    o->gradients = params * 4;
+    o->gradients = params * llm_gradient_bytes_per_param(e);
     o->optimizer = params * opt / dp;
     o->expert_weights = expert * bpe;
-    o->expert_gradients = expert * 4;
+    o->expert_gradients = expert * llm_gradient_bytes_per_param(e);
     o->expert_optimizer = expert * opt / edp;
 }
 
@@ -535,7 +535,7 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
          * under fp8_params (FP8 primary weights; the embedding and norms counted likewise) */
         const double w = (e->fp8_params ? 0 : bpe) + (e->fp8 ? 2 : 0);
         g->weights = p * w;
-        g->gradients = e->training ? p * 4 : 0;
+        g->gradients = e->training ? p * llm_gradient_bytes_per_param(e) : 0;
         g->optimizer = e->training ? sm.optimizer + sm.expert_optimizer : 0;
         g->expert_weights = sm.expert_params * w;
         g->expert_gradients = e->training ? sm.expert_gradients : 0;

@@ -168,9 +168,12 @@ static void stage_memory(const llm__block_stats_t *b, const outer_t *const *oute
     if (zero >= 3)
         out->weights = held / S + 2 * (b->weight_elems * bpe);
     if (e->training) {
-        out->gradients = params * 4;
+        /* gradients: g bytes per parameter (4, or bpe under low_precision_gradients); ZeRO-2
+         * and 3 keep their shard plus one block's worth being reduced: params·g/S + block·g */
+        const double g = llm_gradient_bytes_per_param(e);
+        out->gradients = params * g;
         if (zero >= 2)
-            out->gradients = params * 4 / S + b->weight_elems * 4;
+            out->gradients = params * g / S + b->weight_elems * g;
         out->optimizer = params * (bpe < 4 ? 12 : 8) / shards;
     }
     out->activations = acts;
@@ -421,7 +424,8 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
     const int zero = llm_zero_stage(e);
     const double S = (double)llm_shard_group(e);
     x->weight_bytes_per_param = zero >= 3 ? bpe / S : bpe;
-    x->grad_bytes_per_param = !e->training ? 0 : zero >= 2 ? 4 / S : 4;
+    const double g = llm_gradient_bytes_per_param(e);
+    x->grad_bytes_per_param = !e->training ? 0 : zero >= 2 ? g / S : g;
     x->optimizer_bytes_per_param =
         e->training ? llm_optimizer_bytes_per_param(e->datatype) / shards : 0;
     place_tiers(e, blk, &x->stages[x->heaviest_stage], bpe, shards, st);

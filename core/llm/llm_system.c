@@ -33,6 +33,11 @@ double llm_optimizer_bytes_per_param(llm_datatype_t dt)
     return llm_datatype_bytes(dt) < 4 ? 12 : 8;
 }
 
+double llm_gradient_bytes_per_param(const llm_execution_t *e)
+{
+    return e->low_precision_gradients ? llm_datatype_bytes(e->datatype) : 4;
+}
+
 const char *llm_datatype_name(llm_datatype_t dt)
 {
     return (unsigned)dt < LLM_DT__COUNT ? llm_datatype_names[dt] : "?";

@@ -92,12 +92,15 @@ function buildForm(presets) {
     field({ label: 'Pipeline interleaving', field: 'execution.pipeline_interleaving', type: 'select' }),
     field({ label: 'Activation recompute', field: 'execution.activation_recompute', type: 'select', value: 'full', options: [['full', 'full'], ['attn_only', 'attention only'], ['none', 'none']] }),
     field({ label: 'Blocks recomputed per pipeline chunk', field: 'execution.recompute_blocks', min: 1, step: 1, placeholder: 'every block', hint: 'with full recompute: the first N blocks of each chunk, the others keep their activations (Megatron’s recompute_num_layers)' }),
+    field({ label: 'Selective recompute (modules)', field: 'execution.recompute_modules', type: 'text', placeholder: 'none', hint: 'comma-separated, Megatron’s recompute_modules: layernorm, mlp (a dense MLP), moe_act, mla_up_proj (MLA), moe (the whole MoE MLP); with recompute none or attention only' }),
     field({ label: 'Datatype', field: 'execution.datatype', type: 'select' }),
     field({ label: 'Attention kernel', field: 'execution.attention_kernel', type: 'select', value: 'unfused', options: [['unfused', 'unfused (Calculon’s)'], ['fused', 'fused (flash attention)']] }),
     field({ label: 'Sharding over DP (ZeRO stage)', field: 'execution.zero_stage', type: 'select', value: 0,
       options: [[0, '0: none'], [1, '1: optimizer state (distributed optimizer)'], [2, '2: + gradients'], [3, '3: + weights (FSDP)']] }),
     field({ label: 'Shard group (GPUs per set of shards)', field: 'execution.shard_group', min: 1, step: 1, placeholder: 'all of DP × CP', hint: 'HSDP: shard within groups, replicate across them' }),
     field({ label: 'FP8 matrix multiplies (Transformer Engine)', field: 'execution.fp8', type: 'checkbox', value: false }),
+    field({ label: 'FP8 primary weights (no bfloat16 copy)', field: 'execution.fp8_params', type: 'checkbox', value: false, hint: 'Megatron’s fp8_param_gather; needs FP8 matrix multiplies' }),
+    field({ label: 'Gradients in the datatype, not float32', field: 'execution.low_precision_gradients', type: 'checkbox', value: false, hint: 'Megatron’s grad_reduce_in_fp32 = False: 2 bytes a parameter in bfloat16 instead of 4' }),
   );
   $('#est-moe').append(
     field({ label: 'Expert parallel (EP: the experts split over GPUs)', field: 'execution.expert_par', type: 'select', hint: 'divides the experts; EP × ETP divides TP × DP' }),
@@ -107,7 +110,6 @@ function buildForm(presets) {
     field({ label: 'Capacity factor (tokens dropped above it)', field: 'execution.moe_capacity_factor', placeholder: 'none (no tokens dropped)', min: 0 }),
     field({ label: 'Overlap the all-to-all with the other microbatch (DualPipe)', field: 'execution.moe_a2a_overlap', type: 'checkbox', value: false }),
     field({ label: 'Dispatcher', field: 'execution.moe_dispatcher', type: 'select', value: 'alltoall', options: [['alltoall', 'all-to-all (every copy sent to its expert)'], ['flex', 'flex: DeepEP / HybridEP (once per remote node)']], hint: 'differs when the experts span nodes' }),
-    field({ label: 'Selective recompute (modules)', field: 'execution.recompute_modules', type: 'text', placeholder: 'none', hint: 'comma-separated, Megatron’s recompute_modules: layernorm, mlp (a dense MLP), moe_act, mla_up_proj (MLA), moe (the whole MoE MLP); with recompute none or attention only' }),
   );
   const more = $('#est-more');
   more.append(
@@ -709,6 +711,8 @@ export async function fillForm(req) {
   for (const k of ['moe_load_imbalance', 'moe_capacity_factor']) write(f, `execution.${k}`, '');
   write(f, 'execution.moe_a2a_overlap', false);
   write(f, 'execution.moe_dispatcher', e.moe_dispatcher ?? 'alltoall');
+  write(f, 'execution.fp8_params', false);
+  write(f, 'execution.low_precision_gradients', false);
   write(f, 'execution.recompute_modules', (e.recompute_modules ?? []).join(', '));
   delete e.recompute_modules;
   write(f, 'execution.num_procs', e.num_procs ?? e.tensor_par * e.context_par * e.pipeline_par * e.data_par);

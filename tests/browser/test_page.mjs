@@ -618,7 +618,11 @@ try {
     check(JSON.stringify(sent.execution.recompute_modules) === JSON.stringify(sel.recompute_modules) &&
       sent.execution.expert_par === sel.estimate_request.execution.expert_par,
       `${sel.id}: the form sends the rule's execution`, [sent.execution, sel.estimate_request.execution]);
-    check((await res.json()).summary.step_time_s === sel.step_time_s, `${sel.id}: the same step time as the table`, sel.step_time_s);
+    const opened = (await res.json()).summary;
+    check(opened.step_time_s === sel.step_time_s, `${sel.id}: the same step time as the table`, sel.step_time_s);
+    // and the same memory: the form carries FP8 primary weights and bfloat16 gradients too
+    const rule = await (await fetch(`${base}/v1/estimate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(sel.estimate_request) })).json();
+    check(opened.mem_tier1_bytes === rule.summary.mem_tier1_bytes, `${sel.id}: the same memory as the rule's request`, [opened.mem_tier1_bytes, rule.summary.mem_tier1_bytes]);
   });
 
   await step('after a modern estimate: no horizontal scroll at 390 px on any tab; a Calculon preset brings Calculon’s defaults back', async () => {

@@ -136,6 +136,8 @@ executions += [
     {"batch_size": 16, "num_procs": 8, "context_par": 2, "context_par_net": 0, "zero_stage": 3,
      "shard_group": 2, "attention_kernel": "fused", "datatype": "bfloat16"},
     {"batch_size": 16, "num_procs": 4, "zero_stage": 2, "optimizer_sharding": True},
+    {"batch_size": 16, "num_procs": 4, "zero_stage": 1, "low_precision_gradients": True,
+     "fp8": True, "fp8_params": True, "datatype": "bfloat16"},
     {"batch_size": 16, "num_procs": 4, "zero_stage": 0, "optimizer_sharding": True},  # refused
     {"batch_size": 16, "context_par": 0},                                             # refused
     {"batch_size": 16, "fp8": True, "datatype": "float32"},               # refused by the model

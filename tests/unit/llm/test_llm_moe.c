@@ -194,6 +194,14 @@ static void memory_deepseek_v3(void **state)
     assert_close(sm.expert_weights, 352321536.0, 0);
     assert_close(sm.expert_gradients, 704643072.0, 0);
     assert_close(sm.expert_optimizer, 2113929216.0, 0);
+    /* bfloat16 gradients (low_precision_gradients): 2P = 5,820,252,672 and 352,321,536 for
+     * the experts; weights and optimizer unchanged */
+    e.low_precision_gradients = true;
+    llm_moe_state_memory(&m, &e, 0, &sm);
+    assert_close(sm.gradients, 5820252672.0, 0);
+    assert_close(sm.expert_gradients, 352321536.0, 0);
+    assert_close(sm.weights + sm.optimizer, 5820252672.0 + 545648688.0, 0);
+    e.low_precision_gradients = false;
 
     /* The estimate reports the same split for its first stage (H100 preset system). */
     llm_system_t s;

@@ -74,6 +74,37 @@ static void zero_bytes_per_gpu(void **state)
     assert_close(state_bytes(&r), 2061120, 1e-12);
 }
 
+/* Gradients in bfloat16 (low_precision_gradients): 2 bytes per parameter in place of 4, the
+ * rest unchanged. Over the same 197,952 parameters on 4 GPUs:
+ *   ZeRO-0  2 + 2 + 12 = 16 bytes each                     3,167,232
+ *   ZeRO-1  2 + 2 + 3 = 7                                  1,385,664
+ *   ZeRO-2  2 + 2/4 + 3 = 5.5, + one block's bf16 gradients
+ *           being reduced, 34,944·2 = 69,888               1,158,624
+ * and the summary's bytes per parameter says 2 (ZeRO-1) and 0.5 (ZeRO-2). Without the flag the
+ * gradients are fp32 (zero_bytes_per_gpu). */
+static void low_precision_gradient_bytes(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny_model();
+    llm_system_t s = unit_system(1e6);
+    static const double want[3] = {3167232, 1385664, 1158624};
+    static const double per_param[3] = {2, 2, 0.5};
+    for (int zero = 0; zero <= 2; zero++) {
+        llm_execution_t e = layout(4, 1, zero);
+        e.low_precision_gradients = true;
+        llm_result_t r;
+        estimate(&m, &s, &e, &r);
+        assert_close(state_bytes(&r), want[zero], 1e-12);
+        assert_close(r.extra.grad_bytes_per_param, per_param[zero], 1e-12);
+        assert_close(llm_gradient_bytes_per_param(&e), 2, 0);
+    }
+    /* float32 training holds 4-byte gradients either way */
+    llm_execution_t e = layout(4, 1, 1);
+    e.low_precision_gradients = true;
+    e.datatype = LLM_DT_FLOAT32;
+    assert_close(llm_gradient_bytes_per_param(&e), 4, 0);
+}
+
 /* FSDP on a network much faster than the compute: each block's gather hides behind the block
  * before it and its reduce-scatter behind the block after it, so per microbatch only the first
  * gather and the last reduce-scatter are exposed. One block's weights are 34,944·2 = 69,888
@@ -222,6 +253,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(zero_bytes_per_gpu),
+        cmocka_unit_test(low_precision_gradient_bytes),
         cmocka_unit_test(fsdp_gathers_per_block),
         cmocka_unit_test(distributed_optimizer_buckets),
         cmocka_unit_test(ring_attention_messages),
