@@ -27,7 +27,7 @@ static const char *const option_keys[] = {"mbs_break",     "top_n",           "n
                                           "exact_batch",   "max_tensor_par",  "max_pipeline_par",
                                           "attention_kernel", "fp8",        "context_par",
                                           "zero_stage",    "moe_dispatcher", "recompute_blocks",
-                                          "recompute_modules", NULL};
+                                          "recompute_modules", "low_precision_gradients", NULL};
 static const char *const kernel_picks[] = {"unfused", "fused", "all", NULL};
 static const char *const recompute_blocks_picks[] = {"all", "fewest", NULL};
 static const char *const recompute_modules_picks[] = {"none", "fewest", NULL};
@@ -134,7 +134,9 @@ int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_reque
             jr_int(o, "options", "max_tensor_par", JR_OPTIONAL, 0, 1, SEARCH_MAX_PROCS,
                    &r.options.max_tensor_par, err) ||
             jr_int(o, "options", "max_pipeline_par", JR_OPTIONAL, 0, 1, SEARCH_MAX_PROCS,
-                   &r.options.max_pipeline_par, err))
+                   &r.options.max_pipeline_par, err) ||
+            jr_bool(o, "options", "low_precision_gradients", JR_OPTIONAL, false,
+                    &r.options.low_precision_gradients, err))
             return -1;
         r.options.top_n = (int)top_n;
     }
@@ -197,6 +199,8 @@ json_t *codec_search_request_encode(const search_request_t *r)
         json_object_set_new(options, "recompute_blocks", json_string("fewest"));
     if (options && r->options.fewest_recompute_modules)
         json_object_set_new(options, "recompute_modules", json_string("fewest"));
+    if (options && r->options.low_precision_gradients)
+        json_object_set_new(options, "low_precision_gradients", json_true());
     if (options && r->options.no_offload)
         json_object_set_new(options, "no_offload", json_true());
     if (options && r->options.exact_batch)

@@ -121,6 +121,9 @@ typedef struct {
      * modules (execution.recompute_modules), the fewest first: moe_act, then mla_up_proj with
      * it, then the whole moe MLP (modern block with experts or MLA); default never. */
     bool fewest_recompute_modules;
+    /* Every execution holds its gradients in the datatype, not fp32
+     * (execution.low_precision_gradients): less memory, so more layouts fit; default off. */
+    bool low_precision_gradients;
 } search_options_t;
 
 /* How a unit is run. Not part of the request: a knob for tests and benchmarks. */

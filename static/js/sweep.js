@@ -44,6 +44,7 @@ function buildForm(presets) {
     field({ scope: sc, label: 'Layouts that do not fit', field: 'options.recompute_modules', type: 'select', value: 'none',
       options: [['none', 'are dropped'], ['fewest', 'try selective recompute of modules']],
       hint: 'layernorm, then the dense MLP (dense models) or moe_act, then mla_up_proj, then the whole MoE MLP: the fewest that fit (modern block)' }),
+    field({ scope: sc, label: 'Gradients in the datatype, not float32', field: 'options.low_precision_gradients', type: 'checkbox', hint: 'Megatron’s grad_reduce_in_fp32 = False: less memory per GPU' }),
     field({ scope: sc, label: 'Skip TP overlap', field: 'options.no_tp_overlap', type: 'checkbox' }),
     field({ scope: sc, label: 'Skip DP overlap', field: 'options.no_dp_overlap', type: 'checkbox' }),
     field({ scope: sc, label: 'Stop growing the microbatch once it stops fitting', field: 'options.mbs_break', type: 'checkbox' }),
