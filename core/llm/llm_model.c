@@ -687,258 +687,295 @@ static void compute_memory(const llm__compiled_t *k, const llm_execution_t *e, c
 
 }
 
+/* A chunk's base and edge blocks (the edge block also sends the pipeline message): their
+ * forward and backward times without offload, the offload traffic they cannot hide, and the
+ * sum of both (Calculon's per-block get_fw_time / get_bw_time). */
+typedef struct {
+    double act_offload_block, fw_offload_size, bw_offload_size;
+    double base_fw_no_offload, edge_fw_no_offload, base_bw_no_offload, edge_bw_no_offload;
+    double base_fw_overhead, edge_fw_overhead, base_bw_overhead, edge_bw_overhead;
+    double base_fw, edge_fw, base_bw, edge_bw;
+} block_times_t;
+
+/* One pipeline chunk of a processor's blocks, as the bubble and the data-parallel overlap see
+ * it. */
+typedef struct {
+    double blocks, baseblocks, edgeblocks; /* blocks per chunk: all but one base, one edge */
+    double fw_pp_time, bw_pp_time;         /* one pipeline message forward and backward */
+    double fw_time, bw_time;
+    double dp_overlap_time;       /* what gradient reduction may hide behind: not memory traffic */
+    double dp_compute_time;       /* of it, the compute (processor_usage slows it) */
+    double block_dp_compute_time; /* the same for one block */
+} chunk_t;
+
+/* The data-parallel reduction as run: per block, exposed and on the link per step, and the
+ * bandwidth that would hide it behind a chunk and behind the tail. */
+typedef struct {
+    double block_size, block_time, exposed, link, req_chunk, req_tail;
+} dp_reduction_t;
+
+/* Offload traffic per block and the base and edge block times with and without it. */
+static void block_times(llm__ctx_t *c, const llm_execution_t *e, const llm__block_stats_t *b,
+                        const chunk_t *ch, block_times_t *t)
+{
+    const bool training = e->training;
+    const bool full_recompute = e->activation_recompute == LLM_RECOMPUTE_FULL;
+    t->act_offload_block = full_recompute ? b->act_checkpoint_size : b->act_storage_space;
+    t->fw_offload_size = max2(e->weight_offload ? b->weight_space : 0,
+                              e->activations_offload ? t->act_offload_block : 0);
+    t->bw_offload_size = 0;
+    if (training) {
+        if (e->weight_offload)
+            t->bw_offload_size += b->weight_space;
+        if (e->activations_offload)
+            t->bw_offload_size += t->act_offload_block;
+        if (e->optimizer_offload)
+            t->bw_offload_size += b->optimizer_space;
+    }
+    double fw_offload_time = t->fw_offload_size / llm__mem2_throughput(c, t->fw_offload_size);
+    double bw_offload_time =
+        training ? t->bw_offload_size / llm__mem2_throughput(c, t->bw_offload_size) : 0;
+
+    t->base_fw_no_offload = b->fw_time + b->fw_tp_exposed[0];
+    t->edge_fw_no_offload = b->fw_time + b->fw_tp_exposed[1] + ch->fw_pp_time;
+    t->base_fw_overhead = max2(0, fw_offload_time + b->fw_mem_time - t->base_fw_no_offload);
+    t->edge_fw_overhead = max2(0, fw_offload_time + b->fw_mem_time - t->edge_fw_no_offload);
+    t->base_fw = t->base_fw_no_offload + t->base_fw_overhead;
+    t->edge_fw = t->edge_fw_no_offload + t->edge_fw_overhead;
+    t->base_bw_no_offload = b->re_time + b->recomm_exposed[0] + b->agrad_time + b->wgrad_time +
+                            b->agrad_tp_exposed[0];
+    t->edge_bw_no_offload = b->re_time + b->recomm_exposed[1] + b->agrad_time + b->wgrad_time +
+                            b->agrad_tp_exposed[1] + ch->bw_pp_time;
+    t->base_bw_overhead = max2(0, bw_offload_time + b->agrad_mem_time + b->wgrad_mem_time -
+                                      t->base_bw_no_offload);
+    t->edge_bw_overhead = max2(0, bw_offload_time + b->agrad_mem_time + b->wgrad_mem_time -
+                                      t->edge_bw_no_offload);
+    t->base_bw = t->base_bw_no_offload + t->base_bw_overhead;
+    t->edge_bw = t->edge_bw_no_offload + t->edge_bw_overhead;
+}
+
+/* What data-parallel communication may hide behind in a chunk (not memory traffic; the
+ * optimizer step too when it is not sharded; not the TP collectives when they share its
+ * network). */
+static void dp_overlap_windows(const llm_execution_t *e, const llm__block_stats_t *b,
+                               const block_times_t *t, chunk_t *ch)
+{
+    double base_window = t->base_bw - (b->agrad_mem_time + b->wgrad_mem_time + b->re_mem_time);
+    double edge_window = t->edge_bw - (b->agrad_mem_time + b->wgrad_mem_time + b->re_mem_time);
+    double block_compute = b->agrad_flops_time + b->wgrad_flops_time + b->re_flops_time;
+    if (!e->optimizer_sharding) {
+        base_window += b->optim_time - b->optim_mem_time;
+        edge_window += b->optim_time - b->optim_mem_time;
+        block_compute += b->optim_flops_time;
+    }
+    if (e->data_par_net == e->tensor_par_net) {
+        base_window -= b->recomm_time[0] + b->agrad_tp_time[0];
+        edge_window -= b->recomm_time[1] + b->agrad_tp_time[1];
+    }
+    ch->dp_overlap_time = ch->baseblocks * base_window + ch->edgeblocks * edge_window;
+    ch->block_dp_compute_time = block_compute;
+    ch->dp_compute_time = ch->blocks * block_compute;
+}
+
+/* Pipeline bubble, shortened by the blocks later stages lack, lengthened when the
+ * microbatches do not fill the interleaved schedule. */
+static double bubble_time(const llm__compiled_t *k, const llm_execution_t *e,
+                          const block_times_t *t, const chunk_t *ch)
+{
+    const int64_t pp = e->pipeline_par, nmb = k->nmb;
+    const double chunk_time = ch->fw_time + ch->bw_time;
+    double bubble_reduction_time;
+    if (ch->baseblocks > 0)
+        bubble_reduction_time = (double)k->bubble_reduction_blocks *
+                                (t->base_fw + t->edge_fw + t->base_bw + t->edge_bw) / 2;
+    else
+        bubble_reduction_time = (double)k->bubble_reduction_blocks * (t->edge_fw + t->edge_bw);
+    double chunks_in_bubble = (double)(pp - 1);
+    double num_overlappable_chunks = (double)(e->pipeline_interleaving - 1);
+    double microbatch_shortage = (double)(pp - nmb % pp);
+    double extra_interleaving_bubbles =
+        nmb % pp != 0 ? num_overlappable_chunks * microbatch_shortage : 0;
+    return chunks_in_bubble * chunk_time +
+           (extra_interleaving_bubbles * chunk_time - bubble_reduction_time);
+}
+
+/* Calculon's data-parallel reduction with overlap: each chunk's reduction hides behind the
+ * backward of the chunks after it (less processor_usage of the compute it shares), the last
+ * chunk's behind its own remaining blocks; what does not fit is exposed. */
+static void overlapped_dp(const llm__compiled_t *k, const llm_execution_t *e,
+                          const llm_network_t *dp_net, const llm__block_stats_t *b,
+                          const block_times_t *t, const chunk_t *ch, dp_reduction_t *d)
+{
+    const int64_t pp = e->pipeline_par, nmb = k->nmb;
+    const double bpp = (double)k->bpp;
+    const double num_overlappable_chunks = (double)(e->pipeline_interleaving - 1);
+    const bool dp_on_pp_net = e->data_par_net == e->pipeline_par_net;
+    double pu = dp_net->processor_usage;
+    double op_scalar = e->optimizer_sharding ? dp_net->ops[LLM_OP_REDUCE_SCATTER].scalar +
+                                                   dp_net->ops[LLM_OP_ALL_GATHER].scalar
+                                             : dp_net->ops[LLM_OP_ALL_REDUCE].scalar;
+    double last_chunk_overlap_size = ch->blocks - 1;
+    double overlap_window = (double)pp * ch->dp_overlap_time;
+    double overlap_compute = (double)pp * ch->dp_compute_time;
+    double chunk_dp_time = ch->blocks * d->block_time;
+    double num_overlapped_pp = 0;
+    if (dp_on_pp_net) {
+        double cap = nmb % pp != 0 ? (double)(nmb % pp) : (double)pp;
+        num_overlapped_pp = min2(py_floordiv(chunk_dp_time, ch->bw_time), cap);
+    }
+    double overlap_inflection = chunk_dp_time -
+                                (overlap_window - num_overlapped_pp * ch->bw_pp_time) +
+                                overlap_compute * pu;
+    double overlappable_chunks_exposed_time =
+        overlap_inflection > 0 ? num_overlappable_chunks * overlap_inflection
+                               : num_overlappable_chunks * chunk_dp_time * pu;
+    double chunk_overlap_time = overlap_window + overlap_compute * pu;
+    if (dp_on_pp_net)
+        chunk_overlap_time -= ch->bw_pp_time;
+    chunk_overlap_time *= num_overlappable_chunks;
+    if (chunk_overlap_time > 0)
+        d->req_chunk = ch->blocks * d->block_size / chunk_overlap_time * op_scalar;
+    double last_chunk_window = 0;
+    if (ch->baseblocks > 0) {
+        last_chunk_window = ch->dp_overlap_time - ch->bw_pp_time - (t->base_bw + t->edge_bw) / 2;
+        if (!e->optimizer_sharding)
+            last_chunk_window += b->optim_time - b->optim_mem_time;
+    }
+    double last_chunk_inflection = (last_chunk_overlap_size * d->block_time) +
+                                   (ch->block_dp_compute_time * pu - last_chunk_window);
+    double last_chunk_exposed_time = last_chunk_inflection > 0
+                                         ? last_chunk_inflection
+                                         : last_chunk_overlap_size * d->block_time * pu;
+    double exposed_time = overlappable_chunks_exposed_time + last_chunk_exposed_time;
+    double tail_overlap_time = last_chunk_window + last_chunk_overlap_size * d->block_time * pu;
+    if (tail_overlap_time > 0)
+        d->req_tail = ch->blocks * d->block_size / tail_overlap_time * op_scalar;
+    d->exposed = d->block_time + exposed_time;
+    d->link = bpp * d->block_time;
+}
+
+/* Data-parallel gradient reduction per step: per block a reduce-scatter and all-gather (sharded
+ * optimizer) or an all-reduce, every block's exposed without overlap. */
+static void dp_reduction(const llm__compiled_t *k, const llm_execution_t *e,
+                         const llm_network_t *dp_net, const llm__block_stats_t *b,
+                         const block_times_t *t, const chunk_t *ch, dp_reduction_t *d)
+{
+    const int64_t dp = e->data_par;
+    memset(d, 0, sizeof *d);
+    if (dp <= 1 || !e->training)
+        return;
+    d->block_size = b->weight_space;
+    if (e->optimizer_sharding)
+        d->block_time = llm__net_time(dp_net, LLM_OP_REDUCE_SCATTER, d->block_size, (double)dp) +
+                        llm__net_time(dp_net, LLM_OP_ALL_GATHER, d->block_size, (double)dp);
+    else
+        d->block_time = llm__net_time(dp_net, LLM_OP_ALL_REDUCE, d->block_size, (double)dp);
+    if (e->data_par_overlap) {
+        overlapped_dp(k, e, dp_net, b, t, ch, d);
+    } else {
+        d->exposed = (double)k->bpp * d->block_time;
+        d->link = d->exposed;
+    }
+}
+
+/* Offload bandwidth needed to hide the transfers behind one block's compute. */
+static void offload_requirements(const llm_execution_t *e, const llm__block_stats_t *b,
+                                 const block_times_t *t, llm_stats_t *st)
+{
+    double fw_window = min2(t->base_fw_no_offload - b->fw_mem_time,
+                            t->edge_fw_no_offload - b->fw_mem_time);
+    double bw_window = min2(t->base_bw_no_offload - (b->agrad_mem_time + b->wgrad_mem_time),
+                            t->edge_bw_no_offload - (b->agrad_mem_time + b->wgrad_mem_time));
+    st->act_offload_bw_req = t->act_offload_block / fw_window;
+    st->weight_offload_bw_req = b->weight_space / fw_window;
+    st->optim_offload_bw_req =
+        e->training ? (b->weight_grad_space + b->optimizer_space) / bw_window : 0;
+    st->offload_mem_bw_req = e->training ? max2(t->fw_offload_size / fw_window,
+                                                t->bw_offload_size / bw_window)
+                                         : t->fw_offload_size / fw_window;
+}
+
 /* The step from the block costs (Calculon's _compute_batch_stats and get_* times): pipeline
  * chunks of base and edge blocks, tensor/pipeline communication, offload overheads, the bubble,
  * the data-parallel reduction and its overlap, the total time and the efficiencies. */
 static void compute_step(const llm__compiled_t *k, llm__ctx_t *c, const llm_system_t *s,
                          const llm_execution_t *e, const llm__block_stats_t *b, llm_stats_t *st)
 {
-    const int64_t pp = e->pipeline_par, dp = e->data_par, nmb = k->nmb, bpp_i = k->bpp;
-    const int64_t bubble_reduction_blocks = k->bubble_reduction_blocks;
+    const int64_t pp = e->pipeline_par, nmb = k->nmb, bpp_i = k->bpp;
     const double num_microbatches = (double)nmb;
     const llm__sizes_t z = k->z;
     const llm_network_t *pp_net = &s->networks[e->pipeline_par_net];
-    const llm_network_t *dp_net = &s->networks[e->data_par_net];
     const bool training = e->training;
-    const bool full_recompute = e->activation_recompute == LLM_RECOMPUTE_FULL;
     const double bpp = (double)bpp_i;
     const double chunks_per_proc = (double)e->pipeline_interleaving;
-    const double blocks_per_chunk = (double)(bpp_i / e->pipeline_interleaving);
-    const double baseblocks = blocks_per_chunk - 1, edgeblocks = 1;
-    const double bpe = c->bpe;
+    chunk_t ch = {.blocks = (double)(bpp_i / e->pipeline_interleaving)};
+    ch.baseblocks = ch.blocks - 1;
+    ch.edgeblocks = 1;
 
     /* Pipeline messages. */
     double block_fw_pp_size = 0;
     if (pp > 1)
         block_fw_pp_size = (e->tensor_par_comm_type != LLM_TP_COMM_AR
                                 ? (double)z.seq_par_activation_size
-                                : (double)z.activation_size) * bpe;
+                                : (double)z.activation_size) * c->bpe;
     double block_bw_pp_size = training ? block_fw_pp_size : 0;
 
     /* Whole-step compute totals. */
     const double mult = bpp * num_microbatches;
-    const double fw_time = mult * b->fw_time;
-    const double re_time = mult * b->re_time;
-    const double agrad_time = mult * b->agrad_time;
-    const double wgrad_time = mult * b->wgrad_time;
-    const double optim_time = bpp * b->optim_time;
-
     const double per_chunk = num_microbatches * chunks_per_proc;
-#define CHUNKED(arr) (per_chunk * ((baseblocks * (arr)[0]) + (edgeblocks * (arr)[1])))
-    double tp_fw_comm_time = CHUNKED(b->fw_tp_time);
-    double tp_fw_comm_time_exposed = CHUNKED(b->fw_tp_exposed);
-    double tp_bw_comm_time = CHUNKED(b->agrad_tp_time);
-    double tp_bw_comm_time_exposed = CHUNKED(b->agrad_tp_exposed);
-    double tp_recomm_time = CHUNKED(b->recomm_time);
-    double tp_recomm_time_exposed = CHUNKED(b->recomm_exposed);
+#define CHUNKED(arr) (per_chunk * ((ch.baseblocks * (arr)[0]) + (ch.edgeblocks * (arr)[1])))
+    double tp_comm_time_link = CHUNKED(b->fw_tp_time) + CHUNKED(b->agrad_tp_time);
+    double tp_comm_time_exposed = CHUNKED(b->fw_tp_exposed) + CHUNKED(b->agrad_tp_exposed);
+    double recomm_time_link = CHUNKED(b->recomm_time);
+    double recomm_time_exposed = CHUNKED(b->recomm_exposed);
 #undef CHUNKED
 
     /* Calculon charges the p2p latency even with one pipeline stage (a 0-byte message). */
-    double chunk_fw_pp_time = llm__net_time(pp_net, LLM_OP_P2P, block_fw_pp_size, 2);
-    double chunk_bw_pp_time = llm__net_time(pp_net, LLM_OP_P2P, block_bw_pp_size, 2);
+    ch.fw_pp_time = llm__net_time(pp_net, LLM_OP_P2P, block_fw_pp_size, 2);
+    ch.bw_pp_time = llm__net_time(pp_net, LLM_OP_P2P, block_bw_pp_size, 2);
     double num_fw_pp_p2ps = 0, num_bw_pp_p2ps = 0;
     if (pp > 1) {
         num_fw_pp_p2ps = chunks_per_proc;
         num_bw_pp_p2ps = training ? chunks_per_proc : 0;
     }
-    double pp_fw_comm_time = num_microbatches * num_fw_pp_p2ps * chunk_fw_pp_time;
-    double pp_bw_comm_time = num_microbatches * num_bw_pp_p2ps * chunk_bw_pp_time;
+    double pp_comm_time_link = num_microbatches * num_fw_pp_p2ps * ch.fw_pp_time +
+                               num_microbatches * num_bw_pp_p2ps * ch.bw_pp_time;
 
-    double tp_comm_time_link = tp_fw_comm_time + tp_bw_comm_time;
-    double tp_comm_time_exposed = tp_fw_comm_time_exposed + tp_bw_comm_time_exposed;
-    double recomm_time_link = tp_recomm_time;
-    double recomm_time_exposed = tp_recomm_time_exposed;
-    double pp_comm_time_link = pp_fw_comm_time + pp_bw_comm_time;
-    double pp_comm_time_exposed = pp_comm_time_link;
-
-    /* Offload traffic per block. */
-    double act_offload_block = full_recompute ? b->act_checkpoint_size : b->act_storage_space;
-    double fw_offload_size =
-        max2(e->weight_offload ? b->weight_space : 0, e->activations_offload ? act_offload_block : 0);
-    double bw_offload_size = 0;
-    if (training) {
-        if (e->weight_offload)
-            bw_offload_size += b->weight_space;
-        if (e->activations_offload)
-            bw_offload_size += act_offload_block;
-        if (e->optimizer_offload)
-            bw_offload_size += b->optimizer_space;
-    }
-    double fw_offload_time = fw_offload_size / llm__mem2_throughput(c, fw_offload_size);
-    double bw_offload_time =
-        training ? bw_offload_size / llm__mem2_throughput(c, bw_offload_size) : 0;
-
-    /* Base and edge block times (the edge block also sends the pipeline message). */
-    double baseblock_fw_time_no_offload = b->fw_time + b->fw_tp_exposed[0];
-    double edgeblock_fw_time_no_offload = b->fw_time + b->fw_tp_exposed[1] + chunk_fw_pp_time;
-    double baseblock_fw_offload_overhead =
-        max2(0, fw_offload_time + b->fw_mem_time - baseblock_fw_time_no_offload);
-    double edgeblock_fw_offload_overhead =
-        max2(0, fw_offload_time + b->fw_mem_time - edgeblock_fw_time_no_offload);
-    double baseblock_fw_time = baseblock_fw_time_no_offload + baseblock_fw_offload_overhead;
-    double edgeblock_fw_time = edgeblock_fw_time_no_offload + edgeblock_fw_offload_overhead;
-    double baseblock_bw_time_no_offload = b->re_time + b->recomm_exposed[0] + b->agrad_time +
-                                          b->wgrad_time + b->agrad_tp_exposed[0];
-    double edgeblock_bw_time_no_offload = b->re_time + b->recomm_exposed[1] + b->agrad_time +
-                                          b->wgrad_time + b->agrad_tp_exposed[1] + chunk_bw_pp_time;
-    double baseblock_bw_offload_overhead =
-        max2(0, bw_offload_time + b->agrad_mem_time + b->wgrad_mem_time -
-                    baseblock_bw_time_no_offload);
-    double edgeblock_bw_offload_overhead =
-        max2(0, bw_offload_time + b->agrad_mem_time + b->wgrad_mem_time -
-                    edgeblock_bw_time_no_offload);
-    double baseblock_bw_time = baseblock_bw_time_no_offload + baseblock_bw_offload_overhead;
-    double edgeblock_bw_time = edgeblock_bw_time_no_offload + edgeblock_bw_offload_overhead;
-    double chunk_fw_time = (baseblocks * baseblock_fw_time) + (edgeblocks * edgeblock_fw_time);
-    double chunk_bw_time = (baseblocks * baseblock_bw_time) + (edgeblocks * edgeblock_bw_time);
-
-    /* What data-parallel communication may hide behind (not memory traffic). */
-    double baseblock_dp_overlap_time =
-        baseblock_bw_time - (b->agrad_mem_time + b->wgrad_mem_time + b->re_mem_time);
-    double edgeblock_dp_overlap_time =
-        edgeblock_bw_time - (b->agrad_mem_time + b->wgrad_mem_time + b->re_mem_time);
-    double block_dp_compute_time = b->agrad_flops_time + b->wgrad_flops_time + b->re_flops_time;
-    if (!e->optimizer_sharding) {
-        baseblock_dp_overlap_time += b->optim_time - b->optim_mem_time;
-        edgeblock_dp_overlap_time += b->optim_time - b->optim_mem_time;
-        block_dp_compute_time += b->optim_flops_time;
-    }
-    const bool dp_on_tp_net = e->data_par_net == e->tensor_par_net;
-    const bool dp_on_pp_net = e->data_par_net == e->pipeline_par_net;
-    if (dp_on_tp_net) {
-        baseblock_dp_overlap_time -= b->recomm_time[0] + b->agrad_tp_time[0];
-        edgeblock_dp_overlap_time -= b->recomm_time[1] + b->agrad_tp_time[1];
-    }
-    double chunk_dp_overlap_time =
-        baseblocks * baseblock_dp_overlap_time + edgeblocks * edgeblock_dp_overlap_time;
-    double chunk_dp_compute_time = blocks_per_chunk * block_dp_compute_time;
-    double chunk_time = chunk_fw_time + chunk_bw_time;
-
-    /* Pipeline bubble, shortened by the blocks later stages lack, lengthened when the
-     * microbatches do not fill the interleaved schedule. */
-    double bubble_reduction_time;
-    if (baseblocks > 0)
-        bubble_reduction_time = (double)bubble_reduction_blocks *
-                                (baseblock_fw_time + edgeblock_fw_time + baseblock_bw_time +
-                                 edgeblock_bw_time) / 2;
-    else
-        bubble_reduction_time =
-            (double)bubble_reduction_blocks * (edgeblock_fw_time + edgeblock_bw_time);
-    double chunks_in_bubble = (double)(pp - 1);
-    double num_overlappable_chunks = (double)(e->pipeline_interleaving - 1);
-    double microbatch_shortage = (double)(pp - nmb % pp);
-    double extra_interleaving_bubbles =
-        nmb % pp != 0 ? num_overlappable_chunks * microbatch_shortage : 0;
-    double bubble_time = chunks_in_bubble * chunk_time +
-                         (extra_interleaving_bubbles * chunk_time - bubble_reduction_time);
-
-    /* Data-parallel gradient reduction. */
-    double block_dp_size = 0, block_dp_time = 0;
-    if (dp > 1 && training) {
-        block_dp_size = b->weight_space;
-        if (e->optimizer_sharding)
-            block_dp_time = llm__net_time(dp_net, LLM_OP_REDUCE_SCATTER, block_dp_size, (double)dp) +
-                            llm__net_time(dp_net, LLM_OP_ALL_GATHER, block_dp_size, (double)dp);
-        else
-            block_dp_time = llm__net_time(dp_net, LLM_OP_ALL_REDUCE, block_dp_size, (double)dp);
-    }
-    double dp_comm_time_exposed = 0, dp_comm_time_link = 0;
-    double dp_bw_overlap_req_chunk = 0, dp_bw_overlap_req_tail = 0;
-    if (dp > 1 && training) {
-        if (e->data_par_overlap) {
-            double pu = dp_net->processor_usage;
-            double op_scalar = e->optimizer_sharding
-                                   ? dp_net->ops[LLM_OP_REDUCE_SCATTER].scalar +
-                                         dp_net->ops[LLM_OP_ALL_GATHER].scalar
-                                   : dp_net->ops[LLM_OP_ALL_REDUCE].scalar;
-            double last_chunk_overlap_size = blocks_per_chunk - 1;
-            double overlap_window = (double)pp * chunk_dp_overlap_time;
-            double overlap_compute = (double)pp * chunk_dp_compute_time;
-            double chunk_dp_time = blocks_per_chunk * block_dp_time;
-            double num_overlapped_pp = 0;
-            if (dp_on_pp_net) {
-                double cap = nmb % pp != 0 ? (double)(nmb % pp) : (double)pp;
-                num_overlapped_pp = min2(py_floordiv(chunk_dp_time, chunk_bw_time), cap);
-            }
-            double overlap_inflection = chunk_dp_time -
-                                        (overlap_window - num_overlapped_pp * chunk_bw_pp_time) +
-                                        overlap_compute * pu;
-            double overlappable_chunks_exposed_time =
-                overlap_inflection > 0 ? num_overlappable_chunks * overlap_inflection
-                                       : num_overlappable_chunks * chunk_dp_time * pu;
-            double chunk_overlap_time = overlap_window + overlap_compute * pu;
-            if (dp_on_pp_net)
-                chunk_overlap_time -= chunk_bw_pp_time;
-            chunk_overlap_time *= num_overlappable_chunks;
-            if (chunk_overlap_time > 0)
-                dp_bw_overlap_req_chunk =
-                    blocks_per_chunk * block_dp_size / chunk_overlap_time * op_scalar;
-            double last_chunk_window = 0;
-            if (baseblocks > 0) {
-                last_chunk_window = chunk_dp_overlap_time - chunk_bw_pp_time -
-                                    (baseblock_bw_time + edgeblock_bw_time) / 2;
-                if (!e->optimizer_sharding)
-                    last_chunk_window += b->optim_time - b->optim_mem_time;
-            }
-            double last_chunk_inflection = (last_chunk_overlap_size * block_dp_time) +
-                                           (block_dp_compute_time * pu - last_chunk_window);
-            double last_chunk_exposed_time = last_chunk_inflection > 0
-                                                 ? last_chunk_inflection
-                                                 : last_chunk_overlap_size * block_dp_time * pu;
-            double exposed_time = overlappable_chunks_exposed_time + last_chunk_exposed_time;
-            double tail_overlap_time =
-                last_chunk_window + last_chunk_overlap_size * block_dp_time * pu;
-            if (tail_overlap_time > 0)
-                dp_bw_overlap_req_tail =
-                    blocks_per_chunk * block_dp_size / tail_overlap_time * op_scalar;
-            dp_comm_time_exposed = block_dp_time + exposed_time;
-            dp_comm_time_link = bpp * block_dp_time;
-        } else {
-            dp_comm_time_exposed = bpp * block_dp_time;
-            dp_comm_time_link = dp_comm_time_exposed;
-        }
-    }
+    block_times_t t;
+    block_times(c, e, b, &ch, &t);
+    ch.fw_time = (ch.baseblocks * t.base_fw) + (ch.edgeblocks * t.edge_fw);
+    ch.bw_time = (ch.baseblocks * t.base_bw) + (ch.edgeblocks * t.edge_bw);
+    dp_overlap_windows(e, b, &t, &ch);
+    dp_reduction_t d;
+    dp_reduction(k, e, &s->networks[e->data_par_net], b, &t, &ch, &d);
 
     st->block_fw_pp_size = block_fw_pp_size;
     st->block_bw_pp_size = block_bw_pp_size;
-    st->block_dp_size = block_dp_size;
-    st->dp_bw_overlap_req_chunk = dp_bw_overlap_req_chunk;
-    st->dp_bw_overlap_req_tail = dp_bw_overlap_req_tail;
+    st->block_dp_size = d.block_size;
+    st->dp_bw_overlap_req_chunk = d.req_chunk;
+    st->dp_bw_overlap_req_tail = d.req_tail;
 
-    st->fw_time = fw_time;
-    st->bw_time = agrad_time + wgrad_time;
-    st->optim_step_time = optim_time;
-    st->recompute_time = re_time;
+    st->fw_time = mult * b->fw_time;
+    st->bw_time = mult * b->agrad_time + mult * b->wgrad_time;
+    st->optim_step_time = bpp * b->optim_time;
+    st->recompute_time = mult * b->re_time;
     st->recomm_link_time = training ? recomm_time_link : 0;
     st->recomm_exposed_time = training ? recomm_time_exposed : 0;
-    st->bubble_time = bubble_time;
+    st->bubble_time = bubble_time(k, e, &t, &ch);
     st->tp_comm_link_time = tp_comm_time_link;
     st->pp_comm_link_time = pp_comm_time_link;
-    st->dp_comm_link_time = training ? dp_comm_time_link : 0;
+    st->dp_comm_link_time = training ? d.link : 0;
     st->tp_comm_exposed_time = tp_comm_time_exposed;
-    st->pp_comm_exposed_time = pp_comm_time_exposed;
-    st->dp_comm_exposed_time = training ? dp_comm_time_exposed : 0;
+    st->pp_comm_exposed_time = pp_comm_time_link;
+    st->dp_comm_exposed_time = training ? d.exposed : 0;
     st->fw_offload_exposed_time =
-        per_chunk * ((baseblocks * baseblock_fw_offload_overhead) +
-                     (edgeblocks * edgeblock_fw_offload_overhead));
+        per_chunk * ((ch.baseblocks * t.base_fw_overhead) + (ch.edgeblocks * t.edge_fw_overhead));
     st->bw_offload_exposed_time =
-        training ? per_chunk * ((baseblocks * baseblock_bw_offload_overhead) +
-                                (edgeblocks * edgeblock_bw_offload_overhead))
+        training ? per_chunk * ((ch.baseblocks * t.base_bw_overhead) +
+                                (ch.edgeblocks * t.edge_bw_overhead))
                  : 0;
     st->total_time = llm__sum_of_lines(st);
-
-    /* Offload bandwidth needed to hide the transfers behind one block's compute. */
-    double fw_window = min2(baseblock_fw_time_no_offload - b->fw_mem_time,
-                            edgeblock_fw_time_no_offload - b->fw_mem_time);
-    double bw_window = min2(baseblock_bw_time_no_offload - (b->agrad_mem_time + b->wgrad_mem_time),
-                            edgeblock_bw_time_no_offload - (b->agrad_mem_time + b->wgrad_mem_time));
-    st->act_offload_bw_req = act_offload_block / fw_window;
-    st->weight_offload_bw_req = b->weight_space / fw_window;
-    st->optim_offload_bw_req =
-        training ? (b->weight_grad_space + b->optimizer_space) / bw_window : 0;
-    st->offload_mem_bw_req = training ? max2(fw_offload_size / fw_window,
-                                             bw_offload_size / bw_window)
-                                      : fw_offload_size / fw_window;
+    offload_requirements(e, b, &t, st);
 
     st->useful_flops = b->useful_fw_flops + b->useful_bw_flops;
     double compute_time = st->fw_time + st->bw_time + st->optim_step_time;
@@ -947,7 +984,6 @@ static void compute_step(const llm__compiled_t *k, llm__ctx_t *c, const llm_syst
     st->system_efficiency = compute_time / st->total_time;
     st->total_efficiency = perfect_time / st->total_time;
     st->sample_rate = (double)e->batch_size / st->total_time;
-
 }
 
 int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
