@@ -178,19 +178,19 @@ static size_t tangent_point(const scaling_run_t *r, const scaling_loss_fit_t *lf
     return best;
 }
 
-int scaling_fit(const scaling_run_t *runs, size_t n_runs, const char *field,
-                scaling_fit_result_t *out, fathom_error_t *err)
+/* Every run within the limits, every point positive and finite; *total counts the points. */
+static int check_runs(const scaling_run_t *runs, size_t n_runs, const char *field, size_t *total,
+                      fathom_error_t *err)
 {
-    memset(out, 0, sizeof *out);
     if (n_runs > SCALING_FIT_MAX_RUNS)
         return fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, field,
                                 "%zu runs; the limit is %d", n_runs, SCALING_FIT_MAX_RUNS);
-    size_t total = 0;
+    *total = 0;
     for (size_t r = 0; r < n_runs; r++) {
-        if (runs[r].n > SCALING_FIT_MAX_POINTS - total)
+        if (runs[r].n > SCALING_FIT_MAX_POINTS - *total)
             return fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, field,
                                     "more than %d points in all", SCALING_FIT_MAX_POINTS);
-        total += runs[r].n;
+        *total += runs[r].n;
         for (size_t i = 0; i < runs[r].n; i++)
             if (!(runs[r].x[i] > 0.0) || !isfinite(runs[r].x[i]) || !isfinite(runs[r].loss[i]) ||
                 !(runs[r].loss[i] > 0.0))
@@ -198,18 +198,12 @@ int scaling_fit(const scaling_run_t *runs, size_t n_runs, const char *field,
                                         "run %zu point %zu: compute and loss must be positive "
                                         "and finite", r, i);
     }
+    return 0;
+}
 
-    int rc = -1;
-    kept_run_t *kept = calloc(n_runs ? n_runs : 1, sizeof *kept);
-    scaling_point_t *pts = calloc(total + 1, sizeof *pts);
-    double *hx = calloc(total + 1, sizeof *hx), *hy = calloc(total + 1, sizeof *hy);
-    bool *good = calloc(total + 1, sizeof *good);
-    double *fx = NULL, *fy = NULL;
-    if (!kept || !pts || !hx || !hy || !good) {
-        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
-        goto out;
-    }
-
+/* The runs with enough points, with their parameters and compute range, by parameters. */
+static size_t keep_runs(const scaling_run_t *runs, size_t n_runs, kept_run_t *kept)
+{
     size_t nk = 0;
     for (size_t r = 0; r < n_runs; r++) {
         if (runs[r].n < SCALING_FIT_MIN_RUN_POINTS)
@@ -223,15 +217,18 @@ int scaling_fit(const scaling_run_t *runs, size_t n_runs, const char *field,
         }
         kept[nk++] = k;
     }
-    if (nk < 3) {
-        fathom_error_set(err, FATHOM_E_INVALID_FIELD, field,
-                         "needs at least 3 runs of more than %d points (got %zu)",
-                         SCALING_FIT_MIN_RUN_POINTS - 1, nk);
-        goto out;
-    }
     qsort(kept, nk, sizeof *kept, by_params);
-    out->n_runs_used = nk;
+    return nk;
+}
 
+/* The compute frontier: the kept runs' points strictly inside the compute bounds (the third
+ * smallest run's first point, the second largest's last), the lower hull of them in Qhull's
+ * way (scaling_hull.c), sorted by compute into pts[0..*nf). hx, hy and good are scratch of np
+ * entries. */
+static int compute_frontier(const scaling_run_t *runs, const kept_run_t *kept, size_t nk,
+                            const char *field, scaling_point_t *pts, double *hx, double *hy,
+                            bool *good, size_t *nf, fathom_error_t *err)
+{
     double lo = kept[2].x_min, hi = kept[nk - 2].x_max;
     size_t np = 0;
     for (size_t k = 0; k < nk; k++) {
@@ -240,42 +237,88 @@ int scaling_fit(const scaling_run_t *runs, size_t n_runs, const char *field,
             if (lo < r->x[i] && r->x[i] < hi)
                 pts[np++] = (scaling_point_t){r->x[i], r->loss[i], kept[k].index};
     }
-    /* The frontier, in Qhull's way (scaling_hull.c); pts keeps the calculator's point order
-     * (runs by parameters, then their points), which Qhull's choices depend on. */
+    /* pts keeps the calculator's point order (runs by parameters, then their points), which
+     * Qhull's choices depend on. */
     for (size_t i = 0; i < np; i++) {
         hx[i] = pts[i].x;
         hy[i] = pts[i].loss;
     }
-    size_t nf = 0;
-    int hr = scaling__qhull_frontier(hx, hy, np, ANCHOR_X, ANCHOR_LOSS, good, &nf);
-    if (hr < 0) {
+    *nf = 0;
+    int hr = scaling__qhull_frontier(hx, hy, np, ANCHOR_X, ANCHOR_LOSS, good, nf);
+    if (hr < 0)
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    if (hr == 1)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, field,
+                                "the points inside the compute bounds (%g, %g) FLOs do not span "
+                                "a hull", lo * SCALING_DAY_S, hi * SCALING_DAY_S);
+    if (hr == 2)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, field,
+                                "the losses vary too little for the compute range: the "
+                                "calculator's hull (Qhull) cannot separate them from round-off "
+                                "(give compute as FLOs / 86400)");
+    *nf = 0;
+    for (size_t i = 0; i < np; i++)
+        if (good[i])
+            pts[(*nf)++] = pts[i];
+    qsort(pts, *nf, sizeof *pts, by_x_then_loss);
+    if (*nf < FIT_PARAMS)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, field,
+                                "the compute frontier has %zu points, fewer than the %d "
+                                "parameters of the loss fit", *nf, FIT_PARAMS);
+    return 0;
+}
+
+/* One (x at the tangent point, params) pair per run with a frontier vertex, in run order, into
+ * fx and fy; returns how many. */
+static size_t tangent_pairs(const scaling_run_t *runs, const kept_run_t *kept, size_t nk,
+                            const scaling_point_t *frontier, size_t nf,
+                            const scaling_loss_fit_t *lf, double *fx, double *fy)
+{
+    size_t npairs = 0;
+    for (size_t k = 0; k < nk; k++) {
+        bool frontier_run = false;
+        for (size_t i = 0; i < nf && !frontier_run; i++)
+            frontier_run = frontier[i].run == kept[k].index;
+        if (!frontier_run)
+            continue;
+        const scaling_run_t *r = &runs[kept[k].index];
+        fx[npairs] = r->x[tangent_point(r, lf)];
+        fy[npairs] = kept[k].params;
+        npairs++;
+    }
+    return npairs;
+}
+
+int scaling_fit(const scaling_run_t *runs, size_t n_runs, const char *field,
+                scaling_fit_result_t *out, fathom_error_t *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t total = 0;
+    if (check_runs(runs, n_runs, field, &total, err))
+        return -1;
+
+    int rc = -1;
+    kept_run_t *kept = calloc(n_runs ? n_runs : 1, sizeof *kept);
+    scaling_point_t *pts = calloc(total + 1, sizeof *pts);
+    double *hx = calloc(total + 1, sizeof *hx), *hy = calloc(total + 1, sizeof *hy);
+    bool *good = calloc(total + 1, sizeof *good);
+    double *fx = NULL, *fy = NULL;
+    if (!kept || !pts || !hx || !hy || !good) {
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
         goto out;
     }
-    if (hr == 1) {
+
+    size_t nk = keep_runs(runs, n_runs, kept);
+    if (nk < 3) {
         fathom_error_set(err, FATHOM_E_INVALID_FIELD, field,
-                         "the points inside the compute bounds (%g, %g) FLOs do not span a hull",
-                         lo * SCALING_DAY_S, hi * SCALING_DAY_S);
+                         "needs at least 3 runs of more than %d points (got %zu)",
+                         SCALING_FIT_MIN_RUN_POINTS - 1, nk);
         goto out;
     }
-    if (hr == 2) {
-        fathom_error_set(err, FATHOM_E_INVALID_FIELD, field,
-                         "the losses vary too little for the compute range: the calculator's "
-                         "hull (Qhull) cannot separate them from round-off (give compute as "
-                         "FLOs / 86400)");
+    out->n_runs_used = nk;
+    size_t nf = 0;
+    if (compute_frontier(runs, kept, nk, field, pts, hx, hy, good, &nf, err))
         goto out;
-    }
-    nf = 0;
-    for (size_t i = 0; i < np; i++)
-        if (good[i])
-            pts[nf++] = pts[i];
-    qsort(pts, nf, sizeof *pts, by_x_then_loss);
-    if (nf < FIT_PARAMS) {
-        fathom_error_set(err, FATHOM_E_INVALID_FIELD, field,
-                         "the compute frontier has %zu points, fewer than the %d parameters of "
-                         "the loss fit", nf, FIT_PARAMS);
-        goto out;
-    }
 
     /* Room for the frontier points, then for one pair per run. */
     fx = malloc((nf + nk) * sizeof *fx);
@@ -300,19 +343,7 @@ int scaling_fit(const scaling_run_t *runs, size_t n_runs, const char *field,
     }
     out->loss_fit = (scaling_loss_fit_t){p[0], p[1], p[2]};
 
-    /* One (x at the tangent point, params) pair per run with a frontier vertex, in run order. */
-    size_t npairs = 0;
-    for (size_t k = 0; k < nk; k++) {
-        bool frontier_run = false;
-        for (size_t i = 0; i < nf && !frontier_run; i++)
-            frontier_run = pts[i].run == kept[k].index;
-        if (!frontier_run)
-            continue;
-        const scaling_run_t *r = &runs[kept[k].index];
-        fx[npairs] = r->x[tangent_point(r, &out->loss_fit)];
-        fy[npairs] = kept[k].params;
-        npairs++;
-    }
+    size_t npairs = tangent_pairs(runs, kept, nk, pts, nf, &out->loss_fit, fx, fy);
     out->n_param_pairs = npairs;
     if (npairs < FIT_PARAMS) {
         fathom_error_set(err, FATHOM_E_INVALID_FIELD, field,

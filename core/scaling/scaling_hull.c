@@ -626,22 +626,18 @@ static int add_point(hull_t *h, size_t fi, size_t p)
     return 0;
 }
 
-int scaling__qhull_frontier(const double *x, const double *y, size_t n, double anchor_x,
-                            double anchor_y, bool *good_vertex, size_t *n_good)
+/* Qhull's round-off and thresholds (qh_maxmin, qh_distround, qh_detroundoff) into h, and the
+ * points of least and greatest x (the initial simplex's first two). */
+static void roundoff(hull_t *h, const double *x, const double *y, size_t n, size_t *pmin,
+                     size_t *pmax)
 {
-    *n_good = 0;
-    memset(good_vertex, 0, n * sizeof *good_vertex);
-    if (n < 3)
-        return 1;
-
-    /* Round-off and thresholds (qh_maxmin, qh_distround, qh_detroundoff). */
-    size_t pmin = 0, pmax = 0;
+    *pmin = *pmax = 0;
     double maxabs = 0.0, sumabs = 0.0, mx[2] = {x[0], y[0]}, mn[2] = {x[0], y[0]};
     for (size_t i = 1; i < n; i++) {
-        if (x[i] > x[pmax])
-            pmax = i;
-        else if (x[i] < x[pmin])
-            pmin = i;
+        if (x[i] > x[*pmax])
+            *pmax = i;
+        else if (x[i] < x[*pmin])
+            *pmin = i;
         mx[0] = fmax(mx[0], x[i]);
         mn[0] = fmin(mn[0], x[i]);
         mx[1] = fmax(mx[1], y[i]);
@@ -653,19 +649,22 @@ int scaling__qhull_frontier(const double *x, const double *y, size_t n, double a
         sumabs += m;
     }
     double distround = DBL_EPSILON * (2.0 * fmin(sqrt(2.0) * maxabs, sumabs) * 1.01 + maxabs);
-    hull_t h;
-    memset(&h, 0, sizeof h);
-    h.x = x;
-    h.y = y;
-    h.newlist = h.vislist = NONE;
-    h.next_vid = 1;
-    h.distround = distround;
-    h.centrum_radius = 2.0 * distround; /* premerge_centrum: 0 ('C-0') + 2·DISTround */
-    h.min_visible = h.centrum_radius;
-    h.max_coplanar = h.min_visible;
-    h.min_outside = 2.0 * h.min_visible;
+    memset(h, 0, sizeof *h);
+    h->x = x;
+    h->y = y;
+    h->newlist = h->vislist = NONE;
+    h->next_vid = 1;
+    h->distround = distround;
+    h->centrum_radius = 2.0 * distround; /* premerge_centrum: 0 ('C-0') + 2·DISTround */
+    h->min_visible = h->centrum_radius;
+    h->max_coplanar = h->min_visible;
+    h->min_outside = 2.0 * h->min_visible;
+}
 
-    /* Initial triangle. */
+/* The initial simplex's third point: furthest from the line through pmin and pmax (NONE when
+ * every point is on it). */
+static size_t third_point(const double *x, const double *y, size_t n, size_t pmin, size_t pmax)
+{
     size_t p3 = NONE;
     double best_det = 0.0;
     for (size_t i = 0; i < n; i++) {
@@ -676,6 +675,118 @@ int scaling__qhull_frontier(const double *x, const double *y, size_t n, double a
             p3 = i;
         }
     }
+    return p3;
+}
+
+/* The initial triangle's facets in Qhull's order, (pmin, pmax), (pmin, p3), (pmax, p3), into
+ * init; 2 when its centroid is not clearly inside every facet (qh_initialhull: "initial simplex
+ * is flat", where Qhull and so the calculator stop), else 0. */
+static int initial_simplex(hull_t *h, size_t pmin, size_t pmax, size_t p3, size_t init[3])
+{
+    const double *x = h->x, *y = h->y;
+    double orient =
+        (x[pmax] - x[pmin]) * (y[p3] - y[pmin]) - (y[pmax] - y[pmin]) * (x[p3] - x[pmin]);
+    size_t f1, f2, f3;
+    if (orient > 0) { /* pmin → pmax → p3 counter-clockwise */
+        f1 = new_facet(h, pmin, pmax);
+        f2 = new_facet(h, p3, pmin);
+        f3 = new_facet(h, pmax, p3);
+        h->f[f1].nb_a = f2, h->f[f1].nb_b = f3;
+        h->f[f3].nb_a = f1, h->f[f3].nb_b = f2;
+        h->f[f2].nb_a = f3, h->f[f2].nb_b = f1;
+    } else { /* pmin → p3 → pmax */
+        f1 = new_facet(h, pmax, pmin);
+        f2 = new_facet(h, pmin, p3);
+        f3 = new_facet(h, p3, pmax);
+        h->f[f1].nb_a = f3, h->f[f1].nb_b = f2;
+        h->f[f2].nb_a = f1, h->f[f2].nb_b = f3;
+        h->f[f3].nb_a = f2, h->f[f3].nb_b = f1;
+    }
+    append_facet(h, f1);
+    append_facet(h, f2);
+    append_facet(h, f3);
+    init[0] = f1, init[1] = f2, init[2] = f3;
+    double minangle = 1.0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            if (i != j)
+                minangle = fmin(minangle, h->f[init[i]].nx * h->f[init[j]].nx +
+                                              h->f[init[i]].ny * h->f[init[j]].ny);
+    h->narrow = minangle < MAX_NARROW;
+    double cx = (x[pmin] + x[pmax] + x[p3]) / 3.0, cy = (y[pmin] + y[pmax] + y[p3]) / 3.0;
+    for (int i = 0; i < 3; i++)
+        if (dist_xy(h, init[i], cx, cy) > -h->distround)
+            return 2;
+    return 0;
+}
+
+/* qh_partitionall: every point not yet taken goes to the outside set of the first initial facet
+ * it is clearly outside, the rest by partition_point; then qh_furthestnext puts the facet with
+ * the furthest point of all first. -1 when out of memory. */
+static int partition_all(hull_t *h, const size_t init[3], size_t n, bool *taken)
+{
+    h->next_f = h->head;
+    for (int k = 0; k < 3; k++) {
+        facet_t *f = &h->f[init[k]];
+        for (size_t i = 0; i < n; i++) {
+            if (taken[i])
+                continue;
+            double d = dist(h, init[k], i);
+            if (d >= dist_outside(h)) {
+                taken[i] = true;
+                if (push_outside(f, i, d))
+                    return -1;
+            }
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!taken[i] && partition_point(h, i))
+            return -1;
+    size_t bestf = NONE;
+    double bestd = -DBL_MAX;
+    for (size_t fi = h->head; fi != h->tail; fi = h->f[fi].next)
+        if (h->f[fi].nout && h->f[fi].furthest > bestd) {
+            bestd = h->f[fi].furthest;
+            bestf = fi;
+        }
+    h->next_f = h->head;
+    if (bestf != NONE) {
+        remove_facet(h, bestf);
+        prepend_facet(h, bestf, &h->next_f);
+    }
+    return 0;
+}
+
+/* qh_buildhull / qh_nextfurthest: each facet's furthest outside point is added in turn (a
+ * narrow hull skips points not clearly outside). -1 when out of memory. */
+static int build_hull(hull_t *h)
+{
+    h->next_f = h->head;
+    while (h->next_f != h->tail) {
+        size_t fi = h->next_f;
+        facet_t *f = &h->f[fi];
+        if (f->nout == 0 || (h->narrow && f->furthest < h->min_outside)) {
+            h->next_f = f->next;
+            continue;
+        }
+        size_t p = f->out[--f->nout]; /* the furthest; fi is visible from it and goes */
+        if (add_point(h, fi, p))
+            return -1;
+    }
+    return 0;
+}
+
+int scaling__qhull_frontier(const double *x, const double *y, size_t n, double anchor_x,
+                            double anchor_y, bool *good_vertex, size_t *n_good)
+{
+    *n_good = 0;
+    memset(good_vertex, 0, n * sizeof *good_vertex);
+    if (n < 3)
+        return 1;
+    hull_t h;
+    size_t pmin, pmax;
+    roundoff(&h, x, y, n, &pmin, &pmax);
+    size_t p3 = third_point(x, y, n, pmin, pmax);
     if (pmin == pmax || p3 == NONE)
         return 1; /* all points on a line: Qhull refuses such input */
 
@@ -691,94 +802,17 @@ int scaling__qhull_frontier(const double *x, const double *y, size_t n, double a
     h.f[0].prev = h.f[0].next = NONE;
     h.tail = h.head = h.next_f = 0;
 
-    /* Qhull's facets come in the order: (pmin, pmax), (pmin, p3), (pmax, p3). */
-    double orient =
-        (x[pmax] - x[pmin]) * (y[p3] - y[pmin]) - (y[pmax] - y[pmin]) * (x[p3] - x[pmin]);
-    size_t f1, f2, f3;
-    if (orient > 0) { /* pmin → pmax → p3 counter-clockwise */
-        f1 = new_facet(&h, pmin, pmax);
-        f2 = new_facet(&h, p3, pmin);
-        f3 = new_facet(&h, pmax, p3);
-        h.f[f1].nb_a = f2, h.f[f1].nb_b = f3;
-        h.f[f3].nb_a = f1, h.f[f3].nb_b = f2;
-        h.f[f2].nb_a = f3, h.f[f2].nb_b = f1;
-    } else { /* pmin → p3 → pmax */
-        f1 = new_facet(&h, pmax, pmin);
-        f2 = new_facet(&h, pmin, p3);
-        f3 = new_facet(&h, p3, pmax);
-        h.f[f1].nb_a = f3, h.f[f1].nb_b = f2;
-        h.f[f2].nb_a = f1, h.f[f2].nb_b = f3;
-        h.f[f3].nb_a = f2, h.f[f3].nb_b = f1;
+    size_t init[3];
+    if (initial_simplex(&h, pmin, pmax, p3, init)) {
+        rc = 2;
+        goto out;
     }
-    append_facet(&h, f1);
-    append_facet(&h, f2);
-    append_facet(&h, f3);
-    const size_t init[3] = {f1, f2, f3};
-    double minangle = 1.0;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++)
-            if (i != j)
-                minangle = fmin(minangle, h.f[init[i]].nx * h.f[init[j]].nx +
-                                              h.f[init[i]].ny * h.f[init[j]].ny);
-    h.narrow = minangle < MAX_NARROW;
-    /* qh_initialhull: the simplex's centroid must be clearly inside every facet, else Qhull
-     * stops ("initial simplex is flat") and so does the calculator. */
-    double cx = (x[pmin] + x[pmax] + x[p3]) / 3.0, cy = (y[pmin] + y[pmax] + y[p3]) / 3.0;
-    for (int i = 0; i < 3; i++)
-        if (dist_xy(&h, init[i], cx, cy) > -distround) {
-            rc = 2;
-            goto out;
-        }
     taken[pmin] = taken[pmax] = taken[p3] = true;
     h.vid[pmin] = h.next_vid++;
     h.vid[pmax] = h.next_vid++;
     h.vid[p3] = h.next_vid++;
-
-    /* qh_partitionall */
-    h.next_f = h.head;
-    for (int k = 0; k < 3; k++) {
-        facet_t *f = &h.f[init[k]];
-        for (size_t i = 0; i < n; i++) {
-            if (taken[i])
-                continue;
-            double d = dist(&h, init[k], i);
-            if (d >= dist_outside(&h)) {
-                taken[i] = true;
-                if (push_outside(f, i, d))
-                    goto out;
-            }
-        }
-    }
-    for (size_t i = 0; i < n; i++)
-        if (!taken[i] && partition_point(&h, i))
-            goto out;
-    /* qh_furthestnext: the facet with the furthest point of all goes first. */
-    size_t bestf = NONE;
-    double bestd = -DBL_MAX;
-    for (size_t fi = h.head; fi != h.tail; fi = h.f[fi].next)
-        if (h.f[fi].nout && h.f[fi].furthest > bestd) {
-            bestd = h.f[fi].furthest;
-            bestf = fi;
-        }
-    h.next_f = h.head;
-    if (bestf != NONE) {
-        remove_facet(&h, bestf);
-        prepend_facet(&h, bestf, &h.next_f);
-    }
-
-    /* qh_buildhull / qh_nextfurthest */
-    h.next_f = h.head;
-    while (h.next_f != h.tail) {
-        size_t fi = h.next_f;
-        facet_t *f = &h.f[fi];
-        if (f->nout == 0 || (h.narrow && f->furthest < h.min_outside)) {
-            h.next_f = f->next;
-            continue;
-        }
-        size_t p = f->out[--f->nout]; /* the furthest; fi is visible from it and goes */
-        if (add_point(&h, fi, p))
-            goto out;
-    }
+    if (partition_all(&h, init, n, taken) || build_hull(&h))
+        goto out;
 
     /* qh_findgood with 'QG0': good facets have the anchor strictly above them. */
     for (size_t fi = h.head; fi != h.tail; fi = h.f[fi].next)
