@@ -686,26 +686,19 @@ static int initial_simplex(hull_t *h, size_t pmin, size_t pmax, size_t p3, size_
     const double *x = h->x, *y = h->y;
     double orient =
         (x[pmax] - x[pmin]) * (y[p3] - y[pmin]) - (y[pmax] - y[pmin]) * (x[p3] - x[pmin]);
-    size_t f1, f2, f3;
-    if (orient > 0) { /* pmin → pmax → p3 counter-clockwise */
-        f1 = new_facet(h, pmin, pmax);
-        f2 = new_facet(h, p3, pmin);
-        f3 = new_facet(h, pmax, p3);
-        h->f[f1].nb_a = f2, h->f[f1].nb_b = f3;
-        h->f[f3].nb_a = f1, h->f[f3].nb_b = f2;
-        h->f[f2].nb_a = f3, h->f[f2].nb_b = f1;
-    } else { /* pmin → p3 → pmax */
-        f1 = new_facet(h, pmax, pmin);
-        f2 = new_facet(h, pmin, p3);
-        f3 = new_facet(h, p3, pmax);
-        h->f[f1].nb_a = f3, h->f[f1].nb_b = f2;
-        h->f[f2].nb_a = f1, h->f[f2].nb_b = f3;
-        h->f[f3].nb_a = f2, h->f[f3].nb_b = f1;
+    /* counter-clockwise pmin → pmax → p3, else pmin → p3 → pmax: each facet's ends oriented so,
+     * its neighbours the next two facets round the triangle in that direction */
+    const bool ccw = orient > 0;
+    const size_t ccw_ends[3][2] = {{pmin, pmax}, {p3, pmin}, {pmax, p3}};
+    const size_t cw_ends[3][2] = {{pmax, pmin}, {pmin, p3}, {p3, pmax}};
+    const size_t(*ends)[2] = ccw ? ccw_ends : cw_ends;
+    for (int i = 0; i < 3; i++)
+        init[i] = new_facet(h, ends[i][0], ends[i][1]);
+    for (int i = 0; i < 3; i++) {
+        h->f[init[i]].nb_a = init[(i + (ccw ? 1 : 2)) % 3];
+        h->f[init[i]].nb_b = init[(i + (ccw ? 2 : 1)) % 3];
+        append_facet(h, init[i]);
     }
-    append_facet(h, f1);
-    append_facet(h, f2);
-    append_facet(h, f3);
-    init[0] = f1, init[1] = f2, init[2] = f3;
     double minangle = 1.0;
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
