@@ -332,46 +332,43 @@ static int decode_zero(const json_t *v, const char *path, llm_execution_t *e, fa
     return 0;
 }
 
-int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_t *out,
-                               fathom_error_t *err)
+/* The parallel degrees and the processor count: data_par defaults to what num_procs leaves,
+ * num_procs to the product of the degrees. */
+static int decode_degrees(const json_t *v, const char *path, llm_execution_t *e,
+                          fathom_error_t *err)
 {
-    if (jr_expect_object(v, path, err) || jr_check_keys(v, path, execution_keys, err))
-        return -1;
-    llm_execution_t e;
-    memset(&e, 0, sizeof e);
-    int64_t nets[3];
-    int dt = 0, attn = 0, rec = 0, comm = 0, ovl = 0;
-    if (jr_bool(v, path, "training", JR_OPTIONAL, true, &e.training, err) ||
-        jr_int(v, path, "tensor_par", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_PROCS, &e.tensor_par, err) ||
-        jr_int(v, path, "pipeline_par", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_PROCS, &e.pipeline_par,
+    if (jr_int(v, path, "tensor_par", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_PROCS, &e->tensor_par,
                err) ||
-        jr_int(v, path, "context_par", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_PROCS, &e.context_par,
+        jr_int(v, path, "pipeline_par", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_PROCS, &e->pipeline_par,
                err) ||
-        jr_int(v, path, "num_procs", JR_OPTIONAL, 0, 1, LLM_CODEC_MAX_PROCS, &e.num_procs, err))
+        jr_int(v, path, "context_par", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_PROCS, &e->context_par,
+               err) ||
+        jr_int(v, path, "num_procs", JR_OPTIONAL, 0, 1, LLM_CODEC_MAX_PROCS, &e->num_procs, err))
         return -1;
     /* tensor, pipeline and context degrees are each at most 2^30: saturate their product */
-    const int64_t tpc = mul_sat(mul_sat(e.tensor_par, e.pipeline_par), e.context_par);
+    const int64_t tpc = mul_sat(mul_sat(e->tensor_par, e->pipeline_par), e->context_par);
     int64_t dflt_dp = 1;
-    if (e.num_procs > 0 && e.num_procs % tpc == 0)
-        dflt_dp = e.num_procs / tpc;
-    if (e.num_procs > 0 && !jr_has(v, "data_par") && e.num_procs % tpc != 0) {
+    if (e->num_procs > 0 && e->num_procs % tpc == 0)
+        dflt_dp = e->num_procs / tpc;
+    if (e->num_procs > 0 && !jr_has(v, "data_par") && e->num_procs % tpc != 0) {
         char p[JR_PATH_MAX];
         jr_path(p, sizeof p, path, "num_procs");
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
                                 "must be a multiple of tensor_par*%spipeline_par (%lld) when "
                                 "data_par is left out",
-                                e.context_par > 1 ? "context_par*" : "", (long long)tpc);
+                                e->context_par > 1 ? "context_par*" : "", (long long)tpc);
     }
-    if (jr_int(v, path, "data_par", JR_OPTIONAL, dflt_dp, 1, LLM_CODEC_MAX_PROCS, &e.data_par, err))
+    if (jr_int(v, path, "data_par", JR_OPTIONAL, dflt_dp, 1, LLM_CODEC_MAX_PROCS, &e->data_par,
+               err))
         return -1;
-    if (e.num_procs == 0) {
+    if (e->num_procs == 0) {
         /* each factor is at most 2^30: compare in double before multiplying */
-        double procs = (double)e.tensor_par * (double)e.pipeline_par * (double)e.data_par *
-                       (double)e.context_par;
-        e.num_procs = procs <= (double)LLM_CODEC_MAX_PROCS
-                          ? e.tensor_par * e.pipeline_par * e.data_par * e.context_par
-                          : LLM_CODEC_MAX_PROCS + 1;
-        if (e.num_procs > LLM_CODEC_MAX_PROCS) {
+        double procs = (double)e->tensor_par * (double)e->pipeline_par * (double)e->data_par *
+                       (double)e->context_par;
+        e->num_procs = procs <= (double)LLM_CODEC_MAX_PROCS
+                           ? e->tensor_par * e->pipeline_par * e->data_par * e->context_par
+                           : LLM_CODEC_MAX_PROCS + 1;
+        if (e->num_procs > LLM_CODEC_MAX_PROCS) {
             char p[JR_PATH_MAX];
             jr_path(p, sizeof p, path, "data_par");
             return fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, p,
@@ -379,79 +376,110 @@ int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_
                                     LLM_CODEC_MAX_PROCS);
         }
     }
+    return 0;
+}
+
+/* Calculon's own execution fields: networks, batches, datatype, recompute, the TP and DP
+ * collectives' kind and overlap, offload. */
+static int decode_calculon_fields(const json_t *v, const char *path, llm_execution_t *e,
+                                  fathom_error_t *err)
+{
+    int64_t nets[3];
+    int dt = 0, attn = 0, rec = 0, comm = 0, ovl = 0;
     if (jr_int(v, path, "tensor_par_net", JR_OPTIONAL, 0, 0, LLM_MAX_NETWORKS - 1, &nets[0], err) ||
         jr_int(v, path, "pipeline_par_net", JR_OPTIONAL, 0, 0, LLM_MAX_NETWORKS - 1, &nets[1],
                err) ||
         jr_int(v, path, "data_par_net", JR_OPTIONAL, 0, 0, LLM_MAX_NETWORKS - 1, &nets[2], err) ||
-        jr_int(v, path, "batch_size", JR_REQUIRED, 0, 1, LLM_CODEC_MAX_BATCH, &e.batch_size, err) ||
+        jr_int(v, path, "batch_size", JR_REQUIRED, 0, 1, LLM_CODEC_MAX_BATCH, &e->batch_size,
+               err) ||
         jr_int(v, path, "microbatch_size", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_MICROBATCH,
-               &e.microbatch_size, err) ||
+               &e->microbatch_size, err) ||
         jr_enum(v, path, "datatype", JR_OPTIONAL, LLM_DT_FLOAT16, llm_datatype_names, &dt, err) ||
-        jr_bool(v, path, "fused_activation", JR_OPTIONAL, true, &e.fused_activation, err) ||
+        jr_bool(v, path, "fused_activation", JR_OPTIONAL, true, &e->fused_activation, err) ||
         jr_enum(v, path, "attention_type", JR_OPTIONAL, LLM_ATTN_MULTIHEAD, llm_attention_names,
                 &attn, err) ||
         jr_enum(v, path, "activation_recompute", JR_OPTIONAL,
-                e.training ? LLM_RECOMPUTE_FULL : LLM_RECOMPUTE_NONE, llm_recompute_names, &rec,
+                e->training ? LLM_RECOMPUTE_FULL : LLM_RECOMPUTE_NONE, llm_recompute_names, &rec,
                 err) ||
         jr_int(v, path, "pipeline_interleaving", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_MICROBATCH,
-               &e.pipeline_interleaving, err) ||
-        decode_zero(v, path, &e, err) ||
+               &e->pipeline_interleaving, err) ||
+        decode_zero(v, path, e, err) ||
         jr_enum(v, path, "tensor_par_comm_type", JR_OPTIONAL, LLM_TP_COMM_AR, llm_tp_comm_names,
                 &comm, err) ||
         jr_enum(v, path, "tensor_par_overlap", JR_OPTIONAL, LLM_TP_OVERLAP_NONE,
                 llm_tp_overlap_names, &ovl, err) ||
-        jr_bool(v, path, "seq_par_ag_redo", JR_OPTIONAL, false, &e.seq_par_ag_redo, err) ||
-        jr_bool(v, path, "data_par_overlap", JR_OPTIONAL, false, &e.data_par_overlap, err) ||
-        jr_bool(v, path, "weight_offload", JR_OPTIONAL, false, &e.weight_offload, err) ||
-        jr_bool(v, path, "activations_offload", JR_OPTIONAL, false, &e.activations_offload, err) ||
-        jr_bool(v, path, "optimizer_offload", JR_OPTIONAL, false, &e.optimizer_offload, err))
+        jr_bool(v, path, "seq_par_ag_redo", JR_OPTIONAL, false, &e->seq_par_ag_redo, err) ||
+        jr_bool(v, path, "data_par_overlap", JR_OPTIONAL, false, &e->data_par_overlap, err) ||
+        jr_bool(v, path, "weight_offload", JR_OPTIONAL, false, &e->weight_offload, err) ||
+        jr_bool(v, path, "activations_offload", JR_OPTIONAL, false, &e->activations_offload,
+                err) ||
+        jr_bool(v, path, "optimizer_offload", JR_OPTIONAL, false, &e->optimizer_offload, err))
         return -1;
-    int kernel = 0;
-    int64_t cp_net = 0;
+    e->tensor_par_net = (int)nets[0];
+    e->pipeline_par_net = (int)nets[1];
+    e->data_par_net = (int)nets[2];
+    e->datatype = (llm_datatype_t)dt;
+    e->attention_type = (llm_attention_t)attn;
+    e->activation_recompute = (llm_recompute_t)rec;
+    e->tensor_par_comm_type = (llm_tp_comm_t)comm;
+    e->tensor_par_overlap = (llm_tp_overlap_t)ovl;
+    return 0;
+}
+
+/* What Calculon has no field for: the attention kernel, FP8, context parallelism, FSDP
+ * sharding, experts, partial recompute. */
+static int decode_modern_fields(const json_t *v, const char *path, llm_execution_t *e,
+                                fathom_error_t *err)
+{
+    int kernel = 0, dispatcher = 0;
+    int64_t cp_net = 0, ep_net = 0;
     /* shard_group left out (0) means every processor of the group: the encoder writes it */
     if (jr_enum(v, path, "attention_kernel", JR_OPTIONAL, LLM_ATTN_KERNEL_UNFUSED,
                 llm_attn_kernel_names, &kernel, err) ||
-        jr_bool(v, path, "fp8", JR_OPTIONAL, false, &e.fp8, err) ||
-        jr_bool(v, path, "fp8_params", JR_OPTIONAL, false, &e.fp8_params, err) ||
+        jr_bool(v, path, "fp8", JR_OPTIONAL, false, &e->fp8, err) ||
+        jr_bool(v, path, "fp8_params", JR_OPTIONAL, false, &e->fp8_params, err) ||
         jr_bool(v, path, "low_precision_gradients", JR_OPTIONAL, false,
-                &e.low_precision_gradients, err) ||
+                &e->low_precision_gradients, err) ||
         jr_int(v, path, "context_par_net", JR_OPTIONAL, 0, 0, LLM_MAX_NETWORKS - 1, &cp_net,
                err) ||
-        jr_int(v, path, "shard_group", JR_OPTIONAL, 0, 1, LLM_CODEC_MAX_PROCS, &e.shard_group,
-               err))
-        return -1;
-    e.context_par_net = (int)cp_net;
-    int64_t ep_net = 0;
-    int dispatcher = 0;
-    if (jr_int(v, path, "expert_par", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_PROCS, &e.expert_par,
+        jr_int(v, path, "shard_group", JR_OPTIONAL, 0, 1, LLM_CODEC_MAX_PROCS, &e->shard_group,
+               err) ||
+        jr_int(v, path, "expert_par", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_PROCS, &e->expert_par,
                err) ||
         jr_int(v, path, "expert_tensor_par", JR_OPTIONAL, 1, 1, LLM_CODEC_MAX_PROCS,
-               &e.expert_tensor_par, err) ||
-        jr_int(v, path, "expert_par_net", JR_OPTIONAL, nets[0], 0, LLM_MAX_NETWORKS - 1, &ep_net,
-               err) ||
+               &e->expert_tensor_par, err) ||
+        jr_int(v, path, "expert_par_net", JR_OPTIONAL, e->tensor_par_net, 0,
+               LLM_MAX_NETWORKS - 1, &ep_net, err) ||
         jr_real(v, path, "moe_load_imbalance", JR_OPTIONAL, 1.0, 1.0, 1e6,
-                &e.moe_load_imbalance, err) ||
+                &e->moe_load_imbalance, err) ||
         jr_real(v, path, "moe_capacity_factor", JR_OPTIONAL, 0.0, 0.0, 1e6,
-                &e.moe_capacity_factor, err) ||
-        jr_bool(v, path, "moe_a2a_overlap", JR_OPTIONAL, false, &e.moe_a2a_overlap, err) ||
+                &e->moe_capacity_factor, err) ||
+        jr_bool(v, path, "moe_a2a_overlap", JR_OPTIONAL, false, &e->moe_a2a_overlap, err) ||
         jr_enum(v, path, "moe_dispatcher", JR_OPTIONAL, LLM_MOE_DISPATCH_ALLTOALL,
                 llm_moe_dispatcher_names, &dispatcher, err) ||
         jr_int(v, path, "recompute_blocks", JR_OPTIONAL, 0, 1, MODEL_MAX_BLOCKS,
-               &e.recompute_blocks, err) ||
+               &e->recompute_blocks, err) ||
         jr_enum_set(v, path, "recompute_modules", JR_OPTIONAL, llm_recompute_module_names,
-                    &e.recompute_modules, err))
+                    &e->recompute_modules, err))
         return -1;
-    e.expert_par_net = (int)ep_net;
-    e.moe_dispatcher = (llm_moe_dispatcher_t)dispatcher;
-    e.attention_kernel = (llm_attn_kernel_t)kernel;
-    e.tensor_par_net = (int)nets[0];
-    e.pipeline_par_net = (int)nets[1];
-    e.data_par_net = (int)nets[2];
-    e.datatype = (llm_datatype_t)dt;
-    e.attention_type = (llm_attention_t)attn;
-    e.activation_recompute = (llm_recompute_t)rec;
-    e.tensor_par_comm_type = (llm_tp_comm_t)comm;
-    e.tensor_par_overlap = (llm_tp_overlap_t)ovl;
+    e->attention_kernel = (llm_attn_kernel_t)kernel;
+    e->context_par_net = (int)cp_net;
+    e->expert_par_net = (int)ep_net;
+    e->moe_dispatcher = (llm_moe_dispatcher_t)dispatcher;
+    return 0;
+}
+
+int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_t *out,
+                               fathom_error_t *err)
+{
+    if (jr_expect_object(v, path, err) || jr_check_keys(v, path, execution_keys, err))
+        return -1;
+    llm_execution_t e;
+    memset(&e, 0, sizeof e);
+    if (jr_bool(v, path, "training", JR_OPTIONAL, true, &e.training, err) ||
+        decode_degrees(v, path, &e, err) || decode_calculon_fields(v, path, &e, err) ||
+        decode_modern_fields(v, path, &e, err))
+        return -1;
     *out = e;
     return 0;
 }

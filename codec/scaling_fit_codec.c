@@ -86,6 +86,121 @@ static int csv_number(const char *cell, double *out)
     return 1;
 }
 
+/* A CSV being read into runs: the text and where the reader is, the header's columns (x_col
+ * is global_step's; col_run[c] is column c's run index + 1, or 0) and the runs so far. */
+typedef struct {
+    const char *text, *field;
+    size_t len, pos, ncols, x_col;
+    int *col_run;
+    json_t *runs;
+    fathom_error_t *err;
+} csv_reader_t;
+
+/* Header: "global_step" is x; each "<name> - valid_loss" (or any "…loss" column, as the
+ * calculator takes every key containing "loss") is a run. */
+static int csv_header(csv_reader_t *r)
+{
+    char cell[RUN_NAME_MAX + 32];
+    size_t flen;
+    for (int more = 1; more == 1;) {
+        if (r->ncols == SCALING_CSV_MAX_COLUMNS)
+            return fathom_error_set(r->err, FATHOM_E_LIMIT_EXCEEDED, r->field,
+                                    "has more than %d columns", SCALING_CSV_MAX_COLUMNS);
+        more = csv_field(r->text, r->len, &r->pos, cell, sizeof cell, &flen);
+        if (more < 0)
+            return fathom_error_set(r->err, FATHOM_E_INVALID_FIELD, r->field,
+                                    "header: unterminated quote");
+        if (strcmp(cell, "global_step") == 0 && r->x_col == SIZE_MAX) {
+            r->x_col = r->ncols;
+        } else if (strstr(cell, "loss")) {
+            if (ends_with(cell, " - valid_loss"))
+                cell[strlen(cell) - strlen(" - valid_loss")] = '\0';
+            json_t *run = json_pack("{s:s,s:[]}", "name", cell, "points");
+            if (!run || json_array_append_new(r->runs, run))
+                return fathom_error_set(r->err, FATHOM_E_INTERNAL, NULL, "out of memory");
+            r->col_run[r->ncols] = (int)json_array_size(r->runs);
+        }
+        r->ncols++;
+    }
+    if (r->x_col == SIZE_MAX)
+        return fathom_error_set(r->err, FATHOM_E_INVALID_FIELD, r->field,
+                                "has no \"global_step\" column");
+    if (json_array_size(r->runs) == 0)
+        return fathom_error_set(r->err, FATHOM_E_INVALID_FIELD, r->field,
+                                "has no \"… - valid_loss\" column");
+    return 0;
+}
+
+/* One data row (the nrows-th) into row[] and has[] (1: a number, 0: no value). */
+static int csv_row(csv_reader_t *r, size_t nrows, double *row, signed char *has)
+{
+    char cell[RUN_NAME_MAX + 32];
+    size_t flen, c = 0;
+    int rc = 0;
+    for (int more = 1; more == 1 && rc == 0; c++) {
+        more = csv_field(r->text, r->len, &r->pos, cell, sizeof cell, &flen);
+        if (more < 0 || c >= r->ncols)
+            return fathom_error_set(r->err, FATHOM_E_INVALID_FIELD, r->field, "row %zu: %s",
+                                    nrows,
+                                    more < 0 ? "unterminated quote"
+                                             : "more cells than the header");
+        int got = csv_number(cell, &row[c]);
+        if (got < 0)
+            rc = fathom_error_set(r->err, FATHOM_E_INVALID_FIELD, r->field,
+                                  "row %zu column %zu: \"%.32s\" is not a number", nrows, c + 1,
+                                  cell);
+        has[c] = (signed char)got;
+    }
+    for (; c < r->ncols; c++)
+        has[c] = 0;
+    return rc;
+}
+
+/* The data rows: each row's loss cells become points of their runs at the row's x. */
+static int csv_rows(csv_reader_t *r)
+{
+    double *row = malloc(r->ncols * sizeof *row);
+    signed char *has = malloc(r->ncols);
+    if (!row || !has) {
+        free(row);
+        free(has);
+        return fathom_error_set(r->err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    }
+    size_t nrows = 0, npoints = 0;
+    int rc = 0;
+    while (r->pos < r->len && rc == 0) {
+        if (r->text[r->pos] == '\n' || r->text[r->pos] == '\r') { /* blank line */
+            r->pos++;
+            continue;
+        }
+        if (++nrows > SCALING_CSV_MAX_ROWS) {
+            rc = fathom_error_set(r->err, FATHOM_E_LIMIT_EXCEEDED, r->field,
+                                  "has more than %d rows", SCALING_CSV_MAX_ROWS);
+            break;
+        }
+        if ((rc = csv_row(r, nrows, row, has)) != 0)
+            break;
+        if (!has[r->x_col])
+            continue; /* no compute on this row: none of its cells can be placed */
+        for (size_t k = 0; k < r->ncols && rc == 0; k++) {
+            if (!r->col_run[k] || !has[k])
+                continue;
+            if (++npoints > SCALING_FIT_MAX_POINTS) {
+                rc = fathom_error_set(r->err, FATHOM_E_LIMIT_EXCEEDED, r->field,
+                                      "has more than %d points", SCALING_FIT_MAX_POINTS);
+                break;
+            }
+            json_t *pts =
+                json_object_get(json_array_get(r->runs, (size_t)r->col_run[k] - 1), "points");
+            if (json_array_append_new(pts, json_pack("[f,f]", row[r->x_col], row[k])))
+                rc = fathom_error_set(r->err, FATHOM_E_INTERNAL, NULL, "out of memory");
+        }
+    }
+    free(row);
+    free(has);
+    return rc;
+}
+
 json_t *codec_scaling_csv_to_runs(const char *text, size_t len, const char *field,
                                   fathom_error_t *err)
 {
@@ -94,120 +209,21 @@ json_t *codec_scaling_csv_to_runs(const char *text, size_t len, const char *fiel
                          len, SCALING_CSV_MAX_BYTES);
         return NULL;
     }
-    json_t *runs = json_array();
-    int *col_run = calloc(SCALING_CSV_MAX_COLUMNS, sizeof *col_run); /* run index + 1, or 0 */
-    char cell[RUN_NAME_MAX + 32];
-    size_t pos = 0, flen, ncols = 0, x_col = SIZE_MAX;
-    if (!runs || !col_run) {
+    csv_reader_t r = {.text = text, .field = field, .len = len, .x_col = SIZE_MAX, .err = err};
+    r.runs = json_array();
+    r.col_run = calloc(SCALING_CSV_MAX_COLUMNS, sizeof *r.col_run);
+    if (!r.runs || !r.col_run) {
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
-        goto fail;
+    } else if (csv_header(&r) == 0 && csv_rows(&r) == 0) {
+        /* A column with no value at all is no run (the calculator drops short runs anyway). */
+        for (size_t i = json_array_size(r.runs); i-- > 0;)
+            if (json_array_size(json_object_get(json_array_get(r.runs, i), "points")) == 0)
+                json_array_remove(r.runs, i);
+        free(r.col_run);
+        return r.runs;
     }
-
-    /* Header: "global_step" is x; each "<name> - valid_loss" (or any "…loss" column, as the
-     * calculator takes every key containing "loss") is a run. */
-    for (int more = 1; more == 1;) {
-        if (ncols == SCALING_CSV_MAX_COLUMNS) {
-            fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, field, "has more than %d columns",
-                             SCALING_CSV_MAX_COLUMNS);
-            goto fail;
-        }
-        more = csv_field(text, len, &pos, cell, sizeof cell, &flen);
-        if (more < 0) {
-            fathom_error_set(err, FATHOM_E_INVALID_FIELD, field, "header: unterminated quote");
-            goto fail;
-        }
-        if (strcmp(cell, "global_step") == 0 && x_col == SIZE_MAX) {
-            x_col = ncols;
-        } else if (strstr(cell, "loss")) {
-            if (ends_with(cell, " - valid_loss"))
-                cell[strlen(cell) - strlen(" - valid_loss")] = '\0';
-            json_t *run = json_pack("{s:s,s:[]}", "name", cell, "points");
-            if (!run || json_array_append_new(runs, run)) {
-                fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
-                goto fail;
-            }
-            col_run[ncols] = (int)json_array_size(runs);
-        }
-        ncols++;
-    }
-    if (x_col == SIZE_MAX) {
-        fathom_error_set(err, FATHOM_E_INVALID_FIELD, field, "has no \"global_step\" column");
-        goto fail;
-    }
-    if (json_array_size(runs) == 0) {
-        fathom_error_set(err, FATHOM_E_INVALID_FIELD, field, "has no \"… - valid_loss\" column");
-        goto fail;
-    }
-
-    double *row = malloc(ncols * sizeof *row);
-    signed char *has = malloc(ncols);
-    if (!row || !has) {
-        free(row);
-        free(has);
-        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
-        goto fail;
-    }
-    size_t nrows = 0, npoints = 0;
-    int rc = 0;
-    while (pos < len && rc == 0) {
-        if (text[pos] == '\n' || text[pos] == '\r') { /* blank line */
-            pos++;
-            continue;
-        }
-        if (++nrows > SCALING_CSV_MAX_ROWS) {
-            rc = fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, field,
-                                  "has more than %d rows", SCALING_CSV_MAX_ROWS);
-            break;
-        }
-        size_t c = 0;
-        for (int more = 1; more == 1 && rc == 0; c++) {
-            more = csv_field(text, len, &pos, cell, sizeof cell, &flen);
-            if (more < 0 || c >= ncols) {
-                rc = fathom_error_set(err, FATHOM_E_INVALID_FIELD, field,
-                                      "row %zu: %s", nrows,
-                                      more < 0 ? "unterminated quote"
-                                               : "more cells than the header");
-                break;
-            }
-            int got = csv_number(cell, &row[c]);
-            if (got < 0)
-                rc = fathom_error_set(err, FATHOM_E_INVALID_FIELD, field,
-                                      "row %zu column %zu: \"%.32s\" is not a number", nrows,
-                                      c + 1, cell);
-            has[c] = (signed char)got;
-        }
-        for (; c < ncols; c++)
-            has[c] = 0;
-        if (rc)
-            break;
-        if (!has[x_col])
-            continue; /* no compute on this row: none of its cells can be placed */
-        for (size_t k = 0; k < ncols && rc == 0; k++) {
-            if (!col_run[k] || !has[k])
-                continue;
-            if (++npoints > SCALING_FIT_MAX_POINTS) {
-                rc = fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, field,
-                                      "has more than %d points", SCALING_FIT_MAX_POINTS);
-                break;
-            }
-            json_t *pts = json_object_get(json_array_get(runs, (size_t)col_run[k] - 1), "points");
-            if (json_array_append_new(pts, json_pack("[f,f]", row[x_col], row[k])))
-                rc = fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
-        }
-    }
-    free(row);
-    free(has);
-    if (rc)
-        goto fail;
-    /* A column with no value at all is no run (the calculator drops short runs anyway). */
-    for (size_t i = json_array_size(runs); i-- > 0;)
-        if (json_array_size(json_object_get(json_array_get(runs, i), "points")) == 0)
-            json_array_remove(runs, i);
-    free(col_run);
-    return runs;
-fail:
-    free(col_run);
-    json_decref(runs);
+    free(r.col_run);
+    json_decref(r.runs);
     return NULL;
 }
 

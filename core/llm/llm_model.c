@@ -53,6 +53,149 @@ static double py_floordiv(double a, double b)
 static double max2(double a, double b) { return a > b ? a : b; }
 static double min2(double a, double b) { return a < b ? a : b; }
 
+/* One TP-communication layer's two block kinds (edge 0: the base block, 1: the edge block) in
+ * one pass: the bytes, the network time and what of it is exposed; bw_req (NULL to skip) keeps
+ * the highest bandwidth an overlapped collective needs to stay hidden. */
+static void add_tp_comm(llm__layer_t *l, llm__ctx_t *c, llm__stage_t st, const llm__cost_t *own,
+                        double size[2], double time[2], double exposed[2], double *bw_req)
+{
+    for (int edge = 0; edge < 2; edge++) {
+        double net = llm__layer_net_time(l, c, st, !edge, own);
+        size[edge] += llm__layer_comm_bytes(l, c, st, !edge);
+        time[edge] += net;
+        exposed[edge] += llm__layer_exposed_net_time(l, net);
+        if (bw_req)
+            *bw_req = max2(*bw_req, llm__layer_required_bandwidth(l, c, st, !edge, own));
+    }
+}
+
+static bool is_tp_comm(const llm__layer_t *l)
+{
+    return l->kind == LLM__TP_COMM || l->kind == LLM__LINEAR_OVERLAPPED;
+}
+
+static bool is_matrix(const llm__layer_t *l)
+{
+    return l->kind == LLM__LINEAR || l->kind == LLM__LINEAR_OVERLAPPED ||
+           l->kind == LLM__BATCH_MATMUL || l->kind == LLM__FUSED_ATTENTION;
+}
+
+/* The layer's forward pass: its cost (returned in *fw for the recompute) and its shares. */
+static void add_forward(llm__layer_t *l, llm__ctx_t *c, llm__block_stats_t *b, llm__cost_t *fw)
+{
+    llm__layer_cost(l, c, LLM__FW, fw);
+    b->fw_flops += fw->flops;
+    b->fw_flops_time += fw->flops_time;
+    b->fw_mem_accessed += fw->mem;
+    b->fw_mem_time += fw->mem_time;
+    b->fw_time += fw->time;
+    if (is_tp_comm(l))
+        add_tp_comm(l, c, LLM__FW, fw, b->fw_tp_size, b->fw_tp_time, b->fw_tp_exposed,
+                    &b->tp_bw_overlap_req);
+    b->useful_fw_flops += fw->flops;
+    if (is_matrix(l)) {
+        b->matrix_fw_flops += fw->flops;
+        if (l->needs_recompute)
+            b->matrix_re_flops += fw->flops;
+    }
+    b->weight_elems += l->weight_space;
+    if (l->kind == LLM__FUSED_ATTENTION)
+        b->attn_fw_time += fw->time;
+    if (l->fp8)
+        b->fp8_weight_elems += l->weight_space;
+    if (l->expert)
+        b->expert_time += fw->time;
+    if (l->moe)
+        b->moe_fw_time += fw->time;
+}
+
+/* The forward pass again, for a layer the backward pass recomputes, and the TP collective it
+ * repeats. */
+static void add_recompute(llm__layer_t *l, llm__ctx_t *c, llm__block_stats_t *b,
+                          const llm__cost_t *fw)
+{
+    if (l->needs_recompute) {
+        /* Calculon adds the running block totals here (not the layer's own FLOPs and
+         * bytes); the port keeps that so its statistics match. */
+        b->re_flops += b->fw_flops;
+        b->re_flops_time += b->fw_flops_time;
+        b->re_mem_accessed += b->fw_mem_accessed;
+        b->re_mem_time += b->fw_mem_time;
+        b->re_time += fw->time;
+        if (l->moe)
+            b->moe_re_time += fw->time;
+    }
+    if (l->needs_recomm && is_tp_comm(l)) {
+        /* Only a TP collective needs its own wgrad cost here; costing an overlapped
+         * layer now would overwrite the exposure Calculon reads below (an overlapped layer
+         * still holds its forward exposure). */
+        llm__cost_t rc = {0};
+        if (l->kind == LLM__TP_COMM)
+            llm__layer_cost(l, c, LLM__WGRAD, &rc);
+        add_tp_comm(l, c, LLM__WGRAD, &rc, b->recomm_size, b->recomm_time, b->recomm_exposed,
+                    NULL);
+    }
+}
+
+/* The backward pass (activation and weight gradients) and the optimizer step. */
+static void add_backward(llm__layer_t *l, llm__ctx_t *c, llm__block_stats_t *b)
+{
+    llm__cost_t ag, wg, op;
+    llm__layer_cost(l, c, LLM__AGRAD, &ag);
+    b->agrad_flops += ag.flops;
+    b->agrad_flops_time += ag.flops_time;
+    b->agrad_mem_accessed += ag.mem;
+    b->agrad_mem_time += ag.mem_time;
+    b->agrad_time += ag.time;
+    if (is_tp_comm(l))
+        add_tp_comm(l, c, LLM__AGRAD, &ag, b->agrad_tp_size, b->agrad_tp_time,
+                    b->agrad_tp_exposed, &b->tp_bw_overlap_req);
+    llm__layer_cost(l, c, LLM__WGRAD, &wg);
+    b->wgrad_flops += wg.flops;
+    b->wgrad_flops_time += wg.flops_time;
+    b->wgrad_mem_accessed += wg.mem;
+    b->wgrad_mem_time += wg.mem_time;
+    b->wgrad_time += wg.time;
+    if (l->expert)
+        b->expert_time += ag.time + wg.time;
+    if (l->moe)
+        b->moe_bw_time += ag.time + wg.time;
+    llm__layer_cost(l, c, LLM__OPTIM, &op);
+    b->optim_flops += op.flops;
+    b->optim_flops_time += op.flops_time;
+    b->optim_mem_accessed += op.mem;
+    b->optim_mem_time += op.mem_time;
+    b->optim_time += op.time;
+    b->useful_bw_flops += ag.flops + wg.flops + op.flops;
+    if (is_matrix(l))
+        b->matrix_bw_flops += ag.flops + wg.flops;
+    if (l->kind == LLM__FUSED_ATTENTION)
+        b->attn_bw_time += ag.time;
+}
+
+/* The layer's share of one block's memory: weights, activations kept or worked in, and for
+ * training the gradients and optimizer state. */
+static void add_memory(const llm__layer_t *l, const llm__ctx_t *c, bool training,
+                       llm__block_stats_t *b)
+{
+    double act = llm__layer_activation(l, c);
+    b->weight_space += llm__layer_weight(l, c);
+    if (!l->activation_reused)
+        b->act_working_space += act;
+    b->act_storage_space += act;
+    if (!training)
+        return;
+    if (!l->output_stored)
+        b->act_storage_space -= llm__layer_output(l, c);
+    if (!l->activation_stored)
+        b->act_storage_space -= act;
+    b->act_storage_space -= l->discarded_space * c->bpe;
+    b->weight_grad_space += llm__layer_weight_grad(l, c, true);
+    b->weight_grad_space_no_sharding += llm__layer_weight_grad(l, c, false);
+    b->act_grad_space += llm__layer_activation_grad(l, c);
+    b->optimizer_space += llm__layer_optimizer(l, c);
+}
+
 void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
                       const llm__sizes_t *z, bool blocks, llm__block_stats_t *b)
 {
@@ -62,124 +205,13 @@ void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e
         b->act_checkpoint_size = (double)z->activation_size * c->bpe;
     for (int i = 0; i < blk->num_layers; i++) {
         llm__layer_t *l = &blk->layers[i];
-        const bool comm = l->kind == LLM__TP_COMM || l->kind == LLM__LINEAR_OVERLAPPED;
         llm__cost_t fw;
-        llm__layer_cost(l, c, LLM__FW, &fw);
-        b->fw_flops += fw.flops;
-        b->fw_flops_time += fw.flops_time;
-        b->fw_mem_accessed += fw.mem;
-        b->fw_mem_time += fw.mem_time;
-        b->fw_time += fw.time;
-        if (comm) {
-            for (int edge = 0; edge < 2; edge++) {
-                double net = llm__layer_net_time(l, c, LLM__FW, !edge, &fw);
-                b->fw_tp_size[edge] += llm__layer_comm_bytes(l, c, LLM__FW, !edge);
-                b->fw_tp_time[edge] += net;
-                b->fw_tp_exposed[edge] += llm__layer_exposed_net_time(l, net);
-                b->tp_bw_overlap_req = max2(
-                    b->tp_bw_overlap_req, llm__layer_required_bandwidth(l, c, LLM__FW, !edge, &fw));
-            }
-        }
-        b->useful_fw_flops += fw.flops;
-        const bool matrix = l->kind == LLM__LINEAR || l->kind == LLM__LINEAR_OVERLAPPED ||
-                            l->kind == LLM__BATCH_MATMUL || l->kind == LLM__FUSED_ATTENTION;
-        if (matrix) {
-            b->matrix_fw_flops += fw.flops;
-            if (l->needs_recompute)
-                b->matrix_re_flops += fw.flops;
-        }
-        b->weight_elems += l->weight_space;
-        if (l->kind == LLM__FUSED_ATTENTION)
-            b->attn_fw_time += fw.time;
-        if (l->fp8)
-            b->fp8_weight_elems += l->weight_space;
-        if (l->expert)
-            b->expert_time += fw.time;
-        if (l->moe)
-            b->moe_fw_time += fw.time;
+        add_forward(l, c, b, &fw);
         if (training) {
-            llm__cost_t ag, wg, op;
-            if (l->needs_recompute) {
-                /* Calculon adds the running block totals here (not the layer's own FLOPs and
-                 * bytes); the port keeps that so its statistics match. */
-                b->re_flops += b->fw_flops;
-                b->re_flops_time += b->fw_flops_time;
-                b->re_mem_accessed += b->fw_mem_accessed;
-                b->re_mem_time += b->fw_mem_time;
-                b->re_time += fw.time;
-                if (l->moe)
-                    b->moe_re_time += fw.time;
-            }
-            if (l->needs_recomm && comm) {
-                /* Only a TP collective needs its own wgrad cost here; costing an overlapped
-                 * layer now would overwrite the exposure Calculon reads below. */
-                llm__cost_t rc = {0};
-                if (l->kind == LLM__TP_COMM)
-                    llm__layer_cost(l, c, LLM__WGRAD, &rc);
-                for (int edge = 0; edge < 2; edge++) {
-                    double net = llm__layer_net_time(l, c, LLM__WGRAD, !edge, &rc);
-                    b->recomm_size[edge] += llm__layer_comm_bytes(l, c, LLM__WGRAD, !edge);
-                    b->recomm_time[edge] += net;
-                    /* an overlapped layer still holds its forward exposure here */
-                    b->recomm_exposed[edge] += llm__layer_exposed_net_time(l, net);
-                }
-            }
-            llm__layer_cost(l, c, LLM__AGRAD, &ag);
-            b->agrad_flops += ag.flops;
-            b->agrad_flops_time += ag.flops_time;
-            b->agrad_mem_accessed += ag.mem;
-            b->agrad_mem_time += ag.mem_time;
-            b->agrad_time += ag.time;
-            if (comm) {
-                for (int edge = 0; edge < 2; edge++) {
-                    double net = llm__layer_net_time(l, c, LLM__AGRAD, !edge, &ag);
-                    b->agrad_tp_size[edge] += llm__layer_comm_bytes(l, c, LLM__AGRAD, !edge);
-                    b->agrad_tp_time[edge] += net;
-                    b->agrad_tp_exposed[edge] += llm__layer_exposed_net_time(l, net);
-                    b->tp_bw_overlap_req =
-                        max2(b->tp_bw_overlap_req,
-                             llm__layer_required_bandwidth(l, c, LLM__AGRAD, !edge, &ag));
-                }
-            }
-            llm__layer_cost(l, c, LLM__WGRAD, &wg);
-            b->wgrad_flops += wg.flops;
-            b->wgrad_flops_time += wg.flops_time;
-            b->wgrad_mem_accessed += wg.mem;
-            b->wgrad_mem_time += wg.mem_time;
-            b->wgrad_time += wg.time;
-            if (l->expert)
-                b->expert_time += ag.time + wg.time;
-            if (l->moe)
-                b->moe_bw_time += ag.time + wg.time;
-            llm__layer_cost(l, c, LLM__OPTIM, &op);
-            b->optim_flops += op.flops;
-            b->optim_flops_time += op.flops_time;
-            b->optim_mem_accessed += op.mem;
-            b->optim_mem_time += op.mem_time;
-            b->optim_time += op.time;
-            b->useful_bw_flops += ag.flops + wg.flops + op.flops;
-            if (matrix)
-                b->matrix_bw_flops += ag.flops + wg.flops;
-            if (l->kind == LLM__FUSED_ATTENTION)
-                b->attn_bw_time += ag.time;
+            add_recompute(l, c, b, &fw);
+            add_backward(l, c, b);
         }
-        /* memory of one block */
-        double act = llm__layer_activation(l, c);
-        b->weight_space += llm__layer_weight(l, c);
-        if (!l->activation_reused)
-            b->act_working_space += act;
-        b->act_storage_space += act;
-        if (training) {
-            if (!l->output_stored)
-                b->act_storage_space -= llm__layer_output(l, c);
-            if (!l->activation_stored)
-                b->act_storage_space -= act;
-            b->act_storage_space -= l->discarded_space * c->bpe;
-            b->weight_grad_space += llm__layer_weight_grad(l, c, true);
-            b->weight_grad_space_no_sharding += llm__layer_weight_grad(l, c, false);
-            b->act_grad_space += llm__layer_activation_grad(l, c);
-            b->optimizer_space += llm__layer_optimizer(l, c);
-        }
+        add_memory(l, c, training, b);
     }
     if (blocks && e->activation_recompute == LLM_RECOMPUTE_FULL)
         b->act_storage_space = 0;
@@ -412,30 +444,13 @@ static void recompute_some_blocks(const fathom_model_t *m, const llm_system_t *s
     b->act_storage_space = (1 - f) * kept.act_storage_space;
 }
 
-static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                   llm__compiled_t *k, fathom_error_t *err)
+/* Blocks per processor: an uneven split gives the first stages one more block and leaves
+ * "bubble" blocks on the last ones; the first stage is reported. Interleaving, partial
+ * recompute and offload must fit the blocks a processor holds. */
+static int split_pipeline(const fathom_model_t *m, const llm_execution_t *e, llm__compiled_t *k,
+                          fathom_error_t *err)
 {
-    if (llm__check_execution(m, e, err) || check_modern(m, s, e, err) ||
-        llm__check_moe(m, s, e, err))
-        return -1;
-    /* The datatype before the networks: a system that cannot compute in it is the first thing
-     * a planner must change, whatever the layout. */
-    const llm_rate_t *mrate = &s->matrix.rate[e->datatype];
-    const llm_rate_t *vrate = &s->vector.rate[e->datatype];
-    if (!mrate->present || !vrate->present)
-        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.datatype",
-                                "the system's %s engine does not support %s",
-                                mrate->present ? "vector" : "matrix",
-                                llm_datatype_name(e->datatype));
-    if (llm__check_networks(s, e, err))
-        return -1;
-
-    const int64_t tp = e->tensor_par, pp = e->pipeline_par, dp = e->data_par;
-    const int64_t cp = llm_context_par(e);
-    k->nmb = e->batch_size / dp / e->microbatch_size;
-
-    /* Blocks per processor: an uneven split gives the first stages one more block and leaves
-     * "bubble" blocks on the last ones; the first stage is reported. */
+    const int64_t pp = e->pipeline_par;
     int64_t bpp_i = m->num_blocks / pp;
     k->bubble_reduction_blocks = 0;
     if (m->num_blocks % pp != 0) {
@@ -464,6 +479,13 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
                                 "offloading requires at least 3 blocks per processor, this "
                                 "execution has %lld",
                                 (long long)bpp_i);
+    return 0;
+}
+
+static int check_tensor_split(const fathom_model_t *m, const llm_execution_t *e,
+                              fathom_error_t *err)
+{
+    const int64_t tp = e->tensor_par;
     if (m->hidden % tp != 0)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.tensor_par",
                                 "must divide model.hidden (%lld)", (long long)m->hidden);
@@ -473,40 +495,57 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
     if (m->attn_heads % tp != 0)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.tensor_par",
                                 "must divide model.attn_heads (%lld)", (long long)m->attn_heads);
+    return 0;
+}
 
-    /* Element counts of a layer are integers in Calculon; keep them exact in doubles (and far
-     * from int64 overflow): the widest operand is microbatch*seq by 3*heads*attn_size. */
-    {
-        double widest = (double)m->hidden;
-        if ((double)m->feedforward > widest)
-            widest = (double)m->feedforward;
-        if (3.0 * (double)m->attn_heads * (double)m->attn_size > widest)
-            widest = 3.0 * (double)m->attn_heads * (double)m->attn_size;
-        if (!m->calculon_block) {
-            if (m->gated_mlp && 2.0 * (double)m->feedforward > widest)
-                widest = 2.0 * (double)m->feedforward;
-            if ((double)m->vocab_size > widest)
-                widest = (double)m->vocab_size;
-        }
-        double bs = (double)e->microbatch_size * (double)m->seq_size;
-        double scores = (double)e->microbatch_size * (double)m->attn_heads *
-                        (double)m->seq_size * (double)m->seq_size;
-        if (bs * widest > LLM__MAX_EXACT || scores > LLM__MAX_EXACT)
-            return fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, "execution.microbatch_size",
-                                    "a layer of this microbatch would hold more than 2^53 "
-                                    "elements; use a smaller microbatch_size");
+/* Element counts of a layer are integers in Calculon; keep them exact in doubles (and far
+ * from int64 overflow): the widest operand is microbatch*seq by 3*heads*attn_size. */
+static int check_exact_elements(const fathom_model_t *m, const llm_execution_t *e,
+                                fathom_error_t *err)
+{
+    double widest = (double)m->hidden;
+    if ((double)m->feedforward > widest)
+        widest = (double)m->feedforward;
+    if (3.0 * (double)m->attn_heads * (double)m->attn_size > widest)
+        widest = 3.0 * (double)m->attn_heads * (double)m->attn_size;
+    if (!m->calculon_block) {
+        if (m->gated_mlp && 2.0 * (double)m->feedforward > widest)
+            widest = 2.0 * (double)m->feedforward;
+        if ((double)m->vocab_size > widest)
+            widest = (double)m->vocab_size;
     }
+    double bs = (double)e->microbatch_size * (double)m->seq_size;
+    double scores = (double)e->microbatch_size * (double)m->attn_heads * (double)m->seq_size *
+                    (double)m->seq_size;
+    if (bs * widest > LLM__MAX_EXACT || scores > LLM__MAX_EXACT)
+        return fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, "execution.microbatch_size",
+                                "a layer of this microbatch would hold more than 2^53 "
+                                "elements; use a smaller microbatch_size");
+    return 0;
+}
 
-    llm__sizes_t *z = &k->z;
-    z->batch_seq = e->microbatch_size * m->seq_size / cp; /* tokens on one rank */
+/* One rank's tokens and activation sizes: the sequence is split over context parallelism,
+ * and sequence parallelism splits it again over tensor parallelism. */
+static int fill_sizes(const fathom_model_t *m, const llm_execution_t *e, llm__sizes_t *z,
+                      fathom_error_t *err)
+{
+    const int64_t tp = e->tensor_par;
+    z->batch_seq = e->microbatch_size * m->seq_size / llm_context_par(e);
     z->activation_size = z->batch_seq * m->hidden;
     if (e->tensor_par_comm_type != LLM_TP_COMM_AR && z->batch_seq % tp != 0)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.tensor_par",
                                 "must divide microbatch_size * seq_size (%lld) with %s",
                                 (long long)z->batch_seq, llm_tp_comm_names[e->tensor_par_comm_type]);
     z->seq_par_activation_size = z->batch_seq / tp * m->hidden;
+    return 0;
+}
 
-    llm__ctx_t *c = &k->c;
+/* The rates, bandwidths, element sizes and optimizer shards every layer's cost reads. */
+static void fill_context(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                         llm__ctx_t *c)
+{
+    const llm_rate_t *mrate = &s->matrix.rate[e->datatype];
+    const llm_rate_t *vrate = &s->vector.rate[e->datatype];
     memset(c, 0, sizeof *c);
     c->sys = s;
     c->matrix_flops = mrate->tflops * 1e12;
@@ -517,7 +556,7 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
     c->mem2_bw = s->mem2.gbps * 1e9;
     c->bpe = llm_datatype_bytes(e->datatype);
     c->grad_bpe = llm_gradient_bytes_per_param(e);
-    c->optim_shards = e->optimizer_sharding ? (double)dp : 1.0;
+    c->optim_shards = e->optimizer_sharding ? (double)e->data_par : 1.0;
     if (!m->calculon_block) /* Megatron shards over data × context parallelism (or a group) */
         c->optim_shards = llm_zero_stage(e) >= 1 ? (double)llm_shard_group(e) : 1.0;
     /* routed experts' optimizer: over the expert data-parallel group (llm_moe.c) */
@@ -527,6 +566,30 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
         c->fp8_matrix_flops = s->matrix.rate[LLM_DT_FLOAT8].tflops * 1e12;
         c->fp8_matrix_curve = &s->matrix.rate[LLM_DT_FLOAT8].gflops_efficiency;
     }
+}
+
+static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                   llm__compiled_t *k, fathom_error_t *err)
+{
+    if (llm__check_execution(m, e, err) || check_modern(m, s, e, err) ||
+        llm__check_moe(m, s, e, err))
+        return -1;
+    /* The datatype before the networks: a system that cannot compute in it is the first thing
+     * a planner must change, whatever the layout. */
+    const llm_rate_t *mrate = &s->matrix.rate[e->datatype];
+    const llm_rate_t *vrate = &s->vector.rate[e->datatype];
+    if (!mrate->present || !vrate->present)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.datatype",
+                                "the system's %s engine does not support %s",
+                                mrate->present ? "vector" : "matrix",
+                                llm_datatype_name(e->datatype));
+    if (llm__check_networks(s, e, err))
+        return -1;
+    k->nmb = e->batch_size / e->data_par / e->microbatch_size;
+    if (split_pipeline(m, e, k, err) || check_tensor_split(m, e, err) ||
+        check_exact_elements(m, e, err) || fill_sizes(m, e, &k->z, err))
+        return -1;
+    fill_context(m, s, e, &k->c);
     return 0;
 }
 

@@ -509,14 +509,16 @@ static void premerge(hull_t *h, const size_t made[2])
 
 /* ---- build ---- */
 
-static int add_point(hull_t *h, size_t fi, size_t p)
+/* qh_findhorizon: visible facets in discovery order (into h->vis, their count in *nvis);
+ * neighbours more than MINvisible below the point join, the others are the horizon. The
+ * visible facets move to the end of the list: qh.visible_list. */
+static int find_horizon(hull_t *h, size_t fi, size_t p, size_t horizon[2], size_t *nhorizon,
+                        size_t *nvis)
 {
-    /* qh_findhorizon: visible facets in discovery order; neighbours more than MINvisible
-     * below the point join, the others are the horizon. */
-    size_t *vis = h->vis, nvis = 0, head = 0, horizon[2], nhz = 0;
-    vis[nvis++] = fi;
+    size_t *vis = h->vis, n = 0, head = 0, nhz = 0;
+    vis[n++] = fi;
     h->f[fi].visible = true;
-    while (head < nvis) {
+    while (head < n) {
         size_t nb[2];
         neighbours_in_order(h, vis[head++], nb);
         for (int k = 0; k < 2; k++) {
@@ -526,7 +528,7 @@ static int add_point(hull_t *h, size_t fi, size_t p)
             double d = dist(h, nb[k], p);
             if (d > h->min_visible) {
                 g->visible = true;
-                vis[nvis++] = nb[k];
+                vis[n++] = nb[k];
             } else {
                 if (nhz == 2)
                     return -1; /* a chain has two ends */
@@ -539,17 +541,25 @@ static int add_point(hull_t *h, size_t fi, size_t p)
         }
     }
     h->vislist = NONE;
-    for (size_t i = 0; i < nvis; i++) { /* to the end of the list: qh.visible_list */
+    for (size_t i = 0; i < n; i++) {
         remove_facet(h, vis[i]);
         append_facet(h, vis[i]);
         if (i == 0)
             h->vislist = vis[0];
     }
+    *nvis = n;
+    *nhorizon = nhz;
+    return 0;
+}
 
-    /* qh_makenewfacets: one new facet per horizon neighbour, visible list order. */
+/* qh_makenewfacets: one new facet per horizon neighbour, visible list order (made[0..1], in
+ * the order made), joined to each other at p: side[0] ends at p, side[1] starts there. */
+static int make_new_facets(hull_t *h, size_t nvis, size_t p, size_t made[2], size_t side[2])
+{
+    const size_t *vis = h->vis;
     h->vid[p] = h->next_vid++;
     h->newlist = h->tail;
-    size_t made[2], nmade = 0;
+    size_t nmade = 0;
     for (size_t i = 0; i < nvis; i++) {
         size_t nb[2];
         neighbours_in_order(h, vis[i], nb);
@@ -583,17 +593,16 @@ static int add_point(hull_t *h, size_t fi, size_t p)
     size_t right = left == made[0] ? made[1] : made[0];
     h->f[left].nb_b = right;
     h->f[right].nb_a = left;
-    for (size_t i = 0; i < nhz; i++)
-        h->f[horizon[i]].horizon = h->f[horizon[i]].coplanar_horizon = false;
+    side[0] = left;
+    side[1] = right;
+    return 0;
+}
 
-    size_t merges_before = h->total_merges;
-    if (!clearly_convex(h, made))
-        premerge(h, made);
-    bool findbestnew = h->total_merges != merges_before || h->total_merges > 50;
-
-    /* qh_partitionvisible over qh.visible_list (merged-away facets first), then
-     * qh_deletevisible. */
-    size_t nlist = 0;
+/* qh_partitionvisible over qh.visible_list (merged-away facets first), then
+ * qh_deletevisible; side = the new facets ending and starting at the point. */
+static int partition_visible(hull_t *h, const size_t side[2], bool findbestnew)
+{
+    size_t *vis = h->vis, nlist = 0;
     for (size_t v = h->vislist; v != NONE && v != h->newlist && v != h->tail; v = h->f[v].next)
         vis[nlist++] = v;
     for (size_t i = 0; i < nlist; i++) {
@@ -606,7 +615,7 @@ static int add_point(hull_t *h, size_t fi, size_t p)
         for (size_t k = 0; k < v->nout; k++) {
             int rc = findbestnew ? repartition_new(h, v->out[k], start)
                                  : repartition_simple(h, v->out[k], start,
-                                                      start == left ? right : left);
+                                                      start == side[0] ? side[1] : side[0]);
             if (rc)
                 return -1;
         }
@@ -618,6 +627,23 @@ static int add_point(hull_t *h, size_t fi, size_t p)
         v->nout = v->cap = 0;
         remove_facet(h, vis[i]);
     }
+    return 0;
+}
+
+static int add_point(hull_t *h, size_t fi, size_t p)
+{
+    size_t horizon[2], nhz, nvis, made[2], side[2];
+    if (find_horizon(h, fi, p, horizon, &nhz, &nvis) || make_new_facets(h, nvis, p, made, side))
+        return -1;
+    for (size_t i = 0; i < nhz; i++)
+        h->f[horizon[i]].horizon = h->f[horizon[i]].coplanar_horizon = false;
+
+    size_t merges_before = h->total_merges;
+    if (!clearly_convex(h, made))
+        premerge(h, made);
+    bool findbestnew = h->total_merges != merges_before || h->total_merges > 50;
+    if (partition_visible(h, side, findbestnew))
+        return -1;
     /* qh_resetlists */
     for (size_t f2 = h->newlist; f2 != NONE && f2 != h->tail; f2 = h->f[f2].next)
         h->f[f2].isnew = false;
