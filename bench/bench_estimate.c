@@ -34,17 +34,24 @@ static double now(clockid_t clk)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Keeps e as case n (bumping n) when the model accepts it on system `sys`. */
-static void keep_if_accepted(const fathom_model_t *m, const llm_system_t *systems, int sys,
-                             const llm_execution_t *e, bench_case_t *cases, int *n)
+/* The cases generated so far: those the model accepts, and how many were tried. */
+typedef struct {
+    bench_case_t cases[MAX_CASES];
+    int n, tried;
+} case_set_t;
+
+/* Counts e as tried and keeps it when models[model] accepts it on systems[sys]. */
+static void keep_if_accepted(const fathom_model_t *models, int model, const llm_system_t *systems,
+                             int sys, const llm_execution_t *e, case_set_t *set)
 {
     llm_result_t r;
-    if (*n >= MAX_CASES || llm_estimate(m, &systems[sys], e, &r, NULL))
+    set->tried++;
+    if (set->n >= MAX_CASES || llm_estimate(&models[model], &systems[sys], e, &r, NULL))
         return;
-    cases[*n].model = 0;
-    cases[*n].system = sys;
-    cases[*n].e = *e;
-    (*n)++;
+    set->cases[set->n].model = model;
+    set->cases[set->n].system = sys;
+    set->cases[set->n].e = *e;
+    set->n++;
 }
 
 /* Evaluates every case `rounds` times on this thread and prints the rate. */
@@ -71,66 +78,34 @@ static void time_cases(const char *label, const fathom_model_t *models,
     printf("checksum %.6g\n", checksum);
 }
 
-/* The model preset `name` from the presets in dir; -1 (said on stderr) when it cannot be read. */
-static int preset_model(const char *dir, const char *name, fathom_model_t *m)
+/* The model (or, with system set, the system) preset `name` from the presets in dir; -1 (said
+ * on stderr) when it cannot be read. */
+static int load_preset(const char *dir, const char *name, fathom_model_t *model,
+                       llm_system_t *system)
 {
-    fathom_error_t err;
-    codec_presets_t *presets = codec_presets_load(dir, &err);
-    json_t *v = json_string(name);
-    int rc = !presets || codec_model_decode(v, "model", presets, m, &err);
-    json_decref(v);
-    codec_presets_free(presets);
-    if (rc)
-        fprintf(stderr, "bench_estimate: %s\n", err.message);
-    return rc ? -1 : 0;
-}
-
-int main(int argc, char **argv)
-{
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", argc > 1 ? argv[1] : FATHOM_DATADIR "/presets");
-    int rounds = argc > 2 ? atoi(argv[2]) : 200;
-    if (rounds < 1)
-        rounds = 1;
-    static const char *const model_names[] = {"megatron-22B", "gpt3-175B", "megatron-1T"};
-    static const char *const system_names[] = {"a100_80g", "h100_sxm"};
-    fathom_model_t models[3];
-    llm_system_t systems[2];
     fathom_error_t err;
     fathom_error_clear(&err);
     codec_presets_t *presets = codec_presets_load(dir, &err);
-    if (!presets) {
-        fprintf(stderr, "bench_estimate: %s: %s\n", dir, err.message);
-        return 1;
-    }
-    for (int i = 0; i < 3; i++) {
-        json_t *name = json_string(model_names[i]);
-        int rc = codec_model_decode(name, "model", presets, &models[i], &err);
-        json_decref(name);
-        if (rc) {
-            fprintf(stderr, "bench_estimate: %s\n", err.message);
-            return 1;
-        }
-    }
-    for (int i = 0; i < 2; i++) {
-        json_t *name = json_string(system_names[i]);
-        int rc = codec_llm_system_decode(name, "system", presets, &systems[i], &err);
-        json_decref(name);
-        if (rc) {
-            fprintf(stderr, "bench_estimate: %s\n", err.message);
-            return 1;
-        }
-    }
+    json_t *v = json_string(name);
+    int rc = !presets || (system ? codec_llm_system_decode(v, "system", presets, system, &err)
+                                 : codec_model_decode(v, "model", presets, model, &err));
+    json_decref(v);
     codec_presets_free(presets);
+    if (rc)
+        fprintf(stderr, "bench_estimate: %s: %s\n", dir, err.message);
+    return rc ? -1 : 0;
+}
 
-    static bench_case_t cases[MAX_CASES];
-    int n = 0, tried = 0;
-    static const int64_t procs[] = {64, 512, 4096};
-    static const int64_t tps[] = {1, 2, 4, 8};
-    static const int64_t pps[] = {1, 2, 4, 8, 16};
-    static const int64_t mbss[] = {1, 2, 4};
-    llm_result_t r;
-    for (int mi = 0; mi < 3 && n < MAX_CASES; mi++)
+static const int64_t procs[] = {64, 512, 4096};
+static const int64_t tps[] = {1, 2, 4, 8};
+static const int64_t pps[] = {1, 2, 4, 8, 16};
+static const int64_t mbss[] = {1, 2, 4};
+
+/* Calculon's three models on both systems, over Calculon's execution fields. */
+static void calculon_cases(const fathom_model_t *models, const llm_system_t *systems,
+                           case_set_t *set)
+{
+    for (int mi = 0; mi < 3 && set->n < MAX_CASES; mi++)
         for (int si = 0; si < 2; si++)
             for (size_t a = 0; a < 3; a++)
                 for (size_t t = 0; t < 4; t++)
@@ -139,7 +114,7 @@ int main(int argc, char **argv)
                             for (int rec = 0; rec < 3; rec++)
                                 for (int comm = 0; comm < 3; comm++)
                                     for (int ovl = 0; ovl < 2; ovl++) {
-                                        if (n >= MAX_CASES)
+                                        if (set->n >= MAX_CASES)
                                             break;
                                         llm_execution_t e = {0};
                                         e.num_procs = procs[a];
@@ -166,27 +141,14 @@ int main(int argc, char **argv)
                                         e.data_par_overlap = e.data_par > 1 && (b % 2);
                                         e.weight_offload = (rec + t) % 4 == 0;
                                         e.training = true;
-                                        tried++;
-                                        if (llm_estimate(&models[mi], &systems[si], &e, &r, NULL))
-                                            continue;
-                                        cases[n].model = mi;
-                                        cases[n].system = si;
-                                        cases[n].e = e;
-                                        n++;
+                                        keep_if_accepted(models, mi, systems, si, &e, set);
                                     }
-    if (n == 0) {
-        fprintf(stderr, "bench_estimate: no feasible execution\n");
-        return 1;
-    }
+}
 
-    time_cases("Calculon's models", models, systems, cases, n, tried, rounds);
-
-    /* Llama 3 70B with every modern feature, over the layouts of 64 to 4096 H100s. */
-    fathom_model_t llama;
-    if (preset_model(dir, "llama3-70B", &llama))
-        return 1;
-    models[0] = llama;
-    n = tried = 0;
+/* Llama 3 70B (models[0]) with every modern feature, over the layouts of 64 to 4096 H100s. */
+static void llama_cases(const fathom_model_t *models, const llm_system_t *systems,
+                        case_set_t *set)
+{
     for (size_t a = 0; a < 3; a++)
         for (size_t t = 0; t < 4; t++)
             for (size_t p = 0; p < 5; p++)
@@ -215,22 +177,15 @@ int main(int argc, char **argv)
                                 e.tensor_par > 1 ? LLM_TP_COMM_RS_AG : LLM_TP_COMM_AR;
                             e.seq_par_ag_redo = e.tensor_par > 1 && rec != LLM_RECOMPUTE_FULL;
                             e.training = true;
-                            tried++;
-                            keep_if_accepted(&llama, systems, 1, &e, cases, &n);
+                            keep_if_accepted(models, 0, systems, 1, &e, set);
                         }
-    if (n == 0) {
-        fprintf(stderr, "bench_estimate: no feasible Llama 3 70B execution\n");
-        return 1;
-    }
-    time_cases("Llama 3 70B, every modern feature", models, systems, cases, n, tried, rounds);
+}
 
-    /* DeepSeek-V3 (MLA, 256 experts, MTP) over layouts of 256 to 2048 H100s with expert
-     * parallelism 8 to 64 (the all-to-all on NVLink while EP fits in 8, else the node tier). */
-    fathom_model_t ds;
-    if (preset_model(dir, "deepseek-v3", &ds))
-        return 1;
-    models[0] = ds;
-    n = tried = 0;
+/* DeepSeek-V3 (models[0]: MLA, 256 experts, MTP) over layouts of 256 to 2048 H100s with expert
+ * parallelism 8 to 64 (the all-to-all on NVLink while EP fits in 8, else the node tier). */
+static void deepseek_cases(const fathom_model_t *models, const llm_system_t *systems,
+                           case_set_t *set)
+{
     static const int64_t ds_procs[] = {256, 512, 1024, 2048}, ds_tps[] = {1, 2},
                          ds_pps[] = {8, 16}, ds_eps[] = {8, 16, 32, 64};
     for (size_t a = 0; a < 4; a++)
@@ -264,14 +219,49 @@ int main(int argc, char **argv)
                                 e.tensor_par > 1 ? LLM_TP_COMM_RS_AG : LLM_TP_COMM_AR;
                             e.seq_par_ag_redo = e.tensor_par > 1 && rec != LLM_RECOMPUTE_FULL;
                             e.training = true;
-                            tried++;
-                            keep_if_accepted(&ds, systems, 1, &e, cases, &n);
+                            keep_if_accepted(models, 0, systems, 1, &e, set);
                         }
-    if (n == 0) {
-        fprintf(stderr, "bench_estimate: no feasible DeepSeek-V3 execution\n");
+}
+
+/* Generates one set of cases with gen, then times it; 1 when no case was accepted. */
+static int run_set(const char *label, void (*gen)(const fathom_model_t *, const llm_system_t *,
+                                                  case_set_t *),
+                   const fathom_model_t *models, const llm_system_t *systems, int rounds)
+{
+    static case_set_t set;
+    set.n = set.tried = 0;
+    gen(models, systems, &set);
+    if (set.n == 0) {
+        fprintf(stderr, "bench_estimate: no feasible execution (%s)\n", label);
         return 1;
     }
-    time_cases("DeepSeek-V3, MLA, 256 experts, expert parallelism", models, systems, cases, n,
-               tried, rounds);
+    time_cases(label, models, systems, set.cases, set.n, set.tried, rounds);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", argc > 1 ? argv[1] : FATHOM_DATADIR "/presets");
+    int rounds = argc > 2 ? atoi(argv[2]) : 200;
+    if (rounds < 1)
+        rounds = 1;
+    static const char *const model_names[] = {"megatron-22B", "gpt3-175B", "megatron-1T"};
+    static const char *const system_names[] = {"a100_80g", "h100_sxm"};
+    fathom_model_t models[3];
+    llm_system_t systems[2];
+    for (int i = 0; i < 3; i++)
+        if (load_preset(dir, model_names[i], &models[i], NULL))
+            return 1;
+    for (int i = 0; i < 2; i++)
+        if (load_preset(dir, system_names[i], NULL, &systems[i]))
+            return 1;
+    if (run_set("Calculon's models", calculon_cases, models, systems, rounds) ||
+        load_preset(dir, "llama3-70B", &models[0], NULL) ||
+        run_set("Llama 3 70B, every modern feature", llama_cases, models, systems, rounds) ||
+        load_preset(dir, "deepseek-v3", &models[0], NULL) ||
+        run_set("DeepSeek-V3, MLA, 256 experts, expert parallelism", deepseek_cases, models,
+                systems, rounds))
+        return 1;
     return 0;
 }

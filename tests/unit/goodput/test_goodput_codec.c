@@ -300,13 +300,14 @@ static void test_normalized_form(void **state)
     json_decref(body);
 }
 
-static void test_bad_input(void **state)
+static const codec_endpoint_t *const ev = &codec_goodput_evaluate_endpoint;
+static const codec_endpoint_t *const op = &codec_goodput_optimize_endpoint;
+static const codec_endpoint_t *const fit = &codec_goodput_fit_endpoint;
+
+/* More nodes than replicas. */
+static void test_bad_topology(void **state)
 {
     (void)state;
-    const codec_endpoint_t *ev = &codec_goodput_evaluate_endpoint;
-    const codec_endpoint_t *op = &codec_goodput_optimize_endpoint;
-    const codec_endpoint_t *fit = &codec_goodput_fit_endpoint;
-    /* nodes > replicas */
     expect_422(ev, "{" MODEL ",\"num_nodes\":4,\"num_replicas\":2,\"atomic_bsz\":32}", "num_nodes");
     expect_422(ev, "{" MODEL ",\"num_nodes\":[1,4],\"num_replicas\":2,\"atomic_bsz\":32}",
                "num_nodes[1]");
@@ -318,7 +319,12 @@ static void test_bad_input(void **state)
                "{\"num_nodes\":3,\"num_replicas\":2,\"atomic_bsz\":8,"
                "\"accum_step_time\":0.1,\"optim_step_time\":0.1}]}",
                "measurements[1].num_nodes");
-    /* zero or negative parameters */
+}
+
+/* Zero or negative parameters, and gamma outside [1, 10]. */
+static void test_bad_parameters(void **state)
+{
+    (void)state;
     expect_422(ev,
                "{\"perf_params\":{\"alpha_c\":0.1,\"beta_c\":0,\"alpha_n\":0.05,\"beta_n\":0.01,"
                "\"alpha_r\":0.02,\"beta_r\":0.004,\"gamma\":1.5},\"grad_params\":{\"sqr\":0.01,"
@@ -357,14 +363,6 @@ static void test_bad_input(void **state)
                "{\"measurements\":[{\"num_nodes\":1,\"num_replicas\":1,\"atomic_bsz\":8,"
                "\"accum_step_time\":0.1,\"optim_step_time\":-2}]}",
                "measurements[0].optim_step_time");
-    /* a batch below the initial batch */
-    expect_422(ev, "{" MODEL ",\"num_nodes\":1,\"num_replicas\":2,\"atomic_bsz\":8}", "atomic_bsz");
-    expect_422(ev,
-               "{" MODEL ",\"num_nodes\":1,\"num_replicas\":2,\"atomic_bsz\":[16,32,8],"
-               "\"accum_steps\":[0,1,0]}",
-               "atomic_bsz[2]");
-    expect_422(op, "{" MODEL ",\"num_nodes\":1,\"num_replicas\":2,\"max_batch_size\":16}",
-               "max_batch_size");
     /* gamma outside [1, 10] */
     expect_422(ev,
                "{\"perf_params\":{\"alpha_c\":0.1,\"beta_c\":0.01,\"alpha_n\":0.05,\"beta_n\":0.01,"
@@ -377,10 +375,28 @@ static void test_bad_input(void **state)
                "\"alpha_r\":0.02,\"beta_r\":0.004,\"gamma\":10.5},\"grad_params\":{\"sqr\":0.01,"
                "\"var\":0.1},\"init_batch_size\":32,\"num_nodes\":1,\"num_replicas\":1}",
                "perf_params.gamma");
-    /* empty measurements */
+}
+
+/* A batch below the initial batch. */
+static void test_bad_batches(void **state)
+{
+    (void)state;
+    expect_422(ev, "{" MODEL ",\"num_nodes\":1,\"num_replicas\":2,\"atomic_bsz\":8}", "atomic_bsz");
+    expect_422(ev,
+               "{" MODEL ",\"num_nodes\":1,\"num_replicas\":2,\"atomic_bsz\":[16,32,8],"
+               "\"accum_steps\":[0,1,0]}",
+               "atomic_bsz[2]");
+    expect_422(op, "{" MODEL ",\"num_nodes\":1,\"num_replicas\":2,\"max_batch_size\":16}",
+               "max_batch_size");
+}
+
+/* No measurements; unknown members, wrong types, shapes. */
+static void test_bad_shapes(void **state)
+{
+    (void)state;
     expect_422(fit, "{\"measurements\":[]}", "measurements");
     expect_422(fit, "{}", "measurements");
-    /* strictness: unknown members, wrong types, shapes, limits */
+    /* strictness: unknown members, wrong types, shapes */
     expect_422(ev, "{" MODEL ",\"num_nodes\":1,\"num_replicas\":1,\"atomic_bsz\":32,\"x\":1}", "x");
     expect_422(op, "{" MODEL ",\"num_nodes\":\"1\",\"num_replicas\":1}", "num_nodes");
     expect_422(ev, "{" MODEL ",\"num_nodes\":[1,1],\"num_replicas\":[1,2,4],\"atomic_bsz\":32}",
@@ -399,8 +415,12 @@ static void test_bad_input(void **state)
                "\"accum_step_time\":0.1}]}",
                "measurements[0].optim_step_time");
     expect_422(ev, "[]", "");
+}
 
-    /* Over the caps: 10001 rows; a curve for more pairs than allowed. */
+/* Over the caps: 10001 rows; a curve for more pairs than allowed. */
+static void test_over_caps(void **state)
+{
+    (void)state;
     json_t *rows = json_array();
     for (int i = 0; i < GOODPUT_MAX_MEASUREMENTS + 1; i++)
         json_array_append_new(rows, json_pack("{s:i,s:i,s:i,s:f,s:f}", "num_nodes", 1,
@@ -429,7 +449,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_cases),      cmocka_unit_test(test_fit_endpoint),
         cmocka_unit_test(test_arrays_and_tables), cmocka_unit_test(test_normalized_form),
-        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_bad_topology), cmocka_unit_test(test_bad_parameters),
+        cmocka_unit_test(test_bad_batches),  cmocka_unit_test(test_bad_shapes),
+        cmocka_unit_test(test_over_caps),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
