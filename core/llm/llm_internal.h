@@ -173,13 +173,16 @@ double llm__layer_weight_grad(const llm__layer_t *l, const llm__ctx_t *c, bool s
 double llm__layer_activation_grad(const llm__layer_t *l, const llm__ctx_t *c);
 double llm__layer_optimizer(const llm__layer_t *l, const llm__ctx_t *c);
 
+/* One pass over a block's layers: FLOPs and the time they take, bytes of memory accessed and
+ * the time those take, and the pass's time. */
+typedef struct {
+    double flops, flops_time, mem_accessed, mem_time, time;
+} llm__pass_t;
+
 /* Per-block, per-microbatch accumulations (Calculon's _block_* and base/edge block values). */
 typedef struct {
-    double fw_flops, fw_flops_time, fw_mem_accessed, fw_mem_time, fw_time;
-    double re_flops, re_flops_time, re_mem_accessed, re_mem_time, re_time;
-    double agrad_flops, agrad_flops_time, agrad_mem_accessed, agrad_mem_time, agrad_time;
-    double wgrad_flops, wgrad_flops_time, wgrad_mem_accessed, wgrad_mem_time, wgrad_time;
-    double optim_flops, optim_flops_time, optim_mem_accessed, optim_mem_time, optim_time;
+    llm__pass_t fw, re, agrad, wgrad, optim; /* forward, recompute, input and weight gradients,
+                                              * optimizer step */
     double fw_tp_size[2], fw_tp_time[2], fw_tp_exposed[2]; /* [0] baseblock, [1] edgeblock */
     double recomm_size[2], recomm_time[2], recomm_exposed[2];
     double agrad_tp_size[2], agrad_tp_time[2], agrad_tp_exposed[2];

@@ -80,15 +80,21 @@ static bool is_matrix(const llm__layer_t *l)
            l->kind == LLM__BATCH_MATMUL || l->kind == LLM__FUSED_ATTENTION;
 }
 
+/* Adds one layer's cost in one pass to the block's totals for that pass. */
+static void add_pass(llm__pass_t *p, const llm__cost_t *k)
+{
+    p->flops += k->flops;
+    p->flops_time += k->flops_time;
+    p->mem_accessed += k->mem;
+    p->mem_time += k->mem_time;
+    p->time += k->time;
+}
+
 /* The layer's forward pass: its cost (returned in *fw for the recompute) and its shares. */
 static void add_forward(llm__layer_t *l, llm__ctx_t *c, llm__block_stats_t *b, llm__cost_t *fw)
 {
     llm__layer_cost(l, c, LLM__FW, fw);
-    b->fw_flops += fw->flops;
-    b->fw_flops_time += fw->flops_time;
-    b->fw_mem_accessed += fw->mem;
-    b->fw_mem_time += fw->mem_time;
-    b->fw_time += fw->time;
+    add_pass(&b->fw, fw);
     if (is_tp_comm(l))
         add_tp_comm(l, c, LLM__FW, fw, b->fw_tp_size, b->fw_tp_time, b->fw_tp_exposed,
                     &b->tp_bw_overlap_req);
@@ -99,14 +105,12 @@ static void add_forward(llm__layer_t *l, llm__ctx_t *c, llm__block_stats_t *b, l
             b->matrix_re_flops += fw->flops;
     }
     b->weight_elems += l->weight_space;
-    if (l->kind == LLM__FUSED_ATTENTION)
-        b->attn_fw_time += fw->time;
-    if (l->fp8)
-        b->fp8_weight_elems += l->weight_space;
-    if (l->expert)
-        b->expert_time += fw->time;
-    if (l->moe)
-        b->moe_fw_time += fw->time;
+    /* the shares of attention, FP8 weights, experts and the MoE layer (from zero: adding 0 is
+     * exact) */
+    b->attn_fw_time += l->kind == LLM__FUSED_ATTENTION ? fw->time : 0.0;
+    b->fp8_weight_elems += l->fp8 ? l->weight_space : 0.0;
+    b->expert_time += l->expert ? fw->time : 0.0;
+    b->moe_fw_time += l->moe ? fw->time : 0.0;
 }
 
 /* The forward pass again, for a layer the backward pass recomputes, and the TP collective it
@@ -117,11 +121,11 @@ static void add_recompute(llm__layer_t *l, llm__ctx_t *c, llm__block_stats_t *b,
     if (l->needs_recompute) {
         /* Calculon adds the running block totals here (not the layer's own FLOPs and
          * bytes); the port keeps that so its statistics match. */
-        b->re_flops += b->fw_flops;
-        b->re_flops_time += b->fw_flops_time;
-        b->re_mem_accessed += b->fw_mem_accessed;
-        b->re_mem_time += b->fw_mem_time;
-        b->re_time += fw->time;
+        b->re.flops += b->fw.flops;
+        b->re.flops_time += b->fw.flops_time;
+        b->re.mem_accessed += b->fw.mem_accessed;
+        b->re.mem_time += b->fw.mem_time;
+        b->re.time += fw->time;
         if (l->moe)
             b->moe_re_time += fw->time;
     }
@@ -142,30 +146,18 @@ static void add_backward(llm__layer_t *l, llm__ctx_t *c, llm__block_stats_t *b)
 {
     llm__cost_t ag, wg, op;
     llm__layer_cost(l, c, LLM__AGRAD, &ag);
-    b->agrad_flops += ag.flops;
-    b->agrad_flops_time += ag.flops_time;
-    b->agrad_mem_accessed += ag.mem;
-    b->agrad_mem_time += ag.mem_time;
-    b->agrad_time += ag.time;
+    add_pass(&b->agrad, &ag);
     if (is_tp_comm(l))
         add_tp_comm(l, c, LLM__AGRAD, &ag, b->agrad_tp_size, b->agrad_tp_time,
                     b->agrad_tp_exposed, &b->tp_bw_overlap_req);
     llm__layer_cost(l, c, LLM__WGRAD, &wg);
-    b->wgrad_flops += wg.flops;
-    b->wgrad_flops_time += wg.flops_time;
-    b->wgrad_mem_accessed += wg.mem;
-    b->wgrad_mem_time += wg.mem_time;
-    b->wgrad_time += wg.time;
+    add_pass(&b->wgrad, &wg);
     if (l->expert)
         b->expert_time += ag.time + wg.time;
     if (l->moe)
         b->moe_bw_time += ag.time + wg.time;
     llm__layer_cost(l, c, LLM__OPTIM, &op);
-    b->optim_flops += op.flops;
-    b->optim_flops_time += op.flops_time;
-    b->optim_mem_accessed += op.mem;
-    b->optim_mem_time += op.mem_time;
-    b->optim_time += op.time;
+    add_pass(&b->optim, &op);
     b->useful_bw_flops += ag.flops + wg.flops + op.flops;
     if (is_matrix(l))
         b->matrix_bw_flops += ag.flops + wg.flops;
@@ -429,11 +421,11 @@ static void recompute_some_blocks(const fathom_model_t *m, const llm_system_t *s
     llm__build_block(m, s, &none, &k->z, &blk);
     llm__block_stats_t kept;
     llm__block_stats(&blk, &k->c, &none, &k->z, true, &kept);
-    b->re_flops *= f;
-    b->re_flops_time *= f;
-    b->re_mem_accessed *= f;
-    b->re_mem_time *= f;
-    b->re_time *= f;
+    b->re.flops *= f;
+    b->re.flops_time *= f;
+    b->re.mem_accessed *= f;
+    b->re.mem_time *= f;
+    b->re.time *= f;
     for (int edge = 0; edge < 2; edge++) {
         b->recomm_size[edge] *= f;
         b->recomm_time[edge] *= f;
@@ -597,43 +589,43 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
 /* The per-block statistics as they are. */
 static void copy_block_stats(const llm__block_stats_t *b, llm_stats_t *st)
 {
-    st->block_fw_flops = b->fw_flops;
-    st->block_fw_flops_time = b->fw_flops_time;
-    st->block_fw_mem_accessed = b->fw_mem_accessed;
-    st->block_fw_mem_time = b->fw_mem_time;
-    st->block_fw_time = b->fw_time;
+    st->block_fw_flops = b->fw.flops;
+    st->block_fw_flops_time = b->fw.flops_time;
+    st->block_fw_mem_accessed = b->fw.mem_accessed;
+    st->block_fw_mem_time = b->fw.mem_time;
+    st->block_fw_time = b->fw.time;
     st->baseblock_fw_tp_time = b->fw_tp_time[0];
     st->edgeblock_fw_tp_time = b->fw_tp_time[1];
     st->baseblock_fw_tp_time_exposed = b->fw_tp_exposed[0];
     st->edgeblock_fw_tp_time_exposed = b->fw_tp_exposed[1];
-    st->block_re_flops = b->re_flops;
-    st->block_re_flops_time = b->re_flops_time;
-    st->block_re_mem_accessed = b->re_mem_accessed;
-    st->block_re_mem_time = b->re_mem_time;
-    st->block_re_time = b->re_time;
+    st->block_re_flops = b->re.flops;
+    st->block_re_flops_time = b->re.flops_time;
+    st->block_re_mem_accessed = b->re.mem_accessed;
+    st->block_re_mem_time = b->re.mem_time;
+    st->block_re_time = b->re.time;
     st->baseblock_recomm_time = b->recomm_time[0];
     st->edgeblock_recomm_time = b->recomm_time[1];
     st->baseblock_recomm_time_exposed = b->recomm_exposed[0];
     st->edgeblock_recomm_time_exposed = b->recomm_exposed[1];
-    st->block_agrad_flops = b->agrad_flops;
-    st->block_agrad_flops_time = b->agrad_flops_time;
-    st->block_agrad_mem_accessed = b->agrad_mem_accessed;
-    st->block_agrad_mem_time = b->agrad_mem_time;
-    st->block_agrad_time = b->agrad_time;
+    st->block_agrad_flops = b->agrad.flops;
+    st->block_agrad_flops_time = b->agrad.flops_time;
+    st->block_agrad_mem_accessed = b->agrad.mem_accessed;
+    st->block_agrad_mem_time = b->agrad.mem_time;
+    st->block_agrad_time = b->agrad.time;
     st->baseblock_agrad_tp_time = b->agrad_tp_time[0];
     st->edgeblock_agrad_tp_time = b->agrad_tp_time[1];
     st->baseblock_agrad_tp_time_exposed = b->agrad_tp_exposed[0];
     st->edgeblock_agrad_tp_time_exposed = b->agrad_tp_exposed[1];
-    st->block_wgrad_flops = b->wgrad_flops;
-    st->block_wgrad_flops_time = b->wgrad_flops_time;
-    st->block_wgrad_mem_accessed = b->wgrad_mem_accessed;
-    st->block_wgrad_mem_time = b->wgrad_mem_time;
-    st->block_wgrad_time = b->wgrad_time;
-    st->block_optim_flops = b->optim_flops;
-    st->block_optim_flops_time = b->optim_flops_time;
-    st->block_optim_mem_accessed = b->optim_mem_accessed;
-    st->block_optim_mem_time = b->optim_mem_time;
-    st->block_optim_time = b->optim_time;
+    st->block_wgrad_flops = b->wgrad.flops;
+    st->block_wgrad_flops_time = b->wgrad.flops_time;
+    st->block_wgrad_mem_accessed = b->wgrad.mem_accessed;
+    st->block_wgrad_mem_time = b->wgrad.mem_time;
+    st->block_wgrad_time = b->wgrad.time;
+    st->block_optim_flops = b->optim.flops;
+    st->block_optim_flops_time = b->optim.flops_time;
+    st->block_optim_mem_accessed = b->optim.mem_accessed;
+    st->block_optim_mem_time = b->optim.mem_time;
+    st->block_optim_time = b->optim.time;
     st->baseblock_fw_tp_size = b->fw_tp_size[0];
     st->edgeblock_fw_tp_size = b->fw_tp_size[1];
     st->baseblock_bw_tp_size = b->agrad_tp_size[0];
@@ -799,19 +791,19 @@ static void block_times(llm__ctx_t *c, const llm_execution_t *e, const llm__bloc
     double bw_offload_time =
         training ? t->bw_offload_size / llm__mem2_throughput(c, t->bw_offload_size) : 0;
 
-    t->base_fw_no_offload = b->fw_time + b->fw_tp_exposed[0];
-    t->edge_fw_no_offload = b->fw_time + b->fw_tp_exposed[1] + ch->fw_pp_time;
-    t->base_fw_overhead = max2(0, fw_offload_time + b->fw_mem_time - t->base_fw_no_offload);
-    t->edge_fw_overhead = max2(0, fw_offload_time + b->fw_mem_time - t->edge_fw_no_offload);
+    t->base_fw_no_offload = b->fw.time + b->fw_tp_exposed[0];
+    t->edge_fw_no_offload = b->fw.time + b->fw_tp_exposed[1] + ch->fw_pp_time;
+    t->base_fw_overhead = max2(0, fw_offload_time + b->fw.mem_time - t->base_fw_no_offload);
+    t->edge_fw_overhead = max2(0, fw_offload_time + b->fw.mem_time - t->edge_fw_no_offload);
     t->base_fw = t->base_fw_no_offload + t->base_fw_overhead;
     t->edge_fw = t->edge_fw_no_offload + t->edge_fw_overhead;
-    t->base_bw_no_offload = b->re_time + b->recomm_exposed[0] + b->agrad_time + b->wgrad_time +
+    t->base_bw_no_offload = b->re.time + b->recomm_exposed[0] + b->agrad.time + b->wgrad.time +
                             b->agrad_tp_exposed[0];
-    t->edge_bw_no_offload = b->re_time + b->recomm_exposed[1] + b->agrad_time + b->wgrad_time +
+    t->edge_bw_no_offload = b->re.time + b->recomm_exposed[1] + b->agrad.time + b->wgrad.time +
                             b->agrad_tp_exposed[1] + ch->bw_pp_time;
-    t->base_bw_overhead = max2(0, bw_offload_time + b->agrad_mem_time + b->wgrad_mem_time -
+    t->base_bw_overhead = max2(0, bw_offload_time + b->agrad.mem_time + b->wgrad.mem_time -
                                       t->base_bw_no_offload);
-    t->edge_bw_overhead = max2(0, bw_offload_time + b->agrad_mem_time + b->wgrad_mem_time -
+    t->edge_bw_overhead = max2(0, bw_offload_time + b->agrad.mem_time + b->wgrad.mem_time -
                                       t->edge_bw_no_offload);
     t->base_bw = t->base_bw_no_offload + t->base_bw_overhead;
     t->edge_bw = t->edge_bw_no_offload + t->edge_bw_overhead;
@@ -823,13 +815,13 @@ static void block_times(llm__ctx_t *c, const llm_execution_t *e, const llm__bloc
 static void dp_overlap_windows(const llm_execution_t *e, const llm__block_stats_t *b,
                                const block_times_t *t, chunk_t *ch)
 {
-    double base_window = t->base_bw - (b->agrad_mem_time + b->wgrad_mem_time + b->re_mem_time);
-    double edge_window = t->edge_bw - (b->agrad_mem_time + b->wgrad_mem_time + b->re_mem_time);
-    double block_compute = b->agrad_flops_time + b->wgrad_flops_time + b->re_flops_time;
+    double base_window = t->base_bw - (b->agrad.mem_time + b->wgrad.mem_time + b->re.mem_time);
+    double edge_window = t->edge_bw - (b->agrad.mem_time + b->wgrad.mem_time + b->re.mem_time);
+    double block_compute = b->agrad.flops_time + b->wgrad.flops_time + b->re.flops_time;
     if (!e->optimizer_sharding) {
-        base_window += b->optim_time - b->optim_mem_time;
-        edge_window += b->optim_time - b->optim_mem_time;
-        block_compute += b->optim_flops_time;
+        base_window += b->optim.time - b->optim.mem_time;
+        edge_window += b->optim.time - b->optim.mem_time;
+        block_compute += b->optim.flops_time;
     }
     if (e->data_par_net == e->tensor_par_net) {
         base_window -= b->recomm_time[0] + b->agrad_tp_time[0];
@@ -902,7 +894,7 @@ static void overlapped_dp(const llm__compiled_t *k, const llm_execution_t *e,
     if (ch->baseblocks > 0) {
         last_chunk_window = ch->dp_overlap_time - ch->bw_pp_time - (t->base_bw + t->edge_bw) / 2;
         if (!e->optimizer_sharding)
-            last_chunk_window += b->optim_time - b->optim_mem_time;
+            last_chunk_window += b->optim.time - b->optim.mem_time;
     }
     double last_chunk_inflection = (last_chunk_overlap_size * d->block_time) +
                                    (ch->block_dp_compute_time * pu - last_chunk_window);
@@ -945,10 +937,10 @@ static void dp_reduction(const llm__compiled_t *k, const llm_execution_t *e,
 static void offload_requirements(const llm_execution_t *e, const llm__block_stats_t *b,
                                  const block_times_t *t, llm_stats_t *st)
 {
-    double fw_window = min2(t->base_fw_no_offload - b->fw_mem_time,
-                            t->edge_fw_no_offload - b->fw_mem_time);
-    double bw_window = min2(t->base_bw_no_offload - (b->agrad_mem_time + b->wgrad_mem_time),
-                            t->edge_bw_no_offload - (b->agrad_mem_time + b->wgrad_mem_time));
+    double fw_window = min2(t->base_fw_no_offload - b->fw.mem_time,
+                            t->edge_fw_no_offload - b->fw.mem_time);
+    double bw_window = min2(t->base_bw_no_offload - (b->agrad.mem_time + b->wgrad.mem_time),
+                            t->edge_bw_no_offload - (b->agrad.mem_time + b->wgrad.mem_time));
     st->act_offload_bw_req = t->act_offload_block / fw_window;
     st->weight_offload_bw_req = b->weight_space / fw_window;
     st->optim_offload_bw_req =
@@ -1018,10 +1010,10 @@ static void compute_step(const llm__compiled_t *k, llm__ctx_t *c, const llm_syst
     st->dp_bw_overlap_req_chunk = d.req_chunk;
     st->dp_bw_overlap_req_tail = d.req_tail;
 
-    st->fw_time = mult * b->fw_time;
-    st->bw_time = mult * b->agrad_time + mult * b->wgrad_time;
-    st->optim_step_time = bpp * b->optim_time;
-    st->recompute_time = mult * b->re_time;
+    st->fw_time = mult * b->fw.time;
+    st->bw_time = mult * b->agrad.time + mult * b->wgrad.time;
+    st->optim_step_time = bpp * b->optim.time;
+    st->recompute_time = mult * b->re.time;
     st->recomm_link_time = training ? recomm_time_link : 0;
     st->recomm_exposed_time = training ? recomm_time_exposed : 0;
     st->bubble_time = bubble_time(k, e, &t, &ch);

@@ -111,12 +111,12 @@ static void cost_outer(llm__block_t *t, llm__compiled_t *k, const llm_system_t *
 {
     memset(o, 0, sizeof *o);
     llm__block_stats(t, &k->c, e, &k->z, false, &o->b);
-    o->fw = o->b.fw_time;
+    o->fw = o->b.fw.time;
     o->tp = o->b.fw_tp_exposed[1];
     if (e->training) {
-        o->bw = o->b.agrad_time + o->b.wgrad_time;
+        o->bw = o->b.agrad.time + o->b.wgrad.time;
         o->tp += o->b.agrad_tp_exposed[1];
-        o->optim = o->b.optim_time;
+        o->optim = o->b.optim.time;
         o->dp = dp_reduce_time(s, e, o->b.weight_space);
     }
     o->per_mb = o->fw + o->bw + o->tp;
@@ -251,7 +251,7 @@ static void blocks_data_parallel(const llm_system_t *s, const llm_execution_t *e
     const llm_network_t *net = dp_network(s, e);
     const int zero = llm_zero_stage(e);
     const double bpp = (double)k->bpp, nmb = (double)k->nmb, pb = b->weight_space;
-    const double fw = b->fw_time, bw = b->agrad_time + b->wgrad_time + b->re_time;
+    const double fw = b->fw.time, bw = b->agrad.time + b->wgrad.time + b->re.time;
     const bool overlap = e->data_par_overlap;
     const double across = G > S ? llm__net_time(net, LLM_OP_ALL_REDUCE, pb / S, G / S) : 0;
     const double rs = S > 1 ? llm__net_time(net, LLM_OP_REDUCE_SCATTER, pb, S) : 0;
