@@ -586,52 +586,49 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
 }
 
 
+/* One pass's totals into the five statistics Calculon names for it. */
+static void copy_pass(const llm__pass_t *p, double *flops, double *flops_time, double *mem_accessed,
+                      double *mem_time, double *time)
+{
+    *flops = p->flops;
+    *flops_time = p->flops_time;
+    *mem_accessed = p->mem_accessed;
+    *mem_time = p->mem_time;
+    *time = p->time;
+}
+
+/* A base block's and an edge block's value ([0] and [1]) into their two statistics. */
+static void copy_edges(const double v[2], double *baseblock, double *edgeblock)
+{
+    *baseblock = v[0];
+    *edgeblock = v[1];
+}
+
 /* The per-block statistics as they are. */
 static void copy_block_stats(const llm__block_stats_t *b, llm_stats_t *st)
 {
-    st->block_fw_flops = b->fw.flops;
-    st->block_fw_flops_time = b->fw.flops_time;
-    st->block_fw_mem_accessed = b->fw.mem_accessed;
-    st->block_fw_mem_time = b->fw.mem_time;
-    st->block_fw_time = b->fw.time;
-    st->baseblock_fw_tp_time = b->fw_tp_time[0];
-    st->edgeblock_fw_tp_time = b->fw_tp_time[1];
-    st->baseblock_fw_tp_time_exposed = b->fw_tp_exposed[0];
-    st->edgeblock_fw_tp_time_exposed = b->fw_tp_exposed[1];
-    st->block_re_flops = b->re.flops;
-    st->block_re_flops_time = b->re.flops_time;
-    st->block_re_mem_accessed = b->re.mem_accessed;
-    st->block_re_mem_time = b->re.mem_time;
-    st->block_re_time = b->re.time;
-    st->baseblock_recomm_time = b->recomm_time[0];
-    st->edgeblock_recomm_time = b->recomm_time[1];
-    st->baseblock_recomm_time_exposed = b->recomm_exposed[0];
-    st->edgeblock_recomm_time_exposed = b->recomm_exposed[1];
-    st->block_agrad_flops = b->agrad.flops;
-    st->block_agrad_flops_time = b->agrad.flops_time;
-    st->block_agrad_mem_accessed = b->agrad.mem_accessed;
-    st->block_agrad_mem_time = b->agrad.mem_time;
-    st->block_agrad_time = b->agrad.time;
-    st->baseblock_agrad_tp_time = b->agrad_tp_time[0];
-    st->edgeblock_agrad_tp_time = b->agrad_tp_time[1];
-    st->baseblock_agrad_tp_time_exposed = b->agrad_tp_exposed[0];
-    st->edgeblock_agrad_tp_time_exposed = b->agrad_tp_exposed[1];
-    st->block_wgrad_flops = b->wgrad.flops;
-    st->block_wgrad_flops_time = b->wgrad.flops_time;
-    st->block_wgrad_mem_accessed = b->wgrad.mem_accessed;
-    st->block_wgrad_mem_time = b->wgrad.mem_time;
-    st->block_wgrad_time = b->wgrad.time;
-    st->block_optim_flops = b->optim.flops;
-    st->block_optim_flops_time = b->optim.flops_time;
-    st->block_optim_mem_accessed = b->optim.mem_accessed;
-    st->block_optim_mem_time = b->optim.mem_time;
-    st->block_optim_time = b->optim.time;
-    st->baseblock_fw_tp_size = b->fw_tp_size[0];
-    st->edgeblock_fw_tp_size = b->fw_tp_size[1];
-    st->baseblock_bw_tp_size = b->agrad_tp_size[0];
-    st->edgeblock_bw_tp_size = b->agrad_tp_size[1];
-    st->baseblock_recomm_size = b->recomm_size[0];
-    st->edgeblock_recomm_size = b->recomm_size[1];
+    copy_pass(&b->fw, &st->block_fw_flops, &st->block_fw_flops_time, &st->block_fw_mem_accessed,
+              &st->block_fw_mem_time, &st->block_fw_time);
+    copy_pass(&b->re, &st->block_re_flops, &st->block_re_flops_time, &st->block_re_mem_accessed,
+              &st->block_re_mem_time, &st->block_re_time);
+    copy_pass(&b->agrad, &st->block_agrad_flops, &st->block_agrad_flops_time,
+              &st->block_agrad_mem_accessed, &st->block_agrad_mem_time, &st->block_agrad_time);
+    copy_pass(&b->wgrad, &st->block_wgrad_flops, &st->block_wgrad_flops_time,
+              &st->block_wgrad_mem_accessed, &st->block_wgrad_mem_time, &st->block_wgrad_time);
+    copy_pass(&b->optim, &st->block_optim_flops, &st->block_optim_flops_time,
+              &st->block_optim_mem_accessed, &st->block_optim_mem_time, &st->block_optim_time);
+    copy_edges(b->fw_tp_time, &st->baseblock_fw_tp_time, &st->edgeblock_fw_tp_time);
+    copy_edges(b->fw_tp_exposed, &st->baseblock_fw_tp_time_exposed,
+               &st->edgeblock_fw_tp_time_exposed);
+    copy_edges(b->recomm_time, &st->baseblock_recomm_time, &st->edgeblock_recomm_time);
+    copy_edges(b->recomm_exposed, &st->baseblock_recomm_time_exposed,
+               &st->edgeblock_recomm_time_exposed);
+    copy_edges(b->agrad_tp_time, &st->baseblock_agrad_tp_time, &st->edgeblock_agrad_tp_time);
+    copy_edges(b->agrad_tp_exposed, &st->baseblock_agrad_tp_time_exposed,
+               &st->edgeblock_agrad_tp_time_exposed);
+    copy_edges(b->fw_tp_size, &st->baseblock_fw_tp_size, &st->edgeblock_fw_tp_size);
+    copy_edges(b->agrad_tp_size, &st->baseblock_bw_tp_size, &st->edgeblock_bw_tp_size);
+    copy_edges(b->recomm_size, &st->baseblock_recomm_size, &st->edgeblock_recomm_size);
     st->tp_bw_overlap_req = b->tp_bw_overlap_req;
     st->block_weight_space = b->weight_space;
     st->block_act_working_space = b->act_working_space;
@@ -641,7 +638,6 @@ static void copy_block_stats(const llm__block_stats_t *b, llm_stats_t *st)
     st->block_weight_grad_space_no_sharding = b->weight_grad_space_no_sharding;
     st->block_act_grad_space = b->act_grad_space;
     st->block_optimizer_space = b->optimizer_space;
-
 }
 
 /* Memory per processor (Calculon's memory part of _compute_batch_stats, get_*_space and
