@@ -78,21 +78,19 @@ static void time_cases(const char *label, const fathom_model_t *models,
     printf("checksum %.6g\n", checksum);
 }
 
-/* The model (or, with system set, the system) preset `name` from the presets in dir; -1 (said
- * on stderr) when it cannot be read. */
-static int load_preset(const char *dir, const char *name, fathom_model_t *model,
+/* The model (or, with system set, the system) preset `name`; -1 (said on stderr) when it
+ * cannot be read. */
+static int load_preset(const codec_presets_t *presets, const char *name, fathom_model_t *model,
                        llm_system_t *system)
 {
     fathom_error_t err;
     fathom_error_clear(&err);
-    codec_presets_t *presets = codec_presets_load(dir, &err);
     json_t *v = json_string(name);
-    int rc = !presets || (system ? codec_llm_system_decode(v, "system", presets, system, &err)
-                                 : codec_model_decode(v, "model", presets, model, &err));
+    int rc = system ? codec_llm_system_decode(v, "system", presets, system, &err)
+                    : codec_model_decode(v, "model", presets, model, &err);
     json_decref(v);
-    codec_presets_free(presets);
     if (rc)
-        fprintf(stderr, "bench_estimate: %s: %s\n", dir, err.message);
+        fprintf(stderr, "bench_estimate: %s\n", err.message);
     return rc ? -1 : 0;
 }
 
@@ -248,20 +246,26 @@ int main(int argc, char **argv)
         rounds = 1;
     static const char *const model_names[] = {"megatron-22B", "gpt3-175B", "megatron-1T"};
     static const char *const system_names[] = {"a100_80g", "h100_sxm"};
+    fathom_error_t err;
+    fathom_error_clear(&err);
+    codec_presets_t *presets = codec_presets_load(dir, &err);
+    if (!presets) {
+        fprintf(stderr, "bench_estimate: %s: %s\n", dir, err.message);
+        return 1;
+    }
     fathom_model_t models[3];
     llm_system_t systems[2];
-    for (int i = 0; i < 3; i++)
-        if (load_preset(dir, model_names[i], &models[i], NULL))
-            return 1;
-    for (int i = 0; i < 2; i++)
-        if (load_preset(dir, system_names[i], NULL, &systems[i]))
-            return 1;
-    if (run_set("Calculon's models", calculon_cases, models, systems, rounds) ||
-        load_preset(dir, "llama3-70B", &models[0], NULL) ||
-        run_set("Llama 3 70B, every modern feature", llama_cases, models, systems, rounds) ||
-        load_preset(dir, "deepseek-v3", &models[0], NULL) ||
-        run_set("DeepSeek-V3, MLA, 256 experts, expert parallelism", deepseek_cases, models,
-                systems, rounds))
-        return 1;
-    return 0;
+    int rc = 0;
+    for (int i = 0; i < 3 && !rc; i++)
+        rc = load_preset(presets, model_names[i], &models[i], NULL);
+    for (int i = 0; i < 2 && !rc; i++)
+        rc = load_preset(presets, system_names[i], NULL, &systems[i]);
+    rc = rc || run_set("Calculon's models", calculon_cases, models, systems, rounds) ||
+         load_preset(presets, "llama3-70B", &models[0], NULL) ||
+         run_set("Llama 3 70B, every modern feature", llama_cases, models, systems, rounds) ||
+         load_preset(presets, "deepseek-v3", &models[0], NULL) ||
+         run_set("DeepSeek-V3, MLA, 256 experts, expert parallelism", deepseek_cases, models,
+                 systems, rounds);
+    codec_presets_free(presets);
+    return rc ? 1 : 0;
 }

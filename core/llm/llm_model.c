@@ -105,8 +105,7 @@ static void add_forward(llm__layer_t *l, llm__ctx_t *c, llm__block_stats_t *b, l
             b->matrix_re_flops += fw->flops;
     }
     b->weight_elems += l->weight_space;
-    /* the shares of attention, FP8 weights, experts and the MoE layer (from zero: adding 0 is
-     * exact) */
+    /* the shares of attention, FP8 weights, experts and the MoE layer */
     b->attn_fw_time += l->kind == LLM__FUSED_ATTENTION ? fw->time : 0.0;
     b->fp8_weight_elems += l->fp8 ? l->weight_space : 0.0;
     b->expert_time += l->expert ? fw->time : 0.0;
@@ -152,17 +151,13 @@ static void add_backward(llm__layer_t *l, llm__ctx_t *c, llm__block_stats_t *b)
                     b->agrad_tp_exposed, &b->tp_bw_overlap_req);
     llm__layer_cost(l, c, LLM__WGRAD, &wg);
     add_pass(&b->wgrad, &wg);
-    if (l->expert)
-        b->expert_time += ag.time + wg.time;
-    if (l->moe)
-        b->moe_bw_time += ag.time + wg.time;
+    b->expert_time += l->expert ? ag.time + wg.time : 0.0;
+    b->moe_bw_time += l->moe ? ag.time + wg.time : 0.0;
     llm__layer_cost(l, c, LLM__OPTIM, &op);
     add_pass(&b->optim, &op);
     b->useful_bw_flops += ag.flops + wg.flops + op.flops;
-    if (is_matrix(l))
-        b->matrix_bw_flops += ag.flops + wg.flops;
-    if (l->kind == LLM__FUSED_ATTENTION)
-        b->attn_bw_time += ag.time;
+    b->matrix_bw_flops += is_matrix(l) ? ag.flops + wg.flops : 0.0;
+    b->attn_bw_time += l->kind == LLM__FUSED_ATTENTION ? ag.time : 0.0;
 }
 
 /* The layer's share of one block's memory: weights, activations kept or worked in, and for
