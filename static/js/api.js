@@ -82,6 +82,13 @@ export function shareUrl(hash) {
   return `${location.origin}${location.pathname}#r=${hash}`;
 }
 
+// Puts a result's share link in the address bar, unless the planner went elsewhere while it was
+// being computed (`from` is the fragment when they asked): replaceState fires no hashchange, so a
+// late rewrite would leave the address naming a result while another tab is shown.
+export function keepResultInUrl(hash, from) {
+  if (hash && location.hash === from) history.replaceState(null, '', `#r=${hash}`);
+}
+
 // A "Link to this result" row: the link and a copy button.
 export function shareLink(hash) {
   if (!hash) return el('span');

@@ -2,7 +2,7 @@
 // preset, every field editable, only valid TP/PP/DP/microbatch choices offered), POST
 // /v1/estimate, and the answer out: step time and sample rate first, then where the step time
 // goes, memory per tier against capacity, the run's bill and every statistic.
-import { api, ApiError, clearErrors, shareLink, showError } from './api.js';
+import { api, ApiError, clearErrors, keepResultInUrl, shareLink, showError } from './api.js';
 import { chartBox, stackedTime } from './charts.js';
 import { field, objectEditor, peek, read, readObject, setOptions, write } from './forms.js';
 import { $, divisors, el, fmtBytes, fmtInt, fmtNum, fmtPct, fmtSeconds, fmtStat, presetNote, sameValue, statMeaning } from './util.js';
@@ -502,9 +502,10 @@ async function submit() {
   $('#est-results').classList.add('busy');
   try {
     const req = currentRequest();
+    const from = location.hash;
     const res = await api('POST', '/v1/estimate', req);
     showEstimate(req, res.data, res.hash);
-    if (res.hash) history.replaceState(null, '', `#r=${res.hash}`);
+    keepResultInUrl(res.hash, from);
   } catch (e) {
     if (e instanceof ApiError || e.field) showError(f, e);
     else showError(f, { message: e.message });

@@ -1,7 +1,7 @@
 // goodput.js — the Goodput tab: POST /v1/goodput/optimize with "curve": true for one allocation
 // (nodes, replicas) and a fitted Pollux model; draws goodput against the total batch size of
 // the 50 candidates and marks the optimum.
-import { api, clearErrors, shareLink, showError } from './api.js';
+import { api, clearErrors, keepResultInUrl, shareLink, showError } from './api.js';
 import { chartBox, scatter } from './charts.js';
 import { field, read, write } from './forms.js';
 import { $, el, fmtInt, fmtNum } from './util.js';
@@ -53,9 +53,10 @@ function requestOf() {
 async function submit() {
   clearErrors(form());
   try {
+    const from = location.hash;
     const res = await api('POST', '/v1/goodput/optimize', requestOf());
     showGoodput(res.data, res.hash);
-    if (res.hash) history.replaceState(null, '', `#r=${res.hash}`);
+    keepResultInUrl(res.hash, from);
   } catch (e) {
     showError(form(), e);
   }

@@ -2,7 +2,7 @@
 // hours, dollars or model width) gives the rest of the plan, drawn on its loss-versus-compute
 // curve; with the Chinchilla law a compute budget gives the optimal parameters and tokens.
 import { planFor } from './plan.js';
-import { api, clearErrors, shareLink, showError } from './api.js';
+import { api, clearErrors, keepResultInUrl, shareLink, showError } from './api.js';
 import { chartBox, scatter } from './charts.js';
 import { field, read, readNumber, write } from './forms.js';
 import { $, el, fmtInt, fmtNum } from './util.js';
@@ -81,9 +81,12 @@ async function submit() {
   try {
     let req = requestOf();
     if (req.law === 'hf2020') req = await withPrice(req);
+    const from = location.hash;
     const res = await api('POST', '/v1/scaling', req);
+    // Before drawing: the frontier's 17 further calls take a while, and the planner may follow
+    // "Plan a cluster for these tokens" meanwhile.
+    keepResultInUrl(res.hash, from);
     await showScaling(res.data, res.hash);
-    if (res.hash) history.replaceState(null, '', `#r=${res.hash}`);
   } catch (e) {
     showError(form(), e);
   }

@@ -364,12 +364,14 @@ try {
     check(await page.locator('#tab-goodput a.fit-link').count() === 1, 'Goodput links to the fit');
   });
 
+  // The Chinchilla frontier is drawn once all its requests have answered (or failed).
+  const frontierDrawn = () => { const c = document.querySelector('#sc-results canvas'); return c && window.Chart.getChart(c)?.data.datasets[0]?.label === 'compute-optimal loss'; };
+
   await step('the Chinchilla frontier has all its points (integers past 2^53)', async () => {
     await page.click('#nav-scaling');
     await page.selectOption('#f-law', 'chinchilla');
     await page.click('#scaling-form button[type="submit"]');
-    // The frontier is drawn once all its requests have answered (or failed).
-    await page.waitForFunction(() => { const c = document.querySelector('#sc-results canvas'); return c && window.Chart.getChart(c)?.data.datasets[0]?.label === 'compute-optimal loss'; });
+    await page.waitForFunction(frontierDrawn);
     const xs = await page.evaluate(() => window.Chart.getChart(document.querySelector('#sc-results canvas')).data.datasets[0].data.map((p) => p.x));
     check(xs.length === 17 && Math.min(...xs) === 1e18, 'the frontier starts at 1e18 with all 17 budgets', [xs.length, Math.min(...xs)]);
     await page.selectOption('#f-law', 'hf2020');
@@ -987,6 +989,16 @@ try {
     await page.click('#nav-scaling');
     await page.selectOption('#scaling-form [data-field="law"]', 'chinchilla');
     await page.evaluate(() => document.querySelector('#sc-plan')?.remove()); // an earlier answer's
+    // The frontier's 17 further calls are held until the plan tab shows, as a busy server would:
+    // the page must not rewrite the address to the scaling result when they answer.
+    let releaseFrontier;
+    const frontierHeld = new Promise((resolve) => { releaseFrontier = resolve; });
+    let budgetAsked = false;
+    await page.route('**/v1/scaling', async (route) => {
+      if (budgetAsked) await frontierHeld;
+      budgetAsked = true;
+      await route.continue();
+    });
     const solved = page.waitForResponse((r) => r.url().endsWith('/v1/scaling') && r.request().method() === 'POST');
     await page.click('#scaling-form button[type="submit"]');
     const r = await (await solved).json();
@@ -994,6 +1006,10 @@ try {
     await page.waitForFunction(() => location.hash === '#plan' && !document.querySelector('#tab-plan').hidden);
     check(Number(await page.inputValue('#f-pl-tokens')) === r.tokens, 'with the tokens', [await page.inputValue('#f-pl-tokens'), r.tokens]);
     check(/parameters/.test(await page.textContent('#pl-note')), 'and the model size noted');
+    releaseFrontier();
+    await page.waitForFunction(frontierDrawn);
+    await page.unroute('**/v1/scaling');
+    check(await page.evaluate(() => location.hash) === '#plan', 'the address still names the plan once the frontier is drawn', await page.evaluate(() => location.hash));
   });
 
   await step('no page errors and nothing fetched from outside', async () => {
