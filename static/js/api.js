@@ -82,11 +82,15 @@ export function shareUrl(hash) {
   return `${location.origin}${location.pathname}#r=${hash}`;
 }
 
-// Puts a result's share link in the address bar, unless the planner went elsewhere while it was
-// being computed (`from` is the fragment when they asked): replaceState fires no hashchange, so a
-// late rewrite would leave the address naming a result while another tab is shown.
+// Puts an answer's fragment (#r=<hash>, #sweep=<id>) in the address bar, unless the planner went
+// elsewhere while it was computed (`from` is the fragment when they asked): replaceState fires no
+// hashchange, so a late rewrite would leave the address naming an answer another tab hides.
+export function keepInUrl(fragment, from) {
+  if (location.hash === from) history.replaceState(null, '', fragment);
+}
+
 export function keepResultInUrl(hash, from) {
-  if (hash && location.hash === from) history.replaceState(null, '', `#r=${hash}`);
+  if (hash) keepInUrl(`#r=${hash}`, from);
 }
 
 // A "Link to this result" row: the link and a copy button.

@@ -4,7 +4,7 @@
 // cancel button; its answer is a scatter of days against dollars (the Pareto front drawn, the
 // deadline and budget as lines; a click on a point opens that layout in Step time), the cheapest
 // plan within the deadline, the fastest within the budget, and every candidate in a table.
-import { api, ApiError, cancelSweep, clearErrors, pollSweep, showError } from './api.js';
+import { api, ApiError, cancelSweep, clearErrors, keepInUrl, pollSweep, showError } from './api.js';
 import { COLORS, chartBox, scatter } from './charts.js';
 import { fillForm, submitEstimate } from './estimate.js';
 import { field, read } from './forms.js';
@@ -79,6 +79,7 @@ async function start() {
   const f = form();
   clearErrors(f);
   $('#pl-results').replaceChildren();
+  const from = location.hash;
   let sub;
   try {
     sub = (await api('POST', '/v1/sweep', requestOf())).data;
@@ -86,6 +87,7 @@ async function start() {
     showError(f, e);
     return;
   }
+  keepInUrl(`#plan=${sub.id}`, from);
   await followPlan(sub.id);
 }
 
@@ -174,6 +176,7 @@ function showPlan(st) {
     el('p', { class: 'muted' }, 'Days and dollars are expected: the ideal run divided by its goodput, after interruptions (Llama 3’s failure rate), checkpoints every Young interval and restarts. Click a point to open its layout in Step time.'),
     el('h3', {}, 'Days against dollars'), chart.box,
     el('p', {}, el('a', { href: `/v1/sweep/${st.id}/results?format=csv`, download: `plan-${st.id.slice(0, 12)}.csv` }, 'Every candidate as CSV')),
+    el('p', { class: 'share' }, 'Link to this plan: ', el('a', { href: `#plan=${st.id}` }, `#plan=${st.id}`)),
     table(plan, st));
   if (window.Chart) drawChart(chart.canvas, plan, st);
 }

@@ -951,6 +951,15 @@ try {
     check(cheap && kpi === `${cheap.system} × ${cheap.num_procs}`, 'the cheapest within the deadline is the API’s', [kpi, cheap && cheap.system]);
     check(cheap.days <= 0.8, 'and meets the deadline', cheap.days);
     await page.screenshot({ path: join(outDir, 'plan.png'), fullPage: true });
+    // The address names the plan, and the link reopens it on a fresh page.
+    check(await page.evaluate(() => location.hash) === `#plan=${id}`, 'the address names the plan', await page.evaluate(() => location.hash));
+    check(await page.getAttribute('#pl-results .share a', 'href') === `#plan=${id}`, 'with a link to it');
+    const reopened = await context.newPage();
+    watch(reopened);
+    await reopened.goto(`${base}/#plan=${id}`);
+    await reopened.waitForSelector('#pl-results table.plan tbody tr');
+    check(!(await reopened.locator('#tab-plan').isHidden()) && await reopened.locator('#pl-results table.plan tbody tr').count() === 9, 'the link reopens the plan with its 9 candidates');
+    await reopened.close();
     // a click on the first point of the front opens its layout in Step time
     const target = st.plan.pareto[0];
     const xy = await page.evaluate((index) => {
