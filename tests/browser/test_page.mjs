@@ -472,7 +472,7 @@ try {
         await page.waitForFunction((id) => !document.querySelector(`#tab-${id}`).hidden, t);
         // Charts drawn at 1440 px resize on the next frames after the viewport shrinks (a
         // ResizeObserver): wait for the layout to settle, then measure.
-        if (w === 390) await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 3000 }).catch(() => {});
+        if (w === 390) await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 15000 }).catch(() => {});
         const over = await wide();
         if (w === 390) check(typeof over === 'number' && over <= 0, `${t} at 390 px is not wider than the screen`, over);
         const navOk = await page.evaluate(() => [...document.querySelectorAll('header .api-link, nav button')].every((b) => b.getBoundingClientRect().right <= window.innerWidth));
@@ -632,7 +632,7 @@ try {
     for (const t of ['estimate', 'sweep', 'plan', 'scaling', 'goodput']) {
       await page.click(`#nav-${t}`);
       await page.waitForFunction((id) => !document.querySelector(`#tab-${id}`).hidden, t);
-      await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 3000 }).catch(() => {});
+      await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 15000 }).catch(() => {});
       const over = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       check(over <= 0, `${t} at 390 px after a modern estimate`, over);
       if (t === 'estimate') await page.screenshot({ path: join(outDir, 'estimate-modern-390.png'), fullPage: true });
@@ -789,7 +789,7 @@ try {
     check(s1.parameters_active < s.parameters_active, 'one expert per token is fewer active parameters', [s1.parameters_active, s.parameters_active]);
 
     await page.setViewportSize({ width: 390, height: 844 });
-    await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 3000 }).catch(() => {});
+    await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 15000 }).catch(() => {});
     const over = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     check(over <= 0, 'no horizontal scroll at 390 px after the MoE estimate', over);
     await page.screenshot({ path: join(outDir, 'estimate-moe-390.png'), fullPage: true });
@@ -987,7 +987,7 @@ try {
     check(answer.summary.step_time_s === target.step_time_s, 'at the plan’s step time', [answer.summary.step_time_s, target.step_time_s]);
     await page.setViewportSize({ width: 390, height: 844 });
     await page.click('#nav-plan');
-    await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 3000 }).catch(() => {});
+    await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 15000 }).catch(() => {});
     const over = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     check(over <= 0, 'the plan tab with its answer at 390 px is not wider than the screen', over);
     await page.screenshot({ path: join(outDir, 'plan-390.png'), fullPage: true });
