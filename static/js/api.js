@@ -85,8 +85,23 @@ export function shareUrl(hash) {
 // Puts an answer's fragment (#r=<hash>, #sweep=<id>) in the address bar, unless the planner went
 // elsewhere while it was computed (`from` is the fragment when they asked): replaceState fires no
 // hashchange, so a late rewrite would leave the address naming an answer another tab hides.
-export function keepInUrl(fragment, from) {
+function keepInUrl(fragment, from) {
   if (location.hash === from) history.replaceState(null, '', fragment);
+}
+
+// Starts a sweep or plan with the request a form gives (requestOf may throw a field's error):
+// refusals are shown on form, the started one's link (#sweep=<id>, #plan=<id>, by `link`) goes
+// in the address. → its id, or null if it did not start.
+export async function startSweep(requestOf, form, link) {
+  const from = location.hash;
+  try {
+    const { id } = (await api('POST', '/v1/sweep', requestOf())).data;
+    keepInUrl(`#${link}=${id}`, from);
+    return id;
+  } catch (e) {
+    showError(form, e);
+    return null;
+  }
 }
 
 export function keepResultInUrl(hash, from) {

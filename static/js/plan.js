@@ -4,7 +4,7 @@
 // cancel button; its answer is a scatter of days against dollars (the Pareto front drawn, the
 // deadline and budget as lines; a click on a point opens that layout in Step time), the cheapest
 // plan within the deadline, the fastest within the budget, and every candidate in a table.
-import { api, ApiError, cancelSweep, clearErrors, keepInUrl, pollSweep, showError } from './api.js';
+import { api, ApiError, cancelSweep, clearErrors, pollSweep, showError, startSweep } from './api.js';
 import { COLORS, chartBox, scatter } from './charts.js';
 import { fillForm, submitEstimate } from './estimate.js';
 import { field, read } from './forms.js';
@@ -79,16 +79,8 @@ async function start() {
   const f = form();
   clearErrors(f);
   $('#pl-results').replaceChildren();
-  const from = location.hash;
-  let sub;
-  try {
-    sub = (await api('POST', '/v1/sweep', requestOf())).data;
-  } catch (e) {
-    showError(f, e);
-    return;
-  }
-  keepInUrl(`#plan=${sub.id}`, from);
-  await followPlan(sub.id);
+  const id = await startSweep(requestOf, f, 'plan');
+  if (id) await followPlan(id);
 }
 
 const cancel = () => cancelSweep(current, 'pl', form);

@@ -2,7 +2,7 @@
 // (POST /v1/sweep → 202 {id}), fill a progress bar by polling GET /v1/sweep/<id>, cancel with
 // DELETE, then show the best executions in a table, every evaluated point on a scatter plot
 // (sample rate against tier-1 memory) and a CSV download.
-import { api, ApiError, cancelSweep, clearErrors, keepInUrl, pollSweep, showError } from './api.js';
+import { api, ApiError, cancelSweep, clearErrors, pollSweep, showError, startSweep } from './api.js';
 import { chartBox, scatter } from './charts.js';
 import { field, read } from './forms.js';
 import { currentRequest, fillForm, submitEstimate } from './estimate.js';
@@ -130,16 +130,8 @@ async function start() {
   clearErrors(f);
   $('#sw-status').dataset.state = 'starting';
   $('#sw-results').replaceChildren();
-  const from = location.hash;
-  let sub;
-  try {
-    sub = (await api('POST', '/v1/sweep', requestOf())).data;
-  } catch (e) {
-    showError(f, e);
-    return;
-  }
-  keepInUrl(`#sweep=${sub.id}`, from);
-  follow(sub.id);
+  const id = await startSweep(requestOf, f, 'sweep');
+  if (id) follow(id);
 }
 
 const cancel = () => cancelSweep(current, 'sw', form);
