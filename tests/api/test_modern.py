@@ -18,6 +18,7 @@ PARAMETERS = {"llama3-8B": 8030261248, "llama3-70B": 70553706496, "llama3.1-405B
               "mistral-7B-v0.3": 7248023552, "qwen2.5-7B": 7615616512, "qwen2.5-72B": 72706203648}
 
 LATER_RELEASES = os.path.join(ROOT, "presets", "validation", "later_releases.json")
+VERIFICATION_CARDS = os.path.join(ROOT, "presets", "validation", "verification_cards.json")
 
 
 def published_error(published, row, estimated):
@@ -346,10 +347,22 @@ class Modern(ServerTestCase):
         self.assertNotIn("moe_small_hidden", [w["code"] for w in dense["warnings"]])
 
     def test_validate_own_runs(self):
-        """fathom validate --runs FILE: the same report over a file of rows, here the later
-        Megatron-Bridge releases shipped beside the validation set, compared with the figures
-        the file publishes; a file that is not an array of rows is refused naming "runs"."""
-        path = LATER_RELEASES
+        """fathom validate --runs FILE: the same report over a file of rows, here the two files
+        shipped beside the validation set (later Megatron-Bridge releases, and the model
+        verification cards' tuned recipes, whose stated step times give their tokens/s),
+        compared with the figures each file publishes; a file that is not an array of rows is
+        refused naming "runs"."""
+        for path in (LATER_RELEASES, VERIFICATION_CARDS):
+            with self.subTest(path=os.path.basename(path)):
+                self.check_own_runs(path)
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as bad:
+            json.dump({"rows": []}, bad)
+            bad.flush()
+            out = validate_runs(bad.name)
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("runs", out.stdout + out.stderr)
+
+    def check_own_runs(self, path):
         with open(path) as f:
             published = {r["id"]: r for r in json.load(f)}
         out = validate_runs(path, "--json")
@@ -360,17 +373,13 @@ class Modern(ServerTestCase):
             self.assertTrue(row["expressible"], row)
             p = published[row["id"]]
             self.assertEqual(row["measured"], p["tokens_per_s_per_gpu"])
-            self.assertAlmostEqual(row["estimated"], p["global_batch"] * p["seq_len"]
-                                   / (row["step_time_s"] * p["gpu_count"]), places=6)
+            tokens_per_step = p["global_batch"] * p["seq_len"] / p["gpu_count"]
+            self.assertAlmostEqual(row["estimated"], tokens_per_step / row["step_time_s"], places=6)
+            # a row's own step time and tokens/s are one measurement
+            self.assertAlmostEqual(tokens_per_step / p["step_time_s"] / p["tokens_per_s_per_gpu"], 1, places=3)
         text = validate_runs(path)
         self.assertEqual(text.returncode, 0, text.stderr)
         self.assertIn("tokens/s/GPU over %d of %d rows" % (len(published), len(published)), text.stdout)
-        with tempfile.NamedTemporaryFile("w", suffix=".json") as bad:
-            json.dump({"rows": []}, bad)
-            bad.flush()
-            out = validate_runs(bad.name)
-        self.assertNotEqual(out.returncode, 0)
-        self.assertIn("runs", out.stdout + out.stderr)
 
     def test_measured_rule_least_recompute(self):
         """Each row's estimate_request, posted to /v1/estimate, gives the row's step time; and
