@@ -82,9 +82,10 @@ export function shareUrl(hash) {
   return `${location.origin}${location.pathname}#r=${hash}`;
 }
 
-// Puts an answer's fragment (#r=<hash>, #sweep=<id>) in the address bar, unless the planner went
-// elsewhere while it was computed (`from` is the fragment when they asked): replaceState fires no
-// hashchange, so a late rewrite would leave the address naming an answer another tab hides.
+// Puts an answer's fragment (#r=<hash>, #sweep=<id>, #plan=<id>) in the address bar, unless
+// the planner went elsewhere while it was computed (`from` is the fragment when they asked):
+// replaceState fires no hashchange, so a late rewrite would leave the address naming an answer
+// another tab hides.
 function keepInUrl(fragment, from) {
   if (location.hash === from) history.replaceState(null, '', fragment);
 }

@@ -1002,10 +1002,9 @@ try {
     // the page must not rewrite the address to the scaling result when they answer.
     let releaseFrontier;
     const frontierHeld = new Promise((resolve) => { releaseFrontier = resolve; });
-    let budgetAsked = false;
+    let chinchillaAsked = 0; // the budget's own call passes, the frontier's after it wait
     await page.route('**/v1/scaling', async (route) => {
-      if (budgetAsked) await frontierHeld;
-      budgetAsked = true;
+      if (route.request().postDataJSON()?.law === 'chinchilla' && chinchillaAsked++ > 0) await frontierHeld;
       await route.continue();
     });
     const solved = page.waitForResponse((r) => r.url().endsWith('/v1/scaling') && r.request().method() === 'POST');
