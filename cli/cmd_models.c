@@ -80,8 +80,9 @@ int cli_cmd_validate(int argc, char **argv, const cli_env_t *env)
                "(presets/validation/measured_runs.json): tokens/s/GPU\nmeasured and estimated per "
                "run, mean and worst error. --runs FILE does the same\nfor the runs in FILE (- for "
                "stdin), an array of rows in measured_runs.json's\nformat: your own measurements, "
-               "or the files beside it:\npresets/validation/later_releases.json (later releases) "
-               "and\npresets/validation/verification_cards.json (NVIDIA's tuned recipes).\n--json "
+               "or the files beside it:\npresets/validation/later_releases.json (later releases),\n"
+               "presets/validation/verification_cards.json and\npresets/validation/moe_recipes.json "
+               "(NVIDIA's tuned recipes).\n--json "
                "prints the JSON of GET /v1/validation (its \"measured\" member with\n--measured or "
                "--runs) instead.\n");
         return strcmp(argv[argc - 1], "--help") == 0 ? 0 : 2;

@@ -19,6 +19,7 @@ PARAMETERS = {"llama3-8B": 8030261248, "llama3-70B": 70553706496, "llama3.1-405B
 
 LATER_RELEASES = os.path.join(ROOT, "presets", "validation", "later_releases.json")
 VERIFICATION_CARDS = os.path.join(ROOT, "presets", "validation", "verification_cards.json")
+MOE_RECIPES = os.path.join(ROOT, "presets", "validation", "moe_recipes.json")
 
 
 def published_error(published, row, estimated):
@@ -347,12 +348,13 @@ class Modern(ServerTestCase):
         self.assertNotIn("moe_small_hidden", [w["code"] for w in dense["warnings"]])
 
     def test_validate_own_runs(self):
-        """fathom validate --runs FILE: the same report over a file of rows, here the two files
-        shipped beside the validation set (later Megatron-Bridge releases, and the model
-        verification cards' tuned recipes, whose stated step times give their tokens/s),
+        """fathom validate --runs FILE: the same report over a file of rows, here the three files
+        shipped beside the validation set (later Megatron-Bridge releases, the model
+        verification cards' tuned recipes, whose stated step times give their tokens/s, and
+        Megatron-LM's MoE recipes, whose tokens/s is their TFLOP/s at the cards' FLOPs per token),
         compared with the figures each file publishes; a file that is not an array of rows is
         refused naming "runs"."""
-        for path in (LATER_RELEASES, VERIFICATION_CARDS):
+        for path in (LATER_RELEASES, VERIFICATION_CARDS, MOE_RECIPES):
             with self.subTest(path=os.path.basename(path)):
                 self.check_own_runs(path)
         with tempfile.NamedTemporaryFile("w", suffix=".json") as bad:
@@ -361,6 +363,32 @@ class Modern(ServerTestCase):
             out = validate_runs(bad.name)
         self.assertNotEqual(out.returncode, 0)
         self.assertIn("runs", out.stdout + out.stderr)
+
+    def test_moe_recipes_tokens_from_cards(self):
+        """moe_recipes.json publishes only TFLOP/s; its tokens/s must be that TFLOP/s over the
+        FLOPs per token the verification cards state for the same model (their TFLOP/s over their
+        tokens/s), and each A/B pair (partial against full-iteration CUDA graphs) must be one
+        layout, so that Fathom gives both one estimate and the measured gap is the graphs'."""
+        with open(VERIFICATION_CARDS) as f:
+            cards = json.load(f)
+        with open(MOE_RECIPES) as f:
+            recipes = json.load(f)
+        per_token = {}
+        for c in cards:
+            per_token.setdefault(c["model"], []).append(c["tflops_per_gpu"] * 1e12 / c["tokens_per_s_per_gpu"])
+        for r in recipes:
+            self.assertIn("tokens_per_s_per_gpu", r["derived_fields"])
+            flops = sum(per_token[r["model"]]) / len(per_token[r["model"]])
+            self.assertAlmostEqual(r["tflops_per_gpu"] * 1e12 / flops / r["tokens_per_s_per_gpu"], 1, places=5)
+        layout = ("model", "gpu_type", "gpu_count", "precision", "global_batch", "micro_batch", "tp", "pp", "vp", "ep")
+        pairs = [r for r in recipes if "A/B pair" in r["notes"]]
+        self.assertEqual(len(pairs), 4)
+        m = json.loads(validate_runs(MOE_RECIPES, "--json").stdout)
+        estimated = {row["id"]: row["estimated"] for row in m["rows"]}
+        for a, b in zip(pairs[::2], pairs[1::2]):
+            self.assertEqual([a[k] for k in layout], [b[k] for k in layout])
+            self.assertEqual(estimated[a["id"]], estimated[b["id"]])
+            self.assertGreater(b["tokens_per_s_per_gpu"], a["tokens_per_s_per_gpu"])  # full graphs faster
 
     def check_own_runs(self, path):
         with open(path) as f:
