@@ -3,12 +3,19 @@
  * model, system and layout it states are estimated and the tokens per second per GPU compared.
  *
  * One rule for every row, no per-row knobs (README, "Measured runs"):
- *   model      the row's shape as the modern block: kv_heads, head size, vocabulary, RoPE,
+ *   model      the row's shape as the modern block: kv_heads, head size, vocabulary, RoPE
+ *              (learned positions when pos_emb says "learned" or "absolute", none for NoPE),
+ *              linear biases only when the row sets "bias": true,
  *              untied embeddings, causal, a sliding window when the attention text gives one
  *              (GPT-OSS: 128 tokens, every 2nd block full); gated MLP and RMSNorm for SwiGLU rows, plain MLP and
  *              LayerNorm otherwise (Nemotron-4's squared ReLU)
- *   system     one preset per GPU type: h100_sxm, b200, gb200_nvl72
- *   execution  the row's TP, PP, VP (interleaving), DP, global and micro batch; bfloat16, with
+ *   system     one preset per GPU type, named as a word anywhere in gpu_type: h100_sxm,
+ *              h200, h800, b200, gb200_nvl72, mi300x, a100_sxm (none for PCIe cards, the 40 GB
+ *              A100 or GPUs without a preset: the row is listed with the reason)
+ *   measured   tokens_per_s_per_gpu, else step_time_s compared as the tokens/s/GPU it makes,
+ *              else tflops_per_gpu (below)
+ *   execution  the row's TP, PP, VP (interleaving), DP (GPUs / (TP·PP·CP) when not given),
+ *              global and micro batch; bfloat16, with
  *              FP8 GEMMs and FP8 primary weights (fp8_params) for FP8 and MXFP8 rows;
  *              gradients in bfloat16 (low_precision_gradients: every Megatron-Bridge performance
  *              recipe sets grad_reduce_in_fp32 = False, Megatron-LM's default); fused
@@ -21,7 +28,8 @@
  *              rank order), from the first that does not the rest on the node-spanning tier
  *              context parallelism as the row gives it (cp; placed after TP on the NVLink tier
  *              while it fits); FSDP rows (fsdp > 0) as ZeRO-3 sharded over the row's FSDP
- *              group (shard_group), other rows with DP > 1 Megatron's distributed optimizer
+ *              group (shard_group; all of DP·CP for a row that only sets fsdp_enabled), other
+ *              rows with DP > 1 Megatron's distributed optimizer
  *   recompute  unknown in the sources: the least that fits in memory (none, then attn_only,
  *              then attn_only with selective recompute of layernorm, then of moe_act too, then
  *              of mla_up_proj too, then full recompute of the fewest blocks of each pipeline
@@ -55,10 +63,12 @@
  * again by its GPU's preset calibrated on the other sources' rows of that GPU — the whole-run fit
  * of POST /v1/calibrate — so that the error says how well a calibrated Fathom predicts runs of a
  * software stack and publication it has not seen. */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "llm_codec.h"
 #include "model_codec.h"
@@ -75,32 +85,77 @@ static const char *row_str(const json_t *row, const char *key)
     return s ? s : "";
 }
 
-/* Why a row cannot be estimated yet, or NULL. The figure compared is tokens_per_s_per_gpu when
- * given, else tflops_per_gpu (prepare_row); it must be a positive number. */
+/* What a row publishes as measured, the first of these it gives as a number (README: the
+ * ground truth is tokens/s/GPU or the step time; the source's TFLOP/s counts its own FLOPs). */
+static const char *const measured_keys[] = {"tokens_per_s_per_gpu", "step_time_s",
+                                            "tflops_per_gpu"};
+
+static const char *measured_key(const json_t *row)
+{
+    for (size_t i = 0; i < sizeof measured_keys / sizeof measured_keys[0]; i++)
+        if (json_is_number(json_object_get(row, measured_keys[i])))
+            return measured_keys[i];
+    return NULL;
+}
+
+/* Why a row cannot be estimated yet, or NULL. The figure compared is measured_key's; it must be
+ * a positive number, and a step time needs the batch, sequence and GPUs that make it tokens/s. */
 static const char *inexpressible(const json_t *row)
 {
     if (!json_is_object(row))
         return "a row is a JSON object in measured_runs.json's format";
-    const json_t *tokens = json_object_get(row, "tokens_per_s_per_gpu");
-    const json_t *compared =
-        json_is_number(tokens) ? tokens : json_object_get(row, "tflops_per_gpu");
-    if (!json_is_number(compared))
+    const char *key = measured_key(row);
+    if (!key)
         return "nothing measured is published";
-    const double v = json_number_value(compared);
+    const double v = json_number_value(json_object_get(row, key));
     if (!(v > 0) || !isfinite(v))
-        return json_is_number(tokens) ? "tokens_per_s_per_gpu must be a positive number"
-                                      : "tflops_per_gpu must be a positive number";
+        return strcmp(key, "tokens_per_s_per_gpu") == 0 ? "tokens_per_s_per_gpu must be a positive number"
+               : strcmp(key, "step_time_s") == 0        ? "step_time_s must be a positive number"
+                                                        : "tflops_per_gpu must be a positive number";
+    if (strcmp(key, "step_time_s") == 0 &&
+        (row_int(row, "global_batch", 0) <= 0 || row_int(row, "seq_len", 0) <= 0 ||
+         row_int(row, "gpu_count", 0) <= 0))
+        return "step_time_s is compared as tokens/s/GPU, which needs global_batch, seq_len and "
+               "gpu_count";
     return NULL;
 }
 
-static const char *system_for(const char *gpu)
+/* Whether `word` stands in `text` as a word of its own, in any case: "H200" in "NVIDIA H200
+ * SXM 141GB" but not in "GH200", "B200" not in "GB200". */
+static bool has_word(const char *text, const char *word)
 {
-    if (strncmp(gpu, "GB200", 5) == 0)
-        return "gb200_nvl72";
-    if (strncmp(gpu, "B200", 4) == 0)
-        return "b200";
-    if (strncmp(gpu, "H100", 4) == 0)
-        return "h100_sxm";
+    const size_t n = strlen(word);
+    for (const char *p = text; *p; p++)
+        if (strncasecmp(p, word, n) == 0 && (p == text || !isalnum((unsigned char)p[-1])) &&
+            !isalnum((unsigned char)p[n]))
+            return true;
+    return false;
+}
+
+/* The preset of a row's GPU, named anywhere in its gpu_type ("H100-SXM5-80GB (DGX-H100)",
+ * "NVIDIA H200 SXM 141GB", "GB200 (DGX-GB200, NVL72)"); NULL, with *why, for a GPU no preset
+ * describes. A near preset is not lent to a variant with other clocks, memory or links: PCIe
+ * cards, the 40 GB A100, GH200 and GB300 get none. */
+static const char *system_for(const char *gpu, const char **why)
+{
+    static const struct {
+        const char *word, *preset;
+    } gpus[] = {{"GB200", "gb200_nvl72"}, {"B200", "b200"},   {"H200", "h200"},
+                {"H800", "h800"},         {"H100", "h100_sxm"}, {"MI300X", "mi300x"},
+                {"A100", "a100_sxm"}};
+    *why = "no preset for this GPU: presets describe the H100 SXM, H200, H800, B200, GB200 "
+           "NVL72, MI300X and A100 SXM 80GB";
+    if (has_word(gpu, "PCIe")) {
+        *why = "no preset for a PCIe card: presets describe SXM/OAM parts, whose clocks, power "
+               "and links differ";
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++)
+        if (has_word(gpu, gpus[i].word)) {
+            if (strcmp(gpus[i].preset, "a100_sxm") == 0 && strstr(gpu, "40"))
+                break; /* A100 40GB: half the memory of the preset's part */
+            return gpus[i].preset;
+        }
     return NULL;
 }
 
@@ -180,6 +235,16 @@ static json_t *row_model(const json_t *row)
     return m;
 }
 
+/* model.position_embedding from the row's pos_emb text: learned (or absolute) positions, none
+ * (NoPE), else rotary. */
+static const char *row_position(const json_t *row)
+{
+    const char *pos = row_str(row, "pos_emb");
+    if (has_word(pos, "learned") || has_word(pos, "absolute"))
+        return "learned";
+    return has_word(pos, "none") || has_word(pos, "NoPE") ? "none" : "rope";
+}
+
 static json_t *row_model_dense(const json_t *row)
 {
     const bool gated = strstr(row_str(row, "mlp"), "SwiGLU") != NULL;
@@ -192,7 +257,9 @@ static json_t *row_model_dense(const json_t *row)
                      (json_int_t)row_int(row, "head_dim", 0), "num_blocks",
                      (json_int_t)row_int(row, "layers", 0), "vocab_size",
                      (json_int_t)row_int(row, "vocab", 0), "gated_mlp", gated, "norm",
-                     gated ? "rmsnorm" : "layernorm", "bias", 0, "position_embedding", "rope",
+                     gated ? "rmsnorm" : "layernorm", "bias",
+                     json_is_true(json_object_get(row, "bias")), "position_embedding",
+                     row_position(row),
                      "tied_embeddings", 0, "causal", 1);
 }
 
@@ -218,11 +285,24 @@ static void place_networks(const llm_system_t *s, int64_t tp, int64_t cp, int64_
     }
 }
 
+/* The row's DP, or GPUs / (TP·PP·CP) when it gives none (the validation set's derivation). */
+static int64_t row_dp(const json_t *row)
+{
+    const int64_t dp = row_int(row, "dp", 0), n = row_int(row, "gpu_count", 0);
+    const int64_t inner = row_int(row, "tp", 1) * row_int(row, "pp", 1) * row_int(row, "cp", 1);
+    if (dp > 0)
+        return dp;
+    return inner > 0 && n > 0 && n % inner == 0 ? n / inner : 1;
+}
+
 static json_t *row_execution(const json_t *row, const llm_system_t *s, const char *recompute)
 {
     const int64_t tp = row_int(row, "tp", 1), pp = row_int(row, "pp", 1);
-    const int64_t dp = row_int(row, "dp", 1), vp = row_int(row, "vp", 1);
-    const int64_t cp = row_int(row, "cp", 1), fsdp = row_int(row, "fsdp", 0);
+    const int64_t dp = row_dp(row), vp = row_int(row, "vp", 1), cp = row_int(row, "cp", 1);
+    /* fsdp is the sharding group; a row that only says fsdp_enabled shards over all of DP·CP */
+    int64_t fsdp = row_int(row, "fsdp", 0);
+    if (fsdp <= 0 && json_is_true(json_object_get(row, "fsdp_enabled")))
+        fsdp = dp * cp;
     const char *prec = row_str(row, "precision");
     const bool fp8 = strstr(prec, "FP8") != NULL;
     const int zero = fsdp > 0 ? 3 : dp * cp > 1 ? 1 : 0;
@@ -326,6 +406,7 @@ typedef struct {
     const char *recompute;            /* none, attn_only or full */
     int64_t recompute_blocks, chunk_blocks; /* full: of a chunk's chunk_blocks, 0 = every one */
     bool by_tokens; /* compared on tokens/s/GPU, else on model TFLOP/s/GPU */
+    bool from_step_time; /* the tokens/s/GPU compared is the row's step time's */
     double measured, model_flops; /* model_flops: Fathom's count, the numerator of its MFU */
     double source_flops;          /* what the row's TFLOP/s counts (TFLOP/s-only rows) */
     llm_result_t result; /* with the preset */
@@ -414,10 +495,11 @@ static int least_recompute(const json_t *row, measured_row_t *p, fathom_error_t 
 static int prepare_row(const json_t *row, const codec_presets_t *presets, measured_row_t *p,
                        fathom_error_t *err)
 {
-    p->sys_name = system_for(row_str(row, "gpu_type"));
+    const char *why;
+    p->sys_name = system_for(row_str(row, "gpu_type"), &why);
     p->source = row_str(row, "source");
     if (!p->sys_name)
-        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "gpu_type", "no preset for %s",
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "gpu_type", "%s (%s)", why,
                                 row_str(row, "gpu_type"));
     json_t *jm = row_model(row), *js = json_string(p->sys_name);
     int rc = !jm || !js || lend_router_groups(jm, presets) ||
@@ -429,9 +511,12 @@ static int prepare_row(const json_t *row, const codec_presets_t *presets, measur
         return -1;
     if (least_recompute(row, p, err))
         return -1;
-    p->by_tokens = json_is_number(json_object_get(row, "tokens_per_s_per_gpu"));
-    p->measured = json_number_value(
-        json_object_get(row, p->by_tokens ? "tokens_per_s_per_gpu" : "tflops_per_gpu"));
+    /* a step time is compared as the tokens/s/GPU it makes: GBS·seq / (step·GPUs) */
+    const char *key = measured_key(row);
+    const double figure = json_number_value(json_object_get(row, key));
+    p->from_step_time = strcmp(key, "step_time_s") == 0;
+    p->by_tokens = p->from_step_time || strcmp(key, "tokens_per_s_per_gpu") == 0;
+    p->measured = p->from_step_time ? tokens_of_step(p, figure) : figure;
     p->model_flops = llm_model_flops(&p->model, p->exec.batch_size, true);
     fathom_model_t full_scores = p->model; /* the source's count: every s×s score (file head) */
     full_scores.causal = false;
@@ -479,6 +564,11 @@ static json_t *encode_estimate(const measured_row_t *p)
                      "fits_memory", r->fits_memory, "step_time_s", step, "mfu",
                      p->model_flops / (per_proc_s * r->extra.peak_flops), "memory_gib",
                      r->mem_tier1_bytes / 1073741824.0);
+    if (o && p->from_step_time &&
+        json_object_set_new(o, "measured_from", json_string("step_time_s"))) {
+        json_decref(o);
+        return NULL;
+    }
     return encode_rule_choice(p, o);
 }
 
@@ -628,7 +718,7 @@ json_t *codec_llm_measured_report_rows(const json_t *rows, const char *source,
                                  (json_int_t)row_int(row, "pp", 1), "vp",
                                  (json_int_t)row_int(row, "vp", 1), "cp",
                                  (json_int_t)row_int(row, "cp", 1), "dp",
-                                 (json_int_t)row_int(row, "dp", 1));
+                                 (json_int_t)row_dp(row));
         const char *why = inexpressible(row);
         fathom_error_t rerr;
         fathom_error_clear(&rerr);

@@ -110,7 +110,8 @@ class Estimate(ServerTestCase):
                      "megatron-126M", "megatron-1T", "megatron-22B", "megatron-40B", "megatron-5B",
                      "palm-540B", "turing-530B"]:
             self.assertIn(name, models)
-        for name in ["a100_80e", "a100_80g", "h100_80g_nvl8", "h100_sxm", "h200", "b200", "mi300x"]:
+        for name in ["a100_80e", "a100_80g", "a100_sxm", "h100_80g_nvl8", "h100_sxm", "h200", "h800",
+                     "b200", "gb200_nvl72", "mi300x"]:
             self.assertIn(name, systems)
         m = self.server.get("/v1/presets/models/gpt3-175B").json()
         self.assertEqual(m["hidden"], 12288)

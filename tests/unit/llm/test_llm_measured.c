@@ -2,7 +2,8 @@
  * (codec/llm_measured.c) on a small constructed set of rows: a row's calibrated prediction must
  * never depend on its own source's measurements, must depend on the other sources' ones, and a
  * GPU no other source measured gets no calibrated prediction. Rows are real rows of
- * presets/validation/measured_runs.json with their source renamed. */
+ * presets/validation/measured_runs.json with their source renamed. Also how a user's row is
+ * read: which preset its gpu_type names, and the fields it may leave out. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,11 +199,128 @@ static void test_user_rows_checked(void **state)
     json_decref(r);
 }
 
+/* The row of a one-row report. */
+static json_t *report_one(json_t *r)
+{
+    json_t *a = json_array();
+    json_array_append_new(a, r);
+    return report(a);
+}
+
+/* A row's GPU is named anywhere in gpu_type, as a word in any case; a variant no preset
+ * describes (PCIe, the 40 GB A100, GH200, GB300) is listed with the reason, not lent a near
+ * preset. */
+static void test_gpu_names_pick_presets(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *gpu, *preset, *reason;
+    } cases[] = {
+        {"H100-SXM5-80GB (DGX-H100)", "h100_sxm", NULL},
+        {"nvidia h100 80gb hbm3", "h100_sxm", NULL},
+        {"NVIDIA H200 SXM 141GB", "h200", NULL},
+        {"H800-SXM5-80GB", "h800", NULL},
+        {"B200 (DGX-B200)", "b200", NULL},
+        {"GB200 (DGX-GB200, NVL72)", "gb200_nvl72", NULL},
+        {"AMD Instinct MI300X", "mi300x", NULL},
+        {"A100-SXM4-80GB", "a100_sxm", NULL},
+        {"GH200", NULL, "no preset for this GPU"},
+        {"GB300 NVL72", NULL, "no preset for this GPU"},
+        {"A100-SXM4-40GB", NULL, "no preset for this GPU"},
+        {"H100 PCIe", NULL, "no preset for a PCIe card"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *r = row("MB-019", "mine");
+        json_object_set_new(r, "gpu_type", json_string(cases[i].gpu));
+        json_object_set_new(r, "precision", json_string("BF16")); /* the A100 has no FP8 */
+        json_t *rep = report_one(r);
+        const json_t *it = item(rep, 0);
+        if (cases[i].preset) {
+            assert_true(json_is_true(json_object_get(it, "expressible")));
+            assert_string_equal(json_string_value(json_object_get(it, "system")), cases[i].preset);
+        } else {
+            assert_false(json_is_true(json_object_get(it, "expressible")));
+            const char *why = json_string_value(json_object_get(it, "reason"));
+            assert_non_null(why);
+            assert_non_null(strstr(why, cases[i].reason));
+            assert_non_null(strstr(why, cases[i].gpu));
+        }
+        json_decref(rep);
+    }
+}
+
+/* Fields a row may leave out: the step time stands for tokens/s (GBS·seq / (step·GPUs): MB-019's
+ * 10.227 s is its published 1,602 tokens/s/GPU), DP is GPUs / (TP·PP·CP), and fsdp_enabled
+ * without a group shards over all of DP·CP. Each gives the estimate of the full row. */
+static void test_rows_may_leave_fields_out(void **state)
+{
+    (void)state;
+    json_t *full = report_one(row("MB-019", "mine"));
+    const double est = json_number_value(json_object_get(item(full, 0), "estimated"));
+
+    json_t *r = row("MB-019", "mine");
+    json_object_set_new(r, "tokens_per_s_per_gpu", json_null());
+    json_t *rep = report_one(r);
+    const json_t *it = item(rep, 0);
+    assert_string_equal(json_string_value(json_object_get(it, "compared")), "tokens_per_s_per_gpu");
+    assert_string_equal(json_string_value(json_object_get(it, "measured_from")), "step_time_s");
+    assert_float_equal(json_number_value(json_object_get(it, "measured")), 1602.0, 0.5);
+    assert_float_equal(json_number_value(json_object_get(it, "estimated")), est, 1e-9);
+    assert_null(json_object_get(item(full, 0), "measured_from"));
+    json_decref(rep);
+
+    r = row("MB-019", "mine"); /* 64 GPUs, TP 4, PP 8: DP 2 */
+    json_object_set_new(r, "dp", json_null());
+    rep = report_one(r);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(item(rep, 0), "layout"), "dp")), 2);
+    assert_float_equal(json_number_value(json_object_get(item(rep, 0), "estimated")), est, 1e-9);
+    json_decref(rep);
+    json_decref(full);
+
+    /* MB-018: Megatron-FSDP over its 8 GPUs (fsdp 8) */
+    full = report_one(row("MB-018", "mine"));
+    r = row("MB-018", "mine");
+    json_object_set_new(r, "fsdp", json_null());
+    json_object_set_new(r, "fsdp_enabled", json_true());
+    rep = report_one(r);
+    assert_float_equal(json_number_value(json_object_get(item(rep, 0), "estimated")),
+                       json_number_value(json_object_get(item(full, 0), "estimated")), 1e-9);
+    const json_t *exec =
+        json_object_get(json_object_get(item(rep, 0), "estimate_request"), "execution");
+    assert_int_equal(json_integer_value(json_object_get(exec, "zero_stage")), 3);
+    json_decref(rep);
+    json_decref(full);
+}
+
+/* GPT-style rows: learned positions and linear biases when the row says so, else RoPE and none. */
+static void test_row_positions_and_biases(void **state)
+{
+    (void)state;
+    json_t *r = row("NEMO2407-035", "mine");
+    json_object_set_new(r, "pos_emb", json_string("learned absolute"));
+    json_object_set_new(r, "bias", json_true());
+    json_t *rep = report_one(r);
+    const json_t *m =
+        json_object_get(json_object_get(item(rep, 0), "estimate_request"), "model");
+    assert_string_equal(json_string_value(json_object_get(m, "position_embedding")), "learned");
+    assert_true(json_is_true(json_object_get(m, "bias")));
+    json_decref(rep);
+    rep = report_one(row("NEMO2407-035", "mine"));
+    m = json_object_get(json_object_get(item(rep, 0), "estimate_request"), "model");
+    assert_string_equal(json_string_value(json_object_get(m, "position_embedding")), "rope");
+    assert_false(json_is_true(json_object_get(m, "bias")));
+    json_decref(rep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_loso_never_sees_its_own_source),
         cmocka_unit_test(test_user_rows_checked),
+        cmocka_unit_test(test_gpu_names_pick_presets),
+        cmocka_unit_test(test_rows_may_leave_fields_out),
+        cmocka_unit_test(test_row_positions_and_biases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
