@@ -404,6 +404,7 @@ typedef struct {
     llm_execution_t exec;
     const char *sys_name, *source;
     const char *recompute;            /* none, attn_only or full */
+    bool recompute_stated;            /* the row's own, not the least that fits */
     int64_t recompute_blocks, chunk_blocks; /* full: of a chunk's chunk_blocks, 0 = every one */
     bool by_tokens; /* compared on tokens/s/GPU, else on model TFLOP/s/GPU */
     bool from_step_time; /* the tokens/s/GPU compared is the row's step time's */
@@ -451,6 +452,68 @@ static int estimate_row(const json_t *row, measured_row_t *p, const char *recomp
     return rc ? -1 : 0;
 }
 
+/* The recompute a row states in a form the rule reads (its "recompute" text, as the validation
+ * set writes what a recipe shipped beside the numbers says), into *act, *blocks and *modules:
+ *   "none …"                       none
+ *   "full …"                       every block; "full (block, N layers)" the first N of a chunk
+ *   "selective"                    attention only (Megatron's default module, core_attn)
+ *   "selective: m1, m2 …"          those modules (Megatron's names), attention only when
+ *                                  core_attn is among them
+ * false for null, other text, or a module the step model does not have. */
+static bool stated_recompute(const json_t *row, const char **act, int64_t *blocks,
+                             unsigned *modules)
+{
+    const char *text = json_string_value(json_object_get(row, "recompute"));
+    if (!text)
+        return false;
+    while (isspace((unsigned char)*text))
+        text++;
+    *blocks = 0;
+    *modules = 0;
+    if (strncasecmp(text, "none", 4) == 0 && !isalnum((unsigned char)text[4])) {
+        *act = "none";
+        return true;
+    }
+    if (strncasecmp(text, "full", 4) == 0 && !isalnum((unsigned char)text[4])) {
+        *act = "full";
+        long long n;
+        const char *blk = strstr(text, "block");
+        if (blk && sscanf(blk + strcspn(blk, "0123456789"), "%lld", &n) == 1 && n > 0)
+            *blocks = (int64_t)n;
+        return true;
+    }
+    if (strncasecmp(text, "selective", 9) != 0 || isalnum((unsigned char)text[9]))
+        return false;
+    const char *list = strchr(text, ':');
+    *act = "attn_only";
+    if (!list)
+        return true;
+    *act = "none";
+    char name[32];
+    for (const char *q = list + 1; *q;) {
+        q += strspn(q, " ,;");
+        const size_t len = strcspn(q, " ,;)");
+        if (len == 0)
+            break;
+        if (len >= sizeof name)
+            return false;
+        memcpy(name, q, len);
+        name[len] = 0;
+        q += len;
+        if (strcmp(name, "core_attn") == 0) {
+            *act = "attn_only";
+            continue;
+        }
+        int i = 0;
+        while (llm_recompute_module_names[i] && strcmp(llm_recompute_module_names[i], name) != 0)
+            i++;
+        if (!llm_recompute_module_names[i])
+            return false;
+        *modules |= 1u << i;
+    }
+    return true;
+}
+
 /* The least recompute that fits, one rule for every row: none, then attention only, then
  * attention only with the selective-recompute modules of the search's ladder that the measured
  * runs' recipes use (layernorm, then moe_act with it, then mla_up_proj with them; never the
@@ -460,6 +523,19 @@ static int estimate_row(const json_t *row, measured_row_t *p, const char *recomp
 static int least_recompute(const json_t *row, measured_row_t *p, fathom_error_t *err)
 {
     p->recompute_blocks = p->chunk_blocks = 0;
+    /* a recompute the row states is the run's: estimated as stated, fitting or not */
+    const char *act;
+    int64_t blocks;
+    unsigned modules;
+    p->recompute_stated = stated_recompute(row, &act, &blocks, &modules);
+    if (p->recompute_stated) {
+        p->recompute = act;
+        if (estimate_row(row, p, act, blocks, modules, err))
+            return -1;
+        p->recompute_blocks = blocks;
+        p->chunk_blocks = p->result.blocks_per_proc / p->exec.pipeline_interleaving;
+        return 0;
+    }
     static const char *const partial[] = {"none", "attn_only"};
     for (int i = 0; i < 2; i++) {
         p->recompute = partial[i];
@@ -564,8 +640,10 @@ static json_t *encode_estimate(const measured_row_t *p)
                      "fits_memory", r->fits_memory, "step_time_s", step, "mfu",
                      p->model_flops / (per_proc_s * r->extra.peak_flops), "memory_gib",
                      r->mem_tier1_bytes / 1073741824.0);
-    if (o && p->from_step_time &&
-        json_object_set_new(o, "measured_from", json_string("step_time_s"))) {
+    if (o && ((p->from_step_time &&
+               json_object_set_new(o, "measured_from", json_string("step_time_s"))) ||
+              json_object_set_new(o, "recompute_from",
+                                  json_string(p->recompute_stated ? "row" : "rule")))) {
         json_decref(o);
         return NULL;
     }

@@ -313,6 +313,47 @@ static void test_row_positions_and_biases(void **state)
     json_decref(rep);
 }
 
+/* A recompute the row states is estimated as stated (recompute_from "row"); text the rule does
+ * not read, or none, leaves the least that fits (recompute_from "rule"). MB-019 (Llama 3 70B,
+ * TP 4, PP 8, VP 5: 2 blocks per chunk) fits without recompute. */
+static void test_stated_recompute(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *act, *from, *module;
+        long long blocks;
+    } cases[] = {
+        {NULL, "none", "rule", NULL, 0},
+        {"full (block, 1 layer)", "full", "row", NULL, 1},
+        {"full", "full", "row", NULL, 0},
+        {"Full (uniform)", "full", "row", NULL, 0},
+        {"selective", "attn_only", "row", NULL, 0},
+        {"selective: core_attn, layernorm", "attn_only", "row", "layernorm", 0},
+        {"selective: layernorm", "none", "row", "layernorm", 0},
+        {"none (per the recipe)", "none", "row", NULL, 0},
+        {"selective: shared_experts", "none", "rule", NULL, 0},
+        {"fully sharded", "none", "rule", NULL, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *r = row("MB-019", "mine");
+        json_object_set_new(r, "recompute", cases[i].text ? json_string(cases[i].text) : json_null());
+        json_t *rep = report_one(r);
+        const json_t *it = item(rep, 0);
+        assert_true(json_is_true(json_object_get(it, "expressible")));
+        assert_string_equal(json_string_value(json_object_get(it, "recompute")), cases[i].act);
+        assert_string_equal(json_string_value(json_object_get(it, "recompute_from")), cases[i].from);
+        assert_int_equal(json_integer_value(json_object_get(it, "recompute_blocks")), cases[i].blocks);
+        const json_t *mods = json_object_get(it, "recompute_modules");
+        if (cases[i].module) {
+            assert_int_equal(json_array_size(mods), 1);
+            assert_string_equal(json_string_value(json_array_get(mods, 0)), cases[i].module);
+        } else {
+            assert_null(mods);
+        }
+        json_decref(rep);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -321,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_gpu_names_pick_presets),
         cmocka_unit_test(test_rows_may_leave_fields_out),
         cmocka_unit_test(test_row_positions_and_biases),
+        cmocka_unit_test(test_stated_recompute),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
