@@ -35,7 +35,8 @@
  *              of mla_up_proj too, then full recompute of the fewest blocks of each pipeline
  *              chunk, Megatron's recompute_method "block", up to every block: least_recompute)
  *   MoE rows   model.moe from the row's num_experts, top_k, expert_ffn, shared_experts and
- *              shared_expert_ffn, the first dense blocks from moe_layers ("first 3 dense");
+ *              shared_expert_ffn, the first dense blocks from moe_layers ("first 3 dense"),
+ *              one MoE block in N from it ("every 2nd", "alternating", "interleaved": 2);
  *              model.mla parsed from the attention text ("MLA (q_lora 1536, kv_lora 512, …)");
  *              model.mtp_blocks from mtp_layers; group-limited routing from the row's
  *              router_groups and router_group_top_k, else from the built-in model preset of
@@ -169,6 +170,20 @@ static int64_t text_int(const char *text, const char *key, int64_t dflt)
     return p && sscanf(p + strlen(key), " %lld", &v) == 1 ? (int64_t)v : dflt;
 }
 
+/* Every how many blocks one is an MoE block, from the moe_layers text: "every 4th layer" 4,
+ * "alternating", "every other" or "interleaved" 2, else 1 (every block after the first dense
+ * ones). */
+static int64_t moe_every(const char *text)
+{
+    const int64_t n = text_int(text, "every", 0);
+    if (n > 1)
+        return n;
+    return has_word(text, "alternating") || has_word(text, "interleaved") ||
+                   strstr(text, "every other") || strstr(text, "Every other")
+               ? 2
+               : 1;
+}
+
 /* model.moe, model.mla and model.mtp_blocks of an MoE row (header comment). */
 static int add_moe(const json_t *row, json_t *m)
 {
@@ -185,6 +200,9 @@ static int add_moe(const json_t *row, json_t *m)
                             "first_dense_blocks",
                             (json_int_t)text_int(row_str(row, "moe_layers"), "first", 0));
     if (!moe || json_object_set_new(m, "moe", moe))
+        return -1;
+    const int64_t every = moe_every(row_str(row, "moe_layers"));
+    if (every > 1 && json_object_set_new(moe, "every", json_integer(every)))
         return -1;
     /* group-limited routing as the row gives it (else lend_router_groups) */
     const int64_t groups = row_int(row, "router_groups", 0);

@@ -313,6 +313,28 @@ static void test_row_positions_and_biases(void **state)
     json_decref(rep);
 }
 
+/* One MoE block in N from the moe_layers text; a row that says nothing has every block MoE. */
+static void test_moe_every_from_text(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        long long every;
+    } cases[] = {{"all 48 layers MoE", 1},
+                 {"every other layer MoE (alternating dense / MoE)", 2},
+                 {"interleaved: dense, MoE, dense, MoE", 2},
+                 {"every 4th layer MoE", 4}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *r = row("MB-013", "mine");
+        json_object_set_new(r, "moe_layers", json_string(cases[i].text));
+        json_t *rep = report_one(r);
+        const json_t *moe = json_object_get(
+            json_object_get(json_object_get(item(rep, 0), "estimate_request"), "model"), "moe");
+        assert_int_equal(json_integer_value(json_object_get(moe, "every")), cases[i].every);
+        json_decref(rep);
+    }
+}
+
 /* A recompute the row states is estimated as stated (recompute_from "row"); text the rule does
  * not read, or none, leaves the least that fits (recompute_from "rule"). MB-019 (Llama 3 70B,
  * TP 4, PP 8, VP 5: 2 blocks per chunk) fits without recompute. */
@@ -363,6 +385,7 @@ int main(void)
         cmocka_unit_test(test_rows_may_leave_fields_out),
         cmocka_unit_test(test_row_positions_and_biases),
         cmocka_unit_test(test_stated_recompute),
+        cmocka_unit_test(test_moe_every_from_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
