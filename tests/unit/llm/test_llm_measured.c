@@ -204,7 +204,9 @@ static json_t *report_one(json_t *r)
 {
     json_t *a = json_array();
     json_array_append_new(a, r);
-    return report(a);
+    json_t *rep = report(a);
+    json_decref(a);
+    return rep;
 }
 
 /* A row's GPU is named anywhere in gpu_type, as a word in any case; a variant no preset
