@@ -11,9 +11,10 @@ import { $, el, fmtInt, fmtNum } from './util.js';
 
 const layoutOf = (l = {}) => `TP ${l.tp ?? '?'} × CP ${l.cp ?? 1} × PP ${l.pp ?? '?'} × DP ${l.dp ?? '?'}${(l.vp ?? 1) > 1 ? ` (interleaved ${l.vp})` : ''}`;
 const pct = (x) => `${x > 0 ? '+' : ''}${x.toFixed(1)} %`;
-// The recompute the API's rule assumed (the sources do not say): full of some blocks of a
-// pipeline chunk, and the modules selective recompute reruns.
-const recomputeOf = (r) => `${r.recompute}${r.recompute_blocks ? ` ${r.recompute_blocks} of ${r.blocks_per_chunk} blocks` : ''}${r.recompute_modules ? ` + ${r.recompute_modules.join(', ')}` : ''}`;
+// The recompute the API took: the rule's least that fits (the sources mostly do not say), or the
+// run's own when its row states one; full of some blocks of a pipeline chunk, and the modules
+// selective recompute reruns.
+const recomputeOf = (r) => `${r.recompute}${r.recompute_blocks ? ` ${r.recompute_blocks} of ${r.blocks_per_chunk} blocks` : ''}${r.recompute_modules ? ` + ${r.recompute_modules.join(', ')}` : ''}${r.recompute_from === 'row' ? ' (as the run states)' : ''}`;
 
 // The run as the rule estimated it, on the form above, estimated again with its full breakdown.
 async function openRun(r) {
@@ -45,7 +46,7 @@ export function showMeasured(m) {
   $('#measured-body').replaceChildren(
     el('p', { class: 'measured-summary' }, `${fmtInt(m.rows_estimated ?? n)} of ${fmtInt(m.rows_total ?? rows.length)} runs modelled: mean error ${fmtNum(m.mean_abs_error_pct)} %, worst ${fmtNum(m.max_abs_error_pct)} % (tokens per second per GPU, estimated against measured; + is faster than measured).${m.loso ? ` Calibrated on the other sources' runs (leave one source out): mean ${fmtNum(m.loso.mean_abs_error_pct)} %, worst ${fmtNum(m.loso.max_abs_error_pct)} % over ${fmtInt(m.loso.rows_estimated)} runs.` : ''}`),
     el('div', { class: 'table-wrap' }, el('table', { class: 'grid measured-table' },
-      el('thead', {}, el('tr', {}, ...['run', 'model', 'GPU', 'GPUs', 'layout', 'measured tok/s/GPU', 'estimated', 'error', 'calibrated, other sources', 'recompute assumed', ''].map((h) => el('th', {}, h)))),
+      el('thead', {}, el('tr', {}, ...['run', 'model', 'GPU', 'GPUs', 'layout', 'measured tok/s/GPU', 'estimated', 'error', 'calibrated, other sources', 'recompute', ''].map((h) => el('th', {}, h)))),
       el('tbody', {}, rows))),
     el('p', { class: 'muted' }, `Source: ${m.source || 'the API’s validation set'}; the whole comparison is at `, el('a', { href: '/v1/validation' }, '/v1/validation'), '.'),
   );

@@ -612,6 +612,13 @@ try {
     check(sel, 'some run assumes selective recompute of modules', m.rows.map((r) => r.recompute));
     const selCells = rows.find((x) => x.id === sel.id).cells;
     check(sel.recompute_modules.every((mod) => selCells[9].includes(mod)), `${sel.id}: its recompute modules are shown`, selCells);
+    // a run whose row states its recompute says so; the rule's choices do not
+    const stated = m.rows.filter((r) => r.recompute_from === 'row').map((r) => r.id);
+    check(stated.length > 0, 'some run states its recompute', m.rows.map((r) => r.recompute_from));
+    for (const r of m.rows.filter((x) => x.expressible)) {
+      const shown = rows.find((x) => x.id === r.id).cells[9].includes('as the run states');
+      check(shown === stated.includes(r.id), `${r.id}: whether the recompute is the run's own is shown`, rows.find((x) => x.id === r.id).cells[9]);
+    }
     const pending = page.waitForResponse((r) => r.url().endsWith('/v1/estimate') && r.request().method() === 'POST');
     await page.click(`#measured tr[data-id="${sel.id}"] button.open-run`);
     const res = await pending;
