@@ -121,16 +121,23 @@ static const char *inexpressible(const json_t *row)
     return NULL;
 }
 
-/* Whether `word` stands in `text` as a word of its own, in any case: "H200" in "NVIDIA H200
- * SXM 141GB" but not in "GH200", "B200" not in "GB200". */
-static bool has_word(const char *text, const char *word)
+/* Whether `part` occurs in `text` in any case ("fp8" in "MXFP8"); with `word`, only standing as
+ * a word of its own: "H200" in "NVIDIA H200 SXM 141GB" but not in "GH200", "B200" not in
+ * "GB200". */
+static bool find_nocase(const char *text, const char *part, bool word)
 {
-    const size_t n = strlen(word);
+    const size_t n = strlen(part);
     for (const char *p = text; *p; p++)
-        if (strncasecmp(p, word, n) == 0 && (p == text || !isalnum((unsigned char)p[-1])) &&
-            !isalnum((unsigned char)p[n]))
+        if (strncasecmp(p, part, n) == 0 &&
+            (!word || ((p == text || !isalnum((unsigned char)p[-1])) &&
+                       !isalnum((unsigned char)p[n]))))
             return true;
     return false;
+}
+
+static bool has_word(const char *text, const char *word)
+{
+    return find_nocase(text, word, true);
 }
 
 /* The preset of a row's GPU, named anywhere in its gpu_type ("H100-SXM5-80GB (DGX-H100)",
@@ -265,7 +272,7 @@ static const char *row_position(const json_t *row)
 
 static json_t *row_model_dense(const json_t *row)
 {
-    const bool gated = strstr(row_str(row, "mlp"), "SwiGLU") != NULL;
+    const bool gated = find_nocase(row_str(row, "mlp"), "SwiGLU", false);
     int64_t heads = row_int(row, "heads", 1);
     return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:s,s:b,s:s,s:b,s:b}", "hidden",
                      (json_int_t)row_int(row, "hidden", 0), "feedforward",
@@ -322,7 +329,7 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
     if (fsdp <= 0 && json_is_true(json_object_get(row, "fsdp_enabled")))
         fsdp = dp * cp;
     const char *prec = row_str(row, "precision");
-    const bool fp8 = strstr(prec, "FP8") != NULL;
+    const bool fp8 = find_nocase(prec, "FP8", false);
     const int zero = fsdp > 0 ? 3 : dp * cp > 1 ? 1 : 0;
     int nets[4];
     place_networks(s, tp, cp, dp, pp, nets);

@@ -315,6 +315,33 @@ static void test_row_positions_and_biases(void **state)
     json_decref(rep);
 }
 
+/* The precision and MLP texts are read in any case: "mxfp8" is FP8, "bf16" is not; "swiglu" is
+ * the gated MLP with RMSNorm, "GeLU" the plain one with LayerNorm. */
+static void test_row_texts_any_case(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *precision, *mlp;
+        bool fp8, gated;
+    } cases[] = {{"mxfp8", "swiglu", true, true},
+                 {"FP8 (current scaling)", "SwiGLU", true, true},
+                 {"bf16", "GeLU", false, false}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *r = row("NEMO2407-035", "mine");
+        json_object_set_new(r, "precision", json_string(cases[i].precision));
+        json_object_set_new(r, "mlp", json_string(cases[i].mlp));
+        json_t *rep = report_one(r);
+        const json_t *req = json_object_get(item(rep, 0), "estimate_request");
+        const json_t *m = json_object_get(req, "model");
+        assert_int_equal(json_is_true(json_object_get(json_object_get(req, "execution"), "fp8")),
+                         cases[i].fp8);
+        assert_int_equal(json_is_true(json_object_get(m, "gated_mlp")), cases[i].gated);
+        assert_string_equal(json_string_value(json_object_get(m, "norm")),
+                            cases[i].gated ? "rmsnorm" : "layernorm");
+        json_decref(rep);
+    }
+}
+
 /* One MoE block in N from the moe_layers text; a row that says nothing has every block MoE. */
 static void test_moe_every_from_text(void **state)
 {
@@ -388,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_row_positions_and_biases),
         cmocka_unit_test(test_stated_recompute),
         cmocka_unit_test(test_moe_every_from_text),
+        cmocka_unit_test(test_row_texts_any_case),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
