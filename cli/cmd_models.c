@@ -83,7 +83,8 @@ int cli_cmd_validate(int argc, char **argv, const cli_env_t *env)
                "your own measurements, "
                "or the files beside it:\npresets/validation/later_releases.json (later releases),\n"
                "presets/validation/verification_cards.json and\npresets/validation/moe_recipes.json "
-               "(NVIDIA's tuned recipes).\n--json "
+               "(NVIDIA's tuned recipes),\npresets/validation/blackwell_ultra.json (GB300 and B300 "
+               "rows).\n--json "
                "prints the JSON of GET /v1/validation (its \"measured\" member with\n--measured or "
                "--runs) instead.\n");
         return strcmp(argv[argc - 1], "--help") == 0 ? 0 : 2;

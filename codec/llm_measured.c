@@ -10,8 +10,9 @@
  *              (GPT-OSS: 128 tokens, every 2nd block full); gated MLP and RMSNorm for SwiGLU rows, plain MLP and
  *              LayerNorm otherwise (Nemotron-4's squared ReLU)
  *   system     one preset per GPU type, named as a word anywhere in gpu_type: h100_sxm,
- *              h200, h800, b200, gb200_nvl72, mi300x, a100_sxm (none for PCIe cards, the 40 GB
- *              A100 or GPUs without a preset: the row is listed with the reason)
+ *              h200, h800, b200, b300, gb200_nvl72, gb300_nvl72, mi300x, a100_sxm (none for
+ *              PCIe cards, the 40 GB A100 or GPUs without a preset: the row is listed with the
+ *              reason)
  *   measured   tokens_per_s_per_gpu, else step_time_s compared as the tokens/s/GPU it makes,
  *              else tflops_per_gpu (below)
  *   execution  the row's TP, PP, VP (interleaving), DP (GPUs / (TP·PP·CP) when not given),
@@ -143,16 +144,16 @@ static bool has_word(const char *text, const char *word)
 /* The preset of a row's GPU, named anywhere in its gpu_type ("H100-SXM5-80GB (DGX-H100)",
  * "NVIDIA H200 SXM 141GB", "GB200 (DGX-GB200, NVL72)"); NULL, with *why, for a GPU no preset
  * describes. A near preset is not lent to a variant with other clocks, memory or links: PCIe
- * cards, the 40 GB A100, GH200 and GB300 get none. */
+ * cards, the 40 GB A100 and GH200 get none. */
 static const char *system_for(const char *gpu, const char **why)
 {
     static const struct {
         const char *word, *preset;
-    } gpus[] = {{"GB200", "gb200_nvl72"}, {"B200", "b200"},   {"H200", "h200"},
-                {"H800", "h800"},         {"H100", "h100_sxm"}, {"MI300X", "mi300x"},
-                {"A100", "a100_sxm"}};
-    *why = "no preset for this GPU: presets describe the H100 SXM, H200, H800, B200, GB200 "
-           "NVL72, MI300X and A100 SXM 80GB";
+    } gpus[] = {{"GB300", "gb300_nvl72"}, {"GB200", "gb200_nvl72"}, {"B300", "b300"},
+                {"B200", "b200"},         {"H200", "h200"},          {"H800", "h800"},
+                {"H100", "h100_sxm"},     {"MI300X", "mi300x"},      {"A100", "a100_sxm"}};
+    *why = "no preset for this GPU: presets describe the H100 SXM, H200, H800, B200, B300, "
+           "GB200 NVL72, GB300 NVL72, MI300X and A100 SXM 80GB";
     if (has_word(gpu, "PCIe")) {
         *why = "no preset for a PCIe card: presets describe SXM/OAM parts, whose clocks, power "
                "and links differ";

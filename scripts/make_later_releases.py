@@ -1,16 +1,24 @@
-"""make_later_releases.py — writes presets/validation/later_releases.json: the pre-training rows of
-Megatron-Bridge's performance pages (commit 067f987: docs/performance-summary.md for 26.08,
-docs/performance-summary-archive.md for 26.06 and 26.06.01) on GPUs with a Fathom preset, each
-taking its model shape from the validation row of the same model and its layout, batches,
-precision and figures from the page. Run from the repository root."""
+"""make_later_releases.py — writes two files of Megatron-Bridge's performance pages (commit 067f987:
+docs/performance-summary.md for 26.08, docs/performance-summary-archive.md for the releases
+before it), each row taking its model shape from the validation row of the same model and its
+layout, batches, precision and figures from the page. Run from the repository root.
+
+presets/validation/later_releases.json: the pre-training rows of 26.06, 26.06.01 and 26.08 on GPUs
+of the validation set (GB200 and H100); the validation set stops at 26.04.01.
+
+presets/validation/blackwell_ultra.json: the pre-training rows on DGX-GB300 and DGX-B300 (Blackwell
+Ultra, which the validation set leaves out) of the validation set's models, from 26.02 to 26.08 in
+FP8, MXFP8 or BF16 (NVFP4 is not modelled), keeping as the validation set does the latest release
+of each distinct layout."""
 import os
 import json
 base = {r["id"]: r for r in json.load(open(os.path.join("presets", "validation", "measured_runs.json")))}
 COMMIT = "NVIDIA-NeMo/Megatron-Bridge@067f987df03b8355b03192d88d70f1709fedf51a:docs/"
 TEMPLATE = {"DeepSeekV3": "MB-009", "GPT OSS 120B": "MB-011", "Qwen3_30B_a3B": "MB-013",
-            "Qwen3_235B_a22B": "MB-015", "LLAMA3.1_405B": "MB-008"}
-GPU = {"GB200": "GB200 (DGX-GB200, NVL72)", "H100": "H100-SXM5-80GB (DGX-H100)"}
-PREC = {"MXFP8": "MXFP8", "FP8": "FP8 (current-scaling)"}
+            "Qwen3_235B_a22B": "MB-015", "LLAMA3.1_405B": "MB-008", "LLAMA3_70B": "MB-007"}
+GPU = {"GB200": "GB200 (DGX-GB200, NVL72)", "H100": "H100-SXM5-80GB (DGX-H100)",
+       "GB300": "GB300 (DGX-GB300, NVL72)", "B300": "B300 (DGX-B300)"}
+PREC = {"MXFP8": "MXFP8", "FP8": "FP8 (current-scaling)", "BF16": "BF16"}
 # release, page, model, gpu, gpus, precision, gbs, mbs, seq, tp, pp, cp, vp, ep, tok/s, tflops, note
 ROWS = [
  ("26.08", "performance-summary.md", "DeepSeekV3", "GB200", 256, "MXFP8", 4096, 1, 4096, 1, 4, 1, 4, 64, 4912, 1276, ""),
@@ -31,22 +39,53 @@ ROWS = [
  ("26.06", "performance-summary-archive.md", "Qwen3_30B_a3B", "H100", 16, "FP8", 1024, 1, 4096, 1, 1, 1, None, 16, 8826, 203, ""),
  ("26.06", "performance-summary-archive.md", "Qwen3_235B_a22B", "GB200", 256, "MXFP8", 8192, 1, 4096, 1, 8, 1, 3, 32, 7376, 1092, ""),
 ]
-out = []
-for i, (rel, page, model, gpu, n, prec, gbs, mbs, seq, tp, pp, cp, vp, ep, tok, tfl, note) in enumerate(ROWS, 1):
+# release, page, model, gpu, gpus, precision, gbs, mbs, seq, tp, pp, cp, vp, ep, fsdp, tok/s, tflops
+ULTRA_ROWS = [
+ ("26.08", "performance-summary.md", "DeepSeekV3", "GB300", 256, "MXFP8", 4096, 1, 4096, 1, 2, 1, 8, 32, 0, 6288, 1635),
+ ("26.08", "performance-summary.md", "GPT OSS 120B", "GB300", 64, "MXFP8", 1280, 4, 4096, 1, 1, 1, None, 16, 0, 33024, 1077),
+ ("26.08", "performance-summary.md", "Qwen3_30B_a3B", "GB300", 8, "MXFP8", 512, 8, 4096, 1, 1, 1, None, 8, 0, 44544, 1029),
+ ("26.08", "performance-summary.md", "Qwen3_235B_a22B", "GB300", 256, "MXFP8", 8192, 2, 4096, 1, 4, 1, 12, 32, 0, 8816, 1306),
+ ("26.06", "performance-summary-archive.md", "LLAMA3.1_405B", "GB300", 256, "FP8", 1536, 1, 8192, 4, 8, 1, 4, None, 0, 1048, 2646),
+ ("26.06", "performance-summary-archive.md", "LLAMA3.1_405B", "GB300", 256, "MXFP8", 1536, 1, 8192, 2, 8, 2, 4, None, 0, 952, 2403),
+ ("26.06", "performance-summary-archive.md", "DeepSeekV3", "GB300", 256, "MXFP8", 15360, 1, 4096, 1, 2, 1, 8, 32, 0, 6422, 1670),
+ ("26.06", "performance-summary-archive.md", "DeepSeekV3", "B300", 256, "MXFP8", 4096, 2, 4096, 1, 8, 1, None, 8, 0, 3541, 920),
+ ("26.06", "performance-summary-archive.md", "GPT OSS 120B", "B300", 64, "MXFP8", 1280, 4, 4096, 1, 1, 1, None, 8, 0, 18534, 604),
+ ("26.06", "performance-summary-archive.md", "Qwen3_30B_a3B", "B300", 8, "MXFP8", 512, 8, 4096, 1, 1, 1, None, 8, 0, 40769, 938),
+ ("26.04.01", "performance-summary-archive.md", "LLAMA3_70B", "GB300", 64, "FP8", 256, 2, 8192, 1, 1, 1, None, None, 64, 5248, 2348),
+ ("26.04.01", "performance-summary-archive.md", "LLAMA3_70B", "GB300", 64, "MXFP8", 256, 1, 8192, 1, 4, 1, 5, None, 0, 4864, 2186),
+ ("26.04.01", "performance-summary-archive.md", "DeepSeekV3", "GB300", 256, "MXFP8", 4096, 2, 4096, 1, 2, 1, 8, 32, 0, 4992, 1298),
+ ("26.04.01", "performance-summary-archive.md", "GPT OSS 120B", "GB300", 64, "BF16", 1280, 4, 4096, 1, 1, 1, None, 64, 0, 19200, 523),
+ ("26.04.01", "performance-summary-archive.md", "GPT OSS 120B", "B300", 64, "BF16", 1280, 4, 4096, 1, 1, 1, None, 8, 0, 15232, 414),
+ ("26.04.01", "performance-summary-archive.md", "Qwen3_235B_a22B", "B300", 256, "MXFP8", 8192, 2, 4096, 1, 8, 1, None, 8, 0, 5936, 878),
+ ("26.04", "performance-summary-archive.md", "DeepSeekV3", "B300", 256, "MXFP8", 4096, 1, 4096, 1, 16, 1, None, 8, 0, 3131, 814),
+ ("26.02.01", "performance-summary-archive.md", "LLAMA3_70B", "GB300", 64, "MXFP8", 256, 2, 8192, 1, 4, 1, None, None, 0, 4798, 2157),
+ ("26.02.01", "performance-summary-archive.md", "LLAMA3.1_405B", "GB300", 256, "FP8", 1536, 1, 8192, 2, 8, 2, 4, None, 0, 1024, 2585),
+ ("26.02.01", "performance-summary-archive.md", "Qwen3_235B_a22B", "GB300", 256, "MXFP8", 8192, 2, 4096, 1, 4, 1, None, 32, 0, 6583, 974),
+ ("26.02.01", "performance-summary-archive.md", "Qwen3_235B_a22B", "B300", 256, "MXFP8", 8192, 1, 4096, 1, 8, 1, 4, 8, 0, 2644, 391),
+ ("26.02", "performance-summary-archive.md", "GPT OSS 120B", "B300", 64, "BF16", 1280, 4, 4096, 1, 1, 1, None, 64, 0, 8359, 228),
+]
+
+
+def row(i, prefix, rel, page, model, gpu, n, prec, gbs, mbs, seq, tp, pp, cp, vp, ep, fsdp, tok, tfl, note):
     r = dict(base[TEMPLATE[model]])
     dp = n // (tp * pp * cp)
     assert dp * tp * pp * cp == n and gbs % (dp * mbs) == 0
-    r.update({"id": "MBL-%02d" % i, "source": COMMIT + page,
+    r.update({"id": "%s-%02d" % (prefix, i), "source": COMMIT + page,
               "source_section": "%s NeMo Container / Pre-Training Performance" % rel,
               "seq_len": seq, "gpu_type": GPU[gpu], "gpu_count": n, "precision": PREC[prec],
-              "tp": tp, "pp": pp, "vp": vp, "cp": cp, "ep": ep, "etp": None, "dp": dp, "fsdp": 0,
+              "tp": tp, "pp": pp, "vp": vp, "cp": cp, "ep": ep, "etp": None, "dp": dp, "fsdp": fsdp,
               "global_batch": gbs, "micro_batch": mbs, "grad_accum": gbs // (dp * mbs),
               "recompute": None, "tokens_per_s_per_gpu": tok, "tflops_per_gpu": tfl, "mfu": None,
               "step_time_s": round(gbs * seq / (tok * n), 3), "memory_gib": None,
               "derived_fields": ["dp", "grad_accum", "step_time_s"],
               "notes": ((note + " ") if note else "") + ("MB footnote: MoE benchmarks force-balance token distribution among experts; token-dropless." if r.get("moe") else ""),
-              "measurement_kind": "benchmark (published table)", "fsdp_enabled": False})
+              "measurement_kind": "benchmark (published table)", "fsdp_enabled": fsdp > 0})
     r["notes"] = r["notes"].strip()
-    out.append(r)
-json.dump(out, open(os.path.join("presets", "validation", "later_releases.json"), "w"), indent=1)
-print(len(out))
+    return r
+
+
+later = [row(i, "MBL", *t[:14], 0, *t[14:]) for i, t in enumerate(ROWS, 1)]
+ultra = [row(i, "MBU", *t, "") for i, t in enumerate(ULTRA_ROWS, 1)]
+for name, rows in (("later_releases.json", later), ("blackwell_ultra.json", ultra)):
+    json.dump(rows, open(os.path.join("presets", "validation", name), "w"), indent=1)
+    print(name, len(rows))

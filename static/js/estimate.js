@@ -40,10 +40,9 @@ const modernFields = (m) => ({ kv_heads: m.attn_heads, gated_mlp: false, norm: '
 // Every system shows its fused-attention efficiency: the API's default where a preset gives none.
 const systemView = (sys) => ('attention_efficiency' in sys ? sys : { ...sys, attention_efficiency: DEFAULTS.attention_efficiency });
 const state = { presets: null, cache: { models: {}, systems: {} } };
-// Board power per GPU (kW, the datasheets' TDP) by system preset name prefix: the run's energy
-// follows the system chosen unless the planner typed their own figure.
-const POWER_KW = [['a100', 0.4], ['h100', 0.7], ['h200', 0.7], ['b200', 1.0], ['mi300x', 0.75]];
-const powerOf = (name) => (POWER_KW.find(([p]) => String(name).startsWith(p)) || [])[1];
+// Board power per GPU (kW, the datasheets' TDP) is the system preset's own power_per_gpu_kw: the
+// run's energy follows the system chosen unless the planner typed their own figure.
+const powerOf = (sys) => (typeof sys?.power_per_gpu_kw === 'number' ? sys.power_per_gpu_kw : undefined);
 
 // Execution members that are not shown as the main fields, with their choices.
 const MORE = [
@@ -273,7 +272,7 @@ async function loadSystem(name, keepNets) {
   form().querySelector('[data-field="system"]').dataset.base = name;
   notePreset('system', name);
   const power = form().querySelector('[data-field="training.gpu_power_kw"]');
-  if (powerOf(name) !== undefined && power.dataset.edited !== 'true') power.value = powerOf(name);
+  if (powerOf(sys) !== undefined && power.dataset.edited !== 'true') power.value = powerOf(sys);
   refreshNetworks(sys, keepNets);
   if (form().dataset.modern === 'true') {
     // FP8 follows the system for a modern model: on where it has a float8 rate.

@@ -111,7 +111,7 @@ class Estimate(ServerTestCase):
                      "palm-540B", "turing-530B"]:
             self.assertIn(name, models)
         for name in ["a100_80e", "a100_80g", "a100_sxm", "h100_80g_nvl8", "h100_sxm", "h200", "h800",
-                     "b200", "gb200_nvl72", "mi300x"]:
+                     "b200", "b300", "gb200_nvl72", "gb300_nvl72", "mi300x"]:
             self.assertIn(name, systems)
         m = self.server.get("/v1/presets/models/gpt3-175B").json()
         self.assertEqual(m["hidden"], 12288)

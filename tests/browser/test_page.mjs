@@ -327,6 +327,11 @@ try {
     check(await page.inputValue('[data-field="model"]') === 'gpt3-175B', 'and names the preset again when the edit is undone');
     await page.selectOption('[data-field="system"]', 'h100_sxm');
     await page.waitForFunction(() => document.querySelector('[data-field="training.gpu_power_kw"]').value === '0.7');
+    // every preset's own board power, GB300's 1.4 kW included
+    const gb300 = await (await fetch(`${base}/v1/presets/systems/gb300_nvl72`)).json();
+    check(gb300.power_per_gpu_kw === 1.4, 'gb300_nvl72 states 1.4 kW per GPU', gb300.power_per_gpu_kw);
+    await page.selectOption('[data-field="system"]', 'gb300_nvl72');
+    await page.waitForFunction((kw) => document.querySelector('[data-field="training.gpu_power_kw"]').value === String(kw), gb300.power_per_gpu_kw);
     await page.selectOption('[data-field="system"]', 'a100_80e');
     const note = await page.textContent('#est-system-note');
     check(/unlimited memory/.test(note), 'a100_80e is explained', note);

@@ -210,7 +210,7 @@ static json_t *report_one(json_t *r)
 }
 
 /* A row's GPU is named anywhere in gpu_type, as a word in any case; a variant no preset
- * describes (PCIe, the 40 GB A100, GH200, GB300) is listed with the reason, not lent a near
+ * describes (PCIe, the 40 GB A100, GH200, MI325X) is listed with the reason, not lent a near
  * preset. */
 static void test_gpu_names_pick_presets(void **state)
 {
@@ -224,10 +224,12 @@ static void test_gpu_names_pick_presets(void **state)
         {"H800-SXM5-80GB", "h800", NULL},
         {"B200 (DGX-B200)", "b200", NULL},
         {"GB200 (DGX-GB200, NVL72)", "gb200_nvl72", NULL},
+        {"DGX-GB300", "gb300_nvl72", NULL},
+        {"B300 (DGX-B300)", "b300", NULL},
         {"AMD Instinct MI300X", "mi300x", NULL},
         {"A100-SXM4-80GB", "a100_sxm", NULL},
         {"GH200", NULL, "no preset for this GPU"},
-        {"GB300 NVL72", NULL, "no preset for this GPU"},
+        {"AMD MI325X", NULL, "no preset for this GPU"},
         {"A100-SXM4-40GB", NULL, "no preset for this GPU"},
         {"H100 PCIe", NULL, "no preset for a PCIe card"},
     };

@@ -450,9 +450,9 @@ static void test_codec_defaults(void **state)
 static void test_system_presets(void **state)
 {
     (void)state;
-    static const char *const names[] = {"a100_80e", "a100_80g", "a100_sxm",    "h100_80g_nvl8",
-                                        "h100_sxm", "h200",     "h800",        "b200",
-                                        "gb200_nvl72", "mi300x"};
+    static const char *const names[] = {"a100_80e",    "a100_80g", "a100_sxm",    "h100_80g_nvl8",
+                                        "h100_sxm",    "h200",     "h800",        "b200",
+                                        "b300",        "gb200_nvl72", "gb300_nvl72", "mi300x"};
     fathom_model_t m;
     load_model("gpt3-175B", &m);
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
