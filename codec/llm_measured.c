@@ -31,10 +31,12 @@
  *              while it fits); FSDP rows (fsdp > 0) as ZeRO-3 sharded over the row's FSDP
  *              group (shard_group; all of DP·CP for a row that only sets fsdp_enabled), other
  *              rows with DP > 1 Megatron's distributed optimizer
- *   recompute  unknown in the sources: the least that fits in memory (none, then attn_only,
- *              then attn_only with selective recompute of layernorm, then of moe_act too, then
- *              of mla_up_proj too, then full recompute of the fewest blocks of each pipeline
- *              chunk, Megatron's recompute_method "block", up to every block: least_recompute)
+ *   recompute  the row's own when it states one the rule reads (stated_recompute), estimated
+ *              as stated; else, as in the summary tables, unknown: the least that fits in
+ *              memory (none, then attn_only, then attn_only with selective recompute of
+ *              layernorm, then of moe_act too, then of mla_up_proj too, then full recompute of
+ *              the fewest blocks of each pipeline chunk, Megatron's recompute_method "block", up
+ *              to every block: least_recompute)
  *   MoE rows   model.moe from the row's num_experts, top_k, expert_ffn, shared_experts and
  *              shared_expert_ffn, the first dense blocks from moe_layers ("first 3 dense"),
  *              one MoE block in N from it ("every 2nd", "alternating", "interleaved": 2);
@@ -88,16 +90,29 @@ static const char *row_str(const json_t *row, const char *key)
 }
 
 /* What a row publishes as measured, the first of these it gives as a number (README: the
- * ground truth is tokens/s/GPU or the step time; the source's TFLOP/s counts its own FLOPs). */
-static const char *const measured_keys[] = {"tokens_per_s_per_gpu", "step_time_s",
-                                            "tflops_per_gpu"};
+ * ground truth is tokens/s/GPU or the step time; the source's TFLOP/s counts its own FLOPs),
+ * and the reason when it is not positive. */
+static const struct {
+    const char *key, *not_positive;
+} measured_keys[] = {
+    {"tokens_per_s_per_gpu", "tokens_per_s_per_gpu must be a positive number"},
+    {"step_time_s", "step_time_s must be a positive number"},
+    {"tflops_per_gpu", "tflops_per_gpu must be a positive number"},
+};
+
+/* The index in measured_keys of the figure the row is compared on, or -1. */
+static int measured_index(const json_t *row)
+{
+    for (int i = 0; i < (int)(sizeof measured_keys / sizeof measured_keys[0]); i++)
+        if (json_is_number(json_object_get(row, measured_keys[i].key)))
+            return i;
+    return -1;
+}
 
 static const char *measured_key(const json_t *row)
 {
-    for (size_t i = 0; i < sizeof measured_keys / sizeof measured_keys[0]; i++)
-        if (json_is_number(json_object_get(row, measured_keys[i])))
-            return measured_keys[i];
-    return NULL;
+    const int i = measured_index(row);
+    return i < 0 ? NULL : measured_keys[i].key;
 }
 
 /* Why a row cannot be estimated yet, or NULL. The figure compared is measured_key's; it must be
@@ -106,14 +121,13 @@ static const char *inexpressible(const json_t *row)
 {
     if (!json_is_object(row))
         return "a row is a JSON object in measured_runs.json's format";
-    const char *key = measured_key(row);
-    if (!key)
+    const int i = measured_index(row);
+    if (i < 0)
         return "nothing measured is published";
+    const char *key = measured_keys[i].key;
     const double v = json_number_value(json_object_get(row, key));
     if (!(v > 0) || !isfinite(v))
-        return strcmp(key, "tokens_per_s_per_gpu") == 0 ? "tokens_per_s_per_gpu must be a positive number"
-               : strcmp(key, "step_time_s") == 0        ? "step_time_s must be a positive number"
-                                                        : "tflops_per_gpu must be a positive number";
+        return measured_keys[i].not_positive;
     if (strcmp(key, "step_time_s") == 0 &&
         (row_int(row, "global_batch", 0) <= 0 || row_int(row, "seq_len", 0) <= 0 ||
          row_int(row, "gpu_count", 0) <= 0))
@@ -161,7 +175,8 @@ static const char *system_for(const char *gpu, const char **why)
     }
     for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++)
         if (has_word(gpu, gpus[i].word)) {
-            if (strcmp(gpus[i].preset, "a100_sxm") == 0 && strstr(gpu, "40"))
+            if (strcmp(gpus[i].preset, "a100_sxm") == 0 &&
+                (find_nocase(gpu, "40GB", false) || find_nocase(gpu, "40 GB", false)))
                 break; /* A100 40GB: half the memory of the preset's part */
             return gpus[i].preset;
         }
@@ -187,7 +202,7 @@ static int64_t moe_every(const char *text)
     if (n > 1)
         return n;
     return has_word(text, "alternating") || has_word(text, "interleaved") ||
-                   strstr(text, "every other") || strstr(text, "Every other")
+                   find_nocase(text, "every other", true)
                ? 2
                : 1;
 }

@@ -228,9 +228,11 @@ static void test_gpu_names_pick_presets(void **state)
         {"B300 (DGX-B300)", "b300", NULL},
         {"AMD Instinct MI300X", "mi300x", NULL},
         {"A100-SXM4-80GB", "a100_sxm", NULL},
+        {"NVIDIA A100 SXM4 80GB, 400 W", "a100_sxm", NULL},
         {"GH200", NULL, "no preset for this GPU"},
         {"AMD MI325X", NULL, "no preset for this GPU"},
         {"A100-SXM4-40GB", NULL, "no preset for this GPU"},
+        {"A100 40 GB", NULL, "no preset for this GPU"},
         {"H100 PCIe", NULL, "no preset for a PCIe card"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -353,6 +355,7 @@ static void test_moe_every_from_text(void **state)
         long long every;
     } cases[] = {{"all 48 layers MoE", 1},
                  {"every other layer MoE (alternating dense / MoE)", 2},
+                 {"Every other layer", 2},
                  {"interleaved: dense, MoE, dense, MoE", 2},
                  {"every 4th layer MoE", 4}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
