@@ -10,14 +10,11 @@ presets/validation/blackwell_ultra.json: the pre-training rows on DGX-GB300 and 
 Ultra, which the validation set leaves out) of the validation set's models, from 26.02 to 26.08 in
 FP8, MXFP8 or BF16 (NVFP4 is not modelled), keeping as the validation set does the latest release
 of each distinct layout."""
-import os
-import json
-base = {r["id"]: r for r in json.load(open(os.path.join("presets", "validation", "measured_runs.json")))}
+from validation_rows import BASE, layout_row, write
+
 COMMIT = "NVIDIA-NeMo/Megatron-Bridge@067f987df03b8355b03192d88d70f1709fedf51a:docs/"
 TEMPLATE = {"DeepSeekV3": "MB-009", "GPT OSS 120B": "MB-011", "Qwen3_30B_a3B": "MB-013",
             "Qwen3_235B_a22B": "MB-015", "LLAMA3.1_405B": "MB-008", "LLAMA3_70B": "MB-007"}
-GPU = {"GB200": "GB200 (DGX-GB200, NVL72)", "H100": "H100-SXM5-80GB (DGX-H100)",
-       "GB300": "GB300 (DGX-GB300, NVL72)", "B300": "B300 (DGX-B300)"}
 PREC = {"MXFP8": "MXFP8", "FP8": "FP8 (current-scaling)", "BF16": "BF16"}
 # release, page, model, gpu, gpus, precision, gbs, mbs, seq, tp, pp, cp, vp, ep, tok/s, tflops, note
 ROWS = [
@@ -67,25 +64,16 @@ ULTRA_ROWS = [
 
 
 def row(i, prefix, rel, page, model, gpu, n, prec, gbs, mbs, seq, tp, pp, cp, vp, ep, fsdp, tok, tfl, note):
-    r = dict(base[TEMPLATE[model]])
-    dp = n // (tp * pp * cp)
-    assert dp * tp * pp * cp == n and gbs % (dp * mbs) == 0
-    r.update({"id": "%s-%02d" % (prefix, i), "source": COMMIT + page,
-              "source_section": "%s NeMo Container / Pre-Training Performance" % rel,
-              "seq_len": seq, "gpu_type": GPU[gpu], "gpu_count": n, "precision": PREC[prec],
-              "tp": tp, "pp": pp, "vp": vp, "cp": cp, "ep": ep, "etp": None, "dp": dp, "fsdp": fsdp,
-              "global_batch": gbs, "micro_batch": mbs, "grad_accum": gbs // (dp * mbs),
-              "recompute": None, "tokens_per_s_per_gpu": tok, "tflops_per_gpu": tfl, "mfu": None,
-              "step_time_s": round(gbs * seq / (tok * n), 3), "memory_gib": None,
-              "derived_fields": ["dp", "grad_accum", "step_time_s"],
-              "notes": ((note + " ") if note else "") + ("MB footnote: MoE benchmarks force-balance token distribution among experts; token-dropless." if r.get("moe") else ""),
-              "measurement_kind": "benchmark (published table)", "fsdp_enabled": fsdp > 0})
-    r["notes"] = r["notes"].strip()
-    return r
+    notes = ((note + " ") if note else "") + ("MB footnote: MoE benchmarks force-balance token distribution among experts; token-dropless." if BASE[TEMPLATE[model]].get("moe") else "")
+    return layout_row(TEMPLATE[model], gpu, n, PREC[prec], gbs, mbs, seq, tp, pp, vp, cp, ep, None, fsdp,
+                      None, tok, tfl, round(gbs * seq / (tok * n), 3), ["step_time_s"], {
+                          "id": "%s-%02d" % (prefix, i), "source": COMMIT + page,
+                          "source_section": "%s NeMo Container / Pre-Training Performance" % rel,
+                          "notes": notes.strip(), "measurement_kind": "benchmark (published table)"})
 
 
 later = [row(i, "MBL", *t[:14], 0, *t[14:]) for i, t in enumerate(ROWS, 1)]
 ultra = [row(i, "MBU", *t, "") for i, t in enumerate(ULTRA_ROWS, 1)]
 for name, rows in (("later_releases.json", later), ("blackwell_ultra.json", ultra)):
-    json.dump(rows, open(os.path.join("presets", "validation", name), "w"), indent=1)
+    write(name, rows)
     print(name, len(rows))

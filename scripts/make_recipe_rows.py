@@ -16,34 +16,18 @@ length (their TFLOP/s over their tokens/s; Megatron's count in both). Several re
 pairs on one layout (partial against full-iteration CUDA graphs), which is why they are kept.
 
 The model shape of every row comes from the validation row of the same model."""
-import os
-import json
+from validation_rows import layout_row, write
 
-VALIDATION = os.path.join("presets", "validation")
-base = {r["id"]: r for r in json.load(open(os.path.join(VALIDATION, "measured_runs.json")))}
 TEMPLATE = {"deepseek-v3": "MB-009", "gpt-oss-120b": "MB-011", "qwen3-30b-a3b": "MB-004",
             "qwen3-235b-a22b": "MB-005"}
-GPU = {"GB200": "GB200 (DGX-GB200, NVL72)", "H100": "H100-SXM5-80GB (DGX-H100)",
-       "B200": "B200 (DGX-B200)"}
 
 
 def row(model, gpu, n, prec, gbs, mbs, seq, tp, pp, vp, cp, ep, etp, rec, tokens, tflops,
         step_s, derived, fields):
-    """One row in measured_runs.json's format: the model's shape from its validation row, the
-    recipe's layout and figures; step time and tokens/s must be one measurement."""
-    r = dict(base[TEMPLATE[model]])
-    dp = n // (tp * pp * cp)
-    assert dp * tp * pp * cp == n and gbs % (dp * mbs) == 0, model
+    """A recipe's row: step time and tokens/s must be one measurement."""
     assert abs(gbs * seq / (n * step_s) / tokens - 1) < 1e-5, model
-    r.update({"seq_len": seq, "gpu_type": GPU[gpu], "gpu_count": n, "precision": prec,
-              "tp": tp, "pp": pp, "vp": vp, "cp": cp, "ep": ep, "etp": etp, "dp": dp, "fsdp": 0,
-              "global_batch": gbs, "micro_batch": mbs, "grad_accum": gbs // (dp * mbs),
-              "recompute": rec, "tokens_per_s_per_gpu": tokens, "tflops_per_gpu": tflops,
-              "mfu": None, "step_time_s": step_s, "memory_gib": None,
-              "derived_fields": ["dp", "grad_accum"] + derived, "fsdp_enabled": False})
-    r.update(fields)
-    r.pop("tflops_without_cp", None)
-    return r
+    return layout_row(TEMPLATE[model], gpu, n, prec, gbs, mbs, seq, tp, pp, vp, cp, ep, etp, 0,
+                      rec, tokens, tflops, step_s, derived, fields)
 
 
 CARD = "NVIDIA-NeMo/Megatron-Bridge@067f987df03b8355b03192d88d70f1709fedf51a:examples/model_verification_cards/%s/card.yaml"
@@ -116,5 +100,5 @@ def moe_recipes():
     return out
 
 
-for name, rows in (("verification_cards.json", verification_cards()), ("moe_recipes.json", moe_recipes())):
-    json.dump(rows, open(os.path.join(VALIDATION, name), "w"), indent=1)
+write("verification_cards.json", verification_cards())
+write("moe_recipes.json", moe_recipes())
