@@ -74,6 +74,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "json_read.h"
 #include "llm_codec.h"
 #include "model_codec.h"
 
@@ -529,30 +530,29 @@ static bool stated_recompute(const json_t *row, const char **act, int64_t *block
     *act = "attn_only";
     if (!list)
         return true;
+    /* the names other than core_attn, read as execution.recompute_modules is read */
     *act = "none";
-    char name[32];
+    json_t *holder = json_object(), *names = json_array();
+    if (!holder || json_object_set_new(holder, "recompute_modules", names)) {
+        json_decref(holder);
+        return false;
+    }
     for (const char *q = list + 1; *q;) {
         q += strspn(q, " ,;");
-        const size_t len = strcspn(q, " ,;)");
+        const int len = (int)strcspn(q, " ,;)");
         if (len == 0)
             break;
-        if (len >= sizeof name)
-            return false;
-        memcpy(name, q, len);
-        name[len] = 0;
-        q += len;
-        if (strcmp(name, "core_attn") == 0) {
+        if (len == 9 && strncmp(q, "core_attn", 9) == 0)
             *act = "attn_only";
-            continue;
-        }
-        int i = 0;
-        while (llm_recompute_module_names[i] && strcmp(llm_recompute_module_names[i], name) != 0)
-            i++;
-        if (!llm_recompute_module_names[i])
-            return false;
-        *modules |= 1u << i;
+        else
+            json_array_append_new(names, json_stringn(q, (size_t)len));
+        q += len;
     }
-    return true;
+    fathom_error_t ignored;
+    const bool read = jr_enum_set(holder, "recompute", "recompute_modules", JR_OPTIONAL,
+                                  llm_recompute_module_names, modules, &ignored) == 0;
+    json_decref(holder);
+    return read;
 }
 
 /* The least recompute that fits, one rule for every row: none, then attention only, then
