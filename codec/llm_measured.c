@@ -11,8 +11,8 @@
  *              LayerNorm otherwise (Nemotron-4's squared ReLU)
  *   system     one preset per GPU type, named as a word anywhere in gpu_type: h100_sxm,
  *              h200, h800, b200, b300, gb200_nvl72, gb300_nvl72, mi300x, a100_sxm (none for
- *              PCIe cards, the 40 GB A100 or GPUs without a preset: the row is listed with the
- *              reason)
+ *              PCIe cards, a part with other memory than the preset's or capped below its
+ *              board power, or GPUs without a preset: the row is listed with the reason)
  *   measured   tokens_per_s_per_gpu, else step_time_s compared as the tokens/s/GPU it makes,
  *              else tflops_per_gpu (below)
  *   execution  the row's TP, PP, VP (interleaving), DP (GPUs / (TP·PP·CP) when not given),
@@ -156,31 +156,96 @@ static bool has_word(const char *text, const char *word)
     return find_nocase(text, word, true);
 }
 
+/* The figures a gpu_type states with `unit` after them, as a word ("96GB" and "96 GB" for "GB",
+ * "500 W" for "W"; not the "GB" of "GB200"): calls `each` with every one until it returns true,
+ * and returns whether one did. */
+static bool stated_figures(const char *text, const char *unit, bool (*each)(double, const void *),
+                           const void *ctx)
+{
+    const size_t n = strlen(unit);
+    for (const char *p = text; *p; p++) {
+        if (!isdigit((unsigned char)*p) || (p > text && (isalnum((unsigned char)p[-1]) ||
+                                                         p[-1] == '.')))
+            continue;
+        char *end;
+        const double v = strtod(p, &end);
+        const char *u = end + (*end == ' ');
+        if (strncasecmp(u, unit, n) == 0 && !isalnum((unsigned char)u[n]) && each(v, ctx))
+            return true;
+        p = end - 1;
+    }
+    return false;
+}
+
+/* A GPU part as its datasheet sells it: the HBM sizes it ships with (GB) and its board power
+ * (W). A row naming other memory or a lower power is another part or a capped one, whose
+ * clocks, power and memory bandwidth differ from the preset's. */
+typedef struct {
+    const char *word, *preset;
+    double memory_gb[3]; /* 0 ends the list */
+    double power_w;
+} gpu_part_t;
+
+static bool other_memory(double gb, const void *ctx)
+{
+    const gpu_part_t *g = ctx;
+    for (int i = 0; i < 3 && g->memory_gb[i] > 0; i++)
+        if (fabs(gb - g->memory_gb[i]) < 0.5)
+            return false;
+    return true;
+}
+
+static bool lower_power(double w, const void *ctx)
+{
+    return w < ((const gpu_part_t *)ctx)->power_w - 0.5;
+}
+
+static bool lower_power_kw(double kw, const void *ctx) { return lower_power(kw * 1000, ctx); }
+
 /* The preset of a row's GPU, named anywhere in its gpu_type ("H100-SXM5-80GB (DGX-H100)",
  * "NVIDIA H200 SXM 141GB", "GB200 (DGX-GB200, NVL72)"); NULL, with *why, for a GPU no preset
  * describes. A near preset is not lent to a variant with other clocks, memory or links: PCIe
- * cards, the 40 GB A100 and GH200 get none. */
-static const char *system_for(const char *gpu, const char **why)
+ * cards, GH200, a part with other memory than the preset's (the 40 GB A100, the 96 GB H100) or
+ * one capped below its board power ("H100 … 500 W") get none. */
+static const char *system_for(const char *gpu, const char **why, const gpu_part_t **near)
 {
-    static const struct {
-        const char *word, *preset;
-    } gpus[] = {{"GB300", "gb300_nvl72"}, {"GB200", "gb200_nvl72"}, {"B300", "b300"},
-                {"B200", "b200"},         {"H200", "h200"},          {"H800", "h800"},
-                {"H100", "h100_sxm"},     {"MI300X", "mi300x"},      {"A100", "a100_sxm"}};
+    /* memory and board power from each part's datasheet (the presets' $comment cites them) */
+    static const gpu_part_t gpus[] = {
+        {"GB300", "gb300_nvl72", {279, 288}, 1400},
+        {"GB200", "gb200_nvl72", {180, 186, 192}, 1200},
+        {"B300", "b300", {268, 270, 288}, 1100},
+        {"B200", "b200", {180, 192}, 1000},
+        {"H200", "h200", {141}, 700},
+        {"H800", "h800", {80}, 700},
+        {"H100", "h100_sxm", {80}, 700},
+        {"MI300X", "mi300x", {192}, 750},
+        {"A100", "a100_sxm", {80}, 400}};
     *why = "no preset for this GPU: presets describe the H100 SXM, H200, H800, B200, B300, "
            "GB200 NVL72, GB300 NVL72, MI300X and A100 SXM 80GB";
-    if (has_word(gpu, "PCIe")) {
+    *near = NULL;
+    if (has_word(gpu, "PCIe") || has_word(gpu, "NVL")) { /* the H100 NVL is a PCIe pair */
         *why = "no preset for a PCIe card: presets describe SXM/OAM parts, whose clocks, power "
                "and links differ";
         return NULL;
     }
-    for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++)
-        if (has_word(gpu, gpus[i].word)) {
-            if (strcmp(gpus[i].preset, "a100_sxm") == 0 &&
-                (find_nocase(gpu, "40GB", false) || find_nocase(gpu, "40 GB", false)))
-                break; /* A100 40GB: half the memory of the preset's part */
-            return gpus[i].preset;
+    for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++) {
+        const gpu_part_t *g = &gpus[i];
+        if (!has_word(gpu, g->word))
+            continue;
+        *near = g;
+        if (stated_figures(gpu, "GB", other_memory, g)) {
+            *why = "no preset for this part: it has other memory than the preset's part, and "
+                   "such a variant's clocks, power and memory bandwidth differ";
+            return NULL;
         }
+        if (stated_figures(gpu, "W", lower_power, g) ||
+            stated_figures(gpu, "kW", lower_power_kw, g)) {
+            *why = "no preset for a power-capped part: below its board power it runs at lower "
+                   "clocks than the preset describes";
+            return NULL;
+        }
+        return g->preset;
+    }
     return NULL;
 }
 
@@ -613,8 +678,14 @@ static int prepare_row(const json_t *row, const codec_presets_t *presets, measur
                        fathom_error_t *err)
 {
     const char *why;
-    p->sys_name = system_for(row_str(row, "gpu_type"), &why);
+    const gpu_part_t *near;
+    p->sys_name = system_for(row_str(row, "gpu_type"), &why, &near);
     p->source = row_str(row, "source");
+    if (!p->sys_name && near)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "gpu_type",
+                                "%s (%s; %s describes the %.0f GB, %.0f W part)", why,
+                                row_str(row, "gpu_type"), near->preset, near->memory_gb[0],
+                                near->power_w);
     if (!p->sys_name)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "gpu_type", "%s (%s)", why,
                                 row_str(row, "gpu_type"));

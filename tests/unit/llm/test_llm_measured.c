@@ -210,8 +210,9 @@ static json_t *report_one(json_t *r)
 }
 
 /* A row's GPU is named anywhere in gpu_type, as a word in any case; a variant no preset
- * describes (PCIe, the 40 GB A100, GH200, MI325X) is listed with the reason, not lent a near
- * preset. */
+ * describes (PCIe, the H100 NVL, GH200, MI325X, a part with other memory than the preset's: the
+ * 40 GB A100, the 96 GB H100; one capped below its board power) is listed with the reason, not
+ * lent a near preset. A stated figure that is the preset's part's keeps the preset. */
 static void test_gpu_names_pick_presets(void **state)
 {
     (void)state;
@@ -231,9 +232,16 @@ static void test_gpu_names_pick_presets(void **state)
         {"NVIDIA A100 SXM4 80GB, 400 W", "a100_sxm", NULL},
         {"GH200", NULL, "no preset for this GPU"},
         {"AMD MI325X", NULL, "no preset for this GPU"},
-        {"A100-SXM4-40GB", NULL, "no preset for this GPU"},
-        {"A100 40 GB", NULL, "no preset for this GPU"},
+        {"NVIDIA B200 180GB HBM3e, 1000 W", "b200", NULL},
+        {"H100 SXM 80 GB at 700W", "h100_sxm", NULL},
+        {"A100-SXM4-40GB", NULL, "no preset for this part: it has other memory"},
+        {"A100 40 GB", NULL, "a100_sxm describes the 80 GB, 400 W part"},
+        {"H100 (Grand Teton, 96GB HBM2e, 500 W)", NULL, "h100_sxm describes the 80 GB, 700 W"},
+        {"H100 SXM, 500W power limit", NULL, "no preset for a power-capped part"},
+        {"GB200 NVL72 at 1.2 kW", "gb200_nvl72", NULL},
+        {"GB200 capped at 1.0 kW", NULL, "no preset for a power-capped part"},
         {"H100 PCIe", NULL, "no preset for a PCIe card"},
+        {"H100 NVL", NULL, "no preset for a PCIe card"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         json_t *r = row("MB-019", "mine");
