@@ -294,7 +294,7 @@ static int check_modern(const fathom_model_t *m, const llm_system_t *s, const ll
 static int check_recompute_blocks(const fathom_model_t *m, const llm_execution_t *e,
                                   int64_t bpp, fathom_error_t *err)
 {
-    const int64_t per_chunk = bpp / e->pipeline_interleaving;
+    const int64_t per_chunk = llm__largest_chunk(bpp, e->pipeline_interleaving);
     if (e->recompute_blocks == 0)
         return 0;
     if (e->recompute_blocks < 0)
@@ -314,8 +314,8 @@ static int check_recompute_blocks(const fathom_model_t *m, const llm_execution_t
                                 "modelled (set activations_offload false)");
     if (e->recompute_blocks > per_chunk)
         return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION, "execution.recompute_blocks",
-                                "must be at most the blocks of one pipeline chunk (%lld), got "
-                                "%lld",
+                                "must be at most the blocks of the largest pipeline chunk "
+                                "(%lld), got %lld",
                                 (long long)per_chunk, (long long)e->recompute_blocks);
     return 0;
 }
@@ -389,13 +389,23 @@ bool llm__moe_redone(const llm_execution_t *e)
            (e->recompute_modules & LLM_RECOMPUTE_MOE);
 }
 
+int64_t llm__largest_chunk(int64_t bpp, int64_t chunks) { return (bpp + chunks - 1) / chunks; }
+
+/* Full recompute of the first N blocks of each chunk (Megatron's recompute_method "block"; all
+ * of a chunk shorter than N). A stage's bpp = q·vp + r blocks make r chunks of q + 1 and vp − r
+ * of q (llm_model.c's split_pipeline), so the share of the stage's blocks recomputed is
+ *   (r·min(N, q + 1) + (vp − r)·min(N, q)) / bpp
+ * which is N/q when vp divides bpp. */
 double llm__recomputed_share(const llm_execution_t *e, const llm__compiled_t *k)
 {
     if (!e->training || e->activation_recompute != LLM_RECOMPUTE_FULL)
         return 0;
     if (e->recompute_blocks < 1)
         return 1;
-    return (double)e->recompute_blocks / (double)(k->bpp / e->pipeline_interleaving);
+    const int64_t n = e->recompute_blocks, vp = e->pipeline_interleaving;
+    const int64_t q = k->bpp / vp, r = k->bpp % vp;
+    const int64_t kept = r * (n < q + 1 ? n : q + 1) + (vp - r) * (n < q ? n : q);
+    return (double)kept / (double)k->bpp;
 }
 
 /* Full recompute of a share f of the blocks (recompute_blocks): the average block of the stage
@@ -434,7 +444,11 @@ static void recompute_some_blocks(const fathom_model_t *m, const llm_system_t *s
 
 /* Blocks per processor: an uneven split gives the first stages one more block and leaves
  * "bubble" blocks on the last ones; the first stage is reported. Interleaving, partial
- * recompute and offload must fit the blocks a processor holds. */
+ * recompute and offload must fit the blocks a processor holds. With the modern block the
+ * interleaved chunks may be uneven too (Megatron's pipeline_model_parallel_layout: DeepSeek-V3's
+ * 31 blocks per stage in 8 chunks): the first bpp % vp chunks hold one block more, and the
+ * schedule is costed with the mean chunk of bpp / vp blocks (compute_step). Calculon's block
+ * keeps Calculon's rule that the chunks divide the stage evenly. */
 static int split_pipeline(const fathom_model_t *m, const llm_execution_t *e, llm__compiled_t *k,
                           fathom_error_t *err)
 {
@@ -452,7 +466,7 @@ static int split_pipeline(const fathom_model_t *m, const llm_execution_t *e, llm
                                 "must be at most the number of blocks per processor (%lld), got "
                                 "%lld",
                                 (long long)bpp_i, (long long)e->pipeline_interleaving);
-    if (bpp_i % e->pipeline_interleaving != 0)
+    if (m->calculon_block && bpp_i % e->pipeline_interleaving != 0)
         return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION,
                                 "execution.pipeline_interleaving",
                                 "must divide the number of blocks per processor (%lld), got %lld",
@@ -955,7 +969,9 @@ static void compute_step(const llm__compiled_t *k, llm__ctx_t *c, const llm_syst
     const bool training = e->training;
     const double bpp = (double)bpp_i;
     const double chunks_per_proc = (double)e->pipeline_interleaving;
-    chunk_t ch = {.blocks = (double)(bpp_i / e->pipeline_interleaving)};
+    /* the mean chunk: exact when the chunks divide the stage (always with Calculon's block),
+     * and with uneven chunks every per-chunk sum below still totals the stage's bpp blocks */
+    chunk_t ch = {.blocks = (double)bpp_i / chunks_per_proc};
     ch.baseblocks = ch.blocks - 1;
     ch.edgeblocks = 1;
 

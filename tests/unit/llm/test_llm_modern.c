@@ -353,6 +353,69 @@ static void partial_block_recompute(void **state)
     }
 }
 
+/* Uneven interleaved chunks (modern block): 14 blocks on 2 stages are 7 per stage, in 2 chunks
+ * of 4 and 3 (Megatron's uneven pipeline layouts). No output layer (vocab 0) and 4 microbatches
+ * of 1 (a multiple of the stages), on the unit system with a fast network, so with B the
+ * forward plus backward time of one block:
+ *   compute     the stage runs 7 blocks per microbatch whatever the chunks: the forward and
+ *               backward lines equal the uninterleaved run's
+ *   bubble      (pp − 1) chunks of the mean 7/2 blocks: (2 − 1)·3.5·B, half the 7·B of vp 1
+ *   recompute   the first N blocks of each chunk: N = 2 reruns 2 + 2 = 4 of the 7 blocks, 4/7
+ *               of full recompute's line; N = 4 reruns 4 + 3 = 7, all of it; N = 5 is more than
+ *               the largest chunk holds and is refused
+ * Calculon's block keeps Calculon's rule that the chunks divide the stage. */
+static void uneven_interleaved_chunks(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny_model();
+    m.num_blocks = 14;
+    m.vocab_size = 0;
+    llm_system_t s = unit_system(1e15);
+    llm_execution_t e = test_layout(1, 2, 1);
+    e.batch_size = 4;
+    e.fused_activation = true;
+    llm_result_t flat, inter, full, two, four;
+    fathom_error_t err;
+    assert_int_equal(llm_estimate(&m, &s, &e, &flat, &err), 0);
+    e.pipeline_interleaving = 2;
+    assert_int_equal(llm_estimate(&m, &s, &e, &inter, &err), 0);
+    assert_int_equal(inter.blocks_per_proc, 7);
+
+    const double B = flat.stats.block_fw_time + flat.stats.block_agrad_time +
+                     flat.stats.block_wgrad_time;
+    assert_true(B > 0);
+    assert_close(inter.stats.fw_time, flat.stats.fw_time, 1e-12);
+    assert_close(inter.stats.bw_time, flat.stats.bw_time, 1e-12);
+    assert_close(flat.stats.bubble_time, 7 * B, 1e-9);
+    assert_close(inter.stats.bubble_time, 3.5 * B, 1e-9);
+
+    e.activation_recompute = LLM_RECOMPUTE_FULL;
+    assert_int_equal(llm_estimate(&m, &s, &e, &full, &err), 0);
+    e.recompute_blocks = 2;
+    assert_int_equal(llm_estimate(&m, &s, &e, &two, &err), 0);
+    e.recompute_blocks = 4;
+    assert_int_equal(llm_estimate(&m, &s, &e, &four, &err), 0);
+    assert_true(full.stats.recompute_time > 0);
+    assert_close(two.stats.recompute_time, full.stats.recompute_time * 4 / 7, 1e-12);
+    assert_close(four.stats.recompute_time, full.stats.recompute_time, 1e-12);
+    e.recompute_blocks = 5;
+    assert_int_equal(llm_estimate(&m, &s, &e, &four, &err), -1);
+    assert_string_equal(err.field, "execution.recompute_blocks");
+
+    fathom_model_t c = m;
+    c.calculon_block = true;
+    c.kv_heads = 0;
+    c.gated_mlp = false;
+    c.norm = MODEL_NORM_LAYERNORM;
+    llm_execution_t ce = test_layout(1, 2, 1);
+    ce.batch_size = 4;
+    ce.pipeline_interleaving = 2;
+    assert_int_equal(llm_estimate(&c, &s, &ce, &four, &err), -1);
+    assert_string_equal(err.field, "execution.pipeline_interleaving");
+    ce.pipeline_interleaving = 7; /* 7 chunks of one block each divide the stage */
+    assert_int_equal(llm_estimate(&c, &s, &ce, &four, &err), 0);
+}
+
 /* Sliding-window attention, sequence 1024 (8 tiles of 128), 4 blocks, window 128 with every 2nd
  * block full (GPT-OSS's pattern): a windowed block's query tile i computes its own tile and the
  * one before (the tile's first query looks 127 tokens back), 1 + 7·2 = 15 of 64 tiles; a causal
@@ -405,7 +468,8 @@ int main(void)
         cmocka_unit_test(fused_attention_bytes),  cmocka_unit_test(output_layer_imbalance),
         cmocka_unit_test(fp8_weights),            cmocka_unit_test(bytes_per_parameter),
         cmocka_unit_test(preset_parameters),      cmocka_unit_test(calculon_block_reading),
-        cmocka_unit_test(partial_block_recompute), cmocka_unit_test(sliding_window_tiles),
+        cmocka_unit_test(partial_block_recompute),
+        cmocka_unit_test(uneven_interleaved_chunks), cmocka_unit_test(sliding_window_tiles),
     };
     return cmocka_run_group_tests(tests, load_presets, free_presets);
 }
