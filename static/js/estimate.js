@@ -382,7 +382,7 @@ function choose(select, values, dflt = values[0]) {
 
 // Offers only the degrees that divide: TP divides the GPUs and the model's hidden, feedforward
 // and head counts; PP divides the rest of the GPUs and the blocks; DP is what is left; the
-// microbatch divides the per-replica batch; interleaving divides the blocks per stage.
+// microbatch divides the per-replica batch; interleaving fits the blocks per stage (below).
 export function refreshChoices() {
   const f = form();
   const q = (k) => f.querySelector(`[data-field="execution.${k}"]`);
@@ -422,7 +422,12 @@ export function refreshChoices() {
     choose(q('microbatch_size'), [1]);
     hint.textContent = `batch must be a multiple of DP (${dp}): try ${fmtInt(Math.max(1, Math.round(batch / dp)) * dp)}`;
   }
-  choose(q('pipeline_interleaving'), divisors(Math.max(1, Math.ceil(blocks / pp))));
+  // Interleaving: at most a stage's blocks, and 1 without a pipeline. Calculon's block needs the
+  // chunks to divide the stage; the modern block also takes uneven chunks (the first ones hold a
+  // block more), as Megatron's pipeline layouts place them.
+  const bpp = Math.max(1, Math.ceil(blocks / pp));
+  const vps = pp === 1 ? [1] : f.dataset.modern === 'true' ? Array.from({ length: bpp }, (_, i) => i + 1) : divisors(bpp);
+  choose(q('pipeline_interleaving'), vps);
 }
 
 // Expert parallelism: EP divides the experts, ETP the expert's MLP width, and EP × ETP divides

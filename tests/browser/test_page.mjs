@@ -822,6 +822,11 @@ try {
     await page.selectOption('[data-field="execution.tensor_par"]', '1');
     const pps = await page.$$eval('[data-field="execution.pipeline_par"] option', (o) => o.map((x) => Number(x.value)));
     check(pps.includes(16) && pps.every((p) => 2048 % p === 0 && p <= ds.num_blocks), 'PP 16 is offered for 61 blocks (the API splits them unevenly)', pps);
+    // PP 2 holds 31 blocks per stage: every interleaving up to 31 is offered, 8 among them,
+    // which the API takes as uneven chunks of 4 and 3 blocks
+    await page.selectOption('[data-field="execution.pipeline_par"]', '2');
+    const vps = await page.$$eval('[data-field="execution.pipeline_interleaving"] option', (o) => o.map((x) => Number(x.value)));
+    check(vps.length === 31 && vps.includes(8) && vps.at(-1) === 31, 'interleaving 1 … 31 is offered for 31 blocks per stage, uneven ones too', vps);
     await page.selectOption('[data-field="execution.pipeline_par"]', '16');
     const dp = Number(await page.inputValue('[data-field="execution.data_par"]'));
     check(dp === 128, 'DP follows as 2048 / 16', dp);
