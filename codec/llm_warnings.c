@@ -3,8 +3,9 @@
  * low rate, a small mixture-of-experts model (where the step model agrees least with published
  * runs). An estimate is still an estimate: these say where it leaves what has been measured.
  *
- * The GPU is recognised by its matrix engine's dense 16-bit peak (a custom system with another
- * peak gets no MFU warning: there is nothing published to compare it with). MFU is as in the
+ * The GPU is recognised by its matrix engine's dense 16-bit peak and, where Blackwell Ultra shares
+ * Blackwell's peak, its tier-1 memory (a custom system with another peak gets no MFU warning:
+ * there is nothing published to compare it with). MFU is as in the
  * summary: model FLOPs per step / (step time · processors · the matrix peak in `datatype`); FP8
  * runs therefore count against the 16-bit peak, as NeMo's and Llama 3's figures are quoted. */
 #include <inttypes.h>
@@ -19,30 +20,40 @@
 typedef struct {
     const char *gpu;
     double peak_lo, peak_hi; /* TFLOP/s of the 16-bit matrix rate that identify it */
+    double mem_lo, mem_hi;   /* GiB of tier-1 memory: Blackwell Ultra's peaks are Blackwell's */
     bool fp8;                /* the figure is for FP8 training (else BF16/FP16) */
     double best_mfu;         /* best published model-FLOPs utilisation, fraction */
     const char *source;
 } mfu_ref_t;
 
-/* The best published MFU per GPU and datatype, with its source. */
+/* The best published MFU of a dense model per GPU and datatype, with its source: papers, and
+ * the best dense run of the files Fathom ships (presets/validation/: measured_runs.json and the
+ * files beside it), its model TFLOP/s over the dense BF16 peak. tests/unit/llm/test_llm_warnings.c
+ * recomputes the shipped figures from those files. The B300 has no entry: no dense run of it
+ * is published there. */
 static const mfu_ref_t mfu_table[] = {
-    {"A100", 300, 320, false, 0.563,
+    {"A100", 300, 320, 0, HUGE_VAL, false, 0.563,
      "Korthikanti et al. 2022, \"Reducing Activation Recomputation in Large Transformer "
      "Models\", Table 5: MFU 51.4% for GPT-3 175B and 56.3% at most (1T), Megatron-LM with "
      "sequence parallelism and selective recompute; Narayanan et al. 2021 report 140 TFLOP/s "
      "per GPU (45% counting recompute) for GPT-3 175B on 1024 A100s"},
-    {"H100/H200", 900, 1100, false, 0.43,
+    {"H100/H200", 900, 1100, 0, HUGE_VAL, false, 0.43,
      "Llama 3 paper (Dubey et al. 2024), Table 4: 38-43% BF16 MFU for Llama 3 405B on "
      "8,192-16,384 H100s"},
-    {"H100/H200", 900, 1100, true, 0.752,
-     "NVIDIA NeMo / Megatron-Bridge performance summary: Llama 3 8B in FP8 (current scaling) on "
-     "8 H100s, 744 model TFLOP/s per GPU = 75.2% of the dense BF16 peak"},
-    {"B200", 2200, 2300, true, 0.741,
-     "NVIDIA NeMo / Megatron-Bridge performance summary: Llama 3.1 405B in FP8 on 128 B200s, "
-     "1667 model TFLOP/s per GPU = 74.1% of the dense BF16 peak"},
-    {"GB200", 2450, 2550, true, 0.757,
-     "NVIDIA NeMo / Megatron-Bridge performance summary: Llama 3 70B in FP8 on 64 GB200s, "
-     "1892 model TFLOP/s per GPU = 75.7% of the dense BF16 peak"},
+    {"H100/H200", 900, 1100, 0, HUGE_VAL, true, 0.843,
+     "Megatron-LM's Llama README, FP8 performance table (H100, as its scripts say): Llama 3.1 "
+     "405B on 1024 GPUs, 834 model TFLOP/s per GPU = 84.3% of the dense BF16 peak "
+     "(presets/validation/measured_runs.json, MLM-105)"},
+    {"B200", 2200, 2300, 0, 200, true, 0.741,
+     "NVIDIA NeMo / Megatron-Bridge performance summary, 25.11: Llama 3.1 405B in FP8 on 128 "
+     "B200s, 1667 model TFLOP/s per GPU = 74.1% of the dense BF16 peak (MB-027)"},
+    {"GB200", 2450, 2550, 0, 200, true, 0.858,
+     "NVIDIA NeMo / Megatron-Bridge performance summary, 26.04.01: Llama 3.1 405B in FP8 on "
+     "256 GB200s, 2144 model TFLOP/s per GPU = 85.8% of the dense BF16 peak (MB-008)"},
+    {"GB300", 2450, 2550, 200, HUGE_VAL, true, 1.058,
+     "NVIDIA NeMo / Megatron-Bridge performance summary, 26.06: Llama 3.1 405B in FP8 on 256 "
+     "GB300s, 2646 model TFLOP/s per GPU = 105.8% of the dense BF16 peak "
+     "(presets/validation/blackwell_ultra.json, MBU-05)"},
 };
 
 /* Below this hidden size an MoE model is "small" (moe_small_hidden). */
@@ -84,7 +95,8 @@ json_t *codec_llm_warnings_encode(const fathom_model_t *m, const llm_system_t *s
     const double p16 = peak16(s);
     for (size_t i = 0; i < sizeof mfu_table / sizeof mfu_table[0]; i++) {
         const mfu_ref_t *t = &mfu_table[i];
-        if (!(p16 >= t->peak_lo && p16 <= t->peak_hi) || t->fp8 != e->fp8 ||
+        if (!(p16 >= t->peak_lo && p16 <= t->peak_hi) ||
+            !(s->mem1.gib >= t->mem_lo && s->mem1.gib < t->mem_hi) || t->fp8 != e->fp8 ||
             !(e->datatype == LLM_DT_FLOAT16 || e->datatype == LLM_DT_BFLOAT16))
             continue;
         if (isfinite(mfu) && mfu > t->best_mfu)

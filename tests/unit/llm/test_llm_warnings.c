@@ -1,0 +1,182 @@
+/* test_llm_warnings.c — mfu_above_published (codec/llm_warnings.c): for each GPU the figure the
+ * warning quotes is the best MFU of a dense run published in the files Fathom ships (the JSON
+ * files of presets/validation/), recomputed here from those files as model TFLOP/s over the
+ * preset's dense BF16 peak, so the table cannot fall behind the runs beside it; an estimate just
+ * above it is warned and one just below is not. Blackwell Ultra shares Blackwell's peaks and is
+ * told apart by its memory; the B300, with no dense run published, is never warned. */
+#include <ctype.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "llm_codec.h"
+#include "llm_test_util.h"
+#include "model_codec.h"
+#include "test_util.h"
+
+/* `word` standing alone in `text`, in any case ("H100" in "H100-SXM5-80GB", not "GB200" in
+ * "DGX-GB200" for "B200"). */
+static int names(const char *text, const char *word)
+{
+    const size_t n = strlen(word);
+    for (const char *p = text; *p; p++)
+        if (strncasecmp(p, word, n) == 0 && (p == text || !isalnum((unsigned char)p[-1])) &&
+            !isalnum((unsigned char)p[n]))
+            return 1;
+    return 0;
+}
+
+/* The best model TFLOP/s per GPU of a dense run on a GPU named `gpu` in the shipped files, FP8
+ * or not; 0 when none. */
+static double best_published_tflops(const char *gpu, int fp8)
+{
+    DIR *d = opendir("presets/validation");
+    assert_non_null(d);
+    double best = 0;
+    int files = 0;
+    for (struct dirent *f; (f = readdir(d));) {
+        const size_t n = strlen(f->d_name);
+        if (n < 5 || strcmp(f->d_name + n - 5, ".json") != 0)
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "presets/validation/%s", f->d_name);
+        json_error_t jerr;
+        json_t *rows = json_load_file(path, 0, &jerr);
+        assert_true(json_is_array(rows));
+        files++;
+        for (size_t i = 0; i < json_array_size(rows); i++) {
+            const json_t *r = json_array_get(rows, i);
+            const char *g = json_string_value(json_object_get(r, "gpu_type"));
+            const char *prec = json_string_value(json_object_get(r, "precision"));
+            const double tf = json_number_value(json_object_get(r, "tflops_per_gpu"));
+            if (json_is_true(json_object_get(r, "moe")) || !g || !prec || !(tf > 0) ||
+                !names(g, gpu))
+                continue;
+            char up[128];
+            size_t k = 0;
+            for (; prec[k] && k + 1 < sizeof up; k++)
+                up[k] = (char)toupper((unsigned char)prec[k]);
+            up[k] = 0;
+            if ((strstr(up, "FP8") != NULL) == fp8 && tf > best)
+                best = tf;
+        }
+        json_decref(rows);
+    }
+    closedir(d);
+    assert_true(files >= 5); /* measured_runs.json and the four files beside it */
+    return best;
+}
+
+/* The warnings of an estimate of Llama 3 70B on 64 GPUs of `system` whose MFU (model FLOPs per
+ * step over step · GPUs · the BF16 peak) is `mfu`. */
+static json_t *warnings_at(const char *system, int fp8, double mfu, double *peak_tflops)
+{
+    fathom_error_t err;
+    fathom_model_t m;
+    llm_system_t s;
+    json_t *jm = json_string("llama3-70B"), *js = json_string(system);
+    assert_int_equal(codec_model_decode(jm, "model", presets, &m, &err), 0);
+    assert_int_equal(codec_llm_system_decode(js, "system", presets, &s, &err), 0);
+    json_decref(jm);
+    json_decref(js);
+    llm_execution_t e;
+    memset(&e, 0, sizeof e);
+    e.num_procs = e.data_par = 64;
+    e.tensor_par = e.pipeline_par = e.pipeline_interleaving = 1;
+    e.batch_size = 64;
+    e.microbatch_size = 1;
+    e.datatype = LLM_DT_BFLOAT16;
+    e.training = true;
+    e.fp8 = fp8;
+    *peak_tflops = s.matrix.rate[LLM_DT_BFLOAT16].tflops;
+    llm_result_t r;
+    memset(&r, 0, sizeof r);
+    r.extra.peak_flops = *peak_tflops * 1e12;
+    r.stats.total_time =
+        llm_model_flops(&m, e.batch_size, true) / (mfu * (double)e.num_procs * r.extra.peak_flops);
+    return codec_llm_warnings_encode(&m, &s, &e, &r);
+}
+
+/* The mfu_above_published message among `w`, or NULL. */
+static const char *mfu_message(const json_t *w)
+{
+    for (size_t i = 0; i < json_array_size(w); i++) {
+        const json_t *x = json_array_get(w, i);
+        if (strcmp(json_string_value(json_object_get(x, "code")), "mfu_above_published") == 0)
+            return json_string_value(json_object_get(x, "message"));
+    }
+    return NULL;
+}
+
+/* Warned just above `best` (a fraction), quoting it to one decimal, and not just below. */
+static void warns_above(const char *system, int fp8, double best)
+{
+    double peak;
+    char quoted[32];
+    snprintf(quoted, sizeof quoted, "(%.1f%%:", 100 * best);
+    json_t *above = warnings_at(system, fp8, best + 0.002, &peak);
+    const char *msg = mfu_message(above);
+    if (!msg || !strstr(msg, quoted))
+        fail_msg("%s %s: no warning quoting %s above it (%s)", system, fp8 ? "FP8" : "BF16",
+                 quoted, msg ? msg : "none");
+    json_decref(above);
+    json_t *below = warnings_at(system, fp8, best - 0.002, &peak);
+    assert_null(mfu_message(below));
+    json_decref(below);
+}
+
+static void test_best_published_from_the_shipped_runs(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *system, *gpu;
+    } fp8_runs[] = {{"h100_sxm", "H100"}, {"h200", "H100"},        {"b200", "B200"},
+                    {"gb200_nvl72", "GB200"}, {"gb300_nvl72", "GB300"}};
+    for (size_t i = 0; i < sizeof fp8_runs / sizeof fp8_runs[0]; i++) {
+        double peak;
+        json_decref(warnings_at(fp8_runs[i].system, 1, 1, &peak));
+        const double tf = best_published_tflops(fp8_runs[i].gpu, 1);
+        assert_true(tf > 0);
+        warns_above(fp8_runs[i].system, 1, round(1000 * tf / peak) / 1000);
+    }
+}
+
+/* Figures from papers, not from the shipped files: the Llama 3 paper's 43% BF16 MFU on H100s
+ * (Table 4) and Korthikanti et al.'s 56.3% on A100s (Table 5). */
+static void test_best_published_from_papers(void **state)
+{
+    (void)state;
+    warns_above("h100_sxm", 0, 0.43);
+    warns_above("a100_sxm", 0, 0.563);
+    assert_true(best_published_tflops("H100", 0) == 0); /* no dense BF16 H100 run shipped */
+}
+
+/* The B300 and GB300 have the B200's and GB200's peaks; their memory tells them apart. No dense
+ * B300 run is published in the shipped files, so a B300 estimate is never warned, while the
+ * GB300 is held to its own runs, not the GB200's. */
+static void test_blackwell_ultra_told_apart(void **state)
+{
+    (void)state;
+    assert_true(best_published_tflops("B300", 1) == 0);
+    double peak;
+    json_t *w = warnings_at("b300", 1, 3.0, &peak);
+    assert_null(mfu_message(w));
+    json_decref(w);
+    const double gb200 = best_published_tflops("GB200", 1) / peak;
+    w = warnings_at("gb300_nvl72", 1, gb200 + 0.01, &peak);
+    assert_null(mfu_message(w));
+    json_decref(w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_best_published_from_the_shipped_runs),
+        cmocka_unit_test(test_best_published_from_papers),
+        cmocka_unit_test(test_blackwell_ultra_told_apart),
+    };
+    return cmocka_run_group_tests(tests, load_presets, free_presets);
+}
