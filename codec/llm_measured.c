@@ -545,14 +545,6 @@ static double measured_step(const measured_row_t *p)
     return value_of_step(p, 1.0) / p->measured;
 }
 
-/* The blocks of the row's largest pipeline chunk: its first stage's blocks over the chunks,
- * rounded up (the step model lets the first chunks hold one block more). */
-static int64_t largest_chunk(const measured_row_t *p)
-{
-    const int64_t vp = p->exec.pipeline_interleaving;
-    return (p->result.blocks_per_proc + vp - 1) / vp;
-}
-
 /* p->exec and p->result of the row with `recompute` (and recompute_blocks n when > 0, the
  * selective-recompute modules when not 0). */
 static int estimate_row(const json_t *row, measured_row_t *p, const char *recompute, int64_t n,
@@ -647,7 +639,8 @@ static int least_recompute(const json_t *row, measured_row_t *p, fathom_error_t 
         if (estimate_row(row, p, act, blocks, modules, err))
             return -1;
         p->recompute_blocks = blocks;
-        p->chunk_blocks = largest_chunk(p);
+        p->chunk_blocks =
+            llm_largest_chunk(p->result.blocks_per_proc, p->exec.pipeline_interleaving);
         return 0;
     }
     static const char *const partial[] = {"none", "attn_only"};
@@ -667,7 +660,8 @@ static int least_recompute(const json_t *row, measured_row_t *p, fathom_error_t 
             return 0;
     }
     /* full: the fewest recompute_blocks of a chunk that fit, 0 (every block) last */
-    const int64_t chunk = largest_chunk(p);
+    const int64_t chunk =
+        llm_largest_chunk(p->result.blocks_per_proc, p->exec.pipeline_interleaving);
     p->recompute = "full";
     p->chunk_blocks = chunk;
     for (int64_t b = chunk > 1 ? 1 : 0;; b = b + 1 < chunk ? b + 1 : 0) {

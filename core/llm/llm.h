@@ -310,6 +310,11 @@ typedef struct {
 int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                  llm_result_t *out, fathom_error_t *err);
 
+/* Blocks of the largest of a stage's pipeline chunks: its blocks_per_proc blocks over
+ * `interleaving` chunks, the first ones taking one block more when they do not divide evenly
+ * (the modern block; Calculon's needs them even). recompute_blocks is at most this. */
+int64_t llm_largest_chunk(int64_t blocks_per_proc, int64_t interleaving);
+
 /* Model FLOPs of one step of batch_size sequences (llm_flops.c: Megatron-LM's convention for
  * the modern block; training counts forward and backward, inference forward only). */
 double llm_model_flops(const fathom_model_t *m, int64_t batch_size, bool training);

@@ -220,8 +220,6 @@ void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e
 /* The share of a stage's blocks full recompute reruns: recompute_blocks of each pipeline chunk
  * over the stage's blocks, 1 when it recomputes every block, 0 without full recompute. */
 double llm__recomputed_share(const llm_execution_t *e, const llm__compiled_t *k);
-/* Blocks of the largest of `chunks` pipeline chunks sharing a stage's bpp blocks. */
-int64_t llm__largest_chunk(int64_t bpp, int64_t chunks);
 /* True when selective recompute reruns every MoE block's MLP (recompute_modules "moe"). */
 bool llm__moe_redone(const llm_execution_t *e);
 /* True when selective recompute reruns every block's norms (recompute_modules "layernorm"):

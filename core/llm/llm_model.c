@@ -294,7 +294,7 @@ static int check_modern(const fathom_model_t *m, const llm_system_t *s, const ll
 static int check_recompute_blocks(const fathom_model_t *m, const llm_execution_t *e,
                                   int64_t bpp, fathom_error_t *err)
 {
-    const int64_t per_chunk = llm__largest_chunk(bpp, e->pipeline_interleaving);
+    const int64_t per_chunk = llm_largest_chunk(bpp, e->pipeline_interleaving);
     if (e->recompute_blocks == 0)
         return 0;
     if (e->recompute_blocks < 0)
@@ -389,7 +389,10 @@ bool llm__moe_redone(const llm_execution_t *e)
            (e->recompute_modules & LLM_RECOMPUTE_MOE);
 }
 
-int64_t llm__largest_chunk(int64_t bpp, int64_t chunks) { return (bpp + chunks - 1) / chunks; }
+int64_t llm_largest_chunk(int64_t blocks_per_proc, int64_t interleaving)
+{
+    return (blocks_per_proc + interleaving - 1) / interleaving;
+}
 
 /* Full recompute of the first N blocks of each chunk (Megatron's recompute_method "block"; all
  * of a chunk shorter than N). A stage's bpp = q·vp + r blocks make r chunks of q + 1 and vp − r
@@ -404,8 +407,8 @@ double llm__recomputed_share(const llm_execution_t *e, const llm__compiled_t *k)
         return 1;
     const int64_t n = e->recompute_blocks, vp = e->pipeline_interleaving;
     const int64_t q = k->bpp / vp, r = k->bpp % vp;
-    const int64_t kept = r * (n < q + 1 ? n : q + 1) + (vp - r) * (n < q ? n : q);
-    return (double)kept / (double)k->bpp;
+    const int64_t rerun = r * (n < q + 1 ? n : q + 1) + (vp - r) * (n < q ? n : q);
+    return (double)rerun / (double)k->bpp;
 }
 
 /* Full recompute of a share f of the blocks (recompute_blocks): the average block of the stage

@@ -792,7 +792,8 @@ static void fewest_recompute_blocks(walk_t *w)
     if (!w->req->options.fewest_recompute_blocks || w->req->model.calculon_block ||
         e->activation_recompute != LLM_RECOMPUTE_FULL || e->activations_offload)
         return;
-    int64_t lo = 1, hi = w->res.blocks_per_proc / e->pipeline_interleaving; /* hi: every block */
+    /* hi: every block of the largest chunk, which reruns them all */
+    int64_t lo = 1, hi = llm_largest_chunk(w->res.blocks_per_proc, e->pipeline_interleaving);
     const int64_t every = hi;
     llm_result_t probe, best = w->res;
     while (lo < hi) {
