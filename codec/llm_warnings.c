@@ -5,9 +5,9 @@
  *
  * The GPU is recognised by its matrix engine's dense 16-bit peak and, where Blackwell Ultra shares
  * Blackwell's peak, its tier-1 memory (a custom system with another peak gets no MFU warning:
- * there is nothing published to compare it with). MFU is as in the
- * summary: model FLOPs per step / (step time · processors · the matrix peak in `datatype`); FP8
- * runs therefore count against the 16-bit peak, as NeMo's and Llama 3's figures are quoted. */
+ * there is nothing published to compare it with). MFU is as in the summary: model FLOPs per
+ * step / (step time · processors · the matrix peak in `datatype`); FP8 runs therefore count
+ * against the 16-bit peak, as NeMo's and Llama 3's figures are quoted. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
