@@ -59,20 +59,21 @@ int cli_cmd_estimate(int argc, char **argv, const cli_env_t *env)
 
 int cli_cmd_validate(int argc, char **argv, const cli_env_t *env)
 {
-    int as_json = 0, measured = 0, bad = 0;
-    const char *runs_file = NULL;
+    int as_json = 0, measured = 0, bad = 0, n_runs = 0;
+    const char *runs_files[16];
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             as_json = 1;
         else if (strcmp(argv[i], "--measured") == 0)
             measured = 1;
-        else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
-            runs_file = argv[++i], measured = 1;
+        else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc &&
+                 n_runs < (int)(sizeof runs_files / sizeof *runs_files))
+            runs_files[n_runs++] = argv[++i], measured = 1;
         else
             bad = 1;
     }
     if (bad) {
-        printf("usage: fathom validate [--measured] [--runs FILE] [--json]\n\nReproduces "
+        printf("usage: fathom validate [--measured] [--runs FILE]... [--json]\n\nReproduces "
                "Calculon's validation against the Megatron sequence-parallelism paper\n"
                "(Korthikanti et al. 2022): Figure 1 memory, Figure 7 activation ratios, Table 5\nstep times, "
                "with profile, estimate, delta, mean and worst error, printed as\nCalculon prints "
@@ -84,7 +85,9 @@ int cli_cmd_validate(int argc, char **argv, const cli_env_t *env)
                "or the files beside it:\npresets/validation/later_releases.json (later releases),\n"
                "presets/validation/verification_cards.json and\npresets/validation/moe_recipes.json "
                "(NVIDIA's tuned recipes),\npresets/validation/blackwell_ultra.json (GB300 and B300 "
-               "rows).\n--json "
+               "rows).\nSeveral --runs (up to 16) are read as one set of rows: rows of two files\nthat "
+               "Fathom cannot tell apart (the same estimate request) are grouped,\nwith the error "
+               "no estimate can beat on them (doc/measured_runs.md).\n--json "
                "prints the JSON of GET /v1/validation (its \"measured\" member with\n--measured or "
                "--runs) instead.\n");
         return strcmp(argv[argc - 1], "--help") == 0 ? 0 : 2;
@@ -92,11 +95,30 @@ int cli_cmd_validate(int argc, char **argv, const cli_env_t *env)
     fathom_error_t err;
     fathom_error_clear(&err);
     json_t *report;
-    if (runs_file) {
-        json_t *rows = cli_read_json_file(runs_file);
+    if (n_runs) {
+        json_t *rows = json_array();
+        char source[1024] = "";
+        for (int k = 0; rows && k < n_runs; k++) {
+            json_t *part = cli_read_json_file(runs_files[k]);
+            if (!part) {
+                json_decref(rows);
+                return 1;
+            }
+            /* not an array: the report says so, naming the file */
+            if (!json_is_array(part) || json_array_extend(rows, part)) {
+                json_decref(rows);
+                rows = part;
+                part = NULL;
+                snprintf(source, sizeof source, "%s", runs_files[k]);
+                break;
+            }
+            json_decref(part);
+            const size_t used = strlen(source);
+            snprintf(source + used, sizeof source - used, "%s%s", k ? " + " : "", runs_files[k]);
+        }
         if (!rows)
             return 1;
-        report = codec_llm_measured_report_rows(rows, runs_file, env->presets, &err);
+        report = codec_llm_measured_report_rows(rows, source, env->presets, &err);
         json_decref(rows);
     } else
         report = measured ? codec_llm_measured_report(env->presets, &err)

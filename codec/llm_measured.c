@@ -886,6 +886,61 @@ static json_t *groups_encode(const groups_t *g)
                      "dense_max_abs_error_pct", g->dense.worst);
 }
 
+/* Rows Fathom cannot tell apart: the same estimate request (model, system, execution), compared
+ * on the same figure. Fathom gives them one estimate, so when their measurements differ (another
+ * software release of the same recipe, another cluster) no estimate can be closer to all of them
+ * than f = (max − min)/(max + min): the estimate 2·max·min/(max + min) is +f off the smallest
+ * and −f off the largest, and any other is further from one of the two. A group's f is a floor
+ * under the worst error of every model, physics or not, that reads only what a row states.
+ * Returns {"groups": [{"ids", "measured_min", "measured_max", "error_floor_pct"}] (two or more
+ * rows each, in file order), "error_floor_pct": the largest f, 0 with no group}. */
+static json_t *indistinguishable(const json_t *items)
+{
+    const size_t n = json_array_size(items);
+    char **key = calloc(n ? n : 1, sizeof *key);
+    bool *taken = calloc(n ? n : 1, sizeof *taken);
+    json_t *groups = json_array();
+    double floor_pct = 0;
+    for (size_t i = 0; key && i < n; i++) {
+        const json_t *it = json_array_get(items, i), *req = json_object_get(it, "estimate_request");
+        char *request = req ? json_dumps(req, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
+        const char *compared = row_str(it, "compared");
+        const size_t len = request ? strlen(compared) + strlen(request) + 2 : 0;
+        if (len && (key[i] = malloc(len)))
+            snprintf(key[i], len, "%s|%s", compared, request);
+        free(request);
+    }
+    for (size_t i = 0; key && taken && groups && i < n; i++) {
+        if (!key[i] || taken[i])
+            continue;
+        json_t *ids = json_array();
+        double lo = INFINITY, hi = -INFINITY;
+        for (size_t j = i; ids && j < n; j++) {
+            if (!key[j] || strcmp(key[i], key[j]) != 0)
+                continue;
+            const json_t *it = json_array_get(items, j);
+            const double m = json_number_value(json_object_get(it, "measured"));
+            taken[j] = true;
+            json_array_append_new(ids, json_string(row_str(it, "id")));
+            lo = m < lo ? m : lo;
+            hi = m > hi ? m : hi;
+        }
+        if (json_array_size(ids) < 2) {
+            json_decref(ids);
+            continue;
+        }
+        const double f = 100.0 * (hi - lo) / (hi + lo);
+        floor_pct = f > floor_pct ? f : floor_pct;
+        json_array_append_new(groups, json_pack("{s:o,s:f,s:f,s:f}", "ids", ids, "measured_min",
+                                                lo, "measured_max", hi, "error_floor_pct", f));
+    }
+    for (size_t i = 0; key && i < n; i++)
+        free(key[i]);
+    free(key);
+    free(taken);
+    return groups ? json_pack("{s:o,s:f}", "groups", groups, "error_floor_pct", floor_pct) : NULL;
+}
+
 json_t *codec_llm_measured_report_rows(const json_t *rows, const char *source,
                                        const codec_presets_t *presets, fathom_error_t *err)
 {
@@ -948,6 +1003,7 @@ json_t *codec_llm_measured_report_rows(const json_t *rows, const char *source,
         add_loso(prep, ok, moe, n, out, &loso);
         json_object_set_new(report, "loso", groups_encode(&loso));
 #endif
+        json_object_set_new(report, "indistinguishable", indistinguishable(out));
         json_object_set_new(report, "rows", out);
         out = NULL;
     }
@@ -988,6 +1044,31 @@ static void print_group(FILE *f, const char *what, const json_t *o, const char *
         fprintf(f, "%s %lld row%s: mean %.1f%%, worst %.1f%%", what, n, n == 1 ? "" : "s",
                 json_number_value(json_object_get(o, mean)),
                 json_number_value(json_object_get(o, worst)));
+}
+
+/* The indistinguishable groups in one line: how many, and the widest with its rows. */
+static void print_indistinguishable(FILE *f, const json_t *o)
+{
+    const json_t *groups = json_object_get(o, "groups"), *widest = NULL;
+    size_t i;
+    const json_t *g;
+    json_array_foreach(groups, i, g)
+        if (!widest || json_number_value(json_object_get(g, "error_floor_pct")) >
+                           json_number_value(json_object_get(widest, "error_floor_pct")))
+            widest = g;
+    if (!widest) {
+        fputs("rows Fathom cannot tell apart (one estimate request, other measurements): none\n", f);
+        return;
+    }
+    fprintf(f, "rows Fathom cannot tell apart (one estimate request, other measurements): %zu "
+               "group%s; the widest,", json_array_size(groups), json_array_size(groups) == 1 ? "" : "s");
+    const json_t *id;
+    json_array_foreach(json_object_get(widest, "ids"), i, id)
+        fprintf(f, "%s %s", i ? "," : "", json_string_value(id));
+    fprintf(f, ", measured %.0f to %.0f: no estimate is within %.1f%% of all of them\n",
+            json_number_value(json_object_get(widest, "measured_min")),
+            json_number_value(json_object_get(widest, "measured_max")),
+            json_number_value(json_object_get(widest, "error_floor_pct")));
 }
 
 char *codec_llm_measured_text(const json_t *report)
@@ -1060,6 +1141,7 @@ char *codec_llm_measured_text(const json_t *report)
         print_group(f, "; TFLOP/s-only", json_object_get(lo, "tflops_only"), "rows", "");
         fputc('\n', f);
     }
+    print_indistinguishable(f, json_object_get(report, "indistinguishable"));
     if (fclose(f) != 0) {
         free(buf);
         return NULL;

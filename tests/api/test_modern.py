@@ -238,6 +238,25 @@ class Modern(ServerTestCase):
                 and x["compared"] == "tokens_per_s_per_gpu" and not x["moe"] and "error_pct" in x["loso"]]
         self.assertEqual(m["loso"]["dense_rows_estimated"], len(loso))
         self.assertAlmostEqual(m["loso"]["dense_mean_abs_error_pct"], sum(loso) / len(loso), places=9)
+        # rows Fathom cannot tell apart: grouped here from the rows' own estimate requests
+        same = {}
+        for x in m["rows"]:
+            if x["expressible"]:
+                key = (x["compared"], json.dumps(x["estimate_request"], sort_keys=True))
+                same.setdefault(key, []).append(x)
+        expected = [g for g in same.values() if len(g) > 1]
+        served = m["indistinguishable"]["groups"]
+        self.assertEqual(len(served), len(expected))
+        for g, want in zip(served, sorted(expected, key=lambda g: m["rows"].index(g[0]))):
+            lo, hi = min(x["measured"] for x in want), max(x["measured"] for x in want)
+            self.assertEqual(g["ids"], [x["id"] for x in want])
+            self.assertEqual((g["measured_min"], g["measured_max"]), (lo, hi))
+            self.assertAlmostEqual(g["error_floor_pct"], 100 * (hi - lo) / (hi + lo), places=9)
+            self.assertEqual(len({x["estimated"] for x in want}), 1)
+        # one Llama 3 70B layout published by three sources
+        self.assertIn(["MB-019", "MB0909-030", "MLM-104"], [g["ids"] for g in served])
+        self.assertAlmostEqual(m["indistinguishable"]["error_floor_pct"],
+                               max(g["error_floor_pct"] for g in served), places=9)
 
     def test_measured_accuracy(self):
         """The estimates against the published measurements themselves (read from the validation

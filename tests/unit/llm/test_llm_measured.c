@@ -418,6 +418,61 @@ static void test_stated_recompute(void **state)
     }
 }
 
+/* Rows with one estimate request are grouped, whatever their id, source or measurement; a row
+ * that states another microbatch is not. Worked by hand: measurements m and 1.5·m give
+ * f = (1.5 − 1)/(1.5 + 1) = 20 %; the estimate 2·1.5·m²/(2.5·m) = 1.2·m is +20 % off m and −20 %
+ * off 1.5·m. */
+static void test_indistinguishable_rows(void **state)
+{
+    (void)state;
+    json_t *r = json_array();
+    json_array_append_new(r, row("MB-019", "A"));       /* 0: Llama 3 70B on 64 H100s */
+    json_array_append_new(r, row("NEMO2407-035", "A")); /* 1: another model */
+    json_t *again = row("MB-019", "B");                 /* 2: MB-019 measured 1.5 times faster */
+    json_object_set_new(again, "id", json_string("AGAIN"));
+    json_array_append_new(r, again);
+    json_t *other_mbs = row("MB-019", "C");             /* 3: the same with microbatch 2 */
+    json_object_set_new(other_mbs, "id", json_string("MBS2"));
+    json_object_set_new(other_mbs, "micro_batch", json_integer(2));
+    json_object_del(other_mbs, "grad_accum");
+    json_array_append_new(r, other_mbs);
+    scale_measured(r, 2, 1.5);
+
+    json_t *rep = report(r);
+    const double m = json_number_value(json_object_get(item(rep, 0), "measured"));
+    const json_t *ind = json_object_get(rep, "indistinguishable");
+    const json_t *groups = json_object_get(ind, "groups");
+    assert_int_equal(json_array_size(groups), 1);
+    const json_t *g = json_array_get(groups, 0), *ids = json_object_get(g, "ids");
+    assert_int_equal(json_array_size(ids), 2);
+    assert_string_equal(json_string_value(json_array_get(ids, 0)), "MB-019");
+    assert_string_equal(json_string_value(json_array_get(ids, 1)), "AGAIN");
+    assert_true(fabs(json_number_value(json_object_get(g, "measured_min")) - m) < 1e-9);
+    assert_true(fabs(json_number_value(json_object_get(g, "measured_max")) - 1.5 * m) < 1e-9);
+    assert_true(fabs(json_number_value(json_object_get(g, "error_floor_pct")) - 20.0) < 1e-9);
+    assert_true(fabs(json_number_value(json_object_get(ind, "error_floor_pct")) - 20.0) < 1e-9);
+    /* the two rows get one estimate: the floor is a floor for Fathom too */
+    const double e0 = json_number_value(json_object_get(item(rep, 0), "estimated"));
+    assert_true(e0 == json_number_value(json_object_get(item(rep, 2), "estimated")));
+    assert_true(e0 != json_number_value(json_object_get(item(rep, 3), "estimated")));
+    char *text = codec_llm_measured_text(rep);
+    assert_non_null(strstr(text, "1 group; the widest, MB-019, AGAIN"));
+    assert_non_null(strstr(text, "within 20.0% of all of them"));
+    free(text);
+    json_decref(rep);
+
+    /* one row alone: nothing to group */
+    json_t *one = json_array();
+    json_array_append(one, json_array_get(r, 0));
+    rep = report(one);
+    ind = json_object_get(rep, "indistinguishable");
+    assert_int_equal(json_array_size(json_object_get(ind, "groups")), 0);
+    assert_true(json_number_value(json_object_get(ind, "error_floor_pct")) == 0.0);
+    json_decref(rep);
+    json_decref(one);
+    json_decref(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -429,6 +484,7 @@ int main(void)
         cmocka_unit_test(test_stated_recompute),
         cmocka_unit_test(test_moe_every_from_text),
         cmocka_unit_test(test_row_texts_any_case),
+        cmocka_unit_test(test_indistinguishable_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
