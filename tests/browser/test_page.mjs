@@ -356,7 +356,12 @@ try {
     const unexplained = meanings.filter(([k, m]) => !m || m === k.replace(/_/g, ' '));
     check(meanings.length === 96 && unexplained.length === 0, 'each of the 96 statistics has a one-line meaning', unexplained);
     const footers = {};
-    for (const t of ['estimate', 'sweep', 'scaling', 'goodput']) { await page.click(`#nav-${t}`); footers[t] = await page.textContent('#footer'); }
+    // the tab is shown on the hash change the click makes, not at once: wait for it
+    for (const t of ['estimate', 'sweep', 'scaling', 'goodput']) {
+      await page.click(`#nav-${t}`);
+      await page.waitForFunction((id) => !document.querySelector(`#tab-${id}`).hidden, t);
+      footers[t] = await page.textContent('#footer');
+    }
     check(!/Calculon/.test(footers.goodput) && /Pollux/.test(footers.goodput), 'the Goodput footer names Pollux', footers.goodput);
     check(/scaling-law calculator|Chinchilla/.test(footers.scaling), 'the Scaling footer names its laws', footers.scaling);
     await page.click('#nav-scaling');
