@@ -897,28 +897,21 @@ static json_t *groups_encode(const groups_t *g)
 static json_t *indistinguishable(const json_t *items)
 {
     const size_t n = json_array_size(items);
-    char **key = calloc(n ? n : 1, sizeof *key);
     bool *taken = calloc(n ? n : 1, sizeof *taken);
     json_t *groups = json_array();
     double floor_pct = 0;
-    for (size_t i = 0; key && i < n; i++) {
-        const json_t *it = json_array_get(items, i), *req = json_object_get(it, "estimate_request");
-        char *request = req ? json_dumps(req, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
-        const char *compared = row_str(it, "compared");
-        const size_t len = request ? strlen(compared) + strlen(request) + 2 : 0;
-        if (len && (key[i] = malloc(len)))
-            snprintf(key[i], len, "%s|%s", compared, request);
-        free(request);
-    }
-    for (size_t i = 0; key && taken && groups && i < n; i++) {
-        if (!key[i] || taken[i])
+    for (size_t i = 0; taken && groups && i < n; i++) {
+        const json_t *first = json_array_get(items, i);
+        const json_t *request = json_object_get(first, "estimate_request");
+        if (!request || taken[i])
             continue;
         json_t *ids = json_array();
         double lo = INFINITY, hi = -INFINITY;
         for (size_t j = i; ids && j < n; j++) {
-            if (!key[j] || strcmp(key[i], key[j]) != 0)
-                continue;
             const json_t *it = json_array_get(items, j);
+            if (!json_equal(request, json_object_get(it, "estimate_request")) ||
+                strcmp(row_str(first, "compared"), row_str(it, "compared")) != 0)
+                continue;
             const double m = json_number_value(json_object_get(it, "measured"));
             taken[j] = true;
             json_array_append_new(ids, json_string(row_str(it, "id")));
@@ -934,9 +927,6 @@ static json_t *indistinguishable(const json_t *items)
         json_array_append_new(groups, json_pack("{s:o,s:f,s:f,s:f}", "ids", ids, "measured_min",
                                                 lo, "measured_max", hi, "error_floor_pct", f));
     }
-    for (size_t i = 0; key && i < n; i++)
-        free(key[i]);
-    free(key);
     free(taken);
     return groups ? json_pack("{s:o,s:f}", "groups", groups, "error_floor_pct", floor_pct) : NULL;
 }
