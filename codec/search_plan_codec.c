@@ -45,8 +45,37 @@ json_t *codec_plan__search_body(const json_t *spec, const json_t *system, int64_
                      "datatype", json_object_get(spec, "datatype"), "options", options);
 }
 
-/* The plan's search options: its defaults, the request's over them, exact batch and top 1;
- * checked and normalized by the search's own decoder (errors name "options.<key>"). */
+int codec_plan__search_request(const json_t *spec, const codec_ctx_t *ctx, const json_t *system,
+                               int64_t num_procs, int64_t batch_tokens, search_request_t *req,
+                               uint64_t *executions, uint64_t *exhaustive, fathom_error_t *err)
+{
+    json_t *body = codec_plan__search_body(spec, system, num_procs, batch_tokens,
+                                           json_object_get(spec, "options"));
+    if (!body)
+        return codec_plan__oom(err);
+    int bad = codec_search_decode(body, ctx, req, err);
+    json_decref(body);
+    if (bad)
+        return -1;
+    /* sized by a walk that only counts (no seed floor), two stages assumed */
+    search_request_t count = *req;
+    count.options.refine_units = SEARCH_REFINE_UNITS;
+    count.mode = count.options.mbs_break ? SEARCH_EVALUATE : SEARCH_COUNT_ONLY;
+    fathom_error_t none; /* refused by the search itself (too many units): no layout here */
+    search_plan_t *plan = search_plan_create(&count, &none);
+    *executions = *exhaustive = 0;
+    if (!plan)
+        return 0;
+    *exhaustive = search_plan_exhaustive_executions(plan);
+    *executions = *exhaustive;
+    if (*exhaustive > PLAN_EXHAUSTIVE_MAX) {
+        req->options.refine_units = SEARCH_REFINE_UNITS;
+        *executions = search_plan_max_executions(plan);
+    }
+    search_plan_free(plan);
+    return 0;
+}
+
 /* ------------------------------------------------------------------ normalizing ---- */
 
 /* "tokens": a number, "chinchilla" or {"flops": F}. */
@@ -266,8 +295,24 @@ static int decode_failures(const json_t *body, json_t **out, fathom_error_t *err
     return *out ? 0 : codec_plan__oom(err);
 }
 
+/* The 422 of a candidate whose search is too large even in two stages, in a planner's words:
+ * what makes each candidate's search smaller. */
+static int too_large(const char *field, int64_t n, const char *system, uint64_t executions,
+                     uint64_t limit, fathom_error_t *err)
+{
+    return fathom_error_set(
+        err, FATHOM_E_LIMIT_EXCEEDED, field,
+        "the layout search on %lld %s GPUs would try %llu executions even in two stages, "
+        "more than this server takes (%llu). To make each search smaller: cap tensor or pipeline parallelism "
+        "(options.max_tensor_par, options.max_pipeline_par), leave tensor-parallel overlap out "
+        "(options.no_tp_overlap: true), give one batch_tokens value instead of a list, keep "
+        "fp8, attention_kernel, zero_stage and context_par at one value each, or plan fewer "
+        "GPUs per candidate",
+        (long long)n, system, (unsigned long long)executions, (unsigned long long)limit);
+}
+
 /* Refuses a count no layout of any system and batch can use, and a candidate whose search is
- * past the server's limit. */
+ * past the server's limit even in two stages. */
 static int check_counts(json_t *spec, const codec_ctx_t *ctx, uint64_t max_exec, bool listed,
                         fathom_error_t *err)
 {
@@ -286,33 +331,23 @@ static int check_counts(json_t *spec, const codec_ctx_t *ctx, uint64_t max_exec,
             snprintf(p, sizeof p, "gpu_counts");
         bool usable = false;
         for (size_t s = 0; s < json_array_size(systems); s++) {
+            const json_t *sys = json_array_get(systems, s);
+            const char *name = json_string_value(json_object_get(sys, "name"));
             for (size_t b = 0; b < json_array_size(batches); b++) {
-                json_t *body = codec_plan__search_body(
-                    spec, json_object_get(json_array_get(systems, s), "system"), n,
-                    json_integer_value(json_array_get(batches, b)),
-                    json_object_get(spec, "options"));
                 search_request_t req;
                 fathom_error_t e2;
-                search_plan_t *plan = NULL;
-                if (!body)
-                    return codec_plan__oom(err);
-                int bad = codec_search_decode(body, ctx, &req, &e2);
-                json_decref(body);
-                if (bad) /* not the count's fault: the datatype on this system, say */
-                    return fathom_error_set(err, e2.code, e2.field, "%s (systems[%zu], %s)",
-                                            e2.message, s,
-                                            json_string_value(json_object_get(
-                                                json_array_get(systems, s), "name")));
-                plan = search_plan_create(&req, &e2);
-                uint64_t ex = plan ? search_plan_max_executions(plan) : 0;
-                search_plan_free(plan);
+                fathom_error_clear(&e2);
+                uint64_t ex = 0, exhaustive = 0;
+                if (codec_plan__search_request(spec, ctx, json_object_get(sys, "system"), n,
+                                               json_integer_value(json_array_get(batches, b)),
+                                               &req, &ex, &exhaustive, &e2))
+                    /* not the count's fault: the datatype on this system, say */
+                    return e2.code == FATHOM_E_INTERNAL
+                               ? fathom_error_set(err, e2.code, NULL, "%s", e2.message)
+                               : fathom_error_set(err, e2.code, e2.field, "%s (systems[%zu], %s)",
+                                                  e2.message, s, name);
                 if (ex > max_exec)
-                    return fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, p,
-                                            "the search of %lld GPUs would try %llu executions; "
-                                            "the limit of this server is %llu "
-                                            "(--max-search-executions)",
-                                            (long long)n, (unsigned long long)ex,
-                                            (unsigned long long)max_exec);
+                    return too_large(p, n, name, ex, max_exec, err);
                 usable = usable || ex > 0;
             }
         }

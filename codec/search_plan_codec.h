@@ -48,6 +48,11 @@
 #define PLAN_DEFAULT_STORAGE_GBPS 100.0
 #define PLAN_DEFAULT_RESTART_MINUTES 15.0
 #define PLAN_CHINCHILLA_TOKENS_PER_PARAM 20.0
+/* A candidate whose exhaustive search would try more executions than this is searched in two
+ * stages (coarse layout, then refinement: core/search/search.h, TWO STAGES). The server's
+ * default --max-search-executions; a request-only rule, so a plan's answer does not depend on
+ * the server's limit, which only refuses. */
+#define PLAN_EXHAUSTIVE_MAX 50000000ULL
 
 /* Decodes and normalizes a plan body. *size is its number of candidates. Refuses a count no
  * layout can use ("gpu_counts[i]") and a candidate whose search would try more than

@@ -40,6 +40,7 @@ typedef struct {
     search_entry_t best;   /* its fastest execution */
     scaling_run_cost_t run; /* ideal */
     uint64_t total, good, pruned, estimated;
+    int stages;             /* 2 when any batch's search ran in two stages, else 1 */
 } best_run_t;
 
 /* Searches every batch of the candidate; 0, or -1 with err (cancelled or out of memory). */
@@ -49,19 +50,21 @@ static int search_candidate(const json_t *spec, const codec_ctx_t *ctx, const js
 {
     const json_t *batches = json_object_get(spec, "batch_tokens");
     memset(out, 0, sizeof *out);
+    out->stages = 1;
     for (size_t b = 0; b < json_array_size(batches); b++) {
-        json_t *body = codec_plan__search_body(spec, json_object_get(sysobj, "system"), n,
-                                               json_integer_value(json_array_get(batches, b)),
-                                               json_object_get(spec, "options"));
         search_request_t req;
         fathom_error_t e2;
-        if (!body)
-            return codec_plan__oom(err);
-        int bad = codec_search_decode(body, ctx, &req, &e2);
-        json_decref(body);
-        search_plan_t *plan = bad ? NULL : search_plan_create(&req, &e2);
+        fathom_error_clear(&e2);
+        uint64_t ex, exhaustive;
+        if (codec_plan__search_request(spec, ctx, json_object_get(sysobj, "system"), n,
+                                       json_integer_value(json_array_get(batches, b)), &req, &ex,
+                                       &exhaustive, &e2))
+            return e2.code == FATHOM_E_INTERNAL ? (*err = e2, -1) : 0;
+        search_plan_t *plan = ex > 0 ? search_plan_create(&req, &e2) : NULL;
         if (!plan)
             continue; /* this batch has no layout on n GPUs */
+        if (req.options.refine_units > 0)
+            out->stages = 2;
         search_result_t res;
         if (search_result_init(&res, 1, err)) {
             search_plan_free(plan);
@@ -211,16 +214,17 @@ json_t *codec_plan_candidate(const json_t *spec, const codec_ctx_t *ctx, uint64_
                             json_real_value(json_object_get(spec, "co2_kg_per_kwh"))};
     best_run_t r;
     memset(&r, 0, sizeof r);
+    r.stages = 1;
     if (!over_max && search_candidate(spec, ctx, sys, n, &t, cancel, &r, err))
         return NULL;
     *evaluations += r.estimated;
-    json_t *c = json_pack("{s:I,s:O,s:I,s:f,s:f,s:{s:I,s:I,s:I,s:I}}", "index",
+    json_t *c = json_pack("{s:I,s:O,s:I,s:f,s:f,s:{s:I,s:I,s:I,s:I,s:i}}", "index",
                           (json_int_t)index, "system", json_object_get(sys, "name"),
                           "num_procs", (json_int_t)n,
                           "price_per_gpu_hour", t.gpu_hour_price, "power_per_gpu_kw",
                           t.gpu_power_kw, "search", "total", (json_int_t)r.total, "good",
                           (json_int_t)r.good, "pruned", (json_int_t)r.pruned, "estimated",
-                          (json_int_t)r.estimated);
+                          (json_int_t)r.estimated, "stages", r.stages);
     if (!c)
         return codec_plan__oom(err), NULL;
     if ((r.found ? add_figures(c, &r, spec, &t, (double)n, err) : add_empty_figures(c, err)) ||
