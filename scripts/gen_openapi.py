@@ -28,6 +28,7 @@ PATHS = [
     ("delete", "/v1/presets/systems/{name}", None, "preset_delete_response", "Delete a user system preset (404 when absent, 409 for a built-in); needs the bearer token when fathomd has one."),
     ("get", "/v1/results/{hash}", None, "result_response", "A stored result by config hash (the shareable link; If-None-Match with its ETag gives 304)."),
     ("post", "/v1/transformer", "transformer_request", "transformer_response", "Analytic transformer model: parameters, FLOPs, MFU, 6ND time, GPUs, LoRA."),
+    ("post", "/v1/models/from-hf-config", "hf_config", "hf_config_response", "A Hugging Face config.json read as a Fathom model object, with its parameter counts and what the reading assumed; any request also takes {\"model\": {\"hf_config\": {...}}}."),
     ("post", "/v1/estimate", "estimate_request", "estimate_response", "Step time and memory tiers of one execution (Calculon's model)."),
     ("get", "/v1/validation", None, "validation_response", "Calculon's validation against the Megatron sequence-parallelism paper."),
     ("post", "/v1/scaling", "scaling_request", "scaling_response", "Scaling-law solvers: budget to model size, loss, cost."),
