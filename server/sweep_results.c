@@ -129,13 +129,17 @@ static int plan_row(buf_t *b, const json_t *candidate)
             col = dot + 1;
         }
         v = json_object_get(v, col);
-        if (json_is_array(v)) { /* reasons: one field, joined by '|' */
+        if (json_is_array(v)) { /* reasons, ranges: one field, joined by '|' */
             char joined[256] = "";
             size_t k, len = 0;
             json_t *e;
-            json_array_foreach(v, k, e) len += (size_t)snprintf(
-                joined + len, len < sizeof joined ? sizeof joined - len : 0, "%s%s",
-                k ? "|" : "", json_string_value(e) ? json_string_value(e) : "");
+            json_array_foreach(v, k, e) len += (size_t)(
+                json_is_number(e)
+                    ? snprintf(joined + len, len < sizeof joined ? sizeof joined - len : 0,
+                               "%s%.17g", k ? "|" : "", json_number_value(e))
+                    : snprintf(joined + len, len < sizeof joined ? sizeof joined - len : 0,
+                               "%s%s", k ? "|" : "",
+                               json_string_value(e) ? json_string_value(e) : ""));
             rc = csv_field(b, joined, i == 0);
         } else {
             rc = csv_value(b, v, i == 0);

@@ -92,6 +92,7 @@ void search_options_default(search_options_t *o)
     o->zero_stage = SEARCH_ZERO_CALCULON;
     o->no_offload = false;
     o->exact_batch = false;
+    o->fed_batch = false;
     o->max_tensor_par = 0;
     o->max_pipeline_par = 0;
     o->fewest_recompute_blocks = false;
@@ -121,6 +122,16 @@ static int divisors(int64_t n, int64_t *out, int cap)
 static int64_t batch_for(int64_t dp, int64_t max_batch)
 {
     return dp > max_batch ? 0 : (max_batch / dp) * dp;
+}
+
+/* options.fed_batch: the multiple of dp nearest `target` (halves up), at least dp·pp; 0 past
+ * SEARCH_MAX_BATCH. */
+static int64_t fed_batch(int64_t dp, int64_t pp, int64_t target)
+{
+    int64_t b = (target + dp / 2) / dp * dp;
+    if (b < dp * pp)
+        b = dp * pp;
+    return b > SEARCH_MAX_BATCH ? 0 : b;
 }
 
 static int64_t count_options(bool cond, int64_t n)
@@ -368,6 +379,9 @@ static int check_request(const search_request_t *r, fathom_error_t *err)
                                 r->options.max_tensor_par < 0 ? "options.max_tensor_par"
                                                               : "options.max_pipeline_par",
                                 "must be at least 1 (or absent for no cap)");
+    if (r->options.fed_batch && r->options.exact_batch)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.exact_batch",
+                                "a fed batch is rounded to each layout: not exact");
     if (r->options.refine_units < 0)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.refine_units",
                                 "must be 0 (one exhaustive walk) or more");
@@ -620,7 +634,8 @@ search_plan_t *search_plan_create(const search_request_t *req, fathom_error_t *e
                     ints[0] = 1;
                     if (pp > 1)
                         n_int = divisors(bpp, ints, SEARCH_MAX_DIVISORS);
-                    int64_t batch = batch_for(dp, req->max_batch_size);
+                    int64_t batch = o->fed_batch ? fed_batch(dp, pp, req->max_batch_size)
+                                                 : batch_for(dp, req->max_batch_size);
                     if (o->exact_batch && batch != req->max_batch_size)
                         batch = 0; /* dp does not divide the fixed batch */
                     if (batch == 0)

@@ -111,6 +111,10 @@ typedef struct {
     bool no_offload;          /* only weight/activations/optimizer_offload = false */
     bool exact_batch;         /* batch = max_batch_size exactly; a dp that does not divide it
                                * is skipped (instead of the largest multiple of dp below it) */
+    bool fed_batch;           /* batch = the multiple of dp nearest max_batch_size (halves
+                               * up), and at least dp·pp so that every replica's pipeline has a
+                               * microbatch for each stage (a plan's "auto" batch); not with
+                               * exact_batch */
     int64_t max_tensor_par;   /* 0: no cap; else tensor_par <= this */
     int64_t max_pipeline_par; /* 0: no cap; else pipeline_par <= this */
     llm_moe_dispatcher_t moe_dispatcher; /* of every execution (default alltoall) */

@@ -4,6 +4,8 @@
  * execution and rate; they try fewer executions, never more than search_plan_max_executions
  * says; and a walk that only counts reaches exactly that closed form when every unit is
  * refined (so the coarse walk's size formula is the walk's). */
+#include <stdlib.h>
+
 #include "search_test_util.h"
 
 typedef struct {
@@ -132,6 +134,64 @@ static void counted_walk_matches_the_closed_form(void **state)
     }
 }
 
+/* options.fed_batch (a plan's "auto" batch): every layout runs the multiple of its data-parallel
+ * degree nearest the target, at least dp·pp. Llama 3 8B on 64 H100, target 100 sequences, worked
+ * by hand:
+ *   TP 1, PP 1, DP 64 (the only layout under max_tensor_par = max_pipeline_par = 1):
+ *     (100 + 32) / 64 = 2 → 128 (a TP 1, PP 32, DP 2 layout would take (100 + 1) / 2 = 50 → 100,
+ *     at least 2·32 = 64 → 100);
+ *   and over the 100 best of the free walk, each batch a multiple of its DP, at least DP·PP, and
+ *   within DP/2 of 100 unless DP·PP is more. */
+static int64_t fed_best_batch(const char *options, int64_t *dp, int64_t *pp)
+{
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"model\":\"llama3-8B\",\"system\":\"h100_sxm\",\"num_procs\":64,"
+             "\"max_batch_size\":100,\"datatype\":\"bfloat16\",\"options\":%s}",
+             options);
+    search_request_t req;
+    test_request(json, &req);
+    req.options.fed_batch = true;
+    search_plan_t *plan = plan_of(&req);
+    search_result_t res;
+    run(plan, &res);
+    assert_true(res.n_best > 0);
+    for (int i = 0; i < res.n_best; i++) {
+        const llm_execution_t *e = &res.best[i].execution;
+        const int64_t b = e->batch_size;
+        assert_int_equal(b % e->data_par, 0);
+        assert_true(b >= e->data_par * e->pipeline_par);
+        assert_true(b == e->data_par * e->pipeline_par || llabs(b - 100) <= e->data_par / 2);
+    }
+    *dp = res.best[0].execution.data_par;
+    *pp = res.best[0].execution.pipeline_par;
+    int64_t b = res.best[0].execution.batch_size;
+    search_result_close(&res);
+    search_plan_free(plan);
+    return b;
+}
+
+static void fed_batch_rounds_to_each_layout(void **state)
+{
+    (void)state;
+    int64_t dp, pp;
+    assert_int_equal(fed_best_batch("{\"no_offload\":true,\"max_tensor_par\":1,"
+                                    "\"max_pipeline_par\":1}",
+                                    &dp, &pp),
+                     128);
+    assert_int_equal(dp, 64);
+    fed_best_batch("{\"no_offload\":true,\"top_n\":100}", &dp, &pp);
+    /* with an exact batch it is refused */
+    search_request_t req;
+    test_request("{\"model\":\"llama3-8B\",\"system\":\"h100_sxm\",\"num_procs\":64,"
+                 "\"max_batch_size\":100,\"options\":{\"exact_batch\":true}}",
+                 &req);
+    req.options.fed_batch = true;
+    fathom_error_t err;
+    assert_null(search_plan_create(&req, &err));
+    assert_string_equal(err.field, "options.exact_batch");
+}
+
 static void negative_refine_is_refused(void **state)
 {
     (void)state;
@@ -148,6 +208,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_stages_find_the_exhaustive_best),
         cmocka_unit_test(counted_walk_matches_the_closed_form),
+        cmocka_unit_test(fed_batch_rounds_to_each_layout),
         cmocka_unit_test(negative_refine_is_refused),
     };
     return cmocka_run_group_tests(tests, test_load_presets, test_free_presets);
