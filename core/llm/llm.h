@@ -399,8 +399,11 @@ double llm_a2a_flex_time(const llm_system_t *s, int net, double token_bytes,
  * clock (V ∝ f), so it grows as f³:
  *     f_cap / f_board = ((P_cap − P₀) / (P_board − P₀))^(1/3),   P₀ = LLM_IDLE_POWER_SHARE·P_board
  * (1 at or above the board power). Memory bandwidth is the HBM's own clock and is not scaled.
- * Worked by hand in test_llm_stack (500 W on the 700 W H100: 0.880). */
-#define LLM_IDLE_POWER_SHARE 0.1 /* H100 SXM: ~70 W of 700 W idle (nvidia-smi, P0 idle) */
+ * Worked by hand in test_llm_stack (500 W on the 700 W H100: 0.8797). The H100 SXM5 measured
+ * in bench/gpu (README, "Sustained power and clocks") idles at 73.7 W of its 700 W (0.105) and
+ * holds a BF16 GEMM at the full 700 W with the SM clock down from 1,980 to 1,365 MHz: a GEMM is
+ * power-limited at the board power, so a lower limit lowers the sustained clock further. */
+#define LLM_IDLE_POWER_SHARE 0.105
 double llm_power_capped_clock(double board_w, double limit_w);
 
 /* Checks a system on its own (ranges, curve order, caps); 0 or -1 with err (field paths start

@@ -79,7 +79,7 @@ class Stacks(ServerTestCase):
 
     def test_gpu_variant(self):
         """A variant replaces memory and bandwidth; a 500 W limit on the 700 W H100 keeps
-        ((500 - 70)/(700 - 70))^(1/3) = 0.880 of the clock, so a compute-bound step is slower;
+        ((500 - 73.5)/(700 - 73.5))^(1/3) = 0.8797 of the clock, so a compute-bound step is slower;
         the normalized system is the whole object (the same ETag as writing it out)."""
         plain = self.ok(FSDP8).json()["summary"]
         mem = self.ok(FSDP8, system={"preset": "h100_sxm", "memory_gib": 96}).json()["summary"]
@@ -90,7 +90,7 @@ class Stacks(ServerTestCase):
         self.assertEqual(capped["mem_tier1_capacity_bytes"], 96 * 2**30)
         full = self.server.get("/v1/presets/systems/h100_sxm").json()
         # the peaks the variant runs at, written out by hand
-        k = ((500 - 70) / (700 - 70)) ** (1 / 3)
+        k = ((500 - 73.5) / (700 - 73.5)) ** (1 / 3)
         for dt in full["matrix"]:
             full["matrix"][dt]["tflops"] *= k
         for dt in full["vector"]:
@@ -105,7 +105,7 @@ class Stacks(ServerTestCase):
             ({"memory_gib": 96}, "system.preset"),                           # no preset
             ({"preset": "h999"}, "system.preset"),
             ({"preset": "h100_sxm", "power_limit_w": 800}, "system.power_limit_w"),  # above board
-            ({"preset": "h100_sxm", "power_limit_w": 50}, "system.power_limit_w"),   # below idle
+            ({"preset": "h100_sxm", "power_limit_w": 73}, "system.power_limit_w"),   # below idle
             ({"preset": "h100_sxm", "memory_gib": -1}, "system.memory_gib"),
             ({"preset": "h100_sxm", "memory_gbps": "fast"}, "system.memory_gbps"),
             ({"preset": "h100_sxm", "clock_mhz": 1500}, "system.clock_mhz"),
