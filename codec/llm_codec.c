@@ -152,7 +152,8 @@ static int decode_system_object(const json_t *v, const char *path,
 {
     static const char *const keys[] = {"matrix",   "vector",  "mem1",
                                        "mem2",     "processing_mode",  "networks",
-                                       "attention_efficiency",
+                                       "attention_efficiency", "host_launch_s",
+                                       "graph_launch_s",
                                        "price_per_gpu_hour", "power_per_gpu_kw", NULL};
     if (jr_expect_object(v, path, err) || jr_check_keys(v, path, keys, err))
         return -1;
@@ -173,7 +174,9 @@ static int decode_system_object(const json_t *v, const char *path,
         return -1;
     if (jr_enum(v, path, "processing_mode", JR_REQUIRED, 0, llm_processing_mode_names, &mode, err) ||
         jr_positive(v, path, "attention_efficiency", JR_OPTIONAL, LLM_DEFAULT_ATTENTION_EFFICIENCY,
-                    1, &out->attention_efficiency, err))
+                    1, &out->attention_efficiency, err) ||
+        jr_real(v, path, "host_launch_s", JR_OPTIONAL, 0, 0, 1, &out->host_launch_s, err) ||
+        jr_real(v, path, "graph_launch_s", JR_OPTIONAL, 0, 0, 1, &out->graph_launch_s, err))
         return -1;
     out->processing_mode = (llm_processing_mode_t)mode;
     jr_path(p, sizeof p, path, "networks");
@@ -300,11 +303,20 @@ json_t *codec_llm_system_encode(const llm_system_t *s)
                                  "processor_usage", num(n->processor_usage))) == 0;
     }
     nets = finish(nets, ok);
-    return json_pack("{s:o,s:o,s:o,s:o,s:s,s:o,s:o}", "matrix", encode_processor(&s->matrix),
-                     "vector", encode_processor(&s->vector), "mem1", encode_memory(&s->mem1),
-                     "mem2", encode_memory(&s->mem2), "processing_mode",
-                     llm_processing_mode_names[s->processing_mode], "networks", nets,
-                     "attention_efficiency", num(s->attention_efficiency));
+    json_t *o = json_pack("{s:o,s:o,s:o,s:o,s:s,s:o,s:o}", "matrix", encode_processor(&s->matrix),
+                          "vector", encode_processor(&s->vector), "mem1", encode_memory(&s->mem1),
+                          "mem2", encode_memory(&s->mem2), "processing_mode",
+                          llm_processing_mode_names[s->processing_mode], "networks", nets,
+                          "attention_efficiency", num(s->attention_efficiency));
+    /* the host side only when given, so Calculon's systems keep their form */
+    if (o && ((s->host_launch_s > 0 &&
+               json_object_set_new(o, "host_launch_s", num(s->host_launch_s))) ||
+              (s->graph_launch_s > 0 &&
+               json_object_set_new(o, "graph_launch_s", num(s->graph_launch_s))))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
 }
 
 /* ---- execution ---- */
@@ -756,8 +768,9 @@ json_t *codec_llm_summary_encode(const fathom_model_t *m, const llm_execution_t 
         num(s->dp_comm_exposed_time), "forward_offload", num(s->fw_offload_exposed_time),
         "backward_offload", num(s->bw_offload_exposed_time), "context_parallel_comm",
         num(x->cp_comm_exposed));
-    if (breakdown && json_object_set_new(breakdown, "expert_parallel_comm",
-                                         num(r->extra.expert_parallel_comm))) {
+    if (breakdown && (json_object_set_new(breakdown, "expert_parallel_comm",
+                                          num(r->extra.expert_parallel_comm)) ||
+                      json_object_set_new(breakdown, "host_launch", num(x->host_exposed)))) {
         json_decref(breakdown);
         breakdown = NULL;
     }

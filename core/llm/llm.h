@@ -113,6 +113,10 @@ typedef struct {
      * and backward alike: attention kernels do not reach GEMM efficiency (softmax, masking and
      * tiling overheads). Only fused attention uses it. (0, 1]. */
     double attention_efficiency;
+    /* Host seconds to launch one kernel from the framework, and one kernel replayed from a CUDA
+     * graph (llm_host.h). 0: no host side (Calculon's systems and any that leave them out). */
+    double host_launch_s;
+    double graph_launch_s;
 } llm_system_t;
 
 /* A system object that leaves attention_efficiency out gets this: FlashAttention-2 forward and
@@ -319,6 +323,7 @@ typedef struct {
     double expert_parallel_comm;  /* s of dispatch/combine all-to-all exposed per step */
     double routed_expert_compute; /* s of the routed experts' grouped GEMMs per step */
     int expert_parallel_tier;     /* network tier the all-to-all crosses (-1: no MoE) */
+    double host_exposed;          /* s per step the host's kernel launches outlast the GPU work */
     llm_stage_memory_t stages[2]; /* first and last pipeline stage (equal when pipeline_par 1) */
 } llm_step_extra_t;
 

@@ -69,11 +69,56 @@ static void stack_refusals(void **state)
         fail_msg("%s: %s", err.field, err.message);
 }
 
+/* Host launch: with 1 s a kernel the host dwarfs the tiny block's GPU work, so the exposed host
+ * time is the kernels' count in seconds less microseconds of GPU work. The tiny model (2 blocks,
+ * grouped-query attention: 8 heads, 2 key/value heads), batch 2 of microbatch 1 on one GPU:
+ * 2 blocks × 2 microbatches. Per block (llm_host.c): Megatron 11 forward + 20 backward = 31,
+ * so 4 × 31 = 124 s; torchtitan eager 35 + 60 = 95 → 380 s; compiled 14 + 28 = 42 → 168 s;
+ * eager with full recompute reruns the forward in backward: 35 + 60 + 35 = 130 → 520 s. Without
+ * host_launch_s there is no host side. */
+static void host_launch(void **state)
+{
+    (void)state;
+    const fathom_model_t m = tiny_model();
+    llm_system_t s = unit_system(100);
+    static const struct {
+        llm_stack_t stack;
+        bool compile;
+        llm_recompute_t recompute;
+        double seconds;
+    } cases[] = {
+        {LLM_STACK_MEGATRON, false, LLM_RECOMPUTE_NONE, 124},
+        {LLM_STACK_TORCHTITAN, false, LLM_RECOMPUTE_NONE, 380},
+        {LLM_STACK_TORCHTITAN, true, LLM_RECOMPUTE_NONE, 168},
+        {LLM_STACK_TORCHTITAN, false, LLM_RECOMPUTE_FULL, 520},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        llm_execution_t e = test_layout(1, 1, 1);
+        e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
+        e.stack = cases[i].stack;
+        e.compile = cases[i].compile;
+        e.activation_recompute = cases[i].recompute;
+        llm_result_t r;
+        fathom_error_t err;
+        s.host_launch_s = 0;
+        if (llm_estimate(&m, &s, &e, &r, &err))
+            fail_msg("%s: %s", err.field, err.message);
+        assert_float_equal(r.extra.host_exposed, 0, 0);
+        const double without = r.stats.total_time;
+        s.host_launch_s = 1;
+        if (llm_estimate(&m, &s, &e, &r, &err))
+            fail_msg("%s: %s", err.field, err.message);
+        assert_float_equal(r.extra.host_exposed, cases[i].seconds, 1e-3);
+        assert_float_equal(r.stats.total_time - without, r.extra.host_exposed, 1e-9);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(power_capped_clock),
         cmocka_unit_test(stack_refusals),
+        cmocka_unit_test(host_launch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
