@@ -131,15 +131,31 @@ static int decode_network(const json_t *v, const char *path, llm_network_t *out,
     return 0;
 }
 
+static int decode_system_object(const json_t *v, const char *path,
+                                const codec_presets_t *presets, llm_system_t *out,
+                                fathom_error_t *err);
+
 int codec_llm_system_decode(const json_t *v, const char *path, const codec_presets_t *presets,
                             llm_system_t *out, fathom_error_t *err)
 {
+    json_t *sys;
+    if (codec_llm_system_resolve(v, path, presets, &sys, err))
+        return -1;
+    const int rc = decode_system_object(sys ? sys : v, path, presets, out, err);
+    json_decref(sys);
+    return rc;
+}
+
+static int decode_system_object(const json_t *v, const char *path,
+                                const codec_presets_t *presets, llm_system_t *out,
+                                fathom_error_t *err)
+{
     static const char *const keys[] = {"matrix",   "vector",  "mem1",
                                        "mem2",     "processing_mode",  "networks",
-                                       "attention_efficiency",
+                                       "attention_efficiency", "host_launch_s",
+                                       "graph_launch_s",
                                        "price_per_gpu_hour", "power_per_gpu_kw", NULL};
-    if (codec_presets_deref(presets, PRESET_SYSTEM, &v, path, err) ||
-        jr_expect_object(v, path, err) || jr_check_keys(v, path, keys, err))
+    if (jr_expect_object(v, path, err) || jr_check_keys(v, path, keys, err))
         return -1;
     memset(out, 0, sizeof *out);
     char p[JR_PATH_MAX];
@@ -158,7 +174,9 @@ int codec_llm_system_decode(const json_t *v, const char *path, const codec_prese
         return -1;
     if (jr_enum(v, path, "processing_mode", JR_REQUIRED, 0, llm_processing_mode_names, &mode, err) ||
         jr_positive(v, path, "attention_efficiency", JR_OPTIONAL, LLM_DEFAULT_ATTENTION_EFFICIENCY,
-                    1, &out->attention_efficiency, err))
+                    1, &out->attention_efficiency, err) ||
+        jr_real(v, path, "host_launch_s", JR_OPTIONAL, 0, 0, 1, &out->host_launch_s, err) ||
+        jr_real(v, path, "graph_launch_s", JR_OPTIONAL, 0, 0, 1, &out->graph_launch_s, err))
         return -1;
     out->processing_mode = (llm_processing_mode_t)mode;
     jr_path(p, sizeof p, path, "networks");
@@ -193,18 +211,22 @@ int codec_llm_system_cost_decode(const json_t *v, const char *path,
                                  fathom_error_t *err)
 {
     memset(out, 0, sizeof *out);
-    if (codec_presets_deref(presets, PRESET_SYSTEM, &v, path, err))
+    json_t *sys;
+    if (codec_llm_system_resolve(v, path, presets, &sys, err))
         return -1;
-    if (!json_is_object(v))
-        return 0;
-    out->has_price = json_object_get(v, "price_per_gpu_hour") != NULL;
-    out->has_power = json_object_get(v, "power_per_gpu_kw") != NULL;
-    return jr_real(v, path, "price_per_gpu_hour", JR_OPTIONAL, 0, 0, TRAINING_MAX_PRICE,
-                   &out->price_per_gpu_hour, err) ||
-                   jr_real(v, path, "power_per_gpu_kw", JR_OPTIONAL, 0, 0,
-                           TRAINING_MAX_POWER_KW, &out->power_per_gpu_kw, err)
-               ? -1
-               : 0;
+    int rc = 0;
+    if (json_is_object(sys)) {
+        out->has_price = json_object_get(sys, "price_per_gpu_hour") != NULL;
+        out->has_power = json_object_get(sys, "power_per_gpu_kw") != NULL;
+        rc = jr_real(sys, path, "price_per_gpu_hour", JR_OPTIONAL, 0, 0, TRAINING_MAX_PRICE,
+                     &out->price_per_gpu_hour, err) ||
+                     jr_real(sys, path, "power_per_gpu_kw", JR_OPTIONAL, 0, 0,
+                             TRAINING_MAX_POWER_KW, &out->power_per_gpu_kw, err)
+                 ? -1
+                 : 0;
+    }
+    json_decref(sys);
+    return rc;
 }
 
 /* A real that reads back as the same double; integral values are written as integers so the
@@ -281,11 +303,20 @@ json_t *codec_llm_system_encode(const llm_system_t *s)
                                  "processor_usage", num(n->processor_usage))) == 0;
     }
     nets = finish(nets, ok);
-    return json_pack("{s:o,s:o,s:o,s:o,s:s,s:o,s:o}", "matrix", encode_processor(&s->matrix),
-                     "vector", encode_processor(&s->vector), "mem1", encode_memory(&s->mem1),
-                     "mem2", encode_memory(&s->mem2), "processing_mode",
-                     llm_processing_mode_names[s->processing_mode], "networks", nets,
-                     "attention_efficiency", num(s->attention_efficiency));
+    json_t *o = json_pack("{s:o,s:o,s:o,s:o,s:s,s:o,s:o}", "matrix", encode_processor(&s->matrix),
+                          "vector", encode_processor(&s->vector), "mem1", encode_memory(&s->mem1),
+                          "mem2", encode_memory(&s->mem2), "processing_mode",
+                          llm_processing_mode_names[s->processing_mode], "networks", nets,
+                          "attention_efficiency", num(s->attention_efficiency));
+    /* the host side only when given, so Calculon's systems keep their form */
+    if (o && ((s->host_launch_s > 0 &&
+               json_object_set_new(o, "host_launch_s", num(s->host_launch_s))) ||
+              (s->graph_launch_s > 0 &&
+               json_object_set_new(o, "graph_launch_s", num(s->graph_launch_s))))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
 }
 
 /* ---- execution ---- */
@@ -301,7 +332,10 @@ static const char *const execution_keys[] = {
     "zero_stage",          "shard_group",        "expert_par",        "expert_tensor_par",
     "expert_par_net",      "moe_load_imbalance", "moe_capacity_factor", "moe_a2a_overlap",
     "fp8_params",          "moe_dispatcher",     "recompute_blocks",  "recompute_modules",
-    "low_precision_gradients", NULL};
+    "low_precision_gradients", "stack",           "compile",           "fp8_recipe",
+    "async_tp",            "selective_ac",      "pipeline_schedule", "fp8_activation_cache",
+    "optimizer_state_datatype", "first_stage_blocks", "last_stage_blocks",
+    "expandable_segments", NULL};
 
 /* a*b, saturating: three factors of up to 2^30 overflow int64. */
 static int64_t mul_sat(int64_t a, int64_t b)
@@ -431,7 +465,8 @@ static int decode_calculon_fields(const json_t *v, const char *path, llm_executi
 static int decode_modern_fields(const json_t *v, const char *path, llm_execution_t *e,
                                 fathom_error_t *err)
 {
-    int kernel = 0, dispatcher = 0;
+    int kernel = 0, dispatcher = 0, schedule = 0, state = 0;
+    bool expandable = true;
     int64_t cp_net = 0, ep_net = 0;
     /* shard_group left out (0) means every processor of the group: the encoder writes it */
     if (jr_enum(v, path, "attention_kernel", JR_OPTIONAL, LLM_ATTN_KERNEL_UNFUSED,
@@ -460,12 +495,65 @@ static int decode_modern_fields(const json_t *v, const char *path, llm_execution
         jr_int(v, path, "recompute_blocks", JR_OPTIONAL, 0, 1, MODEL_MAX_BLOCKS,
                &e->recompute_blocks, err) ||
         jr_enum_set(v, path, "recompute_modules", JR_OPTIONAL, llm_recompute_module_names,
-                    &e->recompute_modules, err))
+                    &e->recompute_modules, err) ||
+        jr_enum(v, path, "pipeline_schedule", JR_OPTIONAL, LLM_PP_1F1B, llm_pp_schedule_names,
+                &schedule, err) ||
+        jr_bool(v, path, "fp8_activation_cache", JR_OPTIONAL, false, &e->fp8_activation_cache,
+                err) ||
+        jr_enum(v, path, "optimizer_state_datatype", JR_OPTIONAL, LLM_STATE_FLOAT32,
+                llm_state_dtype_names, &state, err) ||
+        jr_int(v, path, "first_stage_blocks", JR_OPTIONAL, 0, 1, MODEL_MAX_BLOCKS,
+               &e->first_stage_blocks, err) ||
+        jr_int(v, path, "last_stage_blocks", JR_OPTIONAL, 0, 1, MODEL_MAX_BLOCKS,
+               &e->last_stage_blocks, err) ||
+        jr_bool(v, path, "expandable_segments", JR_OPTIONAL, true, &expandable, err))
         return -1;
+    e->fixed_segments = !expandable;
+    /* 1F1B with interleaving is the interleaved schedule: saying "1f1b" beside it contradicts */
+    if (schedule == LLM_PP_1F1B && e->pipeline_interleaving > 1 && jr_has(v, "pipeline_schedule")) {
+        char p[JR_PATH_MAX];
+        jr_path(p, sizeof p, path, "pipeline_schedule");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                "\"1f1b\" runs one chunk per rank, but pipeline_interleaving is "
+                                "%lld: say \"interleaved\" or leave it out",
+                                (long long)e->pipeline_interleaving);
+    }
+    e->pipeline_schedule = (llm_pp_schedule_t)schedule;
+    e->optimizer_state_datatype = (llm_state_dtype_t)state;
     e->attention_kernel = (llm_attn_kernel_t)kernel;
     e->context_par_net = (int)cp_net;
     e->expert_par_net = (int)ep_net;
     e->moe_dispatcher = (llm_moe_dispatcher_t)dispatcher;
+    return 0;
+}
+
+/* The software stack and what it is asked to do (doc/stacks.md): stack "megatron" (the
+ * behaviour of every other field), compile and async_tp false, and fp8_recipe the stack's
+ * default (llm_default_fp8_recipe) — given only with fp8 true. */
+static int decode_stack_fields(const json_t *v, const char *path, llm_execution_t *e,
+                               fathom_error_t *err)
+{
+    int stack = 0, recipe = 0, sac = 0;
+    if (jr_enum(v, path, "stack", JR_OPTIONAL, LLM_STACK_MEGATRON, llm_stack_names, &stack,
+                err) ||
+        jr_enum(v, path, "selective_ac", JR_OPTIONAL, LLM_SAC_NONE, llm_selective_ac_names, &sac,
+                err) ||
+        jr_bool(v, path, "compile", JR_OPTIONAL, false, &e->compile, err) ||
+        jr_bool(v, path, "async_tp", JR_OPTIONAL, false, &e->async_tp, err) ||
+        jr_enum(v, path, "fp8_recipe", JR_OPTIONAL,
+                (int)llm_default_fp8_recipe((llm_stack_t)stack), llm_fp8_recipe_names, &recipe,
+                err))
+        return -1;
+    e->stack = (llm_stack_t)stack;
+    e->selective_ac = (llm_selective_ac_t)sac;
+    if (jr_has(v, "fp8_recipe") && !e->fp8) {
+        char p[JR_PATH_MAX];
+        jr_path(p, sizeof p, path, "fp8_recipe");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                "a recipe needs FP8 training: set execution.fp8 true");
+    }
+    /* without FP8 the recipe is the zero value, so an execution without FP8 has one form */
+    e->fp8_recipe = e->fp8 ? (llm_fp8_recipe_t)recipe : LLM_FP8_CURRENT;
     return 0;
 }
 
@@ -478,7 +566,7 @@ int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_
     memset(&e, 0, sizeof e);
     if (jr_bool(v, path, "training", JR_OPTIONAL, true, &e.training, err) ||
         decode_degrees(v, path, &e, err) || decode_calculon_fields(v, path, &e, err) ||
-        decode_modern_fields(v, path, &e, err))
+        decode_modern_fields(v, path, &e, err) || decode_stack_fields(v, path, &e, err))
         return -1;
     *out = e;
     return 0;
@@ -573,6 +661,20 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
         S("moe_dispatcher", llm_moe_dispatcher_names[e->moe_dispatcher]);
     if (e->recompute_blocks > 0) /* only when set: recomputing every block keeps the form */
         I("recompute_blocks", e->recompute_blocks);
+    /* the memory fields only when they say something, so existing configurations keep their
+     * form: the schedule beyond 1F1B and interleaving, the FP8 cache, 16-bit moments */
+    if (e->pipeline_schedule == LLM_PP_ZERO_BUBBLE || e->pipeline_schedule == LLM_PP_DUALPIPE)
+        S("pipeline_schedule", llm_pp_schedule_names[e->pipeline_schedule]);
+    if (e->fp8_activation_cache)
+        B("fp8_activation_cache", true);
+    if (e->optimizer_state_datatype != LLM_STATE_FLOAT32)
+        S("optimizer_state_datatype", llm_state_dtype_names[e->optimizer_state_datatype]);
+    if (e->first_stage_blocks > 0)
+        I("first_stage_blocks", e->first_stage_blocks);
+    if (e->last_stage_blocks > 0)
+        I("last_stage_blocks", e->last_stage_blocks);
+    if (e->fixed_segments)
+        B("expandable_segments", false);
     if (e->recompute_modules) { /* likewise: no selective recompute keeps the form */
         json_t *mods = json_array();
         for (int i = 0; llm_recompute_module_names[i]; i++)
@@ -580,6 +682,18 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
                 failed |= json_array_append_new(mods, json_string(llm_recompute_module_names[i]));
         failed |= json_object_set_new(o, "recompute_modules", mods);
     }
+    /* the stack's fields only when they differ from Megatron's, so existing configurations
+     * keep their form; the recipe when FP8 runs one other than the stack's default */
+    if (e->stack != LLM_STACK_MEGATRON)
+        S("stack", llm_stack_names[e->stack]);
+    if (e->compile)
+        B("compile", e->compile);
+    if (e->async_tp)
+        B("async_tp", e->async_tp);
+    if (e->selective_ac != LLM_SAC_NONE)
+        S("selective_ac", llm_selective_ac_names[e->selective_ac]);
+    if (e->fp8 && e->fp8_recipe != llm_default_fp8_recipe(e->stack))
+        S("fp8_recipe", llm_fp8_recipe_names[e->fp8_recipe]);
 #undef I
 #undef B
 #undef S
@@ -626,28 +740,70 @@ json_t *codec_llm_violations_encode(const llm_result_t *r)
 static json_t *encode_stage(const char *name, const llm_stage_memory_t *m)
 {
     /* expert: the routed experts' weights, gradients and optimizer; non_expert: the rest */
-    return json_pack("{s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:{s:o,s:o,s:o},s:{s:o,s:o,s:o}}",
-                     "stage", name, "blocks", (json_int_t)m->blocks, "weights", num(m->weights),
-                     "gradients", num(m->gradients), "optimizer", num(m->optimizer),
-                     "activations", num(m->activations), "buffers", num(m->buffers), "total",
-                     num(m->total), "expert", "weights", num(m->expert_weights), "gradients",
-                     num(m->expert_gradients), "optimizer", num(m->expert_optimizer),
-                     "non_expert", "weights", num(m->weights - m->expert_weights), "gradients",
-                     num(m->gradients - m->expert_gradients), "optimizer",
-                     num(m->optimizer - m->expert_optimizer));
+    json_t *o = json_pack("{s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:{s:o,s:o,s:o},s:{s:o,s:o,s:o}}",
+                          "stage", name, "blocks", (json_int_t)m->blocks, "weights",
+                          num(m->weights), "gradients", num(m->gradients), "optimizer",
+                          num(m->optimizer), "activations", num(m->activations), "buffers",
+                          num(m->buffers), "total", num(m->total), "expert", "weights",
+                          num(m->expert_weights), "gradients", num(m->expert_gradients),
+                          "optimizer", num(m->expert_optimizer), "non_expert", "weights",
+                          num(m->weights - m->expert_weights), "gradients",
+                          num(m->gradients - m->expert_gradients), "optimizer",
+                          num(m->optimizer - m->expert_optimizer));
+    /* the modern block's terms (llm_memory.c): the rank, what its schedule keeps in flight, the
+     * gathered ZeRO-3 blocks, the dispatcher's buffers and the fixed reserve */
+    json_t *more = json_pack("{s:I,s:o,s:o,s:o,s:o,s:{s:o,s:o,s:o,s:o}}", "rank",
+                             (json_int_t)m->index, "microbatches_in_flight",
+                             num(m->microbatches), "stored_activations",
+                             num(m->stored_activations), "gathered_weights",
+                             num(m->gathered_weights), "moe_buffers", num(m->moe_buffers),
+                             "reserve", "cuda_context", num(m->cuda_context), "nccl",
+                             num(m->nccl), "workspaces", num(m->workspaces), "fragmentation",
+                             num(m->fragmentation));
+    if (!o || !more || json_object_update(o, more)) {
+        json_decref(o);
+        o = NULL;
+    }
+    json_decref(more);
+    return o;
 }
 
-/* Per-stage memory of the first and last pipeline stage, the heaviest named, and the bytes per
+/* Ranks listed one by one in per_stage up to this pipeline depth (beyond it, the first, last
+ * and heaviest stand for all). */
+#define PER_STAGE_MAX 1024
+
+/* Per-stage memory of the first and last pipeline stage (and of the heaviest when it is
+ * neither), the heaviest named, every rank's total (modern block), and the bytes per
  * parameter of each kind of state. */
-static json_t *encode_memory_breakdown(const llm_result_t *r)
+static json_t *encode_memory_breakdown(const fathom_model_t *m, const llm_execution_t *e,
+                                       const llm_result_t *r)
 {
     const llm_step_extra_t *x = &r->extra;
-    return json_pack("{s:s,s:[o,o],s:{s:o,s:o,s:o}}", "heaviest_stage",
-                     x->heaviest_stage ? "last" : "first", "stages",
-                     encode_stage("first", &x->stages[0]), encode_stage("last", &x->stages[1]),
-                     "bytes_per_parameter", "weights", num(x->weight_bytes_per_param), "gradients",
-                     num(x->grad_bytes_per_param), "optimizer",
-                     num(x->optimizer_bytes_per_param));
+    static const char *const names[3] = {"first", "last", "middle"};
+    json_t *stages = json_array();
+    if (stages) {
+        json_array_append_new(stages, encode_stage("first", &x->stages[0]));
+        if (x->heaviest_stage == 2)
+            json_array_append_new(stages, encode_stage("middle", &x->heaviest));
+        json_array_append_new(stages, encode_stage("last", &x->stages[1]));
+    }
+    json_t *per = json_array();
+    const int64_t pp = e->pipeline_par;
+    for (int64_t i = 0; per && !m->calculon_block && pp <= PER_STAGE_MAX && i < pp; i++) {
+        llm_stage_memory_t st;
+        llm_stage_memory(m, e, r, i, &st);
+        if (json_array_append_new(per, json_pack("{s:I,s:I,s:o}", "rank", (json_int_t)i, "blocks",
+                                                 (json_int_t)st.blocks, "total",
+                                                 num(st.total)))) {
+            json_decref(per);
+            per = NULL;
+        }
+    }
+    return json_pack("{s:s,s:I,s:o,s:o,s:{s:o,s:o,s:o}}", "heaviest_stage",
+                     names[x->heaviest_stage], "heaviest_rank", (json_int_t)x->heaviest.index,
+                     "stages", stages, "per_stage", per, "bytes_per_parameter", "weights",
+                     num(x->weight_bytes_per_param), "gradients", num(x->grad_bytes_per_param),
+                     "optimizer", num(x->optimizer_bytes_per_param));
 }
 
 /* Parameters, FLOP counts, MFU and throughput per processor. */
@@ -694,8 +850,9 @@ json_t *codec_llm_summary_encode(const fathom_model_t *m, const llm_execution_t 
         num(s->dp_comm_exposed_time), "forward_offload", num(s->fw_offload_exposed_time),
         "backward_offload", num(s->bw_offload_exposed_time), "context_parallel_comm",
         num(x->cp_comm_exposed));
-    if (breakdown && json_object_set_new(breakdown, "expert_parallel_comm",
-                                         num(r->extra.expert_parallel_comm))) {
+    if (breakdown && (json_object_set_new(breakdown, "expert_parallel_comm",
+                                          num(r->extra.expert_parallel_comm)) ||
+                      json_object_set_new(breakdown, "host_launch", num(x->host_exposed)))) {
         json_decref(breakdown);
         breakdown = NULL;
     }
@@ -716,7 +873,7 @@ json_t *codec_llm_summary_encode(const fathom_model_t *m, const llm_execution_t 
         num(r->mem_tier2_capacity_bytes), "blocks_per_proc", (json_int_t)r->blocks_per_proc,
         "num_microbatches", (json_int_t)r->num_microbatches, "num_procs",
         (json_int_t)e->num_procs, "time_breakdown_s", breakdown, "memory",
-        encode_memory_breakdown(r), "tokens_per_s_per_proc",
+        encode_memory_breakdown(m, e, r), "tokens_per_s_per_proc",
         num(tokens_per_s / (double)e->num_procs));
     if (!o) {
         json_decref(dp);
