@@ -94,7 +94,7 @@ static double dp_reduce_time(const llm_system_t *s, const llm_execution_t *e, do
 {
     const double G = (double)(e->data_par * llm_context_par(e)), S = (double)llm_shard_group(e);
     const llm_network_t *net = dp_network(s, e);
-    if (G < 2 || !e->training)
+    if (G < 2 || !e->training || bytes <= 0) /* frozen layers (finetune) reduce nothing */
         return 0;
     if (llm_zero_stage(e) == 0)
         return llm__net_time(net, LLM_OP_ALL_REDUCE, bytes, G);
@@ -117,7 +117,7 @@ static void cost_outer(llm__block_t *t, llm__compiled_t *k, const llm_system_t *
         o->bw = o->b.agrad.time + o->b.wgrad.time;
         o->tp += o->b.agrad_tp_exposed[1];
         o->optim = o->b.optim.time;
-        o->dp = dp_reduce_time(s, e, o->b.weight_space);
+        o->dp = dp_reduce_time(s, e, o->b.trainable_weight_space);
     }
     o->per_mb = o->fw + o->bw + o->tp;
     o->useful = o->b.useful_fw_flops + o->b.useful_bw_flops;
@@ -152,9 +152,13 @@ static void stage_memory(const llm__block_stats_t *b, const outer_t *const *oute
     const int zero = llm_zero_stage(e);
     const double S = (double)llm_shard_group(e);
     double params = blocks * b->weight_elems - shared, fp8 = blocks * b->fp8_weight_elems;
+    /* frozen (finetune): held in the base datatype, no gradients, no optimizer state; the shared
+     * tied matrix is frozen with the rest when anything outside the blocks is */
+    double frozen = blocks * b->frozen_elems - (b->frozen_elems > 0 ? shared : 0);
     double acts = block_activations(b, e, blocks, inflight), bufs = e->training ? b->act_grad_space : 0;
     for (int i = 0; i < n_outer; i++) {
         params += outer[i]->b.weight_elems;
+        frozen += outer[i]->b.frozen_elems;
         acts += outer[i]->b.act_working_space;
         if (e->training)
             bufs += outer[i]->b.act_grad_space;
@@ -163,7 +167,10 @@ static void stage_memory(const llm__block_stats_t *b, const outer_t *const *oute
     out->blocks = (int64_t)blocks;
     /* weights: bpe per parameter, plus the FP8 weight and transpose (2 bytes) of every FP8
      * linear's; with FP8 primary weights those hold no bpe copy: (params − fp8)·bpe + 2·fp8 */
-    const double held = (e->fp8_params ? params - fp8 : params) * bpe + 2 * fp8;
+    const double trained = params - frozen, block_trained = b->weight_elems - b->frozen_elems;
+    const double frozen_bpe = frozen > 0 ? llm_finetune_base_bytes(e->finetune.base_datatype) : 0;
+    const double held =
+        (e->fp8_params ? trained - fp8 : trained) * bpe + frozen * frozen_bpe + 2 * fp8;
     out->weights = held;
     if (zero >= 3)
         out->weights = held / S + 2 * (b->weight_elems * bpe);
@@ -171,10 +178,10 @@ static void stage_memory(const llm__block_stats_t *b, const outer_t *const *oute
         /* gradients: g bytes per parameter (4, or bpe under low_precision_gradients); ZeRO-2
          * and 3 keep their shard plus one block's worth being reduced: params·g/S + block·g */
         const double g = llm_gradient_bytes_per_param(e);
-        out->gradients = params * g;
+        out->gradients = trained * g;
         if (zero >= 2)
-            out->gradients = params * g / S + b->weight_elems * g;
-        out->optimizer = params * (bpe < 4 ? 12 : 8) / shards;
+            out->gradients = trained * g / S + block_trained * g;
+        out->optimizer = trained * (bpe < 4 ? 12 : 8) / shards;
     }
     out->activations = acts;
     out->buffers = bufs;
@@ -250,15 +257,20 @@ static void blocks_data_parallel(const llm_system_t *s, const llm_execution_t *e
         return;
     const llm_network_t *net = dp_network(s, e);
     const int zero = llm_zero_stage(e);
-    const double bpp = (double)k->bpp, nmb = (double)k->nmb, pb = b->weight_space;
+    /* gradients and the parameters an optimizer step changes: the trainable weights (all of
+     * them but with finetune); FSDP gathers every weight, frozen or not */
+    const double bpp = (double)k->bpp, nmb = (double)k->nmb, pg = b->trainable_weight_space;
+    const double pb = zero >= 3 ? b->weight_space : pg;
     const double fw = b->fw.time, bw = b->agrad.time + b->wgrad.time + b->re.time;
     const bool overlap = e->data_par_overlap;
-    const double across = G > S ? llm__net_time(net, LLM_OP_ALL_REDUCE, pb / S, G / S) : 0;
-    const double rs = S > 1 ? llm__net_time(net, LLM_OP_REDUCE_SCATTER, pb, S) : 0;
+    if (pg <= 0 && zero < 3)
+        return; /* a frozen model reduces nothing */
+    const double across = G > S && pg > 0 ? llm__net_time(net, LLM_OP_ALL_REDUCE, pg / S, G / S) : 0;
+    const double rs = S > 1 && pg > 0 ? llm__net_time(net, LLM_OP_REDUCE_SCATTER, pg, S) : 0;
     const double ag = S > 1 ? llm__net_time(net, LLM_OP_ALL_GATHER, pb, S) : 0;
     double grad = 0, gather = 0, exposed_grad = 0, exposed_gather = 0;
     if (zero == 0) {
-        double ar = llm__net_time(net, LLM_OP_ALL_REDUCE, pb, G);
+        double ar = llm__net_time(net, LLM_OP_ALL_REDUCE, pg, G);
         grad = bpp * ar;
         exposed_grad = bucketed(ar, bw, bpp, overlap);
         x->dp_exposed_last_bucket = ar;
@@ -281,7 +293,7 @@ static void blocks_data_parallel(const llm_system_t *s, const llm_execution_t *e
     }
     x->dp_grad_reduce = grad;
     x->dp_param_gather = gather;
-    st->block_dp_size = pb;
+    st->block_dp_size = pg;
     st->dp_comm_link_time = grad + gather;
     st->dp_comm_exposed_time = exposed_grad + exposed_gather;
 }
@@ -386,11 +398,12 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
         const double table = (double)llm__vocab_per_rank(m, e) * (double)m->hidden;
         if (m->tied_embeddings && pp == 1)
             shared = table; /* one matrix serves both ends */
-        else if (m->tied_embeddings && e->training)
+        else if (m->tied_embeddings && e->training && F.b.trainable_weight_space > 0)
             tied_ar = llm__net_time(&s->networks[e->pipeline_par_net], LLM_OP_ALL_REDUCE,
                                     table * bpe, 2);
-        if (shared > 0) /* the shared matrix's gradient is reduced once, with the embedding's */
-            L.dp = dp_reduce_time(s, e, L.b.weight_space - shared * bpe);
+        /* the shared matrix's gradient is reduced once, with the embedding's (none frozen) */
+        if (shared > 0 && L.b.trainable_weight_space > 0)
+            L.dp = dp_reduce_time(s, e, L.b.trainable_weight_space - shared * bpe);
         llm_stats_t before = *st;
         perfect_add = add_outer_time(e, k, &F, &L, tied_ar, st);
         x->outer_layers_time = (st->fw_time - before.fw_time) + (st->bw_time - before.bw_time) +
