@@ -307,6 +307,9 @@ void llm__memory(const fathom_model_t *m, const llm_execution_t *e, llm_stats_t 
 /* Optimizer bytes per parameter: fp32 master copy (below fp32) and Adam's two moments in
  * execution.optimizer_state_datatype. */
 double llm__optimizer_bytes(const llm_execution_t *e);
+/* What one dense block keeps per microbatch under torchtitan's per-op selective checkpointing
+ * (selective_ac "op"), bytes. */
+double llm__op_sac_bytes(const fathom_model_t *m, const llm_execution_t *e);
 /* DeepEP's communication buffers for an expert group of `ranks` and rows of hidden_bytes. */
 double llm__deepep_buffer_bytes(double ranks, double hidden_bytes);
 

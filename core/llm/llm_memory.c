@@ -127,6 +127,35 @@ double llm__optimizer_bytes(const llm_execution_t *e)
     return (llm_datatype_bytes(e->datatype) < 4 ? 4 : 0) + 2 * moment;
 }
 
+/* FSDP as the PyTorch stacks run it (torchtitan's fully_shard per block with
+ * MixedPrecisionPolicy(param_dtype bf16, reduce_dtype fp32); FSDP1 alike): the sharded
+ * parameter is the fp32 master, so per parameter 4/S of it, 4/S of fp32 gradients and 8/S of
+ * Adam's moments, 16/S in all (torchtitan parallelize_llama.py apply_fsdp; FSDP2 fully_shard):
+ *   gathered  the unsharded bf16 parameters alive at the peak: the root module's (embedding,
+ *             final norm, output: FSDP2 does not reshard the root after forward) and two blocks
+ *             (the one computing, the one prefetched); with pipeline parallelism every block of
+ *             the stage (torchtitan sets reshard_after_forward False under PP)
+ *   gradients one block's unsharded bf16 gradients and their fp32 reduce-scatter input beside
+ *             the shards; under PP the whole stage's unsharded fp32 gradients (torch's pipeline
+ *             schedules reduce only after the last microbatch). */
+static void fsdp2_state(const llm_execution_t *e, const llm_memory_inputs_t *in, int64_t j,
+                        double blocks, double P, double block, llm_stage_memory_t *o)
+{
+    const double S = (double)llm_shard_group(e), bpe = llm_datatype_bytes(e->datatype);
+    const int64_t pp = e->pipeline_par;
+    const double root = (j == 0 ? in->first_params : 0) + (j == pp - 1 ? in->last_params : 0);
+    const double gathered = (root + (pp > 1 ? P - root : min2(2, blocks) * block)) * bpe;
+    o->weights += P * 4 / S + gathered;
+    o->gathered_weights += gathered;
+    if (!e->training)
+        return;
+    /* under pipeline parallelism torch's schedules turn gradient sync off for every
+     * microbatch but the last (set_requires_gradient_sync(False)): the unsharded gradients of
+     * the whole stage accumulate in fp32, the reduce dtype */
+    o->gradients += P * 4 / S + (pp > 1 ? P * 4 : block * (bpe + 4));
+    o->optimizer += P * 8 / S;
+}
+
 /* Weights, gradients and optimizer of stage j added to *o (doc/memory.md, "State"):
  *   weights    (P − P8)·bpe + 2·P8 with FP8 primary weights, else P·bpe + 2·P8 (the FP8 weight
  *              and its transpose beside the bpe copy); ZeRO-3 /S plus two gathered blocks
@@ -160,6 +189,11 @@ static void state_of(const fathom_model_t *m, const llm_execution_t *e,
     const double T = P - Z, zb = Z > 0 ? llm_finetune_base_bytes(e->finetune.base_datatype) : 0;
     const double block = max2(in->weights[0], in->weights[1]);
     const double block_trained = max2(in->weights[0] - in->frozen[0], in->weights[1] - in->frozen[1]);
+    if (e->stack != LLM_STACK_MEGATRON && zero >= 3) {
+        fsdp2_state(e, in, j, n[0] + n[1], P, block, o);
+        o->blocks += blocks;
+        return;
+    }
     const double held = (e->fp8_params ? T - P8 : T) * bpe + Z * zb + 2 * P8;
     const double x8 = e->fp8 ? X : 0; /* routed experts are FP8 linears under fp8 */
     const double expert_held = (e->fp8_params ? X - x8 : X) * bpe + 2 * x8;
@@ -183,6 +217,35 @@ static void state_of(const fathom_model_t *m, const llm_execution_t *e,
 }
 
 /* ---- activations in flight ---- */
+
+/* What a block keeps per microbatch under torchtitan's per-op selective checkpointing
+ * (selective_ac "op"; torchtitan parallelize_llama.py _save_list and _custom_policy at
+ * 9dec370, the commit of its published benchmarks): the checkpoint's input, and the outputs of
+ * the ops it must save, every other op rerunning in backward:
+ *   the block's input          T·h/t (sequence-parallel with TP), bf16
+ *   aten.mm outputs but every second one of the block, in order wq, wk, wv, wo, w1, w3, w2:
+ *                              wq T·n·d/t, wv T·g·d/t, w1 T·f/t, w2 T·h (the row-parallel
+ *                              partial sum, whole); a plain MLP's w2 is the sixth, not saved
+ *   the flash kernel's outputs O T·n·d/t (bf16) and its log-sum-exp T·n/t (fp32)
+ *   the TP reduce-scatters'    2·T·h/t (after wo and w2)
+ * Under torchao's tensorwise Float8 a linear is still aten.mm, on Float8Tensor operands
+ * (torchao float8_linear.py, manual_float8_matmul_with_args_in_float8 at eab345c): the policy
+ * sees and saves its bf16 result as it does without FP8. T = b·s/cp tokens, g the key/value
+ * heads a rank holds, f the MLP width. */
+double llm__op_sac_bytes(const fathom_model_t *m, const llm_execution_t *e)
+{
+    const double T = (double)llm__tokens_per_rank(m, e), h = (double)m->hidden;
+    const double tp = (double)e->tensor_par, d = (double)m->attn_size;
+    const double q = (double)m->attn_heads / tp * d;
+    const double kv = (double)llm__kv_heads_per_rank(m, e) * d;
+    const double f = (double)m->feedforward / tp, bpe = llm_datatype_bytes(e->datatype);
+    const bool sp = tp > 1 && e->tensor_par_comm_type == LLM_TP_COMM_RS_AG;
+    double bytes = T * h / (sp ? tp : 1) * bpe + T * q * bpe + T * (double)m->attn_heads / tp * 4;
+    if (tp > 1)
+        bytes += 2 * T * h / tp * bpe;
+    bytes += (T * q + T * kv + T * f + (m->gated_mlp ? T * h : 0)) * bpe;
+    return bytes;
+}
 
 /* Microbatches whose activations stage j's blocks keep on its rank (header). */
 static double in_flight(const llm_execution_t *e, int64_t nmb, int64_t rank)

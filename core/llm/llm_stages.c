@@ -352,6 +352,20 @@ static void memory_inputs(const fathom_model_t *m, const llm_execution_t *e,
     in->first_frozen = F->b.frozen_elems;
     /* the shared tied matrix is frozen with the rest of the outer layers */
     in->last_frozen = L->b.frozen_elems > 0 ? L->b.frozen_elems - shared : 0;
+    /* with sequence parallelism a fully recomputed block keeps its input's sliver */
+    if (e->tensor_par_comm_type == LLM_TP_COMM_RS_AG)
+        in->checkpoint /= (double)e->tensor_par;
+    if (e->selective_ac == LLM_SAC_OP && kind == 0)
+        in->stored[0] = llm__op_sac_bytes(m, e);
+    /* the PyTorch stacks' loss: the bf16 logits, their fp32 copy and the fp32 log-softmax of
+     * cross_entropy(pred.float()) at once in forward, and in backward the saved log-softmax,
+     * the loss's gradient and the log-softmax's: three fp32 logits, 12·T·V/t bytes, where the
+     * output table keeps the one fp32 copy of Megatron's vocab-parallel loss (4·T·V/t) */
+    if (e->stack != LLM_STACK_MEGATRON && m->vocab_size > 0) {
+        in->last_working += 8 * (double)k->z.batch_seq * (double)llm__vocab_per_rank(m, e);
+        /* whose gradients those are; the output layer's backward then makes its input's */
+        in->last_grads = (double)k->z.activation_size * k->c.bpe;
+    }
 }
 
 void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
