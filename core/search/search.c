@@ -256,9 +256,10 @@ static void coarse_networks(const search_request_t *r, const unit_t *u, const lo
     for (int o = 0; o < COARSE_MAX_REPS; o++) {
         int tier[4];
         pack_networks(s, degree, orders[o], tier);
-        l->rep[l->n_rep][0] = tier[0], l->rep[l->n_rep][1] = tier[1];
-        l->rep[l->n_rep][2] = tier[2], l->rep[l->n_rep][3] = tier[3];
-        set_networks(&e, l, l->n_rep, 0, 0, 0);
+        l->rep[l->n_rep][0] = e.tensor_par_net = tier[0];
+        l->rep[l->n_rep][1] = e.pipeline_par_net = tier[1];
+        l->rep[l->n_rep][2] = e.data_par_net = tier[2];
+        l->rep[l->n_rep][3] = e.context_par_net = tier[3];
         if (nets_valid(s, &e) &&
             (l->n_rep == 0 || memcmp(l->rep[0], l->rep[l->n_rep], sizeof l->rep[0]) != 0))
             l->n_rep++;
@@ -1173,6 +1174,7 @@ static void unit_execution(const search_request_t *r, const unit_t *u, llm_execu
     e->moe_load_imbalance = 1;
     e->moe_dispatcher = r->options.moe_dispatcher;
     e->low_precision_gradients = r->options.low_precision_gradients;
+    e->finetune = r->finetune;
 }
 
 /* Walks one unit into acc. A pilot walk (the seed floor's) leaves the plan's progress alone. */
