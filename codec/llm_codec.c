@@ -137,7 +137,9 @@ int codec_llm_system_decode(const json_t *v, const char *path, const codec_prese
     static const char *const keys[] = {"matrix",   "vector",  "mem1",
                                        "mem2",     "processing_mode",  "networks",
                                        "attention_efficiency",
-                                       "price_per_gpu_hour", "power_per_gpu_kw", NULL};
+                                       "price_per_gpu_hour", "power_per_gpu_kw",
+                                       /* serving's (codec/serving_codec.c): the FP4 rate */
+                                       "float4_tflops", NULL};
     if (codec_presets_deref(presets, PRESET_SYSTEM, &v, path, err) ||
         jr_expect_object(v, path, err) || jr_check_keys(v, path, keys, err))
         return -1;

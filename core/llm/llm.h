@@ -350,6 +350,13 @@ double llm_a2a_time(const llm_system_t *s, int net, double bytes, double peers, 
 double llm_a2a_flex_time(const llm_system_t *s, int net, double token_bytes,
                          const model_moe_t *moe, double peers, double span);
 
+/* Seconds of one collective `op` of `bytes` among `peers` ranks on tier `net` of s: Calculon's
+ * latency + bytes·scalar·(1 + offset/peers) / (bandwidth·efficiency) (llm_system.c). */
+double llm_net_op_time(const llm_system_t *s, int net, llm_net_op_t op, double bytes, double peers);
+/* Efficiency of an operation of `size` (GFLOP for a processor curve, MB for a memory curve) on
+ * curve c: the first point whose threshold size reaches (Calculon's rule); 0 when none does. */
+double llm_curve_efficiency(const llm_curve_t *c, double size);
+
 /* Checks a system on its own (ranges, curve order, caps); 0 or -1 with err (field paths start
  * with "system"). llm_estimate assumes a system that passed this check. */
 int llm_system_check(const llm_system_t *s, fathom_error_t *err);
