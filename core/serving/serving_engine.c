@@ -90,11 +90,13 @@ void serving_trtllm_bench_settings(const fathom_model_t *m, const serving_system
                                    int64_t *max_num_tokens)
 {
     const serving_layout_t *l = &r->layout;
-    const double tp = (double)l->tensor_par, pp = (double)l->pipeline_par;
-    const double heads = m->mla.present ? 1 : sv_max(tp, (double)model_kv_heads(m));
-    const double head = m->mla.present
-                            ? (double)(m->mla.kv_lora_rank + m->mla.qk_rope_head_dim) / 2.0
-                            : (double)m->attn_size;
+    /* the tool is run with --tp over every GPU of a stage (attention data parallelism is an
+     * option on top), and reads the checkpoint's config: MLA models list num_key_value_heads
+     * equal to the attention heads and no head_dim (hidden/heads is taken) */
+    const double tp = (double)(l->tensor_par * l->attention_data_par), pp = (double)l->pipeline_par;
+    const double heads = sv_max(tp, (double)model_kv_heads(m));
+    const double head = m->mla.present ? (double)m->hidden / (double)m->attn_heads
+                                       : (double)m->attn_size;
     const double kvb = serving_dtype_bytes(r->kv) >= 2 ? 2 : r->kv == SERVING_DT_FP8 ? 1 : 0.5;
     const double per_token = 2.0 * (double)m->num_blocks * heads * head * kvb / GIB;
     model_params_t p;
@@ -142,23 +144,25 @@ static double kernels_per_step(const sv_ctx_t *c)
     return n + 8; /* embedding, final norm, output layer, sampling */
 }
 
-/* Host time a step shows (seconds), GPU time gpu_s:
- *   launches: a step replayed as a CUDA graph costs the GPU about 1.5 µs per kernel between
- *     kernels (graph launch keeps the GPU fed, but each kernel's ramp-up and tail remain); a
- *     step launched eagerly (prompt chunks; decode past the engine's graph sizes) costs the
- *     host about 8 µs per kernel (PyTorch dispatch and cudaLaunchKernel), hidden while the GPU
- *     is still busy with work already queued: max(0, n·8 µs − gpu_s);
- *   scheduling: the engine's per-step bookkeeping, 0.5 ms + 2 µs per sequence (Python-side
- *     batch preparation, sampling and detokenization hand-off), hidden by an overlap scheduler
- *     (TensorRT-LLM, SGLang without pipeline parallelism) except where it outlasts the step.
- * Assumptions, stated: CUDA's documented launch latency is a few microseconds per kernel. */
+/* Host time a step shows (seconds), GPU time gpu_s (launch costs measured on an H100,
+ * bench/gpu/2026-11-26-h100-sxm5-80gb "Host cost per kernel launch": 6.6 µs of host time per
+ * eager launch, 1.0 µs per kernel replayed from a CUDA graph):
+ *   launches: a step replayed as a CUDA graph costs the GPU 1.0 µs per kernel; a step launched
+ *     eagerly (prompt chunks) costs the host 6.6 µs per kernel, hidden while the GPU is still
+ *     busy with work already queued: max(0, n·6.6 µs − gpu_s);
+ *   scheduling: the engine's per-step bookkeeping in Python, 0.5 ms + 10 µs per sequence
+ *     (request state, stop checks, token append and response hand-off for each sequence every
+ *     step; an assumption, stated — the TensorRT-LLM 1.x tables show its signature: on small
+ *     models at thousands of sequences the x86 B200 outruns the Grace GB200 by 5–15 % with the
+ *     same GPU), hidden by an overlap scheduler (TensorRT-LLM, SGLang without pipeline
+ *     parallelism) except where it outlasts the step, shown in full by vLLM. */
 double serving__host_s(const sv_ctx_t *c, const sv_load_t *ld, double gpu_s)
 {
     const double n = kernels_per_step(c);
     const double seqs = ld->decode_seqs + (ld->prefill_tokens > 0 ? 1 : 0);
     const bool graph = ld->prefill_tokens <= 0 && c->cuda_graphs_decode;
-    double launch = graph ? n * 1.5e-6 : sv_max(0, n * 8e-6 - gpu_s);
-    const double sched = 0.5e-3 + 2e-6 * seqs;
+    double launch = graph ? n * 1.0e-6 : sv_max(0, n * 6.6e-6 - gpu_s);
+    const double sched = 0.5e-3 + 10e-6 * seqs;
     const bool overlap = c->engine == SERVING_ENGINE_TRTLLM ||
                          (c->engine == SERVING_ENGINE_SGLANG && c->l.pipeline_par == 1);
     const double shown = overlap ? sv_max(0, sched - gpu_s - launch) : sched;
