@@ -662,8 +662,10 @@ static json_t *encode_flops(const fathom_model_t *m, const llm_execution_t *e,
     const double model = llm_model_flops(m, e->batch_size, e->training);
     const double tokens = (double)e->batch_size * (double)m->seq_size;
     const double per_proc_s = s->total_time * (double)e->num_procs;
-    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "parameters_total",
+    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "parameters_total",
                      num(params.total), "parameters_active", num(params.active),
+                     "parameters_mtp", num(params.mtp), "parameters_mtp_active",
+                     num(params.mtp_active),
                      "routed_expert_compute_s", num(r->extra.routed_expert_compute),
                      "expert_parallel_tier",
                      r->extra.expert_parallel_tier >= 0

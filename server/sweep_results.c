@@ -45,6 +45,7 @@ struct sweep_download {
     buf_t out;               /* bytes produced and not yet handed to the connection */
     size_t pos;              /* bytes of `out` already handed over */
     int failed;              /* a point could not be rendered (memory or the cap) */
+    char etag[HTTP_ETAG_LEN + 1]; /* of the sweep's status and the page asked for */
 };
 
 static int csv_field(buf_t *b, const char *s, int first)
@@ -320,6 +321,34 @@ bool sweeps_download_grid(const sweep_download_t *d)
     return d->grid;
 }
 
+/* The page's rows follow from the sweep's status (its progress, counts and ranked list) and
+ * the page asked for: their tag is the tag of both. A running sweep's tag changes as units
+ * finish; a finished one's never does. */
+static int download_etag(sweep_download_t *d, const json_t *status, long long offset,
+                         long long limit)
+{
+    char *text = json_dumps(status, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    if (!text)
+        return -1;
+    char page[96];
+    int n = snprintf(page, sizeof page, "|%s|%lld|%lld", d->csv ? "csv" : "json", offset, limit);
+    size_t len = strlen(text);
+    char *all = realloc(text, len + (size_t)n + 1);
+    if (!all) {
+        free(text);
+        return -1;
+    }
+    memcpy(all + len, page, (size_t)n + 1);
+    http_etag(d->etag, all, len + (size_t)n);
+    free(all);
+    return 0;
+}
+
+const char *sweeps_download_etag(const sweep_download_t *d)
+{
+    return d->etag;
+}
+
 int sweeps_download_open(sweeps_t *s, const char *id, long long offset, long long limit, int csv,
                          sweep_download_t **out, fathom_error_t *err)
 {
@@ -354,7 +383,7 @@ int sweeps_download_open(sweeps_t *s, const char *id, long long offset, long lon
         if (!d->best)
             goto oom;
     }
-    if (head(d, status))
+    if (head(d, status) || download_etag(d, status, offset, limit))
         goto oom;
     json_decref(status);
     *out = d;

@@ -216,8 +216,19 @@ int sweeps_cancel(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err
         sweeps__cancel_job(s, id);
         log_event(LOG_INFO, "sweep cancelled", json_pack("{s:s}", "sweep", id));
     }
-    /* Cancelling a finished or already cancelled sweep is not an error: answer its status. */
-    return sweeps_status(s, id, out, err);
+    if (sweeps_status(s, id, out, err))
+        return -1;
+    /* Cancelling a cancelled sweep is idempotent (its status again); a finished one has nothing
+     * left to cancel, and answering 200 would read as done. */
+    const char *state = json_string_value(json_object_get(*out, "status"));
+    if (!changed && state && (strcmp(state, "done") == 0 || strcmp(state, "failed") == 0)) {
+        fathom_error_set(err, FATHOM_E_CONFLICT, "status",
+                         "sweep %s is %s: there is nothing left to cancel", id, state);
+        json_decref(*out); /* state points into it */
+        *out = NULL;
+        return -1;
+    }
+    return 0;
 }
 
 int sweeps_sample(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err)

@@ -321,9 +321,10 @@ double llm_model_flops(const fathom_model_t *m, int64_t batch_size, bool trainin
 
 /* Parameters of a model as its checkpoint counts them: total, and active per token
  * (embeddings, output layer, norms, attention, routers, top_k routed and every shared expert).
- * MTP depths are counted (mtp_blocks); routed gives the routed experts' share of total. */
+ * MTP depths are counted (mtp_blocks); routed gives the routed experts' share of total, mtp and
+ * mtp_active the MTP depths' share of total and active. */
 typedef struct {
-    double total, active, routed;
+    double total, active, routed, mtp, mtp_active;
 } llm_params_t;
 void llm_parameters(const fathom_model_t *m, llm_params_t *p);
 

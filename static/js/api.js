@@ -1,7 +1,7 @@
 // api.js — talking to fathomd: one fetch wrapper that turns 4xx/5xx bodies
 // ({"error":{"code","message","field"}}) into an ApiError, and the code that shows such an error
 // beside the input it names (inputs carry data-field="execution.tensor_par" and the like).
-import { $, $$, el, sleep } from './util.js';
+import { $$, el } from './util.js';
 
 export class ApiError extends Error {
   constructor(status, code, message, field) {
@@ -86,23 +86,8 @@ export function shareUrl(hash) {
 // the planner went elsewhere while it was computed (`from` is the fragment when they asked):
 // replaceState fires no hashchange, so a late rewrite would leave the address naming an answer
 // another tab hides.
-function keepInUrl(fragment, from) {
+export function keepInUrl(fragment, from) {
   if (location.hash === from) history.replaceState(null, '', fragment);
-}
-
-// Starts a sweep or plan with the request a form gives (requestOf may throw a field's error):
-// refusals are shown on form, the started one's link (#sweep=<id>, #plan=<id>, by `link`) goes
-// in the address. → its id, or null if it did not start.
-export async function startSweep(requestOf, form, link) {
-  const from = location.hash;
-  try {
-    const { id } = (await api('POST', '/v1/sweep', requestOf())).data;
-    keepInUrl(`#${link}=${id}`, from);
-    return id;
-  } catch (e) {
-    showError(form, e);
-    return null;
-  }
 }
 
 export function keepResultInUrl(hash, from) {
@@ -119,45 +104,4 @@ export function shareLink(hash) {
   });
   return el('div', { class: 'share' }, 'Link to this result: ',
     el('a', { href: `#r=${hash}`, class: 'share-link' }, `#r=${hash.slice(0, 12)}…`), ' ', copy);
-}
-
-// Asks fathomd to cancel the sweep a tab follows ({id, cancelled}, marked cancelled), its cancel
-// button `${tab}-cancel` disabled meanwhile; a refusal is shown on form().
-export async function cancelSweep(followed, tab, form) {
-  if (!followed) return;
-  followed.cancelled = true;
-  $(`#${tab}-cancel`).disabled = true;
-  try { await api('DELETE', `/v1/sweep/${followed.id}`); } catch (e) { showError(form(), e); }
-}
-
-const SWEEP_ENDED = ['done', 'failed', 'cancelled'];
-
-// Follows GET /v1/sweep/<id> until the sweep ends, for a tab whose status block uses the ids
-// `${tab}-progress`, `${tab}-progress-text`, `${tab}-status`, `${tab}-submit` and `${tab}-cancel`:
-// moves the progress bar, writes describe(status, progress) beside it, keeps submit disabled and
-// cancel enabled meanwhile. Returns the final status; null when isCurrent() turned false (another
-// follow took over) or the poll failed (the error then shown on form()).
-export async function pollSweep(id, { tab, isCurrent, describe, form }) {
-  const bar = $(`#${tab}-progress`), text = $(`#${tab}-progress-text`), status = $(`#${tab}-status`);
-  status.hidden = false;
-  $(`#${tab}-submit`).disabled = true;
-  $(`#${tab}-cancel`).disabled = false;
-  try {
-    for (;;) {
-      const st = (await api('GET', `/v1/sweep/${id}`)).data;
-      if (!isCurrent()) return null;
-      const p = st.progress || {};
-      bar.max = Math.max(1, p.total || 1);
-      bar.value = p.done || 0;
-      text.textContent = describe(st, p);
-      status.dataset.state = st.status;
-      if (SWEEP_ENDED.includes(st.status)) return st;
-      await sleep(400);
-    }
-  } catch (e) {
-    showError(form(), e);
-    return null;
-  } finally {
-    if (isCurrent()) { $(`#${tab}-submit`).disabled = false; $(`#${tab}-cancel`).disabled = true; }
-  }
 }

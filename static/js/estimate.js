@@ -1,11 +1,14 @@
-// estimate.js — the Estimate tab: a model, a system and an execution in (each prefilled from a
+// estimate.js — the Step time tab: a model, a system and an execution in (each prefilled from a
 // preset, every field editable, only valid TP/PP/DP/microbatch choices offered), POST
-// /v1/estimate, and the answer out: step time and sample rate first, then where the step time
-// goes, memory per tier against capacity, the run's bill and every statistic.
-import { api, ApiError, clearErrors, keepResultInUrl, shareLink, showError } from './api.js';
-import { chartBox, stackedTime } from './charts.js';
+// /v1/estimate, and the answer drawn by estimate_view.js. Other tabs reach this form through
+// nav.js ('estimate.open', 'estimate.request'), never by importing it.
+import { api, ApiError, clearErrors, keepResultInUrl, showError } from './api.js';
+import { cachedPreset, choicesOf, memberEnums, preset, presetList } from './catalog.js';
+import { showEstimate } from './estimate_view.js';
 import { field, objectEditor, peek, read, readObject, setOptions, write } from './forms.js';
-import { $, divisors, el, fmtBytes, fmtInt, fmtNum, fmtPct, fmtSeconds, fmtStat, presetNote, sameValue, statMeaning } from './util.js';
+import { initMeasured } from './measured.js';
+import { offer } from './nav.js';
+import { $, divisors, el, fmtInt, presetNote, sameValue } from './util.js';
 
 const form = () => $('#estimate-form');
 // Model members a preset file may leave out, with the values the API then uses (schemas/model.json).
@@ -39,16 +42,16 @@ const modernFields = (m) => ({ kv_heads: m.attn_heads, gated_mlp: false, norm: '
   causal: true, tied_embeddings: true, position_embedding: 'learned', vocab_size: m.vocab_size ?? 0, ...m });
 // Every system shows its fused-attention efficiency: the API's default where a preset gives none.
 const systemView = (sys) => ('attention_efficiency' in sys ? sys : { ...sys, attention_efficiency: DEFAULTS.attention_efficiency });
-const state = { presets: null, cache: { models: {}, systems: {} } };
 // Board power per GPU (kW, the datasheets' TDP) is the system preset's own power_per_gpu_kw: the
 // run's energy follows the system chosen unless the planner typed their own figure.
 const powerOf = (sys) => (typeof sys?.power_per_gpu_kw === 'number' ? sys.power_per_gpu_kw : undefined);
 
-// Execution members that are not shown as the main fields, with their choices.
+// Execution members that are not shown as the main fields, with their defaults: a select's
+// choices are the API's enumeration (catalog.js), a boolean is a checkbox.
 const MORE = [
-  ['attention_type', 'Attention', ['multihead', 'multiquery']],
-  ['tensor_par_comm_type', 'TP communication', ['ar', 'p2p_rs_ag', 'rs_ag'], 'ar: all-reduce; rs_ag: reduce-scatter + all-gather (sequence parallelism); p2p_rs_ag: the same over point-to-point'],
-  ['tensor_par_overlap', 'TP overlap', ['none', 'ring', 'pipe']],
+  ['attention_type', 'Attention', 'multihead'],
+  ['tensor_par_comm_type', 'TP communication', 'ar', 'ar: all-reduce; rs_ag: reduce-scatter + all-gather (sequence parallelism); p2p_rs_ag: the same over point-to-point'],
+  ['tensor_par_overlap', 'TP overlap', 'none'],
   ['fused_activation', 'Fused activation', true],
   ['seq_par_ag_redo', 'Redo the sequence-parallel all-gather in backward', false],
   ['data_par_overlap', 'Overlap DP communication with backward', false],
@@ -58,19 +61,8 @@ const MORE = [
   ['training', 'Training step (off: inference forward pass only)', true],
 ];
 
-const BREAKDOWN = [
-  ['forward', 'Forward'], ['backward', 'Backward'], ['optimizer', 'Optimizer'],
-  ['recompute', 'Recompute'], ['recommunication', 'Recompute comm.'], ['bubble', 'Pipeline bubble'],
-  ['tensor_parallel_comm', 'TP comm. (exposed)'], ['pipeline_parallel_comm', 'PP comm. (exposed)'],
-  ['data_parallel_comm', 'DP comm. (exposed)'], ['context_parallel_comm', 'CP comm. (exposed)'],
-  ['expert_parallel_comm', 'Expert-parallel all-to-all (exposed)'], ['forward_offload', 'Offload, forward (exposed)'],
-  ['backward_offload', 'Offload, backward (exposed)'],
-];
-
-async function preset(kind, name) {
-  if (!state.cache[kind][name]) state.cache[kind][name] = (await api('GET', `/v1/presets/${kind}/${encodeURIComponent(name)}`)).data;
-  return state.cache[kind][name];
-}
+// The execution's enumerated members as a select's options, in a planner's words.
+const execChoices = (member, labels) => choicesOf('llm_execution', member, labels);
 
 function buildForm(presets) {
   const f = form();
@@ -89,11 +81,11 @@ function buildForm(presets) {
     field({ label: 'Global batch (samples)', field: 'execution.batch_size', value: 1024, min: 1, step: 1, required: true }),
     field({ label: 'Microbatch size', field: 'execution.microbatch_size', type: 'select' }),
     field({ label: 'Pipeline interleaving', field: 'execution.pipeline_interleaving', type: 'select' }),
-    field({ label: 'Activation recompute', field: 'execution.activation_recompute', type: 'select', value: 'full', options: [['full', 'full'], ['attn_only', 'attention only'], ['none', 'none']] }),
+    field({ label: 'Activation recompute', field: 'execution.activation_recompute', type: 'select', value: 'full', options: execChoices('activation_recompute', { attn_only: 'attention only' }) }),
     field({ label: 'Blocks recomputed per pipeline chunk', field: 'execution.recompute_blocks', min: 1, step: 1, placeholder: 'every block', hint: 'with full recompute: the first N blocks of each chunk, the others keep their activations (Megatron’s recompute_num_layers)' }),
     field({ label: 'Selective recompute (modules)', field: 'execution.recompute_modules', type: 'text', placeholder: 'none', hint: 'comma-separated, Megatron’s recompute_modules: layernorm, mlp (a dense MLP), moe_act, mla_up_proj (MLA), moe (the whole MoE MLP); with recompute none or attention only' }),
     field({ label: 'Datatype', field: 'execution.datatype', type: 'select' }),
-    field({ label: 'Attention kernel', field: 'execution.attention_kernel', type: 'select', value: 'unfused', options: [['unfused', 'unfused (Calculon’s)'], ['fused', 'fused (flash attention)']] }),
+    field({ label: 'Attention kernel', field: 'execution.attention_kernel', type: 'select', value: 'unfused', options: execChoices('attention_kernel', { unfused: 'unfused (Calculon’s)', fused: 'fused (flash attention)' }) }),
     field({ label: 'Sharding over DP (ZeRO stage)', field: 'execution.zero_stage', type: 'select', value: 0,
       options: [[0, '0: none'], [1, '1: optimizer state (distributed optimizer)'], [2, '2: + gradients'], [3, '3: + weights (FSDP)']] }),
     field({ label: 'Shard group (GPUs per set of shards)', field: 'execution.shard_group', min: 1, step: 1, placeholder: 'all of DP × CP', hint: 'HSDP: shard within groups, replicate across them' }),
@@ -108,7 +100,7 @@ function buildForm(presets) {
     field({ label: 'Load imbalance (busiest GPU’s tokens ÷ mean)', field: 'execution.moe_load_imbalance', placeholder: '1 (balanced routing)', min: 1 }),
     field({ label: 'Capacity factor (tokens dropped above it)', field: 'execution.moe_capacity_factor', placeholder: 'none (no tokens dropped)', min: 0 }),
     field({ label: 'Overlap the all-to-all with the other microbatch (DualPipe)', field: 'execution.moe_a2a_overlap', type: 'checkbox', value: false }),
-    field({ label: 'Dispatcher', field: 'execution.moe_dispatcher', type: 'select', value: 'alltoall', options: [['alltoall', 'all-to-all (every copy sent to its expert)'], ['flex', 'flex: DeepEP / HybridEP (once per remote node)']], hint: 'differs when the experts span nodes' }),
+    field({ label: 'Dispatcher', field: 'execution.moe_dispatcher', type: 'select', value: 'alltoall', options: execChoices('moe_dispatcher', { alltoall: 'all-to-all (every copy sent to its expert)', flex: 'flex: DeepEP / HybridEP (once per remote node)' }), hint: 'differs when the experts span nodes' }),
   );
   const more = $('#est-more');
   more.append(
@@ -117,10 +109,10 @@ function buildForm(presets) {
     field({ label: 'Network for DP', field: 'execution.data_par_net', type: 'select' }),
     field({ label: 'Network for CP', field: 'execution.context_par_net', type: 'select' }),
   );
-  for (const [k, label, choices, hint] of MORE) {
-    more.append(Array.isArray(choices)
-      ? field({ label, field: `execution.${k}`, type: 'select', options: choices.map((c) => [c, c]), value: choices[0], hint })
-      : field({ label, field: `execution.${k}`, type: 'checkbox', value: choices }));
+  for (const [k, label, dflt, hint] of MORE) {
+    more.append(typeof dflt === 'string'
+      ? field({ label, field: `execution.${k}`, type: 'select', options: execChoices(k), value: dflt, hint })
+      : field({ label, field: `execution.${k}`, type: 'checkbox', value: dflt }));
   }
   const tr = $('#est-training');
   tr.append(
@@ -156,7 +148,7 @@ function buildForm(presets) {
 
 // The model's fields, labelled, and the note on which block it is.
 function showModel(m) {
-  objectEditor($('#est-model-fields'), m, 'model', MODEL_LABELS);
+  objectEditor($('#est-model-fields'), m, 'model', MODEL_LABELS, memberEnums('model'));
   const modern = isModern(m);
   form().dataset.modern = String(modern);
   $('#est-block-note').textContent = modern
@@ -200,7 +192,7 @@ function autoExperts() {
   write(f, 'execution.recompute_modules', '');
 }
 
-const showSystem = (sys) => objectEditor($('#est-system-fields'), systemView(sys), 'system', SYSTEM_LABELS);
+const showSystem = (sys) => objectEditor($('#est-system-fields'), systemView(sys), 'system', SYSTEM_LABELS, memberEnums('llm_system'));
 
 function currentSystem() {
   try { return readObject($('#est-system-fields'), 'system'); } catch { return {}; }
@@ -295,7 +287,7 @@ function useModernBlock() {
 
 // What a preset is, in a planner's words, under its selector.
 function notePreset(kind, name) {
-  const list = state.presets[kind === 'model' ? 'models' : 'systems'] || [];
+  const list = presetList()[kind === 'model' ? 'models' : 'systems'] || [];
   const note = $(`#est-${kind}-note`);
   if (note) note.textContent = name ? presetNote(name, (list.find((p) => p.name === name) || {}).comment) : `custom ${kind}: fields edited`;
 }
@@ -306,7 +298,7 @@ function syncPresetLabel(kind) {
   const base = select.dataset.base || select.value;
   let obj;
   try { obj = readObject($(`#est-${kind}-fields`), kind); } catch { obj = null; }
-  const p = state.cache[kind === 'model' ? 'models' : 'systems'][base];
+  const p = cachedPreset(kind === 'model' ? 'models' : 'systems', base);
   const same = obj && p && sameAsPreset(obj, p);
   if (same) {
     select.querySelector('option[value=""]')?.remove();
@@ -383,7 +375,7 @@ function choose(select, values, dflt = values[0]) {
 // Offers only the degrees that divide: TP divides the GPUs and the model's hidden, feedforward
 // and head counts; PP divides the rest of the GPUs and the blocks; DP is what is left; the
 // microbatch divides the per-replica batch; interleaving fits the blocks per stage (below).
-export function refreshChoices() {
+function refreshChoices() {
   const f = form();
   const q = (k) => f.querySelector(`[data-field="execution.${k}"]`);
   const m = (k) => Number(peek(f, `model.${k}`)) || 0;
@@ -464,7 +456,7 @@ function refreshExperts(tp, dp) {
 }
 
 // The request as the API wants it; presets go by name unless a field was edited.
-export function currentRequest() {
+function currentRequest() {
   const f = form();
   const model = readObject($('#est-model-fields'), 'model');
   const system = readObject($('#est-system-fields'), 'system');
@@ -483,8 +475,8 @@ export function currentRequest() {
   }
   const same = sameAsPreset;
   const req = {
-    model: same(model, state.cache.models[mName]) ? mName : model,
-    system: same(system, state.cache.systems[sName]) ? sName : system,
+    model: same(model, cachedPreset('models', mName)) ? mName : model,
+    system: same(system, cachedPreset('systems', sName)) ? sName : system,
     execution,
   };
   const tokens = read(f, 'training.tokens');
@@ -519,156 +511,8 @@ async function submit() {
   }
 }
 
-function describe(req, resp) {
-  const e = req.execution, s = resp.summary;
-  const name = (v, kind) => (typeof v === 'string' ? v : `custom ${kind}`);
-  return `${name(req.model, 'model')} on ${fmtInt(e.num_procs ?? s.num_procs)} × ${name(req.system, 'system')} · ` +
-    `TP ${e.tensor_par}${(e.context_par ?? 1) > 1 ? ` × CP ${e.context_par}` : ''} × PP ${e.pipeline_par} × DP ${e.data_par}` +
-    `${(e.expert_par ?? 1) > 1 ? ` · EP ${e.expert_par}` : ''}${(e.expert_tensor_par ?? 1) > 1 ? ` × ETP ${e.expert_tensor_par}` : ''} · batch ${fmtInt(e.batch_size)} ` +
-    `(${fmtInt(s.num_microbatches)} microbatches of ${e.microbatch_size} per replica)`;
-}
-
-function kpi(label, value, sub) {
-  return el('div', { class: 'kpi' }, el('div', { class: 'kpi-label' }, label), el('div', { class: 'kpi-value' }, value), sub ? el('div', { class: 'kpi-sub' }, sub) : null);
-}
-
-function memBar(tier, used, cap) {
-  const over = used > cap;
-  const pct = cap > 0 ? Math.min(100, (100 * used) / cap) : 100;
-  return el('div', { class: `mem${over ? ' over' : ''}`, 'data-tier': tier },
-    el('div', { class: 'mem-head' }, el('span', {}, `Tier ${tier} (${tier === 1 ? 'GPU memory' : 'offload memory'})`),
-      el('span', {}, `${fmtBytes(used)} of ${fmtBytes(cap)} per GPU${over ? ' — does not fit' : ''}`)),
-    el('div', { class: 'mem-track' }, el('div', { class: 'mem-fill', style: `width:${pct.toFixed(2)}%` })));
-}
-
-// Why the answer may look better than a real run would: next to the headline figures, each with
-// its code (the API's warnings, with their sources).
-function warningsBlock(warnings) {
-  if (!warnings || !warnings.length) return el('span');
-  return el('ul', { class: 'warnings', 'aria-label': 'warnings' },
-    warnings.map((w) => el('li', { class: 'warn', 'data-code': w.code }, w.message)));
-}
-
-// Renders a result (fresh, or reopened from a link).
-export function showEstimate(req, resp, hash) {
-  const out = $('#est-results');
-  const s = resp.summary;
-  const run = resp.run;
-  const parts = BREAKDOWN.map(([k, label]) => ({ label, value: s.time_breakdown_s[k] || 0 })).filter((p) => p.value > 0);
-  const chart = chartBox('chart chart-bar');
-  out.hidden = false; // before drawing: a chart in a hidden box has no size
-  $('#est-placeholder').hidden = true;
-  out.replaceChildren(
-    el('p', { class: 'describe' }, describe(req, resp)),
-    el('div', { class: 'kpis' },
-      kpi('Step time', fmtSeconds(s.step_time_s), 'one optimizer step of the global batch'),
-      kpi('Sample rate', `${fmtNum(s.sample_rate)} samples/s`, `${fmtNum(s.tokens_per_s)} tokens/s`),
-      kpi('MFU', fmtPct(s.mfu ?? s.total_efficiency), `model FLOPs utilization: the model’s FLOPs (recompute not counted) over the GPUs’ peak · compute ${fmtPct(s.compute_efficiency)} · system ${fmtPct(s.system_efficiency)}`),
-      kpi('Memory', resp.fits_memory ? 'fits' : 'does not fit', `${fmtBytes(s.mem_tier1_bytes)} per GPU in tier 1`)),
-    warningsBlock(resp.warnings),
-    modelKpis(s),
-    el('h3', {}, 'Where the step time goes'),
-    chart.box,
-    expertsLine(s, req),
-    s.outer_layers_time_s > 0 ? el('p', { class: 'muted outer' }, `Embedding, output layer and loss (first and last pipeline stage): ${fmtSeconds(s.outer_layers_time_s)} per step.`) : el('span'),
-    el('h3', {}, 'Memory per GPU against capacity'),
-    memBar(1, s.mem_tier1_bytes, s.mem_tier1_capacity_bytes),
-    memBar(2, s.mem_tier2_bytes, s.mem_tier2_capacity_bytes),
-    stageMemory(s.memory),
-    dataParallel(s.data_parallel, req.execution),
-    ...(resp.violations || []).map((v) => el('p', { class: 'warn' }, v.message)),
-    run ? runBlock(run) : el('p', { class: 'muted' }, 'Give training tokens under “Whole training run” to see days, GPU-hours, dollars, energy and CO₂.'),
-    shareLink(hash),
-    statsTable(resp.stats),
-  );
-  out.querySelector('.kpis .kpi:last-child').classList.add(resp.fits_memory ? 'ok' : 'bad');
-  if (window.Chart) stackedTime(chart.canvas, parts, s.step_time_s);
-}
-
-// The experts' share of the step: their grouped GEMMs (inside forward and backward) and where
-// the all-to-all ran.
-function expertsLine(s, req) {
-  if (!(s.routed_expert_compute_s > 0) && s.expert_parallel_tier == null) return el('span');
-  const sys = typeof req.system === 'object' ? req.system : state.cache.systems[req.system] || {};
-  const tier = s.expert_parallel_tier;
-  const net = tier != null ? (sys.networks || [])[tier] : null;
-  const a2a = s.time_breakdown_s?.expert_parallel_comm || 0;
-  return el('p', { class: 'muted experts-line' },
-    el('span', { class: 'routed' }, `Routed experts’ matrix multiplies: ${fmtSeconds(s.routed_expert_compute_s || 0)} per step (inside forward and backward). `),
-    tier != null
-      ? el('span', { class: 'a2a-tier', 'data-tier': tier }, `Token all-to-all on network tier ${tier}${net ? ` (${fmtInt(net.size)} GPUs, ${net.bandwidth} GB/s)` : ''}: ${fmtSeconds(a2a)} exposed.`)
-      : el('span', { class: 'a2a-tier' }, 'No expert parallelism: every GPU holds every expert, no all-to-all.'));
-}
-
-// The model's size and work, and what each GPU does with it.
-function modelKpis(s) {
-  if (s.parameters_total === undefined) return el('span');
-  const k = (key, label, value, sub) => { const n = kpi(label, value, sub); n.dataset.kpi = key; return n; };
-  return el('div', { class: 'kpis small model-kpis' },
-    k('parameters', 'Parameters', fmtInt(s.parameters_total), `${fmtNum(s.parameters_total / 1e9)} billion, embeddings included`),
-    s.parameters_active !== undefined && s.parameters_active !== s.parameters_total
-      ? k('parameters_active', 'Active parameters (per token)', fmtInt(s.parameters_active), `${fmtNum(s.parameters_active / 1e9)} billion: the experts a token is routed to, shared experts and the rest`)
-      : null,
-    k('flops_per_token', 'Model FLOPs per token', `${fmtNum(s.model_flops_per_token / 1e9)} GFLOP`, 'forward and backward, attention included'),
-    k('tflops_per_proc', 'TFLOP/s per GPU', fmtNum(s.tflops_per_proc), 'model FLOPs per second on each GPU'),
-    k('tokens_per_proc', 'Tokens/s per GPU', fmtNum(s.tokens_per_s_per_proc), `${fmtNum(s.tokens_per_s)} tokens/s in all`));
-}
-
-// Memory per GPU on the first and the last pipeline stage, by kind; the heaviest one marked.
-const MEM_ROWS = [['weights', 'weights'], ['gradients', 'gradients'], ['optimizer', 'optimizer state'], ['activations', 'activations'], ['buffers', 'buffers'], ['total', 'total']];
-function stageMemory(mem) {
-  if (!mem || !mem.stages) return el('span');
-  const heavy = (st) => st.stage === mem.heaviest_stage;
-  const head = el('tr', {}, el('th', {}, 'per GPU'), ...mem.stages.map((st) => el('th', { class: `num${heavy(st) ? ' heaviest' : ''}`, 'data-stage': st.stage },
-    `${st.stage} stage (${fmtInt(st.blocks)} blocks)${heavy(st) ? ' — heaviest' : ''}`)));
-  const rows = MEM_ROWS.map(([k, label]) => el('tr', { class: k === 'total' ? 'total' : '' }, el('td', {}, label),
-    ...mem.stages.map((st) => el('td', { class: `num${heavy(st) ? ' heaviest' : ''}`, title: `${fmtInt(st[k])} bytes` }, fmtBytes(st[k])))));
-  // With experts: the weights, gradients and optimizer state split into the routed experts' and the rest.
-  const part = (x) => (x ? (x.weights || 0) + (x.gradients || 0) + (x.optimizer || 0) : 0);
-  if (mem.stages.some((st) => part(st.expert) > 0)) {
-    for (const [k, label] of [['expert', 'weights, gradients, optimizer: routed experts'], ['non_expert', 'weights, gradients, optimizer: the rest']]) {
-      rows.splice(rows.length - 1, 0, el('tr', { class: `sub-row ${k}`, 'data-part': k }, el('td', {}, label),
-        ...mem.stages.map((st) => el('td', { class: `num${heavy(st) ? ' heaviest' : ''}`,
-          title: `weights ${fmtBytes(st[k].weights)}, gradients ${fmtBytes(st[k].gradients)}, optimizer state ${fmtBytes(st[k].optimizer)} (${fmtInt(part(st[k]))} bytes)` }, fmtBytes(part(st[k]))))));
-    }
-  }
-  const b = mem.bytes_per_parameter || {};
-  return el('div', { class: 'stage-mem' }, el('h3', {}, 'Memory by pipeline stage'),
-    el('div', { class: 'table-wrap' }, el('table', { class: 'grid stage-mem-table' }, el('thead', {}, head), el('tbody', {}, rows))),
-    el('p', { class: 'muted bpp' }, `Bytes per parameter on a GPU: weights ${fmtNum(b.weights)}, gradients ${fmtNum(b.gradients)}, optimizer state ${fmtNum(b.optimizer)} (after sharding and FP8 copies).`));
-}
-
-// How the data-parallel traffic runs: reductions and gathers bucket by bucket, what is exposed.
-function dataParallel(dp, e) {
-  if (!dp || !(e.data_par > 1 || (e.context_par ?? 1) > 1)) return el('span');
-  const row = (label, v, what) => el('tr', {}, el('td', {}, label), el('td', { class: 'num' }, fmtSeconds(v)), el('td', { class: 'meaning' }, what));
-  return el('details', { class: 'dp-detail' }, el('summary', {}, `Data-parallel communication: ${fmtSeconds(dp.exposed_s)} exposed per step`),
-    el('div', { class: 'table-wrap' }, el('table', { class: 'grid' }, el('tbody', {},
-      row('gradient reductions', dp.grad_reduce_s, 'all gradient reduce(-scatter)s of a step'),
-      row('parameter gathers', dp.param_gather_s, 'all-gathers of updated or sharded weights'),
-      row('exposed', dp.exposed_s, 'not hidden behind compute'),
-      row('last bucket', dp.last_bucket_s, 'the last gradient bucket, after the backward pass'),
-      row('first gather', dp.first_gather_s, 'the first weight gather, before the forward pass')))));
-}
-
-function runBlock(run) {
-  return el('div', { class: 'run' }, el('h3', {}, 'Whole training run'),
-    el('div', { class: 'kpis small' },
-      kpi('Days', fmtNum(run.days), `${fmtInt(run.steps)} steps`),
-      kpi('GPU-hours', fmtNum(run.gpu_hours)),
-      kpi('Cost', `$${fmtNum(run.dollars)}`),
-      kpi('Energy', `${fmtNum(run.kwh)} kWh`),
-      kpi('CO₂', `${fmtNum(run.co2_kg / 1000)} t`)));
-}
-
-function statsTable(stats) {
-  const rows = Object.entries(stats).map(([k, v]) => el('tr', {}, el('td', {}, k), el('td', { class: 'num', title: String(v) }, fmtStat(k, v)), el('td', { class: 'meaning' }, statMeaning(k))));
-  return el('details', { class: 'stats' }, el('summary', {}, `All ${rows.length} statistics (Calculon’s names, each with its meaning)`),
-    el('div', { class: 'table-wrap' }, el('table', { class: 'grid' }, el('thead', {}, el('tr', {}, el('th', {}, 'statistic'), el('th', {}, 'value'), el('th', {}, 'meaning'))), el('tbody', {}, rows))));
-}
-
 // Puts a request into the form (a shared link, or a row of a sweep's table).
-export async function fillForm(req) {
+async function fillForm(req) {
   const f = form();
   // A normalized object is a preset's if it has every member the preset file gives (the
   // normalized form adds the defaults the file leaves out); else the select says "custom".
@@ -679,7 +523,7 @@ export async function fillForm(req) {
     const select = f.querySelector(`[data-field="${key}"]`);
     select.querySelector('option[value=""]')?.remove();
     if (typeof v === 'string') { write(f, key, v); return; }
-    for (const p of state.presets[kind]) {
+    for (const p of presetList()[kind]) {
       if (covers(await preset(kind, p.name), v)) { write(f, key, p.name); return; }
     }
     select.append(el('option', { value: '' }, `custom ${key}`));
@@ -735,8 +579,8 @@ export async function fillForm(req) {
   if (req.training) for (const [k, v] of Object.entries(req.training)) write(f, `training.${k}`, v);
 }
 
-export async function initEstimate(presets) {
-  state.presets = presets;
+async function init() {
+  const presets = presetList();
   buildForm(presets);
   const f = form();
   const [model, sys] = await Promise.all([preset('models', read(f, 'model')), preset('systems', read(f, 'system'))]);
@@ -749,6 +593,27 @@ export async function initEstimate(presets) {
   refreshNetworks(sys);
   applyDefaults();
   refreshChoices(); // TP 8 × PP 8 where they divide: the usual starting point for large models
+  initMeasured(); // the "Measured runs" section below the form
+  offer('estimate.request', currentRequest);
+  offer('estimate.open', async (req) => {
+    await fillForm(req);
+    location.hash = '#estimate';
+    await submit();
+  });
 }
 
-export { submit as submitEstimate };
+// A stored estimate (#r=<hash>) back on the form, with its answer.
+async function open(result, hash) {
+  await fillForm(result.request);
+  // Names of matching presets read better than the objects the normalized request holds.
+  const named = currentRequest();
+  showEstimate({ ...result.request, model: named.model, system: named.system }, result.response, hash);
+}
+
+export const estimateTab = {
+  name: 'estimate',
+  footer: 'Step time and memory: Calculon’s analytical model of Megatron-style training, with Fathom’s modern block (grouped-query attention, gated MLP, embeddings, fused attention, FP8, context parallelism, ZeRO).',
+  endpoints: ['estimate'],
+  init,
+  open,
+};

@@ -78,12 +78,11 @@ export function write(form, path, value) {
   else input.value = value ?? '';
 }
 
-const ENUMS = { processing_mode: ['roofline', 'no_overlap'], norm: ['layernorm', 'rmsnorm'], position_embedding: ['learned', 'rope', 'none'] };
-
 // Inputs for every member of obj under `root` (the JSON path prefix, e.g. "system"). Arrays are
 // edited as JSON text (efficiency curves such as [[128, 0.99], [0, 0.1]]). labels: a planner's
-// words for a member, by name (the API's name stays beside it and in data-field).
-export function objectEditor(container, obj, root, labels = {}) {
+// words for a member, by name (the API's name stays beside it and in data-field). enums: the
+// values a string member takes, by name (catalog.js memberEnums), offered as a select.
+export function objectEditor(container, obj, root, labels = {}, enums = {}) {
   container.replaceChildren();
   const walk = (o, parts, into) => {
     for (const [k, v] of Object.entries(o)) {
@@ -106,8 +105,8 @@ export function objectEditor(container, obj, root, labels = {}) {
       } else if (typeof v === 'number') {
         into.append(field({ label, field: path, value: v }));
       } else if (typeof v === 'string') {
-        into.append(ENUMS[k]
-          ? field({ label, field: path, type: 'select', value: v, options: ENUMS[k].map((x) => [x, x]) })
+        into.append(enums[k]
+          ? field({ label, field: path, type: 'select', value: v, options: enums[k].map((x) => [x, x]) })
           : field({ label, field: path, type: 'text', value: v }));
       } else {
         const f = field({ label: k, field: path, type: 'text', value: JSON.stringify(v) });

@@ -64,7 +64,7 @@ async function submit() {
 
 const kpi = (label, value, sub) => el('div', { class: 'kpi' }, el('div', { class: 'kpi-label' }, label), el('div', { class: 'kpi-value' }, value), sub ? el('div', { class: 'kpi-sub' }, sub) : null);
 
-export function showGoodput(r, hash) {
+function showGoodput(r, hash) {
   const out = $('#gp-results');
   out.hidden = false; // before drawing: a chart in a hidden box has no size
   const chart = chartBox('chart chart-scatter');
@@ -86,7 +86,7 @@ export function showGoodput(r, hash) {
   (c) => `batch ${fmtInt(c.raw.x)} (${c.raw.c.atomic_bsz}/GPU × ${c.raw.c.accum_steps + 1}): ${fmtNum(c.raw.y)} samples/s`);
 }
 
-export function fillGoodput(req) {
+function fillGoodput(req) {
   const f = form();
   for (const [k, v] of Object.entries(req.perf_params || {})) write(f, `perf_params.${k}`, v);
   for (const [k, v] of Object.entries(req.grad_params || {})) write(f, `grad_params.${k}`, v);
@@ -94,6 +94,13 @@ export function fillGoodput(req) {
   (req.atomic_bsz_range || []).forEach((v, i) => write(f, `atomic_bsz_range[${i}]`, v ?? ''));
 }
 
-export function initGoodput() {
-  buildForm();
-}
+export const goodputTab = {
+  name: 'goodput',
+  footer: 'Goodput: the Pollux model of throughput × statistical efficiency (Qiao et al. 2021).',
+  endpoints: ['goodput_optimize'],
+  init: buildForm,
+  open(result, hash) {
+    fillGoodput(result.request);
+    showGoodput(result.response, hash);
+  },
+};

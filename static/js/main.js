@@ -1,32 +1,28 @@
-// main.js — the page's entry point: loads the presets, builds each tab, and routes the URL
-// fragment: #estimate, #sweep, #plan, #scaling, #goodput pick a tab; #r=<hash> reopens a stored result
-// (GET /v1/results/<hash>) on its tab; #sweep=<id> follows a sweep, #plan=<id> a plan.
+// main.js — the page's entry point: loads the catalog (presets and the API's enumerations),
+// builds each tab, and routes the URL fragment: #<tab> picks a tab; #r=<hash> reopens a stored
+// result (GET /v1/results/<hash>) on the tab that lists its endpoint; #<link>=<id> follows a
+// sweep on the tab with that link (#sweep=<id>, #plan=<id>).
+//
+// A tab is a module exporting one descriptor: {name (#name, #nav-name, #tab-name), footer (the
+// model it answers with), init() (builds its form; may be async), endpoints? + open(result,
+// hash) (shows a stored result), link? + follow(id) (follows a sweep)}. Adding a tab is its
+// module, its <section> in index.html and one entry below; tabs reach each other through nav.js.
 import { api } from './api.js';
-import { currentRequest, fillForm, initEstimate, showEstimate } from './estimate.js';
-import { fillGoodput, initGoodput, showGoodput } from './goodput.js';
-import { fillScaling, initScaling, showScaling } from './scaling.js';
-import { initMeasured } from './measured.js';
-import { follow, initSweep } from './sweep.js';
-import { followPlan, initPlan } from './plan.js';
+import { loadCatalog } from './catalog.js';
+import { estimateTab } from './estimate.js';
+import { goodputTab } from './goodput.js';
+import { planTab } from './plan.js';
+import { scalingTab } from './scaling.js';
+import { sweepTab } from './sweep.js';
 import { $, $$ } from './util.js';
 
-const TABS = ['estimate', 'sweep', 'plan', 'scaling', 'goodput'];
-const TAB_OF_ENDPOINT = { estimate: 'estimate', scaling: 'scaling', goodput_optimize: 'goodput' };
+const TABS = [estimateTab, sweepTab, planTab, scalingTab, goodputTab];
 
-// The model each tab answers with, for the footer: every tab is a different one.
-const FOOTERS = {
-  estimate: 'Step time and memory: Calculon’s analytical model of Megatron-style training, with Fathom’s modern block (grouped-query attention, gated MLP, embeddings, fused attention, FP8, context parallelism, ZeRO).',
-  sweep: 'Fastest layout: Calculon’s optimal-execution search over its analytical model.',
-  plan: 'Plan a cluster: the optimal-execution search per GPU type and count, priced, with Young’s checkpoint interval and Llama 3’s failure rate.',
-  scaling: 'Scaling budget: the 2020 scaling-law calculator (Transformer-XL on WikiText-103) and the Chinchilla law (Hoffmann et al. 2022).',
-  goodput: 'Goodput: the Pollux model of throughput × statistical efficiency (Qiao et al. 2021).',
-};
-
-function showTab(name) {
-  $('#footer').textContent = `${FOOTERS[name]} Numbers are estimates, not measurements.`;
+function showTab(tab) {
+  $('#footer').textContent = `${tab.footer} Numbers are estimates, not measurements.`;
   for (const t of TABS) {
-    $(`#tab-${t}`).hidden = t !== name;
-    $(`#nav-${t}`).setAttribute('aria-selected', String(t === name));
+    $(`#tab-${t.name}`).hidden = t !== tab;
+    $(`#nav-${t.name}`).setAttribute('aria-selected', String(t === tab));
   }
 }
 
@@ -38,52 +34,36 @@ function banner(text) {
 
 async function openResult(hash) {
   const { data } = await api('GET', `/v1/results/${hash}`);
-  const tab = TAB_OF_ENDPOINT[data.endpoint];
+  const tab = TABS.find((t) => (t.endpoints || []).includes(data.endpoint));
   if (!tab) throw new Error(`a ${data.endpoint} result cannot be shown on this page (open ${data.path} in the API)`);
   showTab(tab);
-  if (tab === 'estimate') {
-    await fillForm(data.request);
-    // Names of matching presets read better than the objects the normalized request holds.
-    const named = currentRequest();
-    showEstimate({ ...data.request, model: named.model, system: named.system }, data.response, hash);
-  } else if (tab === 'scaling') {
-    await fillScaling(data.request, hash);
-    await showScaling(data.response, hash);
-  } else {
-    fillGoodput(data.request);
-    showGoodput(data.response, hash);
-  }
+  await tab.open(data, hash);
 }
 
 async function route() {
   const h = location.hash.slice(1);
+  const eq = h.indexOf('=');
   banner('');
   try {
-    if (h.startsWith('r=')) await openResult(h.slice(2));
-    else if (h.startsWith('sweep=')) { showTab('sweep'); await follow(h.slice(6)); }
-    else if (h.startsWith('plan=')) { showTab('plan'); await followPlan(h.slice(5)); }
-    else showTab(TABS.includes(h) ? h : 'estimate');
+    if (h.startsWith('r=')) { await openResult(h.slice(2)); return; }
+    const follower = eq > 0 && TABS.find((t) => t.link === h.slice(0, eq));
+    if (follower) { showTab(follower); await follower.follow(h.slice(eq + 1)); return; }
+    showTab(TABS.find((t) => t.name === h) || TABS[0]);
   } catch (e) {
-    showTab('estimate');
+    showTab(TABS[0]);
     banner(`Cannot open this link: ${e.message}`);
   }
 }
 
 async function main() {
   if (!window.Chart) banner('The charting library is missing (run scripts/build_web.sh): results show without charts.');
-  let presets;
   try {
-    presets = (await api('GET', '/v1/presets')).data;
+    await loadCatalog();
   } catch (e) {
-    banner(`Cannot load the presets: ${e.message}`);
+    banner(`Cannot load the presets and the API description: ${e.message}`);
     return;
   }
-  await initEstimate(presets);
-  initSweep(presets);
-  await initPlan(presets);
-  initScaling();
-  initGoodput();
-  initMeasured();
+  for (const t of TABS) await t.init();
   for (const b of $$('nav [role="tab"]')) b.addEventListener('click', () => { location.hash = b.id.slice(4); });
   window.addEventListener('hashchange', route);
   await route();

@@ -6,7 +6,7 @@
 // other sources' runs) or "—" when no other source measured that GPU; the recompute the rule
 // assumed, and a button that opens the run, as the rule built it, on the estimate form.
 import { api } from './api.js';
-import { fillForm, submitEstimate } from './estimate.js';
+import { openInEstimate } from './nav.js';
 import { $, el, fmtInt, fmtNum } from './util.js';
 
 const layoutOf = (l = {}) => `TP ${l.tp ?? '?'} × CP ${l.cp ?? 1} × PP ${l.pp ?? '?'} × DP ${l.dp ?? '?'}${(l.vp ?? 1) > 1 ? ` (interleaved ${l.vp})` : ''}`;
@@ -17,11 +17,7 @@ const pct = (x) => `${x > 0 ? '+' : ''}${x.toFixed(1)} %`;
 const recomputeOf = (r) => `${r.recompute}${r.recompute_blocks ? ` ${r.recompute_blocks} of ${r.blocks_per_chunk} blocks` : ''}${r.recompute_modules ? ` + ${r.recompute_modules.join(', ')}` : ''}${r.recompute_from === 'row' ? ' (as the run states)' : ''}`;
 
 // The run as the rule estimated it, on the form above, estimated again with its full breakdown.
-async function openRun(r) {
-  await fillForm(r.estimate_request);
-  location.hash = '#estimate';
-  await submitEstimate();
-}
+const openRun = (r) => openInEstimate(r.estimate_request);
 
 export function showMeasured(m) {
   const rows = (m.rows || []).map((r) => {

@@ -4,21 +4,22 @@
 // cancel button; its answer is a scatter of days against dollars (the Pareto front drawn, the
 // deadline and budget as lines; a click on a point opens that layout in Step time), the cheapest
 // plan within the deadline, the fastest within the budget, and every candidate in a table.
-import { api, ApiError, cancelSweep, clearErrors, pollSweep, showError, startSweep } from './api.js';
+import { ApiError } from './api.js';
+import { preset, presetList } from './catalog.js';
 import { COLORS, chartBox, scatter } from './charts.js';
-import { fillForm, submitEstimate } from './estimate.js';
 import { field, read } from './forms.js';
+import { offer, openInEstimate } from './nav.js';
+import { sweepPoller } from './poller.js';
 import { $, el, fmtInt, fmtNum, fmtPct, fmtSeconds } from './util.js';
 
 const form = () => $('#plan-form');
 const DEFAULT_SYSTEMS = ['h100_sxm', 'h200', 'b200'];
-let current = null; // {id, cancelled} of the plan this tab follows
 
 async function buildSystems(presets) {
   const box = $('#pl-systems');
   const rows = await Promise.all(presets.systems.map(async (p) => {
     let sys = {};
-    try { sys = (await api('GET', `/v1/presets/systems/${p.name}`)).data; } catch { /* shown without a price */ }
+    try { sys = await preset('systems', p.name); } catch { /* shown without a price */ }
     const check = el('input', { type: 'checkbox', id: `f-pl-sys-${p.name}`, 'data-system': p.name });
     check.checked = DEFAULT_SYSTEMS.includes(p.name);
     const price = el('input', { type: 'text', id: `f-pl-price-${p.name}`, 'data-price': p.name, inputmode: 'decimal',
@@ -43,8 +44,6 @@ function buildForm(presets) {
     field({ scope: sc, label: 'Deadline (days)', field: 'deadline_days', min: 0, placeholder: 'none' }),
     field({ scope: sc, label: 'Budget (dollars)', field: 'budget_dollars', min: 0, placeholder: 'none' }),
   );
-  form().addEventListener('submit', (e) => { e.preventDefault(); start(); });
-  $('#pl-cancel').addEventListener('click', cancel);
   return buildSystems(presets);
 }
 
@@ -75,40 +74,13 @@ function requestOf() {
   return req;
 }
 
-async function start() {
-  const f = form();
-  clearErrors(f);
-  $('#pl-results').replaceChildren();
-  const id = await startSweep(requestOf, f, 'plan');
-  if (id) await followPlan(id);
-}
-
-const cancel = () => cancelSweep(current, 'pl', form);
-
-// Polls the plan until it ends, a candidate at a time on the progress bar, then shows it.
-export async function followPlan(id) {
-  const me = { id, cancelled: false };
-  current = me;
-  const st = await pollSweep(id, {
-    tab: 'pl',
-    isCurrent: () => current === me,
-    describe: (s, p) => `Plan ${s.status} — ${fmtInt(p.done || 0)} of ${fmtInt(p.total || 0)} candidates searched`,
-    form,
-  });
-  if (!st) return;
-  if (st.status === 'failed') showError(form(), { message: `the plan failed: ${st.error || 'no reason given'}` });
-  else if (st.status === 'done') showPlan(st);
-}
-
 const label = (c) => `${c.system} × ${fmtInt(c.num_procs)}`;
 const layout = (e) => (e ? `TP ${e.tensor_par} · PP ${e.pipeline_par} · DP ${e.data_par}${e.context_par > 1 ? ` · CP ${e.context_par}` : ''}` : '—');
 
 // Re-runs a candidate's layout as one estimate, with its whole breakdown, on Step time.
-async function openCandidate(c, st) {
+function openCandidate(c, st) {
   const sys = (st.spec.systems || []).find((s) => s.name === c.system);
-  await fillForm({ model: st.spec.model, system: sys ? sys.system : c.system, execution: c.execution });
-  location.hash = '#estimate';
-  await submitEstimate();
+  return openInEstimate({ model: st.spec.model, system: sys ? sys.system : c.system, execution: c.execution });
 }
 
 function pick(title, c, why) {
@@ -174,12 +146,24 @@ function showPlan(st) {
 }
 
 // From the Scaling budget tab: plan the tokens it found (and say which model size it chose).
-export function planFor({ tokens, params }) {
+function planTokens({ tokens, params }) {
   $('#f-pl-tokens').value = String(tokens);
   $('#pl-note').textContent = params ? `From Scaling budget: ${fmtNum(tokens)} tokens for a model of ${fmtNum(params)} parameters — pick the preset nearest that size.` : '';
   location.hash = '#plan';
 }
 
-export function initPlan(presets) {
-  return buildForm(presets);
-}
+let poller = null;
+
+export const planTab = {
+  name: 'plan',
+  footer: 'Plan a cluster: the optimal-execution search per GPU type and count, priced, with Young’s checkpoint interval and Llama 3’s failure rate.',
+  link: 'plan', // #plan=<id> follows a plan here
+  async init() {
+    await buildForm(presetList());
+    poller = sweepPoller({ tab: 'pl', form, link: 'plan', noun: 'plan', requestOf,
+      show: (st) => { if (st.status === 'done') showPlan(st); }, // a cancelled plan has no answer to draw
+      describe: (s, p) => `Plan ${s.status} — ${fmtInt(p.done || 0)} of ${fmtInt(p.total || 0)} candidates searched` });
+    offer('plan.tokens', planTokens);
+  },
+  follow: (id) => poller.follow(id),
+};

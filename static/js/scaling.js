@@ -1,15 +1,16 @@
 // scaling.js — the Scaling tab: POST /v1/scaling. With the 2020 calculator's law a budget (GPU
 // hours, dollars or model width) gives the rest of the plan, drawn on its loss-versus-compute
 // curve; with the Chinchilla law a compute budget gives the optimal parameters and tokens.
-import { planFor } from './plan.js';
 import { api, clearErrors, keepResultInUrl, shareLink, showError } from './api.js';
+import { choicesOf, enumOf } from './catalog.js';
 import { chartBox, scatter } from './charts.js';
 import { field, read, readNumber, write } from './forms.js';
+import { planTokens } from './nav.js';
 import { $, el, fmtInt, fmtNum } from './util.js';
 
 const form = () => $('#scaling-form');
-// The GPUs of the calculator's speed table (core/scaling/scaling_speed.c).
-const GPUS = ['V100', 'V100 (without tensor cores and cudnn.benchmark)', 'P100', 'P4', 'K80'];
+// The GPUs of the calculator's speed table (core/scaling/scaling_speed.c), as the API names them.
+const gpus = () => enumOf('scaling_request', 'gpu');
 
 const budget = () => $('#f-sc-budget');
 // The calculator's constants of each GPU (its speed fit, price and power), read once from the
@@ -31,9 +32,9 @@ function buildForm() {
   const sc = 'sc';
   $('#sc-hf').append(
     el('p', { class: 'muted note' }, 'The loss is the validation loss of Transformer-XL on WikiText-103, the 2020 calculator’s experiments; its laws fit that setup, not your data.'),
-    field({ scope: sc, label: 'GPU', field: 'gpu', type: 'select', options: GPUS.map((g) => [g, g]), value: 'V100' }),
+    field({ scope: sc, label: 'GPU', field: 'gpu', type: 'select', options: choicesOf('scaling_request', 'gpu'), value: 'V100' }),
     field({ scope: sc, label: 'Price ($ per GPU-hour)', field: 'gpu_price', min: 0, required: true, hint: 'the calculator’s price for this GPU; change it to yours' }),
-    field({ scope: sc, label: 'Mixed precision (apex amp mode)', field: 'amp_mode', type: 'select', value: 'O0', options: [['O0', 'O0 (fp32)'], ['O1', 'O1'], ['O2', 'O2']] }),
+    field({ scope: sc, label: 'Mixed precision (apex amp mode)', field: 'amp_mode', type: 'select', value: 'O0', options: choicesOf('scaling_request', 'amp_mode', { O0: 'O0 (fp32)' }) }),
     field({ scope: sc, label: 'Budget kind', field: 'budget_kind', id: 'budget_kind', type: 'select', value: 'hours', options: [['hours', 'GPU-hours'], ['dollars', 'dollars'], ['width', 'model width']] }),
     field({ scope: sc, label: 'Budget', field: 'hours', id: 'budget', value: 1000, required: true }),
     field({ scope: sc, label: 'Grid (kg CO₂ per kWh)', field: 'co2_kg_per_kwh', value: 0.534, min: 0 }),
@@ -100,7 +101,7 @@ async function lossFit(hash) {
   try { return (await api('GET', `/v1/results/${hash}`)).data.request.loss_fit; } catch { return null; }
 }
 
-export async function showScaling(r, hash) {
+async function showScaling(r, hash) {
   const out = $('#sc-results');
   out.hidden = false; // before drawing: a chart in a hidden box has no size
   const chart = chartBox('chart chart-scatter');
@@ -109,7 +110,7 @@ export async function showScaling(r, hash) {
       el('div', { class: 'kpis' }, kpi('Compute', `${fmtNum(r.flops)} FLOPs`), kpi('Parameters', fmtNum(r.params)),
         kpi('Tokens', fmtNum(r.tokens)), kpi('Loss', fmtNum(r.loss, 4))),
       el('p', { class: 'muted' }, r.compute_optimal ? 'The compute-optimal split of this budget (Hoffmann et al. 2022).' : 'The loss of this model size trained on this many tokens (Hoffmann et al. 2022).'),
-      el('p', {}, el('button', { type: 'button', class: 'ghost', id: 'sc-plan', onclick: () => planFor({ tokens: r.tokens, params: r.params }) },
+      el('p', {}, el('button', { type: 'button', class: 'ghost', id: 'sc-plan', onclick: () => planTokens({ tokens: r.tokens, params: r.params }) },
         'Plan a cluster for these tokens')),
       el('h3', {}, 'Loss against compute on the compute-optimal frontier'), chart.box, shareLink(hash));
     // The frontier is a few more calls of the same endpoint (cached server-side).
@@ -145,7 +146,7 @@ export async function showScaling(r, hash) {
 
 // Puts a stored request back into the form (shared links). The stored request holds the GPU as
 // its constants; the GPU whose name gives the same request hash is the one the link used.
-export async function fillScaling(req, hash) {
+async function fillScaling(req, hash) {
   const f = form();
   write(f, 'law', req.law);
   if (req.law === 'chinchilla') for (const k of ['flops', 'params', 'tokens']) write(f, k, req[k] ?? '');
@@ -157,7 +158,7 @@ export async function fillScaling(req, hash) {
     if (req.gpu && typeof req.gpu === 'object') write(f, 'gpu_price', req.gpu.price_per_hour);
     write(f, 'amp_mode', req.amp_mode);
     write(f, 'co2_kg_per_kwh', req.co2_kg_per_kwh);
-    for (const name of GPUS) {
+    for (const name of gpus()) {
       const same = await api('POST', '/v1/scaling', { ...req, gpu: name }).catch(() => null);
       if (same && same.hash === hash) { write(f, 'gpu', name); break; }
     }
@@ -165,7 +166,16 @@ export async function fillScaling(req, hash) {
   form().dispatchEvent(new Event('change'));
 }
 
-export function initScaling() {
-  buildForm();
-  showPrice();
-}
+export const scalingTab = {
+  name: 'scaling',
+  footer: 'Scaling budget: the 2020 scaling-law calculator (Transformer-XL on WikiText-103) and the Chinchilla law (Hoffmann et al. 2022).',
+  endpoints: ['scaling'],
+  init() {
+    buildForm();
+    showPrice();
+  },
+  async open(result, hash) {
+    await fillScaling(result.request, hash);
+    await showScaling(result.response, hash);
+  },
+};

@@ -2,21 +2,25 @@
 // (POST /v1/sweep → 202 {id}), fill a progress bar by polling GET /v1/sweep/<id>, cancel with
 // DELETE, then show the best executions in a table, every evaluated point on a scatter plot
 // (sample rate against tier-1 memory) and a CSV download.
-import { api, ApiError, cancelSweep, clearErrors, pollSweep, showError, startSweep } from './api.js';
+import { api, ApiError } from './api.js';
+import { choicesOf, presetList } from './catalog.js';
 import { chartBox, scatter } from './charts.js';
 import { field, read } from './forms.js';
-import { currentRequest, fillForm, submitEstimate } from './estimate.js';
+import { estimateRequest, openInEstimate } from './nav.js';
+import { sweepPoller } from './poller.js';
 import { $, el, fmtBytes, fmtInt, fmtNum, fmtPct, fmtSeconds, parsePath, setAt } from './util.js';
 
 const form = () => $('#sweep-form');
 const POINT_CAP = 20000; // the scatter reads at most this many points of a grid sweep
-let current = null;      // {id, cancelled} of the sweep this tab is following
+// The search's enumerated options as a select's options, in a planner's words.
+const optionChoices = (path, labels) => choicesOf('sweep_optimal_execution_request', path, labels);
 
 // The Estimate tab's model or system, as edited there (a planner's own shape), offered in the
 // search's selectors next to the presets.
 const FROM_ESTIMATE = '=estimate';
 
-function buildForm(presets) {
+function buildForm() {
+  const presets = presetList();
   const opt = (list, kind) => [...list.map((p) => [p.name, p.user ? `${p.name} (your preset)` : p.name]), [FROM_ESTIMATE, `the Estimate tab’s ${kind} (as edited there)`]];
   const sc = 'sw';
   $('#sw-search').append(
@@ -24,11 +28,11 @@ function buildForm(presets) {
     field({ scope: sc, label: 'System', field: 'system', type: 'select', options: opt(presets.systems, 'system'), value: 'a100_80g' }),
     field({ scope: sc, label: 'GPUs (num_procs)', field: 'num_procs', value: 1024, min: 1, step: 1, required: true }),
     field({ scope: sc, label: 'Largest global batch', field: 'max_batch_size', value: 1024, min: 1, step: 1, required: true, hint: 'the batch used is its largest multiple of DP' }),
-    field({ scope: sc, label: 'Datatype', field: 'datatype', type: 'select', value: 'float16', options: ['float16', 'bfloat16', 'float8', 'float32'].map((d) => [d, d]) }),
+    field({ scope: sc, label: 'Datatype', field: 'datatype', type: 'select', value: 'float16', options: optionChoices('datatype') }),
     field({ scope: sc, label: 'Layouts to list', field: 'options.top_n', value: 10, min: 1, step: 1, required: true, hint: 'up to 100 executions are ranked; grouped, this many distinct layouts' }),
-    field({ scope: sc, label: 'Fused activation', field: 'options.fused_activation', type: 'select', value: 'true', options: [['true', 'on'], ['false', 'off'], ['all', 'try both']] }),
+    field({ scope: sc, label: 'Fused activation', field: 'options.fused_activation', type: 'select', value: 'true', options: optionChoices('options.fused_activation', { true: 'on', false: 'off', all: 'try both' }) }),
     field({ scope: sc, label: 'Attention kernel', field: 'options.attention_kernel', type: 'select', value: 'unfused',
-      options: [['unfused', 'unfused (Calculon’s)'], ['fused', 'fused (flash attention)'], ['all', 'try both']], hint: 'fused needs a modern model (Llama 3, Mistral, Qwen 2.5 or the modern block)' }),
+      options: optionChoices('options.attention_kernel', { unfused: 'unfused (Calculon’s)', fused: 'fused (flash attention)', all: 'try both' }), hint: 'fused needs a modern model (Llama 3, Mistral, Qwen 2.5 or the modern block)' }),
     field({ scope: sc, label: 'FP8 matrix multiplies', field: 'options.fp8', type: 'select', value: 'false',
       options: [['false', 'off'], ['true', 'on'], ['all', 'try both']], hint: 'needs a float8 rate on the system and float16 or bfloat16' }),
     field({ scope: sc, label: 'Context parallel (CP)', field: 'options.context_par', type: 'select', value: '1',
@@ -39,10 +43,10 @@ function buildForm(presets) {
         ['2', '2: also gradients'], ['3', '3: also parameters (FSDP)'], ['all', 'try every stage']],
       hint: 'stages 2 and 3 need a modern model' }),
     field({ scope: sc, label: 'Full recompute reruns', field: 'options.recompute_blocks', type: 'select', value: 'all',
-      options: [['all', 'every block (Calculon’s)'], ['fewest', 'the fewest blocks per chunk that fit']],
+      options: optionChoices('options.recompute_blocks', { all: 'every block (Calculon’s)', fewest: 'the fewest blocks per chunk that fit' }),
       hint: 'Megatron’s recompute_num_layers: the others keep their activations (modern models)' }),
     field({ scope: sc, label: 'Layouts that do not fit', field: 'options.recompute_modules', type: 'select', value: 'none',
-      options: [['none', 'are dropped'], ['fewest', 'try selective recompute of modules']],
+      options: optionChoices('options.recompute_modules', { none: 'are dropped', fewest: 'try selective recompute of modules' }),
       hint: 'layernorm, then the dense MLP (dense models) or moe_act, then mla_up_proj, then the whole MoE MLP: the fewest that fit (modern block)' }),
     field({ scope: sc, label: 'Gradients in the datatype, not float32', field: 'options.low_precision_gradients', type: 'checkbox', hint: 'Megatron’s grad_reduce_in_fp32 = False: less memory per GPU' }),
     field({ scope: sc, label: 'Skip TP overlap', field: 'options.no_tp_overlap', type: 'checkbox' }),
@@ -63,8 +67,6 @@ function buildForm(presets) {
     $('#sw-search').hidden = grid;
     $('#sw-grid').hidden = !grid;
   });
-  form().addEventListener('submit', (e) => { e.preventDefault(); start(); });
-  $('#sw-cancel').addEventListener('click', cancel);
 }
 
 function parseAxes(text) {
@@ -85,7 +87,7 @@ function parseAxes(text) {
 function requestOf() {
   const f = form();
   if (read(f, 'kind') === 'grid') {
-    const base = currentRequest();
+    const base = estimateRequest();
     delete base.training;
     const axes = parseAxes(read(f, 'axes'));
     // A grid is a plain product and the base's data_par stays fixed; when TP or PP vary on a
@@ -118,45 +120,17 @@ function requestOf() {
   if (read(f, 'group') && req.options.top_n) req.options.top_n = Math.min(100, req.options.top_n * 5);
   // A planner's own model or system: the Estimate tab's request carries it by value.
   if (req.model === FROM_ESTIMATE || req.system === FROM_ESTIMATE) {
-    const est = currentRequest();
+    const est = estimateRequest();
     if (req.model === FROM_ESTIMATE) req.model = est.model;
     if (req.system === FROM_ESTIMATE) req.system = est.system;
   }
   return req;
 }
 
-async function start() {
-  const f = form();
-  clearErrors(f);
-  $('#sw-status').dataset.state = 'starting';
-  $('#sw-results').replaceChildren();
-  const id = await startSweep(requestOf, f, 'sweep');
-  if (id) follow(id);
-}
-
-const cancel = () => cancelSweep(current, 'sw', form);
-
-// Polls one sweep until it ends, moving the progress bar, then shows its results.
-export async function follow(id) {
-  const me = { id, cancelled: false };
-  current = me;
-  $('#sw-results').replaceChildren();
-  const st = await pollSweep(id, {
-    tab: 'sw',
-    isCurrent: () => current === me,
-    describe: (s, p) => {
-      const pct = p.total ? `: ${((100 * (p.done || 0)) / p.total).toFixed(0)} %` : '';
-      return `${s.kind === 'grid' ? 'Grid sweep' : 'Search'} ${s.status}${pct} — ${fmtInt(p.done || 0)} of ${fmtInt(p.total || 0)} work items`;
-    },
-    form,
-  });
-  if (!st) return;
-  if (st.status === 'failed') {
-    showError(form(), { message: `the sweep failed: ${st.error?.message || st.error || 'no reason given'}`, field: st.error?.field });
-    return;
-  }
-  await showResults(st);
-}
+const describe = (s, p) => {
+  const pct = p.total ? `: ${((100 * (p.done || 0)) / p.total).toFixed(0)} %` : '';
+  return `${s.kind === 'grid' ? 'Grid sweep' : 'Search'} ${s.status}${pct} — ${fmtInt(p.done || 0)} of ${fmtInt(p.total || 0)} work items`;
+};
 
 const execOf = (p, st) => {
   if (p.execution) return p.execution;
@@ -226,7 +200,7 @@ async function showResults(st) {
 // that differ only in the rest (offload, overlaps, fusion, communication style, networks) are
 // near-duplicates for a planner: the fastest stands for its group, the others are its variants.
 const ESSENTIALS = ['tensor_par', 'context_par', 'pipeline_par', 'data_par', 'expert_par', 'expert_tensor_par', 'zero_stage', 'batch_size', 'microbatch_size', 'pipeline_interleaving', 'activation_recompute', 'recompute_blocks', 'recompute_modules', 'optimizer_sharding'];
-export function groupRows(rows, st) {
+function groupRows(rows, st) {
   const groups = new Map();
   for (const p of rows) {
     const e = execOf(p, st);
@@ -295,7 +269,7 @@ function topTable(rows, st) {
   const body = rows.map((p, i) => {
     const e = execOf(p, st), s = p.summary;
     const open = el('button', { type: 'button', class: 'small ghost' }, 'Open');
-    open.addEventListener('click', () => openInEstimate(p, st));
+    open.addEventListener('click', () => openRow(p, st));
     const variants = p.variants || [];
     // The variants' options in a tooltip: listed inline they made each row a paragraph.
     const other = variants.length
@@ -316,17 +290,24 @@ function topTable(rows, st) {
     el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))), el('tbody', {}, body)));
 }
 
-// Re-runs one row as a single estimate, with its full breakdown, on the Estimate tab.
-async function openInEstimate(p, st) {
+// Re-runs one row as a single estimate, with its full breakdown, on the Step time tab.
+function openRow(p, st) {
   const spec = st.spec || st.request || {};
   const req = st.kind === 'grid'
-    ? { ...(spec.base || currentRequest()), execution: execOf(p, st) }
-    : { model: spec.model || currentRequest().model, system: spec.system || currentRequest().system, execution: p.execution };
-  await fillForm(req);
-  location.hash = '#estimate';
-  await submitEstimate();
+    ? { ...(spec.base || estimateRequest()), execution: execOf(p, st) }
+    : { model: spec.model || estimateRequest().model, system: spec.system || estimateRequest().system, execution: p.execution };
+  return openInEstimate(req);
 }
 
-export function initSweep(presets) {
-  buildForm(presets);
-}
+let poller = null;
+
+export const sweepTab = {
+  name: 'sweep',
+  footer: 'Fastest layout: Calculon’s optimal-execution search over its analytical model.',
+  link: 'sweep', // #sweep=<id> follows a sweep here
+  init() {
+    buildForm();
+    poller = sweepPoller({ tab: 'sw', form, link: 'sweep', noun: 'sweep', requestOf, describe, show: showResults });
+  },
+  follow: (id) => poller.follow(id),
+};
