@@ -14,6 +14,7 @@ int cli_cmd_scaling_fit(int argc, char **argv, const cli_env_t *env);
 int cli_cmd_goodput(int argc, char **argv, const cli_env_t *env);
 int cli_cmd_calibrate(int argc, char **argv, const cli_env_t *env);
 int cli_cmd_infer(int argc, char **argv, const cli_env_t *env);
+int cli_cmd_serve_plan(int argc, char **argv, const cli_env_t *env);
 
 #ifdef FATHOM_HAVE_LLM
 #define CLI_LLM_COMMANDS                                                                     \
@@ -59,7 +60,9 @@ int cli_cmd_infer(int argc, char **argv, const cli_env_t *env);
 #ifdef FATHOM_HAVE_SERVING
 #define CLI_SERVING_COMMANDS                                                                 \
     {"infer", "serving: prefill, decode, KV cache, latency, tokens/s, $/Mtok (POST /v1/inference)", \
-     cli_cmd_infer},
+     cli_cmd_infer},                                                                        \
+    {"serve-plan", "cheapest fleet per GPU meeting TTFT/TPOT targets at a traffic level",     \
+     cli_cmd_serve_plan},
 #else
 #define CLI_SERVING_COMMANDS
 #endif

@@ -10,6 +10,7 @@
 
 #ifdef FATHOM_HAVE_SERVING
 #include "serving_codec.h"
+#include "serving_plan_codec.h"
 #endif
 #ifdef FATHOM_HAVE_LLM
 #include "llm_codec.h"
@@ -213,6 +214,34 @@ int cli_cmd_infer(int argc, char **argv, const cli_env_t *env)
                     "\"serving\": {\"tensor_par\": 4,\n \"weights_datatype\": \"fp8\", "
                     "\"input_tokens\": 2000, \"output_tokens\": 200,\n \"requests_per_s\": 5}} "
                     "(doc/serving.md).\n");
+}
+
+int cli_cmd_serve_plan(int argc, char **argv, const cli_env_t *env)
+{
+    if (argc != 2 || strcmp(argv[1], "--help") == 0) {
+        fprintf(argc == 2 ? stdout : stderr,
+                "usage: fathom serve-plan FILE\n\nThe serving plan (sweep kind \"serving_plan\"): "
+                "for a model, a traffic level and\nlatency targets, each system's cheapest fleet "
+                "(layout, replicas, aggregated or\ndisaggregated), its $/Mtok and GPUs, and the "
+                "Pareto front of cost against TPOT.\nFILE holds the request, e.g. {\"model\": "
+                "\"llama3-70B\", \"traffic\": {\"requests_per_s\": 20,\n\"input_tokens\": "
+                "2000, \"output_tokens\": 200}, \"slo\": {\"ttft_ms_p99\": 2000,\n"
+                "\"tpot_ms\": 50}, \"systems\": [\"h100_sxm\", \"h200\", \"b200\"]} "
+                "(doc/serving.md).\n");
+        return argc == 2 ? 0 : 2;
+    }
+    json_t *body = cli_read_json_file(argv[1]);
+    if (!body)
+        return 1;
+    fathom_error_t err;
+    fathom_error_clear(&err);
+    json_t *out = codec_serving_plan_run(body, env->presets, &err);
+    json_decref(body);
+    if (!out)
+        return cli_print_error(&err);
+    cli_print_json(out);
+    json_decref(out);
+    return 0;
 }
 #endif
 

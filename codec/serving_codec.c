@@ -15,19 +15,21 @@ static const char *const request_keys[] = {"model", "system", "serving", NULL};
 static const char *const serving_keys[] = {
     "tensor_par",       "pipeline_par",   "expert_par",        "attention_data_par",
     "weights_datatype", "kv_datatype",    "input_tokens",      "output_tokens",
-    "concurrency",      "requests_per_s", "max_batch_tokens",  "max_batch_size",
+    "concurrency",      "requests_per_s", "num_requests",      "max_batch_tokens",
+    "max_batch_size",
     "chunked_prefill",  "prefix_cache_hit", "kv_memory_fraction", "speculative",
     "engine",           "disaggregated",  NULL};
 static const char *const layout_keys[] = {"tensor_par", "pipeline_par", "expert_par",
                                           "attention_data_par", NULL};
-static const char *const disagg_keys[] = {"prefill", "decode", "kv_transfer_net", NULL};
+static const char *const disagg_keys[] = {"prefill", "decode", "kv_transfer_net",
+                                          "prefill_per_decode", NULL};
 static const char *const spec_keys[] = {"method", "tokens", "acceptance", "model", NULL};
 static const char *const dist_keys[] = {"mean", "spread", NULL};
 /* "nvfp4" is read as "fp4" (the format fp4 means) */
 static const char *const dtype_names[] = {"bf16", "fp8", "fp4", "int4", "nvfp4", NULL};
 static const char *const method_names[] = {"mtp", "draft", NULL};
 
-static json_t *num(double x)
+json_t *codec_serving_num(double x)
 {
     if (!isfinite(x))
         return json_null();
@@ -35,6 +37,8 @@ static json_t *num(double x)
         return json_integer((json_int_t)x);
     return json_real(x);
 }
+
+#define num(x) codec_serving_num(x)
 
 /* ---- system ---- */
 
@@ -153,7 +157,9 @@ int codec_serving_decode(const json_t *v, const char *path, const fathom_model_t
         int64_t net = s->hw.num_networks - 1;
         if (jr_expect_object(dis, d, err) || jr_check_keys(dis, d, disagg_keys, err) ||
             jr_int(dis, d, "kv_transfer_net", JR_OPTIONAL, s->hw.num_networks - 1, 0,
-                   s->hw.num_networks - 1, &net, err))
+                   s->hw.num_networks - 1, &net, err) ||
+            jr_real(dis, d, "prefill_per_decode", JR_OPTIONAL, 0, 0, 1e6,
+                    &out->prefill_per_decode, err))
             return -1;
         out->kv_transfer_net = (int)net;
         const json_t *pre = json_object_get(dis, "prefill"), *dec = json_object_get(dis, "decode");
@@ -188,6 +194,8 @@ int codec_serving_decode(const json_t *v, const char *path, const fathom_model_t
                 &out->concurrency, err) ||
         jr_real(v, path, "requests_per_s", JR_OPTIONAL, 0, 0, SERVING_MAX_RATE,
                 &out->requests_per_s, err) ||
+        jr_real(v, path, "num_requests", JR_OPTIONAL, 0, 0, SERVING_MAX_REQUESTS, &out->num_requests,
+                err) ||
         jr_int(v, path, "max_batch_tokens", JR_OPTIONAL, 0, 1, 1 << 24, &out->max_batch_tokens,
                err) ||
         jr_int(v, path, "max_batch_size", JR_OPTIONAL, 0, 1, 1 << 20, &out->max_batch_size,
@@ -279,16 +287,24 @@ json_t *codec_serving_encode(const serving_request_t *r)
                                   tokens_encode(r->input_tokens, r->input_spread)) ||
               json_object_set_new(o, "output_tokens",
                                   tokens_encode(r->output_tokens, r->output_spread)) ||
-              json_object_set_new(o, "max_batch_tokens", json_integer(r->max_batch_tokens)) ||
-              json_object_set_new(o, "max_batch_size", json_integer(r->max_batch_size)) ||
-              json_object_set_new(o, "chunked_prefill", json_boolean(r->chunked_prefill == 1)) ||
               json_object_set_new(o, "prefix_cache_hit", num(r->prefix_cache_hit)) ||
-              json_object_set_new(o, "kv_memory_fraction", num(r->kv_memory_fraction)) ||
               json_object_set_new(o, "engine", json_string(serving_engine_names[r->engine]));
+    /* the engine's settings (the normalized request always has them; a request made by the
+     * plan leaves the engine's defaults to the decoder) */
+    if (!bad && r->max_batch_tokens > 0)
+        bad = json_object_set_new(o, "max_batch_tokens", json_integer(r->max_batch_tokens));
+    if (!bad && r->max_batch_size > 0)
+        bad = json_object_set_new(o, "max_batch_size", json_integer(r->max_batch_size));
+    if (!bad && r->chunked_prefill >= 0)
+        bad = json_object_set_new(o, "chunked_prefill", json_boolean(r->chunked_prefill == 1));
+    if (!bad && r->kv_memory_fraction > 0)
+        bad = json_object_set_new(o, "kv_memory_fraction", num(r->kv_memory_fraction));
     if (!bad && r->concurrency > 0)
         bad = json_object_set_new(o, "concurrency", num(r->concurrency));
     if (!bad && r->requests_per_s > 0)
         bad = json_object_set_new(o, "requests_per_s", num(r->requests_per_s));
+    if (!bad && r->num_requests > 0)
+        bad = json_object_set_new(o, "num_requests", num(r->num_requests));
     if (!bad && r->speculative.method != SERVING_SPEC_NONE) {
         const serving_spec_t *sp = &r->speculative;
         json_t *s = json_pack("{s:s,s:I,s:o}", "method", serving_spec_names[sp->method], "tokens",
@@ -300,8 +316,9 @@ json_t *codec_serving_encode(const serving_request_t *r)
     if (!bad && r->disaggregated)
         bad = json_object_set_new(
             o, "disaggregated",
-            json_pack("{s:o,s:o,s:i}", "prefill", layout_encode(&r->prefill_layout), "decode",
-                      layout_encode(&r->layout), "kv_transfer_net", r->kv_transfer_net));
+            json_pack("{s:o,s:o,s:i,s:o}", "prefill", layout_encode(&r->prefill_layout), "decode",
+                      layout_encode(&r->layout), "kv_transfer_net", r->kv_transfer_net,
+                      "prefill_per_decode", num(r->prefill_per_decode)));
     if (bad) {
         json_decref(o);
         return NULL;

@@ -49,6 +49,7 @@ typedef enum { SERVING_SPEC_NONE = 0, SERVING_SPEC_MTP = 1, SERVING_SPEC_DRAFT =
 #define SERVING_MAX_TOKENS 16777216.0 /* input or output tokens of one request: 2^24 */
 #define SERVING_MAX_CONCURRENCY 1048576.0
 #define SERVING_MAX_RATE 1e7          /* requests per second */
+#define SERVING_MAX_REQUESTS 1e6      /* requests of an offline batch */
 #define SERVING_MAX_SPEC_TOKENS 16
 #define SERVING_CURVE_POINTS 24       /* the most points of a throughput-interactivity curve */
 
@@ -93,6 +94,7 @@ typedef struct {
     int64_t max_batch_tokens; /* tokens one step may take; 0: the engine's default */
     int64_t max_batch_size;   /* sequences one step may take; 0: the engine's default */
     int chunked_prefill;      /* 1 on, 0 off, -1: the engine's default */
+    bool no_curve;            /* skip the throughput-interactivity curve (the plan's estimates) */
     double prefix_cache_hit;  /* fraction of input tokens found in the prefix cache, [0, 1) */
     double kv_memory_fraction; /* the engine's KV-cache share of memory; 0: its default */
     serving_spec_t speculative;
@@ -102,6 +104,9 @@ typedef struct {
     bool disaggregated;
     serving_layout_t prefill_layout;
     int kv_transfer_net;
+    /* prefill replicas per decode replica; 0: exactly what the decode replica's rate needs,
+     * with no queueing in the prefill pool (give it to have the queue in TTFT) */
+    double prefill_per_decode;
 } serving_request_t;
 
 /* Which resource sets a step's time. */
@@ -228,45 +233,60 @@ void serving_trtllm_bench_settings(const fathom_model_t *m, const serving_system
                                    const serving_request_t *r, int64_t *max_batch_size,
                                    int64_t *max_num_tokens);
 
-/* ---- the serving plan (serving_plan.c) ---- */
+/* ---- the serving plan (serving_plan.c) ----
+ * For a traffic level and latency targets, each system's cheapest fleet: for every layout the
+ * plan tries (serving_plan_layouts), the fewest replicas whose estimate at the per-replica rate
+ * meets every target (serving_plan_candidate), then the cheapest per system and the Pareto front
+ * of cost against TPOT (serving_plan_select). A candidate's request is exactly what POST
+ * /v1/inference re-estimates: the same figures come back. */
 
 #define SERVING_PLAN_MAX_SYSTEMS 16
-#define SERVING_PLAN_MAX_CANDIDATES 4096
+#define SERVING_PLAN_MAX_LAYOUTS 512 /* layouts of one system */
 
 typedef struct {
-    double requests_per_s;               /* whole fleet, > 0 */
-    double input_tokens, output_tokens;  /* means */
-    double input_spread, output_spread;
-    double ttft_p50_s, ttft_p99_s, tpot_s; /* 0: no target */
+    double requests_per_s;              /* the whole fleet's arrivals, > 0 */
+    double input_tokens, output_tokens; /* means */
+    double input_spread, output_spread; /* standard deviations */
+    double ttft_p50_s, ttft_p99_s, tpot_s; /* targets; 0: none */
     serving_engine_t engine;
-    unsigned datatypes;                  /* bits 1 << serving_dtype_t of weight formats to try */
-    bool try_disaggregated;
+    unsigned datatypes;     /* bits 1 << serving_dtype_t of weight formats to try; 0: bf16, and
+                             * fp8 on GPUs with an FP8 rate */
+    bool aggregated, disaggregated; /* modes to try (neither: both) */
+    int64_t max_gpus;       /* GPUs of one replica at most; 0: max(8, the first tier's size) */
 } serving_plan_spec_t;
 
 /* One candidate: a layout on one system, with the fewest replicas that meet the targets. */
 typedef struct {
     int system;                 /* index into the plan's systems */
-    serving_request_t request;  /* what /v1/inference re-estimates (per replica) */
-    int64_t replicas;
-    double gpus;                /* replicas × GPUs per replica */
+    serving_request_t request;  /* one (decode) replica's request, at requests_per_s / replicas */
+    bool fits;                  /* the layout holds the model and one request */
+    bool meets;                 /* some replica count meets every target */
+    const char *reason;         /* why not, when it does not ("" when it does) */
+    int64_t replicas;           /* (decode) replicas */
+    int64_t prefill_replicas;   /* disaggregated: prefill replicas of the fleet (rounded up) */
+    double gpus;                /* the fleet's GPUs */
     double dollars_per_hour;
-    double dollars_per_million_output;
+    double dollars_per_million_output; /* the fleet's cost over its output tokens */
     double ttft_p50_s, ttft_p99_s, tpot_s;
     double output_tokens_per_s_per_gpu;
-    bool meets;                 /* meets every target */
-    bool pareto;                /* on the cost–latency front among the candidates that meet */
+    int evaluations;            /* estimates it took */
+    bool pareto;                /* on the dollars–TPOT front among the candidates that meet */
 } serving_plan_candidate_t;
 
-/* Layouts of one system that the plan tries, at most `cap` written; returns how many. */
+/* The layouts the plan tries on system s (weight formats × tensor, attention-data, expert and
+ * pipeline degrees within max_gpus × aggregated/disaggregated), as requests without a load;
+ * at most cap written, returns how many. */
 int serving_plan_layouts(const fathom_model_t *m, const serving_system_t *s,
                          const serving_plan_spec_t *p, serving_request_t *out, int cap);
-/* Evaluates one layout: the fewest replicas meeting the targets (bisection on the replica count;
- * the latencies fall as replicas rise). 0 with *out; -1 when the layout cannot run. */
-int serving_plan_candidate(const fathom_model_t *m, const serving_system_t *s, int system,
-                           const serving_plan_spec_t *p, const serving_request_t *layout,
-                           serving_plan_candidate_t *out);
-/* Marks the Pareto front (dollars per million output tokens against TPOT) among the candidates
- * that meet, and returns for each system the index of its cheapest (best[i] = -1: none). */
+/* Evaluates one layout: the fewest replicas meeting the targets (the latencies fall as replicas
+ * rise: a doubling search, then bisection). Always fills *out (fits/meets/reason say what came
+ * of it). */
+void serving_plan_candidate(const fathom_model_t *m, const serving_system_t *s, int system,
+                            const serving_plan_spec_t *p, const serving_request_t *layout,
+                            serving_plan_candidate_t *out);
+/* Marks the Pareto front (dollars per hour against TPOT, both lower is better) among the
+ * candidates that meet, and writes for each of num_systems systems the index of its cheapest
+ * (best[i] = -1: none meets). */
 void serving_plan_select(serving_plan_candidate_t *c, int n, int num_systems, int *best);
 
 #endif

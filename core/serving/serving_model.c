@@ -81,6 +81,12 @@ static int check_request(const fathom_model_t *m, const serving_system_t *s,
     if (r->concurrency > 0 && r->requests_per_s > 0)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.requests_per_s",
                                 "give concurrency or requests_per_s, not both");
+    if (r->num_requests > 0 && (r->concurrency > 0 || r->requests_per_s > 0))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.num_requests",
+                                "an offline batch takes neither concurrency nor requests_per_s");
+    if (!(r->num_requests >= 0 && r->num_requests <= SERVING_MAX_REQUESTS))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.num_requests",
+                                "must be in [0, %g]", SERVING_MAX_REQUESTS);
     if (!(r->prefix_cache_hit >= 0 && r->prefix_cache_hit < 1))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.prefix_cache_hit",
                                 "must be in [0, 1)");
@@ -107,6 +113,9 @@ static int check_request(const fathom_model_t *m, const serving_system_t *s,
                                 "serving.disaggregated.kv_transfer_net",
                                 "must index one of the system's %d network tiers",
                                 s->hw.num_networks);
+    if (!(r->prefill_per_decode >= 0 && r->prefill_per_decode <= 1e6))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD,
+                                "serving.disaggregated.prefill_per_decode", "must be in [0, 1e6]");
     if (r->kv_memory_fraction < 0 || r->kv_memory_fraction > 1)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.kv_memory_fraction",
                                 "must be in (0, 1]");
@@ -221,6 +230,33 @@ typedef struct {
     double t_draft, tpot, ttft_base, out_rate, step_s, budget_left, pre_tokens;
 } sv_point_t;
 
+/* out = (1 − f)·a + f·b, line by line (the bound: b's where f > 1/2). */
+static void step_mix(const serving_step_t *a, const serving_step_t *b, double f,
+                     serving_step_t *out)
+{
+    const double g = 1 - f;
+#define SV_MIX(x) out->x = g * a->x + f * b->x
+    SV_MIX(tokens);
+    SV_MIX(gemm_s);
+    SV_MIX(weights_read_s);
+    SV_MIX(gemm_compute_s);
+    SV_MIX(attention_s);
+    SV_MIX(kv_read_s);
+    SV_MIX(attention_compute_s);
+    SV_MIX(elementwise_s);
+    SV_MIX(moe_experts_s);
+    SV_MIX(tp_collectives_s);
+    SV_MIX(moe_dispatch_s);
+    SV_MIX(pp_transfer_s);
+    SV_MIX(host_s);
+    SV_MIX(total_s);
+    SV_MIX(weight_bytes);
+    SV_MIX(kv_bytes);
+    SV_MIX(flops);
+#undef SV_MIX
+    out->bound = f > 0.5 ? b->bound : a->bound;
+}
+
 static void point_at(const sv_ctx_t *c, const sv_settings_t *st, double C, sv_point_t *p)
 {
     const serving_request_t *r = c->r;
@@ -248,16 +284,25 @@ static void point_at(const sv_ctx_t *c, const sv_settings_t *st, double C, sv_po
     p->L_steps = p->k_pre + dec;
     const double seqs = n * dec / p->L_steps;
     p->pre_tokens = n * st->in_eff / p->L_steps;
+    /* Prompt work does not ride on every step: a share f of the steps carries it (the prompt
+     * tokens a step must take over what one step holds — a whole prompt without chunking, a
+     * chunk with it), the others are decode alone (replayed CUDA graphs):
+     *   f = min(1, (n/L)) without chunking, min(1, (n·I'/L)/chunk) with it;
+     *   mean step = (1 − f)·t(decode) + f·t(decode + prompt tokens/f). */
+    const double prompts = n / p->L_steps;
+    const double f = sv_min(1, st->chunked ? p->pre_tokens / sv_max(p->chunk, 1) : prompts);
+    sv_load_t only = {seqs, st->tps, ctx, 0, 0, 0, 0};
+    serving__step(c, &only, &p->decode_only);
+    serving_step_t with;
     sv_load_t ld = {seqs,
                     st->tps,
                     ctx,
-                    p->pre_tokens,
+                    p->pre_tokens / f,
                     st->prefix + (sv_min(p->chunk, st->in_eff) + 1) / 2,
-                    n * st->prefix / p->L_steps,
-                    n / p->L_steps};
-    serving__step(c, &ld, &p->mean);
-    sv_load_t only = {seqs, st->tps, ctx, 0, 0, 0, 0};
-    serving__step(c, &only, &p->decode_only);
+                    n * st->prefix / p->L_steps / f,
+                    prompts / f};
+    serving__step(c, &ld, &with);
+    step_mix(&p->decode_only, &with, f, &p->mean);
     const double chunk = sv_min(p->chunk, st->in_eff);
     sv_load_t pre = {seqs, st->tps, ctx, chunk, st->prefix + (chunk + 1) / 2, st->prefix, 1};
     serving__step(c, &pre, &p->prefill);
@@ -359,9 +404,24 @@ static void latency_at(const sv_ctx_t *c, const sv_settings_t *st, const sv_poin
     const double p99_in = r->input_tokens + 2.326 * r->input_spread;
     lt->tpot = p->tpot;
     if (r->disaggregated) {
+        /* the prefill pool: x replicas per decode replica take its lambda prompts a second at
+         * x·rate; an M/D/1 queue with service 1/(x·rate) (as above) when x is given */
+        double Wp = 0, Wp50 = 0, Wp99 = 0;
+        const double x = r->prefill_per_decode;
+        if (x > 0 && lambda > 0) {
+            const double rho = lambda / (x * ps->rate), svc = 1 / (x * ps->rate);
+            if (rho >= 1) {
+                Wp = Wp50 = Wp99 = INFINITY;
+            } else if (rho > 0) {
+                Wp = rho * svc / (2 * (1 - rho));
+                Wp50 = rho > 0.5 ? Wp / rho * log(rho / 0.5) : 0;
+                Wp99 = rho > 0.01 ? Wp / rho * log(rho / 0.01) : 0;
+            }
+        }
         const double base = ps->latency + ps->kv_transfer_s + c->pp * p->step_s / 2;
-        lt->ttft = lt->ttft50 = base;
-        lt->ttft99 = base * sv_max(1, p99_in / r->input_tokens) + c->pp * p->step_s / 2;
+        lt->ttft = base + Wp;
+        lt->ttft50 = base + Wp50;
+        lt->ttft99 = base * sv_max(1, p99_in / r->input_tokens) + c->pp * p->step_s / 2 + Wp99;
     } else {
         lt->ttft = p->ttft_base + W;
         lt->ttft50 = p->ttft_base + W50;
@@ -534,7 +594,9 @@ int serving_estimate(const fathom_model_t *m, const serving_system_t *s,
     o->tpot_s = lt.tpot;
     o->tokens_per_step = st.tau;
     o->output_tokens_per_s = o->requests_per_s * r->output_tokens;
-    o->prefill_gpus = r->disaggregated ? o->requests_per_s / ps.rate * ps.gpus : 0;
+    o->prefill_gpus = !r->disaggregated             ? 0
+                      : r->prefill_per_decode > 0 ? r->prefill_per_decode * ps.gpus
+                                                  : o->requests_per_s / ps.rate * ps.gpus;
     o->gpus = o->decode_gpus + o->prefill_gpus;
     o->kv_transfer_s = ps.kv_transfer_s;
     o->output_tokens_per_s_per_gpu = o->output_tokens_per_s / o->gpus;
@@ -544,6 +606,7 @@ int serving_estimate(const fathom_model_t *m, const serving_system_t *s,
         r->disaggregated ? 0 : sv_max(0, 1 - p.decode_only.total_s / p.mean.total_s);
     money_and_energy(s, f_in, o->prefill_gpus, o->decode_gpus,
                      o->requests_per_s * r->input_tokens, o->output_tokens_per_s, o);
-    fill_curve(&c, &st, &ps, o->decode_gpus, o);
+    if (!r->no_curve)
+        fill_curve(&c, &st, &ps, o->decode_gpus, o);
     return 0;
 }

@@ -16,13 +16,16 @@
  * Requests alike move in cohorts (those admitted and finished together), so the loop costs one
  * step per event; runs of pure decode steps between events are taken at once, their step costed
  * at the middle context. At most SV_COHORTS cohorts are kept (the two nearest in progress merge
- * beyond that). */
+ * beyond that: 48 move the validation rows' estimates by at most 0.6 % from 512). */
 #include <math.h>
 #include <string.h>
 
 #include "serving_internal.h"
 
-#define SV_COHORTS 512
+#define SV_COHORTS 48
+/* Events followed at most; a batch that needs more (millions of prompt chunks of one token)
+ * leaves makespan_s 0 and the estimate falls back to the steady state. */
+#define SV_MAX_STEPS 2000000
 
 typedef struct {
     double n;       /* requests */
@@ -84,25 +87,29 @@ void serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_con
     const serving_request_t *r = c->r;
     const double O = r->output_tokens, in = st->in_eff;
     const double budget = (double)st->max_batch_tokens * c->dp * c->pp;
-    cohorts_t cs;
-    cs.n = 0;
+    /* two buffers: a step builds the next list in the other and the two swap */
+    cohorts_t buf[2];
+    cohorts_t *cur = &buf[0], *nxt = &buf[1];
+    cur->n = 0;
     double waiting = num_requests, running = 0, t = 0, area = 0, ttft_sum = 0, tpot_sum = 0;
     double steps = 0;
     memset(out, 0, sizeof *out);
-    for (long guard = 0; guard < 50000000 && (waiting > 0 || cs.n > 0); guard++) {
+    long guard = 0;
+    for (; guard < SV_MAX_STEPS && (waiting > 0 || cur->n > 0); guard++) {
+        cohorts_t *cs = cur;
         /* 1. admission */
         const double admit = fmin(waiting, floor(max_concurrency - running + 1e-9));
         if (admit >= 1) {
-            push(&cs, (cohort_t){admit, 0, -1, 0});
+            push(cs, (cohort_t){admit, 0, -1, 0});
             waiting -= admit;
             running += admit;
         }
         /* 2. the step's load */
         double gen = 0, ctx_sum = 0;
         bool prefill = false;
-        for (int i = 0; i < cs.n; i++) {
-            if (cs.c[i].decoded >= 0)
-                gen += cs.c[i].n, ctx_sum += cs.c[i].n * (r->input_tokens + cs.c[i].decoded);
+        for (int i = 0; i < cs->n; i++) {
+            if (cs->c[i].decoded >= 0)
+                gen += cs->c[i].n, ctx_sum += cs->c[i].n * (r->input_tokens + cs->c[i].decoded);
             else
                 prefill = true;
         }
@@ -110,23 +117,23 @@ void serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_con
         if (!prefill && (waiting <= 0 || running >= max_concurrency - 1e-9)) {
             /* pure decode until the next cohort finishes */
             double m = INFINITY;
-            for (int i = 0; i < cs.n; i++)
-                m = fmin(m, ceil((O - cs.c[i].decoded) / st->tau - 1e-9));
+            for (int i = 0; i < cs->n; i++)
+                m = fmin(m, ceil((O - cs->c[i].decoded) / st->tau - 1e-9));
             m = fmax(m, 1);
             const double dt = step_time(c, st, gen, ctx + (m - 1) * st->tau / 2, 0, 0, 0);
             t += m * dt;
             area += m * dt * running;
             steps += m;
-            for (int i = 0; i < cs.n; i++)
-                cs.c[i].decoded += m * st->tau;
+            for (int i = 0; i < cs->n; i++)
+                cs->c[i].decoded += m * st->tau;
         } else {
             double left = budget - gen * st->tps, tokens = 0, attended = 0, seqs = 0;
-            cohorts_t next;
-            next.n = 0;
-            for (int i = 0; i < cs.n; i++) {
-                cohort_t x = cs.c[i];
+            cohorts_t *next = nxt;
+            next->n = 0;
+            for (int i = 0; i < cs->n; i++) {
+                cohort_t x = cs->c[i];
                 if (x.decoded >= 0 || left <= 0) {
-                    push(&next, x);
+                    push(next, x);
                     continue;
                 }
                 const double rem = in - x.done;
@@ -138,46 +145,49 @@ void serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_con
                     attended += k * rem * (st->prefix + x.done + (rem + 1) / 2);
                     seqs += k;
                     left -= k * rem;
-                    push(&next, (cohort_t){k, in, 0, 0}); /* first token at this step's end */
+                    push(next, (cohort_t){k, in, 0, 0}); /* first token at this step's end */
                     x.n -= k;
                 }
                 if (x.n > 0 && st->chunked && left >= 1) {
                     tokens += left;
                     attended += left * (st->prefix + x.done + (left + 1) / 2);
                     if (x.n > 1)
-                        push(&next, (cohort_t){x.n - 1, x.done, -1, 0});
+                        push(next, (cohort_t){x.n - 1, x.done, -1, 0});
                     x.n = 1;
                     x.done += left;
                     left = 0;
                 }
                 if (x.n > 0)
-                    push(&next, x);
+                    push(next, x);
             }
             const double dt = step_time(c, st, gen, ctx, tokens, tokens > 0 ? attended / tokens : 0,
                                         seqs);
             t += dt;
             area += dt * running;
             steps += 1;
-            cs = next;
-            for (int i = 0; i < cs.n; i++) {
-                if (cs.c[i].decoded > 0)
-                    cs.c[i].decoded += st->tau;
-                else if (cs.c[i].decoded == 0 && cs.c[i].done >= in) {
-                    cs.c[i].decoded = 1; /* the prompt's step emitted the first token */
-                    cs.c[i].first = t;
-                    ttft_sum += cs.c[i].n * t;
+            nxt = cur;
+            cur = cs = next;
+            for (int i = 0; i < cs->n; i++) {
+                if (cs->c[i].decoded > 0)
+                    cs->c[i].decoded += st->tau;
+                else if (cs->c[i].decoded == 0 && cs->c[i].done >= in) {
+                    cs->c[i].decoded = 1; /* the prompt's step emitted the first token */
+                    cs->c[i].first = t;
+                    ttft_sum += cs->c[i].n * t;
                 }
             }
         }
         /* 4. requests that are done leave */
-        for (int i = cs.n - 1; i >= 0; i--)
-            if (cs.c[i].decoded >= O - 1e-9) {
+        for (int i = cs->n - 1; i >= 0; i--)
+            if (cs->c[i].decoded >= O - 1e-9) {
                 if (O > 1)
-                    tpot_sum += cs.c[i].n * (t - cs.c[i].first) / (O - 1);
-                running -= cs.c[i].n;
-                drop(&cs, i);
+                    tpot_sum += cs->c[i].n * (t - cs->c[i].first) / (O - 1);
+                running -= cs->c[i].n;
+                drop(cs, i);
             }
     }
+    if (guard >= SV_MAX_STEPS) /* too long to follow step by step: the caller takes the steady state */
+        return;
     out->makespan_s = t;
     out->mean_concurrency = t > 0 ? area / t : 0;
     out->ttft_s = num_requests > 0 ? ttft_sum / num_requests : 0;

@@ -99,6 +99,24 @@ static double gemm(const sv_ctx_t *c, double F, double weights, double act, doub
     return sv_max(tc, tm);
 }
 
+/* An attention kernel reading kvb bytes of KV cache (after `fixed` seconds) and computing F
+ * FLOPs: its time, into the step's lines. */
+static double attention(const sv_ctx_t *c, double kvb, double fixed, double F, double *mem_side,
+                        double *comp_side, serving_step_t *o)
+{
+    const double tm = fixed + kvb / (c->mem_bw * SV_KV_STREAM);
+    const double tc = F / (c->attn_flops * SV_SUSTAINED);
+    o->kv_read_s += tm;
+    o->attention_compute_s += tc;
+    o->kv_bytes += kvb;
+    o->flops += F;
+    if (tm >= tc)
+        *mem_side += tm;
+    else
+        *comp_side += tc;
+    return sv_max(tm, tc);
+}
+
 /* FLOPs per query token, per key and per head of decode and prefill attention. */
 static void attention_flops(const fathom_model_t *m, double *decode, double *prefill)
 {
@@ -145,36 +163,12 @@ static void block_cost(const sv_ctx_t *c, const sv_load_t *ld, int kind, block_c
     const double wnd = window ? (double)m->sliding_window : INFINITY;
     const double cd = sv_min(ld->decode_context, wnd), cp = sv_min(ld->prefill_context, wnd);
     double t_attn = 0;
-    if (ld->decode_seqs > 0) {
-        const double kvb = ld->decode_seqs * c->kv_block_token * cd;
-        const double F = ld->decode_seqs * ld->tokens_per_seq * heads * fd * cd;
-        const double tm = SV_KV_FIXED + kvb / (c->mem_bw * SV_KV_STREAM);
-        const double tc = F / (c->attn_flops * SV_SUSTAINED);
-        o->kv_read_s += tm;
-        o->attention_compute_s += tc;
-        o->kv_bytes += kvb;
-        o->flops += F;
-        if (tm >= tc)
-            *ms += tm;
-        else
-            *cs += tc;
-        t_attn += sv_max(tm, tc);
-    }
-    if (ld->prefill_tokens > 0) {
-        const double kvb = (ld->prefill_prefix + ld->prefill_tokens) * c->kv_block_token;
-        const double F = ld->prefill_tokens * heads * fp * cp;
-        const double tm = kvb / (c->mem_bw * SV_KV_STREAM);
-        const double tc = F / (c->attn_flops * SV_SUSTAINED);
-        o->kv_read_s += tm;
-        o->attention_compute_s += tc;
-        o->kv_bytes += kvb;
-        o->flops += F;
-        if (tm >= tc)
-            *ms += tm;
-        else
-            *cs += tc;
-        t_attn += sv_max(tm, tc);
-    }
+    if (ld->decode_seqs > 0)
+        t_attn += attention(c, ld->decode_seqs * c->kv_block_token * cd, SV_KV_FIXED,
+                            ld->decode_seqs * ld->tokens_per_seq * heads * fd * cd, ms, cs, o);
+    if (ld->prefill_tokens > 0)
+        t_attn += attention(c, (ld->prefill_prefix + ld->prefill_tokens) * c->kv_block_token, 0,
+                            ld->prefill_tokens * heads * fp * cp, ms, cs, o);
     o->attention_s += t_attn;
 
     /* MLP: dense, or shared experts + router + routed experts */

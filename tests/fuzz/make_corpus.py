@@ -448,6 +448,27 @@ write("calibrate", [
 ])
 
 
+# ---- inference: POST /v1/inference (serving), good and refused ----
+SERVE = {"tensor_par": 4, "weights_datatype": "fp8", "input_tokens": 2000, "output_tokens": 200,
+         "requests_per_s": 5}
+inference = [
+    {"model": "llama3-70B", "system": "h100_sxm", "serving": SERVE},
+    {"model": "llama3-8B", "system": "h200", "serving": {"input_tokens": 1024, "output_tokens": 1024, "engine": "trtllm", "num_requests": 300}},
+    {"model": "llama3-8B", "system": "l40s", "serving": {"input_tokens": {"mean": 500, "spread": 200}, "output_tokens": 100, "concurrency": 16, "engine": "sglang"}},
+    {"model": "deepseek-v3", "system": "b200", "serving": {"attention_data_par": 8, "expert_par": 8, "weights_datatype": "fp4", "input_tokens": 1024, "output_tokens": 1024, "speculative": {"method": "mtp", "tokens": 2, "acceptance": 0.7}}},
+    {"model": "gpt-oss-120B", "system": "h200", "serving": {"weights_datatype": "int4", "kv_datatype": "fp8", "input_tokens": 8192, "output_tokens": 512, "chunked_prefill": True, "max_batch_tokens": 2048, "prefix_cache_hit": 0.5}},
+    {"model": "qwen3-30B-A3B", "system": "h100_sxm", "serving": {"input_tokens": 2000, "output_tokens": 200, "requests_per_s": 3,
+                                                              "disaggregated": {"prefill": {"tensor_par": 2}, "decode": {"tensor_par": 1}, "kv_transfer_net": 1}}},
+    {"model": "llama3-8B", "system": "h100_sxm", "serving": {"input_tokens": 100, "output_tokens": 100, "speculative": {"method": "draft", "tokens": 4, "acceptance": 0.6, "model": "llama3-8B"}}},
+    {"model": MODELS["mistral-7B-v0.3"], "system": SYSTEMS["a100_sxm"], "serving": {"input_tokens": 300, "output_tokens": 30}},
+    # refused
+    {"model": "llama3-70B", "system": "h100_sxm", "serving": dict(SERVE, tensor_par=3)},
+    {"model": "llama3-70B", "system": "h100_sxm", "serving": dict(SERVE, concurrency=3)},
+    {"model": "llama3-70B", "system": "h100_sxm", "serving": dict(SERVE, weights_datatype="fp6")},
+    {"model": "llama3-70B", "system": "h100_sxm", "serving": {"input_tokens": 0, "output_tokens": 1}},
+]
+write("inference", inference)
+
 # ---- canonical hashing: any JSON at all ----
 canonical = (pick(models, 6) + pick(systems[:4], 2) + pick(executions, 4) + pick(estimate, 4)
              + pick(sweeps, 4) + pick(evaluate, 3) + pick(scaling, 3))
@@ -480,7 +501,7 @@ def schema_words(node, keys, values):
 
 keys, values = set(), set(MODELS) | set(SYSTEMS)
 REQUEST_PARTS = ("model.json", "llm_system.json", "llm_execution.json", "training.json",
-                 "hf_config.json")
+                 "hf_config.json", "serving.json")
 for p in glob.glob(os.path.join(ROOT, "schemas", "*.json")):
     if ".request." in p or os.path.basename(p) in REQUEST_PARTS:
         with open(p) as f:
