@@ -66,6 +66,8 @@ int codec_preset_name_check(const char *name, const char *field, fathom_error_t 
 /* The measured training runs of DIR/validation/measured_runs.json (an array, borrowed), or NULL
  * when the directory has none. */
 const json_t *codec_presets_measured(const codec_presets_t *p);
+/* The PyTorch-native runs of DIR/validation/pytorch_runs.json (same format), or NULL. */
+const json_t *codec_presets_pytorch_runs(const codec_presets_t *p);
 
 /* The path of DIR/validation/<file> of the directory the registry was loaded from (0), or -1
  * for a registry not loaded from a directory (or a path longer than cap). Files read on demand

@@ -67,6 +67,7 @@
  * P = parameters on the stage's processor (blocks·per-block + the outer layers'). */
 #include <string.h>
 
+#include "llm_host.h"
 #include "llm_internal.h"
 
 static double max2(double a, double b) { return a > b ? a : b; }
@@ -308,6 +309,22 @@ static double ring_attention(const fathom_model_t *m, const llm_system_t *s,
     return (double)k->bpp * (double)k->nmb * (fw + bw);
 }
 
+/* The host's launches beyond the GPU work of every block, forward and backward, per step
+ * (llm_host.h): 0 on a system without host_launch_s. */
+static double host_time(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                        const llm__compiled_t *k, const llm__block_stats_t *b)
+{
+    const double launch = llm_host_launch_s(s, e);
+    if (!(launch > 0))
+        return 0;
+    llm_host_kernels_t n;
+    llm_host_block_kernels(m, e, &n);
+    double per_block = llm_host_exposed(n.fw, launch, b->fw.time);
+    if (e->training)
+        per_block += llm_host_exposed(n.bw, launch, b->re.time + b->agrad.time + b->wgrad.time);
+    return (double)k->bpp * (double)k->nmb * per_block;
+}
+
 /* Totals and efficiencies after the modern lines changed; perfect_add FLOPs of useful work
  * joined the critical path. */
 static void retotal(const llm_execution_t *e, const llm__compiled_t *k, double perfect_old,
@@ -403,7 +420,8 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
                               L.b.matrix_bw_flops);
     }
 
-    retotal(e, k, perfect_old, perfect_add, x->cp_comm_exposed, st);
+    x->host_exposed = host_time(m, s, e, k, blk);
+    retotal(e, k, perfect_old, perfect_add, x->cp_comm_exposed + x->host_exposed, st);
 
     /* Memory of the first and the last stage. */
     const double blocks_first = (double)k->bpp;

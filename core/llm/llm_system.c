@@ -217,3 +217,13 @@ int llm_system_check(const llm_system_t *s, fathom_error_t *err)
     }
     return 0;
 }
+
+double llm_power_capped_clock(double board_w, double limit_w)
+{
+    const double idle = LLM_IDLE_POWER_SHARE * board_w;
+    if (!(limit_w < board_w))
+        return 1.0;
+    if (!(limit_w > idle))
+        return 0.0;
+    return cbrt((limit_w - idle) / (board_w - idle));
+}

@@ -144,12 +144,13 @@ static double kernels_per_step(const sv_ctx_t *c)
     return n + 8; /* embedding, final norm, output layer, sampling */
 }
 
-/* Host time a step shows (seconds), GPU time gpu_s (launch costs measured on an H100,
- * bench/gpu/2026-11-26-h100-sxm5-80gb "Host cost per kernel launch": 6.6 µs of host time per
+/* Host time a step shows (seconds), GPU time gpu_s (launch costs: the system's host_launch_s
+ * and graph_launch_s, which the presets take from the H100 host measured in
+ * bench/gpu/2026-11-26-h100-sxm5-80gb "Host cost per kernel launch": 6.62 µs of host time per
  * eager launch, 1.0 µs per kernel replayed from a CUDA graph):
- *   launches: a step replayed as a CUDA graph costs the GPU 1.0 µs per kernel; a step launched
- *     eagerly (prompt chunks) costs the host 6.6 µs per kernel, hidden while the GPU is still
- *     busy with work already queued: max(0, n·6.6 µs − gpu_s);
+ *   launches: a step replayed as a CUDA graph costs the GPU graph_launch_s per kernel; a step
+ *     launched eagerly (prompt chunks) costs the host host_launch_s per kernel, hidden while
+ *     the GPU is still busy with work already queued: max(0, n·host_launch_s − gpu_s);
  *   scheduling: the engine's per-step bookkeeping in Python, 0.5 ms + 10 µs per sequence
  *     (request state, stop checks, token append and response hand-off for each sequence every
  *     step; an assumption, stated — the TensorRT-LLM 1.x tables show its signature: on small
@@ -161,7 +162,10 @@ double serving__host_s(const sv_ctx_t *c, const sv_load_t *ld, double gpu_s)
     const double n = kernels_per_step(c);
     const double seqs = ld->decode_seqs + (ld->prefill_tokens > 0 ? 1 : 0);
     const bool graph = ld->prefill_tokens <= 0 && c->cuda_graphs_decode;
-    double launch = graph ? n * 1.0e-6 : sv_max(0, n * 6.6e-6 - gpu_s);
+    /* the system's launch costs (llm_system_t), the measured H100 host's when it gives none */
+    const double eager = c->s->hw.host_launch_s > 0 ? c->s->hw.host_launch_s : 6.62e-6;
+    const double replay = c->s->hw.graph_launch_s > 0 ? c->s->hw.graph_launch_s : 1.0e-6;
+    double launch = graph ? n * replay : sv_max(0, n * eager - gpu_s);
     const double sched = 0.5e-3 + 10e-6 * seqs;
     const bool overlap = c->engine == SERVING_ENGINE_TRTLLM ||
                          (c->engine == SERVING_ENGINE_SGLANG && c->l.pipeline_par == 1);
