@@ -134,7 +134,7 @@ static enum MHD_Result send_results(http_req_t *r, const char *id)
         return http_send_error(r, &err, NULL);
     /* Say what the rows are: a grid's are every point; a search's only its ranked top N
      * (millions of executions are tried), and the plotted sample is at /points. */
-    const bool grid = sweeps_download_grid(d);
+    const bool grid = sweeps_download_every_point(d);
     char disposition[160], link[160];
     snprintf(disposition, sizeof disposition, "attachment; filename=\"sweep-%.12s.csv\"", id);
     snprintf(link, sizeof link, "</v1/sweep/%s/points>; rel=\"related\"", id);
