@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_commands.h"
 #include "json_parse.h"
@@ -220,28 +221,32 @@ int cli_cmd_serve_plan(int argc, char **argv, const cli_env_t *env)
 {
     if (argc != 2 || strcmp(argv[1], "--help") == 0) {
         fprintf(argc == 2 ? stdout : stderr,
-                "usage: fathom serve-plan FILE\n\nThe serving plan (sweep kind \"serving_plan\"): "
-                "for a model, a traffic level and\nlatency targets, each system's cheapest fleet "
-                "(layout, replicas, aggregated or\ndisaggregated), its $/Mtok and GPUs, and the "
-                "Pareto front of cost against TPOT.\nFILE holds the request, e.g. {\"model\": "
-                "\"llama3-70B\", \"traffic\": {\"requests_per_s\": 20,\n\"input_tokens\": "
-                "2000, \"output_tokens\": 200}, \"slo\": {\"ttft_ms_p99\": 2000,\n"
-                "\"tpot_ms\": 50}, \"systems\": [\"h100_sxm\", \"h200\", \"b200\"]} "
+                "usage: fathom serve-plan FILE\n\nRuns the serving plan in FILE (JSON: the body "
+                "of POST /v1/sweep with \"kind\":\n\"serving_plan\"; see "
+                "schemas/sweep_serving_plan.request.json) on this machine's\ncores: for a model, a "
+                "traffic level and latency targets, each system's cheapest\nfleet (layout, "
+                "replicas, aggregated or disaggregated), its $/Mtok and GPUs, and\nthe Pareto front "
+                "of cost against TPOT; prints the plan block a finished\nserving_plan sweep "
+                "carries. E.g. {\"model\": \"llama3-70B\", \"traffic\":\n{\"requests_per_s\": 20, "
+                "\"input_tokens\": 2000, \"output_tokens\": 200}, \"slo\":\n{\"ttft_ms_p99\": 2000, "
+                "\"tpot_ms\": 50}, \"systems\": [\"h100_sxm\", \"h200\", \"b200\"]}\n"
                 "(doc/serving.md).\n");
         return argc == 2 ? 0 : 2;
     }
     json_t *body = cli_read_json_file(argv[1]);
     if (!body)
         return 1;
-    fathom_error_t err;
-    fathom_error_clear(&err);
-    json_t *out = codec_serving_plan_run(body, env->presets, &err);
+    if (json_is_object(body) && !json_object_get(body, "kind"))
+        json_object_set_new(body, "kind", json_string("serving_plan"));
+    json_t *result = NULL;
+    const int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    int rc = cli_run_sweep("serving_plan", body, env, threads < 1 ? 1 : threads, 0, &result);
+    const json_t *plan = json_object_get(result, "serving_plan");
+    if (plan)
+        cli_print_json(plan);
+    json_decref(result);
     json_decref(body);
-    if (!out)
-        return cli_print_error(&err);
-    cli_print_json(out);
-    json_decref(out);
-    return 0;
+    return rc;
 }
 #endif
 

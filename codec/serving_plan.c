@@ -249,12 +249,16 @@ json_t *codec_serving_plan_normalized(const codec_serving_plan_t *p)
         json_array_append_new(systems, json_pack("{s:s,s:o}", "name", p->system_names[k],
                                                  "price_per_gpu_hour",
                                                  num(p->systems[k].price_per_gpu_hour)));
-    json_t *o = json_pack("{s:s,s:o,s:{s:o,s:o,s:o},s:o,s:o,s:s,s:o,s:o}", "kind", "serving_plan",
+    json_t *o = json_pack("{s:s,s:o,s:{s:o,s:o,s:o},s:o,s:o,s:s,s:o}", "kind", "serving_plan",
                           "model", codec_model_encode(&p->model), "traffic", "requests_per_s",
                           num(s->requests_per_s), "input_tokens", count_in, "output_tokens",
                           count_out, "slo", slo, "systems", systems, "engine",
-                          serving_engine_names[s->engine], "weights_datatypes", dts, "modes",
-                          modes);
+                          serving_engine_names[s->engine], "modes", modes);
+    /* no formats given: each system's default (bf16, and fp8 where it has an FP8 rate) */
+    if (o && s->datatypes)
+        json_object_set_new(o, "weights_datatypes", dts);
+    else
+        json_decref(dts);
     if (o && s->max_gpus > 0)
         json_object_set_new(o, "max_gpus_per_replica", json_integer(s->max_gpus));
     return o;
@@ -276,7 +280,7 @@ static json_t *request_body(const codec_serving_plan_t *p, const serving_plan_ca
 }
 
 json_t *codec_serving_plan_candidate_encode(const codec_serving_plan_t *p,
-                                            const serving_plan_candidate_t *c, bool with_request)
+                                            const serving_plan_candidate_t *c)
 {
     const serving_request_t *r = &c->request;
     json_t *layout = json_pack("{s:I,s:I,s:I,s:I}", "tensor_par", (json_int_t)r->layout.tensor_par,
@@ -307,65 +311,60 @@ json_t *codec_serving_plan_candidate_encode(const codec_serving_plan_t *p,
         return NULL;
     }
     json_decref(more);
-    if (with_request && json_object_set_new(o, "request", request_body(p, c))) {
+    if (json_object_set_new(o, "request", request_body(p, c))) {
         json_decref(o);
         return NULL;
     }
     return o;
 }
 
-json_t *codec_serving_plan_assemble(const codec_serving_plan_t *p, serving_plan_candidate_t *c,
-                                    int n)
+/* The plan block from every candidate (JSON, in unit order; borrowed and marked: "pareto"
+ * set on each): each system's cheapest, the cheapest overall, the Pareto front. */
+json_t *codec_serving_plan_summarize(const codec_serving_plan_t *p, json_t *candidates)
 {
+    const size_t n = json_array_size(candidates);
+    serving_plan_candidate_t *c = calloc(n ? n : 1, sizeof *c);
+    if (!c)
+        return NULL;
+    size_t i;
+    json_t *j;
+    json_array_foreach(candidates, i, j) {
+        const char *name = json_string_value(json_object_get(j, "system"));
+        c[i].system = -1;
+        for (int k = 0; name && k < p->num_systems; k++)
+            if (strcmp(p->system_names[k], name) == 0)
+                c[i].system = k;
+        c[i].meets = json_is_true(json_object_get(j, "meets"));
+        c[i].dollars_per_hour = json_number_value(json_object_get(j, "dollars_per_hour"));
+        c[i].tpot_s = json_number_value(json_object_get(j, "tpot_s"));
+    }
     int best[SERVING_PLAN_MAX_SYSTEMS];
-    serving_plan_select(c, n, p->num_systems, best);
-    json_t *systems = json_array(), *all = json_array(), *front = json_array();
+    serving_plan_select(c, (int)n, p->num_systems, best);
+    json_t *systems = json_array(), *front = json_array();
+    int cheapest = -1;
     for (int k = 0; systems && k < p->num_systems; k++) {
         int tried = 0, meeting = 0;
-        for (int i = 0; i < n; i++)
-            if (c[i].system == k)
-                tried++, meeting += c[i].meets;
-        json_t *b = best[k] >= 0 ? codec_serving_plan_candidate_encode(p, &c[best[k]], true)
-                                 : json_null();
+        for (size_t q = 0; q < n; q++)
+            if (c[q].system == k)
+                tried++, meeting += c[q].meets;
+        json_t *b = best[k] >= 0 ? json_array_get(candidates, (size_t)best[k]) : NULL;
         json_array_append_new(systems,
-                              json_pack("{s:s,s:o,s:i,s:i,s:o}", "name", p->system_names[k],
+                              json_pack("{s:s,s:o,s:i,s:i,s:O}", "name", p->system_names[k],
                                         "price_per_gpu_hour",
                                         num(p->systems[k].price_per_gpu_hour), "candidates",
-                                        tried, "meeting", meeting, "best", b));
-    }
-    for (int i = 0; all && i < n; i++) {
-        json_array_append_new(all, codec_serving_plan_candidate_encode(p, &c[i], c[i].pareto));
-        if (c[i].pareto)
-            json_array_append_new(front, json_integer(i));
-    }
-    int cheapest = -1;
-    for (int k = 0; k < p->num_systems; k++)
+                                        tried, "meeting", meeting, "best", b ? b : json_null()));
         if (best[k] >= 0 &&
             (cheapest < 0 || c[best[k]].dollars_per_hour < c[cheapest].dollars_per_hour))
             cheapest = best[k];
-    return json_pack("{s:o,s:o,s:o,s:o}", "systems", systems, "cheapest",
-                     cheapest >= 0 ? json_integer(cheapest) : json_null(), "pareto", front,
-                     "candidates", all);
-}
-
-json_t *codec_serving_plan_run(const json_t *body, const codec_presets_t *presets,
-                               fathom_error_t *err)
-{
-    codec_serving_plan_t *p = codec_serving_plan_decode(body, presets, err);
-    if (!p)
-        return NULL;
-    serving_plan_candidate_t *c = calloc((size_t)(p->num_units ? p->num_units : 1), sizeof *c);
-    if (!c) {
-        codec_serving_plan_free(p);
-        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
-        return NULL;
     }
-    for (int i = 0; i < p->num_units; i++)
-        codec_serving_plan_run_unit(p, i, &c[i]);
-    json_t *out = codec_serving_plan_assemble(p, c, p->num_units);
+    json_array_foreach(candidates, i, j) {
+        if (c[i].meets)
+            json_object_set_new(j, "pareto", json_boolean(c[i].pareto));
+        if (c[i].pareto)
+            json_array_append_new(front, json_integer((json_int_t)i));
+    }
     free(c);
-    codec_serving_plan_free(p);
-    if (!out)
-        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
-    return out;
+    return json_pack("{s:o,s:o,s:o,s:O}", "systems", systems, "cheapest",
+                     cheapest >= 0 ? json_integer(cheapest) : json_null(), "pareto", front,
+                     "candidates", candidates);
 }

@@ -1,8 +1,8 @@
 /* serving_plan_codec.h — the serving plan (kind "serving_plan"; codec/serving_plan.c): its
  * request decoded into the planner's spec and units (one per system and layout), a unit run,
- * the candidates assembled into the result, and the whole plan run at once (`fathom
- * serve-plan`). A sweep runner runs the units in any order and on any thread: the decoded plan
- * is read-only once made. */
+ * the candidates summarized into the plan block (the row of the sweep-kind table is
+ * codec/serving_plan_kind.c). A sweep runner runs the units in any order and on any thread: the
+ * decoded plan is read-only once made. */
 #ifndef FATHOM_SERVING_PLAN_CODEC_H
 #define FATHOM_SERVING_PLAN_CODEC_H
 
@@ -35,17 +35,17 @@ json_t *codec_serving_plan_normalized(const codec_serving_plan_t *p);
 /* Runs unit `unit` (0 ≤ unit < num_units); cannot fail (the candidate says what came of it). */
 void codec_serving_plan_run_unit(const codec_serving_plan_t *p, int unit,
                                  serving_plan_candidate_t *out);
-/* One candidate as JSON; with_request adds "request", the POST /v1/inference body that
- * re-estimates it. */
+/* One candidate as JSON: what it is, and when it meets the targets its fleet, figures and
+ * "request", the body of POST /v1/inference that re-estimates one replica (new reference). */
 json_t *codec_serving_plan_candidate_encode(const codec_serving_plan_t *p,
-                                            const serving_plan_candidate_t *c, bool with_request);
-/* The result from every unit's candidate, in unit order (marks the Pareto front in c):
- * {"systems": [{"name", "price_per_gpu_hour", "candidates", "meeting", "best"}], "cheapest",
- *  "pareto": [candidate indices], "candidates": [...]}. */
-json_t *codec_serving_plan_assemble(const codec_serving_plan_t *p, serving_plan_candidate_t *c,
-                                    int n);
-/* Decode, run every unit, assemble. */
-json_t *codec_serving_plan_run(const json_t *body, const codec_presets_t *presets,
-                               fathom_error_t *err);
+                                            const serving_plan_candidate_t *c);
+/* The plan block from every candidate's JSON in unit order (candidates borrowed; each that
+ * meets gets "pareto"): {"systems": [{"name", "price_per_gpu_hour", "candidates", "meeting",
+ * "best"}], "cheapest" (index or null), "pareto": [indices], "candidates"}. NULL when memory
+ * ran out. */
+json_t *codec_serving_plan_summarize(const codec_serving_plan_t *p, json_t *candidates);
+
+/* The sweep kind "serving_plan" (codec/serving_plan_kind.c) runs the units and keeps each
+ * candidate as a point; `fathom serve-plan` runs it on this machine's threads. */
 
 #endif

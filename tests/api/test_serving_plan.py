@@ -10,7 +10,11 @@ import tempfile
 import time
 import unittest
 
-from harness import SOURCE, ServerTestCase
+import csv
+import io
+
+from harness import SOURCE, ServerTestCase, validate
+from test_sweeps import wait_for
 
 CLI = os.environ.get("FATHOM_CLI", os.path.join(SOURCE, "build", "fathom"))
 PLAN = {"kind": "serving_plan", "model": "llama3-70B",
@@ -111,6 +115,36 @@ class ServingPlan(ServerTestCase):
         self.assertEqual(best["request"]["system"]["price_per_gpu_hour"], 1.5)
         est = self.server.post("/v1/inference", best["request"]).json()
         self.assertEqual(est["ttft_p99_s"], best["ttft_p99_s"])
+
+
+class ServingPlanSweep(ServerTestCase):
+    def test_sweep_runs_like_the_cli(self):
+        """The same plan as a sweep of kind serving_plan through fathomd: done with every unit,
+        its serving_plan block the CLI's, the CSV of candidates, and the spec its own normal
+        form."""
+        r = self.server.post("/v1/sweep", PLAN)
+        self.assertIn(r.status, (200, 202), r.body)
+        doc = wait_for(self.server, r.json()["id"])
+        self.assertEqual(doc["status"], "done", doc)
+        validate(doc, "sweep_status.response.json")
+        self.assertEqual(doc["kind"], "serving_plan")
+        units = doc["progress"]["total"]
+        self.assertEqual(doc["progress"]["done"], units)
+        plan = doc["serving_plan"]
+        self.assertEqual(len(plan["candidates"]), units)
+        self.assertEqual(doc["counts"]["good"], sum(c["meets"] for c in plan["candidates"]))
+        cli, _ = run_plan(PLAN)
+        self.assertEqual(cli.returncode, 0, cli.stdout)
+        self.assertEqual(json.loads(cli.stdout), plan)
+        again = self.server.post("/v1/sweep", doc["spec"])
+        self.assertEqual((again.json()["id"], again.json()["created"]), (doc["id"], False))
+        csv_text = self.server.get("/v1/sweep/%s/results?format=csv" % doc["id"]).body
+        rows = list(csv.DictReader(io.StringIO(csv_text)))
+        self.assertEqual(len(rows), units)
+        self.assertEqual(rows[0]["system"], plan["candidates"][0]["system"])
+        self.assertEqual(sum(r["meets"] == "true" for r in rows), doc["counts"]["good"])
+        bad = self.server.post("/v1/sweep", dict(PLAN, slo={"tpot_ms": 0}))
+        self.assertError(bad, 422, "invalid_field", "slo.tpot_ms")
 
 
 if __name__ == "__main__":

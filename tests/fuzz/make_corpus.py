@@ -312,6 +312,15 @@ sweeps = [
      "gpu_counts": [8, 1031]},
     {"kind": "plan", "model": "llama3-8B", "tokens": 1e19, "systems": ["h100_sxm"],
      "gpu_counts": [8], "deadline_days": 0},
+    {"kind": "serving_plan", "model": "llama3-70B",
+     "traffic": {"requests_per_s": 20, "input_tokens": 2000, "output_tokens": 200},
+     "slo": {"ttft_ms_p99": 2000, "tpot_ms": 50}, "systems": ["h100_sxm", "h200", "b200"]},
+    {"kind": "serving_plan", "model": "qwen3-30B-A3B",
+     "traffic": {"requests_per_s": 3, "input_tokens": {"mean": 1000, "p90": 3000}, "output_tokens": 300},
+     "slo": {"ttft_ms_p50": 500}, "systems": [{"name": "h100_sxm", "price_per_gpu_hour": 2}],
+     "engine": "sglang", "weights_datatypes": ["fp8", "int4"], "modes": ["disaggregated"], "max_gpus_per_replica": 4},
+    {"kind": "serving_plan", "model": "llama3-8B", "traffic": {"requests_per_s": 1, "input_tokens": 10, "output_tokens": 10},
+     "slo": {}, "systems": ["h100_sxm"]},
 ]
 write("sweep", sweeps)
 write("grid", grids + [{k: v for k, v in g.items() if k != "kind"} for g in grids[:5]])
