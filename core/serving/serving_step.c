@@ -32,7 +32,9 @@
  *                           rank on average, 1 + sqrt(2·ln(ep)/μ) (balls into bins, Raab and
  *                           Steger 1998), at most ep
  *   elementwise             B = T·(6h + 3·f_rank)·2 (norms, residual adds, the gated activation
- *                           as the engines fuse them)
+ *                           as the engines fuse them); in an MoE block also the experts' gather
+ *                           and scatter, (R + T)·h·2·2 for R = T·dp·k/ep rows, and with FP8/FP4
+ *                           experts the quantization of their inputs, R·(h + f/etp)·(2 + b_w)
  *   TP all-reduce           2 per block of T·h·2 bytes among tp (Calculon's collective cost)
  *   MoE dispatch, combine   with attention data parallelism: an all-to-all of T/tp·k·h bytes
  *                           (1 byte a value dispatched in FP8/FP4, 2 combined) each way
@@ -172,7 +174,7 @@ static void block_cost(const sv_ctx_t *c, const sv_load_t *ld, int kind, block_c
     o->attention_s += t_attn;
 
     /* MLP: dense, or shared experts + router + routed experts */
-    double f_rank;
+    double f_rank, moe_pass = 0;
     double t_moe = 0, t_net = 0;
     if (!moe) {
         const double P = model_mlp_params(m, (double)m->feedforward) / c->tp;
@@ -208,8 +210,19 @@ static void block_cost(const sv_ctx_t *c, const sv_load_t *ld, int kind, block_c
         o->weight_bytes += tmp.weight_bytes;
         o->flops += tmp.flops;
         o->moe_experts_s += t_moe;
-        f_rank = (double)x->expert_feedforward * k / c->etp +
-                 (double)x->shared_experts * (double)x->shared_expert_feedforward / c->tp;
+        /* the gated activation of the token-expert rows this GPU holds, T·k·f/tp per stage
+         * GPU whichever way the experts are split, and of the shared experts */
+        f_rank = ((double)x->expert_feedforward * k +
+                  (double)x->shared_experts * (double)x->shared_expert_feedforward) /
+                 c->tp;
+        /* the passes around the experts (memory-bound): the rows this GPU takes,
+         * R = T·dp·k/ep token-expert pairs, are gathered from the tokens (read T·h, write R·h)
+         * and scattered back with their weights (read R·h, write T·h), in 16 bits; an FP8/FP4
+         * expert GEMM first quantizes its input (read 2 bytes, write b per value of R·(h + f/etp)) */
+        const double R = T * c->dp * k / c->ep;
+        moe_pass = (R + T) * h * act2 * 2.0;
+        if (c->r->weights == SERVING_DT_FP8 || c->r->weights == SERVING_DT_FP4)
+            moe_pass += R * (h + (double)x->expert_feedforward / c->etp) * (act2 + c->bpw);
         if (c->dp > 1 && T > 0) {
             const double a = c->r->weights == SERVING_DT_BF16 || c->r->weights == SERVING_DT_INT4
                                  ? 2.0
@@ -226,7 +239,7 @@ static void block_cost(const sv_ctx_t *c, const sv_load_t *ld, int kind, block_c
     o->gemm_s += t_gemm;
 
     /* elementwise passes */
-    const double eb = T * (6.0 * h + 3.0 * f_rank) * act2;
+    const double eb = T * (6.0 * h + 3.0 * f_rank) * act2 + moe_pass;
     const double te = T > 0 ? eb / (c->mem_bw * SV_ELEMENTWISE_STREAM) : 0;
     o->elementwise_s += te;
     *ms += te;
