@@ -318,8 +318,8 @@ static void retotal(const llm_execution_t *e, const llm__compiled_t *k, double p
  * twice in them (a tied output layer on the embedding's stage). */
 static void memory_inputs(const fathom_model_t *m, const llm_execution_t *e,
                           const llm__compiled_t *k, const llm__block_stats_t *blk,
-                          const llm__block_stats_t *dense, const outer_t *F, const outer_t *L,
-                          double shared, llm_memory_inputs_t *in)
+                          const llm__block_stats_t *dense, const llm__block_stats_t *F,
+                          const llm__block_stats_t *L, double shared, llm_memory_inputs_t *in)
 {
     const int kind = m->moe.num_experts > 0 ? 1 : 0;
     const llm__block_stats_t *d = dense ? dense : blk;
@@ -335,12 +335,12 @@ static void memory_inputs(const fathom_model_t *m, const llm_execution_t *e,
     in->expert_weights = blk->expert_weight_elems;
     in->checkpoint = blk->act_checkpoint_size;
     in->act_grads = max2(blk->act_grad_peak, d->act_grad_peak);
-    in->first_params = F->b.weight_elems;
-    in->last_params = L->b.weight_elems - shared;
-    in->first_working = F->b.act_working_space;
-    in->last_working = L->b.act_working_space;
-    in->first_grads = F->b.act_grad_peak;
-    in->last_grads = L->b.act_grad_peak;
+    in->first_params = F->weight_elems;
+    in->last_params = L->weight_elems - shared;
+    in->first_working = F->act_working_space;
+    in->last_working = L->act_working_space;
+    in->first_grads = F->act_grad_peak;
+    in->last_grads = L->act_grad_peak;
     if (kind && e->moe_dispatcher == LLM_MOE_DISPATCH_FLEX)
         in->moe_buffers = llm__deepep_buffer_bytes(
             (double)llm__expert_par(e),
@@ -355,9 +355,9 @@ static void memory_inputs(const fathom_model_t *m, const llm_execution_t *e,
     in->nmb = k->nmb;
     in->frozen[kind] = blk->frozen_elems;
     in->frozen[0] = d->frozen_elems;
-    in->first_frozen = F->b.frozen_elems;
+    in->first_frozen = F->frozen_elems;
     /* the shared tied matrix is frozen with the rest of the outer layers */
-    in->last_frozen = L->b.frozen_elems > 0 ? L->b.frozen_elems - shared : 0;
+    in->last_frozen = L->frozen_elems > 0 ? L->frozen_elems - shared : 0;
     /* with sequence parallelism a fully recomputed block keeps its input's sliver */
     if (e->tensor_par_comm_type == LLM_TP_COMM_RS_AG)
         in->checkpoint /= (double)e->tensor_par;
@@ -442,11 +442,32 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
     x->host_exposed = host_time(m, s, e, k, blk);
     retotal(e, k, perfect_old, perfect_add, x->cp_comm_exposed + x->host_exposed, st);
 
-    memory_inputs(m, e, k, blk, dense, &F, &L, shared, &x->memory);
+    memory_inputs(m, e, k, blk, dense, &F.b, &L.b, shared, &x->memory);
     const int zero = llm_zero_stage(e);
     const double S = (double)llm_shard_group(e);
     x->weight_bytes_per_param = zero >= 3 ? bpe / S : bpe;
     const double g = llm_gradient_bytes_per_param(e);
     x->grad_bytes_per_param = !e->training ? 0 : zero >= 2 ? g / S : g;
     x->optimizer_bytes_per_param = e->training ? llm__optimizer_bytes(e) / shards : 0;
+}
+
+void llm__stages_memory(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                        llm__compiled_t *k, const llm__block_stats_t *blk,
+                        const llm__block_stats_t *dense, llm_step_extra_t *x)
+{
+    memset(x, 0, sizeof *x);
+    llm__block_stats_t F, L;
+    memset(&F, 0, sizeof F);
+    memset(&L, 0, sizeof L);
+    double shared = 0;
+    if (m->vocab_size > 0) {
+        llm__block_t t;
+        llm__build_embedding(m, s, e, &k->z, &t);
+        llm__block_memory(&t, &k->c, e, &k->z, false, &F);
+        llm__build_output(m, s, e, &k->z, &t);
+        llm__block_memory(&t, &k->c, e, &k->z, false, &L);
+        if (m->tied_embeddings && e->pipeline_par == 1)
+            shared = (double)llm__vocab_per_rank(m, e) * (double)m->hidden;
+    }
+    memory_inputs(m, e, k, blk, dense, &F, &L, shared, &x->memory);
 }
