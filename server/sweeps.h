@@ -16,7 +16,7 @@
 /* Largest ?limit of GET /v1/sweeps. */
 #define SWEEP_LIST_MAX 200
 
-sweeps_t *sweeps_create(server_t *srv, uv_loop_t *loop, char *errbuf, size_t errlen);
+sweeps_t *sweeps_create(server_t *srv, uv_loop_t *loop, fathom_error_t *err);
 /* Asks running sweeps to stop at their next checkpoint (they resume after a restart) and stops
  * dispatching work. */
 void sweeps_begin_shutdown(sweeps_t *s);
@@ -50,8 +50,8 @@ int sweeps_download_open(sweeps_t *s, const char *id, long long offset, long lon
 long sweeps_download_read(sweep_download_t *d, char *buf, size_t max, fathom_error_t *err);
 /* The download's entity tag: equal while the sweep's status and the page asked for are. */
 const char *sweeps_download_etag(const sweep_download_t *d);
-/* Whether the download is a grid's (every point) rather than a search's (its top N). */
-bool sweeps_download_grid(const sweep_download_t *d);
+/* Whether the download lists every point (a grid, a plan) rather than a ranked top N (a search). */
+bool sweeps_download_every_point(const sweep_download_t *d);
 void sweeps_download_free(sweep_download_t *d);
 
 #endif
