@@ -528,6 +528,13 @@ double llm_a2a_time(const llm_system_t *s, int net, double bytes, double peers, 
 double llm_a2a_flex_time(const llm_system_t *s, int net, double token_bytes,
                          const model_moe_t *moe, double peers, double span);
 
+/* Seconds of one collective `op` of `bytes` among `peers` ranks on tier `net` of s: Calculon's
+ * latency + bytes·scalar·(1 + offset/peers) / (bandwidth·efficiency) (llm_system.c). */
+double llm_net_op_time(const llm_system_t *s, int net, llm_net_op_t op, double bytes, double peers);
+/* Efficiency of an operation of `size` (GFLOP for a processor curve, MB for a memory curve) on
+ * curve c: the first point whose threshold size reaches (Calculon's rule); 0 when none does. */
+double llm_curve_efficiency(const llm_curve_t *c, double size);
+
 /* A GPU held below its board power (a variant's power_limit_w, doc/stacks.md): the fraction
  * of the board-power sustained clock it keeps, which scales its matrix and vector rates. Power
  * above the idle floor P₀ is dynamic, C·V²·f, and along the DVFS curve the voltage follows the
