@@ -561,7 +561,7 @@ try {
     const tok = await page.textContent('#est-results [data-kpi="tokens_per_proc"] .kpi-value');
     check(Math.abs(parseFloat(tok.replace(/,/g, '')) - s.tokens_per_s_per_proc) / s.tokens_per_s_per_proc < 0.01, 'tokens/s per GPU shown', [tok, s.tokens_per_s_per_proc]);
     const table = await page.$$eval('#est-results table.stage-mem-table tbody tr', (rows) => rows.map((r) => r.cells[0].textContent));
-    check(table.length === 6 && table.at(-1) === 'total', 'the stage memory table: weights … total', table);
+    check(table.length === 7 && table.at(-1) === 'total' && table.at(-2).startsWith('reserve'), 'the stage memory table: weights … the reserve, total', table);
     const heavy = await page.$$eval('#est-results table.stage-mem-table thead th.heaviest', (t) => t.map((x) => x.dataset.stage));
     check(heavy.length === 1 && heavy[0] === s.memory.heaviest_stage, 'the heaviest stage is marked as the API says', [heavy, s.memory.heaviest_stage]);
     const bpp = await page.textContent('#est-results .bpp');
