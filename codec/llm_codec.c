@@ -131,12 +131,29 @@ static int decode_network(const json_t *v, const char *path, llm_network_t *out,
     return 0;
 }
 
+/* system.host: host seconds per eager launch and per graph-replayed launch (llm_host.h); left
+ * out, both 0 (the host never sets the pace). */
+static int decode_host(const json_t *h, const char *path, llm_host_t *out, fathom_error_t *err)
+{
+    static const char *const keys[] = {"launch_s", "graph_launch_s", NULL};
+    char p[JR_PATH_MAX];
+    jr_path(p, sizeof p, path, "host");
+    if (!h)
+        return 0;
+    return jr_expect_object(h, p, err) || jr_check_keys(h, p, keys, err) ||
+                   jr_real(h, p, "launch_s", JR_OPTIONAL, 0, 0, 0.999, &out->launch_s, err) ||
+                   jr_real(h, p, "graph_launch_s", JR_OPTIONAL, 0, 0, 0.999,
+                           &out->graph_launch_s, err)
+               ? -1
+               : 0;
+}
+
 int codec_llm_system_decode(const json_t *v, const char *path, const codec_presets_t *presets,
                             llm_system_t *out, fathom_error_t *err)
 {
     static const char *const keys[] = {"matrix",   "vector",  "mem1",
                                        "mem2",     "processing_mode",  "networks",
-                                       "attention_efficiency",
+                                       "attention_efficiency", "host",
                                        "price_per_gpu_hour", "power_per_gpu_kw", NULL};
     if (codec_presets_deref(presets, PRESET_SYSTEM, &v, path, err) ||
         jr_expect_object(v, path, err) || jr_check_keys(v, path, keys, err))
@@ -161,6 +178,8 @@ int codec_llm_system_decode(const json_t *v, const char *path, const codec_prese
                     1, &out->attention_efficiency, err))
         return -1;
     out->processing_mode = (llm_processing_mode_t)mode;
+    if (decode_host(json_object_get(v, "host"), path, &out->host, err))
+        return -1;
     jr_path(p, sizeof p, path, "networks");
     const json_t *nets = json_object_get(v, "networks");
     if (jr_expect_array(nets, p, 1, LLM_MAX_NETWORKS, err))
@@ -281,11 +300,21 @@ json_t *codec_llm_system_encode(const llm_system_t *s)
                                  "processor_usage", num(n->processor_usage))) == 0;
     }
     nets = finish(nets, ok);
-    return json_pack("{s:o,s:o,s:o,s:o,s:s,s:o,s:o}", "matrix", encode_processor(&s->matrix),
-                     "vector", encode_processor(&s->vector), "mem1", encode_memory(&s->mem1),
-                     "mem2", encode_memory(&s->mem2), "processing_mode",
-                     llm_processing_mode_names[s->processing_mode], "networks", nets,
-                     "attention_efficiency", num(s->attention_efficiency));
+    json_t *o = json_pack("{s:o,s:o,s:o,s:o,s:s,s:o,s:o}", "matrix", encode_processor(&s->matrix),
+                          "vector", encode_processor(&s->vector), "mem1", encode_memory(&s->mem1),
+                          "mem2", encode_memory(&s->mem2), "processing_mode",
+                          llm_processing_mode_names[s->processing_mode], "networks", nets,
+                          "attention_efficiency", num(s->attention_efficiency));
+    /* only when given, so systems without a host keep their form */
+    const llm_host_t *h = &s->host;
+    if (o && (h->launch_s > 0 || h->graph_launch_s > 0) &&
+        json_object_set_new(o, "host",
+                            json_pack("{s:o,s:o}", "launch_s", num(h->launch_s),
+                                      "graph_launch_s", num(h->graph_launch_s)))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
 }
 
 /* ---- execution ---- */
@@ -301,7 +330,7 @@ static const char *const execution_keys[] = {
     "zero_stage",          "shard_group",        "expert_par",        "expert_tensor_par",
     "expert_par_net",      "moe_load_imbalance", "moe_capacity_factor", "moe_a2a_overlap",
     "fp8_params",          "moe_dispatcher",     "recompute_blocks",  "recompute_modules",
-    "low_precision_gradients", NULL};
+    "low_precision_gradients", "cuda_graphs", "moe_fp8_dispatch", NULL};
 
 /* a*b, saturating: three factors of up to 2^30 overflow int64. */
 static int64_t mul_sat(int64_t a, int64_t b)
@@ -431,7 +460,7 @@ static int decode_calculon_fields(const json_t *v, const char *path, llm_executi
 static int decode_modern_fields(const json_t *v, const char *path, llm_execution_t *e,
                                 fathom_error_t *err)
 {
-    int kernel = 0, dispatcher = 0;
+    int kernel = 0, dispatcher = 0, graphs = 0;
     int64_t cp_net = 0, ep_net = 0;
     /* shard_group left out (0) means every processor of the group: the encoder writes it */
     if (jr_enum(v, path, "attention_kernel", JR_OPTIONAL, LLM_ATTN_KERNEL_UNFUSED,
@@ -455,13 +484,17 @@ static int decode_modern_fields(const json_t *v, const char *path, llm_execution
         jr_real(v, path, "moe_capacity_factor", JR_OPTIONAL, 0.0, 0.0, 1e6,
                 &e->moe_capacity_factor, err) ||
         jr_bool(v, path, "moe_a2a_overlap", JR_OPTIONAL, false, &e->moe_a2a_overlap, err) ||
+        jr_bool(v, path, "moe_fp8_dispatch", JR_OPTIONAL, false, &e->moe_fp8_dispatch, err) ||
         jr_enum(v, path, "moe_dispatcher", JR_OPTIONAL, LLM_MOE_DISPATCH_ALLTOALL,
                 llm_moe_dispatcher_names, &dispatcher, err) ||
         jr_int(v, path, "recompute_blocks", JR_OPTIONAL, 0, 1, MODEL_MAX_BLOCKS,
                &e->recompute_blocks, err) ||
         jr_enum_set(v, path, "recompute_modules", JR_OPTIONAL, llm_recompute_module_names,
-                    &e->recompute_modules, err))
+                    &e->recompute_modules, err) ||
+        jr_enum(v, path, "cuda_graphs", JR_OPTIONAL, LLM_GRAPHS_NONE, llm_cuda_graphs_names,
+                &graphs, err))
         return -1;
+    e->cuda_graphs = (llm_cuda_graphs_t)graphs;
     e->attention_kernel = (llm_attn_kernel_t)kernel;
     e->context_par_net = (int)cp_net;
     e->expert_par_net = (int)ep_net;
@@ -569,8 +602,12 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
         json_object_set_new(o, "moe_capacity_factor", json_real(e->moe_capacity_factor));
         B("moe_a2a_overlap", e->moe_a2a_overlap);
     }
+    if (e->moe_fp8_dispatch) /* only when set: a datatype dispatch keeps the form */
+        B("moe_fp8_dispatch", e->moe_fp8_dispatch);
     if (e->moe_dispatcher == LLM_MOE_DISPATCH_FLEX) /* only when set: alltoall keeps the form */
         S("moe_dispatcher", llm_moe_dispatcher_names[e->moe_dispatcher]);
+    if (e->cuda_graphs != LLM_GRAPHS_NONE) /* only when set: eager launches keep the form */
+        S("cuda_graphs", llm_cuda_graphs_names[e->cuda_graphs]);
     if (e->recompute_blocks > 0) /* only when set: recomputing every block keeps the form */
         I("recompute_blocks", e->recompute_blocks);
     if (e->recompute_modules) { /* likewise: no selective recompute keeps the form */
@@ -660,7 +697,7 @@ static json_t *encode_flops(const fathom_model_t *m, const llm_execution_t *e,
     const double model = llm_model_flops(m, e->batch_size, e->training);
     const double tokens = (double)e->batch_size * (double)m->seq_size;
     const double per_proc_s = s->total_time * (double)e->num_procs;
-    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "parameters_total",
+    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "parameters_total",
                      num(params.total), "parameters_active", num(params.active),
                      "routed_expert_compute_s", num(r->extra.routed_expert_compute),
                      "expert_parallel_tier",
@@ -671,7 +708,10 @@ static json_t *encode_flops(const fathom_model_t *m, const llm_execution_t *e,
                      num(r->extra.hardware_flops), "model_flops_per_token", num(model / tokens),
                      "mfu", num(per_proc_s > 0 ? model / (per_proc_s * r->extra.peak_flops) : 0),
                      "tflops_per_proc", num(per_proc_s > 0 ? model / per_proc_s / 1e12 : 0),
-                     "outer_layers_time_s", num(r->extra.outer_layers_time));
+                     "outer_layers_time_s", num(r->extra.outer_layers_time),
+                     "host_block_s", json_pack("{s:o,s:o}", "forward",
+                                               num(r->extra.host_block_fw), "backward",
+                                               num(r->extra.host_block_bw)));
 }
 
 json_t *codec_llm_summary_encode(const fathom_model_t *m, const llm_execution_t *e,
@@ -692,8 +732,9 @@ json_t *codec_llm_summary_encode(const fathom_model_t *m, const llm_execution_t 
         num(s->dp_comm_exposed_time), "forward_offload", num(s->fw_offload_exposed_time),
         "backward_offload", num(s->bw_offload_exposed_time), "context_parallel_comm",
         num(x->cp_comm_exposed));
-    if (breakdown && json_object_set_new(breakdown, "expert_parallel_comm",
-                                         num(r->extra.expert_parallel_comm))) {
+    if (breakdown && (json_object_set_new(breakdown, "expert_parallel_comm",
+                                          num(r->extra.expert_parallel_comm)) ||
+                      json_object_set_new(breakdown, "host", num(r->extra.host_exposed)))) {
         json_decref(breakdown);
         breakdown = NULL;
     }

@@ -101,6 +101,15 @@ typedef struct {
 
 typedef enum { LLM_PROC_ROOFLINE = 0, LLM_PROC_NO_OVERLAP = 1 } llm_processing_mode_t;
 
+/* The host that launches the processor's kernels (llm_host.h): host seconds per kernel launched
+ * eagerly through the training framework (its Python, autograd and module code included) and per
+ * kernel replayed from a CUDA graph. Both 0 (a system that leaves the host out, every Calculon
+ * system): the host never sets the pace. */
+typedef struct {
+    double launch_s;
+    double graph_launch_s;
+} llm_host_t;
+
 typedef struct {
     llm_processor_t matrix; /* matrix (tensor-core) engine */
     llm_processor_t vector; /* vector engine */
@@ -113,6 +122,7 @@ typedef struct {
      * and backward alike: attention kernels do not reach GEMM efficiency (softmax, masking and
      * tiling overheads). Only fused attention uses it. (0, 1]. */
     double attention_efficiency;
+    llm_host_t host;
 } llm_system_t;
 
 /* A system object that leaves attention_efficiency out gets this: FlashAttention-2 forward and
@@ -149,6 +159,20 @@ typedef enum {
     LLM_MOE_DISPATCH_FLEX = 1,
     LLM_MOE_DISPATCH__FREE = 2
 } llm_moe_dispatcher_t;
+
+/* What CUDA graphs capture (Megatron's cuda_graph_impl and cuda_graph_scope, llm_host.h):
+ * nothing (every kernel launched eagerly), the attention part of each block ("attn"), that and
+ * the MoE router and the dispatcher's preprocessing ("attn", "moe_router", "moe_preprocess":
+ * what NVIDIA's MoE recipes capture; dropless routing leaves the rest uncapturable), the whole
+ * iteration (cuda_graph_impl "full_iteration", experts padded to a fixed capacity), or the
+ * router and preprocessing alone ("moe_router", "moe_preprocess", as some recipes set). */
+typedef enum {
+    LLM_GRAPHS_NONE = 0,
+    LLM_GRAPHS_ATTENTION = 1,
+    LLM_GRAPHS_PARTIAL = 2,
+    LLM_GRAPHS_FULL = 3,
+    LLM_GRAPHS_ROUTER = 4 /* "moe_router" and "moe_preprocess" without "attn" */
+} llm_cuda_graphs_t;
 
 /* Calculon's execution object, all 23 fields, in Calculon's order, then Fathom's. */
 typedef struct {
@@ -210,6 +234,7 @@ typedef struct {
     double moe_load_imbalance; /* >= 1: the busiest rank's tokens over the mean (1 balanced) */
     double moe_capacity_factor; /* > 0: tokens beyond capacity × mean are dropped; 0 none */
     bool moe_a2a_overlap;      /* dispatch/combine hidden behind another microbatch's compute */
+    bool moe_fp8_dispatch;     /* the forward dispatch and the combine's backward sent in FP8 */
     llm_moe_dispatcher_t moe_dispatcher; /* alltoall or flex (deduplicated per tier-0 domain) */
     /* With full recompute, only the first recompute_blocks blocks of every pipeline chunk are
      * recomputed and the others keep their activations (Megatron's recompute_method "block"
@@ -218,6 +243,8 @@ typedef struct {
     /* Selective recompute (llm_recompute_module_t bits) beside activation_recompute "none" or
      * "attn_only"; 0 none. Modern block only. */
     unsigned recompute_modules;
+    /* The kernels CUDA graphs replay instead of the host launching them (llm_host.h). */
+    llm_cuda_graphs_t cuda_graphs;
 } llm_execution_t;
 
 /* The selective-recompute module sets to try on a layout that does not fit, fewest first, each
@@ -277,6 +304,11 @@ typedef struct {
     double expert_parallel_comm;  /* s of dispatch/combine all-to-all exposed per step */
     double routed_expert_compute; /* s of the routed experts' grouped GEMMs per step */
     int expert_parallel_tier;     /* network tier the all-to-all crosses (-1: no MoE) */
+    double host_exposed;          /* s per step the processor waits on the host's launches */
+    /* per block and microbatch on the first stage: host seconds to launch forward and backward
+     * (llm_host.h), and the all-to-all each direction leaves exposed (the GPU's share) */
+    double host_block_fw, host_block_bw;
+    double a2a_block_fw, a2a_block_bw;
     llm_stage_memory_t stages[2]; /* first and last pipeline stage (equal when pipeline_par 1) */
 } llm_step_extra_t;
 
@@ -375,6 +407,8 @@ extern const char *const llm_processing_mode_names[];
 extern const char *const llm_net_op_names[];
 extern const char *const llm_attn_kernel_names[];
 extern const char *const llm_moe_dispatcher_names[]; /* "alltoall", "flex" (not FREE) */
+extern const char *const llm_cuda_graphs_names[]; /* "none", "attention", "partial", "full",
+                                                     * "router" */
 extern const char *const llm_recompute_module_names[]; /* by bit index: bit 1 << i is name i */
 
 #endif

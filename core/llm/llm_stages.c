@@ -123,6 +123,27 @@ static void cost_outer(llm__block_t *t, llm__compiled_t *k, const llm_system_t *
     o->useful = o->b.useful_fw_flops + o->b.useful_bw_flops;
 }
 
+/* Multi-token prediction (DeepSeek-V3 report sec. 2.2; Megatron's mtp_num_layers): each depth
+ * runs one transformer block of the last block's kind on the last stage, beside the norms,
+ * projection and output layer llm__add_mtp puts in its table. Per microbatch and depth the
+ * block table's forward, backward and exposed TP collectives join the last stage's time (its
+ * expert all-to-all is left out: doc/moe.md). */
+static void mtp_blocks(const fathom_model_t *m, const llm_execution_t *e,
+                       const llm__block_stats_t *blk, outer_t *L)
+{
+    if (m->mtp_blocks <= 0)
+        return;
+    const double D = (double)m->mtp_blocks;
+    L->fw += D * blk->fw.time;
+    L->tp += D * blk->fw_tp_exposed[1];
+    if (e->training) {
+        L->bw += D * (blk->agrad.time + blk->wgrad.time);
+        L->tp += D * blk->agrad_tp_exposed[1];
+    }
+    L->per_mb = L->fw + L->bw + L->tp;
+    L->useful += D * (blk->useful_fw_flops + blk->useful_bw_flops);
+}
+
 /* Activations of `blocks` blocks with `inflight` microbatches in flight (Calculon's formula,
  * llm_model.c compute_memory, for any stage). */
 static double block_activations(const llm__block_stats_t *b, const llm_execution_t *e,
@@ -383,6 +404,7 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
         cost_outer(&t, k, s, e, &F);
         llm__build_output(m, s, e, &k->z, &t);
         cost_outer(&t, k, s, e, &L);
+        mtp_blocks(m, e, blk, &L);
         const double table = (double)llm__vocab_per_rank(m, e) * (double)m->hidden;
         if (m->tied_embeddings && pp == 1)
             shared = table; /* one matrix serves both ends */
