@@ -1,7 +1,8 @@
 /* bench_plan.c — wall time of the cluster plan the issue names: Llama 3 70B (preset llama3-70B)
  * on 6 GPU types × 12 counts (h100_sxm, h200, h800, b200, gb200_nvl72, mi300x at 512 to 6,144
  * GPUs in steps of 512), Chinchilla tokens, a 4M-token batch and the plan's default search space
- * (search_plan_codec.h), run as `fathom plan` runs it: every candidate a search on one of
+ * (search_plan_codec.h), run as `fathom plan` runs it (its sweep kind, codec_sweep_run): every
+ * candidate a search on one of
  * --threads threads (2 by default, the development machine's cores).
  *
  * Usage: bench_plan [--threads N] [--presets DIR]
@@ -13,6 +14,7 @@
 #include <time.h>
 
 #include "search_plan_codec.h"
+#include "sweep_kind.h"
 
 static const char plan_json[] =
     "{\"kind\": \"plan\", \"model\": \"llama3-70B\", \"tokens\": \"chinchilla\","
@@ -53,7 +55,10 @@ int main(int argc, char **argv)
     uint64_t size = 0;
     json_t *norm = body ? codec_plan_normalize(body, &ctx, UINT64_MAX, &size, &err) : NULL;
     double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
-    json_t *plan = norm ? codec_plan_run(norm, &ctx, threads, &err) : NULL;
+    json_t *result = norm ? codec_sweep_run(&codec_plan_kind, norm, &ctx, threads, NULL, NULL,
+                                            NULL, 0, &err)
+                          : NULL;
+    const json_t *plan = json_object_get(result, "plan");
     double wall = clock_s(CLOCK_MONOTONIC) - t0, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
     int rc = 1;
     if (plan) {
@@ -74,7 +79,7 @@ int main(int argc, char **argv)
     } else {
         fprintf(stderr, "plan: %s %s\n", err.field, err.message);
     }
-    json_decref(plan);
+    json_decref(result);
     json_decref(norm);
     json_decref(body);
     codec_presets_free(presets);

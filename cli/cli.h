@@ -30,6 +30,13 @@ json_t *cli_file_or_preset(const char *arg);
  * would send it) as indented JSON on stdout. Returns the exit status. */
 int cli_run_endpoint(const codec_endpoint_t *ep, const json_t *body, const cli_env_t *env);
 
+/* Runs a sweep body of `kind` (the body's "kind", set by the caller, must be it) on `threads`
+ * threads through the sweep-kind table, with a progress bar on stderr when it is a terminal.
+ * 0 with *result (new reference: the finished sweep's result, with `flags` as codec_sweep_run
+ * takes them), or the exit status of the error printed. */
+int cli_run_sweep(const char *kind, const json_t *body, const cli_env_t *env, int threads,
+                  int flags, json_t **result);
+
 /* Prints a JSON value to stdout, indented, with a final newline. */
 void cli_print_json(const json_t *v);
 

@@ -4,9 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "error_codec.h"
 #include "json_parse.h"
+#include "sweep_kind.h"
 
 json_t *cli_read_json_file(const char *path)
 {
@@ -68,12 +71,11 @@ void cli_print_json(const json_t *v)
 
 int cli_print_error(const fathom_error_t *err)
 {
-    json_t *e = json_pack("{s:s,s:s}", "code", fathom_code_name(err->code), "message",
-                          err->message);
-    if (err->field[0])
-        json_object_set_new(e, "field", json_string(err->field));
-    json_t *out = json_pack("{s:o}", "error", e);
-    cli_print_json(out);
+    json_t *out = json_pack("{s:o}", "error", codec_error_encode(err));
+    if (out)
+        cli_print_json(out);
+    else
+        fprintf(stderr, "fathom: %s: %s\n", fathom_code_name(err->code), err->message);
     json_decref(out);
     return 1;
 }
@@ -93,4 +95,39 @@ int cli_run_endpoint(const codec_endpoint_t *ep, const json_t *body, const cli_e
     cli_print_json(out);
     json_decref(out);
     return 0;
+}
+
+/* A progress bar on stderr: units done of the total, and the model evaluations made. */
+static void show_progress(const sweep_progress_t *p, void *user)
+{
+    (void)user;
+    int width = 40, filled = p->units_total ? (int)(width * p->units_done / p->units_total) : 0;
+    fprintf(stderr, "\r[%.*s%*s] %zu/%zu units, %llu evaluations", filled,
+            "########################################", width - filled, "", p->units_done,
+            p->units_total, (unsigned long long)p->evaluations);
+    if (p->units_done == p->units_total)
+        fputc('\n', stderr);
+}
+
+int cli_run_sweep(const char *kind, const json_t *body, const cli_env_t *env, int threads,
+                  int flags, json_t **result)
+{
+    fathom_error_t err;
+    fathom_error_clear(&err);
+    const codec_ctx_t ctx = {env->presets};
+    /* This machine's own run: no server's limits. */
+    const sweep_limits_t unlimited = {UINT64_MAX, UINT64_MAX};
+    const sweep_kind_t *k = NULL;
+    uint64_t size = 0;
+    const char *given = json_string_value(json_object_get(body, "kind"));
+    if (given && strcmp(given, kind) != 0) {
+        fathom_error_set(&err, FATHOM_E_INVALID_FIELD, "kind", "must be \"%s\" here", kind);
+        return cli_print_error(&err);
+    }
+    json_t *spec = codec_sweep_normalize(body, &ctx, &unlimited, &k, &size, &err);
+    *result = spec ? codec_sweep_run(k, spec, &ctx, threads, NULL,
+                                     isatty(2) ? show_progress : NULL, NULL, flags, &err)
+                   : NULL;
+    json_decref(spec);
+    return *result ? 0 : cli_print_error(&err);
 }

@@ -9,8 +9,7 @@
 #include <unistd.h>
 
 #include "cli_commands.h"
-#include "search_codec.h"
-#include "search_plan_codec.h"
+#include "sweep_kind.h"
 
 static const char usage[] =
     "usage: fathom plan FILE [--json] [--threads N]\n\n"
@@ -92,7 +91,7 @@ int cli_cmd_plan(int argc, char **argv, const cli_env_t *env)
             return 2;
         }
     }
-    if (!file || threads < 1 || threads > CODEC_SEARCH_MAX_THREADS) {
+    if (!file || threads < 1 || threads > CODEC_SWEEP_MAX_THREADS) {
         fputs(usage, stderr);
         return 2;
     }
@@ -101,21 +100,14 @@ int cli_cmd_plan(int argc, char **argv, const cli_env_t *env)
         return 1;
     if (!json_object_get(body, "kind"))
         json_object_set_new(body, "kind", json_string("plan"));
-    fathom_error_t err;
-    fathom_error_clear(&err);
-    const codec_ctx_t ctx = {env->presets};
-    uint64_t size = 0;
-    json_t *norm = codec_plan_normalize(body, &ctx, UINT64_MAX, &size, &err);
-    json_t *plan = norm ? codec_plan_run(norm, &ctx, threads, &err) : NULL;
-    int rc = 0;
-    if (!plan)
-        rc = cli_print_error(&err);
-    else if (as_json)
+    json_t *result = NULL;
+    int rc = cli_run_sweep("plan", body, env, threads, 0, &result);
+    const json_t *plan = json_object_get(result, "plan");
+    if (plan && as_json)
         cli_print_json(plan);
-    else
+    else if (plan)
         print_table(plan);
-    json_decref(plan);
-    json_decref(norm);
+    json_decref(result);
     json_decref(body);
     return rc;
 }

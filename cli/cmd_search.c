@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cli_commands.h"
-#include "search_codec.h"
+#include "sweep_kind.h"
 
 static const char usage[] =
     "usage: fathom search MODEL NUM_PROCS MAX_BATCH DATATYPE SYSTEM [--mbs-break]\n"
@@ -44,18 +44,6 @@ static json_t *option_value(const char *word)
         return v;
     json_decref(v);
     return json_string(word);
-}
-
-static void show_progress(const search_progress_t *p, void *user)
-{
-    (void)user;
-    int width = 40, filled = p->units_total ? (int)(width * p->units_done / p->units_total) : 0;
-    fprintf(stderr, "\r[%.*s%*s] %llu/%llu units, %llu executions", filled,
-            "########################################", width - filled, "",
-            (unsigned long long)p->units_done, (unsigned long long)p->units_total,
-            (unsigned long long)p->executions);
-    if (p->units_done == p->units_total)
-        fputc('\n', stderr);
 }
 
 int cli_cmd_search(int argc, char **argv, const cli_env_t *env)
@@ -100,7 +88,7 @@ int cli_cmd_search(int argc, char **argv, const cli_env_t *env)
             npos = 6;
         }
     }
-    if (npos != 5 || threads < 1 || threads > CODEC_SEARCH_MAX_THREADS) {
+    if (npos != 5 || threads < 1 || threads > CODEC_SWEEP_MAX_THREADS) {
         fputs(usage, stderr);
         json_decref(options);
         return 2;
@@ -119,21 +107,13 @@ int cli_cmd_search(int argc, char **argv, const cli_env_t *env)
                                  "model", model, "system", system, "num_procs",
                                  (json_int_t)procs, "max_batch_size", (json_int_t)batch,
                                  "datatype", pos[3], "options", options);
-        fathom_error_t err;
-        fathom_error_clear(&err);
-        const codec_ctx_t ctx = {env->presets};
-        json_t *norm = codec_search_normalize(body, &ctx, &err);
-        json_t *result = norm ? codec_search_run(norm, &ctx, threads, NULL,
-                                                 isatty(2) ? show_progress : NULL, NULL, &err)
-                              : NULL;
-        if (result) {
+        json_t *result = NULL;
+        rc = body ? cli_run_sweep("optimal_execution", body, env, threads, SWEEP_RESULT_SAMPLE,
+                                  &result)
+                  : 1;
+        if (result)
             cli_print_json(result);
-            rc = 0;
-        } else {
-            rc = cli_print_error(&err);
-        }
         json_decref(result);
-        json_decref(norm);
         json_decref(body);
     }
 out:

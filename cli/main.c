@@ -35,6 +35,16 @@ static int cmd_transformer(int argc, char **argv, const cli_env_t *env)
         "POST /v1/transformer, e.g. {\"model\":\"gpt3-175B\",\"tokens\":300e9,...}.\n");
 }
 
+static int cmd_from_hf_config(int argc, char **argv, const cli_env_t *env)
+{
+    return cmd_endpoint(
+        "hf_config", argc, argv, env,
+        "usage: fathom from-hf-config FILE\n\n"
+        "Reads a Hugging Face config.json (FILE, or - for stdin) as a Fathom model object, with its\n"
+        "parameter counts and what the reading assumed (POST /v1/models/from-hf-config). Any\n"
+        "request also takes {\"model\": {\"hf_config\": {...}, \"seq_size\": N}}.\n");
+}
+
 static int cmd_presets(int argc, char **argv, const cli_env_t *env)
 {
     (void)argv;
@@ -54,6 +64,8 @@ static const cli_command_t commands[] = {
     {"transformer", "parameters, FLOPs, MFU, 6ND time, GPUs, LoRA (POST /v1/transformer)",
      cmd_transformer},
     {"presets", "list the model and system presets", cmd_presets},
+    {"from-hf-config", "a Hugging Face config.json as a model (POST /v1/models/from-hf-config)",
+     cmd_from_hf_config},
     CLI_EXTRA_COMMANDS
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

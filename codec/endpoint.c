@@ -7,6 +7,7 @@
  * serves just their endpoints. */
 static const codec_endpoint_t *const all_endpoints[] = {
     &codec_transformer_endpoint,
+    &codec_hf_config_endpoint,
 #ifdef FATHOM_HAVE_LLM
     &codec_estimate_endpoint,
 #endif

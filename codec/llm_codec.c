@@ -131,32 +131,31 @@ static int decode_network(const json_t *v, const char *path, llm_network_t *out,
     return 0;
 }
 
-/* system.host: host seconds per eager launch and per graph-replayed launch (llm_host.h); left
- * out, both 0 (the host never sets the pace). */
-static int decode_host(const json_t *h, const char *path, llm_host_t *out, fathom_error_t *err)
-{
-    static const char *const keys[] = {"launch_s", "graph_launch_s", NULL};
-    char p[JR_PATH_MAX];
-    jr_path(p, sizeof p, path, "host");
-    if (!h)
-        return 0;
-    return jr_expect_object(h, p, err) || jr_check_keys(h, p, keys, err) ||
-                   jr_real(h, p, "launch_s", JR_OPTIONAL, 0, 0, 0.999, &out->launch_s, err) ||
-                   jr_real(h, p, "graph_launch_s", JR_OPTIONAL, 0, 0, 0.999,
-                           &out->graph_launch_s, err)
-               ? -1
-               : 0;
-}
+static int decode_system_object(const json_t *v, const char *path,
+                                const codec_presets_t *presets, llm_system_t *out,
+                                fathom_error_t *err);
 
 int codec_llm_system_decode(const json_t *v, const char *path, const codec_presets_t *presets,
                             llm_system_t *out, fathom_error_t *err)
 {
+    json_t *sys;
+    if (codec_llm_system_resolve(v, path, presets, &sys, err))
+        return -1;
+    const int rc = decode_system_object(sys ? sys : v, path, presets, out, err);
+    json_decref(sys);
+    return rc;
+}
+
+static int decode_system_object(const json_t *v, const char *path,
+                                const codec_presets_t *presets, llm_system_t *out,
+                                fathom_error_t *err)
+{
     static const char *const keys[] = {"matrix",   "vector",  "mem1",
                                        "mem2",     "processing_mode",  "networks",
-                                       "attention_efficiency", "host",
+                                       "attention_efficiency", "host_launch_s",
+                                       "graph_launch_s",
                                        "price_per_gpu_hour", "power_per_gpu_kw", NULL};
-    if (codec_presets_deref(presets, PRESET_SYSTEM, &v, path, err) ||
-        jr_expect_object(v, path, err) || jr_check_keys(v, path, keys, err))
+    if (jr_expect_object(v, path, err) || jr_check_keys(v, path, keys, err))
         return -1;
     memset(out, 0, sizeof *out);
     char p[JR_PATH_MAX];
@@ -175,11 +174,11 @@ int codec_llm_system_decode(const json_t *v, const char *path, const codec_prese
         return -1;
     if (jr_enum(v, path, "processing_mode", JR_REQUIRED, 0, llm_processing_mode_names, &mode, err) ||
         jr_positive(v, path, "attention_efficiency", JR_OPTIONAL, LLM_DEFAULT_ATTENTION_EFFICIENCY,
-                    1, &out->attention_efficiency, err))
+                    1, &out->attention_efficiency, err) ||
+        jr_real(v, path, "host_launch_s", JR_OPTIONAL, 0, 0, 1, &out->host_launch_s, err) ||
+        jr_real(v, path, "graph_launch_s", JR_OPTIONAL, 0, 0, 1, &out->graph_launch_s, err))
         return -1;
     out->processing_mode = (llm_processing_mode_t)mode;
-    if (decode_host(json_object_get(v, "host"), path, &out->host, err))
-        return -1;
     jr_path(p, sizeof p, path, "networks");
     const json_t *nets = json_object_get(v, "networks");
     if (jr_expect_array(nets, p, 1, LLM_MAX_NETWORKS, err))
@@ -212,18 +211,22 @@ int codec_llm_system_cost_decode(const json_t *v, const char *path,
                                  fathom_error_t *err)
 {
     memset(out, 0, sizeof *out);
-    if (codec_presets_deref(presets, PRESET_SYSTEM, &v, path, err))
+    json_t *sys;
+    if (codec_llm_system_resolve(v, path, presets, &sys, err))
         return -1;
-    if (!json_is_object(v))
-        return 0;
-    out->has_price = json_object_get(v, "price_per_gpu_hour") != NULL;
-    out->has_power = json_object_get(v, "power_per_gpu_kw") != NULL;
-    return jr_real(v, path, "price_per_gpu_hour", JR_OPTIONAL, 0, 0, TRAINING_MAX_PRICE,
-                   &out->price_per_gpu_hour, err) ||
-                   jr_real(v, path, "power_per_gpu_kw", JR_OPTIONAL, 0, 0,
-                           TRAINING_MAX_POWER_KW, &out->power_per_gpu_kw, err)
-               ? -1
-               : 0;
+    int rc = 0;
+    if (json_is_object(sys)) {
+        out->has_price = json_object_get(sys, "price_per_gpu_hour") != NULL;
+        out->has_power = json_object_get(sys, "power_per_gpu_kw") != NULL;
+        rc = jr_real(sys, path, "price_per_gpu_hour", JR_OPTIONAL, 0, 0, TRAINING_MAX_PRICE,
+                     &out->price_per_gpu_hour, err) ||
+                     jr_real(sys, path, "power_per_gpu_kw", JR_OPTIONAL, 0, 0,
+                             TRAINING_MAX_POWER_KW, &out->power_per_gpu_kw, err)
+                 ? -1
+                 : 0;
+    }
+    json_decref(sys);
+    return rc;
 }
 
 /* A real that reads back as the same double; integral values are written as integers so the
@@ -305,12 +308,11 @@ json_t *codec_llm_system_encode(const llm_system_t *s)
                           "mem2", encode_memory(&s->mem2), "processing_mode",
                           llm_processing_mode_names[s->processing_mode], "networks", nets,
                           "attention_efficiency", num(s->attention_efficiency));
-    /* only when given, so systems without a host keep their form */
-    const llm_host_t *h = &s->host;
-    if (o && (h->launch_s > 0 || h->graph_launch_s > 0) &&
-        json_object_set_new(o, "host",
-                            json_pack("{s:o,s:o}", "launch_s", num(h->launch_s),
-                                      "graph_launch_s", num(h->graph_launch_s)))) {
+    /* the host side only when given, so Calculon's systems keep their form */
+    if (o && ((s->host_launch_s > 0 &&
+               json_object_set_new(o, "host_launch_s", num(s->host_launch_s))) ||
+              (s->graph_launch_s > 0 &&
+               json_object_set_new(o, "graph_launch_s", num(s->graph_launch_s))))) {
         json_decref(o);
         return NULL;
     }
@@ -330,7 +332,9 @@ static const char *const execution_keys[] = {
     "zero_stage",          "shard_group",        "expert_par",        "expert_tensor_par",
     "expert_par_net",      "moe_load_imbalance", "moe_capacity_factor", "moe_a2a_overlap",
     "fp8_params",          "moe_dispatcher",     "recompute_blocks",  "recompute_modules",
-    "low_precision_gradients", "cuda_graphs", "moe_fp8_dispatch", NULL};
+    "low_precision_gradients", "stack",           "compile",           "fp8_recipe",
+    "async_tp",            "selective_ac",      "cuda_graphs",       "moe_fp8_dispatch",
+    NULL};
 
 /* a*b, saturating: three factors of up to 2^30 overflow int64. */
 static int64_t mul_sat(int64_t a, int64_t b)
@@ -502,6 +506,36 @@ static int decode_modern_fields(const json_t *v, const char *path, llm_execution
     return 0;
 }
 
+/* The software stack and what it is asked to do (doc/stacks.md): stack "megatron" (the
+ * behaviour of every other field), compile and async_tp false, and fp8_recipe the stack's
+ * default (llm_default_fp8_recipe) — given only with fp8 true. */
+static int decode_stack_fields(const json_t *v, const char *path, llm_execution_t *e,
+                               fathom_error_t *err)
+{
+    int stack = 0, recipe = 0, sac = 0;
+    if (jr_enum(v, path, "stack", JR_OPTIONAL, LLM_STACK_MEGATRON, llm_stack_names, &stack,
+                err) ||
+        jr_enum(v, path, "selective_ac", JR_OPTIONAL, LLM_SAC_NONE, llm_selective_ac_names, &sac,
+                err) ||
+        jr_bool(v, path, "compile", JR_OPTIONAL, false, &e->compile, err) ||
+        jr_bool(v, path, "async_tp", JR_OPTIONAL, false, &e->async_tp, err) ||
+        jr_enum(v, path, "fp8_recipe", JR_OPTIONAL,
+                (int)llm_default_fp8_recipe((llm_stack_t)stack), llm_fp8_recipe_names, &recipe,
+                err))
+        return -1;
+    e->stack = (llm_stack_t)stack;
+    e->selective_ac = (llm_selective_ac_t)sac;
+    if (jr_has(v, "fp8_recipe") && !e->fp8) {
+        char p[JR_PATH_MAX];
+        jr_path(p, sizeof p, path, "fp8_recipe");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                "a recipe needs FP8 training: set execution.fp8 true");
+    }
+    /* without FP8 the recipe is the zero value, so an execution without FP8 has one form */
+    e->fp8_recipe = e->fp8 ? (llm_fp8_recipe_t)recipe : LLM_FP8_CURRENT;
+    return 0;
+}
+
 int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_t *out,
                                fathom_error_t *err)
 {
@@ -511,7 +545,7 @@ int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_
     memset(&e, 0, sizeof e);
     if (jr_bool(v, path, "training", JR_OPTIONAL, true, &e.training, err) ||
         decode_degrees(v, path, &e, err) || decode_calculon_fields(v, path, &e, err) ||
-        decode_modern_fields(v, path, &e, err))
+        decode_modern_fields(v, path, &e, err) || decode_stack_fields(v, path, &e, err))
         return -1;
     *out = e;
     return 0;
@@ -617,6 +651,18 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
                 failed |= json_array_append_new(mods, json_string(llm_recompute_module_names[i]));
         failed |= json_object_set_new(o, "recompute_modules", mods);
     }
+    /* the stack's fields only when they differ from Megatron's, so existing configurations
+     * keep their form; the recipe when FP8 runs one other than the stack's default */
+    if (e->stack != LLM_STACK_MEGATRON)
+        S("stack", llm_stack_names[e->stack]);
+    if (e->compile)
+        B("compile", e->compile);
+    if (e->async_tp)
+        B("async_tp", e->async_tp);
+    if (e->selective_ac != LLM_SAC_NONE)
+        S("selective_ac", llm_selective_ac_names[e->selective_ac]);
+    if (e->fp8 && e->fp8_recipe != llm_default_fp8_recipe(e->stack))
+        S("fp8_recipe", llm_fp8_recipe_names[e->fp8_recipe]);
 #undef I
 #undef B
 #undef S
@@ -697,8 +743,10 @@ static json_t *encode_flops(const fathom_model_t *m, const llm_execution_t *e,
     const double model = llm_model_flops(m, e->batch_size, e->training);
     const double tokens = (double)e->batch_size * (double)m->seq_size;
     const double per_proc_s = s->total_time * (double)e->num_procs;
-    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "parameters_total",
+    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "parameters_total",
                      num(params.total), "parameters_active", num(params.active),
+                     "parameters_mtp", num(params.mtp), "parameters_mtp_active",
+                     num(params.mtp_active),
                      "routed_expert_compute_s", num(r->extra.routed_expert_compute),
                      "expert_parallel_tier",
                      r->extra.expert_parallel_tier >= 0
@@ -734,7 +782,7 @@ json_t *codec_llm_summary_encode(const fathom_model_t *m, const llm_execution_t 
         num(x->cp_comm_exposed));
     if (breakdown && (json_object_set_new(breakdown, "expert_parallel_comm",
                                           num(r->extra.expert_parallel_comm)) ||
-                      json_object_set_new(breakdown, "host", num(r->extra.host_exposed)))) {
+                      json_object_set_new(breakdown, "host_launch", num(x->host_exposed)))) {
         json_decref(breakdown);
         breakdown = NULL;
     }

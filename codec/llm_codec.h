@@ -33,12 +33,20 @@
  * or Calculon's system object) at `path` ("system"; "" names fields from the object's root). */
 int codec_llm_system_decode(const json_t *v, const char *path, const codec_presets_t *presets,
                             llm_system_t *out, fathom_error_t *err);
+/* Resolves a system value to the object it stands for (llm_system_variant.c): a preset name to
+ * the preset, a GPU variant {"preset", and any of "memory_gib", "memory_gbps", "power_limit_w",
+ * "nvlink_gbps", "nic_gbps"} to its preset with those replaced (a power limit below the board
+ * power scaling the matrix and vector rates by llm_power_capped_clock), any other value to
+ * itself. *out is a new reference (NULL when v is); -1 with err naming the field. */
+int codec_llm_system_resolve(const json_t *v, const char *path, const codec_presets_t *presets,
+                             json_t **out, fathom_error_t *err);
 /* Calculon's system object, every member explicit (new reference; NULL on allocation failure).
  * A system's price and power are not in it: they change no estimate, only a run's bill. */
 json_t *codec_llm_system_encode(const llm_system_t *s);
 /* A system's optional "price_per_gpu_hour" ($, 0..1e6) and "power_per_gpu_kw" (kW, 0..1000),
  * read from v (a preset name or a system object; v must have passed codec_llm_system_decode).
- * Every system preset gives both (sourced in its "$comment_cost"). */
+ * Every system preset gives its power, and its price where a public on-demand list price exists
+ * (h100_nvl and h20 give none); both are sourced in its "$comment_cost". */
 int codec_llm_system_cost_decode(const json_t *v, const char *path,
                                  const codec_presets_t *presets, codec_gpu_cost_t *out,
                                  fathom_error_t *err);

@@ -79,6 +79,7 @@
 
 #include "json_read.h"
 #include "llm_codec.h"
+#include "llm_measured_gpu.h"
 #include "model_codec.h"
 
 static int64_t row_int(const json_t *row, const char *key, int64_t dflt)
@@ -140,116 +141,14 @@ static const char *inexpressible(const json_t *row)
     return NULL;
 }
 
-/* Whether `part` occurs in `text` in any case ("fp8" in "MXFP8"); with `word`, only standing as
- * a word of its own: "H200" in "NVIDIA H200 SXM 141GB" but not in "GH200", "B200" not in
- * "GB200". */
-static bool find_nocase(const char *text, const char *part, bool word)
+/* Whether `part` occurs in `text` in any case ("fp8" in "MXFP8"). */
+static bool find_nocase(const char *text, const char *part)
 {
     const size_t n = strlen(part);
     for (const char *p = text; *p; p++)
-        if (strncasecmp(p, part, n) == 0 &&
-            (!word || ((p == text || !isalnum((unsigned char)p[-1])) &&
-                       !isalnum((unsigned char)p[n]))))
+        if (strncasecmp(p, part, n) == 0)
             return true;
     return false;
-}
-
-static bool has_word(const char *text, const char *word)
-{
-    return find_nocase(text, word, true);
-}
-
-/* The figures a gpu_type states with `unit` after them, as a word ("96GB" and "96 GB" for "GB",
- * "500 W" for "W"; not the "GB" of "GB200"): calls `each` with every one until it returns true,
- * and returns whether one did. */
-static bool stated_figures(const char *text, const char *unit, bool (*each)(double, const void *),
-                           const void *ctx)
-{
-    const size_t n = strlen(unit);
-    for (const char *p = text; *p; p++) {
-        if (!isdigit((unsigned char)*p) || (p > text && (isalnum((unsigned char)p[-1]) ||
-                                                         p[-1] == '.')))
-            continue;
-        char *end;
-        const double v = strtod(p, &end);
-        const char *u = end + (*end == ' ');
-        if (strncasecmp(u, unit, n) == 0 && !isalnum((unsigned char)u[n]) && each(v, ctx))
-            return true;
-        p = end - 1;
-    }
-    return false;
-}
-
-/* A GPU part as its datasheet sells it: the HBM sizes it ships with (GB) and its board power
- * (W). A row naming other memory or a lower power is another part or a capped one, whose
- * clocks, power and memory bandwidth differ from the preset's. */
-typedef struct {
-    const char *word, *preset;
-    double memory_gb[3]; /* 0 ends the list */
-    double power_w;
-} gpu_part_t;
-
-static bool other_memory(double gb, const void *ctx)
-{
-    const gpu_part_t *g = ctx;
-    for (int i = 0; i < 3 && g->memory_gb[i] > 0; i++)
-        if (fabs(gb - g->memory_gb[i]) < 0.5)
-            return false;
-    return true;
-}
-
-static bool lower_power(double w, const void *ctx)
-{
-    return w < ((const gpu_part_t *)ctx)->power_w - 0.5;
-}
-
-static bool lower_power_kw(double kw, const void *ctx) { return lower_power(kw * 1000, ctx); }
-
-/* The preset of a row's GPU, named anywhere in its gpu_type ("H100-SXM5-80GB (DGX-H100)",
- * "NVIDIA H200 SXM 141GB", "GB200 (DGX-GB200, NVL72)"); NULL, with *why, for a GPU no preset
- * describes. A near preset is not lent to a variant with other clocks, memory or links: PCIe
- * cards, GH200, a part with other memory than the preset's (the 40 GB A100, the 96 GB H100) or
- * one capped below its board power ("H100 … 500 W") get none. */
-static const char *system_for(const char *gpu, const char **why, const gpu_part_t **near)
-{
-    /* memory and board power from each part's datasheet (the presets' $comment cites them) */
-    static const gpu_part_t gpus[] = {
-        {"GB300", "gb300_nvl72", {279, 288}, 1400},
-        {"GB200", "gb200_nvl72", {180, 186, 192}, 1200},
-        {"B300", "b300", {268, 270, 288}, 1100},
-        {"B200", "b200", {180, 192}, 1000},
-        {"H200", "h200", {141}, 700},
-        {"H800", "h800", {80}, 700},
-        {"H100", "h100_sxm", {80}, 700},
-        {"MI300X", "mi300x", {192}, 750},
-        {"A100", "a100_sxm", {80}, 400}};
-    *why = "no preset for this GPU: presets describe the H100 SXM, H200, H800, B200, B300, "
-           "GB200 NVL72, GB300 NVL72, MI300X and A100 SXM 80GB";
-    *near = NULL;
-    if (has_word(gpu, "PCIe") || has_word(gpu, "NVL")) { /* the H100 NVL is a PCIe pair */
-        *why = "no preset for a PCIe card: presets describe SXM/OAM parts, whose clocks, power "
-               "and links differ";
-        return NULL;
-    }
-    for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++) {
-        const gpu_part_t *g = &gpus[i];
-        if (!has_word(gpu, g->word))
-            continue;
-        *near = g;
-        if (stated_figures(gpu, "GB", other_memory, g)) {
-            *why = "no preset for this part: it has other memory than the preset's part, and "
-                   "such a variant's clocks, power and memory bandwidth differ";
-            return NULL;
-        }
-        if (stated_figures(gpu, "W", lower_power, g) ||
-            stated_figures(gpu, "kW", lower_power_kw, g)) {
-            *why = "no preset for a power-capped part: below its board power it runs at lower "
-                   "clocks than the preset describes";
-            return NULL;
-        }
-        return g->preset;
-    }
-    return NULL;
 }
 
 static json_t *row_model_dense(const json_t *row);
@@ -270,8 +169,8 @@ static int64_t moe_every(const char *text)
     const int64_t n = text_int(text, "every", 0);
     if (n > 1)
         return n;
-    return has_word(text, "alternating") || has_word(text, "interleaved") ||
-                   find_nocase(text, "every other", true)
+    return llm__has_word(text, "alternating") || llm__has_word(text, "interleaved") ||
+                   llm__has_word(text, "every other")
                ? 2
                : 1;
 }
@@ -350,14 +249,14 @@ static json_t *row_model(const json_t *row)
 static const char *row_position(const json_t *row)
 {
     const char *pos = row_str(row, "pos_emb");
-    if (has_word(pos, "learned") || has_word(pos, "absolute"))
+    if (llm__has_word(pos, "learned") || llm__has_word(pos, "absolute"))
         return "learned";
-    return has_word(pos, "none") || has_word(pos, "NoPE") ? "none" : "rope";
+    return llm__has_word(pos, "none") || llm__has_word(pos, "NoPE") ? "none" : "rope";
 }
 
 static json_t *row_model_dense(const json_t *row)
 {
-    const bool gated = find_nocase(row_str(row, "mlp"), "SwiGLU", false);
+    const bool gated = find_nocase(row_str(row, "mlp"), "SwiGLU");
     int64_t heads = row_int(row, "heads", 1);
     return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:s,s:b,s:s,s:b,s:b}", "hidden",
                      (json_int_t)row_int(row, "hidden", 0), "feedforward",
@@ -373,25 +272,28 @@ static json_t *row_model_dense(const json_t *row)
                      "tied_embeddings", 0, "causal", 1);
 }
 
-/* TP, then CP, DP and PP on tier 0 while the product fits (and divides a tier that must be
- * filled); from the first that does not, the rest on tier 1 — Megatron's rank order puts each
- * group's ranks a stride of the inner groups apart, so a group outside a spilled one is too. */
+/* TP, then CP, DP and PP, each on the first tier that holds the span of its group (its degree
+ * times the product of those before it: Megatron's rank order puts each group's ranks a stride
+ * of the inner groups apart) and that it fills when the tier must be filled; a group never lands
+ * below the tier of one before it, and one no tier holds goes on the last. */
 static void place_networks(const llm_system_t *s, int64_t tp, int64_t cp, int64_t dp, int64_t pp,
                            int nets[4])
 {
-    const llm_network_t *t0 = &s->networks[0];
     const int64_t par[4] = {tp, cp, dp, pp};
     int64_t used = 1;
-    bool spilled = false;
+    int lowest = 0;
     for (int i = 0; i < 4; i++) {
-        int64_t next = used * par[i];
-        bool fits = par[i] == 1 ||
-                    (!spilled && next <= t0->size && (!t0->must_be_filled || t0->size % next == 0));
-        nets[i] = fits || s->num_networks < 2 ? 0 : 1;
-        if (fits)
-            used = next;
-        else
-            spilled = true;
+        nets[i] = 0;
+        if (par[i] == 1)
+            continue;
+        const int64_t next = used * par[i];
+        int t = lowest;
+        while (t < s->num_networks - 1 &&
+               (s->networks[t].size < next ||
+                (s->networks[t].must_be_filled && s->networks[t].size % next != 0)))
+            t++;
+        nets[i] = lowest = t;
+        used = next;
     }
 }
 
@@ -421,23 +323,23 @@ static moe_software_t row_moe_software(const json_t *row)
 {
     const char *n = row_str(row, "notes");
     moe_software_t w = {"partial", "flex", false, {false, false, false}};
-    if (find_nocase(n, "full-iteration CUDA graph", false) ||
-        find_nocase(n, "CUDA graph over the whole iteration", false))
+    if (find_nocase(n, "full-iteration CUDA graph") ||
+        find_nocase(n, "CUDA graph over the whole iteration"))
         w.graphs = "full";
-    else if (find_nocase(n, "no CUDA graphs", false))
+    else if (find_nocase(n, "no CUDA graphs"))
         w.graphs = "none";
-    else if (find_nocase(n, "CUDA graphs over attention", false))
+    else if (find_nocase(n, "CUDA graphs over attention"))
         w.graphs = "partial";
-    else if (find_nocase(n, "CUDA graphs over router", false))
+    else if (find_nocase(n, "CUDA graphs over router"))
         w.graphs = "router";
-    w.stated[0] = strcmp(w.graphs, "partial") != 0 || find_nocase(n, "CUDA graphs over", false);
-    if (find_nocase(n, "all-to-all dispatcher", false)) {
+    w.stated[0] = strcmp(w.graphs, "partial") != 0 || find_nocase(n, "CUDA graphs over");
+    if (find_nocase(n, "all-to-all dispatcher")) {
         w.dispatcher = "alltoall";
         w.stated[1] = true;
-    } else if (has_word(n, "DeepEP") || has_word(n, "HybridEP")) {
+    } else if (llm__has_word(n, "DeepEP") || llm__has_word(n, "HybridEP")) {
         w.stated[1] = true;
     }
-    w.a2a_overlap = find_nocase(n, "all-to-all overlap", false);
+    w.a2a_overlap = find_nocase(n, "all-to-all overlap");
     w.stated[2] = w.a2a_overlap;
     return w;
 }
@@ -472,6 +374,98 @@ static json_t *encode_software(const json_t *row)
                      "stated", stated);
 }
 
+/* The stack a row ran (doc/stacks.md): its "stack" member when it gives one, else the one its
+ * source repository is: torchtitan's (pytorch/torchtitan) torchtitan; MosaicML's Composer and
+ * llm-foundry and Hugging Face's Accelerate and transformers (FSDP1 trainers) fsdp; any other
+ * (NVIDIA's Megatron-LM, NeMo, Megatron-Bridge) Megatron. */
+static llm_stack_t row_stack(const json_t *row)
+{
+    const char *given = row_str(row, "stack");
+    for (int i = 0; llm_stack_names[i]; i++)
+        if (strcmp(given, llm_stack_names[i]) == 0)
+            return (llm_stack_t)i;
+    const char *src = row_str(row, "source");
+    if (strncmp(src, "pytorch/torchtitan", 18) == 0)
+        return LLM_STACK_TORCHTITAN;
+    static const char *const fsdp1[] = {"mosaicml/composer", "mosaicml/llm-foundry",
+                                        "huggingface/accelerate", "huggingface/transformers"};
+    for (size_t i = 0; i < sizeof fsdp1 / sizeof fsdp1[0]; i++)
+        if (strncmp(src, fsdp1[i], strlen(fsdp1[i])) == 0)
+            return LLM_STACK_FSDP;
+    return LLM_STACK_MEGATRON;
+}
+
+/* Whether the row's precision, notes or section say `what` (any case). */
+static bool row_says(const json_t *row, const char *what)
+{
+    return find_nocase(row_str(row, "precision"), what) || find_nocase(row_str(row, "notes"), what) ||
+           find_nocase(row_str(row, "source_section"), what);
+}
+
+/* What a PyTorch-stack row runs beyond its layout, read from its words (doc/measured_runs.md):
+ *   compile     "compile" in its precision ("BF16 + torch.compile", "Float8 … + compile"), or
+ *               async TP (torchtitan's is a compile pass)
+ *   fp8         "Float8" or "FP8" in its precision; the recipe "rowwise" when it says so, else
+ *               the stack's (torchao's tensorwise)
+ *   async_tp    "Async TP"/"AsyncTP" in its precision, notes or section, unless its notes say
+ *               "vanilla TP"
+ *   the rest    as the stack runs it: torchtitan's sequence-parallel TP (rs_ag) without
+ *               Transformer Engine's tiled overlap; no FP8 primary weights (torchao casts the
+ *               bfloat16 weights each step); gradients reduced in fp32 (torchtitan's only
+ *               mixed_precision_reduce in 2024) — no low_precision_gradients. */
+static int pytorch_execution(const json_t *row, llm_stack_t stack, json_t *e)
+{
+    const char *prec = row_str(row, "precision");
+    const bool fp8 = find_nocase(prec, "Float8") || find_nocase(prec, "FP8");
+    const bool vanilla = find_nocase(row_str(row, "notes"), "vanilla TP");
+    const bool async_tp = row_int(row, "tp", 1) > 1 && !vanilla &&
+                          (row_says(row, "Async TP") || row_says(row, "AsyncTP"));
+    const bool compile = find_nocase(prec, "compile") || async_tp;
+    if (json_object_set_new(e, "stack", json_string(llm_stack_names[stack])) ||
+        json_object_set_new(e, "fp8", json_boolean(fp8)) ||
+        json_object_set_new(e, "compile", json_boolean(compile)) ||
+        json_object_set_new(e, "async_tp", json_boolean(async_tp)) ||
+        json_object_set_new(e, "seq_par_ag_redo", json_false()))
+        return -1;
+    json_object_del(e, "tensor_par_overlap");
+    json_object_del(e, "fp8_params");
+    json_object_del(e, "low_precision_gradients");
+    if (fp8 && find_nocase(prec, "rowwise") &&
+        json_object_set_new(e, "fp8_recipe", json_string("rowwise")))
+        return -1;
+    return 0;
+}
+
+/* The microbatch: the row's; else, for torchtitan with pipeline parallelism, its default of as
+ * many microbatches as pipeline ranks (pipeline_parallel_microbatches unset:
+ * pipeline_llama.py) splitting each replica's batch; else 1. */
+static int64_t row_micro(const json_t *row, int64_t pp, int64_t dp)
+{
+    const int64_t given = row_int(row, "micro_batch", 0);
+    if (given > 0)
+        return given;
+    const int64_t local = dp > 0 ? row_int(row, "global_batch", 1) / dp : 1;
+    if (row_stack(row) == LLM_STACK_TORCHTITAN && pp > 1 && local % pp == 0)
+        return local / pp;
+    return 1;
+}
+
+/* The pipeline chunks per rank: the row's VP; else, for a torchtitan row whose schedule is
+ * interleaved ("Interleaved 1F1B" in its notes or section), torchtitan's default of 2 stages
+ * per rank for its multi-stage schedules (generate_split_points); else 1. */
+static int64_t row_interleaving(const json_t *row, int64_t pp, int64_t vp)
+{
+    if (pp <= 1)
+        return 1;
+    if (vp > 1)
+        return vp;
+    return row_stack(row) == LLM_STACK_TORCHTITAN &&
+                   (find_nocase(row_str(row, "notes"), "Interleaved") ||
+                    find_nocase(row_str(row, "source_section"), "Interleaved"))
+               ? 2
+               : 1;
+}
+
 static json_t *row_execution(const json_t *row, const llm_system_t *s, const char *recompute)
 {
     const int64_t tp = row_int(row, "tp", 1), pp = row_int(row, "pp", 1);
@@ -481,19 +475,24 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
     if (fsdp <= 0 && json_is_true(json_object_get(row, "fsdp_enabled")))
         fsdp = dp * cp;
     const char *prec = row_str(row, "precision");
-    const bool fp8 = find_nocase(prec, "FP8", false);
+    const bool fp8 = find_nocase(prec, "FP8");
     const int zero = fsdp > 0 ? 3 : dp * cp > 1 ? 1 : 0;
     int nets[4];
     place_networks(s, tp, cp, dp, pp, nets);
     const bool redo = tp > 1 && strcmp(recompute, "full") != 0;
+    /* "op": torchtitan's per-op selective checkpointing, its own choice of what to rerun */
+    const bool sac = strcmp(recompute, "op") == 0;
+    if (sac)
+        recompute = "none";
+    const int64_t micro = row_micro(row, pp, dp), inter = row_interleaving(row, pp, vp);
     json_t *e = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:b,s:s,s:s,s:I,s:b,s:s,s:i,s:i,s:i,s:b}",
                      "num_procs", (json_int_t)row_int(row, "gpu_count", 1), "tensor_par",
                      (json_int_t)tp, "pipeline_par", (json_int_t)pp, "data_par", (json_int_t)dp,
                      "batch_size", (json_int_t)row_int(row, "global_batch", 1),
-                     "microbatch_size", (json_int_t)row_int(row, "micro_batch", 1), "datatype",
+                     "microbatch_size", (json_int_t)micro, "datatype",
                      "bfloat16", "fp8", fp8, "attention_kernel", "fused", "tensor_par_comm_type",
                      tp > 1 ? "rs_ag" : "ar", "pipeline_interleaving",
-                     (json_int_t)(pp > 1 && vp > 1 ? vp : 1), "data_par_overlap", dp * cp > 1,
+                     (json_int_t)inter, "data_par_overlap", dp * cp > 1,
                      "activation_recompute", recompute, "tensor_par_net", nets[0],
                      "data_par_net", nets[2], "pipeline_par_net", nets[3], "seq_par_ag_redo",
                      redo);
@@ -514,6 +513,13 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
               json_object_set_new(e, "zero_stage", json_integer(zero)) ||
               (fsdp > 0 && fsdp < dp * cp &&
                json_object_set_new(e, "shard_group", json_integer(fsdp))))) {
+        json_decref(e);
+        return NULL;
+    }
+    const llm_stack_t stack = row_stack(row);
+    if (e && stack != LLM_STACK_MEGATRON &&
+        (pytorch_execution(row, stack, e) ||
+         (sac && json_object_set_new(e, "selective_ac", json_string("op"))))) {
         json_decref(e);
         return NULL;
     }
@@ -580,7 +586,8 @@ typedef struct {
     fathom_model_t model;
     llm_system_t system;
     llm_execution_t exec;
-    const char *sys_name, *source;
+    measured_gpu_t gpu; /* the row's GPU: preset, or a variant of it (gpu.label names it) */
+    const char *sys_name, *source; /* sys_name: gpu.label */
     const char *recompute;            /* none, attn_only or full */
     bool recompute_stated;            /* the row's own, not the least that fits */
     int64_t recompute_blocks, chunk_blocks; /* full: of a chunk's chunk_blocks, 0 = every one */
@@ -588,6 +595,7 @@ typedef struct {
     bool from_step_time; /* the tokens/s/GPU compared is the row's step time's */
     double measured, model_flops; /* model_flops: Fathom's count, the numerator of its MFU */
     double source_flops;          /* what the row's TFLOP/s counts (TFLOP/s-only rows) */
+    double measured_memory_gib;   /* the peak the row states (memory_gib), 0 when none */
     llm_result_t result; /* with the preset */
 } measured_row_t;
 
@@ -662,6 +670,22 @@ static bool stated_recompute(const json_t *row, const char **act, int64_t *block
     }
     if (strncasecmp(text, "selective", 9) != 0 || isalnum((unsigned char)text[9]))
         return false;
+    if (row_stack(row) != LLM_STACK_MEGATRON) {
+        /* torchtitan's selective_ac_option: "op" per-op checkpointing (what its shipped
+         * train_configs/llama3_8b.toml sets, so a bare "selective" too), or "layer": an integer
+         * N that checkpoints every N-th block, 2 by default — half of every chunk's blocks */
+        if (!llm__has_word(text, "layer")) {
+            *act = "op";
+            return true;
+        }
+        const int64_t layers = row_int(row, "layers", 0), pp = row_int(row, "pp", 1);
+        const int64_t vp = row_int(row, "vp", 1);
+        const int64_t chunk = llm_largest_chunk(pp > 0 ? (layers + pp - 1) / pp : layers,
+                                                vp > 1 ? vp : 1);
+        *act = "full";
+        *blocks = chunk / 2 > 0 ? chunk / 2 : 1;
+        return true;
+    }
     const char *list = strchr(text, ':');
     *act = "attn_only";
     if (!list)
@@ -750,19 +774,12 @@ static int least_recompute(const json_t *row, measured_row_t *p, fathom_error_t 
 static int prepare_row(const json_t *row, const codec_presets_t *presets, measured_row_t *p,
                        fathom_error_t *err)
 {
-    const char *why;
-    const gpu_part_t *near;
-    p->sys_name = system_for(row_str(row, "gpu_type"), &why, &near);
+    char why[512];
     p->source = row_str(row, "source");
-    if (!p->sys_name && near)
-        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "gpu_type",
-                                "%s (%s; %s describes the %.0f GB, %.0f W part)", why,
-                                row_str(row, "gpu_type"), near->preset, near->memory_gb[0],
-                                near->power_w);
-    if (!p->sys_name)
-        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "gpu_type", "%s (%s)", why,
-                                row_str(row, "gpu_type"));
-    json_t *jm = row_model(row), *js = json_string(p->sys_name);
+    if (llm__measured_gpu(row_str(row, "gpu_type"), presets, &p->gpu, why, sizeof why))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "gpu_type", "%s", why);
+    p->sys_name = p->gpu.label;
+    json_t *jm = row_model(row), *js = llm__measured_gpu_system(&p->gpu);
     int rc = !jm || !js || lend_router_groups(jm, presets) ||
              codec_model_decode(jm, "model", presets, &p->model, err) ||
              codec_llm_system_decode(js, "system", presets, &p->system, err);
@@ -779,6 +796,10 @@ static int prepare_row(const json_t *row, const codec_presets_t *presets, measur
     p->by_tokens = p->from_step_time || strcmp(key, "tokens_per_s_per_gpu") == 0;
     p->measured = p->from_step_time ? tokens_of_step(p, figure) : figure;
     p->model_flops = llm_model_flops(&p->model, p->exec.batch_size, true);
+    const json_t *mem = json_object_get(row, "memory_gib");
+    p->measured_memory_gib = json_is_number(mem) && json_number_value(mem) > 0
+                                 ? json_number_value(mem)
+                                 : 0;
     fathom_model_t full_scores = p->model; /* the source's count: every s×s score (file head) */
     full_scores.causal = false;
     p->source_flops = llm_model_flops(&full_scores, p->exec.batch_size, true);
@@ -791,8 +812,8 @@ static int prepare_row(const json_t *row, const codec_presets_t *presets, measur
 static json_t *encode_rule_choice(const measured_row_t *p, json_t *o)
 {
     json_t *exec = codec_llm_execution_encode(&p->exec);
-    json_t *request = json_pack("{s:o,s:s,s:o}", "model", codec_model_encode(&p->model), "system",
-                                p->sys_name, "execution", exec);
+    json_t *request = json_pack("{s:o,s:o,s:o}", "model", codec_model_encode(&p->model), "system",
+                                llm__measured_gpu_system(&p->gpu), "execution", exec);
     const json_t *mods = json_object_get(exec, "recompute_modules"); /* borrowed via request */
     if (!o || !request || json_object_set_new(o, "estimate_request", request)) {
         json_decref(o);
@@ -825,6 +846,16 @@ static json_t *encode_estimate(const measured_row_t *p)
                      "fits_memory", r->fits_memory, "step_time_s", step, "mfu",
                      p->model_flops / (per_proc_s * r->extra.peak_flops), "memory_gib",
                      r->mem_tier1_bytes / 1073741824.0);
+    /* the peak the row states beside Fathom's tier-1 bytes (summary.mem_tier1_bytes) */
+    if (o && p->measured_memory_gib > 0 &&
+        (json_object_set_new(o, "measured_memory_gib", json_real(p->measured_memory_gib)) ||
+         json_object_set_new(o, "memory_error_pct",
+                             json_real(100.0 * (r->mem_tier1_bytes / 1073741824.0 -
+                                                p->measured_memory_gib) /
+                                       p->measured_memory_gib)))) {
+        json_decref(o);
+        return NULL;
+    }
     if (o && ((p->from_step_time &&
                json_object_set_new(o, "measured_from", json_string("step_time_s"))) ||
               json_object_set_new(o, "recompute_from",
@@ -1017,6 +1048,9 @@ json_t *codec_llm_measured_report_rows(const json_t *rows, const char *source,
     json_t *out = json_array();
     groups_t built_in;
     memset(&built_in, 0, sizeof built_in);
+    errors_t memory; /* peak memory against the rows that state theirs */
+    memset(&memory, 0, sizeof memory);
+    int not_fitting = 0;
     for (size_t i = 0; prep && ok && moe && out && i < n; i++) {
         const json_t *row = json_array_get(rows, i);
         json_t *item = json_pack("{s:s,s:s,s:s,s:s,s:I,s:{s:I,s:I,s:I,s:I,s:I}}", "id",
@@ -1058,6 +1092,10 @@ json_t *codec_llm_measured_report_rows(const json_t *rows, const char *source,
             json_object_update(item, est);
             groups_add(&built_in, &prep[i], moe[i],
                        json_real_value(json_object_get(est, "error_pct")));
+            const json_t *me = json_object_get(est, "memory_error_pct");
+            if (me)
+                errors_add(&memory, json_real_value(me));
+            not_fitting += !prep[i].result.fits_memory;
         }
         json_decref(est);
         json_array_append_new(out, item);
@@ -1066,6 +1104,8 @@ json_t *codec_llm_measured_report_rows(const json_t *rows, const char *source,
     if (report) {
         json_object_set_new(report, "source", json_string(source));
         json_object_set_new(report, "rows_total", json_integer((json_int_t)n));
+        json_object_set_new(report, "memory", errors_encode(&memory));
+        json_object_set_new(report, "rows_not_fitting", json_integer(not_fitting));
 #ifdef FATHOM_HAVE_CALIBRATE
         groups_t loso;
         memset(&loso, 0, sizeof loso);
@@ -1094,8 +1134,19 @@ json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t
                          "validation/measured_runs.json");
         return NULL;
     }
-    return codec_llm_measured_report_rows(rows, "presets/validation/measured_runs.json", presets,
-                                          err);
+    json_t *report = codec_llm_measured_report_rows(rows, "presets/validation/measured_runs.json",
+                                                    presets, err);
+    /* the PyTorch-native runs beside them: another stack, reported apart (doc/stacks.md) */
+    const json_t *pytorch = codec_presets_pytorch_runs(presets);
+    if (report && pytorch) {
+        json_t *pt = codec_llm_measured_report_rows(pytorch, "presets/validation/pytorch_runs.json",
+                                                    presets, err);
+        if (!pt || json_object_set_new(report, "pytorch", pt)) {
+            json_decref(report);
+            return NULL;
+        }
+    }
+    return report;
 }
 
 /* " what N rows: mean M%, worst W%" (or " what no rows") of one error group of the report: its
@@ -1174,15 +1225,24 @@ static void print_software(FILE *f, const json_t *rows)
     }
 }
 
-char *codec_llm_measured_text(const json_t *report)
+/* "est/measured" peak memory in GiB of a row ("82.1/82.4", "-" for what is not known). */
+static void memory_cell(const json_t *r, char *out, size_t cap)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return NULL;
-    fprintf(f, "%-12s %-22s %-6s %5s  %-16s %9s %9s %8s %8s  %s\n", "id", "model", "system",
-            "gpus", "tp/pp/vp/cp/dp", "measured", "estimate", "error", "loso", "recompute");
+    const json_t *est = json_object_get(r, "memory_gib"), *meas = json_object_get(r, "measured_memory_gib");
+    char m[16] = "-";
+    if (json_is_number(meas))
+        snprintf(m, sizeof m, "%.1f", json_number_value(meas));
+    if (json_is_number(est))
+        snprintf(out, cap, "%.1f/%s", json_number_value(est), m);
+    else
+        snprintf(out, cap, "-/%s", m);
+}
+
+static void print_report(FILE *f, const json_t *report)
+{
+    fprintf(f, "%-12s %-22s %-6s %5s  %-16s %9s %9s %8s %8s %11s  %s\n", "id", "model", "system",
+            "gpus", "tp/pp/vp/cp/dp", "measured", "estimate", "error", "loso", "GiB est/ran",
+            "recompute");
     const json_t *rows = json_object_get(report, "rows");
     for (size_t i = 0; i < json_array_size(rows); i++) {
         const json_t *r = json_array_get(rows, i), *l = json_object_get(r, "layout");
@@ -1213,15 +1273,17 @@ char *codec_llm_measured_text(const json_t *report)
                 if (used > 0 && (size_t)used < sizeof recompute)
                     used += snprintf(recompute + used, sizeof recompute - (size_t)used, "%s%s",
                                      mi ? "," : "+", json_string_value(mod));
-            fprintf(f, "%9.0f %9.0f %+7.1f%% %s  %s%s%s\n",
+            char mem[32];
+            memory_cell(r, mem, sizeof mem);
+            fprintf(f, "%9.0f %9.0f %+7.1f%% %s %11s  %s%s%s\n",
                     json_number_value(json_object_get(r, "measured")),
                     json_number_value(json_object_get(r, "estimated")),
-                    json_number_value(json_object_get(r, "error_pct")), loso, recompute,
+                    json_number_value(json_object_get(r, "error_pct")), loso, mem, recompute,
                     json_is_true(json_object_get(r, "fits_memory")) ? "" : " (does not fit)",
                     strcmp(row_str(r, "compared"), "tflops_per_gpu") == 0 ? " [TFLOP/s/GPU]"
                                                                           : "");
         } else
-            fprintf(f, "%38s  %s\n", "-", row_str(r, "reason"));
+            fprintf(f, "%50s  %s\n", "-", row_str(r, "reason"));
     }
     fprintf(f, "tokens/s/GPU over %lld of %lld rows: mean absolute error %.1f%%, worst %.1f%%\n",
             (long long)json_integer_value(json_object_get(report, "rows_estimated")),
@@ -1246,6 +1308,29 @@ char *codec_llm_measured_text(const json_t *report)
     }
     print_software(f, rows);
     print_indistinguishable(f, json_object_get(report, "indistinguishable"));
+    const json_t *mem = json_object_get(report, "memory");
+    fprintf(f, "peak memory (GiB est/ran: summary.mem_tier1_bytes against the peak a row states):");
+    print_group(f, "", mem, "rows", "");
+    fprintf(f, "; rows estimated not to fit: %lld of %lld\n",
+            (long long)json_integer_value(json_object_get(report, "rows_not_fitting")),
+            (long long)(json_integer_value(json_object_get(report, "rows_estimated")) +
+                        json_integer_value(json_object_get(json_object_get(report, "tflops_only"),
+                                                           "rows"))));
+}
+
+char *codec_llm_measured_text(const json_t *report)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    print_report(f, report);
+    const json_t *pytorch = json_object_get(report, "pytorch");
+    if (pytorch) {
+        fprintf(f, "\nPyTorch-native runs (%s):\n", row_str(pytorch, "source"));
+        print_report(f, pytorch);
+    }
     if (fclose(f) != 0) {
         free(buf);
         return NULL;

@@ -1,6 +1,7 @@
 /* model_codec.c — decoding and encoding the shared "model" member (see model_codec.h). */
 #include "model_codec.h"
 
+#include "hf_config.h"
 #include "json_read.h"
 
 static const char *const model_keys[] = {
@@ -184,11 +185,35 @@ static int decode_modern(const json_t *v, const char *path, fathom_model_t *m,
     return 0;
 }
 
+/* {"hf_config": {...}, "seq_size"?}: the config.json read as a model object (hf_config.h),
+ * then decoded as one, so its rules and errors are the model's. */
+static int decode_hf_config(const json_t *v, const char *path, fathom_model_t *out,
+                            fathom_error_t *err)
+{
+    static const char *const keys[] = {"hf_config", "seq_size", NULL};
+    char p[JR_PATH_MAX];
+    int64_t seq = 0;
+    if (jr_check_keys(v, path, keys, err) ||
+        jr_int(v, path, "seq_size", JR_OPTIONAL, 0, 1, MODEL_MAX_DIM, &seq, err))
+        return -1;
+    jr_path(p, sizeof p, path, "hf_config");
+    json_t *m = hf_config_to_model(json_object_get(v, "hf_config"), p, seq, NULL, NULL, err);
+    if (!m)
+        return -1;
+    int rc = codec_model_decode(m, path, NULL, out, err);
+    json_decref(m);
+    return rc;
+}
+
 int codec_model_decode(const json_t *v, const char *path, const codec_presets_t *presets,
                        fathom_model_t *out, fathom_error_t *err)
 {
     if (codec_presets_deref(presets, PRESET_MODEL, &v, path, err) ||
-        jr_expect_object(v, path, err) || jr_check_keys(v, path, model_keys, err))
+        jr_expect_object(v, path, err))
+        return -1;
+    if (jr_has(v, "hf_config"))
+        return decode_hf_config(v, path, out, err);
+    if (jr_check_keys(v, path, model_keys, err))
         return -1;
     fathom_model_t m = {0};
     int pos = 0;

@@ -23,6 +23,7 @@ struct codec_presets {
     json_t *objects[PRESET__KINDS];  /* name → object without "$comment" */
     json_t *comments[PRESET__KINDS]; /* name → comment string */
     json_t *measured;                /* validation/measured_runs.json: an array, or NULL */
+    json_t *pytorch;                 /* validation/pytorch_runs.json: an array, or NULL */
     const codec_presets_t *base;     /* an overlay's built-ins; NULL for a loaded registry */
     user_lookup_t *user;             /* an overlay's lookup; NULL for a loaded registry */
 };
@@ -63,6 +64,7 @@ void codec_presets_free(codec_presets_t *p)
         json_decref(p->comments[k]);
     }
     json_decref(p->measured);
+    json_decref(p->pytorch);
     if (p->user) {
         for (int k = 0; k < PRESET__KINDS; k++)
             json_decref(p->user->fetched[k]);
@@ -173,6 +175,25 @@ out:
     return rc;
 }
 
+/* DIR/validation/<name> into *out: an array, or NULL when the file is absent; -1 with err when it
+ * cannot be parsed or is not an array. */
+static int load_runs(const char *dir, const char *name, json_t **out, fathom_error_t *err)
+{
+    char file[4096];
+    snprintf(file, sizeof file, "%s/validation/%s", dir, name);
+    json_error_t jerr;
+    *out = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
+    if (!*out && jerr.position > 0)
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "%s: %s (line %d)", file, jerr.text,
+                                jerr.line);
+    if (*out && !json_is_array(*out)) {
+        json_decref(*out);
+        *out = NULL;
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "%s: not an array", file);
+    }
+    return 0;
+}
+
 codec_presets_t *codec_presets_load(const char *dir, fathom_error_t *err)
 {
     codec_presets_t *p = codec_presets_empty();
@@ -187,18 +208,8 @@ codec_presets_t *codec_presets_load(const char *dir, fathom_error_t *err)
         }
     }
     /* The measured runs are optional: a registry without them validates against Calculon only. */
-    char file[4096];
-    snprintf(file, sizeof file, "%s/validation/measured_runs.json", dir);
-    json_error_t jerr;
-    p->measured = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
-    if (!p->measured && jerr.position > 0) {
-        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "%s: %s (line %d)", file, jerr.text,
-                         jerr.line);
-        codec_presets_free(p);
-        return NULL;
-    }
-    if (p->measured && !json_is_array(p->measured)) {
-        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "%s: not an array", file);
+    if (load_runs(dir, "measured_runs.json", &p->measured, err) ||
+        load_runs(dir, "pytorch_runs.json", &p->pytorch, err)) {
         codec_presets_free(p);
         return NULL;
     }
@@ -209,6 +220,12 @@ const json_t *codec_presets_measured(const codec_presets_t *p)
 {
     p = builtins(p);
     return p ? p->measured : NULL;
+}
+
+const json_t *codec_presets_pytorch_runs(const codec_presets_t *p)
+{
+    p = builtins(p);
+    return p ? p->pytorch : NULL;
 }
 
 int codec_presets_is_builtin(const codec_presets_t *p, preset_kind_t kind, const char *name)

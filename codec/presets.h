@@ -65,6 +65,8 @@ int codec_preset_name_check(const char *name, const char *field, fathom_error_t 
 /* The measured training runs of DIR/validation/measured_runs.json (an array, borrowed), or NULL
  * when the directory has none. */
 const json_t *codec_presets_measured(const codec_presets_t *p);
+/* The PyTorch-native runs of DIR/validation/pytorch_runs.json (same format), or NULL. */
+const json_t *codec_presets_pytorch_runs(const codec_presets_t *p);
 
 /* {"models":[{"name","comment"}…],"systems":[…]} sorted by name (new reference). */
 json_t *codec_presets_list(const codec_presets_t *p);

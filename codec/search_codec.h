@@ -1,6 +1,6 @@
 /* search_codec.h — the optimal-execution search over JSON: the request of an
  * {"kind":"optimal_execution", …} sweep, its normalized form, the result document, and a
- * convenience that runs a whole search on pthreads (the CLI's `fathom search`).
+ * convenience that runs a decoded search on pthreads (tests, benchmarks).
  *
  * Request (schemas/sweep_optimal_execution.request.json):
  *   {"kind": "optimal_execution"            optional; the normalized form always has it
@@ -28,8 +28,8 @@
 #include "endpoint.h"
 #include "fathom_error.h"
 #include "search.h"
+#include "sweep_kind.h"
 
-#define CODEC_SEARCH_MAX_THREADS 256
 
 /* Strictly decodes a request (or a normalized one) into *out (mode SEARCH_EVALUATE). */
 int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_request_t *out,
@@ -48,26 +48,14 @@ json_t *codec_search_result_encode(const search_request_t *req, const search_res
 /* The sample of good executions as [[sample_rate, mem_tier1_bytes, mem_tier2_bytes], …] in
  * enumeration order; with_position appends unit and index to each row (for checkpoints). */
 json_t *codec_search_points_encode(const search_result_t *res, bool with_position);
-/* Reads rows written with_position back into res's sample. 0, or -1 on a malformed row. */
-int codec_search_points_decode(const json_t *arr, search_result_t *res);
-
-/* Called from the thread that called codec_search_run, about ten times a second while the
- * search runs and once at the end. */
-typedef void (*codec_search_progress_fn)(const search_progress_t *progress, void *user);
-
-/* Runs the whole search of a normalized request on `threads` pthreads (1..256) and returns the
- * result document (new reference). cancel (may be NULL): once non-zero, every thread stops
- * within 4096 executions, and NULL is returned with err FATHOM_E_UNAVAILABLE, message
- * "cancelled". progress (may be NULL) is called with progress_user as described above. */
-json_t *codec_search_run(const json_t *normalized, const codec_ctx_t *ctx, int threads,
-                         volatile int *cancel, codec_search_progress_fn progress,
-                         void *progress_user, fathom_error_t *err);
-
-/* Same, on a decoded request (tests and benchmarks pick the mode); fills *out, which the
- * caller initialized with search_result_init(out, req->options.top_n) and closes. 0, or -1 with
- * err (cancelled: FATHOM_E_UNAVAILABLE with message "cancelled"). */
+/* Runs the whole search of a decoded request on `threads` pthreads (1..256) through the
+ * sweep-kind table's optimal_execution row (search_kind.c; tests and benchmarks pick the mode);
+ * fills *out, which the caller initialized with search_result_init(out, req->options.top_n) and
+ * closes. cancel (may be NULL): once non-zero every thread stops within 4096 executions and -1 is
+ * returned with FATHOM_E_CANCELLED. progress (may be NULL): as codec_sweep_run's. 0, or -1 with
+ * err. (A normalized JSON request runs with codec_sweep_run(&codec_search_kind, …).) */
 int codec_search_run_request(const search_request_t *req, int threads, volatile int *cancel,
-                             codec_search_progress_fn progress, void *progress_user,
+                             sweep_progress_fn progress, void *progress_user,
                              search_result_t *out, fathom_error_t *err);
 
 #endif

@@ -68,8 +68,8 @@ uint64_t codec_plan_size(const json_t *spec);
  *    "warnings": [...], "search": {"total","good","estimated"}}
  * (figures null when nothing fits). Reason codes: "over_max_gpus", "does_not_fit",
  * "never_finishes" (goodput 0), "misses_deadline", "over_budget". *evaluations gets the
- * llm_estimate calls made. NULL with err: FATHOM_E_UNAVAILABLE "cancelled" once *cancel is
- * non-zero (may be NULL), FATHOM_E_INTERNAL when memory ran out. */
+ * llm_estimate calls made. NULL with err: FATHOM_E_CANCELLED once *cancel is non-zero (may
+ * be NULL), FATHOM_E_INTERNAL when memory ran out. */
 json_t *codec_plan_candidate(const json_t *spec, const codec_ctx_t *ctx, uint64_t index,
                              volatile int *cancel, uint64_t *evaluations, fathom_error_t *err);
 
@@ -83,10 +83,5 @@ json_t *codec_plan_summarize(const json_t *spec, const json_t *candidates);
 
 /* The CSV columns of a candidate: JSON paths into it ("execution.tensor_par"), NULL-ended. */
 extern const char *const codec_plan_csv_columns[];
-
-/* Runs every candidate on `threads` pthreads (1..256) and returns the plan block (the CLI and
- * the benchmark; the server runs candidates as sweep units). NULL with err. */
-json_t *codec_plan_run(const json_t *normalized, const codec_ctx_t *ctx, int threads,
-                       fathom_error_t *err);
 
 #endif

@@ -3,12 +3,11 @@
  * search sweep's own request and decoded by codec_search_decode, so the plan's options are
  * exactly the search's; the fastest run is priced by scaling_run_cost and its interruptions by
  * plan_failures (core/plan), and the answer's front and picks are plan_pareto,
- * plan_cheapest_within and plan_fastest_within. codec_plan_run runs every candidate on threads
- * for the CLI and the benchmark (the server runs them as sweep units: server/sweep_plan.c). */
+ * plan_cheapest_within and plan_fastest_within. The plan row of the sweep-kind table (search_plan_kind.c) runs one
+ * candidate a unit, on the server's pool or the CLI's threads. */
 #include "search_plan_codec.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,7 +84,7 @@ static int search_candidate(const json_t *spec, const codec_ctx_t *ctx, const js
         }
         search_result_close(&res);
         if (cancelled)
-            return fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "cancelled");
+            return fathom_error_set(err, FATHOM_E_CANCELLED, NULL, "cancelled");
     }
     return 0;
 }
@@ -282,82 +281,4 @@ out:
     free(front);
     json_decref(pareto);
     return out;
-}
-
-/* ------------------------------------------------------- every candidate, on threads ---- */
-
-typedef struct {
-    const json_t *spec;
-    const codec_ctx_t *ctx;
-    json_t **out;       /* one slot a candidate */
-    uint64_t n;
-    uint64_t next;      /* __atomic: the next candidate to take */
-    int failed;         /* __atomic */
-    pthread_mutex_t lock; /* guards err */
-    fathom_error_t err;
-} plan_run_t;
-
-static void *run_thread(void *arg)
-{
-    plan_run_t *pr = arg;
-    for (;;) {
-        uint64_t i = __atomic_fetch_add(&pr->next, 1, __ATOMIC_RELAXED);
-        if (i >= pr->n || __atomic_load_n(&pr->failed, __ATOMIC_RELAXED))
-            return NULL;
-        uint64_t evaluations = 0;
-        fathom_error_t e;
-        fathom_error_clear(&e);
-        pr->out[i] = codec_plan_candidate(pr->spec, pr->ctx, i, NULL, &evaluations, &e);
-        if (!pr->out[i]) {
-            pthread_mutex_lock(&pr->lock);
-            if (!pr->failed)
-                pr->err = e;
-            __atomic_store_n(&pr->failed, 1, __ATOMIC_RELAXED);
-            pthread_mutex_unlock(&pr->lock);
-        }
-    }
-}
-
-json_t *codec_plan_run(const json_t *normalized, const codec_ctx_t *ctx, int threads,
-                       fathom_error_t *err)
-{
-    if (threads < 1 || threads > CODEC_SEARCH_MAX_THREADS)
-        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "threads", "must be 1 to %d",
-                                CODEC_SEARCH_MAX_THREADS),
-               NULL;
-    plan_run_t pr = {.spec = normalized, .ctx = ctx, .n = codec_plan_size(normalized)};
-    pr.out = calloc(pr.n ? pr.n : 1, sizeof *pr.out);
-    pthread_t tid[CODEC_SEARCH_MAX_THREADS];
-    int started = 0;
-    json_t *doc = NULL, *arr = NULL;
-    if (!pr.out)
-        return codec_plan__oom(err), NULL;
-    pthread_mutex_init(&pr.lock, NULL);
-    for (; started < threads; started++)
-        if (pthread_create(&tid[started], NULL, run_thread, &pr))
-            break;
-    if (started == 0)
-        run_thread(&pr);
-    for (int t = 0; t < started; t++)
-        pthread_join(tid[t], NULL);
-    if (pr.failed) {
-        *err = pr.err;
-        goto out;
-    }
-    arr = json_array();
-    for (uint64_t i = 0; arr && i < pr.n; i++)
-        if (json_array_append(arr, pr.out[i])) {
-            json_decref(arr);
-            arr = NULL;
-        }
-    doc = arr ? codec_plan_summarize(normalized, arr) : NULL;
-    if (!doc)
-        codec_plan__oom(err);
-out:
-    for (uint64_t i = 0; i < pr.n; i++)
-        json_decref(pr.out[i]);
-    free(pr.out);
-    json_decref(arr);
-    pthread_mutex_destroy(&pr.lock);
-    return doc;
 }

@@ -6,11 +6,10 @@
 #include <string.h>
 
 #include "json_read.h"
+#include "llm_codec.h"
 #include "search.h"
 #include "search_codec.h"
 #include "search_plan_codec.h"
-
-const char *const sweep_kind_names[] = {"optimal_execution", "grid", "plan", NULL};
 
 static const char *const grid_keys[] = {"kind", "base", "axes", "top_n", NULL};
 static const char *const base_roots[] = {"model", "system", "execution", "training", NULL};
@@ -179,8 +178,8 @@ static json_t *resolve_system_axis(const char *key, json_t *vals, const codec_ct
     return out;
 }
 
-static json_t *normalize_grid(const json_t *body, const codec_ctx_t *ctx,
-                              const sweep_limits_t *limits, uint64_t *size, fathom_error_t *err)
+json_t *codec_grid_normalize(const json_t *body, const codec_ctx_t *ctx,
+                             const sweep_limits_t *limits, uint64_t *size, fathom_error_t *err)
 {
     if (jr_check_keys(body, "", grid_keys, err))
         return NULL;
@@ -263,43 +262,40 @@ fail:
     return NULL;
 }
 
-json_t *codec_sweep_normalize(const json_t *body, const codec_ctx_t *ctx,
-                              const sweep_limits_t *limits, sweep_kind_t *kind, uint64_t *size,
-                              fathom_error_t *err)
+int codec_sweep_stat_names(json_t *names)
 {
-    int k;
-    if (jr_expect_object(body, "", err) ||
-        jr_enum(body, "", "kind", JR_REQUIRED, 0, sweep_kind_names, &k, err))
-        return NULL;
-    *kind = (sweep_kind_t)k;
-    if (k == SWEEP_GRID)
-        return normalize_grid(body, ctx, limits, size, err);
-    if (k == SWEEP_PLAN)
-        return codec_plan_normalize(body, ctx, limits->max_search_executions, size, err);
+    llm_stats_t zero;
+    memset(&zero, 0, sizeof zero);
+    json_t *stats = codec_llm_stats_encode(&zero);
+    const char *key;
+    json_t *unused;
+    int rc = stats ? 0 : -1;
+    json_object_foreach(stats, key, unused)
+    {
+        if (!rc)
+            rc = json_array_append_new(names, json_string(key));
+    }
+    json_decref(stats);
+    return rc;
+}
 
-    json_t *norm = codec_search_normalize(body, ctx, err);
-    if (!norm)
-        return NULL;
-    search_request_t req;
-    if (codec_search_decode(norm, ctx, &req, err)) {
-        json_decref(norm);
-        return NULL;
+json_t *codec_sweep_cell(json_t *v)
+{
+    return v ? json_incref(v) : json_null();
+}
+
+int codec_sweep_stat_cells(const json_t *stats, json_t *cells)
+{
+    json_t *names = json_array();
+    int rc = names ? codec_sweep_stat_names(names) : -1;
+    size_t i;
+    json_t *name;
+    json_array_foreach(names, i, name)
+    {
+        if (!rc)
+            rc = json_array_append_new(
+                cells, codec_sweep_cell(json_object_get(stats, json_string_value(name))));
     }
-    search_plan_t *plan = search_plan_create(&req, err);
-    if (!plan) {
-        json_decref(norm);
-        return NULL;
-    }
-    *size = search_plan_max_executions(plan);
-    search_plan_free(plan);
-    if (*size > limits->max_search_executions) {
-        fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, "num_procs",
-                         "this search would try %llu executions; the limit of this server is "
-                         "%llu (--max-search-executions)",
-                         (unsigned long long)*size,
-                         (unsigned long long)limits->max_search_executions);
-        json_decref(norm);
-        return NULL;
-    }
-    return norm;
+    json_decref(names);
+    return rc;
 }

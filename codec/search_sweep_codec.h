@@ -18,27 +18,16 @@
 
 #include "endpoint.h"
 #include "fathom_error.h"
+#include "sweep_kind.h"
 
 #define SWEEP_GRID_MAX_AXES 16
 #define SWEEP_GRID_MAX_VALUES 10000 /* per axis */
 #define SWEEP_TOP_N_MAX 100
 
-/* A plan (search_plan_codec.h) is a search per candidate system and GPU count. */
-typedef enum { SWEEP_OPTIMAL_EXECUTION = 0, SWEEP_GRID = 1, SWEEP_PLAN = 2 } sweep_kind_t;
-
-extern const char *const sweep_kind_names[]; /* "optimal_execution", "grid", "plan", NULL */
-
-typedef struct {
-    uint64_t max_grid_points;       /* refuse grids with more points (limit_exceeded) */
-    uint64_t max_search_executions; /* refuse searches that would try more */
-} sweep_limits_t;
-
-/* Decodes and normalizes a sweep body. *kind is set; *size is the grid's point count or the
- * search's execution count (an upper bound with mbs_break), or the plan's candidate count.
- * NULL with err when refused. */
-json_t *codec_sweep_normalize(const json_t *body, const codec_ctx_t *ctx,
-                              const sweep_limits_t *limits, sweep_kind_t *kind, uint64_t *size,
-                              fathom_error_t *err);
+/* Decodes and normalizes a {"kind":"grid"} body (the grid row's normalize, search_grid_kind.c):
+ * *size is its point count. NULL with err when refused. */
+json_t *codec_grid_normalize(const json_t *body, const codec_ctx_t *ctx,
+                             const sweep_limits_t *limits, uint64_t *size, fathom_error_t *err);
 
 /* For a normalized grid spec: its number of points, its top_n, and its axis names in point
  * order (borrowed strings, valid while spec lives; names has room for SWEEP_GRID_MAX_AXES). */
@@ -50,5 +39,13 @@ int codec_grid_axes(const json_t *spec, const char **names);
  * *values maps each axis to its value here (new reference). 0, or -1 (index out of range or
  * out of memory). */
 int codec_grid_point(const json_t *spec, uint64_t index, json_t **body, json_t **values);
+
+/* Downloads' CSV cells shared by the kinds whose rows are estimates (search_kind.c,
+ * search_grid_kind.c): an estimate's statistic names in "stats" order, appended to names; a
+ * row's statistics in that order, appended to cells; and a value as a cell (v with a reference
+ * added, or null when absent: an empty cell). 0, or -1 when memory ran out. */
+int codec_sweep_stat_names(json_t *names);
+int codec_sweep_stat_cells(const json_t *stats, json_t *cells);
+json_t *codec_sweep_cell(json_t *v);
 
 #endif

@@ -28,6 +28,7 @@ PATHS = [
     ("delete", "/v1/presets/systems/{name}", None, "preset_delete_response", "Delete a user system preset (404 when absent, 409 for a built-in); needs the bearer token when fathomd has one."),
     ("get", "/v1/results/{hash}", None, "result_response", "A stored result by config hash (the shareable link; If-None-Match with its ETag gives 304)."),
     ("post", "/v1/transformer", "transformer_request", "transformer_response", "Analytic transformer model: parameters, FLOPs, MFU, 6ND time, GPUs, LoRA."),
+    ("post", "/v1/models/from-hf-config", "hf_config", "hf_config_response", "A Hugging Face config.json read as a Fathom model object, with its parameter counts and what the reading assumed; any request also takes {\"model\": {\"hf_config\": {...}}}."),
     ("post", "/v1/estimate", "estimate_request", "estimate_response", "Step time and memory tiers of one execution (Calculon's model)."),
     ("get", "/v1/validation", None, "validation_response", "Calculon's validation against the Megatron sequence-parallelism paper."),
     ("post", "/v1/scaling", "scaling_request", "scaling_response", "Scaling-law solvers: budget to model size, loss, cost."),
@@ -50,13 +51,53 @@ def load(name):
         return json.load(f)
 
 
+# Routes that need the bearer token when fathomd has one (FATHOM_API_TOKEN); reading never does.
+GUARDED = {("post", "/v1/sweep"), ("delete", "/v1/sweep/{id}"), ("put", "/v1/presets/systems/{name}"),
+           ("delete", "/v1/presets/systems/{name}")}
+# GETs that carry an ETag and answer If-None-Match with a bodiless 304.
+CONDITIONAL = {"/v1/results/{hash}", "/v1/sweep/{id}", "/v1/sweep/{id}/results"}
+# Query parameters: (name, schema, description).
+QUERY = {
+    ("get", "/v1/sweeps"): [("limit", {"type": "integer", "minimum": 1, "maximum": 200, "default": 50},
+                             "How many of the newest sweeps.")],
+    ("get", "/v1/sweep/{id}/results"): [
+        ("format", {"type": "string", "enum": ["json", "csv"]},
+         "json or csv; without it the Accept header chooses (text/csv before application/json gives CSV)."),
+        ("offset", {"type": "integer", "minimum": 0, "default": 0},
+         "Index of the first point (a grid's points and a plan's candidates page by index, a search's ranked list by rank − 1)."),
+        ("limit", {"type": "integer", "minimum": 0, "maximum": 100000, "default": 1000},
+         "Points in this page.")],
+}
+# Other statuses an operation answers beyond 200/4XX: status -> description.
+EXTRA_STATUS = {("delete", "/v1/sweep/{id}"): {"409": "The sweep is already done or failed; the error's message names its status."},
+                ("put", "/v1/presets/systems/{name}"): {"409": "A built-in preset's name."},
+                ("delete", "/v1/presets/systems/{name}"): {"409": "A built-in preset's name.", "404": "No such user preset."}}
+
+
+def operation_id(method, path):
+    """getSweepByIdResults for GET /v1/sweep/{id}/results: unique per route."""
+    words = []
+    for part in path.strip("/").split("/"):
+        if part == "v1" or not part:
+            continue
+        if part.startswith("{"):
+            words += ["by", part[1:-1]]
+        else:
+            words += part.replace(".", "-").replace("_", "-").split("-")
+    return method + "".join(w[:1].upper() + w[1:] for w in words)
+
+
 def build():
     components = {}
     for fn in sorted(os.listdir(SCHEMAS)):
         if fn.endswith(".json") and fn != "openapi.json":
             components[fn[:-5].replace(".", "_")] = load(fn)
     error_ref = {"$ref": "#/components/schemas/error"}
+    error = {"application/json": {"schema": error_ref}}
+    etag = {"ETag": {"description": "The answer's entity tag: send it back in If-None-Match to be answered 304 while it holds.",
+                     "schema": {"type": "string"}}}
     paths = {}
+    ids = set()
     for method, path, req, resp, summary in PATHS:
         for name in (req, resp):
             if name not in (None, "text") and name not in components:
@@ -65,15 +106,30 @@ def build():
             content = {"text/plain": {"schema": {"type": "string"}}}
         else:
             content = {"application/json": {"schema": {"$ref": "#/components/schemas/%s" % resp}}}
+        if path == "/v1/sweep/{id}/results":
+            content["text/csv"] = {"schema": {"type": "string", "description": "A header row of column names, then one row per point (RFC 4180)."}}
         ok = "202" if path == "/v1/sweep" else "201" if method == "put" else "200"
-        op = {"summary": summary, "responses": {
-            ok: {"description": "OK", "content": content},
-            "4XX": {"description": "Refused; the error names the field and the reason.",
-                    "content": {"application/json": {"schema": error_ref}}}}}
+        op_id = operation_id(method, path)
+        assert op_id not in ids, op_id
+        ids.add(op_id)
+        ok_response = {"description": "OK", "content": content}
+        if method == "get" and path in CONDITIONAL:
+            ok_response["headers"] = etag
+        op = {"operationId": op_id, "summary": summary, "responses": {
+            ok: ok_response,
+            "4XX": {"description": "Refused; the error names the field and the reason.", "content": error}}}
         if ok == "202":
             op["responses"]["200"] = {"description": "Already exists", "content": content}
         if ok == "201":
             op["responses"]["200"] = {"description": "Replaced", "content": content}
+        if method == "get" and path in CONDITIONAL:
+            op["responses"]["304"] = {"description": "Not Modified: If-None-Match named the answer's current ETag (no body).",
+                                      "headers": etag}
+        if (method, path) in GUARDED:
+            op["security"] = [{"bearerToken": []}, {}]
+            op["responses"]["401"] = {"description": "fathomd has a token and the request did not carry it.", "content": error}
+        for status, text in EXTRA_STATUS.get((method, path), {}).items():
+            op["responses"][status] = {"description": text, "content": error}
         if req:
             op["requestBody"] = {"required": True, "content": {"application/json": {"schema":
                                  {"$ref": "#/components/schemas/%s" % req}}}}
@@ -83,6 +139,11 @@ def build():
             name = rest[rest.index("{") + 1:rest.index("}")]
             params.append({"name": name, "in": "path", "required": True, "schema": {"type": "string"}})
             rest = rest[rest.index("}") + 1:]
+        for name, schema, text in QUERY.get((method, path), []):
+            params.append({"name": name, "in": "query", "required": False, "schema": schema, "description": text})
+        if method == "get" and path in CONDITIONAL:
+            params.append({"name": "If-None-Match", "in": "header", "required": False, "schema": {"type": "string"},
+                           "description": "An ETag this answer carried: 304 while it still holds."})
         if params:
             op["parameters"] = params
         paths.setdefault(path, {})[method] = op
@@ -93,7 +154,10 @@ def build():
                                 "fastest layouts, scaling-law budgets, cost and goodput."},
         "jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
         "paths": paths,
-        "components": {"schemas": components},
+        "components": {"schemas": components, "securitySchemes": {"bearerToken": {
+            "type": "http", "scheme": "bearer",
+            "description": "fathomd --api-token (FATHOM_API_TOKEN): when set, creating and cancelling sweeps and "
+                           "writing user presets need Authorization: Bearer <token>; reading never does."}}},
     }
 
 

@@ -162,11 +162,26 @@ enum MHD_Result http_send(http_req_t *r, int status, const char *content_type, c
     return queue_response(r, status, content_type, resp, headers);
 }
 
+void http_etag(char out[HTTP_ETAG_LEN + 1], const char *data, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a, 64 bits */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)data[i]) * 0x100000001b3ULL;
+    snprintf(out, HTTP_ETAG_LEN + 1, "\"%016llx\"", (unsigned long long)h);
+}
+
 enum MHD_Result http_send_stream(http_req_t *r, int status, const char *content_type,
                                  size_t block_size, MHD_ContentReaderCallback read,
                                  void *ctx, MHD_ContentReaderFreeCallback free_ctx,
                                  const char *const *headers)
 {
+    const char *etag = header_in(headers, "ETag");
+    const char *inm = http_header(r, "If-None-Match");
+    if (status == 200 && etag && inm && etag_matches(inm, etag) &&
+        (strcmp(r->method, "GET") == 0 || strcmp(r->method, "HEAD") == 0)) {
+        free_ctx(ctx); /* the client holds this very answer: http_send makes it a 304 */
+        return http_send(r, 200, content_type, "", 0, headers);
+    }
     struct MHD_Response *resp =
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, block_size, read, ctx, free_ctx);
     if (!resp) {

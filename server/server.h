@@ -65,6 +65,10 @@ enum MHD_Result http_send_stream(http_req_t *r, int status, const char *content_
                                  size_t block_size, MHD_ContentReaderCallback read,
                                  void *ctx, MHD_ContentReaderFreeCallback free_ctx,
                                  const char *const *headers);
+/* A strong entity tag for bytes that are the whole state of an answer: "\"" + FNV-1a 64 of
+ * data in hex + "\"" (HTTP_ETAG_LEN chars and a NUL). Equal bytes give equal tags. */
+#define HTTP_ETAG_LEN 18
+void http_etag(char out[HTTP_ETAG_LEN + 1], const char *data, size_t len);
 /* Sends body (reference stolen) as JSON. */
 enum MHD_Result http_send_json(http_req_t *r, int status, json_t *body,
                                const char *const *headers);

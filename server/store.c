@@ -180,12 +180,14 @@ int store_unit_finish(store_t *st, const char *id, long long unit, const char *s
 }
 
 int store_unit_result(store_t *st, const char *id, long long unit, bool *done, char **state,
-                      char **sample, fathom_error_t *err)
+                      char **sample, long long *evaluations, fathom_error_t *err)
 {
     *done = false;
     *state = *sample = NULL;
-    return st->ops->unit_result ? st->ops->unit_result(st, id, unit, done, state, sample, err)
-                                : no_units(err);
+    *evaluations = 0;
+    return st->ops->unit_result
+               ? st->ops->unit_result(st, id, unit, done, state, sample, evaluations, err)
+               : no_units(err);
 }
 
 long long store_file_size(store_t *st)

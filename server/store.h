@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "fathom_error.h"
+#include "sweep_kind.h"
 
 typedef struct store store_t;
 
@@ -139,16 +140,9 @@ int store_sweep_release(store_t *st, const char *id, fathom_error_t *err);
 /* Counts of sweeps in each status. */
 int store_sweep_counts(store_t *st, long long out[STORE_SWEEP__COUNT], fathom_error_t *err);
 
-/* One grid point as stored. */
-typedef struct {
-    long long index;
-    const char *values;   /* JSON object: axis -> value */
-    int status;           /* the HTTP status /v1/estimate would answer for it */
-    bool fits;
-    bool has_sample_rate;
-    double sample_rate;
-    const char *response; /* JSON: the estimate, or {"error":...} */
-} store_point_t;
+/* One point as stored (a grid point, a plan candidate): the sweep-kind table's point
+ * (codec/sweep_kind.h), its texts borrowed from the store for the duration of a callback. */
+typedef sweep_point_t store_point_t;
 
 /* A checkpoint: the merged units' points (grid) or merged state and sample (search) together
  * with the count of units done, in one transaction, only while the sweep is running (-1 with
@@ -163,15 +157,15 @@ typedef struct {
 
 int store_sweep_checkpoint(store_t *st, const store_checkpoint_t *cp, fathom_error_t *err);
 /* Finishes a running sweep with its result document (done), or fails a queued or running one
- * with a message. */
+ * with its error: the error object's JSON text (codec/error_codec.h). */
 int store_sweep_finish(store_t *st, const char *id, const char *result, fathom_error_t *err);
-int store_sweep_fail(store_t *st, const char *id, const char *message, fathom_error_t *err);
+int store_sweep_fail(store_t *st, const char *id, const char *error, fathom_error_t *err);
 
 /* Calls fn for up to max_rows points of sweep id with index >= first_index, in index order, in
  * one short read transaction (a cursor by key: the next call starts after the last index seen,
  * so no reader is held between calls whatever the client's speed). fn's point is valid during
  * the call only; fn returning non-zero stops early. */
-typedef int (*store_point_fn)(void *ctx, const store_point_t *p);
+typedef sweep_point_fn store_point_fn;
 int store_points_page(store_t *st, const char *id, long long first_index, long long max_rows,
                       store_point_fn fn, void *ctx, fathom_error_t *err);
 /* The top_n points that fit, fastest first (ties by index), and the counts of points stored and
@@ -184,8 +178,8 @@ int store_points_best(store_t *st, const char *id, int top_n, store_point_fn fn,
 /* On a shared store the units of a running search are claimed one by one (store_shared only;
  * on other stores every call fails with FATHOM_E_NOT_FOUND and the scheduler never calls them).
  * The owner claims each unit before running it; other replicas help by claiming units from the
- * end of the range and store each unit's result (its search result encoded like a checkpoint's
- * state and sample) for the owner to merge in unit order. A claim is a lease, renewed while the
+ * end of the range and store each unit's result (its state encoded as its kind encodes a
+ * checkpoint, codec/sweep_kind.h) for the owner to merge in unit order. A claim is a lease, renewed while the
  * unit runs: a unit whose replica died is claimed again once its lease lapses. */
 typedef struct {
     char id[65];
@@ -207,9 +201,9 @@ int store_unit_renew(store_t *st, const char *id, long long unit, fathom_error_t
 int store_unit_finish(store_t *st, const char *id, long long unit, const char *state,
                       const char *sample, long long evaluations, fathom_error_t *err);
 /* A unit's stored result: *done false (nothing else set) while it is not finished; else state
- * and sample are owned copies. */
+ * and sample are owned copies, and *evaluations the unit's model evaluations. */
 int store_unit_result(store_t *st, const char *id, long long unit, bool *done, char **state,
-                      char **sample, fathom_error_t *err);
+                      char **sample, long long *evaluations, fathom_error_t *err);
 
 /* ------------------------------------------------------------------- user presets ---- */
 

@@ -42,7 +42,7 @@ typedef struct store_ops {
     int (*unit_finish)(store_t *st, const char *id, long long unit, const char *state,
                        const char *sample, long long evaluations, fathom_error_t *err);
     int (*unit_result)(store_t *st, const char *id, long long unit, bool *done, char **state,
-                       char **sample, fathom_error_t *err);
+                       char **sample, long long *evaluations, fathom_error_t *err);
     int (*preset_get)(store_t *st, const char *kind, const char *name, store_preset_t *out,
                       fathom_error_t *err);
     int (*preset_put)(store_t *st, const char *kind, const char *name, const char *body,

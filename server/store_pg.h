@@ -101,7 +101,7 @@ int pg_unit_renew(store_t *store, const char *id, long long unit, fathom_error_t
 int pg_unit_finish(store_t *store, const char *id, long long unit, const char *state,
                    const char *sample, long long evaluations, fathom_error_t *err);
 int pg_unit_result(store_t *store, const char *id, long long unit, bool *done, char **state,
-                   char **sample, fathom_error_t *err);
+                   char **sample, long long *evaluations, fathom_error_t *err);
 
 /* The backend's user preset calls (store_pg_presets.c). */
 int pg_preset_get(store_t *store, const char *kind, const char *name, store_preset_t *out,

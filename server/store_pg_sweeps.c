@@ -206,8 +206,8 @@ int pg_sweep_pending(store_t *store, store_sweep_fn fn, void *ctx, fathom_error_
     pg_t *pg = pg_of(store);
     const char *params[] = {pg_replica(pg)};
     PGresult *r = pg_read(pg,
-                          "SELECT id, kind, spec, status, done, state, sample FROM sweeps "
-                          "WHERE status = 'queued' OR (status = 'running' AND (owner IS NULL OR "
+                          "SELECT id, kind, spec, status, done, state, sample, evaluations "
+                          "FROM sweeps WHERE status = 'queued' OR (status = 'running' AND (owner IS NULL OR "
                           "owner = $1 OR lease_until < now())) "
                           "ORDER BY status = 'running' DESC, created_at COLLATE \"C\", "
                           "id COLLATE \"C\"",
@@ -226,6 +226,7 @@ int pg_sweep_pending(store_t *store, store_sweep_fn fn, void *ctx, fathom_error_
         sw.done = pg_ll(r, i, 4);
         sw.state = pg_dup(r, i, 5, &oom);
         sw.sample = pg_dup(r, i, 6, &oom);
+        sw.evaluations = pg_ll(r, i, 7);
         const int delivered = store__sweep_deliver(&sw, oom, fn, ctx, err);
         if (delivered < 0)
             rc = -1;
@@ -643,7 +644,7 @@ int pg_unit_finish(store_t *store, const char *id, long long unit, const char *s
 }
 
 int pg_unit_result(store_t *store, const char *id, long long unit, bool *done, char **state,
-                   char **sample, fathom_error_t *err)
+                   char **sample, long long *evaluations, fathom_error_t *err)
 {
     char u[32];
     snprintf(u, sizeof u, "%lld", unit);
@@ -651,7 +652,7 @@ int pg_unit_result(store_t *store, const char *id, long long unit, bool *done, c
     *done = false;
     *state = *sample = NULL;
     PGresult *r = pg_read(pg_of(store),
-                          "SELECT result, sample FROM sweep_units WHERE sweep_id = $1 AND "
+                          "SELECT result, sample, evaluations FROM sweep_units WHERE sweep_id = $1 AND "
                           "unit = $2 AND state = 'done'",
                           2, params, "cannot read a unit's result", err);
     if (!r)
@@ -667,6 +668,7 @@ int pg_unit_result(store_t *store, const char *id, long long unit, bool *done, c
             *state = *sample = NULL;
             rc = fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory reading a unit");
         } else {
+            *evaluations = pg_ll(r, 0, 2);
             *done = true;
         }
     }

@@ -36,7 +36,7 @@ static const char *const stmt_sql[DB_STMT__COUNT] = {
                          "WHERE id = ?1 AND status IN ('cancelled', 'failed')",
     [DB_SWEEP_LIST] = "SELECT id, kind, status, size, total, done, created_at, started_at, "
                       "finished_at FROM sweeps ORDER BY created_at DESC, id LIMIT ?1",
-    [DB_SWEEP_PENDING] = "SELECT id, kind, spec, status, done, state, sample FROM sweeps "
+    [DB_SWEEP_PENDING] = "SELECT id, kind, spec, status, done, state, sample, evaluations FROM sweeps "
                          "WHERE status IN ('queued', 'running') "
                          "ORDER BY status = 'running' DESC, created_at, id",
     [DB_SWEEP_START] = "UPDATE sweeps SET status = 'running', total = ?2, "

@@ -251,7 +251,7 @@ out:
     return rc;
 }
 
-/* Columns of DB_SWEEP_PENDING: id, kind, spec, status, done, state, sample. */
+/* Columns of DB_SWEEP_PENDING: id, kind, spec, status, done, state, sample, evaluations. */
 int sqlite_sweep_pending(store_t *store, store_sweep_fn fn, void *ctx, fathom_error_t *err)
 {
     db_t *db = sqlite_of(store);
@@ -273,6 +273,7 @@ int sqlite_sweep_pending(store_t *store, store_sweep_fn fn, void *ctx, fathom_er
         sw.done = sqlite3_column_int64(st, 4);
         sw.state = db_column_dup(st, 5, &oom);
         sw.sample = db_column_dup(st, 6, &oom);
+        sw.evaluations = sqlite3_column_int64(st, 7);
         const int delivered = store__sweep_deliver(&sw, oom, fn, ctx, err);
         if (delivered < 0)
             rc = -1;
@@ -426,12 +427,12 @@ static int walk_points(db_conn_t *c, sqlite3_stmt *st, store_point_fn fn, void *
         const unsigned char *response = sqlite3_column_text(st, 5);
         store_point_t p = {
             .index = sqlite3_column_int64(st, 0),
-            .values = values ? (const char *)values : "{}",
+            .values = values ? (char *)values : "{}",
             .status = sqlite3_column_int(st, 2),
             .fits = sqlite3_column_int(st, 3) != 0,
             .has_sample_rate = sqlite3_column_type(st, 4) != SQLITE_NULL,
             .sample_rate = sqlite3_column_double(st, 4),
-            .response = response ? (const char *)response : "{}",
+            .response = response ? (char *)response : "{}",
         };
         if (fn(ctx, &p))
             break;

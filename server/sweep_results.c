@@ -1,16 +1,17 @@
-/* sweep_results.c — GET /v1/sweep/<id>/results: every point of a grid sweep, every candidate of
- * a plan, or the ranked executions of a search, as JSON or CSV (a header row, then one row a
- * point: its index, a column per axis, its status, and a column per statistic; a plan's row is
- * its candidate's figures, codec_plan_csv_columns), produced while it is sent.
+/* sweep_results.c — GET /v1/sweep/<id>/results: the rows of a sweep, as JSON or CSV, produced
+ * while they are sent. A kind that keeps points (a grid, a plan) lists every stored point
+ * ({"index","values","status", and the point's answer}); a kind that keeps a state (a search)
+ * lists its ranked best ({"rank", and the entry}). The CSV's header and cells are the kind's
+ * (codec/sweep_kind.h: csv_head, csv_row); writing them as RFC 4180 text is this file's.
  *
  * DESIGN. A download is a cursor, not a document: the HTTP layer asks for bytes
  * (sweeps_download_read, from libmicrohttpd's callback response) and the download refills one
- * capped buffer a chunk at a time — for a grid, one store_points_page call starting at the index
+ * capped buffer a chunk at a time — for points, one store_points_page call starting at the index
  * after the last point sent (a fresh, short read transaction each time; no reader is held while
  * the client reads), stopping at DOWNLOAD_CHUNK_BYTES or DOWNLOAD_CHUNK_ROWS. So the memory a
  * download holds is bounded by SWEEP_DOWNLOAD_MAX_BYTES (plus one decoded point) whatever the
- * sweep's size, and a slow client costs a socket, not a database snapshot. A search's ranked
- * list is at most SEARCH_TOP_N_MAX entries and is read once, with the status. Points stored
+ * sweep's size, and a slow client costs a socket, not a database snapshot. A ranked list is at
+ * most SWEEP_TOP_N_MAX entries and is read once, with the status. Points stored
  * after the download started may appear in it (a running sweep); each point appears once. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +19,6 @@
 
 #include "buf.h"
 #include "canonical.h"
-#include "llm_codec.h"
-#include "search_plan_codec.h"
 #include "sweeps_internal.h"
 
 /* A chunk is refilled up to this many bytes (a point may take it past, up to the buffer's cap). */
@@ -29,15 +28,13 @@
 struct sweep_download {
     sweeps_t *s;
     char id[CODEC_HASH_HEX_LEN + 1];
-    bool grid, csv;
-    bool plan;               /* a plan: its candidates are the grid's points */
-    json_t *spec;            /* grid: for the axes' names */
-    const char *axes[SWEEP_GRID_MAX_AXES];
-    int naxes;
-    json_t *best;            /* search: the ranked list */
-    const json_t *first_exec; /* search: its first execution names the CSV columns */
-    json_t *stat_names;      /* an llm_stats_t encoded: its keys are the CSV's statistic columns */
-    long long next;          /* grid: the next index to read; search: the next rank - 1 */
+    bool points, csv;        /* points: every stored point (else the ranked best) */
+    const sweep_kind_t *kind;
+    json_t *spec;            /* the kind's run borrows it */
+    sweep_run_t *run;        /* the kind's opened spec, for its CSV cells */
+    json_t *best;            /* ranked: the list */
+    json_t *first;           /* the first row (it may name the CSV's columns) */
+    long long next;          /* points: the next index to read; ranked: the next rank - 1 */
     long long remaining;     /* points still to send */
     long long sent;          /* points sent so far (a separator precedes all but the first) */
     bool ended;              /* nothing more to read from the store */
@@ -45,6 +42,7 @@ struct sweep_download {
     buf_t out;               /* bytes produced and not yet handed to the connection */
     size_t pos;              /* bytes of `out` already handed over */
     int failed;              /* a point could not be rendered (memory or the cap) */
+    char etag[HTTP_ETAG_LEN + 1]; /* of the sweep's status and the page asked for */
 };
 
 static int csv_field(buf_t *b, const char *s, int first)
@@ -84,19 +82,6 @@ static int csv_value(buf_t *b, const json_t *v, int first)
     return rc;
 }
 
-static int csv_stats(buf_t *b, const json_t *names, const json_t *stats)
-{
-    const char *key;
-    json_t *unused;
-    int rc = 0;
-    json_object_foreach((json_t *)names, key, unused)
-    {
-        if ((rc = csv_value(b, json_object_get(stats, key), 0)) != 0)
-            break;
-    }
-    return rc;
-}
-
 /* Appends a JSON value as compact text. */
 static int append_json(buf_t *b, const json_t *v)
 {
@@ -114,69 +99,54 @@ static int separator(sweep_download_t *d)
     return d->csv || d->sent == 0 ? 0 : buf_append(&d->out, ",", 1);
 }
 
-/* A plan candidate's CSV row: the columns codec_plan_csv_columns names, by path. */
-static int plan_row(buf_t *b, const json_t *candidate)
+/* A row as CSV: the kind's cells, then a line break. */
+static int csv_line(sweep_download_t *d, const json_t *row)
 {
-    int rc = 0;
-    for (int i = 0; codec_plan_csv_columns[i] && !rc; i++) {
-        const char *col = codec_plan_csv_columns[i], *dot = strchr(col, '.');
-        const json_t *v = candidate;
-        if (dot) {
-            char first[64];
-            snprintf(first, sizeof first, "%.*s", (int)(dot - col), col);
-            v = json_object_get(v, first);
-            col = dot + 1;
-        }
-        v = json_object_get(v, col);
-        if (json_is_array(v)) { /* reasons: one field, joined by '|' */
-            char joined[256] = "";
-            size_t k, len = 0;
-            json_t *e;
-            json_array_foreach(v, k, e) len += (size_t)snprintf(
-                joined + len, len < sizeof joined ? sizeof joined - len : 0, "%s%s",
-                k ? "|" : "", json_string_value(e) ? json_string_value(e) : "");
-            rc = csv_field(b, joined, i == 0);
-        } else {
-            rc = csv_value(b, v, i == 0);
-        }
+    json_t *cells = json_array();
+    int rc = !cells || d->kind->csv_row(d->run, d->first, row, cells) ? BUF_NO_MEMORY : 0;
+    size_t i;
+    json_t *v;
+    json_array_foreach(cells, i, v)
+    {
+        if (!rc)
+            rc = csv_value(&d->out, v, i == 0);
     }
-    return rc ? rc : buf_append(b, "\r\n", 2);
+    json_decref(cells);
+    return rc ? rc : buf_append(&d->out, "\r\n", 2);
 }
 
-static int grid_point(void *ctx, const store_point_t *p)
+/* Sends a row: JSON, or a CSV line. */
+static int send_row(sweep_download_t *d, const json_t *row)
 {
-    sweep_download_t *d = ctx;
-    buf_t *b = &d->out;
-    json_t *values = json_loads(p->values, 0, NULL);
-    json_t *resp = json_loads(p->response, 0, NULL);
-    int rc = !values || !resp ? BUF_NO_MEMORY : separator(d);
-    if (rc == 0 && d->csv && d->plan) {
-        rc = plan_row(b, resp);
-    } else if (rc == 0 && d->csv) {
-        rc = buf_appendf(b, "%lld", p->index);
-        for (int i = 0; i < d->naxes && !rc; i++)
-            rc = csv_value(b, json_object_get(values, d->axes[i]), 0);
-        char num[16];
-        snprintf(num, sizeof num, "%d", p->status);
-        json_t *e = json_object_get(resp, "error");
-        if (!rc)
-            rc = csv_field(b, num, 0);
-        if (!rc)
-            rc = csv_value(b, json_object_get(resp, "fits_memory"), 0);
-        if (!rc)
-            rc = csv_value(b, e ? json_object_get(e, "message") : NULL, 0);
-        if (!rc)
-            rc = csv_stats(b, d->stat_names, json_object_get(resp, "stats"));
-        if (!rc)
-            rc = buf_append(b, "\r\n", 2);
-    } else if (rc == 0) {
-        json_t *point = json_pack("{s:I,s:O,s:i}", "index", (json_int_t)p->index, "values",
-                                  values, "status", p->status);
-        rc = !point || json_object_update(point, resp) ? BUF_NO_MEMORY : append_json(b, point);
-        json_decref(point);
+    int rc = separator(d);
+    if (!rc)
+        rc = d->csv ? csv_line(d, row) : append_json(&d->out, row);
+    return rc;
+}
+
+/* A point as its row: {"index","values","status", and its answer's members}. NULL when memory
+ * ran out. */
+static json_t *point_row(const store_point_t *p)
+{
+    json_t *values = json_loads(p->values, 0, NULL), *resp = json_loads(p->response, 0, NULL);
+    json_t *row = values && resp ? json_pack("{s:I,s:O,s:i}", "index", (json_int_t)p->index,
+                                             "values", values, "status", p->status)
+                                 : NULL;
+    if (row && json_object_update(row, resp)) {
+        json_decref(row);
+        row = NULL;
     }
     json_decref(values);
     json_decref(resp);
+    return row;
+}
+
+static int stored_point(void *ctx, const store_point_t *p)
+{
+    sweep_download_t *d = ctx;
+    json_t *row = point_row(p);
+    int rc = row ? send_row(d, row) : BUF_NO_MEMORY;
+    json_decref(row);
     d->next = p->index + 1;
     if (rc) {
         d->failed = 1;
@@ -184,33 +154,16 @@ static int grid_point(void *ctx, const store_point_t *p)
     }
     d->sent++;
     d->remaining--;
-    return d->remaining == 0 || b->len - d->pos >= DOWNLOAD_CHUNK_BYTES;
+    return d->remaining == 0 || d->out.len - d->pos >= DOWNLOAD_CHUNK_BYTES;
 }
 
-static int search_point(sweep_download_t *d)
+static int ranked_row(sweep_download_t *d)
 {
-    buf_t *b = &d->out;
-    json_t *e = json_array_get(d->best, (size_t)d->next);
-    int rc = separator(d);
-    if (rc == 0 && d->csv) {
-        rc = buf_appendf(b, "%lld", d->next + 1);
-        const char *key;
-        json_t *unused;
-        json_t *exec = json_object_get(e, "execution");
-        json_object_foreach((json_t *)d->first_exec, key, unused)
-        {
-            if (!rc)
-                rc = csv_value(b, json_object_get(exec, key), 0);
-        }
-        if (!rc)
-            rc = csv_stats(b, d->stat_names, json_object_get(e, "stats"));
-        if (!rc)
-            rc = buf_append(b, "\r\n", 2);
-    } else if (rc == 0) {
-        json_t *point = json_pack("{s:I}", "rank", (json_int_t)(d->next + 1));
-        rc = !point || json_object_update(point, e) ? BUF_NO_MEMORY : append_json(b, point);
-        json_decref(point);
-    }
+    json_t *row = json_pack("{s:I}", "rank", (json_int_t)(d->next + 1));
+    int rc = !row || json_object_update(row, json_array_get(d->best, (size_t)d->next))
+                 ? BUF_NO_MEMORY
+                 : send_row(d, row);
+    json_decref(row);
     d->next++;
     if (rc)
         return d->failed = 1, -1;
@@ -225,19 +178,19 @@ static int refill(sweep_download_t *d, fathom_error_t *err)
     buf_reset(&d->out);
     d->pos = 0;
     if (d->remaining > 0 && !d->ended) {
-        if (d->grid) {
+        if (d->points) {
             long long before = d->sent;
             long long rows = d->remaining;
             if (rows > DOWNLOAD_CHUNK_ROWS)
                 rows = DOWNLOAD_CHUNK_ROWS;
-            if (store_points_page(sweeps__server(d->s)->store, d->id, d->next, rows, grid_point, d,
-                                  err))
+            if (store_points_page(sweeps__server(d->s)->store, d->id, d->next, rows, stored_point,
+                                  d, err))
                 return -1;
             if (d->sent - before < rows && !d->failed && d->out.len < DOWNLOAD_CHUNK_BYTES)
                 d->ended = true; /* the page came back short: no more points */
         } else {
             while (d->remaining > 0 && d->next < (long long)json_array_size(d->best) &&
-                   d->out.len < DOWNLOAD_CHUNK_BYTES && search_point(d) == 0) {
+                   d->out.len < DOWNLOAD_CHUNK_BYTES && ranked_row(d) == 0) {
             }
             if (d->next >= (long long)json_array_size(d->best))
                 d->ended = true;
@@ -255,13 +208,6 @@ static int refill(sweep_download_t *d, fathom_error_t *err)
     return 0;
 }
 
-static json_t *stat_names(void)
-{
-    llm_stats_t zero;
-    memset(&zero, 0, sizeof zero);
-    return codec_llm_stats_encode(&zero);
-}
-
 /* The CSV header row, or the JSON document up to the opening of "points". */
 static int head(sweep_download_t *d, const json_t *status)
 {
@@ -276,7 +222,7 @@ static int head(sweep_download_t *d, const json_t *status)
                                 json_object_get(status, "progress"), "offset",
                                 (json_int_t)d->next, "limit", (json_int_t)d->remaining, "size",
                                 json_object_get(status, "size"), "rows",
-                                d->grid ? "all" : "top_n");
+                                d->points ? "all" : "top_n");
         rc = doc ? append_json(b, doc) : BUF_NO_MEMORY;
         json_decref(doc);
         if (rc == 0) { /* reopen the object: the points follow */
@@ -285,39 +231,50 @@ static int head(sweep_download_t *d, const json_t *status)
         }
         return rc;
     }
-    const char *key;
-    json_t *unused;
-    if (d->plan) {
-        for (int i = 0; codec_plan_csv_columns[i] && !rc; i++)
-            rc = csv_field(b, codec_plan_csv_columns[i], i == 0);
-        return rc ? rc : buf_append(b, "\r\n", 2);
-    }
-    if (d->grid) {
-        rc = csv_field(b, "index", 1);
-        for (int i = 0; i < d->naxes && !rc; i++)
-            rc = csv_field(b, d->axes[i], 0);
-        const char *fixed[] = {"status", "fits_memory", "error"};
-        for (int i = 0; i < 3 && !rc; i++)
-            rc = csv_field(b, fixed[i], 0);
-    } else {
-        rc = csv_field(b, "rank", 1);
-        json_object_foreach((json_t *)d->first_exec, key, unused)
-        {
-            if (!rc)
-                rc = csv_field(b, key, 0);
-        }
-    }
-    json_object_foreach(d->stat_names, key, unused)
+    json_t *names = json_array();
+    rc = !names || d->kind->csv_head(d->run, d->first, names) ? BUF_NO_MEMORY : 0;
+    size_t i;
+    json_t *name;
+    json_array_foreach(names, i, name)
     {
         if (!rc)
-            rc = csv_field(b, key, 0);
+            rc = csv_field(b, json_string_value(name), i == 0);
     }
+    json_decref(names);
     return rc ? rc : buf_append(b, "\r\n", 2);
 }
 
-bool sweeps_download_grid(const sweep_download_t *d)
+bool sweeps_download_every_point(const sweep_download_t *d)
 {
-    return d->grid;
+    return d->points;
+}
+
+/* The page's rows follow from the sweep's status (its progress, counts and ranked list) and
+ * the page asked for: their tag is the tag of both. A running sweep's tag changes as units
+ * finish; a finished one's never does. */
+static int download_etag(sweep_download_t *d, const json_t *status, long long offset,
+                         long long limit)
+{
+    char *text = json_dumps(status, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    if (!text)
+        return -1;
+    char page[96];
+    int n = snprintf(page, sizeof page, "|%s|%lld|%lld", d->csv ? "csv" : "json", offset, limit);
+    size_t len = strlen(text);
+    char *all = realloc(text, len + (size_t)n + 1);
+    if (!all) {
+        free(text);
+        return -1;
+    }
+    memcpy(all + len, page, (size_t)n + 1);
+    http_etag(d->etag, all, len + (size_t)n);
+    free(all);
+    return 0;
+}
+
+const char *sweeps_download_etag(const sweep_download_t *d)
+{
+    return d->etag;
 }
 
 int sweeps_download_open(sweeps_t *s, const char *id, long long offset, long long limit, int csv,
@@ -336,25 +293,32 @@ int sweeps_download_open(sweeps_t *s, const char *id, long long offset, long lon
     d->s = s;
     snprintf(d->id, sizeof d->id, "%s", id);
     d->csv = csv != 0;
-    const char *kind = json_string_value(json_object_get(status, "kind"));
-    d->plan = strcmp(kind, "plan") == 0;
-    d->grid = d->plan || strcmp(kind, "grid") == 0;
+    d->kind = sweep_kind_by_name(json_string_value(json_object_get(status, "kind")));
+    if (!d->kind) {
+        fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "a sweep of a kind this fathomd does not "
+                                                        "know");
+        goto fail;
+    }
+    d->points = d->kind->keeps == SWEEP_KEEPS_POINTS;
     d->next = offset;
     d->remaining = limit;
     buf_init(&d->out, SWEEP_DOWNLOAD_MAX_BYTES);
-    d->stat_names = stat_names();
-    if (!d->stat_names)
-        goto oom;
-    if (d->grid) {
-        d->spec = json_incref(json_object_get(status, "spec"));
-        d->naxes = codec_grid_axes(d->spec, d->axes);
-    } else {
+    const codec_ctx_t ctx = {sweeps__server(s)->presets};
+    d->spec = json_incref(json_object_get(status, "spec"));
+    if (!d->spec || !(d->run = d->kind->open(d->spec, &ctx, err)))
+        goto fail;
+    if (!d->points) {
+        /* The first ranked row: a search's names its execution columns. */
         d->best = json_incref(json_object_get(status, "best"));
-        d->first_exec = json_object_get(json_array_get(d->best, 0), "execution");
         if (!d->best)
             goto oom;
+        if (json_array_size(d->best)) {
+            d->first = json_pack("{s:i}", "rank", 1);
+            if (!d->first || json_object_update(d->first, json_array_get(d->best, 0)))
+                goto oom;
+        }
     }
-    if (head(d, status))
+    if (head(d, status) || download_etag(d, status, offset, limit))
         goto oom;
     json_decref(status);
     *out = d;
@@ -389,9 +353,11 @@ void sweeps_download_free(sweep_download_t *d)
 {
     if (!d)
         return;
+    if (d->run)
+        d->kind->close(d->run);
     json_decref(d->spec);
     json_decref(d->best);
-    json_decref(d->stat_names);
+    json_decref(d->first);
     buf_free(&d->out);
     free(d);
 }

@@ -8,6 +8,7 @@
 
 #include "alloc_guard.h"
 #include "canonical.h"
+#include "error_codec.h"
 #include "log.h"
 #include "sweeps_internal.h"
 
@@ -27,7 +28,7 @@ int sweeps_submit(sweeps_t *s, const json_t *body, json_t **out, fathom_error_t 
     if (!presets)
         return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
     codec_ctx_t ctx = {presets};
-    sweep_kind_t kind;
+    const sweep_kind_t *kind = NULL;
     uint64_t size = 0;
     alloc_guard_take();
     json_t *spec = codec_sweep_normalize(body, &ctx, sweeps__limits(s), &kind, &size, err);
@@ -47,7 +48,7 @@ int sweeps_submit(sweeps_t *s, const json_t *body, json_t **out, fathom_error_t 
         return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
     }
     bool created = false;
-    int rc = store_sweep_submit(srv->store, id, sweep_kind_names[kind], text, (long long)size,
+    int rc = store_sweep_submit(srv->store, id, kind->name, text, (long long)size,
                                 srv->cfg.max_queued_sweeps, &created, err);
     free(text);
     if (rc)
@@ -56,7 +57,7 @@ int sweeps_submit(sweeps_t *s, const json_t *body, json_t **out, fathom_error_t 
     char url[128];
     snprintf(url, sizeof url, "/v1/sweep/%s", id);
     *out = json_pack("{s:s,s:s,s:s,s:b}", "id", id, "status_url", url, "kind",
-                     sweep_kind_names[kind], "created", created);
+                     kind->name, "created", created);
     return *out ? 0 : fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
 }
 
@@ -70,91 +71,71 @@ static json_t *loads_or_null(const char *t)
     return t ? json_loads(t, 0, NULL) : NULL;
 }
 
-typedef struct {
-    const json_t *spec;
-    json_t *best;
-    int failed;
-} best_walk_t;
-
-static int add_best(void *ctx, const store_point_t *p)
+/* The answer so far of a sweep that has no result (running, cancelled, failed): its kind's
+ * result from the last checkpoint's state and the stored points. NULL without err when there is
+ * nothing to show (a spec or checkpoint that no longer opens: the status still answers). */
+static json_t *answer_so_far(sweeps_t *s, const store_sweep_t *row, const json_t *spec,
+                             fathom_error_t *err)
 {
-    best_walk_t *w = ctx;
-    json_t *resp = json_loads(p->response, 0, NULL), *body = NULL, *values = NULL;
-    int bad = !resp || codec_grid_point(w->spec, (uint64_t)p->index, &body, &values);
-    json_t *e = bad ? NULL
-                    : json_pack("{s:I,s:o*,s:O*,s:O*,s:O*}", "index", (json_int_t)p->index,
-                                "values", values, "execution", json_object_get(body, "execution"),
-                                "summary", json_object_get(resp, "summary"), "stats",
-                                json_object_get(resp, "stats"));
-    if (bad)
-        json_decref(values);
-    json_decref(body);
-    json_decref(resp);
-    if (!e || json_array_append_new(w->best, e)) {
-        w->failed = 1;
-        return 1;
-    }
-    return 0;
-}
-
-json_t *sweeps__grid_best(store_t *store, const char *id, const json_t *spec, fathom_error_t *err)
-{
-    best_walk_t w = {spec, json_array(), 0};
-    long long stored = 0, good = 0;
-    if (!w.best)
-        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory"), NULL;
-    if (store_points_best(store, id, codec_grid_top_n(spec), add_best, &w, &stored, &good, err)) {
-        json_decref(w.best);
+    const sweep_kind_t *kind = sweep_kind_by_name(row->kind);
+    const codec_ctx_t ctx = {sweeps__server(s)->presets};
+    fathom_error_t why;
+    sweep_run_t *run = kind && spec ? kind->open(spec, &ctx, &why) : NULL;
+    sweep_state_t *st = NULL;
+    json_t *doc = NULL;
+    if (!run)
         return NULL;
+    if (kind->keeps == SWEEP_KEEPS_STATE) {
+        st = kind->state_new(run, &why);
+        if (!st || (row->state && kind->decode_state(run, row->state, NULL, st, &why)))
+            goto out;
     }
-    json_t *doc = w.failed ? NULL
-                           : json_pack("{s:o,s:{s:I,s:I,s:I,s:I}}", "best", w.best, "counts",
-                                       "total", (json_int_t)stored, "good", (json_int_t)good,
-                                       "bad", (json_int_t)(stored - good), "points",
-                                       (json_int_t)codec_grid_size(spec));
-    if (w.failed)
-        json_decref(w.best);
-    if (!doc)
-        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory listing the best points");
+    sweeps_points_at_t at = {store_of(s), row->id};
+    sweep_points_t pts = sweeps__points(&at);
+    doc = kind->result(run, st, &pts, 0, err);
+out:
+    if (st)
+        kind->state_free(st);
+    kind->close(run);
     return doc;
 }
 
-/* The best list and counts of a sweep's row: its result when done, the grid's points so far,
- * or the search's last checkpoint. */
-static int best_and_counts(store_t *store, const store_sweep_t *row, const json_t *spec,
-                           json_t **best, json_t **counts, fathom_error_t *err)
+/* The answer part of a status: {"best", "counts", and the kind's own members (a plan's "plan")}
+ * from the finished sweep's result, or its answer so far; best and counts empty when there is
+ * none. 0, or -1 with err. */
+static int answer(sweeps_t *s, const store_sweep_t *row, const json_t *spec, json_t **out,
+                  fathom_error_t *err)
 {
-    *best = *counts = NULL;
-    json_t *doc = NULL;
-    if (row->result) {
-        doc = loads_or_null(row->result);
-    } else if (strcmp(row->kind, "grid") == 0 && spec) {
-        if ((doc = sweeps__grid_best(store, row->id, spec, err)) == NULL)
-            return -1;
-    } else if (row->state) {
-        doc = loads_or_null(row->state);
-        size_t i;
-        json_t *e;
-        json_array_foreach(json_object_get(doc, "best"), i, e)
-        {
-            json_object_del(e, "unit");
-            json_object_del(e, "index");
-        }
-        json_object_del(json_object_get(doc, "counts"), "estimated");
+    fathom_error_clear(err);
+    json_t *doc = row->result ? loads_or_null(row->result) : answer_so_far(s, row, spec, err);
+    if (!doc && err->code != FATHOM_E_OK)
+        return -1;
+    if (!json_is_object(doc)) {
+        json_decref(doc);
+        doc = json_object();
     }
-    *best = json_incref(json_object_get(doc, "best"));
-    *counts = json_incref(json_object_get(doc, "counts"));
-    json_decref(doc);
-    if (!*best)
-        *best = json_array();
-    if (!*counts)
-        *counts = json_pack("{s:i,s:i,s:i}", "total", 0, "good", 0, "bad", 0);
-    if (!*best || !*counts) {
-        json_decref(*best);
-        json_decref(*counts);
+    if (doc && !json_object_get(doc, "best"))
+        json_object_set_new(doc, "best", json_array());
+    if (doc && !json_object_get(doc, "counts"))
+        json_object_set_new(doc, "counts",
+                            json_pack("{s:i,s:i,s:i}", "total", 0, "good", 0, "bad", 0));
+    if (!doc || !json_is_array(json_object_get(doc, "best")) ||
+        !json_is_object(json_object_get(doc, "counts"))) {
+        json_decref(doc);
         return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
     }
+    *out = doc;
     return 0;
+}
+
+/* A failed sweep's error object (older rows kept a bare message), or null. */
+static json_t *error_of(const store_sweep_t *row)
+{
+    fathom_error_t e;
+    if (!row->error || !row->error[0] || codec_error_decode(row->error, &e))
+        return json_null();
+    json_t *obj = codec_error_encode(&e);
+    return obj ? obj : json_null();
 }
 
 int sweeps_status(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err)
@@ -165,27 +146,29 @@ int sweeps_status(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err
     store_sweep_t row;
     if (store_sweep_get(store_of(s), id, false, &row, err))
         return -1;
-    json_t *spec = loads_or_null(row.spec), *best = NULL, *counts = NULL;
+    json_t *spec = loads_or_null(row.spec), *doc = NULL;
     int rc = -1;
-    if (best_and_counts(store_of(s), &row, spec, &best, &counts, err))
+    if (answer(s, &row, spec, &doc, err))
         goto out;
     json_error_t jerr;
     *out = json_pack_ex(&jerr, 0,
-        "{s:s,s:s,s:s,s:{s:I,s:I},s:I,s:I,s:o,s:o,s:o,s:o,s:O*,s:o,s:o}", "id", id, "kind",
+        "{s:s,s:s,s:s,s:{s:I,s:I},s:I,s:I,s:o,s:o,s:o,s:o,s:O*,s:O,s:O}", "id", id, "kind",
         row.kind, "status", store_sweep_status_names[row.status], "progress", "done",
         (json_int_t)row.done, "total", (json_int_t)row.total, "size", (json_int_t)row.size,
         "evaluations", (json_int_t)row.evaluations, "created_at", text_or_null(row.created_at),
         "started_at", text_or_null(row.started_at), "finished_at", text_or_null(row.finished_at),
-        "error", text_or_null(row.error), "spec", spec, "best", best, "counts", counts);
-    if (*out && row.result && strcmp(row.kind, "plan") == 0) {
-        /* a finished plan's answer: candidates, front, cheapest and fastest */
-        json_t *doc = json_loads(row.result, 0, NULL);
-        json_t *plan = json_object_get(doc, "plan");
-        if (!plan || json_object_set(*out, "plan", plan)) {
+        "error", error_of(&row), "spec", spec, "best", json_object_get(doc, "best"), "counts",
+        json_object_get(doc, "counts"));
+    /* The kind's own members of its answer (a finished plan's "plan": candidates, front,
+     * cheapest and fastest) follow. */
+    const char *key;
+    json_t *v;
+    json_object_foreach(doc, key, v)
+    {
+        if (*out && strcmp(key, "best") && strcmp(key, "counts") && json_object_set(*out, key, v)) {
             json_decref(*out);
             *out = NULL;
         }
-        json_decref(doc);
     }
     if (!*out) {
         log_msg(LOG_ERROR, "sweep status: %s", jerr.text);
@@ -203,6 +186,7 @@ int sweeps_status(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err
     rc = 0;
 out:
     json_decref(spec);
+    json_decref(doc);
     store_sweep_close(&row);
     return rc;
 }
@@ -216,8 +200,19 @@ int sweeps_cancel(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err
         sweeps__cancel_job(s, id);
         log_event(LOG_INFO, "sweep cancelled", json_pack("{s:s}", "sweep", id));
     }
-    /* Cancelling a finished or already cancelled sweep is not an error: answer its status. */
-    return sweeps_status(s, id, out, err);
+    if (sweeps_status(s, id, out, err))
+        return -1;
+    /* Cancelling a cancelled sweep is idempotent (its status again); a finished one has nothing
+     * left to cancel, and answering 200 would read as done. */
+    const char *state = json_string_value(json_object_get(*out, "status"));
+    if (!changed && state && (strcmp(state, "done") == 0 || strcmp(state, "failed") == 0)) {
+        fathom_error_set(err, FATHOM_E_CONFLICT, "status",
+                         "sweep %s is %s: there is nothing left to cancel", id, state);
+        json_decref(*out); /* state points into it */
+        *out = NULL;
+        return -1;
+    }
+    return 0;
 }
 
 int sweeps_sample(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err)
@@ -228,23 +223,18 @@ int sweeps_sample(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err
     if (store_sweep_get(store_of(s), id, true, &row, err))
         return -1;
     int rc = -1;
-    if (strcmp(row.kind, "grid") == 0) {
+    const sweep_kind_t *kind = sweep_kind_by_name(row.kind);
+    json_t *rows = NULL;
+    if (!kind || !kind->sample) {
         fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL,
-                         "a grid sweep has every point in /v1/sweep/%s/results", id);
+                         "a %s sweep has every point in /v1/sweep/%s/results", row.kind, id);
         goto out;
     }
-    json_t *rows = row.sample ? json_loads(row.sample, 0, NULL) : json_array();
-    size_t i;
-    json_t *r;
-    /* Checkpoint rows carry their enumeration position; the answer's do not. */
-    json_array_foreach(rows, i, r)
-    {
-        while (json_array_size(r) > 3)
-            json_array_remove(r, 3);
-    }
+    if (!(rows = kind->sample(row.sample, err)))
+        goto out;
     *out = json_pack("{s:s,s:s,s:[sss],s:o}", "id", id, "status",
                      store_sweep_status_names[row.status], "columns", "sample_rate",
-                     "mem_tier1_bytes", "mem_tier2_bytes", "points", rows ? rows : json_array());
+                     "mem_tier1_bytes", "mem_tier2_bytes", "points", rows);
     if (*out)
         rc = 0;
     else

@@ -1,35 +1,38 @@
-/* sweeps.c — the sweep scheduler: runs optimal-execution searches and grids of estimates on the
- * libuv worker pool and checkpoints them through the store. (What HTTP threads ask of sweeps —
- * submit, status, cancel, lists — is in sweep_views.c; result downloads in sweep_results.c.)
+/* sweeps.c — the sweep scheduler: runs the units of every kind of sweep on the libuv worker
+ * pool and checkpoints them through the store. It knows no kind by name: a job holds its kind's
+ * row of the sweep-kind table (codec/sweep_kind.h) and calls it to open the spec, run a unit,
+ * merge, checkpoint and make the result. (What HTTP threads ask of sweeps — submit, status,
+ * cancel, lists — is in sweep_views.c; result downloads in sweep_results.c.)
  *
  * DESIGN (the worker pool's contract).
  * - Ownership. The store owns a sweep: its row is created by POST /v1/sweep (HTTP thread) as
  *   'queued', and only the loop thread claims it (running), checkpoints it and finishes it. The
  *   in-memory job_t (loop thread) is a cache of that row plus the work in flight; it can be
  *   thrown away at any moment and rebuilt from the row.
- * - Work. A sweep is cut into units (a search's work units, GRID_POINTS_PER_UNIT grid points, or
- *   one candidate of a plan, stored as a point like a grid's: sweep_plan.c).
- *   The loop thread queues one uv_work_t per unit on libuv's pool (UV_THREADPOOL_SIZE =
+ * - Work. A sweep is cut into units by its kind (a search's work units, 64 grid points, one
+ *   candidate of a plan). The loop thread queues one uv_work_t per unit on libuv's pool (UV_THREADPOOL_SIZE =
  *   --workers, set by main before any thread starts), at most --workers at a time across all
  *   sweeps, oldest sweep first. If uv_queue_work fails the callbacks never run and the unit stays
  *   undispatched. The work function runs on a pool thread, touches only its chunk and the
- *   read-only plan/spec, and returns nothing: a refused grid point is a result, and a unit that
- *   ran out of memory says so in its chunk (`failed`). Completion (after_work) runs on the loop
- *   thread.
- * - Failure. A unit fails when any allocation on its thread failed while it ran (alloc_guard.h:
- *   the codecs cannot always tell running out of memory from a bad field). A failed unit is
- *   never merged and never counted done: it is queued again (at most
- *   UNIT_RETRIES times in a row; then the sweep is marked failed). A checkpoint is written whole
+ *   read-only opened spec (the kind's run), and returns nothing: a refused grid point is a
+ *   result, and a unit that failed says so in its chunk (`failed`, with its error). Completion
+ *   (after_work) runs on the loop thread.
+ * - Failure. A unit fails when its kind's run_unit says so (out of memory), or when any
+ *   allocation on its thread failed while it ran (alloc_guard.h: the codecs cannot always tell
+ *   running out of memory from a bad field). A failed unit is never merged and never counted
+ *   done: it is queued again (at most UNIT_RETRIES times in a row; then the sweep fails, its
+ *   error the unit's error object). A checkpoint is written whole
  *   or not at all: when memory runs out encoding it, it is tried again RETRY_MS later (so are
  *   starting a job, queueing a unit, merging and finishing); when the store refuses it (a full
  *   disk) the job is dropped and the row, still 'running' at its last checkpoint, resumes on the
  *   next start. So `done` always counts units whose every point is stored.
  * - Order and durability. Units finish in any order; the loop thread merges them strictly in
  *   unit order, and a checkpoint (store_sweep_checkpoint: one transaction) writes the merged
- *   units' points, or the search's merged best list, together with `done` — at most every
+ *   units' points (a kind that keeps points) or its merged state as the kind encodes it (a kind
+ *   that keeps a state), together with `done` and the evaluations so far — at most every
  *   CHECKPOINT_MS, when PENDING_MAX_BYTES of points wait, and at the end. After a crash the
- *   sweep resumes at `done` and, merging in unit order deterministically, ends with the same
- *   results. Finishing (the result document, status done) is a second step after the last
+ *   sweep resumes at `done` with the evaluations counted so far and, merging in unit order
+ *   deterministically, ends with the same results and counts. Finishing (the result document, status done) is a second step after the last
  *   checkpoint; a sweep found with every unit done but not finished is finished on resume.
  * - Cancel. DELETE sets the row to 'cancelled' (HTTP thread, one store call) and raises the
  *   job's cancel flag; a running unit polls it every 4096 executions (or every grid point) and
@@ -45,10 +48,11 @@
  *   replica that died (its lease lapsed; the sweep resumes at its last checkpoint). A job whose
  *   checkpoint failed because the database was unreachable is dropped as on a full disk, and the
  *   poll claims it again (still ours) once the database answers. On SQLite nothing polls.
- * - Helping (shared store, searches only). A replica whose workers would otherwise idle claims
- *   single units of a search another replica owns, from the end of its unit range
+ * - Helping (shared store, kinds that keep a state: a search). A replica whose workers would
+ *   otherwise idle claims single units of such a sweep another replica owns, from the end of its unit range
  *   (store_unit_help), runs them in a helper job (s->helps, never in s->jobs: no checkpoint, no
- *   finish) and stores each unit's result (store_unit_finish), renewing the units' leases at
+ *   finish) and stores each unit's state as its kind encodes it (store_unit_finish), renewing
+ *   the units' leases at
  *   every poll. The owner claims each unit before dispatching it (next_unit); a unit held
  *   elsewhere is marked remote and, when the in-order merge reaches it, its stored result is
  *   decoded and merged like a local chunk (fetch_remote), so merging stays in unit order and
@@ -73,20 +77,16 @@
 
 #include "alloc_guard.h"
 #include "canonical.h"
-#include "llm_codec.h"
+#include "error_codec.h"
 #include "log.h"
 #include "metrics.h"
-#include "search.h"
-#include "search_codec.h"
-#include "search_sweep_codec.h"
 #include "sweeps_internal.h"
 
-#define GRID_POINTS_PER_UNIT 64
 #define CHECKPOINT_MS 500
-/* Merged grid points waiting for their checkpoint are written once they pass this size, so a
- * fast sweep's memory stays bounded whatever its size. */
+/* Merged points waiting for their checkpoint are written once they pass this size, so a fast
+ * sweep's memory stays bounded whatever its size. */
 #define PENDING_MAX_BYTES (4u * 1024 * 1024)
-/* A unit that fails (out of memory) this many times in a row fails its sweep. */
+/* A unit that fails this many times in a row fails its sweep. */
 #define UNIT_RETRIES 3
 /* After a step of the loop thread ran out of memory (starting a job, queueing a unit, merging,
  * a checkpoint or finishing), it is tried again this much later. */
@@ -99,27 +99,26 @@ typedef struct chunk chunk_t;
 
 typedef struct job {
     char id[CODEC_HASH_HEX_LEN + 1];
-    sweep_kind_t kind;
+    const sweep_kind_t *kind;
     json_t *spec;
-    search_plan_t *plan;    /* search */
-    search_result_t merged; /* search: units [0, next_merge) */
-    bool merged_init;
-    uint64_t npoints;       /* grid; plan: its candidates */
+    sweep_run_t *run;       /* the kind's opened spec: read-only while units run */
+    sweep_state_t *merged;  /* a kind that keeps a state: units [0, next_merge) */
     size_t total_units, next_dispatch, next_merge, committed;
     chunk_t **ready;        /* finished units waiting for their turn to merge */
     size_t *retry;          /* failed units to run again (at most --workers at a time) */
     size_t nretry;
     int failures;           /* consecutive failed units */
-    sweep_point_t *pending; /* grid: merged points not yet checkpointed */
+    sweep_point_t *pending; /* a kind that keeps points: merged points not yet checkpointed */
     size_t npending, pending_cap, pending_bytes;
-    uint64_t evaluations;
+    uint64_t evaluations;   /* of units [0, next_merge), the checkpoint's before a restart */
     volatile int cancel;    /* __atomic: written by HTTP and loop threads, read by pool threads */
     int inflight;
     bool dropped;           /* cancelled, failed or finished: never written again */
     uint64_t last_commit_ms;
-    /* Shared store, searches only. Owner: remote[u] is set when another replica holds unit u
-     * (its result is read from the store when the merge reaches it). Helper (a job that runs
-     * units of another replica's sweep): busy lists the units in flight, to renew their leases. */
+    /* Shared store, kinds that keep a state. Owner: remote[u] is set when another replica holds
+     * unit u (its result is read from the store when the merge reaches it). Helper (a job that
+     * runs units of another replica's sweep): busy lists the units in flight, to renew their
+     * leases. */
     unsigned char *remote;
     bool helper, used;
     size_t *busy;
@@ -133,11 +132,8 @@ struct chunk {
     job_t *job;
     size_t unit;
     bool cancelled, failed;
-    search_result_t res;
-    bool res_init;
-    sweep_point_t *points; /* grid */
-    size_t npoints;
-    uint64_t evaluations;
+    fathom_error_t err; /* why it failed */
+    sweep_unit_t out;   /* what it made: its state (kept in a fresh one) or its points */
 };
 
 struct sweeps {
@@ -167,22 +163,39 @@ static void job_set_cancel(job_t *j)
     __atomic_store_n(&j->cancel, 1, __ATOMIC_RELAXED);
 }
 
-void sweep_points_free(sweep_point_t *p, size_t n)
+static bool keeps_state(const job_t *j)
 {
-    for (size_t i = 0; p && i < n; i++) {
-        free(p[i].values);
-        free(p[i].response);
-    }
-    free(p);
+    return j->kind->keeps == SWEEP_KEEPS_STATE;
+}
+
+/* ------------------------------------------------------- the store as a points reader ---- */
+
+static int store_page(void *self, long long first, long long max, sweep_point_fn fn, void *ctx,
+                      fathom_error_t *err)
+{
+    const sweeps_points_at_t *at = self;
+    return store_points_page(at->store, at->id, first, max, fn, ctx, err);
+}
+
+static int store_best(void *self, int top_n, sweep_point_fn fn, void *ctx, long long *stored,
+                      long long *good, fathom_error_t *err)
+{
+    const sweeps_points_at_t *at = self;
+    return store_points_best(at->store, at->id, top_n, fn, ctx, stored, good, err);
+}
+
+sweep_points_t sweeps__points(sweeps_points_at_t *at)
+{
+    return (sweep_points_t){at, store_page, store_best};
 }
 
 /* ---------------------------------------------------------------- loop thread: jobs ---- */
 
 static void chunk_free(chunk_t *ch)
 {
-    if (ch->res_init)
-        search_result_close(&ch->res);
-    sweep_points_free(ch->points, ch->npoints);
+    if (ch->out.state)
+        ch->job->kind->state_free(ch->out.state);
+    sweep_points_free(ch->out.points, ch->out.npoints);
     free(ch);
 }
 
@@ -197,9 +210,10 @@ static void job_free(job_t *j)
     free(j->retry);
     free(j->remote);
     free(j->busy);
-    if (j->merged_init)
-        search_result_close(&j->merged);
-    search_plan_free(j->plan);
+    if (j->merged)
+        j->kind->state_free(j->merged);
+    if (j->run)
+        j->kind->close(j->run);
     json_decref(j->spec);
     sweep_points_free(j->pending, j->npending);
     free(j);
@@ -226,92 +240,56 @@ static void job_remove(sweeps_t *s, job_t *j)
     job_free(j);
 }
 
-static void mark_failed(sweeps_t *s, const char *id, const char *message)
+/* Records a sweep's failure: its error object, as every other error is shown. */
+static void mark_failed(sweeps_t *s, const char *id, const fathom_error_t *why)
 {
+    json_t *e = codec_error_encode(why);
+    char *text = e ? json_dumps(e, JSON_COMPACT) : NULL;
     fathom_error_t err;
-    if (store_sweep_fail(s->srv->store, id, message, &err))
+    if (store_sweep_fail(s->srv->store, id,
+                         text ? text : "{\"code\":\"internal\",\"message\":\"out of memory\"}",
+                         &err))
         log_msg(LOG_WARN, "sweep %s: cannot record its failure: %s", id, err.message);
-    log_event(LOG_WARN, "sweep failed", json_pack("{s:s,s:s}", "sweep", id, "error", message));
-}
-
-/* Rebuilds the merged search state stored at the last checkpoint: the counts as stored, and
- * each best entry re-estimated from its execution (deterministic, so identical). */
-static int decode_search_state(const search_plan_t *plan, search_result_t *res,
-                               const char *state_text, const char *sample_text,
-                               fathom_error_t *err)
-{
-    json_t *state = json_loads(state_text, 0, NULL);
-    if (!state)
-        return fathom_error_set(err, FATHOM_E_INVALID_JSON, NULL, "stored state is not JSON");
-    const search_request_t *req = search_plan_request(plan);
-    json_t *counts = json_object_get(state, "counts");
-    res->total = (uint64_t)json_integer_value(json_object_get(counts, "total"));
-    res->good = (uint64_t)json_integer_value(json_object_get(counts, "good"));
-    res->bad = (uint64_t)json_integer_value(json_object_get(counts, "bad"));
-    res->pruned = (uint64_t)json_integer_value(json_object_get(counts, "pruned"));
-    res->estimated = (uint64_t)json_integer_value(json_object_get(counts, "estimated"));
-    json_t *best = json_object_get(state, "best");
-    size_t i;
-    json_t *e;
-    json_array_foreach(best, i, e)
-    {
-        if ((int)i >= res->top_n)
-            break;
-        search_entry_t *entry = &res->best[i];
-        if (codec_llm_execution_decode(json_object_get(e, "execution"), "execution",
-                                       &entry->execution, err) ||
-            llm_estimate(&req->model, &req->system, &entry->execution, &entry->result, err)) {
-            json_decref(state);
-            return -1;
-        }
-        entry->unit = (uint32_t)json_integer_value(json_object_get(e, "unit"));
-        entry->index = (uint32_t)json_integer_value(json_object_get(e, "index"));
-        res->n_best = (int)i + 1;
-    }
-    json_decref(state);
-    json_t *sample = sample_text ? json_loads(sample_text, 0, NULL) : json_array();
-    int bad = !sample || codec_search_points_decode(sample, res);
-    json_decref(sample);
-    if (bad)
-        return fathom_error_set(err, FATHOM_E_INVALID_JSON, NULL, "stored sample is malformed");
-    return 0;
-}
-
-static int restore_search_state(job_t *j, const char *state_text, const char *sample_text,
-                                fathom_error_t *err)
-{
-    if (decode_search_state(j->plan, &j->merged, state_text, sample_text, err))
-        return -1;
-    j->evaluations = j->merged.estimated;
-    return 0;
-}
-
-/* The search's checkpoint document: its best list with each entry's enumeration position. */
-static json_t *search_state_encode(const search_plan_t *plan, const search_result_t *res)
-{
-    const search_request_t *req = search_plan_request(plan);
-    json_t *doc = codec_search_result_encode(req, res);
-    if (!doc)
-        return NULL;
-    json_t *best = json_object_get(doc, "best");
-    for (int i = 0; i < res->n_best && i < (int)json_array_size(best); i++) {
-        json_t *e = json_array_get(best, (size_t)i);
-        if (json_object_set_new(e, "unit", json_integer(res->best[i].unit)) ||
-            json_object_set_new(e, "index", json_integer(res->best[i].index))) {
-            json_decref(doc);
-            return NULL;
-        }
-    }
-    if (json_object_set_new(json_object_get(doc, "counts"), "estimated",
-                            json_integer((json_int_t)res->estimated))) {
-        json_decref(doc);
-        return NULL;
-    }
-    json_object_del(doc, "points"); /* the sample has its own column */
-    return doc;
+    log_event(LOG_WARN, "sweep failed",
+              json_pack("{s:s,s:s,s:s}", "sweep", id, "code", fathom_code_name(why->code),
+                        "error", why->message));
+    free(text);
+    json_decref(e);
 }
 
 static void schedule_retry(sweeps_t *s);
+
+/* A step that failed: 1 (try again later) when memory ran out, in the kind or unseen in the
+ * codec (alloc_guard.h), else -1 (the stored data is at fault). */
+static int failure(const fathom_error_t *err)
+{
+    return err->code == FATHOM_E_INTERNAL || alloc_guard_take() ? 1 : -1;
+}
+
+/* Opens a stored sweep's spec through its kind (for a job or a helper job). 0; 1 when memory
+ * ran out (try again later); -1 with err when the stored sweep does not open. */
+static int job_open(sweeps_t *s, job_t *j, const char *kind, const char *spec, fathom_error_t *err)
+{
+    const codec_ctx_t ctx = {s->srv->presets};
+    json_error_t jerr;
+    if (!(j->kind = sweep_kind_by_name(kind)))
+        return fathom_error_set(err, FATHOM_E_INVALID_JSON, NULL,
+                                "a stored sweep of a kind this fathomd does not know ('%s')",
+                                kind);
+    alloc_guard_take();
+    j->spec = spec ? json_loads(spec, 0, &jerr) : NULL;
+    if (!j->spec) {
+        if (spec && json_error_code(&jerr) == json_error_out_of_memory)
+            return 1;
+        return fathom_error_set(err, FATHOM_E_INVALID_JSON, NULL, "stored spec is not JSON");
+    }
+    if (!(j->run = j->kind->open(j->spec, &ctx, err)))
+        return failure(err);
+    j->total_units = j->kind->units(j->run);
+    if (keeps_state(j) && !(j->merged = j->kind->state_new(j->run, err)))
+        return failure(err);
+    return 0;
+}
 
 /* Builds a job for a pending row and claims the row. NULL (row failed) on a bad spec; NULL
  * (row left as it is) when it cannot be claimed now. */
@@ -319,58 +297,44 @@ static job_t *job_start(sweeps_t *s, const store_sweep_t *row)
 {
     fathom_error_t err;
     fathom_error_clear(&err);
-    codec_ctx_t ctx = {s->srv->presets};
     job_t *j = calloc(1, sizeof *j);
     if (!j)
         return NULL; /* out of memory: the row stays queued and is tried again */
     snprintf(j->id, sizeof j->id, "%s", row->id);
-    j->kind = strcmp(row->kind, "grid") == 0   ? SWEEP_GRID
-              : strcmp(row->kind, "plan") == 0 ? SWEEP_PLAN
-                                               : SWEEP_OPTIMAL_EXECUTION;
-    json_error_t jerr;
-    alloc_guard_take();
-    j->spec = row->spec ? json_loads(row->spec, 0, &jerr) : NULL;
-    if (!j->spec) {
-        if (row->spec && json_error_code(&jerr) == json_error_out_of_memory)
-            goto transient;
-        fathom_error_set(&err, FATHOM_E_INVALID_JSON, NULL, "stored spec is not JSON");
-        goto fail;
+    int rc = job_open(s, j, row->kind, row->spec, &err);
+    if (rc == 0 && (row->done < 0 || (size_t)row->done > j->total_units))
+        rc = fathom_error_set(&err, FATHOM_E_INVALID_JSON, NULL, "stored progress is out of range");
+    if (rc == 0) {
+        j->next_dispatch = j->next_merge = j->committed = (size_t)row->done;
+        /* The checkpoint's evaluations: a resumed sweep counts the whole run's. */
+        j->evaluations = row->evaluations > 0 ? (uint64_t)row->evaluations : 0;
+        if (j->merged && row->state && row->done > 0 &&
+            j->kind->decode_state(j->run, row->state, row->sample, j->merged, &err))
+            rc = failure(&err);
     }
-    if (j->kind == SWEEP_OPTIMAL_EXECUTION) {
-        search_request_t req;
-        if (codec_search_decode(j->spec, &ctx, &req, &err))
-            goto fail;
-        j->plan = search_plan_create(&req, &err);
-        if (!j->plan || search_result_init(&j->merged, req.options.top_n, &err))
-            goto fail;
-        j->merged_init = true;
-        j->total_units = search_plan_units(j->plan);
-    } else if (j->kind == SWEEP_PLAN) {
-        j->npoints = codec_plan_size(j->spec); /* a unit, and a point, per candidate */
-        j->total_units = (size_t)j->npoints;
-    } else {
-        j->npoints = codec_grid_size(j->spec);
-        j->total_units = (size_t)((j->npoints + GRID_POINTS_PER_UNIT - 1) / GRID_POINTS_PER_UNIT);
+    if (rc == 0) {
+        j->ready = calloc(j->total_units ? j->total_units : 1, sizeof *j->ready);
+        /* failed units (one per worker) and a unit taken back from a helper that died */
+        j->retry = calloc((size_t)s->srv->cfg.workers + 1, sizeof *j->retry);
+        if (!j->ready || !j->retry)
+            rc = 1;
+        else if (keeps_state(j) && store_shared(s->srv->store) &&
+                 !(j->remote = calloc(j->total_units ? j->total_units : 1, sizeof *j->remote)))
+            rc = 1;
     }
-    if (row->done < 0 || (size_t)row->done > j->total_units) {
-        fathom_error_set(&err, FATHOM_E_INVALID_JSON, NULL, "stored progress is out of range");
-        goto fail;
-    }
-    j->next_dispatch = j->next_merge = j->committed = (size_t)row->done;
-    if (j->kind == SWEEP_OPTIMAL_EXECUTION && row->state && row->done > 0 &&
-        restore_search_state(j, row->state, row->sample, &err))
-        goto fail;
-    j->ready = calloc(j->total_units ? j->total_units : 1, sizeof *j->ready);
-    /* failed units (one per worker) and a unit taken back from a helper that died */
-    j->retry = calloc((size_t)s->srv->cfg.workers + 1, sizeof *j->retry);
-    if (!j->ready || !j->retry)
-        goto transient;
-    if (j->kind == SWEEP_OPTIMAL_EXECUTION && store_shared(s->srv->store) &&
-        !(j->remote = calloc(j->total_units ? j->total_units : 1, sizeof *j->remote)))
-        goto transient;
-    if (store_sweep_claim(s->srv->store, row->id, (long long)j->total_units, &err)) {
+    if (rc == 0 && store_sweep_claim(s->srv->store, row->id, (long long)j->total_units, &err)) {
         /* cancelled meanwhile, or the store is not writable: looked at again on the next
          * wake-up (a submission, a completion) */
+        job_free(j);
+        return NULL;
+    }
+    if (rc) {
+        /* Out of memory is not the row's fault: it stays queued. Anything else is (stored
+         * data that no longer decodes), and the sweep fails. */
+        if (rc > 0)
+            schedule_retry(s);
+        else
+            mark_failed(s, row->id, &err);
         job_free(j);
         return NULL;
     }
@@ -379,19 +343,6 @@ static job_t *job_start(sweeps_t *s, const store_sweep_t *row)
               json_pack("{s:s,s:s,s:I,s:I}", "sweep", row->id, "kind", row->kind, "units",
                         (json_int_t)j->total_units, "done", (json_int_t)row->done));
     return j;
-fail:
-    /* Out of memory (FATHOM_E_INTERNAL from the codec and core, or a failed JSON allocation)
-     * is not the row's fault: it stays queued. Anything else is (stored data that no longer
-     * decodes is FATHOM_E_INVALID_JSON or a field error), and the sweep fails. */
-    if (err.code == FATHOM_E_INTERNAL || alloc_guard_take())
-        goto transient;
-    mark_failed(s, row->id, err.message[0] ? err.message : "cannot start");
-    job_free(j);
-    return NULL;
-transient:
-    schedule_retry(s);
-    job_free(j);
-    return NULL;
 }
 
 /* Writes the merged, not yet checkpointed part of j in one store transaction. 0; 1 when memory
@@ -402,33 +353,13 @@ static int checkpoint(sweeps_t *s, job_t *j)
     fathom_error_t err;
     fathom_error_clear(&err);
     char *state = NULL, *sample = NULL;
-    int rc = -1;
-    if (j->kind == SWEEP_OPTIMAL_EXECUTION) {
-        json_t *doc = search_state_encode(j->plan, &j->merged);
-        state = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
-        json_decref(doc);
-        json_t *pts = codec_search_points_encode(&j->merged, true);
-        sample = pts ? json_dumps(pts, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
-        json_decref(pts);
-        if (!state || !sample) {
-            rc = 1;
-            goto out;
-        }
-    }
-    store_point_t *points = j->npending ? calloc(j->npending, sizeof *points) : NULL;
-    if (j->npending && !points) {
-        rc = 1;
-        goto out;
-    }
-    for (size_t i = 0; i < j->npending; i++) {
-        const sweep_point_t *p = &j->pending[i];
-        points[i] = (store_point_t){p->index, p->values, p->status, p->fits,
-                                    p->has_sample_rate, p->sample_rate, p->response};
-    }
-    store_checkpoint_t cp = {j->id, (long long)j->next_merge, (long long)j->evaluations,
-                             points, j->npending, state, sample};
+    int rc = 1;
+    if (j->merged && j->kind->encode_state(j->run, j->merged, &state, &sample, &err))
+        goto out; /* only memory can fail */
+    store_checkpoint_t cp = {j->id,      (long long)j->next_merge, (long long)j->evaluations,
+                             j->pending, j->npending,              state,
+                             sample};
     rc = store_sweep_checkpoint(s->srv->store, &cp, &err);
-    free(points);
     if (rc == 0) {
         sweep_points_free(j->pending, j->npending);
         j->pending = NULL;
@@ -450,29 +381,21 @@ out:
     return rc;
 }
 
-
 /* Records the finished sweep's result document. 0; 1 when memory ran out (try again later); -1
  * when the store refused (finished on the next start). */
 static int finish(sweeps_t *s, job_t *j)
 {
     fathom_error_t err;
     fathom_error_clear(&err);
-    json_t *res;
-    if (j->kind == SWEEP_GRID) {
-        res = sweeps__grid_best(s->srv->store, j->id, j->spec, &err);
-    } else if (j->kind == SWEEP_PLAN) {
-        res = sweeps__plan_result(s->srv->store, j->id, j->spec, &err);
-    } else {
-        res = codec_search_result_encode(search_plan_request(j->plan), &j->merged);
-        if (res)
-            json_object_del(res, "points"); /* in the sample column already */
-    }
+    sweeps_points_at_t at = {s->srv->store, j->id};
+    sweep_points_t pts = sweeps__points(&at);
+    json_t *res = j->kind->result(j->run, j->merged, &pts, SWEEP_RESULT_FINAL, &err);
     char *text = res ? json_dumps(res, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
     json_decref(res);
     int rc = -1;
     if (!text)
-        fathom_error_set(&err, err.code ? err.code : FATHOM_E_INTERNAL, NULL,
-                         "%s", err.message[0] ? err.message : "out of memory encoding the result");
+        fathom_error_set(&err, err.code ? err.code : FATHOM_E_INTERNAL, NULL, "%s",
+                         err.message[0] ? err.message : "out of memory encoding the result");
     else
         rc = store_sweep_finish(s->srv->store, j->id, text, &err);
     free(text);
@@ -491,124 +414,25 @@ static int finish(sweeps_t *s, job_t *j)
 
 /* ------------------------------------------------------------ pool threads: the work ---- */
 
-/* Evaluates one grid point into *p. -1 when memory ran out (p is then partly filled and freed by
- * the caller); a point the model refuses is a result (its status and error), not a failure. */
-static int run_grid_point(const codec_ctx_t *ctx, const job_t *j, uint64_t idx, sweep_point_t *p,
-                          uint64_t *evaluations)
-{
-    json_t *body = NULL, *values = NULL, *norm = NULL, *resp = NULL;
-    fathom_error_t err;
-    fathom_error_clear(&err);
-    int rc = -1;
-    p->index = (long long)idx;
-    alloc_guard_take(); /* forget failures of earlier work on this thread */
-    if (codec_grid_point(j->spec, idx, &body, &values))
-        goto out; /* the spec was checked when submitted: only memory can fail here */
-    if ((norm = codec_estimate_endpoint.normalize(body, ctx, &err)) != NULL) {
-        resp = codec_estimate_endpoint.evaluate(norm, ctx, &err);
-        (*evaluations)++;
-    }
-    if (err.code == FATHOM_E_INTERNAL)
-        goto out; /* out of memory inside the codec: not the point's answer */
-    if (resp) {
-        json_t *summary = json_object_get(resp, "summary");
-        json_t *rate = json_object_get(summary, "sample_rate");
-        p->status = 200;
-        p->fits = json_is_true(json_object_get(resp, "fits_memory"));
-        p->has_sample_rate = json_is_number(rate);
-        p->sample_rate = json_number_value(rate);
-    } else {
-        json_t *e = json_pack("{s:s,s:s}", "code", fathom_code_name(err.code), "message",
-                              err.message);
-        if (!e || (err.field[0] && json_object_set_new(e, "field", json_string(err.field))))
-            goto out_e;
-        resp = json_pack("{s:o}", "error", e);
-        e = NULL;
-        if (!resp)
-            goto out;
-        p->status = fathom_code_http_status(err.code);
-        p->fits = false;
-    out_e:
-        json_decref(e);
-        if (!resp)
-            goto out;
-    }
-    p->values = json_dumps(values, JSON_COMPACT | JSON_SORT_KEYS);
-    p->response = json_dumps(resp, JSON_COMPACT | JSON_REAL_PRECISION(17));
-    /* An allocation that failed anywhere in the codec may have changed the answer (a member
-     * left out reads as a field error): such a point is not stored, its unit runs again. */
-    if (p->values && p->response && !alloc_guard_take())
-        rc = 0;
-out:
-    json_decref(body);
-    json_decref(values);
-    json_decref(norm);
-    json_decref(resp);
-    return rc;
-}
-
-static void run_grid_unit(chunk_t *ch)
-{
-    const codec_ctx_t ctx = {ch->s->srv->presets};
-    const job_t *j = ch->job;
-    uint64_t first = (uint64_t)ch->unit * GRID_POINTS_PER_UNIT;
-    uint64_t last = first + GRID_POINTS_PER_UNIT;
-    if (last > j->npoints)
-        last = j->npoints;
-    ch->points = calloc((size_t)(last - first), sizeof *ch->points);
-    if (!ch->points) {
-        ch->failed = true;
-        return;
-    }
-    for (uint64_t idx = first; idx < last; idx++) {
-        if (job_cancelled(j)) {
-            ch->cancelled = true;
-            return;
-        }
-        sweep_point_t *p = &ch->points[ch->npoints++];
-        if (run_grid_point(&ctx, j, idx, p, &ch->evaluations)) {
-            ch->failed = true; /* the whole unit is run again: none of it is stored */
-            return;
-        }
-    }
-}
-
-/* A plan's unit: one candidate (sweep_plan.c). */
-static void run_plan_unit(chunk_t *ch)
-{
-    const codec_ctx_t ctx = {ch->s->srv->presets};
-    if ((ch->points = calloc(1, sizeof *ch->points)) == NULL) {
-        ch->failed = true;
-        return;
-    }
-    ch->npoints = 1;
-    int rc = sweeps__plan_point(&ctx, ch->job->spec, ch->unit, &ch->job->cancel, ch->points,
-                                &ch->evaluations);
-    ch->cancelled = rc == 1;
-    ch->failed = rc < 0;
-}
-
+/* Runs one unit through its kind. A kind that keeps a state runs it into a fresh one (merged on
+ * the loop thread in unit order). */
 static void work(uv_work_t *req)
 {
     chunk_t *ch = req->data;
+    job_t *j = ch->job;
+    const codec_ctx_t ctx = {ch->s->srv->presets};
     metrics_worker_busy(ch->s->srv->metrics, 1);
-    if (ch->job->kind == SWEEP_GRID) {
-        run_grid_unit(ch);
-    } else if (ch->job->kind == SWEEP_PLAN) {
-        run_plan_unit(ch);
-    } else {
-        fathom_error_t err;
-        if (search_result_init(&ch->res, ch->job->merged.top_n, &err) == 0) {
-            ch->res_init = true;
-            alloc_guard_take();
-            ch->cancelled = search_run_unit(ch->job->plan, ch->unit, &ch->res, &ch->job->cancel) ==
-                            SEARCH_UNIT_CANCELLED;
-            ch->failed = alloc_guard_take();
-            ch->evaluations = ch->res.estimated;
-        } else {
-            ch->failed = true; /* out of memory: run again */
-        }
-    }
+    fathom_error_clear(&ch->err);
+    alloc_guard_take(); /* forget failures of earlier work on this thread */
+    int rc = -1;
+    if (!keeps_state(j) || (ch->out.state = j->kind->state_new(j->run, &ch->err)))
+        rc = j->kind->run_unit(j->run, &ctx, ch->unit, &j->cancel, &ch->out, &ch->err);
+    ch->cancelled = rc && ch->err.code == FATHOM_E_CANCELLED;
+    /* An allocation that failed anywhere in the unit may have changed its answer (a member left
+     * out reads as a field error): such a unit is not stored, it runs again. */
+    if (alloc_guard_take() && !ch->cancelled)
+        rc = fathom_error_set(&ch->err, FATHOM_E_INTERNAL, NULL, "out of memory running a unit");
+    ch->failed = rc && !ch->cancelled;
     metrics_worker_busy(ch->s->srv->metrics, -1);
 }
 
@@ -620,32 +444,23 @@ static void on_retry(uv_timer_t *t);
 
 /* ---------------------------------------- loop thread: helping other replicas ---- */
 
-/* The helper job for sweep id (another replica's search), made from its spec when new. */
-static job_t *helper_job(sweeps_t *s, const char *id, const char *spec_text)
+/* The helper job for sweep id (another replica's sweep of `kind`), made from its spec when new. */
+static job_t *helper_job(sweeps_t *s, const char *id, const char *kind, const char *spec)
 {
     for (job_t *j = s->helps; j; j = j->next)
         if (strcmp(j->id, id) == 0)
             return j;
-    codec_ctx_t ctx = {s->srv->presets};
     job_t *j = calloc(1, sizeof *j);
     if (!j)
         return NULL;
     snprintf(j->id, sizeof j->id, "%s", id);
-    j->kind = SWEEP_OPTIMAL_EXECUTION;
     j->helper = true;
     fathom_error_t err;
-    search_request_t req;
-    alloc_guard_take();
-    j->spec = json_loads(spec_text, 0, NULL);
     j->busy = calloc((size_t)s->srv->cfg.workers, sizeof *j->busy);
-    if (!j->spec || !j->busy || codec_search_decode(j->spec, &ctx, &req, &err) ||
-        !(j->plan = search_plan_create(&req, &err)) ||
-        search_result_init(&j->merged, req.options.top_n, &err)) {
+    if (!j->busy || job_open(s, j, kind, spec, &err)) {
         job_free(j);
         return NULL;
     }
-    j->merged_init = true;
-    j->total_units = search_plan_units(j->plan);
     j->next = s->helps;
     s->helps = j;
     return j;
@@ -662,18 +477,34 @@ static void helper_unlink(sweeps_t *s, job_t *j)
     job_free(j);
 }
 
-/* Free workers, and no sweep of this replica's own to run: claim units of searches other
+/* Claims a unit of another replica's sweep of a kind whose units travel (one that keeps a
+ * state). 0 with *h; -1 when there is none. */
+static int claim_help(sweeps_t *s, store_unit_help_t *h, const sweep_kind_t **kind)
+{
+    size_t n;
+    const sweep_kind_t *const *kinds = sweep_kinds(&n);
+    for (size_t i = 0; i < n; i++) {
+        fathom_error_t err;
+        if (kinds[i]->keeps == SWEEP_KEEPS_STATE &&
+            store_unit_help(s->srv->store, kinds[i]->name, h, &err) == 0) {
+            *kind = kinds[i];
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Free workers, and no sweep of this replica's own to run: claim units of sweeps other
  * replicas own, from the end of their range. */
 static void help(sweeps_t *s)
 {
-    store_t *st = s->srv->store;
     while (s->inflight < s->srv->cfg.workers &&
            !__atomic_load_n(&s->stopping, __ATOMIC_RELAXED)) {
         store_unit_help_t h;
-        fathom_error_t err;
-        if (store_unit_help(st, sweep_kind_names[SWEEP_OPTIMAL_EXECUTION], &h, &err))
+        const sweep_kind_t *kind;
+        if (claim_help(s, &h, &kind))
             return; /* nothing to help with (its claim lapses if it was a failure after it) */
-        job_t *j = helper_job(s, h.id, h.spec);
+        job_t *j = helper_job(s, h.id, kind->name, h.spec);
         free(h.spec);
         if (!j || h.unit < 0 || (size_t)h.unit >= j->total_units ||
             j->nbusy >= s->srv->cfg.workers)
@@ -696,7 +527,7 @@ static void help(sweeps_t *s)
     }
 }
 
-/* A helper's unit returned: its result is stored for the owner (unless it was stopped). */
+/* A helper's unit returned: its state is stored for the owner (unless it was stopped). */
 static void helper_done(sweeps_t *s, chunk_t *ch, int status)
 {
     job_t *j = ch->job;
@@ -708,18 +539,13 @@ static void helper_done(sweeps_t *s, chunk_t *ch, int status)
     }
     bool stopping = __atomic_load_n(&s->stopping, __ATOMIC_RELAXED);
     if (status != UV_ECANCELED && !ch->cancelled && !ch->failed && !stopping) {
-        json_t *doc = search_state_encode(j->plan, &ch->res);
-        char *state = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
-        json_decref(doc);
-        json_t *pts = codec_search_points_encode(&ch->res, true);
-        char *sample = pts ? json_dumps(pts, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
-        json_decref(pts);
+        char *state = NULL, *sample = NULL;
         fathom_error_t err;
-        if (!state || !sample)
+        if (j->kind->encode_state(j->run, ch->out.state, &state, &sample, &err))
             log_msg(LOG_WARN, "sweep %s: out of memory storing unit %zu; its claim lapses", j->id,
                     ch->unit);
         else if (store_unit_finish(s->srv->store, j->id, (long long)ch->unit, state, sample,
-                                   (long long)ch->evaluations, &err))
+                                   (long long)ch->out.evaluations, &err))
             log_msg(LOG_INFO, "sweep %s: unit %zu not stored (%s)", j->id, ch->unit,
                     err.message);
         free(state);
@@ -730,10 +556,9 @@ static void helper_done(sweeps_t *s, chunk_t *ch, int status)
         helper_unlink(s, j);
 }
 
-
 /* The next unit of j to run: a failed one first, else the next in order. On a shared store a
- * search's unit is claimed first; units other replicas hold are skipped (merged from the store
- * when their turn comes). */
+ * unit of a kind that keeps a state is claimed first; units other replicas hold are skipped
+ * (merged from the store when their turn comes). */
 static bool next_unit(sweeps_t *s, job_t *j, size_t *unit)
 {
     if (j->nretry) {
@@ -807,13 +632,14 @@ static void dispatch(sweeps_t *s)
         help(s);
 }
 
-/* Moves a merged grid chunk's points to the job's pending list. -1 when memory ran out (the
- * chunk keeps its points). */
+/* Moves a merged chunk's points to the job's pending list. -1 when memory ran out (the chunk
+ * keeps its points). */
 static int take_points(job_t *j, chunk_t *ch)
 {
-    if (j->npending + ch->npoints > j->pending_cap) {
+    sweep_unit_t *out = &ch->out;
+    if (j->npending + out->npoints > j->pending_cap) {
         size_t cap = j->pending_cap ? j->pending_cap : 256;
-        while (cap < j->npending + ch->npoints)
+        while (cap < j->npending + out->npoints)
             cap *= 2;
         sweep_point_t *grown = realloc(j->pending, cap * sizeof *grown);
         if (!grown)
@@ -821,13 +647,13 @@ static int take_points(job_t *j, chunk_t *ch)
         j->pending = grown;
         j->pending_cap = cap;
     }
-    for (size_t i = 0; i < ch->npoints; i++) {
-        j->pending_bytes += strlen(ch->points[i].values) + strlen(ch->points[i].response);
-        j->pending[j->npending++] = ch->points[i];
+    for (size_t i = 0; i < out->npoints; i++) {
+        j->pending_bytes += strlen(out->points[i].values) + strlen(out->points[i].response);
+        j->pending[j->npending++] = out->points[i];
     }
-    free(ch->points);
-    ch->points = NULL;
-    ch->npoints = 0;
+    free(out->points);
+    out->points = NULL;
+    out->npoints = 0;
     return 0;
 }
 
@@ -837,15 +663,17 @@ static void drop_job(job_t *j)
     job_set_cancel(j);
 }
 
-/* Unit u of j is held by another replica: its result as a ready chunk when it is stored (1);
- * 0 while it runs there, or when it was taken back here (its holder's lease lapsed: it is
+/* Unit u of j is held by another replica: its stored state as a ready chunk when it is stored
+ * (1); 0 while it runs there, or when it was taken back here (its holder's lease lapsed: it is
  * queued to run here) or cannot be read now. */
 static int fetch_remote(sweeps_t *s, job_t *j, size_t u)
 {
     fathom_error_t err;
     bool done = false;
     char *state = NULL, *sample = NULL;
-    if (store_unit_result(s->srv->store, j->id, (long long)u, &done, &state, &sample, &err))
+    long long evaluations = 0;
+    if (store_unit_result(s->srv->store, j->id, (long long)u, &done, &state, &sample,
+                          &evaluations, &err))
         return 0;
     if (!done) {
         bool claimed = false;
@@ -863,19 +691,21 @@ static int fetch_remote(sweeps_t *s, job_t *j, size_t u)
     }
     chunk_t *ch = calloc(1, sizeof *ch);
     int rc = 0;
-    if (ch && search_result_init(&ch->res, j->merged.top_n, &err) == 0) {
-        ch->res_init = true;
+    alloc_guard_take();
+    if (ch) {
         ch->s = s;
         ch->job = j;
         ch->unit = u;
-        if (decode_search_state(j->plan, &ch->res, state, sample, &err) == 0) {
-            ch->evaluations = ch->res.estimated;
+    }
+    if (ch && (ch->out.state = j->kind->state_new(j->run, &err)) != NULL) {
+        if (j->kind->decode_state(j->run, state, sample, ch->out.state, &err) == 0 &&
+            !alloc_guard_take()) {
+            ch->out.evaluations = evaluations > 0 ? (uint64_t)evaluations : 0;
             j->ready[u] = ch;
             j->remote[u] = 0;
             ch = NULL;
             rc = 1;
-        } else if (err.code != FATHOM_E_INTERNAL && !alloc_guard_take() &&
-                   j->nretry <= (size_t)s->srv->cfg.workers) {
+        } else if (failure(&err) < 0 && j->nretry <= (size_t)s->srv->cfg.workers) {
             log_msg(LOG_WARN, "sweep %s: unit %zu's stored result is unreadable (%s); running it "
                               "here", j->id, u, err.message);
             j->remote[u] = 0;
@@ -900,17 +730,15 @@ static void advance(sweeps_t *s, job_t *j)
            (j->ready[j->next_merge] ||
             (j->remote && j->remote[j->next_merge] && fetch_remote(s, j, j->next_merge)))) {
         chunk_t *ch = j->ready[j->next_merge];
-        if (j->kind != SWEEP_OPTIMAL_EXECUTION) { /* a grid's points, a plan's candidate */
-            if (take_points(j, ch)) {
-                schedule_retry(s); /* out of memory: merged later */
-                break;
-            }
-        } else {
-            search_merge(&j->merged, &ch->res);
+        if (keeps_state(j)) {
+            j->kind->merge(j->run, j->merged, ch->out.state);
+        } else if (take_points(j, ch)) {
+            schedule_retry(s); /* out of memory: merged later */
+            break;
         }
         j->ready[j->next_merge] = NULL;
-        j->evaluations += ch->evaluations;
-        metrics_evaluations(s->srv->metrics, ch->evaluations);
+        j->evaluations += ch->out.evaluations;
+        metrics_evaluations(s->srv->metrics, ch->out.evaluations);
         chunk_free(ch);
         j->next_merge++;
     }
@@ -945,13 +773,14 @@ static void after_work(uv_work_t *req, int status)
         chunk_free(ch);
     } else if (ch->failed) {
         size_t unit = ch->unit;
+        fathom_error_t why = ch->err;
         chunk_free(ch);
         if (++j->failures > UNIT_RETRIES) {
-            mark_failed(s, j->id, "out of memory running a unit");
+            mark_failed(s, j->id, &why);
             drop_job(j);
         } else {
-            log_msg(LOG_WARN, "sweep %s: unit %zu failed (out of memory); running it again", j->id,
-                    unit);
+            log_msg(LOG_WARN, "sweep %s: unit %zu failed (%s); running it again", j->id, unit,
+                    why.message);
             j->retry[j->nretry++] = unit;
         }
     } else {

@@ -48,8 +48,10 @@ int sweeps_download_open(sweeps_t *s, const char *id, long long offset, long lon
 /* Copies up to max bytes of the answer into buf: the count, 0 at the end, -1 on a read error
  * (err filled; the answer is then cut short). */
 long sweeps_download_read(sweep_download_t *d, char *buf, size_t max, fathom_error_t *err);
-/* Whether the download is a grid's (every point) rather than a search's (its top N). */
-bool sweeps_download_grid(const sweep_download_t *d);
+/* The download's entity tag: equal while the sweep's status and the page asked for are. */
+const char *sweeps_download_etag(const sweep_download_t *d);
+/* Whether the download lists every point (a grid, a plan) rather than a ranked top N (a search). */
+bool sweeps_download_every_point(const sweep_download_t *d);
 void sweeps_download_free(sweep_download_t *d);
 
 #endif

@@ -118,6 +118,13 @@ static enum MHD_Result send_results(http_req_t *r, const char *id)
     int csv = format && strcmp(format, "csv") == 0;
     if (format && !csv && strcmp(format, "json") != 0)
         return http_send_errorf(r, FATHOM_E_INVALID_FIELD, "format", "must be json or csv");
+    /* Without ?format, content negotiation: CSV when Accept names text/csv and not JSON first
+     * (a browser's wildcard alone keeps JSON). */
+    const char *wants = http_header(r, "Accept");
+    if (!format && wants) {
+        const char *c = strstr(wants, "text/csv"), *j = strstr(wants, "application/json");
+        csv = c && (!j || c < j);
+    }
     long long offset, limit;
     if (query_count(r, "offset", 0, 0, (long long)1 << 53, &offset, &err) ||
         query_count(r, "limit", 1000, 0, 100000, &limit, &err))
@@ -127,15 +134,19 @@ static enum MHD_Result send_results(http_req_t *r, const char *id)
         return http_send_error(r, &err, NULL);
     /* Say what the rows are: a grid's are every point; a search's only its ranked top N
      * (millions of executions are tried), and the plotted sample is at /points. */
-    const bool grid = sweeps_download_grid(d);
+    const bool grid = sweeps_download_every_point(d);
     char disposition[160], link[160];
     snprintf(disposition, sizeof disposition, "attachment; filename=\"sweep-%.12s.csv\"", id);
     snprintf(link, sizeof link, "</v1/sweep/%s/points>; rel=\"related\"", id);
     const char *rows = grid ? "all" : "top_n";
-    const char *headers[7];
+    const char *headers[11];
     int n = 0;
     headers[n++] = "X-Fathom-Rows";
     headers[n++] = rows;
+    headers[n++] = "ETag";
+    headers[n++] = sweeps_download_etag(d);
+    headers[n++] = "Vary";
+    headers[n++] = "Accept";
     if (csv) {
         headers[n++] = "Content-Disposition";
         headers[n++] = disposition;
@@ -198,6 +209,18 @@ enum MHD_Result routes_sweep_one(http_req_t *r, const char *tail)
                     return sent;
                 }
                 free(text);
+            }
+            /* Not finished: the tag of its bytes, so a dashboard polling an unchanged status
+             * (no unit finished since) is answered 304. */
+            if (rc == 0 && (text = json_dumps(out, JSON_INDENT(2) | JSON_REAL_PRECISION(17)))) {
+                char tag[HTTP_ETAG_LEN + 1];
+                size_t len = strlen(text);
+                http_etag(tag, text, len);
+                const char *headers[] = {"ETag", tag, NULL};
+                enum MHD_Result sent = http_send(r, 200, "application/json", text, len, headers);
+                free(text);
+                json_decref(out);
+                return sent;
             }
         }
         return answer(r, rc, 200, out, &err);

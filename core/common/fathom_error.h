@@ -25,7 +25,8 @@
     XX(UNAVAILABLE,             "unavailable",              503)       \
     XX(INTERNAL,                "internal",                 500)       \
     XX(NO_CONVERGENCE,          "no_convergence",           422)       \
-    XX(CONFLICT,                "conflict",                 409)
+    XX(CONFLICT,                "conflict",                 409)       \
+    XX(CANCELLED,               "cancelled",                409)
 
 typedef enum {
 #define XX(name, wire, status) FATHOM_E_##name,

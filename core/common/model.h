@@ -137,9 +137,10 @@ double model_mtp_extra_params(const fathom_model_t *m);
 
 /* Parameters as a checkpoint counts them: total (MTP depths included), routed experts' share,
  * and active per token (embeddings, output layer, norms, attention, routers, top_k routed and
- * every shared expert). */
+ * every shared expert); mtp and mtp_active are the MTP depths' share of total and active (the
+ * embedding and output layer they share with the main model are not in them). */
 typedef struct {
-    double total, active, routed;
+    double total, active, routed, mtp, mtp_active;
 } model_params_t;
 void model_parameters(const fathom_model_t *m, model_params_t *p);
 

@@ -67,17 +67,24 @@ void model_parameters(const fathom_model_t *m, model_params_t *p)
                                 ? h * (double)m->seq_size
                                 : 0);
     total += model_norm_params(m) + (m->tied_embeddings ? 0 : V * h);
-    double routed = 0;
+    double routed = 0, mtp = 0, mtp_routed = 0;
     const bool last_moe = model_block_is_moe(m, m->num_blocks - 1);
     for (int64_t i = 0; i < m->num_blocks + m->mtp_blocks; i++) {
         /* an MTP depth's block is of the kind of the last main block */
         model_block_params_t b =
             model_block_params(m, i < m->num_blocks ? model_block_is_moe(m, i) : last_moe);
-        total += b.split + b.replicated + b.routed +
-                 (i >= m->num_blocks ? model_mtp_extra_params(m) : 0);
+        const double block = b.split + b.replicated + b.routed +
+                             (i >= m->num_blocks ? model_mtp_extra_params(m) : 0);
+        total += block;
         routed += b.routed;
+        if (i >= m->num_blocks) {
+            mtp += block;
+            mtp_routed += b.routed;
+        }
     }
     p->total = total;
     p->routed = routed;
     p->active = total - routed + routed * k; /* top_k of num_experts routed experts per token */
+    p->mtp = mtp;
+    p->mtp_active = mtp - mtp_routed + mtp_routed * k;
 }

@@ -101,15 +101,6 @@ typedef struct {
 
 typedef enum { LLM_PROC_ROOFLINE = 0, LLM_PROC_NO_OVERLAP = 1 } llm_processing_mode_t;
 
-/* The host that launches the processor's kernels (llm_host.h): host seconds per kernel launched
- * eagerly through the training framework (its Python, autograd and module code included) and per
- * kernel replayed from a CUDA graph. Both 0 (a system that leaves the host out, every Calculon
- * system): the host never sets the pace. */
-typedef struct {
-    double launch_s;
-    double graph_launch_s;
-} llm_host_t;
-
 typedef struct {
     llm_processor_t matrix; /* matrix (tensor-core) engine */
     llm_processor_t vector; /* vector engine */
@@ -122,7 +113,10 @@ typedef struct {
      * and backward alike: attention kernels do not reach GEMM efficiency (softmax, masking and
      * tiling overheads). Only fused attention uses it. (0, 1]. */
     double attention_efficiency;
-    llm_host_t host;
+    /* Host seconds to launch one kernel from the framework, and one kernel replayed from a CUDA
+     * graph (llm_host.h). 0: no host side (Calculon's systems and any that leave them out). */
+    double host_launch_s;
+    double graph_launch_s;
 } llm_system_t;
 
 /* A system object that leaves attention_efficiency out gets this: FlashAttention-2 forward and
@@ -149,6 +143,31 @@ typedef enum { LLM_TP_OVERLAP_NONE = 0, LLM_TP_OVERLAP_RING = 1, LLM_TP_OVERLAP_
 /* Attention as the kernels compute it: Calculon's unfused batched matmuls, softmax and dropout
  * moving the s×s scores through memory, or one fused (flash) kernel that keeps them on chip. */
 typedef enum { LLM_ATTN_KERNEL_UNFUSED = 0, LLM_ATTN_KERNEL_FUSED = 1 } llm_attn_kernel_t;
+/* The software stack that runs the step (doc/stacks.md). Megatron-Core with Transformer Engine
+ * is Calculon's and Fathom's behaviour to date: fused elementwise kernels, Megatron's collectives.
+ * The PyTorch-native stacks run the same model through PyTorch's own kernels: torchtitan (FSDP2,
+ * DTensor tensor/context/pipeline parallelism, optional torch.compile, torchao Float8) and FSDP
+ * (FSDP1 as Hugging Face Accelerate and Composer run it: data-parallel sharding only). */
+typedef enum {
+    LLM_STACK_MEGATRON = 0,
+    LLM_STACK_TORCHTITAN = 1,
+    LLM_STACK_FSDP = 2
+} llm_stack_t;
+/* How FP8 GEMMs scale their operands (execution.fp8_recipe). current: Transformer Engine's
+ * per-tensor current scaling (Megatron's FP8-CS, the default there); tensorwise: torchao's
+ * dynamic per-tensor scaling (torchtitan's default); rowwise: torchao's per-row scales (axiswise);
+ * delayed: Transformer Engine's delayed scaling from an amax history; mxfp8: Blackwell's 1×32
+ * microscaling blocks; blockwise: 128×128 weight / 1×128 activation blocks (DeepSeek-V3's). */
+typedef enum {
+    LLM_FP8_CURRENT = 0,
+    LLM_FP8_TENSORWISE = 1,
+    LLM_FP8_ROWWISE = 2,
+    LLM_FP8_DELAYED = 3,
+    LLM_FP8_MXFP8 = 4,
+    LLM_FP8_BLOCKWISE = 5
+} llm_fp8_recipe_t;
+/* Selective activation checkpointing by op (execution.selective_ac). */
+typedef enum { LLM_SAC_NONE = 0, LLM_SAC_OP = 1 } llm_selective_ac_t;
 /* How the MoE dispatch and combine move tokens: alltoall sends every copy of a token straight to
  * each rank holding one of its experts (Megatron's alltoall dispatcher); flex (DeepEP, HybridEP:
  * Megatron's flex dispatcher) sends a token over the higher tier once per remote tier-0 domain
@@ -245,6 +264,23 @@ typedef struct {
     unsigned recompute_modules;
     /* The kernels CUDA graphs replay instead of the host launching them (llm_host.h). */
     llm_cuda_graphs_t cuda_graphs;
+    /* The software stack (llm_stack_t; doc/stacks.md). Megatron (0) is the behaviour above. */
+    llm_stack_t stack;
+    /* torch.compile over each block (PyTorch stacks): the elementwise ops fused into a few
+     * Triton kernels instead of one memory pass each. */
+    bool compile;
+    /* How FP8 GEMMs scale (with fp8). The zero value is Megatron's current scaling. */
+    llm_fp8_recipe_t fp8_recipe;
+    /* Per-op selective activation checkpointing (PyTorch stacks; torchtitan's
+     * activation_checkpoint.mode "selective" with selective_ac_option "op"): of each block's
+     * forward only the outputs of every other matmul, of attention and of the tensor-parallel
+     * reduce-scatters are saved; every other op (norms, RoPE, activations, adds, casts, the
+     * other matmuls) reruns in backward. activation_recompute must be "none". */
+    llm_selective_ac_t selective_ac;
+    /* Asynchronous tensor parallelism (PyTorch stacks with tensor_par > 1): torch's
+     * micro-pipelined all-gather/reduce-scatter matmuls over symmetric memory, the TP
+     * collectives decomposed into peer copies overlapped with the GEMM chunks. */
+    bool async_tp;
 } llm_execution_t;
 
 /* The selective-recompute module sets to try on a layout that does not fit, fewest first, each
@@ -353,9 +389,10 @@ double llm_model_flops(const fathom_model_t *m, int64_t batch_size, bool trainin
 
 /* Parameters of a model as its checkpoint counts them: total, and active per token
  * (embeddings, output layer, norms, attention, routers, top_k routed and every shared expert).
- * MTP depths are counted (mtp_blocks); routed gives the routed experts' share of total. */
+ * MTP depths are counted (mtp_blocks); routed gives the routed experts' share of total, mtp and
+ * mtp_active the MTP depths' share of total and active. */
 typedef struct {
-    double total, active, routed;
+    double total, active, routed, mtp, mtp_active;
 } llm_params_t;
 void llm_parameters(const fathom_model_t *m, llm_params_t *p);
 
@@ -381,6 +418,19 @@ double llm_a2a_time(const llm_system_t *s, int net, double bytes, double peers, 
  * peers, within router_group_top_k of its router_groups when it has groups (llm_moe.c). */
 double llm_a2a_flex_time(const llm_system_t *s, int net, double token_bytes,
                          const model_moe_t *moe, double peers, double span);
+
+/* A GPU held below its board power (a variant's power_limit_w, doc/stacks.md): the fraction
+ * of the board-power sustained clock it keeps, which scales its matrix and vector rates. Power
+ * above the idle floor P₀ is dynamic, C·V²·f, and along the DVFS curve the voltage follows the
+ * clock (V ∝ f), so it grows as f³:
+ *     f_cap / f_board = ((P_cap − P₀) / (P_board − P₀))^(1/3),   P₀ = LLM_IDLE_POWER_SHARE·P_board
+ * (1 at or above the board power). Memory bandwidth is the HBM's own clock and is not scaled.
+ * Worked by hand in test_llm_stack (500 W on the 700 W H100: 0.8797). The H100 SXM5 measured
+ * in bench/gpu (README, "Sustained power and clocks") idles at 73.7 W of its 700 W (0.105) and
+ * holds a BF16 GEMM at the full 700 W with the SM clock down from 1,980 to 1,365 MHz: a GEMM is
+ * power-limited at the board power, so a lower limit lowers the sustained clock further. */
+#define LLM_IDLE_POWER_SHARE 0.105
+double llm_power_capped_clock(double board_w, double limit_w);
 
 /* Checks a system on its own (ranges, curve order, caps); 0 or -1 with err (field paths start
  * with "system"). llm_estimate assumes a system that passed this check. */
@@ -410,5 +460,11 @@ extern const char *const llm_moe_dispatcher_names[]; /* "alltoall", "flex" (not 
 extern const char *const llm_cuda_graphs_names[]; /* "none", "attention", "partial", "full",
                                                      * "router" */
 extern const char *const llm_recompute_module_names[]; /* by bit index: bit 1 << i is name i */
+extern const char *const llm_stack_names[];      /* "megatron", "torchtitan", "fsdp" */
+extern const char *const llm_fp8_recipe_names[]; /* by llm_fp8_recipe_t */
+extern const char *const llm_selective_ac_names[]; /* "none", "op" */
+/* The FP8 recipe a stack uses when the execution names none: Transformer Engine's current
+ * scaling under Megatron, torchao's tensorwise scaling under the PyTorch stacks. */
+llm_fp8_recipe_t llm_default_fp8_recipe(llm_stack_t stack);
 
 #endif

@@ -1,63 +1,171 @@
-/* llm_host.c — host launch time per block and microbatch (llm_host.h) and what the step waits on
- * it (doc/moe.md, "The host").
+/* llm_host.c — kernels per block, host seconds per kernel and what the step waits on the host
+ * (llm_host.h).
  *
- * Launch counts, per block and microbatch, are read off Megatron-Core's Transformer Engine layer
- * spec and MoE path (megatron/core/transformer/moe/: router.py, token_dispatcher.py, experts.py;
- * fused router, fused permutation, grouped GEMM: the recipes' settings). Forward:
- *   attention   input norm, QKV GEMM, RoPE on Q and K, the attention kernel, output GEMM,
- *               residual add: 7; MLA's q_a, q norm, q_b, kv_a, kv norm and kv_b replace the QKV
- *               GEMM: +5; FP8 casts the output GEMM's input (amax and cast; the norm casts the
- *               QKV input itself): +2, MLA +4
- *   dense MLP   norm, up GEMM, activation, down GEMM, residual add: 5; FP8 +2
- *   MoE router  pre-MLP norm, input cast to fp32, router GEMM, fused score and top-k, three for
- *               the auxiliary loss or forced balance: 7
- *   preprocess  tokens per expert, dispatch layout, the permutation's row map (2): 4; the
+ * Kernels of one dense modern block (attention then MLP), forward / backward, by stack. Counted
+ * from what each stack's source launches (a view or reshape launches nothing):
+ *
+ *   Megatron-Core + Transformer Engine (fused modules): LayerNormLinear QKV (norm, GEMM), fused
+ *   RoPE, fused attention, output GEMM, bias-dropout-add, LayerNormMLP (norm, FC1, activation,
+ *   FC2), bias-dropout-add: 11 forward. Backward: two GEMMs (data and weight gradient) per GEMM,
+ *   one kernel per fused op and a reduction for each norm's weight: 20. The attention (the
+ *   "attn" graph scope) is 6 forward and 10 backward of them, the MLP 5 and 10. Multi-latent
+ *   attention adds its projections and latent norms (mla_kernels), every stack alike.
+ *
+ *   torchtitan eager (torchtitan/models/llama/model.py, norms.py at 9dec370): each RMSNorm is
+ *   x.float(), pow, mean, add+rsqrt, mul, type_as, mul by the weight (7; 14 for two); RoPE is
+ *   float(), a complex multiply and type_as for Q and K (6); repeat_kv materialises K and V when
+ *   GQA repeats them (2); SDPA (1); the output's transpose().contiguous() (1); seven GEMMs (wq,
+ *   wk, wv, wo, w1, w3, w2); silu and the product (2); two residual adds: 35 forward. Backward:
+ *   autograd's reverse of each (the norm's seven ops take twelve kernels, the weight's gradient
+ *   sum among them), two GEMMs each: 60.
+ *
+ *   torchtitan compiled (torch.compile per block): the seven GEMMs and SDPA stay; Inductor fuses
+ *   the elementwise ops between them into one kernel each (norm, RoPE of Q and K, the output
+ *   copy, SwiGLU, residual add with the next norm): 14 forward, 28 backward (two GEMMs each,
+ *   SDPA's backward, a fused kernel per fused forward one and its weight-gradient reduction).
+ *
+ *   FSDP (per block, once per microbatch): the all-gather's copy-in, collective and copy-out
+ *   forward (3); backward the same again and the reduce-scatter's copy-in and collective (5).
+ *   Tensor parallelism with sequence parallelism: an all-gather and a reduce-scatter before and
+ *   after attention and the MLP (4 each way). FP8 (torchao Float8Linear, eager): each linear
+ *   casts its input (abs, max, reciprocal scale, multiply, clamp, cast: 6) and runs _scaled_mm,
+ *   and its weight (6); backward casts the gradient (6) per linear — compiled, each cast is an
+ *   amax reduction and one fused scale-and-cast (2). Transformer Engine fuses its casts into its
+ *   norm and activation kernels: 2 more forward and backward.
+ *
+ * An MoE block (Megatron-Core's MoE path: megatron/core/transformer/moe/ router.py,
+ * token_dispatcher.py, experts.py; fused router and permutation, grouped GEMM — the recipes'
+ * settings) keeps the dense block's attention and replaces its MLP, forward / backward:
+ *   router      pre-MLP norm, input cast to fp32, router GEMM, fused score and top-k, three for
+ *               the auxiliary loss or forced balance: 7 / 4                ("moe_router" scope)
+ *   preprocess  tokens per expert, dispatch layout, the permutation's row map (2): 4 / 0; the
  *               alltoall dispatcher copies the counts to the host (its synchronisation): +1
- *   MoE rest    dispatch (2), permute, activation and probability scaling (2), unpermute,
- *               combine (2), residual add: 9; per local expert the up and down GEMMs (Transformer
- *               Engine's GroupedLinear issues one GEMM per expert): 2, and with FP8 their inputs'
- *               quantization: +2; shared experts: up GEMM, activation, down GEMM: 3 (FP8 +2)
- *   TP > 1      the sequence-parallel all-gather and reduce-scatter of each part: +2
- * Backward: every GEMM twice (input and weight gradient), the rest once, and the norms' weight
- * gradient reductions: attention 11 (MLA +10, FP8 +2/+4), dense MLP 8 (FP8 +2), router 4, MoE
- * rest 10 + 4 per local expert (FP8 +2 per expert), shared experts 5 (FP8 +2); TP +2 per part.
- * Framework module calls (Transformer Engine modules and Megatron's autograd functions), each
- * way: attention 3 (MLA 5), dense MLP 2, router 1, MoE rest 4 (norm, dispatch, two grouped
- * linears) + 2 with shared experts; an FP8 module counts twice (its scheduling takes more than
- * twice the BF16 module's host time: Transformer Engine issue #761, H100).
+ *                                                                           ("moe_preprocess")
+ *   rest        dispatch (2), permute, activation and probability scaling (2), unpermute,
+ *               combine (2), residual add: 9 / 10; per local expert the up and down GEMMs
+ *               (Transformer Engine's GroupedLinear issues one GEMM per expert): 2 / 4, with FP8
+ *               their inputs' quantization 2 / 2 more; shared experts up, activation, down: 3 / 5
+ *               (FP8 +2 / +2) and with TP their all-gather and reduce-scatter 2 / 2; expert TP's
+ *               all-gather and reduce-scatter 2 / 2.
  *
- * Step: per block and microbatch, forward and backward each wait max(0, host − GPU); the GPU
- * pass is the block's compute, its exposed TP collectives and its exposed all-to-all. Full
- * recompute reruns a share of the forward launches in backward. The first stage's blocks set the
- * pace: its MoE blocks and dense blocks are counted apart, both against the block table's GPU
- * pass (the MoE block's; doc/moe.md lists it as an approximation). */
+ * Step (llm__host_step): per block and microbatch, forward and backward each wait max(0, host −
+ * GPU), the GPU pass being the block's compute, its exposed TP collectives and the all-to-all
+ * the MoE step leaves exposed; the recompute reruns its share of the forward's launches in
+ * backward. The first stage's MoE and dense blocks are counted apart, both against the block
+ * table's GPU pass (the MoE block's when the model has experts: doc/moe.md lists it). */
 #include "llm_host.h"
+
+#include <stddef.h>
 
 #include "llm_internal.h"
 
-static double max2(double a, double b) { return a > b ? a : b; }
+/* Forward / backward kernels of the block's compute, by stack and compile. */
+static const double compute_kernels[3][2][2] = {
+    /* megatron */ {{11, 20}, {11, 20}},
+    /* torchtitan: eager, compiled */ {{35, 60}, {14, 28}},
+    /* fsdp (FSDP1 runs the same PyTorch modules) */ {{35, 60}, {14, 28}},
+};
+
+static int stack_of(const llm_execution_t *e)
+{
+    return (unsigned)e->stack <= LLM_STACK_FSDP ? (int)e->stack : 0;
+}
+
+/* Multi-latent attention's projections in place of one QKV GEMM: q_a, its norm, q_b, kv_a, its
+ * norm and kv_b, 5 more forward; backward two GEMMs each and the norms' gradients and weight
+ * reductions, 10 more. */
+static double mla_kernels(const fathom_model_t *m, bool backward)
+{
+    return m->mla.present ? (backward ? 10 : 5) : 0;
+}
+
+/* The dense block's forward and backward kernels, the recompute's rerun left out. */
+static void dense_kernels(const fathom_model_t *m, const llm_execution_t *e, double *fw,
+                          double *bw)
+{
+    const int stack = stack_of(e);
+    const int compiled = e->compile ? 1 : 0;
+    *fw = compute_kernels[stack][compiled][0];
+    *bw = compute_kernels[stack][compiled][1];
+    if (stack != LLM_STACK_MEGATRON && model_kv_heads(m) == m->attn_heads)
+        *fw -= 2, *bw -= 2; /* no repeat_kv copies without grouped-query attention */
+    *fw += mla_kernels(m, false);
+    *bw += mla_kernels(m, true);
+    if (e->fp8) {
+        const double linears = 7, per_cast = stack == LLM_STACK_MEGATRON ? 0 : compiled ? 2 : 6;
+        *fw += stack == LLM_STACK_MEGATRON ? 2 : linears * 2 * per_cast;
+        *bw += stack == LLM_STACK_MEGATRON ? 2 : linears * per_cast;
+    }
+    if (e->tensor_par > 1) {
+        *fw += 4;
+        *bw += 4;
+    }
+    if (llm_zero_stage(e) >= 3 && llm_shard_group(e) > 1) {
+        *fw += 3;
+        *bw += 5;
+    }
+}
+
+/* The share of the forward a backward pass runs again: full recompute's blocks, or torchtitan's
+ * per-op selective checkpointing (its norms, RoPE, activations and every other matmul). */
+static double rerun_share(const llm_execution_t *e, const llm__compiled_t *k)
+{
+    if (e->selective_ac == LLM_SAC_OP)
+        return 1.0;
+    if (e->activation_recompute != LLM_RECOMPUTE_FULL)
+        return 0.0;
+    return k ? llm__recomputed_share(e, k) : 1.0;
+}
+
+void llm_host_block_kernels(const fathom_model_t *m, const llm_execution_t *e,
+                            llm_host_kernels_t *out)
+{
+    double fw, bw;
+    dense_kernels(m, e, &fw, &bw);
+    out->fw = fw;
+    out->bw = bw + rerun_share(e, NULL) * fw;
+}
+
+double llm_host_launch_s(const llm_system_t *s, const llm_execution_t *e)
+{
+    (void)e;
+    return s->host_launch_s > 0 ? s->host_launch_s : 0.0;
+}
 
 void llm_host_block_pass(const fathom_model_t *m, const llm_execution_t *e, bool moe_block,
                          bool backward, llm_host_pass_t *out)
 {
-    const bool fp8 = e->fp8, mla = m->mla.present, tp = e->tensor_par > 1;
-    const double bw = backward ? 1 : 0;
     double *l = out->launches;
     for (int i = 0; i < LLM_HOST__PARTS; i++)
         l[i] = 0;
-    l[LLM_HOST_ATTENTION] = (backward ? 11 : 7) + (mla ? 5 + 5 * bw : 0) +
-                            (fp8 ? (mla ? 4 : 2) : 0) + (tp ? 2 : 0);
-    if (!moe_block || m->moe.num_experts == 0) {
-        l[LLM_HOST_REST] = (backward ? 8 : 5) + (fp8 ? 2 : 0) + (tp ? 2 : 0);
-        return;
+    double fw, bw;
+    dense_kernels(m, e, &fw, &bw);
+    const double dense = backward ? bw : fw;
+    if (stack_of(e) != LLM_STACK_MEGATRON) { /* no graph scope but the whole iteration */
+        l[LLM_HOST_REST] = dense;
+        if (!moe_block || m->moe.num_experts == 0)
+            return;
+    } else {
+        /* Megatron's attention: 6 forward, 10 backward, and MLA's; FP8 and TP add theirs half
+         * to each part */
+        const double mla = mla_kernels(m, backward);
+        const double extra = dense - (backward ? 20 : 11) - mla;
+        l[LLM_HOST_ATTENTION] = (backward ? 10 : 6) + mla + extra / 2;
+        if (!moe_block || m->moe.num_experts == 0) {
+            l[LLM_HOST_REST] = dense - l[LLM_HOST_ATTENTION];
+            return;
+        }
     }
+    /* the MoE MLP in place of the dense one (Megatron's MoE path; other stacks' MLP stays) */
+    const bool fp8 = e->fp8, shared = m->moe.shared_experts > 0;
     const double local = (double)m->moe.num_experts / (double)llm__expert_par(e);
-    const double shared = m->moe.shared_experts > 0 ? 1 : 0;
     l[LLM_HOST_ROUTER] = backward ? 4 : 7;
     l[LLM_HOST_PREPROCESS] =
         backward ? 0 : 4 + (e->moe_dispatcher == LLM_MOE_DISPATCH_ALLTOALL ? 1 : 0);
-    l[LLM_HOST_REST] = (backward ? 10 : 9) + local * ((backward ? 4 : 2) + (fp8 ? 2 : 0)) +
-                       shared * ((backward ? 5 : 3) + (fp8 ? 2 : 0)) + (tp ? 2 : 0);
+    l[LLM_HOST_REST] += (backward ? 10 : 9) + local * ((backward ? 4 : 2) + (fp8 ? 2 : 0)) +
+                        (shared ? (backward ? 5 : 3) + (fp8 ? 2 : 0) : 0) +
+                        (shared && e->tensor_par > 1 ? 2 : 0) +
+                        (llm__expert_tensor_par(e) > 1 ? 2 : 0);
 }
 
 /* Whether the graph scope captures a part. */
@@ -77,34 +185,31 @@ static bool graphed(llm_cuda_graphs_t g, int part)
     }
 }
 
-double llm_host_pass_time(const llm_host_t *h, llm_cuda_graphs_t graphs, const llm_host_pass_t *p)
+double llm_host_pass_time(const llm_system_t *s, llm_cuda_graphs_t graphs, const llm_host_pass_t *p)
 {
     double t = 0;
     for (int i = 0; i < LLM_HOST__PARTS; i++)
-        t += p->launches[i] * (graphed(graphs, i) ? h->graph_launch_s : h->launch_s);
+        t += p->launches[i] * (graphed(graphs, i) ? s->graph_launch_s : s->host_launch_s);
     return t;
 }
 
-double llm_host_exposed(double host_s, double gpu_s) { return max2(0, host_s - gpu_s); }
-
-/* Host seconds of one block's forward and backward (recompute's share of forward included). */
+/* Host seconds of one block's forward and backward (the recompute's share of the forward
+ * included in backward). */
 static void block_host(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                        const llm__compiled_t *k, bool moe_block, double *fw, double *bw)
 {
     llm_host_pass_t p;
     llm_host_block_pass(m, e, moe_block, false, &p);
-    *fw = llm_host_pass_time(&s->host, e->cuda_graphs, &p);
+    *fw = llm_host_pass_time(s, e->cuda_graphs, &p);
     llm_host_block_pass(m, e, moe_block, true, &p);
-    *bw = e->training ? llm_host_pass_time(&s->host, e->cuda_graphs, &p) +
-                            llm__recomputed_share(e, k) * *fw
-                      : 0;
+    *bw = e->training ? llm_host_pass_time(s, e->cuda_graphs, &p) + rerun_share(e, k) * *fw : 0;
 }
 
 void llm__host_step(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                     llm__compiled_t *k, const llm__block_stats_t *blk, llm_stats_t *st,
                     llm_step_extra_t *x)
 {
-    if (m->calculon_block || !(s->host.launch_s > 0))
+    if (m->calculon_block || !(llm_host_launch_s(s, e) > 0))
         return;
     /* the GPU's pass of one block and microbatch (the baseblock's exposed TP collectives) */
     const double gpu_fw = blk->fw.time + blk->fw_tp_exposed[0] + x->a2a_block_fw;
@@ -125,7 +230,7 @@ void llm__host_step(const fathom_model_t *m, const llm_system_t *s, const llm_ex
             x->host_block_fw = fw;
             x->host_block_bw = bw;
         }
-        wait += n * (llm_host_exposed(fw, gpu_fw) + llm_host_exposed(bw, gpu_bw));
+        wait += n * (llm_host_exposed(fw, 1, gpu_fw) + llm_host_exposed(bw, 1, gpu_bw));
     }
     x->host_exposed = wait * (double)k->nmb;
     if (x->host_exposed <= 0)

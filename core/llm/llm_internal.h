@@ -40,6 +40,8 @@ double llm__net_time(const llm_network_t *n, llm_net_op_t op, double bytes, doub
 /* Calculon's refusals (llm_checks.c): 0, or -1 with err naming the field. */
 int llm__check_execution(const fathom_model_t *m, const llm_execution_t *e, fathom_error_t *err);
 int llm__check_networks(const llm_system_t *s, const llm_execution_t *e, fathom_error_t *err);
+/* What the execution's stack refuses (llm_stack.c): 0, or -1 with err naming the field. */
+int llm__check_stack(const fathom_model_t *m, const llm_execution_t *e, fathom_error_t *err);
 
 /* Element counts stay below this so doubles hold them exactly. */
 #define LLM__MAX_EXACT 9007199254740992.0 /* 2^53 */

@@ -577,7 +577,7 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
                    llm__compiled_t *k, fathom_error_t *err)
 {
     if (llm__check_execution(m, e, err) || check_modern(m, s, e, err) ||
-        llm__check_moe(m, s, e, err))
+        llm__check_stack(m, e, err) || llm__check_moe(m, s, e, err))
         return -1;
     /* The datatype before the networks: a system that cannot compute in it is the first thing
      * a planner must change, whatever the layout. */

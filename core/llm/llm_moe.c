@@ -64,6 +64,8 @@ void llm_parameters(const fathom_model_t *m, llm_params_t *p)
     p->total = c.total;
     p->active = c.active;
     p->routed = c.routed;
+    p->mtp = c.mtp;
+    p->mtp_active = c.mtp_active;
 }
 
 /* ---- state memory per processor ---- */

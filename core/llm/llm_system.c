@@ -172,9 +172,8 @@ int llm_system_check(const llm_system_t *s, fathom_error_t *err)
     if (!(s->attention_efficiency > 0.0 && s->attention_efficiency <= 1.0))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "system.attention_efficiency",
                                 "must be in (0, 1], got %g", s->attention_efficiency);
-    const double host[2] = {s->host.launch_s, s->host.graph_launch_s};
-    static const char *const host_fields[2] = {"system.host.launch_s",
-                                               "system.host.graph_launch_s"};
+    const double host[2] = {s->host_launch_s, s->graph_launch_s};
+    static const char *const host_fields[2] = {"system.host_launch_s", "system.graph_launch_s"};
     for (int i = 0; i < 2; i++)
         if (!(host[i] >= 0.0 && host[i] < 1.0))
             return fathom_error_set(err, FATHOM_E_INVALID_FIELD, host_fields[i],
@@ -212,4 +211,14 @@ int llm_system_check(const llm_system_t *s, fathom_error_t *err)
         }
     }
     return 0;
+}
+
+double llm_power_capped_clock(double board_w, double limit_w)
+{
+    const double idle = LLM_IDLE_POWER_SHARE * board_w;
+    if (!(limit_w < board_w))
+        return 1.0;
+    if (!(limit_w > idle))
+        return 0.0;
+    return cbrt((limit_w - idle) / (board_w - idle));
 }

@@ -164,6 +164,60 @@ class ConditionalGet(ServerTestCase):
             self.assertEqual(again.body, "")
 
 
+    def test_results_carry_an_etag_and_answer_accept_csv(self):
+        sid = self.server.post("/v1/sweep", SMALL).json()["id"]
+        self.assertEqual(wait_for(self.server, sid)["status"], "done")
+        path = "/v1/sweep/%s/results" % sid
+        js = self.server.get(path)
+        self.assertEqual(js.status, 200)
+        etag = js.header("ETag")
+        self.assertTrue(etag)
+        self.assertEqual(js.header("Vary"), "Accept")
+        again = self.server.get(path, headers={"If-None-Match": etag})
+        self.assertEqual((again.status, again.body), (304, ""))
+        # Accept: text/csv without ?format is the CSV, with its own tag
+        csv = self.server.get(path, headers={"Accept": "text/csv"})
+        self.assertEqual(csv.status, 200)
+        self.assertTrue(csv.header("Content-Type").startswith("text/csv"), csv.header("Content-Type"))
+        self.assertEqual(csv.body, self.server.get(path + "?format=csv").body)
+        self.assertNotEqual(csv.header("ETag"), etag)
+        self.assertEqual(self.server.get(path, headers={"Accept": "text/csv", "If-None-Match": csv.header("ETag")}).status, 304)
+        # JSON named first wins; a browser's wildcard keeps JSON; ?format overrides Accept
+        self.assertTrue(self.server.get(path, headers={"Accept": "application/json, text/csv"})
+                        .header("Content-Type").startswith("application/json"))
+        self.assertTrue(self.server.get(path, headers={"Accept": "*/*"})
+                        .header("Content-Type").startswith("application/json"))
+        self.assertTrue(self.server.get(path + "?format=json", headers={"Accept": "text/csv"})
+                        .header("Content-Type").startswith("application/json"))
+        # another page is another answer
+        self.assertNotEqual(self.server.get(path + "?limit=1").header("ETag"), etag)
+
+    def test_running_sweep_has_an_etag_that_moves_with_it(self):
+        big = dict(SMALL, num_procs=64, max_batch_size=256, options={"top_n": 3})
+        sid = self.server.post("/v1/sweep", big).json()["id"]
+        first = self.server.get("/v1/sweep/" + sid)
+        etag = first.header("ETag")
+        self.assertTrue(etag, first.body)
+        same = self.server.get("/v1/sweep/" + sid, headers={"If-None-Match": etag})
+        if same.status == 304:  # nothing moved between the two reads
+            self.assertEqual(same.body, "")
+        else:  # it moved: a new body under a new tag
+            self.assertEqual(same.status, 200)
+            self.assertNotEqual(same.header("ETag"), etag)
+        done = wait_for(self.server, sid)
+        self.assertEqual(done["status"], "done")
+        self.assertEqual(self.server.get("/v1/sweep/" + sid, headers={"If-None-Match": etag}).status,
+                         200 if first.json()["status"] != "done" else 304)
+
+    def test_delete_on_a_finished_sweep_is_a_conflict_naming_its_status(self):
+        sid = self.server.post("/v1/sweep", SMALL).json()["id"]
+        self.assertEqual(wait_for(self.server, sid)["status"], "done")
+        r = self.server.request("DELETE", "/v1/sweep/" + sid)
+        err = self.assertError(r, 409, "conflict", "status")
+        self.assertIn("done", err["message"])
+        self.assertEqual(self.server.get("/v1/sweep/" + sid).json()["status"], "done")
+
+
 class SearchConstraints(ServerTestCase):
     def search(self, max_batch_size=60, **options):
         # 60: data_par 8 does not divide it, so exact_batch has layouts to skip

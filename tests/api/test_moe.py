@@ -187,7 +187,7 @@ class Moe(ServerTestCase):
         """The host launch model and the MoE dispatch fields through the API: a small MoE model on
         one H100 at microbatch 1 waits on its host with every kernel launched eagerly, less with
         the recipes' partial CUDA graphs, not at all with one graph over the iteration; FP8
-        dispatch moves fewer bytes; a system's host costs are given and checked; tiled TP
+        dispatch moves fewer bytes; Grace hosts launch 2.75x slower than x86 ones; tiled TP
         overlap now runs with MoE blocks (it was a 422)."""
         exe = {"num_procs": 8, "tensor_par": 1, "expert_par": 8, "batch_size": 64,
                "microbatch_size": 1, "datatype": "bfloat16", "fp8": True,
@@ -212,12 +212,8 @@ class Moe(ServerTestCase):
         self.assertEqual(r.status, 200, r.body)
         self.assertLess(r.json()["summary"]["time_breakdown_s"]["expert_parallel_comm"],
                         r0.json()["summary"]["time_breakdown_s"]["expert_parallel_comm"])
-        system = self.server.get("/v1/presets/systems/h100_sxm").json()
-        self.assertEqual(system["host"], {"launch_s": 6.62e-6, "graph_launch_s": 1e-6})
-        system["host"] = {"launch_s": -1}
-        r = self.estimate("qwen3-30B-A3B", exe, system)
-        self.assertEqual(r.status, 422, r.body)
-        self.assertEqual(r.json()["error"]["field"], "system.host.launch_s")
+        system = self.server.get("/v1/presets/systems/gb200_nvl72").json()
+        self.assertEqual((system["host_launch_s"], system["graph_launch_s"]), (1.82e-5, 2.75e-6))
         tp2 = dict(exe, num_procs=8, tensor_par=2, tensor_par_comm_type="rs_ag",
                    tensor_par_overlap="ring")
         r = self.estimate("qwen3-30B-A3B", tp2)

@@ -4,8 +4,12 @@ response schemas, and the answers match them.
 The routes are read from the server's own table (server/routes.c, server/routes_extra.h, the
 sub-resources routes_sweep_one serves, and the estimate endpoints /v1/version lists), so a route
 added there without a document entry fails here."""
+import json
 import os
 import re
+import shutil
+import subprocess
+import tempfile
 import unittest
 
 from harness import SOURCE, ServerTestCase, validate
@@ -66,6 +70,51 @@ class OpenApi(ServerTestCase):
                         self.assertIn(ref.rsplit("/", 1)[1], self.doc["components"]["schemas"])
         documented = {(m.upper(), p) for p, ops in self.doc["paths"].items() for m in ops}
         self.assertEqual(documented - routes, set(), "documented but not served")
+
+    def lint(self, path):
+        return subprocess.run(["node", os.path.join(SOURCE, "tests", "openapi", "lint.mjs"), path],
+                              capture_output=True, text=True, timeout=120)
+
+    def test_document_passes_an_openapi_31_validator(self):
+        """@seriousme/openapi-schema-validator (web/'s devDependencies) against the served
+        document; a document broken on purpose must fail it."""
+        if not shutil.which("node") or not shutil.which("npm"):
+            self.skipTest("node and npm are missing (scripts/test.d/50-browser.sh installs them)")
+        build = subprocess.run([os.path.join(SOURCE, "scripts", "build_web.sh")], capture_output=True,
+                               text=True, timeout=600)
+        self.assertEqual(build.returncode, 0, build.stderr)
+        with tempfile.TemporaryDirectory() as tmp:
+            good = os.path.join(tmp, "openapi.json")
+            with open(good, "w") as f:
+                json.dump(self.doc, f)
+            r = self.lint(good)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("valid OpenAPI 3.1", r.stdout)
+            broken = json.loads(json.dumps(self.doc))
+            broken["paths"]["/v1/sweeps"]["get"]["responses"]["200"].pop("description")
+            broken["paths"]["/v1/version"]["get"]["operationId"] = "getSweeps"
+            with open(good, "w") as f:
+                json.dump(broken, f)
+            r = self.lint(good)
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+            self.assertIn("getSweeps twice", r.stderr)
+
+    def test_document_says_what_a_dashboard_needs(self):
+        paths = self.doc["paths"]
+        results = paths["/v1/sweep/{id}/results"]["get"]
+        self.assertEqual({p["name"] for p in results["parameters"] if p["in"] == "query"},
+                         {"format", "offset", "limit"})
+        self.assertIn("text/csv", results["responses"]["200"]["content"])
+        for path in ("/v1/sweep/{id}", "/v1/sweep/{id}/results", "/v1/results/{hash}"):
+            self.assertIn("304", paths[path]["get"]["responses"], path)
+            self.assertIn("ETag", paths[path]["get"]["responses"]["200"]["headers"], path)
+        self.assertEqual(self.doc["components"]["securitySchemes"]["bearerToken"]["scheme"], "bearer")
+        self.assertEqual(paths["/v1/sweep"]["post"]["security"], [{"bearerToken": []}, {}])
+        self.assertIn("409", paths["/v1/sweep/{id}"]["delete"]["responses"])
+        self.assertNotIn("security", paths["/v1/sweep/{id}"]["get"])
+        ids = [op["operationId"] for ops in paths.values() for op in ops.values()]
+        self.assertEqual(len(ids), len(set(ids)))
+        self.assertIn("postModelsFromHfConfig", ids)
 
     def test_sweep_requests_match_the_sweep_schema(self):
         validate(SMALL, "sweep.request.json")

@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         json_object_set_new(body, "kind", json_string("grid"));
     fathom_error_t err;
     fathom_error_clear(&err);
-    sweep_kind_t kind;
+    const sweep_kind_t *kind = NULL;
     uint64_t n = 0;
     json_t *spec = codec_sweep_normalize(body, fuzz_ctx(), &limits, &kind, &n, &err);
     if (!spec) {
@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     json_decref(body);
-    if (kind == SWEEP_GRID) {
+    if (kind == &codec_grid_kind) {
         const char *names[SWEEP_GRID_MAX_AXES];
         int naxes = codec_grid_axes(spec, names);
         int top_n = codec_grid_top_n(spec);

@@ -57,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     fathom_error_t err;
     fathom_error_clear(&err);
-    sweep_kind_t kind, kind2;
+    const sweep_kind_t *kind = NULL, *kind2 = NULL;
     uint64_t n = 0, n2 = 0;
     json_t *norm = codec_sweep_normalize(body, fuzz_ctx(), &limits, &kind, &n, &err);
     if (!norm) {
@@ -76,10 +76,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(a);
     free(b);
     json_decref(again);
-    if (kind == SWEEP_GRID && codec_grid_size(norm) != n)
+    if (kind == &codec_grid_kind && codec_grid_size(norm) != n)
         fuzz_fail("grid size %llu, normalize said %llu", (unsigned long long)codec_grid_size(norm),
                   (unsigned long long)n);
-    if (kind == SWEEP_OPTIMAL_EXECUTION && n <= RUN_MAX_EXECUTIONS) {
+    if (kind == &codec_search_kind && n <= RUN_MAX_EXECUTIONS) {
         search_request_t req;
         if (codec_search_decode(norm, fuzz_ctx(), &req, &err))
             fuzz_fail("a normalized search does not decode: %s: %s", err.field, err.message);

@@ -212,6 +212,16 @@ estimate += [
     {"model": "gpt3-13B", "system": "mi300x",
      "execution": {"batch_size": 1024, "num_procs": 64, "tensor_par": 4, "pipeline_par": 4,
                    "pipeline_interleaving": 2, "weight_offload": True, "optimizer_offload": True}},
+    {"model": {"hf_config": {"architectures": ["Qwen3MoeForCausalLM"], "hidden_size": 256,
+                             "intermediate_size": 512, "num_hidden_layers": 4,
+                             "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64,
+                             "vocab_size": 1000, "num_experts": 8, "num_experts_per_tok": 2,
+                             "moe_intermediate_size": 128, "max_position_embeddings": 256,
+                             "rope_scaling": None, "tie_word_embeddings": False},
+               "seq_size": 128},
+     "system": "h100_sxm", "execution": {"batch_size": 8, "datatype": "bfloat16"}},
+    {"model": {"hf_config": {"architectures": ["FalconForCausalLM"]}},        # refused
+     "system": "h100_sxm", "execution": {"batch_size": 8}},
     {"model": "megatron-1T", "system": "no-such-system", "execution": EXAMPLE},
     {"model": "megatron-1T", "system": "a100_80g"},
     {"model": "megatron-1T", "system": "a100_80g", "execution": {"batch_size": 3, "num_procs": 2}},
@@ -469,7 +479,8 @@ def schema_words(node, keys, values):
 
 
 keys, values = set(), set(MODELS) | set(SYSTEMS)
-REQUEST_PARTS = ("model.json", "llm_system.json", "llm_execution.json", "training.json")
+REQUEST_PARTS = ("model.json", "llm_system.json", "llm_execution.json", "training.json",
+                 "hf_config.json")
 for p in glob.glob(os.path.join(ROOT, "schemas", "*.json")):
     if ".request." in p or os.path.basename(p) in REQUEST_PARTS:
         with open(p) as f:

@@ -209,10 +209,11 @@ static json_t *report_one(json_t *r)
     return rep;
 }
 
-/* A row's GPU is named anywhere in gpu_type, as a word in any case; a variant no preset
- * describes (PCIe, the H100 NVL, GH200, MI325X, a part with other memory than the preset's: the
- * 40 GB A100, the 96 GB H100; one capped below its board power) is listed with the reason, not
- * lent a near preset. A stated figure that is the preset's part's keeps the preset. */
+/* A row's GPU is named anywhere in gpu_type, as a word in any case; the H100 by its form factor
+ * and the A100 by its memory. A figure the text states that is not the part's (other memory, a
+ * power below the board's, another bandwidth placed by its clause) makes a GPU variant, named by
+ * the preset and those figures; a part no preset describes (GH200, MI325X, the A100 PCIe), a
+ * lower power without a figure, or a bandwidth no clause places is listed with the reason. */
 static void test_gpu_names_pick_presets(void **state)
 {
     (void)state;
@@ -232,16 +233,24 @@ static void test_gpu_names_pick_presets(void **state)
         {"NVIDIA A100 SXM4 80GB, 400 W", "a100_sxm", NULL},
         {"GH200", NULL, "no preset for this GPU"},
         {"AMD MI325X", NULL, "no preset for this GPU"},
+        {"A100 PCIe 40GB", NULL, "no preset for this GPU"},
         {"NVIDIA B200 180GB HBM3e, 1000 W", "b200", NULL},
         {"H100 SXM 80 GB at 700W", "h100_sxm", NULL},
-        {"A100-SXM4-40GB", NULL, "no preset for this part: it has other memory"},
-        {"A100 40 GB", NULL, "a100_sxm describes the 80 GB, 400 W part"},
-        {"H100 (Grand Teton, 96GB HBM2e, 500 W)", NULL, "h100_sxm describes the 80 GB, 700 W"},
-        {"H100 SXM, 500W power limit", NULL, "no preset for a power-capped part"},
+        {"A100-SXM4-40GB", "a100_sxm_40g", NULL},
+        {"A100 40 GB", "a100_sxm_40g", NULL},
+        {"H100 (Grand Teton, 96GB HBM2e, 500 W)", "h100_sxm (96 GiB, 500 W)", NULL},
+        {"H100 SXM 96GB HBM2e (2.4 TB/s), 500W power limit (Grand Teton), 400 Gb/s/GPU RDMA",
+         "h100_sxm (96 GiB, 2400 GB/s, 500 W)", NULL},
+        {"H100 SXM, 500W power limit", "h100_sxm (500 W)", NULL},
+        {"H100 SXM 95GB HBM2e (lower TDP)", NULL, "without saying at what power"},
+        {"H100 SXM, 3.35 TB/s", NULL, "a bandwidth (3.35 TB/s) the rule cannot place"},
+        {"H800 (NVLink 160 GB/s, 400 Gb/s IB)", "h800 (160 GB/s NVLink)", NULL},
+        {"H100 SXM, 200 Gb/s InfiniBand per GPU", "h100_sxm (25 GB/s NIC)", NULL},
         {"GB200 NVL72 at 1.2 kW", "gb200_nvl72", NULL},
-        {"GB200 capped at 1.0 kW", NULL, "no preset for a power-capped part"},
-        {"H100 PCIe", NULL, "no preset for a PCIe card"},
-        {"H100 NVL", NULL, "no preset for a PCIe card"},
+        {"GB200 capped at 1.0 kW", "gb200_nvl72 (1000 W)", NULL},
+        {"H100 PCIe", "h100_pcie", NULL},
+        {"H100 NVL", "h100_nvl", NULL},
+        {"NVIDIA H20 96GB", "h20", NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         json_t *r = row("MB-019", "mine");
@@ -250,7 +259,8 @@ static void test_gpu_names_pick_presets(void **state)
         json_t *rep = report_one(r);
         const json_t *it = item(rep, 0);
         if (cases[i].preset) {
-            assert_true(json_is_true(json_object_get(it, "expressible")));
+            if (!json_is_true(json_object_get(it, "expressible")))
+                fail_msg("%s: %s", cases[i].gpu, json_string_value(json_object_get(it, "reason")));
             assert_string_equal(json_string_value(json_object_get(it, "system")), cases[i].preset);
         } else {
             assert_false(json_is_true(json_object_get(it, "expressible")));

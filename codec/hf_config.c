@@ -1,0 +1,492 @@
+/* hf_config.c — a Hugging Face config.json read as a Fathom model object (hf_config.h).
+ *
+ * One row per architecture says what its family's config.json holds beyond the Llama keys every
+ * family shares (hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
+ * num_key_value_heads, head_dim, vocab_size, tie_word_embeddings): biases, the experts' keys,
+ * multi-latent attention, sliding windows. The key names and their defaults are those of the
+ * families' configuration classes in huggingface/transformers (models/<family>/configuration_*.py):
+ * tie_word_embeddings defaults to false except for Gemma; a null head_dim is hidden/heads. */
+#include "hf_config.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "json_read.h"
+#include "model_codec.h"
+
+typedef enum { MOE_NONE, MOE_MIXTRAL, MOE_QWEN, MOE_DEEPSEEK, MOE_GPT_OSS } moe_kind_t;
+/* WINDOW_ALL: sliding_window (null: none) on every block (Mistral, Phi-3); WINDOW_QWEN: only
+ * with use_sliding_window true, which is refused; WINDOW_ALTERNATE: the even blocks windowed,
+ * the odd ones full (Gemma 2's is_sliding = layer_idx % 2 == 0, GPT-OSS's layer_types). */
+typedef enum { WINDOW_NONE, WINDOW_ALL, WINDOW_QWEN, WINDOW_ALTERNATE } window_kind_t;
+
+typedef struct {
+    const char *arch, *family;
+    bool tied;          /* tie_word_embeddings default */
+    bool qkv_bias;      /* biases on q, k and v always (Qwen2) */
+    bool attention_bias;/* attention_bias means q, k, v and o (Llama, Mistral, Qwen3) */
+    bool all_bias;      /* every linear carries a bias (GPT-OSS: attention_bias and the experts) */
+    bool mla;
+    moe_kind_t moe;
+    window_kind_t window;
+    const char *unmodelled; /* tensors Fathom does not count, said in the notes (NULL none) */
+} family_t;
+
+static const family_t families[] = {
+    {"LlamaForCausalLM", "llama", false, false, true, false, false, MOE_NONE, WINDOW_NONE, NULL},
+    {"MistralForCausalLM", "mistral", false, false, false, false, false, MOE_NONE, WINDOW_ALL,
+     NULL},
+    {"Qwen2ForCausalLM", "qwen2", false, true, false, false, false, MOE_NONE, WINDOW_QWEN, NULL},
+    {"Qwen3ForCausalLM", "qwen3", false, false, true, false, false, MOE_NONE, WINDOW_QWEN,
+     "the per-head RMSNorm of queries and keys (q_norm, k_norm: 2·head_dim parameters a block)"},
+    {"Qwen3MoeForCausalLM", "qwen3_moe", false, false, true, false, false, MOE_QWEN, WINDOW_QWEN,
+     "the per-head RMSNorm of queries and keys (q_norm, k_norm: 2·head_dim parameters a block)"},
+    {"MixtralForCausalLM", "mixtral", false, false, false, false, false, MOE_MIXTRAL, WINDOW_ALL,
+     NULL},
+    {"DeepseekV2ForCausalLM", "deepseek_v2", false, false, false, false, true, MOE_DEEPSEEK,
+     WINDOW_NONE, NULL},
+    {"DeepseekV3ForCausalLM", "deepseek_v3", false, false, false, false, true, MOE_DEEPSEEK,
+     WINDOW_NONE, NULL},
+    {"GptOssForCausalLM", "gpt_oss", false, false, false, true, false, MOE_GPT_OSS,
+     WINDOW_ALTERNATE, "the attention sinks (one learned logit per head and block)"},
+    {"GemmaForCausalLM", "gemma", true, false, true, false, false, MOE_NONE, WINDOW_NONE, NULL},
+    {"Gemma2ForCausalLM", "gemma2", true, false, true, false, false, MOE_NONE, WINDOW_ALTERNATE,
+     "the norms after attention and after the MLP (post_attention_layernorm, "
+     "post_feedforward_layernorm: 2·hidden_size parameters a block)"},
+    {"Phi3ForCausalLM", "phi3", false, false, false, false, false, MOE_NONE, WINDOW_ALL, NULL},
+};
+#define NFAMILIES (sizeof families / sizeof families[0])
+
+const char *const *hf_config_architectures(void)
+{
+    static const char *names[NFAMILIES + 1];
+    for (size_t i = 0; i < NFAMILIES; i++)
+        names[i] = families[i].arch;
+    names[NFAMILIES] = NULL;
+    return names;
+}
+
+/* obj[key] as an integer in [min, max]; absent or null: dflt (config.json writes null for "not
+ * set": head_dim, q_lora_rank, sliding_window). */
+static int opt_int(const json_t *cfg, const char *p, const char *key, int64_t dflt, int64_t min,
+                   int64_t max, int64_t *out, fathom_error_t *err)
+{
+    const json_t *v = json_object_get(cfg, key);
+    if (!v || json_is_null(v)) {
+        *out = dflt;
+        return 0;
+    }
+    return jr_int(cfg, p, key, JR_REQUIRED, 0, min, max, out, err);
+}
+
+static int opt_bool(const json_t *cfg, const char *p, const char *key, bool dflt, bool *out,
+                    fathom_error_t *err)
+{
+    const json_t *v = json_object_get(cfg, key);
+    if (!v || json_is_null(v)) {
+        *out = dflt;
+        return 0;
+    }
+    return jr_bool(cfg, p, key, JR_REQUIRED, dflt, out, err);
+}
+
+static int set_int(json_t *o, const char *key, int64_t v)
+{
+    return json_object_set_new(o, key, json_integer((json_int_t)v));
+}
+
+static void note(json_t *notes, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(json_t *notes, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    json_array_append_new(notes, json_string(buf));
+}
+
+/* The family whose architecture name is the first of `architectures`. */
+static const family_t *find_family(const json_t *cfg, const char *p, const char **arch,
+                                   fathom_error_t *err)
+{
+    char q[JR_PATH_MAX];
+    jr_path(q, sizeof q, p, "architectures");
+    const json_t *a = json_object_get(cfg, "architectures");
+    if (!a)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                "is required: the config.json's model class names its family"),
+               NULL;
+    char qi[JR_PATH_MAX];
+    jr_path_index(qi, sizeof qi, q, 0);
+    if (jr_expect_array(a, q, 1, 16, err))
+        return NULL;
+    const json_t *name = json_array_get(a, 0);
+    if (!json_is_string(name))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, qi, "must be a string"), NULL;
+    for (size_t i = 0; i < NFAMILIES; i++)
+        if (strcmp(json_string_value(name), families[i].arch) == 0) {
+            *arch = json_string_value(name);
+            return &families[i];
+        }
+    char known[FATHOM_ERROR_MESSAGE_MAX - 64] = "";
+    for (size_t i = 0; i < NFAMILIES; i++)
+        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "",
+                 families[i].arch);
+    return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "'%.48s' is not a known architecture; "
+                            "known: %s", json_string_value(name), known),
+           NULL;
+}
+
+/* The sequence: the request's, else the pre-training length (header). */
+static int read_seq(const json_t *cfg, const char *p, int64_t seq_size, json_t *notes,
+                    int64_t *out, fathom_error_t *err)
+{
+    if (seq_size > 0) {
+        *out = seq_size;
+        return 0;
+    }
+    int64_t window = 0, original = 0;
+    if (opt_int(cfg, p, "max_position_embeddings", 0, 1, MODEL_MAX_DIM, &window, err))
+        return -1;
+    const json_t *rs = json_object_get(cfg, "rope_scaling");
+    if (json_is_object(rs)) {
+        char q[JR_PATH_MAX];
+        jr_path(q, sizeof q, p, "rope_scaling");
+        if (opt_int(rs, q, "original_max_position_embeddings", 0, 1, MODEL_MAX_DIM, &original,
+                    err))
+            return -1;
+    }
+    int64_t s = original > 0 ? original : window;
+    if (s <= 0) {
+        char q[JR_PATH_MAX];
+        jr_path(q, sizeof q, p, "max_position_embeddings");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                "is required when the request gives no seq_size");
+    }
+    if (s > HF_CONFIG_MAX_DEFAULT_SEQ) {
+        note(notes, "seq_size %d: the config's %s %lld is the context after long-context "
+                    "training; give seq_size beside hf_config for another length",
+             HF_CONFIG_MAX_DEFAULT_SEQ,
+             original > 0 ? "rope_scaling.original_max_position_embeddings"
+                          : "max_position_embeddings",
+             (long long)s);
+        s = HF_CONFIG_MAX_DEFAULT_SEQ;
+    } else {
+        note(notes, "seq_size %lld from the config's %s", (long long)s,
+             original > 0 ? "rope_scaling.original_max_position_embeddings"
+                          : "max_position_embeddings");
+    }
+    *out = s;
+    return 0;
+}
+
+/* The keys every family shares (header), into o. */
+static int read_common(const json_t *cfg, const char *p, const family_t *f, json_t *o,
+                       fathom_error_t *err)
+{
+    int64_t h, ff = 0, L, n, kv, d, V;
+    bool tied;
+    if (jr_int(cfg, p, "hidden_size", JR_REQUIRED, 0, 1, MODEL_MAX_DIM, &h, err) ||
+        opt_int(cfg, p, "intermediate_size", 0, 1, 4 * MODEL_MAX_DIM, &ff, err) ||
+        jr_int(cfg, p, "num_hidden_layers", JR_REQUIRED, 0, 1, MODEL_MAX_BLOCKS, &L, err) ||
+        jr_int(cfg, p, "num_attention_heads", JR_REQUIRED, 0, 1, MODEL_MAX_HEADS, &n, err) ||
+        opt_int(cfg, p, "num_key_value_heads", n, 1, MODEL_MAX_HEADS, &kv, err) ||
+        jr_int(cfg, p, "vocab_size", JR_REQUIRED, 0, 1, MODEL_MAX_DIM, &V, err) ||
+        opt_bool(cfg, p, "tie_word_embeddings", f->tied, &tied, err))
+        return -1;
+    char q[JR_PATH_MAX];
+    if (ff == 0 && f->moe != MOE_DEEPSEEK) {
+        jr_path(q, sizeof q, p, "intermediate_size");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "is required");
+    }
+    if (!jr_has(cfg, "head_dim") || json_is_null(json_object_get(cfg, "head_dim"))) {
+        if (h % n != 0) {
+            jr_path(q, sizeof q, p, "head_dim");
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                    "is required when num_attention_heads (%lld) does not "
+                                    "divide hidden_size (%lld)",
+                                    (long long)n, (long long)h);
+        }
+    }
+    if (opt_int(cfg, p, "head_dim", h / n, 1, MODEL_MAX_DIM, &d, err))
+        return -1;
+    if (n % kv != 0) {
+        jr_path(q, sizeof q, p, "num_key_value_heads");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                "must divide num_attention_heads (%lld), got %lld", (long long)n,
+                                (long long)kv);
+    }
+    if (set_int(o, "hidden", h) || set_int(o, "feedforward", ff > 0 ? ff : 4 * h) ||
+        set_int(o, "attn_heads", n) || set_int(o, "attn_size", d) ||
+        set_int(o, "num_blocks", L) || set_int(o, "vocab_size", V) ||
+        json_object_set_new(o, "tied_embeddings", json_boolean(tied)) ||
+        json_object_set_new(o, "position_embedding", json_string("rope")) ||
+        json_object_set_new(o, "norm", json_string("rmsnorm")) ||
+        json_object_set_new(o, "gated_mlp", json_true()) ||
+        json_object_set_new(o, "causal", json_true()))
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    if (!f->mla && set_int(o, "kv_heads", kv))
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    return 0;
+}
+
+/* Biases (family_t): qkv_bias for Q/K/V only, bias for every linear. */
+static int read_bias(const json_t *cfg, const char *p, const family_t *f, json_t *o,
+                     json_t *notes, fathom_error_t *err)
+{
+    bool attn = false, mlp = false;
+    if (opt_bool(cfg, p, "attention_bias", f->all_bias, &attn, err) ||
+        opt_bool(cfg, p, "mlp_bias", false, &mlp, err))
+        return -1;
+    bool qkv = f->qkv_bias || (f->attention_bias && attn), all = f->all_bias && attn;
+    if (f->attention_bias && attn)
+        note(notes, "attention_bias: the biases of q, k and v are counted; o_proj's (hidden_size "
+                    "a block) is not");
+    if (mlp) {
+        char q[JR_PATH_MAX];
+        jr_path(q, sizeof q, p, "mlp_bias");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                "true is not modelled: Fathom's biases are on q, k and v only or "
+                                "on every linear");
+    }
+    if (json_object_set_new(o, "qkv_bias", json_boolean(qkv || all)) ||
+        json_object_set_new(o, "bias", json_boolean(all)))
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    return 0;
+}
+
+/* GPT-OSS's layer_types: sliding and full alternating from a sliding first block, or all full. */
+static int read_layer_types(const json_t *cfg, const char *p, int64_t blocks, int *windowed,
+                            fathom_error_t *err)
+{
+    const json_t *t = json_object_get(cfg, "layer_types");
+    char q[JR_PATH_MAX];
+    jr_path(q, sizeof q, p, "layer_types");
+    *windowed = 2;
+    if (!t || json_is_null(t))
+        return 0;
+    if (jr_expect_array(t, q, (size_t)blocks, (size_t)blocks, err))
+        return -1;
+    bool alternate = true, full = true;
+    for (size_t i = 0; i < json_array_size(t); i++) {
+        const char *s = json_string_value(json_array_get(t, i));
+        if (!s)
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "must hold strings");
+        alternate &= strcmp(s, i % 2 ? "full_attention" : "sliding_attention") == 0;
+        full &= strcmp(s, "full_attention") == 0;
+    }
+    if (!alternate && !full)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                "is not modelled: Fathom takes sliding and full attention "
+                                "alternating from a sliding first block, or full attention "
+                                "everywhere");
+    *windowed = full ? 0 : 2;
+    return 0;
+}
+
+static int read_window(const json_t *cfg, const char *p, const family_t *f, json_t *o,
+                       fathom_error_t *err)
+{
+    char q[JR_PATH_MAX];
+    int64_t w = 0, blocks = json_integer_value(json_object_get(o, "num_blocks"));
+    if (f->window == WINDOW_NONE)
+        return 0;
+    if (f->window == WINDOW_QWEN) {
+        bool use = false;
+        if (opt_bool(cfg, p, "use_sliding_window", false, &use, err))
+            return -1;
+        jr_path(q, sizeof q, p, "use_sliding_window");
+        return use ? fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                      "true is not modelled (windows on the blocks from "
+                                      "max_window_layers on)")
+                   : 0;
+    }
+    if (opt_int(cfg, p, "sliding_window", 0, 1, MODEL_MAX_DIM, &w, err))
+        return -1;
+    int every = 0;
+    if (f->window == WINDOW_ALTERNATE) {
+        if (f->moe == MOE_GPT_OSS && read_layer_types(cfg, p, blocks, &every, err))
+            return -1;
+        if (f->moe != MOE_GPT_OSS)
+            every = 2;
+        if (every == 0)
+            w = 0;
+    }
+    if (w == 0)
+        return 0;
+    if (set_int(o, "sliding_window", w) || (every > 0 && set_int(o, "full_attention_every", every)))
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    return 0;
+}
+
+/* Qwen's decoder_sparse_step k: block i is MoE iff (i + 1) % k == 0, Fathom's
+ * first_dense_blocks k − 1 and every k; mlp_only_layers (dense blocks named one by one) is not. */
+static int read_qwen_moe(const json_t *cfg, const char *p, json_t *moe, fathom_error_t *err)
+{
+    int64_t E, k, ff, step;
+    char q[JR_PATH_MAX];
+    if (jr_int(cfg, p, "num_experts", JR_REQUIRED, 0, 1, 4096, &E, err) ||
+        jr_int(cfg, p, "num_experts_per_tok", JR_REQUIRED, 0, 1, 4096, &k, err) ||
+        jr_int(cfg, p, "moe_intermediate_size", JR_REQUIRED, 0, 1, 4 * MODEL_MAX_DIM, &ff, err) ||
+        opt_int(cfg, p, "decoder_sparse_step", 1, 1, MODEL_MAX_BLOCKS, &step, err))
+        return -1;
+    const json_t *only = json_object_get(cfg, "mlp_only_layers");
+    if (only && !json_is_null(only) && !(json_is_array(only) && json_array_size(only) == 0)) {
+        jr_path(q, sizeof q, p, "mlp_only_layers");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                "is not modelled: Fathom's dense blocks are the first ones or "
+                                "every decoder_sparse_step-th");
+    }
+    return set_int(moe, "num_experts", E) || set_int(moe, "top_k", k) ||
+                   set_int(moe, "expert_feedforward", ff) ||
+                   set_int(moe, "first_dense_blocks", step - 1) || set_int(moe, "every", step)
+               ? fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory")
+               : 0;
+}
+
+/* DeepSeek-V2/V3: block i is MoE iff i >= first_k_dense_replace and i % moe_layer_freq == 0;
+ * routing is group-limited for topk_method group_limited_greedy and noaux_tc (n_group groups,
+ * topk_group of them), and noaux_tc adds the score-correction bias per expert. */
+static int read_deepseek_moe(const json_t *cfg, const char *p, json_t *o, json_t *moe,
+                             fathom_error_t *err)
+{
+    int64_t E, k, ff, shared, first, freq, groups, gk, mtp;
+    const char *method = "noaux_tc";
+    char q[JR_PATH_MAX];
+    if (jr_int(cfg, p, "n_routed_experts", JR_REQUIRED, 0, 1, 4096, &E, err) ||
+        jr_int(cfg, p, "num_experts_per_tok", JR_REQUIRED, 0, 1, 4096, &k, err) ||
+        jr_int(cfg, p, "moe_intermediate_size", JR_REQUIRED, 0, 1, 4 * MODEL_MAX_DIM, &ff, err) ||
+        opt_int(cfg, p, "n_shared_experts", 0, 0, 4096, &shared, err) ||
+        opt_int(cfg, p, "first_k_dense_replace", 0, 0, MODEL_MAX_BLOCKS, &first, err) ||
+        opt_int(cfg, p, "moe_layer_freq", 1, 1, MODEL_MAX_BLOCKS, &freq, err) ||
+        opt_int(cfg, p, "n_group", 1, 1, 4096, &groups, err) ||
+        opt_int(cfg, p, "topk_group", 1, 1, 4096, &gk, err) ||
+        opt_int(cfg, p, "num_nextn_predict_layers", 0, 0, 16, &mtp, err) ||
+        jr_string(cfg, p, "topk_method", JR_OPTIONAL, method, 64, &method, err))
+        return -1;
+    if (first % freq != 0) {
+        jr_path(q, sizeof q, p, "moe_layer_freq");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                "must divide first_k_dense_replace (%lld) for Fathom's layout of "
+                                "MoE blocks, got %lld",
+                                (long long)first, (long long)freq);
+    }
+    const bool noaux = strcmp(method, "noaux_tc") == 0;
+    const bool grouped = (noaux || strcmp(method, "group_limited_greedy") == 0) && groups > 1;
+    if (set_int(moe, "num_experts", E) || set_int(moe, "top_k", k) ||
+        set_int(moe, "expert_feedforward", ff) || set_int(moe, "shared_experts", shared) ||
+        set_int(moe, "shared_expert_feedforward", ff) ||
+        set_int(moe, "first_dense_blocks", first) || set_int(moe, "every", freq) ||
+        json_object_set_new(moe, "router_bias", json_boolean(noaux)) ||
+        (grouped && (set_int(moe, "router_groups", groups) ||
+                     set_int(moe, "router_group_top_k", gk))) ||
+        (mtp > 0 && set_int(o, "mtp_blocks", mtp)))
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    return 0;
+}
+
+static int read_moe(const json_t *cfg, const char *p, const family_t *f, json_t *o,
+                    fathom_error_t *err)
+{
+    if (f->moe == MOE_NONE)
+        return 0;
+    json_t *moe = json_object();
+    if (!moe || json_object_set_new(o, "moe", moe))
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    if (f->moe == MOE_QWEN)
+        return read_qwen_moe(cfg, p, moe, err);
+    if (f->moe == MOE_DEEPSEEK)
+        return read_deepseek_moe(cfg, p, o, moe, err);
+    /* Mixtral and GPT-OSS: every block routes num_local_experts experts of intermediate_size */
+    int64_t E, k;
+    if (jr_int(cfg, p, "num_local_experts", JR_REQUIRED, 0, 1, 4096, &E, err))
+        return -1;
+    const char *topk = jr_has(cfg, "num_experts_per_tok") || f->moe != MOE_GPT_OSS
+                           ? "num_experts_per_tok"
+                           : "experts_per_token";
+    if (jr_int(cfg, p, topk, JR_REQUIRED, 0, 1, 4096, &k, err))
+        return -1;
+    return set_int(moe, "num_experts", E) || set_int(moe, "top_k", k) ||
+                   set_int(moe, "expert_feedforward",
+                           json_integer_value(json_object_get(o, "feedforward"))) ||
+                   json_object_set_new(moe, "router_bias", json_boolean(f->moe == MOE_GPT_OSS))
+               ? fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory")
+               : 0;
+}
+
+/* Multi-latent attention: q_lora_rank null is the plain query projection (DeepSeek-V2-Lite). */
+static int read_mla(const json_t *cfg, const char *p, json_t *o, fathom_error_t *err)
+{
+    int64_t rq, rkv, nope, rope, v;
+    if (opt_int(cfg, p, "q_lora_rank", 0, 1, MODEL_MAX_DIM, &rq, err) ||
+        jr_int(cfg, p, "kv_lora_rank", JR_REQUIRED, 0, 1, MODEL_MAX_DIM, &rkv, err) ||
+        jr_int(cfg, p, "qk_nope_head_dim", JR_REQUIRED, 0, 1, MODEL_MAX_DIM, &nope, err) ||
+        jr_int(cfg, p, "qk_rope_head_dim", JR_REQUIRED, 0, 0, MODEL_MAX_DIM, &rope, err) ||
+        jr_int(cfg, p, "v_head_dim", JR_REQUIRED, 0, 1, MODEL_MAX_DIM, &v, err))
+        return -1;
+    json_t *mla = json_pack("{s:I,s:I,s:I,s:I,s:I}", "q_lora_rank", (json_int_t)rq,
+                            "kv_lora_rank", (json_int_t)rkv, "qk_nope_head_dim", (json_int_t)nope,
+                            "qk_rope_head_dim", (json_int_t)rope, "v_head_dim", (json_int_t)v);
+    /* attn_size is not used by MLA; the value head's width keeps the object readable */
+    if (!mla || json_object_set_new(o, "mla", mla) || set_int(o, "attn_size", v))
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    return 0;
+}
+
+static const char *read_datatype(const json_t *cfg)
+{
+    const char *t = json_string_value(json_object_get(cfg, "torch_dtype"));
+    if (!t)
+        t = json_string_value(json_object_get(cfg, "dtype"));
+    static const char *const known[] = {"bfloat16", "float16", "float32", NULL};
+    for (const char *const *k = known; t && *k; k++)
+        if (strcmp(t, *k) == 0)
+            return *k;
+    return NULL;
+}
+
+json_t *hf_config_to_model(const json_t *cfg, const char *path, int64_t seq_size,
+                           hf_config_info_t *info, json_t **notes_out, fathom_error_t *err)
+{
+    if (notes_out)
+        *notes_out = NULL;
+    if (jr_expect_object(cfg, path, err))
+        return NULL;
+    hf_config_info_t in = {0};
+    const family_t *f = find_family(cfg, path, &in.architecture, err);
+    if (!f)
+        return NULL;
+    in.family = f->family;
+    in.datatype = read_datatype(cfg);
+    json_t *o = json_object(), *notes = json_array();
+    int64_t seq = 0;
+    if (!o || !notes) {
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+        goto fail;
+    }
+    if (read_common(cfg, path, f, o, err) || read_bias(cfg, path, f, o, notes, err) ||
+        read_window(cfg, path, f, o, err) || read_moe(cfg, path, f, o, err) ||
+        (f->mla && read_mla(cfg, path, o, err)) ||
+        read_seq(cfg, path, seq_size, notes, &seq, err))
+        goto fail;
+    if (set_int(o, "seq_size", seq)) {
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+        goto fail;
+    }
+    if (f->unmodelled)
+        note(notes, "not counted: %s", f->unmodelled);
+    if (info)
+        *info = in;
+    if (notes_out)
+        *notes_out = notes;
+    else
+        json_decref(notes);
+    return o;
+fail:
+    json_decref(o);
+    json_decref(notes);
+    return NULL;
+}

@@ -1,0 +1,206 @@
+/* search_plan_kind.c — the "plan" row of the sweep-kind table (sweep_kind.h): a cluster plan
+ * (search_plan_codec.h) whose unit is one candidate (a system and a GPU count), searched and
+ * priced by codec_plan_candidate and kept as a point (index = candidate). A restarted plan runs
+ * only the candidates not stored. When every candidate is stored the result is made from them:
+ * {"best": [] (a plan ranks by days and dollars, not by sample rate), "counts" (candidates, of
+ * which good fit), "plan": the plan block}; before that, a status shows nothing of it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search_plan_codec.h"
+#include "search_sweep_codec.h"
+#include "sweep_kind.h"
+
+typedef struct {
+    const json_t *spec;
+    uint64_t ncandidates;
+} plan_run_t;
+
+static const plan_run_t *run_of(const sweep_run_t *r)
+{
+    return (const plan_run_t *)r;
+}
+
+static json_t *normalize(const json_t *body, const codec_ctx_t *ctx, const sweep_limits_t *limits,
+                         uint64_t *size, fathom_error_t *err)
+{
+    return codec_plan_normalize(body, ctx, limits->max_search_executions, size, err);
+}
+
+static sweep_run_t *open_run(const json_t *spec, const codec_ctx_t *ctx, fathom_error_t *err)
+{
+    (void)ctx;
+    plan_run_t *r = calloc(1, sizeof *r);
+    if (!r)
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory"), NULL;
+    r->spec = spec;
+    r->ncandidates = codec_plan_size(spec);
+    return (sweep_run_t *)r;
+}
+
+static void close_run(sweep_run_t *run)
+{
+    free(run);
+}
+
+static size_t units(const sweep_run_t *run)
+{
+    return (size_t)run_of(run)->ncandidates;
+}
+
+static int run_unit(const sweep_run_t *run, const codec_ctx_t *ctx, size_t unit,
+                    volatile int *cancel, sweep_unit_t *out, fathom_error_t *err)
+{
+    const json_t *spec = run_of(run)->spec;
+    json_t *c = codec_plan_candidate(spec, ctx, unit, cancel, &out->evaluations, err);
+    if (!c)
+        return -1;
+    if (!(out->points = calloc(1, sizeof *out->points))) {
+        json_decref(c);
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    }
+    out->npoints = 1;
+    sweep_point_t *p = out->points;
+    json_t *values = json_pack("{s:O,s:O}", "system", json_object_get(c, "system"), "num_procs",
+                               json_object_get(c, "num_procs"));
+    p->index = (long long)unit;
+    p->status = 200;
+    p->fits = json_is_true(json_object_get(c, "fits"));
+    p->has_sample_rate = json_is_number(json_object_get(c, "tokens_per_s"));
+    p->sample_rate = json_number_value(json_object_get(c, "tokens_per_s"));
+    p->values = values ? json_dumps(values, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    p->response = json_dumps(c, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    json_decref(values);
+    json_decref(c);
+    if (!p->values || !p->response)
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    return 0;
+}
+
+/* A plan has no sample of its own: /points lists none. */
+static json_t *sample(const char *text, fathom_error_t *err)
+{
+    (void)text;
+    json_t *none = json_array();
+    return none ? none : (fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory"), NULL);
+}
+
+/* ------------------------------------------------------------------- the result ---- */
+
+typedef struct {
+    json_t *candidates;
+    int failed;
+} collect_t;
+
+static int collect(void *ctx, const sweep_point_t *p)
+{
+    collect_t *w = ctx;
+    json_t *c = json_loads(p->response, 0, NULL);
+    if (!c || json_array_append_new(w->candidates, c)) {
+        w->failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static json_t *result(const sweep_run_t *run, const sweep_state_t *st, const sweep_points_t *pts,
+                      int flags, fathom_error_t *err)
+{
+    (void)st;
+    json_t *doc = NULL;
+    if (!(flags & SWEEP_RESULT_FINAL)) /* the plan is made of every candidate, at the end */
+        return (doc = json_object()) ? doc
+                                     : (fathom_error_set(err, FATHOM_E_INTERNAL, NULL,
+                                                         "out of memory"),
+                                        NULL);
+    const json_t *spec = run_of(run)->spec;
+    uint64_t n = run_of(run)->ncandidates;
+    collect_t w = {json_array(), 0};
+    while (w.candidates && !w.failed && json_array_size(w.candidates) < n) {
+        size_t before = json_array_size(w.candidates);
+        if (pts->page(pts->self, (long long)before, 256, collect, &w, err)) {
+            json_decref(w.candidates);
+            return NULL;
+        }
+        if (json_array_size(w.candidates) == before)
+            break; /* fewer points than candidates: not every unit is stored */
+    }
+    json_t *plan = NULL;
+    if (w.candidates && !w.failed && json_array_size(w.candidates) == n)
+        plan = codec_plan_summarize(spec, w.candidates);
+    long long good = 0;
+    size_t i;
+    json_t *c;
+    json_array_foreach(w.candidates, i, c) good += json_is_true(json_object_get(c, "fits"));
+    if (plan)
+        doc = json_pack("{s:[],s:{s:I,s:I,s:I},s:o}", "best", "counts", "total", (json_int_t)n,
+                        "good", (json_int_t)good, "bad", (json_int_t)((long long)n - good),
+                        "plan", plan);
+    json_decref(w.candidates);
+    if (!doc)
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "cannot make the plan from its candidates");
+    return doc;
+}
+
+/* ------------------------------------------------------------------- downloads ---- */
+
+static int csv_head(const sweep_run_t *run, const json_t *first, json_t *names)
+{
+    (void)run;
+    (void)first;
+    int rc = 0;
+    for (int i = 0; codec_plan_csv_columns[i] && !rc; i++)
+        rc = json_array_append_new(names, json_string(codec_plan_csv_columns[i]));
+    return rc;
+}
+
+/* A candidate: the columns codec_plan_csv_columns names, by path; the rejection reasons in one
+ * cell, joined by '|'. */
+static int csv_row(const sweep_run_t *run, const json_t *first, const json_t *row, json_t *cells)
+{
+    (void)run;
+    (void)first;
+    int rc = 0;
+    for (int i = 0; codec_plan_csv_columns[i] && !rc; i++) {
+        const char *col = codec_plan_csv_columns[i], *dot = strchr(col, '.');
+        const json_t *parent = row;
+        if (dot) {
+            char head[64];
+            snprintf(head, sizeof head, "%.*s", (int)(dot - col), col);
+            parent = json_object_get(parent, head);
+            col = dot + 1;
+        }
+        json_t *v = json_object_get(parent, col);
+        if (json_is_array(v)) {
+            char joined[256] = "";
+            size_t k, len = 0;
+            json_t *e;
+            json_array_foreach(v, k, e)
+            {
+                const char *code = json_string_value(e) ? json_string_value(e) : "";
+                if (len < sizeof joined)
+                    len += (size_t)snprintf(joined + len, sizeof joined - len, "%s%s",
+                                            k ? "|" : "", code);
+            }
+            rc = json_array_append_new(cells, json_string(joined));
+        } else {
+            rc = json_array_append_new(cells, codec_sweep_cell(v));
+        }
+    }
+    return rc;
+}
+
+const sweep_kind_t codec_plan_kind = {
+    .name = "plan",
+    .keeps = SWEEP_KEEPS_POINTS,
+    .normalize = normalize,
+    .open = open_run,
+    .close = close_run,
+    .units = units,
+    .run_unit = run_unit,
+    .sample = sample,
+    .result = result,
+    .csv_head = csv_head,
+    .csv_row = csv_row,
+};

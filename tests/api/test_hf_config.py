@@ -1,0 +1,215 @@
+"""test_hf_config.py — a planner's own model from its Hugging Face config.json, through a real
+fathomd: POST /v1/models/from-hf-config for one config of every family, whose parameter counts
+must equal the published ones; {"model": {"hf_config": ...}} in /v1/estimate, a search sweep and
+the transformer endpoint giving what the matching preset gives; unknown architectures and bad
+keys as 422s naming the field; summary.parameters_mtp beside the totals.
+
+The configs in tests/data/hf_config/ are the files as the checkpoints publish them on the
+Hugging Face hub (<org>/<name>/config.json), keys Fathom ignores included."""
+import json
+import os
+import unittest
+
+from harness import SOURCE, ServerTestCase, validate
+
+DATA = os.path.join(SOURCE, "tests", "data", "hf_config")
+
+# Published parameter counts: (total, active or None, places, source). `places` is the
+# precision the source publishes: the count must round to it (10**9 · 10**-places apart at most
+# half a unit). Exact counts (places None) are the safetensors totals the hub shows, which the
+# presets' comments also give.
+PUBLISHED = {
+    "Meta-Llama-3-8B": (8030261248, None, None,
+                        "meta-llama/Meta-Llama-3-8B safetensors total (8,030,261,248)"),
+    "Llama-3.1-405B": (405853388800, None, None,
+                       "meta-llama/Llama-3.1-405B safetensors total (405,853,388,800)"),
+    "Mistral-7B-v0.3": (7248023552, None, None,
+                        "mistralai/Mistral-7B-v0.3 safetensors total (7,248,023,552)"),
+    "Qwen2.5-7B": (7615616512, None, None, "Qwen/Qwen2.5-7B model card: 7.61B; safetensors 7,615,616,512"),
+    "Qwen2.5-72B": (72706203648, None, None, "Qwen/Qwen2.5-72B model card: 72.7B; safetensors 72,706,203,648"),
+    "Qwen3-8B": (8.2e9, None, 1, "Qwen/Qwen3-8B model card: 8.2B parameters"),
+    "Qwen3-30B-A3B": (30.5e9, 3.3e9, 1, "Qwen/Qwen3-30B-A3B model card: 30.5B total, 3.3B activated"),
+    "Qwen3-235B-A22B": (235e9, 22e9, 0, "Qwen/Qwen3-235B-A22B model card: 235B total, 22B activated"),
+    "Mixtral-8x7B-v0.1": (46702792704, 12879925248, None,
+                          "mistralai/Mixtral-8x7B-v0.1 safetensors total; Mistral AI's "
+                          "'Mixtral of experts' (2024): 47B total, 13B active"),
+    "DeepSeek-V2": (236e9, 21e9, 0, "DeepSeek-V2 technical report (arXiv 2405.04434), abstract: "
+                                   "236B total, 21B activated per token"),
+    # DeepSeek-V3 report (arXiv 2412.19437): 671B total, 37B activated, without the MTP module
+    "DeepSeek-V3": (671026419200, 37552297472, None,
+                    "DeepSeek-V3 technical report: 671B total, 37B activated (main model; the "
+                    "hub's 685B adds the 14B MTP module)"),
+    # OpenAI's gpt-oss model card (2025), table 1: totals, and active parameters counted
+    # without the token embedding (a lookup): Fathom's active count includes it.
+    "gpt-oss-120b": (116.83e9, 5.13e9, 2, "gpt-oss model card, table 1: 116.83B total, 5.13B active"),
+    "gpt-oss-20b": (20.91e9, 3.61e9, 2, "gpt-oss model card, table 1: 20.91B total, 3.61B active"),
+    "gemma-7b": (8.54e9, None, 2, "Gemma technical report (arXiv 2403.08295), table 2: "
+                                  "7,751,248,896 non-embedding + 786,432,000 embedding = 8.54B"),
+    "gemma-2-9b": (9.24e9, None, 2, "google/gemma-2-9b on the hub: 9.24B parameters"),
+    "Phi-3-mini-4k-instruct": (3.8e9, None, 1, "Phi-3 technical report (arXiv 2404.14219): "
+                                               "phi-3-mini, 3.8B parameters"),
+    "phi-4": (14.7e9, None, 1, "microsoft/phi-4 on the hub: 14.7B parameters"),
+}
+# The preset each config is also shipped as: the same model, field for field.
+PRESET = {"Meta-Llama-3-8B": "llama3-8B", "Llama-3.1-405B": "llama3.1-405B",
+          "Mistral-7B-v0.3": "mistral-7B-v0.3", "Qwen2.5-7B": "qwen2.5-7B",
+          "Qwen2.5-72B": "qwen2.5-72B", "Qwen3-30B-A3B": "qwen3-30B-A3B",
+          "Qwen3-235B-A22B": "qwen3-235B-A22B", "Mixtral-8x7B-v0.1": "mixtral-8x7B",
+          "DeepSeek-V3": "deepseek-v3", "gpt-oss-120b": "gpt-oss-120B"}
+FAMILIES = {"llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "deepseek_v2",
+            "deepseek_v3", "gpt_oss", "gemma", "gemma2", "phi3"}
+
+
+def config(name):
+    with open(os.path.join(DATA, name + ".json")) as f:
+        return json.load(f)
+
+
+def rounds_to(got, published, places):
+    """got, in billions, is the published figure to its last place: rounded, or cut as some
+    model cards cut (Qwen's 30.53B is '30.5B', its 3.35B active '3.3B')."""
+    unit = 10 ** -places
+    return abs(got / 1e9 - published / 1e9) <= unit / 2 or 0 <= got / 1e9 - published / 1e9 < unit
+
+
+class HfConfig(ServerTestCase):
+    def read(self, name):
+        r = self.server.post("/v1/models/from-hf-config", config(name))
+        self.assertEqual(r.status, 200, r.body)
+        out = r.json()
+        validate(out, "hf_config.response.json")
+        return out
+
+    def test_published_counts_per_family(self):
+        seen = set()
+        for name, (total, active, places, source) in PUBLISHED.items():
+            with self.subTest(model=name, source=source):
+                out = self.read(name)
+                seen.add(out["family"])
+                p = out["parameters"]
+                main_total = p["total"] - p["mtp"]
+                main_active = p["active"] - p["mtp_active"]
+                if out["family"] == "gpt_oss":  # OpenAI's active count leaves the lookup out
+                    main_active -= out["model"]["vocab_size"] * out["model"]["hidden"]
+                if places is None:
+                    self.assertEqual(main_total, total)
+                    if active is not None:
+                        self.assertEqual(main_active, active)
+                else:
+                    self.assertTrue(rounds_to(main_total, total, places), (main_total, total))
+                    if active is not None:
+                        self.assertTrue(rounds_to(main_active, active, places),
+                                        (main_active, active))
+        self.assertEqual(seen, FAMILIES)
+
+    def test_configs_read_as_the_presets(self):
+        for name, preset in PRESET.items():
+            with self.subTest(model=name):
+                out = self.read(name)
+                want = self.server.get("/v1/presets/models/" + preset).json()
+                want.pop("$comment", None)
+                got = out["model"]
+                for key, value in want.items():
+                    if key == "seq_size":  # the presets name the length they were trained at
+                        continue
+                    if isinstance(value, dict):  # moe, mla: the preset leaves defaults out
+                        for k, v in value.items():
+                            self.assertEqual(got[key][k], v, key + "." + k)
+                    else:
+                        self.assertEqual(got.get(key), value, key)
+
+    def test_notes_say_what_was_assumed(self):
+        out = self.read("Qwen3-8B")
+        self.assertEqual(out["model"]["seq_size"], 8192)
+        self.assertTrue(any("max_position_embeddings 40960" in n for n in out["notes"]), out["notes"])
+        self.assertTrue(any("q_norm" in n for n in out["notes"]), out["notes"])
+        out = self.read("DeepSeek-V3")
+        self.assertEqual(out["model"]["seq_size"], 4096)  # rope_scaling's original length
+        self.assertEqual(out["datatype"], "bfloat16")
+
+    def test_model_hf_config_wherever_a_model_is(self):
+        execution = {"num_procs": 8, "tensor_par": 8, "batch_size": 8, "datatype": "bfloat16",
+                     "attention_kernel": "fused"}
+        by_preset = self.server.post("/v1/estimate", {"model": "llama3-8B", "system": "h100_sxm",
+                                                      "execution": execution})
+        by_config = self.server.post("/v1/estimate", {
+            "model": {"hf_config": config("Meta-Llama-3-8B")}, "system": "h100_sxm",
+            "execution": execution})
+        self.assertEqual(by_config.status, 200, by_config.body)
+        self.assertEqual(by_config.json()["summary"]["step_time_s"],
+                         by_preset.json()["summary"]["step_time_s"])
+        # seq_size beside the config overrides its length
+        short = self.server.post("/v1/estimate", {
+            "model": {"hf_config": config("Meta-Llama-3-8B"), "seq_size": 4096},
+            "system": "h100_sxm", "execution": execution})
+        self.assertEqual(short.status, 200, short.body)
+        s = short.json()["summary"]
+        self.assertAlmostEqual(s["tokens_per_s"] / s["sample_rate"], 4096, delta=1e-6)
+        t = self.server.post("/v1/transformer", {"model": {"hf_config": config("gemma-7b")}})
+        self.assertEqual(t.status, 200, t.body)
+        self.assertEqual(t.json()["params"]["total"], 8537680896)
+        sweep = self.server.post("/v1/sweep", {
+            "kind": "optimal_execution", "model": {"hf_config": config("Qwen2.5-7B")},
+            "system": "h100_sxm", "num_procs": 8, "max_batch_size": 16, "datatype": "bfloat16",
+            "options": {"max_tensor_par": 2, "max_pipeline_par": 1}})
+        self.assertIn(sweep.status, (200, 202), sweep.body)
+
+    def test_refusals_name_the_field(self):
+        cfg = config("Meta-Llama-3-8B")
+        cfg["architectures"] = ["FalconForCausalLM"]
+        r = self.server.post("/v1/models/from-hf-config", cfg)
+        err = self.assertError(r, 422, "invalid_field", "architectures")
+        for known in ("LlamaForCausalLM", "DeepseekV3ForCausalLM", "GptOssForCausalLM",
+                      "Phi3ForCausalLM"):
+            self.assertIn(known, err["message"])
+        r = self.server.post("/v1/estimate", {"model": {"hf_config": cfg}, "system": "h100_sxm",
+                                              "execution": {"num_procs": 1, "batch_size": 1}})
+        self.assertError(r, 422, "invalid_field", "model.hf_config.architectures")
+        cfg = config("Meta-Llama-3-8B")
+        cfg["num_key_value_heads"] = 5
+        r = self.server.post("/v1/models/from-hf-config", cfg)
+        self.assertError(r, 422, "invalid_field", "num_key_value_heads")
+        cfg = config("Meta-Llama-3-8B")
+        cfg["hidden_size"] = "4096"
+        r = self.server.post("/v1/estimate", {"model": {"hf_config": cfg}, "system": "h100_sxm",
+                                              "execution": {"num_procs": 1, "batch_size": 1}})
+        self.assertError(r, 422, "invalid_field", "model.hf_config.hidden_size")
+        cfg = config("Qwen3-30B-A3B")
+        cfg["mlp_only_layers"] = [0, 5]
+        self.assertError(self.server.post("/v1/models/from-hf-config", cfg), 422,
+                         "invalid_field", "mlp_only_layers")
+        cfg = config("Meta-Llama-3-8B")
+        del cfg["architectures"]
+        self.assertError(self.server.post("/v1/models/from-hf-config", cfg), 422,
+                         "invalid_field", "architectures")
+        r = self.server.post("/v1/estimate", {"model": {"hf_config": config("gemma-7b"),
+                                                        "hidden": 8},
+                                              "system": "h100_sxm",
+                                              "execution": {"num_procs": 1, "batch_size": 1}})
+        self.assertError(r, 422, "invalid_field", "model.hidden")
+
+    def test_parameters_mtp_beside_the_totals(self):
+        r = self.server.post("/v1/estimate", {
+            "model": "deepseek-v3", "system": "h100_sxm",
+            "execution": {"num_procs": 1024, "tensor_par": 1, "pipeline_par": 16, "data_par": 64,
+                          "expert_par": 64, "expert_par_net": 1, "batch_size": 1024,
+                          "datatype": "bfloat16", "fp8": True, "attention_kernel": "fused",
+                          "activation_recompute": "full", "optimizer_sharding": True,
+                          "tensor_par_net": 0, "pipeline_par_net": 1, "data_par_net": 1}})
+        self.assertEqual(r.status, 200, r.body)
+        s = r.json()["summary"]
+        # the DeepSeek-V3 report's 671B and 37B are the totals without the MTP module
+        self.assertEqual(s["parameters_total"] - s["parameters_mtp"], 671026419200)
+        self.assertEqual(s["parameters_active"] - s["parameters_mtp_active"], 37552297472)
+        # one MTP depth: a block of the last kind (MoE: 256 experts of 3·7168·2048, the shared
+        # one, the router, MLA) plus 2·7168² and three norms; ≈ 11.6B, 1.7 % of the total
+        self.assertAlmostEqual(s["parameters_mtp"] / 1e9, 11.61, delta=0.01)
+        dense = self.server.post("/v1/estimate", {
+            "model": "llama3-8B", "system": "h100_sxm",
+            "execution": {"num_procs": 8, "tensor_par": 8, "batch_size": 8,
+                          "datatype": "bfloat16"}}).json()["summary"]
+        self.assertEqual((dense["parameters_mtp"], dense["parameters_mtp_active"]), (0, 0))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,151 @@
+"""test_stacks.py — the stack a planner trains with (doc/stacks.md) through a real fathomd: each
+new execution field (stack, compile, fp8_recipe, async_tp, selective_ac) accepted and answered,
+its default normalizing away, bad values as 422s naming the field; GPU variants of a preset
+(memory, bandwidth, a power limit that lowers the clocks) and their refusals; the PyTorch-native
+runs reported beside the NVIDIA ones by GET /v1/validation."""
+import unittest
+
+from harness import ServerTestCase, validate
+
+FSDP8 = {"num_procs": 8, "data_par": 8, "batch_size": 16, "microbatch_size": 2,
+         "datatype": "bfloat16", "attention_kernel": "fused", "zero_stage": 3,
+         "data_par_overlap": True, "activation_recompute": "none"}
+TP8 = {"num_procs": 64, "tensor_par": 8, "data_par": 8, "batch_size": 96, "microbatch_size": 12,
+       "datatype": "bfloat16", "attention_kernel": "fused", "zero_stage": 3,
+       "tensor_par_comm_type": "rs_ag", "data_par_overlap": True, "activation_recompute": "none",
+       "tensor_par_net": 0, "data_par_net": 1}
+VARIANT = {"preset": "h100_sxm", "memory_gib": 96, "memory_gbps": 2400, "power_limit_w": 500}
+
+
+class Stacks(ServerTestCase):
+    def post(self, execution, system="h100_sxm", model="llama3-8B"):
+        return self.server.post("/v1/estimate", {"model": model, "system": system,
+                                                 "execution": execution})
+
+    def ok(self, execution, **kw):
+        r = self.post(execution, **kw)
+        self.assertEqual(r.status, 200, r.body)
+        validate(r.json(), "estimate.response.json")
+        return r
+
+    def test_each_field_is_answered(self):
+        """Every field with a good value is a 200; the Megatron defaults, given, are the same
+        normalized request as leaving them out (one ETag)."""
+        base = self.ok(FSDP8)
+        same = self.ok(dict(FSDP8, stack="megatron", fp8=False))
+        self.assertEqual(base.header("ETag"), same.header("ETag"))
+        titan = dict(FSDP8, stack="torchtitan")
+        self.ok(titan)
+        self.ok(dict(titan, compile=True))
+        self.ok(dict(titan, selective_ac="op"))
+        self.ok(dict(FSDP8, stack="fsdp"))
+        for recipe in ("tensorwise", "rowwise", "delayed", "blockwise"):
+            self.ok(dict(titan, fp8=True, fp8_recipe=recipe))
+        # the stack's default recipe given is the request left without it
+        a = self.ok(dict(titan, fp8=True))
+        b = self.ok(dict(titan, fp8=True, fp8_recipe="tensorwise"))
+        self.assertEqual(a.header("ETag"), b.header("ETag"))
+        c = self.ok(dict(FSDP8, fp8=True, fp8_recipe="current"))
+        d = self.ok(dict(FSDP8, fp8=True))
+        self.assertEqual(c.header("ETag"), d.header("ETag"))
+        self.ok(dict(TP8, stack="torchtitan", compile=True, async_tp=True))
+
+    def test_bad_values_name_the_field(self):
+        titan = dict(FSDP8, stack="torchtitan")
+        cases = [
+            (dict(FSDP8, stack="deepspeed"), "execution.stack"),
+            (dict(FSDP8, stack=1), "execution.stack"),
+            (dict(FSDP8, compile="yes"), "execution.compile"),
+            (dict(FSDP8, compile=True), "execution.compile"),          # Megatron does not compile
+            (dict(FSDP8, fp8_recipe="tensorwise"), "execution.fp8_recipe"),  # without fp8
+            (dict(titan, fp8=True, fp8_recipe="e4m3"), "execution.fp8_recipe"),
+            (dict(titan, fp8=True, fp8_recipe="current"), "execution.fp8_recipe"),
+            (dict(FSDP8, fp8=True, fp8_recipe="rowwise"), "execution.fp8_recipe"),
+            (dict(FSDP8, async_tp=True), "execution.async_tp"),         # Megatron's is tensor_par_overlap
+            (dict(titan, async_tp=True), "execution.async_tp"),         # tensor_par 1
+            (dict(TP8, stack="torchtitan", async_tp=True), "execution.async_tp"),  # needs compile
+            (dict(TP8, stack="torchtitan", tensor_par_overlap="ring"), "execution.tensor_par_overlap"),
+            (dict(TP8, stack="fsdp"), "execution.tensor_par"),
+            (dict(titan, selective_ac="everything"), "execution.selective_ac"),
+            (dict(FSDP8, selective_ac="op"), "execution.selective_ac"),  # Megatron
+            (dict(titan, selective_ac="op", activation_recompute="full"), "execution.selective_ac"),
+        ]
+        for execution, field in cases:
+            self.assertError(self.post(execution), 422, "invalid_field", field)
+        # the PyTorch stacks run the modern block
+        r = self.post(dict(FSDP8, stack="torchtitan", attention_kernel="unfused", zero_stage=1),
+                      model="gpt3-13B")
+        self.assertError(r, 422, "invalid_field", "execution.stack")
+
+    def test_gpu_variant(self):
+        """A variant replaces memory and bandwidth; a 500 W limit on the 700 W H100 keeps
+        ((500 - 73.5)/(700 - 73.5))^(1/3) = 0.8797 of the clock, so a compute-bound step is slower;
+        the normalized system is the whole object (the same ETag as writing it out)."""
+        plain = self.ok(FSDP8).json()["summary"]
+        mem = self.ok(FSDP8, system={"preset": "h100_sxm", "memory_gib": 96}).json()["summary"]
+        self.assertEqual(mem["mem_tier1_capacity_bytes"], 96 * 2**30)
+        self.assertEqual(mem["step_time_s"], plain["step_time_s"])
+        capped = self.ok(FSDP8, system=VARIANT).json()["summary"]
+        self.assertGreater(capped["step_time_s"], plain["step_time_s"] * 1.05)
+        self.assertEqual(capped["mem_tier1_capacity_bytes"], 96 * 2**30)
+        full = self.server.get("/v1/presets/systems/h100_sxm").json()
+        # the peaks the variant runs at, written out by hand
+        k = ((500 - 73.5) / (700 - 73.5)) ** (1 / 3)
+        for dt in full["matrix"]:
+            full["matrix"][dt]["tflops"] *= k
+        for dt in full["vector"]:
+            full["vector"][dt]["tflops"] *= k
+        full["mem1"]["GiB"], full["mem1"]["GBps"] = 96, 2400
+        by_hand = self.ok(FSDP8, system=full).json()["summary"]
+        self.assertAlmostEqual(by_hand["step_time_s"], capped["step_time_s"],
+                               delta=1e-9 * capped["step_time_s"])
+
+    def test_gpu_variant_refusals(self):
+        cases = [
+            ({"memory_gib": 96}, "system.preset"),                           # no preset
+            ({"preset": "h999"}, "system.preset"),
+            ({"preset": "h100_sxm", "power_limit_w": 800}, "system.power_limit_w"),  # above board
+            ({"preset": "h100_sxm", "power_limit_w": 73}, "system.power_limit_w"),   # below idle
+            ({"preset": "h100_sxm", "memory_gib": -1}, "system.memory_gib"),
+            ({"preset": "h100_sxm", "memory_gbps": "fast"}, "system.memory_gbps"),
+            ({"preset": "h100_sxm", "clock_mhz": 1500}, "system.clock_mhz"),
+            ({"preset": "h100_sxm", "nic_gbps": 0}, "system.nic_gbps"),
+            ({"preset": "h100_sxm", "mem1": {"GiB": 96}}, "system.mem1"),
+        ]
+        for system, field in cases:
+            self.assertError(self.post(FSDP8, system=system), 422, "invalid_field", field)
+
+    def test_new_presets(self):
+        for name in ("a100_sxm_40g", "h100_pcie", "h100_nvl", "h20"):
+            r = self.server.get("/v1/presets/systems/" + name)
+            self.assertEqual(r.status, 200, name)
+        self.ok(dict(FSDP8, stack="torchtitan"), system="h100_nvl")
+
+    def test_validation_reports_pytorch_runs(self):
+        r = self.server.get("/v1/validation")
+        self.assertEqual(r.status, 200, r.body)
+        m = r.json()["measured"]
+        pt = m["pytorch"]
+        self.assertEqual(pt["source"], "presets/validation/pytorch_runs.json")
+        self.assertEqual(pt["rows_total"], 36)
+        rows = {row["id"]: row for row in pt["rows"]}
+        # the 96 GB, 500 W H100 the torchtitan team ran on is a variant, not refused
+        t = rows["TT24-046"]
+        self.assertTrue(t["expressible"], t)
+        self.assertEqual(t["estimate_request"]["system"], VARIANT)
+        self.assertEqual(t["estimate_request"]["execution"]["stack"], "torchtitan")
+        self.assertEqual(t["measured_memory_gib"], 82.4)
+        self.assertIn("memory_error_pct", t)
+        self.assertTrue(rows["TT24-047"]["estimate_request"]["execution"]["compile"])
+        self.assertTrue(rows["TT24-057"]["estimate_request"]["execution"]["async_tp"])
+        self.assertFalse(rows["TT24-056"]["estimate_request"]["execution"].get("async_tp", False))
+        self.assertEqual(rows["TTATP-068"]["estimate_request"]["execution"]["fp8_recipe"], "rowwise")
+        self.assertIn("memory", pt)
+        self.assertIn("rows_not_fitting", pt)
+        # every estimate request the report names is one POST /v1/estimate answers
+        e = self.server.post("/v1/estimate", t["estimate_request"])
+        self.assertEqual(e.status, 200, e.body)
+
+
+if __name__ == "__main__":
+    unittest.main()
