@@ -333,8 +333,9 @@ static const char *const execution_keys[] = {
     "expert_par_net",      "moe_load_imbalance", "moe_capacity_factor", "moe_a2a_overlap",
     "fp8_params",          "moe_dispatcher",     "recompute_blocks",  "recompute_modules",
     "low_precision_gradients", "stack",           "compile",           "fp8_recipe",
-    "async_tp",            "selective_ac",      "cuda_graphs",       "moe_fp8_dispatch",
-    NULL};
+    "async_tp",            "selective_ac",      "pipeline_schedule", "fp8_activation_cache",
+    "optimizer_state_datatype", "first_stage_blocks", "last_stage_blocks",
+    "expandable_segments", "cuda_graphs",      "moe_fp8_dispatch",  NULL};
 
 /* a*b, saturating: three factors of up to 2^30 overflow int64. */
 static int64_t mul_sat(int64_t a, int64_t b)
@@ -464,7 +465,8 @@ static int decode_calculon_fields(const json_t *v, const char *path, llm_executi
 static int decode_modern_fields(const json_t *v, const char *path, llm_execution_t *e,
                                 fathom_error_t *err)
 {
-    int kernel = 0, dispatcher = 0, graphs = 0;
+    int kernel = 0, dispatcher = 0, schedule = 0, state = 0, graphs = 0;
+    bool expandable = true;
     int64_t cp_net = 0, ep_net = 0;
     /* shard_group left out (0) means every processor of the group: the encoder writes it */
     if (jr_enum(v, path, "attention_kernel", JR_OPTIONAL, LLM_ATTN_KERNEL_UNFUSED,
@@ -495,10 +497,33 @@ static int decode_modern_fields(const json_t *v, const char *path, llm_execution
                &e->recompute_blocks, err) ||
         jr_enum_set(v, path, "recompute_modules", JR_OPTIONAL, llm_recompute_module_names,
                     &e->recompute_modules, err) ||
+        jr_enum(v, path, "pipeline_schedule", JR_OPTIONAL, LLM_PP_1F1B, llm_pp_schedule_names,
+                &schedule, err) ||
+        jr_bool(v, path, "fp8_activation_cache", JR_OPTIONAL, false, &e->fp8_activation_cache,
+                err) ||
+        jr_enum(v, path, "optimizer_state_datatype", JR_OPTIONAL, LLM_STATE_FLOAT32,
+                llm_state_dtype_names, &state, err) ||
+        jr_int(v, path, "first_stage_blocks", JR_OPTIONAL, 0, 1, MODEL_MAX_BLOCKS,
+               &e->first_stage_blocks, err) ||
+        jr_int(v, path, "last_stage_blocks", JR_OPTIONAL, 0, 1, MODEL_MAX_BLOCKS,
+               &e->last_stage_blocks, err) ||
+        jr_bool(v, path, "expandable_segments", JR_OPTIONAL, true, &expandable, err) ||
         jr_enum(v, path, "cuda_graphs", JR_OPTIONAL, LLM_GRAPHS_NONE, llm_cuda_graphs_names,
                 &graphs, err))
         return -1;
     e->cuda_graphs = (llm_cuda_graphs_t)graphs;
+    e->fixed_segments = !expandable;
+    /* 1F1B with interleaving is the interleaved schedule: saying "1f1b" beside it contradicts */
+    if (schedule == LLM_PP_1F1B && e->pipeline_interleaving > 1 && jr_has(v, "pipeline_schedule")) {
+        char p[JR_PATH_MAX];
+        jr_path(p, sizeof p, path, "pipeline_schedule");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                "\"1f1b\" runs one chunk per rank, but pipeline_interleaving is "
+                                "%lld: say \"interleaved\" or leave it out",
+                                (long long)e->pipeline_interleaving);
+    }
+    e->pipeline_schedule = (llm_pp_schedule_t)schedule;
+    e->optimizer_state_datatype = (llm_state_dtype_t)state;
     e->attention_kernel = (llm_attn_kernel_t)kernel;
     e->context_par_net = (int)cp_net;
     e->expert_par_net = (int)ep_net;
@@ -644,6 +669,20 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
         S("cuda_graphs", llm_cuda_graphs_names[e->cuda_graphs]);
     if (e->recompute_blocks > 0) /* only when set: recomputing every block keeps the form */
         I("recompute_blocks", e->recompute_blocks);
+    /* the memory fields only when they say something, so existing configurations keep their
+     * form: the schedule beyond 1F1B and interleaving, the FP8 cache, 16-bit moments */
+    if (e->pipeline_schedule == LLM_PP_ZERO_BUBBLE || e->pipeline_schedule == LLM_PP_DUALPIPE)
+        S("pipeline_schedule", llm_pp_schedule_names[e->pipeline_schedule]);
+    if (e->fp8_activation_cache)
+        B("fp8_activation_cache", true);
+    if (e->optimizer_state_datatype != LLM_STATE_FLOAT32)
+        S("optimizer_state_datatype", llm_state_dtype_names[e->optimizer_state_datatype]);
+    if (e->first_stage_blocks > 0)
+        I("first_stage_blocks", e->first_stage_blocks);
+    if (e->last_stage_blocks > 0)
+        I("last_stage_blocks", e->last_stage_blocks);
+    if (e->fixed_segments)
+        B("expandable_segments", false);
     if (e->recompute_modules) { /* likewise: no selective recompute keeps the form */
         json_t *mods = json_array();
         for (int i = 0; llm_recompute_module_names[i]; i++)
@@ -709,28 +748,70 @@ json_t *codec_llm_violations_encode(const llm_result_t *r)
 static json_t *encode_stage(const char *name, const llm_stage_memory_t *m)
 {
     /* expert: the routed experts' weights, gradients and optimizer; non_expert: the rest */
-    return json_pack("{s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:{s:o,s:o,s:o},s:{s:o,s:o,s:o}}",
-                     "stage", name, "blocks", (json_int_t)m->blocks, "weights", num(m->weights),
-                     "gradients", num(m->gradients), "optimizer", num(m->optimizer),
-                     "activations", num(m->activations), "buffers", num(m->buffers), "total",
-                     num(m->total), "expert", "weights", num(m->expert_weights), "gradients",
-                     num(m->expert_gradients), "optimizer", num(m->expert_optimizer),
-                     "non_expert", "weights", num(m->weights - m->expert_weights), "gradients",
-                     num(m->gradients - m->expert_gradients), "optimizer",
-                     num(m->optimizer - m->expert_optimizer));
+    json_t *o = json_pack("{s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:{s:o,s:o,s:o},s:{s:o,s:o,s:o}}",
+                          "stage", name, "blocks", (json_int_t)m->blocks, "weights",
+                          num(m->weights), "gradients", num(m->gradients), "optimizer",
+                          num(m->optimizer), "activations", num(m->activations), "buffers",
+                          num(m->buffers), "total", num(m->total), "expert", "weights",
+                          num(m->expert_weights), "gradients", num(m->expert_gradients),
+                          "optimizer", num(m->expert_optimizer), "non_expert", "weights",
+                          num(m->weights - m->expert_weights), "gradients",
+                          num(m->gradients - m->expert_gradients), "optimizer",
+                          num(m->optimizer - m->expert_optimizer));
+    /* the modern block's terms (llm_memory.c): the rank, what its schedule keeps in flight, the
+     * gathered ZeRO-3 blocks, the dispatcher's buffers and the fixed reserve */
+    json_t *more = json_pack("{s:I,s:o,s:o,s:o,s:o,s:{s:o,s:o,s:o,s:o}}", "rank",
+                             (json_int_t)m->index, "microbatches_in_flight",
+                             num(m->microbatches), "stored_activations",
+                             num(m->stored_activations), "gathered_weights",
+                             num(m->gathered_weights), "moe_buffers", num(m->moe_buffers),
+                             "reserve", "cuda_context", num(m->cuda_context), "nccl",
+                             num(m->nccl), "workspaces", num(m->workspaces), "fragmentation",
+                             num(m->fragmentation));
+    if (!o || !more || json_object_update(o, more)) {
+        json_decref(o);
+        o = NULL;
+    }
+    json_decref(more);
+    return o;
 }
 
-/* Per-stage memory of the first and last pipeline stage, the heaviest named, and the bytes per
+/* Ranks listed one by one in per_stage up to this pipeline depth (beyond it, the first, last
+ * and heaviest stand for all). */
+#define PER_STAGE_MAX 1024
+
+/* Per-stage memory of the first and last pipeline stage (and of the heaviest when it is
+ * neither), the heaviest named, every rank's total (modern block), and the bytes per
  * parameter of each kind of state. */
-static json_t *encode_memory_breakdown(const llm_result_t *r)
+static json_t *encode_memory_breakdown(const fathom_model_t *m, const llm_execution_t *e,
+                                       const llm_result_t *r)
 {
     const llm_step_extra_t *x = &r->extra;
-    return json_pack("{s:s,s:[o,o],s:{s:o,s:o,s:o}}", "heaviest_stage",
-                     x->heaviest_stage ? "last" : "first", "stages",
-                     encode_stage("first", &x->stages[0]), encode_stage("last", &x->stages[1]),
-                     "bytes_per_parameter", "weights", num(x->weight_bytes_per_param), "gradients",
-                     num(x->grad_bytes_per_param), "optimizer",
-                     num(x->optimizer_bytes_per_param));
+    static const char *const names[3] = {"first", "last", "middle"};
+    json_t *stages = json_array();
+    if (stages) {
+        json_array_append_new(stages, encode_stage("first", &x->stages[0]));
+        if (x->heaviest_stage == 2)
+            json_array_append_new(stages, encode_stage("middle", &x->heaviest));
+        json_array_append_new(stages, encode_stage("last", &x->stages[1]));
+    }
+    json_t *per = json_array();
+    const int64_t pp = e->pipeline_par;
+    for (int64_t i = 0; per && !m->calculon_block && pp <= PER_STAGE_MAX && i < pp; i++) {
+        llm_stage_memory_t st;
+        llm_stage_memory(m, e, r, i, &st);
+        if (json_array_append_new(per, json_pack("{s:I,s:I,s:o}", "rank", (json_int_t)i, "blocks",
+                                                 (json_int_t)st.blocks, "total",
+                                                 num(st.total)))) {
+            json_decref(per);
+            per = NULL;
+        }
+    }
+    return json_pack("{s:s,s:I,s:o,s:o,s:{s:o,s:o,s:o}}", "heaviest_stage",
+                     names[x->heaviest_stage], "heaviest_rank", (json_int_t)x->heaviest.index,
+                     "stages", stages, "per_stage", per, "bytes_per_parameter", "weights",
+                     num(x->weight_bytes_per_param), "gradients", num(x->grad_bytes_per_param),
+                     "optimizer", num(x->optimizer_bytes_per_param));
 }
 
 /* Parameters, FLOP counts, MFU and throughput per processor. */
@@ -803,7 +884,7 @@ json_t *codec_llm_summary_encode(const fathom_model_t *m, const llm_execution_t 
         num(r->mem_tier2_capacity_bytes), "blocks_per_proc", (json_int_t)r->blocks_per_proc,
         "num_microbatches", (json_int_t)r->num_microbatches, "num_procs",
         (json_int_t)e->num_procs, "time_breakdown_s", breakdown, "memory",
-        encode_memory_breakdown(r), "tokens_per_s_per_proc",
+        encode_memory_breakdown(m, e, r), "tokens_per_s_per_proc",
         num(tokens_per_s / (double)e->num_procs));
     if (!o) {
         json_decref(dp);

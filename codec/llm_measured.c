@@ -474,6 +474,10 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
     int64_t fsdp = row_int(row, "fsdp", 0);
     if (fsdp <= 0 && json_is_true(json_object_get(row, "fsdp_enabled")))
         fsdp = dp * cp;
+    /* torchtitan shards over its dp_shard × cp mesh (the context-parallel ranks hold the same
+     * parameters; parallel_dims.py's "dp_shard_cp"): the row's fsdp is dp_shard */
+    if (fsdp > 0 && cp > 1 && row_stack(row) == LLM_STACK_TORCHTITAN)
+        fsdp = fsdp * cp <= dp * cp ? fsdp * cp : dp * cp;
     const char *prec = row_str(row, "precision");
     const bool fp8 = find_nocase(prec, "FP8");
     const int zero = fsdp > 0 ? 3 : dp * cp > 1 ? 1 : 0;

@@ -135,6 +135,10 @@ typedef enum {
     LLM_RECOMPUTE_MOE = 4,         /* an MoE block's whole MLP from its input, the a2a again */
     LLM_RECOMPUTE_LAYERNORM = 8,   /* each block's two norms; what reads their output keeps none */
     LLM_RECOMPUTE_MLP = 16,        /* a dense block's whole MLP from its input, collectives too */
+    LLM_RECOMPUTE_CORE_ATTN = 32,  /* the attention core (Megatron's default module): unfused, the
+                                    * scores, softmax and dropout (attn_only); fused, the kernel's
+                                    * forward again, its log-sum-exp (and FP8's bf16 O) not kept */
+    LLM_RECOMPUTE_SHARED_EXPERTS = 64, /* an MoE block's shared experts from their input */
 } llm_recompute_module_t;
 /* The most module sets llm_recompute_module_ladder hands out. */
 #define LLM_RECOMPUTE_MODULE_SETS 4
@@ -192,6 +196,23 @@ typedef enum {
     LLM_GRAPHS_FULL = 3,
     LLM_GRAPHS_ROUTER = 4 /* "moe_router" and "moe_preprocess" without "attn" */
 } llm_cuda_graphs_t;
+/* The pipeline schedule (execution.pipeline_schedule; llm_memory.c, doc/memory.md). 1F1B with
+ * pipeline_interleaving > 1 is Megatron's interleaved schedule (llm_pp_schedule). */
+typedef enum {
+    LLM_PP_1F1B = 0,        /* warm-up of pp − rank microbatches, then one forward, one backward */
+    LLM_PP_INTERLEAVED = 1, /* Megatron's virtual stages: pipeline_interleaving chunks per rank */
+    LLM_PP_ZERO_BUBBLE = 2, /* ZB-H1 (Qi et al. 2024): weight gradients fill the bubble */
+    LLM_PP_DUALPIPE = 3,    /* DeepSeek-V3's bidirectional schedule: two stages per rank */
+    LLM_PP__COUNT
+} llm_pp_schedule_t;
+/* Datatype of Adam's two moments (execution.optimizer_state_datatype): float32, or 16-bit as
+ * DeepSeek-V3 keeps them (Megatron's --exp-avg-dtype/--exp-avg-sq-dtype). */
+typedef enum {
+    LLM_STATE_FLOAT32 = 0,
+    LLM_STATE_BFLOAT16 = 1,
+    LLM_STATE_FLOAT16 = 2,
+    LLM_STATE__COUNT
+} llm_state_dtype_t;
 
 /* Calculon's execution object, all 23 fields, in Calculon's order, then Fathom's. */
 typedef struct {
@@ -264,6 +285,23 @@ typedef struct {
     unsigned recompute_modules;
     /* The kernels CUDA graphs replay instead of the host launching them (llm_host.h). */
     llm_cuda_graphs_t cuda_graphs;
+    /* The pipeline schedule (llm_pp_schedule_t; 0 = 1F1B, interleaved when
+     * pipeline_interleaving > 1). Modern block only beyond those two. */
+    llm_pp_schedule_t pipeline_schedule;
+    /* The activation function's input kept for backward in FP8 (Megatron's
+     * --activation-func-fp8-input-store; DeepSeek-V3 caches SwiGLU's inputs so). Needs fp8. */
+    bool fp8_activation_cache;
+    /* Adam's two moments in this datatype (the fp32 master copy stays fp32). */
+    llm_state_dtype_t optimizer_state_datatype;
+    /* Blocks on the first and the last pipeline stage (Megatron's
+     * --decoder-first/last-pipeline-num-layers; 0: the even split), the other stages sharing
+     * the rest evenly: the stages holding the embedding and the output layer lighter. */
+    int64_t first_stage_blocks, last_stage_blocks;
+    /* PyTorch's caching allocator without expandable segments (execution.expandable_segments
+     * false): it reserves more than it hands out (llm_memory.c's fragmentation term). The
+     * published runs set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, so false is the
+     * default here. */
+    bool fixed_segments;
     /* The software stack (llm_stack_t; doc/stacks.md). Megatron (0) is the behaviour above. */
     llm_stack_t stack;
     /* torch.compile over each block (PyTorch stacks): the elementwise ops fused into a few
@@ -282,6 +320,14 @@ typedef struct {
      * collectives decomposed into peer copies overlapped with the GEMM chunks. */
     bool async_tp;
 } llm_execution_t;
+
+/* The schedule in force: 1F1B with interleaving is the interleaved schedule. */
+static inline llm_pp_schedule_t llm_pp_schedule(const llm_execution_t *e)
+{
+    return e->pipeline_schedule == LLM_PP_1F1B && e->pipeline_interleaving > 1
+               ? LLM_PP_INTERLEAVED
+               : e->pipeline_schedule;
+}
 
 /* The selective-recompute module sets to try on a layout that does not fit, fewest first, each
  * a superset of the one before: layernorm; the whole mlp with it (a dense model); moe_act with
@@ -307,19 +353,46 @@ static inline int64_t llm_shard_group(const llm_execution_t *e)
     return e->shard_group >= 1 && e->shard_group < all ? e->shard_group : all;
 }
 
-/* Memory of one pipeline stage per processor, bytes, by kind (tier 1 and tier 2 together). */
+/* Memory of one pipeline stage per processor, bytes, by kind (tier 1 and tier 2 together).
+ * total = weights + gradients + optimizer + activations + buffers + moe_buffers + reserve, the
+ * reserve being cuda_context + nccl + workspaces + fragmentation (llm_memory.c gives each term's
+ * formula and source; Calculon's block has none of the terms after buffers). */
 typedef struct {
-    double weights;     /* parameters in the compute datatype (+ FP8 copies) */
+    double weights;     /* parameters in the compute datatype (+ FP8 copies; ZeRO-3: the shard
+                         * and the gathered blocks) */
     double gradients;   /* weight gradients (fp32 accumulation buffer and the sharded copy) */
     double optimizer;   /* fp32 master weights and Adam moments */
     double activations; /* stored for backward: working set, in-flight microbatches, logits */
     double buffers;     /* activation gradients in flight */
     double total;
-    int64_t blocks;     /* transformer blocks on the stage */
+    int64_t blocks;     /* transformer blocks on the stage (DualPipe: on both of its stages) */
     /* Of weights, gradients and optimizer: the routed experts' share (model.moe). Exact per
-     * block kind (llm_moe_state_memory); the rest is the non-expert state. */
+     * block kind; the rest is the non-expert state. */
     double expert_weights, expert_gradients, expert_optimizer;
+    /* Fathom's modern block (0 for Calculon's): */
+    int64_t index;             /* pipeline rank */
+    double microbatches;       /* in flight: block-microbatches kept over the stage's blocks */
+    double stored_activations; /* of activations: what the blocks in flight keep for backward */
+    double gathered_weights;   /* of weights: ZeRO-3's gathered blocks (computing, prefetched) */
+    double moe_buffers;        /* the flex dispatcher's communication buffers (DeepEP) */
+    double cuda_context, nccl, workspaces, fragmentation; /* the fixed reserve */
 } llm_stage_memory_t;
+
+/* What the step model found per block and microbatch that the memory of any pipeline rank is
+ * made of (llm_memory.c); kept in the result so that llm_stage_memory can give every rank's. */
+typedef struct {
+    double stored[2];     /* bytes a block keeps per microbatch in flight: [0] dense, [1] MoE */
+    double working[2];    /* bytes the block being computed holds, all its layers */
+    double checkpoint;    /* a fully recomputed block's kept input (times the share recomputed) */
+    double act_grads;     /* activation gradients of the block in backward */
+    double weights[2], fp8_weights[2], expert_weights; /* parameters on a rank per block kind */
+    double first_params, last_params; /* the layers outside the blocks: embedding; output, MTP */
+    double first_working, last_working, first_grads, last_grads;
+    double mtp_stored;    /* the MTP depths' blocks per microbatch on the last stage */
+    double moe_buffers;   /* the flex dispatcher's buffers (0 without experts or with alltoall) */
+    int64_t bpp;          /* blocks on the first stages (the last pp − L%pp hold one fewer) */
+    int64_t nmb;          /* microbatches per step */
+} llm_memory_inputs_t;
 
 /* What a step costs beyond Calculon's statistics (all blocks, all stages, all processors). */
 typedef struct {
@@ -336,7 +409,7 @@ typedef struct {
     double dp_param_gather;        /* parameter all-gathers (ZeRO-1/2 after the step, ZeRO-3 per block) */
     double dp_exposed_last_bucket; /* the last block's gradient reduction, never hidden */
     double dp_exposed_first_gather;/* the first block's parameter gather, never hidden */
-    int heaviest_stage;           /* 0: first, 1: last */
+    int heaviest_stage;           /* 0: first, 1: last, 2: another rank (heaviest.index) */
     double expert_parallel_comm;  /* s of dispatch/combine all-to-all exposed per step */
     double routed_expert_compute; /* s of the routed experts' grouped GEMMs per step */
     int expert_parallel_tier;     /* network tier the all-to-all crosses (-1: no MoE) */
@@ -346,6 +419,8 @@ typedef struct {
     double host_block_fw, host_block_bw;
     double a2a_block_fw, a2a_block_bw;
     llm_stage_memory_t stages[2]; /* first and last pipeline stage (equal when pipeline_par 1) */
+    llm_stage_memory_t heaviest;  /* the rank that needs the most memory (modern block) */
+    llm_memory_inputs_t memory;   /* what llm_stage_memory evaluates any rank from */
 } llm_step_extra_t;
 
 typedef struct {
@@ -378,6 +453,12 @@ typedef struct {
 int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                  llm_result_t *out, fathom_error_t *err);
 
+/* Transformer blocks of pipeline stage `stage` and the index of its first (*first, may be
+ * NULL): first_stage_blocks and last_stage_blocks when given, the rest split evenly; without
+ * them the first L % pp stages take ceil(L/pp) blocks and the others one fewer. */
+int64_t llm_stage_blocks(const fathom_model_t *m, const llm_execution_t *e, int64_t stage,
+                         int64_t *first);
+
 /* Blocks of the largest of a stage's pipeline chunks: its blocks_per_proc blocks over
  * `interleaving` chunks, the first ones taking one block more when they do not divide evenly
  * (the modern block; Calculon's needs them even). recompute_blocks is at most this. */
@@ -409,6 +490,12 @@ typedef struct {
 } llm_state_memory_t;
 void llm_moe_state_memory(const fathom_model_t *m, const llm_execution_t *e, int64_t stage,
                           llm_state_memory_t *out);
+
+/* The memory of pipeline rank `rank` (0 .. pipeline_par − 1) of an estimate r of m with e
+ * (llm_memory.c): the stage's state by block kind, the activations its schedule keeps in flight,
+ * and the fixed reserve. For Calculon's block, the first or the last stage as estimated. */
+void llm_stage_memory(const fathom_model_t *m, const llm_execution_t *e, const llm_result_t *r,
+                      int64_t rank, llm_stage_memory_t *out);
 
 /* Seconds of one all-to-all in which each of `peers` ranks sends `bytes` spread evenly over the
  * group, the group spanning `span` consecutive processors with tier `net` (llm_moe.c). */
@@ -460,6 +547,8 @@ extern const char *const llm_moe_dispatcher_names[]; /* "alltoall", "flex" (not 
 extern const char *const llm_cuda_graphs_names[]; /* "none", "attention", "partial", "full",
                                                      * "router" */
 extern const char *const llm_recompute_module_names[]; /* by bit index: bit 1 << i is name i */
+extern const char *const llm_pp_schedule_names[];      /* "1f1b", "interleaved", ... */
+extern const char *const llm_state_dtype_names[];      /* "float32", "bfloat16", "float16" */
 extern const char *const llm_stack_names[];      /* "megatron", "torchtitan", "fsdp" */
 extern const char *const llm_fp8_recipe_names[]; /* by llm_fp8_recipe_t */
 extern const char *const llm_selective_ac_names[]; /* "none", "op" */

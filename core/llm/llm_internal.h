@@ -89,6 +89,7 @@ typedef struct {
     bool needs_recompute, needs_recomm;
     bool activation_reused, activation_stored, output_stored;
     bool fp8; /* a linear layer whose GEMMs run in FP8 (execution.fp8) */
+    bool fp8_cache; /* an activation that keeps its input in FP8 (fp8_activation_cache) */
     double extra_size; /* FUSED_ATTENTION: the fp32 log-sum-exp, in elements of the datatype */
     /* Communication layers (TP_COMM, LINEAR_OVERLAPPED) */
     bool conjugate;       /* reduce after the layer (G) rather than before it (F) */
@@ -193,10 +194,12 @@ typedef struct {
     double tp_bw_overlap_req;
     double weight_space, act_working_space, act_storage_space, act_checkpoint_size;
     double weight_grad_space, weight_grad_space_no_sharding, act_grad_space, optimizer_space;
+    double act_grad_peak; /* the most one layer's backward holds: its output's and input's grads */
     double useful_fw_flops, useful_bw_flops; /* summed apart, in Calculon's order */
     /* Fathom's: element counts for the modern memory model and the FLOP counts of the summary */
     double weight_elems;     /* parameters on this rank */
     double fp8_weight_elems; /* of which in FP8 linear layers */
+    double expert_weight_elems; /* of which in routed-expert layers */
     double matrix_fw_flops;  /* forward FLOPs of matrix-engine layers (GEMMs and attention) */
     double matrix_re_flops;  /* of those, what a recompute runs again */
     double matrix_bw_flops;  /* input and weight gradient FLOPs of matrix-engine layers */
@@ -290,11 +293,27 @@ void llm__host_step(const fathom_model_t *m, const llm_system_t *s, const llm_ex
                     llm_step_extra_t *x);
 
 /* The modern block's step (llm_stages.c): adds the layers outside the blocks to the step time of
- * Calculon's statistics (the heaviest stage sets the pipeline's pace), and fills x with the
- * memory of the first and last stage, the FLOP counts and the bytes per parameter. For
- * Calculon's block it only describes what Calculon computed (stage memory from its stats). */
+ * Calculon's statistics (the heaviest stage sets the pipeline's pace), and fills x with what the
+ * memory of every rank is made of (x->memory), the FLOP counts and the bytes per parameter;
+ * dense is the dense block of an MoE model with dense blocks (NULL otherwise). For Calculon's
+ * block it only describes what Calculon computed (stage memory from its stats). */
 void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                 llm__compiled_t *k, const llm__block_stats_t *blk, llm_stats_t *st,
+                 llm__compiled_t *k, const llm__block_stats_t *blk,
+                 const llm__block_stats_t *dense, llm_stats_t *st, llm_step_extra_t *x);
+
+/* ---- memory of every pipeline rank (llm_memory.c) ---- */
+
+/* Every rank's memory from x->memory: the first and last in x->stages, the heaviest in
+ * x->heaviest (and heaviest_stage), and the tier needs of the heaviest in st. Modern block. */
+void llm__memory(const fathom_model_t *m, const llm_execution_t *e, llm_stats_t *st,
                  llm_step_extra_t *x);
+/* Optimizer bytes per parameter: fp32 master copy (below fp32) and Adam's two moments in
+ * execution.optimizer_state_datatype. */
+double llm__optimizer_bytes(const llm_execution_t *e);
+/* What one dense block keeps per microbatch under torchtitan's per-op selective checkpointing
+ * (selective_ac "op"), bytes. */
+double llm__op_sac_bytes(const fathom_model_t *m, const llm_execution_t *e);
+/* DeepEP's communication buffers for an expert group of `ranks` and rows of hidden_bytes. */
+double llm__deepep_buffer_bytes(double ranks, double hidden_bytes);
 
 #endif

@@ -322,6 +322,17 @@ double llm__causal_fraction(const fathom_model_t *m)
 
 /* ---- the block ---- */
 
+/* The dropout after the attention and the MLP: Calculon's block keeps its 1-byte mask; the
+ * modern block trains without dropout (Llama, Mistral, Qwen, DeepSeek and Nemotron recipes set
+ * hidden_dropout 0, and PyTorch's dropout with p = 0 returns its input), so it keeps no mask.
+ * Memory only: the layer's pass stays in the time as Calculon costs it. Megatron's
+ * theoretical_memory_usage still counts the mask (test_llm_megatron). */
+static void add_hidden_dropout(llm__block_t *b, const fathom_model_t *m, double act, bool rf)
+{
+    const bool mask = m->calculon_block;
+    add_dropout(b, act, FLAGS(.recompute = rf, .act_dropped = !mask, .reused = !mask));
+}
+
 /* Q, K and V projections (Calculon's three linears, or its fused overlapped one). The modern
  * block gives K and V their grouped width and may bias Q, K and V. */
 static void add_qkv(llm__block_t *b, const fathom_model_t *m, const llm_execution_t *e,
@@ -375,13 +386,25 @@ static void add_attention_core(llm__block_t *b, const fathom_model_t *m, const l
     const int64_t tp = e->tensor_par;
     const int64_t qkv_width = m->attn_heads * m->attn_size;
     if (e->attention_kernel == LLM_ATTN_KERNEL_FUSED) {
-        /* flash attention recomputes its scores itself: only full recompute redoes it */
+        /* flash attention recomputes its scores itself: full recompute redoes the kernel, and
+         * so does the core_attn module (Megatron checkpoints the kernel from Q, K and V) */
         const int64_t cp = llm_context_par(e);
+        const bool core = !rf && (e->recompute_modules & LLM_RECOMPUTE_CORE_ATTN);
         add_fused_attention(b, (double)e->microbatch_size, (double)(m->seq_size / cp),
                             (double)m->seq_size, (double)(m->attn_heads / tp),
                             (double)llm__kv_heads_per_rank(m, e),
                             (double)m->attn_size, llm__causal_fraction(m),
-                            (double)llm_datatype_bytes(e->datatype), FLAGS(.recompute = rf));
+                            (double)llm_datatype_bytes(e->datatype),
+                            FLAGS(.recompute = rf || core));
+        llm__layer_t *l = &b->layers[b->num_layers - 1];
+        /* under FP8 the out projection keeps its FP8 copy of O, and the kernel's backward needs
+         * O itself (Transformer Engine's fused attention saves it): the kernel keeps O too */
+        if (e->fp8)
+            l->activation_space += l->output_size;
+        /* core_attn keeps only the checkpoint's inputs Q, K and V: the log-sum-exp (and O
+         * under FP8) is remade by the rerun */
+        if (core)
+            l->discarded_space = l->extra_size + (e->fp8 ? l->output_size : 0);
         return;
     }
     double heads_batch = (double)(e->microbatch_size * m->attn_heads / tp);
@@ -452,7 +475,9 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
     const double outer_act = seq_par ? (double)z->seq_par_activation_size : act;
     const bool overlapped = e->tensor_par_overlap != LLM_TP_OVERLAP_NONE;
     const bool rf = e->activation_recompute == LLM_RECOMPUTE_FULL;
-    const bool raf = rf || e->activation_recompute == LLM_RECOMPUTE_ATTN_ONLY;
+    /* Megatron's core_attn module is Korthikanti's attention recompute (attn_only) unfused */
+    const bool raf = rf || e->activation_recompute == LLM_RECOMPUTE_ATTN_ONLY ||
+                     (e->recompute_modules & LLM_RECOMPUTE_CORE_ATTN);
     /* selective recompute of layernorm: both norms rerun in backward and no layer keeps their
      * output (the sliver before the all-gather nor the gathered copy), so the all-gather after
      * each is redone too */
@@ -479,10 +504,18 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
         a.attn_size = (m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim + m->mla.v_head_dim) / 2;
         a.kv_heads = m->attn_heads;
         add_attention_core(b, &a, e, rf, raf);
-        /* mla_up_proj: Q, K and V are recomputed, the log-sum-exp is still kept */
+        /* the O that FP8 keeps is n·v wide, not the averaged head's n·(qk + v)/2 */
         llm__layer_t *attn = &b->layers[b->num_layers - 1];
+        const double o = (double)bs * (double)(m->attn_heads / tp * m->mla.v_head_dim);
+        const bool o_kept = e->fp8 && attn->kind == LLM__FUSED_ATTENTION;
+        if (o_kept) {
+            attn->activation_space += o - attn->output_size;
+            if (attn->discarded_space > 0) /* core_attn: the rerun remakes O */
+                attn->discarded_space += o - attn->output_size;
+        }
+        /* mla_up_proj: Q, K and V are recomputed, the log-sum-exp (and FP8's O) still kept */
         if (up_redone)
-            attn->discarded_space = attn->activation_space - attn->extra_size;
+            attn->discarded_space = attn->activation_space - attn->extra_size - (o_kept ? o : 0);
         add_out_proj(b, m, e, tp_net, m->attn_heads * m->mla.v_head_dim, act, rf);
     } else {
         add_qkv(b, m, e, tp_net, act, rf, ragf, norm_redone);
@@ -493,7 +526,7 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
         add_attention_core(b, m, e, rf, raf);
         add_out_proj(b, m, e, tp_net, qkv_width, act, rf);
     }
-    add_dropout(b, outer_act, FLAGS(.recompute = rf));
+    add_hidden_dropout(b, m, outer_act, rf);
     add_elementwise(b, outer_act, outer_act,
                     FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
 
@@ -514,7 +547,7 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
         llm__add_moe_mlp(b, m, e, z, rf);
         if (shared)
             add_tp_comm(b, e, tp_net, act, true, FLAGS(.recomm = rf, .act_dropped = true));
-        add_dropout(b, outer_act, FLAGS(.recompute = rf));
+        add_hidden_dropout(b, m, outer_act, rf);
         add_elementwise(b, outer_act, outer_act,
                         FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
         return;
@@ -535,15 +568,17 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
             l->optim_space += 2 * (double)(up_width / tp);
         }
     }
-    if (m->gated_mlp)
+    if (m->gated_mlp) {
         add_gated_act(b, (double)(m->feedforward * bs / tp), FLAGS(.recompute = rf));
+        b->layers[b->num_layers - 1].fp8_cache = e->fp8_activation_cache;
+    }
     else
         add_gelu(b, (double)(m->feedforward * bs / tp), e->fused_activation,
                  FLAGS(.recompute = rf));
     add_out_proj(b, m, e, tp_net, m->feedforward, act, rf);
     if (!rf && (e->recompute_modules & LLM_RECOMPUTE_MLP))
         rerun_mlp(b, mlp_first, e);
-    add_dropout(b, outer_act, FLAGS(.recompute = rf));
+    add_hidden_dropout(b, m, outer_act, rf);
     add_elementwise(b, outer_act, outer_act,
                     FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
 }
@@ -938,7 +973,10 @@ double llm__layer_weight(const llm__layer_t *l, const llm__ctx_t *c)
 
 double llm__layer_activation(const llm__layer_t *l, const llm__ctx_t *c)
 {
-    if (l->fp8) /* the FP8 copy of the input is what backward keeps */
+    /* the FP8 copy of the input is what backward keeps: an FP8 linear's, and an activation's
+     * under fp8_activation_cache (Megatron's bias_swiglu with fp8_input_store casts its input
+     * to float8_e4m3 for backward) */
+    if (l->fp8 || l->fp8_cache)
         return l->activation_space;
     switch (l->kind) {
     case LLM__CROSS_ENTROPY: return l->activation_space * 4; /* fp32 */

@@ -109,6 +109,7 @@ static void add_forward(llm__layer_t *l, llm__ctx_t *c, llm__block_stats_t *b, l
      * adds 0.0, which leaves the sum bit for bit as it was (the golden cases depend on it) */
     b->attn_fw_time += l->kind == LLM__FUSED_ATTENTION ? fw->time : 0.0;
     b->fp8_weight_elems += l->fp8 ? l->weight_space : 0.0;
+    b->expert_weight_elems += l->expert ? l->weight_space : 0.0;
     b->expert_time += l->expert ? fw->time : 0.0;
     b->moe_fw_time += l->moe ? fw->time : 0.0;
 }
@@ -181,6 +182,10 @@ static void add_memory(const llm__layer_t *l, const llm__ctx_t *c, bool training
     b->weight_grad_space += llm__layer_weight_grad(l, c, true);
     b->weight_grad_space_no_sharding += llm__layer_weight_grad(l, c, false);
     b->act_grad_space += llm__layer_activation_grad(l, c);
+    /* the modern block's peak: the layer in backward holds its output's gradient and makes its
+     * input's (Calculon's act_grad_space sums every layer's as if all were alive at once) */
+    const double in_grad = l->kind == LLM__TP_COMM ? 0 : l->inputs_size * c->bpe;
+    b->act_grad_peak = fmax(b->act_grad_peak, llm__layer_activation_grad(l, c) + in_grad);
     b->optimizer_space += llm__layer_optimizer(l, c);
 }
 
@@ -273,6 +278,17 @@ static int check_modern(const fathom_model_t *m, const llm_system_t *s, const ll
     if ((unsigned)e->attention_kernel > LLM_ATTN_KERNEL_FUSED)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.attention_kernel",
                                 "must be \"unfused\" or \"fused\"");
+    if (e->fp8_activation_cache && !e->fp8)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.fp8_activation_cache",
+                                "caching activations in FP8 is part of FP8 training: set "
+                                "execution.fp8");
+    if ((unsigned)e->optimizer_state_datatype >= LLM_STATE__COUNT)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.optimizer_state_datatype",
+                                "must be \"float32\", \"bfloat16\" or \"float16\"");
+    if (e->optimizer_state_datatype != LLM_STATE_FLOAT32 && m->calculon_block)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.optimizer_state_datatype",
+                                "needs the modern block: give the model one of kv_heads, "
+                                "gated_mlp, norm, qkv_bias or causal");
     if (e->fp8_params && !e->fp8)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.fp8_params",
                                 "FP8 primary weights need FP8 training: set execution.fp8");
@@ -320,6 +336,46 @@ static int check_recompute_blocks(const fathom_model_t *m, const llm_execution_t
     return 0;
 }
 
+/* The pipeline schedule against the layout: interleaving is its own schedule; zero-bubble and
+ * DualPipe run one chunk per rank on the modern block, DualPipe on an even number of ranks with
+ * microbatches for both directions (DualPipe's own checks: pp even, nmb even and >= 2·pp). */
+static int check_schedule(const fathom_model_t *m, const llm_execution_t *e, int64_t nmb,
+                          fathom_error_t *err)
+{
+    const char *f = "execution.pipeline_schedule";
+    const llm_pp_schedule_t sc = e->pipeline_schedule;
+    if ((unsigned)sc >= LLM_PP__COUNT)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
+                                "must be \"1f1b\", \"interleaved\", \"zero_bubble\" or "
+                                "\"dualpipe\"");
+    if (sc == LLM_PP_INTERLEAVED && e->pipeline_interleaving < 2)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
+                                "\"interleaved\" runs pipeline_interleaving > 1 chunks per rank: "
+                                "set execution.pipeline_interleaving");
+    if (sc != LLM_PP_ZERO_BUBBLE && sc != LLM_PP_DUALPIPE)
+        return 0;
+    if (m->calculon_block)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
+                                "\"%s\" needs the modern block: give the model one of kv_heads, "
+                                "gated_mlp, norm, qkv_bias or causal",
+                                llm_pp_schedule_names[sc]);
+    if (e->pipeline_par < 2)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
+                                "\"%s\" schedules a pipeline: pipeline_par must be at least 2",
+                                llm_pp_schedule_names[sc]);
+    if (e->pipeline_interleaving > 1)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
+                                "\"%s\" runs one chunk per stage: set pipeline_interleaving to 1",
+                                llm_pp_schedule_names[sc]);
+    if (sc == LLM_PP_DUALPIPE && (e->pipeline_par % 2 != 0 || nmb % 2 != 0 ||
+                                  nmb < 2 * e->pipeline_par))
+        return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION, f,
+                                "DualPipe needs an even pipeline_par (%lld) and an even number of "
+                                "microbatches, at least 2 × pipeline_par (%lld per step)",
+                                (long long)e->pipeline_par, (long long)nmb);
+    return 0;
+}
+
 /* recompute_modules: selective recompute of modules the model has (llm.h). */
 static int check_recompute_modules(const fathom_model_t *m, const llm_execution_t *e,
                                    fathom_error_t *err)
@@ -344,6 +400,11 @@ static int check_recompute_modules(const fathom_model_t *m, const llm_execution_
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
                                 "\"mlp\" reruns the MLP of dense blocks, and every block of this "
                                 "model is an MoE block: use \"moe\" or \"moe_act\"");
+    if ((mods & LLM_RECOMPUTE_SHARED_EXPERTS) &&
+        (m->moe.num_experts == 0 || m->moe.shared_experts == 0))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
+                                "\"shared_experts\" needs a model with shared experts "
+                                "(model.moe.shared_experts)");
     if ((mods & LLM_RECOMPUTE_MLA_UP_PROJ) && !m->mla.present)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
                                 "\"mla_up_proj\" needs multi-latent attention (model.mla)");
@@ -452,16 +513,76 @@ static void recompute_some_blocks(const fathom_model_t *m, const llm_system_t *s
  * 31 blocks per stage in 8 chunks): the first bpp % vp chunks hold one block more, and the
  * schedule is costed with the mean chunk of bpp / vp blocks (compute_step). Calculon's block
  * keeps Calculon's rule that the chunks divide the stage evenly. */
+int64_t llm_stage_blocks(const fathom_model_t *m, const llm_execution_t *e, int64_t stage,
+                         int64_t *first)
+{
+    const int64_t L = m->num_blocks, pp = e->pipeline_par;
+    const int64_t f = e->first_stage_blocks, l = e->last_stage_blocks;
+    int64_t start, n;
+    if (f < 1 && l < 1) {
+        const int64_t bpp = (L + pp - 1) / pp, full = L % pp == 0 ? pp : L % pp;
+        start = stage < full ? stage * bpp : full * bpp + (stage - full) * (bpp - 1);
+        n = stage < full ? bpp : bpp - 1;
+    } else {
+        const int64_t given = (f >= 1) + (l >= 1), middle = pp - given;
+        const int64_t each = middle > 0 ? (L - (f >= 1 ? f : 0) - (l >= 1 ? l : 0)) / middle : 0;
+        const int64_t first_n = f >= 1 ? f : each;
+        if (stage == 0) {
+            start = 0;
+            n = first_n;
+        } else if (stage == pp - 1 && l >= 1) {
+            start = L - l;
+            n = l;
+        } else {
+            start = first_n + (stage - 1) * each;
+            n = each;
+        }
+    }
+    if (first)
+        *first = start;
+    return n;
+}
+
+/* first_stage_blocks and last_stage_blocks against the model and the layout (Megatron asserts
+ * the same: the middle stages share the rest evenly). */
+static int check_layout(const fathom_model_t *m, const llm_execution_t *e, fathom_error_t *err)
+{
+    const int64_t f = e->first_stage_blocks, l = e->last_stage_blocks, pp = e->pipeline_par;
+    const char *field = f >= 1 ? "execution.first_stage_blocks" : "execution.last_stage_blocks";
+    if (f < 1 && l < 1)
+        return 0;
+    if (m->calculon_block)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, field,
+                                "needs the modern block: give the model one of kv_heads, "
+                                "gated_mlp, norm, qkv_bias or causal");
+    if (pp < 2)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, field,
+                                "places blocks on pipeline stages: pipeline_par must be at least 2");
+    const int64_t given = (f >= 1) + (l >= 1), middle = pp - given;
+    const int64_t rest = m->num_blocks - (f >= 1 ? f : 0) - (l >= 1 ? l : 0);
+    if (rest < middle || (middle == 0 && rest != 0) || (middle > 0 && rest % middle != 0))
+        return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION, field,
+                                "the other %lld stages must share the remaining %lld of the "
+                                "model's %lld blocks evenly, at least one each",
+                                (long long)middle, (long long)rest, (long long)m->num_blocks);
+    return 0;
+}
+
 static int split_pipeline(const fathom_model_t *m, const llm_execution_t *e, llm__compiled_t *k,
                           fathom_error_t *err)
 {
     const int64_t pp = e->pipeline_par;
-    int64_t bpp_i = m->num_blocks / pp;
-    k->bubble_reduction_blocks = 0;
-    if (m->num_blocks % pp != 0) {
-        bpp_i += 1;
-        k->bubble_reduction_blocks = pp - m->num_blocks % pp;
+    if (check_layout(m, e, err))
+        return -1;
+    /* the stage with the most blocks sets the pace; the others lack blocks the bubble skips
+     * (one on each short stage of the even split: pp − L % pp) */
+    int64_t bpp_i = (m->num_blocks + pp - 1) / pp;
+    if (e->first_stage_blocks >= 1 || e->last_stage_blocks >= 1) {
+        bpp_i = llm_stage_blocks(m, e, pp > 2 ? 1 : 0, NULL);
+        bpp_i = e->first_stage_blocks > bpp_i ? e->first_stage_blocks : bpp_i;
+        bpp_i = e->last_stage_blocks > bpp_i ? e->last_stage_blocks : bpp_i;
     }
+    k->bubble_reduction_blocks = pp * bpp_i - m->num_blocks;
     k->bpp = bpp_i;
     if (e->pipeline_interleaving > bpp_i)
         return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION,
@@ -474,7 +595,8 @@ static int split_pipeline(const fathom_model_t *m, const llm_execution_t *e, llm
                                 "execution.pipeline_interleaving",
                                 "must divide the number of blocks per processor (%lld), got %lld",
                                 (long long)bpp_i, (long long)e->pipeline_interleaving);
-    if (check_recompute_blocks(m, e, bpp_i, err) || check_recompute_modules(m, e, err))
+    if (check_recompute_blocks(m, e, bpp_i, err) || check_recompute_modules(m, e, err) ||
+        check_schedule(m, e, k->nmb, err))
         return -1;
     if ((e->weight_offload || e->activations_offload || e->optimizer_offload) && bpp_i <= 2)
         return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION,
@@ -1052,30 +1174,47 @@ static void compute_step(const llm__compiled_t *k, llm__ctx_t *c, const llm_syst
     st->sample_rate = (double)e->batch_size / st->total_time;
 }
 
+/* One block's table accumulated, with full recompute of a share of the blocks applied. */
+static void block_of(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                     llm__compiled_t *k, llm__block_stats_t *b)
+{
+    llm__block_t blk;
+    llm__build_block(m, s, e, &k->z, &blk);
+    llm__block_stats(&blk, &k->c, e, &k->z, true, b);
+    const double recomputed = llm__recomputed_share(e, k);
+    if (recomputed > 0 && recomputed < 1)
+        recompute_some_blocks(m, s, e, k, recomputed, b);
+}
+
 int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                  llm_result_t *out, fathom_error_t *err)
 {
     llm__compiled_t k;
     if (compile(m, s, e, &k, err))
         return -1;
-    llm__block_t blk;
-    llm__build_block(m, s, e, &k.z, &blk);
-    llm__block_stats_t b;
-    llm__block_stats(&blk, &k.c, e, &k.z, true, &b);
-    const double recomputed = llm__recomputed_share(e, &k);
-    if (recomputed > 0 && recomputed < 1)
-        recompute_some_blocks(m, s, e, &k, recomputed, &b);
+    llm__block_stats_t b, dense;
+    block_of(m, s, e, &k, &b);
+    /* an MoE model's dense blocks (DeepSeek-V3's first three) keep a dense block's activations */
+    const bool has_dense = !m->calculon_block && m->moe.num_experts > 0 &&
+                           model_moe_blocks_in(m, 0, m->num_blocks) < m->num_blocks;
+    if (has_dense) {
+        fathom_model_t d = *m;
+        d.moe.num_experts = 0;
+        block_of(&d, s, e, &k, &dense);
+    }
 
     memset(out, 0, sizeof *out);
     llm_stats_t *st = &out->stats;
     copy_block_stats(&b, st);
     compute_memory(&k, e, &b, st);
     compute_step(&k, &k.c, s, e, &b, st);
-    llm__stages(m, s, e, &k, &b, st, &out->extra);
+    llm__stages(m, s, e, &k, &b, has_dense ? &dense : NULL, st, &out->extra);
     out->extra.expert_parallel_tier = -1;
     if (m->moe.num_experts > 0 || m->mtp_blocks > 0)
         llm__moe_step(m, s, e, &k, &b, st, &out->extra);
     llm__host_step(m, s, e, &k, &b, st, &out->extra);
+    if (!m->calculon_block)
+        llm__memory(m, e, st, &out->extra);
 
     if (k.c.uncovered) {
         char field[FATHOM_ERROR_FIELD_MAX];

@@ -76,13 +76,9 @@ void llm_moe_state_memory(const fathom_model_t *m, const llm_execution_t *e, int
     const int64_t L = m->num_blocks, pp = e->pipeline_par;
     const double tp = (double)e->tensor_par, h = (double)m->hidden;
     const double ep = (double)llm__expert_par(e), etp = (double)llm__expert_tensor_par(e);
-    /* Blocks of the stage as the step model places them: the first stages take ceil(L/pp), the
-     * last pp − L%pp stages one fewer (llm_model.c's compile). */
-    const int64_t bpp = (L + pp - 1) / pp, full = L % pp == 0 ? pp : L % pp;
+    /* Blocks of the stage as the step model places them (llm_stage_blocks) */
     int64_t first = 0;
-    for (int64_t j = 0; j < stage; j++)
-        first += j < full ? bpp : bpp - 1;
-    const int64_t last = first + (stage < full ? bpp : bpp - 1);
+    const int64_t count = llm_stage_blocks(m, e, stage, &first), last = first + count;
 
     double params = 0, expert = 0;
     for (int64_t i = first; i < last; i++) {
@@ -293,7 +289,8 @@ static void permute(llm__block_t *b, double tokens, double rows, bool rf)
 
 /* The activation of an MLP of `out` outputs: SwiGLU (6 FLOPs forward, 12 backward per output,
  * keeping its 2·out input) or a GeLU (8 and 13, as Calculon's unfused GeLU counts). */
-static void activation(llm__block_t *b, const fathom_model_t *m, double out, bool rf)
+static llm__layer_t *activation(llm__block_t *b, const fathom_model_t *m,
+                                const llm_execution_t *e, double out, bool rf)
 {
     if (m->gated_mlp) {
         llm__layer_t *l = llm__push_layer(b, LLM__GATED_ACT, rf, false);
@@ -301,9 +298,10 @@ static void activation(llm__block_t *b, const fathom_model_t *m, double out, boo
         l->agrad_flops = 12 * out;
         l->inputs_size = l->activation_space = l->activation_grads = 2 * out;
         l->output_size = out;
-        return;
+        l->fp8_cache = e->fp8_activation_cache;
+        return l;
     }
-    vector(b, out, out, 8, 13, out, rf);
+    return vector(b, out, out, 8, 13, out, rf);
 }
 
 /* The MoE MLP on one rank, per microbatch, T = b·s/tp tokens routed, E experts, k = top_k,
@@ -314,7 +312,8 @@ static void activation(llm__block_t *b, const fathom_model_t *m, double out, boo
  *               backward: memory-bound (permute())
  *   experts     grouped GEMMs R×h by h×(2)fe/ETP and R×fe/ETP by fe/ETP×h over E/EP experts,
  *               each at the efficiency of one expert's GEMM (R/(E/EP) rows)
- *   unpermute   the k rows of each token weighted and summed: 2 FLOPs per row element
+ *   unpermute   the k rows of each token summed (the weights applied in the activation): 2 FLOPs
+ *               per row element, nothing kept
  *   shared      S shared experts, an MLP of width S·fs/tp on the b·s gathered tokens. */
 void llm__add_moe_mlp(llm__block_t *b, const fathom_model_t *m, const llm_execution_t *e,
                       const llm__sizes_t *z, bool rf)
@@ -341,16 +340,26 @@ void llm__add_moe_mlp(llm__block_t *b, const fathom_model_t *m, const llm_execut
     /* selective recompute of moe_act: the activation reruns in backward (its input is kept)
      * and its output, the down GEMM's input of R·fe elements, is not stored */
     const bool act_redone = (e->recompute_modules & LLM_RECOMPUTE_MOE_ACT) != 0;
-    activation(b, m, R * fe, rf || act_redone);
+    activation(b, m, e, R * fe, rf || act_redone);
     linear(b, R, fe, h, local, e->fp8, rf)->activation_stored = !act_redone;
-    vector(b, R * h, T * h, 2 * k, 2 * k, R * h, rf);
+    /* the combine keeps nothing: Megatron-Core applies the routing weights in the experts'
+     * activation (TEGroupedMLP's weighted bias_swiglu, permuted_probs) and unpermutes with an
+     * index scatter-add, whose backward needs only the indices */
+    vector(b, R * h, T * h, 2 * k, 2 * k, R * h, rf)->activation_stored = false;
     if (x->shared_experts > 0) {
         const double bs = (double)z->batch_seq;
         const double fs = (double)(x->shared_experts * x->shared_expert_feedforward) /
                           (double)e->tensor_par;
-        linear(b, bs, h, up * fs, 0, e->fp8, rf);
-        activation(b, m, bs * fs, rf);
-        linear(b, bs, fs, h, 0, e->fp8, rf);
+        /* selective recompute of shared_experts reruns them from the MLP's input, which the
+         * router keeps: they keep nothing */
+        const bool shared_redone = (e->recompute_modules & LLM_RECOMPUTE_SHARED_EXPERTS) != 0;
+        const bool sf = rf || shared_redone;
+        llm__layer_t *l = linear(b, bs, h, up * fs, 0, e->fp8, sf);
+        /* its input is the router's: the same bf16 tensor, kept once by the router; under
+         * FP8 the linear keeps its own FP8 copy */
+        l->activation_stored = e->fp8 && !shared_redone && !llm__norm_redone(e);
+        activation(b, m, e, bs * fs, sf)->activation_stored = !shared_redone;
+        linear(b, bs, fs, h, 0, e->fp8, sf)->activation_stored = !shared_redone;
     }
     for (int i = first; i < b->num_layers; i++) {
         b->layers[i].moe = true;
@@ -391,7 +400,10 @@ void llm__add_mla_qkv(llm__block_t *b, const fathom_model_t *m, const llm_execut
         l->kind = LLM__LAYER_NORM;
         l->weight_space = l->weight_grads = rq;
         l->optim_space = 2 * rq;
-        linear(b, bs, rq, n * qk, 0, e->fp8, upf);
+        /* mla_up_proj: Megatron checkpoints the up-projection with its fused norm
+         * (TELayerNormColumnParallelLinear) from the latent: the norm's input stays, the
+         * projection's own input is remade */
+        linear(b, bs, rq, n * qk, 0, e->fp8, upf)->activation_stored = !upf || rf;
     } else {
         reads_fork(linear(b, bs, h, n * qk, 0, e->fp8, upf));
     }
@@ -400,7 +412,8 @@ void llm__add_mla_qkv(llm__block_t *b, const fathom_model_t *m, const llm_execut
     l->kind = LLM__LAYER_NORM;
     l->weight_space = l->weight_grads = rkv;
     l->optim_space = 2 * rkv;
-    linear(b, bs, rkv, n * (double)(a->qk_nope_head_dim + a->v_head_dim), 0, e->fp8, upf);
+    linear(b, bs, rkv, n * (double)(a->qk_nope_head_dim + a->v_head_dim), 0, e->fp8, upf)
+        ->activation_stored = !upf || rf;
 }
 
 /* ---- multi-token prediction ---- */
@@ -537,7 +550,7 @@ static double dense_blocks(const fathom_model_t *m, const llm_execution_t *e, ll
     llm__block_t t;
     t.num_layers = 0;
     linear(&t, bs, h, (m->gated_mlp ? 2 : 1) * f, 0, e->fp8, false);
-    activation(&t, m, bs * f, false);
+    activation(&t, m, e, bs * f, false);
     linear(&t, bs, f, h, 0, e->fp8, false);
     double dense_fw, dense_bw;
     table_time(&t, &k->c, e->training, &dense_fw, &dense_bw);
@@ -641,8 +654,9 @@ double llm__a2a_overlap_exposed(const double comm[4], double af, double mf, doub
 
 /* What the all-to-alls of one block leave exposed, per microbatch, forward and backward.
  * Without overlap all four. With moe_a2a_overlap (Megatron's combined 1F1B schedule, the
- * forward of one microbatch beside the backward of another; DeepSeek's DualPipe pairs the same
- * chunks) the communication stream and the compute stream run three phases per layer
+ * forward of one microbatch beside the backward of another) or pipeline_schedule dualpipe
+ * (DeepSeek's DualPipe pairs the same chunks) the communication stream and the compute stream
+ * run three phases per layer
  * (Megatron-LM PR #2730 sets them out):
  *   P1 = max(Af + u·min(Cb, Af), Cb)                       combine backward ∥ attention forward
  *   P2 = max(Mb + Mf + u·min(Df + Db, Mb + Mf),            dispatch fw, then dispatch bw ∥
@@ -660,7 +674,7 @@ static void block_a2a_exposed(const llm_execution_t *e, const llm__block_stats_t
 {
     const double re = re_share * (a->dispatch_fw + a->combine_fw + a->etp);
     const double etp_bw = e->training ? a->etp : 0;
-    if (!e->moe_a2a_overlap || !e->training) {
+    if (!(e->moe_a2a_overlap || llm_pp_schedule(e) == LLM_PP_DUALPIPE) || !e->training) {
         *fw_exp = a->dispatch_fw + a->combine_fw + a->etp;
         *bw_exp = a->dispatch_bw + a->combine_bw + etp_bw + re;
         return;
@@ -674,39 +688,15 @@ static void block_a2a_exposed(const llm_execution_t *e, const llm__block_stats_t
     *bw_exp = exposed / 2 + etp_bw + re;
 }
 
-/* Weights, gradients and optimizer state per stage by block kind, MTP depths included (for any
- * model with experts or MTP depths). Then, with experts, the exposed all-to-alls of the first
- * stage's MoE blocks (block_a2a_exposed) per microbatch. */
+/* With experts, the exposed all-to-alls of the first stage's MoE blocks (block_a2a_exposed) per
+ * microbatch, and the dense blocks' MLPs in place of the MoE MLP (dense_blocks). (The state
+ * memory of every block kind is llm_memory.c's.) */
 void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                    llm__compiled_t *k, const llm__block_stats_t *blk, llm_stats_t *st,
                    llm_step_extra_t *x)
 {
-    /* Weights, gradients and optimizer by block kind (dense and MoE blocks, routed experts
-     * sharded over the expert data-parallel group), in place of the block table's, which costs
-     * every block as an MoE block. */
     const double bpe = k->c.bpe;
-    const double old_heavy = x->stages[x->heaviest_stage].total;
-    for (int i = 0; i < 2; i++) {
-        llm_state_memory_t sm;
-        llm_moe_state_memory(m, e, i == 0 ? 0 : e->pipeline_par - 1, &sm);
-        llm_stage_memory_t *g = &x->stages[i];
-        const double p = sm.params + sm.expert_params;
-        const double before = g->weights + g->gradients + g->optimizer;
-        /* every parameter counted with FP8 copies (2 bytes) under fp8, and without its bpe copy
-         * under fp8_params (FP8 primary weights; the embedding and norms counted likewise) */
-        const double w = (e->fp8_params ? 0 : bpe) + (e->fp8 ? 2 : 0);
-        g->weights = p * w;
-        g->gradients = e->training ? p * llm_gradient_bytes_per_param(e) : 0;
-        g->optimizer = e->training ? sm.optimizer + sm.expert_optimizer : 0;
-        g->expert_weights = sm.expert_params * w;
-        g->expert_gradients = e->training ? sm.expert_gradients : 0;
-        g->expert_optimizer = e->training ? sm.expert_optimizer : 0;
-        g->total += g->weights + g->gradients + g->optimizer - before;
-    }
-    x->heaviest_stage = x->stages[1].total > x->stages[0].total ? 1 : 0;
-    if (!e->weight_offload && !e->optimizer_offload && !e->activations_offload)
-        st->proc_mem_tier1_cap_req += x->stages[x->heaviest_stage].total - old_heavy;
-    if (m->moe.num_experts == 0) /* a dense model with MTP depths: their state only */
+    if (m->moe.num_experts == 0)
         return;
     x->expert_parallel_tier = llm__expert_par(e) > 1 ? e->expert_par_net : -1;
     const a2a_t a = block_a2a(m, s, e, bpe);
@@ -717,7 +707,11 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
     double fw_exp, bw_exp;
     block_a2a_exposed(e, blk, &a, a2a_processor_usage(s, e), re_share, &fw_exp, &bw_exp);
     /* MoE blocks on the first stage, the one that sets the pace of the blocks */
-    const double moe_blocks = (double)model_moe_blocks_in(m, 0, k->bpp);
+    /* (with first/last_stage_blocks the pace is a stage of bpp blocks: the first such) */
+    int64_t first = 0;
+    for (int64_t j = 0; j < e->pipeline_par && llm_stage_blocks(m, e, j, &first) < k->bpp; j++)
+        ;
+    const double moe_blocks = (double)model_moe_blocks_in(m, first, first + k->bpp);
     const double nmb = (double)k->nmb;
     const double old_total = st->total_time;
     const double perfect = st->total_efficiency * old_total;

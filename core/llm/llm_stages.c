@@ -1,6 +1,6 @@
 /* llm_stages.c — what the modern block adds to Calculon's step: the layers outside the
  * transformer blocks on the first and last pipeline stages, the pipeline imbalance they cause,
- * the memory of each of those two stages as Megatron-LM holds it, and the model's FLOP counts.
+ * what the memory of each rank is made of (llm_memory.c), and the model's FLOP counts.
  *
  * Calculon's statistics describe one pipeline stage of identical blocks. The modern block adds
  *   F: the token embedding (first stage), L: final norm, output layer and loss (last stage),
@@ -54,17 +54,8 @@
  *   spans nodes every hop is paced by that tier (the ranks step together, so the slowest link
  *   sets the ring's speed).
  *
- * Memory per processor of a stage (Megatron's mixed precision, theoretical_memory_usage.py):
- *   weights     P·bpe (+ 2 bytes per FP8-layer parameter: its FP8 copy and transpose);
- *               ZeRO-3: P·bpe/S + two gathered blocks (the one computing, the one prefetched)
- *   gradients   P·4 (fp32 gradient buffer; ZeRO-1 leaves gradients whole); ZeRO-2/3: P·4/S +
- *               one block's gradients being reduced
- *   optimizer   P·12/shards (fp32 master copy + Adam's two fp32 moments; 8 when training in
- *               fp32), shards = S from ZeRO-1 on
- *   activations blocks: Calculon's formula with the stage's microbatches in flight (the first
- *               stage holds pipeline_par under 1F1B, the last one), plus the outer layers'
- *   buffers     activation gradients in flight (one block's, plus the logits' gradient)
- * P = parameters on the stage's processor (blocks·per-block + the outer layers'). */
+ * Memory: what one block of each kind and the outer layers hold per microbatch goes to
+ * llm_memory_inputs_t (memory_inputs); llm_memory.c makes every rank's memory of it. */
 #include <string.h>
 
 #include "llm_internal.h"
@@ -144,67 +135,37 @@ static void mtp_blocks(const fathom_model_t *m, const llm_execution_t *e,
     L->useful += D * (blk->useful_fw_flops + blk->useful_bw_flops);
 }
 
-/* Activations of `blocks` blocks with `inflight` microbatches in flight (Calculon's formula,
- * llm_model.c compute_memory, for any stage). */
-static double block_activations(const llm__block_stats_t *b, const llm_execution_t *e,
-                                double blocks, double inflight)
+/* The bubble of the zero-bubble and DualPipe schedules (header of llm_memory.c for their
+ * memory). With F a chunk's forward, B its input-gradient backward (recompute and exposed TP
+ * included) and W its weight-gradient backward, Calculon's 1F1B bubble is (pp − 1)(F + B + W);
+ *   zero_bubble (ZB-H1, Qi et al. 2024, table 1)   (pp − 1)(F + B − W)
+ *   dualpipe (DeepSeek-V3 report, table 2)         (pp/2 − 1)(F&B + B' − 3W), B' = B + W the
+ *       full backward and F&B = F + B' the two overlapped chunks (their communication hidden):
+ *       (pp/2 − 1)(F + 2B − W)
+ * so Calculon's bubble (its interleaving and uneven-stage terms included) is scaled by the
+ * ratio. DualPipe also hides the pipeline's point-to-point messages behind the paired chunk. */
+static void schedule_bubble(const llm_execution_t *e, const llm__block_stats_t *b, llm_stats_t *st)
 {
-    if (!e->training)
-        return b->act_working_space;
-    double factor = inflight;
-    if (e->pipeline_interleaving > 1)
-        factor = inflight * (1 + (double)(e->pipeline_par - 1) /
-                                     (double)(e->pipeline_interleaving * e->pipeline_par));
-    if (e->activation_recompute == LLM_RECOMPUTE_FULL) {
-        double acts = b->act_working_space + blocks * b->act_checkpoint_size * factor;
-        if (b->act_storage_space > 0) /* blocks left out of recompute_blocks */
-            acts += b->act_storage_space * (blocks * factor - 1);
-        return acts;
+    const llm_pp_schedule_t sc = llm_pp_schedule(e);
+    if (!e->training || (sc != LLM_PP_ZERO_BUBBLE && sc != LLM_PP_DUALPIPE))
+        return;
+    const double pp = (double)e->pipeline_par;
+    const double F = b->fw.time + b->fw_tp_exposed[0];
+    const double B = b->re.time + b->recomm_exposed[0] + b->agrad.time + b->agrad_tp_exposed[0];
+    const double W = b->wgrad.time, one = (pp - 1) * (F + B + W);
+    if (one <= 0)
+        return;
+    if (sc == LLM_PP_ZERO_BUBBLE) {
+        st->bubble_time *= (pp - 1) * max2(0, F + B - W) / one;
+        return;
     }
-    return b->act_working_space + b->act_storage_space * (blocks * factor - 1);
-}
-
-/* One stage's memory (header). `shared` parameters are counted in the outer tables twice
- * (a tied output layer on the embedding's stage) and taken off once. */
-static void stage_memory(const llm__block_stats_t *b, const outer_t *const *outer, int n_outer,
-                         double shared, const llm_execution_t *e, double bpe, double shards,
-                         double blocks, double inflight, llm_stage_memory_t *out)
-{
-    const int zero = llm_zero_stage(e);
-    const double S = (double)llm_shard_group(e);
-    double params = blocks * b->weight_elems - shared, fp8 = blocks * b->fp8_weight_elems;
-    double acts = block_activations(b, e, blocks, inflight), bufs = e->training ? b->act_grad_space : 0;
-    for (int i = 0; i < n_outer; i++) {
-        params += outer[i]->b.weight_elems;
-        acts += outer[i]->b.act_working_space;
-        if (e->training)
-            bufs += outer[i]->b.act_grad_space;
-    }
-    memset(out, 0, sizeof *out);
-    out->blocks = (int64_t)blocks;
-    /* weights: bpe per parameter, plus the FP8 weight and transpose (2 bytes) of every FP8
-     * linear's; with FP8 primary weights those hold no bpe copy: (params − fp8)·bpe + 2·fp8 */
-    const double held = (e->fp8_params ? params - fp8 : params) * bpe + 2 * fp8;
-    out->weights = held;
-    if (zero >= 3)
-        out->weights = held / S + 2 * (b->weight_elems * bpe);
-    if (e->training) {
-        /* gradients: g bytes per parameter (4, or bpe under low_precision_gradients); ZeRO-2
-         * and 3 keep their shard plus one block's worth being reduced: params·g/S + block·g */
-        const double g = llm_gradient_bytes_per_param(e);
-        out->gradients = params * g;
-        if (zero >= 2)
-            out->gradients = params * g / S + b->weight_elems * g;
-        out->optimizer = params * (bpe < 4 ? 12 : 8) / shards;
-    }
-    out->activations = acts;
-    out->buffers = bufs;
-    out->total = out->weights + out->gradients + out->optimizer + out->activations + out->buffers;
+    st->bubble_time *= (pp / 2 - 1) * max2(0, F + 2 * B - W) / one;
+    st->pp_comm_exposed_time = 0;
 }
 
 /* Calculon's block: its own accounting, one stage (the first) stands for all. */
 static void describe_calculon(const llm_stats_t *st, const llm__compiled_t *k,
-                              const llm__block_stats_t *b, llm_step_extra_t *x)
+                              const llm__block_stats_t *b, int64_t last, llm_step_extra_t *x)
 {
     llm_stage_memory_t *f = &x->stages[0];
     f->blocks = k->bpp;
@@ -214,7 +175,8 @@ static void describe_calculon(const llm_stats_t *st, const llm__compiled_t *k,
     f->activations = st->act_space + st->act_checkpoint_size;
     f->buffers = st->act_grad_space;
     f->total = f->weights + f->gradients + f->optimizer + f->activations + f->buffers;
-    x->stages[1] = x->stages[0];
+    x->stages[1] = x->heaviest = x->stages[0];
+    x->stages[1].index = last;
     x->heaviest_stage = 0;
     double params = b->weight_elems * (double)k->bpp;
     if (params > 0) {
@@ -227,7 +189,8 @@ static void describe_calculon(const llm_stats_t *st, const llm__compiled_t *k,
 /* Adds the outer layers to the step's lines (header); returns the FLOPs they add on the
  * critical path (for the efficiencies). */
 static double add_outer_time(const llm_execution_t *e, const llm__compiled_t *k, const outer_t *F,
-                             const outer_t *L, double tied_ar, llm_stats_t *st)
+                             const outer_t *L, const double slack[2], double tied_ar,
+                             llm_stats_t *st)
 {
     const double nmb = (double)k->nmb;
     const bool overlap = e->data_par_overlap;
@@ -241,16 +204,21 @@ static double add_outer_time(const llm_execution_t *e, const llm__compiled_t *k,
         st->dp_comm_link_time += F->dp + L->dp;
         return nmb * (F->useful + L->useful);
     }
-    const outer_t *H = L->per_mb > F->per_mb ? L : F, *G = H == L ? F : L;
-    st->fw_time += nmb * H->fw;
-    st->bw_time += nmb * H->bw;
-    st->tp_comm_exposed_time += nmb * H->tp;
-    st->tp_comm_link_time += nmb * H->tp;
-    st->bubble_time += G->per_mb;
+    /* With first_stage_blocks / last_stage_blocks the end stages hold fewer blocks than the
+     * pace-setting one: their outer layers add only what exceeds the blocks they lack,
+     * slack = (bpp − blocks)·t_b (the pace is max(bpp·t_b, blocks·t_b + t_X)). */
+    const double tF = max2(0, F->per_mb - slack[0]), tL = max2(0, L->per_mb - slack[1]);
+    const outer_t *H = tL > tF ? L : F;
+    const double scale = H->per_mb > 0 ? (H == L ? tL : tF) / H->per_mb : 0;
+    st->fw_time += nmb * H->fw * scale;
+    st->bw_time += nmb * H->bw * scale;
+    st->tp_comm_exposed_time += nmb * H->tp * scale;
+    st->tp_comm_link_time += nmb * H->tp * scale;
+    st->bubble_time += H == L ? tF : tL;
     st->optim_step_time += max2(F->optim, L->optim);
     st->dp_comm_exposed_time += max2(F->dp, overlap ? 0 : L->dp) + tied_ar;
     st->dp_comm_link_time += F->dp + L->dp + tied_ar;
-    return nmb * H->useful;
+    return nmb * H->useful * scale;
 }
 
 /* A reduction or gather of x seconds per block, hidden bucket by bucket behind a window of
@@ -344,36 +312,59 @@ static void retotal(const llm_execution_t *e, const llm__compiled_t *k, double p
     st->total_efficiency = perfect / total;
 }
 
-/* Tier-1 and tier-2 needs of the heaviest stage when state is offloaded: what is offloaded
- * lives in tier 2 and tier 1 double-buffers two blocks of it (Calculon's rule). */
-static void place_tiers(const llm_execution_t *e, const llm__block_stats_t *b,
-                        const llm_stage_memory_t *m, double bpe, double shards, llm_stats_t *st)
+/* What llm_memory.c evaluates every rank from (llm_memory_inputs_t): the block of each kind
+ * (dense NULL when every block is of blk's kind), the outer layers, `shared` parameters counted
+ * twice in them (a tied output layer on the embedding's stage). */
+static void memory_inputs(const fathom_model_t *m, const llm_execution_t *e,
+                          const llm__compiled_t *k, const llm__block_stats_t *blk,
+                          const llm__block_stats_t *dense, const outer_t *F, const outer_t *L,
+                          double shared, llm_memory_inputs_t *in)
 {
-    double t1 = m->total, t2 = 0;
-    if (e->weight_offload) {
-        double keep = 2 * b->weight_elems * bpe;
-        t1 -= m->weights - keep;
-        t2 += m->weights;
+    const int kind = m->moe.num_experts > 0 ? 1 : 0;
+    const llm__block_stats_t *d = dense ? dense : blk;
+    memset(in, 0, sizeof *in);
+    in->stored[kind] = blk->act_storage_space;
+    in->working[kind] = blk->act_working_space;
+    in->weights[kind] = blk->weight_elems;
+    in->fp8_weights[kind] = blk->fp8_weight_elems;
+    in->stored[0] = d->act_storage_space;
+    in->working[0] = d->act_working_space;
+    in->weights[0] = d->weight_elems;
+    in->fp8_weights[0] = d->fp8_weight_elems;
+    in->expert_weights = blk->expert_weight_elems;
+    in->checkpoint = blk->act_checkpoint_size;
+    in->act_grads = max2(blk->act_grad_peak, d->act_grad_peak);
+    in->first_params = F->b.weight_elems;
+    in->last_params = L->b.weight_elems - shared;
+    in->first_working = F->b.act_working_space;
+    in->last_working = L->b.act_working_space;
+    in->first_grads = F->b.act_grad_peak;
+    in->last_grads = L->b.act_grad_peak;
+    if (kind && e->moe_dispatcher == LLM_MOE_DISPATCH_FLEX)
+        in->moe_buffers = llm__deepep_buffer_bytes(
+            (double)llm__expert_par(e),
+            (double)m->hidden * max2(2, (double)llm_datatype_bytes(e->datatype)));
+    in->bpp = k->bpp;
+    in->nmb = k->nmb;
+    /* with sequence parallelism a fully recomputed block keeps its input's sliver */
+    if (e->tensor_par_comm_type == LLM_TP_COMM_RS_AG)
+        in->checkpoint /= (double)e->tensor_par;
+    if (e->selective_ac == LLM_SAC_OP && kind == 0)
+        in->stored[0] = llm__op_sac_bytes(m, e);
+    /* the PyTorch stacks' loss: the bf16 logits, their fp32 copy and the fp32 log-softmax of
+     * cross_entropy(pred.float()) at once in forward, and in backward the saved log-softmax,
+     * the loss's gradient and the log-softmax's: three fp32 logits, 12·T·V/t bytes, where the
+     * output table keeps the one fp32 copy of Megatron's vocab-parallel loss (4·T·V/t) */
+    if (e->stack != LLM_STACK_MEGATRON && m->vocab_size > 0) {
+        in->last_working += 8 * (double)k->z.batch_seq * (double)llm__vocab_per_rank(m, e);
+        /* whose gradients those are; the output layer's backward then makes its input's */
+        in->last_grads = (double)k->z.activation_size * k->c.bpe;
     }
-    if (e->activations_offload) {
-        double keep = e->activation_recompute == LLM_RECOMPUTE_FULL
-                          ? b->act_working_space + 2 * b->act_checkpoint_size
-                          : b->act_working_space + b->act_storage_space;
-        t1 -= m->activations - keep;
-        t2 += m->activations;
-    }
-    if (e->optimizer_offload && e->training) {
-        double keep = 2 * b->weight_elems * (4 + (bpe < 4 ? 12 : 8) / shards);
-        t1 -= m->gradients + m->optimizer - keep;
-        t2 += m->gradients + m->optimizer;
-    }
-    st->proc_mem_tier1_cap_req = t1;
-    st->proc_mem_tier2_cap_req = t2;
 }
 
 void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                 llm__compiled_t *k, const llm__block_stats_t *blk, llm_stats_t *st,
-                 llm_step_extra_t *x)
+                 llm__compiled_t *k, const llm__block_stats_t *blk,
+                 const llm__block_stats_t *dense, llm_stats_t *st, llm_step_extra_t *x)
 {
     memset(x, 0, sizeof *x);
     x->peak_flops = k->c.matrix_flops;
@@ -384,13 +375,14 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
     x->hardware_flops = block_total * (blk->matrix_fw_flops + blk->matrix_bw_flops +
                                        (e->training ? blk->matrix_re_flops : 0));
     if (m->calculon_block) {
-        describe_calculon(st, k, blk, x);
+        describe_calculon(st, k, blk, e->pipeline_par - 1, x);
         return;
     }
 
     const double bpe = k->c.bpe, shards = k->c.optim_shards;
     const int64_t pp = e->pipeline_par;
     const double old_total = st->total_time, perfect_old = st->total_efficiency * old_total;
+    schedule_bubble(e, blk, st);
     blocks_data_parallel(s, e, k, blk, st, x);
     x->cp_comm_exposed = ring_attention(m, s, e, k, blk);
     double perfect_add = 0;
@@ -414,7 +406,17 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
         if (shared > 0) /* the shared matrix's gradient is reduced once, with the embedding's */
             L.dp = dp_reduce_time(s, e, L.b.weight_space - shared * bpe);
         llm_stats_t before = *st;
-        perfect_add = add_outer_time(e, k, &F, &L, tied_ar, st);
+        double slack[2] = {0, 0};
+        if (e->first_stage_blocks >= 1 || e->last_stage_blocks >= 1) {
+            const double tb = blk->fw.time + blk->fw_tp_exposed[0] +
+                              (e->training ? blk->re.time + blk->recomm_exposed[0] +
+                                                 blk->agrad.time + blk->wgrad.time +
+                                                 blk->agrad_tp_exposed[0]
+                                           : 0);
+            slack[0] = (double)(k->bpp - llm_stage_blocks(m, e, 0, NULL)) * tb;
+            slack[1] = (double)(k->bpp - llm_stage_blocks(m, e, pp - 1, NULL)) * tb;
+        }
+        perfect_add = add_outer_time(e, k, &F, &L, slack, tied_ar, st);
         x->outer_layers_time = (st->fw_time - before.fw_time) + (st->bw_time - before.bw_time) +
                                (st->tp_comm_exposed_time - before.tp_comm_exposed_time) +
                                (st->bubble_time - before.bubble_time) +
@@ -427,28 +429,11 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
 
     retotal(e, k, perfect_old, perfect_add, x->cp_comm_exposed, st);
 
-    /* Memory of the first and the last stage. */
-    const double blocks_first = (double)k->bpp;
-    const double blocks_last = (double)(k->bpp - (k->bubble_reduction_blocks > 0 ? 1 : 0));
-    const double inflight_first = nmb < (double)pp ? nmb : (double)pp;
-    if (pp == 1) {
-        const outer_t *both[2] = {&F, &L};
-        stage_memory(blk, both, 2, shared, e, bpe, shards, blocks_first, inflight_first,
-                     &x->stages[0]);
-        x->stages[1] = x->stages[0];
-    } else {
-        const outer_t *first[1] = {&F}, *last[1] = {&L};
-        stage_memory(blk, first, 1, 0, e, bpe, shards, blocks_first, inflight_first,
-                     &x->stages[0]);
-        stage_memory(blk, last, 1, 0, e, bpe, shards, blocks_last, 1, &x->stages[1]);
-    }
-    x->heaviest_stage = x->stages[1].total > x->stages[0].total ? 1 : 0;
+    memory_inputs(m, e, k, blk, dense, &F, &L, shared, &x->memory);
     const int zero = llm_zero_stage(e);
     const double S = (double)llm_shard_group(e);
     x->weight_bytes_per_param = zero >= 3 ? bpe / S : bpe;
     const double g = llm_gradient_bytes_per_param(e);
     x->grad_bytes_per_param = !e->training ? 0 : zero >= 2 ? g / S : g;
-    x->optimizer_bytes_per_param =
-        e->training ? llm_optimizer_bytes_per_param(e->datatype) / shards : 0;
-    place_tiers(e, blk, &x->stages[x->heaviest_stage], bpe, shards, st);
+    x->optimizer_bytes_per_param = e->training ? llm__optimizer_bytes(e) / shards : 0;
 }

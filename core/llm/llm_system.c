@@ -20,8 +20,11 @@ const char *const llm_attn_kernel_names[] = {"unfused", "fused", NULL};
 const char *const llm_moe_dispatcher_names[] = {"alltoall", "flex", NULL};
 const char *const llm_cuda_graphs_names[] = {"none", "attention", "partial", "full", "router",
                                              NULL};
-const char *const llm_recompute_module_names[] = {"moe_act",   "mla_up_proj", "moe",
-                                                  "layernorm", "mlp",         NULL};
+const char *const llm_recompute_module_names[] = {
+    "moe_act", "mla_up_proj", "moe", "layernorm", "mlp", "core_attn", "shared_experts", NULL};
+const char *const llm_pp_schedule_names[] = {"1f1b", "interleaved", "zero_bubble", "dualpipe",
+                                             NULL};
+const char *const llm_state_dtype_names[] = {"float32", "bfloat16", "float16", NULL};
 
 static const int datatype_bytes[LLM_DT__COUNT] = {1, 2, 2, 4};
 

@@ -113,7 +113,7 @@ class Moe(ServerTestCase):
         self.assertEqual(stored["request"]["execution"]["recompute_modules"], ["moe_act", "layernorm"])
         # refusals name the field
         for exe, field in ((dict(DEEPSEEK_H100, recompute_modules=["moe"]), "execution.recompute_modules"),
-                           (dict(none, recompute_modules=["core_attn"]), "execution.recompute_modules[0]"),
+                           (dict(none, recompute_modules=["mamba"]), "execution.recompute_modules[0]"),
                            (dict(none, recompute_modules=["moe", "moe"]), "execution.recompute_modules[1]"),
                            (dict(none, recompute_modules="moe"), "execution.recompute_modules"),
                            (dict(none, attention_kernel="unfused", recompute_modules=["mla_up_proj"]),

@@ -405,7 +405,7 @@ static void test_stated_recompute(void **state)
         {"selective: core_attn, layernorm", "attn_only", "row", "layernorm", 0},
         {"selective: layernorm", "none", "row", "layernorm", 0},
         {"none (per the recipe)", "none", "row", NULL, 0},
-        {"selective: shared_experts", "none", "rule", NULL, 0},
+        {"selective: mamba", "none", "rule", NULL, 0},
         {"fully sharded", "none", "rule", NULL, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -10,7 +10,8 @@
  *    not count biases (Qwen's Q/K/V biases), and (c) when pipeline_par does not divide the
  *    blocks, the first stage holds ceil(L/pp) blocks in Fathom, L/pp in Megatron's formula.
  *  Activations (sequence parallel + selective recompute, the case Megatron's formula covers):
- *    per block Fathom stores Megatron's s·b·h·(18 + 4f/h)/tp bytes exactly, plus the fused
+ *    per block Fathom stores Megatron's s·b·h·(18 + 4f/h)/tp bytes exactly, less its two
+ *    dropout masks (2·s·b·h/tp: the modern block trains without dropout), plus the fused
  *    attention's fp32 log-sum-exp (4·b·heads·s/tp), which Megatron leaves out. The stage then
  *    differs by (i) that term for each block in flight, (ii) the one block being computed whose
  *    working set exceeds what it stores (Fathom's, Calculon's formula), and (iii) Megatron's
@@ -171,9 +172,12 @@ static void activation_bytes(void **state)
     llm__build_block(&m, &s, &e, &k.z, &blk);
     llm__block_stats_t b;
     llm__block_stats(&blk, &k.c, &e, &k.z, true, &b);
+    /* Megatron's 18 + 4f/h counts two 1-byte dropout masks of s·b·h/tp (sbh each); the modern
+     * block trains without dropout and keeps none */
+    const double masks = 2 * sbh / (double)tp;
     const double per_block = sbh * (18.0 + 4.0 * (double)m.feedforward / (double)m.hidden) /
                              (double)tp;
-    assert_close(b.act_storage_space, per_block + lse, 1e-12);
+    assert_close(b.act_storage_space, per_block - masks + lse, 1e-12);
 
     /* the first stage */
     llm_result_t r;
@@ -184,7 +188,8 @@ static void activation_bytes(void **state)
     const double nmb = (double)(e.batch_size / dp);
     double megatron = megref_activation_bytes(&c, tp, pp, 1, 1, (int64_t)nmb, true);
     const double in_flight = (double)m.num_blocks; /* L/pp blocks × pp microbatches */
-    double expected = megatron + in_flight * lse + (b.act_working_space - b.act_storage_space) -
+    double expected = megatron + in_flight * (lse - masks) +
+                      (b.act_working_space - b.act_storage_space) -
                       (8.0 * (double)m.seq_size + sbh) * (double)pp / (double)tp;
     assert_close(r.extra.stages[0].activations, expected, 1e-12);
 }

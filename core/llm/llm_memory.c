@@ -1,0 +1,378 @@
+/* llm_memory.c — the memory of every pipeline rank of the modern block, as the runs keep it, and
+ * the rank that sets the peak (doc/memory.md gives each term with its source).
+ *
+ * DESIGN: the step model (llm_model.c, llm_stages.c) fills llm_memory_inputs_t with what one
+ * block of each kind and the layers outside the blocks hold per microbatch; everything here is
+ * arithmetic on those numbers and the execution, so any rank can be evaluated after the estimate
+ * (llm_stage_memory, which the codec calls to list every stage) and llm__memory can scan all
+ * ranks for the heaviest in O(num_blocks) without allocating. Calculon's block keeps Calculon's
+ * accounting (llm_model.c compute_memory): its two stages are described from its statistics.
+ *
+ * Per rank r of pp, with its stage's blocks by kind (dense n_d, MoE n_m) and the schedule's
+ * microbatches in flight F (per stage):
+ *   state       weights, gradients and optimizer of the stage's parameters (state_of below);
+ *               DualPipe holds two stages per rank, r and pp − 1 − r, so twice the parameters
+ *   activations W + Σ_stages F·(n_d·S_d + n_m·S_m + n·C) − S_w + the outer layers' working sets
+ *               S_k what a block of kind k keeps per microbatch, C a fully recomputed block's
+ *               input (times the share recomputed), W the block being computed (all its
+ *               layers, of the heavier kind on the rank; its own S_w is inside W)
+ *   buffers     the activation gradients of one block (and of the outer layers)
+ *   moe_buffers the flex dispatcher's communication buffers (DeepEP's size hints)
+ *   reserve     CUDA context + NCCL buffers of each communicator + cuBLAS workspaces
+ *               + the caching allocator's fragmentation
+ * In flight F, per schedule (the sources' own counts):
+ *   1f1b, zero_bubble  min(nmb, pp − r)             (Megatron's warm-up; ZB-H1 keeps 1F1B's)
+ *   interleaved        min(nmb·v, 2·(pp − r − 1) + (v − 1)·pp + 1) / v   chunks of bpp/v blocks
+ *                      (Megatron's get_pp_num_warmup: its warm-up plus the one in steady state)
+ *   dualpipe           pp − r for stage r and r + 1 for stage pp − 1 − r (DeepSeek's DualPipe
+ *                      schedule: steps 1–2 run 2·(pp/2 − h) − 1 and h + 1 forwards, h the half
+ *                      rank, and step 4 one more before its first backward: pp + 1 in all) */
+#include <string.h>
+
+#include "llm_internal.h"
+
+static double max2(double a, double b) { return a > b ? a : b; }
+static double min2(double a, double b) { return a < b ? a : b; }
+
+/* ---- the fixed reserve (per GPU, bytes) ---- */
+
+#define MIB 1048576.0
+/* CUDA context with lazy module loading (CUDA >= 11.7, PyTorch's default): about 400 MB
+ * (pytorch/pytorch#109888, NVIDIA's ptrblck, 2023: "around 400MB if CUDA >= 11.7 is used and
+ * lazy module loading enabled"). */
+#define CUDA_CONTEXT_BYTES (400 * MIB)
+/* cuBLAS workspaces on Hopper and later: Transformer Engine keeps 32 MiB for each of its 4
+ * cuBLAS streams (transformer_engine/pytorch/cpp_extensions/gemm.py,
+ * get_cublas_workspace_size_bytes 33,554,432 and get_num_cublas_streams 4) and PyTorch one more
+ * of 32 MiB for its own handle (ATen CublasHandlePool, ":4096:8" on sm90). */
+#define WORKSPACE_BYTES (5 * 32 * MIB)
+/* NCCL's buffers per communicator, measured with PyTorch process groups each running a 4 MB
+ * all-reduce on 4 NVLink A100s (NVIDIA/nccl#964): 544 MB for a 2-rank group, 688 MB for more
+ * ranks (channels × peers × NCCL_BUFFSIZE, NVIDIA/nccl#986). */
+#define NCCL_PAIR_BYTES (544 * MIB)
+#define NCCL_GROUP_BYTES (688 * MIB)
+/* PyTorch's caching allocator with fixed segments reserves more than it hands out: a
+ * Megatron-Core run (NeMo's Qwen3-30B-A3B H100 script, NVIDIA-NeMo/NeMo issue #14850) logs
+ * max_memory_reserved 57,466,159,104 against max_memory_allocated 53,930,270,720 bytes, 6.56 %
+ * more. With expandable segments (Megatron-Bridge's performance recipes and torchtitan's run
+ * script set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True) a stream's segment grows in
+ * place (pytorch/pytorch#96995) and this gap is not counted. */
+#define FRAGMENTATION (57466159104.0 / 53930270720.0 - 1)
+
+/* A communicator the step uses: TP, CP, PP, the gradient group DP·CP, EP (unless DeepEP moves
+ * the tokens) and expert DP. */
+static double communicator(double ranks)
+{
+    return ranks < 2 ? 0 : ranks == 2 ? NCCL_PAIR_BYTES : NCCL_GROUP_BYTES;
+}
+
+static double nccl_bytes(const fathom_model_t *m, const llm_execution_t *e)
+{
+    const double cp = (double)llm_context_par(e);
+    double b = communicator((double)e->tensor_par) + communicator(cp) +
+               communicator((double)e->pipeline_par) + communicator((double)e->data_par * cp);
+    if (m->moe.num_experts > 0) {
+        const double edp = llm__expert_data_par(e);
+        /* the flex dispatcher moves tokens through DeepEP's own buffers (moe_buffers) */
+        if (e->moe_dispatcher != LLM_MOE_DISPATCH_FLEX)
+            b += communicator((double)(llm__expert_par(e) * llm__expert_tensor_par(e)));
+        if (edp != (double)e->data_par * cp)
+            b += communicator(edp);
+    }
+    return b;
+}
+
+/* ---- the flex dispatcher's buffers ---- */
+
+/* DeepEP (deepseek-ai/DeepEP, legacy Buffer as Megatron's fused_a2a.get_buffer sizes it): 20
+ * SMs make 10 channels; each holds, per NVLink peer (up to 8), num_max_nvl_chunked_recv_tokens
+ * rows of hidden bytes plus 128 top-k indices (8 bytes), weights and scales (4 each); with more
+ * than 8 ranks also, per RDMA peer (ranks/8), twice num_max_rdma_chunked_recv_tokens (128) such
+ * rows (send and receive). The recv tokens are the dispatch config's (deep_ep Buffer
+ * get_dispatch_config): 256 up to 8 ranks, 288 up to 64, 480 at 96, 560 at 128, 720 beyond. */
+double llm__deepep_buffer_bytes(double ranks, double hidden_bytes)
+{
+    const double channels = 10, meta = 128 * (8 + 4 + 4);
+    const double nvl = min2(ranks, 8), rdma = ranks > 8 ? ranks / 8 : 0;
+    const double recv = ranks <= 8 ? 256 : ranks <= 64 ? 288 : ranks <= 96 ? 480 : ranks <= 128 ? 560 : 720;
+    return channels * nvl * recv * (hidden_bytes + meta) +
+           channels * rdma * 128 * 2 * (hidden_bytes + meta + 16);
+}
+
+/* ---- a stage's blocks and state ---- */
+
+/* The blocks of stage j by kind, the MTP depths on the last stage with the last block's (their
+ * block's state and activations are the stage's); returns the transformer blocks alone. */
+static int64_t block_kinds(const fathom_model_t *m, const llm_execution_t *e, int64_t j,
+                           double n[2])
+{
+    int64_t first;
+    const int64_t b = llm_stage_blocks(m, e, j, &first);
+    const double moe = m->moe.num_experts > 0 ? (double)model_moe_blocks_in(m, first, first + b)
+                                              : 0;
+    n[1] = moe;
+    n[0] = (double)b - moe;
+    if (j == e->pipeline_par - 1 && m->mtp_blocks > 0)
+        n[model_block_is_moe(m, m->num_blocks - 1) && m->moe.num_experts > 0 ? 1 : 0] +=
+            (double)m->mtp_blocks;
+    return b;
+}
+
+/* Optimizer bytes per parameter: the fp32 master copy (when training below fp32) and Adam's two
+ * moments in optimizer_state_datatype (Megatron's distributed optimizer: 4 + 4 + 4 = 12;
+ * DeepSeek-V3's BF16 moments: 4 + 2 + 2 = 8). */
+double llm__optimizer_bytes(const llm_execution_t *e)
+{
+    const double moment = e->optimizer_state_datatype == LLM_STATE_FLOAT32 ? 4 : 2;
+    return (llm_datatype_bytes(e->datatype) < 4 ? 4 : 0) + 2 * moment;
+}
+
+/* FSDP as the PyTorch stacks run it (torchtitan's fully_shard per block with
+ * MixedPrecisionPolicy(param_dtype bf16, reduce_dtype fp32); FSDP1 alike): the sharded
+ * parameter is the fp32 master, so per parameter 4/S of it, 4/S of fp32 gradients and 8/S of
+ * Adam's moments, 16/S in all (torchtitan parallelize_llama.py apply_fsdp; FSDP2 fully_shard):
+ *   gathered  the unsharded bf16 parameters alive at the peak: the root module's (embedding,
+ *             final norm, output: FSDP2 does not reshard the root after forward) and two blocks
+ *             (the one computing, the one prefetched); with pipeline parallelism every block of
+ *             the stage (torchtitan sets reshard_after_forward False under PP)
+ *   gradients one block's unsharded bf16 gradients and their fp32 reduce-scatter input beside
+ *             the shards; under PP the whole stage's unsharded fp32 gradients (torch's pipeline
+ *             schedules reduce only after the last microbatch). */
+static void fsdp2_state(const llm_execution_t *e, const llm_memory_inputs_t *in, int64_t j,
+                        double blocks, double P, double block, llm_stage_memory_t *o)
+{
+    const double S = (double)llm_shard_group(e), bpe = llm_datatype_bytes(e->datatype);
+    const int64_t pp = e->pipeline_par;
+    const double root = (j == 0 ? in->first_params : 0) + (j == pp - 1 ? in->last_params : 0);
+    const double gathered = (root + (pp > 1 ? P - root : min2(2, blocks) * block)) * bpe;
+    o->weights += P * 4 / S + gathered;
+    o->gathered_weights += gathered;
+    if (!e->training)
+        return;
+    /* under pipeline parallelism torch's schedules turn gradient sync off for every
+     * microbatch but the last (set_requires_gradient_sync(False)): the unsharded gradients of
+     * the whole stage accumulate in fp32, the reduce dtype */
+    o->gradients += P * 4 / S + (pp > 1 ? P * 4 : block * (bpe + 4));
+    o->optimizer += P * 8 / S;
+}
+
+/* Weights, gradients and optimizer of stage j added to *o (doc/memory.md, "State"):
+ *   weights    (P − P8)·bpe + 2·P8 with FP8 primary weights, else P·bpe + 2·P8 (the FP8 weight
+ *              and its transpose beside the bpe copy); ZeRO-3 /S plus two gathered blocks
+ *   gradients  P·g, g = 4 or bpe (low_precision_gradients); ZeRO-2/3 P·g/S + one block's
+ *   optimizer  (P − X)·o/S + X·o/edp, o = llm__optimizer_bytes, X the routed experts'
+ * P the stage's parameters on a rank (blocks by kind, the outer layers, the MTP depths), P8 those
+ * in FP8 linear layers, S the shard group, edp the expert data-parallel group. */
+static void state_of(const fathom_model_t *m, const llm_execution_t *e,
+                     const llm_memory_inputs_t *in, int64_t j, llm_stage_memory_t *o)
+{
+    double n[2];
+    const int64_t blocks = block_kinds(m, e, j, n);
+    const int64_t pp = e->pipeline_par;
+    const double bpe = llm_datatype_bytes(e->datatype), g = llm_gradient_bytes_per_param(e);
+    const int zero = llm_zero_stage(e);
+    const double S = (double)llm_shard_group(e), edp = zero >= 1 ? llm__expert_data_par(e) : 1;
+    double P = n[0] * in->weights[0] + n[1] * in->weights[1];
+    const double P8 = n[0] * in->fp8_weights[0] + n[1] * in->fp8_weights[1];
+    const double X = n[1] * in->expert_weights;
+    if (j == 0)
+        P += in->first_params;
+    if (j == pp - 1)
+        P += in->last_params;
+    const double block = max2(in->weights[0], in->weights[1]);
+    if (e->stack != LLM_STACK_MEGATRON && zero >= 3) {
+        fsdp2_state(e, in, j, n[0] + n[1], P, block, o);
+        o->blocks += blocks;
+        return;
+    }
+    const double held = (e->fp8_params ? P - P8 : P) * bpe + 2 * P8;
+    const double x8 = e->fp8 ? X : 0; /* routed experts are FP8 linears under fp8 */
+    const double expert_held = (e->fp8_params ? X - x8 : X) * bpe + 2 * x8;
+    o->blocks += blocks;
+    if (zero >= 3) {
+        o->weights += held / S + 2 * block * bpe;
+        o->gathered_weights += 2 * block * bpe;
+        o->expert_weights += expert_held / S;
+    } else {
+        o->weights += held;
+        o->expert_weights += expert_held;
+    }
+    if (!e->training)
+        return;
+    const double grads = zero >= 2 ? P * g / S + block * g : P * g;
+    o->gradients += grads;
+    o->expert_gradients += zero >= 2 ? X * g / S : X * g;
+    const double ob = llm__optimizer_bytes(e), shards = zero >= 1 ? S : 1;
+    o->optimizer += (P - X) * ob / shards + X * ob / edp;
+    o->expert_optimizer += X * ob / edp;
+}
+
+/* ---- activations in flight ---- */
+
+/* What a block keeps per microbatch under torchtitan's per-op selective checkpointing
+ * (selective_ac "op"; torchtitan parallelize_llama.py _save_list and _custom_policy at
+ * 9dec370, the commit of its published benchmarks): the checkpoint's input, and the outputs of
+ * the ops it must save, every other op rerunning in backward:
+ *   the block's input          T·h/t (sequence-parallel with TP), bf16
+ *   aten.mm outputs but every second one of the block, in order wq, wk, wv, wo, w1, w3, w2:
+ *                              wq T·n·d/t, wv T·g·d/t, w1 T·f/t, w2 T·h (the row-parallel
+ *                              partial sum, whole); a plain MLP's w2 is the sixth, not saved
+ *   the flash kernel's outputs O T·n·d/t (bf16) and its log-sum-exp T·n/t (fp32)
+ *   the TP reduce-scatters'    2·T·h/t (after wo and w2)
+ * Under torchao's tensorwise Float8 a linear is still aten.mm, on Float8Tensor operands
+ * (torchao float8_linear.py, manual_float8_matmul_with_args_in_float8 at eab345c): the policy
+ * sees and saves its bf16 result as it does without FP8. T = b·s/cp tokens, g the key/value
+ * heads a rank holds, f the MLP width. */
+double llm__op_sac_bytes(const fathom_model_t *m, const llm_execution_t *e)
+{
+    const double T = (double)llm__tokens_per_rank(m, e), h = (double)m->hidden;
+    const double tp = (double)e->tensor_par, d = (double)m->attn_size;
+    const double q = (double)m->attn_heads / tp * d;
+    const double kv = (double)llm__kv_heads_per_rank(m, e) * d;
+    const double f = (double)m->feedforward / tp, bpe = llm_datatype_bytes(e->datatype);
+    const bool sp = tp > 1 && e->tensor_par_comm_type == LLM_TP_COMM_RS_AG;
+    double bytes = T * h / (sp ? tp : 1) * bpe + T * q * bpe + T * (double)m->attn_heads / tp * 4;
+    if (tp > 1)
+        bytes += 2 * T * h / tp * bpe;
+    bytes += (T * q + T * kv + T * f + (m->gated_mlp ? T * h : 0)) * bpe;
+    return bytes;
+}
+
+/* Microbatches whose activations stage j's blocks keep on its rank (header). */
+static double in_flight(const llm_execution_t *e, int64_t nmb, int64_t rank)
+{
+    const double pp = (double)e->pipeline_par, r = (double)rank, n = (double)nmb;
+    if (llm_pp_schedule(e) == LLM_PP_INTERLEAVED) {
+        const double v = (double)e->pipeline_interleaving;
+        return min2(n * v, 2 * (pp - r - 1) + (v - 1) * pp + 1) / v;
+    }
+    return min2(n, pp - r);
+}
+
+/* Activations, buffers and MoE buffers of rank r: its stage, and DualPipe's mirror stage. */
+static void activations_of(const fathom_model_t *m, const llm_execution_t *e,
+                           const llm_memory_inputs_t *in, int64_t r, llm_stage_memory_t *o)
+{
+    const int64_t pp = e->pipeline_par;
+    const bool dual = llm_pp_schedule(e) == LLM_PP_DUALPIPE;
+    int64_t stages[2] = {r, pp - 1 - r};
+    double flight[2] = {in_flight(e, in->nmb, r), (double)(r + 1)};
+    const int count = dual ? 2 : 1;
+    double N[2] = {0, 0}, outer = 0, outer_grads = 0, blocks = 0;
+    bool holds[2] = {false, false};
+    for (int i = 0; i < count; i++) {
+        double n[2];
+        block_kinds(m, e, stages[i], n);
+        for (int k = 0; k < 2; k++) {
+            N[k] += n[k] * flight[i];
+            holds[k] = holds[k] || n[k] > 0;
+        }
+        blocks += n[0] + n[1];
+        if (stages[i] == 0) {
+            outer += in->first_working;
+            outer_grads += in->first_grads;
+        }
+        if (stages[i] == pp - 1) {
+            outer += in->last_working;
+            outer_grads += in->last_grads;
+        }
+    }
+    const int w = holds[1] && (!holds[0] || in->working[1] >= in->working[0]) ? 1 : 0;
+    double acts = outer, stored = 0;
+    if (!e->training) {
+        acts += holds[0] || holds[1] ? in->working[w] : 0;
+    } else if (N[0] + N[1] > 0) {
+        stored = N[0] * in->stored[0] + N[1] * in->stored[1] + (N[0] + N[1]) * in->checkpoint;
+        /* the block being computed is inside its working set W */
+        acts += in->working[w] + max2(0, stored - in->stored[w]);
+        o->buffers += in->act_grads;
+    }
+    if (e->training)
+        o->buffers += outer_grads;
+    o->activations += acts;
+    o->stored_activations += stored;
+    o->microbatches = blocks > 0 ? (N[0] + N[1]) / blocks : 0;
+    o->moe_buffers += holds[1] ? in->moe_buffers : 0;
+}
+
+/* The modern block's memory of rank r, every term (header). */
+static void modern_stage(const fathom_model_t *m, const llm_execution_t *e,
+                         const llm_memory_inputs_t *in, int64_t r, llm_stage_memory_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->index = r;
+    state_of(m, e, in, r, o);
+    if (llm_pp_schedule(e) == LLM_PP_DUALPIPE)
+        state_of(m, e, in, e->pipeline_par - 1 - r, o);
+    activations_of(m, e, in, r, o);
+    const double allocated = o->weights + o->gradients + o->optimizer + o->activations +
+                             o->buffers + WORKSPACE_BYTES;
+    o->cuda_context = CUDA_CONTEXT_BYTES;
+    o->workspaces = WORKSPACE_BYTES;
+    o->nccl = nccl_bytes(m, e);
+    o->fragmentation = e->fixed_segments ? FRAGMENTATION * allocated : 0;
+    o->total = allocated + o->moe_buffers + o->cuda_context + o->nccl + o->fragmentation;
+}
+
+void llm_stage_memory(const fathom_model_t *m, const llm_execution_t *e, const llm_result_t *r,
+                      int64_t rank, llm_stage_memory_t *out)
+{
+    if (m->calculon_block) {
+        *out = r->extra.stages[rank > 0 && rank == e->pipeline_par - 1 ? 1 : 0];
+        return;
+    }
+    modern_stage(m, e, &r->extra.memory, rank, out);
+}
+
+/* ---- tiers ---- */
+
+/* Tier-1 and tier-2 needs of the heaviest rank when state is offloaded: what is offloaded
+ * lives in tier 2 and tier 1 double-buffers two blocks of it (Calculon's rule). */
+static void place_tiers(const llm_execution_t *e, const llm_memory_inputs_t *in,
+                        const llm_stage_memory_t *h, llm_stats_t *st)
+{
+    const double bpe = llm_datatype_bytes(e->datatype);
+    const double block = max2(in->weights[0], in->weights[1]);
+    double t1 = h->total, t2 = 0;
+    if (e->weight_offload) {
+        t1 -= h->weights - 2 * block * bpe;
+        t2 += h->weights;
+    }
+    if (e->activations_offload) {
+        const int k = in->working[1] > in->working[0] ? 1 : 0;
+        double keep = e->activation_recompute == LLM_RECOMPUTE_FULL
+                          ? in->working[k] + 2 * in->checkpoint
+                          : in->working[k] + in->stored[k];
+        t1 -= h->activations - keep;
+        t2 += h->activations;
+    }
+    if (e->optimizer_offload && e->training) {
+        const double S = llm_zero_stage(e) >= 1 ? (double)llm_shard_group(e) : 1;
+        double keep = 2 * block * (4 + llm__optimizer_bytes(e) / S);
+        t1 -= h->gradients + h->optimizer - keep;
+        t2 += h->gradients + h->optimizer;
+    }
+    st->proc_mem_tier1_cap_req = t1;
+    st->proc_mem_tier2_cap_req = t2;
+}
+
+void llm__memory(const fathom_model_t *m, const llm_execution_t *e, llm_stats_t *st,
+                 llm_step_extra_t *x)
+{
+    const int64_t pp = e->pipeline_par;
+    int64_t heavy = 0;
+    llm_stage_memory_t cur;
+    for (int64_t r = 0; r < pp; r++) {
+        modern_stage(m, e, &x->memory, r, &cur);
+        if (r == 0)
+            x->stages[0] = x->heaviest = cur;
+        if (r == pp - 1)
+            x->stages[1] = cur;
+        if (cur.total > x->heaviest.total) {
+            x->heaviest = cur;
+            heavy = r;
+        }
+    }
+    x->heaviest_stage = heavy == 0 ? 0 : heavy == pp - 1 ? 1 : 2;
+    place_tiers(e, &x->memory, &x->heaviest, st);
+}
