@@ -18,13 +18,17 @@ static const char usage[] =
     "                     [--context-par N|all] [--zero-stage N|all] [--max-tensor-par N]\n"
     "                     [--max-pipeline-par N] [--moe-dispatcher alltoall|flex]\n"
     "                     [--recompute-blocks all|fewest] [--recompute-modules none|fewest]\n"
-    "                     [--no-offload] [--exact-batch]\n\n"
+    "                     [--no-offload] [--exact-batch] [--finetune JSON]\n\n"
     "Finds the fastest executions of MODEL on NUM_PROCS processors of SYSTEM (each a JSON\n"
     "file or a preset name), exactly over Calculon's llm-optimal-execution space: batch size\n"
     "is the largest multiple of data parallelism not above MAX_BATCH. Prints\n"
     "{\"best\": [...], \"counts\": {\"total\", \"good\", \"bad\"}}. --threads defaults to the\n"
     "number of cores. The options after it fix or free Fathom's dimensions and constraints\n"
-    "as the sweep's options do (POST /v1/sweep, schemas/sweep_optimal_execution.request.json).\n";
+    "as the sweep's options do (POST /v1/sweep, schemas/sweep_optimal_execution.request.json).\n"
+    "Modern defaults: a modern model (kv_heads, gated_mlp, ... given) searches with fused\n"
+    "attention and FP8 free where SYSTEM has it; DATATYPE auto is its natural datatype\n"
+    "(bfloat16). Calculon's models keep float16, unfused attention and no FP8.\n"
+    "--finetune '{\"method\":\"lora\",\"rank\":16}' searches fine-tuning (execution.finetune).\n";
 
 /* Value options: the command-line flag and the sweep option it sets. Their values are given
  * as JSON literals (1, true) or words ("all", "fused"); the codec checks them. */
@@ -50,7 +54,7 @@ int cli_cmd_search(int argc, char **argv, const cli_env_t *env)
 {
     const char *pos[5];
     int npos = 0, threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    json_t *options = json_object();
+    json_t *options = json_object(), *finetune = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0) {
@@ -69,6 +73,11 @@ int cli_cmd_search(int argc, char **argv, const cli_env_t *env)
             json_object_set_new(options, "fused_activation", json_string(argv[++i]));
         } else if (strcmp(a, "--threads") == 0 && i + 1 < argc) {
             threads = atoi(argv[++i]);
+        } else if (strcmp(a, "--finetune") == 0 && i + 1 < argc) {
+            json_decref(finetune);
+            finetune = json_loads(argv[++i], JSON_DECODE_ANY, NULL);
+            if (!finetune)
+                finetune = json_string(argv[i]); /* the codec names what is wrong */
         } else if (strcmp(a, "--no-offload") == 0 || strcmp(a, "--exact-batch") == 0) {
             json_object_set_new(options, a[2] == 'n' ? "no_offload" : "exact_batch", json_true());
         } else if (a[0] == '-' && a[1]) {
@@ -81,6 +90,7 @@ int cli_cmd_search(int argc, char **argv, const cli_env_t *env)
             }
             fprintf(stderr, "fathom search: unknown option %s\n\n%s", a, usage);
             json_decref(options);
+            json_decref(finetune);
             return 2;
         } else if (npos < 5) {
             pos[npos++] = a;
@@ -91,6 +101,7 @@ int cli_cmd_search(int argc, char **argv, const cli_env_t *env)
     if (npos != 5 || threads < 1 || threads > CODEC_SWEEP_MAX_THREADS) {
         fputs(usage, stderr);
         json_decref(options);
+        json_decref(finetune);
         return 2;
     }
     json_t *model = cli_file_or_preset(pos[0]), *system = cli_file_or_preset(pos[4]);
@@ -103,10 +114,14 @@ int cli_cmd_search(int argc, char **argv, const cli_env_t *env)
             rc = 2;
             goto out;
         }
-        json_t *body = json_pack("{s:s,s:O,s:O,s:I,s:I,s:s,s:O}", "kind", "optimal_execution",
+        json_t *body = json_pack("{s:s,s:O,s:O,s:I,s:I,s:O}", "kind", "optimal_execution",
                                  "model", model, "system", system, "num_procs",
                                  (json_int_t)procs, "max_batch_size", (json_int_t)batch,
-                                 "datatype", pos[3], "options", options);
+                                 "options", options);
+        if (body && strcmp(pos[3], "auto") != 0)
+            json_object_set_new(body, "datatype", json_string(pos[3]));
+        if (body && finetune)
+            json_object_set(body, "finetune", finetune);
         json_t *result = NULL;
         rc = body ? cli_run_sweep("optimal_execution", body, env, threads, SWEEP_RESULT_SAMPLE,
                                   &result)
@@ -120,6 +135,7 @@ out:
     json_decref(model);
     json_decref(system);
     json_decref(options);
+    json_decref(finetune);
     return rc;
 }
 #else

@@ -335,7 +335,8 @@ static const char *const execution_keys[] = {
     "low_precision_gradients", "stack",           "compile",           "fp8_recipe",
     "async_tp",            "selective_ac",      "pipeline_schedule", "fp8_activation_cache",
     "optimizer_state_datatype", "first_stage_blocks", "last_stage_blocks",
-    "expandable_segments", "cuda_graphs",      "moe_fp8_dispatch",  NULL};
+    "expandable_segments", "finetune",         "cuda_graphs",       "moe_fp8_dispatch",
+    NULL};
 
 /* a*b, saturating: three factors of up to 2^30 overflow int64. */
 static int64_t mul_sat(int64_t a, int64_t b)
@@ -524,6 +525,11 @@ static int decode_modern_fields(const json_t *v, const char *path, llm_execution
     }
     e->pipeline_schedule = (llm_pp_schedule_t)schedule;
     e->optimizer_state_datatype = (llm_state_dtype_t)state;
+    char fp[JR_PATH_MAX];
+    jr_path(fp, sizeof fp, path, "finetune");
+    if (codec_llm_finetune_decode(json_object_get(v, "finetune"), fp, e->datatype, &e->finetune,
+                                  err))
+        return -1;
     e->attention_kernel = (llm_attn_kernel_t)kernel;
     e->context_par_net = (int)cp_net;
     e->expert_par_net = (int)ep_net;
@@ -702,6 +708,8 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
         S("selective_ac", llm_selective_ac_names[e->selective_ac]);
     if (e->fp8 && e->fp8_recipe != llm_default_fp8_recipe(e->stack))
         S("fp8_recipe", llm_fp8_recipe_names[e->fp8_recipe]);
+    if (e->finetune.method != LLM_FINETUNE_NONE) /* only when set: pre-training keeps the form */
+        failed |= json_object_set_new(o, "finetune", codec_llm_finetune_encode(&e->finetune));
 #undef I
 #undef B
 #undef S
@@ -821,13 +829,15 @@ static json_t *encode_flops(const fathom_model_t *m, const llm_execution_t *e,
     llm_params_t params;
     llm_parameters(m, &params);
     const llm_stats_t *s = &r->stats;
-    const double model = llm_model_flops(m, e->batch_size, e->training);
+    const double model = llm_step_model_flops(m, e); /* LoRA: the frozen model's share */
     const double tokens = (double)e->batch_size * (double)m->seq_size;
     const double per_proc_s = s->total_time * (double)e->num_procs;
-    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "parameters_total",
+    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
+                     "parameters_total",
                      num(params.total), "parameters_active", num(params.active),
                      "parameters_mtp", num(params.mtp), "parameters_mtp_active",
-                     num(params.mtp_active),
+                     num(params.mtp_active), "parameters_trainable",
+                     num(llm_finetune_trainable_params(m, e)),
                      "routed_expert_compute_s", num(r->extra.routed_expert_compute),
                      "expert_parallel_tier",
                      r->extra.expert_parallel_tier >= 0

@@ -55,6 +55,11 @@ int codec_llm_system_cost_decode(const json_t *v, const char *path,
 int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_t *out,
                                fathom_error_t *err);
 json_t *codec_llm_execution_encode(const llm_execution_t *e);
+/* execution.finetune (llm_finetune_codec.c): v NULL (absent) is pre-training; datatype is the
+ * execution's, lora's default base. The encoder gives NULL for pre-training. */
+int codec_llm_finetune_decode(const json_t *v, const char *path, llm_datatype_t datatype,
+                              llm_finetune_t *out, fathom_error_t *err);
+json_t *codec_llm_finetune_encode(const llm_finetune_t *f);
 
 /* Puts each of tensor_par_net, pipeline_par_net and data_par_net that the execution object v
  * leaves out on the first tier of system s that still has room for it, taking tensor, pipeline

@@ -89,7 +89,7 @@ json_t *codec_llm_warnings_encode(const fathom_model_t *m, const llm_system_t *s
     /* MFU = model FLOPs / (step · procs · peak in the datatype), as the summary's "mfu". */
     const double per_proc_s = r->stats.total_time * (double)e->num_procs;
     const double mfu = per_proc_s > 0 && r->extra.peak_flops > 0
-                           ? llm_model_flops(m, e->batch_size, e->training) /
+                           ? llm_step_model_flops(m, e) /
                                  (per_proc_s * r->extra.peak_flops)
                            : NAN;
     const double p16 = peak16(s);

@@ -10,7 +10,8 @@
 #include "model_codec.h"
 
 static const char *const request_keys[] = {"kind",     "model",          "system", "num_procs",
-                                           "max_batch_size", "datatype", "options", NULL};
+                                           "max_batch_size", "datatype", "options", "finetune",
+                                           NULL};
 static const char *const option_keys[] = {"mbs_break",     "top_n",           "no_tp_overlap",
                                           "no_dp_overlap", "fused_activation", "no_offload",
                                           "exact_batch",   "max_tensor_par",  "max_pipeline_par",
@@ -42,10 +43,15 @@ static int decode_int_or_all(const json_t *options, const char *key, int64_t dfl
 }
 
 /* options.fp8: false, true or "all". */
-static int decode_fp8(const json_t *options, search_pick_t *out, fathom_error_t *err)
+static int decode_fp8(const json_t *options, search_pick_t dflt, search_pick_t *out,
+                      fathom_error_t *err)
 {
     const json_t *v = options ? json_object_get(options, "fp8") : NULL;
-    if (!v || json_is_boolean(v)) {
+    if (!v) {
+        *out = dflt;
+        return 0;
+    }
+    if (json_is_boolean(v)) {
         *out = json_is_true(v) ? SEARCH_PICK_ON : SEARCH_PICK_OFF;
         return 0;
     }
@@ -57,6 +63,43 @@ static int decode_fp8(const json_t *options, search_pick_t *out, fathom_error_t 
                             "must be false, true or \"all\"");
 }
 static const char *const kind_names[] = {"optimal_execution", NULL};
+
+llm_datatype_t codec_natural_datatype(const fathom_model_t *m, const llm_system_t *s)
+{
+    const bool bf16 = s->matrix.rate[LLM_DT_BFLOAT16].present &&
+                      s->vector.rate[LLM_DT_BFLOAT16].present;
+    return !m->calculon_block && bf16 ? LLM_DT_BFLOAT16 : LLM_DT_FLOAT16;
+}
+
+search_pick_t codec_default_attention_kernel(const fathom_model_t *m)
+{
+    return m->calculon_block ? SEARCH_PICK_OFF : SEARCH_PICK_ON;
+}
+
+search_pick_t codec_default_fp8(const fathom_model_t *m, const llm_system_t *s, llm_datatype_t dt)
+{
+    const bool half = dt == LLM_DT_BFLOAT16 || dt == LLM_DT_FLOAT16;
+    return !m->calculon_block && half && s->matrix.rate[LLM_DT_FLOAT8].present ? SEARCH_PICK_ALL
+                                                                               : SEARCH_PICK_OFF;
+}
+
+/* The top-level "finetune" (execution.finetune of every execution), checked against the model
+ * at once so a search that could find nothing says why. */
+static int decode_search_finetune(const json_t *body, search_request_t *r, fathom_error_t *err)
+{
+    if (codec_llm_finetune_decode(json_object_get(body, "finetune"), "finetune", r->datatype,
+                                  &r->finetune, err))
+        return -1;
+    llm_execution_t e;
+    memset(&e, 0, sizeof e);
+    e.training = true;
+    e.finetune = r->finetune;
+    if (llm_finetune_check(&r->model, &e, err) == 0)
+        return 0;
+    if (strncmp(err->field, "execution.", 10) == 0) /* the request's own name for the field */
+        memmove(err->field, err->field + 10, strlen(err->field + 10) + 1);
+    return -1;
+}
 
 static int decode_fused(const json_t *options, search_fused_t *out, fathom_error_t *err)
 {
@@ -96,12 +139,18 @@ int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_reque
     if (codec_llm_system_decode(json_object_get(body, "system"), "system", ctx->presets,
                                 &r.system, err))
         return -1;
+    /* Modern defaults (codec_search_modern_defaults): a modern model searches at its natural
+     * datatype with fused attention, and FP8 free where the system has it; Calculon's block
+     * keeps Calculon's defaults (float16, unfused, no FP8), so its golden searches hold. */
     if (jr_int(body, "", "num_procs", JR_REQUIRED, 0, 1, SEARCH_MAX_PROCS, &r.num_procs, err) ||
         jr_int(body, "", "max_batch_size", JR_REQUIRED, 0, 1, SEARCH_MAX_BATCH,
                &r.max_batch_size, err) ||
-        jr_enum(body, "", "datatype", JR_OPTIONAL, LLM_DT_FLOAT16, llm_datatype_names, &dt, err))
+        jr_enum(body, "", "datatype", JR_OPTIONAL,
+                (int)codec_natural_datatype(&r.model, &r.system), llm_datatype_names, &dt, err))
         return -1;
     r.datatype = (llm_datatype_t)dt;
+    if (decode_search_finetune(body, &r, err))
+        return -1;
     if (!r.system.matrix.rate[r.datatype].present || !r.system.vector.rate[r.datatype].present)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "datatype",
                                 "the system has no %s rate", llm_datatype_name(r.datatype));
@@ -129,17 +178,18 @@ int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_reque
             return -1;
         r.options.top_n = (int)top_n;
     }
-    int kernel = 0, dispatcher = 0, blocks = 0, modules = 0;
+    int kernel = (int)codec_default_attention_kernel(&r.model), dispatcher = 0, blocks = 0,
+        modules = 0;
     if (decode_fused(o, &r.options.fused_activation, err) ||
-        (o && jr_enum(o, "options", "attention_kernel", JR_OPTIONAL, 0, kernel_picks, &kernel,
-                      err)) ||
+        (o && jr_enum(o, "options", "attention_kernel", JR_OPTIONAL, kernel, kernel_picks,
+                      &kernel, err)) ||
         (o && jr_enum(o, "options", "moe_dispatcher", JR_OPTIONAL, LLM_MOE_DISPATCH_ALLTOALL,
                       llm_moe_dispatcher_names, &dispatcher, err)) ||
         (o && jr_enum(o, "options", "recompute_blocks", JR_OPTIONAL, 0, recompute_blocks_picks,
                       &blocks, err)) ||
         (o && jr_enum(o, "options", "recompute_modules", JR_OPTIONAL, 0,
                       recompute_modules_picks, &modules, err)) ||
-        decode_fp8(o, &r.options.fp8, err))
+        decode_fp8(o, codec_default_fp8(&r.model, &r.system, r.datatype), &r.options.fp8, err))
         return -1;
     r.options.attention_kernel = (search_pick_t)kernel;
     r.options.moe_dispatcher = (llm_moe_dispatcher_t)dispatcher;
@@ -206,10 +256,17 @@ json_t *codec_search_request_encode(const search_request_t *r)
         return NULL;
     }
     /* "o" steals the references, also when json_pack fails. */
-    return json_pack("{s:s,s:o,s:o,s:I,s:I,s:s,s:o}", "kind", "optimal_execution", "model", model,
-                     "system", system, "num_procs", (json_int_t)r->num_procs, "max_batch_size",
-                     (json_int_t)r->max_batch_size, "datatype", llm_datatype_name(r->datatype),
-                     "options", options);
+    json_t *out = json_pack("{s:s,s:o,s:o,s:I,s:I,s:s,s:o}", "kind", "optimal_execution", "model",
+                            model, "system", system, "num_procs", (json_int_t)r->num_procs,
+                            "max_batch_size", (json_int_t)r->max_batch_size, "datatype",
+                            llm_datatype_name(r->datatype), "options", options);
+    /* only when set: a pre-training search keeps its normalized form and id */
+    if (out && r->finetune.method != LLM_FINETUNE_NONE &&
+        json_object_set_new(out, "finetune", codec_llm_finetune_encode(&r->finetune))) {
+        json_decref(out);
+        return NULL;
+    }
+    return out;
 }
 
 json_t *codec_search_normalize(const json_t *body, const codec_ctx_t *ctx, fathom_error_t *err)

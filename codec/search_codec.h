@@ -31,6 +31,15 @@
 #include "sweep_kind.h"
 
 
+/* Defaults of a search or plan that leaves these out (doc/api.md, "Modern defaults"): a modern
+ * model (model.h's calculon_block false) runs at its natural datatype — bfloat16, which every
+ * model of 2023 on was trained and published in, where the system has it — with fused (flash)
+ * attention, and FP8 GEMMs free (searched both ways) where the system has a float8 rate and
+ * the datatype is 16-bit; Calculon's block keeps Calculon's float16, unfused, no FP8. */
+llm_datatype_t codec_natural_datatype(const fathom_model_t *m, const llm_system_t *s);
+search_pick_t codec_default_attention_kernel(const fathom_model_t *m);
+search_pick_t codec_default_fp8(const fathom_model_t *m, const llm_system_t *s, llm_datatype_t dt);
+
 /* Strictly decodes a request (or a normalized one) into *out (mode SEARCH_EVALUATE). */
 int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_request_t *out,
                         fathom_error_t *err);

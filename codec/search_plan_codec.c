@@ -23,7 +23,7 @@ static const char *const plan_keys[] = {
     "kind",     "model",         "tokens",        "seq_size",       "batch_tokens",
     "datatype", "systems",       "gpu_counts",    "max_gpus",       "deadline_days",
     "budget_dollars", "options", "failures",      "pue",            "co2_kg_per_kwh",
-    NULL};
+    "finetune", NULL};
 static const char *const system_keys[] = {"name", "system", "price_per_gpu_hour",
                                           "power_per_gpu_kw", NULL};
 static const char *const failure_keys[] = {"per_gpu_hour", "storage_gbps", "restart_minutes",
@@ -35,14 +35,88 @@ int codec_plan__oom(fathom_error_t *err)
     return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
 }
 
+/* The first of the plan's datatypes (best first) that the system has matrix and vector rates
+ * for; the first of all when it has none (the search then names the missing rate). */
+static const json_t *system_datatype(const json_t *spec, const json_t *system)
+{
+    const json_t *list = json_object_get(spec, "datatype"), *dt;
+    size_t i;
+    json_array_foreach(list, i, dt)
+    {
+        const char *name = json_string_value(dt);
+        if (json_object_get(json_object_get(system, "matrix"), name) &&
+            json_object_get(json_object_get(system, "vector"), name))
+            return dt;
+    }
+    return json_array_get(list, 0);
+}
+
 json_t *codec_plan__search_body(const json_t *spec, const json_t *system, int64_t num_procs,
                                 int64_t batch_tokens, const json_t *options)
 {
     int64_t seq = json_integer_value(json_object_get(json_object_get(spec, "model"), "seq_size"));
-    return json_pack("{s:s,s:O,s:O,s:I,s:I,s:O,s:O}", "kind", "optimal_execution", "model",
-                     json_object_get(spec, "model"), "system", system, "num_procs",
-                     (json_int_t)num_procs, "max_batch_size", (json_int_t)(batch_tokens / seq),
-                     "datatype", json_object_get(spec, "datatype"), "options", options);
+    json_t *body = json_pack("{s:s,s:O,s:O,s:I,s:I,s:O,s:O}", "kind", "optimal_execution",
+                             "model", json_object_get(spec, "model"), "system", system,
+                             "num_procs", (json_int_t)num_procs, "max_batch_size",
+                             (json_int_t)(batch_tokens / seq), "datatype",
+                             system_datatype(spec, system), "options", options);
+    const json_t *ft = json_object_get(spec, "finetune");
+    if (body && ft && json_object_set(body, "finetune", (json_t *)ft)) {
+        json_decref(body);
+        return NULL;
+    }
+    return body;
+}
+
+/* "datatype": one name or a list, best first; each candidate runs at the first its system
+ * supports. Default bfloat16, then float16 (a system without bfloat16, as V100 or a preset that
+ * lists float16 alone, still plans). Normalized to the list. */
+static json_t *decode_datatypes(const json_t *body, fathom_error_t *err)
+{
+    const json_t *v = json_object_get(body, "datatype");
+    json_t *out = json_array();
+    if (!out)
+        return codec_plan__oom(err), NULL;
+    if (!v) {
+        if (json_array_append_new(out, json_string("bfloat16")) ||
+            json_array_append_new(out, json_string("float16"))) {
+            json_decref(out);
+            return codec_plan__oom(err), NULL;
+        }
+        return out;
+    }
+    const bool one = json_is_string(v);
+    if (!one && jr_expect_array(v, "datatype", 1, LLM_DT__COUNT, err)) {
+        json_decref(out);
+        return NULL;
+    }
+    for (size_t i = 0; i < (one ? 1 : json_array_size(v)); i++) {
+        const json_t *d = one ? v : json_array_get(v, i);
+        char p[JR_PATH_MAX];
+        if (one)
+            snprintf(p, sizeof p, "datatype");
+        else
+            jr_path_index(p, sizeof p, "datatype", i);
+        int k = -1;
+        for (int t = 0; json_is_string(d) && llm_datatype_names[t]; t++)
+            if (strcmp(json_string_value(d), llm_datatype_names[t]) == 0)
+                k = t;
+        bool twice = false;
+        for (size_t j = 0; k >= 0 && j < json_array_size(out); j++)
+            twice |= strcmp(json_string_value(json_array_get(out, j)), llm_datatype_names[k]) == 0;
+        if (k < 0 || twice) {
+            json_decref(out);
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                    twice ? "names a datatype twice"
+                                          : "must be one of float8, float16, bfloat16, float32"),
+                   NULL;
+        }
+        if (json_array_append_new(out, json_string(llm_datatype_names[k]))) {
+            json_decref(out);
+            return codec_plan__oom(err), NULL;
+        }
+    }
+    return out;
 }
 
 /* The plan's search options: its defaults, the request's over them, exact batch and top 1;
@@ -242,6 +316,11 @@ static json_t *normalize_options(const json_t *body, json_t *spec, const codec_c
             codec_plan__oom(err);
     } else if (!body1) {
         codec_plan__oom(err);
+    } else if (strcmp(err->field, "datatype") == 0) { /* say which system lacks it */
+        size_t len = strlen(err->message);
+        snprintf(err->message + len, sizeof err->message - len, " (systems[0], %.64s)",
+                 json_string_value(json_object_get(
+                     json_array_get(json_object_get(spec, "systems"), 0), "name")));
     }
     json_decref(body1);
     json_t *opts = enc ? json_incref(json_object_get(enc, "options")) : NULL;
@@ -351,21 +430,37 @@ static int decode_constraints(const json_t *body, json_t *spec, fathom_error_t *
     return 0;
 }
 
+static llm_datatype_t llm_datatype_of(const char *name)
+{
+    for (int t = 0; llm_datatype_names[t]; t++)
+        if (strcmp(name, llm_datatype_names[t]) == 0)
+            return (llm_datatype_t)t;
+    return LLM_DT_BFLOAT16;
+}
+
 /* model, tokens, datatype, batches and systems into spec. */
 static int decode_workload(const json_t *body, json_t *spec, const codec_ctx_t *ctx,
                            fathom_error_t *err)
 {
     fathom_model_t m;
     int64_t seq;
-    int dt;
     double tokens;
     if (!jr_has(body, "model"))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "model", "is required");
     if (codec_model_decode(json_object_get(body, "model"), "model", ctx->presets, &m, err) ||
-        jr_int(body, "", "seq_size", JR_OPTIONAL, m.seq_size, 1, 1 << 24, &seq, err) ||
-        jr_enum(body, "", "datatype", JR_OPTIONAL, LLM_DT_BFLOAT16, llm_datatype_names, &dt,
-                err))
+        jr_int(body, "", "seq_size", JR_OPTIONAL, m.seq_size, 1, 1 << 24, &seq, err))
         return -1;
+    json_t *datatypes = decode_datatypes(body, err);
+    if (!datatypes || json_object_set_new(spec, "datatype", datatypes))
+        return -1;
+    llm_finetune_t ft;
+    if (codec_llm_finetune_decode(json_object_get(body, "finetune"), "finetune",
+                                  llm_datatype_of(json_string_value(json_array_get(datatypes, 0))),
+                                  &ft, err))
+        return -1;
+    if (ft.method != LLM_FINETUNE_NONE &&
+        json_object_set_new(spec, "finetune", codec_llm_finetune_encode(&ft)))
+        return codec_plan__oom(err);
     m.seq_size = seq;
     if (decode_tokens(body, &m, &tokens, err))
         return -1;
@@ -374,7 +469,6 @@ static int decode_workload(const json_t *body, json_t *spec, const codec_ctx_t *
         return -1;
     if (json_object_set_new(spec, "model", codec_model_encode(&m)) ||
         json_object_set_new(spec, "tokens", json_real(tokens)) ||
-        json_object_set_new(spec, "datatype", json_string(llm_datatype_name(dt))) ||
         json_object_set_new(spec, "batch_tokens", batches))
         return codec_plan__oom(err);
     const json_t *systems = json_object_get(body, "systems");

@@ -5,41 +5,14 @@
  * a result link and a repeated request can never disagree. */
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "alloc_guard.h"
 #include "cache.h"
 #include "canonical.h"
+#include "user_presets.h"
 #include "handlers.h"
-#include "json_parse.h"
 #include "log.h"
 #include "metrics.h"
-
-/* Bodies are JSON when declared so, undeclared, or declared as curl's default for -d. */
-int handlers_check_json_content_type(http_req_t *r)
-{
-    const char *ct = http_header(r, "Content-Type");
-    if (!ct)
-        return 0;
-    size_t n = strcspn(ct, ";");
-    while (n > 0 && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
-        n--;
-    if ((n == 16 && strncasecmp(ct, "application/json", 16) == 0) ||
-        (n == 33 && strncasecmp(ct, "application/x-www-form-urlencoded", 33) == 0))
-        return 0;
-    return -1;
-}
-
-json_t *handlers_parse_json_body(http_req_t *r, fathom_error_t *err)
-{
-    if (handlers_check_json_content_type(r)) {
-        fathom_error_set(err, FATHOM_E_UNSUPPORTED_MEDIA_TYPE, NULL,
-                         "Content-Type '%s' is not accepted; send application/json",
-                         http_header(r, "Content-Type"));
-        return NULL;
-    }
-    return codec_parse_body(r->body.data ? r->body.data : "", r->body.len, err);
-}
 
 static enum MHD_Result send_stored(http_req_t *r, const char *hash, const char *body,
                                    const char *cache_state, int stored)
@@ -62,7 +35,7 @@ enum MHD_Result handlers_estimate(http_req_t *r, const codec_endpoint_t *ep)
     char hash[CODEC_HASH_HEX_LEN + 1];
     codec_presets_t *presets = NULL;
 
-    if (handlers_check_json_content_type(r) == 0) {
+    if (http_body_is_json(r)) {
         char *hot = NULL;
         if (cache_hot_get(r->srv->cache, ep->name, r->body.data ? r->body.data : "", r->body.len, hash,
                           &hot)) {
@@ -74,13 +47,13 @@ enum MHD_Result handlers_estimate(http_req_t *r, const codec_endpoint_t *ep)
         }
     }
     alloc_guard_take(); /* from here, a failed allocation makes the answer untrustworthy */
-    body = handlers_parse_json_body(r, &err);
+    body = http_json_body(r, &err);
     if (!body) {
         rc = http_send_error(r, &err, NULL);
         goto out;
     }
     /* Names resolve per request: a user preset is read from the store (presets_http.c). */
-    presets = server_presets_overlay(r->srv);
+    presets = user_presets_overlay(r->srv);
     if (!presets) {
         rc = http_send_errorf(r, FATHOM_E_INTERNAL, NULL, "out of memory");
         goto out;

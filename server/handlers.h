@@ -3,12 +3,8 @@
 #define FATHOM_HANDLERS_H
 
 #include "endpoint.h"
-#include "server.h"
+#include "http.h"
 
-/* 0 when the request's Content-Type may carry JSON, -1 otherwise. */
-int handlers_check_json_content_type(http_req_t *r);
-/* The request body as JSON, or NULL with err (415, 400, 413). */
-json_t *handlers_parse_json_body(http_req_t *r, fathom_error_t *err);
 /* POST on an estimate endpoint: cached by config hash. */
 enum MHD_Result handlers_estimate(http_req_t *r, const codec_endpoint_t *ep);
 /* The preset endpoints (presets_http.c): the list, one preset (tail "<kind>/<name>"), and a user

@@ -21,7 +21,8 @@
 #include "json_parse.h"
 #include "log.h"
 #include "metrics.h"
-#include "server.h"
+#include "error_codec.h"
+#include "http.h"
 
 /* Compares the Authorization header with the token in constant time: both are hashed first, so
  * neither the comparison nor an early length check reveals how much of a guess was right. */
@@ -162,14 +163,6 @@ enum MHD_Result http_send(http_req_t *r, int status, const char *content_type, c
     return queue_response(r, status, content_type, resp, headers);
 }
 
-void http_etag(char out[HTTP_ETAG_LEN + 1], const char *data, size_t len)
-{
-    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a, 64 bits */
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)data[i]) * 0x100000001b3ULL;
-    snprintf(out, HTTP_ETAG_LEN + 1, "\"%016llx\"", (unsigned long long)h);
-}
-
 enum MHD_Result http_send_stream(http_req_t *r, int status, const char *content_type,
                                  size_t block_size, MHD_ContentReaderCallback read,
                                  void *ctx, MHD_ContentReaderFreeCallback free_ctx,
@@ -225,18 +218,8 @@ enum MHD_Result http_send_json(http_req_t *r, int status, json_t *body,
 enum MHD_Result http_send_error(http_req_t *r, const fathom_error_t *err,
                                 const char *const *headers)
 {
-    json_t *e = json_pack("{s:s,s:s}", "code", fathom_code_name(err->code), "message",
-                          err->message[0] ? err->message : fathom_code_name(err->code));
-    /* Field errors always name their field; "" is the request body itself. */
-    if (err->field[0] || err->code == FATHOM_E_INVALID_FIELD ||
-        err->code == FATHOM_E_INFEASIBLE_EXECUTION || err->code == FATHOM_E_LIMIT_EXCEEDED)
-        json_object_set_new(e, "field", json_string(err->field));
-    if (err->code == FATHOM_E_INVALID_JSON && err->line > 0) {
-        json_object_set_new(e, "line", json_integer(err->line));
-        json_object_set_new(e, "column", json_integer(err->column));
-    }
-    return http_send_json(r, fathom_code_http_status(err->code), json_pack("{s:o}", "error", e),
-                          headers);
+    return http_send_json(r, fathom_code_http_status(err->code),
+                          json_pack("{s:o}", "error", codec_error_encode(err)), headers);
 }
 
 enum MHD_Result http_send_errorf(http_req_t *r, fathom_code_t code, const char *field,
@@ -248,6 +231,32 @@ enum MHD_Result http_send_errorf(http_req_t *r, fathom_code_t code, const char *
     fathom_error_vset(&err, code, field, fmt, ap);
     va_end(ap);
     return http_send_error(r, &err, NULL);
+}
+
+/* Bodies are JSON when declared so, undeclared, or declared as curl's default for -d. */
+bool http_body_is_json(http_req_t *r)
+{
+    const char *ct = http_header(r, "Content-Type");
+    if (!ct)
+        return true;
+    size_t n = strcspn(ct, ";");
+    while (n > 0 && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
+        n--;
+    if ((n == 16 && strncasecmp(ct, "application/json", 16) == 0) ||
+        (n == 33 && strncasecmp(ct, "application/x-www-form-urlencoded", 33) == 0))
+        return true;
+    return false;
+}
+
+json_t *http_json_body(http_req_t *r, fathom_error_t *err)
+{
+    if (!http_body_is_json(r)) {
+        fathom_error_set(err, FATHOM_E_UNSUPPORTED_MEDIA_TYPE, NULL,
+                         "Content-Type '%s' is not accepted; send application/json",
+                         http_header(r, "Content-Type"));
+        return NULL;
+    }
+    return codec_parse_body(r->body.data ? r->body.data : "", r->body.len, err);
 }
 
 const char *http_query(http_req_t *r, const char *name)
@@ -320,7 +329,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return http_send_errorf(r, FATHOM_E_BODY_TOO_LARGE, NULL,
                                 "request body is larger than the limit of %d bytes",
                                 CODEC_MAX_BODY_BYTES);
-    return routes_dispatch(r);
+    return srv->dispatch(r) ? MHD_YES : MHD_NO;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -361,8 +370,9 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
     log_event(LOG_WARN, buf, json_pack("{s:s}", "source", "libmicrohttpd"));
 }
 
-int http_start(server_t *srv)
+int http_start(server_t *srv, http_dispatch_fn dispatch)
 {
+    srv->dispatch = dispatch;
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
     socklen_t sslen;

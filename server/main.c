@@ -22,6 +22,7 @@
 #include "store.h"
 #include "log.h"
 #include "metrics.h"
+#include "routes.h"
 #include "server.h"
 #include "sweeps.h"
 
@@ -130,7 +131,6 @@ int main(int argc, char **argv)
     setenv("UV_THREADPOOL_SIZE", pool_size, 1);
 
     int status = 1;
-    char errbuf[1024];
     fathom_error_t err;
     uv_loop_t *loop = uv_default_loop();
     app_t app = {.srv = &srv, .loop = loop};
@@ -141,9 +141,9 @@ int main(int argc, char **argv)
         goto out;
     }
     srv.store = store_open(srv.cfg.db_path, srv.cfg.migrations_dir,
-                           srv.cfg.threads + srv.cfg.workers + 2, errbuf, sizeof errbuf);
+                           srv.cfg.threads + srv.cfg.workers + 2, &err);
     if (!srv.store) {
-        fprintf(stderr, "fathomd: %s\n", errbuf);
+        fprintf(stderr, "fathomd: %s\n", err.message);
         goto out;
     }
     char real[PATH_MAX];
@@ -153,12 +153,13 @@ int main(int argc, char **argv)
         log_msg(LOG_WARN, "no web page: static directory %s not found", srv.cfg.static_dir);
     srv.cache = cache_create(srv.store);
     srv.metrics = metrics_create();
-    srv.sweeps = sweeps_create(&srv, loop, errbuf, sizeof errbuf);
+    fathom_error_clear(&err);
+    srv.sweeps = sweeps_create(&srv, loop, &err);
     if (!srv.cache || !srv.metrics || !srv.sweeps) {
-        fprintf(stderr, "fathomd: %s\n", srv.sweeps ? "out of memory" : errbuf);
+        fprintf(stderr, "fathomd: %s\n", srv.sweeps ? "out of memory" : err.message);
         goto out;
     }
-    if (http_start(&srv))
+    if (http_start(&srv, routes_handle))
         goto out;
 
     uv_signal_init(loop, &app.sigterm);

@@ -1,11 +1,8 @@
 /* presets_http.c — the preset endpoints: GET /v1/presets, GET /v1/presets/<kind>/<name>, and
- * the user presets' PUT and DELETE /v1/presets/systems/<name>; and the per-request registry
- * (server_presets_overlay) through which every decoder resolves a name.
+ * the user presets' PUT and DELETE /v1/presets/systems/<name>.
  *
- * DESIGN. User presets live in the store (store_preset_*), never in this process: several
- * fathomd sharing one database see each other's PUTs at once, because a request that names a
- * user preset reads its row (one row by key) through the overlay made for that request, and the
- * overlay dies with the request. What a PUT stores is the system as the estimate's decoder
+ * DESIGN. User presets live in the store (store_preset_*), never in this process (see
+ * user_presets.h: a request reads them through its own overlay). What a PUT stores is the system as the estimate's decoder
  * normalizes it, so a stored preset always decodes. Writing needs the bearer token when fathomd
  * has one (http_authorized), reading does not. Built-in names are refused (409 conflict) so a
  * built-in always means the same system on every replica. This is the edge: the one place these
@@ -18,43 +15,12 @@
 #include "handlers.h"
 #include "json_read.h"
 #include "llm_codec.h"
+#include "user_presets.h"
 
 /* A system object with its curves is a few kB; this leaves room for long curves. */
 #define USER_PRESET_MAX_BODY_BYTES (64 * 1024)
 /* How many user presets of one kind a database may hold. */
 #define USER_PRESETS_MAX 1000
-
-/* The overlay's lookup (codec_preset_lookup_fn): user presets are systems only today, so a model
- * name that is not a built-in costs no read. */
-static int lookup(void *ctx, preset_kind_t kind, const char *name, json_t **out,
-                  fathom_error_t *err)
-{
-    server_t *srv = ctx;
-    *out = NULL;
-    if (kind != PRESET_SYSTEM || codec_preset_name_check(name, NULL, NULL))
-        return 0;
-    store_preset_t row;
-    fathom_error_t e;
-    fathom_error_clear(&e);
-    if (store_preset_get(srv->store, codec_preset_kind_name(kind), name, &row, &e)) {
-        if (e.code == FATHOM_E_NOT_FOUND)
-            return 0;
-        *err = e;
-        return -1;
-    }
-    json_error_t jerr;
-    *out = json_loads(row.body, 0, &jerr);
-    store_preset_close(&row);
-    if (!*out)
-        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "stored preset %s is not JSON",
-                                name);
-    return 0;
-}
-
-codec_presets_t *server_presets_overlay(server_t *srv)
-{
-    return codec_presets_overlay(srv->presets, lookup, srv);
-}
 
 typedef struct {
     json_t *systems;
@@ -110,7 +76,7 @@ enum MHD_Result handlers_preset_get(http_req_t *r, const char *tail)
     if (split_tail(tail, &kind, &name))
         return http_send_errorf(r, FATHOM_E_NOT_FOUND, NULL,
                                 "use /v1/presets/models/<name> or /v1/presets/systems/<name>");
-    codec_presets_t *p = server_presets_overlay(r->srv);
+    codec_presets_t *p = user_presets_overlay(r->srv);
     if (!p)
         return http_send_errorf(r, FATHOM_E_INTERNAL, NULL, "out of memory");
     const json_t *obj;
@@ -162,7 +128,7 @@ enum MHD_Result handlers_preset_put(http_req_t *r, const char *name)
                                 "a preset's body is at most %d bytes", USER_PRESET_MAX_BODY_BYTES);
     fathom_error_t err;
     fathom_error_clear(&err);
-    json_t *body = handlers_parse_json_body(r, &err), *norm = NULL;
+    json_t *body = http_json_body(r, &err), *norm = NULL;
     char *text = NULL;
     llm_system_t sys;
     if (!body || jr_expect_object(body, "", &err) ||

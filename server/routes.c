@@ -11,6 +11,7 @@
 #include "canonical.h"
 #include "handlers.h"
 #include "metrics.h"
+#include "routes.h"
 #include "routes_extra.h"
 
 typedef enum MHD_Result (*route_fn)(http_req_t *r, const char *tail);
@@ -129,7 +130,7 @@ static int method_matches(const char *want, const char *got)
     return strcmp(want, got) == 0 || (strcmp(want, "GET") == 0 && strcmp(got, "HEAD") == 0);
 }
 
-enum MHD_Result routes_dispatch(http_req_t *r)
+static enum MHD_Result dispatch(http_req_t *r)
 {
     char allow[64] = "";
     const route_t *match = NULL;
@@ -183,4 +184,9 @@ enum MHD_Result routes_dispatch(http_req_t *r)
     }
     r->route = "static";
     return handlers_static(r);
+}
+
+int routes_handle(http_req_t *r)
+{
+    return dispatch(r) == MHD_YES;
 }

@@ -3,7 +3,7 @@
 #ifndef FATHOM_ROUTES_EXTRA_H
 #define FATHOM_ROUTES_EXTRA_H
 
-#include "server.h"
+#include "http.h"
 
 /* Counts of sweeps by state (queued, running, done, failed, cancelled) for /metrics. */
 void routes_sweep_gauges(server_t *srv, long long out[5]);

@@ -1,18 +1,16 @@
 /* store.c — the store's front: picks the backend at open and forwards each call of store.h to
- * it (store_backend.h), plus what every backend shares (timestamps, freeing rows). */
+ * it (store_backend.h). What every backend shares (timestamps, rows) is store_rows.c. */
 #include "store_backend.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-store_t *store_open(const char *path, const char *migrations_dir, int pool_size, char *errbuf,
-                    size_t errlen)
+store_t *store_open(const char *path, const char *migrations_dir, int pool_size, fathom_error_t *err)
 {
     if (strncmp(path, "postgres://", 11) == 0 || strncmp(path, "postgresql://", 13) == 0)
-        return store_pg_open(path, migrations_dir, pool_size, errbuf, errlen);
-    return store_sqlite_open(path, migrations_dir, pool_size, errbuf, errlen);
+        return store_pg_open(path, migrations_dir, pool_size, err);
+    return store_sqlite_open(path, migrations_dir, pool_size, err);
 }
 
 void store_display_name(const char *path, char *out, size_t outlen)
@@ -32,70 +30,6 @@ void store_display_name(const char *path, char *out, size_t outlen)
                  at, query ? "?***" : "");
     else
         snprintf(out, outlen, "%.*s%s", (int)len, path, query ? "?***" : "");
-}
-
-const char *const store_sweep_status_names[STORE_SWEEP__COUNT] = {"queued", "running", "done",
-                                                                  "failed", "cancelled"};
-
-store_sweep_status_t store__status_from_text(const char *t)
-{
-    for (int i = 0; t && i < STORE_SWEEP__COUNT; i++)
-        if (strcmp(t, store_sweep_status_names[i]) == 0)
-            return (store_sweep_status_t)i;
-    return STORE_SWEEP_FAILED; /* a status this build does not know cannot be run */
-}
-
-int store__result_copied(store_result_t *out, bool oom, const char *hash, fathom_error_t *err)
-{
-    if (!oom && out->endpoint && out->request && out->response)
-        return 0;
-    store_result_close(out);
-    return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory reading result %s", hash);
-}
-
-int store__sweep_deliver(store_sweep_t *sw, bool oom, store_sweep_fn fn, void *ctx,
-                         fathom_error_t *err)
-{
-    const int stop = oom ? 0 : fn(ctx, sw);
-    store_sweep_close(sw);
-    if (oom)
-        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory reading sweeps");
-    return stop ? 1 : 0;
-}
-
-void store_now_iso(char out[32])
-{
-    struct timespec ts;
-    struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out + n, 32 - n, ".%03dZ", (int)(ts.tv_nsec / 1000000));
-}
-
-void store_result_close(store_result_t *r)
-{
-    free(r->endpoint);
-    free(r->request);
-    free(r->response);
-    r->endpoint = r->request = r->response = NULL;
-}
-
-void store_sweep_close(store_sweep_t *sw)
-{
-    free(sw->spec);
-    free(sw->state);
-    free(sw->sample);
-    free(sw->result);
-    free(sw->error);
-    free(sw->runs);
-    sw->spec = sw->state = sw->sample = sw->result = sw->error = sw->runs = NULL;
-}
-
-void store_preset_close(store_preset_t *p)
-{
-    free(p->body);
-    p->body = NULL;
 }
 
 void store_close(store_t *st)

@@ -26,7 +26,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fathom_error.h"
 #include "sweep_kind.h"
 
 typedef struct store store_t;
@@ -35,9 +34,8 @@ typedef struct store store_t;
  * backend (migrations from migrations_dir/postgresql, pool_size connections at most, opened as
  * needed); anything else is a SQLite file. For SQLite: opens (creating if needed) the store at path, checks it is sound, applies the migrations in
  * migrations_dir (files NNNN_name.sql, strictly named), and opens pool_size read connections.
- * NULL with a message in errbuf on failure. */
-store_t *store_open(const char *path, const char *migrations_dir, int pool_size, char *errbuf,
-                    size_t errlen);
+ * NULL with err on failure. */
+store_t *store_open(const char *path, const char *migrations_dir, int pool_size, fathom_error_t *err);
 /* path as it may be logged: a DSN's password replaced by "***". */
 void store_display_name(const char *path, char *out, size_t outlen);
 /* Closes the store (checkpointing the WAL). No call may be in progress. */

@@ -59,22 +59,22 @@ struct store {
 
 /* The SQLite backend (store_sqlite.c). */
 store_t *store_sqlite_open(const char *path, const char *migrations_dir, int pool_size,
-                           char *errbuf, size_t errlen);
+                           fathom_error_t *err);
 
 /* The PostgreSQL backend (store_pg.c): dsn is a libpq connection URI or string. */
-store_t *store_pg_open(const char *dsn, const char *migrations_dir, int pool_size, char *errbuf,
-                       size_t errlen);
+store_t *store_pg_open(const char *dsn, const char *migrations_dir, int pool_size, fathom_error_t *err);
 
 /* A sweep status's stored name back to its value (an unknown name reads as failed). */
 store_sweep_status_t store__status_from_text(const char *t);
 
-/* A cached result a backend has just copied out of its row: 0, or -1 with *out closed and err
- * set when a copy ran out of memory (oom, or a column left NULL). */
-int store__result_copied(store_result_t *out, bool oom, const char *hash, fathom_error_t *err);
+/* A cached result a backend has just copied out of its row (`copy`: the copies' error, if any):
+ * 0, or -1 with *out closed and err set when a copy ran out of memory or a column was NULL. */
+int store__result_copied(store_result_t *out, const fathom_error_t *copy, const char *hash,
+                         fathom_error_t *err);
 
 /* A pending sweep a backend has just copied out of its row, handed to fn and closed: 1 when fn
  * asks to stop, -1 with err set when a copy ran out of memory (fn is not called), else 0. */
-int store__sweep_deliver(store_sweep_t *sw, bool oom, store_sweep_fn fn, void *ctx,
-                         fathom_error_t *err);
+int store__sweep_deliver(store_sweep_t *sw, const fathom_error_t *copy, store_sweep_fn fn,
+                         void *ctx, fathom_error_t *err);
 
 #endif

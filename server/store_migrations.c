@@ -36,11 +36,11 @@ int store__migration_version(const char *name)
 }
 
 /* The sorted names of the .sql files in dir (a growing array: no cap on how many). */
-int store__list_migrations(const char *dir, char ***out, int *count, char *errbuf, size_t errlen)
+int store__list_migrations(const char *dir, char ***out, int *count, fathom_error_t *err)
 {
     DIR *d = opendir(dir);
     if (!d) {
-        snprintf(errbuf, errlen, "cannot open migrations directory %s", dir);
+        fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "cannot open migrations directory %s", dir);
         return -1;
     }
     char **names = NULL;
@@ -51,7 +51,7 @@ int store__list_migrations(const char *dir, char ***out, int *count, char *errbu
         if (len < 4 || strcmp(e->d_name + len - 4, ".sql") != 0)
             continue;
         if (store__migration_version(e->d_name) < 0) {
-            snprintf(errbuf, errlen,
+            fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL,
                      "migration %s/%s is misnamed (want NNNN_name.sql: four digits from 0001, "
                      "a name of a-z, 0-9 and _)",
                      dir, e->d_name);
@@ -73,7 +73,7 @@ int store__list_migrations(const char *dir, char ***out, int *count, char *errbu
         qsort(names, (size_t)n, sizeof names[0], by_name);
     for (int i = 1; i < n; i++) {
         if (store__migration_version(names[i]) == store__migration_version(names[i - 1])) {
-            snprintf(errbuf, errlen, "migrations %s and %s have the same version", names[i - 1],
+            fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "migrations %s and %s have the same version", names[i - 1],
                      names[i]);
             goto out;
         }
@@ -85,7 +85,7 @@ int store__list_migrations(const char *dir, char ***out, int *count, char *errbu
     rc = 0;
     goto out;
 oom:
-    snprintf(errbuf, errlen, "out of memory listing migrations");
+    fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory listing migrations");
 out:
     closedir(d);
     for (int i = 0; i < n; i++)
@@ -94,18 +94,18 @@ out:
     return rc;
 }
 
-char *store__read_migration(const char *path, char *errbuf, size_t errlen)
+char *store__read_migration(const char *path, fathom_error_t *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        snprintf(errbuf, errlen, "cannot read migration %s", path);
+        fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "cannot read migration %s", path);
         return NULL;
     }
     char *buf = malloc(STORE_MAX_MIGRATION_BYTES + 1);
     size_t n = buf ? fread(buf, 1, STORE_MAX_MIGRATION_BYTES + 1, f) : 0;
     fclose(f);
     if (!buf || n > STORE_MAX_MIGRATION_BYTES) {
-        snprintf(errbuf, errlen, "migration %s is too large or memory ran out", path);
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "migration %s is too large or memory ran out", path);
         free(buf);
         return NULL;
     }

@@ -6,12 +6,13 @@
 
 #include <stddef.h>
 
+#include "error_codec.h" /* fathom_error_t */
+
 /* The version of a strictly named migration file, or -1 when misnamed. */
 int store__migration_version(const char *name);
-/* The sorted names of the .sql files in dir (each and the array freed by the caller); -1 with a
- * message when the directory cannot be read, a file is misnamed or two share a version. */
-int store__list_migrations(const char *dir, char ***out, int *count, char *errbuf, size_t errlen);
+/* The sorted names of the .sql files in dir (each and the array freed by the caller); -1 with err when the directory cannot be read, a file is misnamed or two share a version. */
+int store__list_migrations(const char *dir, char ***out, int *count, fathom_error_t *err);
 /* A migration file's text (freed by the caller), or NULL with a message. */
-char *store__read_migration(const char *path, char *errbuf, size_t errlen);
+char *store__read_migration(const char *path, fathom_error_t *err);
 
 #endif

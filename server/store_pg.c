@@ -1,6 +1,7 @@
 /* store_pg.c — the PostgreSQL store (libpq): open, migrations under an advisory lock, the pool
  * of connections with reconnecting and back-off, and the cached results' calls. See store.h for
- * the contract and store_pg.h for the pool's design; the sweeps' calls are in store_pg_sweeps.c. */
+ * the contract and store_pg.h for the pool's design; the sweeps' calls are in store_pg_sweeps.c,
+ * the table of calls in store_pg_ops.c. */
 #include "store_pg.h"
 
 #include <pthread.h>
@@ -49,18 +50,18 @@ static long long now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static PGconn *connect_dsn(const char *dsn, char *errbuf, size_t errlen)
+static PGconn *connect_dsn(const char *dsn, fathom_error_t *err)
 {
     const char *keys[] = {"dbname", "connect_timeout", "application_name", NULL};
     const char *values[] = {dsn, PG_CONNECT_TIMEOUT, "fathomd", NULL};
     PGconn *c = PQconnectdbParams(keys, values, 1);
     if (!c || PQstatus(c) != CONNECTION_OK) {
-        snprintf(errbuf, errlen, "cannot connect to PostgreSQL: %s",
-                 c ? PQerrorMessage(c) : "out of memory");
+        fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "cannot connect to PostgreSQL: %s",
+                         c ? PQerrorMessage(c) : "out of memory");
         /* libpq's messages end with a newline */
-        size_t n = strlen(errbuf);
-        while (n && (errbuf[n - 1] == '\n' || errbuf[n - 1] == ' '))
-            errbuf[--n] = '\0';
+        size_t n = strlen(err->message);
+        while (n && (err->message[n - 1] == '\n' || err->message[n - 1] == ' '))
+            err->message[--n] = '\0';
         PQfinish(c);
         return NULL;
     }
@@ -165,13 +166,13 @@ bool pg_end(PGconn *c, bool ok, fathom_error_t *err)
     return false;
 }
 
-char *pg_dup(const PGresult *r, int row, int col, bool *oom)
+char *pg_dup(const PGresult *r, int row, int col, fathom_error_t *err)
 {
     if (PQgetisnull(r, row, col))
         return NULL;
     char *copy = strdup(PQgetvalue(r, row, col));
     if (!copy)
-        *oom = true;
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory reading the database");
     return copy;
 }
 
@@ -208,8 +209,8 @@ static PGconn *connect_slot(pg_t *pg, fathom_error_t *err)
                          "the database is unreachable (retrying with back-off)");
         return NULL;
     }
-    char msg[256];
-    PGconn *c = connect_dsn(pg->dsn, msg, sizeof msg);
+    fathom_error_t why;
+    PGconn *c = connect_dsn(pg->dsn, &why);
     pthread_mutex_lock(&pg->lock);
     if (c) {
         pg->backoff_ms = 0;
@@ -223,7 +224,7 @@ static PGconn *connect_slot(pg_t *pg, fathom_error_t *err)
     pthread_mutex_unlock(&pg->lock);
     if (!c) {
         atomic_store(&pg->ready, false);
-        fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "%s", msg);
+        *err = why;
         return NULL;
     }
     PGresult *r = PQexec(c, "SET TIME ZONE 'UTC'");
@@ -285,37 +286,33 @@ void pg_release(pg_t *pg, PGconn *c)
 
 /* ----------------------------------------------------------------- open and migrate ---- */
 
-static int current_version(PGconn *c, int *version, char *errbuf, size_t errlen)
+static int current_version(PGconn *c, int *version, fathom_error_t *err)
 {
-    fathom_error_t err;
     PGresult *r = pg_query(c, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations", 0, NULL,
-                           "cannot read schema_migrations", &err);
-    if (!r) {
-        snprintf(errbuf, errlen, "%s", err.message);
+                           "cannot read schema_migrations", err);
+    if (!r)
         return -1;
-    }
     *version = (int)pg_ll(r, 0, 0);
     PQclear(r);
     return 0;
 }
 
 /* Applies one migration file and records it, inside the caller's transaction. */
-static int apply_one(PGconn *c, const char *dir, const char *name, int v, char *errbuf,
-                     size_t errlen)
+static int apply_one(PGconn *c, const char *dir, const char *name, int v, fathom_error_t *err)
 {
     char path[4096], vtext[16], now[32];
     if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
-        snprintf(errbuf, errlen, "migration path too long");
+        fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "migration path too long");
         return -1;
     }
-    char *sql = store__read_migration(path, errbuf, errlen);
+    char *sql = store__read_migration(path, err);
     if (!sql)
         return -1;
     PGresult *r = PQexec(c, sql); /* several statements: the simple protocol, no parameters */
     free(sql);
     int ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
     if (!ok)
-        snprintf(errbuf, errlen, "migration %s failed: %s", name,
+        fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "migration %s failed: %s", name,
                  r ? PQresultErrorMessage(r) : PQerrorMessage(c));
     PQclear(r);
     if (!ok)
@@ -323,50 +320,48 @@ static int apply_one(PGconn *c, const char *dir, const char *name, int v, char *
     snprintf(vtext, sizeof vtext, "%d", v);
     store_now_iso(now);
     const char *params[] = {vtext, name, now};
-    fathom_error_t err;
-    if (pg_command(c, "INSERT INTO schema_migrations (version, name, applied_at) "
-                      "VALUES ($1, $2, $3)", 3, params, NULL, "cannot record the migration", &err)) {
-        snprintf(errbuf, errlen, "%s", err.message);
-        return -1;
-    }
-    return 0;
+    return pg_command(c, "INSERT INTO schema_migrations (version, name, applied_at) "
+                         "VALUES ($1, $2, $3)", 3, params, NULL, "cannot record the migration",
+                      err);
 }
 
 /* Applies the migrations above the recorded version, all in one transaction that holds an
  * advisory lock: replicas starting together wait for the first, then find nothing to do. */
-static int migrate(PGconn *c, const char *dir, int *version, char *errbuf, size_t errlen)
+static int migrate(PGconn *c, const char *dir, int *version, fathom_error_t *err)
 {
     char **names = NULL;
     int n = 0, rc = -1;
-    fathom_error_t err;
-    if (store__list_migrations(dir, &names, &n, errbuf, errlen))
+    if (store__list_migrations(dir, &names, &n, err))
         return -1;
-    if (pg_begin(c, &err) ||
+    if (pg_begin(c, err) ||
         pg_command(c, "SELECT pg_advisory_xact_lock(" PG_MIGRATION_LOCK ")", 0, NULL, NULL,
-                   "cannot lock the schema", &err) ||
+                   "cannot lock the schema", err) ||
         pg_command(c, "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
                       "name TEXT NOT NULL, applied_at TEXT NOT NULL)",
-                   0, NULL, NULL, "cannot create schema_migrations", &err)) {
-        snprintf(errbuf, errlen, "%s", err.message);
+                   0, NULL, NULL, "cannot create schema_migrations", err))
         goto out;
-    }
     int current = 0;
-    if (current_version(c, &current, errbuf, errlen))
+    if (current_version(c, &current, err))
         goto out;
     for (int i = 0; i < n; i++) {
         int v = store__migration_version(names[i]);
         if (v <= current)
             continue;
-        if (apply_one(c, dir, names[i], v, errbuf, errlen))
+        if (apply_one(c, dir, names[i], v, err))
             goto out;
         current = v;
     }
     *version = current;
     rc = 0;
 out:
-    if (!pg_end(c, rc == 0, &err) && rc == 0) {
-        snprintf(errbuf, errlen, "cannot commit the migrations: %s", err.message);
-        rc = -1;
+    if (rc == 0) {
+        fathom_error_t commit;
+        if (!pg_end(c, true, &commit))
+            rc = fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL,
+                                  "cannot commit the migrations: %s", commit.message);
+    } else {
+        fathom_error_t ignored;
+        pg_end(c, false, &ignored);
     }
     for (int i = 0; i < n; i++)
         free(names[i]);
@@ -374,24 +369,18 @@ out:
     return rc;
 }
 
-static const store_ops_t pg_ops;
-
-static void pg_close(store_t *store);
-
-store_t *store_pg_open(const char *dsn, const char *migrations_dir, int pool_size, char *errbuf,
-                       size_t errlen)
+store_t *pg_open(const char *dsn, const char *migrations_dir, int pool_size, fathom_error_t *err)
 {
     pg_t *pg = calloc(1, sizeof *pg);
     char dir[4096];
     if (!pg || (pg->dsn = strdup(dsn)) == NULL ||
         (pg->slots = calloc((size_t)pool_size, sizeof *pg->slots)) == NULL) {
-        snprintf(errbuf, errlen, "out of memory");
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
         if (pg)
             free(pg->dsn);
         free(pg);
         return NULL;
     }
-    pg->base.ops = &pg_ops;
     pg->nslots = pool_size;
     pthread_mutex_init(&pg->lock, NULL);
     pthread_cond_init(&pg->freed, NULL);
@@ -400,10 +389,10 @@ store_t *store_pg_open(const char *dsn, const char *migrations_dir, int pool_siz
     snprintf(pg->replica, sizeof pg->replica, "%s-%ld", host, (long)getpid());
     PGconn *c = NULL;
     if ((size_t)snprintf(dir, sizeof dir, "%s/postgresql", migrations_dir) >= sizeof dir)
-        snprintf(errbuf, errlen, "migrations directory path too long");
+        fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "migrations directory path too long");
     else
-        c = connect_dsn(dsn, errbuf, errlen);
-    if (!c || migrate(c, dir, &pg->version, errbuf, errlen)) {
+        c = connect_dsn(dsn, err);
+    if (!c || migrate(c, dir, &pg->version, err)) {
         PQfinish(c);
         pg_close(&pg->base);
         return NULL;
@@ -414,7 +403,7 @@ store_t *store_pg_open(const char *dsn, const char *migrations_dir, int pool_siz
     return &pg->base;
 }
 
-static void pg_close(store_t *store)
+void pg_close(store_t *store)
 {
     pg_t *pg = pg_of(store);
     for (int i = 0; i < pg->nslots; i++)
@@ -426,19 +415,19 @@ static void pg_close(store_t *store)
     free(pg);
 }
 
-static bool pg_writes_failing(store_t *store)
+bool pg_writes_failing(store_t *store)
 {
     return atomic_load(&pg_of(store)->writes_failing);
 }
 
-static int pg_schema_version(store_t *store)
+int pg_schema_version(store_t *store)
 {
     return pg_of(store)->version;
 }
 
 /* Ready when the server answered lately; else one round trip (which also reconnects, within
  * the back-off) decides. */
-static bool pg_ready(store_t *store)
+bool pg_ready(store_t *store)
 {
     pg_t *pg = pg_of(store);
     if (atomic_load(&pg->ready) && now_ms() - atomic_load(&pg->last_ok_ms) < PG_PING_MS)
@@ -451,7 +440,7 @@ static bool pg_ready(store_t *store)
     return r != NULL && atomic_load(&pg->ready);
 }
 
-static long long pg_file_size(store_t *store)
+long long pg_file_size(store_t *store)
 {
     fathom_error_t err;
     PGresult *r = pg_read(pg_of(store), "SELECT pg_database_size(current_database())", 0, NULL,
@@ -461,7 +450,7 @@ static long long pg_file_size(store_t *store)
     return size;
 }
 
-static bool pg_shared(store_t *store)
+bool pg_shared(store_t *store)
 {
     (void)store;
     return true;
@@ -469,7 +458,7 @@ static bool pg_shared(store_t *store)
 
 /* ------------------------------------------------------------------ cached results ---- */
 
-static int pg_result_get(store_t *store, const char *hash, store_result_t *out,
+int pg_result_get(store_t *store, const char *hash, store_result_t *out,
                          fathom_error_t *err)
 {
     memset(out, 0, sizeof *out);
@@ -479,13 +468,13 @@ static int pg_result_get(store_t *store, const char *hash, store_result_t *out,
                           1, params, "cannot read results", err);
     int rc = -1;
     if (r && PQntuples(r) == 1) {
-        bool oom = false;
-        out->endpoint = pg_dup(r, 0, 0, &oom);
-        out->request = pg_dup(r, 0, 1, &oom);
-        out->response = pg_dup(r, 0, 2, &oom);
+        fathom_error_t copy = {0};
+        out->endpoint = pg_dup(r, 0, 0, &copy);
+        out->request = pg_dup(r, 0, 1, &copy);
+        out->response = pg_dup(r, 0, 2, &copy);
         pg_copy(r, 0, 3, out->created_at, sizeof out->created_at);
         out->hit_count = pg_ll(r, 0, 4);
-        rc = store__result_copied(out, oom, hash, err);
+        rc = store__result_copied(out, &copy, hash, err);
     } else if (r) {
         fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "no result %s", hash);
     }
@@ -532,49 +521,13 @@ static int put_hit(PGconn *c, const void *rows, int i, fathom_error_t *err)
                       3, params, NULL, "cannot store hit counts", err);
 }
 
-static int pg_results_put(store_t *store, const store_result_row_t *rows, int n,
+int pg_results_put(store_t *store, const store_result_row_t *rows, int n,
                           fathom_error_t *err)
 {
     return write_rows(pg_of(store), put_result, rows, n, err);
 }
 
-static int pg_results_hit(store_t *store, const store_hit_t *hits, int n, fathom_error_t *err)
+int pg_results_hit(store_t *store, const store_hit_t *hits, int n, fathom_error_t *err)
 {
     return write_rows(pg_of(store), put_hit, hits, n, err);
 }
-
-/* The PostgreSQL backend's table of calls (store_backend.h). */
-static const store_ops_t pg_ops = {
-    .close = pg_close,
-    .writes_failing = pg_writes_failing,
-    .schema_version = pg_schema_version,
-    .ready = pg_ready,
-    .file_size = pg_file_size,
-    .shared = pg_shared,
-    .result_get = pg_result_get,
-    .results_put = pg_results_put,
-    .results_hit = pg_results_hit,
-    .sweep_submit = pg_sweep_submit,
-    .sweep_get = pg_sweep_get,
-    .sweep_cancel = pg_sweep_cancel,
-    .sweep_list = pg_sweep_list,
-    .sweep_pending = pg_sweep_pending,
-    .sweep_claim = pg_sweep_claim,
-    .sweep_renew = pg_sweep_renew,
-    .sweep_release = pg_sweep_release,
-    .sweep_counts = pg_sweep_counts,
-    .sweep_checkpoint = pg_sweep_checkpoint,
-    .sweep_finish = pg_sweep_finish,
-    .sweep_fail = pg_sweep_fail,
-    .points_page = pg_points_page,
-    .points_best = pg_points_best,
-    .unit_help = pg_unit_help,
-    .unit_claim = pg_unit_claim,
-    .unit_renew = pg_unit_renew,
-    .unit_finish = pg_unit_finish,
-    .unit_result = pg_unit_result,
-    .preset_get = pg_preset_get,
-    .preset_put = pg_preset_put,
-    .preset_delete = pg_preset_delete,
-    .preset_list = pg_preset_list,
-};

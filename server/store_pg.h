@@ -68,13 +68,29 @@ bool pg_end(PGconn *c, bool ok, fathom_error_t *err);
 /* Notes the outcome of a write (store_writes_failing reads it). */
 void pg_note_write(pg_t *pg, bool ok);
 
-/* A copy of a text cell, NULL when it is NULL (*oom set when the copy fails); a copy into a
+/* A copy of a text cell, NULL when it is NULL (err set to internal when the copy fails; left alone otherwise, so one error gathers a row's copies); a copy into a
  * fixed buffer ("" when NULL); a number. */
-char *pg_dup(const PGresult *r, int row, int col, bool *oom);
+char *pg_dup(const PGresult *r, int row, int col, fathom_error_t *err);
 void pg_copy(const PGresult *r, int row, int col, char *out, size_t outlen);
 long long pg_ll(const PGresult *r, int row, int col);
 
-/* The backend's sweep calls (store_pg_sweeps.c). */
+/* Opens the pool and migrates (store_pg.c); store_pg_open (store_pg_ops.c) adds the table of
+ * calls. NULL with err. */
+store_t *pg_open(const char *dsn, const char *migrations_dir, int pool_size, fathom_error_t *err);
+
+/* The backend's calls (store_backend.h's table, filled in store_pg_ops.c): the pool's and the
+ * cached results' (store_pg.c), the sweeps' (store_pg_sweeps.c), the presets'
+ * (store_pg_presets.c). */
+void pg_close(store_t *store);
+bool pg_writes_failing(store_t *store);
+int pg_schema_version(store_t *store);
+bool pg_ready(store_t *store);
+long long pg_file_size(store_t *store);
+bool pg_shared(store_t *store);
+int pg_result_get(store_t *store, const char *hash, store_result_t *out, fathom_error_t *err);
+int pg_results_put(store_t *store, const store_result_row_t *rows, int n, fathom_error_t *err);
+int pg_results_hit(store_t *store, const store_hit_t *hits, int n, fathom_error_t *err);
+
 int pg_sweep_submit(store_t *store, const char *id, const char *kind, const char *spec,
                     long long size, int max_queued, bool *created, fathom_error_t *err);
 int pg_sweep_get(store_t *store, const char *id, bool with_sample, store_sweep_t *out,

@@ -21,12 +21,12 @@ int pg_preset_get(store_t *store, const char *kind, const char *name, store_pres
                           2, params, "cannot read presets", err);
     int rc = -1;
     if (r && PQntuples(r) == 1) {
-        bool oom = false;
+        fathom_error_t copy = {0};
         snprintf(out->name, sizeof out->name, "%s", name);
-        out->body = pg_dup(r, 0, 0, &oom);
+        out->body = pg_dup(r, 0, 0, &copy);
         pg_copy(r, 0, 1, out->created_at, sizeof out->created_at);
         pg_copy(r, 0, 2, out->updated_at, sizeof out->updated_at);
-        if (oom || !out->body)
+        if (copy.code || !out->body)
             fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory reading preset %s",
                              name);
         else

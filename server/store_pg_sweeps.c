@@ -105,25 +105,25 @@ int pg_sweep_get(store_t *store, const char *id, bool with_sample, store_sweep_t
            "CASE WHEN $2::boolean THEN sample END FROM sweeps WHERE id = $1",
         2, params, "cannot read the sweep", err);
     int rc = -1;
-    bool oom = false;
+    fathom_error_t copy = {0};
     if (r && PQntuples(r) == 1) {
         pg_copy(r, 0, 0, out->id, sizeof out->id);
         pg_copy(r, 0, 1, out->kind, sizeof out->kind);
-        out->spec = pg_dup(r, 0, 2, &oom);
+        out->spec = pg_dup(r, 0, 2, &copy);
         out->status = store__status_from_text(PQgetvalue(r, 0, 3));
         out->size = pg_ll(r, 0, 4);
         out->total = pg_ll(r, 0, 5);
         out->done = pg_ll(r, 0, 6);
         out->evaluations = pg_ll(r, 0, 7);
-        out->state = pg_dup(r, 0, 8, &oom);
-        out->result = pg_dup(r, 0, 9, &oom);
-        out->error = pg_dup(r, 0, 10, &oom);
+        out->state = pg_dup(r, 0, 8, &copy);
+        out->result = pg_dup(r, 0, 9, &copy);
+        out->error = pg_dup(r, 0, 10, &copy);
         pg_copy(r, 0, 11, out->created_at, sizeof out->created_at);
         pg_copy(r, 0, 12, out->started_at, sizeof out->started_at);
         pg_copy(r, 0, 13, out->finished_at, sizeof out->finished_at);
-        out->runs = pg_dup(r, 0, 14, &oom);
-        out->sample = pg_dup(r, 0, 15, &oom);
-        if (oom)
+        out->runs = pg_dup(r, 0, 14, &copy);
+        out->sample = pg_dup(r, 0, 15, &copy);
+        if (copy.code)
             fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory reading sweep %s", id);
         else
             rc = 0;
@@ -218,16 +218,16 @@ int pg_sweep_pending(store_t *store, store_sweep_fn fn, void *ctx, fathom_error_
     for (int i = 0; i < PQntuples(r); i++) {
         store_sweep_t sw;
         memset(&sw, 0, sizeof sw);
-        bool oom = false;
+        fathom_error_t copy = {0};
         pg_copy(r, i, 0, sw.id, sizeof sw.id);
         pg_copy(r, i, 1, sw.kind, sizeof sw.kind);
-        sw.spec = pg_dup(r, i, 2, &oom);
+        sw.spec = pg_dup(r, i, 2, &copy);
         sw.status = store__status_from_text(PQgetvalue(r, i, 3));
         sw.done = pg_ll(r, i, 4);
-        sw.state = pg_dup(r, i, 5, &oom);
-        sw.sample = pg_dup(r, i, 6, &oom);
+        sw.state = pg_dup(r, i, 5, &copy);
+        sw.sample = pg_dup(r, i, 6, &copy);
         sw.evaluations = pg_ll(r, i, 7);
-        const int delivered = store__sweep_deliver(&sw, oom, fn, ctx, err);
+        const int delivered = store__sweep_deliver(&sw, &copy, fn, ctx, err);
         if (delivered < 0)
             rc = -1;
         if (delivered != 0)
@@ -579,12 +579,12 @@ static int unit_help_once(store_t *store, const char *kind, store_unit_help_t *o
         PQclear(r);
         return fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "no unit to help with");
     }
-    bool oom = false;
+    fathom_error_t copy = {0};
     pg_copy(r, row, 0, out->id, sizeof out->id);
-    out->spec = pg_dup(r, row, 1, &oom);
+    out->spec = pg_dup(r, row, 1, &copy);
     out->unit = pg_ll(r, row, 2);
     PQclear(r);
-    if (oom || !out->spec) {
+    if (copy.code || !out->spec) {
         free(out->spec);
         out->spec = NULL;
         return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory claiming a unit");
@@ -659,10 +659,10 @@ int pg_unit_result(store_t *store, const char *id, long long unit, bool *done, c
         return -1;
     int rc = 0;
     if (PQntuples(r) == 1) {
-        bool oom = false;
-        *state = pg_dup(r, 0, 0, &oom);
-        *sample = pg_dup(r, 0, 1, &oom);
-        if (oom || !*state || !*sample) {
+        fathom_error_t copy = {0};
+        *state = pg_dup(r, 0, 0, &copy);
+        *sample = pg_dup(r, 0, 1, &copy);
+        if (copy.code || !*state || !*sample) {
             free(*state);
             free(*sample);
             *state = *sample = NULL;

@@ -1,6 +1,6 @@
 /* store_sqlite.c — the SQLite store: open, migrations, the connection pool, and the cached
  * results' calls (see store.h for the contract, store_sqlite.h for the pool's design; the sweeps'
- * calls are in store_sqlite_sweeps.c). */
+ * calls are in store_sqlite_sweeps.c, the table of calls in store_sqlite_ops.c). */
 #include "store_sqlite.h"
 
 #include <pthread.h>
@@ -101,14 +101,14 @@ struct sqlite_store {
 };
 
 
-static int open_handle(const char *path, sqlite3 **out, char *errbuf, size_t errlen)
+static int open_handle(const char *path, sqlite3 **out, fathom_error_t *err)
 {
     sqlite3 *h = NULL;
     int rc = sqlite3_open_v2(path, &h,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                              NULL);
     if (rc != SQLITE_OK) {
-        snprintf(errbuf, errlen, "cannot open database %s: %s", path,
+        fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "cannot open database %s: %s", path,
                  h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
         sqlite3_close(h);
         return -1;
@@ -122,7 +122,7 @@ static int open_handle(const char *path, sqlite3 **out, char *errbuf, size_t err
                       "PRAGMA foreign_keys=ON;",
                       NULL, NULL, &msg);
     if (rc != SQLITE_OK) {
-        snprintf(errbuf, errlen, "database %s is not usable: %s", path,
+        fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "database %s is not usable: %s", path,
                  msg ? msg : sqlite3_errmsg(h));
         sqlite3_free(msg);
         sqlite3_close(h);
@@ -133,12 +133,12 @@ static int open_handle(const char *path, sqlite3 **out, char *errbuf, size_t err
 }
 
 /* A corrupt or foreign file must be refused at start-up with a clear message, not half-used. */
-static int check_integrity(sqlite3 *h, const char *path, char *errbuf, size_t errlen)
+static int check_integrity(sqlite3 *h, const char *path, fathom_error_t *err)
 {
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(h, "PRAGMA quick_check", -1, &st, NULL);
     if (rc != SQLITE_OK) {
-        snprintf(errbuf, errlen, "database %s is not a usable SQLite database: %s", path,
+        fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "database %s is not a usable SQLite database: %s", path,
                  sqlite3_errmsg(h));
         return -1;
     }
@@ -146,21 +146,21 @@ static int check_integrity(sqlite3 *h, const char *path, char *errbuf, size_t er
     const char *verdict = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
     int ok = verdict && strcmp(verdict, "ok") == 0;
     if (!ok)
-        snprintf(errbuf, errlen, "database %s failed its integrity check: %s", path,
+        fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "database %s failed its integrity check: %s", path,
                  verdict ? verdict : sqlite3_errmsg(h));
     sqlite3_finalize(st);
     return ok ? 0 : -1;
 }
 
 /* Applies migrations NNNN_name.sql above the recorded version, in order, one transaction each. */
-static int migrate(sqlite3 *h, const char *dir, int *version, char *errbuf, size_t errlen)
+static int migrate(sqlite3 *h, const char *dir, int *version, fathom_error_t *err)
 {
     char *msg = NULL;
     if (sqlite3_exec(h,
                      "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
                      "name TEXT NOT NULL, applied_at TEXT NOT NULL)",
                      NULL, NULL, &msg) != SQLITE_OK) {
-        snprintf(errbuf, errlen, "cannot create schema_migrations: %s", msg);
+        fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "cannot create schema_migrations: %s", msg);
         sqlite3_free(msg);
         return -1;
     }
@@ -175,7 +175,7 @@ static int migrate(sqlite3 *h, const char *dir, int *version, char *errbuf, size
 
     char **names = NULL;
     int n = 0, rc = -1;
-    if (store__list_migrations(dir, &names, &n, errbuf, errlen))
+    if (store__list_migrations(dir, &names, &n, err))
         return -1;
 
     for (int i = 0; i < n; i++) {
@@ -184,7 +184,7 @@ static int migrate(sqlite3 *h, const char *dir, int *version, char *errbuf, size
             continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        char *sql = store__read_migration(path, errbuf, errlen);
+        char *sql = store__read_migration(path, err);
         if (!sql)
             goto out;
         char now[32], tail[256];
@@ -209,7 +209,7 @@ static int migrate(sqlite3 *h, const char *dir, int *version, char *errbuf, size
             ok = ok && sqlite3_exec(h, tail, NULL, NULL, &msg) == SQLITE_OK;
         }
         if (!ok) {
-            snprintf(errbuf, errlen, "migration %s failed: %s", names[i],
+            fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "migration %s failed: %s", names[i],
                      msg ? msg : sqlite3_errmsg(h));
             sqlite3_free(msg);
             msg = NULL;
@@ -227,20 +227,16 @@ out:
     return rc;
 }
 
-static const store_ops_t sqlite_ops;
-
-store_t *store_sqlite_open(const char *path, const char *migrations_dir, int pool_size,
-                           char *errbuf, size_t errlen)
+store_t *sqlite_open(const char *path, const char *migrations_dir, int pool_size, fathom_error_t *err)
 {
     db_t *db = calloc(1, sizeof *db);
     if (!db) {
-        snprintf(errbuf, errlen, "out of memory");
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
         return NULL;
     }
-    db->base.ops = &sqlite_ops;
     db->path = strdup(path);
     if (!db->path) {
-        snprintf(errbuf, errlen, "out of memory");
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
         free(db);
         return NULL;
     }
@@ -249,8 +245,8 @@ store_t *store_sqlite_open(const char *path, const char *migrations_dir, int poo
     pthread_mutex_init(&db->writer_lock, NULL);
 
     sqlite3 *h = NULL;
-    if (open_handle(path, &h, errbuf, errlen) || check_integrity(h, path, errbuf, errlen) ||
-        migrate(h, migrations_dir, &db->version, errbuf, errlen)) {
+    if (open_handle(path, &h, err) || check_integrity(h, path, err) ||
+        migrate(h, migrations_dir, &db->version, err)) {
         sqlite3_close(h);
         sqlite_close(&db->base);
         return NULL;
@@ -259,18 +255,18 @@ store_t *store_sqlite_open(const char *path, const char *migrations_dir, int poo
 
     db->conns = calloc((size_t)pool_size, sizeof *db->conns);
     if (!db->conns) {
-        snprintf(errbuf, errlen, "out of memory");
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
         sqlite_close(&db->base);
         return NULL;
     }
     for (int i = 0; i < pool_size; i++) {
-        if (open_handle(path, &db->conns[i].handle, errbuf, errlen)) {
+        if (open_handle(path, &db->conns[i].handle, err)) {
             sqlite_close(&db->base);
             return NULL;
         }
         db->nconns = i + 1;
     }
-    if (open_handle(path, &db->writer.handle, errbuf, errlen)) {
+    if (open_handle(path, &db->writer.handle, err)) {
         sqlite_close(&db->base);
         return NULL;
     }
@@ -418,14 +414,14 @@ int db_fail(db_conn_t *c, fathom_error_t *err, const char *what)
                             c ? sqlite3_errmsg(c->handle) : "no connection");
 }
 
-char *db_column_dup(sqlite3_stmt *st, int col, bool *oom)
+char *db_column_dup(sqlite3_stmt *st, int col, fathom_error_t *err)
 {
     const unsigned char *t = sqlite3_column_text(st, col);
     if (!t)
         return NULL;
     char *copy = strdup((const char *)t);
     if (!copy)
-        *oom = true;
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory reading the database");
     return copy;
 }
 
@@ -451,13 +447,13 @@ int sqlite_result_get(store_t *store, const char *hash, store_result_t *out, fat
     sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
     int step = sqlite3_step(st);
     if (step == SQLITE_ROW) {
-        bool oom = false;
-        out->endpoint = db_column_dup(st, 0, &oom);
-        out->request = db_column_dup(st, 1, &oom);
-        out->response = db_column_dup(st, 2, &oom);
+        fathom_error_t copy = {0};
+        out->endpoint = db_column_dup(st, 0, &copy);
+        out->request = db_column_dup(st, 1, &copy);
+        out->response = db_column_dup(st, 2, &copy);
         db_column_copy(st, 3, out->created_at, sizeof out->created_at);
         out->hit_count = sqlite3_column_int64(st, 4);
-        rc = store__result_copied(out, oom, hash, err);
+        rc = store__result_copied(out, &copy, hash, err);
     } else if (step == SQLITE_DONE) {
         fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "no result %s", hash);
     } else {
@@ -530,31 +526,3 @@ int sqlite_results_hit(store_t *store, const store_hit_t *hits, int n, fathom_er
     fathom_error_clear(err);
     return write_rows(db, DB_RESULT_HIT, bind_hit, hits, n, err);
 }
-
-/* The SQLite backend's table of calls (store_backend.h). */
-static const store_ops_t sqlite_ops = {
-    .close = sqlite_close,
-    .writes_failing = sqlite_writes_failing,
-    .schema_version = sqlite_schema_version,
-    .ready = sqlite_ready,
-    .file_size = sqlite_file_size,
-    .result_get = sqlite_result_get,
-    .results_put = sqlite_results_put,
-    .results_hit = sqlite_results_hit,
-    .sweep_submit = sqlite_sweep_submit,
-    .sweep_get = sqlite_sweep_get,
-    .sweep_cancel = sqlite_sweep_cancel,
-    .sweep_list = sqlite_sweep_list,
-    .sweep_pending = sqlite_sweep_pending,
-    .sweep_claim = sqlite_sweep_claim,
-    .sweep_counts = sqlite_sweep_counts,
-    .sweep_checkpoint = sqlite_sweep_checkpoint,
-    .sweep_finish = sqlite_sweep_finish,
-    .sweep_fail = sqlite_sweep_fail,
-    .points_page = sqlite_points_page,
-    .points_best = sqlite_points_best,
-    .preset_get = sqlite_preset_get,
-    .preset_put = sqlite_preset_put,
-    .preset_delete = sqlite_preset_delete,
-    .preset_list = sqlite_preset_list,
-};

@@ -76,12 +76,18 @@ bool db_end(db_conn_t *c, bool ok);
 
 /* Fills err with FATHOM_E_UNAVAILABLE and SQLite's message for the connection. Returns -1. */
 int db_fail(db_conn_t *c, fathom_error_t *err, const char *what);
-/* A copy of a text column, or NULL when it is NULL; *oom is set when the copy fails. */
-char *db_column_dup(sqlite3_stmt *st, int col, bool *oom);
+/* A copy of a text column, or NULL when it is NULL; err is set to internal when the copy fails
+ * (and left alone otherwise, so one error gathers a row's copies). */
+char *db_column_dup(sqlite3_stmt *st, int col, fathom_error_t *err);
 /* Copies a text column into a fixed buffer ("" when NULL). */
 void db_column_copy(sqlite3_stmt *st, int col, char *out, size_t outlen);
 
-/* The backend's calls (store_backend.h's table; the public store_* of store.h, on SQLite). */
+/* Opens the pool and migrates (store_sqlite.c); store_sqlite_open (store_sqlite_ops.c) adds the
+ * table of calls. NULL with err. */
+store_t *sqlite_open(const char *path, const char *migrations_dir, int pool_size, fathom_error_t *err);
+
+/* The backend's calls (store_backend.h's table, filled in store_sqlite_ops.c; the public
+ * store_* of store.h, on SQLite). */
 void sqlite_close(store_t *store);
 bool sqlite_writes_failing(store_t *store);
 int sqlite_schema_version(store_t *store);

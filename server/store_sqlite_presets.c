@@ -26,12 +26,12 @@ int sqlite_preset_get(store_t *store, const char *kind, const char *name, store_
     sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
     int step = sqlite3_step(st);
     if (step == SQLITE_ROW) {
-        bool oom = false;
+        fathom_error_t copy = {0};
         snprintf(out->name, sizeof out->name, "%s", name);
-        out->body = db_column_dup(st, 0, &oom);
+        out->body = db_column_dup(st, 0, &copy);
         db_column_copy(st, 1, out->created_at, sizeof out->created_at);
         db_column_copy(st, 2, out->updated_at, sizeof out->updated_at);
-        if (oom || !out->body)
+        if (copy.code || !out->body)
             fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory reading preset %s",
                              name);
         else

@@ -139,7 +139,7 @@ int sqlite_sweep_get(store_t *store, const char *id, bool with_sample, store_swe
     memset(out, 0, sizeof *out);
     db_conn_t *c;
     int rc = -1;
-    bool oom = false;
+    fathom_error_t copy = {0};
     sqlite3_stmt *st = read_begin(db, DB_SWEEP_GET, "cannot read the sweep", &c, err);
     if (!st)
         return -1;
@@ -155,15 +155,15 @@ int sqlite_sweep_get(store_t *store, const char *id, bool with_sample, store_swe
     }
     db_column_copy(st, 0, out->id, sizeof out->id);
     db_column_copy(st, 1, out->kind, sizeof out->kind);
-    out->spec = db_column_dup(st, 2, &oom);
+    out->spec = db_column_dup(st, 2, &copy);
     out->status = store__status_from_text((const char *)sqlite3_column_text(st, 3));
     out->size = sqlite3_column_int64(st, 4);
     out->total = sqlite3_column_int64(st, 5);
     out->done = sqlite3_column_int64(st, 6);
     out->evaluations = sqlite3_column_int64(st, 7);
-    out->state = db_column_dup(st, 8, &oom);
-    out->result = db_column_dup(st, 9, &oom);
-    out->error = db_column_dup(st, 10, &oom);
+    out->state = db_column_dup(st, 8, &copy);
+    out->result = db_column_dup(st, 9, &copy);
+    out->error = db_column_dup(st, 10, &copy);
     db_column_copy(st, 11, out->created_at, sizeof out->created_at);
     db_column_copy(st, 12, out->started_at, sizeof out->started_at);
     db_column_copy(st, 13, out->finished_at, sizeof out->finished_at);
@@ -178,10 +178,10 @@ int sqlite_sweep_get(store_t *store, const char *id, bool with_sample, store_swe
             db_fail(c, err, "cannot read the sweep's sample");
             goto out;
         }
-        out->sample = db_column_dup(st, 2, &oom);
+        out->sample = db_column_dup(st, 2, &copy);
         sqlite3_reset(st);
     }
-    if (oom)
+    if (copy.code)
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory reading sweep %s", id);
     else
         rc = 0;
@@ -265,16 +265,16 @@ int sqlite_sweep_pending(store_t *store, store_sweep_fn fn, void *ctx, fathom_er
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         store_sweep_t sw;
         memset(&sw, 0, sizeof sw);
-        bool oom = false;
+        fathom_error_t copy = {0};
         db_column_copy(st, 0, sw.id, sizeof sw.id);
         db_column_copy(st, 1, sw.kind, sizeof sw.kind);
-        sw.spec = db_column_dup(st, 2, &oom);
+        sw.spec = db_column_dup(st, 2, &copy);
         sw.status = store__status_from_text((const char *)sqlite3_column_text(st, 3));
         sw.done = sqlite3_column_int64(st, 4);
-        sw.state = db_column_dup(st, 5, &oom);
-        sw.sample = db_column_dup(st, 6, &oom);
+        sw.state = db_column_dup(st, 5, &copy);
+        sw.sample = db_column_dup(st, 6, &copy);
         sw.evaluations = sqlite3_column_int64(st, 7);
-        const int delivered = store__sweep_deliver(&sw, oom, fn, ctx, err);
+        const int delivered = store__sweep_deliver(&sw, &copy, fn, ctx, err);
         if (delivered < 0)
             rc = -1;
         if (delivered != 0)

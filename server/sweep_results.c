@@ -19,6 +19,7 @@
 
 #include "buf.h"
 #include "canonical.h"
+#include "etag.h"
 #include "sweeps_internal.h"
 
 /* A chunk is refilled up to this many bytes (a point may take it past, up to the buffer's cap). */
@@ -42,7 +43,7 @@ struct sweep_download {
     buf_t out;               /* bytes produced and not yet handed to the connection */
     size_t pos;              /* bytes of `out` already handed over */
     int failed;              /* a point could not be rendered (memory or the cap) */
-    char etag[HTTP_ETAG_LEN + 1]; /* of the sweep's status and the page asked for */
+    char etag[ETAG_LEN + 1]; /* of the sweep's status and the page asked for */
 };
 
 static int csv_field(buf_t *b, const char *s, int first)
@@ -267,7 +268,7 @@ static int download_etag(sweep_download_t *d, const json_t *status, long long of
         return -1;
     }
     memcpy(all + len, page, (size_t)n + 1);
-    http_etag(d->etag, all, len + (size_t)n);
+    etag_of(d->etag, all, len + (size_t)n);
     free(all);
     return 0;
 }

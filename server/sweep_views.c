@@ -11,6 +11,7 @@
 #include "error_codec.h"
 #include "log.h"
 #include "sweeps_internal.h"
+#include "user_presets.h"
 
 static store_t *store_of(sweeps_t *s)
 {
@@ -24,7 +25,7 @@ int sweeps_submit(sweeps_t *s, const json_t *body, json_t **out, fathom_error_t 
     server_t *srv = sweeps__server(s);
     /* The spec stores every system resolved to its object, so a sweep never depends on a user
      * preset after it is submitted, and its id changes when the preset's content does. */
-    codec_presets_t *presets = server_presets_overlay(srv);
+    codec_presets_t *presets = user_presets_overlay(srv);
     if (!presets)
         return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
     codec_ctx_t ctx = {presets};

@@ -259,15 +259,24 @@ static void mark_failed(sweeps_t *s, const char *id, const fathom_error_t *why)
 
 static void schedule_retry(sweeps_t *s);
 
-/* A step that failed: 1 (try again later) when memory ran out, in the kind or unseen in the
- * codec (alloc_guard.h), else -1 (the stored data is at fault). */
-static int failure(const fathom_error_t *err)
+/* The loop thread's steps return 0, or -1 with err; err's code says what follows: internal
+ * (memory ran out: the step is tried again RETRY_MS later), anything else (the stored data or
+ * the store is at fault). A step that failed while an allocation failed unseen in the codec
+ * (alloc_guard.h) counts as out of memory: -1 with err made internal. */
+static int failed(fathom_error_t *err)
 {
-    return err->code == FATHOM_E_INTERNAL || alloc_guard_take() ? 1 : -1;
+    if (alloc_guard_take() && err->code != FATHOM_E_INTERNAL)
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory (%s)", err->message);
+    return -1;
 }
 
-/* Opens a stored sweep's spec through its kind (for a job or a helper job). 0; 1 when memory
- * ran out (try again later); -1 with err when the stored sweep does not open. */
+static int out_of_memory(fathom_error_t *err)
+{
+    return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+}
+
+/* Opens a stored sweep's spec through its kind (for a job or a helper job). 0, or -1 with err
+ * (internal: try again later; else the stored sweep does not open). */
 static int job_open(sweeps_t *s, job_t *j, const char *kind, const char *spec, fathom_error_t *err)
 {
     const codec_ctx_t ctx = {s->srv->presets};
@@ -280,14 +289,14 @@ static int job_open(sweeps_t *s, job_t *j, const char *kind, const char *spec, f
     j->spec = spec ? json_loads(spec, 0, &jerr) : NULL;
     if (!j->spec) {
         if (spec && json_error_code(&jerr) == json_error_out_of_memory)
-            return 1;
+            return out_of_memory(err);
         return fathom_error_set(err, FATHOM_E_INVALID_JSON, NULL, "stored spec is not JSON");
     }
     if (!(j->run = j->kind->open(j->spec, &ctx, err)))
-        return failure(err);
+        return failed(err);
     j->total_units = j->kind->units(j->run);
     if (keeps_state(j) && !(j->merged = j->kind->state_new(j->run, err)))
-        return failure(err);
+        return failed(err);
     return 0;
 }
 
@@ -310,17 +319,17 @@ static job_t *job_start(sweeps_t *s, const store_sweep_t *row)
         j->evaluations = row->evaluations > 0 ? (uint64_t)row->evaluations : 0;
         if (j->merged && row->state && row->done > 0 &&
             j->kind->decode_state(j->run, row->state, row->sample, j->merged, &err))
-            rc = failure(&err);
+            rc = failed(&err);
     }
     if (rc == 0) {
         j->ready = calloc(j->total_units ? j->total_units : 1, sizeof *j->ready);
         /* failed units (one per worker) and a unit taken back from a helper that died */
         j->retry = calloc((size_t)s->srv->cfg.workers + 1, sizeof *j->retry);
         if (!j->ready || !j->retry)
-            rc = 1;
+            rc = out_of_memory(&err);
         else if (keeps_state(j) && store_shared(s->srv->store) &&
                  !(j->remote = calloc(j->total_units ? j->total_units : 1, sizeof *j->remote)))
-            rc = 1;
+            rc = out_of_memory(&err);
     }
     if (rc == 0 && store_sweep_claim(s->srv->store, row->id, (long long)j->total_units, &err)) {
         /* cancelled meanwhile, or the store is not writable: looked at again on the next
@@ -331,7 +340,7 @@ static job_t *job_start(sweeps_t *s, const store_sweep_t *row)
     if (rc) {
         /* Out of memory is not the row's fault: it stays queued. Anything else is (stored
          * data that no longer decodes), and the sweep fails. */
-        if (rc > 0)
+        if (err.code == FATHOM_E_INTERNAL)
             schedule_retry(s);
         else
             mark_failed(s, row->id, &err);
@@ -345,70 +354,64 @@ static job_t *job_start(sweeps_t *s, const store_sweep_t *row)
     return j;
 }
 
-/* Writes the merged, not yet checkpointed part of j in one store transaction. 0; 1 when memory
- * ran out before anything was written (try again later); -1 when the row is no longer running
- * (cancelled) or the store refused the write (the job is dropped). */
-static int checkpoint(sweeps_t *s, job_t *j)
+/* Writes the merged, not yet checkpointed part of j in one store transaction. 0, or -1 with
+ * err: internal when memory ran out before anything was written (tried again later), else the
+ * row is no longer running (cancelled) or the store refused the write (the job is dropped). */
+static int checkpoint(sweeps_t *s, job_t *j, fathom_error_t *err)
 {
-    fathom_error_t err;
-    fathom_error_clear(&err);
+    fathom_error_clear(err);
     char *state = NULL, *sample = NULL;
-    int rc = 1;
-    if (j->merged && j->kind->encode_state(j->run, j->merged, &state, &sample, &err))
+    int rc = -1;
+    if (j->merged && j->kind->encode_state(j->run, j->merged, &state, &sample, err))
         goto out; /* only memory can fail */
     store_checkpoint_t cp = {j->id,      (long long)j->next_merge, (long long)j->evaluations,
                              j->pending, j->npending,              state,
                              sample};
-    rc = store_sweep_checkpoint(s->srv->store, &cp, &err);
+    rc = store_sweep_checkpoint(s->srv->store, &cp, err);
     if (rc == 0) {
         sweep_points_free(j->pending, j->npending);
         j->pending = NULL;
         j->npending = j->pending_cap = j->pending_bytes = 0;
         j->committed = j->next_merge;
     }
-    if (rc && err.code == FATHOM_E_INTERNAL)
-        rc = 1;
 out:
     free(state);
     free(sample);
     j->last_commit_ms = uv_now(s->loop);
-    if (rc == 1)
+    if (rc && err->code == FATHOM_E_INTERNAL)
         schedule_retry(s);
     else if (rc)
         log_event(LOG_WARN, "sweep checkpoint not written; dropping the job (it resumes from its "
                             "last checkpoint on the next start unless cancelled)",
-                  json_pack("{s:s,s:s}", "sweep", j->id, "error", err.message));
+                  json_pack("{s:s,s:s}", "sweep", j->id, "error", err->message));
     return rc;
 }
 
-/* Records the finished sweep's result document. 0; 1 when memory ran out (try again later); -1
- * when the store refused (finished on the next start). */
-static int finish(sweeps_t *s, job_t *j)
+/* Records the finished sweep's result document. 0, or -1 with err: internal when memory ran
+ * out (tried again later), else the store refused (finished on the next start). */
+static int finish(sweeps_t *s, job_t *j, fathom_error_t *err)
 {
-    fathom_error_t err;
-    fathom_error_clear(&err);
+    fathom_error_clear(err);
     sweeps_points_at_t at = {s->srv->store, j->id};
     sweep_points_t pts = sweeps__points(&at);
-    json_t *res = j->kind->result(j->run, j->merged, &pts, SWEEP_RESULT_FINAL, &err);
+    json_t *res = j->kind->result(j->run, j->merged, &pts, SWEEP_RESULT_FINAL, err);
     char *text = res ? json_dumps(res, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
     json_decref(res);
     int rc = -1;
     if (!text)
-        fathom_error_set(&err, err.code ? err.code : FATHOM_E_INTERNAL, NULL, "%s",
-                         err.message[0] ? err.message : "out of memory encoding the result");
+        fathom_error_set(err, err->code ? err->code : FATHOM_E_INTERNAL, NULL, "%s",
+                         err->message[0] ? err->message : "out of memory encoding the result");
     else
-        rc = store_sweep_finish(s->srv->store, j->id, text, &err);
+        rc = store_sweep_finish(s->srv->store, j->id, text, err);
     free(text);
-    if (rc && err.code == FATHOM_E_INTERNAL) {
+    if (rc && err->code == FATHOM_E_INTERNAL)
         schedule_retry(s);
-        return 1;
-    }
-    if (rc == 0)
+    else if (rc == 0)
         log_event(LOG_INFO, "sweep done", json_pack("{s:s,s:I}", "sweep", j->id, "evaluations",
                                                     (json_int_t)j->evaluations));
     else
         log_event(LOG_WARN, "sweep not finished (it is finished on the next start)",
-                  json_pack("{s:s,s:s}", "sweep", j->id, "error", err.message));
+                  json_pack("{s:s,s:s}", "sweep", j->id, "error", err->message));
     return rc;
 }
 
@@ -705,7 +708,8 @@ static int fetch_remote(sweeps_t *s, job_t *j, size_t u)
             j->remote[u] = 0;
             ch = NULL;
             rc = 1;
-        } else if (failure(&err) < 0 && j->nretry <= (size_t)s->srv->cfg.workers) {
+        } else if (failed(&err) && err.code != FATHOM_E_INTERNAL &&
+                   j->nretry <= (size_t)s->srv->cfg.workers) {
             log_msg(LOG_WARN, "sweep %s: unit %zu's stored result is unreadable (%s); running it "
                               "here", j->id, u, err.message);
             j->remote[u] = 0;
@@ -746,14 +750,14 @@ static void advance(sweeps_t *s, job_t *j)
     bool final = j->next_merge == j->total_units;
     bool due = uv_now(s->loop) - j->last_commit_ms >= CHECKPOINT_MS ||
                j->pending_bytes >= PENDING_MAX_BYTES;
-    if (j->next_merge > j->committed && (final || due || stopping)) {
-        int rc = checkpoint(s, j);
-        if (rc < 0)
+    fathom_error_t err;
+    if (j->next_merge > j->committed && (final || due || stopping) && checkpoint(s, j, &err)) {
+        if (err.code != FATHOM_E_INTERNAL)
             drop_job(j);
-        if (rc)
-            return;
+        return;
     }
-    if (final && j->committed == j->total_units && !j->dropped && finish(s, j) <= 0)
+    if (final && j->committed == j->total_units && !j->dropped &&
+        (finish(s, j, &err) == 0 || err.code != FATHOM_E_INTERNAL))
         j->dropped = true; /* done (or finished on the next start): nothing more to run */
 }
 
@@ -791,7 +795,7 @@ static void after_work(uv_work_t *req, int status)
     bool stopping = __atomic_load_n(&s->stopping, __ATOMIC_RELAXED);
     if (j->inflight == 0 && (j->dropped || stopping || job_cancelled(j))) {
         if (stopping && !j->dropped && j->next_merge > j->committed)
-            checkpoint(s, j);
+            checkpoint(s, j, &(fathom_error_t){0});
         job_remove(s, j);
     }
     dispatch(s);
@@ -927,11 +931,11 @@ static void on_poll(uv_timer_t *t)
     dispatch(s);
 }
 
-sweeps_t *sweeps_create(server_t *srv, uv_loop_t *loop, char *errbuf, size_t errlen)
+sweeps_t *sweeps_create(server_t *srv, uv_loop_t *loop, fathom_error_t *err)
 {
     sweeps_t *s = calloc(1, sizeof *s);
     if (!s) {
-        snprintf(errbuf, errlen, "out of memory");
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
         return NULL;
     }
     s->srv = srv;
@@ -940,7 +944,7 @@ sweeps_t *sweeps_create(server_t *srv, uv_loop_t *loop, char *errbuf, size_t err
     s->limits.max_search_executions = (uint64_t)srv->cfg.max_search_executions;
     pthread_mutex_init(&s->lock, NULL);
     if (uv_async_init(loop, &s->wake, on_wake)) {
-        snprintf(errbuf, errlen, "cannot create the sweep wake-up handle");
+        fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "cannot create the sweep wake-up handle");
         pthread_mutex_destroy(&s->lock);
         free(s);
         return NULL;
@@ -980,7 +984,7 @@ void sweeps_begin_shutdown(sweeps_t *s)
         next = j->next;
         if (j->inflight == 0) {
             if (!j->dropped && j->next_merge > j->committed)
-                checkpoint(s, j);
+                checkpoint(s, j, &(fathom_error_t){0});
             job_remove(s, j);
         }
     }

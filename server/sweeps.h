@@ -16,7 +16,7 @@
 /* Largest ?limit of GET /v1/sweeps. */
 #define SWEEP_LIST_MAX 200
 
-sweeps_t *sweeps_create(server_t *srv, uv_loop_t *loop, char *errbuf, size_t errlen);
+sweeps_t *sweeps_create(server_t *srv, uv_loop_t *loop, fathom_error_t *err);
 /* Asks running sweeps to stop at their next checkpoint (they resume after a restart) and stops
  * dispatching work. */
 void sweeps_begin_shutdown(sweeps_t *s);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cache.h"
+#include "etag.h"
 #include "handlers.h"
 #include "routes_extra.h"
 #include "sweeps.h"
@@ -65,7 +66,7 @@ enum MHD_Result routes_sweep_create(http_req_t *r, const char *tail)
         return http_send_unauthorized(r, "to create or cancel sweeps");
     fathom_error_t err;
     fathom_error_clear(&err);
-    json_t *body = handlers_parse_json_body(r, &err);
+    json_t *body = http_json_body(r, &err);
     if (!body)
         return http_send_error(r, &err, NULL);
     json_t *out = NULL;
@@ -213,9 +214,9 @@ enum MHD_Result routes_sweep_one(http_req_t *r, const char *tail)
             /* Not finished: the tag of its bytes, so a dashboard polling an unchanged status
              * (no unit finished since) is answered 304. */
             if (rc == 0 && (text = json_dumps(out, JSON_INDENT(2) | JSON_REAL_PRECISION(17)))) {
-                char tag[HTTP_ETAG_LEN + 1];
+                char tag[ETAG_LEN + 1];
                 size_t len = strlen(text);
-                http_etag(tag, text, len);
+                etag_of(tag, text, len);
                 const char *headers[] = {"ETag", tag, NULL};
                 enum MHD_Result sent = http_send(r, 200, "application/json", text, len, headers);
                 free(text);

@@ -213,6 +213,32 @@ typedef enum {
     LLM_STATE_FLOAT16 = 2,
     LLM_STATE__COUNT
 } llm_state_dtype_t;
+/* Fine-tuning (llm_finetune.c, doc/finetune.md). FULL trains every weight as pre-training does.
+ * LORA freezes every weight of the model (no weight gradients, no gradient buffer, no optimizer
+ * state, no data-parallel reduction of them) and trains two low-rank matrices A (n_in × rank)
+ * and B (rank × n_out) beside each targeted projection of every block (Hu et al. 2021, "LoRA",
+ * sec. 4). QLORA is LoRA over a base held in 4-bit NormalFloat with double-quantized constants,
+ * dequantized to the compute datatype for each GEMM (Dettmers et al. 2023, "QLoRA", sec. 3). */
+typedef enum {
+    LLM_FINETUNE_NONE = 0, /* pre-training (Calculon's and every golden case) */
+    LLM_FINETUNE_FULL = 1,
+    LLM_FINETUNE_LORA = 2,
+    LLM_FINETUNE_QLORA = 3
+} llm_finetune_method_t;
+/* The projections LoRA may adapt (PEFT's target_modules names), bits of targets. */
+typedef enum {
+    LLM_LORA_Q = 1, LLM_LORA_K = 2, LLM_LORA_V = 4, LLM_LORA_O = 8,
+    LLM_LORA_GATE = 16, LLM_LORA_UP = 32, LLM_LORA_DOWN = 64
+} llm_lora_target_t;
+#define LLM_LORA_ALL_TARGETS 127u
+/* The datatype of a frozen base: a Calculon datatype, or NF4 (QLoRA's 4-bit NormalFloat). */
+#define LLM_BASE_NF4 LLM_DT__COUNT
+typedef struct {
+    llm_finetune_method_t method;
+    int64_t rank;     /* LoRA's r; LORA and QLORA */
+    unsigned targets; /* llm_lora_target_t bits; LORA and QLORA */
+    int base_datatype; /* llm_datatype_t or LLM_BASE_NF4: the frozen weights' datatype */
+} llm_finetune_t;
 
 /* Calculon's execution object, all 23 fields, in Calculon's order, then Fathom's. */
 typedef struct {
@@ -319,6 +345,8 @@ typedef struct {
      * micro-pipelined all-gather/reduce-scatter matmuls over symmetric memory, the TP
      * collectives decomposed into peer copies overlapped with the GEMM chunks. */
     bool async_tp;
+    /* Fine-tuning; method NONE (zero) is pre-training. LORA/QLORA: modern dense block only. */
+    llm_finetune_t finetune;
 } llm_execution_t;
 
 /* The schedule in force: 1F1B with interleaving is the interleaved schedule. */
@@ -392,6 +420,9 @@ typedef struct {
     double moe_buffers;   /* the flex dispatcher's buffers (0 without experts or with alltoall) */
     int64_t bpp;          /* blocks on the first stages (the last pp − L%pp hold one fewer) */
     int64_t nmb;          /* microbatches per step */
+    /* Of the parameters above, those frozen (execution.finetune lora/qlora): held in the base
+     * datatype, with no gradients or optimizer state; 0 for pre-training. */
+    double frozen[2], first_frozen, last_frozen;
 } llm_memory_inputs_t;
 
 /* What a step costs beyond Calculon's statistics (all blocks, all stages, all processors). */
@@ -518,6 +549,24 @@ double llm_a2a_flex_time(const llm_system_t *s, int net, double token_bytes,
  * power-limited at the board power, so a lower limit lowers the sustained clock further. */
 #define LLM_IDLE_POWER_SHARE 0.105
 double llm_power_capped_clock(double board_w, double limit_w);
+
+/* Fine-tuning (llm_finetune.c). Bytes per parameter of a frozen base in base_datatype: the
+ * datatype's, or NF4's 4.127 bits (4-bit values, blocks of 64 with 8-bit constants, blocks of
+ * 256 of those with a 32-bit constant: 4 + 8/64 + 32/(64·256); QLoRA sec. 3). */
+double llm_finetune_base_bytes(int base_datatype);
+extern const char *const llm_finetune_method_names[]; /* "none", "full", "lora", "qlora" */
+extern const char *const llm_lora_target_names[];     /* by bit index: "q_proj", ... "down_proj" */
+extern const char *const llm_base_datatype_names[];   /* llm_datatype_names, then "nf4" */
+/* Parameters a step trains: every parameter (NONE, FULL), or the adapters (LORA, QLORA): per
+ * block Σ over the targets rank·(n_in + n_out). */
+double llm_finetune_trainable_params(const fathom_model_t *m, const llm_execution_t *e);
+/* Model FLOPs of one step as the work it needs: llm_model_flops for pre-training and FULL; for
+ * LORA and QLORA the forward and the input gradients of the frozen model (2/3 of
+ * llm_model_flops' training count) and the adapters' forward, input and weight gradients
+ * (6 FLOPs per adapter parameter per token). */
+double llm_step_model_flops(const fathom_model_t *m, const llm_execution_t *e);
+/* 0, or -1 with err naming execution.finetune.<field> for what the model cannot fine-tune so. */
+int llm_finetune_check(const fathom_model_t *m, const llm_execution_t *e, fathom_error_t *err);
 
 /* Checks a system on its own (ranges, curve order, caps); 0 or -1 with err (field paths start
  * with "system"). llm_estimate assumes a system that passed this check. */

@@ -24,6 +24,8 @@ typedef struct {
     const llm_curve_t *fp8_matrix_curve;
     double attention_flops;            /* fused attention: matrix peak × attention_efficiency */
     double expert_optim_shards;        /* expert data-parallel size when sharded, else 1 */
+    double frozen_bpe;  /* bytes per parameter of a frozen layer's weights (finetune) */
+    bool dequantize;    /* frozen weights are dequantized to the datatype before each GEMM */
     const char *uncovered;
 } llm__ctx_t;
 
@@ -114,6 +116,9 @@ typedef struct {
     /* Elements of the datatype its activation holds that selective recompute does not keep
      * (MLA's Q, K and V at the fused attention): counted in the working space, not stored. */
     double discarded_space;
+    /* Fine-tuning (llm_finetune.c): a frozen layer keeps its weights (in the base datatype) and
+     * has no weight gradient, gradient buffer or optimizer state. */
+    bool frozen;
 } llm__layer_t;
 
 typedef struct {
@@ -127,6 +132,14 @@ typedef struct {
     int64_t activation_size;         /* batch_seq * hidden */
     int64_t seq_par_activation_size; /* batch_seq / tensor_par * hidden */
 } llm__sizes_t;
+
+/* Fine-tuning (llm_finetune.c): freezes every layer of t with weights, and for a block's table
+ * (block true) appends the LoRA adapters of its targeted projections. Nothing for pre-training
+ * and FULL. */
+void llm__finetune_table(const fathom_model_t *m, const llm_execution_t *e, const llm__sizes_t *z,
+                         bool block, llm__block_t *t);
+/* A linear layer of m×n by n×k (Calculon's Linear): its weights, gradients and activations. */
+llm__layer_t *llm__add_linear(llm__block_t *b, double m, double n, double k);
 
 /* Fills the layer table of one transformer block (attention then MLP). */
 void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
@@ -200,6 +213,9 @@ typedef struct {
     double weight_elems;     /* parameters on this rank */
     double fp8_weight_elems; /* of which in FP8 linear layers */
     double expert_weight_elems; /* of which in routed-expert layers */
+    double frozen_elems;     /* of which frozen (finetune) */
+    double trainable_weight_space; /* bytes of weights that have gradients: weight_space but
+                                    * for frozen layers (what data parallelism reduces) */
     double matrix_fw_flops;  /* forward FLOPs of matrix-engine layers (GEMMs and attention) */
     double matrix_re_flops;  /* of those, what a recompute runs again */
     double matrix_bw_flops;  /* input and weight gradient FLOPs of matrix-engine layers */

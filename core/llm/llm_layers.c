@@ -39,6 +39,19 @@ llm__layer_t *llm__push_layer(llm__block_t *b, llm__kind_t kind, bool recompute,
     return push(b, kind, FLAGS(.recompute = recompute, .act_dropped = act_dropped));
 }
 
+llm__layer_t *llm__add_linear(llm__block_t *b, double m, double n, double k)
+{
+    llm__layer_t *l = push(b, LLM__LINEAR, FLAGS(0));
+    l->fw_flops = l->agrad_flops = l->wgrad_flops = 2 * m * n * k;
+    l->inputs_size = m * n;
+    l->output_size = m * k;
+    l->weight_space = l->weight_grads = n * k;
+    l->activation_space = m * n;
+    l->activation_grads = m * k;
+    l->optim_space = 2 * n * k;
+    return l;
+}
+
 static void add_linear(llm__block_t *b, double m, double n, double k, flags_t f)
 {
     llm__layer_t *l = push(b, LLM__LINEAR, f);
@@ -464,8 +477,18 @@ static void rerun_mlp(llm__block_t *b, int first, const llm_execution_t *e)
     }
 }
 
+static void build_block(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                        const llm__sizes_t *z, llm__block_t *b);
+
 void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                       const llm__sizes_t *z, llm__block_t *b)
+{
+    build_block(m, s, e, z, b);
+    llm__finetune_table(m, e, z, true, b);
+}
+
+static void build_block(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                        const llm__sizes_t *z, llm__block_t *b)
 {
     const llm_network_t *tp_net = &s->networks[e->tensor_par_net];
     const int64_t tp = e->tensor_par, bs = z->batch_seq;
@@ -607,6 +630,7 @@ void llm__build_embedding(const fathom_model_t *m, const llm_system_t *s,
     l->wgrad_flops = rows;
     l->activation_grads = rows;
     add_tp_comm(b, e, tp_net, rows, true, FLAGS(.act_dropped = true));
+    llm__finetune_table(m, e, z, false, b);
 }
 
 /* Final norm, output layer and loss on the last stage. The output layer is a linear layer of
@@ -643,6 +667,7 @@ void llm__build_output(const fathom_model_t *m, const llm_system_t *s, const llm
         r->fw_flops = r->comm_size * (r->num_peers - 1) / r->num_peers;
     if (m->mtp_blocks > 0) /* multi-token prediction shares the last stage (llm_moe.c) */
         llm__add_mtp(m, s, e, z, b);
+    llm__finetune_table(m, e, z, false, b);
 }
 
 /* ---- costs ---- */
@@ -655,9 +680,9 @@ static bool uses_matrix_engine(const llm__layer_t *l)
 
 double llm__layer_optimizer(const llm__layer_t *l, const llm__ctx_t *c)
 {
-    /* fp32 master weights (when training below fp32) plus Adam's two moments */
+    /* fp32 master weights (when training below fp32) plus Adam's two moments; none frozen */
     double moments = l->optim_space * 4;
-    double master = c->bpe < 4 ? l->weight_space * 4 : 0;
+    double master = c->bpe < 4 && !l->frozen ? l->weight_space * 4 : 0;
     return (master + moments) / (l->expert ? c->expert_optim_shards : c->optim_shards);
 }
 
@@ -724,7 +749,29 @@ static double fw_mem(const llm__layer_t *l, const llm__ctx_t *c)
     }
 }
 
+static double mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st);
+
+/* A frozen base held in another datatype (QLoRA's NF4) is dequantized before each GEMM that
+ * reads it, forward and input gradient: the packed weight read, the datatype's copy written
+ * (the GEMM then reads that copy, as base_fw_mem counts). bitsandbytes' dequantize kernels. */
+static double dequantize_mem(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
+{
+    if (!l->frozen || !c->dequantize || (st != LLM__FW && st != LLM__AGRAD) ||
+        (l->kind != LLM__LINEAR && l->kind != LLM__LINEAR_OVERLAPPED))
+        return 0;
+    return l->weight_space * (c->frozen_bpe + c->bpe);
+}
+
 double llm__layer_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
+{
+    if (l->frozen && (st == LLM__WGRAD || st == LLM__OPTIM))
+        return 0; /* no weight gradient, no optimizer step */
+    if (c->dequantize && l->frozen)
+        return dequantize_mem(l, c, st) + mem_accessed(l, c, st);
+    return mem_accessed(l, c, st);
+}
+
+static double mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
 {
     if (l->fp8 && st != LLM__OPTIM)
         return fp8_linear_mem(l, c, st);
@@ -968,7 +1015,7 @@ double llm__layer_required_bandwidth(const llm__layer_t *l, const llm__ctx_t *c,
 
 double llm__layer_weight(const llm__layer_t *l, const llm__ctx_t *c)
 {
-    return l->weight_space * c->bpe;
+    return l->weight_space * (l->frozen ? c->frozen_bpe : c->bpe);
 }
 
 double llm__layer_activation(const llm__layer_t *l, const llm__ctx_t *c)

@@ -175,17 +175,26 @@ static void state_of(const fathom_model_t *m, const llm_execution_t *e,
     double P = n[0] * in->weights[0] + n[1] * in->weights[1];
     const double P8 = n[0] * in->fp8_weights[0] + n[1] * in->fp8_weights[1];
     const double X = n[1] * in->expert_weights;
-    if (j == 0)
+    /* frozen parameters (finetune, llm_finetune.c): Z of P in the base datatype, no gradients
+     * or optimizer state; T = P − Z train (all of P for pre-training) */
+    double Z = n[0] * in->frozen[0] + n[1] * in->frozen[1];
+    if (j == 0) {
         P += in->first_params;
-    if (j == pp - 1)
+        Z += in->first_frozen;
+    }
+    if (j == pp - 1) {
         P += in->last_params;
+        Z += in->last_frozen;
+    }
+    const double T = P - Z, zb = Z > 0 ? llm_finetune_base_bytes(e->finetune.base_datatype) : 0;
     const double block = max2(in->weights[0], in->weights[1]);
+    const double block_trained = max2(in->weights[0] - in->frozen[0], in->weights[1] - in->frozen[1]);
     if (e->stack != LLM_STACK_MEGATRON && zero >= 3) {
         fsdp2_state(e, in, j, n[0] + n[1], P, block, o);
         o->blocks += blocks;
         return;
     }
-    const double held = (e->fp8_params ? P - P8 : P) * bpe + 2 * P8;
+    const double held = (e->fp8_params ? T - P8 : T) * bpe + Z * zb + 2 * P8;
     const double x8 = e->fp8 ? X : 0; /* routed experts are FP8 linears under fp8 */
     const double expert_held = (e->fp8_params ? X - x8 : X) * bpe + 2 * x8;
     o->blocks += blocks;
@@ -199,11 +208,11 @@ static void state_of(const fathom_model_t *m, const llm_execution_t *e,
     }
     if (!e->training)
         return;
-    const double grads = zero >= 2 ? P * g / S + block * g : P * g;
+    const double grads = zero >= 2 ? T * g / S + block_trained * g : T * g;
     o->gradients += grads;
     o->expert_gradients += zero >= 2 ? X * g / S : X * g;
     const double ob = llm__optimizer_bytes(e), shards = zero >= 1 ? S : 1;
-    o->optimizer += (P - X) * ob / shards + X * ob / edp;
+    o->optimizer += (T - X) * ob / shards + X * ob / edp;
     o->expert_optimizer += X * ob / edp;
 }
 

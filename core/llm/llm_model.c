@@ -110,6 +110,7 @@ static void add_forward(llm__layer_t *l, llm__ctx_t *c, llm__block_stats_t *b, l
     b->attn_fw_time += l->kind == LLM__FUSED_ATTENTION ? fw->time : 0.0;
     b->fp8_weight_elems += l->fp8 ? l->weight_space : 0.0;
     b->expert_weight_elems += l->expert ? l->weight_space : 0.0;
+    b->frozen_elems += l->frozen ? l->weight_space : 0.0;
     b->expert_time += l->expert ? fw->time : 0.0;
     b->moe_fw_time += l->moe ? fw->time : 0.0;
 }
@@ -169,6 +170,7 @@ static void add_memory(const llm__layer_t *l, const llm__ctx_t *c, bool training
 {
     double act = llm__layer_activation(l, c);
     b->weight_space += llm__layer_weight(l, c);
+    b->trainable_weight_space += l->frozen ? 0.0 : llm__layer_weight(l, c);
     if (!l->activation_reused)
         b->act_working_space += act;
     b->act_storage_space += act;
@@ -689,6 +691,11 @@ static void fill_context(const fathom_model_t *m, const llm_system_t *s, const l
     /* routed experts' optimizer: over the expert data-parallel group (llm_moe.c) */
     c->expert_optim_shards = llm_zero_stage(e) >= 1 ? llm__expert_data_par(e) : 1.0;
     c->attention_flops = c->matrix_flops * s->attention_efficiency;
+    /* a frozen base in another datatype than the GEMMs' is dequantized before each GEMM */
+    const llm_finetune_t *ft = &e->finetune;
+    const bool adapters = ft->method == LLM_FINETUNE_LORA || ft->method == LLM_FINETUNE_QLORA;
+    c->frozen_bpe = adapters ? llm_finetune_base_bytes(ft->base_datatype) : c->bpe;
+    c->dequantize = adapters && ft->base_datatype != (int)e->datatype;
     if (e->fp8) {
         c->fp8_matrix_flops = s->matrix.rate[LLM_DT_FLOAT8].tflops * 1e12;
         c->fp8_matrix_curve = &s->matrix.rate[LLM_DT_FLOAT8].gflops_efficiency;
@@ -699,7 +706,8 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
                    llm__compiled_t *k, fathom_error_t *err)
 {
     if (llm__check_execution(m, e, err) || check_modern(m, s, e, err) ||
-        llm__check_stack(m, e, err) || llm__check_moe(m, s, e, err))
+        llm__check_stack(m, e, err) || llm__check_moe(m, s, e, err) ||
+        llm_finetune_check(m, e, err))
         return -1;
     /* The datatype before the networks: a system that cannot compute in it is the first thing
      * a planner must change, whatever the layout. */

@@ -85,7 +85,7 @@ static double dp_reduce_time(const llm_system_t *s, const llm_execution_t *e, do
 {
     const double G = (double)(e->data_par * llm_context_par(e)), S = (double)llm_shard_group(e);
     const llm_network_t *net = dp_network(s, e);
-    if (G < 2 || !e->training)
+    if (G < 2 || !e->training || bytes <= 0) /* frozen layers (finetune) reduce nothing */
         return 0;
     if (llm_zero_stage(e) == 0)
         return llm__net_time(net, LLM_OP_ALL_REDUCE, bytes, G);
@@ -108,7 +108,7 @@ static void cost_outer(llm__block_t *t, llm__compiled_t *k, const llm_system_t *
         o->bw = o->b.agrad.time + o->b.wgrad.time;
         o->tp += o->b.agrad_tp_exposed[1];
         o->optim = o->b.optim.time;
-        o->dp = dp_reduce_time(s, e, o->b.weight_space);
+        o->dp = dp_reduce_time(s, e, o->b.trainable_weight_space);
     }
     o->per_mb = o->fw + o->bw + o->tp;
     o->useful = o->b.useful_fw_flops + o->b.useful_bw_flops;
@@ -239,15 +239,20 @@ static void blocks_data_parallel(const llm_system_t *s, const llm_execution_t *e
         return;
     const llm_network_t *net = dp_network(s, e);
     const int zero = llm_zero_stage(e);
-    const double bpp = (double)k->bpp, nmb = (double)k->nmb, pb = b->weight_space;
+    /* gradients and the parameters an optimizer step changes: the trainable weights (all of
+     * them but with finetune); FSDP gathers every weight, frozen or not */
+    const double bpp = (double)k->bpp, nmb = (double)k->nmb, pg = b->trainable_weight_space;
+    const double pb = zero >= 3 ? b->weight_space : pg;
     const double fw = b->fw.time, bw = b->agrad.time + b->wgrad.time + b->re.time;
     const bool overlap = e->data_par_overlap;
-    const double across = G > S ? llm__net_time(net, LLM_OP_ALL_REDUCE, pb / S, G / S) : 0;
-    const double rs = S > 1 ? llm__net_time(net, LLM_OP_REDUCE_SCATTER, pb, S) : 0;
+    if (pg <= 0 && zero < 3)
+        return; /* a frozen model reduces nothing */
+    const double across = G > S && pg > 0 ? llm__net_time(net, LLM_OP_ALL_REDUCE, pg / S, G / S) : 0;
+    const double rs = S > 1 && pg > 0 ? llm__net_time(net, LLM_OP_REDUCE_SCATTER, pg, S) : 0;
     const double ag = S > 1 ? llm__net_time(net, LLM_OP_ALL_GATHER, pb, S) : 0;
     double grad = 0, gather = 0, exposed_grad = 0, exposed_gather = 0;
     if (zero == 0) {
-        double ar = llm__net_time(net, LLM_OP_ALL_REDUCE, pb, G);
+        double ar = llm__net_time(net, LLM_OP_ALL_REDUCE, pg, G);
         grad = bpp * ar;
         exposed_grad = bucketed(ar, bw, bpp, overlap);
         x->dp_exposed_last_bucket = ar;
@@ -270,7 +275,7 @@ static void blocks_data_parallel(const llm_system_t *s, const llm_execution_t *e
     }
     x->dp_grad_reduce = grad;
     x->dp_param_gather = gather;
-    st->block_dp_size = pb;
+    st->block_dp_size = pg;
     st->dp_comm_link_time = grad + gather;
     st->dp_comm_exposed_time = exposed_grad + exposed_gather;
 }
@@ -346,6 +351,11 @@ static void memory_inputs(const fathom_model_t *m, const llm_execution_t *e,
             (double)m->hidden * max2(2, (double)llm_datatype_bytes(e->datatype)));
     in->bpp = k->bpp;
     in->nmb = k->nmb;
+    in->frozen[kind] = blk->frozen_elems;
+    in->frozen[0] = d->frozen_elems;
+    in->first_frozen = F->b.frozen_elems;
+    /* the shared tied matrix is frozen with the rest of the outer layers */
+    in->last_frozen = L->b.frozen_elems > 0 ? L->b.frozen_elems - shared : 0;
     /* with sequence parallelism a fully recomputed block keeps its input's sliver */
     if (e->tensor_par_comm_type == LLM_TP_COMM_RS_AG)
         in->checkpoint /= (double)e->tensor_par;
@@ -400,11 +410,12 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
         const double table = (double)llm__vocab_per_rank(m, e) * (double)m->hidden;
         if (m->tied_embeddings && pp == 1)
             shared = table; /* one matrix serves both ends */
-        else if (m->tied_embeddings && e->training)
+        else if (m->tied_embeddings && e->training && F.b.trainable_weight_space > 0)
             tied_ar = llm__net_time(&s->networks[e->pipeline_par_net], LLM_OP_ALL_REDUCE,
                                     table * bpe, 2);
-        if (shared > 0) /* the shared matrix's gradient is reduced once, with the embedding's */
-            L.dp = dp_reduce_time(s, e, L.b.weight_space - shared * bpe);
+        /* the shared matrix's gradient is reduced once, with the embedding's (none frozen) */
+        if (shared > 0 && L.b.trainable_weight_space > 0)
+            L.dp = dp_reduce_time(s, e, L.b.trainable_weight_space - shared * bpe);
         llm_stats_t before = *st;
         double slack[2] = {0, 0};
         if (e->first_stage_blocks >= 1 || e->last_stage_blocks >= 1) {

@@ -1017,6 +1017,7 @@ static void unit_execution(const search_request_t *r, const unit_t *u, llm_execu
     e->moe_load_imbalance = 1;
     e->moe_dispatcher = r->options.moe_dispatcher;
     e->low_precision_gradients = r->options.low_precision_gradients;
+    e->finetune = r->finetune;
 }
 
 /* Walks one unit into acc. A pilot walk (the seed floor's) leaves the plan's progress alone. */

@@ -146,6 +146,7 @@ typedef struct {
     llm_datatype_t datatype;
     search_options_t options;
     search_mode_t mode;
+    llm_finetune_t finetune; /* execution.finetune of every execution (method NONE: none) */
 } search_request_t;
 
 /* Defaults of the options: no mbs_break, top 1, both overlaps allowed, fused true. */

@@ -102,6 +102,15 @@ static double activation_bytes(double layers, double s, double b, double h, doub
     return layers * s * b * h * (ACT_BYTES_TP_SHARDED / t);
 }
 
+/* GPUs of gib each that hold `bytes`, in whole tensor-parallel groups: the memory is split over
+ * a group of tensor_par GPUs, so fewer than one group (3 GPUs for a TP 8 request) is not a
+ * layout that exists. ceil(bytes / gib) rounded up to a multiple of tensor_par. */
+static double gpus_holding(double bytes, double gib, double tensor_par)
+{
+    const double gpus = ceil(bytes / (gib * GIB)), tp = tensor_par >= 1 ? tensor_par : 1;
+    return ceil(gpus / tp) * tp;
+}
+
 static void lora_estimate(const fathom_model_t *m, const tf_inputs_t *in, tf_result_t *r)
 {
     const double h = (double)m->hidden, l = (double)m->num_blocks, s = (double)m->seq_size;
@@ -143,7 +152,8 @@ static void lora_estimate(const fathom_model_t *m, const tf_inputs_t *in, tf_res
     }
     if (in->has_gpu_memory) {
         r->has_lora_gpus_by_memory = true;
-        r->lora_gpus_by_memory = ceil(r->lora_memory_bytes / (in->gpu_memory_gib * GIB));
+        r->lora_gpus_by_memory =
+            gpus_holding(r->lora_memory_bytes, in->gpu_memory_gib, in->tensor_par);
     }
 }
 
@@ -191,7 +201,7 @@ void tf_estimate(const fathom_model_t *m, const tf_inputs_t *in, tf_result_t *r)
                                        in->micro_batch_size, (double)m->hidden, in->tensor_par);
     if (in->has_gpu_memory) {
         r->has_gpus_by_memory = true;
-        r->gpus_by_memory = ceil(r->memory_bytes / (in->gpu_memory_gib * GIB));
+        r->gpus_by_memory = gpus_holding(r->memory_bytes, in->gpu_memory_gib, in->tensor_par);
     }
     if (in->has_lora)
         lora_estimate(m, in, r);

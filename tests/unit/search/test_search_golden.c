@@ -216,7 +216,7 @@ static void assert_same_result(search_result_t *a, search_result_t *b, const cha
     "\"norm\":\"rmsnorm\",\"position_embedding\":\"rope\",\"tied_embeddings\":false},"      \
     "\"system\":\"h100_sxm\",\"num_procs\":8,\"max_batch_size\":16,\"datatype\":\"bfloat16\","\
     "\"options\":{\"top_n\":40,\"attention_kernel\":\"fused\",\"no_offload\":true,"          \
-    "\"recompute_blocks\":\"fewest\"}}"
+    "\"fp8\":false,\"recompute_blocks\":\"fewest\"}}"
 
 /* A 16-block MoE with multi-latent attention at sequence 16384 on 8 H100s, no offload, no tensor
  * parallelism: the fastest layouts fit only with selective recompute of its modules (with TP 2
@@ -230,7 +230,7 @@ static void assert_same_result(search_result_t *a, search_result_t *b, const cha
     "\"qk_rope_head_dim\":64,\"v_head_dim\":128}},"                                           \
     "\"system\":\"h100_sxm\",\"num_procs\":8,\"max_batch_size\":16,\"datatype\":\"bfloat16\","\
     "\"options\":{\"top_n\":40,\"attention_kernel\":\"fused\",\"no_offload\":true,"          \
-    "\"max_tensor_par\":1,\"recompute_modules\":\"fewest\"}}"
+    "\"fp8\":false,\"max_tensor_par\":1,\"recompute_modules\":\"fewest\"}}"
 
 static void test_thread_count_independence(void **state)
 {

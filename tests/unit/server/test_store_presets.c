@@ -26,10 +26,10 @@ static int collect(void *ctx, const store_preset_t *p)
 
 static store_t *open_at(const char *path)
 {
-    char errbuf[256];
-    store_t *st = store_open(path, "migrations", 2, errbuf, sizeof errbuf);
+    fathom_error_t open_err;
+    store_t *st = store_open(path, "migrations", 2, &open_err);
     if (!st)
-        fail_msg("store_open: %s", errbuf);
+        fail_msg("store_open: %s", open_err.message);
     return st;
 }
 

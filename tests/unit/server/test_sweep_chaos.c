@@ -90,7 +90,8 @@ typedef enum { RUN_REFUSED, RUN_DONE, RUN_FAILED } outcome_t;
 /* Submits and runs the grid with the n-th JSON allocation failing (n = 0: none). */
 static outcome_t run_sweep(long n, points_t *pts)
 {
-    char dir[] = "/tmp/fathom-chaos-XXXXXX", path[64], errbuf[256];
+    char dir[] = "/tmp/fathom-chaos-XXXXXX", path[64];
+    fathom_error_t open_err;
     assert_non_null(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/fathom.db", dir);
     server_t srv;
@@ -100,13 +101,13 @@ static outcome_t run_sweep(long n, points_t *pts)
     srv.cfg.max_sweep_points = 100000;
     srv.cfg.max_search_executions = 50000000;
     srv.presets = presets;
-    srv.store = store_open(path, "migrations", 4, errbuf, sizeof errbuf);
+    srv.store = store_open(path, "migrations", 4, &open_err);
     if (!srv.store)
-        fail_msg("store_open: %s", errbuf);
+        fail_msg("store_open: %s", open_err.message);
     srv.metrics = metrics_create();
     uv_loop_t loop;
     assert_int_equal(uv_loop_init(&loop), 0);
-    srv.sweeps = sweeps_create(&srv, &loop, errbuf, sizeof errbuf);
+    srv.sweeps = sweeps_create(&srv, &loop, &open_err);
     assert_non_null(srv.sweeps);
     json_t *body = json_loads(grid_body, 0, NULL), *answer = NULL;
     assert_non_null(body);

@@ -5,7 +5,7 @@
  * sweep_kind_register): {"kind":"count","units":N,"fail":U} — unit u adds u + 1 to a sum (one
  * evaluation each); unit U, when given, refuses to run. It keeps a state, so the scheduler merges
  * it, checkpoints it through encode_state and reads it back through decode_state on a restart.
- * Units wait at a gate the test opens one at a time, so a restart can be placed mid-run. The
+ * Units wait at a gate the test opens to a given unit, so a restart can be placed mid-run. The
  * server itself knows nothing of it: this is what adding a kind is. */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -36,27 +36,27 @@ typedef struct {
     int64_t sum, merged;
 } count_state_t;
 
-/* The gate: a unit runs once `opened` exceeds the units started before it. */
+/* The gate: units below `opened` run; the others wait (by index, not by arrival: two units
+ * dispatched together may reach it in either order). */
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
-static int opened = 1 << 30, started;
+static size_t opened = (size_t)1 << 30;
 static atomic_int merges;
 
-static void gate(int n)
+static void gate(size_t n)
 {
     pthread_mutex_lock(&gate_lock);
     opened = n;
-    started = 0;
     pthread_cond_broadcast(&gate_cond);
     pthread_mutex_unlock(&gate_lock);
 }
 
-/* Waits for the gate or the cancel flag: 0 when the unit may run. */
-static int pass_gate(volatile int *cancel)
+/* Waits for the gate to open for `unit`, or for the cancel flag: 0 when the unit may run. */
+static int pass_gate(size_t unit, volatile int *cancel)
 {
     int rc = 0;
     pthread_mutex_lock(&gate_lock);
-    while (started >= opened && !(rc = __atomic_load_n(cancel, __ATOMIC_RELAXED))) {
+    while (unit >= opened && !(rc = __atomic_load_n(cancel, __ATOMIC_RELAXED))) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_nsec += 10 * 1000 * 1000; /* the cancel flag is not a condition: look again */
@@ -66,8 +66,6 @@ static int pass_gate(volatile int *cancel)
         }
         pthread_cond_timedwait(&gate_cond, &gate_lock, &until);
     }
-    if (!rc)
-        started++;
     pthread_mutex_unlock(&gate_lock);
     return rc;
 }
@@ -112,7 +110,7 @@ static int count_run_unit(const sweep_run_t *run, const codec_ctx_t *ctx, size_t
     (void)ctx;
     if ((int64_t)unit == ((const count_run_t *)run)->fail)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "fail", "unit %zu refuses", unit);
-    if (pass_gate(cancel))
+    if (pass_gate(unit, cancel))
         return fathom_error_set(err, FATHOM_E_CANCELLED, NULL, "cancelled");
     ((count_state_t *)out->state)->sum += (int64_t)unit + 1;
     out->evaluations++;
@@ -206,9 +204,9 @@ typedef struct {
 
 static void sweeps_start(harness_t *h)
 {
-    char errbuf[256];
+    fathom_error_t open_err;
     assert_int_equal(uv_loop_init(&h->loop), 0);
-    h->srv.sweeps = sweeps_create(&h->srv, &h->loop, errbuf, sizeof errbuf);
+    h->srv.sweeps = sweeps_create(&h->srv, &h->loop, &open_err);
     assert_non_null(h->srv.sweeps);
 }
 
@@ -223,7 +221,8 @@ static void sweeps_stop(harness_t *h)
 
 static void harness_open(harness_t *h)
 {
-    char path[96], errbuf[256];
+    char path[96];
+    fathom_error_t open_err;
     memset(h, 0, sizeof *h);
     snprintf(h->dir, sizeof h->dir, "/tmp/fathom-kinds-XXXXXX");
     assert_non_null(mkdtemp(h->dir));
@@ -233,9 +232,9 @@ static void harness_open(harness_t *h)
     h->srv.cfg.max_sweep_points = 1000;
     h->srv.cfg.max_search_executions = 1000;
     h->srv.presets = presets;
-    h->srv.store = store_open(path, "migrations", 4, errbuf, sizeof errbuf);
+    h->srv.store = store_open(path, "migrations", 4, &open_err);
     if (!h->srv.store)
-        fail_msg("store_open: %s", errbuf);
+        fail_msg("store_open: %s", open_err.message);
     h->srv.metrics = metrics_create();
     sweeps_start(h);
 }
@@ -286,7 +285,7 @@ static void test_a_made_up_kind_runs_through_the_scheduler(void **state)
     (void)state;
     harness_t h;
     harness_open(&h);
-    gate(1 << 30);
+    gate((size_t)1 << 30);
     char id[65];
     submit(&h, "{\"kind\":\"count\",\"units\":5}", id);
     json_t *st = run_until_ended(&h, id);
@@ -329,7 +328,7 @@ static void test_a_restart_resumes_state_and_evaluations(void **state)
     assert_int_equal(row.evaluations, 3);
     store_sweep_close(&row);
 
-    gate(1 << 30);
+    gate((size_t)1 << 30);
     sweeps_start(&h);
     json_t *st = run_until_ended(&h, id);
     assert_string_equal(json_string_value(json_object_get(st, "status")), "done");
@@ -345,7 +344,7 @@ static void test_a_failed_sweep_carries_the_error_object(void **state)
     (void)state;
     harness_t h;
     harness_open(&h);
-    gate(1 << 30);
+    gate((size_t)1 << 30);
     char id[65];
     submit(&h, "{\"kind\":\"count\",\"units\":4,\"fail\":2}", id);
     json_t *st = run_until_ended(&h, id);

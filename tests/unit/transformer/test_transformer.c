@@ -160,6 +160,21 @@ static void seed004_lora(void **state)
     assert_close(ceil(r.lora_memory_bytes / 1073741824.0), 851, 0);
     assert_close(r.lora_gpus_by_compute, 11, 0);
     assert_close(r.lora_gpus_by_memory, 11, 0);
+
+    /* In whole tensor-parallel groups, never 3 GPUs for a TP 8 request. At TP 8 the activations
+     * shrink 8-fold: 140 GB of frozen weights and what is left fit 2 to 8 GPUs of 80 GiB, one
+     * group of 8; on GPUs of 8,000 GiB one GPU holds it all, and the answer is still a group. */
+    in.tensor_par = 8;
+    tf_estimate(&llama, &in, &r);
+    assert_true(r.lora_memory_bytes > 80.0 * 1073741824.0);
+    assert_true(r.lora_memory_bytes < 8 * 80.0 * 1073741824.0);
+    assert_close(r.lora_gpus_by_memory, 8, 0);
+    in.gpu_memory_gib = 8000;
+    tf_estimate(&llama, &in, &r);
+    assert_close(r.lora_gpus_by_memory, 8, 0);
+    in.tensor_par = 1;
+    tf_estimate(&llama, &in, &r);
+    assert_close(r.lora_gpus_by_memory, 1, 0);
 }
 
 static void bias_and_untied(void **state)
