@@ -261,7 +261,7 @@ class Modern(ServerTestCase):
     def test_measured_accuracy(self):
         """The estimates against the published measurements themselves (read from the validation
         set, not from what the report prints), within the accuracy reached with the sourced
-        presets (README, "Measured runs"). The issue's target — mean 5%, worst 10% — is not met
+        presets (doc/validation.md, "Measured runs"). The issue's target — mean 5%, worst 10% — is not met
         yet; these bounds keep what is reached from slipping, and a row may not move far."""
         m = self.server.get("/v1/validation").json()["measured"]
         with open(os.path.join(ROOT, "presets", "validation", "measured_runs.json")) as f:
@@ -296,11 +296,11 @@ class Modern(ServerTestCase):
             self.assertLessEqual(sum(errs) / n, mean, (kind, errs))
             self.assertLessEqual(max(errs), worst, (kind, errs))
 
-        # built-in presets (README: 6.4% / 29.2%, 39.4% / 136.9%, 35.4% / 52.5%)
+        # built-in presets (doc/validation.md: 6.4% / 29.2%, 39.4% / 136.9%, 35.4% / 52.5%)
         check("dense", 20, 6.5, 29.5)
         check("moe", 19, 39.5, 137.0)
         check("tflops", 9, 36.0, 53.0)
-        # leave-one-source-out calibrated, H100 rows (README: 4.6% / 9.5%, 55.1% / 100.2%; the
+        # leave-one-source-out calibrated, H100 rows (doc/validation.md: 4.6% / 9.5%, 55.1% / 100.2%; the
         # calibration reads the MoE rows too, whose least fitting recompute the memory moves)
         check("loso_dense", 15, 4.7, 9.6)
         check("loso_tflops", 9, 55.5, 100.5)
