@@ -1195,6 +1195,34 @@ try {
     check(await page.inputValue('[data-field="system"]') === c.system, 'the system keeps its preset name', await page.inputValue('[data-field="system"]'));
   });
 
+  await step('a scaling answer from H100-hours: model size, tokens and loss with its rule and extrapolation warning, at 1440 and 390 px', async () => {
+    for (const [w, h] of widths) {
+      await page.setViewportSize({ width: w, height: h });
+      await page.click('#nav-scaling');
+      await page.selectOption('#scaling-form [data-field="law"]', 'gpuhours');
+      await page.dispatchEvent('#scaling-form [data-field="law"]', 'change');
+      await setFields(page, '#scaling-form', { 'gh_gpu': 'h100_sxm', 'gh_hours': '1000000', 'gh_mfu': '0.4' });
+      await page.waitForFunction(() => /989/.test(document.querySelector('#sc-gh-peak').textContent));
+      const asked = page.waitForRequest((r) => r.url().endsWith('/v1/scaling') && r.method() === 'POST');
+      await page.click('#scaling-form button[type="submit"]');
+      const req = JSON.parse((await asked).postData());
+      // 1e6 h · 3600 s · 989.4e12 · 0.4 = 1.4247e24 FLOPs; N = √(C / 120) ≈ 109 B, D = 20·N
+      const C = 1e6 * 3600 * 989.4e12 * 0.4;
+      check(Math.abs(req.params - Math.sqrt(C / 120)) < 1e-6 * req.params && Math.abs(req.tokens / req.params - 20) < 1e-9, 'N = √(C/120) and 20 tokens per parameter', req);
+      await page.waitForSelector('#sc-gh-answer');
+      const kpis = await page.$$eval('#sc-gh-answer .kpi-value', (v) => v.map((x) => x.textContent));
+      check(/B parameters/.test(kpis[0]) && /\d/.test(kpis[2]), 'model size and loss shown', kpis);
+      check(/20 tokens per parameter/.test(await page.textContent('#sc-gh-rule')), 'the rule is said, with its tokens per parameter');
+      check(await page.locator('#sc-results .extrapolation').count() === 1, '1.4e24 FLOPs is past Chinchilla’s 5.76e23: an extrapolation warning');
+      check(await visible('#sc-gh-answer .kpi:first-child .kpi-value'), 'the model size in view');
+      if (w === 390) await noOverflow('the scaling answer at 390 px');
+      await page.screenshot({ path: join(outDir, `scaling-h100-hours-${w}.png`), fullPage: true });
+    }
+    await page.setViewportSize({ width: 1440, height: 1000 });
+    await page.selectOption('#scaling-form [data-field="law"]', 'hf2020');
+    await page.dispatchEvent('#scaling-form [data-field="law"]', 'change');
+  });
+
   await step('no page errors and nothing fetched from outside', async () => {
     check(pageErrors.length === 0, 'no errors in the page', pageErrors);
     check(foreign.length === 0, 'only fathomd was contacted', foreign);
