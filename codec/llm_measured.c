@@ -2,7 +2,7 @@
  * (presets/validation/measured_runs.json, a copy of shared/validation/): for each run the
  * model, system and layout it states are estimated and the tokens per second per GPU compared.
  *
- * One rule for every row, no per-row knobs (README, "Measured runs"):
+ * One rule for every row, no per-row knobs (doc/validation.md, "Measured runs"):
  *   model      the row's shape as the modern block: kv_heads, head size, vocabulary, RoPE
  *              (learned positions when pos_emb says "learned" or "absolute", none for NoPE),
  *              linear biases only when the row sets "bias": true,
@@ -91,7 +91,7 @@ static const char *row_str(const json_t *row, const char *key)
     return s ? s : "";
 }
 
-/* What a row publishes as measured, the first of these it gives as a number (README: the
+/* What a row publishes as measured, the first of these it gives as a number (doc/validation.md: the
  * ground truth is tokens/s/GPU or the step time; the source's TFLOP/s counts its own FLOPs),
  * and the reason when it is not positive. */
 static const struct {

@@ -1,5 +1,5 @@
 /* config.h — fathomd's settings: each one a flag and a FATHOM_* environment variable (the flag
- * wins), with the defaults listed by `fathomd --help` and in the README. */
+ * wins), with the defaults listed by `fathomd --help` and in doc/operations.md. */
 #ifndef FATHOM_CONFIG_H
 #define FATHOM_CONFIG_H
 
