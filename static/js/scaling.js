@@ -145,8 +145,8 @@ function showGpuHours(g, r) {
   if (g.mfu > 0.5) notes.push(`an MFU of ${Math.round(g.mfu * 100)} % is above what dense runs publish (38–47 % in BF16 on H100s): fewer FLOPs are likely.`);
   out.replaceChildren(
     el('div', { class: 'kpis', id: 'sc-gh-answer' },
-      kpi('Model size', `${fmtNum(r.params / 1e9)} B parameters`), kpi('Tokens', `${fmtNum(r.tokens / 1e12)} T`),
-      kpi('Loss', fmtNum(r.loss, 4)), kpi('Cost', `$${fmtInt(Math.round(g.hours * g.price))}`)),
+      kpi('Model size (parameters)', `${fmtNum(r.params / 1e9)} B`), kpi('Tokens', `${fmtNum(r.tokens / 1e12)} T`),
+      kpi('Loss', fmtNum(r.loss, 4)), kpi('Cost', `$${fmtNum(g.hours * g.price / 1e6)} M`)),
     el('p', { class: 'muted', id: 'sc-gh-rule' }, `${fmtInt(g.hours)} ${g.gpu} GPU-hours at ${Math.round(g.mfu * 100)} % MFU of its dense BF16 peak are ${fmtNum(g.flops)} FLOPs. ` +
       `Split by Chinchilla’s rule of ${TOKENS_PER_PARAM} tokens per parameter (Hoffmann et al. 2022, approaches 1 and 2; the plan’s “chinchilla” tokens use the same rule): ` +
       `C = 6·N·D with D = ${TOKENS_PER_PARAM}·N. The loss is the paper’s approach-3 fit, L = 1.69 + 406.4/N^0.34 + 410.7/D^0.28.`),

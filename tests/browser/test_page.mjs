@@ -1211,7 +1211,7 @@ try {
       check(Math.abs(req.params - Math.sqrt(C / 120)) < 1e-6 * req.params && Math.abs(req.tokens / req.params - 20) < 1e-9, 'N = √(C/120) and 20 tokens per parameter', req);
       await page.waitForSelector('#sc-gh-answer');
       const kpis = await page.$$eval('#sc-gh-answer .kpi-value', (v) => v.map((x) => x.textContent));
-      check(/B parameters/.test(kpis[0]) && /\d/.test(kpis[2]), 'model size and loss shown', kpis);
+      check(/^\d+(\.\d+)? B$/.test(kpis[0].trim()) && /\d/.test(kpis[2]), 'model size and loss shown', kpis);
       check(/20 tokens per parameter/.test(await page.textContent('#sc-gh-rule')), 'the rule is said, with its tokens per parameter');
       check(await page.locator('#sc-results .extrapolation').count() === 1, '1.4e24 FLOPs is past Chinchilla’s 5.76e23: an extrapolation warning');
       check(await visible('#sc-gh-answer .kpi:first-child .kpi-value'), 'the model size in view');
