@@ -13,6 +13,8 @@ int cli_cmd_scaling(int argc, char **argv, const cli_env_t *env);
 int cli_cmd_scaling_fit(int argc, char **argv, const cli_env_t *env);
 int cli_cmd_goodput(int argc, char **argv, const cli_env_t *env);
 int cli_cmd_calibrate(int argc, char **argv, const cli_env_t *env);
+int cli_cmd_infer(int argc, char **argv, const cli_env_t *env);
+int cli_cmd_serve_plan(int argc, char **argv, const cli_env_t *env);
 
 #ifdef FATHOM_HAVE_LLM
 #define CLI_LLM_COMMANDS                                                                     \
@@ -55,7 +57,17 @@ int cli_cmd_calibrate(int argc, char **argv, const cli_env_t *env);
 #define CLI_CALIBRATE_COMMANDS
 #endif
 
+#ifdef FATHOM_HAVE_SERVING
+#define CLI_SERVING_COMMANDS                                                                 \
+    {"infer", "serving: prefill, decode, KV cache, latency, tokens/s, $/Mtok (POST /v1/inference)", \
+     cli_cmd_infer},                                                                        \
+    {"serve-plan", "cheapest fleet per GPU meeting TTFT/TPOT targets at a traffic level",     \
+     cli_cmd_serve_plan},
+#else
+#define CLI_SERVING_COMMANDS
+#endif
+
 #define CLI_EXTRA_COMMANDS CLI_LLM_COMMANDS CLI_SEARCH_COMMANDS CLI_SCALING_COMMANDS \
-    CLI_GOODPUT_COMMANDS CLI_CALIBRATE_COMMANDS
+    CLI_GOODPUT_COMMANDS CLI_CALIBRATE_COMMANDS CLI_SERVING_COMMANDS
 
 #endif

@@ -4,10 +4,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_commands.h"
 #include "json_parse.h"
 
+#ifdef FATHOM_HAVE_SERVING
+#include "serving_codec.h"
+#include "serving_plan_codec.h"
+#endif
 #ifdef FATHOM_HAVE_LLM
 #include "llm_codec.h"
 
@@ -59,21 +64,26 @@ int cli_cmd_estimate(int argc, char **argv, const cli_env_t *env)
 
 int cli_cmd_validate(int argc, char **argv, const cli_env_t *env)
 {
-    int as_json = 0, measured = 0, bad = 0, n_runs = 0;
+    int as_json = 0, measured = 0, bad = 0, n_runs = 0, inference = 0;
     const char *runs_files[16];
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             as_json = 1;
         else if (strcmp(argv[i], "--measured") == 0)
             measured = 1;
+#ifdef FATHOM_HAVE_SERVING
+        else if (strcmp(argv[i], "--inference") == 0)
+            inference = 1;
+#endif
         else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc &&
                  n_runs < (int)(sizeof runs_files / sizeof *runs_files))
             runs_files[n_runs++] = argv[++i], measured = 1;
         else
             bad = 1;
     }
-    if (bad) {
-        printf("usage: fathom validate [--measured] [--runs FILE]... [--json]\n\nReproduces "
+    if (bad || (inference && (measured || n_runs))) {
+        printf("usage: fathom validate [--measured] [--runs FILE]... [--inference] [--json]\n\n"
+               "Reproduces "
                "Calculon's validation against the Megatron sequence-parallelism paper\n"
                "(Korthikanti et al. 2022): Figure 1 memory, Figure 7 activation ratios, Table 5\nstep times, "
                "with profile, estimate, delta, mean and worst error, printed as\nCalculon prints "
@@ -89,12 +99,30 @@ int cli_cmd_validate(int argc, char **argv, const cli_env_t *env)
                "Fathom cannot tell apart (the same estimate request) are grouped,\nwith the error "
                "no estimate can beat on them (doc/measured_runs.md).\n--json "
                "prints the JSON of GET /v1/validation (its \"measured\" member with\n--measured or "
-               "--runs) instead.\n");
+               "--runs) instead.\n--inference compares the serving model (POST /v1/inference) "
+               "with measured\nserving throughput (presets/validation/inference_runs.json, "
+               "doc/serving.md):\noutput tokens/s/GPU per row, mean and worst error, dense and "
+               "MoE apart, per\nrevision and leave-one-revision-out.\n");
         return strcmp(argv[argc - 1], "--help") == 0 ? 0 : 2;
     }
     fathom_error_t err;
     fathom_error_clear(&err);
     json_t *report;
+#ifdef FATHOM_HAVE_SERVING
+    if (inference) {
+        report = codec_serving_validation_report(env->presets, &err);
+        if (!report)
+            return cli_print_error(&err);
+        char *text = as_json ? NULL : codec_serving_validation_text(report);
+        if (text)
+            fputs(text, stdout);
+        else
+            cli_print_json(report);
+        free(text);
+        json_decref(report);
+        return 0;
+    }
+#endif
     if (n_runs) {
         json_t *rows = json_array();
         char source[1024] = "";
@@ -174,6 +202,53 @@ __attribute__((unused)) static int one_file(const char *endpoint, const char *cs
     json_decref(body);
     return rc;
 }
+
+#ifdef FATHOM_HAVE_SERVING
+int cli_cmd_infer(int argc, char **argv, const cli_env_t *env)
+{
+    return one_file("inference", NULL, argc, argv, env,
+                    "usage: fathom infer FILE\n\nServing one model on one system (POST "
+                    "/v1/inference): prefill and decode step\ntimes and their breakdown, the KV "
+                    "cache and how many requests fit, TTFT,\nTPOT, output tokens/s per GPU and per "
+                    "user, the throughput-interactivity\ncurve, $/Mtok and joules per token. FILE "
+                    "holds the body, e.g.\n{\"model\": \"llama3-70B\", \"system\": \"h100_sxm\", "
+                    "\"serving\": {\"tensor_par\": 4,\n \"weights_datatype\": \"fp8\", "
+                    "\"input_tokens\": 2000, \"output_tokens\": 200,\n \"requests_per_s\": 5}} "
+                    "(doc/serving.md).\n");
+}
+
+int cli_cmd_serve_plan(int argc, char **argv, const cli_env_t *env)
+{
+    if (argc != 2 || strcmp(argv[1], "--help") == 0) {
+        fprintf(argc == 2 ? stdout : stderr,
+                "usage: fathom serve-plan FILE\n\nRuns the serving plan in FILE (JSON: the body "
+                "of POST /v1/sweep with \"kind\":\n\"serving_plan\"; see "
+                "schemas/sweep_serving_plan.request.json) on this machine's\ncores: for a model, a "
+                "traffic level and latency targets, each system's cheapest\nfleet (layout, "
+                "replicas, aggregated or disaggregated), its $/Mtok and GPUs, and\nthe Pareto front "
+                "of cost against TPOT; prints the plan block a finished\nserving_plan sweep "
+                "carries. E.g. {\"model\": \"llama3-70B\", \"traffic\":\n{\"requests_per_s\": 20, "
+                "\"input_tokens\": 2000, \"output_tokens\": 200}, \"slo\":\n{\"ttft_ms_p99\": 2000, "
+                "\"tpot_ms\": 50}, \"systems\": [\"h100_sxm\", \"h200\", \"b200\"]}\n"
+                "(doc/serving.md).\n");
+        return argc == 2 ? 0 : 2;
+    }
+    json_t *body = cli_read_json_file(argv[1]);
+    if (!body)
+        return 1;
+    if (json_is_object(body) && !json_object_get(body, "kind"))
+        json_object_set_new(body, "kind", json_string("serving_plan"));
+    json_t *result = NULL;
+    const int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    int rc = cli_run_sweep("serving_plan", body, env, threads < 1 ? 1 : threads, 0, &result);
+    const json_t *plan = json_object_get(result, "serving_plan");
+    if (plan)
+        cli_print_json(plan);
+    json_decref(result);
+    json_decref(body);
+    return rc;
+}
+#endif
 
 #ifdef FATHOM_HAVE_SCALING
 int cli_cmd_scaling(int argc, char **argv, const cli_env_t *env)

@@ -23,6 +23,9 @@ static const codec_endpoint_t *const all_endpoints[] = {
 #ifdef FATHOM_HAVE_CALIBRATE
     &codec_calibrate_endpoint,
 #endif
+#ifdef FATHOM_HAVE_SERVING
+    &codec_inference_endpoint,
+#endif
 };
 
 const codec_endpoint_t *const *codec_endpoints(size_t *count)

@@ -39,6 +39,7 @@ extern const codec_endpoint_t codec_goodput_optimize_endpoint;  /* codec/goodput
 extern const codec_endpoint_t codec_goodput_fit_endpoint;       /* codec/goodput_fit_codec.c */
 extern const codec_endpoint_t codec_calibrate_endpoint;         /* codec/calibrate_codec.c */
 extern const codec_endpoint_t codec_hf_config_endpoint;         /* codec/hf_config_endpoint.c */
+extern const codec_endpoint_t codec_inference_endpoint;         /* codec/serving_codec.c */
 
 /* The table of every endpoint, and a lookup by name or by path. NULL when unknown. */
 const codec_endpoint_t *const *codec_endpoints(size_t *count);

@@ -74,6 +74,44 @@ static json_t *estimate_normalize(const json_t *body, const codec_ctx_t *ctx, fa
     return out;
 }
 
+/* The cheapest change that makes a layout that does not fit fit (llm_cheapest_fitting_change):
+ * {"changes": {field: new value, a dropped field null}, "execution": the changed execution,
+ * "step_time_s", "step_time_change_pct" against this layout's, "mem_tier1_bytes"}; null when
+ * the layout fits, does not train, or nothing tried fits. */
+static json_t *fitting_change(const fathom_model_t *m, const llm_system_t *s,
+                              const llm_execution_t *e, const llm_result_t *r)
+{
+    llm_fit_change_t fc;
+    if (r->fits_memory || llm_cheapest_fitting_change(m, s, e, &fc) || !fc.found)
+        return json_null();
+    json_t *base = codec_llm_execution_encode(e), *to = codec_llm_execution_encode(&fc.execution);
+    json_t *changes = json_object();
+    const char *key;
+    json_t *v;
+    bool ok = base && to && changes;
+    json_object_foreach(to, key, v) {
+        if (ok && !json_equal(v, json_object_get(base, key)))
+            ok = json_object_set(changes, key, v) == 0;
+    }
+    json_object_foreach(base, key, v) {
+        if (ok && !json_object_get(to, key))
+            ok = json_object_set_new(changes, key, json_null()) == 0;
+    }
+    json_t *out = ok ? json_pack("{s:o,s:O,s:f,s:f,s:f}", "changes", changes, "execution", to,
+                                 "step_time_s", fc.step_time, "step_time_change_pct",
+                                 fc.base_step_time > 0
+                                     ? 100.0 * (fc.step_time - fc.base_step_time) /
+                                           fc.base_step_time
+                                     : 0.0,
+                                 "mem_tier1_bytes", fc.mem_tier1_bytes)
+                     : NULL;
+    if (!ok)
+        json_decref(changes);
+    json_decref(base);
+    json_decref(to);
+    return out;
+}
+
 static json_t *estimate_evaluate(const json_t *normalized, const codec_ctx_t *ctx,
                                  fathom_error_t *err)
 {
@@ -89,6 +127,11 @@ static json_t *estimate_evaluate(const json_t *normalized, const codec_ctx_t *ct
                          req.execution.num_procs, &req.training, &run, err))
         return NULL;
     json_t *out = codec_llm_result_encode(&req.model, &req.execution, &r);
+    if (out && json_object_set_new(out, "cheapest_fitting_change",
+                                   fitting_change(&req.model, &req.system, &req.execution, &r))) {
+        json_decref(out);
+        out = NULL;
+    }
     if (out && json_object_set_new(out, "warnings", codec_llm_warnings_encode(&req.model,
                                                                               &req.system,
                                                                               &req.execution, &r))) {

@@ -24,6 +24,7 @@ struct codec_presets {
     json_t *comments[PRESET__KINDS]; /* name → comment string */
     json_t *measured;                /* validation/measured_runs.json: an array, or NULL */
     json_t *pytorch;                 /* validation/pytorch_runs.json: an array, or NULL */
+    char *dir;                       /* the directory it was loaded from; NULL when empty */
     const codec_presets_t *base;     /* an overlay's built-ins; NULL for a loaded registry */
     user_lookup_t *user;             /* an overlay's lookup; NULL for a loaded registry */
 };
@@ -65,6 +66,7 @@ void codec_presets_free(codec_presets_t *p)
     }
     json_decref(p->measured);
     json_decref(p->pytorch);
+    free(p->dir);
     if (p->user) {
         for (int k = 0; k < PRESET__KINDS; k++)
             json_decref(p->user->fetched[k]);
@@ -207,6 +209,12 @@ codec_presets_t *codec_presets_load(const char *dir, fathom_error_t *err)
             return NULL;
         }
     }
+    p->dir = strdup(dir);
+    if (!p->dir) {
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+        codec_presets_free(p);
+        return NULL;
+    }
     /* The measured runs are optional: a registry without them validates against Calculon only. */
     if (load_runs(dir, "measured_runs.json", &p->measured, err) ||
         load_runs(dir, "pytorch_runs.json", &p->pytorch, err)) {
@@ -226,6 +234,16 @@ const json_t *codec_presets_pytorch_runs(const codec_presets_t *p)
 {
     p = builtins(p);
     return p ? p->pytorch : NULL;
+}
+
+int codec_presets_validation_path(const codec_presets_t *p, const char *file, char *out,
+                                  size_t cap)
+{
+    p = builtins(p);
+    if (!p || !p->dir)
+        return -1;
+    const int n = snprintf(out, cap, "%s/validation/%s", p->dir, file);
+    return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
 int codec_presets_is_builtin(const codec_presets_t *p, preset_kind_t kind, const char *name)

@@ -17,6 +17,7 @@
 #define FATHOM_PRESETS_H
 
 #include <jansson.h>
+#include <stddef.h>
 
 #include "fathom_error.h"
 
@@ -67,6 +68,12 @@ int codec_preset_name_check(const char *name, const char *field, fathom_error_t 
 const json_t *codec_presets_measured(const codec_presets_t *p);
 /* The PyTorch-native runs of DIR/validation/pytorch_runs.json (same format), or NULL. */
 const json_t *codec_presets_pytorch_runs(const codec_presets_t *p);
+
+/* The path of DIR/validation/<file> of the directory the registry was loaded from (0), or -1
+ * for a registry not loaded from a directory (or a path longer than cap). Files read on demand
+ * (inference_runs.json, 2.4 MB) are not kept in every process that loads presets. */
+int codec_presets_validation_path(const codec_presets_t *p, const char *file, char *out,
+                                  size_t cap);
 
 /* {"models":[{"name","comment"}…],"systems":[…]} sorted by name (new reference). */
 json_t *codec_presets_list(const codec_presets_t *p);

@@ -178,8 +178,11 @@ int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_reque
             return -1;
         r.options.top_n = (int)top_n;
     }
+    /* a modern model frees the selective-recompute modules by default (the runs of 2024-2026
+     * recompute norms, activations and MLA's up-projections before whole blocks); Calculon's
+     * models keep Calculon's space, none */
     int kernel = (int)codec_default_attention_kernel(&r.model), dispatcher = 0, blocks = 0,
-        modules = 0;
+        modules = r.model.calculon_block ? 0 : 1;
     if (decode_fused(o, &r.options.fused_activation, err) ||
         (o && jr_enum(o, "options", "attention_kernel", JR_OPTIONAL, kernel, kernel_picks,
                       &kernel, err)) ||
@@ -187,7 +190,7 @@ int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_reque
                       llm_moe_dispatcher_names, &dispatcher, err)) ||
         (o && jr_enum(o, "options", "recompute_blocks", JR_OPTIONAL, 0, recompute_blocks_picks,
                       &blocks, err)) ||
-        (o && jr_enum(o, "options", "recompute_modules", JR_OPTIONAL, 0,
+        (o && jr_enum(o, "options", "recompute_modules", JR_OPTIONAL, modules,
                       recompute_modules_picks, &modules, err)) ||
         decode_fp8(o, codec_default_fp8(&r.model, &r.system, r.datatype), &r.options.fp8, err))
         return -1;
@@ -236,8 +239,10 @@ json_t *codec_search_request_encode(const search_request_t *r)
                             json_string(llm_moe_dispatcher_names[r->options.moe_dispatcher]));
     if (options && r->options.fewest_recompute_blocks)
         json_object_set_new(options, "recompute_blocks", json_string("fewest"));
-    if (options && r->options.fewest_recompute_modules)
-        json_object_set_new(options, "recompute_modules", json_string("fewest"));
+    /* only when not the model's default (fewest for the modern block, none for Calculon's) */
+    if (options && r->options.fewest_recompute_modules == r->model.calculon_block)
+        json_object_set_new(options, "recompute_modules",
+                            json_string(r->options.fewest_recompute_modules ? "fewest" : "none"));
     if (options && r->options.low_precision_gradients)
         json_object_set_new(options, "low_precision_gradients", json_true());
     if (options && r->options.no_offload)

@@ -15,6 +15,9 @@ static const sweep_kind_t *all_kinds[] = {
     &codec_grid_kind,
     &codec_plan_kind,
 #endif
+#ifdef FATHOM_HAVE_SERVING
+    &codec_serving_plan_kind,
+#endif
     NULL, NULL, NULL, NULL, NULL, /* EXTRA_MAX registered, then the end */
 };
 #define ROOM (sizeof all_kinds / sizeof all_kinds[0] - 1)

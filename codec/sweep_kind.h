@@ -146,6 +146,7 @@ typedef struct sweep_kind {
 extern const sweep_kind_t codec_search_kind; /* "optimal_execution": codec/search_kind.c */
 extern const sweep_kind_t codec_grid_kind;   /* "grid": codec/search_grid_kind.c */
 extern const sweep_kind_t codec_plan_kind;   /* "plan": codec/search_plan_kind.c */
+extern const sweep_kind_t codec_serving_plan_kind; /* "serving_plan": codec/serving_plan_kind.c */
 
 /* The table (sweep_kind.c): its rows, NULL-terminated, and a lookup (NULL when unknown). */
 const sweep_kind_t *const *sweep_kinds(size_t *count);

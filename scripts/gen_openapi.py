@@ -30,7 +30,8 @@ PATHS = [
     ("post", "/v1/transformer", "transformer_request", "transformer_response", "Analytic transformer model: parameters, FLOPs, MFU, 6ND time, GPUs, LoRA."),
     ("post", "/v1/models/from-hf-config", "hf_config", "hf_config_response", "A Hugging Face config.json read as a Fathom model object, with its parameter counts and what the reading assumed; any request also takes {\"model\": {\"hf_config\": {...}}}."),
     ("post", "/v1/estimate", "estimate_request", "estimate_response", "Step time and memory tiers of one execution (Calculon's model)."),
-    ("get", "/v1/validation", None, "validation_response", "Calculon's validation against the Megatron sequence-parallelism paper."),
+    ("get", "/v1/validation", None, "validation_response", "Calculon's validation against the Megatron sequence-parallelism paper (and, with ?inference=true, the serving model against measured serving throughput)."),
+    ("post", "/v1/inference", "inference_request", "inference_response", "Serving: prefill and decode steps, KV cache, how many requests fit, TTFT, TPOT, tokens/s per GPU and per user, the throughput-interactivity curve, $/Mtok and joules per token."),
     ("post", "/v1/scaling", "scaling_request", "scaling_response", "Scaling-law solvers: budget to model size, loss, cost."),
     ("post", "/v1/scaling/fit", "scaling_fit_request", "scaling_fit_response", "Fit loss and parameter laws to loss-versus-compute runs."),
     ("post", "/v1/goodput/evaluate", "goodput_evaluate_request", "goodput_evaluate_response", "Pollux throughput, efficiency and goodput."),
@@ -58,6 +59,8 @@ GUARDED = {("post", "/v1/sweep"), ("delete", "/v1/sweep/{id}"), ("put", "/v1/pre
 CONDITIONAL = {"/v1/results/{hash}", "/v1/sweep/{id}", "/v1/sweep/{id}/results"}
 # Query parameters: (name, schema, description).
 QUERY = {
+    ("get", "/v1/validation"): [("inference", {"type": "string", "enum": ["true", "false"], "default": "false"},
+                                 "true adds \"inference\": the serving model against presets/validation/inference_runs.json (about a second of work).")],
     ("get", "/v1/sweeps"): [("limit", {"type": "integer", "minimum": 1, "maximum": 200, "default": 50},
                              "How many of the newest sweeps.")],
     ("get", "/v1/sweep/{id}/results"): [

@@ -124,6 +124,10 @@ static inline double model_norm_params(const fathom_model_t *m)
     return m->norm == MODEL_NORM_LAYERNORM && m->bias ? 2.0 * h : h;
 }
 
+/* Parameters of one MLP of width f: up (two matrices when gated) and down, with biases when the
+ * model has them (model_params.c). */
+double model_mlp_params(const fathom_model_t *m, double f);
+
 /* One block's parameters by how they are laid out (model_params.c): divided by tensor
  * parallelism (attention projections, dense MLP, shared experts), replicated (norms, router,
  * MLA's down projections and latent norms), and routed experts (all num_experts of them). */

@@ -4,7 +4,7 @@
 #include "model.h"
 
 /* One MLP of width f: up (×2 gated) and down, with biases when the model has them. */
-static double mlp_params(const fathom_model_t *m, double f)
+double model_mlp_params(const fathom_model_t *m, double f)
 {
     const double h = (double)m->hidden, b = m->bias ? 1 : 0, up = m->gated_mlp ? 2 : 1;
     return up * (h * f + b * f) + f * h + b * h;
@@ -41,14 +41,15 @@ model_block_params_t model_block_params(const fathom_model_t *m, bool moe)
     p.replicated += 2 * model_norm_params(m);
     p.routed = 0;
     if (!moe) {
-        p.split += mlp_params(m, (double)m->feedforward);
+        p.split += model_mlp_params(m, (double)m->feedforward);
         return p;
     }
     const model_moe_t *x = &m->moe;
     const double E = (double)x->num_experts;
     p.replicated += (double)m->hidden * E + (x->router_bias ? E : 0); /* router GEMM h×E */
-    p.split += (double)x->shared_experts * mlp_params(m, (double)x->shared_expert_feedforward);
-    p.routed = E * mlp_params(m, (double)x->expert_feedforward);
+    p.split +=
+        (double)x->shared_experts * model_mlp_params(m, (double)x->shared_expert_feedforward);
+    p.routed = E * model_mlp_params(m, (double)x->expert_feedforward);
     return p;
 }
 

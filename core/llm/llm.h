@@ -508,6 +508,21 @@ void llm_moe_state_memory(const fathom_model_t *m, const llm_execution_t *e, int
 void llm_stage_memory(const fathom_model_t *m, const llm_execution_t *e, const llm_result_t *r,
                       int64_t rank, llm_stage_memory_t *out);
 
+/* The cheapest change that makes an execution fit (llm_fit.c): found false when e fits already,
+ * does not train, or nothing tried fits; otherwise the changed execution, its step time and
+ * tier-1 bytes, beside the given execution's step time. Tries selective-recompute module sets,
+ * FP8 storage, 16-bit Adam moments, the next ZeRO stage or the whole shard group, half the
+ * microbatch, full recompute of the fewest blocks, and all savers at once as a last resort.
+ * Returns 0 (candidates that do not estimate are skipped). Pure, like llm_estimate. */
+typedef struct {
+    bool found;
+    llm_execution_t execution;
+    double step_time, mem_tier1_bytes;
+    double base_step_time; /* of the execution as given */
+} llm_fit_change_t;
+int llm_cheapest_fitting_change(const fathom_model_t *m, const llm_system_t *s,
+                                const llm_execution_t *e, llm_fit_change_t *out);
+
 /* Seconds of one all-to-all in which each of `peers` ranks sends `bytes` spread evenly over the
  * group, the group spanning `span` consecutive processors with tier `net` (llm_moe.c). */
 double llm_a2a_time(const llm_system_t *s, int net, double bytes, double peers, double span);
@@ -516,6 +531,13 @@ double llm_a2a_time(const llm_system_t *s, int net, double bytes, double peers, 
  * peers, within router_group_top_k of its router_groups when it has groups (llm_moe.c). */
 double llm_a2a_flex_time(const llm_system_t *s, int net, double token_bytes,
                          const model_moe_t *moe, double peers, double span);
+
+/* Seconds of one collective `op` of `bytes` among `peers` ranks on tier `net` of s: Calculon's
+ * latency + bytes·scalar·(1 + offset/peers) / (bandwidth·efficiency) (llm_system.c). */
+double llm_net_op_time(const llm_system_t *s, int net, llm_net_op_t op, double bytes, double peers);
+/* Efficiency of an operation of `size` (GFLOP for a processor curve, MB for a memory curve) on
+ * curve c: the first point whose threshold size reaches (Calculon's rule); 0 when none does. */
+double llm_curve_efficiency(const llm_curve_t *c, double size);
 
 /* A GPU held below its board power (a variant's power_limit_w, doc/stacks.md): the fraction
  * of the board-power sustained clock it keeps, which scales its matrix and vector rates. Power

@@ -497,9 +497,10 @@ static void build_block(const fathom_model_t *m, const llm_system_t *s, const ll
     const double outer_act = seq_par ? (double)z->seq_par_activation_size : act;
     const bool overlapped = e->tensor_par_overlap != LLM_TP_OVERLAP_NONE;
     const bool rf = e->activation_recompute == LLM_RECOMPUTE_FULL;
-    /* Megatron's core_attn module is Korthikanti's attention recompute (attn_only) unfused */
-    const bool raf = rf || e->activation_recompute == LLM_RECOMPUTE_ATTN_ONLY ||
-                     (e->recompute_modules & LLM_RECOMPUTE_CORE_ATTN);
+    const bool raf = rf || e->activation_recompute == LLM_RECOMPUTE_ATTN_ONLY;
+    /* Megatron's core_attn module: the unfused core as attn_only reruns it (scores, softmax,
+     * dropout), nothing else; the fused kernel's own rerun is add_attention_core's */
+    const bool core_raf = raf || (e->recompute_modules & LLM_RECOMPUTE_CORE_ATTN);
     /* selective recompute of layernorm: both norms rerun in backward and no layer keeps their
      * output (the sliver before the all-gather nor the gathered copy), so the all-gather after
      * each is redone too */
@@ -525,7 +526,7 @@ static void build_block(const fathom_model_t *m, const llm_system_t *s, const ll
         fathom_model_t a = *m;
         a.attn_size = (m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim + m->mla.v_head_dim) / 2;
         a.kv_heads = m->attn_heads;
-        add_attention_core(b, &a, e, rf, raf);
+        add_attention_core(b, &a, e, rf, core_raf);
         /* the O that FP8 keeps is n·v wide, not the averaged head's n·(qk + v)/2 */
         llm__layer_t *attn = &b->layers[b->num_layers - 1];
         const double o = (double)bs * (double)(m->attn_heads / tp * m->mla.v_head_dim);
@@ -545,7 +546,7 @@ static void build_block(const fathom_model_t *m, const llm_system_t *s, const ll
             add_rope(b, (double)bs * (double)(qkv_width / tp + llm__kv_heads_per_rank(m, e) *
                                                                    m->attn_size),
                      FLAGS(.recompute = rf));
-        add_attention_core(b, m, e, rf, raf);
+        add_attention_core(b, m, e, rf, core_raf);
         add_out_proj(b, m, e, tp_net, qkv_width, act, rf);
     }
     add_hidden_dropout(b, m, outer_act, rf);

@@ -100,6 +100,19 @@ double llm__net_time(const llm_network_t *n, llm_net_op_t op, double bytes, doub
     return n->latency_s + size / (n->bandwidth_gbps * 1e9 * n->efficiency);
 }
 
+double llm_net_op_time(const llm_system_t *s, int net, llm_net_op_t op, double bytes, double peers)
+{
+    return llm__net_time(&s->networks[net], op, bytes, peers);
+}
+
+double llm_curve_efficiency(const llm_curve_t *c, double size)
+{
+    for (int i = 0; i < c->num_points; i++)
+        if (size >= c->points[i].threshold)
+            return c->points[i].efficiency;
+    return 0;
+}
+
 /* ---- system check ---- */
 
 static int check_curve(const llm_curve_t *curve, bool decreasing, const char *path,

@@ -5,6 +5,7 @@
 import { shareLink } from './api.js';
 import { cachedPreset } from './catalog.js';
 import { chartBox, stackedTime } from './charts.js';
+import { openInEstimate } from './nav.js';
 import { $, el, fmtBytes, fmtInt, fmtNum, fmtPct, fmtSeconds, fmtStat, statMeaning } from './util.js';
 
 const BREAKDOWN = [
@@ -71,6 +72,7 @@ export function showEstimate(req, resp, hash) {
     el('h3', {}, 'Memory per GPU against capacity'),
     memBar(1, s.mem_tier1_bytes, s.mem_tier1_capacity_bytes),
     memBar(2, s.mem_tier2_bytes, s.mem_tier2_capacity_bytes),
+    fitBlock(req, resp),
     stageMemory(s.memory),
     dataParallel(s.data_parallel, req.execution),
     ...(resp.violations || []).map((v) => el('p', { class: 'warn' }, v.message)),
@@ -118,15 +120,37 @@ function modelKpis(s) {
     k('tokens_per_proc', 'Tokens/s per GPU', fmtNum(s.tokens_per_s_per_proc), `${fmtNum(s.tokens_per_s)} tokens/s in all`));
 }
 
+// A layout that does not fit: the cheapest change that makes it fit (the API's
+// cheapest_fitting_change), what it costs in step time, and a button that estimates it.
+function fitBlock(req, resp) {
+  const c = resp.cheapest_fitting_change;
+  if (resp.fits_memory || !c) {
+    return resp.fits_memory ? el('span')
+      : el('p', { class: 'warn fit-change none' }, 'Nothing Fathom tries (selective recompute, FP8 storage, 16-bit moments, more sharding, a smaller microbatch, full recompute) makes this layout fit: use more GPUs or more pipeline stages.');
+  }
+  const value = (v) => (v === null ? 'left out' : Array.isArray(v) ? v.join(', ') : String(v));
+  const changes = Object.entries(c.changes).map(([k, v]) => el('li', { 'data-field': k }, el('code', {}, k), ` = ${value(v)}`));
+  const pct = c.step_time_change_pct;
+  const use = el('button', { type: 'button', class: 'use-fit' }, 'Estimate with this change');
+  use.addEventListener('click', () => openInEstimate({ ...req, execution: c.execution }));
+  return el('div', { class: 'fit-change' },
+    el('h3', {}, 'The cheapest change that fits'),
+    el('ul', {}, changes),
+    el('p', { class: 'fit-cost' }, `Step time ${fmtSeconds(c.step_time_s)} (${pct >= 0 ? '+' : ''}${fmtNum(pct)}% against this layout), ${fmtBytes(c.mem_tier1_bytes)} per GPU in tier 1.`),
+    use);
+}
+
 // Memory per GPU on the first and the last pipeline stage, by kind; the heaviest one marked.
-const MEM_ROWS = [['weights', 'weights'], ['gradients', 'gradients'], ['optimizer', 'optimizer state'], ['activations', 'activations'], ['buffers', 'buffers'], ['total', 'total']];
+const MEM_ROWS = [['weights', 'weights'], ['gradients', 'gradients'], ['optimizer', 'optimizer state'], ['activations', 'activations'], ['buffers', 'buffers'], ['moe_buffers', 'dispatcher buffers'], ['reserve', 'reserve: CUDA context, NCCL, workspaces, fragmentation'], ['total', 'total']];
+const reserveOf = (st) => (st.reserve ? st.reserve.cuda_context + st.reserve.nccl + st.reserve.workspaces + st.reserve.fragmentation : 0);
 function stageMemory(mem) {
   if (!mem || !mem.stages) return el('span');
   const heavy = (st) => st.stage === mem.heaviest_stage;
   const head = el('tr', {}, el('th', {}, 'per GPU'), ...mem.stages.map((st) => el('th', { class: `num${heavy(st) ? ' heaviest' : ''}`, 'data-stage': st.stage },
-    `${st.stage} stage (${fmtInt(st.blocks)} blocks)${heavy(st) ? ' — heaviest' : ''}`)));
-  const rows = MEM_ROWS.map(([k, label]) => el('tr', { class: k === 'total' ? 'total' : '' }, el('td', {}, label),
-    ...mem.stages.map((st) => el('td', { class: `num${heavy(st) ? ' heaviest' : ''}`, title: `${fmtInt(st[k])} bytes` }, fmtBytes(st[k])))));
+    `${st.stage} stage${st.rank !== undefined ? ` (rank ${st.rank})` : ''}, ${fmtInt(st.blocks)} blocks${st.microbatches_in_flight > 0 ? `, ${fmtNum(st.microbatches_in_flight)} microbatches in flight` : ''}${heavy(st) ? ' — heaviest' : ''}`)));
+  const val = (st, k) => (k === 'reserve' ? reserveOf(st) : st[k] || 0);
+  const rows = MEM_ROWS.filter(([k]) => k === 'total' || mem.stages.some((st) => val(st, k) > 0)).map(([k, label]) => el('tr', { class: k === 'total' ? 'total' : '', 'data-row': k }, el('td', {}, label),
+    ...mem.stages.map((st) => el('td', { class: `num${heavy(st) ? ' heaviest' : ''}`, title: `${fmtInt(val(st, k))} bytes` }, fmtBytes(val(st, k))))));
   // With experts: the weights, gradients and optimizer state split into the routed experts' and the rest.
   const part = (x) => (x ? (x.weights || 0) + (x.gradients || 0) + (x.optimizer || 0) : 0);
   if (mem.stages.some((st) => part(st.expert) > 0)) {

@@ -1,7 +1,7 @@
 // main.js — the page's entry point: loads the catalog (presets and the API's enumerations),
 // builds each tab, and routes the URL fragment: #<tab> picks a tab; #r=<hash> reopens a stored
 // result (GET /v1/results/<hash>) on the tab that lists its endpoint; #<link>=<id> follows a
-// sweep on the tab with that link (#sweep=<id>, #plan=<id>).
+// sweep on the tab with that link (#sweep=<id>, #plan=<id>, #serve=<id>).
 //
 // A tab is a module exporting one descriptor: {name (#name, #nav-name, #tab-name), footer (the
 // model it answers with), init() (builds its form; may be async), endpoints? + open(result,
@@ -13,10 +13,11 @@ import { estimateTab } from './estimate.js';
 import { goodputTab } from './goodput.js';
 import { planTab } from './plan.js';
 import { scalingTab } from './scaling.js';
+import { serveTab } from './serve.js';
 import { sweepTab } from './sweep.js';
 import { $, $$ } from './util.js';
 
-const TABS = [estimateTab, sweepTab, planTab, scalingTab, goodputTab];
+const TABS = [estimateTab, sweepTab, planTab, serveTab, scalingTab, goodputTab];
 
 function showTab(tab) {
   $('#footer').textContent = `${tab.footer} Numbers are estimates, not measurements.`;

@@ -2,8 +2,8 @@
 // against a fathomd this test starts on a free port with a temporary database. It fills the
 // estimate form from presets and checks the step time and charts, puts a bad value in and looks
 // for the error beside its field, runs a small search to completion through the progress bar,
-// reopens a shared link, draws the scaling and goodput charts, and plans a cluster (the front,
-// the deadline, a point opened in Step time). Screenshots go to
+// reopens a shared link, draws the scaling and goodput charts, plans a cluster (the front,
+// the deadline, a point opened in Step time) and a serving fleet (the Serve tab). Screenshots go to
 // tests/out/browser/. Run by scripts/test.d/50-browser.sh (FATHOMD=path/to/fathomd node ...).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -477,7 +477,7 @@ try {
     });
     for (const [w, h] of [[1440, 1000], [390, 844]]) {
       await page.setViewportSize({ width: w, height: h });
-      for (const t of ['estimate', 'sweep', 'plan', 'scaling', 'goodput']) {
+      for (const t of ['estimate', 'sweep', 'plan', 'serve', 'scaling', 'goodput']) {
         await page.click(`#nav-${t}`);
         await page.waitForFunction((id) => !document.querySelector(`#tab-${id}`).hidden, t);
         // Charts drawn at 1440 px resize on the next frames after the viewport shrinks (a
@@ -496,7 +496,7 @@ try {
     await fresh.setViewportSize({ width: 390, height: 844 });
     await fresh.goto(`${base}/`);
     await fresh.waitForSelector('body[data-ready="true"]');
-    for (const t of ['estimate', 'sweep', 'plan', 'scaling', 'goodput']) {
+    for (const t of ['estimate', 'sweep', 'plan', 'serve', 'scaling', 'goodput']) {
       await fresh.click(`#nav-${t}`);
       await fresh.waitForFunction((id) => !document.querySelector(`#tab-${id}`).hidden, t);
       const over = await fresh.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
@@ -561,7 +561,7 @@ try {
     const tok = await page.textContent('#est-results [data-kpi="tokens_per_proc"] .kpi-value');
     check(Math.abs(parseFloat(tok.replace(/,/g, '')) - s.tokens_per_s_per_proc) / s.tokens_per_s_per_proc < 0.01, 'tokens/s per GPU shown', [tok, s.tokens_per_s_per_proc]);
     const table = await page.$$eval('#est-results table.stage-mem-table tbody tr', (rows) => rows.map((r) => r.cells[0].textContent));
-    check(table.length === 6 && table.at(-1) === 'total', 'the stage memory table: weights … total', table);
+    check(table.length === 7 && table.at(-1) === 'total' && table.at(-2).startsWith('reserve'), 'the stage memory table: weights … the reserve, total', table);
     const heavy = await page.$$eval('#est-results table.stage-mem-table thead th.heaviest', (t) => t.map((x) => x.dataset.stage));
     check(heavy.length === 1 && heavy[0] === s.memory.heaviest_stage, 'the heaviest stage is marked as the API says', [heavy, s.memory.heaviest_stage]);
     const bpp = await page.textContent('#est-results .bpp');
@@ -646,7 +646,7 @@ try {
 
   await step('after a modern estimate: no horizontal scroll at 390 px on any tab; a Calculon preset brings Calculon’s defaults back', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const t of ['estimate', 'sweep', 'plan', 'scaling', 'goodput']) {
+    for (const t of ['estimate', 'sweep', 'plan', 'serve', 'scaling', 'goodput']) {
       await page.click(`#nav-${t}`);
       await page.waitForFunction((id) => !document.querySelector(`#tab-${id}`).hidden, t);
       await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 15000 }).catch(() => {});
@@ -1013,6 +1013,56 @@ try {
     const over = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     check(over <= 0, 'the plan tab with its answer at 390 px is not wider than the screen', over);
     await page.screenshot({ path: join(outDir, 'plan-390.png'), fullPage: true });
+    await page.setViewportSize({ width: 1440, height: 1000 });
+  });
+
+  await step('Serve: a serving plan over H100, H200 and B200 as the API says, a fleet’s curve, a bad TP beside its field; 1440 and 390 px', async () => {
+    await page.setViewportSize({ width: 1440, height: 1000 });
+    await page.click('#nav-serve');
+    await page.waitForFunction(() => !document.querySelector('#tab-serve').hidden);
+    const posted = page.waitForResponse((r) => r.url().endsWith('/v1/sweep') && r.request().method() === 'POST');
+    await page.click('#sv-submit');
+    const sent = JSON.parse((await posted).request().postData());
+    check(sent.kind === 'serving_plan' && sent.model === 'llama3-70B' && sent.traffic.requests_per_s === 20 &&
+      sent.traffic.input_tokens === 2000 && sent.traffic.output_tokens === 200, 'the form becomes a serving plan', sent);
+    check(sent.slo.ttft_ms_p99 === 2000 && sent.slo.tpot_ms === 50, 'with the targets', sent.slo);
+    check(sent.systems.map((x) => x.name).sort().join() === 'b200,h100_sxm,h200' && sent.systems.every((x) => x.price_per_gpu_hour > 0),
+      'three GPU types by default, each with its preset’s price', sent.systems);
+    const id = (await (await posted).json()).id;
+    await page.waitForSelector('#sv-results table.serve tbody tr');
+    const st = await (await fetch(`${base}/v1/sweep/${id}`)).json();
+    check(st.status === 'done' && st.kind === 'serving_plan', 'the plan finished', st.status);
+    const rows = await page.$$eval('#sv-results table.serve tbody tr', (trs) => trs.map((tr) => [tr.dataset.system, tr.cells[4]?.textContent]));
+    check(rows.length === 3, 'a row per GPU type', rows);
+    for (const [i, sys] of st.serving_plan.systems.entries()) {
+      check(sys.best && sys.best.meets && sys.best.tpot_s <= 0.05 && sys.best.ttft_p99_s <= 2, `${sys.name} has a fleet meeting the targets`, sys.best);
+      check(rows[i][0] === sys.name && Number(rows[i][1].replace(/,/g, '')) === sys.best.gpus, `${sys.name}: the API’s GPUs`, [rows[i], sys.best.gpus]);
+    }
+    check(await chartDrawn(page, '#sv-results .chart-scatter'), 'dollars against TPOT drawn');
+    check(await page.evaluate(() => location.hash) === `#serve=${id}`, 'the address names the plan', await page.evaluate(() => location.hash));
+    // the first fleet's curve: POST /v1/inference with the plan's request, drawn
+    const best = st.serving_plan.systems[0].best;
+    const inferred = page.waitForResponse((r) => r.url().endsWith('/v1/inference') && r.request().method() === 'POST');
+    await page.click('#sv-results table.serve tbody tr:first-child button');
+    const one = await (await inferred).json();
+    check(one.tpot_s === best.tpot_s && one.ttft_p99_s === best.ttft_p99_s, 'the fleet re-estimates to the plan’s TPOT and TTFT', [one.tpot_s, best.tpot_s]);
+    await page.waitForSelector('#sv-one-results .chart-scatter canvas');
+    check(await chartDrawn(page, '#sv-one-results .chart-scatter'), 'tokens/s per GPU against tokens/s per user drawn');
+    const curve = await page.evaluate(() => window.Chart.getChart(document.querySelector('#sv-one-results canvas')).data.datasets[0].data.length);
+    check(curve === one.curve.length && curve > 1, 'a point per concurrency of the API’s curve', [curve, one.curve.length]);
+    await page.screenshot({ path: join(outDir, 'serve-1440.png'), fullPage: true });
+    // a tensor-parallel degree that does not divide 64 heads: the server’s reason beside the field
+    await setFields(page, '#serve-one-form', { 'serving.tensor_par': '3' });
+    await page.click('#serve-one-form button[type="submit"]');
+    const err = page.locator('#serve-one-form .fld:has([data-field="serving.tensor_par"]) .field-error');
+    await err.waitFor();
+    check(/attention heads/.test(await err.textContent()), 'the error names the heads', await err.textContent());
+    await setFields(page, '#serve-one-form', { 'serving.tensor_par': '4' });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 15000 }).catch(() => {});
+    const over = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    check(over <= 0, 'the serve tab with its answers at 390 px is not wider than the screen', over);
+    await page.screenshot({ path: join(outDir, 'serve-390.png'), fullPage: true });
     await page.setViewportSize({ width: 1440, height: 1000 });
   });
 

@@ -79,6 +79,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (kind == &codec_grid_kind && codec_grid_size(norm) != n)
         fuzz_fail("grid size %llu, normalize said %llu", (unsigned long long)codec_grid_size(norm),
                   (unsigned long long)n);
+#ifdef FATHOM_HAVE_SERVING
+    if (kind == &codec_serving_plan_kind && n > 0) {
+        /* a serving plan: its first, middle and last units (layouts) run */
+        fathom_error_t e2;
+        sweep_run_t *run = kind->open(norm, fuzz_ctx(), &e2);
+        if (!run)
+            fuzz_fail("a normalized serving plan does not open: %s: %s", e2.field, e2.message);
+        const size_t units = kind->units(run), pick[3] = {0, units / 2, units - 1};
+        for (int i = 0; i < 3 && units; i++) {
+            sweep_unit_t u = {0};
+            if (kind->run_unit(run, fuzz_ctx(), pick[i], NULL, &u, &e2))
+                fuzz_fail("a serving plan unit failed: %s", e2.message);
+            sweep_points_free(u.points, u.npoints);
+        }
+        kind->close(run);
+    }
+#endif
     if (kind == &codec_search_kind && n <= RUN_MAX_EXECUTIONS) {
         search_request_t req;
         if (codec_search_decode(norm, fuzz_ctx(), &req, &err))

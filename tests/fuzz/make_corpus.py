@@ -312,6 +312,15 @@ sweeps = [
      "gpu_counts": [8, 1031]},
     {"kind": "plan", "model": "llama3-8B", "tokens": 1e19, "systems": ["h100_sxm"],
      "gpu_counts": [8], "deadline_days": 0},
+    {"kind": "serving_plan", "model": "llama3-70B",
+     "traffic": {"requests_per_s": 20, "input_tokens": 2000, "output_tokens": 200},
+     "slo": {"ttft_ms_p99": 2000, "tpot_ms": 50}, "systems": ["h100_sxm", "h200", "b200"]},
+    {"kind": "serving_plan", "model": "qwen3-30B-A3B",
+     "traffic": {"requests_per_s": 3, "input_tokens": {"mean": 1000, "p90": 3000}, "output_tokens": 300},
+     "slo": {"ttft_ms_p50": 500}, "systems": [{"name": "h100_sxm", "price_per_gpu_hour": 2}],
+     "engine": "sglang", "weights_datatypes": ["fp8", "int4"], "modes": ["disaggregated"], "max_gpus_per_replica": 4},
+    {"kind": "serving_plan", "model": "llama3-8B", "traffic": {"requests_per_s": 1, "input_tokens": 10, "output_tokens": 10},
+     "slo": {}, "systems": ["h100_sxm"]},
 ]
 write("sweep", sweeps)
 write("grid", grids + [{k: v for k, v in g.items() if k != "kind"} for g in grids[:5]])
@@ -448,6 +457,27 @@ write("calibrate", [
 ])
 
 
+# ---- inference: POST /v1/inference (serving), good and refused ----
+SERVE = {"tensor_par": 4, "weights_datatype": "fp8", "input_tokens": 2000, "output_tokens": 200,
+         "requests_per_s": 5}
+inference = [
+    {"model": "llama3-70B", "system": "h100_sxm", "serving": SERVE},
+    {"model": "llama3-8B", "system": "h200", "serving": {"input_tokens": 1024, "output_tokens": 1024, "engine": "trtllm", "num_requests": 300}},
+    {"model": "llama3-8B", "system": "l40s", "serving": {"input_tokens": {"mean": 500, "spread": 200}, "output_tokens": 100, "concurrency": 16, "engine": "sglang"}},
+    {"model": "deepseek-v3", "system": "b200", "serving": {"attention_data_par": 8, "expert_par": 8, "weights_datatype": "fp4", "input_tokens": 1024, "output_tokens": 1024, "speculative": {"method": "mtp", "tokens": 2, "acceptance": 0.7}}},
+    {"model": "gpt-oss-120B", "system": "h200", "serving": {"weights_datatype": "int4", "kv_datatype": "fp8", "input_tokens": 8192, "output_tokens": 512, "chunked_prefill": True, "max_batch_tokens": 2048, "prefix_cache_hit": 0.5}},
+    {"model": "qwen3-30B-A3B", "system": "h100_sxm", "serving": {"input_tokens": 2000, "output_tokens": 200, "requests_per_s": 3,
+                                                              "disaggregated": {"prefill": {"tensor_par": 2}, "decode": {"tensor_par": 1}, "kv_transfer_net": 1}}},
+    {"model": "llama3-8B", "system": "h100_sxm", "serving": {"input_tokens": 100, "output_tokens": 100, "speculative": {"method": "draft", "tokens": 4, "acceptance": 0.6, "model": "llama3-8B"}}},
+    {"model": MODELS["mistral-7B-v0.3"], "system": SYSTEMS["a100_sxm"], "serving": {"input_tokens": 300, "output_tokens": 30}},
+    # refused
+    {"model": "llama3-70B", "system": "h100_sxm", "serving": dict(SERVE, tensor_par=3)},
+    {"model": "llama3-70B", "system": "h100_sxm", "serving": dict(SERVE, concurrency=3)},
+    {"model": "llama3-70B", "system": "h100_sxm", "serving": dict(SERVE, weights_datatype="fp6")},
+    {"model": "llama3-70B", "system": "h100_sxm", "serving": {"input_tokens": 0, "output_tokens": 1}},
+]
+write("inference", inference)
+
 # ---- canonical hashing: any JSON at all ----
 canonical = (pick(models, 6) + pick(systems[:4], 2) + pick(executions, 4) + pick(estimate, 4)
              + pick(sweeps, 4) + pick(evaluate, 3) + pick(scaling, 3))
@@ -480,7 +510,7 @@ def schema_words(node, keys, values):
 
 keys, values = set(), set(MODELS) | set(SYSTEMS)
 REQUEST_PARTS = ("model.json", "llm_system.json", "llm_execution.json", "training.json",
-                 "hf_config.json")
+                 "hf_config.json", "serving.json")
 for p in glob.glob(os.path.join(ROOT, "schemas", "*.json")):
     if ".request." in p or os.path.basename(p) in REQUEST_PARTS:
         with open(p) as f:

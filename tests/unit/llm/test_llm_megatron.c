@@ -194,12 +194,64 @@ static void activation_bytes(void **state)
     assert_close(r.extra.stages[0].activations, expected, 1e-12);
 }
 
+/* Two layouts worked by hand, Llama 3 8B at sequence 4096 (h 4096, f 14336 SwiGLU, 32 heads
+ * and 8 key/value heads of 128, 32 layers, vocabulary 128,256, RMSNorm, untied).
+ * Per layer: attention 2·h²·(1 + 8/32) = 41,943,040, MLP 2·h·f·3/2 = 176,160,768 (both split by
+ * TP), norms 2·h = 8,192 (replicated); embedding h·V = 525,336,576 (split by TP).
+ *
+ * 1. TP 2, PP 4, DP 2, the distributed optimizer (6 + 12/2 = 12 bytes a parameter). The first
+ *    stage holds 8 layers and the embedding.
+ *    Megatron: split (218,103,808·8 + 525,336,576)/2 = 1,135,083,520, replicated 8·8,192 and
+ *    its pp-th of the final norm 4,096/4 = 1,024: 1,135,150,080 parameters, 13,621,800,960 B.
+ *    Fathom: per layer on a rank Q 4,096·4,096/2 = 8,388,608, K and V 4,096·(4·128) = 2,097,152
+ *    each, O 8,388,608, up 4,096·28,672/2 = 58,720,256, down 7,168·4,096 = 29,360,128, norms
+ *    8,192: 109,060,096; 8 layers 872,480,768 + embedding 64,128·4,096 = 262,668,288:
+ *    1,135,149,056 parameters, 12 bytes each = 13,621,788,672 B — Megatron's less the final
+ *    norm's share (1,024·12 = 12,288 B), which Fathom keeps on the last stage where it runs.
+ * 2. TP 1, PP 1, DP 8, no distributed optimizer (18 bytes a parameter). Megatron: split
+ *    218,103,808·32 + 2·525,336,576 (the output layer too with one stage) = 8,029,995,008,
+ *    replicated 32·8,192 + 4,096 = 266,240: 8,030,261,248 parameters, 144,544,702,464 B;
+ *    Fathom the same, to the byte.
+ * Activations where both count the same things (the plain model of activation_bytes: MHA,
+ * GeLU, sequence parallelism with selective recompute, TP 4, s·b·h = 4,096·4,096): Megatron
+ * 16,777,216·(18 + 4·4)/4 = 142,606,336 B a layer; Fathom 142,606,336 − its two dropout masks
+ * 2·16,777,216/4 = 8,388,608 + the fused kernel's log-sum-exp 4·(32/4)·4,096 = 131,072:
+ * 134,348,800 B. */
+static void two_layouts_by_hand(void **state)
+{
+    (void)state;
+    fathom_model_t m = preset(presets, "llama3-8B");
+    m.seq_size = 4096;
+    megref_config_t c = megatron_config(&m);
+    llm_system_t s = system_named("h100_sxm");
+    s.mem1.gib = 1e6;
+    static const struct {
+        int64_t tp, pp, dp;
+        bool dist;
+        double megatron, fathom;
+    } cases[] = {{2, 4, 2, true, 13621800960.0, 13621788672.0},
+                 {1, 1, 8, false, 144544702464.0, 144544702464.0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        llm_execution_t e = layout(cases[i].tp, cases[i].pp, cases[i].dp, cases[i].dist);
+        llm_result_t r;
+        fathom_error_t err;
+        if (llm_estimate(&m, &s, &e, &r, &err))
+            fail_msg("%s: %s", err.field, err.message);
+        const llm_stage_memory_t *f = &r.extra.stages[0];
+        assert_close(megref_weight_and_optimizer_bytes(&c, e.tensor_par, e.pipeline_par,
+                                                       e.data_par, 1, cases[i].dist),
+                     cases[i].megatron, 1e-15);
+        assert_close(f->weights + f->gradients + f->optimizer, cases[i].fathom, 1e-15);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(model_flops),
         cmocka_unit_test(weight_and_optimizer_bytes),
         cmocka_unit_test(activation_bytes),
+        cmocka_unit_test(two_layouts_by_hand),
     };
     return cmocka_run_group_tests(tests, load_presets, free_presets);
 }

@@ -1,0 +1,77 @@
+/* serving_codec.h — JSON ⇄ core/serving: POST /v1/inference (codec_inference_endpoint, in
+ * endpoint.h), the serving system (Calculon's system object plus "float4_tflops", the price and
+ * the power), and the report of the model against measured serving throughput
+ * (presets/validation/inference_runs.json; `fathom validate --inference`, GET /v1/validation's
+ * "inference" member).
+ *
+ * Request {"model": preset | object, "system": preset | object, "serving": {…}}; the members of
+ * "serving", with their defaults (doc/serving.md):
+ *   tensor_par 1, pipeline_par 1, expert_par 1, attention_data_par 1  (one replica has
+ *     tensor_par × attention_data_par × pipeline_par GPUs);
+ *   weights_datatype "bf16" ("bf16", "fp8", "fp4" or its alias "nvfp4", "int4");
+ *   kv_datatype: "fp8" with fp8 or fp4 weights, else "bf16";
+ *   input_tokens, output_tokens REQUIRED: a number, or {"mean", "spread"} (standard deviation);
+ *   concurrency (requests in flight per replica) or requests_per_s (arrivals per replica), or
+ *     neither: as many requests as fit (an offline benchmark);
+ *   max_batch_tokens, max_batch_size, chunked_prefill, kv_memory_fraction: the engine's defaults
+ *     (written out in the normalized request);
+ *   prefix_cache_hit 0; speculative absent ({"method": "mtp"|"draft", "tokens", "acceptance",
+ *     "model" for draft}); engine "vllm" ("trtllm", "vllm", "sglang");
+ *   disaggregated absent ({"prefill": layout, "decode": layout, "kv_transfer_net": the system's
+ *     last tier}); with it the layout members above are not given.
+ * Every bad value is a 422 naming "serving.<member>". */
+#ifndef FATHOM_SERVING_CODEC_H
+#define FATHOM_SERVING_CODEC_H
+
+#include <jansson.h>
+
+#include "fathom_error.h"
+#include "presets.h"
+#include "serving.h"
+
+typedef struct {
+    fathom_model_t model;
+    fathom_model_t draft; /* serving.speculative.model (method draft) */
+    serving_system_t system;
+    serving_request_t serving; /* serving.speculative.draft points at draft when used */
+} codec_serving_request_t;
+
+/* A serving system: a preset name or Calculon's system object, with the optional
+ * "float4_tflops" (dense FP4 rate; absent: none), "price_per_gpu_hour" and "power_per_gpu_kw". */
+int codec_serving_system_decode(const json_t *v, const char *path, const codec_presets_t *presets,
+                                serving_system_t *out, fathom_error_t *err);
+json_t *codec_serving_system_encode(const serving_system_t *s);
+
+/* The whole request {"model","system","serving"}; engine defaults are filled in. */
+int codec_serving_request_decode(const json_t *body, const codec_presets_t *presets,
+                                 codec_serving_request_t *out, fathom_error_t *err);
+/* The "serving" member alone, for a model and system already decoded (the plan's requests). */
+int codec_serving_decode(const json_t *v, const char *path, const fathom_model_t *m,
+                         const serving_system_t *s, const codec_presets_t *presets,
+                         serving_request_t *out, fathom_model_t *draft, fathom_error_t *err);
+json_t *codec_serving_encode(const serving_request_t *r);
+json_t *codec_serving_request_encode(const codec_serving_request_t *r);
+
+/* A finite number as JSON (an integer when it is one; non-finite → null), as every serving
+ * figure is written. */
+json_t *codec_serving_num(double x);
+
+/* The response of POST /v1/inference (new reference; NULL on allocation failure). */
+json_t *codec_serving_result_encode(const serving_request_t *r, const serving_result_t *o);
+
+/* The serving model against measured runs (rows in inference_runs.json's format):
+ * {"source", "rows": [{"id", "model", "gpu", "layout", "isl", "osl", "weights", "kv",
+ *   "measured_tokens_per_s_per_gpu", "estimated_tokens_per_s_per_gpu", "error_pct",
+ *   "concurrency", "tpot_s", "bound"} or {…, "reason"}], "rows_estimated", "rows_total",
+ *  "mean_abs_error_pct", "max_abs_error_pct", "dense": {…}, "moe": {…},
+ *  "by_source": [{"source", "rows", "mean_abs_error_pct", "max_abs_error_pct"}],
+ *  "loso": {…}}. NULL with err when rows is not an array. */
+json_t *codec_serving_validation_rows(const json_t *rows, const char *source,
+                                      const codec_presets_t *presets, fathom_error_t *err);
+/* The same over the registry's validation/inference_runs.json (read from disk on each call:
+ * 2.4 MB is not kept in memory by every process that loads presets). */
+json_t *codec_serving_validation_report(const codec_presets_t *presets, fathom_error_t *err);
+/* The report as a table (malloc'ed; NULL on allocation failure). */
+char *codec_serving_validation_text(const json_t *report);
+
+#endif

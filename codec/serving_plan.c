@@ -1,0 +1,370 @@
+/* serving_plan.c — the serving plan's request, units and result (kind "serving_plan"): for a
+ * model, a traffic level and latency targets, over a list of systems, each system's cheapest
+ * fleet, aggregated or disaggregated, with $/Mtok, GPUs and the Pareto front of cost against
+ * TPOT (core/serving/serving_plan.c does the arithmetic).
+ *
+ * Request {"kind": "serving_plan", "model", "traffic": {"requests_per_s", "input_tokens",
+ *          "output_tokens"} (token counts a number or {"mean", "p90"}), "slo": {"ttft_ms_p50"?,
+ *          "ttft_ms_p99"?, "tpot_ms"?} (at least one), "systems": [preset name |
+ *          {"name", "price_per_gpu_hour"?}] (1..16), "engine"? ("vllm"), "weights_datatypes"?
+ *          (default bf16, and fp8 on GPUs with an FP8 rate), "modes"? (["aggregated",
+ *          "disaggregated"]), "max_gpus_per_replica"?}.
+ * A {mean, p90} count is read as a normal spread, σ = (p90 − mean)/1.2816.
+ * Units: one per (system, layout), in system order (codec_serving_plan_units). Each unit's
+ * result is its candidate; the assembled result lists every candidate, each system's cheapest
+ * ("best": the candidate, with "request", the body of POST /v1/inference that re-estimates it)
+ * and the Pareto front. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_read.h"
+#include "model_codec.h"
+#include "serving_codec.h"
+#include "serving_plan_codec.h"
+
+static const char *const plan_keys[] = {"kind",    "model",  "traffic",          "slo",
+                                        "systems", "engine", "weights_datatypes", "modes",
+                                        "max_gpus_per_replica", NULL};
+static const char *const traffic_keys[] = {"requests_per_s", "input_tokens", "output_tokens",
+                                           NULL};
+static const char *const count_keys[] = {"mean", "p90", NULL};
+static const char *const slo_keys[] = {"ttft_ms_p50", "ttft_ms_p99", "tpot_ms", NULL};
+static const char *const system_keys[] = {"name", "price_per_gpu_hour", NULL};
+static const char *const dtype_names[] = {"bf16", "fp8", "fp4", "int4", "nvfp4", NULL};
+static const char *const mode_names[] = {"aggregated", "disaggregated", NULL};
+
+#define num(x) codec_serving_num(x)
+
+/* A token count: a number, or {"mean", "p90"} read as a normal spread. */
+static int decode_count(const json_t *obj, const char *path, const char *key, double *mean,
+                        double *spread, fathom_error_t *err)
+{
+    char p[JR_PATH_MAX];
+    jr_path(p, sizeof p, path, key);
+    const json_t *v = json_object_get(obj, key);
+    *spread = 0;
+    if (!v)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p, "is required");
+    if (!json_is_object(v))
+        return jr_value_real(v, p, 1, SERVING_MAX_TOKENS, mean, err);
+    double p90 = 0;
+    if (jr_check_keys(v, p, count_keys, err) ||
+        jr_real(v, p, "mean", JR_REQUIRED, 0, 1, SERVING_MAX_TOKENS, mean, err) ||
+        jr_real(v, p, "p90", JR_OPTIONAL, *mean, 1, SERVING_MAX_TOKENS, &p90, err))
+        return -1;
+    if (p90 < *mean) {
+        char q[JR_PATH_MAX];
+        jr_path(q, sizeof q, p, "p90");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "must be at least the mean");
+    }
+    *spread = (p90 - *mean) / 1.2816;
+    return 0;
+}
+
+void codec_serving_plan_free(codec_serving_plan_t *p)
+{
+    if (!p)
+        return;
+    json_decref(p->system_json);
+    free(p->layouts);
+    free(p->layout_system);
+    free(p);
+}
+
+static int decode_systems(const json_t *v, const codec_presets_t *presets,
+                          codec_serving_plan_t *p, fathom_error_t *err)
+{
+    if (jr_expect_array(v, "systems", 1, SERVING_PLAN_MAX_SYSTEMS, err))
+        return -1;
+    p->num_systems = (int)json_array_size(v);
+    for (int i = 0; i < p->num_systems; i++) {
+        char q[JR_PATH_MAX];
+        jr_path_index(q, sizeof q, "systems", (size_t)i);
+        const json_t *e = json_array_get(v, (size_t)i);
+        const char *name = NULL;
+        double price = -1;
+        if (json_is_string(e)) {
+            name = json_string_value(e);
+        } else if (json_is_object(e)) {
+            if (jr_check_keys(e, q, system_keys, err) ||
+                jr_string(e, q, "name", JR_REQUIRED, NULL, CODEC_PRESET_NAME_MAX, &name, err) ||
+                jr_real(e, q, "price_per_gpu_hour", JR_OPTIONAL, -1, 0, 1e6, &price, err))
+                return -1;
+            jr_path(q, sizeof q, q, "name");
+        } else {
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                    "must be a system preset name or {\"name\", "
+                                    "\"price_per_gpu_hour\"}");
+        }
+        json_t *sname = json_string(name);
+        const int bad = !sname || codec_serving_system_decode(sname, q, presets, &p->systems[i], err);
+        json_decref(sname);
+        if (bad)
+            return -1;
+        snprintf(p->system_names[i], sizeof p->system_names[i], "%s", name);
+        if (price >= 0)
+            p->systems[i].price_per_gpu_hour = price;
+        if (!(p->systems[i].price_per_gpu_hour > 0))
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                    "has no price: give price_per_gpu_hour");
+        json_t *enc = codec_serving_system_encode(&p->systems[i]);
+        if (!enc || json_array_append_new(p->system_json, enc))
+            return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    }
+    return 0;
+}
+
+codec_serving_plan_t *codec_serving_plan_decode(const json_t *body, const codec_presets_t *presets,
+                                                fathom_error_t *err)
+{
+    codec_serving_plan_t *p = calloc(1, sizeof *p);
+    if (!p) {
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+        return NULL;
+    }
+    p->system_json = json_array();
+    const char *kind = NULL;
+    const json_t *traffic = json_object_get(body, "traffic"), *slo = json_object_get(body, "slo");
+    serving_plan_spec_t *s = &p->spec;
+    int engine = SERVING_ENGINE_VLLM;
+    int64_t max_gpus = 0;
+    if (!p->system_json || jr_expect_object(body, "", err) ||
+        jr_check_keys(body, "", plan_keys, err) ||
+        jr_string(body, "", "kind", JR_OPTIONAL, "serving_plan", 32, &kind, err))
+        goto fail;
+    if (strcmp(kind, "serving_plan") != 0) {
+        fathom_error_set(err, FATHOM_E_INVALID_FIELD, "kind", "must be \"serving_plan\"");
+        goto fail;
+    }
+    if (!json_object_get(body, "model")) {
+        fathom_error_set(err, FATHOM_E_INVALID_FIELD, "model", "is required");
+        goto fail;
+    }
+    if (codec_model_decode(json_object_get(body, "model"), "model", presets, &p->model, err))
+        goto fail;
+    if (!traffic) {
+        fathom_error_set(err, FATHOM_E_INVALID_FIELD, "traffic", "is required");
+        goto fail;
+    }
+    if (jr_expect_object(traffic, "traffic", err) ||
+        jr_check_keys(traffic, "traffic", traffic_keys, err) ||
+        jr_positive(traffic, "traffic", "requests_per_s", JR_REQUIRED, 0, SERVING_MAX_RATE,
+                    &s->requests_per_s, err) ||
+        decode_count(traffic, "traffic", "input_tokens", &s->input_tokens, &s->input_spread, err) ||
+        decode_count(traffic, "traffic", "output_tokens", &s->output_tokens, &s->output_spread,
+                     err))
+        goto fail;
+    if (!slo) {
+        fathom_error_set(err, FATHOM_E_INVALID_FIELD, "slo", "is required");
+        goto fail;
+    }
+    double p50 = 0, p99 = 0, tpot = 0;
+    if (jr_expect_object(slo, "slo", err) || jr_check_keys(slo, "slo", slo_keys, err) ||
+        jr_positive(slo, "slo", "ttft_ms_p50", JR_OPTIONAL, 0, 1e9, &p50, err) ||
+        jr_positive(slo, "slo", "ttft_ms_p99", JR_OPTIONAL, 0, 1e9, &p99, err) ||
+        jr_positive(slo, "slo", "tpot_ms", JR_OPTIONAL, 0, 1e9, &tpot, err))
+        goto fail;
+    if (!json_object_get(slo, "ttft_ms_p50") && !json_object_get(slo, "ttft_ms_p99") &&
+        !json_object_get(slo, "tpot_ms")) {
+        fathom_error_set(err, FATHOM_E_INVALID_FIELD, "slo",
+                         "needs at least one of ttft_ms_p50, ttft_ms_p99, tpot_ms");
+        goto fail;
+    }
+    s->ttft_p50_s = p50 / 1e3, s->ttft_p99_s = p99 / 1e3, s->tpot_s = tpot / 1e3;
+    unsigned dts = 0, modes = 0;
+    if (jr_enum(body, "", "engine", JR_OPTIONAL, SERVING_ENGINE_VLLM, serving_engine_names,
+                &engine, err) ||
+        jr_enum_set(body, "", "weights_datatypes", JR_OPTIONAL, dtype_names, &dts, err) ||
+        jr_enum_set(body, "", "modes", JR_OPTIONAL, mode_names, &modes, err) ||
+        jr_int(body, "", "max_gpus_per_replica", JR_OPTIONAL, 0, 1, 4096, &max_gpus, err))
+        goto fail;
+    if (json_object_get(body, "weights_datatypes") && !dts) {
+        fathom_error_set(err, FATHOM_E_INVALID_FIELD, "weights_datatypes", "must not be empty");
+        goto fail;
+    }
+    if (json_object_get(body, "modes") && !modes) {
+        fathom_error_set(err, FATHOM_E_INVALID_FIELD, "modes", "must not be empty");
+        goto fail;
+    }
+    s->engine = (serving_engine_t)engine;
+    s->datatypes = (dts & 15u) | (dts & 16u ? 1u << SERVING_DT_FP4 : 0); /* nvfp4 is fp4 */
+    s->aggregated = modes & 1u;
+    s->disaggregated = modes & 2u;
+    s->max_gpus = max_gpus;
+    if (decode_systems(json_object_get(body, "systems"), presets, p, err))
+        goto fail;
+    if (!json_object_get(body, "systems")) {
+        fathom_error_set(err, FATHOM_E_INVALID_FIELD, "systems", "is required");
+        goto fail;
+    }
+    /* the units: every layout of every system */
+    p->layouts = calloc((size_t)p->num_systems * SERVING_PLAN_MAX_LAYOUTS, sizeof *p->layouts);
+    p->layout_system = calloc((size_t)p->num_systems * SERVING_PLAN_MAX_LAYOUTS, sizeof(int));
+    if (!p->layouts || !p->layout_system) {
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+        goto fail;
+    }
+    for (int k = 0; k < p->num_systems; k++) {
+        const int n = serving_plan_layouts(&p->model, &p->systems[k], s, p->layouts + p->num_units,
+                                           SERVING_PLAN_MAX_LAYOUTS);
+        for (int i = 0; i < n; i++)
+            p->layout_system[p->num_units + i] = k;
+        p->num_units += n;
+    }
+    return p;
+fail:
+    codec_serving_plan_free(p);
+    return NULL;
+}
+
+json_t *codec_serving_plan_normalized(const codec_serving_plan_t *p)
+{
+    const serving_plan_spec_t *s = &p->spec;
+    json_t *slo = json_object(), *dts = json_array(), *modes = json_array();
+    if (s->ttft_p50_s > 0)
+        json_object_set_new(slo, "ttft_ms_p50", num(s->ttft_p50_s * 1e3));
+    if (s->ttft_p99_s > 0)
+        json_object_set_new(slo, "ttft_ms_p99", num(s->ttft_p99_s * 1e3));
+    if (s->tpot_s > 0)
+        json_object_set_new(slo, "tpot_ms", num(s->tpot_s * 1e3));
+    for (int w = 0; w < SERVING_DT__COUNT; w++)
+        if (s->datatypes & (1u << w))
+            json_array_append_new(dts, json_string(serving_dtype_names[w]));
+    if (s->aggregated || !s->disaggregated)
+        json_array_append_new(modes, json_string("aggregated"));
+    if (s->disaggregated || !s->aggregated)
+        json_array_append_new(modes, json_string("disaggregated"));
+    json_t *count_in = s->input_spread > 0
+                           ? json_pack("{s:o,s:o}", "mean", num(s->input_tokens), "p90",
+                                       num(s->input_tokens + 1.2816 * s->input_spread))
+                           : num(s->input_tokens);
+    json_t *count_out = s->output_spread > 0
+                            ? json_pack("{s:o,s:o}", "mean", num(s->output_tokens), "p90",
+                                        num(s->output_tokens + 1.2816 * s->output_spread))
+                            : num(s->output_tokens);
+    json_t *systems = json_array();
+    for (int k = 0; k < p->num_systems; k++)
+        json_array_append_new(systems, json_pack("{s:s,s:o}", "name", p->system_names[k],
+                                                 "price_per_gpu_hour",
+                                                 num(p->systems[k].price_per_gpu_hour)));
+    json_t *o = json_pack("{s:s,s:o,s:{s:o,s:o,s:o},s:o,s:o,s:s,s:o}", "kind", "serving_plan",
+                          "model", codec_model_encode(&p->model), "traffic", "requests_per_s",
+                          num(s->requests_per_s), "input_tokens", count_in, "output_tokens",
+                          count_out, "slo", slo, "systems", systems, "engine",
+                          serving_engine_names[s->engine], "modes", modes);
+    /* no formats given: each system's default (bf16, and fp8 where it has an FP8 rate) */
+    if (o && s->datatypes)
+        json_object_set_new(o, "weights_datatypes", dts);
+    else
+        json_decref(dts);
+    if (o && s->max_gpus > 0)
+        json_object_set_new(o, "max_gpus_per_replica", json_integer(s->max_gpus));
+    return o;
+}
+
+void codec_serving_plan_run_unit(const codec_serving_plan_t *p, int unit,
+                                 serving_plan_candidate_t *out)
+{
+    const int k = p->layout_system[unit];
+    serving_plan_candidate(&p->model, &p->systems[k], k, &p->spec, &p->layouts[unit], out);
+}
+
+/* The body of POST /v1/inference that re-estimates a candidate. */
+static json_t *request_body(const codec_serving_plan_t *p, const serving_plan_candidate_t *c)
+{
+    return json_pack("{s:o,s:O,s:o}", "model", codec_model_encode(&p->model), "system",
+                     json_array_get(p->system_json, (size_t)c->system), "serving",
+                     codec_serving_encode(&c->request));
+}
+
+json_t *codec_serving_plan_candidate_encode(const codec_serving_plan_t *p,
+                                            const serving_plan_candidate_t *c)
+{
+    const serving_request_t *r = &c->request;
+    json_t *layout = json_pack("{s:I,s:I,s:I,s:I}", "tensor_par", (json_int_t)r->layout.tensor_par,
+                               "pipeline_par", (json_int_t)r->layout.pipeline_par, "expert_par",
+                               (json_int_t)r->layout.expert_par, "attention_data_par",
+                               (json_int_t)r->layout.attention_data_par);
+    json_t *o = json_pack("{s:s,s:s,s:o,s:s,s:b,s:b,s:i}", "system", p->system_names[c->system],
+                          "mode", r->disaggregated ? "disaggregated" : "aggregated", "layout",
+                          layout, "weights_datatype", serving_dtype_names[r->weights], "fits",
+                          c->fits, "meets", c->meets, "evaluations", c->evaluations);
+    if (!o)
+        return NULL;
+    if (!c->meets) {
+        json_object_set_new(o, "reason", json_string(c->reason));
+        return o;
+    }
+    json_t *more = json_pack(
+        "{s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:b}", "replicas", (json_int_t)c->replicas,
+        "prefill_replicas", (json_int_t)c->prefill_replicas, "gpus", num(c->gpus),
+        "dollars_per_hour", num(c->dollars_per_hour), "dollars_per_million_output_tokens",
+        num(c->dollars_per_million_output), "requests_per_s_per_replica",
+        num(r->requests_per_s), "ttft_p50_s", num(c->ttft_p50_s), "ttft_p99_s",
+        num(c->ttft_p99_s), "tpot_s", num(c->tpot_s), "output_tokens_per_s_per_gpu",
+        num(c->output_tokens_per_s_per_gpu), "pareto", c->pareto);
+    if (!more || json_object_update(o, more)) {
+        json_decref(more);
+        json_decref(o);
+        return NULL;
+    }
+    json_decref(more);
+    if (json_object_set_new(o, "request", request_body(p, c))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* The plan block from every candidate (JSON, in unit order; borrowed and marked: "pareto"
+ * set on each): each system's cheapest, the cheapest overall, the Pareto front. */
+json_t *codec_serving_plan_summarize(const codec_serving_plan_t *p, json_t *candidates)
+{
+    const size_t n = json_array_size(candidates);
+    serving_plan_candidate_t *c = calloc(n ? n : 1, sizeof *c);
+    if (!c)
+        return NULL;
+    size_t i;
+    json_t *j;
+    json_array_foreach(candidates, i, j) {
+        const char *name = json_string_value(json_object_get(j, "system"));
+        c[i].system = -1;
+        for (int k = 0; name && k < p->num_systems; k++)
+            if (strcmp(p->system_names[k], name) == 0)
+                c[i].system = k;
+        c[i].meets = json_is_true(json_object_get(j, "meets"));
+        c[i].dollars_per_hour = json_number_value(json_object_get(j, "dollars_per_hour"));
+        c[i].tpot_s = json_number_value(json_object_get(j, "tpot_s"));
+    }
+    int best[SERVING_PLAN_MAX_SYSTEMS];
+    serving_plan_select(c, (int)n, p->num_systems, best);
+    json_t *systems = json_array(), *front = json_array();
+    int cheapest = -1;
+    for (int k = 0; systems && k < p->num_systems; k++) {
+        int tried = 0, meeting = 0;
+        for (size_t q = 0; q < n; q++)
+            if (c[q].system == k)
+                tried++, meeting += c[q].meets;
+        json_t *b = best[k] >= 0 ? json_array_get(candidates, (size_t)best[k]) : NULL;
+        json_array_append_new(systems,
+                              json_pack("{s:s,s:o,s:i,s:i,s:O}", "name", p->system_names[k],
+                                        "price_per_gpu_hour",
+                                        num(p->systems[k].price_per_gpu_hour), "candidates",
+                                        tried, "meeting", meeting, "best", b ? b : json_null()));
+        if (best[k] >= 0 &&
+            (cheapest < 0 || c[best[k]].dollars_per_hour < c[cheapest].dollars_per_hour))
+            cheapest = best[k];
+    }
+    json_array_foreach(candidates, i, j) {
+        if (c[i].meets)
+            json_object_set_new(j, "pareto", json_boolean(c[i].pareto));
+        if (c[i].pareto)
+            json_array_append_new(front, json_integer((json_int_t)i));
+    }
+    free(c);
+    return json_pack("{s:o,s:o,s:o,s:O}", "systems", systems, "cheapest",
+                     cheapest >= 0 ? json_integer(cheapest) : json_null(), "pareto", front,
+                     "candidates", candidates);
+}

@@ -1,0 +1,208 @@
+/* serving_plan_kind.c — the "serving_plan" row of the sweep-kind table (sweep_kind.h): a serving
+ * plan (serving_plan_codec.h) whose unit is one layout of one system, searched for the fewest
+ * replicas meeting the latency targets by serving_plan_candidate and kept as a point (index =
+ * unit; "fits" = meets the targets, ranked by output tokens/s per GPU). A restarted plan runs
+ * only the units not stored. When every unit is stored the result is made from them:
+ * {"best": [] (a plan ranks by dollars, not by a sample rate), "counts" (candidates, of which
+ * good meet), "serving_plan": the plan block}; before that, a status shows nothing of it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "serving_codec.h"
+#include "serving_plan_codec.h"
+#include "sweep_kind.h"
+
+typedef struct {
+    codec_serving_plan_t *plan;
+} run_t;
+
+static const codec_serving_plan_t *plan_of(const sweep_run_t *r)
+{
+    return ((const run_t *)r)->plan;
+}
+
+static json_t *normalize(const json_t *body, const codec_ctx_t *ctx, const sweep_limits_t *limits,
+                         uint64_t *size, fathom_error_t *err)
+{
+    (void)limits; /* a plan's units are bounded by its systems (16) and their layouts (512) */
+    codec_serving_plan_t *p = codec_serving_plan_decode(body, ctx->presets, err);
+    if (!p)
+        return NULL;
+    *size = (uint64_t)p->num_units;
+    json_t *spec = codec_serving_plan_normalized(p);
+    codec_serving_plan_free(p);
+    if (!spec)
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    return spec;
+}
+
+static sweep_run_t *open_run(const json_t *spec, const codec_ctx_t *ctx, fathom_error_t *err)
+{
+    run_t *r = calloc(1, sizeof *r);
+    if (!r)
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory"), NULL;
+    if (!(r->plan = codec_serving_plan_decode(spec, ctx->presets, err))) {
+        free(r);
+        return NULL;
+    }
+    return (sweep_run_t *)r;
+}
+
+static void close_run(sweep_run_t *run)
+{
+    if (run)
+        codec_serving_plan_free(((run_t *)run)->plan);
+    free(run);
+}
+
+static size_t units(const sweep_run_t *run)
+{
+    return (size_t)plan_of(run)->num_units;
+}
+
+static int run_unit(const sweep_run_t *run, const codec_ctx_t *ctx, size_t unit,
+                    volatile int *cancel, sweep_unit_t *out, fathom_error_t *err)
+{
+    (void)ctx;
+    if (cancel && *cancel)
+        return fathom_error_set(err, FATHOM_E_CANCELLED, NULL, "cancelled");
+    const codec_serving_plan_t *p = plan_of(run);
+    serving_plan_candidate_t c;
+    codec_serving_plan_run_unit(p, (int)unit, &c);
+    out->evaluations += (uint64_t)c.evaluations;
+    json_t *j = codec_serving_plan_candidate_encode(p, &c);
+    json_t *values = j ? json_pack("{s:O,s:O,s:O,s:O}", "system", json_object_get(j, "system"),
+                                   "mode", json_object_get(j, "mode"), "layout",
+                                   json_object_get(j, "layout"), "weights_datatype",
+                                   json_object_get(j, "weights_datatype"))
+                       : NULL;
+    if (!j || !values || !(out->points = calloc(1, sizeof *out->points))) {
+        json_decref(j);
+        json_decref(values);
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    }
+    out->npoints = 1;
+    sweep_point_t *pt = out->points;
+    pt->index = (long long)unit;
+    pt->status = 200;
+    pt->fits = c.meets;
+    pt->has_sample_rate = c.meets;
+    pt->sample_rate = c.output_tokens_per_s_per_gpu;
+    pt->values = json_dumps(values, JSON_COMPACT | JSON_SORT_KEYS);
+    pt->response = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    json_decref(values);
+    json_decref(j);
+    if (!pt->values || !pt->response)
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    return 0;
+}
+
+/* ------------------------------------------------------------------- the result ---- */
+
+typedef struct {
+    json_t *candidates;
+    int failed;
+} collect_t;
+
+static int collect(void *ctx, const sweep_point_t *p)
+{
+    collect_t *w = ctx;
+    json_t *c = json_loads(p->response, 0, NULL);
+    if (!c || json_array_append_new(w->candidates, c)) {
+        w->failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static json_t *result(const sweep_run_t *run, const sweep_state_t *st, const sweep_points_t *pts,
+                      int flags, fathom_error_t *err)
+{
+    (void)st;
+    json_t *doc = NULL;
+    if (!(flags & SWEEP_RESULT_FINAL)) /* the plan is made of every unit, at the end */
+        return (doc = json_object())
+                   ? doc
+                   : (fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory"), NULL);
+    const codec_serving_plan_t *p = plan_of(run);
+    const size_t n = (size_t)p->num_units;
+    collect_t w = {json_array(), 0};
+    while (w.candidates && !w.failed && json_array_size(w.candidates) < n) {
+        const size_t before = json_array_size(w.candidates);
+        if (pts->page(pts->self, (long long)before, 256, collect, &w, err)) {
+            json_decref(w.candidates);
+            return NULL;
+        }
+        if (json_array_size(w.candidates) == before)
+            break; /* fewer points than units: not every unit is stored */
+    }
+    json_t *plan = NULL;
+    if (w.candidates && !w.failed && json_array_size(w.candidates) == n)
+        plan = codec_serving_plan_summarize(p, w.candidates);
+    long long good = 0;
+    size_t i;
+    json_t *c;
+    json_array_foreach(w.candidates, i, c) good += json_is_true(json_object_get(c, "meets"));
+    if (plan)
+        doc = json_pack("{s:[],s:{s:I,s:I,s:I},s:o}", "best", "counts", "total", (json_int_t)n,
+                        "good", (json_int_t)good, "bad", (json_int_t)((long long)n - good),
+                        "serving_plan", plan);
+    json_decref(w.candidates);
+    if (!doc)
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "cannot make the plan from its candidates");
+    return doc;
+}
+
+/* ------------------------------------------------------------------- downloads ---- */
+
+static const char *const columns[] = {
+    "system",       "mode",       "weights_datatype", "layout.tensor_par",
+    "layout.pipeline_par", "layout.expert_par", "layout.attention_data_par", "meets",
+    "replicas",     "prefill_replicas", "gpus",     "dollars_per_hour",
+    "dollars_per_million_output_tokens", "ttft_p50_s", "ttft_p99_s", "tpot_s",
+    "output_tokens_per_s_per_gpu", "reason", NULL};
+
+static int csv_head(const sweep_run_t *run, const json_t *first, json_t *names)
+{
+    (void)run;
+    (void)first;
+    int rc = 0;
+    for (int i = 0; columns[i] && !rc; i++)
+        rc = json_array_append_new(names, json_string(columns[i]));
+    return rc;
+}
+
+/* A candidate: the columns above, by path (one level of nesting). */
+static int csv_row(const sweep_run_t *run, const json_t *first, const json_t *row, json_t *cells)
+{
+    (void)run;
+    (void)first;
+    int rc = 0;
+    for (int i = 0; columns[i] && !rc; i++) {
+        const char *col = columns[i], *dot = strchr(col, '.');
+        const json_t *parent = row;
+        if (dot) {
+            char head[64];
+            snprintf(head, sizeof head, "%.*s", (int)(dot - col), col);
+            parent = json_object_get(parent, head);
+            col = dot + 1;
+        }
+        json_t *v = json_object_get(parent, col);
+        rc = json_array_append_new(cells, v ? json_incref(v) : json_null());
+    }
+    return rc;
+}
+
+const sweep_kind_t codec_serving_plan_kind = {
+    .name = "serving_plan",
+    .keeps = SWEEP_KEEPS_POINTS,
+    .normalize = normalize,
+    .open = open_run,
+    .close = close_run,
+    .units = units,
+    .run_unit = run_unit,
+    .result = result,
+    .csv_head = csv_head,
+    .csv_row = csv_row,
+};

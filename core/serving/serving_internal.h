@@ -1,0 +1,94 @@
+/* serving_internal.h — private to core/serving: the context one estimate shares between its
+ * files (memory, engine, step, latency), and the functions they call across. Not an API. */
+#ifndef FATHOM_SERVING_INTERNAL_H
+#define FATHOM_SERVING_INTERNAL_H
+
+#include "serving.h"
+
+/* The kinds of block a stage holds: dense or MoE, full or sliding-window attention. */
+enum { SV_DENSE_FULL = 0, SV_DENSE_WINDOW = 1, SV_MOE_FULL = 2, SV_MOE_WINDOW = 3, SV_KINDS = 4 };
+
+/* One pipeline stage: how many blocks of each kind, and whether it holds the output layer. */
+typedef struct {
+    double blocks[SV_KINDS];
+    bool first, last;
+} sv_stage_t;
+
+/* What one estimate of one layout derives once (serving_memory.c fills it). */
+typedef struct {
+    const fathom_model_t *m;
+    const serving_system_t *s;
+    const serving_request_t *r;
+    serving_layout_t l;
+    serving_engine_t engine;
+    double tp, dp, pp, ep, etp; /* degrees as reals; etp = tp·dp/ep */
+    double bpw;                 /* bytes per weight value of the block linears */
+    double kv_bpe;              /* bytes per KV-cache value */
+    double gemm_flops;          /* FLOP/s peak of the GEMMs in the weight format */
+    const llm_curve_t *gemm_curve;
+    double attn_flops;          /* FLOP/s of the attention kernels (16-bit peak × efficiency) */
+    double vector_flops;
+    double mem_bw;              /* bytes/s of HBM, peak */
+    bool weight_only;           /* the weight format has no tensor rate: dequantized */
+    int tp_net, ep_net, pp_net; /* network tiers of the groups */
+    int num_stages;             /* distinct stages (stages with the same blocks cost the same) */
+    sv_stage_t stages[8];
+    /* KV cache per GPU, per token of context, of one block of each attention kind */
+    double kv_block_token;
+    bool kv_replicated;         /* tensor_par beyond the KV heads, or MLA under TP */
+    bool cuda_graphs_decode;    /* decode steps replayed as CUDA graphs */
+} sv_ctx_t;
+
+/* One step's load on one attention rank and one micro-batch. */
+typedef struct {
+    double decode_seqs;        /* sequences in decode */
+    double tokens_per_seq;     /* tokens each decode sequence runs (1, or k+1 verifying drafts) */
+    double decode_context;     /* mean tokens a decode token attends to */
+    double prefill_tokens;     /* prompt tokens computed this step */
+    double prefill_context;    /* mean tokens a prompt token attends to */
+    double prefill_prefix;     /* cached tokens of the prompts whose KV the step reads */
+    double prefill_seqs;       /* prompts that finish this step (their last token is sampled) */
+} sv_load_t;
+
+/* Settings an estimate runs with (the request's, or the engine's defaults; serving_model.c). */
+typedef struct {
+    int64_t max_batch_tokens, max_batch_size;
+    bool chunked;
+    double kv_fraction;
+    double reserve_tokens;  /* tokens of KV one request reserves */
+    double tau, tps;        /* output tokens per step per sequence; tokens it runs per step */
+    double in_eff, prefix;  /* prompt tokens computed, and found in the cache */
+} sv_settings_t;
+
+/* serving_model.c */
+void serving__settings(const sv_ctx_t *c, const serving_request_t *r, sv_settings_t *st);
+double serving__draft_time(const sv_ctx_t *c, const sv_settings_t *st, double n, double context);
+
+/* serving_offline.c: an offline batch of n requests queued at once, step by step. */
+typedef struct {
+    double makespan_s, mean_concurrency, ttft_s, tpot_s, steps;
+} sv_offline_t;
+void serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_concurrency,
+                      double num_requests, sv_offline_t *out);
+
+/* serving_memory.c */
+int serving__ctx_init(sv_ctx_t *c, const fathom_model_t *m, const serving_system_t *s,
+                      const serving_request_t *r, const serving_layout_t *l, fathom_error_t *err);
+double serving__weight_bytes(const sv_ctx_t *c, const sv_stage_t *st);
+double serving__kv_request_bytes(const sv_ctx_t *c, const sv_stage_t *st, double context);
+double serving__workspace_bytes(const sv_ctx_t *c, int64_t max_batch_tokens,
+                                int64_t max_batch_size);
+int serving__network_for(const llm_system_t *s, double span);
+
+/* serving_engine.c */
+double serving__host_s(const sv_ctx_t *c, const sv_load_t *ld, double gpu_s);
+const char *serving__attention_kernel(const sv_ctx_t *c, bool decode);
+
+/* serving_step.c: one step of one stage on one GPU, the slowest stage's. */
+void serving__step(const sv_ctx_t *c, const sv_load_t *ld, serving_step_t *out);
+
+/* Small helpers */
+static inline double sv_max(double a, double b) { return a > b ? a : b; }
+static inline double sv_min(double a, double b) { return a < b ? a : b; }
+
+#endif

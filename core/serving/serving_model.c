@@ -1,0 +1,612 @@
+/* serving_model.c — one serving configuration under load: how many requests a replica holds,
+ * the mean step under continuous batching, TTFT and TPOT, throughput per GPU and per user, the
+ * throughput–interactivity curve, disaggregated prefill and decode, dollars and joules per token.
+ *
+ * Continuous batching in steady state (every request alike: I prompt tokens, O output tokens; a
+ * fraction h of the prompt found in the prefix cache, I' = I·(1 − h) computed). A request spends
+ * k_pre steps in prefill (1 without chunking; ceil(I'/chunk) with it) and then (O − 1)/τ decode
+ * steps, τ the tokens a sequence gains per step (1, or with speculative decoding of k drafts
+ * accepted each with probability α, τ = (1 − α^(k+1))/(1 − α); Leviathan et al. 2023, eq. 1). Of
+ * the C requests a replica holds, a step therefore carries (per attention rank and micro-batch,
+ * n = C/(dp·pp) of them)
+ *   decode sequences  n·((O − 1)/τ)/L,   prompt tokens  n·I'/L,   L = k_pre + (O − 1)/τ,
+ * each decode sequence attending to I + O/2 tokens on average. With the mean step t (slowest
+ * stage; serving_step.c) and pp stages taking turns:
+ *   TPOT = pp·(t + t_draft)/τ
+ *   output tokens/s per replica = C·O / (L·pp·(t + t_draft))
+ *   TTFT = k_pre·pp·t_p + pp·t/2 + W   (t_p: the step that carries the prompt's chunk; a prompt
+ *          waits half a step for the next one to start; W: queueing, below)
+ * Load: a concurrency, or a request rate λ solved by Little's law (C = λ·(TTFT + (O − 1)·TPOT),
+ * bisection on C; beyond the largest C the replica holds it is overloaded), or neither: as many
+ * as fit (an offline benchmark). Queueing for prompt-token budget at rate λ: utilisation
+ * ρ = (prompt tokens a step must take)/(budget left after decode tokens); an M/D/1 queue with
+ * service s = pp·t_p·I'/budget waits W = ρ·s/(2(1 − ρ)) on average (Pollaczek–Khinchine), and
+ * P(wait > x) ≈ ρ·exp(−x·ρ/W), so p50 and p99 at (W/ρ)·ln(ρ/0.5) and (W/ρ)·ln(ρ/0.01). A p99
+ * prompt is I + 2.326·σ_I long (normal spread).
+ *
+ * How many requests fit: the KV pool (engine fraction of memory, serving_engine.c) over one
+ * request's KV cache on the busiest stage, at I + O tokens for TensorRT-LLM (its
+ * GUARANTEED_NO_EVICT scheduler reserves a request's whole length, in blocks of 32 tokens) and
+ * I + O/2 for vLLM and SGLang (pages allocated as tokens arrive; the mean occupancy), times the
+ * attention ranks; at most max_batch_size per micro-batch; and at most what the token budget
+ * sustains, C_r·(((O − 1)/τ)·t_s + I')/L ≤ max_batch_tokens. */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "serving_internal.h"
+
+const char *const serving_warning_codes[] = {
+    "weight_only_dequant", "overloaded",     "concurrency_capped", "kv_replicated",
+    "few_requests_fit",    "no_fp4_rate",    "prompt_over_budget", NULL};
+const char *const serving_warning_messages[] = {
+    "the weight format has no tensor-core rate on this GPU: weights are dequantized into 16-bit "
+    "GEMMs (weight-only), so the memory saving holds and the FLOP rate is the 16-bit one",
+    "the request rate is beyond what one replica serves: the figures are at the most it holds",
+    "the concurrency asked is beyond what fits (KV cache, max_batch_size or the token budget): "
+    "the figures are at max_concurrency",
+    "tensor_par is beyond the KV heads (or the model uses MLA): every rank keeps a copy of the "
+    "KV cache; attention_data_par would keep one",
+    "fewer than 8 requests fit in the KV cache: throughput is far from what the GPUs can do",
+    "fp4 weights on a GPU without an FP4 tensor rate: run weight-only (dequantized)",
+    "chunked prefill is off and the prompt is longer than max_batch_tokens: the engine must take "
+    "it in one step anyway (TensorRT-LLM refuses such prompts)",
+    NULL};
+
+static double tokens_per_step(const serving_spec_t *sp)
+{
+    if (sp->method == SERVING_SPEC_NONE)
+        return 1;
+    const double a = sp->acceptance, k = (double)sp->tokens;
+    if (a >= 1)
+        return k + 1;
+    return (1 - pow(a, k + 1)) / (1 - a);
+}
+
+static int check_request(const fathom_model_t *m, const serving_system_t *s,
+                         const serving_request_t *r, fathom_error_t *err)
+{
+    if (!(r->input_tokens >= 1 && r->input_tokens <= SERVING_MAX_TOKENS))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.input_tokens",
+                                "must be in [1, %g]", SERVING_MAX_TOKENS);
+    if (!(r->output_tokens >= 1 && r->output_tokens <= SERVING_MAX_TOKENS))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.output_tokens",
+                                "must be in [1, %g]", SERVING_MAX_TOKENS);
+    if (!(r->input_spread >= 0) || !(r->output_spread >= 0))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD,
+                                r->input_spread >= 0 ? "serving.output_tokens.spread"
+                                                     : "serving.input_tokens.spread",
+                                "must be >= 0");
+    if (r->concurrency > 0 && r->requests_per_s > 0)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.requests_per_s",
+                                "give concurrency or requests_per_s, not both");
+    if (r->num_requests > 0 && (r->concurrency > 0 || r->requests_per_s > 0))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.num_requests",
+                                "an offline batch takes neither concurrency nor requests_per_s");
+    if (!(r->num_requests >= 0 && r->num_requests <= SERVING_MAX_REQUESTS))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.num_requests",
+                                "must be in [0, %g]", SERVING_MAX_REQUESTS);
+    if (!(r->prefix_cache_hit >= 0 && r->prefix_cache_hit < 1))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.prefix_cache_hit",
+                                "must be in [0, 1)");
+    const serving_spec_t *sp = &r->speculative;
+    if (sp->method != SERVING_SPEC_NONE) {
+        if (sp->tokens < 1 || sp->tokens > SERVING_MAX_SPEC_TOKENS)
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.speculative.tokens",
+                                    "must be in [1, %d]", SERVING_MAX_SPEC_TOKENS);
+        if (!(sp->acceptance >= 0 && sp->acceptance <= 1))
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD,
+                                    "serving.speculative.acceptance", "must be in [0, 1]");
+        if (sp->method == SERVING_SPEC_MTP && m->mtp_blocks < 1)
+            return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION,
+                                    "serving.speculative.method",
+                                    "mtp needs a model with multi-token-prediction blocks "
+                                    "(model.mtp_blocks); use draft");
+        if (sp->method == SERVING_SPEC_DRAFT && !sp->draft)
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.speculative.model",
+                                    "is required with method draft");
+    }
+    if (r->disaggregated &&
+        (r->kv_transfer_net < 0 || r->kv_transfer_net >= s->hw.num_networks))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD,
+                                "serving.disaggregated.kv_transfer_net",
+                                "must index one of the system's %d network tiers",
+                                s->hw.num_networks);
+    if (!(r->prefill_per_decode >= 0 && r->prefill_per_decode <= 1e6))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD,
+                                "serving.disaggregated.prefill_per_decode", "must be in [0, 1e6]");
+    if (r->kv_memory_fraction < 0 || r->kv_memory_fraction > 1)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.kv_memory_fraction",
+                                "must be in (0, 1]");
+    return 0;
+}
+
+void serving__settings(const sv_ctx_t *c, const serving_request_t *r, sv_settings_t *st)
+{
+    serving_engine_defaults_t d;
+    serving_engine_defaults(r->engine, c->m, c->s, &c->l, &d);
+    st->max_batch_tokens = r->max_batch_tokens > 0 ? r->max_batch_tokens : d.max_batch_tokens;
+    st->max_batch_size = r->max_batch_size > 0 ? r->max_batch_size : d.max_batch_size;
+    st->chunked = r->chunked_prefill >= 0 ? r->chunked_prefill == 1 : d.chunked_prefill;
+    st->kv_fraction = r->kv_memory_fraction > 0 ? r->kv_memory_fraction : d.kv_memory_fraction;
+    st->tau = tokens_per_step(&r->speculative);
+    st->tps = r->speculative.method == SERVING_SPEC_NONE ? 1 : (double)r->speculative.tokens + 1;
+    st->prefix = r->input_tokens * r->prefix_cache_hit;
+    st->in_eff = r->input_tokens - st->prefix;
+    const double full = r->input_tokens + r->output_tokens;
+    st->reserve_tokens = r->engine == SERVING_ENGINE_TRTLLM ? 32.0 * ceil(full / 32.0)
+                                                            : r->input_tokens + r->output_tokens / 2;
+}
+
+/* KV pool and requests that fit, per attention rank (the busiest stage binds). */
+static void memory_for(const sv_ctx_t *c, const sv_settings_t *st, serving_result_t *o)
+{
+    const double cap = c->s->hw.mem1.gib * 1073741824.0;
+    const bool mtp = c->r->speculative.method == SERVING_SPEC_MTP;
+    double worst_w = 0, worst_ws = 0, worst_pool = INFINITY, fit = INFINITY;
+    const double ws = serving__workspace_bytes(c, st->max_batch_tokens, st->max_batch_size);
+    for (int i = 0; i < c->num_stages; i++) {
+        const sv_stage_t *sg = &c->stages[i];
+        double w = serving__weight_bytes(c, sg);
+        double per_req = serving__kv_request_bytes(c, sg, st->reserve_tokens);
+        if (mtp && sg->last) /* the MTP depth lives on the last stage, with its own cache */
+            per_req += c->kv_block_token * (double)c->m->mtp_blocks * st->reserve_tokens,
+                w += c->bpw * (double)c->m->mtp_blocks *
+                     (model_block_params(c->m, model_block_is_moe(c->m, c->m->num_blocks - 1))
+                          .split /
+                      c->tp);
+        double pool;
+        switch (c->engine) {
+        case SERVING_ENGINE_VLLM:
+            pool = st->kv_fraction * cap - w - ws;
+            break;
+        case SERVING_ENGINE_SGLANG:
+            pool = st->kv_fraction * cap - w;
+            break;
+        default:
+            pool = st->kv_fraction * (cap - w - ws);
+            break;
+        }
+        pool = sv_max(pool, 0);
+        if (w > worst_w)
+            worst_w = w, worst_ws = ws;
+        worst_pool = sv_min(worst_pool, pool);
+        fit = sv_min(fit, per_req > 0 ? floor(pool / per_req) : INFINITY);
+    }
+    o->weight_bytes = worst_w;
+    o->workspace_bytes = worst_ws;
+    o->kv_capacity_bytes = worst_pool;
+    o->capacity_bytes = cap;
+    o->fits_memory = worst_w + worst_ws <= cap && fit >= 1;
+    /* requests per attention rank: KV, the batch cap (per micro-batch), the token budget */
+    const serving_request_t *r = c->r;
+    const double dec = (r->output_tokens - 1) / st->tau;
+    const double budget_fit = st->max_batch_tokens * (1 + dec) / (dec * st->tps + st->in_eff);
+    double per_rank = sv_min(fit, (double)st->max_batch_size * c->pp);
+    if (st->chunked || c->r->disaggregated)
+        per_rank = sv_min(per_rank, floor(budget_fit * c->pp));
+    else
+        per_rank = sv_min(per_rank, floor(sv_max(budget_fit, 1) * c->pp));
+    o->max_concurrency = sv_max(per_rank, 0) * c->dp;
+}
+
+/* The step of a draft model (or the MTP depths) for n decode sequences, k times. */
+double serving__draft_time(const sv_ctx_t *c, const sv_settings_t *st, double n, double context)
+{
+    const serving_spec_t *sp = &c->r->speculative;
+    if (sp->method == SERVING_SPEC_NONE || n <= 0)
+        return 0;
+    fathom_model_t dm = sp->method == SERVING_SPEC_DRAFT ? *sp->draft : *c->m;
+    if (sp->method == SERVING_SPEC_MTP) {
+        const bool moe = model_block_is_moe(c->m, c->m->num_blocks - 1);
+        dm.num_blocks = c->m->mtp_blocks;
+        dm.moe.first_dense_blocks = 0;
+        if (!moe)
+            dm.moe.num_experts = 0;
+    }
+    dm.mtp_blocks = 0;
+    serving_request_t dr = *c->r;
+    dr.speculative.method = SERVING_SPEC_NONE;
+    dr.disaggregated = false;
+    dr.layout = c->l;
+    dr.layout.pipeline_par = 1;
+    if (dm.moe.num_experts == 0)
+        dr.layout.expert_par = 1;
+    sv_ctx_t dc;
+    if (serving__ctx_init(&dc, &dm, c->s, &dr, &dr.layout, NULL))
+        return 0;
+    sv_load_t ld = {n, 1, context, 0, 0, 0, 0};
+    serving_step_t s;
+    serving__step(&dc, &ld, &s);
+    (void)st;
+    return (double)sp->tokens * s.total_s;
+}
+
+/* One operating point at concurrency C (aggregated, or the decode side when disaggregated). */
+typedef struct {
+    double C, L_steps, k_pre, chunk;
+    serving_step_t mean, decode_only, prefill;
+    double t_draft, tpot, ttft_base, out_rate, step_s, budget_left, pre_tokens;
+} sv_point_t;
+
+/* out = (1 − f)·a + f·b, line by line (the bound: b's where f > 1/2). */
+static void step_mix(const serving_step_t *a, const serving_step_t *b, double f,
+                     serving_step_t *out)
+{
+    const double g = 1 - f;
+#define SV_MIX(x) out->x = g * a->x + f * b->x
+    SV_MIX(tokens);
+    SV_MIX(gemm_s);
+    SV_MIX(weights_read_s);
+    SV_MIX(gemm_compute_s);
+    SV_MIX(attention_s);
+    SV_MIX(kv_read_s);
+    SV_MIX(attention_compute_s);
+    SV_MIX(elementwise_s);
+    SV_MIX(moe_experts_s);
+    SV_MIX(tp_collectives_s);
+    SV_MIX(moe_dispatch_s);
+    SV_MIX(pp_transfer_s);
+    SV_MIX(host_s);
+    SV_MIX(total_s);
+    SV_MIX(weight_bytes);
+    SV_MIX(kv_bytes);
+    SV_MIX(flops);
+#undef SV_MIX
+    out->bound = f > 0.5 ? b->bound : a->bound;
+}
+
+static void point_at(const sv_ctx_t *c, const sv_settings_t *st, double C, sv_point_t *p)
+{
+    const serving_request_t *r = c->r;
+    const double n = C / (c->dp * c->pp);
+    const double dec = (r->output_tokens - 1) / st->tau;
+    const double ctx = r->input_tokens + r->output_tokens / 2;
+    memset(p, 0, sizeof *p);
+    p->C = C;
+    if (r->disaggregated) {
+        p->k_pre = 0;
+        p->L_steps = sv_max(dec, 1e-9);
+        sv_load_t ld = {n, st->tps, ctx, 0, 0, 0, 0};
+        serving__step(c, &ld, &p->mean);
+        p->decode_only = p->mean;
+        p->t_draft = serving__draft_time(c, st, n, ctx);
+        p->step_s = p->mean.total_s + p->t_draft;
+        p->tpot = c->pp * p->step_s / st->tau;
+        p->out_rate = C * (r->output_tokens - 1) / (p->L_steps * c->pp * p->step_s);
+        return;
+    }
+    /* prompt chunking: the budget left after the decode tokens of a step */
+    const double dec_tokens0 = n * st->tps;
+    p->chunk = st->chunked ? sv_max(1, (double)st->max_batch_tokens - dec_tokens0) : st->in_eff;
+    p->k_pre = st->chunked ? ceil(st->in_eff / p->chunk) : 1;
+    p->L_steps = p->k_pre + dec;
+    const double seqs = n * dec / p->L_steps;
+    p->pre_tokens = n * st->in_eff / p->L_steps;
+    /* Prompt work does not ride on every step: a share f of the steps carries it (the prompt
+     * tokens a step must take over what one step holds — a whole prompt without chunking, a
+     * chunk with it), the others are decode alone (replayed CUDA graphs):
+     *   f = min(1, (n/L)) without chunking, min(1, (n·I'/L)/chunk) with it;
+     *   mean step = (1 − f)·t(decode) + f·t(decode + prompt tokens/f). */
+    const double prompts = n / p->L_steps;
+    const double f = sv_min(1, st->chunked ? p->pre_tokens / sv_max(p->chunk, 1) : prompts);
+    sv_load_t only = {seqs, st->tps, ctx, 0, 0, 0, 0};
+    serving__step(c, &only, &p->decode_only);
+    serving_step_t with;
+    sv_load_t ld = {seqs,
+                    st->tps,
+                    ctx,
+                    p->pre_tokens / f,
+                    st->prefix + (sv_min(p->chunk, st->in_eff) + 1) / 2,
+                    n * st->prefix / p->L_steps / f,
+                    prompts / f};
+    serving__step(c, &ld, &with);
+    step_mix(&p->decode_only, &with, f, &p->mean);
+    const double chunk = sv_min(p->chunk, st->in_eff);
+    sv_load_t pre = {seqs, st->tps, ctx, chunk, st->prefix + (chunk + 1) / 2, st->prefix, 1};
+    serving__step(c, &pre, &p->prefill);
+    p->t_draft = serving__draft_time(c, st, seqs, ctx);
+    p->step_s = p->mean.total_s + p->t_draft;
+    p->tpot = c->pp * p->step_s / st->tau;
+    p->ttft_base = p->k_pre * c->pp * (p->prefill.total_s + p->t_draft) + c->pp * p->step_s / 2;
+    p->out_rate = C * r->output_tokens / (p->L_steps * c->pp * p->step_s);
+    p->budget_left = sv_max(1, (double)st->max_batch_tokens - seqs * st->tps);
+}
+
+/* Queueing for the prompt-token budget at arrival rate lambda (per replica). */
+static void queue_wait(const sv_ctx_t *c, const sv_settings_t *st, const sv_point_t *p,
+                       double lambda, double *mean, double *p50, double *p99)
+{
+    *mean = *p50 = *p99 = 0;
+    if (lambda <= 0 || c->r->disaggregated)
+        return;
+    const double per_rank = lambda / c->dp;
+    const double rho = per_rank * st->in_eff * c->pp * p->step_s / (c->pp * p->budget_left);
+    if (rho <= 0)
+        return;
+    if (rho >= 1) {
+        *mean = *p50 = *p99 = INFINITY;
+        return;
+    }
+    const double s = c->pp * p->prefill.total_s * sv_min(1, st->in_eff / p->budget_left);
+    const double W = rho * s / (2 * (1 - rho));
+    *mean = W;
+    *p50 = rho > 0.5 ? W / rho * log(rho / 0.5) : 0;
+    *p99 = rho > 0.01 ? W / rho * log(rho / 0.01) : 0;
+}
+
+/* Prefill seconds of a prompt of `tokens` beside the point's decode batch (TTFT's first term). */
+static double prefill_latency(const sv_ctx_t *c, const sv_settings_t *st, const sv_point_t *p,
+                              double tokens)
+{
+    const serving_request_t *r = c->r;
+    const double computed = tokens * (1 - r->prefix_cache_hit), prefix = tokens - computed;
+    const double chunk = st->chunked ? sv_min(p->chunk, computed) : computed;
+    const double k = st->chunked ? ceil(computed / sv_max(chunk, 1)) : 1;
+    const double seqs = p->C / (c->dp * c->pp) * ((r->output_tokens - 1) / st->tau) /
+                        sv_max(p->L_steps, 1e-9);
+    sv_load_t ld = {r->disaggregated ? 0 : seqs, st->tps, r->input_tokens + r->output_tokens / 2,
+                    chunk, prefix + (chunk + 1) / 2, prefix, 1};
+    serving_step_t s;
+    serving__step(c, &ld, &s);
+    return k * c->pp * s.total_s;
+}
+
+/* The disaggregated prefill side: a prefill replica's prompt rate and one prompt's latency. */
+typedef struct {
+    double rate, latency, gpus, kv_transfer_s, step_s;
+    serving_step_t step;
+} sv_prefill_side_t;
+
+static int prefill_side(const fathom_model_t *m, const serving_system_t *s,
+                        const serving_request_t *r, const sv_settings_t *st,
+                        sv_prefill_side_t *ps, fathom_error_t *err)
+{
+    sv_ctx_t pc;
+    if (serving__ctx_init(&pc, m, s, r, &r->prefill_layout, err))
+        return -1;
+    sv_settings_t pst;
+    serving__settings(&pc, r, &pst);
+    const double budget = (double)pst.max_batch_tokens;
+    const double chunk = sv_min(budget, st->in_eff);
+    sv_load_t one = {0, 1, 0, chunk, st->prefix + (chunk + 1) / 2, st->prefix, 1};
+    serving__step(&pc, &one, &ps->step);
+    ps->latency = ceil(st->in_eff / chunk) * pc.pp * ps->step.total_s;
+    /* throughput: full steps of `budget` prompt tokens on every attention rank */
+    sv_load_t full = {0, 1, 0, budget, st->prefix + (chunk + 1) / 2,
+                      st->prefix * budget / st->in_eff, budget / st->in_eff};
+    serving_step_t fs;
+    serving__step(&pc, &full, &fs);
+    ps->step_s = fs.total_s;
+    ps->rate = budget * pc.dp / (st->in_eff * fs.total_s);
+    ps->gpus = (double)serving_layout_gpus(&r->prefill_layout);
+    /* the KV cache of one prompt crosses tier kv_transfer_net, every prefill GPU sending its
+     * share in parallel: bytes/(gpus·bandwidth·efficiency) + latency */
+    const llm_network_t *n = &s->hw.networks[r->kv_transfer_net];
+    const double bytes = serving_kv_bytes(m, r->kv, r->input_tokens, false);
+    const double links = sv_min(ps->gpus, (double)serving_layout_gpus(&r->layout));
+    ps->kv_transfer_s = n->latency_s + bytes / (links * n->bandwidth_gbps * 1e9 * n->efficiency);
+    return 0;
+}
+
+/* Latency and rate of the point at concurrency C with arrivals lambda (0: closed loop). */
+typedef struct {
+    double ttft, ttft50, ttft99, tpot, rate_out, lifetime;
+} sv_latency_t;
+
+static void latency_at(const sv_ctx_t *c, const sv_settings_t *st, const sv_point_t *p,
+                       const sv_prefill_side_t *ps, double lambda, sv_latency_t *lt)
+{
+    const serving_request_t *r = c->r;
+    double W, W50, W99;
+    queue_wait(c, st, p, lambda, &W, &W50, &W99);
+    const double p99_in = r->input_tokens + 2.326 * r->input_spread;
+    lt->tpot = p->tpot;
+    if (r->disaggregated) {
+        /* the prefill pool: x replicas per decode replica take its lambda prompts a second at
+         * x·rate; an M/D/1 queue with service 1/(x·rate) (as above) when x is given */
+        double Wp = 0, Wp50 = 0, Wp99 = 0;
+        const double x = r->prefill_per_decode;
+        if (x > 0 && lambda > 0) {
+            const double rho = lambda / (x * ps->rate), svc = 1 / (x * ps->rate);
+            if (rho >= 1) {
+                Wp = Wp50 = Wp99 = INFINITY;
+            } else if (rho > 0) {
+                Wp = rho * svc / (2 * (1 - rho));
+                Wp50 = rho > 0.5 ? Wp / rho * log(rho / 0.5) : 0;
+                Wp99 = rho > 0.01 ? Wp / rho * log(rho / 0.01) : 0;
+            }
+        }
+        const double base = ps->latency + ps->kv_transfer_s + c->pp * p->step_s / 2;
+        lt->ttft = base + Wp;
+        lt->ttft50 = base + Wp50;
+        lt->ttft99 = base * sv_max(1, p99_in / r->input_tokens) + c->pp * p->step_s / 2 + Wp99;
+    } else {
+        lt->ttft = p->ttft_base + W;
+        lt->ttft50 = p->ttft_base + W50;
+        lt->ttft99 = (p99_in > r->input_tokens ? prefill_latency(c, st, p, p99_in)
+                                               : p->k_pre * c->pp * p->prefill.total_s) +
+                     c->pp * p->step_s + W99;
+    }
+    lt->lifetime = lt->ttft + (r->output_tokens - 1) * lt->tpot;
+    lt->rate_out = p->out_rate;
+}
+
+/* Little's law: the concurrency at which a replica completes lambda requests a second. */
+static double solve_concurrency(const sv_ctx_t *c, const sv_settings_t *st,
+                                const sv_prefill_side_t *ps, double lambda, double cmax,
+                                bool *overloaded)
+{
+    sv_point_t p;
+    sv_latency_t lt;
+    point_at(c, st, cmax, &p);
+    latency_at(c, st, &p, ps, lambda, &lt);
+    const double out_rate_max = p.out_rate / c->r->output_tokens;
+    if (lambda >= out_rate_max || lambda * lt.lifetime >= cmax) {
+        *overloaded = true;
+        return cmax;
+    }
+    double lo = sv_min(1e-6, cmax), hi = cmax;
+    for (int i = 0; i < 60 && hi - lo > 1e-6 * hi; i++) {
+        const double mid = 0.5 * (lo + hi);
+        point_at(c, st, mid, &p);
+        latency_at(c, st, &p, ps, lambda, &lt);
+        if (lambda * lt.lifetime > mid)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *overloaded = false;
+    return hi;
+}
+
+static void fill_curve(const sv_ctx_t *c, const sv_settings_t *st, const sv_prefill_side_t *ps,
+                       double gpus, serving_result_t *o)
+{
+    const double cmax = o->max_concurrency;
+    o->num_curve = 0;
+    if (cmax < 1)
+        return;
+    const int n = (int)sv_min(SERVING_CURVE_POINTS, 1 + floor(log2(cmax)) + 1);
+    double last = 0;
+    for (int i = 0; i < n; i++) {
+        double C = n == 1 ? cmax : floor(pow(cmax, (double)i / (double)(n - 1)) + 0.5);
+        C = sv_max(1, sv_min(C, cmax));
+        if (C <= last)
+            continue;
+        last = C;
+        sv_point_t p;
+        sv_latency_t lt;
+        point_at(c, st, C, &p);
+        latency_at(c, st, &p, ps, 0, &lt);
+        serving_curve_point_t *cp = &o->curve[o->num_curve++];
+        cp->concurrency = C;
+        const double g = c->r->disaggregated
+                             ? (double)serving_layout_gpus(&c->l) +
+                                   p.out_rate / c->r->output_tokens / ps->rate * ps->gpus
+                             : gpus;
+        cp->output_tokens_per_s_per_gpu = p.out_rate / g;
+        cp->output_tokens_per_s_per_user = 1 / lt.tpot;
+        cp->ttft_s = lt.ttft;
+        cp->tpot_s = lt.tpot;
+    }
+}
+
+static void money_and_energy(const serving_system_t *s, double f_in, double gpus_in,
+                             double gpus_out, double in_rate, double out_rate,
+                             serving_result_t *o)
+{
+    /* time share: aggregated replicas split their GPU-seconds between the prompt work (f_in of
+     * each step) and the decode work; disaggregated ones by pool */
+    const double in_gpu = gpus_in + f_in * gpus_out, out_gpu = (1 - f_in) * gpus_out;
+    if (s->price_per_gpu_hour > 0) {
+        const double per_s = s->price_per_gpu_hour / 3600.0;
+        o->dollars_per_million_input = in_rate > 0 ? in_gpu * per_s / in_rate * 1e6 : 0;
+        o->dollars_per_million_output = out_rate > 0 ? out_gpu * per_s / out_rate * 1e6 : 0;
+    }
+    if (s->power_per_gpu_kw > 0) {
+        const double w = s->power_per_gpu_kw * 1000.0;
+        o->joules_per_input_token = in_rate > 0 ? in_gpu * w / in_rate : 0;
+        o->joules_per_output_token = out_rate > 0 ? out_gpu * w / out_rate : 0;
+    }
+}
+
+int serving_estimate(const fathom_model_t *m, const serving_system_t *s,
+                     const serving_request_t *r, serving_result_t *o, fathom_error_t *err)
+{
+    memset(o, 0, sizeof *o);
+    if (check_request(m, s, r, err))
+        return -1;
+    sv_ctx_t c;
+    if (serving__ctx_init(&c, m, s, r, &r->layout, err))
+        return -1;
+    sv_settings_t st;
+    serving__settings(&c, r, &st);
+    o->max_batch_tokens = st.max_batch_tokens;
+    o->max_batch_size = st.max_batch_size;
+    o->chunked_prefill = st.chunked;
+    o->kv_memory_fraction = st.kv_fraction;
+    o->prefill_kernel = serving__attention_kernel(&c, false);
+    o->decode_kernel = serving__attention_kernel(&c, true);
+    const double full = r->input_tokens + r->output_tokens;
+    o->kv_bytes_per_request =
+        serving_kv_bytes(m, r->kv, full, r->speculative.method == SERVING_SPEC_MTP);
+    o->kv_cache_bytes_per_token = o->kv_bytes_per_request / full;
+    if (c.weight_only)
+        o->warnings |= r->weights == SERVING_DT_FP4 ? SERVING_WARN_NO_FP4_RATE
+                                                    : SERVING_WARN_WEIGHT_ONLY;
+    if (c.kv_replicated)
+        o->warnings |= SERVING_WARN_KV_REPLICATED;
+    if (!st.chunked && !r->disaggregated && r->input_tokens > (double)st.max_batch_tokens)
+        o->warnings |= SERVING_WARN_LONG_PREFILL;
+    memory_for(&c, &st, o);
+    sv_prefill_side_t ps = {0};
+    if (r->disaggregated && prefill_side(m, s, r, &st, &ps, err))
+        return -1;
+    o->decode_gpus = (double)serving_layout_gpus(&r->layout);
+    if (!o->fits_memory || o->max_concurrency < 1) {
+        o->fits_memory = false;
+        return 0;
+    }
+    if (o->max_concurrency < 8)
+        o->warnings |= SERVING_WARN_LOW_KV;
+
+    /* the operating point */
+    double C = o->max_concurrency;
+    bool overloaded = false;
+    if (r->concurrency > 0) {
+        C = sv_min(r->concurrency, o->max_concurrency);
+        if (r->concurrency > o->max_concurrency)
+            o->warnings |= SERVING_WARN_CONCURRENCY_CAPPED;
+    } else if (r->requests_per_s > 0) {
+        C = solve_concurrency(&c, &st, &ps, r->requests_per_s, o->max_concurrency, &overloaded);
+        if (overloaded)
+            o->warnings |= SERVING_WARN_OVERLOADED;
+    }
+    sv_offline_t off = {0};
+    const bool offline = r->num_requests > 0 && r->concurrency <= 0 && r->requests_per_s <= 0 &&
+                         !r->disaggregated;
+    if (offline) {
+        serving__offline(&c, &st, o->max_concurrency, r->num_requests, &off);
+        C = off.mean_concurrency;
+    }
+    sv_point_t p;
+    sv_latency_t lt;
+    point_at(&c, &st, C, &p);
+    const double lambda = r->requests_per_s > 0 && !overloaded ? r->requests_per_s : 0;
+    latency_at(&c, &st, &p, &ps, lambda, &lt);
+    if (offline && off.makespan_s > 0) {
+        /* the batch as it ran: its makespan sets the rate, its requests' means the latency */
+        p.out_rate = r->num_requests * r->output_tokens / off.makespan_s;
+        lt.ttft = lt.ttft50 = off.ttft_s;
+        lt.ttft99 = off.ttft_s;
+        lt.tpot = off.tpot_s > 0 ? off.tpot_s : lt.tpot;
+    }
+    o->saturated = overloaded || (r->concurrency <= 0 && r->requests_per_s <= 0);
+    o->concurrency = C;
+    o->requests_per_s = lambda > 0 ? lambda : p.out_rate / r->output_tokens;
+    o->decode = p.decode_only;
+    o->prefill = r->disaggregated ? ps.step : p.prefill;
+    o->ttft_s = lt.ttft;
+    o->ttft_p50_s = lt.ttft50;
+    o->ttft_p99_s = lt.ttft99;
+    o->tpot_s = lt.tpot;
+    o->tokens_per_step = st.tau;
+    o->output_tokens_per_s = o->requests_per_s * r->output_tokens;
+    o->prefill_gpus = !r->disaggregated             ? 0
+                      : r->prefill_per_decode > 0 ? r->prefill_per_decode * ps.gpus
+                                                  : o->requests_per_s / ps.rate * ps.gpus;
+    o->gpus = o->decode_gpus + o->prefill_gpus;
+    o->kv_transfer_s = ps.kv_transfer_s;
+    o->output_tokens_per_s_per_gpu = o->output_tokens_per_s / o->gpus;
+    o->output_tokens_per_s_per_user = 1 / lt.tpot;
+    o->input_tokens_per_s_per_gpu = o->requests_per_s * r->input_tokens / o->gpus;
+    const double f_in =
+        r->disaggregated ? 0 : sv_max(0, 1 - p.decode_only.total_s / p.mean.total_s);
+    money_and_energy(s, f_in, o->prefill_gpus, o->decode_gpus,
+                     o->requests_per_s * r->input_tokens, o->output_tokens_per_s, o);
+    if (!r->no_curve)
+        fill_curve(&c, &st, &ps, o->decode_gpus, o);
+    return 0;
+}

@@ -1,0 +1,336 @@
+/* serving_step.c — the time of one serving step (one forward pass over every sequence the step
+ * carries: decode tokens and prompt chunks together, as continuous batching runs them) on one
+ * GPU of the slowest pipeline stage, and where it goes.
+ *
+ * Every kernel runs at the slower of its two sides (a roofline; Williams et al. 2009):
+ *   t = max(F / (P·e_c(F)),  B / (M·e_m(B)))
+ * F its FLOPs, P the tensor peak of its format, e_c the system's GEMM efficiency curve at F
+ * (Calculon's curves, by GFLOP); B the bytes it moves, M the HBM bandwidth, e_m the memory
+ * efficiency curve at B (by MB). Decode GEMMs move whole weight matrices for a few rows of
+ * tokens: they sit on the memory side until the batch is large enough (P·e_c/(M·e_m) FLOPs per
+ * byte; about 250 tokens for FP8 on an H100), then on the compute side. That is the bound the
+ * step reports: the side the larger share of its time sits on.
+ *
+ * Per block, on one GPU, T tokens on its attention rank (decode tokens + prompt tokens):
+ *   attention projections   F = 2·T·A/tp + 2·T·A_r, B = (A/tp + A_r)·b_w + activations
+ *     (A: the projections TP divides, A_r: MLA's down projections it replicates)
+ *   attention, decode       B = S·kv·c_w  (S sequences, kv bytes per token per block on this
+ *                           GPU, c_w the context the block keeps: c, or min(c, window));
+ *                           F = S·t_s·(n/tp)·f_d·c_w  (t_s tokens per sequence, n heads,
+ *                           f_d = 4·d_head FLOPs per query, key and head; MLA absorbed into the
+ *                           latent: 2·(r_kv + d_rope) + 2·r_kv, DeepSeek-V2 appendix B)
+ *   attention, prefill      F = T_p·(n/tp)·f_p·c_p  (c_p the mean keys a prompt token sees:
+ *                           (L+1)/2 for a causal prompt of L; f_p = 4·d_head, MLA
+ *                           2·(d_nope + d_rope) + 2·d_v); B = the prefix's cached KV
+ *     attention kernels run at the 16-bit peak × the system's attention_efficiency
+ *   MLP, dense or shared    F = 2·T·P_mlp/tp, B = P_mlp/tp·b_w + activations
+ *   routed experts          T_all = T·dp tokens reach the stage's experts, each to top_k of E;
+ *                           an expert is touched by at least one with probability
+ *                           p = 1 − (1 − k/E)^T_all (uniform routing), so the step reads
+ *                           B = (E/ep)·p·P_e/etp·b_w and computes F = 2·T_all·k·P_e/(tp·dp)·ι,
+ *                           ι the busiest expert rank's load over the mean: for μ assignments a
+ *                           rank on average, 1 + sqrt(2·ln(ep)/μ) (balls into bins, Raab and
+ *                           Steger 1998), at most ep
+ *   elementwise             B = T·(6h + 3·f_rank)·2 (norms, residual adds, the gated activation
+ *                           as the engines fuse them)
+ *   TP all-reduce           2 per block of T·h·2 bytes among tp (Calculon's collective cost)
+ *   MoE dispatch, combine   with attention data parallelism: an all-to-all of T/tp·k·h bytes
+ *                           (1 byte a value dispatched in FP8/FP4, 2 combined) each way
+ * and once per stage step: the output layer on the last stage (rows = sampled tokens, weights
+ * V·h/tp in 16 bits), the pipeline hand-off (T·h·2 bytes, point to point), and the host
+ * (serving_engine.c). */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "serving_internal.h"
+
+/* Measured on an H100 SXM5 (bench/gpu/2026-11-26-h100-sxm5-80gb/README.md), taken as shares
+ * of the peak so that they carry to other GPUs:
+ *   LAYER_SHAPE: GEMMs of transformer-layer shapes reach 0.83 of the large-square ceiling the
+ *     presets' curves hold (the twelve llama3 8B/70B/405B layer shapes, BF16 mean 0.665 of peak
+ *     against the 0.801 ceiling; FP8 tensorwise 0.611 against 0.734: 0.83 both);
+ *   SUSTAINED: a GEMM held at the 700 W board limit runs at 0.86 of its burst rate (BF16 680 of
+ *     791 TFLOP/s, FP8 1,229 of 1,435: the SM clock falls from 1,980 to 1,365/1,245 MHz); a
+ *     serving step that is compute-bound holds the GPU at its limit;
+ *   WEIGHT_STREAM: a decode GEMM (8 to 256 token rows against an 8192x8192 BF16 weight) streams
+ *     its weight at 2.16 TB/s, 0.645 of the 3.35 TB/s peak;
+ *   GROUPED_STREAM: a grouped expert GEMM at 128 tokens per expert (DeepSeek-V3's experts, 16
+ *     local) streams its weights at 0.73 of peak;
+ *   GROUPED_HALF: grouped GEMMs reach half their ceiling at M_h = 1.9e5/f tokens per expert for
+ *     experts of width f (Qwen3-30B-A3B's 768: 248, DeepSeek-V3's 2048: 93, GPT-OSS's 2880: 66;
+ *     the BF16 grouped rows at 128/512/2048 tokens per expert, 16 local experts);
+ *   KV_STREAM, KV_FIXED: decode attention reads the KV cache at 3.08 TB/s (0.92 of peak) after a
+ *     fixed 21 us a call (the decode-attention rows: 1K tokens at batch 16 and 64, 16K at 64);
+ *   ELEMENTWISE_STREAM: memory-bound passes stream at the copy rate (2.86 TB/s at
+ *     16384x8192: 0.85). */
+#define SV_LAYER_SHAPE 0.83
+#define SV_SUSTAINED 0.86
+#define SV_WEIGHT_STREAM 0.645
+#define SV_GROUPED_STREAM 0.73
+#define SV_GROUPED_HALF 1.9e5
+#define SV_KV_STREAM 0.92
+#define SV_KV_FIXED 21e-6
+#define SV_ELEMENTWISE_STREAM 0.85
+
+/* A GEMM of F FLOPs reading `weights` and `act` bytes: compute at the curve's efficiency x the
+ * layer-shape and sustained-clock factors x `occupancy` (grouped GEMMs' tokens per expert; 1 for
+ * dense), memory at `stream` of peak. Its time, into the step's lines. */
+static double gemm(const sv_ctx_t *c, double F, double weights, double act, double occupancy,
+                   double stream, double *mem_side, double *comp_side, serving_step_t *o)
+{
+    if (F <= 0 && weights <= 0)
+        return 0;
+    double ec = llm_curve_efficiency(c->gemm_curve, F / 1e9);
+    if (ec <= 0)
+        ec = c->gemm_curve->points[c->gemm_curve->num_points - 1].efficiency;
+    const double B = weights + act;
+    const double tc = F / (c->gemm_flops * ec * SV_LAYER_SHAPE * SV_SUSTAINED * occupancy);
+    const double tm = B / (c->mem_bw * stream);
+    o->gemm_compute_s += tc;
+    o->weights_read_s += weights / (c->mem_bw * stream);
+    o->weight_bytes += weights;
+    o->flops += F;
+    if (tm >= tc)
+        *mem_side += tm;
+    else
+        *comp_side += tc;
+    return sv_max(tc, tm);
+}
+
+/* An attention kernel reading kvb bytes of KV cache (after `fixed` seconds) and computing F
+ * FLOPs: its time, into the step's lines. */
+static double attention(const sv_ctx_t *c, double kvb, double fixed, double F, double *mem_side,
+                        double *comp_side, serving_step_t *o)
+{
+    const double tm = fixed + kvb / (c->mem_bw * SV_KV_STREAM);
+    const double tc = F / (c->attn_flops * SV_SUSTAINED);
+    o->kv_read_s += tm;
+    o->attention_compute_s += tc;
+    o->kv_bytes += kvb;
+    o->flops += F;
+    if (tm >= tc)
+        *mem_side += tm;
+    else
+        *comp_side += tc;
+    return sv_max(tm, tc);
+}
+
+/* FLOPs per query token, per key and per head of decode and prefill attention. */
+static void attention_flops(const fathom_model_t *m, double *decode, double *prefill)
+{
+    if (m->mla.present) {
+        const model_mla_t *a = &m->mla;
+        *decode = 2.0 * (double)(a->kv_lora_rank + a->qk_rope_head_dim) +
+                  2.0 * (double)a->kv_lora_rank;
+        *prefill = 2.0 * (double)(a->qk_nope_head_dim + a->qk_rope_head_dim) +
+                   2.0 * (double)a->v_head_dim;
+        return;
+    }
+    *decode = *prefill = 4.0 * (double)m->attn_size;
+}
+
+/* Costs of one block of each kind and of the once-per-step parts, for one load. */
+typedef struct {
+    double block[SV_KINDS]; /* seconds of one block */
+    serving_step_t line[SV_KINDS];
+    double mem_side[SV_KINDS], comp_side[SV_KINDS], net[SV_KINDS];
+} block_costs_t;
+
+static void block_cost(const sv_ctx_t *c, const sv_load_t *ld, int kind, block_costs_t *bc)
+{
+    const fathom_model_t *m = c->m;
+    serving_step_t *o = &bc->line[kind];
+    double *ms = &bc->mem_side[kind], *cs = &bc->comp_side[kind];
+    const bool moe = kind >= SV_MOE_FULL, window = kind == SV_DENSE_WINDOW || kind == SV_MOE_WINDOW;
+    const double h = (double)m->hidden;
+    const double T = ld->decode_seqs * ld->tokens_per_seq + ld->prefill_tokens;
+    const double act2 = 2.0; /* bytes of a 16-bit activation */
+
+    /* attention projections */
+    const model_block_params_t dense = model_block_params(m, false);
+    const double A = dense.split - model_mlp_params(m, (double)m->feedforward);
+    const double A_r = dense.replicated - 2.0 * model_norm_params(m);
+    const double Pa = A / c->tp + A_r;
+    double t_gemm =
+        gemm(c, 2.0 * T * Pa, Pa * c->bpw, T * 2.0 * h * act2, 1, SV_WEIGHT_STREAM, ms, cs, o);
+
+    /* attention kernels */
+    double fd, fp;
+    attention_flops(m, &fd, &fp);
+    const double heads = (double)m->attn_heads / c->tp;
+    const double wnd = window ? (double)m->sliding_window : INFINITY;
+    const double cd = sv_min(ld->decode_context, wnd), cp = sv_min(ld->prefill_context, wnd);
+    double t_attn = 0;
+    if (ld->decode_seqs > 0)
+        t_attn += attention(c, ld->decode_seqs * c->kv_block_token * cd, SV_KV_FIXED,
+                            ld->decode_seqs * ld->tokens_per_seq * heads * fd * cd, ms, cs, o);
+    if (ld->prefill_tokens > 0)
+        t_attn += attention(c, (ld->prefill_prefix + ld->prefill_tokens) * c->kv_block_token, 0,
+                            ld->prefill_tokens * heads * fp * cp, ms, cs, o);
+    o->attention_s += t_attn;
+
+    /* MLP: dense, or shared experts + router + routed experts */
+    double f_rank;
+    double t_moe = 0, t_net = 0;
+    if (!moe) {
+        const double P = model_mlp_params(m, (double)m->feedforward) / c->tp;
+        t_gemm += gemm(c, 2.0 * T * P, P * c->bpw, T * (h + (double)m->feedforward / c->tp) * act2,
+                       1, SV_WEIGHT_STREAM, ms, cs, o);
+        f_rank = (double)m->feedforward / c->tp;
+    } else {
+        const model_moe_t *x = &m->moe;
+        const double E = (double)x->num_experts, k = (double)x->top_k;
+        const double Ps = (double)x->shared_experts *
+                          model_mlp_params(m, (double)x->shared_expert_feedforward) / c->tp;
+        const double Pr = h * E; /* router, replicated */
+        t_gemm += gemm(c, 2.0 * T * (Ps + Pr), Ps * c->bpw + Pr * 2.0, T * h * act2, 1,
+                       SV_WEIGHT_STREAM, ms, cs, o);
+        const double Tall = T * c->dp;
+        const double Pe = model_mlp_params(m, (double)x->expert_feedforward);
+        const double touched = 1.0 - pow(1.0 - k / E, Tall);
+        const double Wb = (E / c->ep) * touched * Pe / c->etp * c->bpw;
+        double imb = 1.0;
+        if (c->ep > 1 && Tall > 0) {
+            const double mu = Tall * k / c->ep;
+            imb = sv_min(c->ep, 1.0 + sqrt(2.0 * log(c->ep) / mu));
+        }
+        const double F = 2.0 * Tall * k * Pe / (c->tp * c->dp) * imb;
+        serving_step_t tmp = {0};
+        const double per_expert = Tall * k / E; /* tokens per expert */
+        const double occ =
+            per_expert / (per_expert + SV_GROUPED_HALF / (double)x->expert_feedforward);
+        t_moe = gemm(c, F, Wb, Tall * k / (c->tp * c->dp) * 2.0 * h * act2, occ,
+                     SV_GROUPED_STREAM, ms, cs, &tmp);
+        o->gemm_compute_s += tmp.gemm_compute_s;
+        o->weights_read_s += tmp.weights_read_s;
+        o->weight_bytes += tmp.weight_bytes;
+        o->flops += tmp.flops;
+        o->moe_experts_s += t_moe;
+        f_rank = (double)x->expert_feedforward * k / c->etp +
+                 (double)x->shared_experts * (double)x->shared_expert_feedforward / c->tp;
+        if (c->dp > 1 && T > 0) {
+            const double a = c->r->weights == SERVING_DT_BF16 || c->r->weights == SERVING_DT_INT4
+                                 ? 2.0
+                                 : 1.0;
+            const double tok = T / c->tp * k * h;
+            const double d = llm_a2a_time(&c->s->hw, c->ep_net, tok * a, c->tp * c->dp,
+                                          c->tp * c->dp) +
+                             llm_a2a_time(&c->s->hw, c->ep_net, tok * 2.0, c->tp * c->dp,
+                                          c->tp * c->dp);
+            o->moe_dispatch_s += d;
+            t_net += d;
+        }
+    }
+    o->gemm_s += t_gemm;
+
+    /* elementwise passes */
+    const double eb = T * (6.0 * h + 3.0 * f_rank) * act2;
+    const double te = T > 0 ? eb / (c->mem_bw * SV_ELEMENTWISE_STREAM) : 0;
+    o->elementwise_s += te;
+    *ms += te;
+
+    /* tensor-parallel all-reduces after attention and after the MLP */
+    if (c->tp > 1 && T > 0) {
+        const double ar =
+            2.0 * llm_net_op_time(&c->s->hw, c->tp_net, LLM_OP_ALL_REDUCE, T * h * act2, c->tp);
+        o->tp_collectives_s += ar;
+        t_net += ar;
+    }
+    bc->net[kind] = t_net;
+    bc->block[kind] = t_gemm + t_attn + t_moe + te + t_net;
+}
+
+static void add_scaled(serving_step_t *dst, const serving_step_t *src, double n)
+{
+    dst->gemm_s += n * src->gemm_s;
+    dst->weights_read_s += n * src->weights_read_s;
+    dst->gemm_compute_s += n * src->gemm_compute_s;
+    dst->attention_s += n * src->attention_s;
+    dst->kv_read_s += n * src->kv_read_s;
+    dst->attention_compute_s += n * src->attention_compute_s;
+    dst->elementwise_s += n * src->elementwise_s;
+    dst->moe_experts_s += n * src->moe_experts_s;
+    dst->tp_collectives_s += n * src->tp_collectives_s;
+    dst->moe_dispatch_s += n * src->moe_dispatch_s;
+    dst->weight_bytes += n * src->weight_bytes;
+    dst->kv_bytes += n * src->kv_bytes;
+    dst->flops += n * src->flops;
+}
+
+void serving__step(const sv_ctx_t *c, const sv_load_t *ld, serving_step_t *out)
+{
+    const fathom_model_t *m = c->m;
+    block_costs_t bc;
+    memset(&bc, 0, sizeof bc);
+    for (int k = 0; k < SV_KINDS; k++) {
+        bool used = false;
+        for (int i = 0; i < c->num_stages; i++)
+            used |= c->stages[i].blocks[k] > 0;
+        if (used) /* a dense model has no MoE kinds to cost (and no experts to divide by) */
+            block_cost(c, ld, k, &bc);
+    }
+    const double T = ld->decode_seqs * ld->tokens_per_seq + ld->prefill_tokens;
+    const double h = (double)m->hidden;
+    serving_step_t best = {0};
+    best.total_s = -1;
+    for (int i = 0; i < c->num_stages; i++) {
+        const sv_stage_t *st = &c->stages[i];
+        serving_step_t s = {0};
+        double ms = 0, cs = 0, net = 0;
+        for (int k = 0; k < SV_KINDS; k++) {
+            if (st->blocks[k] <= 0)
+                continue;
+            add_scaled(&s, &bc.line[k], st->blocks[k]);
+            ms += st->blocks[k] * bc.mem_side[k];
+            cs += st->blocks[k] * bc.comp_side[k];
+            net += st->blocks[k] * bc.net[k];
+        }
+        double t = 0;
+        for (int k = 0; k < SV_KINDS; k++)
+            if (st->blocks[k] > 0)
+                t += st->blocks[k] * bc.block[k];
+        if (st->last && m->vocab_size > 0) {
+            const double rows = ld->decode_seqs * ld->tokens_per_seq + ld->prefill_seqs;
+            const double P = (double)m->vocab_size * h / c->tp;
+            serving_step_t tmp = {0};
+            /* the output layer runs in 16 bits whatever the blocks' format */
+            sv_ctx_t c16 = *c;
+            const llm_processor_t *mx = &c->s->hw.matrix;
+            const llm_rate_t *r16 = mx->rate[LLM_DT_BFLOAT16].present ? &mx->rate[LLM_DT_BFLOAT16]
+                                                                      : &mx->rate[LLM_DT_FLOAT16];
+            c16.gemm_flops = r16->tflops * 1e12;
+            c16.gemm_curve = &r16->gflops_efficiency;
+            const double tl = gemm(&c16, 2.0 * rows * P, P * 2.0,
+                                   rows * (double)m->vocab_size / c->tp * 4.0, 1, SV_WEIGHT_STREAM,
+                                   &ms, &cs, &tmp);
+            s.gemm_s += tl;
+            s.gemm_compute_s += tmp.gemm_compute_s;
+            s.weights_read_s += tmp.weights_read_s;
+            s.weight_bytes += tmp.weight_bytes;
+            s.flops += tmp.flops;
+            t += tl;
+        }
+        if (c->pp > 1 && T > 0) {
+            const double x = llm_net_op_time(&c->s->hw, c->pp_net, LLM_OP_P2P, T * h * 2.0, 2);
+            s.pp_transfer_s = x;
+            net += x;
+            t += x;
+        }
+        s.host_s = serving__host_s(c, ld, t);
+        t += s.host_s;
+        s.total_s = t;
+        s.tokens = T;
+        /* the bound: the side that holds the larger share of the step */
+        double side[4] = {ms, cs, net, s.host_s};
+        int b = 0;
+        for (int j = 1; j < 4; j++)
+            if (side[j] > side[b])
+                b = j;
+        s.bound = (serving_bound_t)b;
+        if (s.total_s > best.total_s)
+            best = s;
+    }
+    *out = best;
+}

@@ -1,0 +1,166 @@
+"""test_inference.py — POST /v1/inference, `fathom infer` and GET /v1/validation?inference=true
+through a real fathomd: the KV cache of published models worked by hand, the answer against its
+schema, normalization and the cache, the CLI giving the same answer, the validation report over
+inference_runs.json, and a 422 naming the field for every bad value."""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+from harness import SOURCE, ServerTestCase, validate
+
+CLI = os.environ.get("FATHOM_CLI", os.path.join(SOURCE, "build", "fathom"))
+
+BASE = {"model": "llama3-70B", "system": "h100_sxm",
+        "serving": {"tensor_par": 4, "weights_datatype": "fp8", "input_tokens": 2000,
+                    "output_tokens": 200, "requests_per_s": 5, "engine": "vllm"}}
+
+
+def body(**serving):
+    b = json.loads(json.dumps(BASE))
+    b["serving"].update(serving)
+    for k, v in list(b["serving"].items()):
+        if v is None:
+            del b["serving"][k]
+    return b
+
+
+class Inference(ServerTestCase):
+    def post(self, b):
+        return self.server.post("/v1/inference", b)
+
+    def test_answer_and_schema(self):
+        r = self.post(BASE)
+        self.assertEqual(r.status, 200, r.body)
+        out = r.json()
+        validate(out, "inference.response.json")
+        self.assertTrue(out["fits_memory"])
+        # Llama 3 70B, FP8 KV: 80 blocks · 2 · 8 KV heads · 128 · 1 B = 163,840 B a token
+        self.assertEqual(out["kv_cache_bytes_per_token"], 163840)
+        # 5 requests a second of 200 tokens: 1,000 output tokens/s over 4 GPUs
+        self.assertAlmostEqual(out["requests_per_s"], 5, places=9)
+        self.assertAlmostEqual(out["output_tokens_per_s_per_gpu"], 250, places=6)
+        self.assertGreater(out["ttft_p99_s"], out["ttft_s"] * 0.999)
+        self.assertAlmostEqual(out["output_tokens_per_s_per_user"], 1 / out["tpot_s"], places=6)
+        self.assertIn(out["decode"]["bound"], ("memory", "compute", "network", "host"))
+        self.assertTrue(out["curve"])
+        for a, b in zip(out["curve"], out["curve"][1:]):  # more users, fewer tokens/s each
+            self.assertGreater(b["concurrency"], a["concurrency"])
+            self.assertLessEqual(b["output_tokens_per_s_per_user"], a["output_tokens_per_s_per_user"] * 1.0001)
+        # the H100 preset's $2.99 per GPU-hour: 4 GPUs at 1,000 output tokens/s cost at most
+        # 4·2.99/3.6 = 3.32 $ per million tokens of output and input together
+        d = out["dollars_per_million_tokens"]
+        self.assertLess(d["output"] * 1000 / 1e6 + d["input"] * 10000 / 1e6, 4 * 2.99 / 3600 * 1.0001)
+        again = self.post(BASE)
+        self.assertEqual(again.header("X-Fathom-Cache"), "hit")
+        self.assertEqual(again.body, r.body)
+
+    def test_kv_cache_by_model(self):
+        # by hand: Llama 3.1 8B BF16 32·4,096 = 131,072; 405B 126·4,096 = 516,096;
+        # DeepSeek-V3 (MLA, FP8) 61·576 = 35,136; GPT-OSS 120B BF16 at 2,000 + 200 tokens: 18 full
+        # blocks keep 2,200 tokens, 18 windowed 128, 2,048 B each: 2,048·(18·2,200 + 18·128)/2,200
+        cases = [("llama3-8B", "bf16", 1, 131072), ("llama3.1-405B", "bf16", 8, 516096),
+                 ("deepseek-v3", "fp8", 8, 35136), ("gpt-oss-120B", "bf16", 1, 2048 * (18 * 2200 + 18 * 128) / 2200)]
+        for model, kv, tp, want in cases:
+            b = body(tensor_par=tp, kv_datatype=kv, requests_per_s=None, concurrency=1)
+            b["model"] = model
+            b["system"] = "h200"
+            r = self.post(b)
+            self.assertEqual(r.status, 200, (model, r.body))
+            self.assertAlmostEqual(r.json()["kv_cache_bytes_per_token"], want, delta=1e-9 * want)
+
+    def test_normalized_defaults_and_cli(self):
+        b = body(engine="trtllm")
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump(b, f)
+        try:
+            cli = subprocess.run([CLI, "--presets", os.path.join(SOURCE, "presets"), "infer", f.name],
+                                 capture_output=True, text=True, timeout=120)
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(cli.returncode, 0, cli.stderr)
+        served = self.post(b).json()
+        self.assertEqual(json.loads(cli.stdout)["output_tokens_per_s_per_gpu"], served["output_tokens_per_s_per_gpu"])
+        self.assertEqual(served["engine"]["max_batch_tokens"], 8192)  # TensorRT-LLM's max_num_tokens
+        self.assertFalse(served["engine"]["chunked_prefill"])
+
+    def test_disaggregated_and_speculative(self):
+        b = body(tensor_par=None)
+        b["serving"]["disaggregated"] = {"prefill": {"tensor_par": 4}, "decode": {"tensor_par": 4}}
+        r = self.post(b)
+        self.assertEqual(r.status, 200, r.body)
+        out = r.json()
+        self.assertGreater(out["prefill_gpus"], 0)
+        self.assertGreater(out["kv_transfer_s"], 0)
+        self.assertAlmostEqual(out["gpus"], out["prefill_gpus"] + out["decode_gpus"], places=9)
+        s = body(speculative={"method": "mtp", "tokens": 1, "acceptance": 0.8})
+        s["model"] = "deepseek-v3"
+        s["system"] = "h200"
+        s["serving"].update(tensor_par=8, requests_per_s=1)
+        r = self.post(s)
+        self.assertEqual(r.status, 200, r.body)
+        self.assertAlmostEqual(r.json()["tokens_per_step"], 1.8, places=9)  # (1 − 0.8²)/(1 − 0.8)
+
+    def test_fp4_without_a_rate_warns(self):
+        r = self.post(body(weights_datatype="nvfp4"))
+        self.assertEqual(r.status, 200, r.body)
+        self.assertIn("no_fp4_rate", [w["code"] for w in r.json()["warnings"]])
+
+    def test_bad_requests_name_the_field(self):
+        bad = "invalid_field"
+        cases = [
+            (body(tensor_par=3), "infeasible_execution", "serving.tensor_par"),  # 64 heads
+            (body(tensor_par=0), bad, "serving.tensor_par"),
+            (body(expert_par=2), bad, "serving.expert_par"),  # a dense model
+            (body(weights_datatype="fp6"), bad, "serving.weights_datatype"),
+            (body(kv_datatype=8), bad, "serving.kv_datatype"),
+            (body(input_tokens=0), bad, "serving.input_tokens"),
+            (body(input_tokens={"mean": 10, "p90": 20}), bad, "serving.input_tokens.p90"),
+            (body(output_tokens="200"), bad, "serving.output_tokens"),
+            (body(concurrency=4), bad, "serving.requests_per_s"),
+            (body(prefix_cache_hit=1.5), bad, "serving.prefix_cache_hit"),
+            (body(engine="tgi"), bad, "serving.engine"),
+            (body(chunked_prefill="yes"), bad, "serving.chunked_prefill"),
+            (body(max_batch_tokens=0), bad, "serving.max_batch_tokens"),
+            (body(speculative={"method": "mtp", "tokens": 2, "acceptance": 0.7}), "infeasible_execution",
+             "serving.speculative.method"),
+            (body(speculative={"method": "draft", "tokens": 2, "acceptance": 0.7}), bad, "serving.speculative.model"),
+            (body(speculative={"method": "draft", "tokens": 99, "acceptance": 0.7}), bad, "serving.speculative.tokens"),
+            (body(disaggregated={"prefill": {}, "decode": {}}), bad, "serving.tensor_par"),
+            (body(tensor_par=None, disaggregated={"prefill": {"tensor_par": 4}}), bad, "serving.disaggregated.decode"),
+            (body(tensor_par=None, disaggregated={"prefill": {}, "decode": {}, "kv_transfer_net": 9}), bad,
+             "serving.disaggregated.kv_transfer_net"),
+            (body(nonsense=1), bad, "serving.nonsense"),
+            (body(num_requests=10), bad, "serving.num_requests"),
+        ]
+        for b, code, field in cases:
+            self.assertError(self.post(b), 422, code, field)
+        self.assertError(self.post({"model": "llama3-70B", "system": "h100_sxm"}), 422, "invalid_field", "serving")
+        self.assertError(self.post(dict(BASE, model="nope")), 422, "invalid_field", "model")
+
+    def test_validation_report(self):
+        plain = self.server.get("/v1/validation").json()
+        self.assertNotIn("inference", plain)
+        r = self.server.get("/v1/validation?inference=true")
+        self.assertEqual(r.status, 200, r.body[:300])
+        out = r.json()
+        validate(out, "validation.response.json")
+        inf = out["inference"]
+        with open(os.path.join(SOURCE, "presets", "validation", "inference_runs.json")) as f:
+            rows = json.load(f)
+        self.assertEqual(inf["rows_total"], len(rows))
+        self.assertEqual(inf["dense"]["rows"] + inf["moe"]["rows"], inf["rows_estimated"])
+        # the report's mean is the mean of its rows' errors
+        errs = [abs(x["error_pct"]) for x in inf["rows"] if "error_pct" in x]
+        self.assertEqual(len(errs), inf["rows_estimated"])
+        self.assertAlmostEqual(inf["mean_abs_error_pct"], sum(errs) / len(errs), places=6)
+        self.assertAlmostEqual(inf["max_abs_error_pct"], max(errs), places=6)
+        by_id = {x["id"]: x for x in inf["rows"]}
+        for row in rows[:50]:
+            self.assertEqual(by_id[row["id"]]["measured_tokens_per_s_per_gpu"], row["output_tokens_per_s_per_gpu"])
+        self.assertError(self.server.get("/v1/validation?inference=maybe"), 422, "invalid_field", "inference")
+
+
+if __name__ == "__main__":
+    unittest.main()

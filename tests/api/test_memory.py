@@ -1,0 +1,144 @@
+"""test_memory.py — memory verdicts a planner can trust (doc/memory.md), through a real fathomd:
+the published layouts fit with the settings they ran and their estimates stay near what was
+measured; every pipeline rank's memory and the one that sets the peak; a layout that does not
+fit gets the cheapest change that makes it fit, with its step time; bad memory fields are 422s
+naming the field."""
+import unittest
+
+from harness import ServerTestCase, validate
+
+GIB = 2 ** 30
+
+# DeepSeek-V3's pre-training (DeepSeek-V3 technical report, sec. 3.2-3.3): 2,048 H800s, 16-way
+# DualPipe, 64-way expert parallelism over 8 nodes, ZeRO-1 data parallelism, no TP; FP8 GEMMs
+# with FP8-cached activations, BF16 Adam moments; RMSNorm and MLA up-projections recomputed and
+# the MoE SwiGLU's output (its FP8 input cached); batch 15,360 sequences of 4,096. The stages
+# with the embedding and the output head (and the MTP module) hold fewer blocks (2 and 3).
+# Measured: 180K H800 GPU-hours per trillion tokens = 1,543 tokens/s/GPU.
+DEEPSEEK_V3 = {"num_procs": 2048, "tensor_par": 1, "pipeline_par": 16, "data_par": 128,
+               "expert_par": 64, "expert_par_net": 1, "moe_dispatcher": "flex",
+               "batch_size": 15360, "microbatch_size": 1, "datatype": "bfloat16",
+               "fp8": True, "fp8_params": True, "fp8_activation_cache": True,
+               "optimizer_state_datatype": "bfloat16", "attention_kernel": "fused",
+               "optimizer_sharding": True, "data_par_overlap": True,
+               "activation_recompute": "none",
+               "recompute_modules": ["layernorm", "mla_up_proj", "moe_act"],
+               "pipeline_schedule": "dualpipe", "first_stage_blocks": 2, "last_stage_blocks": 3}
+
+# Llama 3.1 405B (the Llama 3 paper, table 4 and sec. 3.3.2): TP 8, PP 16, sequence 8,192, 16M
+# tokens a batch, the interleaved schedule with one block a virtual stage (126 blocks = 16·8 − 2:
+# the first chunk holds the embedding alone, the last the output alone, so the end stages hold
+# 7 blocks), BF16. 430 TFLOP/s per GPU on 8,192 GPUs (DP 64), 400 on 16,384 (DP 128). Full
+# recompute is the setting under which Fathom's step is within 10 % of both.
+def llama_405b(dp):
+    return {"num_procs": 8 * 16 * dp, "tensor_par": 8, "pipeline_par": 16, "data_par": dp,
+            "batch_size": 2048, "microbatch_size": 1, "datatype": "bfloat16",
+            "attention_kernel": "fused", "optimizer_sharding": True,
+            "tensor_par_comm_type": "rs_ag", "tensor_par_overlap": "ring",
+            "data_par_overlap": True, "pipeline_interleaving": 8, "first_stage_blocks": 7,
+            "last_stage_blocks": 7, "activation_recompute": "full"}
+
+
+class Memory(ServerTestCase):
+    def estimate(self, model, execution, system="h100_sxm"):
+        return self.server.post("/v1/estimate", {"model": model, "system": system, "execution": execution})
+
+    def test_published_layouts_fit(self):
+        r = self.estimate("deepseek-v3", DEEPSEEK_V3, system="h800")
+        self.assertEqual(r.status, 200, r.body)
+        out = r.json()
+        validate(out, "estimate.response.json")
+        self.assertTrue(out["fits_memory"], out["summary"]["mem_tier1_bytes"] / GIB)
+        self.assertIsNone(out["cheapest_fitting_change"])
+        tok = out["summary"]["tokens_per_s_per_proc"]
+        self.assertLess(abs(tok / 1543.2 - 1), 0.20, tok)  # the MoE rows' validation: 39 % mean
+        for dp, tflops in ((64, 430), (128, 400)):
+            r = self.estimate("llama3.1-405B", llama_405b(dp))
+            self.assertEqual(r.status, 200, r.body)
+            s = r.json()["summary"]
+            self.assertTrue(r.json()["fits_memory"], (dp, s["mem_tier1_bytes"] / GIB))
+            self.assertLess(abs(s["tflops_per_proc"] / tflops - 1), 0.10, (dp, s["tflops_per_proc"]))
+
+    def test_every_rank_and_the_peak(self):
+        """per_stage lists every rank; the heaviest is the largest of them and sets
+        mem_tier1_bytes; each stage's terms add up to its total; DualPipe's ranks hold two
+        stages, pipeline_par + 1 microbatches between them."""
+        r = self.estimate("deepseek-v3", DEEPSEEK_V3, system="h800")
+        m = r.json()["summary"]["memory"]
+        self.assertEqual(len(m["per_stage"]), 16)
+        totals = [p["total"] for p in m["per_stage"]]
+        self.assertEqual(m["heaviest_rank"], totals.index(max(totals)))
+        self.assertEqual(r.json()["summary"]["mem_tier1_bytes"], max(totals))
+        for st in m["stages"]:
+            parts = (st["weights"] + st["gradients"] + st["optimizer"] + st["activations"] +
+                     st["buffers"] + st["moe_buffers"] + sum(st["reserve"].values()))
+            self.assertAlmostEqual(parts / st["total"], 1, places=12)
+            self.assertEqual(totals[st["rank"]], st["total"])
+            self.assertGreater(st["moe_buffers"], 0)  # DeepEP's, the flex dispatcher's
+        middle = [st for st in m["stages"] if st["stage"] == "middle"]
+        self.assertEqual(m["heaviest_stage"], "middle" if middle else m["heaviest_stage"])
+        # a middle rank holds its stage (4 blocks, 16 - r in flight) and stage 15 - r (4, r + 1)
+        st = middle[0] if middle else None
+        if st:
+            self.assertEqual(st["blocks"], 8)
+            self.assertAlmostEqual(st["microbatches_in_flight"], 17 * 4 / 8)
+
+    def test_cheapest_fitting_change(self):
+        """Llama 3.1 405B on 8,192 H100s without recompute does not fit; the answer names the
+        cheapest change that does, whose own estimate fits at the step time it gives, and no
+        other change the answer considers (each module set, the next ZeRO stage, full
+        recompute) fits faster."""
+        base = dict(llama_405b(64), activation_recompute="none")
+        r = self.estimate("llama3.1-405B", base)
+        self.assertEqual(r.status, 200, r.body)
+        out = r.json()
+        validate(out, "estimate.response.json")
+        self.assertFalse(out["fits_memory"])
+        c = out["cheapest_fitting_change"]
+        self.assertIsNotNone(c)
+        changed = dict(base, **{k: v for k, v in c["changes"].items() if v is not None})
+        for k, v in c["changes"].items():
+            if v is None:
+                changed.pop(k, None)
+        again = self.estimate("llama3.1-405B", changed)
+        self.assertEqual(again.status, 200, again.body)
+        self.assertTrue(again.json()["fits_memory"])
+        self.assertAlmostEqual(again.json()["summary"]["step_time_s"] / c["step_time_s"], 1, places=9)
+        self.assertAlmostEqual(c["step_time_change_pct"],
+                               100 * (c["step_time_s"] / out["summary"]["step_time_s"] - 1), places=6)
+        for alt in ({"recompute_modules": ["layernorm"]}, {"recompute_modules": ["layernorm", "mlp"]},
+                    {"zero_stage": 2}, {"activation_recompute": "full"}):
+            a = self.estimate("llama3.1-405B", dict(base, **alt)).json()
+            if a["fits_memory"]:
+                self.assertGreaterEqual(a["summary"]["step_time_s"], c["step_time_s"] * (1 - 1e-12), alt)
+        # a layout that fits gets none
+        self.assertIsNone(self.estimate("llama3.1-405B", llama_405b(64)).json()["cheapest_fitting_change"])
+
+    def test_bad_memory_fields_name_the_field(self):
+        cases = [
+            (dict(DEEPSEEK_V3, pipeline_schedule="pipedream"), "execution.pipeline_schedule"),
+            (dict(DEEPSEEK_V3, batch_size=128 * 30), "execution.pipeline_schedule"),  # 30 < 2·16
+            (dict(DEEPSEEK_V3, fp8=False, fp8_params=False), "execution.fp8_activation_cache"),
+            (dict(DEEPSEEK_V3, optimizer_state_datatype="int8"), "execution.optimizer_state_datatype"),
+            (dict(DEEPSEEK_V3, first_stage_blocks=3), "execution.first_stage_blocks"),  # 56 over 14
+            (dict(DEEPSEEK_V3, last_stage_blocks=0), "execution.last_stage_blocks"),
+            (dict(DEEPSEEK_V3, expandable_segments="yes"), "execution.expandable_segments"),
+            (dict(DEEPSEEK_V3, recompute_modules=["shared_expert"]), "execution.recompute_modules[0]"),
+        ]
+        for exe, field in cases:
+            r = self.estimate("deepseek-v3", exe, system="h800")
+            self.assertEqual(r.status, 422, (exe, r.body))
+            self.assertEqual(r.json()["error"]["field"], field, r.body)
+        # Calculon's models keep Calculon's optimizer and schedules
+        base = {"num_procs": 8, "pipeline_par": 2, "batch_size": 8, "datatype": "bfloat16"}
+        for extra, field in (({"optimizer_state_datatype": "bfloat16"}, "execution.optimizer_state_datatype"),
+                             ({"pipeline_schedule": "zero_bubble"}, "execution.pipeline_schedule"),
+                             ({"pipeline_schedule": "1f1b", "pipeline_interleaving": 2},
+                              "execution.pipeline_schedule")):
+            r = self.estimate("gpt3-13B", dict(base, **extra))
+            self.assertEqual(r.status, 422, (extra, r.body))
+            self.assertEqual(r.json()["error"]["field"], field, r.body)
+
+
+if __name__ == "__main__":
+    unittest.main()

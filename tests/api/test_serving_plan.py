@@ -1,0 +1,151 @@
+"""test_serving_plan.py — the serving plan (`fathom serve-plan`, kind "serving_plan"): the plan the
+issue names — Llama 3.1 70B at 20 requests/s, 2,000 prompt and 200 output tokens, TTFT p99 ≤ 2 s
+and TPOT ≤ 50 ms over H100, H200 and B200 — finishes in under 10 s, every system's chosen
+configuration meets the targets and re-estimates through POST /v1/inference to what the plan
+says, the Pareto front is not dominated, and bad plans are refused naming the field."""
+import json
+import os
+import subprocess
+import tempfile
+import time
+import unittest
+
+import csv
+import io
+
+from harness import SOURCE, ServerTestCase, validate
+from test_sweeps import wait_for
+
+CLI = os.environ.get("FATHOM_CLI", os.path.join(SOURCE, "build", "fathom"))
+PLAN = {"kind": "serving_plan", "model": "llama3-70B",
+        "traffic": {"requests_per_s": 20, "input_tokens": 2000, "output_tokens": 200},
+        "slo": {"ttft_ms_p99": 2000, "tpot_ms": 50}, "systems": ["h100_sxm", "h200", "b200"]}
+
+
+def run_plan(body):
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(body, f)
+    try:
+        t0 = time.monotonic()
+        out = subprocess.run([CLI, "--presets", os.path.join(SOURCE, "presets"), "serve-plan", f.name],
+                             capture_output=True, text=True, timeout=300)
+        return out, time.monotonic() - t0
+    finally:
+        os.unlink(f.name)
+
+
+class ServingPlan(ServerTestCase):
+    def test_plan_meets_and_reestimates(self):
+        out, wall = run_plan(PLAN)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        self.assertLess(wall, 10.0)
+        plan = json.loads(out.stdout)
+        self.assertEqual([s["name"] for s in plan["systems"]], PLAN["systems"])
+        for s in plan["systems"]:
+            best = s["best"]
+            self.assertIsNotNone(best, s["name"])
+            self.assertTrue(best["meets"])
+            self.assertLessEqual(best["ttft_p99_s"], 2.0)
+            self.assertLessEqual(best["tpot_s"], 0.050)
+            # the chosen configuration, re-estimated by POST /v1/inference
+            r = self.server.post("/v1/inference", best["request"])
+            self.assertEqual(r.status, 200, r.body)
+            est = r.json()
+            self.assertEqual(est["ttft_p99_s"], best["ttft_p99_s"])
+            self.assertEqual(est["ttft_p50_s"], best["ttft_p50_s"])
+            self.assertEqual(est["tpot_s"], best["tpot_s"])
+            self.assertEqual(est["requests_per_s"], best["requests_per_s_per_replica"])
+            self.assertNotIn("overloaded", [w["code"] for w in est["warnings"]])
+            # the fleet: replicas × (decode GPUs + prefill GPUs per decode replica)
+            self.assertAlmostEqual(best["gpus"], best["replicas"] * est["gpus"], delta=1e-9 * best["gpus"])
+            self.assertAlmostEqual(best["replicas"] * est["requests_per_s"], 20, delta=1e-9)
+            price = {"h100_sxm": 2.99, "h200": 3.79, "b200": 4.99}[s["name"]]
+            self.assertAlmostEqual(best["dollars_per_hour"], best["gpus"] * price, places=9)
+            # $ per million output tokens: the fleet's hour over 20·200·3600 tokens
+            self.assertAlmostEqual(best["dollars_per_million_output_tokens"],
+                                   best["dollars_per_hour"] / (20 * 200 * 3600) * 1e6, places=9)
+            # the cheapest of the system's candidates that meet
+            cands = [c for c in plan["candidates"] if c["system"] == s["name"] and c["meets"]]
+            self.assertEqual(len(cands), s["meeting"])
+            self.assertEqual(min(c["dollars_per_hour"] for c in cands), best["dollars_per_hour"])
+        # the Pareto front: none of its members is dominated by any candidate that meets
+        meets = [c for c in plan["candidates"] if c["meets"]]
+        for i in plan["pareto"]:
+            p = plan["candidates"][i]
+            for c in meets:
+                self.assertFalse(c["dollars_per_hour"] <= p["dollars_per_hour"] and c["tpot_s"] <= p["tpot_s"]
+                                 and (c["dollars_per_hour"] < p["dollars_per_hour"] or c["tpot_s"] < p["tpot_s"]))
+
+    def test_bad_plans_name_the_field(self):
+        cases = [
+            (dict(PLAN, traffic={"requests_per_s": 0, "input_tokens": 2000, "output_tokens": 200}),
+             "traffic.requests_per_s"),
+            (dict(PLAN, traffic={"requests_per_s": 1, "input_tokens": {"mean": 2000, "p90": 100}, "output_tokens": 200}),
+             "traffic.input_tokens.p90"),
+            (dict(PLAN, slo={}), "slo"),
+            (dict(PLAN, slo={"tpot_ms": -5}), "slo.tpot_ms"),
+            (dict(PLAN, systems=[]), "systems"),
+            (dict(PLAN, systems=["nope"]), "systems[0]"),
+            (dict(PLAN, systems=[{"name": "h100_sxm", "price_per_gpu_hour": -1}]), "systems[0].price_per_gpu_hour"),
+            (dict(PLAN, kind="plan"), "kind"),
+            (dict(PLAN, weights_datatypes=["fp6"]), "weights_datatypes[0]"),
+            (dict(PLAN, modes=[]), "modes"),
+            (dict(PLAN, extra=1), "extra"),
+        ]
+        for body, field in cases:
+            out, _ = run_plan(body)
+            self.assertEqual(out.returncode, 1, (field, out.stdout))
+            err = json.loads(out.stdout)["error"]
+            self.assertEqual(err["code"], "invalid_field", out.stdout)
+            self.assertEqual(err["field"], field, out.stdout)
+
+    def test_price_override_and_distributions(self):
+        body = dict(PLAN, systems=[{"name": "h100_sxm", "price_per_gpu_hour": 1.5}],
+                    traffic={"requests_per_s": 5, "input_tokens": {"mean": 1000, "p90": 2000}, "output_tokens": 200},
+                    modes=["aggregated"], weights_datatypes=["fp8"])
+        out, _ = run_plan(body)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        best = json.loads(out.stdout)["systems"][0]["best"]
+        self.assertEqual(best["mode"], "aggregated")
+        self.assertEqual(best["weights_datatype"], "fp8")
+        self.assertAlmostEqual(best["dollars_per_hour"], best["gpus"] * 1.5, places=9)
+        # the request carries the spread (p90 − mean)/1.2816 and the overridden price
+        serving = best["request"]["serving"]
+        self.assertAlmostEqual(serving["input_tokens"]["spread"], 1000 / 1.2816, places=9)
+        self.assertEqual(best["request"]["system"]["price_per_gpu_hour"], 1.5)
+        est = self.server.post("/v1/inference", best["request"]).json()
+        self.assertEqual(est["ttft_p99_s"], best["ttft_p99_s"])
+
+
+class ServingPlanSweep(ServerTestCase):
+    def test_sweep_runs_like_the_cli(self):
+        """The same plan as a sweep of kind serving_plan through fathomd: done with every unit,
+        its serving_plan block the CLI's, the CSV of candidates, and the spec its own normal
+        form."""
+        r = self.server.post("/v1/sweep", PLAN)
+        self.assertIn(r.status, (200, 202), r.body)
+        doc = wait_for(self.server, r.json()["id"])
+        self.assertEqual(doc["status"], "done", doc)
+        validate(doc, "sweep_status.response.json")
+        self.assertEqual(doc["kind"], "serving_plan")
+        units = doc["progress"]["total"]
+        self.assertEqual(doc["progress"]["done"], units)
+        plan = doc["serving_plan"]
+        self.assertEqual(len(plan["candidates"]), units)
+        self.assertEqual(doc["counts"]["good"], sum(c["meets"] for c in plan["candidates"]))
+        cli, _ = run_plan(PLAN)
+        self.assertEqual(cli.returncode, 0, cli.stdout)
+        self.assertEqual(json.loads(cli.stdout), plan)
+        again = self.server.post("/v1/sweep", doc["spec"])
+        self.assertEqual((again.json()["id"], again.json()["created"]), (doc["id"], False))
+        csv_text = self.server.get("/v1/sweep/%s/results?format=csv" % doc["id"]).body
+        rows = list(csv.DictReader(io.StringIO(csv_text)))
+        self.assertEqual(len(rows), units)
+        self.assertEqual(rows[0]["system"], plan["candidates"][0]["system"])
+        self.assertEqual(sum(r["meets"] == "true" for r in rows), doc["counts"]["good"])
+        bad = self.server.post("/v1/sweep", dict(PLAN, slo={"tpot_ms": 0}))
+        self.assertError(bad, 422, "invalid_field", "slo.tpot_ms")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,351 @@
+/* test_llm_memory.c — the memory of every pipeline rank (core/llm/llm_memory.c), each term
+ * worked by hand on the tiny modern model (llm_test_util.h: hidden 64, gated MLP of 128, 8
+ * heads of 8, 2 key/value heads, sequence 16, vocabulary 1000, bfloat16, fused attention).
+ *
+ * What one block keeps per microbatch of one sequence on one rank, in elements of bfloat16:
+ *   attention: the residual fork 16·64 = 1,024 and the normed fork 1,024 (the norm and Q, K, V
+ *     keep nothing of their own); fused attention Q 16·8·8 = 1,024, K and V 16·2·8 = 256 each,
+ *     its fp32 log-sum-exp 8·16·4 = 512 bytes = 256 elements; the out projection's input 1,024
+ *   MLP: the residual fork 1,024, the up projection's input 1,024, SwiGLU's input 2·16·128 =
+ *     4,096, the down projection's input 16·128 = 2,048
+ *   no dropout mask (the modern block trains without dropout)
+ *   = 13,056 elements = 26,112 bytes (S below). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "llm_internal.h"
+#include "llm_test_util.h"
+#include "test_util.h"
+
+#define S_BLOCK 26112.0
+#define MIB 1048576.0
+
+static fathom_model_t model_of(int64_t blocks)
+{
+    fathom_model_t m = tiny_model();
+    m.num_blocks = blocks;
+    return m;
+}
+
+static llm_execution_t exe(int64_t pp, int64_t dp, int64_t nmb)
+{
+    llm_execution_t e = test_layout(1, pp, dp);
+    e.batch_size = nmb * dp;
+    e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
+    return e;
+}
+
+static void run(const fathom_model_t *m, const llm_execution_t *e, llm_result_t *r)
+{
+    llm_system_t s = unit_system(100);
+    fathom_error_t err;
+    if (llm_estimate(m, &s, e, r, &err))
+        fail_msg("%s: %s", err.field, err.message);
+}
+
+/* The block above keeps S = 26,112 bytes. */
+static void block_storage(void **state)
+{
+    (void)state;
+    fathom_model_t m = model_of(8);
+    llm_execution_t e = exe(4, 1, 8);
+    llm_result_t r;
+    run(&m, &e, &r);
+    assert_close(r.extra.memory.stored[0], S_BLOCK, 0);
+}
+
+/* 8 blocks on 4 ranks (2 each), 8 microbatches. Block-microbatches kept over the rank's blocks:
+ *   1F1B             min(8, 4 − r):                              4, 3, 2, 1
+ *   interleaved v 2  min(8·2, 2·(4 − r − 1) + (2 − 1)·4 + 1)/2:  5.5, 4.5, 3.5, 2.5
+ *   DualPipe         stage r with 4 − r and stage 3 − r with r + 1 microbatches, 2 blocks each:
+ *                    (2·(4 − r) + 2·(r + 1))/4 = 2.5 on every rank, over its 4 blocks
+ * and the blocks' stored activations are those block-microbatches times S (DualPipe: 10·S). */
+static void schedules_in_flight(void **state)
+{
+    (void)state;
+    fathom_model_t m = model_of(8);
+    static const double one[4] = {4, 3, 2, 1}, inter[4] = {5.5, 4.5, 3.5, 2.5};
+    for (int k = 0; k < 3; k++) {
+        llm_execution_t e = exe(4, 1, 8);
+        if (k == 1)
+            e.pipeline_interleaving = 2;
+        if (k == 2)
+            e.pipeline_schedule = LLM_PP_DUALPIPE;
+        llm_result_t r;
+        run(&m, &e, &r);
+        for (int64_t rank = 0; rank < 4; rank++) {
+            llm_stage_memory_t st;
+            llm_stage_memory(&m, &e, &r, rank, &st);
+            const double want = k == 0 ? one[rank] : k == 1 ? inter[rank] : 2.5;
+            const double blocks = k == 2 ? 4 : 2;
+            assert_int_equal(st.blocks, (int64_t)blocks);
+            assert_close(st.microbatches, want, 1e-15);
+            assert_close(st.stored_activations, want * blocks * S_BLOCK, 1e-15);
+            assert_int_equal(st.index, rank);
+        }
+        /* the first rank is the heaviest under 1F1B and interleaving */
+        if (k < 2)
+            assert_int_equal(r.extra.heaviest.index, 0);
+    }
+}
+
+/* DualPipe holds stages r and pp − 1 − r: on 2 ranks every rank holds the whole model, the sum of
+ * 1F1B's two stages, weights and gradients alike. */
+static void dualpipe_two_copies(void **state)
+{
+    (void)state;
+    fathom_model_t m = model_of(4);
+    llm_execution_t e = exe(2, 1, 4);
+    llm_result_t one, dual;
+    run(&m, &e, &one);
+    e.pipeline_schedule = LLM_PP_DUALPIPE;
+    run(&m, &e, &dual);
+    for (int i = 0; i < 2; i++) {
+        assert_close(dual.extra.stages[i].weights,
+                     one.extra.stages[0].weights + one.extra.stages[1].weights, 1e-15);
+        assert_close(dual.extra.stages[i].gradients,
+                     one.extra.stages[0].gradients + one.extra.stages[1].gradients, 1e-15);
+        assert_int_equal(dual.extra.stages[i].blocks, 4);
+    }
+    /* refusals: an odd pipeline, too few microbatches (at least 2·pp, even), interleaving */
+    fathom_error_t err;
+    llm_system_t s = unit_system(100);
+    llm_result_t r;
+    e.batch_size = 2;
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), -1);
+    assert_string_equal(err.field, "execution.pipeline_schedule");
+    e = exe(2, 1, 4);
+    e.pipeline_schedule = LLM_PP_ZERO_BUBBLE;
+    e.pipeline_interleaving = 2;
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), -1);
+    assert_string_equal(err.field, "execution.pipeline_schedule");
+}
+
+/* Parameters on one rank, pp 1 (the layer table's own count): per block 34,944, 2 blocks,
+ * embedding and output 64,000 each, final norm 64: P = 197,952. Optimizer, unsharded: fp32
+ * master 4 + two fp32 moments 8 = 12 bytes, 2,375,424; with bfloat16 moments 4 + 2·2 = 8,
+ * 1,583,616. */
+static void optimizer_state_datatype(void **state)
+{
+    (void)state;
+    fathom_model_t m = model_of(2);
+    llm_execution_t e = exe(1, 1, 1);
+    llm_result_t r;
+    run(&m, &e, &r);
+    assert_close(r.extra.stages[0].optimizer, 2375424.0, 0);
+    assert_close(r.extra.optimizer_bytes_per_param, 12, 0);
+    e.optimizer_state_datatype = LLM_STATE_BFLOAT16;
+    run(&m, &e, &r);
+    assert_close(r.extra.stages[0].optimizer, 1583616.0, 0);
+    assert_close(r.extra.optimizer_bytes_per_param, 8, 0);
+}
+
+/* FP8 with the activation cache: SwiGLU's input, 4,096 elements, is kept in one byte instead of
+ * two, 4,096 bytes less a block; the linears keep FP8 copies either way. The cache needs FP8. */
+static void fp8_activation_cache(void **state)
+{
+    (void)state;
+    fathom_model_t m = model_of(2);
+    llm_execution_t e = exe(1, 1, 1);
+    e.fp8 = true;
+    llm_result_t plain, cached;
+    run(&m, &e, &plain);
+    e.fp8_activation_cache = true;
+    run(&m, &e, &cached);
+    assert_close(plain.extra.memory.stored[0] - cached.extra.memory.stored[0], 4096, 0);
+    e.fp8 = false;
+    llm_system_t s = unit_system(100);
+    fathom_error_t err;
+    assert_int_equal(llm_estimate(&m, &s, &e, &cached, &err), -1);
+    assert_string_equal(err.field, "execution.fp8_activation_cache");
+}
+
+/* The fixed reserve: CUDA context 400 MiB, cuBLAS workspaces 5·32 = 160 MiB, NCCL per
+ * communicator 544 MiB for 2 ranks and 688 for more. pp 2 × dp 2: the pipeline and the gradient
+ * group, 2·544 = 1,088 MiB; pp 2 × dp 4: 544 + 688 = 1,232 MiB. The allocator's fragmentation
+ * only without expandable segments: 6.56 % (57,466,159,104 / 53,930,270,720 − 1) of what it
+ * hands out (all but the context and NCCL). */
+static void fixed_reserve(void **state)
+{
+    (void)state;
+    fathom_model_t m = model_of(4);
+    llm_execution_t e = exe(2, 2, 4);
+    llm_result_t r;
+    run(&m, &e, &r);
+    const llm_stage_memory_t *f = &r.extra.stages[0];
+    assert_close(f->cuda_context, 400 * MIB, 0);
+    assert_close(f->workspaces, 160 * MIB, 0);
+    assert_close(f->nccl, 1088 * MIB, 0);
+    assert_close(f->fragmentation, 0, 0);
+    assert_close(f->total, f->weights + f->gradients + f->optimizer + f->activations +
+                               f->buffers + f->moe_buffers + f->cuda_context + f->workspaces +
+                               f->nccl + f->fragmentation, 1e-15);
+    e = exe(2, 4, 4);
+    e.fixed_segments = true;
+    run(&m, &e, &r);
+    f = &r.extra.stages[0];
+    assert_close(f->nccl, (544 + 688) * MIB, 0);
+    const double handed = f->weights + f->gradients + f->optimizer + f->activations +
+                          f->buffers + f->workspaces;
+    assert_close(f->fragmentation, handed * (57466159104.0 / 53930270720.0 - 1), 1e-15);
+}
+
+/* DeepEP's buffers for DeepSeek-V3's dispatch (64 ranks, rows of 7,168 bfloat16 = 14,336
+ * bytes): 10 channels; NVLink: 8 peers × 288 tokens × (14,336 + 128·16) = 377,487,360 bytes;
+ * RDMA: 64/8 = 8 peers × 128 tokens × 2 × (14,336 + 2,048 + 16) = 335,872,000 bytes. Within one
+ * node (8 ranks): 10·8·256·16,384 = 335,544,320 and no RDMA buffer. */
+static void deepep_buffers(void **state)
+{
+    (void)state;
+    assert_close(llm__deepep_buffer_bytes(64, 14336), 377487360.0 + 335872000.0, 0);
+    assert_close(llm__deepep_buffer_bytes(8, 14336), 335544320.0, 0);
+}
+
+/* first_stage_blocks 1 and last_stage_blocks 3 on 4 stages of a 10-block model: the two
+ * middle stages share the other 6, 3 each; the pace is 3 blocks. 2 and 3 would leave 5 for 2
+ * stages: refused naming the field. */
+static void end_stage_blocks(void **state)
+{
+    (void)state;
+    fathom_model_t m = model_of(10);
+    llm_execution_t e = exe(4, 1, 8);
+    e.first_stage_blocks = 1;
+    e.last_stage_blocks = 3;
+    static const int64_t blocks[4] = {1, 3, 3, 3}, firsts[4] = {0, 1, 4, 7};
+    for (int64_t j = 0; j < 4; j++) {
+        int64_t first;
+        assert_int_equal(llm_stage_blocks(&m, &e, j, &first), blocks[j]);
+        assert_int_equal(first, firsts[j]);
+    }
+    llm_result_t r;
+    run(&m, &e, &r);
+    assert_int_equal(r.blocks_per_proc, 3);
+    assert_int_equal(r.extra.stages[0].blocks, 1);
+    e.first_stage_blocks = 2;
+    llm_system_t s = unit_system(100);
+    fathom_error_t err;
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), -1);
+    assert_string_equal(err.field, "execution.first_stage_blocks");
+}
+
+/* core_attn with the fused kernel: the rerun remakes the log-sum-exp, 512 bytes a block; its
+ * forward (4·8·16·16·8·c FLOPs at the attention rate) is the recompute. */
+static void core_attn_fused(void **state)
+{
+    (void)state;
+    fathom_model_t m = model_of(2);
+    llm_execution_t e = exe(1, 1, 1);
+    llm_result_t base, r;
+    run(&m, &e, &base);
+    e.recompute_modules = LLM_RECOMPUTE_CORE_ATTN;
+    run(&m, &e, &r);
+    assert_close(base.extra.memory.stored[0] - r.extra.memory.stored[0], 512, 0);
+    assert_true(r.stats.block_re_time > 0);
+    assert_close(base.stats.block_re_time, 0, 0);
+}
+
+/* Activation gradients: the most one layer's backward holds, its output's gradient and its
+ * input's. In a block the SwiGLU: 4,096 + 4,096 elements = 16,384 bytes (the up projection
+ * 16·256 + 16·64 = 5,120 elements is less). Outside: the embedding's rows 1,024 + 1,024 =
+ * 4,096 bytes; the loss's logits 16·1,000 twice, 64,000 bytes. pp 1 holds all three. */
+static void activation_gradient_peak(void **state)
+{
+    (void)state;
+    fathom_model_t m = model_of(2);
+    llm_execution_t e = exe(1, 1, 1);
+    llm_result_t r;
+    run(&m, &e, &r);
+    assert_close(r.extra.memory.act_grads, 16384, 0);
+    assert_close(r.extra.stages[0].buffers, 16384 + 4096 + 64000, 0);
+}
+
+/* torchtitan's per-op selective checkpointing on one rank, one sequence of 16 (T = 16): the
+ * block's input 16·64 = 1,024, wq's output 16·64 = 1,024, wv's 16·16 = 256, w1's 16·128 =
+ * 2,048, w2's 16·64 = 1,024, the flash kernel's O 1,024 (bf16) and log-sum-exp 16·8·4 = 512
+ * bytes: 6,400 elements + 512 = 13,312 bytes. With TP 2 and sequence parallelism: the input
+ * 512, wq 512, wv 16·8 = 128, w1 1,024, w2 1,024 (a partial sum, whole), O 512, the two
+ * reduce-scatters 2·512, LSE 256 bytes: 4,736 elements + 256 = 9,728 bytes. */
+static void op_selective_checkpointing(void **state)
+{
+    (void)state;
+    fathom_model_t m = model_of(2);
+    llm_execution_t e = exe(1, 1, 1);
+    e.stack = LLM_STACK_TORCHTITAN;
+    e.selective_ac = LLM_SAC_OP;
+    assert_close(llm__op_sac_bytes(&m, &e), 13312, 0);
+    e.tensor_par = 2;
+    e.tensor_par_comm_type = LLM_TP_COMM_RS_AG;
+    assert_close(llm__op_sac_bytes(&m, &e), 9728, 0);
+}
+
+/* FSDP2 (torchtitan, zero 3 over 2 ranks, pp 1): P = 197,952; the fp32 shard 4P/2 = 395,904
+ * plus the unsharded bf16 root (embedding 64,000, output 64,000 and final norm 64) and two
+ * blocks (2·34,944): 2·(128,064 + 69,888) = 395,904 gathered; gradients 4P/2 + one block's
+ * bf16 and fp32 (6·34,944 = 209,664) = 605,568; Adam 8P/2 = 791,808. */
+static void fsdp2_state(void **state)
+{
+    (void)state;
+    fathom_model_t m = model_of(2);
+    llm_execution_t e = exe(1, 2, 1);
+    e.stack = LLM_STACK_TORCHTITAN;
+    e.zero_stage = 3;
+    e.optimizer_sharding = true;
+    llm_result_t r;
+    run(&m, &e, &r);
+    const llm_stage_memory_t *f = &r.extra.stages[0];
+    assert_close(f->gathered_weights, 395904, 0);
+    assert_close(f->weights, 395904 + 395904, 0);
+    assert_close(f->gradients, 605568, 0);
+    assert_close(f->optimizer, 791808, 0);
+}
+
+/* The schedules' bubbles: zero-bubble (ZB-H1) scales 1F1B's by (F + B − W)/(F + B + W), DualPipe
+ * by (pp/2 − 1)(F + 2B − W)/((pp − 1)(F + B + W)), F, B, W one block's forward, input-gradient
+ * and weight-gradient times (no TP, no recompute here). On 4 ranks of 8 blocks, 8 microbatches. */
+static void schedule_bubbles(void **state)
+{
+    (void)state;
+    fathom_model_t m = model_of(8);
+    m.vocab_size = 0; /* the outer layers add to the bubble on their own */
+    llm_execution_t e = exe(4, 1, 8);
+    llm_result_t one, zb, dual;
+    run(&m, &e, &one);
+    e.pipeline_schedule = LLM_PP_ZERO_BUBBLE;
+    run(&m, &e, &zb);
+    e.pipeline_schedule = LLM_PP_DUALPIPE;
+    run(&m, &e, &dual);
+    const double F = one.stats.block_fw_time, B = one.stats.block_agrad_time,
+                 W = one.stats.block_wgrad_time;
+    assert_close(zb.stats.bubble_time, one.stats.bubble_time * (F + B - W) / (F + B + W), 1e-12);
+    assert_close(dual.stats.bubble_time,
+                 one.stats.bubble_time * (4.0 / 2 - 1) * (F + 2 * B - W) / (3 * (F + B + W)),
+                 1e-12);
+    assert_close(dual.stats.pp_comm_exposed_time, 0, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(block_storage),
+        cmocka_unit_test(schedules_in_flight),
+        cmocka_unit_test(dualpipe_two_copies),
+        cmocka_unit_test(optimizer_state_datatype),
+        cmocka_unit_test(fp8_activation_cache),
+        cmocka_unit_test(fixed_reserve),
+        cmocka_unit_test(deepep_buffers),
+        cmocka_unit_test(end_stage_blocks),
+        cmocka_unit_test(core_attn_fused),
+        cmocka_unit_test(activation_gradient_peak),
+        cmocka_unit_test(op_selective_checkpointing),
+        cmocka_unit_test(fsdp2_state),
+        cmocka_unit_test(schedule_bubbles),
+    };
+    return cmocka_run_group_tests(tests, load_presets, free_presets);
+}

@@ -1,0 +1,355 @@
+/* test_serving.c — core/serving against cases worked by hand: the KV cache of five published
+ * models, the bytes of the 4-bit formats, one decode step and one prefill step of a one-block
+ * model on a round-number GPU, the KV pool and the requests it holds, TensorRT-LLM's
+ * trtllm-bench settings, speculative decoding's tokens per step, and an offline batch of one. */
+#include <math.h>
+#include <string.h>
+
+#include "serving.h"
+#include "serving_internal.h"
+#include "test_util.h"
+
+/* config.json figures, as the presets carry them */
+static fathom_model_t llama(int64_t hidden, int64_t ff, int64_t heads, int64_t blocks)
+{
+    fathom_model_t m;
+    memset(&m, 0, sizeof m);
+    m.hidden = hidden, m.feedforward = ff, m.seq_size = 8192, m.attn_heads = heads;
+    m.kv_heads = 8, m.attn_size = 128, m.num_blocks = blocks, m.vocab_size = 128256;
+    m.gated_mlp = true, m.norm = MODEL_NORM_RMSNORM, m.causal = true;
+    m.position_embedding = MODEL_POS_ROPE;
+    return m;
+}
+
+static fathom_model_t deepseek_v3(void)
+{
+    fathom_model_t m = llama(7168, 18432, 128, 61);
+    m.kv_heads = 0;
+    m.vocab_size = 129280;
+    m.mla = (model_mla_t){true, 1536, 512, 128, 64, 128};
+    m.moe = (model_moe_t){256, 8, 2048, 1, 2048, 3, 1, true, 8, 4};
+    m.mtp_blocks = 1;
+    return m;
+}
+
+static fathom_model_t gpt_oss_120b(void)
+{
+    fathom_model_t m = llama(2880, 2880, 64, 36);
+    m.attn_size = 64, m.vocab_size = 201088, m.bias = true, m.qkv_bias = true;
+    m.sliding_window = 128, m.full_attention_every = 2;
+    m.moe = (model_moe_t){128, 4, 2880, 0, 0, 0, 1, true, 0, 0};
+    return m;
+}
+
+/* KV cache per token, worked by hand (K and V: 2 values per head dimension per KV head):
+ *   Llama 3.1 8B:   32 blocks · 2 · 8 heads · 128 · 2 B = 32 · 4,096 = 131,072 B (BF16)
+ *   Llama 3.1 70B:  80 · 4,096 = 327,680 B;  FP8: 163,840 B
+ *   Llama 3.1 405B: 126 · 4,096 = 516,096 B
+ *   DeepSeek-V3 (MLA): 61 · (512 latent + 64 RoPE key) · 2 B = 61 · 1,152 = 70,272 B; FP8 35,136;
+ *     with its MTP depth's cache (one block more): 62 · 1,152 = 71,424 B
+ *   GPT-OSS 120B: 36 blocks, 18 of them windowed at 128 tokens, 2 · 8 · 64 · 2 B = 2,048 B a
+ *     block and token: at 4,096 tokens 2,048 · (18 · 4,096 + 18 · 128) = 2,048 · 76,032 =
+ *     155,713,536 B (38,016 B a token); at 100 tokens every block keeps all: 36 · 2,048 · 100 =
+ *     7,372,800 B. */
+static void kv_bytes(void **state)
+{
+    (void)state;
+    const fathom_model_t l8 = llama(4096, 14336, 32, 32), l70 = llama(8192, 28672, 64, 80);
+    const fathom_model_t l405 = llama(16384, 53248, 128, 126);
+    assert_close(serving_kv_bytes(&l8, SERVING_DT_BF16, 1, false), 131072, 1e-15);
+    assert_close(serving_kv_bytes(&l70, SERVING_DT_BF16, 1, false), 327680, 1e-15);
+    assert_close(serving_kv_bytes(&l70, SERVING_DT_FP8, 1, false), 163840, 1e-15);
+    assert_close(serving_kv_bytes(&l405, SERVING_DT_BF16, 1, false), 516096, 1e-15);
+    assert_close(serving_kv_bytes(&l70, SERVING_DT_BF16, 2200, false) / 2200, 327680, 1e-15);
+    const fathom_model_t ds = deepseek_v3();
+    assert_close(serving_kv_bytes(&ds, SERVING_DT_BF16, 1, false), 70272, 1e-15);
+    assert_close(serving_kv_bytes(&ds, SERVING_DT_FP8, 1, false), 35136, 1e-15);
+    assert_close(serving_kv_bytes(&ds, SERVING_DT_BF16, 1, true), 71424, 1e-15);
+    const fathom_model_t oss = gpt_oss_120b();
+    assert_close(serving_kv_bytes(&oss, SERVING_DT_BF16, 4096, false), 155713536, 1e-15);
+    assert_close(serving_kv_bytes(&oss, SERVING_DT_BF16, 4096, false) / 4096, 38016, 1e-15);
+    assert_close(serving_kv_bytes(&oss, SERVING_DT_BF16, 100, false), 7372800, 1e-15);
+}
+
+/* NVFP4: 4-bit values and one 1-byte scale per 16: 0.5 + 0.0625 = 0.5625 B; AWQ int4 with a
+ * 2-byte scale per 128: 0.5 + 0.015625 = 0.515625 B. */
+static void formats(void **state)
+{
+    (void)state;
+    assert_close(serving_dtype_bytes(SERVING_DT_BF16), 2, 0);
+    assert_close(serving_dtype_bytes(SERVING_DT_FP8), 1, 0);
+    assert_close(serving_dtype_bytes(SERVING_DT_FP4), 0.5625, 0);
+    assert_close(serving_dtype_bytes(SERVING_DT_INT4), 0.515625, 0);
+}
+
+/* A round-number GPU: 100 TFLOP/s BF16 at efficiency 1, 1,000 GB/s, attention at 0.5. */
+static serving_system_t round_gpu(double gib)
+{
+    serving_system_t s;
+    memset(&s, 0, sizeof s);
+    llm_rate_t r = {true, 100, {1, {{0, 1.0}}}};
+    s.hw.matrix.rate[LLM_DT_BFLOAT16] = r;
+    s.hw.matrix.rate[LLM_DT_FLOAT16] = r;
+    r.tflops = 10;
+    s.hw.vector.rate[LLM_DT_BFLOAT16] = r;
+    s.hw.vector.rate[LLM_DT_FLOAT16] = r;
+    s.hw.mem1 = (llm_memory_t){gib, 1000, {1, {{0, 1.0}}}};
+    s.hw.mem2 = (llm_memory_t){64, 64, {1, {{0, 1.0}}}};
+    s.hw.num_networks = 1;
+    s.hw.networks[0] = (llm_network_t){100, 1, 8, 0, {{1, 0}, {1, 0}, {1, 0}, {1, 0}}, false, 0};
+    s.hw.attention_efficiency = 0.5;
+    return s;
+}
+
+/* One block: h 1,024, MLP 4,096 (not gated), 8 heads of 128 (no GQA), no biases, no vocabulary. */
+static fathom_model_t one_block(void)
+{
+    fathom_model_t m = llama(1024, 4096, 8, 1);
+    m.kv_heads = 8, m.vocab_size = 0, m.gated_mlp = false;
+    return m;
+}
+
+static serving_request_t request(serving_engine_t engine)
+{
+    serving_request_t r;
+    memset(&r, 0, sizeof r);
+    r.layout = (serving_layout_t){1, 1, 1, 1};
+    r.weights = r.kv = SERVING_DT_BF16;
+    r.input_tokens = 1000, r.output_tokens = 2048;
+    r.engine = engine;
+    r.chunked_prefill = -1;
+    return r;
+}
+
+/* Decode step, 4 sequences at 1,000 tokens of context, BF16, one GPU (serving_step.c's factors:
+ * GEMM compute × 0.83 × 0.86 = 0.7138, weights streamed at 0.645, KV at 0.92 + 21 µs, passes
+ * at 0.85):
+ *   projections  A = 1024·(1024 + 2·1024) + 1024·1024 = 4,194,304 params: 8,388,608 B of weight
+ *                + 4·2·1024·2 = 16,384 B of activations → 8,404,992 / 6.45e11 = 13.0310 µs
+ *                (compute: 2·4·A = 33.55 MFLOP / 71.38 TFLOP/s = 0.47 µs: memory-bound)
+ *   attention    KV 4·(2·8·128·2)·1,000 = 16,384,000 B → 21 µs + 16.384e6 / 9.2e11 = 38.8087 µs
+ *                (FLOPs 4·8·512·1,000 = 16.4 M / 43 TFLOP/s = 0.38 µs)
+ *   MLP          2·1024·4096 = 8,388,608 params: 16,777,216 + 4·5,120·2 = 16,818,176 B
+ *                → 26.0747 µs
+ *   passes       4·(6·1024 + 3·4096)·2 = 147,456 B / 8.5e11 = 0.1735 µs
+ *   GPU          78.0879 µs
+ *   host (TensorRT-LLM, overlapped): 20 kernels replayed from a graph, 20 µs; scheduling
+ *                0.5 ms + 4·10 µs = 540 µs, of which 540 − 78.0879 − 20 = 441.9121 µs shows:
+ *                the step takes 540 µs and is host-bound. vLLM shows all of it:
+ *                78.0879 + 20 + 540 = 638.0879 µs. */
+static void decode_step(void **state)
+{
+    (void)state;
+    const fathom_model_t m = one_block();
+    const serving_system_t s = round_gpu(16);
+    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
+    sv_ctx_t c;
+    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
+    sv_load_t ld = {4, 1, 1000, 0, 0, 0, 0};
+    serving_step_t st;
+    serving__step(&c, &ld, &st);
+    assert_close(st.gemm_s, 13.0310e-6 + 26.0747e-6, 1e-5);
+    assert_close(st.kv_read_s, 38.8087e-6, 1e-5);
+    assert_close(st.attention_s, 38.8087e-6, 1e-5);
+    assert_close(st.elementwise_s, 0.1735e-6, 1e-3);
+    assert_close(st.total_s, 540e-6, 1e-9);
+    assert_int_equal(st.bound, SERVING_BOUND_HOST);
+    r.engine = SERVING_ENGINE_VLLM;
+    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
+    serving__step(&c, &ld, &st);
+    assert_close(st.total_s, 638.0879e-6, 1e-5);
+}
+
+/* Prefill step of one 2,048-token prompt (no decode): the GEMMs are compute-bound.
+ *   projections  F = 2·2048·4,194,304 = 17,179,869,184 FLOP / 71.38e12 = 240.682 µs
+ *                (memory 8,388,608 + 2048·4096 = 16,777,216 B / 6.45e11 = 26.0 µs)
+ *   MLP          F = 2·2048·8,388,608 = 34,359,738,368 / 71.38e12 = 481.364 µs
+ *   attention    mean keys (2048 + 1)/2 = 1024.5: F = 2048·8·512·1024.5 = 8,594,128,896
+ *                / (100e12·0.5·0.86) = 199.8635 µs (KV 2048·4096 = 8,388,608 B / 9.2e11 =
+ *                9.1 µs)
+ *   passes       2048·18,432·2 = 75,497,472 B / 8.5e11 = 88.8206 µs
+ *   GPU          1,010.730 µs; host: eager launch 20·6.6 µs = 132 µs < GPU, hidden; the
+ *                scheduler's 0.51 ms hidden too: 1,010.730 µs, compute-bound. */
+static void prefill_step(void **state)
+{
+    (void)state;
+    const fathom_model_t m = one_block();
+    const serving_system_t s = round_gpu(16);
+    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
+    sv_ctx_t c;
+    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
+    sv_load_t ld = {0, 1, 0, 2048, 1024.5, 0, 1};
+    serving_step_t st;
+    serving__step(&c, &ld, &st);
+    assert_close(st.gemm_s, 240.682e-6 + 481.364e-6, 1e-5);
+    assert_close(st.attention_s, 199.8635e-6, 1e-5);
+    assert_close(st.elementwise_s, 88.8206e-6, 1e-5);
+    assert_close(st.total_s, 1010.730e-6, 1e-5);
+    assert_int_equal(st.bound, SERVING_BOUND_COMPUTE);
+}
+
+/* The KV pool and the requests it holds (TensorRT-LLM, 16 GiB, max_batch_tokens 65,536):
+ *   weights     (4,194,304 + 8,388,608 + 2 norms of 1,024)·2 B = 25,169,920 B
+ *   workspace   65,536·(4·1024 + 3·4096)·2 + 2 GiB = 2,147,483,648 + 2,147,483,648
+ *               = 4,294,967,296 B
+ *   pool        0.9·(17,179,869,184 − 25,169,920 − 4,294,967,296) = 11,573,758,771.2 B
+ *   a request   1,000 + 2,048 = 3,048 tokens, reserved in blocks of 32: 3,072 · 4,096 B
+ *               = 12,582,912 B → 919 requests (919.8)
+ * the token budget allows 65,536·2,048/(2,047 + 1,000) = 44,049; max_batch_size 4,096. */
+static void concurrency(void **state)
+{
+    (void)state;
+    const fathom_model_t m = one_block();
+    const serving_system_t s = round_gpu(16);
+    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
+    r.max_batch_tokens = 65536, r.max_batch_size = 4096, r.concurrency = 1;
+    serving_result_t o;
+    fathom_error_t err;
+    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), 0);
+    assert_close(o.weight_bytes, 25169920, 1e-15);
+    assert_close(o.workspace_bytes, 4294967296.0, 1e-15);
+    assert_close(o.kv_capacity_bytes, 11573758771.2, 1e-12);
+    assert_close(o.kv_cache_bytes_per_token, 4096, 1e-15);
+    assert_close(o.max_concurrency, 919, 0);
+    assert_true(o.fits_memory);
+    r.max_batch_size = 512; /* the batch cap binds */
+    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), 0);
+    assert_close(o.max_concurrency, 512, 0);
+}
+
+/* trtllm-bench for Llama 3.1 70B FP8 (FP8 KV) on two 140 GiB GPUs, 1,024/1,024 tokens:
+ *   engine 70,553,706,496 params · 1 B / 2^30 = 65.7084 GiB; pool (280 − 65.7084)·0.95
+ *   = 203.5770 GiB; a token 2·80·max(2, 8)·128·1 B = 163,840 B = 1.52588e-4 GiB, a request of
+ *   2,048 tokens 0.3125 GiB → 651.45 requests; batch 128·ceil(651.45/128) = 768; tokens
+ *   min(651.45·2, 32,768) = 1,302.9 → at least 2,048; and at least 1,024 + 768: 2,048. */
+static void trtllm_bench(void **state)
+{
+    (void)state;
+    const fathom_model_t m = llama(8192, 28672, 64, 80);
+    model_params_t p;
+    model_parameters(&m, &p);
+    assert_close(p.total, 70553706496.0, 1e-15);
+    serving_system_t s = round_gpu(140);
+    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
+    r.layout.tensor_par = 2;
+    r.weights = r.kv = SERVING_DT_FP8;
+    r.input_tokens = r.output_tokens = 1024;
+    int64_t bs = 0, tok = 0;
+    serving_trtllm_bench_settings(&m, &s, &r, &bs, &tok);
+    assert_int_equal(bs, 768);
+    assert_int_equal(tok, 2048);
+    /* 8,192/1,024: 1 + 8 tokens per output: min(651.45·... ) — a request of 9,216 tokens holds
+     * 1.40625 GiB: 144.77 requests → batch max(64, 32·ceil(4.52)) = 160; tokens 144.77·9 =
+     * 1,302.9 → 2,048, and at least 8,192 + 160 = 8,352 */
+    r.input_tokens = 8192;
+    serving_trtllm_bench_settings(&m, &s, &r, &bs, &tok);
+    assert_int_equal(bs, 160);
+    assert_int_equal(tok, 8352);
+}
+
+/* Speculative decoding: k = 3 drafts each accepted with α = 0.8 gain
+ * (1 − 0.8^4)/(1 − 0.8) = (1 − 0.4096)/0.2 = 2.952 tokens a step; α = 1: k + 1 = 4. */
+static void speculative(void **state)
+{
+    (void)state;
+    const fathom_model_t m = one_block(), draft = one_block();
+    const serving_system_t s = round_gpu(16);
+    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
+    r.concurrency = 4;
+    r.speculative = (serving_spec_t){SERVING_SPEC_DRAFT, 3, 0.8, &draft};
+    serving_result_t o;
+    fathom_error_t err;
+    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), 0);
+    assert_close(o.tokens_per_step, 2.952, 1e-12);
+    r.speculative.acceptance = 1;
+    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), 0);
+    assert_close(o.tokens_per_step, 4, 1e-12);
+    /* MTP on a model without MTP blocks is refused, naming the field */
+    r.speculative.method = SERVING_SPEC_MTP;
+    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), -1);
+    assert_string_equal(err.field, "serving.speculative.method");
+}
+
+/* An offline batch of one request takes its prefill step and then O − 1 decode steps alone:
+ * its makespan is the single request's lifetime, so its rate is O / lifetime. The steady state
+ * at concurrency 1 gives the same lifetime to within the mean-context approximation (1 %). */
+static void offline_one(void **state)
+{
+    (void)state;
+    const fathom_model_t m = one_block();
+    const serving_system_t s = round_gpu(16);
+    serving_request_t r = request(SERVING_ENGINE_VLLM);
+    r.output_tokens = 64;
+    r.num_requests = 1;
+    serving_result_t one, steady;
+    fathom_error_t err;
+    assert_int_equal(serving_estimate(&m, &s, &r, &one, &err), 0);
+    r.num_requests = 0, r.concurrency = 1;
+    assert_int_equal(serving_estimate(&m, &s, &r, &steady, &err), 0);
+    assert_close(one.output_tokens_per_s, steady.output_tokens_per_s, 0.01);
+}
+
+/* Bad layouts are refused naming the field. */
+static void refusals(void **state)
+{
+    (void)state;
+    const fathom_model_t m = one_block();
+    const serving_system_t s = round_gpu(16);
+    serving_request_t r = request(SERVING_ENGINE_VLLM);
+    serving_result_t o;
+    fathom_error_t err;
+    r.layout.tensor_par = 3; /* 8 heads */
+    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), -1);
+    assert_string_equal(err.field, "serving.tensor_par");
+    r.layout.tensor_par = 1, r.layout.expert_par = 2; /* dense */
+    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), -1);
+    assert_string_equal(err.field, "serving.expert_par");
+    r.layout.expert_par = 1, r.concurrency = 2, r.requests_per_s = 1;
+    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), -1);
+    assert_string_equal(err.field, "serving.requests_per_s");
+}
+
+/* The plan's choice among candidates built to be known (dollars per hour, TPOT):
+ *   0: system 0, (10, 0.040)   1: system 0, (12, 0.030)   2: system 0, (12, 0.045) — dominated
+ *   by 0 (dearer and slower) 3: system 1, (8, 0.050)   4: system 1, (8, 0.020) — dominates 3
+ *   5: system 1, (5, 0.010) but does not meet — ignored
+ * front: 0 (10, 0.040)? dominated by 4 (8, 0.020); 1 (12, 0.030) dominated by 4; so the front is
+ * {4} alone; cheapest of system 0: 0 ($10), of system 1: 4 ($8, the faster of the two at $8). */
+static void plan_select(void **state)
+{
+    (void)state;
+    serving_plan_candidate_t c[6];
+    memset(c, 0, sizeof c);
+    const double cost[6] = {10, 12, 12, 8, 8, 5}, tpot[6] = {0.04, 0.03, 0.045, 0.05, 0.02, 0.01};
+    for (int i = 0; i < 6; i++) {
+        c[i].system = i < 3 ? 0 : 1;
+        c[i].meets = i != 5;
+        c[i].dollars_per_hour = cost[i];
+        c[i].tpot_s = tpot[i];
+    }
+    int best[2];
+    serving_plan_select(c, 6, 2, best);
+    assert_int_equal(best[0], 0);
+    assert_int_equal(best[1], 4);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(c[i].pareto, i == 4);
+    /* without candidate 4, system 1's best is 3 and the front is {0, 1, 3}: 3 is the cheapest,
+     * 1 the fastest, 0 between them (cheaper than 1, faster than 3) */
+    c[4].meets = false;
+    serving_plan_select(c, 6, 2, best);
+    assert_int_equal(best[1], 3);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(c[i].pareto, i == 0 || i == 1 || i == 3);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(kv_bytes),     cmocka_unit_test(formats),
+        cmocka_unit_test(decode_step),  cmocka_unit_test(prefill_step),
+        cmocka_unit_test(concurrency),  cmocka_unit_test(trtllm_bench),
+        cmocka_unit_test(speculative),  cmocka_unit_test(offline_one),
+        cmocka_unit_test(refusals),     cmocka_unit_test(plan_select),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
