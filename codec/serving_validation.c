@@ -262,16 +262,17 @@ json_t *codec_serving_validation_rows(const json_t *rows, const char *source,
                 json_object_set_new(bs, "sum", json_real(real(bs, "sum", 0) + fabs(pct)));
                 json_object_set_new(bs, "worst", json_real(fmax(real(bs, "worst", 0), fabs(pct))));
                 json_object_set_new(bs, "n", json_integer(json_integer_value(json_object_get(bs, "n")) + 1));
-                json_object_update(
-                    o, json_pack("{s:o,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:s}", "layout",
-                                 layout_of(&v[i].req), "weights",
-                                 serving_dtype_names[v[i].req.weights], "kv",
-                                 serving_dtype_names[v[i].req.kv], "measured_tokens_per_s_per_gpu",
-                                 v[i].measured, "estimated_tokens_per_s_per_gpu", est[i],
-                                 "error_pct", pct, "concurrency", res.concurrency,
-                                 "max_batch_size", (double)res.max_batch_size, "tpot_s",
-                                 res.tpot_s, "ttft_s", res.ttft_s, "bound",
-                                 serving_bound_names[res.decode.bound]));
+                json_t *fig = json_pack(
+                    "{s:o,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:s}", "layout", layout_of(&v[i].req),
+                    "weights", serving_dtype_names[v[i].req.weights], "kv",
+                    serving_dtype_names[v[i].req.kv], "measured_tokens_per_s_per_gpu", v[i].measured,
+                    "estimated_tokens_per_s_per_gpu", est[i], "error_pct", pct, "concurrency",
+                    res.concurrency, "max_batch_size", (double)res.max_batch_size, "tpot_s",
+                    res.tpot_s, "ttft_s", res.ttft_s, "bound", serving_bound_names[res.decode.bound]);
+                const int bad = !fig || json_object_update(o, fig);
+                json_decref(fig);
+                if (bad)
+                    goto oom;
                 continue;
             }
         }

@@ -17,7 +17,8 @@
  *               input (times the share recomputed), W the block being computed (all its
  *               layers, of the heavier kind on the rank; its own S_w is inside W)
  *   buffers     the activation gradients of one block (and of the outer layers)
- *   moe_buffers the flex dispatcher's communication buffers (DeepEP's size hints)
+ *   moe_buffers the flex dispatcher's communication buffers (DeepEP's size hints), or the
+ *               alltoall dispatcher's send and receive buffers (2·T·k·h·bpe)
  *   reserve     CUDA context + NCCL buffers of each communicator + cuBLAS workspaces
  *               + the caching allocator's fragmentation
  * In flight F, per schedule (the sources' own counts):

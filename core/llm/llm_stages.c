@@ -345,6 +345,12 @@ static void memory_inputs(const fathom_model_t *m, const llm_execution_t *e,
         in->moe_buffers = llm__deepep_buffer_bytes(
             (double)llm__expert_par(e),
             (double)m->hidden * max2(2, (double)llm_datatype_bytes(e->datatype)));
+    /* the alltoall dispatcher's token buffers beyond what the experts keep (their received
+     * rows, R·h with the imbalance or capacity): the dispatch's permuted send buffer and the
+     * combine's receive buffer, T·k rows of h each */
+    else if (kind && llm__expert_par(e) > 1)
+        in->moe_buffers = 2 * llm__moe_local_tokens(m, e) * (double)m->moe.top_k *
+                          (double)m->hidden * k->c.bpe;
     in->bpp = k->bpp;
     in->nmb = k->nmb;
     in->frozen[kind] = blk->frozen_elems;

@@ -32,7 +32,9 @@
  *                           rank on average, 1 + sqrt(2·ln(ep)/μ) (balls into bins, Raab and
  *                           Steger 1998), at most ep
  *   elementwise             B = T·(6h + 3·f_rank)·2 (norms, residual adds, the gated activation
- *                           as the engines fuse them)
+ *                           as the engines fuse them); in an MoE block also the experts' gather
+ *                           and scatter, (R + T)·h·2·2 for R = T·dp·k/ep rows, and with FP8/FP4
+ *                           experts the quantization of their inputs, R·(h + f/etp)·(2 + b_w)
  *   TP all-reduce           2 per block of T·h·2 bytes among tp (Calculon's collective cost)
  *   MoE dispatch, combine   with attention data parallelism: an all-to-all of T/tp·k·h bytes
  *                           (1 byte a value dispatched in FP8/FP4, 2 combined) each way
@@ -73,6 +75,10 @@
 #define SV_KV_STREAM 0.92
 #define SV_KV_FIXED 21e-6
 #define SV_ELEMENTWISE_STREAM 0.85
+/* MLA decode attention (weights absorbed into the latent, compute-bound at large batches):
+ * FlashMLA's dense decoding kernel reaches 660 TFLOP/s on an H800 SXM5 (989.4 TFLOP/s BF16
+ * peak): 0.667 (deepseek-ai/FlashMLA README, "Performance", CUDA 12.8). */
+#define SV_MLA_DECODE (660.0 / 989.4)
 
 /* A GEMM of F FLOPs reading `weights` and `act` bytes: compute at the curve's efficiency x the
  * layer-shape and sustained-clock factors x `occupancy` (grouped GEMMs' tokens per expert; 1 for
@@ -101,11 +107,11 @@ static double gemm(const sv_ctx_t *c, double F, double weights, double act, doub
 
 /* An attention kernel reading kvb bytes of KV cache (after `fixed` seconds) and computing F
  * FLOPs: its time, into the step's lines. */
-static double attention(const sv_ctx_t *c, double kvb, double fixed, double F, double *mem_side,
-                        double *comp_side, serving_step_t *o)
+static double attention(const sv_ctx_t *c, double kvb, double fixed, double F, double rate,
+                        double *mem_side, double *comp_side, serving_step_t *o)
 {
     const double tm = fixed + kvb / (c->mem_bw * SV_KV_STREAM);
-    const double tc = F / (c->attn_flops * SV_SUSTAINED);
+    const double tc = F / rate;
     o->kv_read_s += tm;
     o->attention_compute_s += tc;
     o->kv_bytes += kvb;
@@ -163,16 +169,24 @@ static void block_cost(const sv_ctx_t *c, const sv_load_t *ld, int kind, block_c
     const double wnd = window ? (double)m->sliding_window : INFINITY;
     const double cd = sv_min(ld->decode_context, wnd), cp = sv_min(ld->prefill_context, wnd);
     double t_attn = 0;
+    /* flash kernels at the system's attention efficiency (sustained clock); MLA's absorbed
+     * decode, where the engine runs FlashMLA (vLLM and SGLang on Hopper, serving_engine.c), as
+     * FlashMLA measured it (SV_MLA_DECODE of the 16-bit peak) */
+    const double flash = c->attn_flops * SV_SUSTAINED;
+    const bool flashmla =
+        m->mla.present && strcmp(serving__attention_kernel(c, true), "flashmla") == 0;
+    const double decode_rate = flashmla ? c->gemm16_flops * SV_MLA_DECODE : flash;
     if (ld->decode_seqs > 0)
         t_attn += attention(c, ld->decode_seqs * c->kv_block_token * cd, SV_KV_FIXED,
-                            ld->decode_seqs * ld->tokens_per_seq * heads * fd * cd, ms, cs, o);
+                            ld->decode_seqs * ld->tokens_per_seq * heads * fd * cd, decode_rate,
+                            ms, cs, o);
     if (ld->prefill_tokens > 0)
         t_attn += attention(c, (ld->prefill_prefix + ld->prefill_tokens) * c->kv_block_token, 0,
-                            ld->prefill_tokens * heads * fp * cp, ms, cs, o);
+                            ld->prefill_tokens * heads * fp * cp, flash, ms, cs, o);
     o->attention_s += t_attn;
 
     /* MLP: dense, or shared experts + router + routed experts */
-    double f_rank;
+    double f_rank, moe_pass = 0;
     double t_moe = 0, t_net = 0;
     if (!moe) {
         const double P = model_mlp_params(m, (double)m->feedforward) / c->tp;
@@ -208,8 +222,19 @@ static void block_cost(const sv_ctx_t *c, const sv_load_t *ld, int kind, block_c
         o->weight_bytes += tmp.weight_bytes;
         o->flops += tmp.flops;
         o->moe_experts_s += t_moe;
-        f_rank = (double)x->expert_feedforward * k / c->etp +
-                 (double)x->shared_experts * (double)x->shared_expert_feedforward / c->tp;
+        /* the gated activation of the token-expert rows this GPU holds, T·k·f/tp per stage
+         * GPU whichever way the experts are split, and of the shared experts */
+        f_rank = ((double)x->expert_feedforward * k +
+                  (double)x->shared_experts * (double)x->shared_expert_feedforward) /
+                 c->tp;
+        /* the passes around the experts (memory-bound): the rows this GPU takes,
+         * R = T·dp·k/ep token-expert pairs, are gathered from the tokens (read T·h, write R·h)
+         * and scattered back with their weights (read R·h, write T·h), in 16 bits; an FP8/FP4
+         * expert GEMM first quantizes its input (read 2 bytes, write b per value of R·(h + f/etp)) */
+        const double R = T * c->dp * k / c->ep;
+        moe_pass = (R + T) * h * act2 * 2.0;
+        if (c->r->weights == SERVING_DT_FP8 || c->r->weights == SERVING_DT_FP4)
+            moe_pass += R * (h + (double)x->expert_feedforward / c->etp) * (act2 + c->bpw);
         if (c->dp > 1 && T > 0) {
             const double a = c->r->weights == SERVING_DT_BF16 || c->r->weights == SERVING_DT_INT4
                                  ? 2.0
@@ -226,7 +251,7 @@ static void block_cost(const sv_ctx_t *c, const sv_load_t *ld, int kind, block_c
     o->gemm_s += t_gemm;
 
     /* elementwise passes */
-    const double eb = T * (6.0 * h + 3.0 * f_rank) * act2;
+    const double eb = T * (6.0 * h + 3.0 * f_rank) * act2 + moe_pass;
     const double te = T > 0 ? eb / (c->mem_bw * SV_ELEMENTWISE_STREAM) : 0;
     o->elementwise_s += te;
     *ms += te;

@@ -208,6 +208,26 @@ static void deepep_buffers(void **state)
     assert_close(llm__deepep_buffer_bytes(8, 14336), 335544320.0, 0);
 }
 
+/* The alltoall dispatcher's token buffers beyond the rows the experts keep: the dispatch's send
+ * buffer and the combine's receive buffer, T·k rows of h: 2·16·2·64·2 bytes = 8,192 (8
+ * experts, top 2, expert parallelism 2, one sequence of 16); none without expert parallelism. */
+static void alltoall_buffers(void **state)
+{
+    (void)state;
+    fathom_model_t m = model_of(2);
+    m.moe = (model_moe_t){.num_experts = 8, .top_k = 2, .expert_feedforward = 128, .every = 1};
+    llm_execution_t e = exe(1, 2, 1);
+    e.expert_par = 2;
+    e.expert_tensor_par = 1;
+    e.moe_load_imbalance = 1;
+    llm_result_t r;
+    run(&m, &e, &r);
+    assert_close(r.extra.stages[0].moe_buffers, 8192, 0);
+    e.expert_par = 1;
+    run(&m, &e, &r);
+    assert_close(r.extra.stages[0].moe_buffers, 0, 0);
+}
+
 /* first_stage_blocks 1 and last_stage_blocks 3 on 4 stages of a 10-block model: the two
  * middle stages share the other 6, 3 each; the pace is 3 blocks. 2 and 3 would leave 5 for 2
  * stages: refused naming the field. */
@@ -340,6 +360,7 @@ int main(void)
         cmocka_unit_test(fp8_activation_cache),
         cmocka_unit_test(fixed_reserve),
         cmocka_unit_test(deepep_buffers),
+        cmocka_unit_test(alltoall_buffers),
         cmocka_unit_test(end_stage_blocks),
         cmocka_unit_test(core_attn_fused),
         cmocka_unit_test(activation_gradient_peak),
