@@ -337,7 +337,8 @@ static const char *const execution_keys[] = {
     "low_precision_gradients", "stack",           "compile",           "fp8_recipe",
     "async_tp",            "selective_ac",      "pipeline_schedule", "fp8_activation_cache",
     "optimizer_state_datatype", "first_stage_blocks", "last_stage_blocks",
-    "expandable_segments", "finetune", NULL};
+    "expandable_segments", "finetune",         "cuda_graphs",       "moe_fp8_dispatch",
+    NULL};
 
 /* a*b, saturating: three factors of up to 2^30 overflow int64. */
 static int64_t mul_sat(int64_t a, int64_t b)
@@ -467,7 +468,7 @@ static int decode_calculon_fields(const json_t *v, const char *path, llm_executi
 static int decode_modern_fields(const json_t *v, const char *path, llm_execution_t *e,
                                 fathom_error_t *err)
 {
-    int kernel = 0, dispatcher = 0, schedule = 0, state = 0;
+    int kernel = 0, dispatcher = 0, schedule = 0, state = 0, graphs = 0;
     bool expandable = true;
     int64_t cp_net = 0, ep_net = 0;
     /* shard_group left out (0) means every processor of the group: the encoder writes it */
@@ -492,6 +493,7 @@ static int decode_modern_fields(const json_t *v, const char *path, llm_execution
         jr_real(v, path, "moe_capacity_factor", JR_OPTIONAL, 0.0, 0.0, 1e6,
                 &e->moe_capacity_factor, err) ||
         jr_bool(v, path, "moe_a2a_overlap", JR_OPTIONAL, false, &e->moe_a2a_overlap, err) ||
+        jr_bool(v, path, "moe_fp8_dispatch", JR_OPTIONAL, false, &e->moe_fp8_dispatch, err) ||
         jr_enum(v, path, "moe_dispatcher", JR_OPTIONAL, LLM_MOE_DISPATCH_ALLTOALL,
                 llm_moe_dispatcher_names, &dispatcher, err) ||
         jr_int(v, path, "recompute_blocks", JR_OPTIONAL, 0, 1, MODEL_MAX_BLOCKS,
@@ -508,8 +510,11 @@ static int decode_modern_fields(const json_t *v, const char *path, llm_execution
                &e->first_stage_blocks, err) ||
         jr_int(v, path, "last_stage_blocks", JR_OPTIONAL, 0, 1, MODEL_MAX_BLOCKS,
                &e->last_stage_blocks, err) ||
-        jr_bool(v, path, "expandable_segments", JR_OPTIONAL, true, &expandable, err))
+        jr_bool(v, path, "expandable_segments", JR_OPTIONAL, true, &expandable, err) ||
+        jr_enum(v, path, "cuda_graphs", JR_OPTIONAL, LLM_GRAPHS_NONE, llm_cuda_graphs_names,
+                &graphs, err))
         return -1;
+    e->cuda_graphs = (llm_cuda_graphs_t)graphs;
     e->fixed_segments = !expandable;
     /* 1F1B with interleaving is the interleaved schedule: saying "1f1b" beside it contradicts */
     if (schedule == LLM_PP_1F1B && e->pipeline_interleaving > 1 && jr_has(v, "pipeline_schedule")) {
@@ -664,8 +669,12 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
         json_object_set_new(o, "moe_capacity_factor", json_real(e->moe_capacity_factor));
         B("moe_a2a_overlap", e->moe_a2a_overlap);
     }
+    if (e->moe_fp8_dispatch) /* only when set: a datatype dispatch keeps the form */
+        B("moe_fp8_dispatch", e->moe_fp8_dispatch);
     if (e->moe_dispatcher == LLM_MOE_DISPATCH_FLEX) /* only when set: alltoall keeps the form */
         S("moe_dispatcher", llm_moe_dispatcher_names[e->moe_dispatcher]);
+    if (e->cuda_graphs != LLM_GRAPHS_NONE) /* only when set: eager launches keep the form */
+        S("cuda_graphs", llm_cuda_graphs_names[e->cuda_graphs]);
     if (e->recompute_blocks > 0) /* only when set: recomputing every block keeps the form */
         I("recompute_blocks", e->recompute_blocks);
     /* the memory fields only when they say something, so existing configurations keep their
@@ -825,7 +834,8 @@ static json_t *encode_flops(const fathom_model_t *m, const llm_execution_t *e,
     const double model = llm_step_model_flops(m, e); /* LoRA: the frozen model's share */
     const double tokens = (double)e->batch_size * (double)m->seq_size;
     const double per_proc_s = s->total_time * (double)e->num_procs;
-    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "parameters_total",
+    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
+                     "parameters_total",
                      num(params.total), "parameters_active", num(params.active),
                      "parameters_mtp", num(params.mtp), "parameters_mtp_active",
                      num(params.mtp_active), "parameters_trainable",
@@ -839,7 +849,10 @@ static json_t *encode_flops(const fathom_model_t *m, const llm_execution_t *e,
                      num(r->extra.hardware_flops), "model_flops_per_token", num(model / tokens),
                      "mfu", num(per_proc_s > 0 ? model / (per_proc_s * r->extra.peak_flops) : 0),
                      "tflops_per_proc", num(per_proc_s > 0 ? model / per_proc_s / 1e12 : 0),
-                     "outer_layers_time_s", num(r->extra.outer_layers_time));
+                     "outer_layers_time_s", num(r->extra.outer_layers_time),
+                     "host_block_s", json_pack("{s:o,s:o}", "forward",
+                                               num(r->extra.host_block_fw), "backward",
+                                               num(r->extra.host_block_bw)));
 }
 
 json_t *codec_llm_summary_encode(const fathom_model_t *m, const llm_execution_t *e,

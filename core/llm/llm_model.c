@@ -1220,6 +1220,7 @@ int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execu
     out->extra.expert_parallel_tier = -1;
     if (m->moe.num_experts > 0 || m->mtp_blocks > 0)
         llm__moe_step(m, s, e, &k, &b, st, &out->extra);
+    llm__host_step(m, s, e, &k, &b, st, &out->extra);
     if (!m->calculon_block)
         llm__memory(m, e, st, &out->extra);
 

@@ -58,7 +58,6 @@
  * llm_memory_inputs_t (memory_inputs); llm_memory.c makes every rank's memory of it. */
 #include <string.h>
 
-#include "llm_host.h"
 #include "llm_internal.h"
 
 static double max2(double a, double b) { return a > b ? a : b; }
@@ -113,6 +112,27 @@ static void cost_outer(llm__block_t *t, llm__compiled_t *k, const llm_system_t *
     }
     o->per_mb = o->fw + o->bw + o->tp;
     o->useful = o->b.useful_fw_flops + o->b.useful_bw_flops;
+}
+
+/* Multi-token prediction (DeepSeek-V3 report sec. 2.2; Megatron's mtp_num_layers): each depth
+ * runs one transformer block of the last block's kind on the last stage, beside the norms,
+ * projection and output layer llm__add_mtp puts in its table. Per microbatch and depth the
+ * block table's forward, backward and exposed TP collectives join the last stage's time (its
+ * expert all-to-all is left out: doc/moe.md). */
+static void mtp_blocks(const fathom_model_t *m, const llm_execution_t *e,
+                       const llm__block_stats_t *blk, outer_t *L)
+{
+    if (m->mtp_blocks <= 0)
+        return;
+    const double D = (double)m->mtp_blocks;
+    L->fw += D * blk->fw.time;
+    L->tp += D * blk->fw_tp_exposed[1];
+    if (e->training) {
+        L->bw += D * (blk->agrad.time + blk->wgrad.time);
+        L->tp += D * blk->agrad_tp_exposed[1];
+    }
+    L->per_mb = L->fw + L->bw + L->tp;
+    L->useful += D * (blk->useful_fw_flops + blk->useful_bw_flops);
 }
 
 /* The bubble of the zero-bubble and DualPipe schedules (header of llm_memory.c for their
@@ -282,22 +302,6 @@ static double ring_attention(const fathom_model_t *m, const llm_system_t *s,
     return (double)k->bpp * (double)k->nmb * (fw + bw);
 }
 
-/* The host's launches beyond the GPU work of every block, forward and backward, per step
- * (llm_host.h): 0 on a system without host_launch_s. */
-static double host_time(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                        const llm__compiled_t *k, const llm__block_stats_t *b)
-{
-    const double launch = llm_host_launch_s(s, e);
-    if (!(launch > 0))
-        return 0;
-    llm_host_kernels_t n;
-    llm_host_block_kernels(m, e, &n);
-    double per_block = llm_host_exposed(n.fw, launch, b->fw.time);
-    if (e->training)
-        per_block += llm_host_exposed(n.bw, launch, b->re.time + b->agrad.time + b->wgrad.time);
-    return (double)k->bpp * (double)k->nmb * per_block;
-}
-
 /* Totals and efficiencies after the modern lines changed; perfect_add FLOPs of useful work
  * joined the critical path. */
 static void retotal(const llm_execution_t *e, const llm__compiled_t *k, double perfect_old,
@@ -408,6 +412,7 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
         cost_outer(&t, k, s, e, &F);
         llm__build_output(m, s, e, &k->z, &t);
         cost_outer(&t, k, s, e, &L);
+        mtp_blocks(m, e, blk, &L);
         const double table = (double)llm__vocab_per_rank(m, e) * (double)m->hidden;
         if (m->tied_embeddings && pp == 1)
             shared = table; /* one matrix serves both ends */
@@ -439,8 +444,7 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
                               L.b.matrix_bw_flops);
     }
 
-    x->host_exposed = host_time(m, s, e, k, blk);
-    retotal(e, k, perfect_old, perfect_add, x->cp_comm_exposed + x->host_exposed, st);
+    retotal(e, k, perfect_old, perfect_add, x->cp_comm_exposed, st);
 
     memory_inputs(m, e, k, blk, dense, &F, &L, shared, &x->memory);
     const int zero = llm_zero_stage(e);

@@ -14,7 +14,7 @@ const BREAKDOWN = [
   ['tensor_parallel_comm', 'TP comm. (exposed)'], ['pipeline_parallel_comm', 'PP comm. (exposed)'],
   ['data_parallel_comm', 'DP comm. (exposed)'], ['context_parallel_comm', 'CP comm. (exposed)'],
   ['expert_parallel_comm', 'Expert-parallel all-to-all (exposed)'], ['forward_offload', 'Offload, forward (exposed)'],
-  ['backward_offload', 'Offload, backward (exposed)'],
+  ['backward_offload', 'Offload, backward (exposed)'], ['host_launch', 'Waiting on the host (kernel launches)'],
 ];
 
 function describe(req, resp) {
