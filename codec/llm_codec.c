@@ -601,6 +601,19 @@ int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_
         decode_degrees(v, path, &e, err) || decode_calculon_fields(v, path, &e, err) ||
         decode_modern_fields(v, path, &e, err) || decode_stack_fields(v, path, &e, err))
         return -1;
+    /* A shard group is a set of the G = data_par × context_par ranks that holds one copy of the
+     * shards, so it divides G. Checked here, on the request as given: the normalized form writes
+     * the group in force, min(shard_group, G), and a group larger than G would otherwise be
+     * answered as G without a word. */
+    const int64_t group = e.data_par * llm_context_par(&e);
+    if (e.shard_group >= 1 && (e.shard_group > group || group % e.shard_group != 0)) {
+        char p[JR_PATH_MAX];
+        jr_path(p, sizeof p, path, "shard_group");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                "must divide data_par × context_par (%lld) and be at most it, "
+                                "got %lld",
+                                (long long)group, (long long)e.shard_group);
+    }
     *out = e;
     return 0;
 }
