@@ -96,12 +96,7 @@ typedef struct {
 static int collect(void *ctx, const sweep_point_t *p)
 {
     collect_t *w = ctx;
-    json_t *c = json_loads(p->response, 0, NULL);
-    if (!c || json_array_append_new(w->candidates, c)) {
-        w->failed = 1;
-        return 1;
-    }
-    return 0;
+    return codec_sweep_gather(w->candidates, json_loads(p->response, 0, NULL), &w->failed);
 }
 
 static json_t *result(const sweep_run_t *run, const sweep_state_t *st, const sweep_points_t *pts,

@@ -279,6 +279,14 @@ int codec_sweep_stat_names(json_t *names)
     return rc;
 }
 
+int codec_sweep_gather(json_t *array, json_t *item, int *failed)
+{
+    if (item && json_array_append_new(array, item) == 0)
+        return 0;
+    *failed = 1;
+    return 1;
+}
+
 json_t *codec_sweep_cell(json_t *v)
 {
     return v ? json_incref(v) : json_null();

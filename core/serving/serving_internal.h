@@ -27,6 +27,7 @@ typedef struct {
     double gemm_flops;          /* FLOP/s peak of the GEMMs in the weight format */
     const llm_curve_t *gemm_curve;
     double attn_flops;          /* FLOP/s of the attention kernels (16-bit peak × efficiency) */
+    double gemm16_flops;        /* FLOP/s 16-bit matrix peak */
     double vector_flops;
     double mem_bw;              /* bytes/s of HBM, peak */
     bool weight_only;           /* the weight format has no tensor rate: dequantized */

@@ -162,6 +162,7 @@ static void gemm_rate(sv_ctx_t *c)
         break;
     }
     c->attn_flops = r16->tflops * 1e12 * c->s->hw.attention_efficiency;
+    c->gemm16_flops = r16->tflops * 1e12;
     const llm_processor_t *vx = &c->s->hw.vector;
     const llm_rate_t *v16 = vx->rate[LLM_DT_BFLOAT16].present ? &vx->rate[LLM_DT_BFLOAT16]
                                                               : &vx->rate[LLM_DT_FLOAT16];

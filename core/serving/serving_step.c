@@ -75,6 +75,10 @@
 #define SV_KV_STREAM 0.92
 #define SV_KV_FIXED 21e-6
 #define SV_ELEMENTWISE_STREAM 0.85
+/* MLA decode attention (weights absorbed into the latent, compute-bound at large batches):
+ * FlashMLA's dense decoding kernel reaches 660 TFLOP/s on an H800 SXM5 (989.4 TFLOP/s BF16
+ * peak): 0.667 (deepseek-ai/FlashMLA README, "Performance", CUDA 12.8). */
+#define SV_MLA_DECODE (660.0 / 989.4)
 
 /* A GEMM of F FLOPs reading `weights` and `act` bytes: compute at the curve's efficiency x the
  * layer-shape and sustained-clock factors x `occupancy` (grouped GEMMs' tokens per expert; 1 for
@@ -103,11 +107,11 @@ static double gemm(const sv_ctx_t *c, double F, double weights, double act, doub
 
 /* An attention kernel reading kvb bytes of KV cache (after `fixed` seconds) and computing F
  * FLOPs: its time, into the step's lines. */
-static double attention(const sv_ctx_t *c, double kvb, double fixed, double F, double *mem_side,
-                        double *comp_side, serving_step_t *o)
+static double attention(const sv_ctx_t *c, double kvb, double fixed, double F, double rate,
+                        double *mem_side, double *comp_side, serving_step_t *o)
 {
     const double tm = fixed + kvb / (c->mem_bw * SV_KV_STREAM);
-    const double tc = F / (c->attn_flops * SV_SUSTAINED);
+    const double tc = F / rate;
     o->kv_read_s += tm;
     o->attention_compute_s += tc;
     o->kv_bytes += kvb;
@@ -165,12 +169,20 @@ static void block_cost(const sv_ctx_t *c, const sv_load_t *ld, int kind, block_c
     const double wnd = window ? (double)m->sliding_window : INFINITY;
     const double cd = sv_min(ld->decode_context, wnd), cp = sv_min(ld->prefill_context, wnd);
     double t_attn = 0;
+    /* flash kernels at the system's attention efficiency (sustained clock); MLA's absorbed
+     * decode, where the engine runs FlashMLA (vLLM and SGLang on Hopper, serving_engine.c), as
+     * FlashMLA measured it (SV_MLA_DECODE of the 16-bit peak) */
+    const double flash = c->attn_flops * SV_SUSTAINED;
+    const bool flashmla =
+        m->mla.present && strcmp(serving__attention_kernel(c, true), "flashmla") == 0;
+    const double decode_rate = flashmla ? c->gemm16_flops * SV_MLA_DECODE : flash;
     if (ld->decode_seqs > 0)
         t_attn += attention(c, ld->decode_seqs * c->kv_block_token * cd, SV_KV_FIXED,
-                            ld->decode_seqs * ld->tokens_per_seq * heads * fd * cd, ms, cs, o);
+                            ld->decode_seqs * ld->tokens_per_seq * heads * fd * cd, decode_rate,
+                            ms, cs, o);
     if (ld->prefill_tokens > 0)
         t_attn += attention(c, (ld->prefill_prefix + ld->prefill_tokens) * c->kv_block_token, 0,
-                            ld->prefill_tokens * heads * fp * cp, ms, cs, o);
+                            ld->prefill_tokens * heads * fp * cp, flash, ms, cs, o);
     o->attention_s += t_attn;
 
     /* MLP: dense, or shared experts + router + routed experts */

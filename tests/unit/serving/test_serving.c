@@ -96,7 +96,13 @@ static serving_system_t round_gpu(double gib)
     s.hw.mem1 = (llm_memory_t){gib, 1000, {1, {{0, 1.0}}}};
     s.hw.mem2 = (llm_memory_t){64, 64, {1, {{0, 1.0}}}};
     s.hw.num_networks = 1;
-    s.hw.networks[0] = (llm_network_t){100, 1, 8, 0, {{1, 0}, {1, 0}, {1, 0}, {1, 0}}, false, 0};
+    s.hw.networks[0] = (llm_network_t){.bandwidth_gbps = 100,
+                                       .efficiency = 1,
+                                       .size = 8,
+                                       .latency_s = 0,
+                                       .ops = {{1, 0}, {1, 0}, {1, 0}, {1, 0}},
+                                       .must_be_filled = false,
+                                       .processor_usage = 0};
     s.hw.attention_efficiency = 0.5;
     return s;
 }
@@ -186,6 +192,33 @@ static void prefill_step(void **state)
     assert_close(st.elementwise_s, 88.8206e-6, 1e-5);
     assert_close(st.total_s, 1010.730e-6, 1e-5);
     assert_int_equal(st.bound, SERVING_BOUND_COMPUTE);
+}
+
+/* The routed experts of one MoE block (h 256, 4 experts of width 256, not gated, top 2), two
+ * decode sequences on one GPU:
+ *   an expert has 2·256·256 = 131,072 parameters; T_all = 2 tokens pick 2 of 4 each, so an
+ *   expert is touched with probability 1 − (1 − 2/4)² = 0.75: weights read 4·0.75·131,072·2 B
+ *   = 786,432 B, activations 2·2·(2·256)·2 = 4,096 B → 790,528 B / 7.3e11 = 1.0829 µs;
+ *   FLOPs 2·2·2·131,072 = 1,048,576 at one token per expert, occupancy 1/(1 + 1.9e5/256)
+ *   = 1/743.1875: 1,048,576 / (71.38e12 / 743.1875) = 10.9174 µs — the grouped GEMM is
+ *   compute-bound on its occupancy;
+ *   passes: 2·(6·256 + 3·(2·256))·2 = 12,288 B, plus the gather and scatter of R = 2·2 = 4 rows
+ *   (4 + 2)·256·2·2 = 6,144 B: 18,432 B / 8.5e11 = 21.685 ns. */
+static void moe_step(void **state)
+{
+    (void)state;
+    fathom_model_t m = one_block();
+    m.hidden = 256, m.feedforward = 256, m.attn_heads = 2, m.kv_heads = 2;
+    m.moe = (model_moe_t){4, 2, 256, 0, 0, 0, 1, false, 0, 0};
+    const serving_system_t s = round_gpu(16);
+    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
+    sv_ctx_t c;
+    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
+    sv_load_t ld = {2, 1, 10, 0, 0, 0, 0};
+    serving_step_t st;
+    serving__step(&c, &ld, &st);
+    assert_close(st.moe_experts_s, 10.9174e-6, 1e-5);
+    assert_close(st.elementwise_s, 21.685e-9, 1e-4);
 }
 
 /* The KV pool and the requests it holds (TensorRT-LLM, 16 GiB, max_batch_tokens 65,536):
@@ -289,6 +322,30 @@ static void offline_one(void **state)
     assert_close(one.output_tokens_per_s, steady.output_tokens_per_s, 0.01);
 }
 
+/* Disaggregated: the prompt's KV cache, 1,000 tokens · 4,096 B = 4,096,000 B, crosses the
+ * one 100 GB/s tier (efficiency 1, no latency) on min(1, 1) = 1 link: 40.96 µs. The fleet per
+ * decode replica is its GPU and the prefill share; with prefill_per_decode 2, two prefill GPUs. */
+static void disaggregated(void **state)
+{
+    (void)state;
+    const fathom_model_t m = one_block();
+    const serving_system_t s = round_gpu(16);
+    serving_request_t r = request(SERVING_ENGINE_SGLANG);
+    r.disaggregated = true;
+    r.prefill_layout = r.layout;
+    r.kv_transfer_net = 0;
+    r.requests_per_s = 1;
+    serving_result_t o;
+    fathom_error_t err;
+    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), 0);
+    assert_close(o.kv_transfer_s, 40.96e-6, 1e-12);
+    assert_close(o.gpus, 1 + o.prefill_gpus, 1e-15);
+    r.prefill_per_decode = 2;
+    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), 0);
+    assert_close(o.prefill_gpus, 2, 1e-15);
+    assert_close(o.gpus, 3, 1e-15);
+}
+
 /* Bad layouts are refused naming the field. */
 static void refusals(void **state)
 {
@@ -347,9 +404,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(kv_bytes),     cmocka_unit_test(formats),
         cmocka_unit_test(decode_step),  cmocka_unit_test(prefill_step),
+        cmocka_unit_test(moe_step),
         cmocka_unit_test(concurrency),  cmocka_unit_test(trtllm_bench),
         cmocka_unit_test(speculative),  cmocka_unit_test(offline_one),
         cmocka_unit_test(refusals),     cmocka_unit_test(plan_select),
+        cmocka_unit_test(disaggregated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
