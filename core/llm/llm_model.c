@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "llm_collective.h"
 #include "llm_internal.h"
 
 double llm__sum_of_lines(const llm_stats_t *st)
@@ -1050,7 +1051,7 @@ static void overlapped_dp(const llm__compiled_t *k, const llm_execution_t *e,
 
 /* Data-parallel gradient reduction per step: per block a reduce-scatter and all-gather (sharded
  * optimizer) or an all-reduce, every block's exposed without overlap. */
-static void dp_reduction(const llm__compiled_t *k, const llm_execution_t *e,
+static void dp_reduction(const llm__compiled_t *k, const llm_system_t *s, const llm_execution_t *e,
                          const llm_network_t *dp_net, const llm__block_stats_t *b,
                          const block_times_t *t, const chunk_t *ch, dp_reduction_t *d)
 {
@@ -1059,11 +1060,13 @@ static void dp_reduction(const llm__compiled_t *k, const llm_execution_t *e,
     if (dp <= 1 || !e->training)
         return;
     d->block_size = b->weight_space;
+    const llm_group_t g = {(double)dp, (double)(e->tensor_par * llm_context_par(e)),
+                           e->data_par_net};
     if (e->optimizer_sharding)
-        d->block_time = llm__net_time(dp_net, LLM_OP_REDUCE_SCATTER, d->block_size, (double)dp) +
-                        llm__net_time(dp_net, LLM_OP_ALL_GATHER, d->block_size, (double)dp);
+        d->block_time = llm_collective_time(s, LLM_COLL_REDUCE_SCATTER, d->block_size, &g) +
+                        llm_collective_time(s, LLM_COLL_ALL_GATHER, d->block_size, &g);
     else
-        d->block_time = llm__net_time(dp_net, LLM_OP_ALL_REDUCE, d->block_size, (double)dp);
+        d->block_time = llm_collective_time(s, LLM_COLL_ALL_REDUCE, d->block_size, &g);
     if (e->data_par_overlap) {
         overlapped_dp(k, e, dp_net, b, t, ch, d);
     } else {
@@ -1098,7 +1101,6 @@ static void compute_step(const llm__compiled_t *k, llm__ctx_t *c, const llm_syst
     const int64_t pp = e->pipeline_par, nmb = k->nmb, bpp_i = k->bpp;
     const double num_microbatches = (double)nmb;
     const llm__sizes_t z = k->z;
-    const llm_network_t *pp_net = &s->networks[e->pipeline_par_net];
     const bool training = e->training;
     const double bpp = (double)bpp_i;
     const double chunks_per_proc = (double)e->pipeline_interleaving;
@@ -1127,8 +1129,11 @@ static void compute_step(const llm__compiled_t *k, llm__ctx_t *c, const llm_syst
 #undef CHUNKED
 
     /* Calculon charges the p2p latency even with one pipeline stage (a 0-byte message). */
-    ch.fw_pp_time = llm__net_time(pp_net, LLM_OP_P2P, block_fw_pp_size, 2);
-    ch.bw_pp_time = llm__net_time(pp_net, LLM_OP_P2P, block_bw_pp_size, 2);
+    /* neighbouring stages are tensor·context·data parallel ranks apart */
+    const llm_group_t pp_pair = {2, (double)(e->tensor_par * llm_context_par(e) * e->data_par),
+                                 e->pipeline_par_net};
+    ch.fw_pp_time = llm_collective_time(s, LLM_COLL_P2P, block_fw_pp_size, &pp_pair);
+    ch.bw_pp_time = llm_collective_time(s, LLM_COLL_P2P, block_bw_pp_size, &pp_pair);
     double num_fw_pp_p2ps = 0, num_bw_pp_p2ps = 0;
     if (pp > 1) {
         num_fw_pp_p2ps = chunks_per_proc;
@@ -1143,7 +1148,7 @@ static void compute_step(const llm__compiled_t *k, llm__ctx_t *c, const llm_syst
     ch.bw_time = (ch.baseblocks * t.base_bw) + (ch.edgeblocks * t.edge_bw);
     dp_overlap_windows(e, b, &t, &ch);
     dp_reduction_t d;
-    dp_reduction(k, e, &s->networks[e->data_par_net], b, &t, &ch, &d);
+    dp_reduction(k, s, e, &s->networks[e->data_par_net], b, &t, &ch, &d);
 
     st->block_fw_pp_size = block_fw_pp_size;
     st->block_bw_pp_size = block_bw_pp_size;
