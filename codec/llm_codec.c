@@ -87,14 +87,18 @@ static int decode_network(const json_t *v, const char *path, llm_network_t *out,
                           fathom_error_t *err)
 {
     static const char *const keys[] = {"bandwidth", "efficiency", "size", "latency", "ops",
-                                       "must_be_filled", "processor_usage", NULL};
+                                       "must_be_filled", "processor_usage", "nvls_efficiency",
+                                       "sharp", "scale_falloff", NULL};
     if (jr_expect_object(v, path, err) || jr_check_keys(v, path, keys, err) ||
         jr_positive(v, path, "bandwidth", JR_REQUIRED, 0, 1e12, &out->bandwidth_gbps, err) ||
         jr_positive(v, path, "efficiency", JR_REQUIRED, 0, 1, &out->efficiency, err) ||
         jr_int(v, path, "size", JR_REQUIRED, 0, 0, JR_MAX_EXACT_INT, &out->size, err) ||
         jr_real(v, path, "latency", JR_REQUIRED, 0, 0, 1e6, &out->latency_s, err) ||
         jr_bool(v, path, "must_be_filled", JR_REQUIRED, false, &out->must_be_filled, err) ||
-        jr_real(v, path, "processor_usage", JR_REQUIRED, 0, 0, 1, &out->processor_usage, err))
+        jr_real(v, path, "processor_usage", JR_REQUIRED, 0, 0, 1, &out->processor_usage, err) ||
+        jr_real(v, path, "nvls_efficiency", JR_OPTIONAL, 0, 0, 2, &out->nvls_efficiency, err) ||
+        jr_bool(v, path, "sharp", JR_OPTIONAL, false, &out->sharp, err) ||
+        jr_real(v, path, "scale_falloff", JR_OPTIONAL, 0, 0, 1, &out->scale_falloff, err))
         return -1;
     if (!(out->processor_usage < 1)) {
         char p[JR_PATH_MAX];
@@ -153,7 +157,7 @@ static int decode_system_object(const json_t *v, const char *path,
     static const char *const keys[] = {"matrix",   "vector",  "mem1",
                                        "mem2",     "processing_mode",  "networks",
                                        "attention_efficiency", "host_launch_s",
-                                       "graph_launch_s",
+                                       "graph_launch_s", "collectives",
                                        "price_per_gpu_hour", "power_per_gpu_kw",
                                        /* serving's (codec/serving_codec.c): the FP4 rate */
                                        "float4_tflops", NULL};
@@ -174,6 +178,11 @@ static int decode_system_object(const json_t *v, const char *path,
     jr_path(p, sizeof p, path, "mem2");
     if (decode_memory(json_object_get(v, "mem2"), p, &out->mem2, err))
         return -1;
+    int collectives = 0;
+    if (jr_enum(v, path, "collectives", JR_OPTIONAL, LLM_COLLECTIVES_CALCULON,
+                llm_collectives_names, &collectives, err))
+        return -1;
+    out->collectives = (llm_collectives_t)collectives;
     if (jr_enum(v, path, "processing_mode", JR_REQUIRED, 0, llm_processing_mode_names, &mode, err) ||
         jr_positive(v, path, "attention_efficiency", JR_OPTIONAL, LLM_DEFAULT_ATTENTION_EFFICIENCY,
                     1, &out->attention_efficiency, err) ||
@@ -297,12 +306,21 @@ json_t *codec_llm_system_encode(const llm_system_t *s)
                          ops, llm_net_op_names[op],
                          json_pack("[o,o]", num(n->ops[op].scalar),
                                    op == LLM_OP_P2P ? json_null() : num(n->ops[op].offset))) == 0;
-        ok = json_array_append_new(
-                 nets, json_pack("{s:o,s:o,s:I,s:o,s:o,s:b,s:o}", "bandwidth",
-                                 num(n->bandwidth_gbps), "efficiency", num(n->efficiency), "size",
-                                 (json_int_t)n->size, "latency", num(n->latency_s), "ops",
-                                 finish(ops, ops_ok), "must_be_filled", n->must_be_filled,
-                                 "processor_usage", num(n->processor_usage))) == 0;
+        json_t *net = json_pack("{s:o,s:o,s:I,s:o,s:o,s:b,s:o}", "bandwidth",
+                                num(n->bandwidth_gbps), "efficiency", num(n->efficiency), "size",
+                                (json_int_t)n->size, "latency", num(n->latency_s), "ops",
+                                finish(ops, ops_ok), "must_be_filled", n->must_be_filled,
+                                "processor_usage", num(n->processor_usage));
+        /* the NCCL model's members only when set, so Calculon's tiers keep their form */
+        if (net && ((n->nvls_efficiency > 0 &&
+                     json_object_set_new(net, "nvls_efficiency", num(n->nvls_efficiency))) ||
+                    (n->sharp && json_object_set_new(net, "sharp", json_true())) ||
+                    (n->scale_falloff > 0 &&
+                     json_object_set_new(net, "scale_falloff", num(n->scale_falloff))))) {
+            json_decref(net);
+            net = NULL;
+        }
+        ok = json_array_append_new(nets, net) == 0;
     }
     nets = finish(nets, ok);
     json_t *o = json_pack("{s:o,s:o,s:o,s:o,s:s,s:o,s:o}", "matrix", encode_processor(&s->matrix),
@@ -310,8 +328,11 @@ json_t *codec_llm_system_encode(const llm_system_t *s)
                           "mem2", encode_memory(&s->mem2), "processing_mode",
                           llm_processing_mode_names[s->processing_mode], "networks", nets,
                           "attention_efficiency", num(s->attention_efficiency));
-    /* the host side only when given, so Calculon's systems keep their form */
-    if (o && ((s->host_launch_s > 0 &&
+    /* the host side and the NCCL model only when given, so Calculon's systems keep their form */
+    if (o && ((s->collectives != LLM_COLLECTIVES_CALCULON &&
+               json_object_set_new(o, "collectives",
+                                   json_string(llm_collectives_names[s->collectives]))) ||
+              (s->host_launch_s > 0 &&
                json_object_set_new(o, "host_launch_s", num(s->host_launch_s))) ||
               (s->graph_launch_s > 0 &&
                json_object_set_new(o, "graph_launch_s", num(s->graph_launch_s))))) {
@@ -337,7 +358,8 @@ static const char *const execution_keys[] = {
     "low_precision_gradients", "stack",           "compile",           "fp8_recipe",
     "async_tp",            "selective_ac",      "pipeline_schedule", "fp8_activation_cache",
     "optimizer_state_datatype", "first_stage_blocks", "last_stage_blocks",
-    "expandable_segments", "finetune", NULL};
+    "expandable_segments", "finetune",         "cuda_graphs",       "moe_fp8_dispatch",
+    NULL};
 
 /* a*b, saturating: three factors of up to 2^30 overflow int64. */
 static int64_t mul_sat(int64_t a, int64_t b)
@@ -467,7 +489,7 @@ static int decode_calculon_fields(const json_t *v, const char *path, llm_executi
 static int decode_modern_fields(const json_t *v, const char *path, llm_execution_t *e,
                                 fathom_error_t *err)
 {
-    int kernel = 0, dispatcher = 0, schedule = 0, state = 0;
+    int kernel = 0, dispatcher = 0, schedule = 0, state = 0, graphs = 0;
     bool expandable = true;
     int64_t cp_net = 0, ep_net = 0;
     /* shard_group left out (0) means every processor of the group: the encoder writes it */
@@ -492,6 +514,7 @@ static int decode_modern_fields(const json_t *v, const char *path, llm_execution
         jr_real(v, path, "moe_capacity_factor", JR_OPTIONAL, 0.0, 0.0, 1e6,
                 &e->moe_capacity_factor, err) ||
         jr_bool(v, path, "moe_a2a_overlap", JR_OPTIONAL, false, &e->moe_a2a_overlap, err) ||
+        jr_bool(v, path, "moe_fp8_dispatch", JR_OPTIONAL, false, &e->moe_fp8_dispatch, err) ||
         jr_enum(v, path, "moe_dispatcher", JR_OPTIONAL, LLM_MOE_DISPATCH_ALLTOALL,
                 llm_moe_dispatcher_names, &dispatcher, err) ||
         jr_int(v, path, "recompute_blocks", JR_OPTIONAL, 0, 1, MODEL_MAX_BLOCKS,
@@ -508,8 +531,11 @@ static int decode_modern_fields(const json_t *v, const char *path, llm_execution
                &e->first_stage_blocks, err) ||
         jr_int(v, path, "last_stage_blocks", JR_OPTIONAL, 0, 1, MODEL_MAX_BLOCKS,
                &e->last_stage_blocks, err) ||
-        jr_bool(v, path, "expandable_segments", JR_OPTIONAL, true, &expandable, err))
+        jr_bool(v, path, "expandable_segments", JR_OPTIONAL, true, &expandable, err) ||
+        jr_enum(v, path, "cuda_graphs", JR_OPTIONAL, LLM_GRAPHS_NONE, llm_cuda_graphs_names,
+                &graphs, err))
         return -1;
+    e->cuda_graphs = (llm_cuda_graphs_t)graphs;
     e->fixed_segments = !expandable;
     /* 1F1B with interleaving is the interleaved schedule: saying "1f1b" beside it contradicts */
     if (schedule == LLM_PP_1F1B && e->pipeline_interleaving > 1 && jr_has(v, "pipeline_schedule")) {
@@ -575,6 +601,19 @@ int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_
         decode_degrees(v, path, &e, err) || decode_calculon_fields(v, path, &e, err) ||
         decode_modern_fields(v, path, &e, err) || decode_stack_fields(v, path, &e, err))
         return -1;
+    /* A shard group is a set of the G = data_par × context_par ranks that holds one copy of the
+     * shards, so it divides G. Checked here, on the request as given: the normalized form writes
+     * the group in force, min(shard_group, G), and a group larger than G would otherwise be
+     * answered as G without a word. */
+    const int64_t group = e.data_par * llm_context_par(&e);
+    if (e.shard_group >= 1 && (e.shard_group > group || group % e.shard_group != 0)) {
+        char p[JR_PATH_MAX];
+        jr_path(p, sizeof p, path, "shard_group");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                "must divide data_par × context_par (%lld) and be at most it, "
+                                "got %lld",
+                                (long long)group, (long long)e.shard_group);
+    }
     *out = e;
     return 0;
 }
@@ -664,8 +703,12 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
         json_object_set_new(o, "moe_capacity_factor", json_real(e->moe_capacity_factor));
         B("moe_a2a_overlap", e->moe_a2a_overlap);
     }
+    if (e->moe_fp8_dispatch) /* only when set: a datatype dispatch keeps the form */
+        B("moe_fp8_dispatch", e->moe_fp8_dispatch);
     if (e->moe_dispatcher == LLM_MOE_DISPATCH_FLEX) /* only when set: alltoall keeps the form */
         S("moe_dispatcher", llm_moe_dispatcher_names[e->moe_dispatcher]);
+    if (e->cuda_graphs != LLM_GRAPHS_NONE) /* only when set: eager launches keep the form */
+        S("cuda_graphs", llm_cuda_graphs_names[e->cuda_graphs]);
     if (e->recompute_blocks > 0) /* only when set: recomputing every block keeps the form */
         I("recompute_blocks", e->recompute_blocks);
     /* the memory fields only when they say something, so existing configurations keep their
@@ -825,7 +868,8 @@ static json_t *encode_flops(const fathom_model_t *m, const llm_execution_t *e,
     const double model = llm_step_model_flops(m, e); /* LoRA: the frozen model's share */
     const double tokens = (double)e->batch_size * (double)m->seq_size;
     const double per_proc_s = s->total_time * (double)e->num_procs;
-    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "parameters_total",
+    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
+                     "parameters_total",
                      num(params.total), "parameters_active", num(params.active),
                      "parameters_mtp", num(params.mtp), "parameters_mtp_active",
                      num(params.mtp_active), "parameters_trainable",
@@ -839,7 +883,10 @@ static json_t *encode_flops(const fathom_model_t *m, const llm_execution_t *e,
                      num(r->extra.hardware_flops), "model_flops_per_token", num(model / tokens),
                      "mfu", num(per_proc_s > 0 ? model / (per_proc_s * r->extra.peak_flops) : 0),
                      "tflops_per_proc", num(per_proc_s > 0 ? model / per_proc_s / 1e12 : 0),
-                     "outer_layers_time_s", num(r->extra.outer_layers_time));
+                     "outer_layers_time_s", num(r->extra.outer_layers_time),
+                     "host_block_s", json_pack("{s:o,s:o}", "forward",
+                                               num(r->extra.host_block_fw), "backward",
+                                               num(r->extra.host_block_bw)));
 }
 
 json_t *codec_llm_summary_encode(const fathom_model_t *m, const llm_execution_t *e,

@@ -66,7 +66,10 @@
  * Leave-one-source-out (add_loso, when the calibrate module is built): each row is predicted
  * again by its GPU's preset calibrated on the other sources' rows of that GPU — the whole-run fit
  * of POST /v1/calibrate — so that the error says how well a calibrated Fathom predicts runs of a
- * software stack and publication it has not seen. */
+ * software stack and publication it has not seen. A dense row's preset is fitted on dense rows
+ * only: the MoE rows' software levels (dispatcher, CUDA graphs, release) move them more than any
+ * parameter of the preset can follow, and would pull the dense fit with them; an MoE row's on
+ * every row. */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -304,6 +307,73 @@ static int64_t row_dp(const json_t *row)
     return inner > 0 && n > 0 && n % inner == 0 ? n / inner : 1;
 }
 
+/* The software level of an MoE row as its notes state it (doc/moe.md, "Validation"): the
+ * CUDA-graph scope, the dispatcher and the all-to-all overlap. What a row leaves unsaid takes the
+ * recipes' common setting: graphs over attention, router and preprocessing (Megatron-Core's MoE
+ * guide: --cuda-graph-modules attn moe_router moe_preprocess), the flex dispatcher (DeepEP or
+ * HybridEP), no all-to-all overlap. */
+typedef struct {
+    const char *graphs;     /* llm_cuda_graphs_names */
+    const char *dispatcher; /* llm_moe_dispatcher_names */
+    bool a2a_overlap;
+    bool stated[3];         /* graphs, dispatcher, overlap read from the notes */
+} moe_software_t;
+
+static moe_software_t row_moe_software(const json_t *row)
+{
+    const char *n = row_str(row, "notes");
+    moe_software_t w = {"partial", "flex", false, {false, false, false}};
+    if (find_nocase(n, "full-iteration CUDA graph") ||
+        find_nocase(n, "CUDA graph over the whole iteration"))
+        w.graphs = "full";
+    else if (find_nocase(n, "no CUDA graphs"))
+        w.graphs = "none";
+    else if (find_nocase(n, "CUDA graphs over attention"))
+        w.graphs = "partial";
+    else if (find_nocase(n, "CUDA graphs over router"))
+        w.graphs = "router";
+    w.stated[0] = strcmp(w.graphs, "partial") != 0 || find_nocase(n, "CUDA graphs over");
+    if (find_nocase(n, "all-to-all dispatcher")) {
+        w.dispatcher = "alltoall";
+        w.stated[1] = true;
+    } else if (llm__has_word(n, "DeepEP") || llm__has_word(n, "HybridEP")) {
+        w.stated[1] = true;
+    }
+    w.a2a_overlap = find_nocase(n, "all-to-all overlap");
+    w.stated[2] = w.a2a_overlap;
+    return w;
+}
+
+/* The release a row was measured with: the leading version of its source_section ("26.04.01
+ * NeMo Container / …" → "26.04.01"), or NULL when it names none. */
+static json_t *row_release(const json_t *row)
+{
+    const char *sec = row_str(row, "source_section");
+    size_t n = 0;
+    while (isdigit((unsigned char)sec[n]) || (sec[n] == '.' && isdigit((unsigned char)sec[n + 1])))
+        n++;
+    return n >= 4 && strchr(sec, '.') && strchr(sec, '.') < sec + n ? json_stringn(sec, n)
+                                                                     : json_null();
+}
+
+/* An MoE row's software level for the report: the release and what the notes state of the
+ * dispatcher, the CUDA-graph scope and the all-to-all overlap, each with whether the notes
+ * stated it or the recipes' default stands in (row_moe_software). */
+static json_t *encode_software(const json_t *row)
+{
+    const moe_software_t w = row_moe_software(row);
+    json_t *stated = json_array();
+    static const char *const what[3] = {"cuda_graphs", "dispatcher", "a2a_overlap"};
+    for (int i = 0; stated && i < 3; i++)
+        if (w.stated[i] && json_array_append_new(stated, json_string(what[i]))) {
+            json_decref(stated);
+            stated = NULL;
+        }
+    return json_pack("{s:o,s:s,s:s,s:b,s:o}", "release", row_release(row), "dispatcher",
+                     w.dispatcher, "cuda_graphs", w.graphs, "a2a_overlap", w.a2a_overlap,
+                     "stated", stated);
+}
+
 /* The stack a row ran (doc/stacks.md): its "stack" member when it gives one, else the one its
  * source repository is: torchtitan's (pytorch/torchtitan) torchtitan; MosaicML's Composer and
  * llm-foundry and Hugging Face's Accelerate and transformers (FSDP1 trainers) fsdp; any other
@@ -438,9 +508,7 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
         json_decref(e);
         return NULL;
     }
-    /* (the tiled overlap is not modelled for MoE blocks: their TP collectives stay exposed) */
-    if (e && tp > 1 && !json_is_true(json_object_get(row, "moe")) &&
-        json_object_set_new(e, "tensor_par_overlap", json_string("ring"))) {
+    if (e && tp > 1 && json_object_set_new(e, "tensor_par_overlap", json_string("ring"))) {
         json_decref(e);
         return NULL;
     }
@@ -463,10 +531,13 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
         /* EP on the NVLink tier while the expert group fits in it, else the node tier */
         const int64_t ep = row_int(row, "ep", 1), etp = row_int(row, "etp", 1);
         const int net = ep * etp <= s->networks[0].size || s->num_networks < 2 ? 0 : 1;
+        const moe_software_t w = row_moe_software(row);
         if (json_object_set_new(e, "expert_par", json_integer(ep)) ||
             json_object_set_new(e, "expert_tensor_par", json_integer(etp)) ||
             json_object_set_new(e, "expert_par_net", json_integer(net)) ||
-            json_object_set_new(e, "moe_dispatcher", json_string("flex"))) {
+            json_object_set_new(e, "moe_dispatcher", json_string(w.dispatcher)) ||
+            json_object_set_new(e, "cuda_graphs", json_string(w.graphs)) ||
+            json_object_set_new(e, "moe_a2a_overlap", json_boolean(w.a2a_overlap))) {
             json_decref(e);
             return NULL;
         }
@@ -859,7 +930,7 @@ static void add_loso(const measured_row_t *prep, const bool *ok, const bool *moe
         size_t nr = 0; /* (at most CALIBRATE_MAX_RUNS of them: the first in the file) */
         for (size_t j = 0; j < n; j++)
             if (ok[j] && strcmp(prep[j].source, src) != 0 && strcmp(prep[j].sys_name, sys) == 0 &&
-                nr < CALIBRATE_MAX_RUNS)
+                (moe[i] || !moe[j]) && nr < CALIBRATE_MAX_RUNS)
                 runs[nr++] = (calibrate_run_t){&prep[j].model, prep[j].exec,
                                                measured_step(&prep[j])};
         fathom_error_t err;
@@ -869,7 +940,8 @@ static void add_loso(const measured_row_t *prep, const bool *ok, const bool *moe
                           : calibrate_fit_system(&prep[i].system, &in, res, &err) ? err.message
                                                                                   : NULL;
         for (size_t k = i; k < n; k++) {
-            if (!ok[k] || strcmp(prep[k].source, src) != 0 || strcmp(prep[k].sys_name, sys) != 0)
+            if (!ok[k] || strcmp(prep[k].source, src) != 0 || strcmp(prep[k].sys_name, sys) != 0 ||
+                moe[k] != moe[i])
                 continue;
             done[k] = true;
             json_t *l = json_pack("{s:s,s:i}", "left_out_source", src, "calibration_rows", (int)nr);
@@ -1011,6 +1083,13 @@ json_t *codec_llm_measured_report_rows(const json_t *rows, const char *source,
         }
         json_object_set_new(item, "expressible", json_boolean(ok[i]));
         json_object_set_new(item, "moe", json_boolean(moe[i]));
+        if (moe[i] && json_object_set_new(item, "software", encode_software(row))) {
+            json_decref(item);
+            json_decref(est);
+            json_decref(out);
+            out = NULL;
+            break;
+        }
         if (!ok[i]) {
             json_object_set_new(item, "reason", json_string(why));
         } else {
@@ -1116,6 +1195,40 @@ static void print_indistinguishable(FILE *f, const json_t *o)
             json_number_value(json_object_get(widest, "error_floor_pct")));
 }
 
+/* The MoE rows apart, each with its software level: release, dispatcher, CUDA-graph scope and
+ * all-to-all overlap, a * after what the row's notes do not state (the recipes' default). */
+static void print_software(FILE *f, const json_t *rows)
+{
+    bool any = false;
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        const json_t *r = json_array_get(rows, i), *w = json_object_get(r, "software");
+        if (!w || !json_is_true(json_object_get(r, "expressible")))
+            continue;
+        if (!any)
+            fputs("mixture of experts by software level (release, dispatcher, CUDA graphs, "
+                  "all-to-all overlap; * not stated in the row's notes, the recipes' default):\n",
+                  f);
+        any = true;
+        bool stated[3] = {false, false, false};
+        static const char *const what[3] = {"cuda_graphs", "dispatcher", "a2a_overlap"};
+        size_t k;
+        const json_t *v;
+        json_array_foreach(json_object_get(w, "stated"), k, v)
+            for (int j = 0; j < 3; j++)
+                stated[j] = stated[j] || strcmp(json_string_value(v), what[j]) == 0;
+        const json_t *rel = json_object_get(w, "release");
+        char d[24], g[24], o[24];
+        snprintf(d, sizeof d, "%s%s", row_str(w, "dispatcher"), stated[1] ? "" : "*");
+        snprintf(g, sizeof g, "%s%s", row_str(w, "cuda_graphs"), stated[0] ? "" : "*");
+        snprintf(o, sizeof o, "%s%s",
+                 json_is_true(json_object_get(w, "a2a_overlap")) ? "overlap" : "no overlap",
+                 stated[2] ? "" : "*");
+        fprintf(f, "  %-12s %-9s %-10s %-10s %-12s %+7.1f%%\n", row_str(r, "id"),
+                json_is_string(rel) ? json_string_value(rel) : "-", d, g, o,
+                json_number_value(json_object_get(r, "error_pct")));
+    }
+}
+
 /* "est/measured" peak memory in GiB of a row ("82.1/82.4", "-" for what is not known). */
 static void memory_cell(const json_t *r, char *out, size_t cap)
 {
@@ -1197,6 +1310,7 @@ static void print_report(FILE *f, const json_t *report)
         print_group(f, "; TFLOP/s-only", json_object_get(lo, "tflops_only"), "rows", "");
         fputc('\n', f);
     }
+    print_software(f, rows);
     print_indistinguishable(f, json_object_get(report, "indistinguishable"));
     const json_t *mem = json_object_get(report, "memory");
     fprintf(f, "peak memory (GiB est/ran: summary.mem_tier1_bytes against the peak a row states):");

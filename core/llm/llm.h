@@ -97,9 +97,19 @@ typedef struct {
     llm_net_op_cost_t ops[LLM_OP__COUNT];
     bool must_be_filled;    /* the parallelism mapped on it must divide size exactly */
     double processor_usage; /* fraction of compute taken by communication, [0, 1) */
+    /* Under system.collectives "nccl" only (llm_collective.h): NVLink SHARP all-reduce bus
+     * bandwidth as a fraction of `bandwidth` (0: none), in-network reduction across this tier
+     * (InfiniBand SHARP), and the share of bus bandwidth lost per doubling of the domains a
+     * collective crosses on this tier. */
+    double nvls_efficiency;
+    bool sharp;
+    double scale_falloff;
 } llm_network_t;
 
 typedef enum { LLM_PROC_ROOFLINE = 0, LLM_PROC_NO_OVERLAP = 1 } llm_processing_mode_t;
+/* How collectives are costed (llm_collective.h): Calculon's formula per tier, or NCCL's
+ * algorithms over the tiers a group spans. */
+typedef enum { LLM_COLLECTIVES_CALCULON = 0, LLM_COLLECTIVES_NCCL = 1 } llm_collectives_t;
 
 typedef struct {
     llm_processor_t matrix; /* matrix (tensor-core) engine */
@@ -117,6 +127,7 @@ typedef struct {
      * graph (llm_host.h). 0: no host side (Calculon's systems and any that leave them out). */
     double host_launch_s;
     double graph_launch_s;
+    llm_collectives_t collectives;
 } llm_system_t;
 
 /* A system object that leaves attention_efficiency out gets this: FlashAttention-2 forward and
@@ -183,6 +194,19 @@ typedef enum {
     LLM_MOE_DISPATCH__FREE = 2
 } llm_moe_dispatcher_t;
 
+/* What CUDA graphs capture (Megatron's cuda_graph_impl and cuda_graph_scope, llm_host.h):
+ * nothing (every kernel launched eagerly), the attention part of each block ("attn"), that and
+ * the MoE router and the dispatcher's preprocessing ("attn", "moe_router", "moe_preprocess":
+ * what NVIDIA's MoE recipes capture; dropless routing leaves the rest uncapturable), the whole
+ * iteration (cuda_graph_impl "full_iteration", experts padded to a fixed capacity), or the
+ * router and preprocessing alone ("moe_router", "moe_preprocess", as some recipes set). */
+typedef enum {
+    LLM_GRAPHS_NONE = 0,
+    LLM_GRAPHS_ATTENTION = 1,
+    LLM_GRAPHS_PARTIAL = 2,
+    LLM_GRAPHS_FULL = 3,
+    LLM_GRAPHS_ROUTER = 4 /* "moe_router" and "moe_preprocess" without "attn" */
+} llm_cuda_graphs_t;
 /* The pipeline schedule (execution.pipeline_schedule; llm_memory.c, doc/memory.md). 1F1B with
  * pipeline_interleaving > 1 is Megatron's interleaved schedule (llm_pp_schedule). */
 typedef enum {
@@ -287,6 +311,7 @@ typedef struct {
     double moe_load_imbalance; /* >= 1: the busiest rank's tokens over the mean (1 balanced) */
     double moe_capacity_factor; /* > 0: tokens beyond capacity × mean are dropped; 0 none */
     bool moe_a2a_overlap;      /* dispatch/combine hidden behind another microbatch's compute */
+    bool moe_fp8_dispatch;     /* the forward dispatch and the combine's backward sent in FP8 */
     llm_moe_dispatcher_t moe_dispatcher; /* alltoall or flex (deduplicated per tier-0 domain) */
     /* With full recompute, only the first recompute_blocks blocks of every pipeline chunk are
      * recomputed and the others keep their activations (Megatron's recompute_method "block"
@@ -295,6 +320,8 @@ typedef struct {
     /* Selective recompute (llm_recompute_module_t bits) beside activation_recompute "none" or
      * "attn_only"; 0 none. Modern block only. */
     unsigned recompute_modules;
+    /* The kernels CUDA graphs replay instead of the host launching them (llm_host.h). */
+    llm_cuda_graphs_t cuda_graphs;
     /* The pipeline schedule (llm_pp_schedule_t; 0 = 1F1B, interleaved when
      * pipeline_interleaving > 1). Modern block only beyond those two. */
     llm_pp_schedule_t pipeline_schedule;
@@ -428,7 +455,11 @@ typedef struct {
     double expert_parallel_comm;  /* s of dispatch/combine all-to-all exposed per step */
     double routed_expert_compute; /* s of the routed experts' grouped GEMMs per step */
     int expert_parallel_tier;     /* network tier the all-to-all crosses (-1: no MoE) */
-    double host_exposed;          /* s per step the host's kernel launches outlast the GPU work */
+    double host_exposed;          /* s per step the processor waits on the host's launches */
+    /* per block and microbatch on the first stage: host seconds to launch forward and backward
+     * (llm_host.h), and the all-to-all each direction leaves exposed (the GPU's share) */
+    double host_block_fw, host_block_bw;
+    double a2a_block_fw, a2a_block_bw;
     llm_stage_memory_t stages[2]; /* first and last pipeline stage (equal when pipeline_par 1) */
     llm_stage_memory_t heaviest;  /* the rank that needs the most memory (modern block) */
     llm_memory_inputs_t memory;   /* what llm_stage_memory evaluates any rank from */
@@ -469,6 +500,14 @@ int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execu
  * them the first L % pp stages take ceil(L/pp) blocks and the others one fewer. */
 int64_t llm_stage_blocks(const fathom_model_t *m, const llm_execution_t *e, int64_t stage,
                          int64_t *first);
+
+/* Memory alone: the same refusals as llm_estimate, then out's memory members (mem_tier*,
+ * fits_*, extra.stages, extra.heaviest, extra.memory, blocks_per_proc, num_microbatches), the
+ * time and every statistic but the tier needs left zero. Equal to llm_estimate's memory, at a
+ * fraction of its cost (the layers are not costed): the search's selective-recompute ladder
+ * tries its rungs so. Calculon's block runs llm_estimate. */
+int llm_estimate_memory(const fathom_model_t *m, const llm_system_t *s,
+                        const llm_execution_t *e, llm_result_t *out, fathom_error_t *err);
 
 /* Blocks of the largest of a stage's pipeline chunks: its blocks_per_proc blocks over
  * `interleaving` chunks, the first ones taking one block more when they do not divide evenly
@@ -595,10 +634,13 @@ extern const char *const llm_processing_mode_names[];
 extern const char *const llm_net_op_names[];
 extern const char *const llm_attn_kernel_names[];
 extern const char *const llm_moe_dispatcher_names[]; /* "alltoall", "flex" (not FREE) */
+extern const char *const llm_cuda_graphs_names[]; /* "none", "attention", "partial", "full",
+                                                     * "router" */
 extern const char *const llm_recompute_module_names[]; /* by bit index: bit 1 << i is name i */
 extern const char *const llm_pp_schedule_names[];      /* "1f1b", "interleaved", ... */
 extern const char *const llm_state_dtype_names[];      /* "float32", "bfloat16", "float16" */
 extern const char *const llm_stack_names[];      /* "megatron", "torchtitan", "fsdp" */
+extern const char *const llm_collectives_names[]; /* "calculon", "nccl" */
 extern const char *const llm_fp8_recipe_names[]; /* by llm_fp8_recipe_t */
 extern const char *const llm_selective_ac_names[]; /* "none", "op" */
 /* The FP8 recipe a stack uses when the execution names none: Transformer Engine's current

@@ -109,6 +109,8 @@ typedef struct {
      * expert's GEMM (flops/groups on the curve); expert layers shard their optimizer state over
      * the expert data-parallel group. 0 and false for every other layer. */
     double groups;
+    double rows, inner, out; /* a grouped GEMM's shape: rows (all experts'), inner, out width;
+                              * a fused attention's head size in inner */
     bool expert;
     bool moe; /* a layer of an MoE block's routed MLP (router to shared experts) */
     /* Elements of the datatype its activation holds that selective recompute does not keep
@@ -265,6 +267,15 @@ double llm__moe_local_tokens(const fathom_model_t *m, const llm_execution_t *e);
 /* Rows of the busiest rank's grouped expert GEMM per microbatch:
  * tokens·top_k·expert_tensor_par·row_factor (on average tokens·top_k/num_experts per expert). */
 double llm__moe_expert_rows(const fathom_model_t *m, const llm_execution_t *e);
+/* Seconds of a grouped expert GEMM's stage (llm_moe.c): its FLOPs at the efficiency its shape
+ * reaches, plus the call's fixed time. */
+double llm__grouped_gemm_time(const llm__layer_t *l, llm__ctx_t *c, llm__stage_t st, double flops);
+/* Seconds the four all-to-alls of one block (comm: dispatch and combine forward, dispatch and
+ * combine backward) leave exposed when Megatron's combined 1F1B schedule overlaps them with the
+ * block's attention and MoE-MLP compute (af, mf forward; ab, mb backward), the dispatcher taking
+ * a share u of the compute while it runs (llm_moe.c gives the three phases). */
+double llm__a2a_overlap_exposed(const double comm[4], double af, double mf, double ab, double mb,
+                                double u);
 /* A layer constructor shared with llm_layers.c. */
 llm__layer_t *llm__push_layer(llm__block_t *b, llm__kind_t kind, bool recompute,
                               bool act_dropped);
@@ -278,7 +289,8 @@ void llm__add_mla_qkv(llm__block_t *b, const fathom_model_t *m, const llm_execut
 /* Multi-token prediction on the last stage, appended to its outer table b (after the output
  * layer): per depth two norms, the 2h→h projection and one more final norm, output layer (the
  * main head's matrix, shared) and loss. One depth is exact; D depths are one depth D times as
- * wide. The depth's transformer block is not timed (its state is counted: llm__moe_step). */
+ * wide. The depth's transformer block is timed by llm_stages.c (mtp_blocks) and its state counted
+ * by llm__moe_step. */
 void llm__add_mtp(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                   const llm__sizes_t *z, llm__block_t *b);
 /* MoE refusals: 0, or -1 with err naming the field. */
@@ -289,6 +301,13 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
                    llm__compiled_t *k, const llm__block_stats_t *blk, llm_stats_t *st,
                    llm_step_extra_t *x);
 
+/* The host (llm_host.c): adds what the processor waits on the host's launches to the step
+ * (modern block on a system that gives host costs), and fills x's host fields. Runs after the
+ * MoE terms (it reads the all-to-all they leave exposed per block). */
+void llm__host_step(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                    llm__compiled_t *k, const llm__block_stats_t *blk, llm_stats_t *st,
+                    llm_step_extra_t *x);
+
 /* The modern block's step (llm_stages.c): adds the layers outside the blocks to the step time of
  * Calculon's statistics (the heaviest stage sets the pipeline's pace), and fills x with what the
  * memory of every rank is made of (x->memory), the FLOP counts and the bytes per parameter;
@@ -297,6 +316,16 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
 void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                  llm__compiled_t *k, const llm__block_stats_t *blk,
                  const llm__block_stats_t *dense, llm_stats_t *st, llm_step_extra_t *x);
+
+/* What a block (or, !blocks, the outer layers) holds, without costing it: the memory fields of
+ * llm__block_stats alone (weights and their shares, activations, gradients, optimizer). */
+void llm__block_memory(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
+                       const llm__sizes_t *z, bool blocks, llm__block_stats_t *b);
+/* x->memory for llm_estimate_memory: the outer layers' memory with the blocks' (dense NULL
+ * unless an MoE model has dense blocks); x is cleared first. Modern block. */
+void llm__stages_memory(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                        llm__compiled_t *k, const llm__block_stats_t *blk,
+                        const llm__block_stats_t *dense, llm_step_extra_t *x);
 
 /* ---- memory of every pipeline rank (llm_memory.c) ---- */
 

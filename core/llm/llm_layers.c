@@ -8,6 +8,7 @@
  * not care what the layers are. */
 #include <string.h>
 
+#include "llm_collective.h"
 #include "llm_internal.h"
 
 /* ---- constructors (element counts as Calculon's layer classes define them) ---- */
@@ -256,6 +257,7 @@ static void add_fused_attention(llm__block_t *b, double batch, double s_q, doubl
     const double kv_read = batch * s_k * kv_heads * d;
     l->fw_flops = 4 * batch * q_heads * s_q * s_k * d * cf;
     l->agrad_flops = 2.5 * l->fw_flops;
+    l->inner = d; /* the head size sets the kernel's speed (layer_throughput) */
     l->inputs_size = q + 2 * kv_read;
     l->output_size = q;
     l->extra_size = batch * q_heads * s_q * 4 / bpe; /* fp32, in elements of the datatype */
@@ -559,11 +561,17 @@ static void build_block(const fathom_model_t *m, const llm_system_t *s, const ll
     add_norm(b, m, outer_act, norm);
     const bool bias = !m->calculon_block && m->bias;
     if (m->moe.num_experts > 0) { /* an MoE block (llm_moe.c); the step costs every block so */
-        /* recompute of the moe module gathers the sliver again before rerunning the MLP */
-        add_tp_comm(b, e, tp_net, act, false,
-                    FLAGS(.recomm = ragf || llm__moe_redone(e), .act_dropped = norm_redone));
+        /* The router and the dispatcher work on the sequence-parallel slice (Megatron-Core's
+         * token dispatchers gather only over the expert-TP group, llm_moe.c): the TP group
+         * gathers and reduces the block's input only for the shared experts, a TP-split MLP.
+         * Recompute of the moe module gathers the sliver again before rerunning the MLP. */
+        const bool shared = m->moe.shared_experts > 0;
+        if (shared)
+            add_tp_comm(b, e, tp_net, act, false,
+                        FLAGS(.recomm = ragf || llm__moe_redone(e), .act_dropped = norm_redone));
         llm__add_moe_mlp(b, m, e, z, rf);
-        add_tp_comm(b, e, tp_net, act, true, FLAGS(.recomm = rf, .act_dropped = true));
+        if (shared)
+            add_tp_comm(b, e, tp_net, act, true, FLAGS(.recomm = rf, .act_dropped = true));
         add_hidden_dropout(b, m, outer_act, rf);
         add_elementwise(b, outer_act, outer_act,
                         FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
@@ -846,6 +854,13 @@ static void comm_ops(const llm__layer_t *l, bool baseblock, int *fw, int *bw)
     }
 }
 
+/* A tensor-parallel collective of a layer: the TP group (consecutive ranks) on its tier. */
+static double tp_coll(const llm__layer_t *l, const llm__ctx_t *c, int op, double bytes)
+{
+    const llm_group_t g = {l->num_peers, 1, (int)(l->net - c->sys->networks)};
+    return llm_collective_time(c->sys, (llm_coll_t)op, bytes, &g);
+}
+
 static double overlapped_net_time(const llm__layer_t *l, llm__ctx_t *c, llm__stage_t st,
                                   bool baseblock)
 {
@@ -865,12 +880,11 @@ static double overlapped_net_time(const llm__layer_t *l, llm__ctx_t *c, llm__sta
     double bytes = llm__layer_comm_bytes(l, c, st, baseblock);
     switch (st) {
     case LLM__FW:
-        return fw_op < 0 ? 0 : llm__net_time(l->net, fw_op, bytes, l->num_peers) + fw_flop_time;
+        return fw_op < 0 ? 0 : tp_coll(l, c, fw_op, bytes) + fw_flop_time;
     case LLM__AGRAD:
-        return bw_op < 0 ? 0 : llm__net_time(l->net, bw_op, bytes, l->num_peers) + bw_flop_time;
+        return bw_op < 0 ? 0 : tp_coll(l, c, bw_op, bytes) + bw_flop_time;
     case LLM__WGRAD:
-        return l->needs_recomm && fw_op >= 0 ? llm__net_time(l->net, fw_op, bytes, l->num_peers)
-                                             : 0;
+        return l->needs_recomm && fw_op >= 0 ? tp_coll(l, c, fw_op, bytes) : 0;
     case LLM__OPTIM: return 0;
     }
     return 0;
@@ -888,8 +902,7 @@ static double tp_comm_net_time(const llm__layer_t *l, llm__ctx_t *c, llm__stage_
     /* The layer's own arithmetic (the reduction) and memory traffic count as network time. */
     double local = own->local;
     int op = st == LLM__AGRAD ? bw_op : fw_op;
-    double net = op < 0 ? 0 : llm__net_time(l->net, op, llm__layer_comm_bytes(l, c, st, baseblock),
-                                            l->num_peers);
+    double net = op < 0 ? 0 : tp_coll(l, c, op, llm__layer_comm_bytes(l, c, st, baseblock));
     return net + local;
 }
 
@@ -905,25 +918,36 @@ double llm__layer_net_time(const llm__layer_t *l, llm__ctx_t *c, llm__stage_t st
 
 /* FLOP/s of a layer's stage: the matrix engine's curve (FP8's for FP8 layers), the fused
  * attention kernel's own efficiency, or the vector engine. */
+/* A fused attention kernel's speed against head size 128, the size system.attention_efficiency
+ * is measured at: cuDNN's forward+backward on H100 runs at 0.78–0.82 of its head-128 rate with
+ * heads of 64 (0.367/0.469 at 4K tokens, 0.407/0.499 at 8K, 0.424/0.535 at 16K;
+ * bench/gpu/2026-11-26-h100-sxm5-80gb, "Attention"): 0.8 at 64 and below, linear up to 1 at 128,
+ * 1 above (fewer FLOPs per byte of Q, K, V and less work per tile to hide the softmax). */
+static double head_size_factor(double d)
+{
+    return d >= 128 ? 1.0 : d <= 64 ? 0.8 : 0.8 + 0.2 * (d - 64) / 64;
+}
+
 static double layer_throughput(const llm__layer_t *l, llm__ctx_t *c, llm__stage_t st, double flops)
 {
     if (st == LLM__OPTIM)
         return llm__vector_throughput(c, flops);
     if (l->kind == LLM__FUSED_ATTENTION)
-        return c->attention_flops;
-    /* a grouped expert GEMM runs at the efficiency of one expert's GEMM (llm_moe.c) */
-    const double size = l->groups > 1 ? flops / l->groups : flops;
+        return c->attention_flops * head_size_factor(l->inner);
     if (l->fp8)
-        return llm__fp8_matrix_throughput(c, size);
-    return uses_matrix_engine(l) ? llm__matrix_throughput(c, size)
+        return llm__fp8_matrix_throughput(c, flops);
+    return uses_matrix_engine(l) ? llm__matrix_throughput(c, flops)
                                  : llm__vector_throughput(c, flops);
 }
 
 void llm__layer_cost(llm__layer_t *l, llm__ctx_t *c, llm__stage_t st, llm__cost_t *k)
 {
     k->flops = llm__layer_flops(l, c, st);
-    double thr = layer_throughput(l, c, st, k->flops);
-    k->flops_time = k->flops / thr;
+    /* a grouped expert GEMM runs at the efficiency of its shape (llm_moe.c) */
+    if (l->groups > 1 && st != LLM__OPTIM)
+        k->flops_time = llm__grouped_gemm_time(l, c, st, k->flops);
+    else
+        k->flops_time = k->flops / layer_throughput(l, c, st, k->flops);
     k->mem = llm__layer_mem_accessed(l, c, st);
     k->mem_time = k->mem / llm__mem1_throughput(c, k->mem);
     k->local = llm__processing_time(c, k->flops_time, k->mem_time);

@@ -106,7 +106,8 @@ void llm_moe_state_memory(const fathom_model_t *m, const llm_execution_t *e, int
         }
 
     const double bpe = llm_datatype_bytes(e->datatype);
-    const double opt = bpe < 4 ? 12 : 8; /* fp32 master (below fp32) + two Adam moments */
+    /* fp32 master (below fp32) + two Adam moments in optimizer_state_datatype */
+    const double opt = llm__optimizer_bytes(e);
     const double dp = e->optimizer_sharding ? (double)e->data_par : 1;
     /* expert data parallel: the fold over EP × ETP */
     const double edp = e->optimizer_sharding ? llm__expert_data_par(e) : 1;
@@ -203,6 +204,41 @@ double llm_a2a_flex_time(const llm_system_t *s, int net, double token_bytes,
     return max2(t0, t1);
 }
 
+/* ---- grouped GEMM ---- */
+
+/* The best efficiency of a curve: what the system's large GEMMs reach. */
+static double curve_top(const llm_curve_t *cv)
+{
+    double top = 0;
+    for (int i = 0; i < cv->num_points; i++)
+        top = max2(top, cv->points[i].efficiency);
+    return top;
+}
+
+/* A grouped GEMM of G experts, each M rows by an inner K and an output N (forward M = rows/G,
+ * K = inner, N = out; input gradient K and N swapped; weight gradient M = inner, K = rows/G,
+ * N = out), runs in
+ *   t = FLOPs / (peak · e_top · M/(M + 160) · K/(K + 160) · N/(N + 32)) + 30 µs
+ * where e_top is the best efficiency of the system's curve for the GEMM's datatype: the shape
+ * factors take the small-expert penalty (partial tiles, short K loops, the GEMM's prologue) and
+ * the 30 µs the call's fixed cost. Fitted to the 96 BF16 grouped GEMMs of the H100 measurements
+ * (bench/gpu/2026-11-26-h100-sxm5-80gb, "Grouped GEMM": Qwen3-30B-A3B, Qwen3-235B-A22B,
+ * GPT-OSS-120B and DeepSeek-V3 experts, 8/16/32 local experts, 128–8192 tokens per expert,
+ * gate+up and down, against e_top = 0.801): 8.5 % mean, 29 % worst error in time. */
+double llm__grouped_gemm_time(const llm__layer_t *l, llm__ctx_t *c, llm__stage_t st, double flops)
+{
+    if (flops <= 0)
+        return 0;
+    const double per = l->rows / l->groups;
+    const double M = st == LLM__WGRAD ? l->inner : per;
+    const double K = st == LLM__WGRAD ? per : st == LLM__AGRAD ? l->out : l->inner;
+    const double N = st == LLM__AGRAD ? l->inner : l->out;
+    const double peak = l->fp8 ? c->fp8_matrix_flops : c->matrix_flops;
+    const double top = curve_top(l->fp8 ? c->fp8_matrix_curve : c->matrix_curve);
+    const double eff = top * M / (M + 160) * K / (K + 160) * N / (N + 32);
+    return flops / (peak * eff) + 30e-6;
+}
+
 /* ---- layers ---- */
 
 /* A linear layer of m×n by n×k; grouped over `groups` experts when groups > 0 (the weights are
@@ -218,6 +254,9 @@ static llm__layer_t *linear(llm__block_t *b, double m, double n, double k, doubl
     l->weight_space = l->weight_grads = g * n * k;
     l->optim_space = 2 * g * n * k;
     l->groups = groups;
+    l->rows = m;
+    l->inner = n;
+    l->out = k;
     l->expert = groups > 0;
     l->fp8 = fp8;
     return l;
@@ -235,6 +274,18 @@ static llm__layer_t *vector(llm__block_t *b, double in, double out, double fw, d
     l->activation_space = stored;
     l->activation_grads = in;
     return l;
+}
+
+/* The permutation before the experts (Megatron's fused permute): forward reads the T·h routed
+ * tokens and writes their R·h copies grouped by expert; backward reads the R·h gradient rows and
+ * sums each token's k of them into T·h: (T + R)·h elements each way, no FLOPs counted, nothing
+ * kept (the row map is indices). */
+static void permute(llm__block_t *b, double tokens, double rows, bool rf)
+{
+    llm__layer_t *l = vector(b, tokens, rows, 0, 0, 0, rf);
+    l->activation_space = rows; /* read again in backward (the gradient rows), not stored */
+    l->activation_stored = false;
+    l->activation_reused = true;
 }
 
 /* The activation of an MLP of `out` outputs: SwiGLU (6 FLOPs forward, 12 backward per output,
@@ -258,7 +309,8 @@ static llm__layer_t *activation(llm__block_t *b, const fathom_model_t *m,
  * E/EP local experts of width fe/ETP, R = llm__moe_expert_rows rows:
  *   router      T×h by h×E GEMM (replicated weights, not an expert layer)
  *   top-k       softmax and selection over E scores: 6 FLOPs forward, 8 backward per score
- *   permute     T·h read, R·h written (rows copied once per chosen expert): memory-bound
+ *   permute     T·h read, R·h written (rows copied once per chosen expert), the reverse in
+ *               backward: memory-bound (permute())
  *   experts     grouped GEMMs R×h by h×(2)fe/ETP and R×fe/ETP by fe/ETP×h over E/EP experts,
  *               each at the efficiency of one expert's GEMM (R/(E/EP) rows)
  *   unpermute   the k rows of each token summed (the weights applied in the activation): 2 FLOPs
@@ -284,7 +336,7 @@ void llm__add_moe_mlp(llm__block_t *b, const fathom_model_t *m, const llm_execut
     if (llm__norm_redone(e))
         router->activation_stored = false;
     vector(b, T * E, T * k, 6 * E / k, 8 * E / k, T * E, rf);
-    vector(b, T * h, R * h, 0, 0, 0, rf);
+    permute(b, T * h, R * h, rf);
     linear(b, R, h, up * fe, local, e->fp8, rf);
     /* selective recompute of moe_act: the activation reruns in backward (its input is kept)
      * and its output, the down GEMM's input of R·fe elements, is not stored */
@@ -454,9 +506,6 @@ int llm__check_moe(const fathom_model_t *m, const llm_system_t *s, const llm_exe
                                 "the expert-parallel group spans %lld processors but tier %d "
                                 "connects %lld; use a higher tier",
                                 (long long)(ep * etp), e->expert_par_net, (long long)n->size);
-    if (e->tensor_par_overlap != LLM_TP_OVERLAP_NONE)
-        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.tensor_par_overlap",
-                                "tiled TP overlap is not modelled for MoE blocks: use \"none\"");
     if ((double)e->microbatch_size * (double)m->seq_size * (double)x->top_k *
             (double)(m->hidden > x->expert_feedforward ? m->hidden : x->expert_feedforward) *
             llm__moe_row_factor(e) * (double)etp > LLM__MAX_EXACT)
@@ -524,12 +573,125 @@ static double dense_blocks(const fathom_model_t *m, const llm_execution_t *e, ll
     return dfw + dbw + dre;
 }
 
-/* With experts: dispatch and combine per MoE block and microbatch, forward: each rank sends its
- * T·k token copies of h elements (row_factor more at the busiest) and gets as many back;
- * backward the same two again for the gradients. Overlapped (moe_a2a_overlap, Megatron's 1F1B
- * A2A overlap; the DualPipe schedule always overlaps), an all-to-all hides behind the other
- * microbatch's block compute and only what exceeds it is exposed. (The state memory of every
- * block kind is llm_memory.c's.) */
+/* The all-to-alls of one MoE block and microbatch (doc/moe.md, "Dispatch and combine"): forward
+ * the dispatch and the combine, backward their gradients (the combine's backward is a dispatch
+ * of gradients, the dispatch's a combine). Each rank sends its T tokens of h elements (T·k copies
+ * with the alltoall dispatcher; deduplicated per tier-0 domain with flex: llm_a2a_flex_time),
+ * row_factor more at the busiest. moe_fp8_dispatch sends the two that feed FP8 GEMMs — the
+ * forward dispatch and the combine's backward — as FP8 with one fp32 scale per 128 elements
+ * (1 + 4/128 bytes per element; DeepSeek-V3 report sec. 3.3.2, Megatron's
+ * moe_dispatch_fwd_dtype and moe_combine_bwd_dtype); the other two stay in the datatype. */
+typedef struct {
+    double dispatch_fw, combine_fw, dispatch_bw, combine_bw;
+    double etp; /* each way: the expert-TP all-gather after the dispatch and reduce-scatter
+                 * before the combine (their duals backward) */
+} a2a_t;
+
+static double a2a_one(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                      double elem_bytes)
+{
+    const double ep = (double)llm__expert_par(e), etp = (double)llm__expert_tensor_par(e);
+    const double token_bytes =
+        llm__moe_local_tokens(m, e) * (double)m->hidden * elem_bytes * llm__moe_row_factor(e);
+    switch (e->moe_dispatcher) {
+    case LLM_MOE_DISPATCH_FLEX:
+        return llm_a2a_flex_time(s, e->expert_par_net, token_bytes, &m->moe, ep, ep * etp);
+    case LLM_MOE_DISPATCH__FREE:
+        return 0;
+    default:
+        return llm_a2a_time(s, e->expert_par_net, token_bytes * (double)m->moe.top_k, ep,
+                            ep * etp);
+    }
+}
+
+/* Expert tensor parallelism (Megatron-Core's alltoall dispatcher with expert TP > 1): after the
+ * dispatch the ETP group all-gathers the tokens it received, so that each of its ranks computes
+ * its 1/ETP of every expert's width over all of them (R = T·k·ETP·ρ rows, llm__moe_expert_rows),
+ * and before the combine it reduce-scatters the partial outputs back: an all-gather and a
+ * reduce-scatter of R·h elements among ETP ranks each way, on tier 0 when the group fits in it
+ * (its ranks are adjacent). */
+static double etp_comm(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                       double bpe)
+{
+    const double etp = (double)llm__expert_tensor_par(e);
+    if (etp <= 1)
+        return 0;
+    const llm_network_t *n = &s->networks[0];
+    if (n->size > 0 && etp > (double)n->size)
+        n = &s->networks[e->expert_par_net];
+    const double bytes = llm__moe_expert_rows(m, e) * (double)m->hidden * bpe;
+    return llm__net_time(n, LLM_OP_ALL_GATHER, bytes, etp) +
+           llm__net_time(n, LLM_OP_REDUCE_SCATTER, bytes, etp);
+}
+
+static a2a_t block_a2a(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                       double bpe)
+{
+    const double plain = a2a_one(m, s, e, bpe);
+    const double fp8 = e->moe_fp8_dispatch ? a2a_one(m, s, e, 1.0 + 4.0 / 128.0) : plain;
+    return (a2a_t){fp8, plain, e->training ? plain : 0, e->training ? fp8 : 0,
+                   etp_comm(m, s, e, bpe)};
+}
+
+/* The share of the compute the dispatcher's kernels take while they run beside it: the
+ * processor_usage of the tiers they cross (both with flex across domains). */
+static double a2a_processor_usage(const llm_system_t *s, const llm_execution_t *e)
+{
+    const double u = s->networks[e->expert_par_net].processor_usage;
+    return e->moe_dispatcher == LLM_MOE_DISPATCH_FLEX ? max2(u, s->networks[0].processor_usage)
+                                                      : u;
+}
+
+double llm__a2a_overlap_exposed(const double comm[4], double af, double mf, double ab, double mb,
+                                double u)
+{
+    const double df = comm[0], cf = comm[1], db = comm[2], cb = comm[3];
+    const double p1 = max2(af + u * fmin(cb, af), cb);
+    const double p2 = max2(max2(mb + mf + u * fmin(df + db, mb + mf), df + db),
+                           max2(df + mf, mb + db));
+    const double p3 = max2(ab + u * fmin(cf, ab), cf);
+    return max2(0, p1 + p2 + p3 - (af + mf + ab + mb));
+}
+
+/* What the all-to-alls of one block leave exposed, per microbatch, forward and backward.
+ * Without overlap all four. With moe_a2a_overlap (Megatron's combined 1F1B schedule, the
+ * forward of one microbatch beside the backward of another) or pipeline_schedule dualpipe
+ * (DeepSeek's DualPipe pairs the same chunks) the communication stream and the compute stream
+ * run three phases per layer
+ * (Megatron-LM PR #2730 sets them out):
+ *   P1 = max(Af + u·min(Cb, Af), Cb)                       combine backward ∥ attention forward
+ *   P2 = max(Mb + Mf + u·min(Df + Db, Mb + Mf),            dispatch fw, then dispatch bw ∥
+ *            Df + Db, Df + Mf, Mb + Db)                     MLP bw (dw included), then MLP fw
+ *   P3 = max(Ab + u·min(Cf, Ab), Cf)                       combine forward ∥ attention backward
+ * with A/M the block's attention and MoE-MLP compute, u the dispatcher's share of the compute
+ * (a2a_processor_usage) and the P2 terms the data dependencies (the MLP forward needs its
+ * dispatch; the dispatch's backward needs the MLP's). Exposed: P1 + P2 + P3 − (Af + Mf + Ab + Mb),
+ * half to each direction. Recompute's forward all-to-alls (full recompute, or the moe module) are
+ * exposed in backward (Megatron refuses the overlap with full recompute), and so is the expert-TP
+ * gather and scatter (etp_comm), which runs on the compute stream. */
+static void block_a2a_exposed(const llm_execution_t *e, const llm__block_stats_t *blk,
+                              const a2a_t *a, double u, double re_share, double *fw_exp,
+                              double *bw_exp)
+{
+    const double re = re_share * (a->dispatch_fw + a->combine_fw + a->etp);
+    const double etp_bw = e->training ? a->etp : 0;
+    if (!(e->moe_a2a_overlap || llm_pp_schedule(e) == LLM_PP_DUALPIPE) || !e->training) {
+        *fw_exp = a->dispatch_fw + a->combine_fw + a->etp;
+        *bw_exp = a->dispatch_bw + a->combine_bw + etp_bw + re;
+        return;
+    }
+    const double mf = blk->moe_fw_time, mb = blk->moe_bw_time;
+    const double comm[4] = {a->dispatch_fw, a->combine_fw, a->dispatch_bw, a->combine_bw};
+    const double exposed =
+        llm__a2a_overlap_exposed(comm, max2(0, blk->fw.time - mf), mf,
+                                 max2(0, blk->agrad.time + blk->wgrad.time - mb), mb, u);
+    *fw_exp = exposed / 2 + a->etp;
+    *bw_exp = exposed / 2 + etp_bw + re;
+}
+
+/* With experts, the exposed all-to-alls of the first stage's MoE blocks (block_a2a_exposed) per
+ * microbatch, and the dense blocks' MLPs in place of the MoE MLP (dense_blocks). (The state
+ * memory of every block kind is llm_memory.c's.) */
 void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                    llm__compiled_t *k, const llm__block_stats_t *blk, llm_stats_t *st,
                    llm_step_extra_t *x)
@@ -537,26 +699,14 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
     const double bpe = k->c.bpe;
     if (m->moe.num_experts == 0)
         return;
-    const double ep = (double)llm__expert_par(e), etp = (double)llm__expert_tensor_par(e);
-    x->expert_parallel_tier = ep > 1 ? e->expert_par_net : -1;
-    const double token_bytes =
-        llm__moe_local_tokens(m, e) * (double)m->hidden * bpe * llm__moe_row_factor(e);
-    const double k_routed = (double)m->moe.top_k;
-    const double a2a =
-        e->moe_dispatcher == LLM_MOE_DISPATCH_FLEX
-            ? llm_a2a_flex_time(s, e->expert_par_net, token_bytes, &m->moe, ep, ep * etp)
-        : e->moe_dispatcher == LLM_MOE_DISPATCH__FREE
-            ? 0
-            : llm_a2a_time(s, e->expert_par_net, token_bytes * k_routed, ep, ep * etp);
-    const double fw = 2 * a2a, bw = e->training ? 2 * a2a : 0;
+    x->expert_parallel_tier = llm__expert_par(e) > 1 ? e->expert_par_net : -1;
+    const a2a_t a = block_a2a(m, s, e, bpe);
     /* full recompute of a share of the blocks, or the moe module in every block, reruns the
      * forward dispatch and combine */
-    const double re = (llm__recomputed_share(e, k) + (llm__moe_redone(e) ? 1 : 0)) * 2 * a2a;
-    double fw_exp = fw, bw_exp = bw + re;
-    if (e->moe_a2a_overlap || llm_pp_schedule(e) == LLM_PP_DUALPIPE) {
-        fw_exp = max2(0, fw - st->block_fw_time);
-        bw_exp = max2(0, bw + re - st->block_agrad_time - st->block_wgrad_time);
-    }
+    const double re_share =
+        e->training ? llm__recomputed_share(e, k) + (llm__moe_redone(e) ? 1 : 0) : 0;
+    double fw_exp, bw_exp;
+    block_a2a_exposed(e, blk, &a, a2a_processor_usage(s, e), re_share, &fw_exp, &bw_exp);
     /* MoE blocks on the first stage, the one that sets the pace of the blocks */
     /* (with first/last_stage_blocks the pace is a stage of bpp blocks: the first such) */
     int64_t first = 0;
@@ -569,6 +719,8 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
     double compute = st->system_efficiency * old_total;
     compute += dense_blocks(m, e, k, blk, (double)k->bpp - moe_blocks, st);
     x->expert_parallel_comm = (fw_exp + bw_exp) * moe_blocks * nmb;
+    x->a2a_block_fw = fw_exp;
+    x->a2a_block_bw = bw_exp;
     st->total_time += x->expert_parallel_comm;
     /* the rate and efficiencies of the new step time (as llm_stages.c's outer layers do) */
     st->sample_rate = (double)e->batch_size / st->total_time;

@@ -18,6 +18,9 @@ const char *const llm_net_op_names[] = {"p2p", "reduce_scatter", "all_gather", "
                                         NULL};
 const char *const llm_attn_kernel_names[] = {"unfused", "fused", NULL};
 const char *const llm_moe_dispatcher_names[] = {"alltoall", "flex", NULL};
+const char *const llm_collectives_names[] = {"calculon", "nccl", NULL};
+const char *const llm_cuda_graphs_names[] = {"none", "attention", "partial", "full", "router",
+                                             NULL};
 const char *const llm_recompute_module_names[] = {
     "moe_act", "mla_up_proj", "moe", "layernorm", "mlp", "core_attn", "shared_experts", NULL};
 const char *const llm_pp_schedule_names[] = {"1f1b", "interleaved", "zero_bubble", "dualpipe",
@@ -186,6 +189,12 @@ int llm_system_check(const llm_system_t *s, fathom_error_t *err)
     if (!(s->attention_efficiency > 0.0 && s->attention_efficiency <= 1.0))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "system.attention_efficiency",
                                 "must be in (0, 1], got %g", s->attention_efficiency);
+    const double host[2] = {s->host_launch_s, s->graph_launch_s};
+    static const char *const host_fields[2] = {"system.host_launch_s", "system.graph_launch_s"};
+    for (int i = 0; i < 2; i++)
+        if (!(host[i] >= 0.0 && host[i] < 1.0))
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, host_fields[i],
+                                    "must be in [0, 1) seconds, got %g", host[i]);
     if (s->num_networks < 1 || s->num_networks > LLM_MAX_NETWORKS)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "system.networks",
                                 "must have 1 to %d network tiers", LLM_MAX_NETWORKS);

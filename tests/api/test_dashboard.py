@@ -260,15 +260,18 @@ class SearchCsv(ServerTestCase):
         r = self.server.get("/v1/sweep/%s/results?format=csv" % sid)
         self.assertEqual(r.status, 200)
         rows = [l for l in r.body.splitlines() if l]
-        self.assertEqual(len(rows) - 1, SMALL["options"]["top_n"])
+        self.assertEqual(rows[-1], "#complete rows=%d next_offset=%d" % ((SMALL["options"]["top_n"],) * 2))
+        self.assertEqual(len(rows) - 2, SMALL["options"]["top_n"])
         self.assertEqual(r.header("X-Fathom-Rows"), "top_n")
         self.assertIn("</v1/sweep/%s/points>" % sid, r.header("Link"))
         j = self.server.get("/v1/sweep/%s/results" % sid).json()
         self.assertEqual(j["rows"], "top_n")
-        with open(os.path.join(SOURCE, "README.md")) as f:
-            readme = f.read()
-        self.assertNotIn("downloads every point", readme)
-        self.assertIn("top N", readme)
+        # The API reference (doc/api.md, where the README's API text moved) says what a
+        # search's download holds.
+        with open(os.path.join(SOURCE, "doc", "api.md")) as f:
+            api_doc = f.read()
+        self.assertNotIn("downloads every point", api_doc)
+        self.assertIn("top N", api_doc)
 
 
 if __name__ == "__main__":

@@ -165,6 +165,8 @@ class Moe(ServerTestCase):
             (moe, {"moe_a2a_overlap": "yes"}, "execution.moe_a2a_overlap"),
             (moe, {"moe_dispatcher": "deepep"}, "execution.moe_dispatcher"),
             (moe, {"moe_dispatcher": 1}, "execution.moe_dispatcher"),
+            (moe, {"moe_fp8_dispatch": "yes"}, "execution.moe_fp8_dispatch"),
+            (moe, {"cuda_graphs": "moe"}, "execution.cuda_graphs"),
             (None, {"expert_par": 2}, "execution.expert_par"),       # no experts to split
         ]
         for m, e, field in cases:
@@ -181,13 +183,51 @@ class Moe(ServerTestCase):
         r = self.estimate(dict(base, mtp_blocks=17), exe)
         self.assertEqual(r.json()["error"]["field"], "model.mtp_blocks")
 
+    def test_host_graphs_and_fp8_dispatch(self):
+        """The host launch model and the MoE dispatch fields through the API: a small MoE model on
+        one H100 at microbatch 1 waits on its host with every kernel launched eagerly, less with
+        the recipes' partial CUDA graphs, not at all with one graph over the iteration; FP8
+        dispatch moves fewer bytes; Grace hosts launch 2.75x slower than x86 ones; tiled TP
+        overlap now runs with MoE blocks (it was a 422)."""
+        exe = {"num_procs": 8, "tensor_par": 1, "expert_par": 8, "batch_size": 64,
+               "microbatch_size": 1, "datatype": "bfloat16", "fp8": True,
+               "attention_kernel": "fused", "activation_recompute": "none",
+               "optimizer_sharding": True, "moe_dispatcher": "flex"}
+        host = {}
+        for graphs in ("none", "partial", "full"):
+            r = self.estimate("qwen3-30B-A3B", dict(exe, cuda_graphs=graphs))
+            self.assertEqual(r.status, 200, r.body)
+            out = r.json()
+            validate(out, "estimate.response.json")
+            s = out["summary"]
+            host[graphs] = s["host_block_s"]["forward"] + s["host_block_s"]["backward"]
+            self.assertAlmostEqual(sum(s["time_breakdown_s"].values()), s["step_time_s"],
+                                   delta=1e-9 * s["step_time_s"])
+        self.assertGreater(host["none"], host["partial"])
+        self.assertGreater(host["partial"], host["full"])
+        r = self.estimate("qwen3-30B-A3B", dict(exe, moe_fp8_dispatch=True,
+                                                expert_par_net=1, num_procs=16, expert_par=16))
+        r0 = self.estimate("qwen3-30B-A3B", dict(exe, expert_par_net=1, num_procs=16,
+                                                 expert_par=16))
+        self.assertEqual(r.status, 200, r.body)
+        self.assertLess(r.json()["summary"]["time_breakdown_s"]["expert_parallel_comm"],
+                        r0.json()["summary"]["time_breakdown_s"]["expert_parallel_comm"])
+        system = self.server.get("/v1/presets/systems/gb200_nvl72").json()
+        self.assertEqual((system["host_launch_s"], system["graph_launch_s"]), (1.82e-5, 2.75e-6))
+        tp2 = dict(exe, num_procs=8, tensor_par=2, tensor_par_comm_type="rs_ag",
+                   tensor_par_overlap="ring")
+        r = self.estimate("qwen3-30B-A3B", tp2)
+        self.assertEqual(r.status, 200, r.body)
+
     def test_search_covers_expert_layouts(self):
-        model = {"hidden": 1024, "seq_size": 2048, "attn_heads": 16, "kv_heads": 4, "num_blocks": 4,
+        # big enough that the GPU, not the host, sets the pace (a smaller model's best layouts
+        # all wait on their host alike and EP 8, one expert a rank, launches the fewest kernels)
+        model = {"hidden": 4096, "seq_size": 4096, "attn_heads": 32, "kv_heads": 8, "num_blocks": 4,
                  "vocab_size": 32000, "gated_mlp": True, "norm": "rmsnorm", "position_embedding": "rope",
-                 "moe": {"num_experts": 8, "top_k": 2, "expert_feedforward": 1024}}
+                 "moe": {"num_experts": 8, "top_k": 2, "expert_feedforward": 4096}}
         body = {"kind": "optimal_execution", "model": model, "system": "h100_sxm", "num_procs": 8,
                 "max_batch_size": 8, "datatype": "bfloat16",
-                "options": {"top_n": 20, "attention_kernel": "fused", "mbs_break": True}}
+                "options": {"top_n": 100, "attention_kernel": "fused", "mbs_break": True}}
         r = self.server.post("/v1/sweep", body)
         self.assertEqual(r.status, 202, r.body)
         status = wait_for(self.server, r.json()["id"])

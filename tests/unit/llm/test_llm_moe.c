@@ -536,6 +536,149 @@ static void mtp_in_step(void **state)
                  p1.total - p0.total, 0);
     assert_true(r1.stats.fw_time > r0.stats.fw_time);
     assert_true(r1.extra.hardware_flops > r0.extra.hardware_flops);
+    /* each depth runs one more block on the last (here the only) stage, per microbatch: a
+     * depth adds the block's forward and its head's (norms, projection, output layer), and two
+     * depths twice that */
+    fathom_model_t m2 = m1;
+    m2.mtp_blocks = 2;
+    llm_result_t r2;
+    assert_int_equal(llm_estimate(&m2, &s, &e, &r2, &err), 0);
+    const double depth = r1.stats.fw_time - r0.stats.fw_time;
+    assert_close(r2.stats.fw_time - r1.stats.fw_time, depth, 1e-9);
+    assert_true(depth > 2 * r0.stats.block_fw_time); /* 2 microbatches, a block each */
+}
+
+/* A two-node dispatch with deduplication, by hand: 16 peers over 2 nodes of 8 (tier 0 400 GB/s,
+ * 1 µs; tier 1 50 GB/s, 10 µs), 64 experts (32 a node), 4 per token, one copy of the rank's
+ * tokens 1 GB.
+ *   flex: the other node holds none of a token's 4 experts with p0 = C(32,4)/C(64,4) =
+ *   35,960/635,376, so a token crosses once with probability 599,416/635,376:
+ *     t1 = 1e-5 + 1e9·1·(599,416/635,376)/5e10 = 0.01887807182…
+ *     t0 = 1e-6 + 1e9·4·(7/8)/4e11 = 8.751e-3 (each rank still receives its 4 copies)
+ *   so 0.018878 s: InfiniBand carries 0.943 GB where the plain all-to-all sends 4 copies, half
+ *   of them off the node: 1e-5 + 4e9·(8/16)/5e10 = 0.04001 s (its NVLink half 4.376e-3). */
+static void two_node_dispatch(void **state)
+{
+    (void)state;
+    llm_system_t s = nvlink_and_ib();
+    const model_moe_t x = {.num_experts = 64, .top_k = 4};
+    const double t1 = 1e-5 + 1e9 * (599416.0 / 635376.0) / 5e10;
+    assert_close(llm_a2a_flex_time(&s, 1, 1e9, &x, 16, 16), t1, 1e-12);
+    assert_close(llm_a2a_flex_time(&s, 1, 1e9, &x, 16, 16), 0.01887807182, 1e-9);
+    assert_close(llm_a2a_time(&s, 1, 4e9, 16, 16), 0.04001, 1e-12);
+}
+
+/* FP8 dispatch on a2a_flex_in_step's system (8 ranks, 4 domains of 2, tier 1 10 GB/s, each rank
+ * 16 tokens of 64): the forward dispatch and the combine's backward carry 1 + 4/128 = 1.03125
+ * bytes an element, 16·64·1.03125 = 1,056 bytes, t1 = 1,056·3·(13/28)/1e10 = 1.4708571e-7 s; the
+ * other two stay bf16, 2.8525714e-7 s. 2 blocks · 2 microbatches · (2·1.4708571e-7 +
+ * 2·2.8525714e-7) = 3.45874286e-6 s, against 4.5641143e-6 s all in bf16. */
+static void fp8_dispatch_in_step(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny_moe();
+    llm_system_t s = moe_system();
+    s.num_networks = 2;
+    s.networks[0].bandwidth_gbps = 100;
+    s.networks[0].size = 2;
+    s.networks[1] = s.networks[0];
+    s.networks[1].bandwidth_gbps = 10;
+    s.networks[1].size = 64;
+    llm_execution_t e = layout(1, 1, 8, 8);
+    e.data_par_net = e.expert_par_net = 1;
+    e.moe_dispatcher = LLM_MOE_DISPATCH_FLEX;
+    e.moe_fp8_dispatch = true;
+    llm_result_t r;
+    fathom_error_t err;
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
+    assert_close(r.extra.expert_parallel_comm, 4 * 2 * (1056.0 + 2048.0) * 39 / 28 / 1e10, 1e-12);
+    assert_close(r.extra.expert_parallel_comm, 3.45874286e-6, 1e-8);
+}
+
+/* Expert tensor parallelism: tiny MoE, TP 1, DP 4, EP 2, ETP 2, one 100 GB/s tier, batch 8 (2
+ * microbatches), 2 blocks. Each rank routes 16 tokens to 2 experts: 16·2·64·2 = 4,096 bytes, half
+ * leaving: 2.048e-8 s an all-to-all. Its ETP pair then gathers the rows it received, R = 64 rows
+ * of 64 bf16 = 8,192 bytes (8.192e-8 s), and reduce-scatters the outputs (8.192e-8): each way
+ * 2·2.048e-8 + 1.6384e-7 = 2.048e-7 s, 2·2·2·2.048e-7 = 1.6384e-6 s a step. */
+static void etp_in_step(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny_moe();
+    llm_system_t s = moe_system();
+    s.networks[0].bandwidth_gbps = 100;
+    llm_execution_t e = layout(1, 1, 4, 2);
+    e.expert_tensor_par = 2;
+    llm_result_t r;
+    fathom_error_t err;
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
+    assert_close(r.extra.expert_parallel_comm, 1.6384e-6, 1e-12);
+}
+
+/* The permutation before the experts, tiny MoE on one rank: T = 16 tokens of h = 64 routed to
+ * k = 2 experts become R = 32 rows; forward reads 16·64 and writes 32·64 elements, (1,024 +
+ * 2,048)·2 = 6,144 bytes; backward reads the 32·64 gradient rows and writes the 16·64 token
+ * gradients, 6,144 bytes too; no FLOPs; nothing kept. */
+static void permutation_pass(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny_moe();
+    llm_execution_t e = layout(1, 1, 1, 1);
+    llm__sizes_t z = {.batch_seq = 16, .activation_size = 16 * 64, .seq_par_activation_size = 16 * 64};
+    llm__block_t b;
+    b.num_layers = 0;
+    llm__add_moe_mlp(&b, &m, &e, &z, false);
+    const llm__layer_t *p = &b.layers[2]; /* router, top-k, permute */
+    llm__ctx_t c;
+    memset(&c, 0, sizeof c);
+    c.bpe = 2;
+    assert_close(llm__layer_flops(p, &c, LLM__FW), 0, 0);
+    assert_close(llm__layer_mem_accessed(p, &c, LLM__FW), 6144, 0);
+    assert_close(llm__layer_mem_accessed(p, &c, LLM__AGRAD), 6144, 0);
+    assert_false(p->activation_stored);
+}
+
+/* Megatron's combined 1F1B overlap of one block, by hand: dispatch and combine 1 s each way;
+ * attention 0.5 s forward and 1 s backward, MoE MLP 2 s forward and 3 s backward (6.5 s of
+ * compute). Without the dispatcher's share of the SMs (u 0):
+ *   P1 = max(0.5, 1) = 1 (combine backward beside attention forward)
+ *   P2 = max(3 + 2, 1 + 1, 1 + 2, 3 + 1) = 5
+ *   P3 = max(1, 1) = 1                  exposed 7 − 6.5 = 0.5 s
+ * with u 0.1: P1 = max(0.5 + 0.05, 1) = 1, P2 = 5 + 0.1·2 = 5.2, P3 = max(1 + 0.1, 1) = 1.1:
+ * exposed 0.8 s. Comms longer than everything: 4 s each: P1 4, P2 max(5, 8, 6, 7) = 8, P3 4:
+ * 16 − 6.5 = 9.5 s of the 16 exposed. */
+static void a2a_overlap_phases(void **state)
+{
+    (void)state;
+    const double one[4] = {1, 1, 1, 1}, four[4] = {4, 4, 4, 4};
+    assert_close(llm__a2a_overlap_exposed(one, 0.5, 2, 1, 3, 0), 0.5, 1e-12);
+    assert_close(llm__a2a_overlap_exposed(one, 0.5, 2, 1, 3, 0.1), 0.8, 1e-12);
+    assert_close(llm__a2a_overlap_exposed(four, 0.5, 2, 1, 3, 0), 9.5, 1e-12);
+}
+
+/* A fused attention kernel with heads of 64 runs at 0.8 of its head-128 rate (cuDNN on H100,
+ * bench/gpu): 1e12 FLOPs at 1e12·0.8 FLOP/s take 1.25 s; heads of 96 at 0.9: 1.1111 s; heads
+ * of 128 and up at the system's rate: 1 s. */
+static void attention_head_size(void **state)
+{
+    (void)state;
+    llm__layer_t l;
+    memset(&l, 0, sizeof l);
+    l.kind = LLM__FUSED_ATTENTION;
+    l.fw_flops = 1e12;
+    llm__ctx_t c;
+    memset(&c, 0, sizeof c);
+    c.attention_flops = 1e12;
+    c.bpe = 2;
+    c.mem1_bw = 1e30;
+    llm_system_t s = moe_system();
+    c.sys = &s;
+    const double sizes[3] = {64, 96, 192}, times[3] = {1.25, 1.0 / 0.9, 1};
+    for (int i = 0; i < 3; i++) {
+        llm__cost_t k;
+        l.inner = sizes[i];
+        llm__layer_cost(&l, &c, LLM__FW, &k);
+        assert_close(k.flops_time, times[i], 1e-12);
+    }
 }
 
 /* ---- grouped GEMMs and imbalance ---- */
@@ -552,10 +695,16 @@ static const llm__layer_t *expert_layer(const llm__block_t *b, int nth)
 /* Tiny MoE, EP 2: each rank routes T = 16 tokens to k = 2 experts, so its 8/2 = 4 local experts
  * see R = 16·2 = 32 rows (8 per expert = T·k/E·EP... on average 16·2/8 = 4 tokens per expert per
  * source rank, from 2 ranks). Up GEMM 32×64 by 64×256 (gate and up): 2·32·64·256 = 1,048,576
- * FLOPs, 4 experts' weights 4·64·256 = 65,536. Its efficiency is the curve's at one expert's
- * 262,144 FLOPs: with 100% above 5e-4 GFLOP and 50% below, the layer (1.05e-3 GFLOP, above)
- * runs at 50%: 1,048,576/0.5e12 = 2.097152e-6 s. Imbalance 1.5 → 48 rows; a capacity factor
- * 1.25 drops the excess → 40. ETP 2 gathers the pair's tokens: 64 rows of width 128/2. */
+ * FLOPs, 4 experts' weights 4·64·256 = 65,536. A grouped GEMM runs at e_top·M/(M+160)·K/(K+160)·
+ * N/(N+32) plus 30 µs, e_top the curve's best (100% above 5e-4 GFLOP, 50% below: 1).
+ *   forward M = 8 rows an expert, K = 64, N = 256:
+ *     1,048,576·(168/8)·(224/64)·(288/256)/1e12 = 8·168·224·288/1e12 = 8.6704128e-5 s,
+ *     + 3e-5 = 1.16704128e-4 s;
+ *   input gradient M = 8, K = 256, N = 64: 8·168·416·96/1e12 = 5.3673984e-5, + 3e-5 =
+ *     8.3673984e-5 s;
+ * as one dense GEMM (no groups) the curve's 100%: 1.048576e-6 s. Imbalance 1.5 → 48 rows; a
+ * capacity factor 1.25 drops the excess → 40. ETP 2 gathers the pair's tokens: 64 rows of width
+ * 128/2. */
 static void grouped_gemm(void **state)
 {
     (void)state;
@@ -583,7 +732,9 @@ static void grouped_gemm(void **state)
     llm__cost_t k;
     llm__layer_t l = *up;
     llm__layer_cost(&l, &c, LLM__FW, &k);
-    assert_close(k.flops_time, 2.097152e-6, 1e-12);
+    assert_close(k.flops_time, 1.16704128e-4, 1e-12);
+    llm__layer_cost(&l, &c, LLM__AGRAD, &k);
+    assert_close(k.flops_time, 8.3673984e-5, 1e-12);
     l.groups = 0; /* as one dense GEMM it would run at 100% */
     llm__layer_cost(&l, &c, LLM__FW, &k);
     assert_close(k.flops_time, 1.048576e-6, 1e-12);
@@ -626,7 +777,8 @@ static void check_modules(const fathom_model_t *m, unsigned modules, double bloc
     assert_close(base.stats.block_act_storage_space - r->stats.block_act_storage_space, freed, 0);
     assert_close(r->stats.fw_time, base.stats.fw_time, 1e-15);
     assert_close(r->stats.bw_time, base.stats.bw_time, 1e-15);
-    assert_close(r->stats.total_time - base.stats.total_time, step_re_s, 1e-12);
+    /* the difference of two steps that each hold the grouped GEMMs' 30 µs calls */
+    assert_close(r->stats.total_time - base.stats.total_time, step_re_s, 1e-9);
 }
 
 /* Tiny MoE on one processor, batch 2 (2 microbatches), 2 MoE blocks, 1 TFLOP/s everywhere,
@@ -635,11 +787,14 @@ static void check_modules(const fathom_model_t *m, unsigned modules, double bloc
  *     output, the down GEMM's input R·fe = 4,096 elements (8,192 bytes), is not stored.
  *     Recompute line: 2 blocks · 2 microbatches · 2.4576e-8 = 9.8304e-8 s.
  *   moe: the whole MoE MLP reruns: router 2·T·h·E = 16,384, top-k 6·E·T = 768, permute 0,
- *     up 2·R·h·2fe = 1,048,576, SwiGLU 24,576, down 2·R·fe·h = 524,288, unpermute 2k·T·h =
- *     4,096: 1,618,688 FLOPs = 1.618688e-6 s a block. Only the router keeps its input: top-k
- *     T·E = 128, up R·h = 2,048, SwiGLU 2·R·fe = 8,192, down 4,096 (the unpermute keeps
- *     nothing: the routing weights are applied in the SwiGLU): 14,464 elements = 28,928 bytes
- *     fewer a block. Forward and backward are unchanged. */
+ *     SwiGLU 24,576, unpermute 2k·T·h = 4,096: 45,824 FLOPs = 4.5824e-8 s; and the grouped
+ *     GEMMs of 8 local experts, 4 rows each (grouped_gemm's rule: e_top 1, + 30 µs a call):
+ *     up 2·R·h·2fe = 1,048,576 FLOPs, M 4, K 64, N 256: 16·164·224·288/1e12 = 1.69279488e-4,
+ *     down 2·R·fe·h = 524,288, M 4, K 128, N 64: 16·164·288·96/1e12 = 7.2548352e-5; with the
+ *     two calls 3.01827840e-4 + 4.5824e-8 = 3.01873664e-4 s a block. Only the router keeps its
+ *     input: top-k T·E = 128, up R·h = 2,048, SwiGLU 2·R·fe = 8,192, down 4,096 (the unpermute
+ *     keeps nothing: the routing weights are applied in the SwiGLU): 14,464 elements = 28,928
+ *     bytes fewer a block. Forward and backward are unchanged. */
 static void selective_recompute(void **state)
 {
     (void)state;
@@ -653,9 +808,9 @@ static void selective_recompute(void **state)
     assert_int_equal(llm_estimate(&m, &s, &e, &base, &err), 0);
     e.recompute_modules = LLM_RECOMPUTE_MOE;
     assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
-    assert_close(r.stats.block_re_time, 1.618688e-6, 1e-12);
+    assert_close(r.stats.block_re_time, 3.01873664e-4, 1e-12);
     assert_close(base.stats.block_act_storage_space - r.stats.block_act_storage_space, 28928, 0);
-    assert_close(r.stats.recompute_time, 4 * 1.618688e-6, 1e-12);
+    assert_close(r.stats.recompute_time, 4 * 3.01873664e-4, 1e-12);
 }
 
 /* layernorm on one rank (the selective_recompute model, 1 TFLOP/s, memory too fast to count):
@@ -944,7 +1099,10 @@ int main(void)
         cmocka_unit_test(bad_fields),       cmocka_unit_test(round_trip),
         cmocka_unit_test(selective_recompute), cmocka_unit_test(layernorm_recompute),
         cmocka_unit_test(mlp_recompute), cmocka_unit_test(mla_up_proj_recompute),
-        cmocka_unit_test(module_ladder),
+        cmocka_unit_test(module_ladder),    cmocka_unit_test(two_node_dispatch),
+        cmocka_unit_test(fp8_dispatch_in_step), cmocka_unit_test(etp_in_step),
+        cmocka_unit_test(permutation_pass), cmocka_unit_test(a2a_overlap_phases),
+        cmocka_unit_test(attention_head_size),
     };
     return cmocka_run_group_tests(tests, load_presets, free_presets);
 }

@@ -218,8 +218,9 @@ static void assert_same_result(search_result_t *a, search_result_t *b, const cha
     "\"options\":{\"top_n\":40,\"attention_kernel\":\"fused\",\"no_offload\":true,"          \
     "\"fp8\":false,\"recompute_blocks\":\"fewest\"}}"
 
-/* A 16-block MoE with multi-latent attention at sequence 8192 on 8 H100s, no offload: the
- * fastest layouts fit only with selective recompute of its modules. */
+/* A 16-block MoE with multi-latent attention at sequence 16384 on 8 H100s, no offload, no tensor
+ * parallelism: the fastest layouts fit only with selective recompute of its modules (with TP 2
+ * one fits without any, an MoE block's MLP keeping no TP collective). */
 #define MODULES_REQUEST                                                                        \
     "{\"model\":{\"hidden\":4096,\"feedforward\":8192,\"seq_size\":16384,\"attn_heads\":32,"  \
     "\"num_blocks\":16,\"vocab_size\":32000,\"gated_mlp\":true,\"norm\":\"rmsnorm\","         \
@@ -229,7 +230,7 @@ static void assert_same_result(search_result_t *a, search_result_t *b, const cha
     "\"qk_rope_head_dim\":64,\"v_head_dim\":128}},"                                           \
     "\"system\":\"h100_sxm\",\"num_procs\":8,\"max_batch_size\":16,\"datatype\":\"bfloat16\","\
     "\"options\":{\"top_n\":40,\"attention_kernel\":\"fused\",\"no_offload\":true,"          \
-    "\"fp8\":false,\"recompute_modules\":\"fewest\"}}"
+    "\"fp8\":false,\"max_tensor_par\":1,\"recompute_modules\":\"fewest\"}}"
 
 static void test_thread_count_independence(void **state)
 {
