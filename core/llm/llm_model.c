@@ -104,13 +104,9 @@ static void add_forward(llm__layer_t *l, llm__ctx_t *c, llm__block_stats_t *b, l
         if (l->needs_recompute)
             b->matrix_re_flops += fw->flops;
     }
-    b->weight_elems += l->weight_space;
-    /* the shares of attention, FP8 weights, experts and the MoE layer: a layer outside one
-     * adds 0.0, which leaves the sum bit for bit as it was (the golden cases depend on it) */
+    /* the shares of attention, experts and the MoE layer: a layer outside one adds 0.0, which
+     * leaves the sum bit for bit as it was (the golden cases depend on it) */
     b->attn_fw_time += l->kind == LLM__FUSED_ATTENTION ? fw->time : 0.0;
-    b->fp8_weight_elems += l->fp8 ? l->weight_space : 0.0;
-    b->expert_weight_elems += l->expert ? l->weight_space : 0.0;
-    b->frozen_elems += l->frozen ? l->weight_space : 0.0;
     b->expert_time += l->expert ? fw->time : 0.0;
     b->moe_fw_time += l->moe ? fw->time : 0.0;
 }
@@ -163,11 +159,15 @@ static void add_backward(llm__layer_t *l, llm__ctx_t *c, llm__block_stats_t *b)
     b->attn_bw_time += l->kind == LLM__FUSED_ATTENTION ? ag.time : 0.0;
 }
 
-/* The layer's share of one block's memory: weights, activations kept or worked in, and for
- * training the gradients and optimizer state. */
+/* The layer's share of one block's memory: weights (all, FP8, experts', frozen), activations
+ * kept or worked in, and for training the gradients and optimizer state. */
 static void add_memory(const llm__layer_t *l, const llm__ctx_t *c, bool training,
                        llm__block_stats_t *b)
 {
+    b->weight_elems += l->weight_space;
+    b->fp8_weight_elems += l->fp8 ? l->weight_space : 0.0;
+    b->expert_weight_elems += l->expert ? l->weight_space : 0.0;
+    b->frozen_elems += l->frozen ? l->weight_space : 0.0;
     double act = llm__layer_activation(l, c);
     b->weight_space += llm__layer_weight(l, c);
     b->trainable_weight_space += l->frozen ? 0.0 : llm__layer_weight(l, c);
@@ -191,8 +191,9 @@ static void add_memory(const llm__layer_t *l, const llm__ctx_t *c, bool training
     b->optimizer_space += llm__layer_optimizer(l, c);
 }
 
-void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
-                      const llm__sizes_t *z, bool blocks, llm__block_stats_t *b)
+/* Every layer's passes (when costed) and memory, in layer order. */
+static void block_sums(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
+                       const llm__sizes_t *z, bool blocks, bool costed, llm__block_stats_t *b)
 {
     memset(b, 0, sizeof *b);
     const bool training = e->training;
@@ -200,11 +201,13 @@ void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e
         b->act_checkpoint_size = (double)z->activation_size * c->bpe;
     for (int i = 0; i < blk->num_layers; i++) {
         llm__layer_t *l = &blk->layers[i];
-        llm__cost_t fw;
-        add_forward(l, c, b, &fw);
-        if (training) {
-            add_recompute(l, c, b, &fw);
-            add_backward(l, c, b);
+        if (costed) {
+            llm__cost_t fw;
+            add_forward(l, c, b, &fw);
+            if (training) {
+                add_recompute(l, c, b, &fw);
+                add_backward(l, c, b);
+            }
         }
         add_memory(l, c, training, b);
     }
@@ -212,7 +215,17 @@ void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e
         b->act_storage_space = 0;
 }
 
+void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
+                      const llm__sizes_t *z, bool blocks, llm__block_stats_t *b)
+{
+    block_sums(blk, c, e, z, blocks, true, b);
+}
 
+void llm__block_memory(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
+                       const llm__sizes_t *z, bool blocks, llm__block_stats_t *b)
+{
+    block_sums(blk, c, e, z, blocks, false, b);
+}
 
 /* What Calculon has no notion of: grouped key/value heads against the TP split, the modern
  * execution fields, and the vocabulary of the layers outside the blocks. */
@@ -491,8 +504,8 @@ static void recompute_some_blocks(const fathom_model_t *m, const llm_system_t *s
     none.recompute_blocks = 0;
     llm__block_t blk;
     llm__build_block(m, s, &none, &k->z, &blk);
-    llm__block_stats_t kept;
-    llm__block_stats(&blk, &k->c, &none, &k->z, true, &kept);
+    llm__block_stats_t kept; /* only its stored activations are read */
+    llm__block_memory(&blk, &k->c, &none, &k->z, true, &kept);
     b->re.flops *= f;
     b->re.flops_time *= f;
     b->re.mem_accessed *= f;
@@ -1184,11 +1197,14 @@ static void compute_step(const llm__compiled_t *k, llm__ctx_t *c, const llm_syst
 
 /* One block's table accumulated, with full recompute of a share of the blocks applied. */
 static void block_of(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                     llm__compiled_t *k, llm__block_stats_t *b)
+                     llm__compiled_t *k, bool memory_only, llm__block_stats_t *b)
 {
     llm__block_t blk;
     llm__build_block(m, s, e, &k->z, &blk);
-    llm__block_stats(&blk, &k->c, e, &k->z, true, b);
+    if (memory_only)
+        llm__block_memory(&blk, &k->c, e, &k->z, true, b);
+    else
+        llm__block_stats(&blk, &k->c, e, &k->z, true, b);
     const double recomputed = llm__recomputed_share(e, k);
     if (recomputed > 0 && recomputed < 1)
         recompute_some_blocks(m, s, e, k, recomputed, b);
@@ -1201,14 +1217,15 @@ int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execu
     if (compile(m, s, e, &k, err))
         return -1;
     llm__block_stats_t b, dense;
-    block_of(m, s, e, &k, &b);
-    /* an MoE model's dense blocks (DeepSeek-V3's first three) keep a dense block's activations */
+    block_of(m, s, e, &k, false, &b);
+    /* an MoE model's dense blocks (DeepSeek-V3's first three) keep a dense block's activations
+     * (their time is llm__moe_step's: only their memory is read here) */
     const bool has_dense = !m->calculon_block && m->moe.num_experts > 0 &&
                            model_moe_blocks_in(m, 0, m->num_blocks) < m->num_blocks;
     if (has_dense) {
         fathom_model_t d = *m;
         d.moe.num_experts = 0;
-        block_of(&d, s, e, &k, &dense);
+        block_of(&d, s, e, &k, true, &dense);
     }
 
     memset(out, 0, sizeof *out);

@@ -652,6 +652,20 @@ double llm__a2a_overlap_exposed(const double comm[4], double af, double mf, doub
     return max2(0, p1 + p2 + p3 - (af + mf + ab + mb));
 }
 
+/* DualPipe partitions the SMs for the whole paired chunk (DeepSeek-V3 report sec. 3.2.1: the
+ * share of SMs for communication is set by hand, 20 of the H800's 132 in sec. 3.2.2, which
+ * processor_usage 0.15 stands for): the compute runs on 1 − u of them throughout, whether an
+ * all-to-all is running or not, where Megatron's overlap shares them only while both run. With
+ * s = 1/(1 − u) the phases see compute s·A, s·M and no further share, and the stretch itself
+ * is exposed: exposed = overlap(s·Af, s·Mf, s·Ab, s·Mb; u = 0) + (s − 1)(Af + Mf + Ab + Mb). */
+double llm__a2a_partitioned_exposed(const double comm[4], double af, double mf, double ab,
+                                    double mb, double u)
+{
+    const double s = u > 0 && u < 1 ? 1 / (1 - u) : 1;
+    return llm__a2a_overlap_exposed(comm, s * af, s * mf, s * ab, s * mb, 0) +
+           (s - 1) * (af + mf + ab + mb);
+}
+
 /* What the all-to-alls of one block leave exposed, per microbatch, forward and backward.
  * Without overlap all four. With moe_a2a_overlap (Megatron's combined 1F1B schedule, the
  * forward of one microbatch beside the backward of another) or pipeline_schedule dualpipe
@@ -665,7 +679,7 @@ double llm__a2a_overlap_exposed(const double comm[4], double af, double mf, doub
  * with A/M the block's attention and MoE-MLP compute, u the dispatcher's share of the compute
  * (a2a_processor_usage) and the P2 terms the data dependencies (the MLP forward needs its
  * dispatch; the dispatch's backward needs the MLP's). Exposed: P1 + P2 + P3 − (Af + Mf + Ab + Mb),
- * half to each direction. Recompute's forward all-to-alls (full recompute, or the moe module) are
+ * half to each direction; DualPipe's fixed SM share instead by llm__a2a_partitioned_exposed. Recompute's forward all-to-alls (full recompute, or the moe module) are
  * exposed in backward (Megatron refuses the overlap with full recompute), and so is the expert-TP
  * gather and scatter (etp_comm), which runs on the compute stream. */
 static void block_a2a_exposed(const llm_execution_t *e, const llm__block_stats_t *blk,
@@ -680,12 +694,28 @@ static void block_a2a_exposed(const llm_execution_t *e, const llm__block_stats_t
         return;
     }
     const double mf = blk->moe_fw_time, mb = blk->moe_bw_time;
+    const double af = max2(0, blk->fw.time - mf);
+    const double ab = max2(0, blk->agrad.time + blk->wgrad.time - mb);
     const double comm[4] = {a->dispatch_fw, a->combine_fw, a->dispatch_bw, a->combine_bw};
-    const double exposed =
-        llm__a2a_overlap_exposed(comm, max2(0, blk->fw.time - mf), mf,
-                                 max2(0, blk->agrad.time + blk->wgrad.time - mb), mb, u);
+    const double exposed = llm_pp_schedule(e) == LLM_PP_DUALPIPE
+                               ? llm__a2a_partitioned_exposed(comm, af, mf, ab, mb, u)
+                               : llm__a2a_overlap_exposed(comm, af, mf, ab, mb, u);
     *fw_exp = exposed / 2 + a->etp;
     *bw_exp = exposed / 2 + etp_bw + re;
+}
+
+int64_t llm__pace_moe_blocks(const fathom_model_t *m, const llm_execution_t *e, int64_t bpp)
+{
+    /* the dense blocks come first: look from the last stage, stop at an all-MoE one */
+    int64_t most = 0;
+    for (int64_t j = e->pipeline_par - 1; j >= 0 && most < bpp; j--) {
+        int64_t first = 0;
+        if (llm_stage_blocks(m, e, j, &first) == bpp) {
+            const int64_t n = model_moe_blocks_in(m, first, first + bpp);
+            most = n > most ? n : most;
+        }
+    }
+    return most;
 }
 
 /* With experts, the exposed all-to-alls of the first stage's MoE blocks (block_a2a_exposed) per
@@ -706,12 +736,7 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
         e->training ? llm__recomputed_share(e, k) + (llm__moe_redone(e) ? 1 : 0) : 0;
     double fw_exp, bw_exp;
     block_a2a_exposed(e, blk, &a, a2a_processor_usage(s, e), re_share, &fw_exp, &bw_exp);
-    /* MoE blocks on the first stage, the one that sets the pace of the blocks */
-    /* (with first/last_stage_blocks the pace is a stage of bpp blocks: the first such) */
-    int64_t first = 0;
-    for (int64_t j = 0; j < e->pipeline_par && llm_stage_blocks(m, e, j, &first) < k->bpp; j++)
-        ;
-    const double moe_blocks = (double)model_moe_blocks_in(m, first, first + k->bpp);
+    const double moe_blocks = (double)llm__pace_moe_blocks(m, e, k->bpp);
     const double nmb = (double)k->nmb;
     const double old_total = st->total_time;
     const double perfect = st->total_efficiency * old_total;

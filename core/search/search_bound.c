@@ -33,6 +33,10 @@ void search_ideal_system(const llm_system_t *s, llm_system_t *out)
     *out = *s;
     for (int i = 0; i < out->num_networks; i++)
         out->networks[i] = best;
+    /* no host launches: a host-bound step hides the recompute and widens the windows the
+     * gradient reduction hides under, so with the host's cost the ideal execution (no
+     * recompute modules) could outlast the one it bounds */
+    out->host_launch_s = out->graph_launch_s = 0;
 }
 
 void search_ideal_execution(const llm_execution_t *e, bool fewest_blocks, llm_execution_t *out)
