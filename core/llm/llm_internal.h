@@ -239,11 +239,6 @@ typedef struct {
  * recompute then neither stores a checkpoint nor drops their activations). */
 void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
                       const llm__sizes_t *z, bool blocks, llm__block_stats_t *b);
-/* The memory fields of llm__block_stats alone (weights and their shares, activations kept and
- * worked in, gradients, optimizer state, act_grad_peak, the checkpoint), the same sums in the
- * same order, without costing any pass: for a block whose time is not read. */
-void llm__block_memory(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
-                       const llm__sizes_t *z, bool blocks, llm__block_stats_t *b);
 
 /* The share of a stage's blocks full recompute reruns: recompute_blocks of each pipeline chunk
  * over the stage's blocks, 1 when it recomputes every block, 0 without full recompute. */
@@ -335,6 +330,16 @@ void llm__host_step(const fathom_model_t *m, const llm_system_t *s, const llm_ex
 void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                  llm__compiled_t *k, const llm__block_stats_t *blk,
                  const llm__block_stats_t *dense, llm_stats_t *st, llm_step_extra_t *x);
+
+/* What a block (or, !blocks, the outer layers) holds, without costing it: the memory fields of
+ * llm__block_stats alone (weights and their shares, activations, gradients, optimizer). */
+void llm__block_memory(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
+                       const llm__sizes_t *z, bool blocks, llm__block_stats_t *b);
+/* x->memory for llm_estimate_memory: the outer layers' memory with the blocks' (dense NULL
+ * unless an MoE model has dense blocks); x is cleared first. Modern block. */
+void llm__stages_memory(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                        llm__compiled_t *k, const llm__block_stats_t *blk,
+                        const llm__block_stats_t *dense, llm_step_extra_t *x);
 
 /* ---- memory of every pipeline rank (llm_memory.c) ---- */
 

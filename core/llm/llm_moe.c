@@ -8,6 +8,7 @@
  * expert_par (EP) × expert_tensor_par (ETP) × expert data parallel (EDP) = tensor_par × data_par.
  * CONTEXT_PAR: when context parallelism lands, the right-hand side becomes
  * tensor_par × context_par × data_par — fold_size() below is the one place it multiplies in. */
+#include "llm_collective.h"
 #include "llm_internal.h"
 
 #include <gsl/gsl_randist.h>
@@ -106,7 +107,8 @@ void llm_moe_state_memory(const fathom_model_t *m, const llm_execution_t *e, int
         }
 
     const double bpe = llm_datatype_bytes(e->datatype);
-    const double opt = bpe < 4 ? 12 : 8; /* fp32 master (below fp32) + two Adam moments */
+    /* fp32 master (below fp32) + two Adam moments in optimizer_state_datatype */
+    const double opt = llm__optimizer_bytes(e);
     const double dp = e->optimizer_sharding ? (double)e->data_par : 1;
     /* expert data parallel: the fold over EP × ETP */
     const double edp = e->optimizer_sharding ? llm__expert_data_par(e) : 1;
@@ -597,9 +599,16 @@ static double a2a_one(const fathom_model_t *m, const llm_system_t *s, const llm_
         return llm_a2a_flex_time(s, e->expert_par_net, token_bytes, &m->moe, ep, ep * etp);
     case LLM_MOE_DISPATCH__FREE:
         return 0;
-    default:
-        return llm_a2a_time(s, e->expert_par_net, token_bytes * (double)m->moe.top_k, ep,
-                            ep * etp);
+    default: {
+        /* under the NCCL model the collective model's all-to-all (its ranks etp apart, Megatron's
+         * expert rank order tp-ep-dp); under Calculon's, the tier split of llm_a2a_time */
+        const double bytes = token_bytes * (double)m->moe.top_k;
+        if (s->collectives == LLM_COLLECTIVES_NCCL) {
+            const llm_group_t g = {ep, etp, e->expert_par_net};
+            return llm_collective_time(s, LLM_COLL_ALL_TO_ALL, bytes, &g);
+        }
+        return llm_a2a_time(s, e->expert_par_net, bytes, ep, ep * etp);
+    }
     }
 }
 
@@ -615,12 +624,13 @@ static double etp_comm(const fathom_model_t *m, const llm_system_t *s, const llm
     const double etp = (double)llm__expert_tensor_par(e);
     if (etp <= 1)
         return 0;
-    const llm_network_t *n = &s->networks[0];
-    if (n->size > 0 && etp > (double)n->size)
-        n = &s->networks[e->expert_par_net];
+    const int tier = s->networks[0].size > 0 && etp > (double)s->networks[0].size
+                         ? e->expert_par_net
+                         : 0;
+    const llm_group_t g = {etp, 1, tier};
     const double bytes = llm__moe_expert_rows(m, e) * (double)m->hidden * bpe;
-    return llm__net_time(n, LLM_OP_ALL_GATHER, bytes, etp) +
-           llm__net_time(n, LLM_OP_REDUCE_SCATTER, bytes, etp);
+    return llm_collective_time(s, LLM_COLL_ALL_GATHER, bytes, &g) +
+           llm_collective_time(s, LLM_COLL_REDUCE_SCATTER, bytes, &g);
 }
 
 static a2a_t block_a2a(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,

@@ -17,8 +17,8 @@
 /* The system whose every network tier is the best of the system's tiers in
  * every respect (bandwidth, efficiency, latency, op scalars) and taking no
  * compute from the processors, of unbounded size and nothing required to be
- * filled (so any assignment is accepted), and no host launch cost. Memories
- * and processors are the system's own. */
+ * filled (so any assignment is accepted). Memories and processors are the
+ * system's own. */
 void search_ideal_system(const llm_system_t *s, llm_system_t *out);
 
 /* The execution whose estimate on the ideal system bounds e's group from below: e with nothing

@@ -421,6 +421,14 @@ static void a2a_flex_in_step(void **state)
     fathom_error_t err;
     assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
     assert_close(r.extra.expert_parallel_comm, 16 * 3.072e-7, 1e-15);
+    /* Under the NCCL model the alltoall dispatcher is the collective model's all-to-all: 2 of
+     * the 8 ranks share a tier-0 domain, 4096·1/8 B at 100 GB/s (5.12e-8 s) beside 4096·6/8 B at
+     * 10 GB/s (3.072e-7 s), plus 7 hops of NCCL's LL latency on the network, 2.7 µs each:
+     * 1.89e-5 + 3.072e-7 = 1.92072e-5 s an all-to-all, 16 of them. */
+    s.collectives = LLM_COLLECTIVES_NCCL;
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
+    assert_close(r.extra.expert_parallel_comm, 16 * 1.92072e-5, 1e-15);
+    s.collectives = LLM_COLLECTIVES_CALCULON;
     e.moe_dispatcher = LLM_MOE_DISPATCH_FLEX;
     assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
     assert_close(r.extra.expert_parallel_comm, 16 * 2048.0 * 3 * 13 / 28 / 1e10, 1e-12);
