@@ -264,6 +264,10 @@ int codec_presets_resolve(const codec_presets_t *p, preset_kind_t kind, const ch
         *out = builtin;
         return 0;
     }
+    /* A name no user preset can have (not [a-z0-9][a-z0-9_.-]*, so perhaps not even UTF-8,
+     * which the cache below could not hold as a key) is simply not one. */
+    if (codec_preset_name_check(name, NULL, NULL))
+        return 0;
     json_t *seen = json_object_get(u->fetched[kind], name);
     if (!seen) {
         json_t *obj = NULL;

@@ -22,9 +22,9 @@ static const char *const kernel_picks[] = {"unfused", "fused", "all", NULL};
 static const char *const recompute_blocks_picks[] = {"all", "fewest", NULL};
 static const char *const recompute_modules_picks[] = {"none", "fewest", NULL};
 
-/* An integer option that may also be "all" (SEARCH_FREE); absent: dflt. */
-static int decode_int_or_all(const json_t *options, const char *key, int64_t dflt, int64_t max,
-                             int64_t *out, fathom_error_t *err)
+/* An integer option from min to max that may also be "all" (SEARCH_FREE); absent: dflt. */
+static int decode_int_or_all(const json_t *options, const char *key, int64_t dflt, int64_t min,
+                             int64_t max, int64_t *out, fathom_error_t *err)
 {
     const json_t *v = options ? json_object_get(options, key) : NULL;
     if (json_is_string(v)) {
@@ -39,7 +39,7 @@ static int decode_int_or_all(const json_t *options, const char *key, int64_t dfl
     }
     if (!options)
         return *out = dflt, 0;
-    return jr_int(options, "options", key, JR_OPTIONAL, dflt, 0, max, out, err);
+    return jr_int(options, "options", key, JR_OPTIONAL, dflt, min, max, out, err);
 }
 
 /* options.fp8: false, true or "all". */
@@ -199,8 +199,8 @@ int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_reque
     r.options.fewest_recompute_blocks = blocks == 1;
     r.options.fewest_recompute_modules = modules == 1;
     int64_t cp = 1, zero = SEARCH_ZERO_CALCULON;
-    if (decode_int_or_all(o, "context_par", 1, SEARCH_MAX_PROCS, &cp, err) ||
-        decode_int_or_all(o, "zero_stage", SEARCH_ZERO_CALCULON, 3, &zero, err))
+    if (decode_int_or_all(o, "context_par", 1, 1, SEARCH_MAX_PROCS, &cp, err) ||
+        decode_int_or_all(o, "zero_stage", SEARCH_ZERO_CALCULON, 0, 3, &zero, err))
         return -1;
     r.options.context_par = cp;
     r.options.zero_stage = (int)zero;

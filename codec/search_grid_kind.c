@@ -134,11 +134,7 @@ static int add_best(void *ctx, const sweep_point_t *p)
         json_decref(values);
     json_decref(body);
     json_decref(resp);
-    if (!e || json_array_append_new(w->best, e)) {
-        w->failed = 1;
-        return 1;
-    }
-    return 0;
+    return codec_sweep_gather(w->best, e, &w->failed);
 }
 
 /* The top_n points that fit, fastest first, and the counts: the same before the end. */

@@ -119,8 +119,6 @@ static json_t *decode_datatypes(const json_t *body, fathom_error_t *err)
     return out;
 }
 
-/* The plan's search options: its defaults, the request's over them, exact batch and top 1;
- * checked and normalized by the search's own decoder (errors name "options.<key>"). */
 /* ------------------------------------------------------------------ normalizing ---- */
 
 /* "tokens": a number, "chinchilla" or {"flops": F}. */
@@ -290,6 +288,27 @@ static int decode_counts(const json_t *body, int64_t *counts, size_t *n, fathom_
     return 0;
 }
 
+/* A plan keeps the one fastest layout of each candidate, at exactly its batch: options.top_n
+ * and options.exact_batch may only say so. */
+static int check_forced_options(const json_t *given, fathom_error_t *err)
+{
+    const json_t *top_n = json_object_get(given, "top_n");
+    const json_t *exact = json_object_get(given, "exact_batch");
+    if (top_n && json_integer_value(top_n) != 1)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.top_n",
+                                "a plan keeps the one fastest layout of each candidate: leave "
+                                "it out (or 1)");
+    if (exact && !json_is_true(exact))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.exact_batch",
+                                "a plan runs each candidate at exactly its batch: leave it out "
+                                "(or true)");
+    return 0;
+}
+
+/* The plan's search options: its defaults, the request's over them, exact batch and top 1. The
+ * request's are checked first as given, by the one decoder of every sweep's options (the
+ * search's, codec_search_decode: errors name "options.<key>"), so a bad value is refused
+ * rather than overridden; then normalized with the plan's forced values. */
 static json_t *normalize_options(const json_t *body, json_t *spec, const codec_ctx_t *ctx,
                                  fathom_error_t *err)
 {
@@ -297,18 +316,29 @@ static json_t *normalize_options(const json_t *body, json_t *spec, const codec_c
     if (given && jr_expect_object(given, "options", err))
         return NULL;
     json_t *o = json_pack("{s:s,s:b,s:b}", "attention_kernel", "fused", "no_offload", 1, "fp8", 0);
-    if (!o || (given && json_object_update(o, (json_t *)given)) ||
-        json_object_set_new(o, "exact_batch", json_true()) ||
+    if (!o || (given && json_object_update(o, (json_t *)given)))
+        return json_decref(o), codec_plan__oom(err), NULL;
+    const json_t *sys0 = json_object_get(json_array_get(json_object_get(spec, "systems"), 0),
+                                         "system");
+    int64_t bt = json_integer_value(json_array_get(json_object_get(spec, "batch_tokens"), 0));
+    json_t *as_given = codec_plan__search_body(spec, sys0, 1, bt, o);
+    search_request_t req;
+    int bad = !as_given || codec_search_decode(as_given, ctx, &req, err) ||
+              check_forced_options(given, err);
+    if (!as_given)
+        codec_plan__oom(err);
+    json_decref(as_given);
+    if (bad && strcmp(err->field, "datatype") != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    if (json_object_set_new(o, "exact_batch", json_true()) ||
         json_object_set_new(o, "top_n", json_integer(1))) {
         json_decref(o);
         return codec_plan__oom(err), NULL;
     }
-    const json_t *sys0 = json_object_get(json_array_get(json_object_get(spec, "systems"), 0),
-                                         "system");
-    int64_t bt = json_integer_value(json_array_get(json_object_get(spec, "batch_tokens"), 0));
     json_t *body1 = codec_plan__search_body(spec, sys0, 1, bt, o);
     json_decref(o);
-    search_request_t req;
     json_t *enc = NULL;
     if (body1 && codec_search_decode(body1, ctx, &req, err) == 0) {
         enc = codec_search_request_encode(&req);

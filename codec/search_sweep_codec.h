@@ -45,6 +45,10 @@ int codec_grid_point(const json_t *spec, uint64_t index, json_t **body, json_t *
  * row's statistics in that order, appended to cells; and a value as a cell (v with a reference
  * added, or null when absent: an empty cell). 0, or -1 when memory ran out. */
 int codec_sweep_stat_names(json_t *names);
+/* For a walk over stored points (a sweep_point_fn) that gathers them into array: appends item
+ * (reference stolen, NULL when making it ran out of memory) and returns 0 to go on; on failure
+ * sets *failed and returns 1 to stop the walk. */
+int codec_sweep_gather(json_t *array, json_t *item, int *failed);
 int codec_sweep_stat_cells(const json_t *stats, json_t *cells);
 json_t *codec_sweep_cell(json_t *v);
 

@@ -269,6 +269,95 @@ const char *http_header(http_req_t *r, const char *name)
     return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 
+/* ------------------------------------------------------- what a client may send ---- */
+
+static int hex_value(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* The %HH at s, decoded, or -1 when s does not start one. */
+static int escaped_byte(const char *s)
+{
+    if (s[0] != '%')
+        return -1;
+    int hi = hex_value(s[1]), lo = hi < 0 ? -1 : hex_value(s[2]);
+    return lo < 0 ? -1 : hi * 16 + lo;
+}
+
+static bool control_byte(int b)
+{
+    return (b >= 0 && b < 0x20) || b == 0x7f;
+}
+
+/* libmicrohttpd's unescaper for the path and the query's values, as its own but for control
+ * bytes (a NUL above all): they stay written as %HH, so a C string is never cut short at a %00
+ * ("x%00../../etc" does not become "x"), and the request is refused below, naming where. */
+static size_t unescape(void *cls, struct MHD_Connection *conn, char *s)
+{
+    (void)cls;
+    (void)conn;
+    char *out = s;
+    for (const char *in = s; *in;) {
+        int b = escaped_byte(in);
+        if (b < 0 || control_byte(b)) {
+            *out++ = *in++;
+            continue;
+        }
+        *out++ = (char)b;
+        in += 3;
+    }
+    *out = '\0';
+    return (size_t)(out - s);
+}
+
+/* Whether text holds a control byte, raw or left written as %HH by unescape. */
+static bool has_control_byte(const char *text)
+{
+    for (const char *p = text; *p; p++)
+        if (control_byte((unsigned char)*p) || control_byte(escaped_byte(p)))
+            return true;
+    return false;
+}
+
+typedef struct {
+    const char *bad; /* the first query argument whose name or value holds a control byte */
+} query_scan_t;
+
+static enum MHD_Result scan_argument(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    (void)kind;
+    query_scan_t *q = cls;
+    if (has_control_byte(key) || (value && has_control_byte(value))) {
+        q->bad = key;
+        return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+/* 400 for a path or query argument holding a NUL or another control byte: no name, id or
+ * value Fathom reads may hold one. NULL when the request is clean. */
+static const char *control_bytes_in(http_req_t *r, fathom_error_t *err)
+{
+    if (has_control_byte(r->url))
+        return fathom_error_set(err, FATHOM_E_BAD_REQUEST, "path",
+                                "the path holds a NUL or another control byte (%%00 to %%1F, "
+                                "%%7F): no name or id may"),
+               "path";
+    query_scan_t q = {NULL};
+    MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, scan_argument, &q);
+    if (q.bad)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q.bad,
+                                "the query argument holds a NUL or another control byte (%%00 to "
+                                "%%1F, %%7F)"),
+               q.bad;
+    return NULL;
+}
+
 static http_req_t *req_create(server_t *srv, struct MHD_Connection *conn, const char *method,
                               const char *url)
 {
@@ -301,6 +390,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (!r)
             return MHD_NO;
         *con_cls = r;
+        fathom_error_t bad;
+        if (control_bytes_in(r, &bad)) {
+            r->route = "bad_request";
+            return http_send_error(r, &bad, NULL);
+        }
+        /* A body in a coding libmicrohttpd does not decode (gzip…) would never be seen as
+         * complete: answered now, before waiting for it (RFC 9112 §6.1). */
+        const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Transfer-Encoding");
+        if (te && strcasecmp(te, "chunked") != 0 && strcasecmp(te, "identity") != 0) {
+            r->route = "bad_request";
+            r->body_too_large = true; /* discard whatever body follows */
+            return http_send_errorf(r, FATHOM_E_BAD_REQUEST, "Transfer-Encoding",
+                                    "only chunked bodies are read, not '%s'", te);
+        }
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
         if (cl && strtoull(cl, NULL, 10) > CODEC_MAX_BODY_BYTES) {
             r->body_too_large = true;
@@ -344,8 +447,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     int status = r->status ? r->status : 499; /* client went away before an answer */
     if (!r->status)
         metrics_observe_request(srv->metrics, r->route, status, seconds);
+    /* The path as the client sent it may not be UTF-8 (%FF): logged with such bytes as \xHH, so
+     * the line keeps its path, status and request id whatever was asked. */
+    char path[2048], method[64];
+    codec_utf8_clean(r->url, path, sizeof path);
+    codec_utf8_clean(r->method, method, sizeof method);
     json_t *fields = json_pack("{s:s,s:s,s:s,s:i,s:f,s:s}", "request_id", r->request_id,
-                               "method", r->method, "path", r->url, "status", status,
+                               "method", method, "path", path, "status", status,
                                "duration_ms", seconds * 1000.0, "route",
                                r->route ? r->route : "unmatched");
     if (r->cache)
@@ -421,6 +529,7 @@ int http_start(server_t *srv, http_dispatch_fn dispatch)
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)srv->cfg.connection_timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
         MHD_OPTION_END);
     if (!srv->daemon) {
         fprintf(stderr, "fathomd: cannot listen on %s:%d (address in use or not permitted)\n",

@@ -12,7 +12,9 @@
  * download holds is bounded by SWEEP_DOWNLOAD_MAX_BYTES (plus one decoded point) whatever the
  * sweep's size, and a slow client costs a socket, not a database snapshot. A ranked list is at
  * most SWEEP_TOP_N_MAX entries and is read once, with the status. Points stored
- * after the download started may appear in it (a running sweep); each point appears once. */
+ * after the download started may appear in it (a running sweep); each point appears once. The
+ * body ends with a trailer — the JSON's "complete": true and "next_offset", the CSV's last row
+ * "#complete rows=N next_offset=M" — so a body cut short is told from a whole one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,8 +204,15 @@ static int refill(sweep_download_t *d, fathom_error_t *err)
                                     "ran out");
     }
     if (d->out.len == 0 && !d->trailer_done) {
+        /* The body's last words say it is whole, and where the next page starts: a client whose
+         * connection was cut (a paused download past --connection-timeout, a proxy) sees no
+         * trailer, and asks again from the index after the last row it got (doc/api.md). */
         d->trailer_done = true;
-        if (!d->csv && buf_appends(&d->out, "]}\n"))
+        int rc = d->csv ? buf_appendf(&d->out, "#complete rows=%lld next_offset=%lld\r\n",
+                                      d->sent, d->next)
+                        : buf_appendf(&d->out, "],\"complete\":true,\"next_offset\":%lld}\n",
+                                      d->next);
+        if (rc)
             return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
     }
     return 0;

@@ -26,7 +26,8 @@
     XX(INTERNAL,                "internal",                 500)       \
     XX(NO_CONVERGENCE,          "no_convergence",           422)       \
     XX(CONFLICT,                "conflict",                 409)       \
-    XX(CANCELLED,               "cancelled",                409)
+    XX(CANCELLED,               "cancelled",                409)       \
+    XX(BAD_REQUEST,             "bad_request",              400)
 
 typedef enum {
 #define XX(name, wire, status) FATHOM_E_##name,

@@ -317,6 +317,16 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
                  llm__compiled_t *k, const llm__block_stats_t *blk,
                  const llm__block_stats_t *dense, llm_stats_t *st, llm_step_extra_t *x);
 
+/* What a block (or, !blocks, the outer layers) holds, without costing it: the memory fields of
+ * llm__block_stats alone (weights and their shares, activations, gradients, optimizer). */
+void llm__block_memory(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
+                       const llm__sizes_t *z, bool blocks, llm__block_stats_t *b);
+/* x->memory for llm_estimate_memory: the outer layers' memory with the blocks' (dense NULL
+ * unless an MoE model has dense blocks); x is cleared first. Modern block. */
+void llm__stages_memory(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                        llm__compiled_t *k, const llm__block_stats_t *blk,
+                        const llm__block_stats_t *dense, llm_step_extra_t *x);
+
 /* ---- memory of every pipeline rank (llm_memory.c) ---- */
 
 /* Every rank's memory from x->memory: the first and last in x->stages, the heaviest in

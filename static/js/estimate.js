@@ -109,6 +109,15 @@ function buildForm(presets) {
     field({ label: 'Network for DP', field: 'execution.data_par_net', type: 'select' }),
     field({ label: 'Network for CP', field: 'execution.context_par_net', type: 'select' }),
   );
+  // Fine-tuning (execution.finetune): none is pre-training; LoRA/QLoRA train adapters only.
+  $('#est-ft').append(
+    field({ label: 'Method', field: 'finetune.method', type: 'select', value: 'none',
+      options: [['none', 'none: pre-training'], ['full', 'full fine-tuning (every weight)'], ['lora', 'LoRA (frozen model, low-rank adapters)'], ['qlora', 'QLoRA (LoRA over a 4-bit NF4 base)']] }),
+    field({ label: 'LoRA rank', field: 'finetune.rank', value: 16, min: 1, step: 1, hint: 'r: each adapted projection gets A (n×r) and B (r×n)' }),
+    field({ label: 'Adapted projections', field: 'finetune.targets', type: 'text', value: 'q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj', hint: 'PEFT’s target_modules names' }),
+    field({ label: 'Frozen weights held in', field: 'finetune.base_datatype', type: 'select', value: 'auto',
+      options: [['auto', 'the datatype (LoRA) / NF4 (QLoRA)'], ['bfloat16', 'bfloat16'], ['float16', 'float16'], ['float8', 'float8'], ['float32', 'float32']] }),
+  );
   for (const [k, label, dflt, hint] of MORE) {
     more.append(typeof dflt === 'string'
       ? field({ label, field: `execution.${k}`, type: 'select', options: execChoices(k), value: dflt, hint })
@@ -117,7 +126,7 @@ function buildForm(presets) {
   const tr = $('#est-training');
   tr.append(
     field({ label: 'Training tokens', field: 'training.tokens', placeholder: 'e.g. 300e9', min: 1 }),
-    field({ label: 'Price ($ per GPU-hour)', field: 'training.gpu_hour_price', value: 2, min: 0 }),
+    field({ label: 'Price ($ per GPU-hour)', field: 'training.gpu_hour_price', value: 2, min: 0, hint: 'follows the system until you type your own' }),
     field({ label: 'Power per GPU (kW)', field: 'training.gpu_power_kw', value: 0.4, min: 0, hint: 'follows the system until you type your own' }),
     field({ label: 'PUE', field: 'training.pue', value: 1.1 }),
     field({ label: 'Grid (kg CO₂ per kWh)', field: 'training.co2_kg_per_kwh', value: 0.534 }),
@@ -141,7 +150,7 @@ function buildForm(presets) {
     const name = e.target.dataset.field || '';
     if (name.startsWith('model.') || name.startsWith('model[')) syncPresetLabel('model');
     if (name.startsWith('system.') || name.startsWith('system[')) syncPresetLabel('system');
-    if (name === 'training.gpu_power_kw') e.target.dataset.edited = 'true';
+    if (name === 'training.gpu_power_kw' || name === 'training.gpu_hour_price') e.target.dataset.edited = 'true';
   });
   f.addEventListener('submit', (e) => { e.preventDefault(); submit(); });
 }
@@ -265,6 +274,8 @@ async function loadSystem(name, keepNets) {
   notePreset('system', name);
   const power = form().querySelector('[data-field="training.gpu_power_kw"]');
   if (powerOf(sys) !== undefined && power.dataset.edited !== 'true') power.value = powerOf(sys);
+  const price = form().querySelector('[data-field="training.gpu_hour_price"]');
+  if (typeof sys.price_per_gpu_hour === 'number' && price.dataset.edited !== 'true') price.value = sys.price_per_gpu_hour;
   refreshNetworks(sys, keepNets);
   if (form().dataset.modern === 'true') {
     // FP8 follows the system for a modern model: on where it has a float8 rate.
@@ -372,6 +383,23 @@ function choose(select, values, dflt = values[0]) {
   return pick;
 }
 
+// The batch as each data-parallel replica runs it, from the form's own DP and microbatch (also
+// after a row is opened from a search or a plan, whose split the form then holds).
+function batchHint() {
+  const f = form(), hint = $('#est-batch-hint');
+  const batch = peek(f, 'execution.batch_size'), dp = Number(read(f, 'execution.data_par')) || 1;
+  const mbs = Number(read(f, 'execution.microbatch_size')) || 1;
+  if (!Number.isInteger(batch) || batch < 1) {
+    hint.textContent = 'give the global batch as a whole number of samples';
+  } else if (batch % dp === 0) {
+    const per = batch / dp;
+    hint.textContent = `${fmtInt(per)} samples per DP replica (DP ${dp})` +
+      (per % mbs === 0 ? `: ${fmtInt(per / mbs)} microbatches of ${mbs}` : `: not a whole number of microbatches of ${mbs}`);
+  } else {
+    hint.textContent = `batch must be a multiple of DP (${dp}): try ${fmtInt(Math.max(1, Math.round(batch / dp)) * dp)}`;
+  }
+}
+
 // Offers only the degrees that divide: TP divides the GPUs and the model's hidden, feedforward
 // and head counts; PP divides the rest of the GPUs and the blocks; DP is what is left; the
 // microbatch divides the per-replica batch; interleaving fits the blocks per stage (below).
@@ -393,9 +421,10 @@ function refreshChoices() {
   const cps = f.dataset.modern === 'true' ? divisors(n / tp | 0 || 1).filter((d) => d === 1 || (seq > 0 && seq % (2 * d) === 0)) : [1];
   const cp = choose(q('context_par'), cps, 1);
   const blocks = m('num_blocks') || 1;
-  // An MoE model may split its blocks unevenly (DeepSeek-V3's 61 over 16 stages: the first
-  // stages take one more); a dense one is offered the even splits only.
-  const uneven = f.dataset.moe === 'true';
+  // The modern block may split its blocks unevenly (DeepSeek-V3's 61 over 16 stages, Llama 3
+  // 405B's 126 over 16: the first stages take one more), as the API and the search take them;
+  // Calculon's block is offered the even splits only.
+  const uneven = f.dataset.modern === 'true';
   const pps = divisors(n / (tp * cp) | 0 || 1).filter((d) => (uneven ? d <= blocks : blocks % d === 0));
   const pp = choose(q('pipeline_par'), pps.length ? pps : [1], 8);
   const dp = Math.max(1, Math.floor(n / (tp * cp * pp)));
@@ -404,16 +433,8 @@ function refreshChoices() {
   followSplit(tp, dp);
   refreshExperts(tp, dp);
   const batch = peek(f, 'execution.batch_size');
-  const hint = $('#est-batch-hint');
-  if (!Number.isInteger(batch) || batch < 1) {
-    hint.textContent = 'give the global batch as a whole number of samples';
-  } else if (batch % dp === 0) {
-    choose(q('microbatch_size'), divisors(batch / dp));
-    hint.textContent = `${fmtInt(batch / dp)} samples per DP replica`;
-  } else {
-    choose(q('microbatch_size'), [1]);
-    hint.textContent = `batch must be a multiple of DP (${dp}): try ${fmtInt(Math.max(1, Math.round(batch / dp)) * dp)}`;
-  }
+  if (Number.isInteger(batch) && batch >= 1) choose(q('microbatch_size'), batch % dp === 0 ? divisors(batch / dp) : [1]);
+  batchHint();
   // Interleaving: at most a stage's blocks, and 1 without a pipeline. Calculon's block needs the
   // chunks to divide the stage; the modern block also takes uneven chunks (the first ones hold a
   // block more), as Megatron's pipeline layouts place them.
@@ -455,6 +476,50 @@ function refreshExperts(tp, dp) {
     `${fold / group > 1 ? `, expert gradients are reduced over ${fmtInt(fold / group)} copies` : ''}.`;
 }
 
+// execution.finetune from the Fine-tune fields (undefined for pre-training).
+function finetuneOf(f) {
+  const method = read(f, 'finetune.method');
+  if (!method || method === 'none') return undefined;
+  if (method === 'full') return { method };
+  const ft = { method, rank: read(f, 'finetune.rank') };
+  ft.targets = String(read(f, 'finetune.targets') || '').split(/[\s,]+/).filter(Boolean);
+  const base = read(f, 'finetune.base_datatype');
+  if (base && base !== 'auto') ft.base_datatype = base;
+  return ft;
+}
+
+function writeFinetune(ft) {
+  const f = form();
+  write(f, 'finetune.method', ft?.method || 'none');
+  if (ft?.rank) write(f, 'finetune.rank', ft.rank);
+  if (ft?.targets) write(f, 'finetune.targets', ft.targets.join(', '));
+  write(f, 'finetune.base_datatype', ft?.base_datatype && !(ft.method === 'qlora' && ft.base_datatype === 'nf4') ? ft.base_datatype : 'auto');
+}
+
+// A pasted (or chosen) config.json becomes the model: POST /v1/models/from-hf-config reads it
+// as a Fathom model object, which the form then holds as a custom model.
+async function useHfConfig() {
+  const note = $('#est-hf-note');
+  let cfg;
+  try { cfg = JSON.parse($('#est-hf-config').value); } catch (e) {
+    note.textContent = `not JSON: ${e.message}`;
+    return;
+  }
+  try {
+    const out = (await api('POST', '/v1/models/from-hf-config', cfg)).data;
+    showModel(out.model);
+    syncPresetLabel('model');
+    applyDefaults();
+    autoExperts();
+    refreshChoices();
+    const p = out.parameters;
+    note.textContent = `${out.architecture} (${out.family}): ${fmtInt(p.total - p.mtp)} parameters` +
+      `${p.active !== p.total ? `, ${fmtInt(p.active - p.mtp_active)} active` : ''}. ${out.notes.join('. ')}.`;
+  } catch (e) {
+    note.textContent = e.field ? `${e.field}: ${e.message}` : e.message;
+  }
+}
+
 // The request as the API wants it; presets go by name unless a field was edited.
 function currentRequest() {
   const f = form();
@@ -473,6 +538,8 @@ function currentRequest() {
     }
     execution[k] = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
   }
+  const ft = finetuneOf(f);
+  if (ft) execution.finetune = ft;
   const same = sameAsPreset;
   const req = {
     model: same(model, cachedPreset('models', mName)) ? mName : model,
@@ -518,7 +585,10 @@ async function fillForm(req) {
   // normalized form adds the defaults the file leaves out); else the select says "custom".
   // Nested members (model.moe, model.mla) likewise: the normalized form spells out their defaults.
   const isObj = (x) => x && typeof x === 'object' && !Array.isArray(x);
-  const covers = (p, v) => isObj(v) && Object.keys(p).every((k) => k === '$comment' || (isObj(p[k]) ? covers(p[k], v[k]) : sameValue(p[k], v[k])));
+  // A normalized system leaves out the preset's price and power (they are the bill's, not the
+  // model's): a row opened from a search or a plan still names its preset.
+  const billing = (k) => k === '$comment' || k === 'price_per_gpu_hour' || k === 'power_per_gpu_kw';
+  const covers = (p, v) => isObj(v) && Object.keys(p).every((k) => billing(k) || (isObj(p[k]) ? covers(p[k], v[k]) : sameValue(p[k], v[k])));
   const pick = async (kind, key, v) => {
     const select = f.querySelector(`[data-field="${key}"]`);
     select.querySelector('option[value=""]')?.remove();
@@ -576,7 +646,16 @@ async function fillForm(req) {
     if (input && input.tagName === 'SELECT' && ![...input.options].some((o) => o.value === String(v))) input.append(el('option', { value: v }, String(v)));
     write(f, `execution.${k}`, v);
   }
-  if (req.training) for (const [k, v] of Object.entries(req.training)) write(f, `training.${k}`, v);
+  if (req.training) {
+    for (const [k, v] of Object.entries(req.training)) {
+      if (v === undefined || v === null) continue;
+      write(f, `training.${k}`, v);
+      const input = f.querySelector(`[data-field="training.${k}"]`);
+      if (input) input.dataset.edited = 'true'; // the opened row's bill: kept until changed
+    }
+  }
+  writeFinetune(req.execution?.finetune);
+  batchHint();
 }
 
 async function init() {
@@ -587,6 +666,11 @@ async function init() {
   showModel(model);
   showSystem(sys);
   $('#est-modern').addEventListener('click', useModernBlock);
+  $('#est-hf-use').addEventListener('click', useHfConfig);
+  $('#est-hf-file').addEventListener('change', async (e) => {
+    const file = e.target.files?.[0];
+    if (file) { $('#est-hf-config').value = await file.text(); await useHfConfig(); }
+  });
   $('#est-moe-toggle').addEventListener('click', toggleExperts);
   autoExperts();
   for (const k of ['model', 'system']) { f.querySelector(`[data-field="${k}"]`).dataset.base = read(f, k); notePreset(k, read(f, k)); }

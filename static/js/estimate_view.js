@@ -108,6 +108,13 @@ function modelKpis(s) {
     s.parameters_active !== undefined && s.parameters_active !== s.parameters_total
       ? k('parameters_active', 'Active parameters (per token)', fmtInt(s.parameters_active), `${fmtNum(s.parameters_active / 1e9)} billion: the experts a token is routed to, shared experts and the rest`)
       : null,
+    s.parameters_mtp > 0
+      ? k('parameters_mtp', 'Of which MTP', fmtInt(s.parameters_mtp), `the multi-token-prediction depths: ${fmtNum((s.parameters_total - s.parameters_mtp) / 1e9)} billion without them, as published`)
+      : null,
+    s.parameters_trainable !== undefined && s.parameters_trainable !== s.parameters_total
+      ? k('parameters_trainable', 'Trained (fine-tuning)', fmtInt(s.parameters_trainable), `the adapters: ${fmtPct(s.parameters_trainable / s.parameters_total)} of the model; the rest is frozen (no gradients, no optimizer state)`)
+      : null,
+    k('memory_per_gpu', 'Memory per GPU', fmtBytes(s.mem_tier1_bytes), `tier 1 (device)${s.mem_tier2_bytes > 0 ? `, ${fmtBytes(s.mem_tier2_bytes)} in tier 2 (host)` : ''}`),
     k('flops_per_token', 'Model FLOPs per token', `${fmtNum(s.model_flops_per_token / 1e9)} GFLOP`, 'forward and backward, attention included'),
     k('tflops_per_proc', 'TFLOP/s per GPU', fmtNum(s.tflops_per_proc), 'model FLOPs per second on each GPU'),
     k('tokens_per_proc', 'Tokens/s per GPU', fmtNum(s.tokens_per_s_per_proc), `${fmtNum(s.tokens_per_s)} tokens/s in all`));

@@ -10,7 +10,7 @@ import { COLORS, chartBox, scatter } from './charts.js';
 import { field, read } from './forms.js';
 import { offer, openInEstimate } from './nav.js';
 import { sweepPoller } from './poller.js';
-import { $, el, fmtInt, fmtNum, fmtPct, fmtSeconds } from './util.js';
+import { $, el, fmtInt, fmtNum, fmtPct, fmtSeconds, warnMark } from './util.js';
 
 const form = () => $('#plan-form');
 const DEFAULT_SYSTEMS = ['h100_sxm', 'h200', 'b200'];
@@ -40,6 +40,10 @@ function buildForm(presets) {
     field({ scope: sc, label: 'Tokens to train on', field: 'tokens', type: 'text', value: 'chinchilla', hint: 'a number such as 1.5e13, or “chinchilla”' }),
     el('div', { class: 'fld' }, chin),
     field({ scope: sc, label: 'Global batch (tokens)', field: 'batch_tokens', value: 4194304, min: 1, step: 1, required: true }),
+    // Each candidate runs at the first of these its GPU has: A100 presets without bfloat16 plan
+    // at float16 beside H100s at bfloat16 (the API's datatype list, best first).
+    field({ scope: sc, label: 'Datatype', field: 'datatype', type: 'select', value: 'bfloat16,float16',
+      options: [['bfloat16,float16', 'bfloat16, else float16'], ['bfloat16', 'bfloat16 only'], ['float16', 'float16 only'], ['float32', 'float32']] }),
     field({ scope: sc, label: 'GPU counts', field: 'gpu_counts', type: 'text', value: '512, 1024, 2048, 4096', hint: 'comma-separated' }),
     field({ scope: sc, label: 'Deadline (days)', field: 'deadline_days', min: 0, placeholder: 'none' }),
     field({ scope: sc, label: 'Budget (dollars)', field: 'budget_dollars', min: 0, placeholder: 'none' }),
@@ -66,7 +70,8 @@ function requestOf() {
     }
     systems.push(s);
   }
-  const req = { kind: 'plan', model: read(f, 'model'), tokens, batch_tokens: read(f, 'batch_tokens'), gpu_counts: counts, systems };
+  const req = { kind: 'plan', model: read(f, 'model'), tokens, batch_tokens: read(f, 'batch_tokens'), gpu_counts: counts, systems,
+    datatype: read(f, 'datatype').split(',') };
   for (const k of ['deadline_days', 'budget_dollars']) {
     const v = read(f, k);
     if (v !== undefined) req[k] = v;
@@ -77,10 +82,14 @@ function requestOf() {
 const label = (c) => `${c.system} × ${fmtInt(c.num_procs)}`;
 const layout = (e) => (e ? `TP ${e.tensor_par} · PP ${e.pipeline_par} · DP ${e.data_par}${e.context_par > 1 ? ` · CP ${e.context_par}` : ''}` : '—');
 
-// Re-runs a candidate's layout as one estimate, with its whole breakdown, on Step time.
+// Re-runs a candidate's layout as one estimate, with its whole breakdown, on Step time: the
+// same system (its preset name when it is one), price, power, tokens, PUE and grid, so the bill
+// there is the candidate's ideal bill here.
 function openCandidate(c, st) {
   const sys = (st.spec.systems || []).find((s) => s.name === c.system);
-  return openInEstimate({ model: st.spec.model, system: sys ? sys.system : c.system, execution: c.execution });
+  const training = { tokens: st.spec.tokens, gpu_hour_price: c.price_per_gpu_hour, gpu_power_kw: c.power_per_gpu_kw,
+    pue: st.spec.pue, co2_kg_per_kwh: st.spec.co2_kg_per_kwh };
+  return openInEstimate({ model: st.spec.model, system: sys ? sys.system : c.system, execution: c.execution, training });
 }
 
 function pick(title, c, why) {
@@ -113,17 +122,22 @@ function drawChart(canvas, plan, st) {
 }
 
 function table(plan, st) {
-  const head = ['system × GPUs', 'layout', 'step', 'MFU', 'days ideal', 'days', 'dollars', 'MWh', 't CO₂', 'verdict', ''];
+  // Priority columns first (what a phone shows without scrolling): the candidate, its verdict,
+  // days, dollars and warnings; the rest a swipe away.
+  const head = ['system × GPUs', 'verdict', 'days', 'dollars', '⚠', 'layout', 'step', 'MFU', 'days ideal', 'dollars ideal', 'MWh', 't CO₂', ''];
   const body = plan.candidates.map((c) => {
     const open = el('button', { type: 'button', class: 'ghost', disabled: c.execution ? undefined : 'disabled' }, 'Step time');
     open.addEventListener('click', () => openCandidate(c, st));
     const num = (v, f) => (v === null || v === undefined ? '—' : f(v));
+    const usd = (d) => `$${fmtInt(Math.round(d))}`;
     return el('tr', { 'data-index': c.index, class: c.rejected.length ? 'rejected' : '' },
-      el('td', {}, label(c)), el('td', { class: 'layout' }, layout(c.execution)),
+      el('td', { class: 'sticky' }, label(c)), el('td', { class: 'verdict' }, c.reason || 'ok'),
+      el('td', { class: 'num days' }, num(c.days, fmtNum)), el('td', { class: 'num dollars' }, num(c.dollars, usd)),
+      el('td', { class: 'warnings' }, warnMark(c.warnings)),
+      el('td', { class: 'layout' }, layout(c.execution)),
       el('td', {}, num(c.step_time_s, fmtSeconds)), el('td', {}, num(c.mfu, fmtPct)),
-      el('td', {}, num(c.days_ideal, fmtNum)), el('td', {}, num(c.days, fmtNum)),
-      el('td', {}, num(c.dollars, (d) => `$${fmtInt(Math.round(d))}`)), el('td', {}, num(c.mwh, fmtNum)),
-      el('td', {}, num(c.co2_tonnes, fmtNum)), el('td', {}, c.reason || 'ok'), el('td', {}, open));
+      el('td', {}, num(c.days_ideal, fmtNum)), el('td', { class: 'num dollars-ideal' }, num(c.dollars_ideal, usd)),
+      el('td', {}, num(c.mwh, fmtNum)), el('td', {}, num(c.co2_tonnes, fmtNum)), el('td', {}, open));
   });
   return el('div', { class: 'table-wrap' }, el('table', { class: 'grid plan' },
     el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))), el('tbody', {}, body)));

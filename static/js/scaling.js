@@ -1,8 +1,8 @@
 // scaling.js — the Scaling tab: POST /v1/scaling. With the 2020 calculator's law a budget (GPU
 // hours, dollars or model width) gives the rest of the plan, drawn on its loss-versus-compute
 // curve; with the Chinchilla law a compute budget gives the optimal parameters and tokens.
-import { api, clearErrors, keepResultInUrl, shareLink, showError } from './api.js';
-import { choicesOf, enumOf } from './catalog.js';
+import { api, ApiError, clearErrors, keepResultInUrl, shareLink, showError } from './api.js';
+import { choicesOf, enumOf, preset, presetList } from './catalog.js';
 import { chartBox, scatter } from './charts.js';
 import { field, read, readNumber, write } from './forms.js';
 import { planTokens } from './nav.js';
@@ -39,6 +39,14 @@ function buildForm() {
     field({ scope: sc, label: 'Budget', field: 'hours', id: 'budget', value: 1000, required: true }),
     field({ scope: sc, label: 'Grid (kg CO₂ per kWh)', field: 'co2_kg_per_kwh', value: 0.534, min: 0 }),
   );
+  const gh = presetList().systems.filter((p) => !p.user).map((p) => [p.name, p.name]);
+  $('#sc-gh').append(
+    field({ scope: sc, label: 'GPU (a system preset)', field: 'gh_gpu', type: 'select', options: gh, value: 'h100_sxm' }),
+    el('small', { class: 'hint', id: 'sc-gh-peak' }),
+    field({ scope: sc, label: 'GPU-hours', field: 'gh_hours', value: 1000000, min: 1, required: true }),
+    field({ scope: sc, label: 'MFU (model FLOPs utilization)', field: 'gh_mfu', value: 0.4, min: 0.01, max: 1, required: true, hint: 'Llama 3 405B ran at 38–43 % on H100s' }),
+    field({ scope: sc, label: 'Price ($ per GPU-hour)', field: 'gh_price', value: 2, min: 0, required: true, hint: 'the preset’s; change it to yours' }),
+  );
   $('#sc-ch').append(
     field({ scope: sc, label: 'Compute budget (FLOPs)', field: 'flops', value: '5.76e23', min: 0, hint: 'or leave empty and give parameters and tokens' }),
     field({ scope: sc, label: 'Parameters', field: 'params', placeholder: 'e.g. 70e9', min: 0 }),
@@ -47,11 +55,40 @@ function buildForm() {
   form().addEventListener('change', (e) => {
     if (e.target.dataset.field === 'gpu') showPrice();
     if (e.target.dataset.field === 'budget_kind') budget().dataset.field = e.target.value;
-    const ch = read(form(), 'law') === 'chinchilla';
-    $('#sc-hf').hidden = ch;
-    $('#sc-ch').hidden = !ch;
+    const law = read(form(), 'law');
+    $('#sc-hf').hidden = law !== 'hf2020';
+    $('#sc-ch').hidden = law !== 'chinchilla';
+    $('#sc-gh').hidden = law !== 'gpuhours';
+    if (e.target.dataset.field === 'gh_gpu') showGhPrice();
   });
   form().addEventListener('submit', (e) => { e.preventDefault(); submit(); });
+}
+
+// Hours of a current GPU (a system preset: its dense BF16 peak and price) at an MFU buy
+// C = hours · 3600 · peak · MFU FLOPs; Chinchilla's rule of 20 tokens per parameter (Hoffmann et
+// al. 2022, approaches 1 and 2; the plan's "chinchilla" tokens are the same rule) splits it as
+// C = 6·N·D with D = 20·N, so N = √(C / 120); the loss is the paper's approach-3 fit L(N, D).
+const TOKENS_PER_PARAM = 20;
+// The largest budget the fit was checked against: Chinchilla itself, 70 B parameters on 1.4 T
+// tokens, 5.76e23 FLOPs (Hoffmann et al. 2022, sec. 4). Beyond it the answer is extrapolated.
+const CHINCHILLA_FLOPS = 5.76e23;
+const peakOf = (sys) => sys?.matrix?.bfloat16?.tflops;
+async function showGhPrice() {
+  try {
+    const sys = await preset('systems', read(form(), 'gh_gpu'));
+    if (typeof sys.price_per_gpu_hour === 'number') write(form(), 'gh_price', sys.price_per_gpu_hour);
+    $('#sc-gh-peak').textContent = peakOf(sys) ? `dense BF16 peak ${fmtInt(peakOf(sys))} TFLOP/s (the preset’s)` : 'this preset has no bfloat16 rate';
+  } catch { /* keeps its values */ }
+}
+
+async function gpuHoursRequest(f) {
+  const sys = await preset('systems', read(f, 'gh_gpu'));
+  const hours = read(f, 'gh_hours'), mfu = read(f, 'gh_mfu');
+  if (!peakOf(sys)) throw new ApiError(0, 'local', 'this GPU preset has no bfloat16 rate', 'gh_gpu');
+  const flops = hours * 3600 * peakOf(sys) * 1e12 * mfu;
+  const params = Math.sqrt(flops / (6 * TOKENS_PER_PARAM));
+  return { gpu: read(f, 'gh_gpu'), hours, mfu, price: read(f, 'gh_price'), flops,
+    req: { law: 'chinchilla', params, tokens: TOKENS_PER_PARAM * params } };
 }
 
 function requestOf() {
@@ -80,6 +117,12 @@ async function withPrice(req) {
 async function submit() {
   clearErrors(form());
   try {
+    if (read(form(), 'law') === 'gpuhours') {
+      const g = await gpuHoursRequest(form());
+      const res = await api('POST', '/v1/scaling', g.req);
+      showGpuHours(g, res.data);
+      return;
+    }
     let req = requestOf();
     if (req.law === 'hf2020') req = await withPrice(req);
     const from = location.hash;
@@ -91,6 +134,24 @@ async function submit() {
   } catch (e) {
     showError(form(), e);
   }
+}
+
+// The GPU-hours answer: model size, tokens and loss, the rule said, and where it extrapolates.
+function showGpuHours(g, r) {
+  const out = $('#sc-results');
+  out.hidden = false;
+  const notes = [];
+  if (g.flops > CHINCHILLA_FLOPS) notes.push(`${fmtNum(g.flops)} FLOPs is ${fmtNum(g.flops / CHINCHILLA_FLOPS)}× Chinchilla’s own 5.76e23 (70 B parameters, 1.4 T tokens), the largest run the fit was checked against: the model size and loss are extrapolated.`);
+  if (g.mfu > 0.5) notes.push(`an MFU of ${Math.round(g.mfu * 100)} % is above what dense runs publish (38–47 % in BF16 on H100s): fewer FLOPs are likely.`);
+  out.replaceChildren(
+    el('div', { class: 'kpis', id: 'sc-gh-answer' },
+      kpi('Model size (parameters)', `${fmtNum(r.params / 1e9)} B`), kpi('Tokens', `${fmtNum(r.tokens / 1e12)} T`),
+      kpi('Loss', fmtNum(r.loss, 4)), kpi('Cost', `$${fmtNum(g.hours * g.price / 1e6)} M`)),
+    el('p', { class: 'muted', id: 'sc-gh-rule' }, `${fmtInt(g.hours)} ${g.gpu} GPU-hours at ${Math.round(g.mfu * 100)} % MFU of its dense BF16 peak are ${fmtNum(g.flops)} FLOPs. ` +
+      `Split by Chinchilla’s rule of ${TOKENS_PER_PARAM} tokens per parameter (Hoffmann et al. 2022, approaches 1 and 2; the plan’s “chinchilla” tokens use the same rule): ` +
+      `C = 6·N·D with D = ${TOKENS_PER_PARAM}·N. The loss is the paper’s approach-3 fit, L = 1.69 + 406.4/N^0.34 + 410.7/D^0.28.`),
+    ...notes.map((n) => el('p', { class: 'warn extrapolation' }, n)),
+    el('p', {}, el('button', { type: 'button', class: 'ghost', id: 'sc-plan', onclick: () => planTokens({ tokens: r.tokens, params: r.params }) }, 'Plan a cluster for these tokens')));
 }
 
 const kpi = (label, value) => el('div', { class: 'kpi' }, el('div', { class: 'kpi-label' }, label), el('div', { class: 'kpi-value' }, value));
@@ -129,6 +190,9 @@ async function showScaling(r, hash) {
     el('p', { class: 'muted' }, `Width ${fmtNum(r.width)} (continuous); a deeper alternative: ${r.alternate_shape.depth} layers × ${fmtInt(r.alternate_shape.width)}. ` +
       `Tipping point: width ${fmtNum(r.tipping_point.width)} at ${fmtNum(r.tipping_point.hours)} GPU-hours.`),
     ...(r.warnings || []).map((w) => el('p', { class: 'warn' }, w)),
+    // The 2020 calculator's laws were fitted to Transformer-XL runs on WikiText-103 far below a
+    // billion parameters: a budget that asks for more is answered by extrapolation.
+    ...(r.model_params > 1e9 ? [el('p', { class: 'warn extrapolation' }, `${fmtNum(r.model_params)} parameters is far beyond the models the 2020 calculator was fitted to (Transformer-XL on WikiText-103, below a billion parameters): this answer is an extrapolation. For today’s models and GPUs choose “Hours of today’s GPUs”.`)] : []),
     el('h3', {}, 'Loss against compute'), chart.box, shareLink(hash));
   const fit = hash ? await lossFit(hash) : null;
   const curve = [];
@@ -173,6 +237,7 @@ export const scalingTab = {
   init() {
     buildForm();
     showPrice();
+    showGhPrice();
   },
   async open(result, hash) {
     await fillScaling(result.request, hash);

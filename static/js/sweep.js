@@ -8,7 +8,7 @@ import { chartBox, scatter } from './charts.js';
 import { field, read } from './forms.js';
 import { estimateRequest, openInEstimate } from './nav.js';
 import { sweepPoller } from './poller.js';
-import { $, el, fmtBytes, fmtInt, fmtNum, fmtPct, fmtSeconds, parsePath, setAt } from './util.js';
+import { $, el, fmtBytes, fmtInt, fmtNum, fmtPct, fmtSeconds, parsePath, setAt, warnMark } from './util.js';
 
 const form = () => $('#sweep-form');
 const POINT_CAP = 20000; // the scatter reads at most this many points of a grid sweep
@@ -18,6 +18,7 @@ const optionChoices = (path, labels) => choicesOf('sweep_optimal_execution_reque
 // The Estimate tab's model or system, as edited there (a planner's own shape), offered in the
 // search's selectors next to the presets.
 const FROM_ESTIMATE = '=estimate';
+const AUTO = 'auto';
 
 function buildForm() {
   const presets = presetList();
@@ -28,13 +29,15 @@ function buildForm() {
     field({ scope: sc, label: 'System', field: 'system', type: 'select', options: opt(presets.systems, 'system'), value: 'a100_80g' }),
     field({ scope: sc, label: 'GPUs (num_procs)', field: 'num_procs', value: 1024, min: 1, step: 1, required: true }),
     field({ scope: sc, label: 'Largest global batch', field: 'max_batch_size', value: 1024, min: 1, step: 1, required: true, hint: 'the batch used is its largest multiple of DP' }),
-    field({ scope: sc, label: 'Datatype', field: 'datatype', type: 'select', value: 'float16', options: optionChoices('datatype') }),
+    // "auto" leaves the field out: the API's modern defaults (the model's natural datatype, fused
+    // attention, FP8 free where the system has it; Calculon's for Calculon's models).
+    field({ scope: sc, label: 'Datatype', field: 'datatype', type: 'select', value: AUTO, options: [[AUTO, 'the model’s own (bfloat16 for modern models)'], ...optionChoices('datatype')] }),
     field({ scope: sc, label: 'Layouts to list', field: 'options.top_n', value: 10, min: 1, step: 1, required: true, hint: 'up to 100 executions are ranked; grouped, this many distinct layouts' }),
     field({ scope: sc, label: 'Fused activation', field: 'options.fused_activation', type: 'select', value: 'true', options: optionChoices('options.fused_activation', { true: 'on', false: 'off', all: 'try both' }) }),
-    field({ scope: sc, label: 'Attention kernel', field: 'options.attention_kernel', type: 'select', value: 'unfused',
-      options: optionChoices('options.attention_kernel', { unfused: 'unfused (Calculon’s)', fused: 'fused (flash attention)', all: 'try both' }), hint: 'fused needs a modern model (Llama 3, Mistral, Qwen 2.5 or the modern block)' }),
-    field({ scope: sc, label: 'FP8 matrix multiplies', field: 'options.fp8', type: 'select', value: 'false',
-      options: [['false', 'off'], ['true', 'on'], ['all', 'try both']], hint: 'needs a float8 rate on the system and float16 or bfloat16' }),
+    field({ scope: sc, label: 'Attention kernel', field: 'options.attention_kernel', type: 'select', value: AUTO,
+      options: [[AUTO, 'the model’s (fused for modern models)'], ...optionChoices('options.attention_kernel', { unfused: 'unfused (Calculon’s)', fused: 'fused (flash attention)', all: 'try both' })], hint: 'fused needs a modern model (Llama 3, Mistral, Qwen 2.5 or the modern block)' }),
+    field({ scope: sc, label: 'FP8 matrix multiplies', field: 'options.fp8', type: 'select', value: AUTO,
+      options: [[AUTO, 'try both where the system has FP8 (modern models)'], ['false', 'off'], ['true', 'on'], ['all', 'try both']], hint: 'needs a float8 rate on the system and float16 or bfloat16' }),
     field({ scope: sc, label: 'Context parallel (CP)', field: 'options.context_par', type: 'select', value: '1',
       options: [['1', '1 (none)'], ['2', '2'], ['4', '4'], ['8', '8'], ['16', '16'], ['all', 'try every degree']],
       hint: 'ring attention for long sequences: needs a modern model and fused attention' }),
@@ -109,6 +112,9 @@ function requestOf() {
     const v = read(f, input.dataset.field);
     if (v !== undefined) setAt(req, parsePath(input.dataset.field), v);
   }
+  // "auto": the API's default for this model and system.
+  if (req.datatype === AUTO) delete req.datatype;
+  for (const k of ['attention_kernel', 'fp8']) if (req.options[k] === AUTO) delete req.options[k];
   // fp8 is a JSON boolean or "all" (fused_activation also takes strings; fp8 does not).
   if (req.options.fp8 === 'true' || req.options.fp8 === 'false') req.options.fp8 = req.options.fp8 === 'true';
   // context_par and zero_stage are integers or "all"; Calculon's sharding loop is the default.
@@ -279,8 +285,11 @@ function topTable(rows, st) {
     return el('tr', { 'data-variants': variants.length },
       el('td', {}, p.rank ?? i + 1), el('td', {}, open),
       el('td', { class: 'layout' }, `${e.tensor_par} × ${e.pipeline_par} × ${e.data_par ?? '—'}`, experts(e)),
-      el('td', { class: 'num' }, fmtSeconds(s.step_time_s)), el('td', { class: 'num' }, `${fmtNum(s.sample_rate)}/s`),
-      el('td', { class: 'num mfu' }, fmtPct(s.mfu ?? s.total_efficiency)),
+      el('td', { class: 'num' }, fmtSeconds(s.step_time_s)),
+      el('td', { class: 'num rate' }, `${fmtNum(s.sample_rate)}/s`, s.tokens_per_s_per_proc !== undefined
+        ? el('div', { class: 'tokens', title: 'tokens per second on each GPU' }, `${fmtInt(Math.round(s.tokens_per_s_per_proc))} tok/s/GPU`) : null),
+      // the row's warnings beside the figure they most often question
+      el('td', { class: 'num mfu' }, fmtPct(s.mfu ?? s.total_efficiency), ' ', warnMark(p.warnings)),
       el('td', { class: 'num tflops' }, fmtNum(s.tflops_per_proc ?? s.useful_flops_per_s_per_proc / 1e12)),
       el('td', { class: `num${p.fits_memory === false ? ' bad' : ''}`, title: p.fits_memory === false ? 'does not fit in tier-1 memory' : '' }, fmtBytes(s.mem_tier1_bytes)),
       el('td', {}, `${fmtInt(e.batch_size)} / ${e.microbatch_size} / ${e.pipeline_interleaving}`),

@@ -201,3 +201,16 @@ export function presetNote(name, comment) {
   if (/^Calculon's (models|systems)\//.test(comment)) return `As in Calculon (${comment.split(' ')[1].replace(/\.json$/, '')}).`;
   return `${comment.split(/(?<=\))[:.]\s|(?<=\w)[:.]\s/)[0]}.`;
 }
+
+// A table row's warnings (the API's {code, message} list) where the numbers are: a "⚠ n" mark
+// whose title says them on hover and which opens on a tap (a <details>, so it works without a
+// pointer), or nothing when the row has none. Every table that lists estimates uses it: the
+// search's, the grid's, the plan's and the measured runs'.
+export function warnMark(warnings) {
+  const list = (warnings || []).filter((w) => w && w.message);
+  if (!list.length) return el('span', { class: 'warn-none' });
+  const text = list.map((w) => `${w.code}: ${w.message}`).join('\n');
+  return el('details', { class: 'warn-mark', title: text, 'data-codes': list.map((w) => w.code).join(' ') },
+    el('summary', { 'aria-label': `${list.length} warning${list.length > 1 ? 's' : ''}` }, `⚠ ${list.length}`),
+    el('ul', {}, list.map((w) => el('li', {}, el('b', {}, w.code), ` ${w.message}`))));
+}

@@ -100,7 +100,9 @@ class BigDownload(unittest.TestCase):
                     count += 1
                     pos = end
             sock.close()
-            self.assertEqual(text[pos:].strip(), "]}")
+            # the trailer: the body is whole, and the next page would start after the last point
+            self.assertEqual(json.loads('{"points":[' + text[pos:].strip()),
+                             {"points": [], "complete": True, "next_offset": POINTS})
             self.assertEqual(head["size"], POINTS)
             self.assertEqual(count, POINTS)
 
@@ -111,6 +113,11 @@ class BigDownload(unittest.TestCase):
                 lines = (rest + piece).split(b"\r\n")
                 rest = lines.pop()
                 for line in lines:
+                    if line.startswith(b"#complete"):
+                        self.assertEqual(line, b"#complete rows=%d next_offset=%d" % (POINTS, POINTS))
+                        rows = -rows  # seen: nothing may follow
+                        continue
+                    self.assertGreaterEqual(rows, 0, "a row after the trailer")
                     if rows == 0:
                         self.assertTrue(line.startswith(b"index,system.mem1.GiB,system.mem2.GiB,status"), line[:80])
                     else:
@@ -118,7 +125,7 @@ class BigDownload(unittest.TestCase):
                     rows += 1
             sock.close()
             self.assertEqual(rest, b"")
-            self.assertEqual(rows, 1 + POINTS)
+            self.assertEqual(-rows, 1 + POINTS)
 
             # A paused download holds no reader: with the client not reading, a checkpoint that
             # must wait for every reader (TRUNCATE) completes.

@@ -260,7 +260,8 @@ class SearchCsv(ServerTestCase):
         r = self.server.get("/v1/sweep/%s/results?format=csv" % sid)
         self.assertEqual(r.status, 200)
         rows = [l for l in r.body.splitlines() if l]
-        self.assertEqual(len(rows) - 1, SMALL["options"]["top_n"])
+        self.assertEqual(rows[-1], "#complete rows=%d next_offset=%d" % ((SMALL["options"]["top_n"],) * 2))
+        self.assertEqual(len(rows) - 2, SMALL["options"]["top_n"])
         self.assertEqual(r.header("X-Fathom-Rows"), "top_n")
         self.assertIn("</v1/sweep/%s/points>" % sid, r.header("Link"))
         j = self.server.get("/v1/sweep/%s/results" % sid).json()

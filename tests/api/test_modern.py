@@ -261,7 +261,7 @@ class Modern(ServerTestCase):
     def test_measured_accuracy(self):
         """The estimates against the published measurements themselves (read from the validation
         set, not from what the report prints), within the accuracy reached with the sourced
-        presets (README, "Measured runs"). The issue's target — mean 5%, worst 10% — is not met
+        presets (doc/validation.md, "Measured runs"). The issue's target — mean 5%, worst 10% — is not met
         yet; these bounds keep what is reached from slipping, and a row may not move far."""
         m = self.server.get("/v1/validation").json()["measured"]
         with open(os.path.join(ROOT, "presets", "validation", "measured_runs.json")) as f:
@@ -296,11 +296,11 @@ class Modern(ServerTestCase):
             self.assertLessEqual(sum(errs) / n, mean, (kind, errs))
             self.assertLessEqual(max(errs), worst, (kind, errs))
 
-        # built-in presets (README: 6.4% / 29.2%, 36.5% / 133.4%, 35.4% / 52.5%)
+        # built-in presets (doc/validation.md: 6.4% / 29.2%, 36.5% / 133.4%, 35.4% / 52.5%)
         check("dense", 20, 6.5, 29.5)
         check("moe", 19, 37.0, 134.0)
         check("tflops", 9, 36.0, 53.0)
-        # leave-one-source-out calibrated, H100 rows (README: 4.4% / 9.9%, 9.9% / 13.0%: a
+        # leave-one-source-out calibrated, H100 rows (doc/validation.md: 4.4% / 9.9%, 9.9% / 13.0%: a
         # dense row's preset is fitted on the other sources' dense rows)
         check("loso_dense", 15, 4.5, 10.0)
         check("loso_tflops", 9, 10.0, 13.5)

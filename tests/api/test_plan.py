@@ -95,7 +95,8 @@ class Plans(ServerTestCase):
         self.assertEqual(r.status, 200, r.body)
         rows = list(csv.reader(io.StringIO(r.body)))
         self.assertEqual(rows[0][:3], ["index", "system", "num_procs"])
-        self.assertEqual(len(rows), 1 + 6)
+        self.assertEqual(len(rows), 1 + 6 + 1)
+        self.assertEqual(rows[-1], ["#complete rows=6 next_offset=6"])
         col = rows[0].index("dollars")
         for row, c in zip(rows[1:], doc["plan"]["candidates"]):
             self.assertEqual(float(row[col]), c["dollars"])
@@ -149,6 +150,10 @@ class Plans(ServerTestCase):
             self.assertEqual(got["status"], "done")
             self.assertEqual(got["progress"], {"done": 12, "total": 12})
             self.assertEqual(got["plan"], expected)
+            # The evaluations of the whole run, the candidates' before the kill included: as
+            # many as the uninterrupted run's searches made (each candidate says its own).
+            self.assertEqual(got["evaluations"],
+                             sum(c["search"]["estimated"] for c in expected["candidates"]))
             self.assertEqual(s.stop(), 0)
         finally:
             shutil.rmtree(tmp)

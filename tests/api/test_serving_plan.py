@@ -139,7 +139,10 @@ class ServingPlanSweep(ServerTestCase):
         again = self.server.post("/v1/sweep", doc["spec"])
         self.assertEqual((again.json()["id"], again.json()["created"]), (doc["id"], False))
         csv_text = self.server.get("/v1/sweep/%s/results?format=csv" % doc["id"]).body
-        rows = list(csv.DictReader(io.StringIO(csv_text)))
+        # the last line is the trailer that says the body is whole (doc/api.md)
+        body, trailer = csv_text.rstrip("\r\n").rsplit("\r\n", 1)
+        self.assertEqual(trailer, "#complete rows=%d next_offset=%d" % (units, units))
+        rows = list(csv.DictReader(io.StringIO(body + "\r\n")))
         self.assertEqual(len(rows), units)
         self.assertEqual(rows[0]["system"], plan["candidates"][0]["system"])
         self.assertEqual(sum(r["meets"] == "true" for r in rows), doc["counts"]["good"])

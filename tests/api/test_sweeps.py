@@ -93,7 +93,9 @@ class Sweeps(ServerTestCase):
         rows = list(csv.reader(io.StringIO(r.body)))
         self.assertEqual(rows[0][:3], ["rank", "num_procs", "tensor_par"])
         self.assertIn("sample_rate", rows[0])
-        self.assertEqual(len(rows), 1 + 3)
+        # the header, the top 3, and the trailer that says the body is whole
+        self.assertEqual(len(rows), 1 + 3 + 1)
+        self.assertEqual(rows[-1], ["#complete rows=3 next_offset=3"])
 
     def test_grid_sweep_paging(self):
         r = self.server.post("/v1/sweep", GRID)
@@ -125,7 +127,8 @@ class Sweeps(ServerTestCase):
         rows = list(csv.reader(io.StringIO(r.body)))
         self.assertEqual(rows[0][:3], ["index", "execution.activation_recompute", "execution.microbatch_size"])
         self.assertIn("block_fw_flops", rows[0])
-        self.assertEqual(len(rows), 7)
+        self.assertEqual(len(rows), 7 + 1)
+        self.assertEqual(rows[-1], ["#complete rows=6 next_offset=6"])
         self.assertError(self.server.get("/v1/sweep/%s/results?limit=-1" % sid), 422, "invalid_field", "limit")
         # Strict numbers everywhere: no sign, no spaces, no trailing text, no silent clamping.
         for bad in ("+4", "4x", " 4", "", "100001", "99999999999999999999999"):

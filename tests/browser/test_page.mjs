@@ -6,7 +6,7 @@
 // the deadline, a point opened in Step time) and a serving fleet (the Serve tab). Screenshots go to
 // tests/out/browser/. Run by scripts/test.d/50-browser.sh (FATHOMD=path/to/fathomd node ...).
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -1090,6 +1090,187 @@ try {
     await page.waitForFunction(frontierDrawn);
     await page.unroute('**/v1/scaling');
     check(await page.evaluate(() => location.hash) === '#plan', 'the address still names the plan once the frontier is drawn', await page.evaluate(() => location.hash));
+  });
+
+  // ---- [7/8] the planner's page: each at 1440 and 390 px, with screenshots ----
+  const widths = [[1440, 1000], [390, 844]];
+  const noOverflow = async (what) => {
+    await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 15000 }).catch(() => {});
+    const over = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    check(over <= 0, `${what}: not wider than the screen`, over);
+  };
+  // A verdict or figure hidden behind another element or clipped by its box is not seen.
+  const visible = (sel) => page.evaluate((q) => {
+    const e = document.querySelector(q);
+    if (!e) return false;
+    const r = e.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden';
+  }, sel);
+
+  await step('a pasted config.json (Qwen2.5 7B) becomes the model and is estimated, at 1440 and 390 px', async () => {
+    const cfg = readFileSync(join(root, 'tests', 'data', 'hf_config', 'Qwen2.5-7B.json'), 'utf8');
+    for (const [w, h] of widths) {
+      await page.setViewportSize({ width: w, height: h });
+      await page.click('#nav-estimate');
+      await page.evaluate(() => { document.querySelector('#est-hf').open = true; });
+      await page.fill('#est-hf-config', cfg);
+      const read = page.waitForResponse((r) => r.url().endsWith('/v1/models/from-hf-config'));
+      await page.click('#est-hf-use');
+      check((await read).status() === 200, 'the config is read', (await read).status());
+      await page.waitForFunction(() => /Qwen2ForCausalLM/.test(document.querySelector('#est-hf-note').textContent));
+      check(/7,615,616,512 parameters/.test(await page.textContent('#est-hf-note')), 'with its published parameter count', await page.textContent('#est-hf-note'));
+      await setFields(page, '', { 'system': 'h100_sxm', 'execution.num_procs': '8', 'execution.batch_size': '64' });
+      await page.dispatchEvent('[data-field="execution.batch_size"]', 'change');
+      const sent = page.waitForRequest((r) => r.url().endsWith('/v1/estimate') && r.method() === 'POST');
+      await page.click('#est-submit');
+      const body = JSON.parse((await sent).postData());
+      check(typeof body.model === 'object' && body.model.hidden === 3584 && body.model.qkv_bias === true, 'the config’s model is estimated', body.model);
+      await page.waitForSelector('#est-results [data-kpi="parameters"] .kpi-value');
+      check((await page.textContent('#est-results [data-kpi="parameters"] .kpi-value')).replace(/\D/g, '') === '7615616512', 'the parameters shown are the published ones');
+      check(await visible('#est-results [data-kpi="parameters"] .kpi-value'), 'the 10-digit count is in view');
+      if (w === 390) await noOverflow('the estimate of a pasted config at 390 px');
+      await page.screenshot({ path: join(outDir, `hf-config-${w}.png`), fullPage: true });
+    }
+    await page.setViewportSize({ width: 1440, height: 1000 });
+  });
+
+  await step('a LoRA estimate shows memory per GPU and the trained parameters, at 1440 and 390 px', async () => {
+    for (const [w, h] of widths) {
+      await page.setViewportSize({ width: w, height: h });
+      await page.click('#nav-estimate');
+      await setFields(page, '', { 'model': 'llama3-8B' });
+      await page.dispatchEvent('[data-field="model"]', 'change');
+      await page.waitForFunction(() => document.querySelector('#estimate-form').dataset.modern === 'true');
+      await setFields(page, '', { 'system': 'h100_sxm' });
+      await page.dispatchEvent('[data-field="system"]', 'change');
+      await setFields(page, '', { 'execution.num_procs': '8', 'execution.batch_size': '64', 'finetune.method': 'lora', 'finetune.rank': '16' });
+      await page.dispatchEvent('[data-field="execution.batch_size"]', 'change');
+      const sent = page.waitForRequest((r) => r.url().endsWith('/v1/estimate') && r.method() === 'POST');
+      await page.click('#est-submit');
+      const body = JSON.parse((await sent).postData());
+      check(body.execution.finetune && body.execution.finetune.method === 'lora' && body.execution.finetune.rank === 16, 'the LoRA request is sent', body.execution.finetune);
+      await page.waitForSelector('#est-results [data-kpi="parameters_trainable"] .kpi-value');
+      const trained = (await page.textContent('#est-results [data-kpi="parameters_trainable"] .kpi-value')).replace(/\D/g, '');
+      check(trained === '41943040', 'the adapters are the trained parameters (rank 16 on all seven projections)', trained);
+      const mem = await page.textContent('#est-results [data-kpi="memory_per_gpu"] .kpi-value');
+      check(/GiB|GB/.test(mem), 'memory per GPU shown', mem);
+      check(await visible('#est-results [data-kpi="memory_per_gpu"] .kpi-value'), 'and in view');
+      if (w === 390) await noOverflow('the LoRA estimate at 390 px');
+      await page.screenshot({ path: join(outDir, `lora-${w}.png`), fullPage: true });
+      await setFields(page, '', { 'finetune.method': 'none' });
+    }
+    await page.setViewportSize({ width: 1440, height: 1000 });
+  });
+
+  await step('search Llama 3 70B on 64 H100s with the page’s defaults: ≥ 1,500 tokens/s per GPU at the top, at 1440 and 390 px', async () => {
+    await page.setViewportSize({ width: 1440, height: 1000 });
+    await page.click('#nav-sweep');
+    await setFields(page, '#sw-search', {
+      'model': 'llama3-70B', 'system': 'h100_sxm', 'num_procs': '64', 'max_batch_size': '128',
+      'datatype': 'auto', 'options.attention_kernel': 'auto', 'options.fp8': 'auto', 'options.top_n': '5',
+      'options.context_par': '1', 'options.zero_stage': 'calculon', 'options.recompute_modules': 'none', 'options.recompute_blocks': 'all',
+      'options.no_offload': false, 'options.exact_batch': false, 'options.max_tensor_par': '', 'options.max_pipeline_par': '',
+    });
+    const sent = page.waitForRequest((r) => r.url().endsWith('/v1/sweep') && r.method() === 'POST');
+    await page.click('#sw-submit');
+    const body = JSON.parse((await sent).postData());
+    check(body.datatype === undefined && body.options.attention_kernel === undefined && body.options.fp8 === undefined, 'the defaults are the API’s', body);
+    await page.waitForFunction(() => ['done', 'failed', 'cancelled'].includes(document.querySelector('#sw-status').dataset.state) && document.querySelector('#sw-results table.top'), null, { timeout: 300000 });
+    for (const [w, h] of widths) {
+      await page.setViewportSize({ width: w, height: h });
+      const top = await page.textContent('#sw-results table.top tbody tr:first-child td.rate .tokens');
+      const tokens = Number(top.replace(/[^\d]/g, ''));
+      check(tokens >= 1500, 'the fastest layout gives at least 1,500 tokens/s per GPU', top);
+      check(await page.locator('#sw-results table.top tbody tr details.warn-mark').count() >= 1, 'a row carries its warnings');
+      await page.screenshot({ path: join(outDir, `search-llama70b-${w}.png`), fullPage: true });
+    }
+    await page.setViewportSize({ width: 1440, height: 1000 });
+  });
+
+  await step('a plan row shows its warning, opens with the same bill, and keeps days, dollars and verdict in view, at 1440 and 390 px', async () => {
+    await page.setViewportSize({ width: 1440, height: 1000 });
+    await page.click('#nav-plan');
+    await setFields(page, '#plan-form', { 'model': 'llama3-8B', 'tokens': '1e9', 'batch_tokens': '524288', 'gpu_counts': '8', 'datatype': 'bfloat16,float16', 'deadline_days': '', 'budget_dollars': '' });
+    for (const c of await page.$$('#pl-systems input[data-system]')) {
+      const name = await c.getAttribute('data-system');
+      if (['h100_sxm', 'a100_80g'].includes(name)) await c.check(); else await c.uncheck();
+    }
+    const posted = page.waitForResponse((r) => r.url().endsWith('/v1/sweep') && r.request().method() === 'POST');
+    await page.click('#pl-submit');
+    const sentPlan = JSON.parse((await posted).request().postData());
+    check(JSON.stringify(sentPlan.datatype) === '["bfloat16","float16"]', 'the datatypes are sent, best first', sentPlan.datatype);
+    const id = (await (await posted).json()).id;
+    await page.waitForFunction(() => document.querySelectorAll('#pl-results table.plan tbody tr').length === 2, null, { timeout: 300000 });
+    const st = await (await fetch(`${base}/v1/sweep/${id}`)).json();
+    const byName = Object.fromEntries(st.plan.candidates.map((c) => [c.system, c]));
+    check(byName.a100_80g.execution.datatype === 'float16' && byName.h100_sxm.execution.datatype === 'bfloat16', 'each GPU at its best datatype', st.plan.candidates.map((c) => c.execution && c.execution.datatype));
+    const warned = st.plan.candidates.findIndex((c) => c.system === 'h100_sxm' && c.warnings.length);
+    check(warned >= 0, 'a candidate has a warning', st.plan.candidates.map((c) => c.warnings));
+    const row = `#pl-results table.plan tbody tr:nth-child(${warned + 1})`;
+    const mark = page.locator(`${row} details.warn-mark`);
+    check(await mark.count() === 1, 'its row shows the warning mark');
+    const title = await mark.getAttribute('title');
+    check(title.includes(st.plan.candidates[warned].warnings[0].code), 'the reason on hover', title);
+    for (const [w, h] of widths) {
+      await page.setViewportSize({ width: w, height: h });
+      await page.click(`${row} details.warn-mark summary`);
+      check(await page.locator(`${row} details.warn-mark[open] li`).count() >= 1, `the reason on a tap at ${w} px`);
+      for (const cell of ['td.verdict', 'td.days', 'td.dollars', 'td.sticky']) {
+        const inView = await page.evaluate(([r, c]) => {
+          const e = document.querySelector(`${r} ${c}`), box = e.getBoundingClientRect();
+          return box.width > 0 && box.left >= 0 && box.right <= window.innerWidth + 0.5;
+        }, [row, cell]);
+        check(inView, `${cell} in view at ${w} px without scrolling the table`);
+      }
+      const btn = await page.evaluate((r) => {
+        const b = document.querySelector(`${r} button`).getBoundingClientRect(), wrap = document.querySelector('#pl-results .table-wrap').getBoundingClientRect();
+        return { w: b.width, ok: b.width > 20 && b.height > 10 };
+      }, row);
+      check(btn.ok, `the Step time button is whole at ${w} px`, btn);
+      if (w === 390) await noOverflow('the plan at 390 px');
+      await page.screenshot({ path: join(outDir, `plan-warnings-${w}.png`), fullPage: true });
+      await page.click(`${row} details.warn-mark summary`);
+    }
+    await page.setViewportSize({ width: 1440, height: 1000 });
+    const c = st.plan.candidates[warned];
+    const est = page.waitForResponse((r) => r.url().endsWith('/v1/estimate') && r.request().method() === 'POST');
+    await page.click(`${row} button`);
+    const res = await est;
+    const sent = JSON.parse(res.request().postData());
+    check(sent.training && sent.training.tokens === st.spec.tokens && sent.training.gpu_hour_price === c.price_per_gpu_hour && sent.training.gpu_power_kw === c.power_per_gpu_kw,
+      'the estimate carries the plan’s tokens, price and power', sent.training);
+    const answer = await res.json();
+    check(Math.abs(answer.run.dollars - c.dollars_ideal) <= 1e-6 * c.dollars_ideal, 'its bill is the candidate’s ideal bill', [answer.run.dollars, c.dollars_ideal]);
+    await page.waitForFunction(() => !document.querySelector('#tab-estimate').hidden);
+    check(await page.inputValue('[data-field="system"]') === c.system, 'the system keeps its preset name', await page.inputValue('[data-field="system"]'));
+  });
+
+  await step('a scaling answer from H100-hours: model size, tokens and loss with its rule and extrapolation warning, at 1440 and 390 px', async () => {
+    for (const [w, h] of widths) {
+      await page.setViewportSize({ width: w, height: h });
+      await page.click('#nav-scaling');
+      await page.selectOption('#scaling-form [data-field="law"]', 'gpuhours');
+      await page.dispatchEvent('#scaling-form [data-field="law"]', 'change');
+      await setFields(page, '#scaling-form', { 'gh_gpu': 'h100_sxm', 'gh_hours': '1000000', 'gh_mfu': '0.4' });
+      await page.waitForFunction(() => /989/.test(document.querySelector('#sc-gh-peak').textContent));
+      const asked = page.waitForRequest((r) => r.url().endsWith('/v1/scaling') && r.method() === 'POST');
+      await page.click('#scaling-form button[type="submit"]');
+      const req = JSON.parse((await asked).postData());
+      // 1e6 h · 3600 s · 989.4e12 · 0.4 = 1.4247e24 FLOPs; N = √(C / 120) ≈ 109 B, D = 20·N
+      const C = 1e6 * 3600 * 989.4e12 * 0.4;
+      check(Math.abs(req.params - Math.sqrt(C / 120)) < 1e-6 * req.params && Math.abs(req.tokens / req.params - 20) < 1e-9, 'N = √(C/120) and 20 tokens per parameter', req);
+      await page.waitForSelector('#sc-gh-answer');
+      const kpis = await page.$$eval('#sc-gh-answer .kpi-value', (v) => v.map((x) => x.textContent));
+      check(/^\d+(\.\d+)? B$/.test(kpis[0].trim()) && /\d/.test(kpis[2]), 'model size and loss shown', kpis);
+      check(/20 tokens per parameter/.test(await page.textContent('#sc-gh-rule')), 'the rule is said, with its tokens per parameter');
+      check(await page.locator('#sc-results .extrapolation').count() === 1, '1.4e24 FLOPs is past Chinchilla’s 5.76e23: an extrapolation warning');
+      check(await visible('#sc-gh-answer .kpi:first-child .kpi-value'), 'the model size in view');
+      if (w === 390) await noOverflow('the scaling answer at 390 px');
+      await page.screenshot({ path: join(outDir, `scaling-h100-hours-${w}.png`), fullPage: true });
+    }
+    await page.setViewportSize({ width: 1440, height: 1000 });
+    await page.selectOption('#scaling-form [data-field="law"]', 'hf2020');
+    await page.dispatchEvent('#scaling-form [data-field="law"]', 'change');
   });
 
   await step('no page errors and nothing fetched from outside', async () => {

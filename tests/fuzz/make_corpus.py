@@ -508,6 +508,48 @@ def schema_words(node, keys, values):
             schema_words(v, keys, values)
 
 
+# The HTTP edge (fuzz_http): the bad-input corpus of tests/bad_input/ as bytes ({sweep} an id of
+# no sweep, {len} the body's length), and a few good requests.
+def http_seeds():
+    import codecs
+    sweep = "0" * 64
+    out = [b"GET /healthz HTTP/1.1\r\nHost: f\r\n\r\n",
+           b"GET /v1/version?x=1&y=%41 HTTP/1.1\r\nHost: f\r\nAccept: text/csv\r\n\r\n",
+           b"POST /v1/transformer HTTP/1.1\r\nHost: f\r\nContent-Type: application/json\r\n"
+           b"Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+           b"OPTIONS /v1/estimate HTTP/1.1\r\nHost: f\r\nOrigin: http://x\r\n\r\n"]
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests", "bad_input", "*.txt"))):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                line = line.rstrip("\n")
+                if not line.strip() or line.startswith("#"):
+                    continue
+                raw = codecs.escape_decode(line.split(" ", 1)[1].replace("{sweep}", sweep).encode())[0]
+                head, sep, body = raw.partition(b"\r\n\r\n")
+                out.append(head.replace(b"{len}", str(len(body)).encode()) + sep + body)
+    return out
+
+
+def write_bytes(target, seeds):
+    d = os.path.join(OUT, target)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    for i, s in enumerate(seeds):
+        with open(os.path.join(d, "%03d-%s.http" % (i, hashlib.sha1(s).hexdigest()[:10])), "wb") as f:
+            f.write(s)
+    print("%-18s %3d seeds" % (target, len(seeds)))
+
+
+HTTP_TOKENS = ["GET ", "POST ", "PUT ", "DELETE ", "OPTIONS ", "HEAD ", " HTTP/1.1\r\n",
+               " HTTP/1.0\r\n", "\r\n", "\r\n\r\n", "Host: f\r\n", "Content-Length: ",
+               "Content-Type: application/json\r\n", "Transfer-Encoding: chunked\r\n",
+               "Accept: text/csv\r\n", "If-None-Match: ", "Origin: ", "Authorization: Bearer ",
+               "Connection: close\r\n", "Expect: 100-continue\r\n", "/v1/sweep/", "/v1/sweeps",
+               "/v1/results/", "/v1/presets/systems/", "/v1/presets/models/", "/v1/estimate",
+               "/results?format=csv", "?offset=", "&limit=", "%00", "%FF", "%C3%28", "%2e%2e/",
+               "0\r\n\r\n"]
+write_bytes("http", http_seeds())
+
 keys, values = set(), set(MODELS) | set(SYSTEMS)
 REQUEST_PARTS = ("model.json", "llm_system.json", "llm_execution.json", "training.json",
                  "hf_config.json", "serving.json")
@@ -525,13 +567,15 @@ values.update(["grid", "optimal_execution", "execution.tensor_par", "system.mem1
 
 
 def dict_line(token):
-    return '"%s"' % token.replace("\\", "\\\\").replace('"', '\\"')
+    """A libFuzzer dictionary entry: backslash and quote escaped, other bytes below 0x20 as \\xNN."""
+    text = token.replace("\\", "\\\\").replace('"', '\\"')
+    return '"%s"' % "".join(c if ord(c) >= 0x20 else "\\x%02X" % ord(c) for c in text)
 
 
 with open(os.path.join(ROOT, "tests", "fuzz", "fathom.dict"), "w") as f:
     f.write("# fathom.dict — libFuzzer dictionary for every fuzz target; written by make_corpus.py.\n")
     for t in ["{", "}", "[", "]", ",", ":", "true", "false", "null", "-", "0", "1e308", "-1",
-              "0.5", "9007199254740993", "1e-320", "\\u0000", "\\ud800"]:
+              "0.5", "9007199254740993", "1e-320", "\\u0000", "\\ud800"] + HTTP_TOKENS:
         f.write(dict_line(t) + "\n")
     for k in sorted(keys):
         f.write(dict_line('"%s":' % k) + "\n")

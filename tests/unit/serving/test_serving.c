@@ -96,7 +96,13 @@ static serving_system_t round_gpu(double gib)
     s.hw.mem1 = (llm_memory_t){gib, 1000, {1, {{0, 1.0}}}};
     s.hw.mem2 = (llm_memory_t){64, 64, {1, {{0, 1.0}}}};
     s.hw.num_networks = 1;
-    s.hw.networks[0] = (llm_network_t){100, 1, 8, 0, {{1, 0}, {1, 0}, {1, 0}, {1, 0}}, false, 0};
+    s.hw.networks[0] = (llm_network_t){.bandwidth_gbps = 100,
+                                       .efficiency = 1,
+                                       .size = 8,
+                                       .latency_s = 0,
+                                       .ops = {{1, 0}, {1, 0}, {1, 0}, {1, 0}},
+                                       .must_be_filled = false,
+                                       .processor_usage = 0};
     s.hw.attention_efficiency = 0.5;
     return s;
 }
