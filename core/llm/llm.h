@@ -552,6 +552,14 @@ int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execu
 int64_t llm_stage_blocks(const fathom_model_t *m, const llm_execution_t *e, int64_t stage,
                          int64_t *first);
 
+/* Memory alone: the same refusals as llm_estimate, then out's memory members (mem_tier*,
+ * fits_*, extra.stages, extra.heaviest, extra.memory, blocks_per_proc, num_microbatches), the
+ * time and every statistic but the tier needs left zero. Equal to llm_estimate's memory, at a
+ * fraction of its cost (the layers are not costed): the search's selective-recompute ladder
+ * tries its rungs so. Calculon's block runs llm_estimate. */
+int llm_estimate_memory(const fathom_model_t *m, const llm_system_t *s,
+                        const llm_execution_t *e, llm_result_t *out, fathom_error_t *err);
+
 /* Blocks of the largest of a stage's pipeline chunks: its blocks_per_proc blocks over
  * `interleaving` chunks, the first ones taking one block more when they do not divide evenly
  * (the modern block; Calculon's needs them even). recompute_blocks is at most this. */

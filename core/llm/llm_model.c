@@ -91,6 +91,16 @@ static void add_pass(llm__pass_t *p, const llm__cost_t *k)
     p->time += k->time;
 }
 
+/* The layer's parameters and their FP8, expert and frozen shares (a layer outside one adds
+ * 0.0: the sums stay bit for bit what they were). */
+static void add_weights(const llm__layer_t *l, llm__block_stats_t *b)
+{
+    b->weight_elems += l->weight_space;
+    b->fp8_weight_elems += l->fp8 ? l->weight_space : 0.0;
+    b->expert_weight_elems += l->expert ? l->weight_space : 0.0;
+    b->frozen_elems += l->frozen ? l->weight_space : 0.0;
+}
+
 /* The layer's forward pass: its cost (returned in *fw for the recompute) and its shares. */
 static void add_forward(llm__layer_t *l, llm__ctx_t *c, llm__block_stats_t *b, llm__cost_t *fw)
 {
@@ -105,13 +115,10 @@ static void add_forward(llm__layer_t *l, llm__ctx_t *c, llm__block_stats_t *b, l
         if (l->needs_recompute)
             b->matrix_re_flops += fw->flops;
     }
-    b->weight_elems += l->weight_space;
-    /* the shares of attention, FP8 weights, experts and the MoE layer: a layer outside one
-     * adds 0.0, which leaves the sum bit for bit as it was (the golden cases depend on it) */
+    add_weights(l, b);
+    /* the shares of attention, experts and the MoE layer: a layer outside one adds 0.0, which
+     * leaves the sum bit for bit as it was (the golden cases depend on it) */
     b->attn_fw_time += l->kind == LLM__FUSED_ATTENTION ? fw->time : 0.0;
-    b->fp8_weight_elems += l->fp8 ? l->weight_space : 0.0;
-    b->expert_weight_elems += l->expert ? l->weight_space : 0.0;
-    b->frozen_elems += l->frozen ? l->weight_space : 0.0;
     b->expert_time += l->expert ? fw->time : 0.0;
     b->moe_fw_time += l->moe ? fw->time : 0.0;
 }
@@ -190,6 +197,20 @@ static void add_memory(const llm__layer_t *l, const llm__ctx_t *c, bool training
     const double in_grad = l->kind == LLM__TP_COMM ? 0 : l->inputs_size * c->bpe;
     b->act_grad_peak = fmax(b->act_grad_peak, llm__layer_activation_grad(l, c) + in_grad);
     b->optimizer_space += llm__layer_optimizer(l, c);
+}
+
+void llm__block_memory(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
+                       const llm__sizes_t *z, bool blocks, llm__block_stats_t *b)
+{
+    memset(b, 0, sizeof *b);
+    if (blocks && e->training && e->activation_recompute == LLM_RECOMPUTE_FULL)
+        b->act_checkpoint_size = (double)z->activation_size * c->bpe;
+    for (int i = 0; i < blk->num_layers; i++) {
+        add_weights(&blk->layers[i], b);
+        add_memory(&blk->layers[i], c, e->training, b);
+    }
+    if (blocks && e->activation_recompute == LLM_RECOMPUTE_FULL)
+        b->act_storage_space = 0;
 }
 
 void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
@@ -492,8 +513,8 @@ static void recompute_some_blocks(const fathom_model_t *m, const llm_system_t *s
     none.recompute_blocks = 0;
     llm__block_t blk;
     llm__build_block(m, s, &none, &k->z, &blk);
-    llm__block_stats_t kept;
-    llm__block_stats(&blk, &k->c, &none, &k->z, true, &kept);
+    llm__block_stats_t kept; /* only its stored activations are read */
+    llm__block_memory(&blk, &k->c, &none, &k->z, true, &kept);
     b->re.flops *= f;
     b->re.flops_time *= f;
     b->re.mem_accessed *= f;
@@ -1205,6 +1226,64 @@ static void block_of(const fathom_model_t *m, const llm_system_t *s, const llm_e
         recompute_some_blocks(m, s, e, k, recomputed, b);
 }
 
+/* The same for memory alone (llm_estimate_memory): what a block holds, no costs. */
+static void block_memory_of(const fathom_model_t *m, const llm_system_t *s,
+                            const llm_execution_t *e, llm__compiled_t *k, llm__block_stats_t *b)
+{
+    llm__block_t blk;
+    llm__build_block(m, s, e, &k->z, &blk);
+    llm__block_memory(&blk, &k->c, e, &k->z, true, b);
+    const double f = llm__recomputed_share(e, k);
+    if (f > 0 && f < 1) { /* recompute_some_blocks' memory: f of a checkpoint, 1 − f kept */
+        llm_execution_t none = *e;
+        none.activation_recompute = LLM_RECOMPUTE_NONE;
+        none.recompute_blocks = 0;
+        llm__build_block(m, s, &none, &k->z, &blk);
+        llm__block_stats_t kept;
+        llm__block_memory(&blk, &k->c, &none, &k->z, true, &kept);
+        b->act_checkpoint_size *= f;
+        b->act_storage_space = (1 - f) * kept.act_storage_space;
+    }
+}
+
+/* An MoE model's dense blocks (DeepSeek-V3's first three) keep a dense block's activations. */
+static bool has_dense_blocks(const fathom_model_t *m)
+{
+    return !m->calculon_block && m->moe.num_experts > 0 &&
+           model_moe_blocks_in(m, 0, m->num_blocks) < m->num_blocks;
+}
+
+int llm_estimate_memory(const fathom_model_t *m, const llm_system_t *s,
+                        const llm_execution_t *e, llm_result_t *out, fathom_error_t *err)
+{
+    if (m->calculon_block) /* Calculon's memory comes out of its statistics */
+        return llm_estimate(m, s, e, out, err);
+    llm__compiled_t k;
+    if (compile(m, s, e, &k, err))
+        return -1;
+    llm__block_stats_t b, dense;
+    block_memory_of(m, s, e, &k, &b);
+    const bool has_dense = has_dense_blocks(m);
+    if (has_dense) {
+        fathom_model_t d = *m;
+        d.moe.num_experts = 0;
+        block_memory_of(&d, s, e, &k, &dense);
+    }
+    memset(out, 0, sizeof *out);
+    llm__stages_memory(m, s, e, &k, &b, has_dense ? &dense : NULL, &out->extra);
+    llm__memory(m, e, &out->stats, &out->extra);
+    out->mem_tier1_bytes = out->stats.proc_mem_tier1_cap_req;
+    out->mem_tier2_bytes = out->stats.proc_mem_tier2_cap_req;
+    out->mem_tier1_capacity_bytes = s->mem1.gib * 1073741824.0;
+    out->mem_tier2_capacity_bytes = s->mem2.gib * 1073741824.0;
+    out->fits_tier1 = !(out->mem_tier1_bytes > out->mem_tier1_capacity_bytes);
+    out->fits_tier2 = !(out->mem_tier2_bytes > out->mem_tier2_capacity_bytes);
+    out->fits_memory = out->fits_tier1 && out->fits_tier2;
+    out->blocks_per_proc = k.bpp;
+    out->num_microbatches = k.nmb;
+    return 0;
+}
+
 int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                  llm_result_t *out, fathom_error_t *err)
 {
@@ -1213,13 +1292,11 @@ int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execu
         return -1;
     llm__block_stats_t b, dense;
     block_of(m, s, e, &k, &b);
-    /* an MoE model's dense blocks (DeepSeek-V3's first three) keep a dense block's activations */
-    const bool has_dense = !m->calculon_block && m->moe.num_experts > 0 &&
-                           model_moe_blocks_in(m, 0, m->num_blocks) < m->num_blocks;
-    if (has_dense) {
+    const bool has_dense = has_dense_blocks(m);
+    if (has_dense) { /* their time is llm__moe_step's: only their memory is read here */
         fathom_model_t d = *m;
         d.moe.num_experts = 0;
-        block_of(&d, s, e, &k, &dense);
+        block_memory_of(&d, s, e, &k, &dense);
     }
 
     memset(out, 0, sizeof *out);

@@ -15,6 +15,9 @@
  *                        + max(opt_F, opt_L) + max(dp_F, dp_L) + tied-embedding all-reduce
  *   The max term goes to the forward/backward/TP lines of the breakdown, the min term to the
  *   bubble, so the breakdown still sums to the step time.
+ *   dualpipe:        ranks 0 and pp − 1 hold both ends, each direction running half the
+ *                    microbatches: T = T_calculon + nmb·max(0, t_F + t_L − slack_F − slack_L)/2
+ *                    (llm__dualpipe_outer_share; slack: the blocks the end stages lack).
  *   dp_X: the stage's extra gradients reduced over data parallelism (all-reduce, or
  *   reduce-scatter + all-gather with a sharded optimizer). The embedding's gradients are ready
  *   only at the very end of backward, so dp_F is always exposed; the output layer's are ready
@@ -197,6 +200,12 @@ static void describe_calculon(const llm_stats_t *st, const llm__compiled_t *k,
     }
 }
 
+double llm__dualpipe_outer_share(double tF, double tL, double slack0, double slack1)
+{
+    const double both = tF + tL;
+    return both > 0 ? max2(0, both - slack0 - slack1) / 2 / both : 0;
+}
+
 /* Adds the outer layers to the step's lines (header); returns the FLOPs they add on the
  * critical path (for the efficiencies). */
 static double add_outer_time(const llm_execution_t *e, const llm__compiled_t *k, const outer_t *F,
@@ -214,6 +223,22 @@ static double add_outer_time(const llm_execution_t *e, const llm__compiled_t *k,
         st->dp_comm_exposed_time += F->dp + (overlap ? 0 : L->dp);
         st->dp_comm_link_time += F->dp + L->dp;
         return nmb * (F->useful + L->useful);
+    }
+    /* DualPipe (DeepSeek-V3 report sec. 3.2.1) puts stage r and stage pp − 1 − r on one rank,
+     * each direction running half the microbatches: the embedding's stage and the output
+     * layer's share ranks 0 and pp − 1, which per microbatch on average run
+     * (b_0 + b_{pp−1})·t_b/2 + (t_F + t_L)/2 against the others' bpp·t_b. They add
+     * max(0, t_F + t_L − slack_0 − slack_1)/2 per microbatch and no bubble. */
+    if (llm_pp_schedule(e) == LLM_PP_DUALPIPE) {
+        const double scale = llm__dualpipe_outer_share(F->per_mb, L->per_mb, slack[0], slack[1]);
+        st->fw_time += nmb * (F->fw + L->fw) * scale;
+        st->bw_time += nmb * (F->bw + L->bw) * scale;
+        st->tp_comm_exposed_time += nmb * (F->tp + L->tp) * scale;
+        st->tp_comm_link_time += nmb * (F->tp + L->tp) * scale;
+        st->optim_step_time += F->optim + L->optim;
+        st->dp_comm_exposed_time += F->dp + (overlap ? 0 : L->dp) + tied_ar;
+        st->dp_comm_link_time += F->dp + L->dp + tied_ar;
+        return nmb * (F->useful + L->useful) * scale;
     }
     /* With first_stage_blocks / last_stage_blocks the end stages hold fewer blocks than the
      * pace-setting one: their outer layers add only what exceeds the blocks they lack,
@@ -378,8 +403,8 @@ static void retotal(const llm_execution_t *e, const llm__compiled_t *k, double p
  * twice in them (a tied output layer on the embedding's stage). */
 static void memory_inputs(const fathom_model_t *m, const llm_execution_t *e,
                           const llm__compiled_t *k, const llm__block_stats_t *blk,
-                          const llm__block_stats_t *dense, const outer_t *F, const outer_t *L,
-                          double shared, llm_memory_inputs_t *in)
+                          const llm__block_stats_t *dense, const llm__block_stats_t *F,
+                          const llm__block_stats_t *L, double shared, llm_memory_inputs_t *in)
 {
     const int kind = m->moe.num_experts > 0 ? 1 : 0;
     const llm__block_stats_t *d = dense ? dense : blk;
@@ -395,12 +420,12 @@ static void memory_inputs(const fathom_model_t *m, const llm_execution_t *e,
     in->expert_weights = blk->expert_weight_elems;
     in->checkpoint = blk->act_checkpoint_size;
     in->act_grads = max2(blk->act_grad_peak, d->act_grad_peak);
-    in->first_params = F->b.weight_elems;
-    in->last_params = L->b.weight_elems - shared;
-    in->first_working = F->b.act_working_space;
-    in->last_working = L->b.act_working_space;
-    in->first_grads = F->b.act_grad_peak;
-    in->last_grads = L->b.act_grad_peak;
+    in->first_params = F->weight_elems;
+    in->last_params = L->weight_elems - shared;
+    in->first_working = F->act_working_space;
+    in->last_working = L->act_working_space;
+    in->first_grads = F->act_grad_peak;
+    in->last_grads = L->act_grad_peak;
     if (kind && e->moe_dispatcher == LLM_MOE_DISPATCH_FLEX)
         in->moe_buffers = llm__deepep_buffer_bytes(
             (double)llm__expert_par(e),
@@ -415,9 +440,9 @@ static void memory_inputs(const fathom_model_t *m, const llm_execution_t *e,
     in->nmb = k->nmb;
     in->frozen[kind] = blk->frozen_elems;
     in->frozen[0] = d->frozen_elems;
-    in->first_frozen = F->b.frozen_elems;
+    in->first_frozen = F->frozen_elems;
     /* the shared tied matrix is frozen with the rest of the outer layers */
-    in->last_frozen = L->b.frozen_elems > 0 ? L->b.frozen_elems - shared : 0;
+    in->last_frozen = L->frozen_elems > 0 ? L->frozen_elems - shared : 0;
     /* with sequence parallelism a fully recomputed block keeps its input's sliver */
     if (e->tensor_par_comm_type == LLM_TP_COMM_RS_AG)
         in->checkpoint /= (double)e->tensor_par;
@@ -484,7 +509,8 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
             L.dp = dp_reduce_time(s, e, L.b.trainable_weight_space - shared * bpe);
         llm_stats_t before = *st;
         double slack[2] = {0, 0};
-        if (e->first_stage_blocks >= 1 || e->last_stage_blocks >= 1) {
+        if (e->first_stage_blocks >= 1 || e->last_stage_blocks >= 1 ||
+            llm_pp_schedule(e) == LLM_PP_DUALPIPE) {
             const double tb = blk->fw.time + blk->fw_tp_exposed[0] +
                               (e->training ? blk->re.time + blk->recomm_exposed[0] +
                                                  blk->agrad.time + blk->wgrad.time +
@@ -506,11 +532,32 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
 
     retotal(e, k, perfect_old, perfect_add, x->cp_comm_exposed, st);
 
-    memory_inputs(m, e, k, blk, dense, &F, &L, shared, &x->memory);
+    memory_inputs(m, e, k, blk, dense, &F.b, &L.b, shared, &x->memory);
     const int zero = llm_zero_stage(e);
     const double S = (double)llm_shard_group(e);
     x->weight_bytes_per_param = zero >= 3 ? bpe / S : bpe;
     const double g = llm_gradient_bytes_per_param(e);
     x->grad_bytes_per_param = !e->training ? 0 : zero >= 2 ? g / S : g;
     x->optimizer_bytes_per_param = e->training ? llm__optimizer_bytes(e) / shards : 0;
+}
+
+void llm__stages_memory(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                        llm__compiled_t *k, const llm__block_stats_t *blk,
+                        const llm__block_stats_t *dense, llm_step_extra_t *x)
+{
+    memset(x, 0, sizeof *x);
+    llm__block_stats_t F, L;
+    memset(&F, 0, sizeof F);
+    memset(&L, 0, sizeof L);
+    double shared = 0;
+    if (m->vocab_size > 0) {
+        llm__block_t t;
+        llm__build_embedding(m, s, e, &k->z, &t);
+        llm__block_memory(&t, &k->c, e, &k->z, false, &F);
+        llm__build_output(m, s, e, &k->z, &t);
+        llm__block_memory(&t, &k->c, e, &k->z, false, &L);
+        if (m->tied_embeddings && e->pipeline_par == 1)
+            shared = (double)llm__vocab_per_rank(m, e) * (double)m->hidden;
+    }
+    memory_inputs(m, e, k, blk, dense, &F, &L, shared, &x->memory);
 }

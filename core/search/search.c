@@ -826,7 +826,11 @@ static bool fewest_recompute_modules(walk_t *w)
                       : 0;
     for (int i = 0; i < n; i++) {
         w->e.recompute_modules = sets[i];
-        if (llm_estimate(&w->req->model, &w->req->system, &w->e, &w->res, NULL) == 0 &&
+        /* the memory alone first (llm_estimate_memory, equal to the estimate's at a fraction
+         * of its cost): only a set that fits is costed */
+        if (llm_estimate_memory(&w->req->model, &w->req->system, &w->e, &w->res, NULL) == 0 &&
+            w->res.fits_memory &&
+            llm_estimate(&w->req->model, &w->req->system, &w->e, &w->res, NULL) == 0 &&
             w->res.fits_memory)
             return true;
     }
