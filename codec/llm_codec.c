@@ -209,11 +209,12 @@ static json_t *encode_attn_curve(const llm_attn_curve_t *c);
 int codec_llm_system_decode(const json_t *v, const char *path, const codec_presets_t *presets,
                             llm_system_t *out, fathom_error_t *err)
 {
-    json_t *sys;
-    if (codec_llm_system_resolve(v, path, presets, &sys, err))
+    const json_t *sys;
+    json_t *owned;
+    if (codec_llm_system_resolve(v, path, presets, &sys, &owned, err))
         return -1;
-    const int rc = decode_system_object(sys ? sys : v, path, presets, out, err);
-    json_decref(sys);
+    const int rc = decode_system_object(sys, path, presets, out, err);
+    json_decref(owned);
     return rc;
 }
 
@@ -291,8 +292,9 @@ int codec_llm_system_cost_decode(const json_t *v, const char *path,
                                  fathom_error_t *err)
 {
     memset(out, 0, sizeof *out);
-    json_t *sys;
-    if (codec_llm_system_resolve(v, path, presets, &sys, err))
+    const json_t *sys;
+    json_t *owned;
+    if (codec_llm_system_resolve(v, path, presets, &sys, &owned, err))
         return -1;
     int rc = 0;
     if (json_is_object(sys)) {
@@ -305,7 +307,7 @@ int codec_llm_system_cost_decode(const json_t *v, const char *path,
                  ? -1
                  : 0;
     }
-    json_decref(sys);
+    json_decref(owned);
     return rc;
 }
 
