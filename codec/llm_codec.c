@@ -12,26 +12,35 @@
 
 /* ---- system ---- */
 
+/* Point i of a curve, [x, efficiency]: x in [xmin, xmax], the efficiency in (0, 1]. */
+static int decode_point(const json_t *v, const char *path, size_t i, double xmin, double xmax,
+                        double *x, double *eff, fathom_error_t *err)
+{
+    char p[JR_PATH_MAX], q[JR_PATH_MAX];
+    const json_t *pt = json_array_get(v, i);
+    jr_path_index(p, sizeof p, path, i);
+    if (jr_expect_array(pt, p, 2, 2, err))
+        return -1;
+    jr_path_index(q, sizeof q, p, 0);
+    if (jr_value_real(json_array_get(pt, 0), q, xmin, xmax, x, err))
+        return -1;
+    jr_path_index(q, sizeof q, p, 1);
+    if (jr_value_real(json_array_get(pt, 1), q, 0, 1, eff, err))
+        return -1;
+    if (!(*eff > 0))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "must be in (0, 1]");
+    return 0;
+}
+
 static int decode_curve(const json_t *v, const char *path, llm_curve_t *out, fathom_error_t *err)
 {
     if (jr_expect_array(v, path, 1, LLM_MAX_CURVE_POINTS, err))
         return -1;
     out->num_points = (int)json_array_size(v);
-    for (size_t i = 0; i < json_array_size(v); i++) {
-        char p[JR_PATH_MAX], q[JR_PATH_MAX];
-        const json_t *pt = json_array_get(v, i);
-        jr_path_index(p, sizeof p, path, i);
-        if (jr_expect_array(pt, p, 2, 2, err))
+    for (size_t i = 0; i < json_array_size(v); i++)
+        if (decode_point(v, path, i, 0, 1e18, &out->points[i].threshold,
+                         &out->points[i].efficiency, err))
             return -1;
-        jr_path_index(q, sizeof q, p, 0);
-        if (jr_value_real(json_array_get(pt, 0), q, 0, 1e18, &out->points[i].threshold, err))
-            return -1;
-        jr_path_index(q, sizeof q, p, 1);
-        if (jr_value_real(json_array_get(pt, 1), q, 0, 1, &out->points[i].efficiency, err))
-            return -1;
-        if (!(out->points[i].efficiency > 0))
-            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "must be in (0, 1]");
-    }
     return 0;
 }
 
@@ -148,22 +157,15 @@ static int decode_attn_curve(const json_t *v, const char *path, llm_attn_curve_t
         return -1;
     out->n = (int)json_array_size(v);
     for (size_t i = 0; i < json_array_size(v); i++) {
-        char p[JR_PATH_MAX], q[JR_PATH_MAX];
-        const json_t *pt = json_array_get(v, i);
-        jr_path_index(p, sizeof p, path, i);
-        if (jr_expect_array(pt, p, 2, 2, err))
+        if (decode_point(v, path, i, 1, 1e9, &out->seq[i], &out->eff[i], err))
             return -1;
-        jr_path_index(q, sizeof q, p, 0);
-        if (jr_value_real(json_array_get(pt, 0), q, 1, 1e9, &out->seq[i], err))
-            return -1;
-        if (i > 0 && !(out->seq[i] > out->seq[i - 1]))
+        if (i > 0 && !(out->seq[i] > out->seq[i - 1])) {
+            char p[JR_PATH_MAX], q[JR_PATH_MAX];
+            jr_path_index(p, sizeof p, path, i);
+            jr_path_index(q, sizeof q, p, 0);
             return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
                                     "sequence lengths must increase");
-        jr_path_index(q, sizeof q, p, 1);
-        if (jr_value_real(json_array_get(pt, 1), q, 0, 1, &out->eff[i], err))
-            return -1;
-        if (!(out->eff[i] > 0))
-            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "must be in (0, 1]");
+        }
     }
     return 0;
 }
