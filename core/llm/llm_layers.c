@@ -479,17 +479,36 @@ static void rerun_mlp(llm__block_t *b, int first, const llm_execution_t *e)
 }
 
 static void build_block(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                        const llm__sizes_t *z, llm__block_t *b);
+                        const llm__sizes_t *z, bool mlp_only, llm__block_t *b);
 
 void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                       const llm__sizes_t *z, llm__block_t *b)
 {
-    build_block(m, s, e, z, b);
+    build_block(m, s, e, z, false, b);
     llm__finetune_table(m, e, z, true, b);
 }
 
+void llm__build_block_like(const fathom_model_t *m, const llm_system_t *s,
+                           const llm_execution_t *e, const llm__sizes_t *z,
+                           const llm__block_t *like, llm__block_t *b)
+{
+    const llm_finetune_method_t ft = e->finetune.method;
+    if (like->mlp_first <= 0 || ft == LLM_FINETUNE_LORA || ft == LLM_FINETUNE_QLORA) {
+        llm__build_block(m, s, e, z, b); /* adapters follow the whole table: built afresh */
+        return;
+    }
+    /* the attention layers as build_block makes them: copied byte for byte, with the state
+     * costing left in them (an overlapped layer's exposure) cleared as push leaves it */
+    memcpy(b->layers, like->layers, (size_t)like->mlp_first * sizeof b->layers[0]);
+    for (int i = 0; i < like->mlp_first; i++)
+        b->layers[i].net_exposed_time = 0;
+    b->num_layers = like->mlp_first;
+    build_block(m, s, e, z, true, b);
+}
+
+/* The block's table; mlp_only: b already holds its attention layers, only the MLP is added. */
 static void build_block(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                        const llm__sizes_t *z, llm__block_t *b)
+                        const llm__sizes_t *z, bool mlp_only, llm__block_t *b)
 {
     const llm_network_t *tp_net = &s->networks[e->tensor_par_net];
     const int64_t tp = e->tensor_par, bs = z->batch_seq;
@@ -510,52 +529,55 @@ static void build_block(const fathom_model_t *m, const llm_system_t *s, const ll
     const flags_t norm = FLAGS(.recompute = rf || norm_redone, .act_dropped = true, .reused = true);
     const int64_t qkv_width = m->attn_heads * m->attn_size;
     const int64_t up_width = m->gated_mlp ? 2 * m->feedforward : m->feedforward;
-    b->num_layers = 0;
-
-    /* Attention. */
-    bool ragf = raf || e->seq_par_ag_redo || norm_redone;
-    add_fork(b, outer_act, 2, FLAGS(.recompute = rf));
-    add_norm(b, m, outer_act, norm);
-    if (m->mla.present) { /* multi-latent attention (llm_moe.c) */
-        add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf, .act_dropped = norm_redone));
-        add_fork(b, act, 2, FLAGS(.recompute = ragf, .act_dropped = ragf));
-        llm__add_mla_qkv(b, m, e, z, rf);
-        const bool up_redone = !rf && (e->recompute_modules & LLM_RECOMPUTE_MLA_UP_PROJ);
-        /* the rotary part of every query head and the one shared rope key */
-        add_rope(b, (double)bs * (double)((m->attn_heads / tp + 1) * m->mla.qk_rope_head_dim),
-                 FLAGS(.recompute = rf || up_redone));
-        /* attention over heads of width (qk + v)/2: Q·Kᵀ at qk = nope + rope, P·V at v */
-        fathom_model_t a = *m;
-        a.attn_size = (m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim + m->mla.v_head_dim) / 2;
-        a.kv_heads = m->attn_heads;
-        add_attention_core(b, &a, e, rf, core_raf);
-        /* the O that FP8 keeps is n·v wide, not the averaged head's n·(qk + v)/2 */
-        llm__layer_t *attn = &b->layers[b->num_layers - 1];
-        const double o = (double)bs * (double)(m->attn_heads / tp * m->mla.v_head_dim);
-        const bool o_kept = e->fp8 && attn->kind == LLM__FUSED_ATTENTION;
-        if (o_kept) {
-            attn->activation_space += o - attn->output_size;
-            if (attn->discarded_space > 0) /* core_attn: the rerun remakes O */
-                attn->discarded_space += o - attn->output_size;
+    bool ragf;
+    if (!mlp_only) {
+        b->num_layers = 0;
+        /* Attention. */
+        ragf = raf || e->seq_par_ag_redo || norm_redone;
+        add_fork(b, outer_act, 2, FLAGS(.recompute = rf));
+        add_norm(b, m, outer_act, norm);
+        if (m->mla.present) { /* multi-latent attention (llm_moe.c) */
+            add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf, .act_dropped = norm_redone));
+            add_fork(b, act, 2, FLAGS(.recompute = ragf, .act_dropped = ragf));
+            llm__add_mla_qkv(b, m, e, z, rf);
+            const bool up_redone = !rf && (e->recompute_modules & LLM_RECOMPUTE_MLA_UP_PROJ);
+            /* the rotary part of every query head and the one shared rope key */
+            add_rope(b, (double)bs * (double)((m->attn_heads / tp + 1) * m->mla.qk_rope_head_dim),
+                     FLAGS(.recompute = rf || up_redone));
+            /* attention over heads of width (qk + v)/2: Q·Kᵀ at qk = nope + rope, P·V at v */
+            fathom_model_t a = *m;
+            a.attn_size = (m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim + m->mla.v_head_dim) / 2;
+            a.kv_heads = m->attn_heads;
+            add_attention_core(b, &a, e, rf, core_raf);
+            /* the O that FP8 keeps is n·v wide, not the averaged head's n·(qk + v)/2 */
+            llm__layer_t *attn = &b->layers[b->num_layers - 1];
+            const double o = (double)bs * (double)(m->attn_heads / tp * m->mla.v_head_dim);
+            const bool o_kept = e->fp8 && attn->kind == LLM__FUSED_ATTENTION;
+            if (o_kept) {
+                attn->activation_space += o - attn->output_size;
+                if (attn->discarded_space > 0) /* core_attn: the rerun remakes O */
+                    attn->discarded_space += o - attn->output_size;
+            }
+            /* mla_up_proj: Q, K and V are recomputed, the log-sum-exp (and FP8's O) still kept */
+            if (up_redone)
+                attn->discarded_space = attn->activation_space - attn->extra_size - (o_kept ? o : 0);
+            add_out_proj(b, m, e, tp_net, m->attn_heads * m->mla.v_head_dim, act, rf);
+        } else {
+            add_qkv(b, m, e, tp_net, act, rf, ragf, norm_redone);
+            if (m->position_embedding == MODEL_POS_ROPE)
+                add_rope(b, (double)bs * (double)(qkv_width / tp + llm__kv_heads_per_rank(m, e) *
+                                                                       m->attn_size),
+                         FLAGS(.recompute = rf));
+            add_attention_core(b, m, e, rf, core_raf);
+            add_out_proj(b, m, e, tp_net, qkv_width, act, rf);
         }
-        /* mla_up_proj: Q, K and V are recomputed, the log-sum-exp (and FP8's O) still kept */
-        if (up_redone)
-            attn->discarded_space = attn->activation_space - attn->extra_size - (o_kept ? o : 0);
-        add_out_proj(b, m, e, tp_net, m->attn_heads * m->mla.v_head_dim, act, rf);
-    } else {
-        add_qkv(b, m, e, tp_net, act, rf, ragf, norm_redone);
-        if (m->position_embedding == MODEL_POS_ROPE)
-            add_rope(b, (double)bs * (double)(qkv_width / tp + llm__kv_heads_per_rank(m, e) *
-                                                                   m->attn_size),
-                     FLAGS(.recompute = rf));
-        add_attention_core(b, m, e, rf, core_raf);
-        add_out_proj(b, m, e, tp_net, qkv_width, act, rf);
+        add_hidden_dropout(b, m, outer_act, rf);
+        add_elementwise(b, outer_act, outer_act,
+                        FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
     }
-    add_hidden_dropout(b, m, outer_act, rf);
-    add_elementwise(b, outer_act, outer_act,
-                    FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
 
     /* MLP. */
+    b->mlp_first = b->num_layers;
     ragf = rf || e->seq_par_ag_redo || norm_redone;
     add_fork(b, outer_act, 2, FLAGS(.recompute = rf));
     add_norm(b, m, outer_act, norm);
@@ -680,13 +702,6 @@ static bool uses_matrix_engine(const llm__layer_t *l)
            l->kind == LLM__BATCH_MATMUL;
 }
 
-double llm__layer_optimizer(const llm__layer_t *l, const llm__ctx_t *c)
-{
-    /* fp32 master weights (when training below fp32) plus Adam's two moments; none frozen */
-    double moments = l->optim_space * 4;
-    double master = c->bpe < 4 && !l->frozen ? l->weight_space * 4 : 0;
-    return (master + moments) / (l->expert ? c->expert_optim_shards : c->optim_shards);
-}
 
 double llm__layer_flops(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
 {
@@ -943,6 +958,21 @@ static double layer_throughput(const llm__layer_t *l, llm__ctx_t *c, llm__stage_
 void llm__layer_cost(llm__layer_t *l, llm__ctx_t *c, llm__stage_t st, llm__cost_t *k)
 {
     k->flops = llm__layer_flops(l, c, st);
+    /* A pass with nothing to do (a layer without weights has no weight gradient and no
+     * optimizer step): 0 FLOPs over a positive rate and 0 bytes over a positive bandwidth take
+     * 0 s, which is what the general path below computes, without its curve lookups. A grouped
+     * GEMM's fixed cost and an overlapped layer's tiling are left to it. */
+    if (k->flops == 0 && c->zero_is_free && l->groups <= 1 &&
+        l->kind != LLM__LINEAR_OVERLAPPED) {
+        k->mem = llm__layer_mem_accessed(l, c, st);
+        if (k->mem == 0) { /* ±0 / a positive rate keeps the sign of the zero */
+            k->flops_time = k->flops;
+            k->mem_time = k->mem;
+            k->local = llm__processing_time(c, k->flops_time, k->mem_time);
+            k->time = l->kind == LLM__TP_COMM ? 0 : k->local;
+            return;
+        }
+    }
     /* a grouped expert GEMM runs at the efficiency of its shape (llm_moe.c) */
     if (l->groups > 1 && st != LLM__OPTIM)
         k->flops_time = llm__grouped_gemm_time(l, c, st, k->flops);
@@ -1020,51 +1050,3 @@ double llm__layer_required_bandwidth(const llm__layer_t *l, const llm__ctx_t *c,
     return tile / (flop_time_slowed / l->num_tiles);
 }
 
-double llm__layer_weight(const llm__layer_t *l, const llm__ctx_t *c)
-{
-    return l->weight_space * (l->frozen ? c->frozen_bpe : c->bpe);
-}
-
-double llm__layer_activation(const llm__layer_t *l, const llm__ctx_t *c)
-{
-    /* the FP8 copy of the input is what backward keeps: an FP8 linear's, and an activation's
-     * under fp8_activation_cache (Megatron's bias_swiglu with fp8_input_store casts its input
-     * to float8_e4m3 for backward) */
-    if (l->fp8 || l->fp8_cache)
-        return l->activation_space;
-    switch (l->kind) {
-    case LLM__CROSS_ENTROPY: return l->activation_space * 4; /* fp32 */
-    case LLM__DROPOUT: return l->activation_space; /* the 1-byte mask */
-    case LLM__TP_COMM:
-        if (l->comm_type == LLM_TP_COMM_RS_AG)
-            return l->activation_space * c->bpe / l->num_peers;
-        return l->conjugate ? l->activation_space * c->bpe : 0;
-    default: return l->activation_space * c->bpe;
-    }
-}
-
-double llm__layer_output(const llm__layer_t *l, const llm__ctx_t *c)
-{
-    return l->output_size * c->bpe;
-}
-
-double llm__layer_weight_grad(const llm__layer_t *l, const llm__ctx_t *c, bool sharded)
-{
-    /* sharded: low-precision copy for communication; otherwise the accumulation buffer, fp32
-     * unless low_precision_gradients */
-    if (sharded)
-        return l->weight_grads * c->bpe / (l->expert ? c->expert_optim_shards : c->optim_shards);
-    return l->weight_grads * c->grad_bpe;
-}
-
-double llm__layer_activation_grad(const llm__layer_t *l, const llm__ctx_t *c)
-{
-    switch (l->kind) {
-    case LLM__DROPOUT: return l->activation_grads;
-    case LLM__TP_COMM:
-        if (l->comm_type == LLM_TP_COMM_RS_AG)
-            return l->activation_space * c->bpe / l->num_peers;
-        return !l->conjugate ? l->activation_grads * c->bpe : 0;
-    default: return l->activation_grads * c->bpe;
-    }
-}
