@@ -97,6 +97,8 @@ void search_options_default(search_options_t *o)
     o->max_pipeline_par = 0;
     o->fewest_recompute_blocks = false;
     o->fewest_recompute_modules = false;
+    o->stack = LLM_STACK_MEGATRON;
+    o->compile = false;
     o->refine_units = 0;
 }
 
@@ -293,7 +295,8 @@ static loops_t unit_loops(const search_request_t *r, const unit_t *u, bool coars
     l.n_fp8 = o->fp8 == SEARCH_PICK_ALL ? 2 : 1;
     l.n_redo = (u->comm == LLM_TP_COMM_RS_AG && u->recompute != LLM_RECOMPUTE_FULL) ? 2 : 1;
     l.n_dpo = (u->dp * u->cp > 1 && !o->no_dp_overlap) ? 2 : 1;
-    l.n_tpo = (u->tp > 1 && !o->no_tp_overlap) ? 3 : 1;
+    /* Transformer Engine's tiled TP overlap is Megatron's (a PyTorch stack has async TP) */
+    l.n_tpo = (u->tp > 1 && !o->no_tp_overlap && o->stack == LLM_STACK_MEGATRON) ? 3 : 1;
     bool offload = has_mem2 && !o->no_offload;
     l.n_wo = offload ? 2 : 1;
     l.n_ao = (offload && u->recompute != LLM_RECOMPUTE_FULL) ? 2 : 1;
@@ -464,6 +467,13 @@ static int zero_stages(const search_options_t *o, int64_t dp, int64_t cp, int *o
 
 static void unit_execution(const search_request_t *r, const unit_t *u, llm_execution_t *e);
 
+/* The FP8 recipe of an execution: its stack's own when it trains in FP8 (Transformer Engine's
+ * current scaling for Megatron, torchao's tensorwise for the PyTorch stacks), else none. */
+static llm_fp8_recipe_t fp8_recipe_of(const search_request_t *r, bool fp8)
+{
+    return fp8 ? llm_default_fp8_recipe(r->options.stack) : LLM_FP8_CURRENT;
+}
+
 /* The first network assignment of the walk's order that the system accepts for e. */
 static bool first_valid_networks(const llm_system_t *s, const loops_t *l, llm_execution_t *e)
 {
@@ -501,6 +511,7 @@ static double seed_rate(const search_request_t *r, const unit_t *u)
                              ? LLM_ATTN_KERNEL_FUSED
                              : LLM_ATTN_KERNEL_UNFUSED;
     e.fp8 = l.n_fp8 == 2 || r->options.fp8 == SEARCH_PICK_ON;
+    e.fp8_recipe = fp8_recipe_of(r, e.fp8);
     e.seq_par_ag_redo = l.n_redo == 2;
     e.data_par_overlap = l.n_dpo == 2;
     e.tensor_par_overlap = LLM_TP_OVERLAP_NONE;
@@ -1178,6 +1189,8 @@ static void unit_execution(const search_request_t *r, const unit_t *u, llm_execu
     e->moe_load_imbalance = 1;
     e->moe_dispatcher = r->options.moe_dispatcher;
     e->low_precision_gradients = r->options.low_precision_gradients;
+    e->stack = r->options.stack;
+    e->compile = r->options.compile; /* fp8_recipe follows fp8 (fp8_recipe_of) */
     e->finetune = r->finetune;
 }
 
@@ -1236,6 +1249,7 @@ static int walk_unit(search_plan_t *p, size_t unit, search_result_t *acc, volati
                                       : LLM_ATTN_KERNEL_UNFUSED;
             for (int f8 = 0; f8 < l.n_fp8; f8++) {
                 e->fp8 = l.n_fp8 == 2 ? f8 == 1 : r->options.fp8 == SEARCH_PICK_ON;
+                e->fp8_recipe = fp8_recipe_of(r, e->fp8);
                 if (walk_inner(&w, &l, mbs, n_mbs, verdict, bounds)) {
                     status = SEARCH_UNIT_CANCELLED;
                     goto out;

@@ -128,6 +128,11 @@ typedef struct {
     /* Every execution holds its gradients in the datatype, not fp32
      * (execution.low_precision_gradients): less memory, so more layouts fit; default off. */
     bool low_precision_gradients;
+    /* The software stack every execution runs (execution.stack, doc/stacks.md), with
+     * torch.compile for the PyTorch stacks and the stack's own FP8 recipe; Megatron's by
+     * default, which leaves every execution as it was. */
+    llm_stack_t stack;
+    bool compile;
     /* 0 (default): one exhaustive walk. > 0: the two-stage search (TWO STAGES below), whose
      * second stage walks this many work units in full. */
     int refine_units;

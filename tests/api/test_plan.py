@@ -309,6 +309,8 @@ class Plans(ServerTestCase):
             (dict(BASE, failures={"storage_gbps": 100, "storage_gbps_per_gpu": 1}), "invalid_field",
              "failures.storage_gbps_per_gpu"),
             (dict(BASE, failures={"queue_minutes": -1}), "invalid_field", "failures.queue_minutes"),
+            (dict(BASE, options={"compile": True}), "invalid_field", "options.compile"),
+            (dict(BASE, options={"stack": "jax"}), "invalid_field", "options.stack"),
         ]
         for body, code, field in cases:
             with self.subTest(field=field):
