@@ -207,13 +207,17 @@ double llm_a2a_flex_time(const llm_system_t *s, int net, double token_bytes,
 
 /* ---- grouped GEMM ---- */
 
-/* The best efficiency of a curve: what the system's large GEMMs reach. */
-static double curve_top(const llm_curve_t *cv)
+double llm_curve_top(const llm_curve_t *cv)
 {
     double top = 0;
     for (int i = 0; i < cv->num_points; i++)
         top = max2(top, cv->points[i].efficiency);
     return top;
+}
+
+double llm_grouped_gemm_shape(double M, double K, double N)
+{
+    return M / (M + 160) * K / (K + 160) * N / (N + 32);
 }
 
 /* A grouped GEMM of G experts, each M rows by an inner K and an output N (forward M = rows/G,
@@ -235,9 +239,8 @@ double llm__grouped_gemm_time(const llm__layer_t *l, llm__ctx_t *c, llm__stage_t
     const double K = st == LLM__WGRAD ? per : st == LLM__AGRAD ? l->out : l->inner;
     const double N = st == LLM__AGRAD ? l->inner : l->out;
     const double peak = l->fp8 ? c->fp8_matrix_flops : c->matrix_flops;
-    const double top = curve_top(l->fp8 ? c->fp8_matrix_curve : c->matrix_curve);
-    const double eff = top * M / (M + 160) * K / (K + 160) * N / (N + 32);
-    return flops / (peak * eff) + 30e-6;
+    const double top = llm_curve_top(l->fp8 ? c->fp8_matrix_curve : c->matrix_curve);
+    return flops / (peak * top * llm_grouped_gemm_shape(M, K, N)) + LLM_GROUPED_GEMM_FIXED_S;
 }
 
 /* ---- layers ---- */
