@@ -5,7 +5,8 @@
  *
  * Request (schemas/sweep_plan.request.json):
  *   "model"          preset name | object                                   required
- *   "tokens"         number (1..1e18) | "chinchilla" (20 tokens per parameter, total parameters)
+ *   "tokens"         number (1..1e18) | "chinchilla" (the compute-optimal tokens of the total
+ *                    parameters under the Chinchilla fit, scaling_chinchilla.c: ≈20 a parameter)
  *                    | {"flops": F} (F / (6 · active parameters), the 6ND convention)  required
  *   "seq_size"       sequence length; default the model's
  *   "batch_tokens"   global batch in tokens, or a list of up to 8 to choose from (the fastest
@@ -47,7 +48,6 @@
 #define PLAN_DEFAULT_BATCH_TOKENS 4194304
 #define PLAN_DEFAULT_STORAGE_GBPS 100.0
 #define PLAN_DEFAULT_RESTART_MINUTES 15.0
-#define PLAN_CHINCHILLA_TOKENS_PER_PARAM 20.0
 
 /* Decodes and normalizes a plan body. *size is its number of candidates. Refuses a count no
  * layout can use ("gpu_counts[i]") and a candidate whose search would try more than

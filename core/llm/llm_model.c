@@ -111,6 +111,7 @@ static void add_forward(llm__layer_t *l, llm__ctx_t *c, llm__block_stats_t *b, l
     b->fp8_weight_elems += l->fp8 ? l->weight_space : 0.0;
     b->expert_weight_elems += l->expert ? l->weight_space : 0.0;
     b->frozen_elems += l->frozen ? l->weight_space : 0.0;
+    b->expert_frozen_elems += l->frozen && l->expert ? l->weight_space : 0.0;
     b->expert_time += l->expert ? fw->time : 0.0;
     b->moe_fw_time += l->moe ? fw->time : 0.0;
 }
