@@ -87,14 +87,18 @@ static int decode_network(const json_t *v, const char *path, llm_network_t *out,
                           fathom_error_t *err)
 {
     static const char *const keys[] = {"bandwidth", "efficiency", "size", "latency", "ops",
-                                       "must_be_filled", "processor_usage", NULL};
+                                       "must_be_filled", "processor_usage", "nvls_efficiency",
+                                       "sharp", "scale_falloff", NULL};
     if (jr_expect_object(v, path, err) || jr_check_keys(v, path, keys, err) ||
         jr_positive(v, path, "bandwidth", JR_REQUIRED, 0, 1e12, &out->bandwidth_gbps, err) ||
         jr_positive(v, path, "efficiency", JR_REQUIRED, 0, 1, &out->efficiency, err) ||
         jr_int(v, path, "size", JR_REQUIRED, 0, 0, JR_MAX_EXACT_INT, &out->size, err) ||
         jr_real(v, path, "latency", JR_REQUIRED, 0, 0, 1e6, &out->latency_s, err) ||
         jr_bool(v, path, "must_be_filled", JR_REQUIRED, false, &out->must_be_filled, err) ||
-        jr_real(v, path, "processor_usage", JR_REQUIRED, 0, 0, 1, &out->processor_usage, err))
+        jr_real(v, path, "processor_usage", JR_REQUIRED, 0, 0, 1, &out->processor_usage, err) ||
+        jr_real(v, path, "nvls_efficiency", JR_OPTIONAL, 0, 0, 2, &out->nvls_efficiency, err) ||
+        jr_bool(v, path, "sharp", JR_OPTIONAL, false, &out->sharp, err) ||
+        jr_real(v, path, "scale_falloff", JR_OPTIONAL, 0, 0, 1, &out->scale_falloff, err))
         return -1;
     if (!(out->processor_usage < 1)) {
         char p[JR_PATH_MAX];
@@ -153,10 +157,11 @@ static int decode_system_object(const json_t *v, const char *path,
     static const char *const keys[] = {"matrix",   "vector",  "mem1",
                                        "mem2",     "processing_mode",  "networks",
                                        "attention_efficiency", "host_launch_s",
-                                       "graph_launch_s",
+                                       "graph_launch_s", "collectives",
                                        "price_per_gpu_hour", "power_per_gpu_kw",
-                                       /* serving's (codec/serving_codec.c): the FP4 rate */
-                                       "float4_tflops", NULL};
+                                       /* serving's (codec/serving_codec.c): the FP4 rate,
+                                        * decode attention's share of memory bandwidth */
+                                       "float4_tflops", "decode_attention_efficiency", NULL};
     if (jr_expect_object(v, path, err) || jr_check_keys(v, path, keys, err))
         return -1;
     memset(out, 0, sizeof *out);
@@ -174,6 +179,11 @@ static int decode_system_object(const json_t *v, const char *path,
     jr_path(p, sizeof p, path, "mem2");
     if (decode_memory(json_object_get(v, "mem2"), p, &out->mem2, err))
         return -1;
+    int collectives = 0;
+    if (jr_enum(v, path, "collectives", JR_OPTIONAL, LLM_COLLECTIVES_CALCULON,
+                llm_collectives_names, &collectives, err))
+        return -1;
+    out->collectives = (llm_collectives_t)collectives;
     if (jr_enum(v, path, "processing_mode", JR_REQUIRED, 0, llm_processing_mode_names, &mode, err) ||
         jr_positive(v, path, "attention_efficiency", JR_OPTIONAL, LLM_DEFAULT_ATTENTION_EFFICIENCY,
                     1, &out->attention_efficiency, err) ||
@@ -297,12 +307,21 @@ json_t *codec_llm_system_encode(const llm_system_t *s)
                          ops, llm_net_op_names[op],
                          json_pack("[o,o]", num(n->ops[op].scalar),
                                    op == LLM_OP_P2P ? json_null() : num(n->ops[op].offset))) == 0;
-        ok = json_array_append_new(
-                 nets, json_pack("{s:o,s:o,s:I,s:o,s:o,s:b,s:o}", "bandwidth",
-                                 num(n->bandwidth_gbps), "efficiency", num(n->efficiency), "size",
-                                 (json_int_t)n->size, "latency", num(n->latency_s), "ops",
-                                 finish(ops, ops_ok), "must_be_filled", n->must_be_filled,
-                                 "processor_usage", num(n->processor_usage))) == 0;
+        json_t *net = json_pack("{s:o,s:o,s:I,s:o,s:o,s:b,s:o}", "bandwidth",
+                                num(n->bandwidth_gbps), "efficiency", num(n->efficiency), "size",
+                                (json_int_t)n->size, "latency", num(n->latency_s), "ops",
+                                finish(ops, ops_ok), "must_be_filled", n->must_be_filled,
+                                "processor_usage", num(n->processor_usage));
+        /* the NCCL model's members only when set, so Calculon's tiers keep their form */
+        if (net && ((n->nvls_efficiency > 0 &&
+                     json_object_set_new(net, "nvls_efficiency", num(n->nvls_efficiency))) ||
+                    (n->sharp && json_object_set_new(net, "sharp", json_true())) ||
+                    (n->scale_falloff > 0 &&
+                     json_object_set_new(net, "scale_falloff", num(n->scale_falloff))))) {
+            json_decref(net);
+            net = NULL;
+        }
+        ok = json_array_append_new(nets, net) == 0;
     }
     nets = finish(nets, ok);
     json_t *o = json_pack("{s:o,s:o,s:o,s:o,s:s,s:o,s:o}", "matrix", encode_processor(&s->matrix),
@@ -310,8 +329,11 @@ json_t *codec_llm_system_encode(const llm_system_t *s)
                           "mem2", encode_memory(&s->mem2), "processing_mode",
                           llm_processing_mode_names[s->processing_mode], "networks", nets,
                           "attention_efficiency", num(s->attention_efficiency));
-    /* the host side only when given, so Calculon's systems keep their form */
-    if (o && ((s->host_launch_s > 0 &&
+    /* the host side and the NCCL model only when given, so Calculon's systems keep their form */
+    if (o && ((s->collectives != LLM_COLLECTIVES_CALCULON &&
+               json_object_set_new(o, "collectives",
+                                   json_string(llm_collectives_names[s->collectives]))) ||
+              (s->host_launch_s > 0 &&
                json_object_set_new(o, "host_launch_s", num(s->host_launch_s))) ||
               (s->graph_launch_s > 0 &&
                json_object_set_new(o, "graph_launch_s", num(s->graph_launch_s))))) {

@@ -88,54 +88,17 @@ static json_t *sample(const char *text, fathom_error_t *err)
 
 /* ------------------------------------------------------------------- the result ---- */
 
-typedef struct {
-    json_t *candidates;
-    int failed;
-} collect_t;
-
-static int collect(void *ctx, const sweep_point_t *p)
+static json_t *summarize(const void *ctx, json_t *candidates)
 {
-    collect_t *w = ctx;
-    return codec_sweep_gather(w->candidates, json_loads(p->response, 0, NULL), &w->failed);
+    return codec_plan_summarize(ctx, candidates);
 }
 
 static json_t *result(const sweep_run_t *run, const sweep_state_t *st, const sweep_points_t *pts,
                       int flags, fathom_error_t *err)
 {
     (void)st;
-    json_t *doc = NULL;
-    if (!(flags & SWEEP_RESULT_FINAL)) /* the plan is made of every candidate, at the end */
-        return (doc = json_object()) ? doc
-                                     : (fathom_error_set(err, FATHOM_E_INTERNAL, NULL,
-                                                         "out of memory"),
-                                        NULL);
-    const json_t *spec = run_of(run)->spec;
-    uint64_t n = run_of(run)->ncandidates;
-    collect_t w = {json_array(), 0};
-    while (w.candidates && !w.failed && json_array_size(w.candidates) < n) {
-        size_t before = json_array_size(w.candidates);
-        if (pts->page(pts->self, (long long)before, 256, collect, &w, err)) {
-            json_decref(w.candidates);
-            return NULL;
-        }
-        if (json_array_size(w.candidates) == before)
-            break; /* fewer points than candidates: not every unit is stored */
-    }
-    json_t *plan = NULL;
-    if (w.candidates && !w.failed && json_array_size(w.candidates) == n)
-        plan = codec_plan_summarize(spec, w.candidates);
-    long long good = 0;
-    size_t i;
-    json_t *c;
-    json_array_foreach(w.candidates, i, c) good += json_is_true(json_object_get(c, "fits"));
-    if (plan)
-        doc = json_pack("{s:[],s:{s:I,s:I,s:I},s:o}", "best", "counts", "total", (json_int_t)n,
-                        "good", (json_int_t)good, "bad", (json_int_t)((long long)n - good),
-                        "plan", plan);
-    json_decref(w.candidates);
-    if (!doc)
-        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "cannot make the plan from its candidates");
-    return doc;
+    return sweep_result_of_points(pts, (size_t)run_of(run)->ncandidates, flags, "fits", "plan",
+                                  summarize, run_of(run)->spec, err);
 }
 
 /* ------------------------------------------------------------------- downloads ---- */
@@ -144,29 +107,18 @@ static int csv_head(const sweep_run_t *run, const json_t *first, json_t *names)
 {
     (void)run;
     (void)first;
-    int rc = 0;
-    for (int i = 0; codec_plan_csv_columns[i] && !rc; i++)
-        rc = json_array_append_new(names, json_string(codec_plan_csv_columns[i]));
-    return rc;
+    return sweep_csv_names(codec_plan_csv_columns, names);
 }
 
-/* A candidate: the columns codec_plan_csv_columns names, by path; the rejection reasons in one
- * cell, joined by '|'. */
+/* A candidate: the columns codec_plan_csv_columns names, by path; the rejection reasons and the
+ * ranges ([low, high]) in one cell each, joined by '|'. */
 static int csv_row(const sweep_run_t *run, const json_t *first, const json_t *row, json_t *cells)
 {
     (void)run;
     (void)first;
     int rc = 0;
     for (int i = 0; codec_plan_csv_columns[i] && !rc; i++) {
-        const char *col = codec_plan_csv_columns[i], *dot = strchr(col, '.');
-        const json_t *parent = row;
-        if (dot) {
-            char head[64];
-            snprintf(head, sizeof head, "%.*s", (int)(dot - col), col);
-            parent = json_object_get(parent, head);
-            col = dot + 1;
-        }
-        json_t *v = json_object_get(parent, col);
+        json_t *v = sweep_row_at(row, codec_plan_csv_columns[i]);
         if (json_is_array(v)) {
             char joined[256] = "";
             size_t k, len = 0;
@@ -174,7 +126,10 @@ static int csv_row(const sweep_run_t *run, const json_t *first, const json_t *ro
             json_array_foreach(v, k, e)
             {
                 const char *code = json_string_value(e) ? json_string_value(e) : "";
-                if (len < sizeof joined)
+                if (len < sizeof joined && json_is_number(e))
+                    len += (size_t)snprintf(joined + len, sizeof joined - len, "%s%.17g",
+                                            k ? "|" : "", json_number_value(e));
+                else if (len < sizeof joined)
                     len += (size_t)snprintf(joined + len, sizeof joined - len, "%s%s",
                                             k ? "|" : "", code);
             }

@@ -121,6 +121,14 @@ int codec_grid_top_n(const json_t *spec)
     return (int)json_integer_value(json_object_get(spec, "top_n"));
 }
 
+/* data_par × context_par of an execution object (a value that is not a count reads as 0). */
+static json_int_t group_of(const json_t *exec)
+{
+    json_int_t dp = json_integer_value(json_object_get(exec, "data_par"));
+    json_int_t cp = json_integer_value(json_object_get(exec, "context_par"));
+    return dp * (cp > 1 ? cp : 1);
+}
+
 int codec_grid_point(const json_t *spec, uint64_t index, json_t **body, json_t **values)
 {
     const char *names[SWEEP_GRID_MAX_AXES];
@@ -131,6 +139,12 @@ int codec_grid_point(const json_t *spec, uint64_t index, json_t **body, json_t *
     json_t *vals = json_object();
     const json_t *axes = json_object_get(spec, "axes");
     uint64_t rest = index;
+    /* The normalized base spells out its shard group; all of its data_par × context_par is the
+     * default, "shard over every rank", and stays so at a point whose degrees differ (as a group
+     * smaller than that stays the group given). */
+    json_t *exec = json_object_get(b, "execution");
+    const bool shard_all = json_integer_value(json_object_get(exec, "shard_group")) ==
+                           group_of(exec);
     for (int i = n - 1; i >= 0; i--) {
         const json_t *arr = json_object_get(axes, names[i]);
         size_t len = json_array_size(arr);
@@ -141,6 +155,13 @@ int codec_grid_point(const json_t *spec, uint64_t index, json_t **body, json_t *
             json_decref(vals);
             return -1;
         }
+    }
+    /* (a degree the axis made no count leaves the group as it was: that degree is the error) */
+    if (shard_all && !json_object_get(vals, "execution.shard_group") && group_of(exec) >= 1 &&
+        json_object_set_new(exec, "shard_group", json_integer(group_of(exec)))) {
+        json_decref(b);
+        json_decref(vals);
+        return -1;
     }
     *body = b;
     *values = vals;

@@ -100,58 +100,18 @@ static int run_unit(const sweep_run_t *run, const codec_ctx_t *ctx, size_t unit,
 
 /* ------------------------------------------------------------------- the result ---- */
 
-typedef struct {
-    json_t *candidates;
-    int failed;
-} collect_t;
-
-static int collect(void *ctx, const sweep_point_t *p)
+static json_t *summarize(const void *ctx, json_t *candidates)
 {
-    collect_t *w = ctx;
-    json_t *c = json_loads(p->response, 0, NULL);
-    if (!c || json_array_append_new(w->candidates, c)) {
-        w->failed = 1;
-        return 1;
-    }
-    return 0;
+    return codec_serving_plan_summarize(ctx, candidates);
 }
 
 static json_t *result(const sweep_run_t *run, const sweep_state_t *st, const sweep_points_t *pts,
                       int flags, fathom_error_t *err)
 {
     (void)st;
-    json_t *doc = NULL;
-    if (!(flags & SWEEP_RESULT_FINAL)) /* the plan is made of every unit, at the end */
-        return (doc = json_object())
-                   ? doc
-                   : (fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory"), NULL);
     const codec_serving_plan_t *p = plan_of(run);
-    const size_t n = (size_t)p->num_units;
-    collect_t w = {json_array(), 0};
-    while (w.candidates && !w.failed && json_array_size(w.candidates) < n) {
-        const size_t before = json_array_size(w.candidates);
-        if (pts->page(pts->self, (long long)before, 256, collect, &w, err)) {
-            json_decref(w.candidates);
-            return NULL;
-        }
-        if (json_array_size(w.candidates) == before)
-            break; /* fewer points than units: not every unit is stored */
-    }
-    json_t *plan = NULL;
-    if (w.candidates && !w.failed && json_array_size(w.candidates) == n)
-        plan = codec_serving_plan_summarize(p, w.candidates);
-    long long good = 0;
-    size_t i;
-    json_t *c;
-    json_array_foreach(w.candidates, i, c) good += json_is_true(json_object_get(c, "meets"));
-    if (plan)
-        doc = json_pack("{s:[],s:{s:I,s:I,s:I},s:o}", "best", "counts", "total", (json_int_t)n,
-                        "good", (json_int_t)good, "bad", (json_int_t)((long long)n - good),
-                        "serving_plan", plan);
-    json_decref(w.candidates);
-    if (!doc)
-        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "cannot make the plan from its candidates");
-    return doc;
+    return sweep_result_of_points(pts, (size_t)p->num_units, flags, "meets", "serving_plan",
+                                  summarize, p, err);
 }
 
 /* ------------------------------------------------------------------- downloads ---- */
@@ -167,10 +127,7 @@ static int csv_head(const sweep_run_t *run, const json_t *first, json_t *names)
 {
     (void)run;
     (void)first;
-    int rc = 0;
-    for (int i = 0; columns[i] && !rc; i++)
-        rc = json_array_append_new(names, json_string(columns[i]));
-    return rc;
+    return sweep_csv_names(columns, names);
 }
 
 /* A candidate: the columns above, by path (one level of nesting). */
@@ -180,15 +137,7 @@ static int csv_row(const sweep_run_t *run, const json_t *first, const json_t *ro
     (void)first;
     int rc = 0;
     for (int i = 0; columns[i] && !rc; i++) {
-        const char *col = columns[i], *dot = strchr(col, '.');
-        const json_t *parent = row;
-        if (dot) {
-            char head[64];
-            snprintf(head, sizeof head, "%.*s", (int)(dot - col), col);
-            parent = json_object_get(parent, head);
-            col = dot + 1;
-        }
-        json_t *v = json_object_get(parent, col);
+        json_t *v = sweep_row_at(row, columns[i]);
         rc = json_array_append_new(cells, v ? json_incref(v) : json_null());
     }
     return rc;

@@ -189,6 +189,24 @@ json_t *codec_sweep_run(const sweep_kind_t *kind, const json_t *spec, const code
                         int threads, volatile int *cancel, sweep_progress_fn progress,
                         void *progress_user, int flags, fathom_error_t *err);
 
+/* ---- for kinds whose answer is made of all their points (a plan, a serving plan) ---- */
+
+/* The result of such a kind (its `result`, from the stored points): every stored point's
+ * response, parsed, in index order, handed to summarize (which returns the kind's block, a new
+ * reference, or NULL when memory ran out), as {"best": [] (it ranks otherwise), "counts":
+ * {"total": the n points, "good": those whose member `good` is true, "bad"}, member: the block}.
+ * Before the end (flags without SWEEP_RESULT_FINAL) an empty object: a status shows nothing of
+ * it. New reference, or NULL with err (fewer than n points stored, or memory ran out). */
+typedef json_t *(*sweep_summarize_fn)(const void *ctx, json_t *points);
+json_t *sweep_result_of_points(const sweep_points_t *pts, size_t n, int flags, const char *good,
+                               const char *member, sweep_summarize_fn summarize, const void *ctx,
+                               fathom_error_t *err);
+/* A CSV header of fixed columns (NULL-ended) appended to names: 0, or -1 when memory ran out. */
+int sweep_csv_names(const char *const *columns, json_t *names);
+/* The value at a CSV column's path in a row ("system", "layout.tensor_par": one level of
+ * nesting), or NULL. */
+json_t *sweep_row_at(const json_t *row, const char *path);
+
 /* Points held in memory in index order (codec_sweep_run's), and a reader over them that answers
  * as a store would. The list must outlive the reader. */
 typedef struct {

@@ -10,6 +10,7 @@
  * order at the end, which is index order (a unit's points follow the previous unit's). The first
  * error wins (under `lock`); the others stop at their next unit. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,89 @@ static int list_best(void *self, int top_n, sweep_point_fn fn, void *ctx, long l
 sweep_points_t sweep_points_of_list(sweep_point_list_t *list)
 {
     return (sweep_points_t){list, list_page, list_best};
+}
+
+/* -------------------------------------------------- kinds made of all their points ---- */
+
+typedef struct {
+    json_t *all;
+    int failed;
+} gather_t;
+
+static int gather(void *ctx, const sweep_point_t *p)
+{
+    gather_t *g = ctx;
+    json_t *r = json_loads(p->response, 0, NULL);
+    if (r && json_array_append_new(g->all, r) == 0)
+        return 0;
+    g->failed = 1;
+    return 1;
+}
+
+/* Every stored point's response, parsed, in index order; NULL with err when fewer than n are
+ * stored or memory ran out. */
+static json_t *points_all(const sweep_points_t *pts, size_t n, fathom_error_t *err)
+{
+    gather_t g = {json_array(), 0};
+    while (g.all && !g.failed && json_array_size(g.all) < n) {
+        size_t before = json_array_size(g.all);
+        if (pts->page(pts->self, (long long)before, 256, gather, &g, err)) {
+            json_decref(g.all);
+            return NULL;
+        }
+        if (json_array_size(g.all) == before)
+            break; /* fewer points than units: not every unit is stored */
+    }
+    if (g.all && !g.failed && json_array_size(g.all) == n)
+        return g.all;
+    json_decref(g.all);
+    fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "cannot read every stored point");
+    return NULL;
+}
+
+json_t *sweep_result_of_points(const sweep_points_t *pts, size_t n, int flags, const char *good,
+                               const char *member, sweep_summarize_fn summarize, const void *ctx,
+                               fathom_error_t *err)
+{
+    json_t *doc = NULL;
+    if (!(flags & SWEEP_RESULT_FINAL)) {
+        doc = json_object();
+    } else {
+        json_t *points = points_all(pts, n, err);
+        if (!points)
+            return NULL;
+        size_t i;
+        long long fit = 0;
+        json_t *p;
+        json_array_foreach(points, i, p) fit += json_is_true(json_object_get(p, good));
+        json_t *block = summarize(ctx, points);
+        doc = block ? json_pack("{s:[],s:{s:I,s:I,s:I},s:o}", "best", "counts", "total",
+                                (json_int_t)n, "good", (json_int_t)fit, "bad",
+                                (json_int_t)((long long)n - fit), member, block)
+                    : NULL;
+        json_decref(points);
+    }
+    if (!doc)
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "cannot make the answer of its points");
+    return doc;
+}
+
+int sweep_csv_names(const char *const *columns, json_t *names)
+{
+    int rc = 0;
+    for (int i = 0; columns[i] && !rc; i++)
+        rc = json_array_append_new(names, json_string(columns[i]));
+    return rc;
+}
+
+json_t *sweep_row_at(const json_t *row, const char *path)
+{
+    const char *dot = strchr(path, '.');
+    if (!dot)
+        return json_object_get(row, path);
+    char head[64];
+    snprintf(head, sizeof head, "%.*s", (int)(dot - path), path);
+    return json_object_get(json_object_get(row, head), dot + 1);
 }
 
 /* ------------------------------------------------------------------ the runner ---- */

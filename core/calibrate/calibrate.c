@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "llm_collective.h"
+
 const char *const calibrate_collective_names[] = {"all_reduce", "all_gather", "reduce_scatter",
                                                   "alltoall", "sendrecv", NULL};
 
@@ -86,8 +88,23 @@ static llm_net_op_t coll_op(calibrate_collective_t op, double bytes, int64_t n, 
     }
 }
 
+/* The collective of an nccl-tests row under a system with the NCCL model: the ranks packed
+ * (nccl-tests' -npernode fills each node), on the row's tier. */
+static double nccl_model_time(const llm_system_t *s, const calibrate_coll_row_t *c)
+{
+    static const llm_coll_t kinds[] = {[CAL_COLL_ALL_REDUCE] = LLM_COLL_ALL_REDUCE,
+                                       [CAL_COLL_ALL_GATHER] = LLM_COLL_ALL_GATHER,
+                                       [CAL_COLL_REDUCE_SCATTER] = LLM_COLL_REDUCE_SCATTER,
+                                       [CAL_COLL_ALLTOALL] = LLM_COLL_ALL_TO_ALL,
+                                       [CAL_COLL_SENDRECV] = LLM_COLL_P2P};
+    const llm_group_t g = {(double)c->procs, 1, c->network};
+    return llm_collective_time(s, kinds[c->op], c->bytes, &g);
+}
+
 double calibrate_collective_time(const llm_system_t *s, const calibrate_coll_row_t *c)
 {
+    if (s->collectives == LLM_COLLECTIVES_NCCL) /* the step model's collectives (doc/collectives.md) */
+        return nccl_model_time(s, c);
     /* Fathom's network cost (llm__net_time): latency + size·scalar·(1 + offset/peers) /
      * (bandwidth · efficiency), bandwidth in GB/s per processor. With the presets' all_reduce
      * scalar 2 and offset −1 this is latency + S·2(n−1)/n / (bw·eff): nccl-tests' busbw is then
@@ -250,8 +267,11 @@ static int build_params(fit_t *f)
             return -1;
     /* Op scalars: a collective's time depends on scalar/efficiency only, so one op per tier (its
      * reference: all_reduce when measured, else the first op measured) keeps its scalar and
-     * sets the efficiency; every other op measured on the tier gets its scalar fitted. */
-    for (int net = 0; net < f->base->num_networks; net++) {
+     * sets the efficiency; every other op measured on the tier gets its scalar fitted. Under
+     * the NCCL model (doc/collectives.md) the ops differ by their algorithms, not by scalars:
+     * efficiency and latency are all it fits. */
+    for (int net = 0; f->base->collectives != LLM_COLLECTIVES_NCCL && net < f->base->num_networks;
+         net++) {
         bool measured[LLM_OP__COUNT] = {false};
         int ref = -1;
         for (size_t i = 0; i < in->n_collectives; i++) {

@@ -97,9 +97,19 @@ typedef struct {
     llm_net_op_cost_t ops[LLM_OP__COUNT];
     bool must_be_filled;    /* the parallelism mapped on it must divide size exactly */
     double processor_usage; /* fraction of compute taken by communication, [0, 1) */
+    /* Under system.collectives "nccl" only (llm_collective.h): NVLink SHARP all-reduce bus
+     * bandwidth as a fraction of `bandwidth` (0: none), in-network reduction across this tier
+     * (InfiniBand SHARP), and the share of bus bandwidth lost per doubling of the domains a
+     * collective crosses on this tier. */
+    double nvls_efficiency;
+    bool sharp;
+    double scale_falloff;
 } llm_network_t;
 
 typedef enum { LLM_PROC_ROOFLINE = 0, LLM_PROC_NO_OVERLAP = 1 } llm_processing_mode_t;
+/* How collectives are costed (llm_collective.h): Calculon's formula per tier, or NCCL's
+ * algorithms over the tiers a group spans. */
+typedef enum { LLM_COLLECTIVES_CALCULON = 0, LLM_COLLECTIVES_NCCL = 1 } llm_collectives_t;
 
 typedef struct {
     llm_processor_t matrix; /* matrix (tensor-core) engine */
@@ -117,6 +127,7 @@ typedef struct {
      * graph (llm_host.h). 0: no host side (Calculon's systems and any that leave them out). */
     double host_launch_s;
     double graph_launch_s;
+    llm_collectives_t collectives;
 } llm_system_t;
 
 /* A system object that leaves attention_efficiency out gets this: FlashAttention-2 forward and
@@ -500,6 +511,14 @@ int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execu
 int64_t llm_stage_blocks(const fathom_model_t *m, const llm_execution_t *e, int64_t stage,
                          int64_t *first);
 
+/* Memory alone: the same refusals as llm_estimate, then out's memory members (mem_tier*,
+ * fits_*, extra.stages, extra.heaviest, extra.memory, blocks_per_proc, num_microbatches), the
+ * time and every statistic but the tier needs left zero. Equal to llm_estimate's memory, at a
+ * fraction of its cost (the layers are not costed): the search's selective-recompute ladder
+ * tries its rungs so. Calculon's block runs llm_estimate. */
+int llm_estimate_memory(const fathom_model_t *m, const llm_system_t *s,
+                        const llm_execution_t *e, llm_result_t *out, fathom_error_t *err);
+
 /* Blocks of the largest of a stage's pipeline chunks: its blocks_per_proc blocks over
  * `interleaving` chunks, the first ones taking one block more when they do not divide evenly
  * (the modern block; Calculon's needs them even). recompute_blocks is at most this. */
@@ -561,6 +580,17 @@ double llm_a2a_time(const llm_system_t *s, int net, double bytes, double peers, 
  * peers, within router_group_top_k of its router_groups when it has groups (llm_moe.c). */
 double llm_a2a_flex_time(const llm_system_t *s, int net, double token_bytes,
                          const model_moe_t *moe, double peers, double span);
+
+/* A grouped expert GEMM of G experts, each M rows by an inner K and an output N, reaches
+ *   e = e_top · M/(M + 160) · K/(K + 160) · N/(N + 32)
+ * of the matrix peak (e_top the best efficiency of the datatype's curve, llm_curve_top) and costs
+ * LLM_GROUPED_GEMM_FIXED_S a call besides (llm_moe.c: fitted to the 96 BF16 grouped GEMMs of
+ * bench/gpu/2026-11-26-h100-sxm5-80gb). Shared by training (llm_moe.c) and serving
+ * (core/serving/serving_step.c). */
+#define LLM_GROUPED_GEMM_FIXED_S 30e-6
+double llm_grouped_gemm_shape(double M, double K, double N);
+/* The best efficiency on curve c: what the system's large GEMMs reach. */
+double llm_curve_top(const llm_curve_t *c);
 
 /* Seconds of one collective `op` of `bytes` among `peers` ranks on tier `net` of s: Calculon's
  * latency + bytes·scalar·(1 + offset/peers) / (bandwidth·efficiency) (llm_system.c). */
@@ -635,6 +665,7 @@ extern const char *const llm_recompute_module_names[]; /* by bit index: bit 1 <<
 extern const char *const llm_pp_schedule_names[];      /* "1f1b", "interleaved", ... */
 extern const char *const llm_state_dtype_names[];      /* "float32", "bfloat16", "float16" */
 extern const char *const llm_stack_names[];      /* "megatron", "torchtitan", "fsdp" */
+extern const char *const llm_collectives_names[]; /* "calculon", "nccl" */
 extern const char *const llm_fp8_recipe_names[]; /* by llm_fp8_recipe_t */
 extern const char *const llm_selective_ac_names[]; /* "none", "op" */
 /* The FP8 recipe a stack uses when the execution names none: Transformer Engine's current

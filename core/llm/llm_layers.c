@@ -8,6 +8,7 @@
  * not care what the layers are. */
 #include <string.h>
 
+#include "llm_collective.h"
 #include "llm_internal.h"
 
 /* ---- constructors (element counts as Calculon's layer classes define them) ---- */
@@ -890,6 +891,13 @@ static void comm_ops(const llm__layer_t *l, bool baseblock, int *fw, int *bw)
     }
 }
 
+/* A tensor-parallel collective of a layer: the TP group (consecutive ranks) on its tier. */
+static double tp_coll(const llm__layer_t *l, const llm__ctx_t *c, int op, double bytes)
+{
+    const llm_group_t g = {l->num_peers, 1, (int)(l->net - c->sys->networks)};
+    return llm_collective_time(c->sys, (llm_coll_t)op, bytes, &g);
+}
+
 static double overlapped_net_time(const llm__layer_t *l, llm__ctx_t *c, llm__stage_t st,
                                   bool baseblock)
 {
@@ -909,12 +917,11 @@ static double overlapped_net_time(const llm__layer_t *l, llm__ctx_t *c, llm__sta
     double bytes = llm__layer_comm_bytes(l, c, st, baseblock);
     switch (st) {
     case LLM__FW:
-        return fw_op < 0 ? 0 : llm__net_time(l->net, fw_op, bytes, l->num_peers) + fw_flop_time;
+        return fw_op < 0 ? 0 : tp_coll(l, c, fw_op, bytes) + fw_flop_time;
     case LLM__AGRAD:
-        return bw_op < 0 ? 0 : llm__net_time(l->net, bw_op, bytes, l->num_peers) + bw_flop_time;
+        return bw_op < 0 ? 0 : tp_coll(l, c, bw_op, bytes) + bw_flop_time;
     case LLM__WGRAD:
-        return l->needs_recomm && fw_op >= 0 ? llm__net_time(l->net, fw_op, bytes, l->num_peers)
-                                             : 0;
+        return l->needs_recomm && fw_op >= 0 ? tp_coll(l, c, fw_op, bytes) : 0;
     case LLM__OPTIM: return 0;
     }
     return 0;
@@ -932,8 +939,7 @@ static double tp_comm_net_time(const llm__layer_t *l, llm__ctx_t *c, llm__stage_
     /* The layer's own arithmetic (the reduction) and memory traffic count as network time. */
     double local = own->local;
     int op = st == LLM__AGRAD ? bw_op : fw_op;
-    double net = op < 0 ? 0 : llm__net_time(l->net, op, llm__layer_comm_bytes(l, c, st, baseblock),
-                                            l->num_peers);
+    double net = op < 0 ? 0 : tp_coll(l, c, op, llm__layer_comm_bytes(l, c, st, baseblock));
     return net + local;
 }
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "llm_collective.h"
 #include "llm_internal.h"
 
 double llm__sum_of_lines(const llm_stats_t *st)
@@ -90,6 +91,17 @@ static void add_pass(llm__pass_t *p, const llm__cost_t *k)
     p->time += k->time;
 }
 
+/* The layer's parameters and their FP8, expert and frozen shares (a layer outside one adds
+ * 0.0: the sums stay bit for bit what they were). */
+static void add_weights(const llm__layer_t *l, llm__block_stats_t *b)
+{
+    b->weight_elems += l->weight_space;
+    b->fp8_weight_elems += l->fp8 ? l->weight_space : 0.0;
+    b->expert_weight_elems += l->expert ? l->weight_space : 0.0;
+    b->frozen_elems += l->frozen ? l->weight_space : 0.0;
+    b->expert_frozen_elems += l->frozen && l->expert ? l->weight_space : 0.0;
+}
+
 /* The layer's forward pass: its cost (returned in *fw for the recompute) and its shares. */
 static void add_forward(llm__layer_t *l, llm__ctx_t *c, llm__block_stats_t *b, llm__cost_t *fw)
 {
@@ -104,14 +116,10 @@ static void add_forward(llm__layer_t *l, llm__ctx_t *c, llm__block_stats_t *b, l
         if (l->needs_recompute)
             b->matrix_re_flops += fw->flops;
     }
-    b->weight_elems += l->weight_space;
-    /* the shares of attention, FP8 weights, experts and the MoE layer: a layer outside one
-     * adds 0.0, which leaves the sum bit for bit as it was (the golden cases depend on it) */
+    add_weights(l, b);
+    /* the shares of attention, experts and the MoE layer: a layer outside one adds 0.0, which
+     * leaves the sum bit for bit as it was (the golden cases depend on it) */
     b->attn_fw_time += l->kind == LLM__FUSED_ATTENTION ? fw->time : 0.0;
-    b->fp8_weight_elems += l->fp8 ? l->weight_space : 0.0;
-    b->expert_weight_elems += l->expert ? l->weight_space : 0.0;
-    b->frozen_elems += l->frozen ? l->weight_space : 0.0;
-    b->expert_frozen_elems += l->frozen && l->expert ? l->weight_space : 0.0;
     b->expert_time += l->expert ? fw->time : 0.0;
     b->moe_fw_time += l->moe ? fw->time : 0.0;
 }
@@ -190,6 +198,20 @@ static void add_memory(const llm__layer_t *l, const llm__ctx_t *c, bool training
     const double in_grad = l->kind == LLM__TP_COMM ? 0 : l->inputs_size * c->bpe;
     b->act_grad_peak = fmax(b->act_grad_peak, llm__layer_activation_grad(l, c) + in_grad);
     b->optimizer_space += llm__layer_optimizer(l, c);
+}
+
+void llm__block_memory(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
+                       const llm__sizes_t *z, bool blocks, llm__block_stats_t *b)
+{
+    memset(b, 0, sizeof *b);
+    if (blocks && e->training && e->activation_recompute == LLM_RECOMPUTE_FULL)
+        b->act_checkpoint_size = (double)z->activation_size * c->bpe;
+    for (int i = 0; i < blk->num_layers; i++) {
+        add_weights(&blk->layers[i], b);
+        add_memory(&blk->layers[i], c, e->training, b);
+    }
+    if (blocks && e->activation_recompute == LLM_RECOMPUTE_FULL)
+        b->act_storage_space = 0;
 }
 
 void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
@@ -492,8 +514,8 @@ static void recompute_some_blocks(const fathom_model_t *m, const llm_system_t *s
     none.recompute_blocks = 0;
     llm__block_t blk;
     llm__build_block(m, s, &none, &k->z, &blk);
-    llm__block_stats_t kept;
-    llm__block_stats(&blk, &k->c, &none, &k->z, true, &kept);
+    llm__block_stats_t kept; /* only its stored activations are read */
+    llm__block_memory(&blk, &k->c, &none, &k->z, true, &kept);
     b->re.flops *= f;
     b->re.flops_time *= f;
     b->re.mem_accessed *= f;
@@ -1051,7 +1073,7 @@ static void overlapped_dp(const llm__compiled_t *k, const llm_execution_t *e,
 
 /* Data-parallel gradient reduction per step: per block a reduce-scatter and all-gather (sharded
  * optimizer) or an all-reduce, every block's exposed without overlap. */
-static void dp_reduction(const llm__compiled_t *k, const llm_execution_t *e,
+static void dp_reduction(const llm__compiled_t *k, const llm_system_t *s, const llm_execution_t *e,
                          const llm_network_t *dp_net, const llm__block_stats_t *b,
                          const block_times_t *t, const chunk_t *ch, dp_reduction_t *d)
 {
@@ -1060,11 +1082,13 @@ static void dp_reduction(const llm__compiled_t *k, const llm_execution_t *e,
     if (dp <= 1 || !e->training)
         return;
     d->block_size = b->weight_space;
+    const llm_group_t g = {(double)dp, (double)(e->tensor_par * llm_context_par(e)),
+                           e->data_par_net};
     if (e->optimizer_sharding)
-        d->block_time = llm__net_time(dp_net, LLM_OP_REDUCE_SCATTER, d->block_size, (double)dp) +
-                        llm__net_time(dp_net, LLM_OP_ALL_GATHER, d->block_size, (double)dp);
+        d->block_time = llm_collective_time(s, LLM_COLL_REDUCE_SCATTER, d->block_size, &g) +
+                        llm_collective_time(s, LLM_COLL_ALL_GATHER, d->block_size, &g);
     else
-        d->block_time = llm__net_time(dp_net, LLM_OP_ALL_REDUCE, d->block_size, (double)dp);
+        d->block_time = llm_collective_time(s, LLM_COLL_ALL_REDUCE, d->block_size, &g);
     if (e->data_par_overlap) {
         overlapped_dp(k, e, dp_net, b, t, ch, d);
     } else {
@@ -1099,7 +1123,6 @@ static void compute_step(const llm__compiled_t *k, llm__ctx_t *c, const llm_syst
     const int64_t pp = e->pipeline_par, nmb = k->nmb, bpp_i = k->bpp;
     const double num_microbatches = (double)nmb;
     const llm__sizes_t z = k->z;
-    const llm_network_t *pp_net = &s->networks[e->pipeline_par_net];
     const bool training = e->training;
     const double bpp = (double)bpp_i;
     const double chunks_per_proc = (double)e->pipeline_interleaving;
@@ -1128,8 +1151,11 @@ static void compute_step(const llm__compiled_t *k, llm__ctx_t *c, const llm_syst
 #undef CHUNKED
 
     /* Calculon charges the p2p latency even with one pipeline stage (a 0-byte message). */
-    ch.fw_pp_time = llm__net_time(pp_net, LLM_OP_P2P, block_fw_pp_size, 2);
-    ch.bw_pp_time = llm__net_time(pp_net, LLM_OP_P2P, block_bw_pp_size, 2);
+    /* neighbouring stages are tensor·context·data parallel ranks apart */
+    const llm_group_t pp_pair = {2, (double)(e->tensor_par * llm_context_par(e) * e->data_par),
+                                 e->pipeline_par_net};
+    ch.fw_pp_time = llm_collective_time(s, LLM_COLL_P2P, block_fw_pp_size, &pp_pair);
+    ch.bw_pp_time = llm_collective_time(s, LLM_COLL_P2P, block_bw_pp_size, &pp_pair);
     double num_fw_pp_p2ps = 0, num_bw_pp_p2ps = 0;
     if (pp > 1) {
         num_fw_pp_p2ps = chunks_per_proc;
@@ -1144,7 +1170,7 @@ static void compute_step(const llm__compiled_t *k, llm__ctx_t *c, const llm_syst
     ch.bw_time = (ch.baseblocks * t.base_bw) + (ch.edgeblocks * t.edge_bw);
     dp_overlap_windows(e, b, &t, &ch);
     dp_reduction_t d;
-    dp_reduction(k, e, &s->networks[e->data_par_net], b, &t, &ch, &d);
+    dp_reduction(k, s, e, &s->networks[e->data_par_net], b, &t, &ch, &d);
 
     st->block_fw_pp_size = block_fw_pp_size;
     st->block_bw_pp_size = block_bw_pp_size;
@@ -1195,6 +1221,64 @@ static void block_of(const fathom_model_t *m, const llm_system_t *s, const llm_e
         recompute_some_blocks(m, s, e, k, recomputed, b);
 }
 
+/* The same for memory alone (llm_estimate_memory): what a block holds, no costs. */
+static void block_memory_of(const fathom_model_t *m, const llm_system_t *s,
+                            const llm_execution_t *e, llm__compiled_t *k, llm__block_stats_t *b)
+{
+    llm__block_t blk;
+    llm__build_block(m, s, e, &k->z, &blk);
+    llm__block_memory(&blk, &k->c, e, &k->z, true, b);
+    const double f = llm__recomputed_share(e, k);
+    if (f > 0 && f < 1) { /* recompute_some_blocks' memory: f of a checkpoint, 1 − f kept */
+        llm_execution_t none = *e;
+        none.activation_recompute = LLM_RECOMPUTE_NONE;
+        none.recompute_blocks = 0;
+        llm__build_block(m, s, &none, &k->z, &blk);
+        llm__block_stats_t kept;
+        llm__block_memory(&blk, &k->c, &none, &k->z, true, &kept);
+        b->act_checkpoint_size *= f;
+        b->act_storage_space = (1 - f) * kept.act_storage_space;
+    }
+}
+
+/* An MoE model's dense blocks (DeepSeek-V3's first three) keep a dense block's activations. */
+static bool has_dense_blocks(const fathom_model_t *m)
+{
+    return !m->calculon_block && m->moe.num_experts > 0 &&
+           model_moe_blocks_in(m, 0, m->num_blocks) < m->num_blocks;
+}
+
+int llm_estimate_memory(const fathom_model_t *m, const llm_system_t *s,
+                        const llm_execution_t *e, llm_result_t *out, fathom_error_t *err)
+{
+    if (m->calculon_block) /* Calculon's memory comes out of its statistics */
+        return llm_estimate(m, s, e, out, err);
+    llm__compiled_t k;
+    if (compile(m, s, e, &k, err))
+        return -1;
+    llm__block_stats_t b, dense;
+    block_memory_of(m, s, e, &k, &b);
+    const bool has_dense = has_dense_blocks(m);
+    if (has_dense) {
+        fathom_model_t d = *m;
+        d.moe.num_experts = 0;
+        block_memory_of(&d, s, e, &k, &dense);
+    }
+    memset(out, 0, sizeof *out);
+    llm__stages_memory(m, s, e, &k, &b, has_dense ? &dense : NULL, &out->extra);
+    llm__memory(m, e, &out->stats, &out->extra);
+    out->mem_tier1_bytes = out->stats.proc_mem_tier1_cap_req;
+    out->mem_tier2_bytes = out->stats.proc_mem_tier2_cap_req;
+    out->mem_tier1_capacity_bytes = s->mem1.gib * 1073741824.0;
+    out->mem_tier2_capacity_bytes = s->mem2.gib * 1073741824.0;
+    out->fits_tier1 = !(out->mem_tier1_bytes > out->mem_tier1_capacity_bytes);
+    out->fits_tier2 = !(out->mem_tier2_bytes > out->mem_tier2_capacity_bytes);
+    out->fits_memory = out->fits_tier1 && out->fits_tier2;
+    out->blocks_per_proc = k.bpp;
+    out->num_microbatches = k.nmb;
+    return 0;
+}
+
 int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                  llm_result_t *out, fathom_error_t *err)
 {
@@ -1203,13 +1287,11 @@ int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execu
         return -1;
     llm__block_stats_t b, dense;
     block_of(m, s, e, &k, &b);
-    /* an MoE model's dense blocks (DeepSeek-V3's first three) keep a dense block's activations */
-    const bool has_dense = !m->calculon_block && m->moe.num_experts > 0 &&
-                           model_moe_blocks_in(m, 0, m->num_blocks) < m->num_blocks;
-    if (has_dense) {
+    const bool has_dense = has_dense_blocks(m);
+    if (has_dense) { /* their time is llm__moe_step's: only their memory is read here */
         fathom_model_t d = *m;
         d.moe.num_experts = 0;
-        block_of(&d, s, e, &k, &dense);
+        block_memory_of(&d, s, e, &k, &dense);
     }
 
     memset(out, 0, sizeof *out);

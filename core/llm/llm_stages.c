@@ -15,6 +15,9 @@
  *                        + max(opt_F, opt_L) + max(dp_F, dp_L) + tied-embedding all-reduce
  *   The max term goes to the forward/backward/TP lines of the breakdown, the min term to the
  *   bubble, so the breakdown still sums to the step time.
+ *   dualpipe:        ranks 0 and pp − 1 hold both ends, each direction running half the
+ *                    microbatches: T = T_calculon + nmb·max(0, t_F + t_L − slack_F − slack_L)/2
+ *                    (llm__dualpipe_outer_share; slack: the blocks the end stages lack).
  *   dp_X: the stage's extra gradients reduced over data parallelism (all-reduce, or
  *   reduce-scatter + all-gather with a sharded optimizer). The embedding's gradients are ready
  *   only at the very end of backward, so dp_F is always exposed; the output layer's are ready
@@ -58,6 +61,7 @@
  * llm_memory_inputs_t (memory_inputs); llm_memory.c makes every rank's memory of it. */
 #include <string.h>
 
+#include "llm_collective.h"
 #include "llm_internal.h"
 
 static double max2(double a, double b) { return a > b ? a : b; }
@@ -72,28 +76,38 @@ typedef struct {
     double useful;      /* FLOPs per microbatch */
 } outer_t;
 
-/* The tier the gradient reduction runs on: data parallelism's, or context parallelism's when
- * data_par is 1 (the reduction group is data_par × context_par). */
-static const llm_network_t *dp_network(const llm_system_t *s, const llm_execution_t *e)
+/* The groups of the gradient reduction (llm_collective.h): all of data_par × context_par, the
+ * shard group of S of them, and the G/S replicas of a shard across shard groups; ranks
+ * tensor_par apart inside a shard group (Megatron's and torchtitan's order: tensor innermost,
+ * then context, then data) and tensor_par·S apart across them. The tier is data parallelism's,
+ * or context parallelism's when data_par is 1. */
+typedef struct {
+    llm_group_t all, shard, replicas;
+} dp_groups_t;
+
+static dp_groups_t dp_groups(const llm_execution_t *e)
 {
-    return &s->networks[e->data_par > 1 ? e->data_par_net : e->context_par_net];
+    const double G = (double)(e->data_par * llm_context_par(e)), S = (double)llm_shard_group(e);
+    const double tp = (double)e->tensor_par;
+    const int tier = e->data_par > 1 ? e->data_par_net : e->context_par_net;
+    return (dp_groups_t){{G, tp, tier}, {S, tp, tier}, {G / S, tp * S, tier}};
 }
 
 /* One step's reduction of `bytes` of gradients of the layers outside the blocks: all-reduce
  * over G, or reduce-scatter over the shard group, then the parameters gathered back (ZeRO). */
 static double dp_reduce_time(const llm_system_t *s, const llm_execution_t *e, double bytes)
 {
-    const double G = (double)(e->data_par * llm_context_par(e)), S = (double)llm_shard_group(e);
-    const llm_network_t *net = dp_network(s, e);
-    if (G < 2 || !e->training || bytes <= 0) /* frozen layers (finetune) reduce nothing */
+    const dp_groups_t g = dp_groups(e);
+    if (g.all.ranks < 2 || !e->training || bytes <= 0) /* frozen layers (finetune) reduce nothing */
         return 0;
     if (llm_zero_stage(e) == 0)
-        return llm__net_time(net, LLM_OP_ALL_REDUCE, bytes, G);
-    double t = S > 1 ? llm__net_time(net, LLM_OP_REDUCE_SCATTER, bytes, S) +
-                           llm__net_time(net, LLM_OP_ALL_GATHER, bytes, S)
-                     : 0;
-    if (G > S)
-        t += llm__net_time(net, LLM_OP_ALL_REDUCE, bytes / S, G / S);
+        return llm_collective_time(s, LLM_COLL_ALL_REDUCE, bytes, &g.all);
+    double t = g.shard.ranks > 1
+                   ? llm_collective_time(s, LLM_COLL_REDUCE_SCATTER, bytes, &g.shard) +
+                         llm_collective_time(s, LLM_COLL_ALL_GATHER, bytes, &g.shard)
+                   : 0;
+    if (g.replicas.ranks > 1)
+        t += llm_collective_time(s, LLM_COLL_ALL_REDUCE, bytes / g.shard.ranks, &g.replicas);
     return t;
 }
 
@@ -186,6 +200,12 @@ static void describe_calculon(const llm_stats_t *st, const llm__compiled_t *k,
     }
 }
 
+double llm__dualpipe_outer_share(double tF, double tL, double slack0, double slack1)
+{
+    const double both = tF + tL;
+    return both > 0 ? max2(0, both - slack0 - slack1) / 2 / both : 0;
+}
+
 /* Adds the outer layers to the step's lines (header); returns the FLOPs they add on the
  * critical path (for the efficiencies). */
 static double add_outer_time(const llm_execution_t *e, const llm__compiled_t *k, const outer_t *F,
@@ -204,6 +224,22 @@ static double add_outer_time(const llm_execution_t *e, const llm__compiled_t *k,
         st->dp_comm_link_time += F->dp + L->dp;
         return nmb * (F->useful + L->useful);
     }
+    /* DualPipe (DeepSeek-V3 report sec. 3.2.1) puts stage r and stage pp − 1 − r on one rank,
+     * each direction running half the microbatches: the embedding's stage and the output
+     * layer's share ranks 0 and pp − 1, which per microbatch on average run
+     * (b_0 + b_{pp−1})·t_b/2 + (t_F + t_L)/2 against the others' bpp·t_b. They add
+     * max(0, t_F + t_L − slack_0 − slack_1)/2 per microbatch and no bubble. */
+    if (llm_pp_schedule(e) == LLM_PP_DUALPIPE) {
+        const double scale = llm__dualpipe_outer_share(F->per_mb, L->per_mb, slack[0], slack[1]);
+        st->fw_time += nmb * (F->fw + L->fw) * scale;
+        st->bw_time += nmb * (F->bw + L->bw) * scale;
+        st->tp_comm_exposed_time += nmb * (F->tp + L->tp) * scale;
+        st->tp_comm_link_time += nmb * (F->tp + L->tp) * scale;
+        st->optim_step_time += F->optim + L->optim;
+        st->dp_comm_exposed_time += F->dp + (overlap ? 0 : L->dp) + tied_ar;
+        st->dp_comm_link_time += F->dp + L->dp + tied_ar;
+        return nmb * (F->useful + L->useful) * scale;
+    }
     /* With first_stage_blocks / last_stage_blocks the end stages hold fewer blocks than the
      * pace-setting one: their outer layers add only what exceeds the blocks they lack,
      * slack = (bpp − blocks)·t_b (the pace is max(bpp·t_b, blocks·t_b + t_X)). */
@@ -221,11 +257,44 @@ static double add_outer_time(const llm_execution_t *e, const llm__compiled_t *k,
     return nmb * H->useful * scale;
 }
 
-/* A reduction or gather of x seconds per block, hidden bucket by bucket behind a window of
- * compute per block when overlapped: the first (or last) is always exposed (header). */
-static double bucketed(double x, double window, double blocks, bool overlap)
+/* The compute a collective overlapping it slows: its kernel holds processor_usage of the SMs
+ * (NCCL's channels, one thread block each) for as long as it runs under the window. */
+static double contention(double x, double window, double pu)
 {
-    return overlap ? x + (blocks - 1) * max2(0, x - window) : blocks * x;
+    return pu * (x < window ? x : window);
+}
+
+/* A reduction or gather of x seconds per block, hidden bucket by bucket behind a window of
+ * compute per block when overlapped, slowing it by contention: the first (or last) is always
+ * exposed (header). */
+static double bucketed(double x, double window, double blocks, bool overlap, double pu)
+{
+    return overlap ? x + (blocks - 1) * (max2(0, x - window) + contention(x, window, pu))
+                   : blocks * x;
+}
+
+/* FSDP's gathers and reductions of the stage's blocks (header), per microbatch — or once per
+ * step under a PyTorch stack with pipeline parallelism, whose schedule keeps the stage gathered
+ * and its gradients unreduced between microbatches (torchtitan: reshard_after_forward False
+ * with PP; torch.distributed.pipelining skips the reduction and reshard of all but the last
+ * microbatch's backward). Prefetch is one block ahead (FSDP2's implicit prefetch as the host
+ * runs ahead; FSDP1's limit_all_gathers lets two all-gathers be in flight): the next block's
+ * gather hides behind this block's forward, and in backward the previous block's gather and
+ * this block's reduce-scatter behind its backward; what they overlap runs slower by contention.
+ * The first gather and the last reduce-scatter are exposed. */
+static void fsdp(const llm_execution_t *e, const llm__compiled_t *k, double ag, double rs,
+                 double across, double fw, double bw, double pu, double *grad, double *gather,
+                 double *exposed_grad, double *exposed_gather)
+{
+    const double bpp = (double)k->bpp;
+    const double rounds = e->stack != LLM_STACK_MEGATRON && e->pipeline_par > 1 ? 1 : (double)k->nmb;
+    *grad = rounds * bpp * rs + bpp * across;
+    *gather = rounds * (2 * bpp - 1) * ag; /* the last block stays gathered into backward */
+    *exposed_gather =
+        rounds * (ag + (bpp - 1) * (max2(0, ag - fw) + contention(ag, fw, pu)));
+    *exposed_grad = rounds * (rs + (bpp - 1) * (max2(0, ag + rs - bw) +
+                                                contention(ag + rs, bw, pu))) +
+                    bpp * across;
 }
 
 /* Data parallelism of the blocks (header): sets the step's data-parallel lines and x's. */
@@ -237,7 +306,7 @@ static void blocks_data_parallel(const llm_system_t *s, const llm_execution_t *e
     const double G = (double)(e->data_par * llm_context_par(e)), S = (double)llm_shard_group(e);
     if (G < 2 || !e->training)
         return;
-    const llm_network_t *net = dp_network(s, e);
+    const dp_groups_t g = dp_groups(e);
     const int zero = llm_zero_stage(e);
     /* gradients and the parameters an optimizer step changes: the trainable weights (all of
      * them but with finetune); FSDP gathers every weight, frozen or not */
@@ -247,29 +316,40 @@ static void blocks_data_parallel(const llm_system_t *s, const llm_execution_t *e
     const bool overlap = e->data_par_overlap;
     if (pg <= 0 && zero < 3)
         return; /* a frozen model reduces nothing */
-    const double across = G > S && pg > 0 ? llm__net_time(net, LLM_OP_ALL_REDUCE, pg / S, G / S) : 0;
-    const double rs = S > 1 && pg > 0 ? llm__net_time(net, LLM_OP_REDUCE_SCATTER, pg, S) : 0;
-    const double ag = S > 1 ? llm__net_time(net, LLM_OP_ALL_GATHER, pb, S) : 0;
+    /* under the NCCL model processor_usage is the SMs NCCL's channels hold (doc/collectives.md);
+     * Calculon's systems keep Calculon's overlap, which charges none here */
+    const double pu = s->collectives == LLM_COLLECTIVES_NCCL
+                          ? s->networks[g.shard.tier].processor_usage
+                          : 0.0;
+    /* the PyTorch stacks reduce in FSDP's reduce_dtype: fp32 (torchtitan's only choice in 2024)
+     * unless low_precision_gradients; Megatron's reduction moves datatype bytes */
+    const double grad_bytes = e->stack == LLM_STACK_MEGATRON
+                                  ? pg
+                                  : pg * llm_gradient_bytes_per_param(e) / k->c.bpe;
+    const double across = G > S && pg > 0
+                              ? llm_collective_time(s, LLM_COLL_ALL_REDUCE, grad_bytes / S,
+                                                    &g.replicas)
+                              : 0;
+    const double rs = S > 1 && pg > 0
+                          ? llm_collective_time(s, LLM_COLL_REDUCE_SCATTER, grad_bytes, &g.shard)
+                          : 0;
+    const double ag = S > 1 ? llm_collective_time(s, LLM_COLL_ALL_GATHER, pb, &g.shard) : 0;
     double grad = 0, gather = 0, exposed_grad = 0, exposed_gather = 0;
     if (zero == 0) {
-        double ar = llm__net_time(net, LLM_OP_ALL_REDUCE, pg, G);
+        double ar = llm_collective_time(s, LLM_COLL_ALL_REDUCE, grad_bytes, &g.all);
         grad = bpp * ar;
-        exposed_grad = bucketed(ar, bw, bpp, overlap);
+        exposed_grad = bucketed(ar, bw, bpp, overlap, pu);
         x->dp_exposed_last_bucket = ar;
     } else if (zero <= 2) {
         const double rounds = zero == 2 ? nmb : 1; /* ZeRO-2 reduces after every microbatch */
         grad = rounds * bpp * rs + bpp * across;
-        exposed_grad = rounds * bucketed(rs, bw, bpp, overlap) + bpp * across;
+        exposed_grad = rounds * bucketed(rs, bw, bpp, overlap, pu) + bpp * across;
         gather = bpp * ag;
-        exposed_gather = bucketed(ag, fw, bpp, overlap);
+        exposed_gather = bucketed(ag, fw, bpp, overlap, pu);
         x->dp_exposed_last_bucket = rs;
         x->dp_exposed_first_gather = ag;
     } else {
-        /* FSDP prefetches whatever data_par_overlap says: it is how FSDP runs */
-        grad = nmb * bpp * rs + bpp * across;
-        gather = nmb * (2 * bpp - 1) * ag; /* the last block stays gathered into backward */
-        exposed_gather = nmb * (ag + (bpp - 1) * max2(0, ag - fw));
-        exposed_grad = nmb * (rs + (bpp - 1) * max2(0, ag + rs - bw)) + bpp * across;
+        fsdp(e, k, ag, rs, across, fw, bw, pu, &grad, &gather, &exposed_grad, &exposed_gather);
         x->dp_exposed_last_bucket = rs;
         x->dp_exposed_first_gather = ag;
     }
@@ -288,14 +368,15 @@ static double ring_attention(const fathom_model_t *m, const llm_system_t *s,
     const int64_t cp = llm_context_par(e);
     if (cp < 2)
         return 0;
-    const llm_network_t *net = &s->networks[e->context_par_net];
+    /* neighbours on the ring are tensor_par ranks apart */
+    const llm_group_t pair = {2, (double)e->tensor_par, e->context_par_net};
     const double c = (double)cp;
     const double chunk = 2.0 * (double)k->z.batch_seq * (double)llm__kv_heads_per_rank(m, e) *
                          (double)m->attn_size * k->c.bpe;
-    const double p2p = llm__net_time(net, LLM_OP_P2P, chunk, 2);
+    const double p2p = llm_collective_time(s, LLM_COLL_P2P, chunk, &pair);
     double fw = (c - 1) * max2(0, p2p - b->attn_fw_time / c), bw = 0;
     if (e->training) {
-        double p2p2 = llm__net_time(net, LLM_OP_P2P, 2 * chunk, 2);
+        double p2p2 = llm_collective_time(s, LLM_COLL_P2P, 2 * chunk, &pair);
         bw = (c - 1) * max2(0, p2p2 - b->attn_bw_time / c) + p2p;
         fw *= 1 + llm__recomputed_share(e, k); /* the recomputed forward rings again */
     }
@@ -322,8 +403,8 @@ static void retotal(const llm_execution_t *e, const llm__compiled_t *k, double p
  * twice in them (a tied output layer on the embedding's stage). */
 static void memory_inputs(const fathom_model_t *m, const llm_execution_t *e,
                           const llm__compiled_t *k, const llm__block_stats_t *blk,
-                          const llm__block_stats_t *dense, const outer_t *F, const outer_t *L,
-                          double shared, llm_memory_inputs_t *in)
+                          const llm__block_stats_t *dense, const llm__block_stats_t *F,
+                          const llm__block_stats_t *L, double shared, llm_memory_inputs_t *in)
 {
     const int kind = m->moe.num_experts > 0 ? 1 : 0;
     const llm__block_stats_t *d = dense ? dense : blk;
@@ -340,12 +421,12 @@ static void memory_inputs(const fathom_model_t *m, const llm_execution_t *e,
     in->expert_frozen = blk->expert_frozen_elems;
     in->checkpoint = blk->act_checkpoint_size;
     in->act_grads = max2(blk->act_grad_peak, d->act_grad_peak);
-    in->first_params = F->b.weight_elems;
-    in->last_params = L->b.weight_elems - shared;
-    in->first_working = F->b.act_working_space;
-    in->last_working = L->b.act_working_space;
-    in->first_grads = F->b.act_grad_peak;
-    in->last_grads = L->b.act_grad_peak;
+    in->first_params = F->weight_elems;
+    in->last_params = L->weight_elems - shared;
+    in->first_working = F->act_working_space;
+    in->last_working = L->act_working_space;
+    in->first_grads = F->act_grad_peak;
+    in->last_grads = L->act_grad_peak;
     if (kind && e->moe_dispatcher == LLM_MOE_DISPATCH_FLEX)
         in->moe_buffers = llm__deepep_buffer_bytes(
             (double)llm__expert_par(e),
@@ -360,9 +441,9 @@ static void memory_inputs(const fathom_model_t *m, const llm_execution_t *e,
     in->nmb = k->nmb;
     in->frozen[kind] = blk->frozen_elems;
     in->frozen[0] = d->frozen_elems;
-    in->first_frozen = F->b.frozen_elems;
+    in->first_frozen = F->frozen_elems;
     /* the shared tied matrix is frozen with the rest of the outer layers */
-    in->last_frozen = L->b.frozen_elems > 0 ? L->b.frozen_elems - shared : 0;
+    in->last_frozen = L->frozen_elems > 0 ? L->frozen_elems - shared : 0;
     /* with sequence parallelism a fully recomputed block keeps its input's sliver */
     if (e->tensor_par_comm_type == LLM_TP_COMM_RS_AG)
         in->checkpoint /= (double)e->tensor_par;
@@ -418,14 +499,19 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
         if (m->tied_embeddings && pp == 1)
             shared = table; /* one matrix serves both ends */
         else if (m->tied_embeddings && e->training && F.b.trainable_weight_space > 0)
-            tied_ar = llm__net_time(&s->networks[e->pipeline_par_net], LLM_OP_ALL_REDUCE,
-                                    table * bpe, 2);
+            tied_ar = llm_collective_time(
+                s, LLM_COLL_ALL_REDUCE, table * bpe,
+                &(llm_group_t){2,
+                               (double)(e->tensor_par * llm_context_par(e) * e->data_par *
+                                        (pp - 1)),
+                               e->pipeline_par_net});
         /* the shared matrix's gradient is reduced once, with the embedding's (none frozen) */
         if (shared > 0 && L.b.trainable_weight_space > 0)
             L.dp = dp_reduce_time(s, e, L.b.trainable_weight_space - shared * bpe);
         llm_stats_t before = *st;
         double slack[2] = {0, 0};
-        if (e->first_stage_blocks >= 1 || e->last_stage_blocks >= 1) {
+        if (e->first_stage_blocks >= 1 || e->last_stage_blocks >= 1 ||
+            llm_pp_schedule(e) == LLM_PP_DUALPIPE) {
             const double tb = blk->fw.time + blk->fw_tp_exposed[0] +
                               (e->training ? blk->re.time + blk->recomm_exposed[0] +
                                                  blk->agrad.time + blk->wgrad.time +
@@ -447,11 +533,32 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
 
     retotal(e, k, perfect_old, perfect_add, x->cp_comm_exposed, st);
 
-    memory_inputs(m, e, k, blk, dense, &F, &L, shared, &x->memory);
+    memory_inputs(m, e, k, blk, dense, &F.b, &L.b, shared, &x->memory);
     const int zero = llm_zero_stage(e);
     const double S = (double)llm_shard_group(e);
     x->weight_bytes_per_param = zero >= 3 ? bpe / S : bpe;
     const double g = llm_gradient_bytes_per_param(e);
     x->grad_bytes_per_param = !e->training ? 0 : zero >= 2 ? g / S : g;
     x->optimizer_bytes_per_param = e->training ? llm__optimizer_bytes(e) / shards : 0;
+}
+
+void llm__stages_memory(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                        llm__compiled_t *k, const llm__block_stats_t *blk,
+                        const llm__block_stats_t *dense, llm_step_extra_t *x)
+{
+    memset(x, 0, sizeof *x);
+    llm__block_stats_t F, L;
+    memset(&F, 0, sizeof F);
+    memset(&L, 0, sizeof L);
+    double shared = 0;
+    if (m->vocab_size > 0) {
+        llm__block_t t;
+        llm__build_embedding(m, s, e, &k->z, &t);
+        llm__block_memory(&t, &k->c, e, &k->z, false, &F);
+        llm__build_output(m, s, e, &k->z, &t);
+        llm__block_memory(&t, &k->c, e, &k->z, false, &L);
+        if (m->tied_embeddings && e->pipeline_par == 1)
+            shared = (double)llm__vocab_per_rank(m, e) * (double)m->hidden;
+    }
+    memory_inputs(m, e, k, blk, dense, &F, &L, shared, &x->memory);
 }

@@ -18,6 +18,7 @@ const char *const llm_net_op_names[] = {"p2p", "reduce_scatter", "all_gather", "
                                         NULL};
 const char *const llm_attn_kernel_names[] = {"unfused", "fused", NULL};
 const char *const llm_moe_dispatcher_names[] = {"alltoall", "flex", NULL};
+const char *const llm_collectives_names[] = {"calculon", "nccl", NULL};
 const char *const llm_cuda_graphs_names[] = {"none", "attention", "partial", "full", "router",
                                              NULL};
 const char *const llm_recompute_module_names[] = {

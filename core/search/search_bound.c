@@ -20,6 +20,10 @@ void search_ideal_system(const llm_system_t *s, llm_system_t *out)
         best.efficiency = fmax(best.efficiency, n->efficiency);
         best.latency_s = fmin(best.latency_s, n->latency_s);
         best.processor_usage = fmin(best.processor_usage, n->processor_usage);
+        /* the NCCL model's (doc/collectives.md): the most in-switch reduction, the least falloff */
+        best.nvls_efficiency = fmax(best.nvls_efficiency, n->nvls_efficiency);
+        best.sharp = best.sharp || n->sharp;
+        best.scale_falloff = fmin(best.scale_falloff, n->scale_falloff);
         for (int op = 0; op < LLM_OP__COUNT; op++) {
             best.ops[op].scalar = fmin(best.ops[op].scalar, n->ops[op].scalar);
             best.ops[op].offset = fmin(best.ops[op].offset, n->ops[op].offset);
@@ -33,6 +37,9 @@ void search_ideal_system(const llm_system_t *s, llm_system_t *out)
     *out = *s;
     for (int i = 0; i < out->num_networks; i++)
         out->networks[i] = best;
+    /* The host costs nothing: a step is host-bound by what its launches outlast, which a faster
+     * GPU side only lengthens, so the bound leaves the host out (llm_host.h). */
+    out->host_launch_s = out->graph_launch_s = 0;
 }
 
 void search_ideal_execution(const llm_execution_t *e, bool fewest_blocks, llm_execution_t *out)

@@ -20,8 +20,12 @@
 
 #include <cmocka.h>
 
+#include <jansson.h>
+
 #include "llm_internal.h"
 #include "llm_test_util.h"
+#include "megatron_config.h"
+#include "model_codec.h"
 #include "test_util.h"
 
 #define S_BLOCK 26112.0
@@ -350,6 +354,69 @@ static void schedule_bubbles(void **state)
     assert_close(dual.stats.pp_comm_exposed_time, 0, 0);
 }
 
+/* llm_estimate_memory gives llm_estimate's memory to the byte, without costing the layers:
+ * every schedule, partial and full recompute, selective modules, FP8 caches, ZeRO and FSDP2,
+ * an MoE model with dense blocks and MTP (DeepSeek-V3), and the time left zero. */
+static void memory_alone(void **state)
+{
+    (void)state;
+    fathom_model_t tiny = model_of(8), ds = preset(presets, "deepseek-v3");
+    llm_execution_t base = exe(4, 2, 8);
+    llm_execution_t cases[8];
+    for (int i = 0; i < 8; i++)
+        cases[i] = base;
+    cases[1].pipeline_interleaving = 2;
+    cases[2].pipeline_schedule = LLM_PP_DUALPIPE;
+    cases[3].activation_recompute = LLM_RECOMPUTE_FULL;
+    cases[3].recompute_blocks = 1;
+    cases[4].recompute_modules = LLM_RECOMPUTE_LAYERNORM | LLM_RECOMPUTE_MLP;
+    cases[5].fp8 = cases[5].fp8_activation_cache = true;
+    cases[6].zero_stage = 3;
+    cases[6].optimizer_sharding = true;
+    cases[7] = cases[6];
+    cases[7].stack = LLM_STACK_TORCHTITAN;
+    cases[7].selective_ac = LLM_SAC_OP;
+    llm_system_t s = unit_system(100);
+    for (int i = 0; i < 8; i++) {
+        llm_result_t full, mem;
+        fathom_error_t err;
+        if (llm_estimate(&tiny, &s, &cases[i], &full, &err) ||
+            llm_estimate_memory(&tiny, &s, &cases[i], &mem, &err))
+            fail_msg("case %d: %s: %s", i, err.field, err.message);
+        assert_close(mem.mem_tier1_bytes, full.mem_tier1_bytes, 0);
+        assert_int_equal(mem.extra.heaviest.index, full.extra.heaviest.index);
+        assert_close(mem.stats.total_time, 0, 0);
+    }
+    llm_execution_t e = test_layout(1, 16, 128);
+    e.num_procs = 2048;
+    e.batch_size = 15360;
+    e.expert_par = 64;
+    e.expert_tensor_par = 1;
+    e.moe_load_imbalance = 1;
+    e.moe_dispatcher = LLM_MOE_DISPATCH_FLEX;
+    e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
+    e.fp8 = e.fp8_params = e.fp8_activation_cache = true;
+    e.optimizer_sharding = true;
+    e.optimizer_state_datatype = LLM_STATE_BFLOAT16;
+    e.recompute_modules = LLM_RECOMPUTE_LAYERNORM | LLM_RECOMPUTE_MLA_UP_PROJ |
+                          LLM_RECOMPUTE_MOE_ACT;
+    e.pipeline_schedule = LLM_PP_DUALPIPE;
+    e.first_stage_blocks = 2;
+    e.last_stage_blocks = 3;
+    e.pipeline_par_net = e.data_par_net = e.expert_par_net = 1;
+    s = unit_system(100);
+    s.num_networks = 2;
+    s.networks[1] = s.networks[0];
+    s.networks[1].size = 65536;
+    s.networks[0].size = 8;
+    llm_result_t full, mem;
+    fathom_error_t err;
+    if (llm_estimate(&ds, &s, &e, &full, &err) || llm_estimate_memory(&ds, &s, &e, &mem, &err))
+        fail_msg("%s: %s", err.field, err.message);
+    assert_close(mem.mem_tier1_bytes, full.mem_tier1_bytes, 0);
+    assert_close(mem.extra.stages[0].total, full.extra.stages[0].total, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -367,6 +434,7 @@ int main(void)
         cmocka_unit_test(op_selective_checkpointing),
         cmocka_unit_test(fsdp2_state),
         cmocka_unit_test(schedule_bubbles),
+        cmocka_unit_test(memory_alone),
     };
     return cmocka_run_group_tests(tests, load_presets, free_presets);
 }

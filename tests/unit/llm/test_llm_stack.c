@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "llm_collective.h"
 #include "llm_internal.h"
 #include "llm_test_util.h"
 
@@ -113,12 +114,92 @@ static void host_launch(void **state)
     }
 }
 
+/* A two-tier system as the NCCL model reads it: NVLink 400 GB/s at 0.8 (320 GB/s ring bus
+ * bandwidth per rank) in nodes of 8, 3 µs a hop; one NIC per GPU at 50 GB/s, 0.9 (45 GB/s), 10 µs
+ * a hop, no falloff. */
+static llm_system_t two_tier(void)
+{
+    llm_system_t s = unit_system(100);
+    s.collectives = LLM_COLLECTIVES_NCCL;
+    s.num_networks = 2;
+    s.networks[0].bandwidth_gbps = 400;
+    s.networks[0].efficiency = 0.8;
+    s.networks[0].size = 8;
+    s.networks[0].latency_s = 3e-6;
+    s.networks[1] = s.networks[0];
+    s.networks[1].bandwidth_gbps = 50;
+    s.networks[1].efficiency = 0.9;
+    s.networks[1].size = 65536;
+    s.networks[1].latency_s = 10e-6;
+    return s;
+}
+
+/* Ring all-gather of S = 1.6 GB over 16 ranks on two nodes of 8 (stride 1: n = 8 per node):
+ * the ring crosses each node boundary on 8 NICs, busbw = min(320, 8·45 = 360) = 320 GB/s;
+ * S·15/16 = 1.5 GB → 1.5e9 / 320e9 = 4.6875 ms. Latency (Simple): 8.4 µs base, 15 steps of which
+ * 1 crosses nodes: 8.4 + 14·3 + 1·10 = 60.4 µs → 4.7479 ms. (LL128: 0.92 of the bandwidth,
+ * 5.095 ms + 44.6 µs; LL half of it: slower.) The same ranks one per node (stride 8: a data-parallel
+ * group beside tensor parallelism 8): busbw = min(320, 1·45) = 45 GB/s, 1.5e9/45e9 = 33.3333 ms,
+ * 15 steps all between nodes: 8.4 + 15·10 = 158.4 µs → 33.4917 ms; with a falloff of 0.05 per
+ * doubling of the 16 nodes, 45/(1 + 0.05·4) = 37.5 GB/s → 40 ms + 158.4 µs = 40.1584 ms.
+ * Calculon's model for the same call is its Network.time: 10 µs + 1.6e9/(45e9) = 35.5656 ms. */
+static void two_node_ring_all_gather(void **state)
+{
+    (void)state;
+    llm_system_t s = two_tier();
+    const llm_group_t packed = {16, 1, 1}, spread = {16, 8, 1};
+    assert_float_equal(llm_collective_busbw(&s, &packed), 320e9, 1);
+    assert_float_equal(llm_collective_time(&s, LLM_COLL_ALL_GATHER, 1.6e9, &packed), 4.7479e-3,
+                       1e-7);
+    assert_float_equal(llm_collective_time(&s, LLM_COLL_REDUCE_SCATTER, 1.6e9, &packed),
+                       4.7479e-3, 1e-7);
+    assert_float_equal(llm_collective_time(&s, LLM_COLL_ALL_GATHER, 1.6e9, &spread), 33.4917e-3,
+                       1e-7);
+    s.networks[1].scale_falloff = 0.05;
+    assert_float_equal(llm_collective_time(&s, LLM_COLL_ALL_GATHER, 1.6e9, &spread), 40.1584e-3,
+                       1e-7);
+    s.collectives = LLM_COLLECTIVES_CALCULON;
+    s.networks[1].ops[LLM_OP_ALL_GATHER].scalar = 1;
+    assert_float_equal(llm_collective_time(&s, LLM_COLL_ALL_GATHER, 1.6e9, &spread),
+                       10e-6 + 1.6e9 / 45e9, 1e-9);
+}
+
+/* Two nodes of 8 H100s with eight 200 Gb/s NICs each (GCP A3 Mega), all-reduce of 8 GiB
+ * (8,589,934,592 bytes): NVLink ring 450·0.8 = 360 GB/s, NVLS 450·1.07 = 481.5 GB/s, NICs
+ * 25·0.92 = 23 GB/s. Ring: busbw min(360, 8·23 = 184) → 2S·15/16/184e9 = 87.5 ms. Tree over the
+ * two nodes: inside a node 2S·7/8 through NVLS, 1.5032e10/481.5e9 = 31.22 ms; across, one
+ * partner, S per direction over 8 NICs, 8.5899e9/184e9 = 46.684 ms; latency 8.4 + 2·(7·3.4 + 14)
+ * = 84.0 µs → 46.768 ms: algbw 8.5899e9/0.046768 = 183.67 GB/s, busbw ·15/8 = 344.4 GB/s. The
+ * measured table (lessizzmore/create-a3mega-ztan-fork, nccl-tests all_reduce_perf at 8 GiB) reads
+ * 338.82 GB/s: within 2 %. */
+static void two_node_tree_all_reduce(void **state)
+{
+    (void)state;
+    llm_system_t s = two_tier();
+    s.networks[0].bandwidth_gbps = 450;
+    s.networks[0].efficiency = 0.8;
+    s.networks[0].nvls_efficiency = 1.07;
+    s.networks[0].latency_s = 3.4e-6;
+    s.networks[1].bandwidth_gbps = 25;
+    s.networks[1].efficiency = 0.92;
+    s.networks[1].latency_s = 14e-6;
+    const llm_group_t g = {16, 1, 1};
+    const double bytes = 8589934592.0;
+    const double t = llm_collective_time(&s, LLM_COLL_ALL_REDUCE, bytes, &g);
+    assert_float_equal(t, 46.768e-3, 2e-6);
+    const double busbw = bytes / t * 2 * 15 / 16;
+    assert_float_equal(busbw, 344.4e9, 0.2e9);
+    assert_true(fabs(busbw / 338.82e9 - 1) < 0.02);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(power_capped_clock),
         cmocka_unit_test(stack_refusals),
         cmocka_unit_test(host_launch),
+        cmocka_unit_test(two_node_ring_all_gather),
+        cmocka_unit_test(two_node_tree_all_reduce),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
