@@ -274,13 +274,6 @@ json_t *codec_grid_normalize(const json_t *body, const codec_ctx_t *ctx,
             goto fail;
         }
     }
-    /* A shard group the base leaves out is all of its data_par × context_par, and the normalized
-     * base writes that number: a point varying data_par (the page adds it when TP or PP vary)
-     * would carry it as a group that no longer divides its own, refused on every point. Left out,
-     * each point takes its own default. */
-    if (!json_object_get(json_object_get(base, "execution"), "shard_group") &&
-        !json_object_get(axes, "execution.shard_group"))
-        json_object_del(json_object_get(nbase, "execution"), "shard_group");
     *size = total;
     return json_pack("{s:s,s:o,s:o,s:I}", "kind", "grid", "base", nbase, "axes", naxes_obj,
                      "top_n", (json_int_t)top_n);

@@ -140,30 +140,6 @@ class Sweeps(ServerTestCase):
         self.assertEqual(len(self.server.get("/v1/sweeps?limit=1").json()["sweeps"]), 1)
         self.assertError(self.server.get("/v1/sweep/%s/results?format=xml" % sid), 422, "invalid_field", "format")
 
-    def test_grid_over_data_par_takes_each_points_shard_group(self):
-        # TP and DP varying together over 64 GPUs (as the page's grid adds data_par): the base
-        # leaves shard_group out, so each point shards over its own DP (8 and then 1), not the
-        # base's; a base that gives one keeps it (then the point whose DP it does not divide
-        # says so by field)
-        body = {"kind": "grid", "base": json.loads(json.dumps(GRID["base"])),
-                "axes": {"execution.tensor_par": [1, 8], "execution.data_par": [8, 1]}}
-        body["base"]["execution"].update(tensor_par=1, data_par=8)
-        r = self.server.post("/v1/sweep", body)
-        self.assertEqual(r.status, 202, r.body)
-        sid = r.json()["id"]
-        self.assertNotIn("shard_group", self.server.get("/v1/sweep/" + sid).json()["spec"]["base"]["execution"])
-        doc = wait_for(self.server, sid)
-        self.assertEqual(doc["status"], "done", doc)
-        points = self.server.get("/v1/sweep/%s/results?format=json" % sid).json()["points"]
-        ok = {(p["values"]["execution.tensor_par"], p["values"]["execution.data_par"]): p for p in points}
-        self.assertNotIn("error", ok[(8, 1)])
-        self.assertNotIn("error", ok[(1, 8)])
-        body["base"]["execution"]["shard_group"] = 8
-        doc = wait_for(self.server, self.server.post("/v1/sweep", body).json()["id"])
-        points = self.server.get("/v1/sweep/%s/results?format=json" % doc["id"]).json()["points"]
-        bad = [p for p in points if p["values"] == {"execution.data_par": 1, "execution.tensor_par": 8}][0]
-        self.assertEqual(bad["error"]["field"], "execution.shard_group")
-
     def test_bad_specs_name_the_field(self):
         cases = [
             ({}, "kind"),
