@@ -1157,10 +1157,14 @@ try {
       await page.dispatchEvent('[data-field="execution.batch_size"]', 'change');
       const sent = page.waitForRequest((r) => r.url().endsWith('/v1/estimate') && r.method() === 'POST');
       await page.click('#est-submit');
-      const body = JSON.parse((await sent).postData());
+      const req = await sent;
+      const body = JSON.parse(req.postData());
       check(typeof body.model === 'object' && body.model.hidden === 3584 && body.model.qkv_bias === true, 'the config’s model is estimated', body.model);
-      await page.waitForSelector('#est-results [data-kpi="parameters"] .kpi-value');
-      check((await page.textContent('#est-results [data-kpi="parameters"] .kpi-value')).replace(/\D/g, '') === '7615616512', 'the parameters shown are the published ones');
+      // this estimate's answer drawn (an earlier result may still be on the page meanwhile)
+      const answer = await req.response();
+      check(answer.status() === 200, 'estimated', answer.status());
+      await page.waitForFunction(() => (document.querySelector('#est-results [data-kpi="parameters"] .kpi-value')?.textContent || '').replace(/\D/g, '') === '7615616512', null, { timeout: 20000 }).catch(() => {});
+      check((await page.textContent('#est-results [data-kpi="parameters"] .kpi-value')).replace(/\D/g, '') === '7615616512', 'the parameters shown are the published ones', await page.textContent('#est-results [data-kpi="parameters"] .kpi-value'));
       check(await visible('#est-results [data-kpi="parameters"] .kpi-value'), 'the 10-digit count is in view');
       if (w === 390) await noOverflow('the estimate of a pasted config at 390 px');
       await page.screenshot({ path: join(outDir, `hf-config-${w}.png`), fullPage: true });
