@@ -428,6 +428,7 @@ static int pytorch_execution(const json_t *row, llm_stack_t stack, json_t *e)
         json_object_set_new(e, "seq_par_ag_redo", json_false()))
         return -1;
     json_object_del(e, "tensor_par_overlap");
+    json_object_del(e, "attention_kernel"); /* the stack's: F.scaled_dot_product_attention */
     json_object_del(e, "fp8_params");
     json_object_del(e, "low_precision_gradients");
     if (fp8 && find_nocase(prec, "rowwise") &&
@@ -857,6 +858,13 @@ static json_t *encode_estimate(const measured_row_t *p)
                              json_real(100.0 * (r->mem_tier1_bytes / 1073741824.0 -
                                                 p->measured_memory_gib) /
                                        p->measured_memory_gib)))) {
+        json_decref(o);
+        return NULL;
+    }
+    /* the estimate's plausibility warnings, as every estimate in a table carries them (the
+     * page marks them in the row): an MFU above the best published one, an offload... */
+    if (o && json_object_set_new(o, "warnings",
+                                 codec_llm_warnings_encode(&p->model, &p->system, &p->exec, r))) {
         json_decref(o);
         return NULL;
     }

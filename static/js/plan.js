@@ -10,7 +10,7 @@ import { COLORS, chartBox, scatter } from './charts.js';
 import { field, read } from './forms.js';
 import { offer, openInEstimate } from './nav.js';
 import { sweepPoller } from './poller.js';
-import { $, el, fmtInt, fmtNum, fmtPct, fmtSeconds, warnMark } from './util.js';
+import { $, el, fmtInt, fmtNum, fmtPct, fmtSeconds, prioritize, warnMark } from './util.js';
 
 const form = () => $('#plan-form');
 const DEFAULT_SYSTEMS = ['h100_sxm', 'h200', 'b200'];
@@ -33,11 +33,11 @@ async function buildSystems(presets) {
 
 function buildForm(presets) {
   const sc = 'pl';
-  const chin = el('button', { type: 'button', class: 'ghost', id: 'pl-chinchilla' }, 'Chinchilla: 20 per parameter');
+  const chin = el('button', { type: 'button', class: 'ghost', id: 'pl-chinchilla' }, 'Chinchilla (≈20 per parameter)');
   chin.addEventListener('click', () => { $('#f-pl-tokens').value = 'chinchilla'; });
   $('#pl-fields').append(
     field({ scope: sc, label: 'Model', field: 'model', type: 'select', options: presets.models.map((p) => [p.name, p.name]), value: 'llama3-70B' }),
-    field({ scope: sc, label: 'Tokens to train on', field: 'tokens', type: 'text', value: 'chinchilla', hint: 'a number such as 1.5e13, or “chinchilla”' }),
+    field({ scope: sc, label: 'Tokens to train on', field: 'tokens', type: 'text', value: 'chinchilla', hint: 'a number such as 1.5e13, or “chinchilla”: the compute-optimal tokens of the model’s size under the scaling tab’s fit' }),
     el('div', { class: 'fld' }, chin),
     field({ scope: sc, label: 'Global batch (tokens)', field: 'batch_tokens', type: 'text', value: 'auto',
       hint: '“auto”: DeepSeek LLM’s batch law for the run, per layout; or a number of tokens' }),
@@ -132,12 +132,13 @@ const fmtRange = (r, f) => (Array.isArray(r) && r[0] !== null && r[1] !== null ?
 const VERDICT_CLASS = { within: 'ok', 'at risk': 'risk', misses: 'bad' };
 
 function table(plan, st) {
-  // Priority columns first (what a phone shows without scrolling): the candidate, its GPU-hours
-  // and their range (tuned stack to published runs), its verdict, days, dollars and warnings;
-  // the rest a swipe away.
+  // Priority columns first (what a phone shows): the candidate, its GPU-hours with their range
+  // beneath (tuned stack to published runs), its verdict, days, dollars and warnings; the rest
+  // a tap away when the table is wider than its box (util.js prioritize): CO₂, energy and the
+  // ideal figures first, the Step time button last.
   const head = ['system × GPUs', 'GPU-hours (range)', 'verdict', 'days', 'dollars', '⚠', 'deadline', 'budget', 'days range', 'dollars range', 'layout', 'batch', 'step', 'MFU', 'days ideal', 'dollars ideal', 'MWh', 't CO₂', ''];
   const body = plan.candidates.map((c) => {
-    const open = el('button', { type: 'button', class: 'ghost', disabled: c.execution ? undefined : 'disabled' }, 'Step time');
+    const open = el('button', { type: 'button', class: 'ghost open-candidate', disabled: c.execution ? undefined : 'disabled' }, 'Step time');
     open.addEventListener('click', () => openCandidate(c, st));
     const num = (v, f) => (v === null || v === undefined ? '—' : f(v));
     const usd = (d) => `$${fmtInt(Math.round(d))}`;
@@ -156,7 +157,7 @@ function table(plan, st) {
       el('td', { class: 'num days' }, num(c.days, fmtNum)),
       el('td', { class: 'num dollars' }, num(c.dollars, usd)),
       // last of the priority columns: a tapped-open list widens only its own cell
-      el('td', { class: 'warnings' }, warnMark(c.warnings)),
+      el('td', { class: 'warn-cell' }, warnMark(c.warnings)),
       verdict(c.deadline_verdict), verdict(c.budget_verdict),
       el('td', { class: 'num days-range' }, fmtRange(c.days_range, fmtNum)),
       el('td', { class: 'num dollars-range' }, fmtRange(c.dollars_range, (d) => `$${fmtNum(d)}`)),
@@ -166,8 +167,8 @@ function table(plan, st) {
       el('td', {}, num(c.days_ideal, fmtNum)), el('td', { class: 'num dollars-ideal' }, num(c.dollars_ideal, usd)),
       el('td', {}, num(c.mwh, fmtNum)), el('td', {}, num(c.co2_tonnes, fmtNum)), el('td', {}, open));
   });
-  return el('div', { class: 'table-wrap' }, el('table', { class: 'grid plan' },
-    el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))), el('tbody', {}, body)));
+  return el('div', { class: 'table-wrap' }, prioritize(el('table', { class: 'grid plan' },
+    el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))), el('tbody', {}, body)), [0, 1, 2, 3, 4, 5], [17, 16, 15, 14, 12, 11, 9, 8, 7, 6, 13, 10, 18]));
 }
 
 function showPlan(st) {
