@@ -147,7 +147,7 @@ json_t *codec_llm_warnings_encode(const fathom_model_t *m, const llm_system_t *s
             "(GPT-OSS 120B, Qwen3-30B-A3B; containers 25.11 to 26.08; GET /v1/validation and "
             "presets/validation/later_releases.json) the estimated tokens/s was off by 49.5%% "
             "on average, from -18.4%% to +133.4%%, too fast in 14 of them; on the 15 runs of "
-            "wider MoE models, by 15.5%%. The software release moves these models most: the "
+            "wider MoE models, by 17.2%%. The software release moves these models most: the "
             "same model, GPUs and layout were published up to 1.58x apart from one release to "
             "another (Qwen3-30B-A3B on 8 GB200s: 26,112 and 40,960 tokens/s/GPU; GPT-OSS 120B "
             "on 64 GB200s: 18,304 and 28,947, the lower under a cuDNN regression its release "

@@ -571,6 +571,17 @@ double llm_a2a_time(const llm_system_t *s, int net, double bytes, double peers, 
 double llm_a2a_flex_time(const llm_system_t *s, int net, double token_bytes,
                          const model_moe_t *moe, double peers, double span);
 
+/* A grouped expert GEMM of G experts, each M rows by an inner K and an output N, reaches
+ *   e = e_top · M/(M + 160) · K/(K + 160) · N/(N + 32)
+ * of the matrix peak (e_top the best efficiency of the datatype's curve, llm_curve_top) and costs
+ * LLM_GROUPED_GEMM_FIXED_S a call besides (llm_moe.c: fitted to the 96 BF16 grouped GEMMs of
+ * bench/gpu/2026-11-26-h100-sxm5-80gb). Shared by training (llm_moe.c) and serving
+ * (core/serving/serving_step.c). */
+#define LLM_GROUPED_GEMM_FIXED_S 30e-6
+double llm_grouped_gemm_shape(double M, double K, double N);
+/* The best efficiency on curve c: what the system's large GEMMs reach. */
+double llm_curve_top(const llm_curve_t *c);
+
 /* Seconds of one collective `op` of `bytes` among `peers` ranks on tier `net` of s: Calculon's
  * latency + bytes·scalar·(1 + offset/peers) / (bandwidth·efficiency) (llm_system.c). */
 double llm_net_op_time(const llm_system_t *s, int net, llm_net_op_t op, double bytes, double peers);

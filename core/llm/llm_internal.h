@@ -276,6 +276,11 @@ double llm__grouped_gemm_time(const llm__layer_t *l, llm__ctx_t *c, llm__stage_t
  * a share u of the compute while it runs (llm_moe.c gives the three phases). */
 double llm__a2a_overlap_exposed(const double comm[4], double af, double mf, double ab, double mb,
                                 double u);
+/* The same under DualPipe, which gives the dispatcher a fixed share u of the SMs for the whole
+ * paired chunk: the compute runs 1/(1 − u) longer throughout and the phases overlap it with the
+ * all-to-alls at no further cost. */
+double llm__a2a_partitioned_exposed(const double comm[4], double af, double mf, double ab,
+                                    double mb, double u);
 /* A layer constructor shared with llm_layers.c. */
 llm__layer_t *llm__push_layer(llm__block_t *b, llm__kind_t kind, bool recompute,
                               bool act_dropped);
@@ -296,6 +301,15 @@ void llm__add_mtp(const fathom_model_t *m, const llm_system_t *s, const llm_exec
 /* MoE refusals: 0, or -1 with err naming the field. */
 int llm__check_moe(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                    fathom_error_t *err);
+/* DualPipe's share of the outer layers per microbatch (llm_stages.c): the embedding's stage and
+ * the output layer's share a rank, each direction running half the microbatches, so that rank
+ * adds max(0, tF + tL − slack0 − slack1)/2 to the pace, slack_i the blocks its stages lack
+ * against blocks_per_proc times the block's time. Returns that as a share of tF + tL. */
+double llm__dualpipe_outer_share(double tF, double tL, double slack0, double slack1);
+/* MoE blocks of the stage that sets the pace: of the stages holding blocks_per_proc blocks, the
+ * one with the most MoE blocks (the dense first blocks of DeepSeek-V3 or GLM sit on the first
+ * stage, which then runs faster than the others). */
+int64_t llm__pace_moe_blocks(const fathom_model_t *m, const llm_execution_t *e, int64_t bpp);
 /* Adds the exposed dispatch/combine all-to-all to the step, and fills the MoE fields of x. */
 void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                    llm__compiled_t *k, const llm__block_stats_t *blk, llm_stats_t *st,

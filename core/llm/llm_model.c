@@ -513,8 +513,8 @@ static void recompute_some_blocks(const fathom_model_t *m, const llm_system_t *s
     none.recompute_blocks = 0;
     llm__block_t blk;
     llm__build_block(m, s, &none, &k->z, &blk);
-    llm__block_stats_t kept;
-    llm__block_stats(&blk, &k->c, &none, &k->z, true, &kept);
+    llm__block_stats_t kept; /* only its stored activations are read */
+    llm__block_memory(&blk, &k->c, &none, &k->z, true, &kept);
     b->re.flops *= f;
     b->re.flops_time *= f;
     b->re.mem_accessed *= f;
@@ -1287,10 +1287,10 @@ int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execu
     llm__block_stats_t b, dense;
     block_of(m, s, e, &k, &b);
     const bool has_dense = has_dense_blocks(m);
-    if (has_dense) {
+    if (has_dense) { /* their time is llm__moe_step's: only their memory is read here */
         fathom_model_t d = *m;
         d.moe.num_experts = 0;
-        block_of(&d, s, e, &k, &dense);
+        block_memory_of(&d, s, e, &k, &dense);
     }
 
     memset(out, 0, sizeof *out);

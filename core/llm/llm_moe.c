@@ -8,6 +8,7 @@
  * expert_par (EP) × expert_tensor_par (ETP) × expert data parallel (EDP) = tensor_par × data_par.
  * CONTEXT_PAR: when context parallelism lands, the right-hand side becomes
  * tensor_par × context_par × data_par — fold_size() below is the one place it multiplies in. */
+#include "llm_collective.h"
 #include "llm_internal.h"
 
 #include <gsl/gsl_randist.h>
@@ -206,13 +207,17 @@ double llm_a2a_flex_time(const llm_system_t *s, int net, double token_bytes,
 
 /* ---- grouped GEMM ---- */
 
-/* The best efficiency of a curve: what the system's large GEMMs reach. */
-static double curve_top(const llm_curve_t *cv)
+double llm_curve_top(const llm_curve_t *cv)
 {
     double top = 0;
     for (int i = 0; i < cv->num_points; i++)
         top = max2(top, cv->points[i].efficiency);
     return top;
+}
+
+double llm_grouped_gemm_shape(double M, double K, double N)
+{
+    return M / (M + 160) * K / (K + 160) * N / (N + 32);
 }
 
 /* A grouped GEMM of G experts, each M rows by an inner K and an output N (forward M = rows/G,
@@ -234,9 +239,8 @@ double llm__grouped_gemm_time(const llm__layer_t *l, llm__ctx_t *c, llm__stage_t
     const double K = st == LLM__WGRAD ? per : st == LLM__AGRAD ? l->out : l->inner;
     const double N = st == LLM__AGRAD ? l->inner : l->out;
     const double peak = l->fp8 ? c->fp8_matrix_flops : c->matrix_flops;
-    const double top = curve_top(l->fp8 ? c->fp8_matrix_curve : c->matrix_curve);
-    const double eff = top * M / (M + 160) * K / (K + 160) * N / (N + 32);
-    return flops / (peak * eff) + 30e-6;
+    const double top = llm_curve_top(l->fp8 ? c->fp8_matrix_curve : c->matrix_curve);
+    return flops / (peak * top * llm_grouped_gemm_shape(M, K, N)) + LLM_GROUPED_GEMM_FIXED_S;
 }
 
 /* ---- layers ---- */
@@ -598,9 +602,16 @@ static double a2a_one(const fathom_model_t *m, const llm_system_t *s, const llm_
         return llm_a2a_flex_time(s, e->expert_par_net, token_bytes, &m->moe, ep, ep * etp);
     case LLM_MOE_DISPATCH__FREE:
         return 0;
-    default:
-        return llm_a2a_time(s, e->expert_par_net, token_bytes * (double)m->moe.top_k, ep,
-                            ep * etp);
+    default: {
+        /* under the NCCL model the collective model's all-to-all (its ranks etp apart, Megatron's
+         * expert rank order tp-ep-dp); under Calculon's, the tier split of llm_a2a_time */
+        const double bytes = token_bytes * (double)m->moe.top_k;
+        if (s->collectives == LLM_COLLECTIVES_NCCL) {
+            const llm_group_t g = {ep, etp, e->expert_par_net};
+            return llm_collective_time(s, LLM_COLL_ALL_TO_ALL, bytes, &g);
+        }
+        return llm_a2a_time(s, e->expert_par_net, bytes, ep, ep * etp);
+    }
     }
 }
 
@@ -616,12 +627,13 @@ static double etp_comm(const fathom_model_t *m, const llm_system_t *s, const llm
     const double etp = (double)llm__expert_tensor_par(e);
     if (etp <= 1)
         return 0;
-    const llm_network_t *n = &s->networks[0];
-    if (n->size > 0 && etp > (double)n->size)
-        n = &s->networks[e->expert_par_net];
+    const int tier = s->networks[0].size > 0 && etp > (double)s->networks[0].size
+                         ? e->expert_par_net
+                         : 0;
+    const llm_group_t g = {etp, 1, tier};
     const double bytes = llm__moe_expert_rows(m, e) * (double)m->hidden * bpe;
-    return llm__net_time(n, LLM_OP_ALL_GATHER, bytes, etp) +
-           llm__net_time(n, LLM_OP_REDUCE_SCATTER, bytes, etp);
+    return llm_collective_time(s, LLM_COLL_ALL_GATHER, bytes, &g) +
+           llm_collective_time(s, LLM_COLL_REDUCE_SCATTER, bytes, &g);
 }
 
 static a2a_t block_a2a(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
@@ -653,6 +665,20 @@ double llm__a2a_overlap_exposed(const double comm[4], double af, double mf, doub
     return max2(0, p1 + p2 + p3 - (af + mf + ab + mb));
 }
 
+/* DualPipe partitions the SMs for the whole paired chunk (DeepSeek-V3 report sec. 3.2.1: the
+ * share of SMs for communication is set by hand, 20 of the H800's 132 in sec. 3.2.2, which
+ * processor_usage 0.15 stands for): the compute runs on 1 − u of them throughout, whether an
+ * all-to-all is running or not, where Megatron's overlap shares them only while both run. With
+ * s = 1/(1 − u) the phases see compute s·A, s·M and no further share, and the stretch itself
+ * is exposed: exposed = overlap(s·Af, s·Mf, s·Ab, s·Mb; u = 0) + (s − 1)(Af + Mf + Ab + Mb). */
+double llm__a2a_partitioned_exposed(const double comm[4], double af, double mf, double ab,
+                                    double mb, double u)
+{
+    const double s = u > 0 && u < 1 ? 1 / (1 - u) : 1;
+    return llm__a2a_overlap_exposed(comm, s * af, s * mf, s * ab, s * mb, 0) +
+           (s - 1) * (af + mf + ab + mb);
+}
+
 /* What the all-to-alls of one block leave exposed, per microbatch, forward and backward.
  * Without overlap all four. With moe_a2a_overlap (Megatron's combined 1F1B schedule, the
  * forward of one microbatch beside the backward of another) or pipeline_schedule dualpipe
@@ -666,7 +692,7 @@ double llm__a2a_overlap_exposed(const double comm[4], double af, double mf, doub
  * with A/M the block's attention and MoE-MLP compute, u the dispatcher's share of the compute
  * (a2a_processor_usage) and the P2 terms the data dependencies (the MLP forward needs its
  * dispatch; the dispatch's backward needs the MLP's). Exposed: P1 + P2 + P3 − (Af + Mf + Ab + Mb),
- * half to each direction. Recompute's forward all-to-alls (full recompute, or the moe module) are
+ * half to each direction; DualPipe's fixed SM share instead by llm__a2a_partitioned_exposed. Recompute's forward all-to-alls (full recompute, or the moe module) are
  * exposed in backward (Megatron refuses the overlap with full recompute), and so is the expert-TP
  * gather and scatter (etp_comm), which runs on the compute stream. */
 static void block_a2a_exposed(const llm_execution_t *e, const llm__block_stats_t *blk,
@@ -681,12 +707,28 @@ static void block_a2a_exposed(const llm_execution_t *e, const llm__block_stats_t
         return;
     }
     const double mf = blk->moe_fw_time, mb = blk->moe_bw_time;
+    const double af = max2(0, blk->fw.time - mf);
+    const double ab = max2(0, blk->agrad.time + blk->wgrad.time - mb);
     const double comm[4] = {a->dispatch_fw, a->combine_fw, a->dispatch_bw, a->combine_bw};
-    const double exposed =
-        llm__a2a_overlap_exposed(comm, max2(0, blk->fw.time - mf), mf,
-                                 max2(0, blk->agrad.time + blk->wgrad.time - mb), mb, u);
+    const double exposed = llm_pp_schedule(e) == LLM_PP_DUALPIPE
+                               ? llm__a2a_partitioned_exposed(comm, af, mf, ab, mb, u)
+                               : llm__a2a_overlap_exposed(comm, af, mf, ab, mb, u);
     *fw_exp = exposed / 2 + a->etp;
     *bw_exp = exposed / 2 + etp_bw + re;
+}
+
+int64_t llm__pace_moe_blocks(const fathom_model_t *m, const llm_execution_t *e, int64_t bpp)
+{
+    /* the dense blocks come first: look from the last stage, stop at an all-MoE one */
+    int64_t most = 0;
+    for (int64_t j = e->pipeline_par - 1; j >= 0 && most < bpp; j--) {
+        int64_t first = 0;
+        if (llm_stage_blocks(m, e, j, &first) == bpp) {
+            const int64_t n = model_moe_blocks_in(m, first, first + bpp);
+            most = n > most ? n : most;
+        }
+    }
+    return most;
 }
 
 /* With experts, the exposed all-to-alls of the first stage's MoE blocks (block_a2a_exposed) per
@@ -707,12 +749,7 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
         e->training ? llm__recomputed_share(e, k) + (llm__moe_redone(e) ? 1 : 0) : 0;
     double fw_exp, bw_exp;
     block_a2a_exposed(e, blk, &a, a2a_processor_usage(s, e), re_share, &fw_exp, &bw_exp);
-    /* MoE blocks on the first stage, the one that sets the pace of the blocks */
-    /* (with first/last_stage_blocks the pace is a stage of bpp blocks: the first such) */
-    int64_t first = 0;
-    for (int64_t j = 0; j < e->pipeline_par && llm_stage_blocks(m, e, j, &first) < k->bpp; j++)
-        ;
-    const double moe_blocks = (double)model_moe_blocks_in(m, first, first + k->bpp);
+    const double moe_blocks = (double)llm__pace_moe_blocks(m, e, k->bpp);
     const double nmb = (double)k->nmb;
     const double old_total = st->total_time;
     const double perfect = st->total_efficiency * old_total;

@@ -15,6 +15,9 @@
  *                        + max(opt_F, opt_L) + max(dp_F, dp_L) + tied-embedding all-reduce
  *   The max term goes to the forward/backward/TP lines of the breakdown, the min term to the
  *   bubble, so the breakdown still sums to the step time.
+ *   dualpipe:        ranks 0 and pp − 1 hold both ends, each direction running half the
+ *                    microbatches: T = T_calculon + nmb·max(0, t_F + t_L − slack_F − slack_L)/2
+ *                    (llm__dualpipe_outer_share; slack: the blocks the end stages lack).
  *   dp_X: the stage's extra gradients reduced over data parallelism (all-reduce, or
  *   reduce-scatter + all-gather with a sharded optimizer). The embedding's gradients are ready
  *   only at the very end of backward, so dp_F is always exposed; the output layer's are ready
@@ -198,6 +201,12 @@ static void describe_calculon(const llm_stats_t *st, const llm__compiled_t *k,
     }
 }
 
+double llm__dualpipe_outer_share(double tF, double tL, double slack0, double slack1)
+{
+    const double both = tF + tL;
+    return both > 0 ? max2(0, both - slack0 - slack1) / 2 / both : 0;
+}
+
 /* Adds the outer layers to the step's lines (header); returns the FLOPs they add on the
  * critical path (for the efficiencies). */
 static double add_outer_time(const llm_execution_t *e, const llm__compiled_t *k, const outer_t *F,
@@ -215,6 +224,22 @@ static double add_outer_time(const llm_execution_t *e, const llm__compiled_t *k,
         st->dp_comm_exposed_time += F->dp + (overlap ? 0 : L->dp);
         st->dp_comm_link_time += F->dp + L->dp;
         return nmb * (F->useful + L->useful);
+    }
+    /* DualPipe (DeepSeek-V3 report sec. 3.2.1) puts stage r and stage pp − 1 − r on one rank,
+     * each direction running half the microbatches: the embedding's stage and the output
+     * layer's share ranks 0 and pp − 1, which per microbatch on average run
+     * (b_0 + b_{pp−1})·t_b/2 + (t_F + t_L)/2 against the others' bpp·t_b. They add
+     * max(0, t_F + t_L − slack_0 − slack_1)/2 per microbatch and no bubble. */
+    if (llm_pp_schedule(e) == LLM_PP_DUALPIPE) {
+        const double scale = llm__dualpipe_outer_share(F->per_mb, L->per_mb, slack[0], slack[1]);
+        st->fw_time += nmb * (F->fw + L->fw) * scale;
+        st->bw_time += nmb * (F->bw + L->bw) * scale;
+        st->tp_comm_exposed_time += nmb * (F->tp + L->tp) * scale;
+        st->tp_comm_link_time += nmb * (F->tp + L->tp) * scale;
+        st->optim_step_time += F->optim + L->optim;
+        st->dp_comm_exposed_time += F->dp + (overlap ? 0 : L->dp) + tied_ar;
+        st->dp_comm_link_time += F->dp + L->dp + tied_ar;
+        return nmb * (F->useful + L->useful) * scale;
     }
     /* With first_stage_blocks / last_stage_blocks the end stages hold fewer blocks than the
      * pace-setting one: their outer layers add only what exceeds the blocks they lack,
@@ -495,7 +520,8 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
             L.dp = dp_reduce_time(s, e, L.b.trainable_weight_space - shared * bpe);
         llm_stats_t before = *st;
         double slack[2] = {0, 0};
-        if (e->first_stage_blocks >= 1 || e->last_stage_blocks >= 1) {
+        if (e->first_stage_blocks >= 1 || e->last_stage_blocks >= 1 ||
+            llm_pp_schedule(e) == LLM_PP_DUALPIPE) {
             const double tb = blk->fw.time + blk->fw_tp_exposed[0] +
                               (e->training ? blk->re.time + blk->recomm_exposed[0] +
                                                  blk->agrad.time + blk->wgrad.time +

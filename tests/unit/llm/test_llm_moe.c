@@ -421,6 +421,14 @@ static void a2a_flex_in_step(void **state)
     fathom_error_t err;
     assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
     assert_close(r.extra.expert_parallel_comm, 16 * 3.072e-7, 1e-15);
+    /* Under the NCCL model the alltoall dispatcher is the collective model's all-to-all: 2 of
+     * the 8 ranks share a tier-0 domain, 4096·1/8 B at 100 GB/s (5.12e-8 s) beside 4096·6/8 B at
+     * 10 GB/s (3.072e-7 s), plus 7 hops of NCCL's LL latency on the network, 2.7 µs each:
+     * 1.89e-5 + 3.072e-7 = 1.92072e-5 s an all-to-all, 16 of them. */
+    s.collectives = LLM_COLLECTIVES_NCCL;
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
+    assert_close(r.extra.expert_parallel_comm, 16 * 1.92072e-5, 1e-15);
+    s.collectives = LLM_COLLECTIVES_CALCULON;
     e.moe_dispatcher = LLM_MOE_DISPATCH_FLEX;
     assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
     assert_close(r.extra.expert_parallel_comm, 16 * 2048.0 * 3 * 13 / 28 / 1e10, 1e-12);
@@ -653,6 +661,99 @@ static void a2a_overlap_phases(void **state)
     assert_close(llm__a2a_overlap_exposed(one, 0.5, 2, 1, 3, 0), 0.5, 1e-12);
     assert_close(llm__a2a_overlap_exposed(one, 0.5, 2, 1, 3, 0.1), 0.8, 1e-12);
     assert_close(llm__a2a_overlap_exposed(four, 0.5, 2, 1, 3, 0), 9.5, 1e-12);
+}
+
+/* DualPipe's fixed SM share (u = 0.2, s = 1/(1 − u) = 1.25), comm {Df, Cf, Db, Cb} in ms,
+ * Af 4, Mf 6, Ab 8, Mb 12 (compute 30):
+ *   small comm {1, 2, 3, 4}: stretched compute 5, 7.5, 10, 15; P1 = max(5, 4) = 5,
+ *     P2 = max(15 + 7.5, 1 + 3, 1 + 7.5, 15 + 3) = 22.5, P3 = max(10, 2) = 10: the phases hide
+ *     it all (37.5 − 37.5 = 0), the stretch (1.25 − 1)·30 = 7.5 is exposed. Megatron's overlap
+ *     of the same: P1 = max(4 + 0.2·4, 4) = 4.8, P2 = max(18 + 0.2·4, 4, 7, 15) = 18.8,
+ *     P3 = max(8 + 0.2·2, 2) = 8.4: 32 − 30 = 2.
+ *   large comm {10, 20, 30, 40}: P1 = max(5, 40) = 40, P2 = max(22.5, 40, 17.5, 45) = 45,
+ *     P3 = max(10, 20) = 20: 105 − 37.5 = 67.5, plus 7.5 = 75. */
+static void dualpipe_partition(void **state)
+{
+    (void)state;
+    const double small[4] = {1, 2, 3, 4}, large[4] = {10, 20, 30, 40};
+    assert_close(llm__a2a_partitioned_exposed(small, 4, 6, 8, 12, 0.2), 7.5, 1e-12);
+    assert_close(llm__a2a_overlap_exposed(small, 4, 6, 8, 12, 0.2), 2.0, 1e-12);
+    assert_close(llm__a2a_partitioned_exposed(large, 4, 6, 8, 12, 0.2), 75.0, 1e-12);
+    /* no share: the plain phases */
+    assert_close(llm__a2a_partitioned_exposed(large, 4, 6, 8, 12, 0),
+                 llm__a2a_overlap_exposed(large, 4, 6, 8, 12, 0), 0);
+}
+
+/* DualPipe's outer layers: embedding 10 ms and output layer 90 ms per microbatch on one rank,
+ * its two stages lacking 20 and 30 ms of blocks: (100 − 50)/2 = 25 ms, a share 0.25 of the
+ * 100; lacking more than they add, nothing; no outer layers, nothing. */
+static void dualpipe_outer(void **state)
+{
+    (void)state;
+    assert_close(llm__dualpipe_outer_share(0.010, 0.090, 0.020, 0.030), 0.25, 1e-12);
+    assert_close(llm__dualpipe_outer_share(0.010, 0.090, 0.060, 0.050), 0, 0);
+    assert_close(llm__dualpipe_outer_share(0, 0, 0, 0), 0, 0);
+}
+
+/* The stage that sets the pace: 8 blocks, the first 3 dense.
+ *   pp 2: stages 0–3 (1 MoE) and 4–7 (4 MoE): 4.
+ *   pp 3 even split: 3, 3, 2 blocks: 0–2 (0 MoE), 3–5 (3), 6–7 (short): 3.
+ *   pp 3, first_stage_blocks 2: 0–1, 2–4 (2 MoE), 5–7 (3): 3.
+ *   pp 4 (2 each): 0–1 (0), 2–3 (1), 4–5 (2), 6–7 (2): 2. */
+static void pace_stage(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny_moe();
+    m.num_blocks = 8;
+    m.moe.first_dense_blocks = 3;
+    llm_execution_t e = layout(1, 2, 1, 1);
+    assert_int_equal(llm__pace_moe_blocks(&m, &e, 4), 4);
+    e.pipeline_par = 3;
+    assert_int_equal(llm__pace_moe_blocks(&m, &e, 3), 3);
+    e.first_stage_blocks = 2;
+    assert_int_equal(llm__pace_moe_blocks(&m, &e, 3), 3);
+    e.first_stage_blocks = 0;
+    e.pipeline_par = 4;
+    assert_int_equal(llm__pace_moe_blocks(&m, &e, 2), 2);
+}
+
+/* DeepSeek-V3's report (DeepSeek-AI 2024, sec. 1 and 3): 180,000 H800 GPU-hours per trillion
+ * tokens on 2,048 H800s = 1e12 / (180,000 · 3,600) = 1,543.2 tokens/s per GPU, with its layout:
+ * PP 16 (DualPipe), EP 64 over 8 nodes, ZeRO-1 data parallelism of 128, no TP, batch 15,360 of
+ * 4,096 tokens, FP8 GEMMs and FP8 dispatch, BF16 AdamW moments, FP8 cached activations,
+ * RMSNorm and MLA up-projections recomputed. Fathom within 10 % of it (doc/moe.md). */
+static void deepseek_v3_report(void **state)
+{
+    (void)state;
+    fathom_model_t m = preset(presets, "deepseek-v3");
+    llm_system_t s;
+    fathom_error_t err;
+    json_t *v = json_string("h800");
+    assert_int_equal(codec_llm_system_decode(v, "system", presets, &s, &err), 0);
+    json_decref(v);
+    json_t *je = json_loads(
+        "{\"num_procs\": 2048, \"tensor_par\": 1, \"pipeline_par\": 16, \"data_par\": 128,"
+        " \"expert_par\": 64, \"tensor_par_net\": 0, \"pipeline_par_net\": 1,"
+        " \"data_par_net\": 1, \"expert_par_net\": 1, \"batch_size\": 15360,"
+        " \"microbatch_size\": 1, \"datatype\": \"bfloat16\", \"fp8\": true,"
+        " \"attention_kernel\": \"fused\", \"activation_recompute\": \"none\","
+        " \"recompute_modules\": [\"layernorm\", \"mla_up_proj\"], \"zero_stage\": 1,"
+        " \"data_par_overlap\": true, \"moe_dispatcher\": \"flex\","
+        " \"moe_fp8_dispatch\": true, \"pipeline_schedule\": \"dualpipe\","
+        " \"optimizer_state_datatype\": \"bfloat16\", \"fp8_activation_cache\": true}",
+        0, NULL);
+    assert_non_null(je);
+    llm_execution_t e;
+    if (codec_llm_execution_decode(je, "execution", &e, &err))
+        fail_msg("%s: %s", err.field, err.message);
+    json_decref(je);
+    llm_result_t r;
+    if (llm_estimate(&m, &s, &e, &r, &err))
+        fail_msg("%s: %s", err.field, err.message);
+    const double tokens = r.stats.sample_rate * 4096.0 / 2048.0, published = 1e12 / (180000.0 * 3600);
+    print_message("DeepSeek-V3 on 2,048 H800: %.0f tokens/s/GPU, published %.0f (%+.1f %%)\n",
+                  tokens, published, 100 * (tokens / published - 1));
+    assert_true(fabs(tokens / published - 1) <= 0.10);
 }
 
 /* A fused attention kernel with heads of 64 runs at 0.8 of its head-128 rate (cuDNN on H100,
@@ -1093,6 +1194,8 @@ int main(void)
         cmocka_unit_test(memory_deepseek_v3),
         cmocka_unit_test(memory_mixtral),   cmocka_unit_test(a2a_cost),
         cmocka_unit_test(a2a_flex_cost),
+        cmocka_unit_test(dualpipe_partition), cmocka_unit_test(dualpipe_outer),
+        cmocka_unit_test(pace_stage), cmocka_unit_test(deepseek_v3_report),
         cmocka_unit_test(a2a_flex_router_groups), cmocka_unit_test(a2a_flex_deepseek_v3_groups), cmocka_unit_test(a2a_flex_in_step),
         cmocka_unit_test(a2a_in_step),      cmocka_unit_test(dense_blocks_in_step),
         cmocka_unit_test(mtp_in_step),      cmocka_unit_test(grouped_gemm),
