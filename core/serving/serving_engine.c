@@ -118,12 +118,12 @@ void serving_trtllm_bench_settings(const fathom_model_t *m, const serving_system
 {
     const serving_layout_t *l = &r->layout;
     /* the tool is run with --tp over every GPU of a stage (attention data parallelism is an
-     * option on top), and reads the checkpoint's config: MLA models list num_key_value_heads
-     * equal to the attention heads and no head_dim (hidden/heads is taken) */
+     * option on top), and reads the checkpoint's config through transformers: MLA models list
+     * num_key_value_heads equal to the attention heads, and DeepseekV3Config aliases head_dim
+     * to qk_rope_head_dim (64 for DeepSeek-V3), which the tool takes as the head size */
     const double tp = (double)(l->tensor_par * l->attention_data_par), pp = (double)l->pipeline_par;
     const double heads = sv_max(tp, (double)model_kv_heads(m));
-    const double head = m->mla.present ? (double)m->hidden / (double)m->attn_heads
-                                       : (double)m->attn_size;
+    const double head = m->mla.present ? (double)m->mla.qk_rope_head_dim : (double)m->attn_size;
     const double kvb = serving_dtype_bytes(r->kv) >= 2 ? 2 : r->kv == SERVING_DT_FP8 ? 1 : 0.5;
     const double per_token = 2.0 * (double)m->num_blocks * heads * head * kvb / GIB;
     const double engine = serving__checkpoint_bytes(m, r->weights, ckpt) / GIB;

@@ -375,6 +375,31 @@ static void checkpoint(void **state)
                  1084928, 1e-15);
 }
 
+/* trtllm-bench for an MLA model reads num_key_value_heads = the attention heads and head_dim =
+ * qk_rope_head_dim (transformers' DeepseekV3Config alias). One block, h 256, 2 heads, MLA with
+ * kv_lora 64, nope 32, rope 16, v 32 and no q LoRA, a 256-wide MLP (not gated), BF16:
+ *   parameters: MLA replicated 256·(64 + 16) + 64 = 20,544, split 256·2·48 + 64·2·64 + 2·32·256
+ *   = 49,152; norms 512; MLP 131,072; final norm 256: 201,536 → engine 403,072 B;
+ *   a token 2·1·max(1, 2)·16·2 B = 128 B; on 1 GiB: (1,073,741,824 − 403,072)·0.95 =
+ *   1,019,671,814.4 B over 2,048 tokens · 128 B = 262,144 B → 3,889.77 requests → batch
+ *   256·ceil(15.19) = 4,096; tokens min(7,779.5, 32,768) → 512·ceil(15.19) = 8,192. */
+static void trtllm_bench_mla(void **state)
+{
+    (void)state;
+    fathom_model_t m = one_block();
+    m.hidden = 256, m.feedforward = 256, m.attn_heads = 2, m.kv_heads = 0;
+    m.mla = (model_mla_t){true, 0, 64, 32, 16, 32};
+    assert_close(serving__checkpoint_bytes(&m, SERVING_DT_BF16, SERVING_CKPT_MODELOPT), 403072,
+                 1e-15);
+    serving_system_t s = round_gpu(1);
+    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
+    r.input_tokens = r.output_tokens = 1024;
+    int64_t bs = 0, tok = 0;
+    serving_trtllm_bench_settings(&m, &s, &r, SERVING_CKPT_MODELOPT, &bs, &tok);
+    assert_int_equal(bs, 4096);
+    assert_int_equal(tok, 8192);
+}
+
 /* Speculative decoding: k = 3 drafts each accepted with α = 0.8 gain
  * (1 − 0.8^4)/(1 − 0.8) = (1 − 0.4096)/0.2 = 2.952 tokens a step; α = 1: k + 1 = 4. */
 static void speculative(void **state)
@@ -504,6 +529,7 @@ int main(void)
         cmocka_unit_test(moe_step),
         cmocka_unit_test(concurrency),  cmocka_unit_test(trtllm_bench),
         cmocka_unit_test(checkpoint),
+        cmocka_unit_test(trtllm_bench_mla),
         cmocka_unit_test(speculative),  cmocka_unit_test(offline_one),
         cmocka_unit_test(refusals),     cmocka_unit_test(plan_select),
         cmocka_unit_test(disaggregated),
