@@ -88,18 +88,9 @@ search_pick_t codec_default_fp8(const fathom_model_t *m, const llm_system_t *s, 
  * at once so a search that could find nothing says why. */
 static int decode_search_finetune(const json_t *body, search_request_t *r, fathom_error_t *err)
 {
-    if (codec_llm_finetune_decode(json_object_get(body, "finetune"), "finetune", r->datatype,
-                                  &r->finetune, err))
-        return -1;
-    llm_execution_t e;
-    memset(&e, 0, sizeof e);
-    e.training = true;
-    e.finetune = r->finetune;
-    if (llm_finetune_check(&r->model, &e, err) == 0)
-        return 0;
-    if (strncmp(err->field, "execution.", 10) == 0) /* the request's own name for the field */
-        memmove(err->field, err->field + 10, strlen(err->field + 10) + 1);
-    return -1;
+    return codec_llm_finetune_decode(json_object_get(body, "finetune"), "finetune", r->datatype,
+                                     &r->finetune, err) ||
+           codec_llm_finetune_check_request(&r->model, &r->finetune, err);
 }
 
 static int decode_fused(const json_t *options, search_fused_t *out, fathom_error_t *err)

@@ -14,6 +14,7 @@
 #include "llm_codec.h"
 #include "model_codec.h"
 #include "plan.h"
+#include "scaling.h"
 #include "scaling_run_codec.h"
 #include "search.h"
 #include "search_codec.h"
@@ -202,7 +203,9 @@ static int decode_tokens(const json_t *body, const fathom_model_t *m, double *ou
         if (strcmp(json_string_value(v), "chinchilla") != 0)
             return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "tokens",
                                     "must be a number, \"chinchilla\" or {\"flops\": F}");
-        *out = PLAN_CHINCHILLA_TOKENS_PER_PARAM * p.total;
+        /* Fathom's one Chinchilla rule (core/scaling/scaling_chinchilla.c): the compute-optimal
+         * tokens of the model's total parameters under Epoch AI's fit, about 20 a parameter */
+        *out = scaling_chinchilla_optimal_for_params(&scaling_chinchilla_law, p.total).tokens;
     } else if (json_is_object(v)) {
         static const char *const flops_keys[] = {"flops", NULL};
         double flops;
@@ -709,7 +712,8 @@ static int decode_workload(const json_t *body, json_t *spec, const codec_ctx_t *
     llm_finetune_t ft;
     if (codec_llm_finetune_decode(json_object_get(body, "finetune"), "finetune",
                                   llm_datatype_of(json_string_value(json_array_get(datatypes, 0))),
-                                  &ft, err))
+                                  &ft, err) ||
+        codec_llm_finetune_check_request(&m, &ft, err))
         return -1;
     if (ft.method != LLM_FINETUNE_NONE &&
         json_object_set_new(spec, "finetune", codec_llm_finetune_encode(&ft)))

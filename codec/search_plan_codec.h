@@ -5,7 +5,8 @@
  *
  * Request (schemas/sweep_plan.request.json):
  *   "model"          preset name | object                                   required
- *   "tokens"         number (1..1e18) | "chinchilla" (20 tokens per parameter, total parameters)
+ *   "tokens"         number (1..1e18) | "chinchilla" (the compute-optimal tokens of the total
+ *                    parameters under the Chinchilla fit, scaling_chinchilla.c: ≈20 a parameter)
  *                    | {"flops": F} (F / (6 · active parameters), the 6ND convention)  required
  *   "seq_size"       sequence length; default the model's
  *   "batch_tokens"   "auto" (default): DeepSeek LLM's batch law for the run's compute, rounded
@@ -65,7 +66,6 @@
  * The Llama 3 Herd of Models, sec. 3.3.1), per GPU */
 #define PLAN_DEFAULT_STORAGE_GBPS_PER_GPU (2000.0 / 16384.0)
 #define PLAN_DEFAULT_RESTART_MINUTES 15.0
-#define PLAN_CHINCHILLA_TOKENS_PER_PARAM 20.0
 /* A candidate whose exhaustive search would try more executions than this is searched in two
  * stages (coarse layout, then refinement: core/search/search.h, TWO STAGES). The server's
  * default --max-search-executions; a request-only rule, so a plan's answer does not depend on

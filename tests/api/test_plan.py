@@ -171,7 +171,8 @@ class Plans(ServerTestCase):
         self.assertIn("Pareto", table)
 
     def test_chinchilla_and_flops_tokens(self):
-        # llama3-8B: the summary's parameter count, 20 tokens each
+        # llama3-8B: the compute-optimal tokens of the summary's parameter count under the one
+        # Chinchilla fit, the tokens /v1/scaling answers for that size (about 20.5 each)
         est = self.server.post("/v1/estimate", {"model": "llama3-8B", "system": "h100_sxm",
                                                 "execution": {"num_procs": 8, "tensor_par": 8, "batch_size": 8}}).json()
         params = est["summary"]["parameters_total"]
@@ -179,7 +180,9 @@ class Plans(ServerTestCase):
         r = self.server.post("/v1/sweep", dict(BASE, tokens="chinchilla"))
         self.assertEqual(r.status, 202, r.body)
         spec = self.server.get("/v1/sweep/" + r.json()["id"]).json()["spec"]
-        self.assertEqual(spec["tokens"], float(int(20 * params)))
+        optimal = self.server.post("/v1/scaling", {"law": "chinchilla", "params": params}).json()
+        self.assertEqual(spec["tokens"], float(int(optimal["tokens"])))
+        self.assertAlmostEqual(spec["tokens"] / params, 20.5, delta=0.1)
         r = self.server.post("/v1/sweep", dict(BASE, tokens={"flops": 6e21}))
         spec = self.server.get("/v1/sweep/" + r.json()["id"]).json()["spec"]
         self.assertAlmostEqual(spec["tokens"], 6e21 / (6 * active), delta=1)
