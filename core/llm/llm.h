@@ -505,6 +505,20 @@ typedef struct {
 int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                  llm_result_t *out, fathom_error_t *err);
 
+/* What estimates share, kept between calls by their caller (llm_memo.c): the costs of the layer
+ * tables (a block, an MoE model's dense block, the embedding, the output layer). Executions of
+ * one model on one system that differ in their layout around a table (data or expert
+ * parallelism, the schedule, the overlaps) reuse it. llm_estimate_memo's result is
+ * llm_estimate's bit for bit, whatever the memo holds: a table's costs are reused only when the
+ * table, its costing context and the system are byte for byte those they were costed with. A
+ * memo serves one thread at a time (the search keeps one per worker); memo NULL is
+ * llm_estimate. llm_memo_new returns NULL when out of memory (about 100 KB). */
+typedef struct llm_memo llm_memo_t;
+llm_memo_t *llm_memo_new(void);
+void llm_memo_free(llm_memo_t *memo);
+int llm_estimate_memo(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                      llm_memo_t *memo, llm_result_t *out, fathom_error_t *err);
+
 /* Transformer blocks of pipeline stage `stage` and the index of its first (*first, may be
  * NULL): first_stage_blocks and last_stage_blocks when given, the rest split evenly; without
  * them the first L % pp stages take ceil(L/pp) blocks and the others one fewer. */

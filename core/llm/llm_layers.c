@@ -502,17 +502,39 @@ static void rerun_mlp(llm__block_t *b, int first, const llm_execution_t *e)
 }
 
 static void build_block(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                        const llm__sizes_t *z, llm__block_t *b);
+                        const llm__sizes_t *z, bool mlp_only, llm__block_t *b);
 
 void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                       const llm__sizes_t *z, llm__block_t *b)
 {
-    build_block(m, s, e, z, b);
+    build_block(m, s, e, z, false, b);
     llm__finetune_table(m, e, b);
 }
 
+void llm__build_block_like(const fathom_model_t *m, const llm_system_t *s,
+                           const llm_execution_t *e, const llm__sizes_t *z,
+                           const llm__block_t *like, llm__block_t *b)
+{
+    const llm_finetune_method_t ft = e->finetune.method;
+    if (like->mlp_first <= 0 || ft == LLM_FINETUNE_LORA || ft == LLM_FINETUNE_QLORA) {
+        llm__build_block(m, s, e, z, b); /* adapters follow the whole table: built afresh */
+        return;
+    }
+    /* the attention layers and input groups as build_block makes them: copied byte for byte,
+     * with the state costing left in them (an overlapped layer's exposure) cleared as push
+     * leaves it */
+    memcpy(b->layers, like->layers, (size_t)like->mlp_first * sizeof b->layers[0]);
+    for (int i = 0; i < like->mlp_first; i++)
+        b->layers[i].net_exposed_time = 0;
+    b->num_layers = like->mlp_first;
+    b->num_groups = like->mlp_groups;
+    build_block(m, s, e, z, true, b);
+}
+
+/* The block's table; mlp_only: b already holds its attention layers and their input groups,
+ * only the MLP is added. */
 static void build_block(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                        const llm__sizes_t *z, llm__block_t *b)
+                        const llm__sizes_t *z, bool mlp_only, llm__block_t *b)
 {
     const llm_network_t *tp_net = &s->networks[e->tensor_par_net];
     const int64_t tp = e->tensor_par, bs = z->batch_seq;
@@ -534,11 +556,14 @@ static void build_block(const fathom_model_t *m, const llm_system_t *s, const ll
     const int64_t qkv_width = m->attn_heads * m->attn_size;
     const int64_t up_width = m->gated_mlp ? 2 * m->feedforward : m->feedforward;
     const unsigned up_proj = m->gated_mlp ? LLM_LORA_GATE | LLM_LORA_UP : LLM_LORA_UP;
+    bool ragf;
+    if (mlp_only)
+        goto mlp;
     b->num_layers = 0;
     b->num_groups = 0;
 
     /* Attention. */
-    bool ragf = raf || e->seq_par_ag_redo || norm_redone;
+    ragf = raf || e->seq_par_ag_redo || norm_redone;
     add_fork(b, outer_act, 2, FLAGS(.recompute = rf));
     add_norm(b, m, outer_act, norm);
     if (m->mla.present) { /* multi-latent attention (llm_moe.c) */
@@ -583,6 +608,9 @@ static void build_block(const fathom_model_t *m, const llm_system_t *s, const ll
                     FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
 
     /* MLP. */
+mlp:
+    b->mlp_first = b->num_layers;
+    b->mlp_groups = b->num_groups;
     ragf = rf || e->seq_par_ag_redo || norm_redone;
     add_fork(b, outer_act, 2, FLAGS(.recompute = rf));
     add_norm(b, m, outer_act, norm);
@@ -715,14 +743,6 @@ static bool uses_matrix_engine(const llm__layer_t *l)
 {
     return l->kind == LLM__LINEAR || l->kind == LLM__LINEAR_OVERLAPPED ||
            l->kind == LLM__BATCH_MATMUL;
-}
-
-double llm__layer_optimizer(const llm__layer_t *l, const llm__ctx_t *c)
-{
-    /* fp32 master weights (when training below fp32) plus Adam's two moments; none frozen */
-    double moments = l->optim_space * 4;
-    double master = c->bpe < 4 && !l->frozen ? l->weight_space * 4 : 0;
-    return (master + moments) / (l->expert ? c->expert_optim_shards : c->optim_shards);
 }
 
 double llm__layer_flops(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
@@ -980,6 +1000,21 @@ static double layer_throughput(const llm__layer_t *l, llm__ctx_t *c, llm__stage_
 void llm__layer_cost(llm__layer_t *l, llm__ctx_t *c, llm__stage_t st, llm__cost_t *k)
 {
     k->flops = llm__layer_flops(l, c, st);
+    /* A pass with nothing to do (a layer without weights has no weight gradient and no
+     * optimizer step): 0 FLOPs over a positive rate and 0 bytes over a positive bandwidth take
+     * 0 s, which is what the general path below computes, without its curve lookups. A grouped
+     * GEMM's fixed cost and an overlapped layer's tiling are left to it. */
+    if (k->flops == 0 && c->zero_is_free && l->groups <= 1 &&
+        l->kind != LLM__LINEAR_OVERLAPPED) {
+        k->mem = llm__layer_mem_accessed(l, c, st);
+        if (k->mem == 0) { /* ±0 / a positive rate keeps the sign of the zero */
+            k->flops_time = k->flops;
+            k->mem_time = k->mem;
+            k->local = llm__processing_time(c, k->flops_time, k->mem_time);
+            k->time = l->kind == LLM__TP_COMM ? 0 : k->local;
+            return;
+        }
+    }
     /* a grouped expert GEMM runs at the efficiency of its shape (llm_moe.c) */
     if (l->groups > 1 && st != LLM__OPTIM)
         k->flops_time = llm__grouped_gemm_time(l, c, st, k->flops);
@@ -1057,51 +1092,3 @@ double llm__layer_required_bandwidth(const llm__layer_t *l, const llm__ctx_t *c,
     return tile / (flop_time_slowed / l->num_tiles);
 }
 
-double llm__layer_weight(const llm__layer_t *l, const llm__ctx_t *c)
-{
-    return l->weight_space * (l->frozen ? c->frozen_bpe : c->bpe);
-}
-
-double llm__layer_activation(const llm__layer_t *l, const llm__ctx_t *c)
-{
-    /* the FP8 copy of the input is what backward keeps: an FP8 linear's, and an activation's
-     * under fp8_activation_cache (Megatron's bias_swiglu with fp8_input_store casts its input
-     * to float8_e4m3 for backward) */
-    if (l->fp8 || l->fp8_cache)
-        return l->activation_space;
-    switch (l->kind) {
-    case LLM__CROSS_ENTROPY: return l->activation_space * 4; /* fp32 */
-    case LLM__DROPOUT: return l->activation_space; /* the 1-byte mask */
-    case LLM__TP_COMM:
-        if (l->comm_type == LLM_TP_COMM_RS_AG)
-            return l->activation_space * c->bpe / l->num_peers;
-        return l->conjugate ? l->activation_space * c->bpe : 0;
-    default: return l->activation_space * c->bpe;
-    }
-}
-
-double llm__layer_output(const llm__layer_t *l, const llm__ctx_t *c)
-{
-    return l->output_size * c->bpe;
-}
-
-double llm__layer_weight_grad(const llm__layer_t *l, const llm__ctx_t *c, bool sharded)
-{
-    /* sharded: low-precision copy for communication; otherwise the accumulation buffer, fp32
-     * unless low_precision_gradients */
-    if (sharded)
-        return l->weight_grads * c->bpe / (l->expert ? c->expert_optim_shards : c->optim_shards);
-    return l->weight_grads * c->grad_bpe;
-}
-
-double llm__layer_activation_grad(const llm__layer_t *l, const llm__ctx_t *c)
-{
-    switch (l->kind) {
-    case LLM__DROPOUT: return l->activation_grads;
-    case LLM__TP_COMM:
-        if (l->comm_type == LLM_TP_COMM_RS_AG)
-            return l->activation_space * c->bpe / l->num_peers;
-        return !l->conjugate ? l->activation_grads * c->bpe : 0;
-    default: return l->activation_grads * c->bpe;
-    }
-}

@@ -60,13 +60,21 @@ static double min2(double a, double b) { return a < b ? a : b; }
 static void add_tp_comm(llm__layer_t *l, llm__ctx_t *c, llm__stage_t st, const llm__cost_t *own,
                         double size[2], double time[2], double exposed[2], double *bw_req)
 {
+    /* the two kinds differ only under p2p_rs_ag (split at the chunk's edge alone); otherwise
+     * the edge block adds what the base block does */
+    const int kinds = l->comm_type == LLM_TP_COMM_P2P_RS_AG ? 2 : 1;
+    double net = 0, bytes = 0, exp = 0;
     for (int edge = 0; edge < 2; edge++) {
-        double net = llm__layer_net_time(l, c, st, !edge, own);
-        size[edge] += llm__layer_comm_bytes(l, c, st, !edge);
+        if (edge < kinds) {
+            net = llm__layer_net_time(l, c, st, !edge, own);
+            bytes = llm__layer_comm_bytes(l, c, st, !edge);
+            exp = llm__layer_exposed_net_time(l, net);
+            if (bw_req)
+                *bw_req = max2(*bw_req, llm__layer_required_bandwidth(l, c, st, !edge, own));
+        }
+        size[edge] += bytes;
         time[edge] += net;
-        exposed[edge] += llm__layer_exposed_net_time(l, net);
-        if (bw_req)
-            *bw_req = max2(*bw_req, llm__layer_required_bandwidth(l, c, st, !edge, own));
+        exposed[edge] += exp;
     }
 }
 
@@ -200,8 +208,8 @@ static void add_memory(const llm__layer_t *l, const llm__ctx_t *c, bool training
     b->optimizer_space += llm__layer_optimizer(l, c);
 }
 
-void llm__block_memory(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
-                       const llm__sizes_t *z, bool blocks, llm__block_stats_t *b)
+void llm__block_memory_fresh(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
+                             const llm__sizes_t *z, bool blocks, llm__block_stats_t *b)
 {
     memset(b, 0, sizeof *b);
     if (blocks && e->training && e->activation_recompute == LLM_RECOMPUTE_FULL)
@@ -214,8 +222,8 @@ void llm__block_memory(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *
         b->act_storage_space = 0;
 }
 
-void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
-                      const llm__sizes_t *z, bool blocks, llm__block_stats_t *b)
+void llm__block_stats_fresh(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
+                            const llm__sizes_t *z, bool blocks, llm__block_stats_t *b)
 {
     memset(b, 0, sizeof *b);
     const bool training = e->training;
@@ -692,6 +700,14 @@ static int fill_sizes(const fathom_model_t *m, const llm_execution_t *e, llm__si
     return 0;
 }
 
+/* A positive rate whose curve gives an operation of size 0 a positive efficiency. */
+static bool covers_zero(double rate, const llm_curve_t *curve)
+{
+    const int n = curve->num_points;
+    return rate > 0 && n > 0 && 0 >= curve->points[n - 1].threshold &&
+           curve->points[n - 1].efficiency > 0;
+}
+
 /* The rates, bandwidths, element sizes and optimizer shards every layer's cost reads. */
 static void fill_context(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                          llm__ctx_t *c)
@@ -723,10 +739,15 @@ static void fill_context(const fathom_model_t *m, const llm_system_t *s, const l
         c->fp8_matrix_flops = s->matrix.rate[LLM_DT_FLOAT8].tflops * 1e12;
         c->fp8_matrix_curve = &s->matrix.rate[LLM_DT_FLOAT8].gflops_efficiency;
     }
+    c->zero_is_free = covers_zero(c->matrix_flops, c->matrix_curve) &&
+                      covers_zero(c->vector_flops, c->vector_curve) &&
+                      covers_zero(c->mem1_bw, &s->mem1.mb_efficiency) &&
+                      c->attention_flops > 0 &&
+                      (!e->fp8 || covers_zero(c->fp8_matrix_flops, c->fp8_matrix_curve));
 }
 
 static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                   llm__compiled_t *k, fathom_error_t *err)
+                   llm_memo_t *memo, llm__compiled_t *k, fathom_error_t *err)
 {
     if (llm__check_execution(m, e, err) || check_modern(m, s, e, err) ||
         llm__check_stack(m, e, err) || llm__check_moe(m, s, e, err) ||
@@ -748,6 +769,10 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
         check_exact_elements(m, e, err) || fill_sizes(m, e, &k->z, err))
         return -1;
     fill_context(m, s, e, &k->c);
+    if (memo) {
+        k->c.memo = memo;
+        k->c.memo_system = llm__memo_system(memo, s);
+    }
     return 0;
 }
 
@@ -1209,24 +1234,28 @@ static void compute_step(const llm__compiled_t *k, llm__ctx_t *c, const llm_syst
     st->sample_rate = (double)e->batch_size / st->total_time;
 }
 
-/* One block's table accumulated, with full recompute of a share of the blocks applied. */
+/* One block's table (blk) accumulated, with full recompute of a share of the blocks applied. */
 static void block_of(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                     llm__compiled_t *k, llm__block_stats_t *b)
+                     llm__compiled_t *k, llm__block_t *blk, llm__block_stats_t *b)
 {
-    llm__block_t blk;
-    llm__build_block(m, s, e, &k->z, &blk);
-    llm__block_stats(&blk, &k->c, e, &k->z, true, b);
+    llm__build_block(m, s, e, &k->z, blk);
+    llm__block_stats(blk, &k->c, e, &k->z, true, b);
     const double recomputed = llm__recomputed_share(e, k);
     if (recomputed > 0 && recomputed < 1)
         recompute_some_blocks(m, s, e, k, recomputed, b);
 }
 
-/* The same for memory alone (llm_estimate_memory): what a block holds, no costs. */
+/* The same for memory alone (llm_estimate_memory): what a block holds, no costs; like (NULL to
+ * build it all) lends its attention layers (llm__build_block_like). */
 static void block_memory_of(const fathom_model_t *m, const llm_system_t *s,
-                            const llm_execution_t *e, llm__compiled_t *k, llm__block_stats_t *b)
+                            const llm_execution_t *e, llm__compiled_t *k,
+                            const llm__block_t *like, llm__block_stats_t *b)
 {
     llm__block_t blk;
-    llm__build_block(m, s, e, &k->z, &blk);
+    if (like)
+        llm__build_block_like(m, s, e, &k->z, like, &blk);
+    else
+        llm__build_block(m, s, e, &k->z, &blk);
     llm__block_memory(&blk, &k->c, e, &k->z, true, b);
     const double f = llm__recomputed_share(e, k);
     if (f > 0 && f < 1) { /* recompute_some_blocks' memory: f of a checkpoint, 1 − f kept */
@@ -1254,15 +1283,15 @@ int llm_estimate_memory(const fathom_model_t *m, const llm_system_t *s,
     if (m->calculon_block) /* Calculon's memory comes out of its statistics */
         return llm_estimate(m, s, e, out, err);
     llm__compiled_t k;
-    if (compile(m, s, e, &k, err))
+    if (compile(m, s, e, NULL, &k, err))
         return -1;
     llm__block_stats_t b, dense;
-    block_memory_of(m, s, e, &k, &b);
+    block_memory_of(m, s, e, &k, NULL, &b);
     const bool has_dense = has_dense_blocks(m);
     if (has_dense) {
         fathom_model_t d = *m;
         d.moe.num_experts = 0;
-        block_memory_of(&d, s, e, &k, &dense);
+        block_memory_of(&d, s, e, &k, NULL, &dense);
     }
     memset(out, 0, sizeof *out);
     llm__stages_memory(m, s, e, &k, &b, has_dense ? &dense : NULL, &out->extra);
@@ -1282,16 +1311,23 @@ int llm_estimate_memory(const fathom_model_t *m, const llm_system_t *s,
 int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                  llm_result_t *out, fathom_error_t *err)
 {
+    return llm_estimate_memo(m, s, e, NULL, out, err);
+}
+
+int llm_estimate_memo(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                      llm_memo_t *memo, llm_result_t *out, fathom_error_t *err)
+{
     llm__compiled_t k;
-    if (compile(m, s, e, &k, err))
+    if (compile(m, s, e, memo, &k, err))
         return -1;
     llm__block_stats_t b, dense;
-    block_of(m, s, e, &k, &b);
+    llm__block_t blk;
+    block_of(m, s, e, &k, &blk, &b);
     const bool has_dense = has_dense_blocks(m);
     if (has_dense) { /* their time is llm__moe_step's: only their memory is read here */
         fathom_model_t d = *m;
         d.moe.num_experts = 0;
-        block_memory_of(&d, s, e, &k, &dense);
+        block_memory_of(&d, s, e, &k, &blk, &dense);
     }
 
     memset(out, 0, sizeof *out);
