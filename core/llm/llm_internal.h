@@ -26,6 +26,11 @@ typedef struct {
     double expert_optim_shards;        /* expert data-parallel size when sharded, else 1 */
     double frozen_bpe;  /* bytes per parameter of a frozen layer's weights (finetune) */
     bool dequantize;    /* frozen weights are dequantized to the datatype before each GEMM */
+    llm_attn_kernel_t attn_kernel;     /* execution.attention_kernel */
+    llm_stack_t stack;                 /* execution.stack and compile (llm_stack.c) */
+    bool compile;
+    double gather_bpe;                 /* bytes per element a TP all-gather of a linear's input
+                                        * moves: 1 where torchtitan gathers it in FP8 */
     /* every rate is positive and every curve covers an operation of size 0: a pass with no
      * FLOPs and no bytes then takes 0 s and leaves `uncovered` alone (llm__layer_cost's
      * shortcut) */
@@ -144,6 +149,10 @@ typedef struct {
     bool fp8; /* a linear layer whose GEMMs run in FP8 (execution.fp8) */
     bool fp8_cache; /* an activation that keeps its input in FP8 (fp8_activation_cache) */
     double extra_size; /* FUSED_ATTENTION: the fp32 log-sum-exp, in elements of the datatype */
+    /* FUSED_ATTENTION: what a named kernel's speed depends on (llm_attention.c): the query length
+     * of one call (the rank's sequence, s/context_par), the head size, a causal mask */
+    double attn_seq, attn_head_dim;
+    bool attn_causal;
     /* Communication layers (TP_COMM, LINEAR_OVERLAPPED) */
     bool conjugate;       /* reduce after the layer (G) rather than before it (F) */
     double num_peers;     /* tensor_par */
@@ -236,6 +245,28 @@ int64_t llm__vocab_per_rank(const fathom_model_t *m, const llm_execution_t *e);
 /* Fraction of the s×s scores a causal fused kernel computes: whole 128×128 tiles on and below
  * the diagonal, (n+1)/(2n) for n = ceil(s/128) tiles; 1 when not causal. */
 double llm__causal_fraction(const fathom_model_t *m);
+
+/* FLOP/s of a fused attention layer's pass (llm_attention.c): the named kernel's measured speed
+ * on this system where it has one, else the system's attention_efficiency. */
+double llm__attention_throughput(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st);
+
+/* Bytes a layer's pass moves as a PyTorch stack's kernels run it (llm_stack.c): true with *bytes
+ * set for the layers the stack runs its own way (norms, RoPE, SwiGLU, residual adds, dropout,
+ * torchao Float8 linears), false to take the layer table's; and what eager PyTorch adds around
+ * the attention kernel (repeat_kv's copies of K and V, the copy of O). */
+bool llm__stack_bytes(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st, double *bytes);
+double llm__stack_attention_bytes(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st,
+                                  double q_elems, double kv_elems);
+/* Bytes per element a tensor-parallel all-gather of a linear's input moves (llm_stack.c). */
+double llm__stack_gather_bpe(const llm_execution_t *e, double bpe);
+/* An FP8 GEMM with per-row scales runs at this fraction of a per-tensor-scaled one: the mean of
+ * the Llama shapes of bench/gpu/2026-11-26-h100-sxm5-80gb ("GEMM": rowwise 3-10 % below
+ * tensorwise, torch._scaled_mm). */
+#define LLM_FP8_ROWWISE_GEMM 0.95
+/* Per-op selective checkpointing (selective_ac "op"): marks what a block's backward reruns —
+ * every op but the saved ones: every other matmul in order (wq, wv, w1, w2 saved; wk, wo, w3
+ * rerun), attention, the TP reduce-scatters (llm_stack.c). */
+void llm__apply_op_sac(llm__block_t *b);
 
 /* Per-layer costs (Calculon's Layer methods). Byte counts use c->bpe and c->optim_shards. */
 double llm__layer_flops(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st);

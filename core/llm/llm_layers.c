@@ -110,7 +110,7 @@ static void add_linear_overlapped(llm__block_t *b, const llm_execution_t *e,
     l->num_peers = (double)peers;
     l->net = net;
     l->conjugate = conjugate;
-    l->overlap = e->tensor_par_overlap;
+    l->overlap = llm_tp_overlap(e);
 }
 
 static void add_batch_matmul(llm__block_t *b, double batch, double m, double n, double k,
@@ -369,7 +369,7 @@ static void add_qkv(llm__block_t *b, const fathom_model_t *m, const llm_executio
     const bool fp8 = e->fp8;
     const flags_t proj = FLAGS(.recompute = rf, .act_dropped = true, .reused = true);
     const int first = b->num_layers;
-    if (e->tensor_par_overlap == LLM_TP_OVERLAP_NONE) {
+    if (llm_tp_overlap(e) == LLM_TP_OVERLAP_NONE) {
         add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf, .act_dropped = norm_redone));
         add_fork(b, act, 3, FLAGS(.recompute = ragf, .act_dropped = ragf));
         add_modern_linear(b, (double)bs, (double)m->hidden, (double)(qkv_width / tp), qb, fp8,
@@ -418,7 +418,7 @@ static void add_attention_core(llm__block_t *b, const fathom_model_t *m, const l
 {
     const int64_t tp = e->tensor_par;
     const int64_t qkv_width = m->attn_heads * m->attn_size;
-    if (e->attention_kernel == LLM_ATTN_KERNEL_FUSED) {
+    if (llm_attention_fused(e)) {
         /* flash attention recomputes its scores itself: full recompute redoes the kernel, and
          * so does the core_attn module (Megatron checkpoints the kernel from Q, K and V) */
         const int64_t cp = llm_context_par(e);
@@ -430,6 +430,9 @@ static void add_attention_core(llm__block_t *b, const fathom_model_t *m, const l
                             (double)llm_datatype_bytes(e->datatype),
                             FLAGS(.recompute = rf || core));
         llm__layer_t *l = &b->layers[b->num_layers - 1];
+        l->attn_seq = (double)(m->seq_size / cp);
+        l->attn_head_dim = (double)m->attn_size;
+        l->attn_causal = !m->calculon_block && m->causal;
         /* under FP8 the out projection keeps its FP8 copy of O, and the kernel's backward needs
          * O itself (Transformer Engine's fused attention saves it): the kernel keeps O too */
         if (e->fp8)
@@ -459,7 +462,7 @@ static void add_out_proj(llm__block_t *b, const fathom_model_t *m, const llm_exe
 {
     const int64_t tp = e->tensor_par, bs = llm__tokens_per_rank(m, e);
     const bool bias = !m->calculon_block && m->bias;
-    if (e->tensor_par_overlap == LLM_TP_OVERLAP_NONE) {
+    if (llm_tp_overlap(e) == LLM_TP_OVERLAP_NONE) {
         add_modern_linear(b, (double)bs, (double)(in_width / tp), (double)m->hidden, bias, e->fp8,
                           FLAGS(.recompute = rf));
         b->layers[b->num_layers - 1].proj = proj;
@@ -508,6 +511,13 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
                       const llm__sizes_t *z, llm__block_t *b)
 {
     build_block(m, s, e, z, false, b);
+    if (e->stack != LLM_STACK_MEGATRON) {
+        for (int i = 0; i < b->num_layers; i++) /* torchtitan's Llama has no dropout */
+            if (b->layers[i].kind == LLM__DROPOUT)
+                b->layers[i].fw_flops = b->layers[i].agrad_flops = 0;
+        if (e->selective_ac == LLM_SAC_OP)
+            llm__apply_op_sac(b);
+    }
     llm__finetune_table(m, e, b);
 }
 
@@ -516,8 +526,11 @@ void llm__build_block_like(const fathom_model_t *m, const llm_system_t *s,
                            const llm__block_t *like, llm__block_t *b)
 {
     const llm_finetune_method_t ft = e->finetune.method;
-    if (like->mlp_first <= 0 || ft == LLM_FINETUNE_LORA || ft == LLM_FINETUNE_QLORA) {
-        llm__build_block(m, s, e, z, b); /* adapters follow the whole table: built afresh */
+    /* adapters follow the whole table, and a PyTorch stack's passes (no dropout, per-op
+     * checkpointing) are applied to the whole table: built afresh */
+    if (like->mlp_first <= 0 || ft == LLM_FINETUNE_LORA || ft == LLM_FINETUNE_QLORA ||
+        e->stack != LLM_STACK_MEGATRON) {
+        llm__build_block(m, s, e, z, b);
         return;
     }
     /* the attention layers and input groups as build_block makes them: copied byte for byte,
@@ -542,7 +555,7 @@ static void build_block(const fathom_model_t *m, const llm_system_t *s, const ll
     const double act = (double)z->activation_size;
     /* With sequence parallelism the layers outside the TP region see a sliver of the sequence. */
     const double outer_act = seq_par ? (double)z->seq_par_activation_size : act;
-    const bool overlapped = e->tensor_par_overlap != LLM_TP_OVERLAP_NONE;
+    const bool overlapped = llm_tp_overlap(e) != LLM_TP_OVERLAP_NONE;
     const bool rf = e->activation_recompute == LLM_RECOMPUTE_FULL;
     const bool raf = rf || e->activation_recompute == LLM_RECOMPUTE_ATTN_ONLY;
     /* Megatron's core_attn module: the unfused core as attn_only reruns it (scores, softmax,
@@ -636,7 +649,17 @@ mlp:
         return;
     }
     const int mlp_first = b->num_layers;
-    if (!overlapped) {
+    if (!overlapped && m->gated_mlp && e->stack != LLM_STACK_MEGATRON) {
+        /* PyTorch's Llama (torchtitan model.py): w1 and w3 are two GEMMs reading one input */
+        add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf, .act_dropped = norm_redone));
+        add_fork(b, act, 2, FLAGS(.recompute = rf, .act_dropped = ragf));
+        for (int i = 0; i < 2; i++)
+            add_modern_linear(b, (double)bs, (double)m->hidden, (double)(m->feedforward / tp), bias,
+                              e->fp8, FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
+        b->layers[b->num_layers - 2].proj = LLM_LORA_GATE;
+        b->layers[b->num_layers - 1].proj = LLM_LORA_UP;
+        share_input(b, mlp_first);
+    } else if (!overlapped) {
         add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf, .act_dropped = norm_redone));
         add_modern_linear(b, (double)bs, (double)m->hidden, (double)(up_width / tp), bias, e->fp8,
                           FLAGS(.recompute = rf, .act_dropped = ragf));
@@ -821,6 +844,8 @@ static double dequantize_mem(const llm__layer_t *l, const llm__ctx_t *c, llm__st
     return l->weight_space * (c->frozen_bpe + c->bpe);
 }
 
+static double base_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st);
+
 double llm__layer_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
 {
     if (l->frozen && (st == LLM__WGRAD || st == LLM__OPTIM))
@@ -831,6 +856,18 @@ double llm__layer_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__
 }
 
 static double mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
+{
+    double stack_bytes; /* a PyTorch stack's own kernels (llm_stack.c) */
+    if (llm__stack_bytes(l, c, st, &stack_bytes))
+        return stack_bytes;
+    if (l->kind == LLM__FUSED_ATTENTION && c->stack != LLM_STACK_MEGATRON)
+        return base_mem_accessed(l, c, st) +
+               llm__stack_attention_bytes(l, c, st, l->output_size,
+                                          (l->inputs_size - l->output_size) / 2);
+    return base_mem_accessed(l, c, st);
+}
+
+static double base_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
 {
     if (l->fp8 && st != LLM__OPTIM)
         return fp8_linear_mem(l, c, st);
@@ -880,14 +917,18 @@ double llm__layer_comm_bytes(const llm__layer_t *l, const llm__ctx_t *c, llm__st
     if (l->kind == LLM__TP_COMM) {
         if (!split && ((l->conjugate && st == LLM__AGRAD) || (!l->conjugate && st == LLM__FW)))
             return 0; /* identity forward or all-reduce backward */
-        if (st == LLM__FW || st == LLM__AGRAD)
+        /* an all-gather of a linear's input (forward, or again after a recompute) */
+        const double gathered = l->comm_size * (l->conjugate ? c->bpe : c->gather_bpe);
+        if (st == LLM__FW)
+            return gathered;
+        if (st == LLM__AGRAD)
             return l->comm_size * c->bpe;
         if (st == LLM__WGRAD && l->needs_recomm && (split || l->conjugate))
-            return l->comm_size * c->bpe;
+            return gathered;
         return 0;
     }
     if (l->kind == LLM__LINEAR_OVERLAPPED) {
-        double ag = l->inputs_size * c->bpe, ar_rs = l->output_size * c->bpe;
+        double ag = l->inputs_size * c->gather_bpe, ar_rs = l->output_size * c->bpe;
         switch (st) {
         case LLM__FW: return l->conjugate ? ar_rs : (split ? ag : 0);
         case LLM__AGRAD: return !l->conjugate ? ag : (split ? ar_rs : 0);
@@ -989,8 +1030,10 @@ static double layer_throughput(const llm__layer_t *l, llm__ctx_t *c, llm__stage_
 {
     if (st == LLM__OPTIM)
         return llm__vector_throughput(c, flops);
-    if (l->kind == LLM__FUSED_ATTENTION)
-        return c->attention_flops * head_size_factor(l->inner);
+    if (l->kind == LLM__FUSED_ATTENTION) /* a named kernel at its measured speed (llm_attention.c) */
+        return c->attn_kernel > LLM_ATTN_KERNEL_FUSED
+                   ? llm__attention_throughput(l, c, st)
+                   : c->attention_flops * head_size_factor(l->inner);
     if (l->fp8)
         return llm__fp8_matrix_throughput(c, flops);
     return uses_matrix_engine(l) ? llm__matrix_throughput(c, flops)

@@ -270,10 +270,10 @@ static int check_modern(const fathom_model_t *m, const llm_system_t *s, const ll
             return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.context_par",
                                     "needs the modern block: give the model one of kv_heads, "
                                     "gated_mlp, norm, qkv_bias or causal");
-        if (e->attention_kernel != LLM_ATTN_KERNEL_FUSED)
+        if (!llm_attention_fused(e))
             return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.context_par",
-                                    "ring attention runs on the fused attention kernel: set "
-                                    "execution.attention_kernel to \"fused\"");
+                                    "ring attention runs on a fused attention kernel: set "
+                                    "execution.attention_kernel to \"fused\" or a named one");
         if (m->seq_size % (2 * cp) != 0)
             return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.context_par",
                                     "each rank holds two chunks of the sequence (causal load "
@@ -308,9 +308,9 @@ static int check_modern(const fathom_model_t *m, const llm_system_t *s, const ll
     if (e->shard_group >= 1 && e->shard_group < group && e->zero_stage == 0)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.shard_group",
                                 "shards nothing with zero_stage 0");
-    if ((unsigned)e->attention_kernel > LLM_ATTN_KERNEL_FUSED)
+    if ((unsigned)e->attention_kernel >= LLM_ATTN_KERNEL__COUNT)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.attention_kernel",
-                                "must be \"unfused\" or \"fused\"");
+                                "must be one of unfused, fused, flash2, flash3, cudnn, sdpa, triton");
     if (e->fp8_activation_cache && !e->fp8)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.fp8_activation_cache",
                                 "caching activations in FP8 is part of FP8 training: set "
@@ -441,7 +441,7 @@ static int check_recompute_modules(const fathom_model_t *m, const llm_execution_
     if ((mods & LLM_RECOMPUTE_MLA_UP_PROJ) && !m->mla.present)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
                                 "\"mla_up_proj\" needs multi-latent attention (model.mla)");
-    if ((mods & LLM_RECOMPUTE_MLA_UP_PROJ) && e->attention_kernel != LLM_ATTN_KERNEL_FUSED)
+    if ((mods & LLM_RECOMPUTE_MLA_UP_PROJ) && !llm_attention_fused(e))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
                                 "\"mla_up_proj\" is modelled for the fused attention kernel: set "
                                 "execution.attention_kernel to \"fused\"");
@@ -464,7 +464,7 @@ int llm_recompute_module_ladder(const fathom_model_t *m, const llm_execution_t *
         sets[n++] = set |= LLM_RECOMPUTE_MLP;
     if (m->moe.num_experts > 0)
         sets[n++] = set |= LLM_RECOMPUTE_MOE_ACT;
-    if (m->mla.present && e->attention_kernel == LLM_ATTN_KERNEL_FUSED)
+    if (m->mla.present && llm_attention_fused(e))
         sets[n++] = set |= LLM_RECOMPUTE_MLA_UP_PROJ;
     if (m->moe.num_experts > 0)
         sets[n++] = set |= LLM_RECOMPUTE_MOE;
@@ -730,6 +730,12 @@ static void fill_context(const fathom_model_t *m, const llm_system_t *s, const l
     /* routed experts' optimizer: over the expert data-parallel group (llm_moe.c) */
     c->expert_optim_shards = llm_zero_stage(e) >= 1 ? llm__expert_data_par(e) : 1.0;
     c->attention_flops = c->matrix_flops * s->attention_efficiency;
+    c->attn_kernel = e->attention_kernel;
+    c->stack = e->stack;
+    c->compile = e->compile;
+    c->gather_bpe = llm__stack_gather_bpe(e, c->bpe);
+    if (e->fp8 && e->fp8_recipe == LLM_FP8_ROWWISE)
+        c->fp8_matrix_flops *= LLM_FP8_ROWWISE_GEMM;
     /* a frozen base in another datatype than the GEMMs' is dequantized before each GEMM */
     const llm_finetune_t *ft = &e->finetune;
     const bool adapters = ft->method == LLM_FINETUNE_LORA || ft->method == LLM_FINETUNE_QLORA;

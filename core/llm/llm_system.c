@@ -16,7 +16,8 @@ const char *const llm_tp_overlap_names[] = {"none", "ring", "pipe", NULL};
 const char *const llm_processing_mode_names[] = {"roofline", "no_overlap", NULL};
 const char *const llm_net_op_names[] = {"p2p", "reduce_scatter", "all_gather", "all_reduce",
                                         NULL};
-const char *const llm_attn_kernel_names[] = {"unfused", "fused", NULL};
+const char *const llm_attn_kernel_names[] = {"unfused", "fused", "flash2", "flash3",
+                                             "cudnn",   "sdpa",  "triton", NULL};
 const char *const llm_moe_dispatcher_names[] = {"alltoall", "flex", NULL};
 const char *const llm_collectives_names[] = {"calculon", "nccl", NULL};
 const char *const llm_cuda_graphs_names[] = {"none", "attention", "partial", "full", "router",
@@ -191,5 +192,5 @@ double llm_power_capped_clock(double board_w, double limit_w)
         return 1.0;
     if (!(limit_w > idle))
         return 0.0;
-    return cbrt((limit_w - idle) / (board_w - idle));
+    return (limit_w - idle) / (board_w - idle);
 }

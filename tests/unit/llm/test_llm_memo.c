@@ -64,8 +64,9 @@ static void assert_same(const llm_result_t *a, const llm_result_t *b)
     }
 }
 
-/* DeepSeek-V3 (MLA, 256 experts, dense first blocks, MTP) and Llama 3 70B on H100: every layout
- * twice through one memo (the second pass finds every table), each against llm_estimate. */
+/* DeepSeek-V3 (MLA, 256 experts, dense first blocks, MTP) and Llama 3 70B on H100, on Megatron
+ * and on torchtitan, eager and compiled: every layout twice through one memo (the second pass
+ * finds every table), each against llm_estimate. */
 static void memo_equals_fresh(void **state)
 {
     (void)state;
@@ -80,8 +81,13 @@ static void memo_equals_fresh(void **state)
             for (int64_t tp = 1; tp <= 2; tp++)
                 for (int64_t pp = 8; pp <= 16; pp *= 2)
                     for (int rec = 0; rec < 3; rec++)
-                        for (int ov = 0; ov < 2; ov++) {
+                        for (int ov = 0; ov < 4; ov++) {
                             llm_execution_t e = test_layout(tp, pp, 1024 / (tp * pp));
+                            /* the stacks alternate through one memo: a table of one must never
+                             * answer for the other's (their passes and kernels differ) */
+                            e.stack = ov >= 2 ? LLM_STACK_TORCHTITAN : LLM_STACK_MEGATRON;
+                            e.compile = ov == 3; /* else as ov 2: only the context differs */
+                            e.fp8_recipe = ov >= 2 ? LLM_FP8_TENSORWISE : LLM_FP8_CURRENT;
                             e.batch_size = 2048;
                             e.fp8 = true;
                             e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
@@ -90,13 +96,13 @@ static void memo_equals_fresh(void **state)
                             e.tensor_par_comm_type = tp > 1 ? LLM_TP_COMM_RS_AG : LLM_TP_COMM_AR;
                             e.data_par_net = e.pipeline_par_net = 1;
                             if (m.moe.num_experts > 0) {
-                                e.expert_par = ov ? 64 : 8;
+                                e.expert_par = ov == 1 ? 64 : 8;
                                 e.expert_tensor_par = 1;
                                 e.expert_par_net = e.expert_par > 8 ? 1 : 0;
                                 e.moe_load_imbalance = 1;
-                                e.moe_a2a_overlap = ov;
+                                e.moe_a2a_overlap = ov == 1;
                             } else {
-                                e.tensor_par_overlap = ov ? LLM_TP_OVERLAP_PIPE
+                                e.tensor_par_overlap = ov == 1 ? LLM_TP_OVERLAP_PIPE
                                                           : LLM_TP_OVERLAP_NONE;
                             }
                             llm_result_t a, b;
