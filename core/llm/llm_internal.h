@@ -31,6 +31,12 @@ typedef struct {
     bool compile;
     double gather_bpe;                 /* bytes per element a TP all-gather of a linear's input
                                         * moves: 1 where torchtitan gathers it in FP8 */
+    llm_fp8_recipe_t fp8_recipe;       /* execution.fp8_recipe (torchao's casts, llm_stack.c) */
+    double fp8_prepared_shards;        /* torchao's tensorwise TP: a module's input arrives in
+                                        * FP8, cast once on its 1/tensor_par shard before the
+                                        * gather (tensor_par; 0 otherwise) */
+    double fp8_fw_gemm;                /* the forward FP8 GEMM's rate over the FP8 peak's:
+                                        * LLM_FP8_ROWWISE_GEMM under rowwise, else 1 */
     /* every rate is positive and every curve covers an operation of size 0: a pass with no
      * FLOPs and no bytes then takes 0 s and leaves `uncovered` alone (llm__layer_cost's
      * shortcut) */
@@ -187,6 +193,10 @@ typedef struct {
      * feeds Q, K and V, the router whose input the shared experts read) share a nonzero group
      * (llm__new_group): what they keep serves the group's linear layers' weight gradients. */
     int input_group;
+    /* A linear layer of an input group after its first linear: it reads the tensor the first
+     * one reads (Q, K, V; gate and up), so a cast of that tensor the first one makes serves it
+     * too where PyTorch computes it once (llm_stack.c, torchao's casts). */
+    bool input_shared;
 } llm__layer_t;
 
 typedef struct {
@@ -491,6 +501,12 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
 void llm__host_step(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                     llm__compiled_t *k, const llm__block_stats_t *blk, llm_stats_t *st,
                     llm_step_extra_t *x);
+
+/* Host seconds of one block's forward and backward on the first stage (its MoE blocks' when it
+ * has any; the recompute's rerun in backward), 0 without a host side: how long a host-bound
+ * pass lasts whatever its GPU work (llm_host.h). */
+void llm__host_block_s(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                       const llm__compiled_t *k, double *fw, double *bw);
 
 /* The modern block's step (llm_stages.c): adds the layers outside the blocks to the step time of
  * Calculon's statistics (the heaviest stage sets the pipeline's pace), and fills x with what the
