@@ -317,6 +317,27 @@ static void op_sac_reruns(void **state)
     }
     assert_int_equal(mm, 7);
     assert_int_equal(rerun_mm, 3);
+    /* under async TP at TP 2 the gathers are fused into Q/K/V's and gate/up's matmuls: the
+     * policy saves neither gather's output, so both are redone with the rerun; the reductions
+     * after o and down are saved (not redone) */
+    e.tensor_par = 2;
+    e.num_procs = 2;
+    e.compile = true;
+    e.async_tp = true;
+    e.tensor_par_comm_type = LLM_TP_COMM_RS_AG;
+    llm__sizes_t zt = {16, 16 * 64, 16 * 64 / 2};
+    llm__build_block(&m, &s, &e, &zt, &b);
+    int redone = 0, kept = 0;
+    for (int i = 0; i < b.num_layers; i++) {
+        const llm__layer_t *l = &b.layers[i];
+        if (l->kind != LLM__LINEAR_OVERLAPPED)
+            continue;
+        assert_int_equal(l->needs_recomm, !l->conjugate);
+        redone += l->needs_recomm;
+        kept += !l->needs_recomm;
+    }
+    assert_int_equal(redone, 2);
+    assert_int_equal(kept, 2);
 }
 
 /* torchao's casts of a Float8 linear (llm_stack.c, fp8_linear_bytes) worked by hand on a linear
