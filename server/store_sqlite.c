@@ -25,8 +25,10 @@ static const char *const stmt_sql[DB_STMT__COUNT] = {
                       "WHERE hash = ?1",
     [DB_SWEEP_INSERT] = "INSERT INTO sweeps (id, kind, spec, status, size, created_at) "
                         "VALUES (?1, ?2, ?3, 'queued', ?4, ?5) ON CONFLICT(id) DO NOTHING",
+    /* The three sweep reads select the same columns (store_sqlite_sweeps.c: sweep_row), NULL
+     * where they need none. */
     [DB_SWEEP_GET] = "SELECT id, kind, spec, status, size, total, done, evaluations, state, result, "
-                     "error, created_at, started_at, finished_at FROM sweeps WHERE id = ?1",
+                     "error, created_at, started_at, finished_at, NULL FROM sweeps WHERE id = ?1",
     [DB_SWEEP_COUNT_QUEUED] = "SELECT COUNT(*) FROM sweeps WHERE status = 'queued'",
     [DB_SWEEP_CANCEL] = "UPDATE sweeps SET status = 'cancelled', finished_at = ?2 "
                         "WHERE id = ?1 AND status IN ('queued', 'running')",
@@ -34,9 +36,11 @@ static const char *const stmt_sql[DB_STMT__COUNT] = {
                          "evaluations = 0, state = NULL, sample = NULL, result = NULL, error = NULL, "
                          "started_at = NULL, finished_at = NULL, created_at = ?2 "
                          "WHERE id = ?1 AND status IN ('cancelled', 'failed')",
-    [DB_SWEEP_LIST] = "SELECT id, kind, status, size, total, done, created_at, started_at, "
-                      "finished_at FROM sweeps ORDER BY created_at DESC, id LIMIT ?1",
-    [DB_SWEEP_PENDING] = "SELECT id, kind, spec, status, done, state, sample, evaluations FROM sweeps "
+    [DB_SWEEP_LIST] = "SELECT id, kind, NULL, status, size, total, done, NULL, NULL, NULL, NULL, "
+                      "created_at, started_at, finished_at, NULL "
+                      "FROM sweeps ORDER BY created_at DESC, id LIMIT ?1",
+    [DB_SWEEP_PENDING] = "SELECT id, kind, spec, status, NULL, NULL, done, evaluations, state, NULL, "
+                         "NULL, NULL, NULL, NULL, sample FROM sweeps "
                          "WHERE status IN ('queued', 'running') "
                          "ORDER BY status = 'running' DESC, created_at, id",
     [DB_SWEEP_START] = "UPDATE sweeps SET status = 'running', total = ?2, "
