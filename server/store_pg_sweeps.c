@@ -28,17 +28,13 @@ static int submit_in(PGconn *c, const char *const params[5], int max_queued, boo
                      fathom_error_t *err)
 {
     long long n = 0;
-    if (pg_command(c, "SELECT pg_advisory_xact_lock(" PG_SUBMIT_LOCK ")", 0, NULL, NULL,
-                   "cannot store the sweep", err))
+    long long queued;
+    bool found;
+    if (pg_count_locked(c, PG_SUBMIT_LOCK,
+                        "SELECT (SELECT COUNT(*) FROM sweeps WHERE status = 'queued'), "
+                        "(SELECT COUNT(*) FROM sweeps WHERE id = $1)",
+                        1, params, "cannot store the sweep", &queued, &found, err))
         return -1;
-    PGresult *r = pg_query(c, "SELECT (SELECT COUNT(*) FROM sweeps WHERE status = 'queued'), "
-                              "(SELECT COUNT(*) FROM sweeps WHERE id = $1)",
-                           1, params, "cannot store the sweep", err);
-    if (!r)
-        return -1;
-    long long queued = pg_ll(r, 0, 0);
-    bool found = pg_ll(r, 0, 1) > 0;
-    PQclear(r);
     if (queued >= max_queued && !found)
         return fathom_error_set(err, FATHOM_E_QUEUE_FULL, NULL,
                                 "%lld sweeps are waiting (the limit is %d); retry later", queued,
