@@ -259,6 +259,44 @@ static double in_flight(const llm_execution_t *e, int64_t nmb, int64_t rank)
     return min2(n, pp - r);
 }
 
+/* torch.distributed.pipelining's buffers on rank r (the PyTorch stacks with pipeline_par > 1;
+ * torch at 1963fc8, the build of torchtitan's published benchmarks, 2024-12-23). Each of the
+ * rank's v stages (torchtitan's looped placement: global stage j = c·pp + r, c < v) holds, for
+ * all nmb microbatches of the step, not only those in flight:
+ *   receive buffers   stage j > 0: one input per microbatch, allocated once
+ *                     (PipelineStage._prepare_forward_infra, _make_tensor_from_meta per
+ *                     chunk_id); the F in flight are the first block's kept input already
+ *                     counted, so (nmb − F)·io more
+ *   gradient buffers  stage j < last: one output gradient per microbatch
+ *                     (_create_grad_recv_info per chunk): nmb·io
+ *   retained outputs  every stage keeps each microbatch's output for the step's merged result
+ *                     (forward_one_chunk: output_chunks.append(output)): nmb·io, on the last
+ *                     stage nmb − 1 logits beside the one the loss works on. Later torch keeps
+ *                     them on the last stage only (pytorch/pytorch#153383, 2025-05) and none
+ *                     with step(return_outputs=False) (pytorch#165822, torchtitan#1922,
+ *                     2025-10)
+ * io = b·(s/cp)·h/t·bpe the stage boundary (torchtitan's sequence-parallel local tensor),
+ * logits = b·(s/cp)·V/t·bpe (loss_parallel keeps them sharded over the vocabulary). */
+static double torch_pipeline_buffers(const fathom_model_t *m, const llm_execution_t *e,
+                                     int64_t nmb, int64_t r, double in_flight)
+{
+    const double bpe = llm_datatype_bytes(e->datatype), T = (double)llm__tokens_per_rank(m, e);
+    const double tp = (double)e->tensor_par, n = (double)nmb;
+    const double io = T * (double)m->hidden / tp * bpe;
+    const double logits = T * (double)llm__vocab_per_rank(m, e) * bpe;
+    const int64_t pp = e->pipeline_par, v = e->pipeline_interleaving > 1
+                                                ? e->pipeline_interleaving : 1;
+    const int64_t last = v * pp - 1;
+    double b = 0;
+    for (int64_t c = 0; c < v; c++) {
+        const int64_t j = c * pp + r;
+        if (j > 0)
+            b += max2(0, n - in_flight) * io;
+        b += j < last ? 2 * n * io : (n - 1) * logits;
+    }
+    return b;
+}
+
 /* Activations, buffers and MoE buffers of rank r: its stage, and DualPipe's mirror stage. */
 static void activations_of(const fathom_model_t *m, const llm_execution_t *e,
                            const llm_memory_inputs_t *in, int64_t r, llm_stage_memory_t *o)
@@ -296,6 +334,8 @@ static void activations_of(const fathom_model_t *m, const llm_execution_t *e,
         /* the block being computed is inside its working set W */
         acts += in->working[w] + max2(0, stored - in->stored[w]);
         o->buffers += in->act_grads;
+        if (e->stack != LLM_STACK_MEGATRON && pp > 1)
+            o->buffers += torch_pipeline_buffers(m, e, in->nmb, r, flight[0]);
     }
     if (e->training)
         o->buffers += outer_grads;
