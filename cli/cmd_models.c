@@ -62,6 +62,30 @@ int cli_cmd_estimate(int argc, char **argv, const cli_env_t *env)
     return rc;
 }
 
+/* The rows of every --runs file as one array (NULL after printing why), and the source line
+ * naming the files; a file that is not an array stands for itself so the report names it. */
+static json_t *read_runs(const char *const *files, int n, char *source, size_t cap)
+{
+    json_t *rows = json_array();
+    source[0] = 0;
+    for (int k = 0; rows && k < n; k++) {
+        json_t *part = cli_read_json_file(files[k]);
+        if (!part) {
+            json_decref(rows);
+            return NULL;
+        }
+        if (!json_is_array(part) || json_array_extend(rows, part)) {
+            json_decref(rows);
+            snprintf(source, cap, "%s", files[k]);
+            return part;
+        }
+        json_decref(part);
+        const size_t used = strlen(source);
+        snprintf(source + used, cap - used, "%s%s", k ? " + " : "", files[k]);
+    }
+    return rows;
+}
+
 int cli_cmd_validate(int argc, char **argv, const cli_env_t *env)
 {
     int as_json = 0, measured = 0, bad = 0, n_runs = 0, inference = 0;
@@ -70,7 +94,7 @@ int cli_cmd_validate(int argc, char **argv, const cli_env_t *env)
         if (strcmp(argv[i], "--json") == 0)
             as_json = 1;
         else if (strcmp(argv[i], "--measured") == 0)
-            measured = 1;
+            measured = 2;
 #ifdef FATHOM_HAVE_SERVING
         else if (strcmp(argv[i], "--inference") == 0)
             inference = 1;
@@ -81,7 +105,7 @@ int cli_cmd_validate(int argc, char **argv, const cli_env_t *env)
         else
             bad = 1;
     }
-    if (bad || (inference && (measured || n_runs))) {
+    if (bad || (inference && measured == 2)) {
         printf("usage: fathom validate [--measured] [--runs FILE]... [--inference] [--json]\n\n"
                "Reproduces "
                "Calculon's validation against the Megatron sequence-parallelism paper\n"
@@ -102,7 +126,10 @@ int cli_cmd_validate(int argc, char **argv, const cli_env_t *env)
                "--runs) instead.\n--inference compares the serving model (POST /v1/inference) "
                "with measured\nserving throughput (presets/validation/inference_runs.json, "
                "doc/serving.md):\noutput tokens/s/GPU per row, mean and worst error, dense and "
-               "MoE apart, per\nrevision and leave-one-revision-out.\n");
+               "MoE apart, per\nrevision and leave-one-revision-out. With --runs FILE, the "
+               "serving runs in FILE\n(inference_runs.json's format; "
+               "presets/validation/inference_external_runs.json\nholds published runs from "
+               "outside that folder).\n");
         return strcmp(argv[argc - 1], "--help") == 0 ? 0 : 2;
     }
     fathom_error_t err;
@@ -110,7 +137,15 @@ int cli_cmd_validate(int argc, char **argv, const cli_env_t *env)
     json_t *report;
 #ifdef FATHOM_HAVE_SERVING
     if (inference) {
-        report = codec_serving_validation_report(env->presets, &err);
+        if (n_runs) {
+            char source[1024];
+            json_t *rows = read_runs(runs_files, n_runs, source, sizeof source);
+            if (!rows)
+                return 1;
+            report = codec_serving_validation_rows(rows, source, env->presets, &err);
+            json_decref(rows);
+        } else
+            report = codec_serving_validation_report(env->presets, &err);
         if (!report)
             return cli_print_error(&err);
         char *text = as_json ? NULL : codec_serving_validation_text(report);
@@ -124,26 +159,8 @@ int cli_cmd_validate(int argc, char **argv, const cli_env_t *env)
     }
 #endif
     if (n_runs) {
-        json_t *rows = json_array();
-        char source[1024] = "";
-        for (int k = 0; rows && k < n_runs; k++) {
-            json_t *part = cli_read_json_file(runs_files[k]);
-            if (!part) {
-                json_decref(rows);
-                return 1;
-            }
-            /* not an array: the report says so, naming the file */
-            if (!json_is_array(part) || json_array_extend(rows, part)) {
-                json_decref(rows);
-                rows = part;
-                part = NULL;
-                snprintf(source, sizeof source, "%s", runs_files[k]);
-                break;
-            }
-            json_decref(part);
-            const size_t used = strlen(source);
-            snprintf(source + used, sizeof source - used, "%s%s", k ? " + " : "", runs_files[k]);
-        }
+        char source[1024];
+        json_t *rows = read_runs(runs_files, n_runs, source, sizeof source);
         if (!rows)
             return 1;
         report = codec_llm_measured_report_rows(rows, source, env->presets, &err);

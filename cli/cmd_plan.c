@@ -15,9 +15,11 @@ static const char usage[] =
     "usage: fathom plan FILE [--json] [--threads N]\n\n"
     "Runs the cluster plan in FILE (JSON: the body of POST /v1/sweep with \"kind\": \"plan\";\n"
     "see schemas/sweep_plan.request.json) and prints every candidate — system, GPUs, layout,\n"
-    "step time, days ideal and expected, dollars, MWh, tonnes of CO2 — marking the Pareto\n"
-    "front (*), the cheapest within the deadline (C) and the fastest within the budget (F),\n"
-    "and the reason of each rejected candidate. --json prints the plan block instead.\n";
+    "batch, step time, MFU, days ideal and expected, GPU-hours expected and their range (from\n"
+    "the tuned stack to what published runs of comparable scale achieved), dollars, MWh,\n"
+    "tonnes of CO2, the deadline and budget verdicts (within, at risk, misses) — marking the\n"
+    "Pareto front (*), the cheapest within the deadline (C) and the fastest within the budget\n"
+    "(F), and the reason of each rejected candidate. --json prints the plan block instead.\n";
 
 static bool same(const json_t *a, const json_t *b)
 {
@@ -36,8 +38,9 @@ static void print_table(const json_t *plan)
     const json_t *cheap = json_object_get(plan, "cheapest_within_deadline");
     const json_t *fast = json_object_get(plan, "fastest_within_budget");
     const json_t *front = json_object_get(plan, "pareto");
-    printf("%-3s %-16s %6s %-14s %9s %6s %8s %8s %13s %8s %7s  %s\n", "", "system", "gpus",
-           "tp.pp.dp.cp", "step_s", "mfu", "days_id", "days", "dollars", "mwh", "tCO2",
+    printf("%-3s %-16s %6s %-14s %7s %9s %6s %8s %8s %10s %-21s %13s %8s %7s %-17s %s\n", "",
+           "system", "gpus", "tp.pp.dp.cp", "batch_M", "step_s", "mfu", "days_id", "days",
+           "gpu_hours", "gpu_hours_range", "dollars", "mwh", "tCO2", "deadline/budget",
            "verdict");
     size_t i;
     const json_t *c;
@@ -60,15 +63,28 @@ static void print_table(const json_t *plan)
                      (long long)json_integer_value(json_object_get(e, "data_par")),
                      (long long)json_integer_value(json_object_get(e, "context_par")));
         const json_t *reason = json_object_get(c, "reason");
-        printf("%-3s %-16s %6lld %-14s %9.3f %6.3f %8.1f %8.1f %13.0f %8.1f %7.1f  %s\n", marks,
-               json_string_value(json_object_get(c, "system")),
+        const json_t *range = json_object_get(c, "gpu_hours_range");
+        char rng[32] = "-", verdicts[32];
+        if (json_is_array(range))
+            snprintf(rng, sizeof rng, "%.4g-%.4g",
+                     json_number_value(json_array_get(range, 0)),
+                     json_number_value(json_array_get(range, 1)));
+        snprintf(verdicts, sizeof verdicts, "%s/%s",
+                 json_string_value(json_object_get(c, "deadline_verdict")),
+                 json_string_value(json_object_get(c, "budget_verdict")));
+        printf("%-3s %-16s %6lld %-14s %7.2f %9.3f %6.3f %8.1f %8.1f %10.4g %-21s %13.0f %8.1f "
+               "%7.1f %-17s %s\n",
+               marks, json_string_value(json_object_get(c, "system")),
                (long long)json_integer_value(json_object_get(c, "num_procs")), layout,
-               num(c, "step_time_s"), num(c, "mfu"), num(c, "days_ideal"), num(c, "days"),
-               num(c, "dollars"), num(c, "mwh"), num(c, "co2_tonnes"),
+               num(c, "batch_tokens") / 1048576.0, num(c, "step_time_s"), num(c, "mfu"),
+               num(c, "days_ideal"), num(c, "days"), num(c, "gpu_hours"), rng,
+               num(c, "dollars"), num(c, "mwh"), num(c, "co2_tonnes"), verdicts,
                json_is_string(reason) ? json_string_value(reason) : "ok");
     }
-    printf("\n* Pareto front of days and dollars (expected, with failures and checkpoints)\n"
-           "C cheapest within the deadline, F fastest within the budget\n");
+    printf("\n* Pareto front of days and dollars (expected, with every loss besides the step)\n"
+           "C cheapest within the deadline, F fastest within the budget\n"
+           "batch_M: global batch in 2^20 tokens; gpu_hours_range: tuned stack to published runs "
+           "(doc/plan.md)\n");
 }
 
 int cli_cmd_plan(int argc, char **argv, const cli_env_t *env)

@@ -60,6 +60,10 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e);
 int codec_llm_finetune_decode(const json_t *v, const char *path, llm_datatype_t datatype,
                               llm_finetune_t *out, fathom_error_t *err);
 json_t *codec_llm_finetune_encode(const llm_finetune_t *f);
+/* A search's or plan's top-level "finetune" checked against its model at once (what every
+ * execution would be refused for), the field named as the request names it ("finetune.<x>"). */
+int codec_llm_finetune_check_request(const fathom_model_t *m, const llm_finetune_t *f,
+                                     fathom_error_t *err);
 
 /* Puts each of tensor_par_net, pipeline_par_net and data_par_net that the execution object v
  * leaves out on the first tier of system s that still has room for it, taking tensor, pipeline

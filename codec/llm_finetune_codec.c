@@ -1,6 +1,8 @@
 /* llm_finetune_codec.c — execution.finetune (core/llm/llm_finetune.c), decoded strictly and
- * encoded back in full: {"method": "full"|"lora"|"qlora", "rank", "targets", "base_datatype"}.
- * Absent, the execution is pre-training and its normalized form (and cache key) is unchanged. */
+ * encoded back in full: {"method": "full"|"lora"|"qlora", "rank", "targets", "base_datatype",
+ * "routed_experts"}. targets is a list of PEFT's names or "all-linear" (PEFT's own word for every
+ * linear layer but the output layer; the default). Absent, the execution is pre-training and
+ * its normalized form (and cache key) is unchanged. */
 #include <string.h>
 
 #include "json_read.h"
@@ -11,7 +13,8 @@
 int codec_llm_finetune_decode(const json_t *v, const char *path, llm_datatype_t datatype,
                               llm_finetune_t *out, fathom_error_t *err)
 {
-    static const char *const keys[] = {"method", "rank", "targets", "base_datatype", NULL};
+    static const char *const keys[] = {"method", "rank", "targets", "base_datatype",
+                                       "routed_experts", NULL};
     static const char *const methods[] = {"full", "lora", "qlora", NULL};
     memset(out, 0, sizeof *out);
     if (!v)
@@ -47,17 +50,30 @@ int codec_llm_finetune_decode(const json_t *v, const char *path, llm_datatype_t 
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
                                 "nf4 is qlora's base: use method qlora");
     out->base_datatype = base;
-    if (!jr_has(v, "targets")) {
+    bool routed = true;
+    if (jr_bool(v, path, "routed_experts", JR_OPTIONAL, true, &routed, err))
+        return -1;
+    out->skip_routed_experts = !routed;
+    const json_t *t = json_object_get(v, "targets");
+    jr_path(p, sizeof p, path, "targets");
+    if (!t || (json_is_string(t) && strcmp(json_string_value(t), "all-linear") == 0)) {
         out->targets = LLM_LORA_ALL_TARGETS;
         return 0;
     }
-    jr_path(p, sizeof p, path, "targets");
+    if (json_is_string(t))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                "must be \"all-linear\" or a list of projection names");
     if (jr_enum_set(v, path, "targets", JR_REQUIRED, llm_lora_target_names, &out->targets, err))
         return -1;
     if (!out->targets)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
                                 "must name at least one of q_proj, k_proj, v_proj, o_proj, "
-                                "gate_proj, up_proj, down_proj");
+                                "gate_proj, up_proj, down_proj, q_a_proj, q_b_proj, "
+                                "kv_a_proj_with_mqa, kv_b_proj (or be \"all-linear\")");
+    if (out->targets == LLM_LORA_ALL_TARGETS) /* no model has k_proj and kv_b_proj both */
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                "lists every name, which no model has together: say "
+                                "\"all-linear\" for every projection the model has");
     return 0;
 }
 
@@ -68,18 +84,33 @@ json_t *codec_llm_finetune_encode(const llm_finetune_t *f)
     json_t *o = json_pack("{s:s}", "method", llm_finetune_method_names[f->method]);
     if (!o || f->method == LLM_FINETUNE_FULL)
         return o;
-    json_t *targets = json_array();
+    json_t *targets = f->targets == LLM_LORA_ALL_TARGETS ? json_string("all-linear") : json_array();
     int failed = !targets;
-    for (int i = 0; !failed && llm_lora_target_names[i]; i++)
+    for (int i = 0; !failed && json_is_array(targets) && llm_lora_target_names[i]; i++)
         if (f->targets & (1u << i))
             failed |= json_array_append_new(targets, json_string(llm_lora_target_names[i]));
     failed |= json_object_set_new(o, "rank", json_integer((json_int_t)f->rank));
     failed |= json_object_set_new(o, "targets", targets);
     failed |= json_object_set_new(o, "base_datatype",
                                   json_string(llm_base_datatype_names[f->base_datatype]));
+    failed |= json_object_set_new(o, "routed_experts", json_boolean(!f->skip_routed_experts));
     if (failed) {
         json_decref(o);
         return NULL;
     }
     return o;
+}
+
+int codec_llm_finetune_check_request(const fathom_model_t *m, const llm_finetune_t *f,
+                                     fathom_error_t *err)
+{
+    llm_execution_t e;
+    memset(&e, 0, sizeof e);
+    e.training = true;
+    e.finetune = *f;
+    if (llm_finetune_check(m, &e, err) == 0)
+        return 0;
+    if (err && strncmp(err->field, "execution.", 10) == 0) /* the request's own name */
+        memmove(err->field, err->field + 10, strlen(err->field + 10) + 1);
+    return -1;
 }

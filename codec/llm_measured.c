@@ -860,6 +860,13 @@ static json_t *encode_estimate(const measured_row_t *p)
         json_decref(o);
         return NULL;
     }
+    /* the estimate's plausibility warnings, as every estimate in a table carries them (the
+     * page marks them in the row): an MFU above the best published one, an offload... */
+    if (o && json_object_set_new(o, "warnings",
+                                 codec_llm_warnings_encode(&p->model, &p->system, &p->exec, r))) {
+        json_decref(o);
+        return NULL;
+    }
     if (o && ((p->from_step_time &&
                json_object_set_new(o, "measured_from", json_string("step_time_s"))) ||
               json_object_set_new(o, "recompute_from",

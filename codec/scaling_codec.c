@@ -3,8 +3,9 @@
  *
  * hf2020 request: gpu (name or object), amp_mode (default "O0"), exactly one of hours | dollars |
  * width, co2_kg_per_kwh (default 0.534), loss_fit {a,b,c} and param_fit {d,e,f} (default: the
- * calculator's own fits). chinchilla request: either flops (the compute-optimal split of that
- * budget) or params + tokens (the loss of that pair). Members of the other law are refused by
+ * calculator's own fits). chinchilla request (Epoch AI's fit, core/scaling/scaling_chinchilla.c):
+ * flops (the compute-optimal split of that budget), params alone (the compute-optimal tokens of
+ * that model size: the plan's "chinchilla" tokens) or params + tokens (the loss of that pair). Members of the other law are refused by
  * name. The normalized request has every default explicit and the GPU as its full object, so a
  * GPU named or spelled out hashes alike. */
 #include "scaling_codec.h"
@@ -185,10 +186,12 @@ static int decode_chinchilla(const json_t *body, request_t *r, fathom_error_t *e
     }
     if (!jr_has(body, "params") && !jr_has(body, "tokens"))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "flops",
-                                "is required (or params and tokens)");
-    r->chin_optimal = false;
+                                "is required (or params, or params and tokens)");
+    /* params alone: the compute-optimal tokens of that size */
+    r->chin_optimal = !jr_has(body, "tokens");
     return jr_positive(body, "", "params", JR_REQUIRED, 0, MAX_CHIN_PARAMS, &r->params, err) ||
-           jr_positive(body, "", "tokens", JR_REQUIRED, 0, MAX_CHIN_TOKENS, &r->tokens, err);
+           (!r->chin_optimal &&
+            jr_positive(body, "", "tokens", JR_REQUIRED, 0, MAX_CHIN_TOKENS, &r->tokens, err));
 }
 
 static int decode(const json_t *body, request_t *r, fathom_error_t *err)
@@ -205,8 +208,10 @@ static int decode(const json_t *body, request_t *r, fathom_error_t *err)
 static json_t *encode_request(const request_t *r)
 {
     if (r->law == LAW_CHINCHILLA)
-        return r->chin_optimal
+        return r->chin_optimal && r->params <= 0
                    ? json_pack("{s:s,s:f}", "law", "chinchilla", "flops", r->flops)
+               : r->chin_optimal
+                   ? json_pack("{s:s,s:f}", "law", "chinchilla", "params", r->params)
                    : json_pack("{s:s,s:f,s:f}", "law", "chinchilla", "params", r->params,
                                "tokens", r->tokens);
     const scaling_plan_request_t *p = &r->plan;
@@ -271,9 +276,9 @@ static bool all_finite(const double *v, size_t n)
     return true;
 }
 
-/* Hoffmann et al. 2022 fitted the law on over 400 models of 70 M to 16 B parameters trained on
- * 5 B to 500 B tokens (the paper's abstract): a point outside is an extrapolation, said in
- * "warnings" (strings, as the hf2020 answer's). */
+/* Hoffmann et al. 2022 trained over 400 models of 70 M to 16 B parameters on 5 B to 500 B
+ * tokens (the paper's abstract), the runs Besiroglu et al. 2024 refitted: a point outside is an
+ * extrapolation, said in "warnings" (strings, as the hf2020 answer's). */
 #define CHIN_FIT_PARAMS_LO 70e6
 #define CHIN_FIT_PARAMS_HI 16e9
 #define CHIN_FIT_TOKENS_LO 5e9
@@ -288,7 +293,8 @@ static json_t *chinchilla_warnings(const scaling_chinchilla_point_t *c)
         char msg[512];
         snprintf(msg, sizeof msg,
                  "%.3g parameters on %.3g tokens is outside the runs the law was fitted on "
-                 "(Hoffmann et al. 2022: 70 M to 16 B parameters, 5 B to 500 B tokens): the loss "
+                 "(Hoffmann et al. 2022's runs, refitted by Besiroglu et al. 2024: 70 M to 16 B "
+                 "parameters, 5 B to 500 B tokens): the loss "
                  "and the compute-optimal split are extrapolated",
                  c->params, c->tokens);
         json_array_append_new(list, json_string(msg));
@@ -298,19 +304,21 @@ static json_t *chinchilla_warnings(const scaling_chinchilla_point_t *c)
 
 static json_t *evaluate_chinchilla(const request_t *r, fathom_error_t *err)
 {
-    const scaling_chinchilla_t *law = &scaling_chinchilla_hoffmann2022;
-    scaling_chinchilla_point_t c = r->chin_optimal
-                                       ? scaling_chinchilla_optimal(law, r->flops)
-                                       : scaling_chinchilla_loss(law, r->params, r->tokens);
+    const scaling_chinchilla_t *law = &scaling_chinchilla_law;
+    scaling_chinchilla_point_t c =
+        !r->chin_optimal ? scaling_chinchilla_loss(law, r->params, r->tokens)
+        : r->params > 0  ? scaling_chinchilla_optimal_for_params(law, r->params)
+                         : scaling_chinchilla_optimal(law, r->flops);
     const double all[] = {c.flos, c.params, c.tokens, c.loss};
     if (!all_finite(all, sizeof all / sizeof all[0])) {
         fathom_error_set(err, FATHOM_E_INVALID_FIELD, r->chin_optimal ? "flops" : "params",
                          "is out of the law's range");
         return NULL;
     }
-    return json_pack("{s:s,s:b,s:f,s:f,s:f,s:f,s:o}", "law", "chinchilla", "compute_optimal",
-                     r->chin_optimal, "flops", c.flos, "params", c.params, "tokens", c.tokens,
-                     "loss", c.loss, "warnings", chinchilla_warnings(&c));
+    return json_pack("{s:s,s:s,s:b,s:f,s:f,s:f,s:f,s:f,s:o}", "law", "chinchilla", "fit",
+                     "besiroglu2024", "compute_optimal", r->chin_optimal, "flops", c.flos,
+                     "params", c.params, "tokens", c.tokens, "tokens_per_param",
+                     c.tokens / c.params, "loss", c.loss, "warnings", chinchilla_warnings(&c));
 }
 
 static json_t *evaluate_hf2020(const request_t *r, fathom_error_t *err)

@@ -17,7 +17,8 @@ static const char *const option_keys[] = {"mbs_break",     "top_n",           "n
                                           "exact_batch",   "max_tensor_par",  "max_pipeline_par",
                                           "attention_kernel", "fp8",        "context_par",
                                           "zero_stage",    "moe_dispatcher", "recompute_blocks",
-                                          "recompute_modules", "low_precision_gradients", NULL};
+                                          "recompute_modules", "low_precision_gradients",
+                                          "stack",         "compile",         NULL};
 static const char *const kernel_picks[] = {"unfused", "fused", "all", NULL};
 static const char *const recompute_blocks_picks[] = {"all", "fewest", NULL};
 static const char *const recompute_modules_picks[] = {"none", "fewest", NULL};
@@ -87,18 +88,9 @@ search_pick_t codec_default_fp8(const fathom_model_t *m, const llm_system_t *s, 
  * at once so a search that could find nothing says why. */
 static int decode_search_finetune(const json_t *body, search_request_t *r, fathom_error_t *err)
 {
-    if (codec_llm_finetune_decode(json_object_get(body, "finetune"), "finetune", r->datatype,
-                                  &r->finetune, err))
-        return -1;
-    llm_execution_t e;
-    memset(&e, 0, sizeof e);
-    e.training = true;
-    e.finetune = r->finetune;
-    if (llm_finetune_check(&r->model, &e, err) == 0)
-        return 0;
-    if (strncmp(err->field, "execution.", 10) == 0) /* the request's own name for the field */
-        memmove(err->field, err->field + 10, strlen(err->field + 10) + 1);
-    return -1;
+    return codec_llm_finetune_decode(json_object_get(body, "finetune"), "finetune", r->datatype,
+                                     &r->finetune, err) ||
+           codec_llm_finetune_check_request(&r->model, &r->finetune, err);
 }
 
 static int decode_fused(const json_t *options, search_fused_t *out, fathom_error_t *err)
@@ -182,7 +174,20 @@ int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_reque
      * recompute norms, activations and MLA's up-projections before whole blocks); Calculon's
      * models keep Calculon's space, none */
     int kernel = (int)codec_default_attention_kernel(&r.model), dispatcher = 0, blocks = 0,
-        modules = r.model.calculon_block ? 0 : 1;
+        modules = r.model.calculon_block ? 0 : 1, stack = LLM_STACK_MEGATRON;
+    if ((o && jr_enum(o, "options", "stack", JR_OPTIONAL, LLM_STACK_MEGATRON, llm_stack_names,
+                      &stack, err)) ||
+        (o && jr_bool(o, "options", "compile", JR_OPTIONAL, false, &r.options.compile, err)))
+        return -1;
+    r.options.stack = (llm_stack_t)stack;
+    if (r.options.compile && r.options.stack == LLM_STACK_MEGATRON)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.compile",
+                                "torch.compile is a PyTorch stack's option: set options.stack "
+                                "to torchtitan or fsdp");
+    if (r.options.stack != LLM_STACK_MEGATRON && r.model.calculon_block)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.stack",
+                                "the PyTorch stacks run the modern block: give the model one of "
+                                "kv_heads, gated_mlp, norm, qkv_bias or causal");
     if (decode_fused(o, &r.options.fused_activation, err) ||
         (o && jr_enum(o, "options", "attention_kernel", JR_OPTIONAL, kernel, kernel_picks,
                       &kernel, err)) ||
@@ -245,6 +250,10 @@ json_t *codec_search_request_encode(const search_request_t *r)
                             json_string(r->options.fewest_recompute_modules ? "fewest" : "none"));
     if (options && r->options.low_precision_gradients)
         json_object_set_new(options, "low_precision_gradients", json_true());
+    if (options && r->options.stack != LLM_STACK_MEGATRON)
+        json_object_set_new(options, "stack", json_string(llm_stack_names[r->options.stack]));
+    if (options && r->options.compile)
+        json_object_set_new(options, "compile", json_true());
     if (options && r->options.no_offload)
         json_object_set_new(options, "no_offload", json_true());
     if (options && r->options.exact_batch)

@@ -14,20 +14,28 @@
 #include "llm_codec.h"
 #include "model_codec.h"
 #include "plan.h"
+#include "scaling.h"
 #include "scaling_run_codec.h"
 #include "search.h"
 #include "search_codec.h"
 #include "search_plan_internal.h"
 
 static const char *const plan_keys[] = {
-    "kind",     "model",         "tokens",        "seq_size",       "batch_tokens",
-    "datatype", "systems",       "gpu_counts",    "max_gpus",       "deadline_days",
-    "budget_dollars", "options", "failures",      "pue",            "co2_kg_per_kwh",
-    "finetune", NULL};
+    "kind",           "model",          "tokens",     "seq_size",       "batch_tokens",
+    "batch_schedule", "goodput",        "datatype",   "systems",        "gpu_counts",
+    "max_gpus",       "deadline_days",  "budget_dollars", "options",    "failures",
+    "losses",         "pue",            "co2_kg_per_kwh", "finetune",   NULL};
 static const char *const system_keys[] = {"name", "system", "price_per_gpu_hour",
                                           "power_per_gpu_kw", NULL};
-static const char *const failure_keys[] = {"per_gpu_hour", "storage_gbps", "restart_minutes",
+static const char *const failure_keys[] = {"per_gpu_hour",         "planned_per_gpu_hour",
+                                           "storage_gbps",         "storage_gbps_per_gpu",
+                                           "restart_minutes",      "queue_minutes",
                                            NULL};
+static const char *const loss_keys[] = {"evaluation", "slow_nodes", "data_loader", NULL};
+static const char *const goodput_keys[] = {"init_batch_tokens", "critical_batch_tokens",
+                                           "grad_params", NULL};
+static const char *const grad_keys[] = {"sqr", "var", NULL};
+static const char *const stage_keys[] = {"batch_tokens", "tokens", NULL};
 static const char *const range_keys[] = {"from", "to", "step", "factor", NULL};
 
 int codec_plan__oom(fathom_error_t *err)
@@ -119,6 +127,69 @@ static json_t *decode_datatypes(const json_t *body, fathom_error_t *err)
     return out;
 }
 
+size_t codec_plan__batches(const json_t *spec, int64_t *out, bool *fed)
+{
+    const json_t *b = json_object_get(spec, "batch_tokens");
+    *fed = json_is_string(b);
+    if (!*fed) {
+        size_t n = json_array_size(b);
+        for (size_t i = 0; i < n; i++)
+            out[i] = json_integer_value(json_array_get(b, i));
+        return n;
+    }
+    const int64_t seq =
+        json_integer_value(json_object_get(json_object_get(spec, "model"), "seq_size"));
+    const double law = json_number_value(json_object_get(spec, "batch_law_tokens"));
+    static const double factors[] = PLAN_AUTO_GOODPUT_FACTORS;
+    const bool goodput = json_is_object(json_object_get(spec, "goodput"));
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof factors / sizeof factors[0]; i++) {
+        if (!goodput && factors[i] != 1.0)
+            continue;
+        double seqs = fmax(1.0, round(law * factors[i] / (double)seq));
+        int64_t tokens = (int64_t)fmin(seqs, (double)SEARCH_MAX_BATCH) * seq;
+        if (n == 0 || out[n - 1] != tokens)
+            out[n++] = tokens;
+    }
+    return n;
+}
+
+int codec_plan__search_request(const json_t *spec, const codec_ctx_t *ctx, const json_t *system,
+                               int64_t num_procs, int64_t batch_tokens, bool fed,
+                               search_request_t *req, uint64_t *executions, uint64_t *exhaustive,
+                               fathom_error_t *err)
+{
+    json_t *body = codec_plan__search_body(spec, system, num_procs, batch_tokens,
+                                           json_object_get(spec, "options"));
+    if (!body)
+        return codec_plan__oom(err);
+    int bad = codec_search_decode(body, ctx, req, err);
+    json_decref(body);
+    if (bad)
+        return -1;
+    if (fed) { /* "auto": the law's batch rounded to each layout */
+        req->options.exact_batch = false;
+        req->options.fed_batch = true;
+    }
+    /* sized by a walk that only counts (no seed floor), two stages assumed */
+    search_request_t count = *req;
+    count.options.refine_units = SEARCH_REFINE_UNITS;
+    count.mode = count.options.mbs_break ? SEARCH_EVALUATE : SEARCH_COUNT_ONLY;
+    fathom_error_t none; /* refused by the search itself (too many units): no layout here */
+    search_plan_t *plan = search_plan_create(&count, &none);
+    *executions = *exhaustive = 0;
+    if (!plan)
+        return 0;
+    *exhaustive = search_plan_exhaustive_executions(plan);
+    *executions = *exhaustive;
+    if (*exhaustive > PLAN_EXHAUSTIVE_MAX) {
+        req->options.refine_units = SEARCH_REFINE_UNITS;
+        *executions = search_plan_max_executions(plan);
+    }
+    search_plan_free(plan);
+    return 0;
+}
+
 /* ------------------------------------------------------------------ normalizing ---- */
 
 /* "tokens": a number, "chinchilla" or {"flops": F}. */
@@ -132,7 +203,9 @@ static int decode_tokens(const json_t *body, const fathom_model_t *m, double *ou
         if (strcmp(json_string_value(v), "chinchilla") != 0)
             return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "tokens",
                                     "must be a number, \"chinchilla\" or {\"flops\": F}");
-        *out = PLAN_CHINCHILLA_TOKENS_PER_PARAM * p.total;
+        /* Fathom's one Chinchilla rule (core/scaling/scaling_chinchilla.c): the compute-optimal
+         * tokens of the model's total parameters under Epoch AI's fit, about 20 a parameter */
+        *out = scaling_chinchilla_optimal_for_params(&scaling_chinchilla_law, p.total).tokens;
     } else if (json_is_object(v)) {
         static const char *const flops_keys[] = {"flops", NULL};
         double flops;
@@ -150,15 +223,21 @@ static int decode_tokens(const json_t *body, const fathom_model_t *m, double *ou
     return 0;
 }
 
-/* "batch_tokens": a number or a list, each rounded down to whole sequences. */
+/* "batch_tokens": "auto" (the default), a number or a list, each number rounded down to whole
+ * sequences. */
 static json_t *decode_batches(const json_t *body, int64_t seq, fathom_error_t *err)
 {
     const json_t *v = json_object_get(body, "batch_tokens");
-    json_t *list = v && json_is_array(v) ? json_incref((json_t *)v) : NULL;
-    if (!v)
-        list = json_pack("[I]", (json_int_t)PLAN_DEFAULT_BATCH_TOKENS);
-    else if (!list)
-        list = json_pack("[O]", v);
+    if (!v || json_is_string(v)) {
+        if (v && strcmp(json_string_value(v), "auto") != 0) {
+            fathom_error_set(err, FATHOM_E_INVALID_FIELD, "batch_tokens",
+                             "must be \"auto\", a number of tokens or a list of them");
+            return NULL;
+        }
+        json_t *a = json_string("auto");
+        return a ? a : (codec_plan__oom(err), NULL);
+    }
+    json_t *list = json_is_array(v) ? json_incref((json_t *)v) : json_pack("[O]", v);
     json_t *out = json_array();
     if (!list || !out)
         goto fail_oom;
@@ -320,7 +399,10 @@ static json_t *normalize_options(const json_t *body, json_t *spec, const codec_c
         return json_decref(o), codec_plan__oom(err), NULL;
     const json_t *sys0 = json_object_get(json_array_get(json_object_get(spec, "systems"), 0),
                                          "system");
-    int64_t bt = json_integer_value(json_array_get(json_object_get(spec, "batch_tokens"), 0));
+    int64_t batches[PLAN_MAX_BATCHES];
+    bool fed;
+    codec_plan__batches(spec, batches, &fed);
+    const int64_t bt = batches[0];
     json_t *as_given = codec_plan__search_body(spec, sys0, 1, bt, o);
     search_request_t req;
     int bad = !as_given || codec_search_decode(as_given, ctx, &req, err) ||
@@ -358,31 +440,169 @@ static json_t *normalize_options(const json_t *body, json_t *spec, const codec_c
     return opts;
 }
 
+/* "failures": rates of interruptions, the checkpoint store and what a restart costs. The
+ * store's bandwidth is storage_gbps for the whole cluster, or storage_gbps_per_gpu times each
+ * candidate's GPUs (the default: Llama 3's 2 TB/s sustained for 16,384 GPUs). */
 static int decode_failures(const json_t *body, json_t **out, fathom_error_t *err)
 {
     const json_t *f = json_object_get(body, "failures");
-    double rate = PLAN_DEFAULT_FAILURES_PER_GPU_HOUR, gbps = PLAN_DEFAULT_STORAGE_GBPS,
-           restart = PLAN_DEFAULT_RESTART_MINUTES;
-    if (f && (jr_expect_object(f, "failures", err) ||
+    const json_t *empty = json_object();
+    double rate = PLAN_DEFAULT_FAILURES_PER_GPU_HOUR, planned = PLAN_DEFAULT_PLANNED_PER_GPU_HOUR,
+           gbps = 0, per_gpu = PLAN_DEFAULT_STORAGE_GBPS_PER_GPU,
+           restart = PLAN_DEFAULT_RESTART_MINUTES, queue = 0;
+    if (!f)
+        f = empty;
+    int bad = !empty || jr_expect_object(f, "failures", err) ||
               jr_check_keys(f, "failures", failure_keys, err) ||
               jr_real(f, "failures", "per_gpu_hour", JR_OPTIONAL, rate, 0, 1, &rate, err) ||
-              jr_positive(f, "failures", "storage_gbps", JR_OPTIONAL, gbps, 1e9, &gbps, err) ||
+              jr_real(f, "failures", "planned_per_gpu_hour", JR_OPTIONAL, planned, 0, 1, &planned,
+                      err) ||
+              jr_positive(f, "failures", "storage_gbps", JR_OPTIONAL, 0, 1e9, &gbps, err) ||
+              jr_positive(f, "failures", "storage_gbps_per_gpu", JR_OPTIONAL, per_gpu, 1e6,
+                          &per_gpu, err) ||
               jr_real(f, "failures", "restart_minutes", JR_OPTIONAL, restart, 0, 1e6, &restart,
-                      err)))
-        return -1;
-    *out = json_pack("{s:f,s:f,s:f}", "per_gpu_hour", rate, "storage_gbps", gbps,
-                     "restart_minutes", restart);
+                      err) ||
+              jr_real(f, "failures", "queue_minutes", JR_OPTIONAL, queue, 0, 1e6, &queue, err);
+    if (!bad && jr_has(f, "storage_gbps") && jr_has(f, "storage_gbps_per_gpu"))
+        bad = fathom_error_set(err, FATHOM_E_INVALID_FIELD, "failures.storage_gbps_per_gpu",
+                               "give the store's bandwidth once: storage_gbps for the cluster "
+                               "or storage_gbps_per_gpu");
+    json_decref((json_t *)empty);
+    if (bad)
+        return err->code ? -1 : codec_plan__oom(err);
+    *out = json_pack("{s:f,s:f,s:f,s:f}", "per_gpu_hour", rate, "planned_per_gpu_hour", planned,
+                     "restart_minutes", restart, "queue_minutes", queue);
+    if (*out && json_object_set_new(*out, gbps > 0 ? "storage_gbps" : "storage_gbps_per_gpu",
+                                    json_real(gbps > 0 ? gbps : per_gpu))) {
+        json_decref(*out);
+        *out = NULL;
+    }
     return *out ? 0 : codec_plan__oom(err);
 }
 
+/* "losses": the fractions of wall time a run loses besides interruptions (core/plan plan.h). */
+static int decode_losses(const json_t *body, json_t **out, fathom_error_t *err)
+{
+    const json_t *l = json_object_get(body, "losses");
+    double eval = PLAN_DEFAULT_EVAL_FRACTION, slow = PLAN_DEFAULT_SLOW_FRACTION, data = 0;
+    if (l && (jr_expect_object(l, "losses", err) || jr_check_keys(l, "losses", loss_keys, err) ||
+              jr_real(l, "losses", "evaluation", JR_OPTIONAL, eval, 0, 0.99, &eval, err) ||
+              jr_real(l, "losses", "slow_nodes", JR_OPTIONAL, slow, 0, 0.99, &slow, err) ||
+              jr_real(l, "losses", "data_loader", JR_OPTIONAL, data, 0, 0.99, &data, err)))
+        return -1;
+    *out = json_pack("{s:f,s:f,s:f}", "evaluation", eval, "slow_nodes", slow, "data_loader", data);
+    return *out ? 0 : codec_plan__oom(err);
+}
+
+/* "goodput": Pollux's gradient statistics measured at init_batch_tokens ({"grad_params":
+ * {"sqr", "var"}}), or the critical batch they give, var/sqr · init_batch_tokens (McCandlish
+ * et al. 2018's noise scale). Normalized to {"init_batch_tokens", "critical_batch_tokens"};
+ * null when absent. */
+static int decode_goodput(const json_t *body, json_t **out, fathom_error_t *err)
+{
+    const json_t *g = json_object_get(body, "goodput");
+    *out = NULL;
+    if (!g || json_is_null(g)) {
+        *out = json_null();
+        return 0;
+    }
+    double b0, crit = 0;
+    if (jr_expect_object(g, "goodput", err) || jr_check_keys(g, "goodput", goodput_keys, err) ||
+        jr_positive(g, "goodput", "init_batch_tokens", JR_REQUIRED, 0, 1e12, &b0, err))
+        return -1;
+    const json_t *gp = json_object_get(g, "grad_params");
+    if (jr_has(g, "critical_batch_tokens") == (gp != NULL))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "goodput",
+                                "give one of grad_params {sqr, var} (Pollux's gradient "
+                                "statistics at init_batch_tokens) or critical_batch_tokens");
+    if (gp) {
+        double sqr, var;
+        if (jr_expect_object(gp, "goodput.grad_params", err) ||
+            jr_check_keys(gp, "goodput.grad_params", grad_keys, err) ||
+            jr_positive(gp, "goodput.grad_params", "sqr", JR_REQUIRED, 0, 1e300, &sqr, err) ||
+            jr_real(gp, "goodput.grad_params", "var", JR_REQUIRED, 0, 0, 1e300, &var, err))
+            return -1;
+        crit = var / sqr * b0; /* the gradient noise scale, in tokens */
+        if (!isfinite(crit) || crit > 1e15)
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "goodput.grad_params",
+                                    "var/sqr · init_batch_tokens must stay below 1e15 tokens");
+    } else if (jr_real(g, "goodput", "critical_batch_tokens", JR_REQUIRED, 0, 0, 1e15, &crit,
+                       err)) {
+        return -1;
+    }
+    *out = json_pack("{s:f,s:f}", "init_batch_tokens", b0, "critical_batch_tokens", crit);
+    return *out ? 0 : codec_plan__oom(err);
+}
+
+/* "batch_schedule": up to PLAN_MAX_STAGES stages run before the main batch, each
+ * {"batch_tokens" (rounded down to whole sequences), "tokens"}; together fewer tokens than the
+ * run's. */
+static json_t *decode_schedule(const json_t *body, int64_t seq, double tokens, fathom_error_t *err)
+{
+    const json_t *v = json_object_get(body, "batch_schedule");
+    json_t *out = json_array();
+    if (!out)
+        return codec_plan__oom(err), NULL;
+    if (!v)
+        return out;
+    double sum = 0;
+    if (jr_expect_array(v, "batch_schedule", 0, PLAN_MAX_STAGES, err))
+        goto fail;
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        const json_t *st = json_array_get(v, i);
+        char p[JR_PATH_MAX];
+        jr_path_index(p, sizeof p, "batch_schedule", i);
+        int64_t bt;
+        double t;
+        if (jr_expect_object(st, p, err) || jr_check_keys(st, p, stage_keys, err) ||
+            jr_int(st, p, "batch_tokens", JR_REQUIRED, 0, seq, (int64_t)SEARCH_MAX_BATCH * seq,
+                   &bt, err) ||
+            jr_positive(st, p, "tokens", JR_REQUIRED, 0, TRAINING_MAX_TOKENS, &t, err))
+            goto fail;
+        sum += t;
+        if (json_array_append_new(out, json_pack("{s:I,s:f}", "batch_tokens",
+                                                 (json_int_t)(bt / seq * seq), "tokens", t))) {
+            codec_plan__oom(err);
+            goto fail;
+        }
+    }
+    if (sum >= tokens) {
+        fathom_error_set(err, FATHOM_E_INVALID_FIELD, "batch_schedule",
+                         "its stages take %g tokens, not fewer than the run's %g", sum, tokens);
+        goto fail;
+    }
+    return out;
+fail:
+    json_decref(out);
+    return NULL;
+}
+
+/* The 422 of a candidate whose search is too large even in two stages, in a planner's words:
+ * what makes each candidate's search smaller. */
+static int too_large(const char *field, int64_t n, const char *system, uint64_t executions,
+                     uint64_t limit, fathom_error_t *err)
+{
+    return fathom_error_set(
+        err, FATHOM_E_LIMIT_EXCEEDED, field,
+        "the layout search on %lld %s GPUs would try %llu executions even in two stages, "
+        "more than this server takes (%llu). To make each search smaller: cap tensor or pipeline parallelism "
+        "(options.max_tensor_par, options.max_pipeline_par), leave tensor-parallel overlap out "
+        "(options.no_tp_overlap: true), give one batch_tokens value instead of a list, keep "
+        "fp8, attention_kernel, zero_stage and context_par at one value each, or plan fewer "
+        "GPUs per candidate",
+        (long long)n, system, (unsigned long long)executions, (unsigned long long)limit);
+}
+
 /* Refuses a count no layout of any system and batch can use, and a candidate whose search is
- * past the server's limit. */
+ * past the server's limit even in two stages. */
 static int check_counts(json_t *spec, const codec_ctx_t *ctx, uint64_t max_exec, bool listed,
                         fathom_error_t *err)
 {
     const json_t *counts = json_object_get(spec, "gpu_counts");
     const json_t *systems = json_object_get(spec, "systems");
-    const json_t *batches = json_object_get(spec, "batch_tokens");
+    int64_t batches[PLAN_MAX_BATCHES];
+    bool fed;
+    const size_t nb = codec_plan__batches(spec, batches, &fed);
     int64_t max_gpus = json_integer_value(json_object_get(spec, "max_gpus"));
     for (size_t c = 0; c < json_array_size(counts); c++) {
         int64_t n = json_integer_value(json_array_get(counts, c));
@@ -395,33 +615,22 @@ static int check_counts(json_t *spec, const codec_ctx_t *ctx, uint64_t max_exec,
             snprintf(p, sizeof p, "gpu_counts");
         bool usable = false;
         for (size_t s = 0; s < json_array_size(systems); s++) {
-            for (size_t b = 0; b < json_array_size(batches); b++) {
-                json_t *body = codec_plan__search_body(
-                    spec, json_object_get(json_array_get(systems, s), "system"), n,
-                    json_integer_value(json_array_get(batches, b)),
-                    json_object_get(spec, "options"));
+            const json_t *sys = json_array_get(systems, s);
+            const char *name = json_string_value(json_object_get(sys, "name"));
+            for (size_t b = 0; b < nb; b++) {
                 search_request_t req;
                 fathom_error_t e2;
-                search_plan_t *plan = NULL;
-                if (!body)
-                    return codec_plan__oom(err);
-                int bad = codec_search_decode(body, ctx, &req, &e2);
-                json_decref(body);
-                if (bad) /* not the count's fault: the datatype on this system, say */
-                    return fathom_error_set(err, e2.code, e2.field, "%s (systems[%zu], %s)",
-                                            e2.message, s,
-                                            json_string_value(json_object_get(
-                                                json_array_get(systems, s), "name")));
-                plan = search_plan_create(&req, &e2);
-                uint64_t ex = plan ? search_plan_max_executions(plan) : 0;
-                search_plan_free(plan);
+                fathom_error_clear(&e2);
+                uint64_t ex = 0, exhaustive = 0;
+                if (codec_plan__search_request(spec, ctx, json_object_get(sys, "system"), n,
+                                               batches[b], fed, &req, &ex, &exhaustive, &e2))
+                    /* not the count's fault: the datatype on this system, say */
+                    return e2.code == FATHOM_E_INTERNAL
+                               ? fathom_error_set(err, e2.code, NULL, "%s", e2.message)
+                               : fathom_error_set(err, e2.code, e2.field, "%s (systems[%zu], %s)",
+                                                  e2.message, s, name);
                 if (ex > max_exec)
-                    return fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, p,
-                                            "the search of %lld GPUs would try %llu executions; "
-                                            "the limit of this server is %llu "
-                                            "(--max-search-executions)",
-                                            (long long)n, (unsigned long long)ex,
-                                            (unsigned long long)max_exec);
+                    return too_large(p, n, name, ex, max_exec, err);
                 usable = usable || ex > 0;
             }
         }
@@ -441,7 +650,7 @@ static int decode_constraints(const json_t *body, json_t *spec, fathom_error_t *
 {
     int64_t max_gpus;
     double deadline, budget, pue, co2;
-    json_t *failures = NULL;
+    json_t *failures = NULL, *losses = NULL;
     if (jr_int(body, "", "max_gpus", JR_OPTIONAL, 0, 1, SEARCH_MAX_PROCS, &max_gpus, err) ||
         jr_positive(body, "", "deadline_days", JR_OPTIONAL, 0, 1e6, &deadline, err) ||
         jr_positive(body, "", "budget_dollars", JR_OPTIONAL, 0, 1e15, &budget, err) ||
@@ -450,7 +659,12 @@ static int decode_constraints(const json_t *body, json_t *spec, fathom_error_t *
                 TRAINING_MAX_CO2, &co2, err) ||
         decode_failures(body, &failures, err))
         return -1;
+    if (decode_losses(body, &losses, err)) {
+        json_decref(failures);
+        return -1;
+    }
     if (json_object_set_new(spec, "failures", failures) ||
+        json_object_set_new(spec, "losses", losses) ||
         json_object_set_new(spec, "pue", json_real(pue)) ||
         json_object_set_new(spec, "co2_kg_per_kwh", json_real(co2)) ||
         (max_gpus && json_object_set_new(spec, "max_gpus", json_integer(max_gpus))) ||
@@ -458,6 +672,18 @@ static int decode_constraints(const json_t *body, json_t *spec, fathom_error_t *
         (budget > 0 && json_object_set_new(spec, "budget_dollars", json_real(budget))))
         return codec_plan__oom(err);
     return 0;
+}
+
+/* DeepSeek LLM's batch for the run's compute budget (plan.h), in tokens: C = M·D with M the
+ * FLOPs per token outside the embedding and the output layer. */
+static double batch_law(const fathom_model_t *m, double tokens)
+{
+    llm_params_t p;
+    llm_parameters(m, &p);
+    double embeddings = (double)m->vocab_size * (double)m->hidden * (m->tied_embeddings ? 1 : 2);
+    double flops = plan_batch_flops_per_token(fmax(p.active - embeddings, 0), m->num_blocks,
+                                              m->hidden, m->seq_size);
+    return plan_batch_law_tokens(flops * tokens);
 }
 
 static llm_datatype_t llm_datatype_of(const char *name)
@@ -486,7 +712,8 @@ static int decode_workload(const json_t *body, json_t *spec, const codec_ctx_t *
     llm_finetune_t ft;
     if (codec_llm_finetune_decode(json_object_get(body, "finetune"), "finetune",
                                   llm_datatype_of(json_string_value(json_array_get(datatypes, 0))),
-                                  &ft, err))
+                                  &ft, err) ||
+        codec_llm_finetune_check_request(&m, &ft, err))
         return -1;
     if (ft.method != LLM_FINETUNE_NONE &&
         json_object_set_new(spec, "finetune", codec_llm_finetune_encode(&ft)))
@@ -494,12 +721,23 @@ static int decode_workload(const json_t *body, json_t *spec, const codec_ctx_t *
     m.seq_size = seq;
     if (decode_tokens(body, &m, &tokens, err))
         return -1;
-    json_t *batches = decode_batches(body, seq, err);
+    json_t *batches = decode_batches(body, seq, err), *goodput = NULL;
     if (!batches)
         return -1;
+    json_t *schedule = decode_schedule(body, seq, tokens, err);
+    if (!schedule || decode_goodput(body, &goodput, err)) {
+        json_decref(batches);
+        json_decref(schedule);
+        return -1;
+    }
     if (json_object_set_new(spec, "model", codec_model_encode(&m)) ||
         json_object_set_new(spec, "tokens", json_real(tokens)) ||
-        json_object_set_new(spec, "batch_tokens", batches))
+        json_object_set_new(spec, "batch_tokens", batches) ||
+        json_object_set_new(spec, "batch_schedule", schedule) ||
+        json_object_set_new(spec, "goodput", goodput))
+        return codec_plan__oom(err);
+    if (json_is_string(batches) &&
+        json_object_set_new(spec, "batch_law_tokens", json_real(batch_law(&m, tokens))))
         return codec_plan__oom(err);
     const json_t *systems = json_object_get(body, "systems");
     json_t *nsys = json_array();

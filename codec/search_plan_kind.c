@@ -110,8 +110,8 @@ static int csv_head(const sweep_run_t *run, const json_t *first, json_t *names)
     return sweep_csv_names(codec_plan_csv_columns, names);
 }
 
-/* A candidate: the columns codec_plan_csv_columns names, by path; the rejection reasons in one
- * cell, joined by '|'. */
+/* A candidate: the columns codec_plan_csv_columns names, by path; the rejection reasons and the
+ * ranges ([low, high]) in one cell each, joined by '|'. */
 static int csv_row(const sweep_run_t *run, const json_t *first, const json_t *row, json_t *cells)
 {
     (void)run;
@@ -126,7 +126,10 @@ static int csv_row(const sweep_run_t *run, const json_t *first, const json_t *ro
             json_array_foreach(v, k, e)
             {
                 const char *code = json_string_value(e) ? json_string_value(e) : "";
-                if (len < sizeof joined)
+                if (len < sizeof joined && json_is_number(e))
+                    len += (size_t)snprintf(joined + len, sizeof joined - len, "%s%.17g",
+                                            k ? "|" : "", json_number_value(e));
+                else if (len < sizeof joined)
                     len += (size_t)snprintf(joined + len, sizeof joined - len, "%s%s",
                                             k ? "|" : "", code);
             }

@@ -54,16 +54,22 @@ int codec_serving_system_decode(const json_t *v, const char *path, const codec_p
         return -1;
     out->price_per_gpu_hour = cost.price_per_gpu_hour;
     out->power_per_gpu_kw = cost.power_per_gpu_kw;
-    const int rc = jr_real(sys ? sys : v, path, "float4_tflops", JR_OPTIONAL, 0, 0, 1e6,
-                           &out->fp4_tflops, err);
+    const json_t *o = sys ? sys : v;
+    const int rc = jr_real(o, path, "float4_tflops", JR_OPTIONAL, 0, 0, 1e6, &out->fp4_tflops,
+                           err) ||
+                   jr_positive(o, path, "decode_attention_efficiency", JR_OPTIONAL, 0, 1,
+                               &out->decode_attention_efficiency, err);
     json_decref(sys);
-    return rc;
+    return rc ? -1 : 0;
 }
 
 json_t *codec_serving_system_encode(const serving_system_t *s)
 {
     json_t *o = codec_llm_system_encode(&s->hw);
     if (o && (json_object_set_new(o, "float4_tflops", num(s->fp4_tflops)) ||
+              (s->decode_attention_efficiency > 0 &&
+               json_object_set_new(o, "decode_attention_efficiency",
+                                   num(s->decode_attention_efficiency))) ||
               json_object_set_new(o, "price_per_gpu_hour", num(s->price_per_gpu_hour)) ||
               json_object_set_new(o, "power_per_gpu_kw", num(s->power_per_gpu_kw)))) {
         json_decref(o);

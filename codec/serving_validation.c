@@ -29,7 +29,8 @@
 static const struct {
     const char *row, *preset;
 } models[] = {
-    {"DeepSeek-R1-0528", "deepseek-v3"},   {"GPT-OSS-120B", "gpt-oss-120B"},
+    {"DeepSeek-R1-0528", "deepseek-v3"},   {"DeepSeek-R1", "deepseek-v3"},
+    {"GPT-OSS-120B", "gpt-oss-120B"},
     {"GPT-OSS-20B", "gpt-oss-20B"},        {"Llama-3.1-405B", "llama3.1-405B"},
     {"Llama-3.1-70B", "llama3-70B"},       {"Llama-3.3-70B", "llama3-70B"},
     {"Llama-3.1-8B", "llama3-8B"},         {"Llama-4-Maverick", "llama4-maverick"},
@@ -98,7 +99,11 @@ static void prepare(const json_t *row, const codec_presets_t *presets, vrow_t *v
 {
     memset(v, 0, sizeof *v);
     fathom_error_t err;
-    const char *mp = lookup(str(row, "model"), true), *sp = lookup(str(row, "gpu"), false);
+    /* a row may name the presets itself ("model_preset", "system_preset") */
+    const char *mp = *str(row, "model_preset") ? str(row, "model_preset")
+                                               : lookup(str(row, "model"), true);
+    const char *sp = *str(row, "system_preset") ? str(row, "system_preset")
+                                                : lookup(str(row, "gpu"), false);
     v->measured = real(row, "output_tokens_per_s_per_gpu", 0);
     if (!(v->measured > 0)) {
         v->reason = "no positive output_tokens_per_s_per_gpu";
@@ -138,6 +143,21 @@ static void prepare(const json_t *row, const codec_presets_t *presets, vrow_t *v
     r->input_tokens = real(row, "isl", 0);
     r->output_tokens = real(row, "osl", 0);
     r->engine = SERVING_ENGINE_TRTLLM;
+    const char *eng = str(row, "serving_engine");
+    if (*eng) {
+        int k = 0;
+        while (serving_engine_names[k] && strcmp(serving_engine_names[k], eng) != 0)
+            k++;
+        if (!serving_engine_names[k]) {
+            v->reason = "unknown serving_engine";
+            return;
+        }
+        r->engine = (serving_engine_t)k;
+    }
+    /* the 0.17 tables ran TensorRT engines and the 0.14 ones Triton's TensorRT-LLM backend:
+     * the C++ executor; the 1.x tables the PyTorch backend; a row may say ("executor") */
+    const char *rev = str(row, "doc_revision"), *ex = str(row, "executor");
+    r->cpp_executor = *ex ? strcmp(ex, "cpp") == 0 : strncmp(rev, "0.", 2) == 0;
     r->chunked_prefill = 0;
     if (strcmp(str(row, "doc_revision"), "0.14-serving") == 0) {
         /* Triton at a request rate; "INF": unthrottled */
@@ -147,11 +167,23 @@ static void prepare(const json_t *row, const codec_presets_t *presets, vrow_t *v
         if (r->requests_per_s <= 0)
             r->num_requests = 500;
         r->chunked_prefill = -1;
+    } else if (real(row, "concurrency", 0) > 0) {
+        /* a serving benchmark at a fixed number of requests in flight: the engine's defaults */
+        r->concurrency = real(row, "concurrency", 0);
+        r->chunked_prefill = -1;
     } else {
-        r->kv_memory_fraction = 0.95;
+        r->kv_memory_fraction = real(row, "kv_cache_free_gpu_mem_fraction", 0.95);
         r->num_requests = real(row, "num_requests", 0);
-        serving_trtllm_bench_settings(&v->model, &v->system, r, &r->max_batch_size,
-                                      &r->max_batch_tokens);
+        /* gpt-oss is served from OpenAI's checkpoint (MXFP4 experts), the rest from NVIDIA's
+         * ModelOpt ones (the page's checkpoint lists); a row that gives the tool's
+         * --max_batch_size and --max_num_tokens keeps them */
+        serving_trtllm_bench_settings(&v->model, &v->system, r,
+                                      oss ? SERVING_CKPT_MXFP4_EXPERTS : SERVING_CKPT_MODELOPT,
+                                      &r->max_batch_size, &r->max_batch_tokens);
+        if (real(row, "max_batch_size", 0) >= 1 && real(row, "max_num_tokens", 0) >= 1) {
+            r->max_batch_size = (int64_t)real(row, "max_batch_size", 0);
+            r->max_batch_tokens = (int64_t)real(row, "max_num_tokens", 0);
+        }
     }
 }
 

@@ -236,12 +236,18 @@ typedef enum {
     LLM_FINETUNE_LORA = 2,
     LLM_FINETUNE_QLORA = 3
 } llm_finetune_method_t;
-/* The projections LoRA may adapt (PEFT's target_modules names), bits of targets. */
+/* The projections LoRA may adapt (PEFT's target_modules names in the Llama, Qwen and DeepSeek
+ * checkpoints), bits of targets. gate, up and down name a dense MLP's, the shared experts' and
+ * every routed expert's (PEFT matches a module by its name's last part; Mixtral's w1, w3 and w2
+ * are gate, up and down); the Q_A..KV_B four are multi-latent attention's. */
 typedef enum {
     LLM_LORA_Q = 1, LLM_LORA_K = 2, LLM_LORA_V = 4, LLM_LORA_O = 8,
-    LLM_LORA_GATE = 16, LLM_LORA_UP = 32, LLM_LORA_DOWN = 64
+    LLM_LORA_GATE = 16, LLM_LORA_UP = 32, LLM_LORA_DOWN = 64,
+    LLM_LORA_Q_A = 128, LLM_LORA_Q_B = 256, LLM_LORA_KV_A = 512, LLM_LORA_KV_B = 1024
 } llm_lora_target_t;
-#define LLM_LORA_ALL_TARGETS 127u
+/* Every projection the model has (PEFT's "all-linear" but the output layer): targets left out. */
+#define LLM_LORA_ALL_TARGETS 2047u
+#define LLM_LORA_NUM_TARGETS 11
 /* The datatype of a frozen base: a Calculon datatype, or NF4 (QLoRA's 4-bit NormalFloat). */
 #define LLM_BASE_NF4 LLM_DT__COUNT
 typedef struct {
@@ -249,6 +255,9 @@ typedef struct {
     int64_t rank;     /* LoRA's r; LORA and QLORA */
     unsigned targets; /* llm_lora_target_t bits; LORA and QLORA */
     int base_datatype; /* llm_datatype_t or LLM_BASE_NF4: the frozen weights' datatype */
+    /* gate, up and down adapt the shared experts and dense MLPs but not the routed experts
+     * (execution.finetune.routed_experts false); false: every expert too, as PEFT's names do */
+    bool skip_routed_experts;
 } llm_finetune_t;
 
 /* Calculon's execution object, all 23 fields, in Calculon's order, then Fathom's. */
@@ -434,6 +443,7 @@ typedef struct {
     /* Of the parameters above, those frozen (execution.finetune lora/qlora): held in the base
      * datatype, with no gradients or optimizer state; 0 for pre-training. */
     double frozen[2], first_frozen, last_frozen;
+    double expert_frozen; /* of expert_weights, frozen (LoRA without adapters on the experts) */
 } llm_memory_inputs_t;
 
 /* What a step costs beyond Calculon's statistics (all blocks, all stages, all processors). */
@@ -577,6 +587,17 @@ double llm_a2a_time(const llm_system_t *s, int net, double bytes, double peers, 
 double llm_a2a_flex_time(const llm_system_t *s, int net, double token_bytes,
                          const model_moe_t *moe, double peers, double span);
 
+/* A grouped expert GEMM of G experts, each M rows by an inner K and an output N, reaches
+ *   e = e_top · M/(M + 160) · K/(K + 160) · N/(N + 32)
+ * of the matrix peak (e_top the best efficiency of the datatype's curve, llm_curve_top) and costs
+ * LLM_GROUPED_GEMM_FIXED_S a call besides (llm_moe.c: fitted to the 96 BF16 grouped GEMMs of
+ * bench/gpu/2026-11-26-h100-sxm5-80gb). Shared by training (llm_moe.c) and serving
+ * (core/serving/serving_step.c). */
+#define LLM_GROUPED_GEMM_FIXED_S 30e-6
+double llm_grouped_gemm_shape(double M, double K, double N);
+/* The best efficiency on curve c: what the system's large GEMMs reach. */
+double llm_curve_top(const llm_curve_t *c);
+
 /* Seconds of one collective `op` of `bytes` among `peers` ranks on tier `net` of s: Calculon's
  * latency + bytes·scalar·(1 + offset/peers) / (bandwidth·efficiency) (llm_system.c). */
 double llm_net_op_time(const llm_system_t *s, int net, llm_net_op_t op, double bytes, double peers);
@@ -605,12 +626,16 @@ extern const char *const llm_finetune_method_names[]; /* "none", "full", "lora",
 extern const char *const llm_lora_target_names[];     /* by bit index: "q_proj", ... "down_proj" */
 extern const char *const llm_base_datatype_names[];   /* llm_datatype_names, then "nf4" */
 /* Parameters a step trains: every parameter (NONE, FULL), or the adapters (LORA, QLORA): per
- * block Σ over the targets rank·(n_in + n_out). */
+ * block Σ over the targeted projections rank·(n_in + n_out), a routed expert's projections once
+ * per expert, the MTP depths' blocks included. */
 double llm_finetune_trainable_params(const fathom_model_t *m, const llm_execution_t *e);
+/* Of those, the adapter parameters a token runs through (a routed expert's for top_k of the
+ * experts): what the adapters add to model FLOPs, 6 per parameter per token. */
+double llm_finetune_active_params(const fathom_model_t *m, const llm_execution_t *e);
 /* Model FLOPs of one step as the work it needs: llm_model_flops for pre-training and FULL; for
  * LORA and QLORA the forward and the input gradients of the frozen model (2/3 of
  * llm_model_flops' training count) and the adapters' forward, input and weight gradients
- * (6 FLOPs per adapter parameter per token). */
+ * (6 FLOPs per active adapter parameter per token). */
 double llm_step_model_flops(const fathom_model_t *m, const llm_execution_t *e);
 /* 0, or -1 with err naming execution.finetune.<field> for what the model cannot fine-tune so. */
 int llm_finetune_check(const fathom_model_t *m, const llm_execution_t *e, fathom_error_t *err);

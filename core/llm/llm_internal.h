@@ -78,8 +78,10 @@ typedef enum {
 
 /* Bounded: the attention block has at most 16 layers (19 with multi-latent attention) and the
  * MLP block 9 (16 as an MoE block); the last stage's outer table holds the output layer (5) and
- * an MTP depth's (3 + 5). */
-#define LLM__MAX_LAYERS 40
+ * an MTP depth's (3 + 5). LoRA adds two adapter layers per adapted projection (at most 8 in a
+ * block with MLA: q_a, q_b, kv_a, kv_b, o, the experts' gate-up and down, the shared experts'
+ * gate-up and down... 2 each for fused gate and up). */
+#define LLM__MAX_LAYERS 64
 
 typedef struct {
     llm__kind_t kind;
@@ -119,12 +121,24 @@ typedef struct {
     /* Fine-tuning (llm_finetune.c): a frozen layer keeps its weights (in the base datatype) and
      * has no weight gradient, gradient buffer or optimizer state. */
     bool frozen;
+    /* The projections (llm_lora_target_t bits) a linear layer computes, which LoRA may adapt;
+     * 0 for every other layer (the router, the output layer, MTP's projection). */
+    unsigned proj;
+    bool adapted; /* LoRA's A reads this layer's input: its weight gradient needs it kept */
+    /* Layers whose input is one tensor kept once (the TP all-gather's sliver, the fork that
+     * feeds Q, K and V, the router whose input the shared experts read) share a nonzero group
+     * (llm__new_group): what they keep serves the group's linear layers' weight gradients. */
+    int input_group;
 } llm__layer_t;
 
 typedef struct {
     int num_layers;
+    int num_groups; /* input groups handed out (llm__new_group) */
     llm__layer_t layers[LLM__MAX_LAYERS];
 } llm__block_t;
+
+/* A fresh input group of b (llm__layer_t.input_group). */
+static inline int llm__new_group(llm__block_t *b) { return ++b->num_groups; }
 
 /* Sizes of one block as compiled for an execution (elements). */
 typedef struct {
@@ -133,13 +147,16 @@ typedef struct {
     int64_t seq_par_activation_size; /* batch_seq / tensor_par * hidden */
 } llm__sizes_t;
 
-/* Fine-tuning (llm_finetune.c): freezes every layer of t with weights, and for a block's table
- * (block true) appends the LoRA adapters of its targeted projections. Nothing for pre-training
- * and FULL. */
-void llm__finetune_table(const fathom_model_t *m, const llm_execution_t *e, const llm__sizes_t *z,
-                         bool block, llm__block_t *t);
+/* Fine-tuning (llm_finetune.c): freezes every layer of t with weights, appends the LoRA adapters
+ * of the targeted projections its layers compute (llm__layer_t.proj), and drops the inputs
+ * frozen projections without adapters kept for their weight gradients. Nothing for
+ * pre-training and FULL. */
+void llm__finetune_table(const fathom_model_t *m, const llm_execution_t *e, llm__block_t *t);
 /* A linear layer of m×n by n×k (Calculon's Linear): its weights, gradients and activations. */
 llm__layer_t *llm__add_linear(llm__block_t *b, double m, double n, double k);
+/* A routed-expert linear layer (llm_moe.c): m rows (all the rank's experts') by n×k, grouped
+ * over `groups` experts, each with its own n×k weights. */
+llm__layer_t *llm__add_expert_linear(llm__block_t *b, double m, double n, double k, double groups);
 
 /* Fills the layer table of one transformer block (attention then MLP). */
 void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
@@ -214,6 +231,7 @@ typedef struct {
     double fp8_weight_elems; /* of which in FP8 linear layers */
     double expert_weight_elems; /* of which in routed-expert layers */
     double frozen_elems;     /* of which frozen (finetune) */
+    double expert_frozen_elems; /* of the routed experts', frozen (finetune) */
     double trainable_weight_space; /* bytes of weights that have gradients: weight_space but
                                     * for frozen layers (what data parallelism reduces) */
     double matrix_fw_flops;  /* forward FLOPs of matrix-engine layers (GEMMs and attention) */
@@ -285,12 +303,14 @@ double llm__a2a_partitioned_exposed(const double comm[4], double af, double mf, 
 llm__layer_t *llm__push_layer(llm__block_t *b, llm__kind_t kind, bool recompute,
                               bool act_dropped);
 /* The routed MLP of an MoE block between the TP gather and reduction: router, top-k, permute,
- * grouped expert GEMMs, unpermute and the shared experts. */
+ * grouped expert GEMMs, unpermute and the shared experts. The router and the shared experts'
+ * first projection join input group `group` (llm__layer_t.input_group): they read one tensor. */
 void llm__add_moe_mlp(llm__block_t *b, const fathom_model_t *m, const llm_execution_t *e,
-                      const llm__sizes_t *z, bool rf);
-/* Multi-latent attention's Q and K/V projections (after the TP gather), replacing add_qkv. */
+                      const llm__sizes_t *z, bool rf, int group);
+/* Multi-latent attention's Q and K/V projections (after the TP gather), replacing add_qkv; the
+ * two that read the normed input join input group `group`. */
 void llm__add_mla_qkv(llm__block_t *b, const fathom_model_t *m, const llm_execution_t *e,
-                      const llm__sizes_t *z, bool rf);
+                      const llm__sizes_t *z, bool rf, int group);
 /* Multi-token prediction on the last stage, appended to its outer table b (after the output
  * layer): per depth two norms, the 2h→h projection and one more final norm, output layer (the
  * main head's matrix, shared) and loss. One depth is exact; D depths are one depth D times as

@@ -336,6 +336,14 @@ double llm__causal_fraction(const fathom_model_t *m)
 
 /* ---- the block ---- */
 
+/* Layers [from, b->num_layers) read one kept input: a fresh input group (llm__layer_t). */
+static void share_input(llm__block_t *b, int from)
+{
+    const int g = llm__new_group(b);
+    for (int i = from; i < b->num_layers; i++)
+        b->layers[i].input_group = g;
+}
+
 /* The dropout after the attention and the MLP: Calculon's block keeps its 1-byte mask; the
  * modern block trains without dropout (Llama, Mistral, Qwen, DeepSeek and Nemotron recipes set
  * hidden_dropout 0, and PyTorch's dropout with p = 0 returns its input), so it keeps no mask.
@@ -360,6 +368,7 @@ static void add_qkv(llm__block_t *b, const fathom_model_t *m, const llm_executio
     const bool qb = !m->calculon_block && (m->qkv_bias || m->bias);
     const bool fp8 = e->fp8;
     const flags_t proj = FLAGS(.recompute = rf, .act_dropped = true, .reused = true);
+    const int first = b->num_layers;
     if (e->tensor_par_overlap == LLM_TP_OVERLAP_NONE) {
         add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf, .act_dropped = norm_redone));
         add_fork(b, act, 3, FLAGS(.recompute = ragf, .act_dropped = ragf));
@@ -367,6 +376,10 @@ static void add_qkv(llm__block_t *b, const fathom_model_t *m, const llm_executio
                           proj);
         add_modern_linear(b, (double)bs, (double)m->hidden, (double)kv_width, qb, fp8, proj);
         add_modern_linear(b, (double)bs, (double)m->hidden, (double)kv_width, qb, fp8, proj);
+        b->layers[b->num_layers - 3].proj = LLM_LORA_Q;
+        b->layers[b->num_layers - 2].proj = LLM_LORA_K;
+        b->layers[b->num_layers - 1].proj = LLM_LORA_V;
+        share_input(b, first);
         return;
     }
     if (kv_sharded) {
@@ -374,13 +387,19 @@ static void add_qkv(llm__block_t *b, const fathom_model_t *m, const llm_executio
         int64_t width = qkv_width + 2 * model_kv_heads(m) * m->attn_size;
         add_linear_overlapped(b, e, tp_net, bs, m->hidden, width, false,
                               FLAGS(.recompute = rf, .recomm = ragf, .act_dropped = norm_redone));
+        b->layers[b->num_layers - 1].proj = LLM_LORA_Q | LLM_LORA_K | LLM_LORA_V;
     } else {
         /* fewer key/value heads than ranks: K and V replicated beside the split Q */
         add_linear_overlapped(b, e, tp_net, bs, m->hidden, qkv_width, false,
                               FLAGS(.recompute = rf, .recomm = ragf, .act_dropped = norm_redone));
+        b->layers[b->num_layers - 1].proj = LLM_LORA_Q;
+        const int kv = b->num_layers;
         add_fork(b, act, 2, FLAGS(.recompute = ragf, .act_dropped = ragf));
         add_modern_linear(b, (double)bs, (double)m->hidden, (double)kv_width, qb, false, proj);
         add_modern_linear(b, (double)bs, (double)m->hidden, (double)kv_width, qb, false, proj);
+        b->layers[b->num_layers - 2].proj = LLM_LORA_K;
+        b->layers[b->num_layers - 1].proj = LLM_LORA_V;
+        share_input(b, kv);
     }
     llm__layer_t *l = &b->layers[b->num_layers - (kv_sharded ? 1 : 3)];
     l->fp8 = fp8;
@@ -456,20 +475,24 @@ static void add_attention_core(llm__block_t *b, const fathom_model_t *m, const l
                      (double)(qkv_width / m->attn_heads), FLAGS(.recompute = rf));
 }
 
-/* A projection back to `hidden` followed by its reduction (the G of Megatron's f/g pair). */
+/* A projection back to `hidden` followed by its reduction (the G of Megatron's f/g pair): o or
+ * down (`proj`, the LoRA target it is). */
 static void add_out_proj(llm__block_t *b, const fathom_model_t *m, const llm_execution_t *e,
-                         const llm_network_t *tp_net, int64_t in_width, double act, bool rf)
+                         const llm_network_t *tp_net, int64_t in_width, double act, bool rf,
+                         unsigned proj)
 {
     const int64_t tp = e->tensor_par, bs = llm__tokens_per_rank(m, e);
     const bool bias = !m->calculon_block && m->bias;
     if (e->tensor_par_overlap == LLM_TP_OVERLAP_NONE) {
         add_modern_linear(b, (double)bs, (double)(in_width / tp), (double)m->hidden, bias, e->fp8,
                           FLAGS(.recompute = rf));
+        b->layers[b->num_layers - 1].proj = proj;
         add_tp_comm(b, e, tp_net, act, true, FLAGS(.recomm = rf, .act_dropped = true));
     } else {
         add_linear_overlapped(b, e, tp_net, bs, in_width, m->hidden, true,
                               FLAGS(.recompute = rf, .recomm = rf));
         llm__layer_t *l = &b->layers[b->num_layers - 1];
+        l->proj = proj;
         l->fp8 = e->fp8;
         if (bias) {
             l->weight_space += (double)m->hidden;
@@ -509,7 +532,7 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
                       const llm__sizes_t *z, llm__block_t *b)
 {
     build_block(m, s, e, z, b);
-    llm__finetune_table(m, e, z, true, b);
+    llm__finetune_table(m, e, b);
 }
 
 static void build_block(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
@@ -534,16 +557,20 @@ static void build_block(const fathom_model_t *m, const llm_system_t *s, const ll
     const flags_t norm = FLAGS(.recompute = rf || norm_redone, .act_dropped = true, .reused = true);
     const int64_t qkv_width = m->attn_heads * m->attn_size;
     const int64_t up_width = m->gated_mlp ? 2 * m->feedforward : m->feedforward;
+    const unsigned up_proj = m->gated_mlp ? LLM_LORA_GATE | LLM_LORA_UP : LLM_LORA_UP;
     b->num_layers = 0;
+    b->num_groups = 0;
 
     /* Attention. */
     bool ragf = raf || e->seq_par_ag_redo || norm_redone;
     add_fork(b, outer_act, 2, FLAGS(.recompute = rf));
     add_norm(b, m, outer_act, norm);
     if (m->mla.present) { /* multi-latent attention (llm_moe.c) */
+        const int g = llm__new_group(b), first = b->num_layers;
         add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf, .act_dropped = norm_redone));
         add_fork(b, act, 2, FLAGS(.recompute = ragf, .act_dropped = ragf));
-        llm__add_mla_qkv(b, m, e, z, rf);
+        b->layers[first].input_group = b->layers[first + 1].input_group = g;
+        llm__add_mla_qkv(b, m, e, z, rf, g);
         const bool up_redone = !rf && (e->recompute_modules & LLM_RECOMPUTE_MLA_UP_PROJ);
         /* the rotary part of every query head and the one shared rope key */
         add_rope(b, (double)bs * (double)((m->attn_heads / tp + 1) * m->mla.qk_rope_head_dim),
@@ -565,7 +592,7 @@ static void build_block(const fathom_model_t *m, const llm_system_t *s, const ll
         /* mla_up_proj: Q, K and V are recomputed, the log-sum-exp (and FP8's O) still kept */
         if (up_redone)
             attn->discarded_space = attn->activation_space - attn->extra_size - (o_kept ? o : 0);
-        add_out_proj(b, m, e, tp_net, m->attn_heads * m->mla.v_head_dim, act, rf);
+        add_out_proj(b, m, e, tp_net, m->attn_heads * m->mla.v_head_dim, act, rf, LLM_LORA_O);
     } else {
         add_qkv(b, m, e, tp_net, act, rf, ragf, norm_redone);
         if (m->position_embedding == MODEL_POS_ROPE)
@@ -573,7 +600,7 @@ static void build_block(const fathom_model_t *m, const llm_system_t *s, const ll
                                                                    m->attn_size),
                      FLAGS(.recompute = rf));
         add_attention_core(b, m, e, rf, core_raf);
-        add_out_proj(b, m, e, tp_net, qkv_width, act, rf);
+        add_out_proj(b, m, e, tp_net, qkv_width, act, rf, LLM_LORA_O);
     }
     add_hidden_dropout(b, m, outer_act, rf);
     add_elementwise(b, outer_act, outer_act,
@@ -590,10 +617,13 @@ static void build_block(const fathom_model_t *m, const llm_system_t *s, const ll
          * gathers and reduces the block's input only for the shared experts, a TP-split MLP.
          * Recompute of the moe module gathers the sliver again before rerunning the MLP. */
         const bool shared = m->moe.shared_experts > 0;
-        if (shared)
+        const int g = llm__new_group(b);
+        if (shared) {
             add_tp_comm(b, e, tp_net, act, false,
                         FLAGS(.recomm = ragf || llm__moe_redone(e), .act_dropped = norm_redone));
-        llm__add_moe_mlp(b, m, e, z, rf);
+            b->layers[b->num_layers - 1].input_group = g;
+        }
+        llm__add_moe_mlp(b, m, e, z, rf, g);
         if (shared)
             add_tp_comm(b, e, tp_net, act, true, FLAGS(.recomm = rf, .act_dropped = true));
         add_hidden_dropout(b, m, outer_act, rf);
@@ -606,10 +636,13 @@ static void build_block(const fathom_model_t *m, const llm_system_t *s, const ll
         add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf, .act_dropped = norm_redone));
         add_modern_linear(b, (double)bs, (double)m->hidden, (double)(up_width / tp), bias, e->fp8,
                           FLAGS(.recompute = rf, .act_dropped = ragf));
+        b->layers[b->num_layers - 1].proj = up_proj;
+        share_input(b, mlp_first);
     } else {
         add_linear_overlapped(b, e, tp_net, bs, m->hidden, up_width, false,
                               FLAGS(.recompute = rf, .recomm = ragf, .act_dropped = norm_redone));
         llm__layer_t *l = &b->layers[b->num_layers - 1];
+        l->proj = up_proj;
         l->fp8 = e->fp8;
         if (bias) {
             l->weight_space += (double)(up_width / tp);
@@ -624,7 +657,7 @@ static void build_block(const fathom_model_t *m, const llm_system_t *s, const ll
     else
         add_gelu(b, (double)(m->feedforward * bs / tp), e->fused_activation,
                  FLAGS(.recompute = rf));
-    add_out_proj(b, m, e, tp_net, m->feedforward, act, rf);
+    add_out_proj(b, m, e, tp_net, m->feedforward, act, rf, LLM_LORA_DOWN);
     if (!rf && (e->recompute_modules & LLM_RECOMPUTE_MLP))
         rerun_mlp(b, mlp_first, e);
     add_hidden_dropout(b, m, outer_act, rf);
@@ -646,6 +679,7 @@ void llm__build_embedding(const fathom_model_t *m, const llm_system_t *s,
     const double rows = (double)z->activation_size, h = (double)m->hidden;
     const bool learned = m->position_embedding == MODEL_POS_LEARNED;
     b->num_layers = 0;
+    b->num_groups = 0;
     llm__layer_t *l = push(b, LLM__EMBEDDING, FLAGS(0));
     l->weight_space = l->weight_grads = (double)llm__vocab_per_rank(m, e) * h +
                                         (learned ? (double)m->seq_size * h : 0);
@@ -656,7 +690,7 @@ void llm__build_embedding(const fathom_model_t *m, const llm_system_t *s,
     l->wgrad_flops = rows;
     l->activation_grads = rows;
     add_tp_comm(b, e, tp_net, rows, true, FLAGS(.act_dropped = true));
-    llm__finetune_table(m, e, z, false, b);
+    llm__finetune_table(m, e, b);
 }
 
 /* Final norm, output layer and loss on the last stage. The output layer is a linear layer of
@@ -675,9 +709,12 @@ void llm__build_output(const fathom_model_t *m, const llm_system_t *s, const llm
     const double bs = (double)z->batch_seq, v = (double)llm__vocab_per_rank(m, e);
     const double bpe = (double)llm_datatype_bytes(e->datatype);
     b->num_layers = 0;
+    b->num_groups = 0;
     add_norm(b, m, outer_act, FLAGS(.act_dropped = true, .reused = true));
+    const int head = b->num_layers;
     add_tp_comm(b, e, tp_net, act, false, FLAGS(0));
     add_modern_linear(b, bs, (double)m->hidden, v, false, false, FLAGS(0));
+    share_input(b, head); /* the gathered input the output layer's weight gradient reads */
     llm__layer_t *l = push(b, LLM__CROSS_ENTROPY, FLAGS(0));
     l->fw_flops = 5 * bs * v;
     l->agrad_flops = 2 * bs * v;
@@ -693,7 +730,7 @@ void llm__build_output(const fathom_model_t *m, const llm_system_t *s, const llm
         r->fw_flops = r->comm_size * (r->num_peers - 1) / r->num_peers;
     if (m->mtp_blocks > 0) /* multi-token prediction shares the last stage (llm_moe.c) */
         llm__add_mtp(m, s, e, z, b);
-    llm__finetune_table(m, e, z, false, b);
+    llm__finetune_table(m, e, b);
 }
 
 /* ---- costs ---- */

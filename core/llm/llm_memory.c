@@ -138,23 +138,36 @@ double llm__optimizer_bytes(const llm_execution_t *e)
  *             the stage (torchtitan sets reshard_after_forward False under PP)
  *   gradients one block's unsharded bf16 gradients and their fp32 reduce-scatter input beside
  *             the shards; under PP the whole stage's unsharded fp32 gradients (torch's pipeline
- *             schedules reduce only after the last microbatch). */
+ *             schedules reduce only after the last microbatch).
+ * With a frozen base (LoRA, QLoRA: Z of the P parameters frozen, T = P − Z trained) the frozen
+ * parameters are sharded as loaded, in base_datatype, Z·zb/S — torchtune's LoRA recipes load
+ * the base in bf16 and shard it with fully_shard, no fp32 master for weights that do not train
+ * — and have no gradient or optimizer shard; FSDP2 gathers them in param_dtype, or as they are
+ * when narrower (QLoRA's NF4 tensors are all-gathered packed and dequantized at each linear:
+ * torchao's NF4Tensor fsdp_pre_all_gather). The gradients and optimizer are T's alone. */
 static void fsdp2_state(const llm_execution_t *e, const llm_memory_inputs_t *in, int64_t j,
-                        double blocks, double P, double block, llm_stage_memory_t *o)
+                        double blocks, double P, double Z, llm_stage_memory_t *o)
 {
     const double S = (double)llm_shard_group(e), bpe = llm_datatype_bytes(e->datatype);
+    const double zb = Z > 0 ? llm_finetune_base_bytes(e->finetune.base_datatype) : 0;
+    const double gz = min2(zb, bpe); /* bytes a frozen parameter is gathered in */
     const int64_t pp = e->pipeline_par;
+    const double block = max2(in->weights[0], in->weights[1]);
+    const double block_frozen = block == in->weights[1] ? in->frozen[1] : in->frozen[0];
     const double root = (j == 0 ? in->first_params : 0) + (j == pp - 1 ? in->last_params : 0);
-    const double gathered = (root + (pp > 1 ? P - root : min2(2, blocks) * block)) * bpe;
-    o->weights += P * 4 / S + gathered;
+    const double root_frozen = (j == 0 ? in->first_frozen : 0) + (j == pp - 1 ? in->last_frozen : 0);
+    const double params = root + (pp > 1 ? P - root : min2(2, blocks) * block);
+    const double frozen = root_frozen + (pp > 1 ? Z - root_frozen : min2(2, blocks) * block_frozen);
+    const double gathered = (params - frozen) * bpe + frozen * gz, T = P - Z;
+    o->weights += T * 4 / S + Z * zb / S + gathered;
     o->gathered_weights += gathered;
     if (!e->training)
         return;
     /* under pipeline parallelism torch's schedules turn gradient sync off for every
      * microbatch but the last (set_requires_gradient_sync(False)): the unsharded gradients of
      * the whole stage accumulate in fp32, the reduce dtype */
-    o->gradients += P * 4 / S + (pp > 1 ? P * 4 : block * (bpe + 4));
-    o->optimizer += P * 8 / S;
+    o->gradients += T * 4 / S + (pp > 1 ? T * 4 : (block - block_frozen) * (bpe + 4));
+    o->optimizer += T * 8 / S;
 }
 
 /* Weights, gradients and optimizer of stage j added to *o (doc/memory.md, "State"):
@@ -175,7 +188,8 @@ static void state_of(const fathom_model_t *m, const llm_execution_t *e,
     const double S = (double)llm_shard_group(e), edp = zero >= 1 ? llm__expert_data_par(e) : 1;
     double P = n[0] * in->weights[0] + n[1] * in->weights[1];
     const double P8 = n[0] * in->fp8_weights[0] + n[1] * in->fp8_weights[1];
-    const double X = n[1] * in->expert_weights;
+    /* the routed experts' X, of which Xf frozen (LoRA without adapters on them) and Xt trained */
+    const double X = n[1] * in->expert_weights, Xf = n[1] * in->expert_frozen, Xt = X - Xf;
     /* frozen parameters (finetune, llm_finetune.c): Z of P in the base datatype, no gradients
      * or optimizer state; T = P − Z train (all of P for pre-training) */
     double Z = n[0] * in->frozen[0] + n[1] * in->frozen[1];
@@ -191,13 +205,13 @@ static void state_of(const fathom_model_t *m, const llm_execution_t *e,
     const double block = max2(in->weights[0], in->weights[1]);
     const double block_trained = max2(in->weights[0] - in->frozen[0], in->weights[1] - in->frozen[1]);
     if (e->stack != LLM_STACK_MEGATRON && zero >= 3) {
-        fsdp2_state(e, in, j, n[0] + n[1], P, block, o);
+        fsdp2_state(e, in, j, n[0] + n[1], P, Z, o);
         o->blocks += blocks;
         return;
     }
     const double held = (e->fp8_params ? T - P8 : T) * bpe + Z * zb + 2 * P8;
     const double x8 = e->fp8 ? X : 0; /* routed experts are FP8 linears under fp8 */
-    const double expert_held = (e->fp8_params ? X - x8 : X) * bpe + 2 * x8;
+    const double expert_held = (e->fp8_params ? Xt - x8 : Xt) * bpe + Xf * zb + 2 * x8;
     o->blocks += blocks;
     if (zero >= 3) {
         o->weights += held / S + 2 * block * bpe;
@@ -211,10 +225,10 @@ static void state_of(const fathom_model_t *m, const llm_execution_t *e,
         return;
     const double grads = zero >= 2 ? T * g / S + block_trained * g : T * g;
     o->gradients += grads;
-    o->expert_gradients += zero >= 2 ? X * g / S : X * g;
+    o->expert_gradients += zero >= 2 ? Xt * g / S : Xt * g;
     const double ob = llm__optimizer_bytes(e), shards = zero >= 1 ? S : 1;
-    o->optimizer += (T - X) * ob / shards + X * ob / edp;
-    o->expert_optimizer += X * ob / edp;
+    o->optimizer += (T - Xt) * ob / shards + Xt * ob / edp;
+    o->expert_optimizer += Xt * ob / edp;
 }
 
 /* ---- activations in flight ---- */

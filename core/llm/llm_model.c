@@ -99,6 +99,7 @@ static void add_weights(const llm__layer_t *l, llm__block_stats_t *b)
     b->fp8_weight_elems += l->fp8 ? l->weight_space : 0.0;
     b->expert_weight_elems += l->expert ? l->weight_space : 0.0;
     b->frozen_elems += l->frozen ? l->weight_space : 0.0;
+    b->expert_frozen_elems += l->frozen && l->expert ? l->weight_space : 0.0;
 }
 
 /* The layer's forward pass: its cost (returned in *fw for the recompute) and its shares. */

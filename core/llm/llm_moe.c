@@ -207,13 +207,17 @@ double llm_a2a_flex_time(const llm_system_t *s, int net, double token_bytes,
 
 /* ---- grouped GEMM ---- */
 
-/* The best efficiency of a curve: what the system's large GEMMs reach. */
-static double curve_top(const llm_curve_t *cv)
+double llm_curve_top(const llm_curve_t *cv)
 {
     double top = 0;
     for (int i = 0; i < cv->num_points; i++)
         top = max2(top, cv->points[i].efficiency);
     return top;
+}
+
+double llm_grouped_gemm_shape(double M, double K, double N)
+{
+    return M / (M + 160) * K / (K + 160) * N / (N + 32);
 }
 
 /* A grouped GEMM of G experts, each M rows by an inner K and an output N (forward M = rows/G,
@@ -235,9 +239,8 @@ double llm__grouped_gemm_time(const llm__layer_t *l, llm__ctx_t *c, llm__stage_t
     const double K = st == LLM__WGRAD ? per : st == LLM__AGRAD ? l->out : l->inner;
     const double N = st == LLM__AGRAD ? l->inner : l->out;
     const double peak = l->fp8 ? c->fp8_matrix_flops : c->matrix_flops;
-    const double top = curve_top(l->fp8 ? c->fp8_matrix_curve : c->matrix_curve);
-    const double eff = top * M / (M + 160) * K / (K + 160) * N / (N + 32);
-    return flops / (peak * eff) + 30e-6;
+    const double top = llm_curve_top(l->fp8 ? c->fp8_matrix_curve : c->matrix_curve);
+    return flops / (peak * top * llm_grouped_gemm_shape(M, K, N)) + LLM_GROUPED_GEMM_FIXED_S;
 }
 
 /* ---- layers ---- */
@@ -261,6 +264,11 @@ static llm__layer_t *linear(llm__block_t *b, double m, double n, double k, doubl
     l->expert = groups > 0;
     l->fp8 = fp8;
     return l;
+}
+
+llm__layer_t *llm__add_expert_linear(llm__block_t *b, double m, double n, double k, double groups)
+{
+    return linear(b, m, n, k, groups, false, false);
 }
 
 /* Memory-bound work on `in` input and `out` output elements with `fw`/`bw` FLOPs per output. */
@@ -318,7 +326,7 @@ static llm__layer_t *activation(llm__block_t *b, const fathom_model_t *m,
  *               per row element, nothing kept
  *   shared      S shared experts, an MLP of width S·fs/tp on the b·s gathered tokens. */
 void llm__add_moe_mlp(llm__block_t *b, const fathom_model_t *m, const llm_execution_t *e,
-                      const llm__sizes_t *z, bool rf)
+                      const llm__sizes_t *z, bool rf, int group)
 {
     const model_moe_t *x = &m->moe;
     const double h = (double)m->hidden, E = (double)x->num_experts, k = (double)x->top_k;
@@ -331,19 +339,23 @@ void llm__add_moe_mlp(llm__block_t *b, const fathom_model_t *m, const llm_execut
      * (the router's), and none of them stores its activation */
     const bool moe_redone = llm__moe_redone(e);
     rf = rf || moe_redone;
+    const unsigned up_proj = m->gated_mlp ? LLM_LORA_GATE | LLM_LORA_UP : LLM_LORA_UP;
     llm__layer_t *router = linear(b, T, h, E, 0, false, rf);
     router->weight_space += x->router_bias ? E : 0;
+    router->input_group = group; /* its kept input is the shared experts' too */
     /* selective recompute of layernorm: the router's input is the norm's output, rerun */
     if (llm__norm_redone(e))
         router->activation_stored = false;
     vector(b, T * E, T * k, 6 * E / k, 8 * E / k, T * E, rf);
     permute(b, T * h, R * h, rf);
-    linear(b, R, h, up * fe, local, e->fp8, rf);
+    linear(b, R, h, up * fe, local, e->fp8, rf)->proj = up_proj;
     /* selective recompute of moe_act: the activation reruns in backward (its input is kept)
      * and its output, the down GEMM's input of R·fe elements, is not stored */
     const bool act_redone = (e->recompute_modules & LLM_RECOMPUTE_MOE_ACT) != 0;
     activation(b, m, e, R * fe, rf || act_redone);
-    linear(b, R, fe, h, local, e->fp8, rf)->activation_stored = !act_redone;
+    llm__layer_t *down = linear(b, R, fe, h, local, e->fp8, rf);
+    down->activation_stored = !act_redone;
+    down->proj = LLM_LORA_DOWN;
     /* the combine keeps nothing: Megatron-Core applies the routing weights in the experts'
      * activation (TEGroupedMLP's weighted bias_swiglu, permuted_probs) and unpermutes with an
      * index scatter-add, whose backward needs only the indices */
@@ -360,8 +372,13 @@ void llm__add_moe_mlp(llm__block_t *b, const fathom_model_t *m, const llm_execut
         /* its input is the router's: the same bf16 tensor, kept once by the router; under
          * FP8 the linear keeps its own FP8 copy */
         l->activation_stored = e->fp8 && !shared_redone && !llm__norm_redone(e);
+        l->proj = up_proj;
+        if (!l->activation_stored)
+            l->input_group = group;
         activation(b, m, e, bs * fs, sf)->activation_stored = !shared_redone;
-        linear(b, bs, fs, h, 0, e->fp8, sf)->activation_stored = !shared_redone;
+        llm__layer_t *d = linear(b, bs, fs, h, 0, e->fp8, sf);
+        d->activation_stored = !shared_redone;
+        d->proj = LLM_LORA_DOWN;
     }
     for (int i = first; i < b->num_layers; i++) {
         b->layers[i].moe = true;
@@ -372,10 +389,12 @@ void llm__add_moe_mlp(llm__block_t *b, const fathom_model_t *m, const llm_execut
 
 /* A projection of the normed hidden state: the fork before it (llm_layers.c) keeps that input
  * once for both down-projections, as it does for Q, K and V of the standard block. */
-static void reads_fork(llm__layer_t *l)
+static void reads_fork(llm__layer_t *l, unsigned proj, int group)
 {
     l->activation_stored = false;
     l->activation_reused = true;
+    l->proj = proj;
+    l->input_group = group;
 }
 
 /* MLA's projections on one rank (n/tp heads), b·s tokens after the TP gather:
@@ -387,7 +406,7 @@ static void reads_fork(llm__layer_t *l)
  * CheckpointWithoutOutput over the up-projections and RoPE) keeps only the latents: q_b (or q)
  * and kv_b rerun in backward, and the block builder drops Q, K and V from attention's storage. */
 void llm__add_mla_qkv(llm__block_t *b, const fathom_model_t *m, const llm_execution_t *e,
-                      const llm__sizes_t *z, bool rf)
+                      const llm__sizes_t *z, bool rf, int group)
 {
     /* selective recompute of mla_up_proj reruns the up-projections from the kept latents */
     const bool upf = rf || (e->recompute_modules & LLM_RECOMPUTE_MLA_UP_PROJ);
@@ -397,7 +416,7 @@ void llm__add_mla_qkv(llm__block_t *b, const fathom_model_t *m, const llm_execut
     const double rq = (double)a->q_lora_rank, rkv = (double)a->kv_lora_rank;
     const double qk = (double)(a->qk_nope_head_dim + a->qk_rope_head_dim);
     if (rq > 0) {
-        reads_fork(linear(b, bs, h, rq, 0, e->fp8, rf));
+        reads_fork(linear(b, bs, h, rq, 0, e->fp8, rf), LLM_LORA_Q_A, group);
         llm__layer_t *l = vector(b, bs * rq, bs * rq, 4, 10, bs * rq, rf);
         l->kind = LLM__LAYER_NORM;
         l->weight_space = l->weight_grads = rq;
@@ -405,25 +424,33 @@ void llm__add_mla_qkv(llm__block_t *b, const fathom_model_t *m, const llm_execut
         /* mla_up_proj: Megatron checkpoints the up-projection with its fused norm
          * (TELayerNormColumnParallelLinear) from the latent: the norm's input stays, the
          * projection's own input is remade */
-        linear(b, bs, rq, n * qk, 0, e->fp8, upf)->activation_stored = !upf || rf;
+        llm__layer_t *q = linear(b, bs, rq, n * qk, 0, e->fp8, upf);
+        q->activation_stored = !upf || rf;
+        q->proj = LLM_LORA_Q_B;
     } else {
-        reads_fork(linear(b, bs, h, n * qk, 0, e->fp8, upf));
+        reads_fork(linear(b, bs, h, n * qk, 0, e->fp8, upf), LLM_LORA_Q, group);
     }
-    reads_fork(linear(b, bs, h, rkv + (double)a->qk_rope_head_dim, 0, e->fp8, rf));
+    reads_fork(linear(b, bs, h, rkv + (double)a->qk_rope_head_dim, 0, e->fp8, rf), LLM_LORA_KV_A,
+               group);
     llm__layer_t *l = vector(b, bs * rkv, bs * rkv, 4, 10, bs * rkv, rf);
     l->kind = LLM__LAYER_NORM;
     l->weight_space = l->weight_grads = rkv;
     l->optim_space = 2 * rkv;
-    linear(b, bs, rkv, n * (double)(a->qk_nope_head_dim + a->v_head_dim), 0, e->fp8, upf)
-        ->activation_stored = !upf || rf;
+    llm__layer_t *kv =
+        linear(b, bs, rkv, n * (double)(a->qk_nope_head_dim + a->v_head_dim), 0, e->fp8, upf);
+    kv->activation_stored = !upf || rf;
+    kv->proj = LLM_LORA_KV_B;
 }
 
 /* ---- multi-token prediction ---- */
 
 static void append(llm__block_t *to, const llm__block_t *from, double depths)
 {
+    const int groups = to->num_groups;
+    to->num_groups += from->num_groups;
     for (int i = 0; i < from->num_layers && to->num_layers < LLM__MAX_LAYERS; i++) {
         llm__layer_t l = from->layers[i];
+        l.input_group += l.input_group ? groups : 0;
         if (depths > 1) {
             l.fw_flops *= depths;
             l.agrad_flops *= depths;
@@ -446,7 +473,7 @@ void llm__add_mtp(const fathom_model_t *m, const llm_system_t *s, const llm_exec
 {
     const double bs = (double)z->batch_seq, h = (double)m->hidden, D = (double)m->mtp_blocks;
     llm__block_t t;
-    t.num_layers = 0;
+    t.num_layers = t.num_groups = 0;
     /* RMSNorm of the next token's embedding and of the hidden state, then [e; h] → h */
     for (int i = 0; i < 2; i++) {
         llm__layer_t *l = vector(&t, bs * h, bs * h, 4, 10, bs * h, false);
@@ -550,10 +577,15 @@ static double dense_blocks(const fathom_model_t *m, const llm_execution_t *e, ll
     const double bs = (double)k->z.batch_seq, h = (double)m->hidden;
     const double f = (double)m->feedforward / (double)e->tensor_par;
     llm__block_t t;
-    t.num_layers = 0;
-    linear(&t, bs, h, (m->gated_mlp ? 2 : 1) * f, 0, e->fp8, false);
+    t.num_layers = t.num_groups = 0;
+    linear(&t, bs, h, (m->gated_mlp ? 2 : 1) * f, 0, e->fp8, false)->proj =
+        m->gated_mlp ? LLM_LORA_GATE | LLM_LORA_UP : LLM_LORA_UP;
     activation(&t, m, e, bs * f, false);
-    linear(&t, bs, f, h, 0, e->fp8, false);
+    linear(&t, bs, f, h, 0, e->fp8, false)->proj = LLM_LORA_DOWN;
+    /* fine-tuning: the dense MLP frozen, with its adapters, as the dense block's */
+    fathom_model_t dense = *m;
+    dense.moe.num_experts = 0;
+    llm__finetune_table(&dense, e, &t);
     double dense_fw, dense_bw;
     table_time(&t, &k->c, e->training, &dense_fw, &dense_bw);
     const double mult = n * (double)k->nmb;

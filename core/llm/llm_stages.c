@@ -418,6 +418,7 @@ static void memory_inputs(const fathom_model_t *m, const llm_execution_t *e,
     in->weights[0] = d->weight_elems;
     in->fp8_weights[0] = d->fp8_weight_elems;
     in->expert_weights = blk->expert_weight_elems;
+    in->expert_frozen = blk->expert_frozen_elems;
     in->checkpoint = blk->act_checkpoint_size;
     in->act_grads = max2(blk->act_grad_peak, d->act_grad_peak);
     in->first_params = F->weight_elems;

@@ -1,6 +1,8 @@
-/* plan.h — the arithmetic of a cluster plan (the whole API of core/plan): what failures and
- * checkpoints add to a run, and which of a plan's candidates are on the days/dollars Pareto
- * front, cheapest within a deadline or fastest within a budget. Pure C: no I/O, no JSON.
+/* plan.h — the arithmetic of a cluster plan (the whole API of core/plan): what failures,
+ * checkpoints and the rest of a run's losses add to it, the batch a run would use, the range
+ * published whole runs put around a plan's figures, and which of a plan's candidates are on the
+ * days/dollars Pareto front, cheapest within a deadline or fastest within a budget. Pure C: no
+ * I/O, no JSON.
  *
  * Failures and checkpoints (plan_failures.c). Symbols: λ failures per GPU-hour, N GPUs,
  * C checkpoint bytes, B storage bandwidth (bytes/s), R restart time (s), T ideal wall time (s).
@@ -49,6 +51,108 @@ typedef struct {
  * "failures.restart_minutes", "checkpoint_bytes", "num_gpus", "wall_time_s"). */
 int plan_failures(const plan_failure_params_t *p, int64_t num_gpus, double ideal_wall_s,
                   plan_failures_t *out, fathom_error_t *err);
+
+/* ---- what a run loses besides the step (plan_losses.c) ----
+ * Each a fraction of wall time or a rate, with its source (the defaults the plan codec gives):
+ *   unexpected interruptions λ per GPU-hour, each costing half a checkpoint interval of lost
+ *     work (Young's τ above), a restart R and a wait for capacity Q: (τ/2 + R + Q) / M
+ *     (Llama 3: 419 unexpected in 54 days on 16,384 GPUs, PLAN_DEFAULT_FAILURES_PER_GPU_HOUR);
+ *   checkpoint writes δ/τ (Young);
+ *   planned interruptions λp per GPU-hour (maintenance, upgrades: checkpointed first, so only a
+ *     restart each): R / Mp, Mp = 3600 / (λp·N) (Llama 3: 47 planned in the same 54 days);
+ *   evaluation stalls e: eval_iters forward passes every eval_interval steps, a forward pass a
+ *     third of a step's FLOPs (2 of 6 per parameter and token): e = eval_iters / (3 ·
+ *     eval_interval) (Megatron-LM's example recipes: --eval-interval 1000 --eval-iters 10,
+ *     e = 0.0033);
+ *   slow nodes and stragglers s: a step waits for its slowest GPU (Llama 3 §3.3.4: a diurnal
+ *     1-2% throughput variation from mid-day temperatures throttling GPU clocks; 0.015);
+ *   data-loader stalls d (0 by default: tuned stacks read and tokenize the next batches in
+ *     worker processes while the GPUs step; give a measured fraction).
+ * goodput g = (1 − δ/τ − (τ/2 + R + Q)/M − R/Mp) · (1 − e) · (1 − s) · (1 − d), 0 when the first
+ * factor is not positive; expected wall time = T / g. */
+#define PLAN_DEFAULT_PLANNED_PER_GPU_HOUR (47.0 / (54.0 * 24.0 * 16384.0))
+#define PLAN_DEFAULT_EVAL_FRACTION (10.0 / (3.0 * 1000.0))
+#define PLAN_DEFAULT_SLOW_FRACTION 0.015
+
+typedef struct {
+    plan_failure_params_t failures; /* λ, C, B, R */
+    double queue_s;                 /* Q, >= 0 */
+    double planned_per_gpu_hour;    /* λp, >= 0 */
+    double eval_fraction;           /* e, in [0, 1) */
+    double slow_fraction;           /* s, in [0, 1) */
+    double data_fraction;           /* d, in [0, 1) */
+} plan_loss_params_t;
+
+typedef struct {
+    plan_failures_t failures; /* Young's interval and the job MTBF (restart R + Q) */
+    /* fractions of wall time */
+    double checkpoint_writes, lost_work, restarts, planned_restarts, evaluation, slow_nodes,
+        data_loader;
+    double goodput;           /* g above, in [0, 1] */
+    double expected_wall_s;   /* T / g (infinite when g = 0) */
+    double expected_interruptions, expected_planned;
+} plan_losses_t;
+
+/* Everything a run of ideal_wall_s seconds on num_gpus GPUs loses besides the step. Refuses
+ * what plan_failures refuses and fractions outside [0, 1) ("losses.<name>"), a negative queue
+ * or planned rate. */
+int plan_losses(const plan_loss_params_t *p, int64_t num_gpus, double ideal_wall_s,
+                plan_losses_t *out, fathom_error_t *err);
+
+/* ---- the batch a run would use (plan_batch.c) ----
+ * DeepSeek LLM's batch-size law (DeepSeek-AI 2024, "DeepSeek LLM: Scaling Open-Source Language
+ * Models with Longtermism", arXiv:2401.02954, §3.1): fitted on their runs' near-optimal
+ * batches, B_opt = 0.2920 · C^0.3271 tokens for a compute budget C = M·D FLOPs, where M is the
+ * non-embedding FLOPs per token, 72·n_layer·d_model² + 6·n_layer·d_model·l_seq for their dense
+ * blocks — for any model 6·N + 6·n_layer·d_model·l_seq with N the parameters a token meets
+ * outside the embedding and output layer. */
+double plan_batch_flops_per_token(double nonembedding_active_params, int64_t num_blocks,
+                                  int64_t hidden, int64_t seq_size);
+double plan_batch_law_tokens(double compute_flops);
+
+/* ---- an honest range (plan_range.c) ----
+ * Published whole pre-training runs: GPU-hours as their authors state them, for their tokens,
+ * on their GPU type and count. Whole-run efficiency η = 6·N·D / (GPU-hours · 3600 · P) with N
+ * the active parameters, D the tokens and P the GPU's dense BF16 peak (whatever precision the
+ * run computed in), so that runs compare on one scale. The table is measured data, as
+ * published: never adjusted. */
+typedef struct {
+    const char *model, *gpu;
+    double peak_flops;      /* P: the GPU's dense BF16 peak, FLOP/s */
+    int64_t gpus;
+    double tokens;          /* D */
+    double active_params;   /* N */
+    double gpu_hours;
+    const char *source;
+} plan_published_run_t;
+
+extern const plan_published_run_t plan_published_runs[];
+extern const size_t plan_published_runs_count;
+
+double plan_published_efficiency(const plan_published_run_t *r);
+
+/* The whole-run efficiency published runs of comparable scale achieved: the geometric mean of
+ * η over the runs within a factor of 4 of num_gpus and of 10 of the compute 6·N·D; else over
+ * those within a factor of 4 of num_gpus; else the run nearest in GPU count. *runs gets how many
+ * runs the figure comes from. */
+double plan_comparable_efficiency(int64_t num_gpus, double compute_flops, int *runs);
+
+/* A range and the point estimate inside it. */
+typedef struct {
+    double low, point, high;
+} plan_range_t;
+
+/* The GPU-hours range of a candidate: from the lower to the higher of the tuned-stack figure
+ * with ideal goodput (ideal) and the figure at the published whole-run efficiency eta
+ * (compute / (eta · peak · 3600)), widened to hold the point estimate (expected). */
+void plan_gpu_hours_range(double ideal, double expected, double compute_flops, double peak_flops,
+                          double eta, plan_range_t *out);
+
+/* A deadline's or a budget's verdict on a range: within (high <= limit), misses (low > limit),
+ * else at risk; within when limit <= 0 (none). */
+typedef enum { PLAN_WITHIN = 0, PLAN_AT_RISK = 1, PLAN_MISSES = 2 } plan_verdict_t;
+extern const char *const plan_verdict_names[]; /* "within", "at risk", "misses" */
+plan_verdict_t plan_verdict(const plan_range_t *r, double limit);
 
 /* ---- choosing among candidates (plan_select.c) ---- */
 

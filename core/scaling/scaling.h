@@ -10,7 +10,7 @@
  *    compute) from loss-versus-compute curves, the way the calculator does it; its compute
  *    frontier is scaling_hull.c, a replay of the Qhull hull the calculator asks scipy for
  *    (private: scaling_internal.h);
- *  - scaling_chinchilla.c: the Chinchilla parametric law (Hoffmann et al. 2022);
+ *  - scaling_chinchilla.c: the Chinchilla parametric law, Epoch AI's fit (Besiroglu et al. 2024);
  *  - scaling_run.c: days, GPU-hours, dollars, kWh and CO2 of a run from its step time.
  *
  * Units. The calculator measures compute as "x" = FLOs / 86400, i.e. FLOP/s-days (OpenAI's unit;
@@ -199,7 +199,9 @@ void scaling_fit_result_close(scaling_fit_result_t *r);
 typedef struct {
     double E, A, B, alpha, beta;
 } scaling_chinchilla_t;
-extern const scaling_chinchilla_t scaling_chinchilla_hoffmann2022;
+/* Fathom's one Chinchilla fit: Epoch AI's replication of Hoffmann et al. 2022's approach 3
+ * (Besiroglu et al. 2024, arXiv:2404.10102), about 20 tokens per parameter at the optimum. */
+extern const scaling_chinchilla_t scaling_chinchilla_law;
 
 typedef struct {
     double flos, params, tokens, loss;
@@ -211,6 +213,10 @@ scaling_chinchilla_point_t scaling_chinchilla_optimal(const scaling_chinchilla_t
 /* The loss of N parameters trained on D tokens (flos = 6ND). */
 scaling_chinchilla_point_t scaling_chinchilla_loss(const scaling_chinchilla_t *law, double params,
                                                    double tokens);
+/* The compute-optimal point of a model of N parameters: the budget whose optimum is N, and its
+ * tokens (the plan's "chinchilla" tokens). */
+scaling_chinchilla_point_t scaling_chinchilla_optimal_for_params(const scaling_chinchilla_t *law,
+                                                                 double params);
 
 /* ---- the cost of a run (scaling_run.c) ---- */
 

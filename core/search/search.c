@@ -54,6 +54,7 @@ typedef struct {
     int zero; /* the ZeRO stage (sharding is zero >= 1) */
     llm_tp_comm_t comm;
     uint64_t max_executions; /* size of its walk without mbs_break */
+    uint64_t coarse_executions; /* size of its coarse walk (TWO STAGES, search.h) */
 } unit_t;
 
 struct search_plan {
@@ -61,6 +62,7 @@ struct search_plan {
     unit_t *units;
     size_t n_units;
     uint64_t max_executions;
+    uint64_t exhaustive_executions; /* every unit's walk: max_executions unless two-stage */
     uint64_t sample_stride; /* see search_point_t */
     /* Bound pruning (see PRUNING): on for the modern block in SEARCH_EVALUATE without
      * mbs_break. ideal is the system with ideal networks; seed_floor the N-th best rate of
@@ -90,10 +92,14 @@ void search_options_default(search_options_t *o)
     o->zero_stage = SEARCH_ZERO_CALCULON;
     o->no_offload = false;
     o->exact_batch = false;
+    o->fed_batch = false;
     o->max_tensor_par = 0;
     o->max_pipeline_par = 0;
     o->fewest_recompute_blocks = false;
     o->fewest_recompute_modules = false;
+    o->stack = LLM_STACK_MEGATRON;
+    o->compile = false;
+    o->refine_units = 0;
 }
 
 /* Divisors of n (n >= 1) in increasing order; returns how many (at most cap). */
@@ -118,6 +124,16 @@ static int divisors(int64_t n, int64_t *out, int cap)
 static int64_t batch_for(int64_t dp, int64_t max_batch)
 {
     return dp > max_batch ? 0 : (max_batch / dp) * dp;
+}
+
+/* options.fed_batch: the multiple of dp nearest `target` (halves up), at least dp·pp; 0 past
+ * SEARCH_MAX_BATCH. */
+static int64_t fed_batch(int64_t dp, int64_t pp, int64_t target)
+{
+    int64_t b = (target + dp / 2) / dp * dp;
+    if (b < dp * pp)
+        b = dp * pp;
+    return b > SEARCH_MAX_BATCH ? 0 : b;
 }
 
 static int64_t count_options(bool cond, int64_t n)
@@ -172,12 +188,104 @@ static int expert_net(const llm_system_t *s, int64_t span)
     return s->num_networks - 1;
 }
 
-/* The sizes of the inner loops of a unit, in walk order. */
+/* The sizes of the inner loops of a unit, in walk order. The full walk's DP-overlap loop of one
+ * value is off and its network loops run over tiers 0..n-1; a coarse walk (TWO STAGES,
+ * search.h) fixes DP overlap to dpo_fixed and walks its n_rep representative network
+ * assignments (rep[i] = tensor, pipeline, data, context tiers) as the tensor-network loop, the
+ * other three of one value. */
+#define COARSE_MAX_REPS 2
 typedef struct {
     int n_kernel, n_fp8, n_redo, n_dpo, n_tpo, n_wo, n_ao, n_oo, n_fa, n_tn, n_pn, n_dn, n_cn;
+    bool dpo_fixed;
+    int n_rep;
+    int rep[COARSE_MAX_REPS][4];
 } loops_t;
 
-static loops_t unit_loops(const search_request_t *r, const unit_t *u)
+static bool nets_valid(const llm_system_t *s, const llm_execution_t *e);
+
+/* Sets e's network tiers for the loop values (tn, pn, dn, cn) of l. */
+static void set_networks(llm_execution_t *e, const loops_t *l, int tn, int pn, int dn, int cn)
+{
+    if (l->n_rep > 0) {
+        const int *t = l->rep[tn];
+        tn = t[0], pn = t[1], dn = t[2], cn = t[3];
+    }
+    e->tensor_par_net = tn;
+    e->pipeline_par_net = pn;
+    e->data_par_net = dn;
+    e->context_par_net = cn;
+}
+
+/* Puts each degree of order[] (indices into tensor, pipeline, data, context) on the lowest tier
+ * that still holds the product of the degrees put there, into tier[]. */
+static void pack_networks(const llm_system_t *s, const int64_t degree[4], const int order[4],
+                          int tier[4])
+{
+    int64_t used[LLM_MAX_NETWORKS];
+    for (int i = 0; i < s->num_networks; i++)
+        used[i] = 1;
+    for (int k = 0; k < 4; k++) {
+        const int d = order[k];
+        tier[d] = 0;
+        if (degree[d] < 2)
+            continue;
+        int t = 0;
+        while (t < s->num_networks - 1 && used[t] * degree[d] > s->networks[t].size)
+            t++;
+        tier[d] = t;
+        used[t] *= degree[d];
+    }
+}
+
+/* The coarse walk's network assignments: the fastest tier first to tensor, then context, data
+ * and pipeline parallelism (Megatron's rank order), and the same with pipeline before data
+ * (on a large first tier, pipeline stages there may beat data-parallel replicas); each kept
+ * when the system accepts it and it differs from the first. When it accepts neither, the full
+ * walk's first accepted assignment; tier 0 everywhere when none is accepted (counted bad). */
+static void coarse_networks(const search_request_t *r, const unit_t *u, const loops_t *full,
+                            loops_t *l)
+{
+    static const int orders[COARSE_MAX_REPS][4] = {{0, 3, 2, 1}, {0, 3, 1, 2}};
+    const llm_system_t *s = &r->system;
+    const int64_t degree[4] = {u->tp, u->pp, u->dp, u->cp};
+    llm_execution_t e;
+    memset(&e, 0, sizeof e);
+    e.tensor_par = u->tp;
+    e.pipeline_par = u->pp;
+    e.data_par = u->dp;
+    e.context_par = u->cp;
+    l->n_rep = 0;
+    for (int o = 0; o < COARSE_MAX_REPS; o++) {
+        int tier[4];
+        pack_networks(s, degree, orders[o], tier);
+        l->rep[l->n_rep][0] = e.tensor_par_net = tier[0];
+        l->rep[l->n_rep][1] = e.pipeline_par_net = tier[1];
+        l->rep[l->n_rep][2] = e.data_par_net = tier[2];
+        l->rep[l->n_rep][3] = e.context_par_net = tier[3];
+        if (nets_valid(s, &e) &&
+            (l->n_rep == 0 || memcmp(l->rep[0], l->rep[l->n_rep], sizeof l->rep[0]) != 0))
+            l->n_rep++;
+    }
+    if (l->n_rep > 0)
+        return;
+    l->n_rep = 1;
+    memset(l->rep[0], 0, sizeof l->rep[0]);
+    for (int tn = 0; tn < full->n_tn; tn++)
+        for (int pn = 0; pn < full->n_pn; pn++)
+            for (int dn = 0; dn < full->n_dn; dn++)
+                for (int cn = 0; cn < full->n_cn; cn++) {
+                    e.tensor_par_net = tn;
+                    e.pipeline_par_net = pn;
+                    e.data_par_net = dn;
+                    e.context_par_net = cn;
+                    if (nets_valid(s, &e)) {
+                        l->rep[0][0] = tn, l->rep[0][1] = pn, l->rep[0][2] = dn, l->rep[0][3] = cn;
+                        return;
+                    }
+                }
+}
+
+static loops_t unit_loops(const search_request_t *r, const unit_t *u, bool coarse)
 {
     const search_options_t *o = &r->options;
     bool has_mem2 = r->system.mem2.gib > 0;
@@ -187,7 +295,8 @@ static loops_t unit_loops(const search_request_t *r, const unit_t *u)
     l.n_fp8 = o->fp8 == SEARCH_PICK_ALL ? 2 : 1;
     l.n_redo = (u->comm == LLM_TP_COMM_RS_AG && u->recompute != LLM_RECOMPUTE_FULL) ? 2 : 1;
     l.n_dpo = (u->dp * u->cp > 1 && !o->no_dp_overlap) ? 2 : 1;
-    l.n_tpo = (u->tp > 1 && !o->no_tp_overlap) ? 3 : 1;
+    /* Transformer Engine's tiled TP overlap is Megatron's (a PyTorch stack has async TP) */
+    l.n_tpo = (u->tp > 1 && !o->no_tp_overlap && o->stack == LLM_STACK_MEGATRON) ? 3 : 1;
     bool offload = has_mem2 && !o->no_offload;
     l.n_wo = offload ? 2 : 1;
     l.n_ao = (offload && u->recompute != LLM_RECOMPUTE_FULL) ? 2 : 1;
@@ -197,13 +306,23 @@ static loops_t unit_loops(const search_request_t *r, const unit_t *u)
     l.n_pn = (int)count_options(u->pp > 1, nn);
     l.n_dn = (int)count_options(u->dp > 1, nn);
     l.n_cn = (int)count_options(u->cp > 1, nn);
+    l.dpo_fixed = false;
+    l.n_rep = 0;
+    if (coarse) { /* a representative of each choice that moves only communication */
+        const loops_t full = l;
+        l.dpo_fixed = full.n_dpo == 2;
+        l.n_redo = l.n_dpo = l.n_wo = l.n_ao = l.n_oo = 1;
+        coarse_networks(r, u, &full, &l);
+        l.n_tn = l.n_rep;
+        l.n_pn = l.n_dn = l.n_cn = 1;
+    }
     return l;
 }
 
-static uint64_t unit_size(const search_request_t *r, const unit_t *u)
+static uint64_t unit_size(const search_request_t *r, const unit_t *u, bool coarse)
 {
     int64_t mbs[SEARCH_MAX_DIVISORS];
-    loops_t l = unit_loops(r, u);
+    loops_t l = unit_loops(r, u, coarse);
     uint64_t n = (uint64_t)microbatches(r, u, mbs);
     int64_t ep[SEARCH_MAX_EXPERT_LAYOUTS], etp[SEARCH_MAX_EXPERT_LAYOUTS];
     n *= (uint64_t)expert_layouts(r, u, ep, etp);
@@ -264,6 +383,12 @@ static int check_request(const search_request_t *r, fathom_error_t *err)
                                 r->options.max_tensor_par < 0 ? "options.max_tensor_par"
                                                               : "options.max_pipeline_par",
                                 "must be at least 1 (or absent for no cap)");
+    if (r->options.fed_batch && r->options.exact_batch)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.exact_batch",
+                                "a fed batch is rounded to each layout: not exact");
+    if (r->options.refine_units < 0)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.refine_units",
+                                "must be 0 (one exhaustive walk) or more");
     if (r->mode == SEARCH_COUNT_ONLY && r->options.mbs_break)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.mbs_break",
                                 "cannot count a search with mbs_break without estimating it");
@@ -341,7 +466,13 @@ static int zero_stages(const search_options_t *o, int64_t dp, int64_t cp, int *o
 }
 
 static void unit_execution(const search_request_t *r, const unit_t *u, llm_execution_t *e);
-static bool nets_valid(const llm_system_t *s, const llm_execution_t *e);
+
+/* The FP8 recipe of an execution: its stack's own when it trains in FP8 (Transformer Engine's
+ * current scaling for Megatron, torchao's tensorwise for the PyTorch stacks), else none. */
+static llm_fp8_recipe_t fp8_recipe_of(const search_request_t *r, bool fp8)
+{
+    return fp8 ? llm_default_fp8_recipe(r->options.stack) : LLM_FP8_CURRENT;
+}
 
 /* The first network assignment of the walk's order that the system accepts for e. */
 static bool first_valid_networks(const llm_system_t *s, const loops_t *l, llm_execution_t *e)
@@ -366,7 +497,7 @@ static bool first_valid_networks(const llm_system_t *s, const loops_t *l, llm_ex
  * fit or is refused. */
 static double seed_rate(const search_request_t *r, const unit_t *u)
 {
-    const loops_t l = unit_loops(r, u);
+    const loops_t l = unit_loops(r, u, false);
     int64_t mbs[SEARCH_MAX_DIVISORS], eps[SEARCH_MAX_EXPERT_LAYOUTS],
         etps[SEARCH_MAX_EXPERT_LAYOUTS];
     if (microbatches(r, u, mbs) < 1 || expert_layouts(r, u, eps, etps) < 1)
@@ -380,6 +511,7 @@ static double seed_rate(const search_request_t *r, const unit_t *u)
                              ? LLM_ATTN_KERNEL_FUSED
                              : LLM_ATTN_KERNEL_UNFUSED;
     e.fp8 = l.n_fp8 == 2 || r->options.fp8 == SEARCH_PICK_ON;
+    e.fp8_recipe = fp8_recipe_of(r, e.fp8);
     e.seq_par_ag_redo = l.n_redo == 2;
     e.data_par_overlap = l.n_dpo == 2;
     e.tensor_par_overlap = LLM_TP_OVERLAP_NONE;
@@ -406,8 +538,12 @@ static int seeded_cmp(const void *a, const void *b)
     return x->unit < y->unit ? -1 : x->unit > y->unit;
 }
 
+/* How a unit is walked: in full; in full as the seed floor's pilot (no progress reported); or
+ * coarse, stage 1 of the two-stage search (no sample points). */
+typedef enum { WALK_FULL = 0, WALK_PILOT, WALK_COARSE } walk_kind_t;
+
 static int walk_unit(search_plan_t *p, size_t unit, search_result_t *acc, volatile int *cancel,
-                     bool pilot);
+                     walk_kind_t kind);
 
 /* The seed floor of the bound pruning, a rate the final N best all reach, so that every unit may
  * skip what provably stays below it: one seed execution per unit (seed_rate), then the whole
@@ -435,12 +571,38 @@ static double seed_floor(search_plan_t *p)
     p->seed_floor = search_rates_floor(&rates);
     qsort(seeds, p->n_units, sizeof *seeds, seeded_cmp);
     for (size_t i = 0; i < p->n_units && i < SEARCH_PILOT_UNITS && seeds[i].rate > 0; i++)
-        walk_unit(p, seeds[i].unit, &pilot, NULL, true);
+        walk_unit(p, seeds[i].unit, &pilot, NULL, WALK_PILOT);
     for (int i = 0; i < pilot.n_best; i++)
         search_rates_add(&rates, pilot.best[i].result.stats.sample_rate);
     search_result_close(&pilot);
     free(seeds);
     return search_rates_floor(&rates);
+}
+
+static int by_size_descending(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x > y ? -1 : x < y;
+}
+
+/* A two-stage plan's executions at most: every coarse walk, and the refine_units largest full
+ * walks (the units stage 2 picks are not known before stage 1). */
+static uint64_t staged_executions(const search_plan_t *p)
+{
+    uint64_t total = 0;
+    uint64_t *sizes = malloc((p->n_units ? p->n_units : 1) * sizeof *sizes);
+    for (size_t i = 0; i < p->n_units; i++) {
+        total += p->units[i].coarse_executions;
+        if (sizes)
+            sizes[i] = p->units[i].max_executions;
+    }
+    if (!sizes) /* out of memory: an upper bound without the sort */
+        return total + p->exhaustive_executions;
+    qsort(sizes, p->n_units, sizeof *sizes, by_size_descending);
+    for (size_t i = 0; i < p->n_units && i < (size_t)p->req.options.refine_units; i++)
+        total += sizes[i];
+    free(sizes);
+    return total;
 }
 
 search_plan_t *search_plan_create(const search_request_t *req, fathom_error_t *err)
@@ -484,7 +646,8 @@ search_plan_t *search_plan_create(const search_request_t *req, fathom_error_t *e
                     ints[0] = 1;
                     if (pp > 1)
                         n_int = divisors(bpp, ints, SEARCH_MAX_DIVISORS);
-                    int64_t batch = batch_for(dp, req->max_batch_size);
+                    int64_t batch = o->fed_batch ? fed_batch(dp, pp, req->max_batch_size)
+                                                 : batch_for(dp, req->max_batch_size);
                     if (o->exact_batch && batch != req->max_batch_size)
                         batch = 0; /* dp does not divide the fixed batch */
                     if (batch == 0)
@@ -507,8 +670,9 @@ search_plan_t *search_plan_create(const search_request_t *req, fathom_error_t *e
                                         u->zero = zeros[z];
                                         u->sharding = zeros[z] >= 1;
                                         u->comm = (llm_tp_comm_t)cm;
-                                        u->max_executions = unit_size(req, u);
-                                        p->max_executions += u->max_executions;
+                                        u->max_executions = unit_size(req, u, false);
+                                        u->coarse_executions = unit_size(req, u, true);
+                                        p->exhaustive_executions += u->max_executions;
                                     }
                                     n++;
                                 }
@@ -533,14 +697,15 @@ search_plan_t *search_plan_create(const search_request_t *req, fathom_error_t *e
         }
         p->n_units = n;
     }
+    p->max_executions = o->refine_units > 0 ? staged_executions(p) : p->exhaustive_executions;
     p->sample_stride = (p->max_executions + SEARCH_SAMPLE_MAX - 1) / SEARCH_SAMPLE_MAX;
     if (p->sample_stride < 1)
         p->sample_stride = 1;
     p->bound = req->mode == SEARCH_EVALUATE && !o->mbs_break && !m->calculon_block;
-    if (p->bound) {
+    if (p->bound)
         search_ideal_system(&req->system, &p->ideal);
+    if (p->bound && o->refine_units == 0) /* two stages: stage 1 gives the floor */
         p->seed_floor = seed_floor(p);
-    }
     return p;
 }
 
@@ -565,6 +730,11 @@ const search_request_t *search_plan_request(const search_plan_t *p)
 uint64_t search_plan_max_executions(const search_plan_t *p)
 {
     return p->max_executions;
+}
+
+uint64_t search_plan_exhaustive_executions(const search_plan_t *p)
+{
+    return p->exhaustive_executions;
 }
 
 void search_progress(const search_plan_t *p, search_progress_t *out)
@@ -744,7 +914,8 @@ typedef struct {
     uint32_t index;    /* enumeration position of the next execution */
     uint32_t reported; /* executions already added to the plan's progress */
     bool prune, estimate;
-    bool pilot; /* the seed floor's walk: no progress reported */
+    bool pilot;  /* the seed floor's walk: no progress reported */
+    bool coarse; /* stage 1 of two: no sample points */
     int larger_mbs; /* microbatch sizes after the current one (their verdicts follow it) */
     /* Whether each network assignment of the unit is accepted (nets_valid), in walk order: it
      * depends on the degrees alone, so it is worked out once per unit. */
@@ -761,7 +932,7 @@ typedef struct {
 
 static bool sampled(const walk_t *w, uint32_t pos)
 {
-    return splitmix64((uint64_t)w->unit << 32 | pos) % w->plan->sample_stride == 0;
+    return !w->coarse && splitmix64((uint64_t)w->unit << 32 | pos) % w->plan->sample_stride == 0;
 }
 
 /* Moves the walk n positions on (progress every CANCEL_EVERY executions). Returns -1 when the
@@ -934,13 +1105,10 @@ static int try_networks(walk_t *w, const loops_t *l, uint8_t *verdict, double *b
     }
     int net = 0;
     for (int tn = 0; tn < l->n_tn; tn++) {
-        w->e.tensor_par_net = tn;
         for (int pn = 0; pn < l->n_pn; pn++) {
-            w->e.pipeline_par_net = pn;
             for (int dn = 0; dn < l->n_dn; dn++) {
-                w->e.data_par_net = dn;
                 for (int cn = 0; cn < l->n_cn; cn++) {
-                    w->e.context_par_net = cn;
+                    set_networks(&w->e, l, tn, pn, dn, cn);
                     if (try_execution(w, verdict, out_of_reach, w->nets_ok[net++]))
                         return -1;
                     /* the floor only rises: one more good execution may put the rest out */
@@ -967,7 +1135,7 @@ static int walk_inner(walk_t *w, const loops_t *l, const int64_t *mbs, int n_mbs
         for (int i = 0; i < BOUND_SLOTS * n_mbs; i++)
             bounds[i] = NAN;
         for (int dpo = 0; dpo < l->n_dpo; dpo++) {
-            e->data_par_overlap = l->n_dpo == 2 && dpo == 0;
+            e->data_par_overlap = l->n_dpo == 2 ? dpo == 0 : l->dpo_fixed;
             for (int tpo = 0; tpo < l->n_tpo; tpo++) {
                 e->tensor_par_overlap = (llm_tp_overlap_t)tpo;
                 for (int wo = 0; wo < l->n_wo; wo++) {
@@ -1021,16 +1189,19 @@ static void unit_execution(const search_request_t *r, const unit_t *u, llm_execu
     e->moe_load_imbalance = 1;
     e->moe_dispatcher = r->options.moe_dispatcher;
     e->low_precision_gradients = r->options.low_precision_gradients;
+    e->stack = r->options.stack;
+    e->compile = r->options.compile; /* fp8_recipe follows fp8 (fp8_recipe_of) */
     e->finetune = r->finetune;
 }
 
 /* Walks one unit into acc. A pilot walk (the seed floor's) leaves the plan's progress alone. */
 static int walk_unit(search_plan_t *p, size_t unit, search_result_t *acc, volatile int *cancel,
-                     bool pilot)
+                     walk_kind_t kind)
 {
     const search_request_t *r = &p->req;
     const unit_t *u = &p->units[unit];
-    const loops_t l = unit_loops(r, u);
+    const bool pilot = kind == WALK_PILOT;
+    const loops_t l = unit_loops(r, u, kind == WALK_COARSE);
     int64_t mbs[SEARCH_MAX_DIVISORS];
     const int n_mbs = microbatches(r, u, mbs);
     /* 24 KiB each: every group (bound slot) of every microbatch size a unit can have. Without
@@ -1046,6 +1217,7 @@ static int walk_unit(search_plan_t *p, size_t unit, search_result_t *acc, volati
     w.cancel = cancel;
     w.unit = (uint32_t)unit;
     w.pilot = pilot;
+    w.coarse = kind == WALK_COARSE;
     w.prune = r->mode == SEARCH_EVALUATE;
     w.estimate = r->mode != SEARCH_COUNT_ONLY;
     search_rates_init(&w.rates, r->options.top_n);
@@ -1056,10 +1228,7 @@ static int walk_unit(search_plan_t *p, size_t unit, search_result_t *acc, volati
         for (int pn = 0; pn < l.n_pn; pn++)
             for (int dn = 0; dn < l.n_dn; dn++)
                 for (int cn = 0; cn < l.n_cn; cn++) {
-                    e->tensor_par_net = tn;
-                    e->pipeline_par_net = pn;
-                    e->data_par_net = dn;
-                    e->context_par_net = cn;
+                    set_networks(e, &l, tn, pn, dn, cn);
                     w.nets_ok[net++] = nets_valid(&r->system, e);
                 }
 
@@ -1080,6 +1249,7 @@ static int walk_unit(search_plan_t *p, size_t unit, search_result_t *acc, volati
                                       : LLM_ATTN_KERNEL_UNFUSED;
             for (int f8 = 0; f8 < l.n_fp8; f8++) {
                 e->fp8 = l.n_fp8 == 2 ? f8 == 1 : r->options.fp8 == SEARCH_PICK_ON;
+                e->fp8_recipe = fp8_recipe_of(r, e->fp8);
                 if (walk_inner(&w, &l, mbs, n_mbs, verdict, bounds)) {
                     status = SEARCH_UNIT_CANCELLED;
                     goto out;
@@ -1095,7 +1265,7 @@ out:
     acc->estimated += w.estimated;
     if (!pilot) {
         atomic_fetch_add(&p->executions, w.index - w.reported);
-        if (status == SEARCH_UNIT_DONE)
+        if (status == SEARCH_UNIT_DONE && kind == WALK_FULL)
             atomic_fetch_add(&p->units_done, 1);
     }
     return status;
@@ -1104,10 +1274,61 @@ out:
 search_unit_status_t search_run_unit(search_plan_t *p, size_t unit, search_result_t *acc,
                                      volatile int *cancel)
 {
-    return (search_unit_status_t)walk_unit(p, unit, acc, cancel, false);
+    return (search_unit_status_t)walk_unit(p, unit, acc, cancel, WALK_FULL);
+}
+
+static int run_units(search_plan_t *p, search_result_t *out, volatile int *cancel);
+
+/* The two-stage search (TWO STAGES, search.h): every unit's coarse walk, ranked by its best
+ * rate, then the refine_units first walked in full. 0, or 1 if cancelled. */
+static int run_staged(search_plan_t *p, search_result_t *out, volatile int *cancel)
+{
+    const search_request_t *r = &p->req;
+    seeded_unit_t *rank = malloc((p->n_units ? p->n_units : 1) * sizeof *rank);
+    search_result_t coarse;
+    if (!rank || search_result_init(&coarse, r->options.top_n, NULL)) {
+        free(rank);
+        return run_units(p, out, cancel); /* out of memory: the exhaustive walk */
+    }
+    search_rates_t rates;
+    search_rates_init(&rates, r->options.top_n);
+    int status = 0;
+    for (size_t i = 0; i < p->n_units && status == 0; i++) {
+        coarse.n_best = 0;
+        coarse.total = coarse.good = coarse.bad = coarse.pruned = coarse.estimated = 0;
+        status = walk_unit(p, i, &coarse, cancel, WALK_COARSE) != SEARCH_UNIT_DONE;
+        rank[i].unit = i;
+        rank[i].rate = coarse.n_best > 0 ? coarse.best[0].result.stats.sample_rate : 0;
+        for (int k = 0; k < coarse.n_best; k++)
+            search_rates_add(&rates, coarse.best[k].result.stats.sample_rate);
+        out->total += coarse.total;
+        out->good += coarse.good;
+        out->bad += coarse.bad;
+        out->pruned += coarse.pruned;
+        out->estimated += coarse.estimated;
+    }
+    search_result_close(&coarse);
+    if (status == 0) {
+        p->seed_floor = search_rates_floor(&rates);
+        qsort(rank, p->n_units, sizeof *rank, seeded_cmp);
+        for (size_t k = 0; k < p->n_units && k < (size_t)r->options.refine_units; k++)
+            if (walk_unit(p, rank[k].unit, out, cancel, WALK_FULL) != SEARCH_UNIT_DONE) {
+                status = 1;
+                break;
+            }
+    }
+    free(rank);
+    return status;
 }
 
 int search_run_all(search_plan_t *p, search_result_t *out, volatile int *cancel)
+{
+    return p->req.options.refine_units > 0 ? run_staged(p, out, cancel)
+                                           : run_units(p, out, cancel);
+}
+
+/* Every unit in full, in order. */
+static int run_units(search_plan_t *p, search_result_t *out, volatile int *cancel)
 {
     for (size_t i = 0; i < p->n_units; i++) {
         if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED))

@@ -111,6 +111,10 @@ typedef struct {
     bool no_offload;          /* only weight/activations/optimizer_offload = false */
     bool exact_batch;         /* batch = max_batch_size exactly; a dp that does not divide it
                                * is skipped (instead of the largest multiple of dp below it) */
+    bool fed_batch;           /* batch = the multiple of dp nearest max_batch_size (halves
+                               * up), and at least dp·pp so that every replica's pipeline has a
+                               * microbatch for each stage (a plan's "auto" batch); not with
+                               * exact_batch */
     int64_t max_tensor_par;   /* 0: no cap; else tensor_par <= this */
     int64_t max_pipeline_par; /* 0: no cap; else pipeline_par <= this */
     llm_moe_dispatcher_t moe_dispatcher; /* of every execution (default alltoall) */
@@ -124,6 +128,14 @@ typedef struct {
     /* Every execution holds its gradients in the datatype, not fp32
      * (execution.low_precision_gradients): less memory, so more layouts fit; default off. */
     bool low_precision_gradients;
+    /* The software stack every execution runs (execution.stack, doc/stacks.md), with
+     * torch.compile for the PyTorch stacks and the stack's own FP8 recipe; Megatron's by
+     * default, which leaves every execution as it was. */
+    llm_stack_t stack;
+    bool compile;
+    /* 0 (default): one exhaustive walk. > 0: the two-stage search (TWO STAGES below), whose
+     * second stage walks this many work units in full. */
+    int refine_units;
 } search_options_t;
 
 /* How a unit is run. Not part of the request: a knob for tests and benchmarks. */
@@ -205,8 +217,9 @@ void search_plan_free(search_plan_t *p);
 
 size_t search_plan_units(const search_plan_t *p);
 const search_request_t *search_plan_request(const search_plan_t *p);
-/* Executions the search will try: exact without mbs_break, an upper bound with it. Computed from
- * the loop sizes without walking them, so a caller can refuse a search that is too large. */
+/* Executions the search will try: exact without mbs_break, an upper bound with it (and for a
+ * two-stage plan: its coarse executions plus its K largest units). Computed from the loop sizes
+ * without walking them, so a caller can refuse a search that is too large. */
 uint64_t search_plan_max_executions(const search_plan_t *p);
 
 typedef enum { SEARCH_UNIT_DONE = 0, SEARCH_UNIT_CANCELLED = 1 } search_unit_status_t;
@@ -234,8 +247,32 @@ typedef struct {
 
 void search_progress(const search_plan_t *p, search_progress_t *out);
 
-/* Runs every unit of a plan on the calling thread (tests, small searches). 0, or 1 if
- * cancelled. */
+/* Runs every unit of a plan on the calling thread (tests, small searches); a two-stage plan
+ * runs its two stages. 0, or 1 if cancelled. */
 int search_run_all(search_plan_t *p, search_result_t *out, volatile int *cancel);
+
+/* TWO STAGES (options.refine_units = K > 0), for spaces too large to walk: a 671B MoE on
+ * thousands of GPUs has tens of millions of executions per search.
+ *   Stage 1, the coarse layout: every unit's outer tuple and its layout loops (expert layout,
+ *   attention kernel, FP8, fused activation, microbatch size) are walked with the choices that
+ *   only move communication fixed to one representative each — no seq_par_ag_redo, DP overlap
+ *   on when the space has it, no TP overlap, nothing offloaded, and the network assignment that
+ *   puts tensor, context, data and then pipeline parallelism on the lowest tier that holds them
+ *   (Megatron's rank order, fastest link innermost), or the walk's first accepted one when the
+ *   system refuses that.
+ *   Stage 2, the refinement: the K units whose coarse executions ran fastest (ties: the earlier
+ *   unit; units where nothing fit come last, in order) are walked in full, with the best coarse
+ *   rate as the bound pruning's floor (those executions are in the space, so the floor is one
+ *   the answer reaches).
+ * The answer is the best of stage 2, at its position in the full walk, so it is the exhaustive
+ * search's answer whenever the exhaustive best lies in a refined unit; the tests check that on
+ * every case they can walk both ways. Counts add both stages: total is every execution tried
+ * (coarse ones included), and it never exceeds search_plan_max_executions. Neither the seed
+ * floor's pilot walks nor the sample of points is made (the sample holds stage 2's points). */
+#define SEARCH_REFINE_UNITS 64
+
+/* Executions an exhaustive walk of p would try, whether or not p is two-stage (the same as
+ * search_plan_max_executions for a one-stage plan). */
+uint64_t search_plan_exhaustive_executions(const search_plan_t *p);
 
 #endif

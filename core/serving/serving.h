@@ -58,6 +58,8 @@ typedef enum { SERVING_SPEC_NONE = 0, SERVING_SPEC_MTP = 1, SERVING_SPEC_DRAFT =
 typedef struct {
     llm_system_t hw;
     double fp4_tflops;         /* dense FP4 tensor rate, TFLOP/s; 0: the GPU has none */
+    double decode_attention_efficiency; /* share of mem1's bandwidth decode attention reads
+                                         * the KV cache at; 0: the H100's measured 0.92 */
     double price_per_gpu_hour; /* $; 0: unknown (no dollar figures) */
     double power_per_gpu_kw;   /* board power; 0: unknown (no energy figures) */
 } serving_system_t;
@@ -99,6 +101,11 @@ typedef struct {
     double kv_memory_fraction; /* the engine's KV-cache share of memory; 0: its default */
     serving_spec_t speculative;
     serving_engine_t engine;
+    /* TensorRT-LLM through its C++ executor (TensorRT engines: trtllm-bench before 1.0,
+     * gptManagerBenchmark, Triton's backend) rather than the PyTorch backend's Python executor
+     * that "trtllm" means: the step's bookkeeping is C++ (serving_engine.c). Not part of the
+     * request's JSON; the validation sets it for rows measured on TensorRT engines. */
+    bool cpp_executor;
     /* Disaggregated prefill and decode: prefill replicas of prefill_layout hand each request's
      * KV cache to decode replicas of `layout` over network tier kv_transfer_net. */
     bool disaggregated;
@@ -229,9 +236,15 @@ typedef struct {
 void serving_engine_defaults(serving_engine_t engine, const fathom_model_t *m,
                              const serving_system_t *s, const serving_layout_t *l,
                              serving_engine_defaults_t *out);
+/* How the checkpoint trtllm-bench loads stores its weights (the tool counts parameters from its
+ * safetensors header, so a packed 4-bit pair counts once): ModelOpt's (the block linears in the
+ * request's weight format; NVFP4 two values a byte with one FP8 scale per 16), or OpenAI's MXFP4
+ * experts (gpt-oss: the routed experts two values a byte with one scale per 32, the rest BF16;
+ * a quantization the tool's bytes table lacks, so 2 bytes an element). */
+typedef enum { SERVING_CKPT_MODELOPT = 0, SERVING_CKPT_MXFP4_EXPERTS = 1 } serving_checkpoint_t;
 void serving_trtllm_bench_settings(const fathom_model_t *m, const serving_system_t *s,
-                                   const serving_request_t *r, int64_t *max_batch_size,
-                                   int64_t *max_num_tokens);
+                                   const serving_request_t *r, serving_checkpoint_t ckpt,
+                                   int64_t *max_batch_size, int64_t *max_num_tokens);
 
 /* ---- the serving plan (serving_plan.c) ----
  * For a traffic level and latency targets, each system's cheapest fleet: for every layout the

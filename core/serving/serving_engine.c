@@ -11,8 +11,9 @@
  * vLLM (V1; vllm/engine/arg_utils.py EngineArgs.get_batch_defaults): chunked prefill always on;
  *   on GPUs of at least 70 GiB other than the A100, max_num_batched_tokens 8192 and max_num_seqs
  *   1024 for the OpenAI server, else 2048 and 256; gpu_memory_utilization 0.9 of the whole
- *   memory holds weights, activations and KV cache; CUDA graphs for decode; the scheduler runs
- *   between steps (async scheduling is off by default).
+ *   memory holds weights, activations and KV cache; CUDA graphs for decode; async scheduling
+ *   runs the scheduler one step ahead (on by default since v0.14, PR #27614; not with pipeline
+ *   parallelism).
  * SGLang (python/sglang/srt/server_args.py): chunked_prefill_size 2048 below 35 GB, 8192 below
  *   160 GB, 16384 above, divided by the data-parallel attention ranks; mem_fraction_static =
  *   (memory − reserved)/memory for weights and KV cache, reserved 2.8 + n/10 GiB below 35 GB,
@@ -76,33 +77,56 @@ void serving_engine_defaults(serving_engine_t engine, const fathom_model_t *m,
     }
 }
 
+/* The parameter count trtllm-bench reads from a checkpoint's safetensors header (the sum of every
+ * tensor's elements, ModelConfig.get_param_count) and the bytes it takes per element
+ * (tuning.py BYTES_PER_ELEM by the checkpoint's quantization: NVFP4 0.5, FP8 1, else 2):
+ *   ModelOpt, q the block linears' parameters (attention projections, MLPs, experts, routers):
+ *     count = (total − q) + q·e,  e = 1/2 + 1/16 for NVFP4 (a uint8 holds two values, an FP8
+ *     scale per 16), 1 for FP8 and 16-bit; bytes 0.5, 1, 2 by the format;
+ *   MXFP4 experts (gpt-oss), r the routed experts: count = (total − r) + r·(1/2 + 1/32), 2 bytes.
+ * Returns count · bytes: the tool's engine size in bytes. */
+double serving__checkpoint_bytes(const fathom_model_t *m, serving_dtype_t w,
+                                serving_checkpoint_t ckpt)
+{
+    model_params_t p;
+    model_parameters(m, &p);
+    double q = 0, routed = 0;
+    for (int64_t i = 0; i < m->num_blocks; i++) {
+        const model_block_params_t b = model_block_params(m, model_block_is_moe(m, i));
+        q += b.split + b.replicated - 2.0 * model_norm_params(m) + b.routed;
+        routed += b.routed;
+    }
+    if (ckpt == SERVING_CKPT_MXFP4_EXPERTS)
+        return ((p.total - routed) + routed * (0.5 + 1.0 / 32.0)) * 2.0;
+    const double e = w == SERVING_DT_FP4 ? 0.5 + 1.0 / 16.0 : 1.0;
+    const double bytes = w == SERVING_DT_FP4 ? 0.5 : w == SERVING_DT_FP8 ? 1.0 : 2.0;
+    return ((p.total - q) + q * e) * bytes;
+}
+
 /* trtllm-bench's settings for a dataset of fixed input and output lengths
  * (tensorrt_llm/bench/build/tuning.py): KV bytes per token 2·L·max(tp, kv_heads)·d·b_kv (over
- * all tp GPUs), the KV pool 0.95 of the GPUs' memory less the weights (params · b_w), requests
- * that fit at input+output tokens, r = min(that, 4096)/pp; max_batch_size r rounded up to 32
- * (at least 64) below 256, to 128 below 1024, to 256 above; max_num_tokens
+ * all tp GPUs), the KV pool 0.95 of the GPUs' memory less the engine size (serving__checkpoint_bytes),
+ * requests that fit at input+output tokens, r = min(that, 4096)/pp; max_batch_size r rounded up
+ * to 32 (at least 64) below 256, to 128 below 1024, to 256 above; max_num_tokens
  * min(r·(1 + in/out), 32768) rounded up to 256 (at least 2048) below 4096, to 512 below 8192,
  * to 1024 above; without chunked prefill at least input + max_batch_size
  * (tensorrt_llm/bench/benchmark/utils/general.py get_settings). Memory is the device's in GiB,
  * as torch reports it. */
 void serving_trtllm_bench_settings(const fathom_model_t *m, const serving_system_t *s,
-                                   const serving_request_t *r, int64_t *max_batch_size,
-                                   int64_t *max_num_tokens)
+                                   const serving_request_t *r, serving_checkpoint_t ckpt,
+                                   int64_t *max_batch_size, int64_t *max_num_tokens)
 {
     const serving_layout_t *l = &r->layout;
     /* the tool is run with --tp over every GPU of a stage (attention data parallelism is an
-     * option on top), and reads the checkpoint's config: MLA models list num_key_value_heads
-     * equal to the attention heads and no head_dim (hidden/heads is taken) */
+     * option on top), and reads the checkpoint's config through transformers: MLA models list
+     * num_key_value_heads equal to the attention heads, and DeepseekV3Config aliases head_dim
+     * to qk_rope_head_dim (64 for DeepSeek-V3), which the tool takes as the head size */
     const double tp = (double)(l->tensor_par * l->attention_data_par), pp = (double)l->pipeline_par;
     const double heads = sv_max(tp, (double)model_kv_heads(m));
-    const double head = m->mla.present ? (double)m->hidden / (double)m->attn_heads
-                                       : (double)m->attn_size;
+    const double head = m->mla.present ? (double)m->mla.qk_rope_head_dim : (double)m->attn_size;
     const double kvb = serving_dtype_bytes(r->kv) >= 2 ? 2 : r->kv == SERVING_DT_FP8 ? 1 : 0.5;
     const double per_token = 2.0 * (double)m->num_blocks * heads * head * kvb / GIB;
-    model_params_t p;
-    model_parameters(m, &p);
-    const double wb = r->weights == SERVING_DT_BF16 ? 2 : r->weights == SERVING_DT_FP8 ? 1 : 0.5;
-    const double engine = p.total * wb / GIB;
+    const double engine = serving__checkpoint_bytes(m, r->weights, ckpt) / GIB;
     const double total = s->hw.mem1.gib * tp * pp;
     const double cache = (total - engine) * 0.95;
     const double seq = r->input_tokens + r->output_tokens;
@@ -144,33 +168,69 @@ static double kernels_per_step(const sv_ctx_t *c)
     return n + 8; /* embedding, final norm, output layer, sampling */
 }
 
-/* Host time a step shows (seconds), GPU time gpu_s (launch costs: the system's host_launch_s
- * and graph_launch_s, which the presets take from the H100 host measured in
- * bench/gpu/2026-11-26-h100-sxm5-80gb "Host cost per kernel launch": 6.62 µs of host time per
- * eager launch, 1.0 µs per kernel replayed from a CUDA graph):
- *   launches: a step replayed as a CUDA graph costs the GPU graph_launch_s per kernel; a step
- *     launched eagerly (prompt chunks) costs the host host_launch_s per kernel, hidden while
- *     the GPU is still busy with work already queued: max(0, n·host_launch_s − gpu_s);
- *   scheduling: the engine's per-step bookkeeping in Python, 0.5 ms + 10 µs per sequence
- *     (request state, stop checks, token append and response hand-off for each sequence every
- *     step; an assumption, stated — the TensorRT-LLM 1.x tables show its signature: on small
- *     models at thousands of sequences the x86 B200 outruns the Grace GB200 by 5–15 % with the
- *     same GPU), hidden by an overlap scheduler (TensorRT-LLM, SGLang without pipeline
- *     parallelism) except where it outlasts the step, shown in full by vLLM. */
+/* The host side of a step (seconds the step lasts beyond its GPU work gpu_s).
+ *
+ * One host thread runs each engine's loop: it schedules the step, prepares its inputs, launches
+ * its kernels (or replays a CUDA graph), and updates every sequence with its new token (stop
+ * checks, the token appended, the response handed on). That work is
+ *
+ *   host = t_fixed + t_seq · S + (eager step ? n_k · t_launch : 0)
+ *
+ * for S sequences in the step and n_k kernels (kernels_per_step); the GPU's side of a replayed
+ * graph is n_k · t_graph more GPU time. The step then lasts
+ *
+ *   overlapped (TensorRT-LLM; vLLM and SGLang without pipeline parallelism): max(GPU, host)
+ *   in turn (vLLM and SGLang with pipeline parallelism):                     GPU + host
+ *
+ * Overlap: TensorRT-LLM's overlap scheduler launches step n+1 before it processes step n's
+ * outputs on the CPU, so the CPU work (stop criteria, responses, scheduling the next batch) runs
+ * while the GPU computes (docs/source/features/overlap-scheduler.md; on by default); SGLang's
+ * zero-overhead scheduler runs one batch ahead the same way (lmsys.org/blog/2024-12-04-sglang-v0-4,
+ * off with pipeline parallelism); vLLM V1's async scheduling does too, on by default since
+ * v0.14 (vllm-project/vllm PR #27614; not with pipeline parallelism there).
+ *
+ * Eager steps: a step that carries prompt tokens is not replayed from a CUDA graph (the engines
+ * capture decode-only batches; TensorRT-LLM PR #9703: "few context + many generations" batches
+ * "are not eligible for CUDA graph"), so each of its kernels costs the host t_launch.
+ *
+ * The constants:
+ *   t_launch, t_graph  the system's host_launch_s and graph_launch_s: 6.62 µs and 1.0 µs measured
+ *                      on an x86 H100 host (bench/gpu/2026-11-26-h100-sxm5-80gb); the Grace
+ *                      presets' 18.2 µs and 2.75 µs carry Transformer Engine issue #2053's 2.75×
+ *                      slower PyTorch op dispatch on GB200 — a measurement of launches, so only
+ *                      the launches are scaled: no source gives Grace's speed at an engine's
+ *                      per-request Python work;
+ *   t_seq = 29.4 µs    a request's share of a host-bound TensorRT-LLM iteration: PR #10273
+ *                      measures 45.11 ms a step at 1,536 requests a rank (GB200, GPT-OSS-120B,
+ *                      1k/1k, attention DP 2, "scenarios where the host overhead is the
+ *                      bottleneck"): 45.11 ms / 1,536. Of it the C++ capacity scheduler takes
+ *                      4.4 % (1.3 µs a request), the rest is Python: input preparation, the
+ *                      sampler's per-request update loop (PR #16564 finds it dominating an
+ *                      8.8 ms bubble at 256 requests), responses. Taken for every Python executor
+ *                      (TensorRT-LLM's PyTorch backend, vLLM, SGLang) and host CPU: the only
+ *                      published per-request figure;
+ *   t_seq = 1.3 µs     for TensorRT-LLM's C++ executor (TensorRT engines): the C++ scheduler's
+ *                      share above, the only per-request work a step does outside the engine;
+ *   t_fixed = 0.5 ms   the loop's own cost a step (fetching requests, the batch's metadata): an
+ *                      assumption, stated. */
+#define SV_HOST_REF_LAUNCH 6.62e-6
+#define SV_HOST_FIXED 0.5e-3
+#define SV_HOST_PER_SEQ (45.11e-3 / 1536.0)
+#define SV_HOST_PER_SEQ_CPP (0.044 * 45.11e-3 / 1536.0)
+
 double serving__host_s(const sv_ctx_t *c, const sv_load_t *ld, double gpu_s)
 {
     const double n = kernels_per_step(c);
     const double seqs = ld->decode_seqs + (ld->prefill_tokens > 0 ? 1 : 0);
     const bool graph = ld->prefill_tokens <= 0 && c->cuda_graphs_decode;
     /* the system's launch costs (llm_system_t), the measured H100 host's when it gives none */
-    const double eager = c->s->hw.host_launch_s > 0 ? c->s->hw.host_launch_s : 6.62e-6;
+    const double eager = c->s->hw.host_launch_s > 0 ? c->s->hw.host_launch_s : SV_HOST_REF_LAUNCH;
     const double replay = c->s->hw.graph_launch_s > 0 ? c->s->hw.graph_launch_s : 1.0e-6;
-    double launch = graph ? n * replay : sv_max(0, n * eager - gpu_s);
-    const double sched = 0.5e-3 + 10e-6 * seqs;
-    const bool overlap = c->engine == SERVING_ENGINE_TRTLLM ||
-                         (c->engine == SERVING_ENGINE_SGLANG && c->l.pipeline_par == 1);
-    const double shown = overlap ? sv_max(0, sched - gpu_s - launch) : sched;
-    return launch + shown;
+    const double per_seq = c->r->cpp_executor ? SV_HOST_PER_SEQ_CPP : SV_HOST_PER_SEQ;
+    const double gpu = gpu_s + (graph ? n * replay : 0);
+    const double host = SV_HOST_FIXED + per_seq * seqs + (graph ? 0 : n * eager);
+    const bool overlap = c->engine == SERVING_ENGINE_TRTLLM || c->l.pipeline_par == 1;
+    return (overlap ? sv_max(gpu, host) : gpu + host) - gpu_s;
 }
 
 const char *serving__attention_kernel(const sv_ctx_t *c, bool decode)

@@ -83,6 +83,8 @@ int serving__network_for(const llm_system_t *s, double span);
 
 /* serving_engine.c */
 double serving__host_s(const sv_ctx_t *c, const sv_load_t *ld, double gpu_s);
+double serving__checkpoint_bytes(const fathom_model_t *m, serving_dtype_t w,
+                                 serving_checkpoint_t ckpt);
 const char *serving__attention_kernel(const sv_ctx_t *c, bool decode);
 
 /* serving_step.c: one step of one stage on one GPU, the slowest stage's. */

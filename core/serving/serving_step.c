@@ -60,18 +60,16 @@
  *     its weight at 2.16 TB/s, 0.645 of the 3.35 TB/s peak;
  *   GROUPED_STREAM: a grouped expert GEMM at 128 tokens per expert (DeepSeek-V3's experts, 16
  *     local) streams its weights at 0.73 of peak;
- *   GROUPED_HALF: grouped GEMMs reach half their ceiling at M_h = 1.9e5/f tokens per expert for
- *     experts of width f (Qwen3-30B-A3B's 768: 248, DeepSeek-V3's 2048: 93, GPT-OSS's 2880: 66;
- *     the BF16 grouped rows at 128/512/2048 tokens per expert, 16 local experts);
  *   KV_STREAM, KV_FIXED: decode attention reads the KV cache at 3.08 TB/s (0.92 of peak) after a
  *     fixed 21 us a call (the decode-attention rows: 1K tokens at batch 16 and 64, 16K at 64);
+ *     a system that measured its own decode attention gives decode_attention_efficiency (the
+ *     B200-class presets: FlashInfer's trtllm-gen decode kernel, 0.729 of a B200's 8 TB/s);
  *   ELEMENTWISE_STREAM: memory-bound passes stream at the copy rate (2.86 TB/s at
  *     16384x8192: 0.85). */
 #define SV_LAYER_SHAPE 0.83
 #define SV_SUSTAINED 0.86
 #define SV_WEIGHT_STREAM 0.645
 #define SV_GROUPED_STREAM 0.73
-#define SV_GROUPED_HALF 1.9e5
 #define SV_KV_STREAM 0.92
 #define SV_KV_FIXED 21e-6
 #define SV_ELEMENTWISE_STREAM 0.85
@@ -81,10 +79,10 @@
 #define SV_MLA_DECODE (660.0 / 989.4)
 
 /* A GEMM of F FLOPs reading `weights` and `act` bytes: compute at the curve's efficiency x the
- * layer-shape and sustained-clock factors x `occupancy` (grouped GEMMs' tokens per expert; 1 for
- * dense), memory at `stream` of peak. Its time, into the step's lines. */
-static double gemm(const sv_ctx_t *c, double F, double weights, double act, double occupancy,
-                   double stream, double *mem_side, double *comp_side, serving_step_t *o)
+ * layer-shape and sustained-clock factors, memory at `stream` of peak. Its time, into the step's
+ * lines. */
+static double gemm(const sv_ctx_t *c, double F, double weights, double act, double stream,
+                   double *mem_side, double *comp_side, serving_step_t *o)
 {
     if (F <= 0 && weights <= 0)
         return 0;
@@ -92,7 +90,7 @@ static double gemm(const sv_ctx_t *c, double F, double weights, double act, doub
     if (ec <= 0)
         ec = c->gemm_curve->points[c->gemm_curve->num_points - 1].efficiency;
     const double B = weights + act;
-    const double tc = F / (c->gemm_flops * ec * SV_LAYER_SHAPE * SV_SUSTAINED * occupancy);
+    const double tc = F / (c->gemm_flops * ec * SV_LAYER_SHAPE * SV_SUSTAINED);
     const double tm = B / (c->mem_bw * stream);
     o->gemm_compute_s += tc;
     o->weights_read_s += weights / (c->mem_bw * stream);
@@ -105,12 +103,48 @@ static double gemm(const sv_ctx_t *c, double F, double weights, double act, doub
     return sv_max(tc, tm);
 }
 
+/* The routed experts' two grouped GEMMs on one GPU (the shape model core/llm shares,
+ * llm_grouped_gemm_shape): M rows reach each local expert, `rows` = T_all·k/ep·ι token-expert
+ * rows this GPU computes (each expert split etp ways, so at width f/etp); gate+up (K = h,
+ * N = g·f/etp, g = 2 when gated) and down (K = f/etp, N = h), each at
+ *   t = F / (P · e_top · 0.86 · M/(M + 160) · K/(K + 160) · N/(N + 32)) + 30 µs
+ * (e_top the format's curve top, 0.86 the power-limited clock as for every serving GEMM), and
+ * the touched experts' weights streamed at GROUPED_STREAM: the slower side. */
+static double grouped_experts(const sv_ctx_t *c, double M, double rows, double weights,
+                              double *mem_side, double *comp_side, serving_step_t *o)
+{
+    const fathom_model_t *m = c->m;
+    if (rows <= 0 && weights <= 0)
+        return 0;
+    const double h = (double)m->hidden, f = (double)m->moe.expert_feedforward / c->etp;
+    const double up = m->gated_mlp ? 2.0 : 1.0;
+    const double rate = c->gemm_flops * llm_curve_top(c->gemm_curve) * SV_SUSTAINED;
+    const double F_up = 2.0 * rows * h * up * f, F_down = 2.0 * rows * f * h;
+    double tc = 0;
+    if (rows > 0)
+        tc = F_up / (rate * llm_grouped_gemm_shape(M, h, up * f)) +
+             F_down / (rate * llm_grouped_gemm_shape(M, f, h)) + 2.0 * LLM_GROUPED_GEMM_FIXED_S;
+    const double act = rows * 2.0 * h * 2.0; /* the rows in and out, 16 bits */
+    const double tm = (weights + act) / (c->mem_bw * SV_GROUPED_STREAM);
+    o->gemm_compute_s += tc;
+    o->weights_read_s += weights / (c->mem_bw * SV_GROUPED_STREAM);
+    o->weight_bytes += weights;
+    o->flops += F_up + F_down;
+    if (tm >= tc)
+        *mem_side += tm;
+    else
+        *comp_side += tc;
+    return sv_max(tc, tm);
+}
+
 /* An attention kernel reading kvb bytes of KV cache (after `fixed` seconds) and computing F
  * FLOPs: its time, into the step's lines. */
 static double attention(const sv_ctx_t *c, double kvb, double fixed, double F, double rate,
                         double *mem_side, double *comp_side, serving_step_t *o)
 {
-    const double tm = fixed + kvb / (c->mem_bw * SV_KV_STREAM);
+    const double share = c->s->decode_attention_efficiency > 0 ? c->s->decode_attention_efficiency
+                                                               : SV_KV_STREAM;
+    const double tm = fixed + kvb / (c->mem_bw * share);
     const double tc = F / rate;
     o->kv_read_s += tm;
     o->attention_compute_s += tc;
@@ -160,7 +194,7 @@ static void block_cost(const sv_ctx_t *c, const sv_load_t *ld, int kind, block_c
     const double A_r = dense.replicated - 2.0 * model_norm_params(m);
     const double Pa = A / c->tp + A_r;
     double t_gemm =
-        gemm(c, 2.0 * T * Pa, Pa * c->bpw, T * 2.0 * h * act2, 1, SV_WEIGHT_STREAM, ms, cs, o);
+        gemm(c, 2.0 * T * Pa, Pa * c->bpw, T * 2.0 * h * act2, SV_WEIGHT_STREAM, ms, cs, o);
 
     /* attention kernels */
     double fd, fp;
@@ -190,8 +224,9 @@ static void block_cost(const sv_ctx_t *c, const sv_load_t *ld, int kind, block_c
     double t_moe = 0, t_net = 0;
     if (!moe) {
         const double P = model_mlp_params(m, (double)m->feedforward) / c->tp;
-        t_gemm += gemm(c, 2.0 * T * P, P * c->bpw, T * (h + (double)m->feedforward / c->tp) * act2,
-                       1, SV_WEIGHT_STREAM, ms, cs, o);
+        t_gemm += gemm(c, 2.0 * T * P, P * c->bpw,
+                       T * (h + (double)m->feedforward / c->tp) * act2, SV_WEIGHT_STREAM, ms, cs,
+                       o);
         f_rank = (double)m->feedforward / c->tp;
     } else {
         const model_moe_t *x = &m->moe;
@@ -199,7 +234,7 @@ static void block_cost(const sv_ctx_t *c, const sv_load_t *ld, int kind, block_c
         const double Ps = (double)x->shared_experts *
                           model_mlp_params(m, (double)x->shared_expert_feedforward) / c->tp;
         const double Pr = h * E; /* router, replicated */
-        t_gemm += gemm(c, 2.0 * T * (Ps + Pr), Ps * c->bpw + Pr * 2.0, T * h * act2, 1,
+        t_gemm += gemm(c, 2.0 * T * (Ps + Pr), Ps * c->bpw + Pr * 2.0, T * h * act2,
                        SV_WEIGHT_STREAM, ms, cs, o);
         const double Tall = T * c->dp;
         const double Pe = model_mlp_params(m, (double)x->expert_feedforward);
@@ -210,13 +245,8 @@ static void block_cost(const sv_ctx_t *c, const sv_load_t *ld, int kind, block_c
             const double mu = Tall * k / c->ep;
             imb = sv_min(c->ep, 1.0 + sqrt(2.0 * log(c->ep) / mu));
         }
-        const double F = 2.0 * Tall * k * Pe / (c->tp * c->dp) * imb;
         serving_step_t tmp = {0};
-        const double per_expert = Tall * k / E; /* tokens per expert */
-        const double occ =
-            per_expert / (per_expert + SV_GROUPED_HALF / (double)x->expert_feedforward);
-        t_moe = gemm(c, F, Wb, Tall * k / (c->tp * c->dp) * 2.0 * h * act2, occ,
-                     SV_GROUPED_STREAM, ms, cs, &tmp);
+        t_moe = grouped_experts(c, Tall * k / E * imb, Tall * k / c->ep * imb, Wb, ms, cs, &tmp);
         o->gemm_compute_s += tmp.gemm_compute_s;
         o->weights_read_s += tmp.weights_read_s;
         o->weight_bytes += tmp.weight_bytes;
@@ -328,7 +358,7 @@ void serving__step(const sv_ctx_t *c, const sv_load_t *ld, serving_step_t *out)
             c16.gemm_flops = r16->tflops * 1e12;
             c16.gemm_curve = &r16->gflops_efficiency;
             const double tl = gemm(&c16, 2.0 * rows * P, P * 2.0,
-                                   rows * (double)m->vocab_size / c->tp * 4.0, 1, SV_WEIGHT_STREAM,
+                                   rows * (double)m->vocab_size / c->tp * 4.0, SV_WEIGHT_STREAM,
                                    &ms, &cs, &tmp);
             s.gemm_s += tl;
             s.gemm_compute_s += tmp.gemm_compute_s;

@@ -114,7 +114,8 @@ function buildForm(presets) {
     field({ label: 'Method', field: 'finetune.method', type: 'select', value: 'none',
       options: [['none', 'none: pre-training'], ['full', 'full fine-tuning (every weight)'], ['lora', 'LoRA (frozen model, low-rank adapters)'], ['qlora', 'QLoRA (LoRA over a 4-bit NF4 base)']] }),
     field({ label: 'LoRA rank', field: 'finetune.rank', value: 16, min: 1, step: 1, hint: 'r: each adapted projection gets A (n×r) and B (r×n)' }),
-    field({ label: 'Adapted projections', field: 'finetune.targets', type: 'text', value: 'q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj', hint: 'PEFT’s target_modules names' }),
+    field({ label: 'Adapted projections', field: 'finetune.targets', type: 'text', value: 'all-linear', hint: 'PEFT’s target_modules: “all-linear” (every projection the model has) or names such as q_proj, v_proj; with MLA q_a_proj, q_b_proj, kv_a_proj_with_mqa, kv_b_proj' }),
+    field({ label: 'Adapters on every routed expert too', field: 'finetune.routed_experts', type: 'checkbox', value: true, hint: 'models with experts: gate, up and down adapt each expert (PEFT’s names do), or only the shared experts' }),
     field({ label: 'Frozen weights held in', field: 'finetune.base_datatype', type: 'select', value: 'auto',
       options: [['auto', 'the datatype (LoRA) / NF4 (QLoRA)'], ['bfloat16', 'bfloat16'], ['float16', 'float16'], ['float8', 'float8'], ['float32', 'float32']] }),
   );
@@ -482,9 +483,11 @@ function finetuneOf(f) {
   if (!method || method === 'none') return undefined;
   if (method === 'full') return { method };
   const ft = { method, rank: read(f, 'finetune.rank') };
-  ft.targets = String(read(f, 'finetune.targets') || '').split(/[\s,]+/).filter(Boolean);
+  const names = String(read(f, 'finetune.targets') || '').split(/[\s,]+/).filter(Boolean);
+  ft.targets = names.length === 1 && names[0] === 'all-linear' ? 'all-linear' : names;
   const base = read(f, 'finetune.base_datatype');
   if (base && base !== 'auto') ft.base_datatype = base;
+  if (f.dataset.moe === 'true') ft.routed_experts = read(f, 'finetune.routed_experts'); // experts only
   return ft;
 }
 
@@ -492,7 +495,8 @@ function writeFinetune(ft) {
   const f = form();
   write(f, 'finetune.method', ft?.method || 'none');
   if (ft?.rank) write(f, 'finetune.rank', ft.rank);
-  if (ft?.targets) write(f, 'finetune.targets', ft.targets.join(', '));
+  if (ft?.targets) write(f, 'finetune.targets', Array.isArray(ft.targets) ? ft.targets.join(', ') : ft.targets);
+  write(f, 'finetune.routed_experts', ft?.routed_experts !== false);
   write(f, 'finetune.base_datatype', ft?.base_datatype && !(ft.method === 'qlora' && ft.base_datatype === 'nf4') ? ft.base_datatype : 'auto');
 }
 

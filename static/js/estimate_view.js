@@ -73,7 +73,7 @@ export function showEstimate(req, resp, hash) {
     memBar(1, s.mem_tier1_bytes, s.mem_tier1_capacity_bytes),
     memBar(2, s.mem_tier2_bytes, s.mem_tier2_capacity_bytes),
     fitBlock(req, resp),
-    stageMemory(s.memory),
+    stageMemory(s.memory, s.mem_tier1_capacity_bytes, s.mem_tier2_bytes > 0),
     dataParallel(s.data_parallel, req.execution),
     ...(resp.violations || []).map((v) => el('p', { class: 'warn' }, v.message)),
     run ? runBlock(run) : el('p', { class: 'muted' }, 'Give training tokens under “Whole training run” to see days, GPU-hours, dollars, energy and CO₂.'),
@@ -143,11 +143,16 @@ function fitBlock(req, resp) {
 // Memory per GPU on the first and the last pipeline stage, by kind; the heaviest one marked.
 const MEM_ROWS = [['weights', 'weights'], ['gradients', 'gradients'], ['optimizer', 'optimizer state'], ['activations', 'activations'], ['buffers', 'buffers'], ['moe_buffers', 'dispatcher buffers'], ['reserve', 'reserve: CUDA context, NCCL, workspaces, fragmentation'], ['total', 'total']];
 const reserveOf = (st) => (st.reserve ? st.reserve.cuda_context + st.reserve.nccl + st.reserve.workspaces + st.reserve.fragmentation : 0);
-function stageMemory(mem) {
-  if (!mem || !mem.stages) return el('span');
-  const heavy = (st) => st.stage === mem.heaviest_stage;
+// The headers wrap (the stage on one line, its blocks and microbatches under it) and the last row
+// is each stage's verdict against tier-1 capacity, so a phone sees every stage's total and verdict.
+function stageMemory(memory, capacity, offload) {
+  if (!memory || !memory.stages) return el('span');
+  // one column per rank: without pipeline parallelism the first stage is the last
+  const mem = { ...memory, stages: memory.stages.filter((st, i, all) => st.rank === undefined || all.findIndex((o) => o.rank === st.rank) === i) };
+  const heavy = (st) => st.stage === mem.heaviest_stage || (mem.stages.length === 1 && memory.stages.some((o) => o.stage === mem.heaviest_stage));
   const head = el('tr', {}, el('th', {}, 'per GPU'), ...mem.stages.map((st) => el('th', { class: `num${heavy(st) ? ' heaviest' : ''}`, 'data-stage': st.stage },
-    `${st.stage} stage${st.rank !== undefined ? ` (rank ${st.rank})` : ''}, ${fmtInt(st.blocks)} blocks${st.microbatches_in_flight > 0 ? `, ${fmtNum(st.microbatches_in_flight)} microbatches in flight` : ''}${heavy(st) ? ' — heaviest' : ''}`)));
+    `${st.stage} stage${heavy(st) ? ' — heaviest' : ''}`,
+    el('small', { class: 'stage-detail' }, `${st.rank !== undefined ? `rank ${st.rank}, ` : ''}${fmtInt(st.blocks)} blocks${st.microbatches_in_flight > 0 ? `, ${fmtNum(st.microbatches_in_flight)} microbatches in flight` : ''}`))));
   const val = (st, k) => (k === 'reserve' ? reserveOf(st) : st[k] || 0);
   const rows = MEM_ROWS.filter(([k]) => k === 'total' || mem.stages.some((st) => val(st, k) > 0)).map(([k, label]) => el('tr', { class: k === 'total' ? 'total' : '', 'data-row': k }, el('td', {}, label),
     ...mem.stages.map((st) => el('td', { class: `num${heavy(st) ? ' heaviest' : ''}`, title: `${fmtInt(val(st, k))} bytes` }, fmtBytes(val(st, k))))));
@@ -159,6 +164,14 @@ function stageMemory(mem) {
         ...mem.stages.map((st) => el('td', { class: `num${heavy(st) ? ' heaviest' : ''}`,
           title: `weights ${fmtBytes(st[k].weights)}, gradients ${fmtBytes(st[k].gradients)}, optimizer state ${fmtBytes(st[k].optimizer)} (${fmtInt(part(st[k]))} bytes)` }, fmtBytes(part(st[k]))))));
     }
+  }
+  if (capacity > 0) {
+    rows.push(el('tr', { class: 'verdict-row', 'data-row': 'verdict' }, el('td', {}, `against ${fmtBytes(capacity)} of tier 1${offload ? ', before offloading' : ''}`),
+      ...mem.stages.map((st) => {
+        const over = st.total > capacity;
+        return el('td', { class: `num verdict ${over ? 'bad' : 'ok'}${heavy(st) ? ' heaviest' : ''}`, title: over ? 'does not fit' : 'fits' },
+          over ? `✗ ${fmtBytes(st.total - capacity)} over` : `✓ fits, ${fmtPct(st.total / capacity)}`);
+      })));
   }
   const b = mem.bytes_per_parameter || {};
   return el('div', { class: 'stage-mem' }, el('h3', {}, 'Memory by pipeline stage'),

@@ -10,7 +10,7 @@ import { COLORS, chartBox, scatter } from './charts.js';
 import { field, read } from './forms.js';
 import { offer, openInEstimate } from './nav.js';
 import { sweepPoller } from './poller.js';
-import { $, el, fmtInt, fmtNum, fmtPct, fmtSeconds, warnMark } from './util.js';
+import { $, el, fmtInt, fmtNum, fmtPct, fmtSeconds, prioritize, warnMark } from './util.js';
 
 const form = () => $('#plan-form');
 const DEFAULT_SYSTEMS = ['h100_sxm', 'h200', 'b200'];
@@ -33,11 +33,11 @@ async function buildSystems(presets) {
 
 function buildForm(presets) {
   const sc = 'pl';
-  const chin = el('button', { type: 'button', class: 'ghost', id: 'pl-chinchilla' }, 'Chinchilla: 20 per parameter');
+  const chin = el('button', { type: 'button', class: 'ghost', id: 'pl-chinchilla' }, 'Chinchilla (≈20 per parameter)');
   chin.addEventListener('click', () => { $('#f-pl-tokens').value = 'chinchilla'; });
   $('#pl-fields').append(
     field({ scope: sc, label: 'Model', field: 'model', type: 'select', options: presets.models.map((p) => [p.name, p.name]), value: 'llama3-70B' }),
-    field({ scope: sc, label: 'Tokens to train on', field: 'tokens', type: 'text', value: 'chinchilla', hint: 'a number such as 1.5e13, or “chinchilla”' }),
+    field({ scope: sc, label: 'Tokens to train on', field: 'tokens', type: 'text', value: 'chinchilla', hint: 'a number such as 1.5e13, or “chinchilla”: the compute-optimal tokens of the model’s size under the scaling tab’s fit' }),
     el('div', { class: 'fld' }, chin),
     field({ scope: sc, label: 'Global batch (tokens)', field: 'batch_tokens', value: 4194304, min: 1, step: 1, required: true }),
     // Each candidate runs at the first of these its GPU has: A100 presets without bfloat16 plan
@@ -122,25 +122,26 @@ function drawChart(canvas, plan, st) {
 }
 
 function table(plan, st) {
-  // Priority columns first (what a phone shows without scrolling): the candidate, its verdict,
-  // days, dollars and warnings; the rest a swipe away.
+  // Priority columns first (what a phone shows): the candidate, its verdict, days, dollars and
+  // warnings; the rest a tap away when the table is wider than its box (util.js prioritize),
+  // CO₂, energy and the ideal figures first, the Step time button last.
   const head = ['system × GPUs', 'verdict', 'days', 'dollars', '⚠', 'layout', 'step', 'MFU', 'days ideal', 'dollars ideal', 'MWh', 't CO₂', ''];
   const body = plan.candidates.map((c) => {
-    const open = el('button', { type: 'button', class: 'ghost', disabled: c.execution ? undefined : 'disabled' }, 'Step time');
+    const open = el('button', { type: 'button', class: 'ghost open-candidate', disabled: c.execution ? undefined : 'disabled' }, 'Step time');
     open.addEventListener('click', () => openCandidate(c, st));
     const num = (v, f) => (v === null || v === undefined ? '—' : f(v));
     const usd = (d) => `$${fmtInt(Math.round(d))}`;
     return el('tr', { 'data-index': c.index, class: c.rejected.length ? 'rejected' : '' },
       el('td', { class: 'sticky' }, label(c)), el('td', { class: 'verdict' }, c.reason || 'ok'),
       el('td', { class: 'num days' }, num(c.days, fmtNum)), el('td', { class: 'num dollars' }, num(c.dollars, usd)),
-      el('td', { class: 'warnings' }, warnMark(c.warnings)),
+      el('td', { class: 'warn-cell' }, warnMark(c.warnings)),
       el('td', { class: 'layout' }, layout(c.execution)),
       el('td', {}, num(c.step_time_s, fmtSeconds)), el('td', {}, num(c.mfu, fmtPct)),
       el('td', {}, num(c.days_ideal, fmtNum)), el('td', { class: 'num dollars-ideal' }, num(c.dollars_ideal, usd)),
       el('td', {}, num(c.mwh, fmtNum)), el('td', {}, num(c.co2_tonnes, fmtNum)), el('td', {}, open));
   });
-  return el('div', { class: 'table-wrap' }, el('table', { class: 'grid plan' },
-    el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))), el('tbody', {}, body)));
+  return el('div', { class: 'table-wrap' }, prioritize(el('table', { class: 'grid plan' },
+    el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))), el('tbody', {}, body)), [0, 1, 2, 3, 4], [11, 10, 9, 8, 6, 7, 5, 12]));
 }
 
 function showPlan(st) {

@@ -1,6 +1,7 @@
 // scaling.js — the Scaling tab: POST /v1/scaling. With the 2020 calculator's law a budget (GPU
 // hours, dollars or model width) gives the rest of the plan, drawn on its loss-versus-compute
-// curve; with the Chinchilla law a compute budget gives the optimal parameters and tokens.
+// curve; with the Chinchilla law (Epoch AI's fit, doc/scaling.md) a compute budget, or hours of a
+// current GPU, gives the optimal parameters and tokens, and a model size its optimal tokens.
 import { api, ApiError, clearErrors, keepResultInUrl, shareLink, showError } from './api.js';
 import { choicesOf, enumOf, preset, presetList } from './catalog.js';
 import { chartBox, scatter } from './charts.js';
@@ -48,9 +49,9 @@ function buildForm() {
     field({ scope: sc, label: 'Price ($ per GPU-hour)', field: 'gh_price', value: 2, min: 0, required: true, hint: 'the preset’s; change it to yours' }),
   );
   $('#sc-ch').append(
-    field({ scope: sc, label: 'Compute budget (FLOPs)', field: 'flops', value: '5.76e23', min: 0, hint: 'or leave empty and give parameters and tokens' }),
+    field({ scope: sc, label: 'Compute budget (FLOPs)', field: 'flops', value: '5.76e23', min: 0, hint: 'or leave empty and give parameters (and tokens)' }),
     field({ scope: sc, label: 'Parameters', field: 'params', placeholder: 'e.g. 70e9', min: 0 }),
-    field({ scope: sc, label: 'Tokens', field: 'tokens', placeholder: 'e.g. 1.4e12', min: 0 }),
+    field({ scope: sc, label: 'Tokens', field: 'tokens', placeholder: 'e.g. 1.4e12', min: 0, hint: 'empty: the compute-optimal tokens of that size' }),
   );
   form().addEventListener('change', (e) => {
     if (e.target.dataset.field === 'gpu') showPrice();
@@ -65,10 +66,10 @@ function buildForm() {
 }
 
 // Hours of a current GPU (a system preset: its dense BF16 peak and price) at an MFU buy
-// C = hours · 3600 · peak · MFU FLOPs; Chinchilla's rule of 20 tokens per parameter (Hoffmann et
-// al. 2022, approaches 1 and 2; the plan's "chinchilla" tokens are the same rule) splits it as
-// C = 6·N·D with D = 20·N, so N = √(C / 120); the loss is the paper's approach-3 fit L(N, D).
-const TOKENS_PER_PARAM = 20;
+// C = hours · 3600 · peak · MFU FLOPs, split by Fathom's one Chinchilla rule: the API's
+// compute-optimal split of C under Epoch AI's fit (doc/scaling.md; about 20 tokens per
+// parameter), the same rule as the "Chinchilla" law here and the plan's "chinchilla" tokens.
+const FIT = 'Epoch AI’s fit of the Chinchilla law (Besiroglu et al. 2024, a replication of Hoffmann et al. 2022’s approach 3): L = 1.8172 + 482.01/N^0.3478 + 2085.43/D^0.3658';
 // The largest budget the fit was checked against: Chinchilla itself, 70 B parameters on 1.4 T
 // tokens, 5.76e23 FLOPs (Hoffmann et al. 2022, sec. 4). Beyond it the answer is extrapolated.
 const CHINCHILLA_FLOPS = 5.76e23;
@@ -86,9 +87,8 @@ async function gpuHoursRequest(f) {
   const hours = read(f, 'gh_hours'), mfu = read(f, 'gh_mfu');
   if (!peakOf(sys)) throw new ApiError(0, 'local', 'this GPU preset has no bfloat16 rate', 'gh_gpu');
   const flops = hours * 3600 * peakOf(sys) * 1e12 * mfu;
-  const params = Math.sqrt(flops / (6 * TOKENS_PER_PARAM));
   return { gpu: read(f, 'gh_gpu'), hours, mfu, price: read(f, 'gh_price'), flops,
-    req: { law: 'chinchilla', params, tokens: TOKENS_PER_PARAM * params } };
+    req: { law: 'chinchilla', flops } };
 }
 
 function requestOf() {
@@ -148,8 +148,9 @@ function showGpuHours(g, r) {
       kpi('Model size (parameters)', `${fmtNum(r.params / 1e9)} B`), kpi('Tokens', `${fmtNum(r.tokens / 1e12)} T`),
       kpi('Loss', fmtNum(r.loss, 4)), kpi('Cost', `$${fmtNum(g.hours * g.price / 1e6)} M`)),
     el('p', { class: 'muted', id: 'sc-gh-rule' }, `${fmtInt(g.hours)} ${g.gpu} GPU-hours at ${Math.round(g.mfu * 100)} % MFU of its dense BF16 peak are ${fmtNum(g.flops)} FLOPs. ` +
-      `Split by Chinchilla’s rule of ${TOKENS_PER_PARAM} tokens per parameter (Hoffmann et al. 2022, approaches 1 and 2; the plan’s “chinchilla” tokens use the same rule): ` +
-      `C = 6·N·D with D = ${TOKENS_PER_PARAM}·N. The loss is the paper’s approach-3 fit, L = 1.69 + 406.4/N^0.34 + 410.7/D^0.28.`),
+      `Split at the compute optimum, C = 6·N·D: ${fmtNum(r.tokens_per_param, 3)} tokens per parameter, about Chinchilla’s 20. ` +
+      `${FIT} — the one rule of the Chinchilla law here and of the plan’s “chinchilla” tokens.`),
+    ...(r.warnings || []).map((w) => el('p', { class: 'warn extrapolation-fit' }, w)),
     ...notes.map((n) => el('p', { class: 'warn extrapolation' }, n)),
     el('p', {}, el('button', { type: 'button', class: 'ghost', id: 'sc-plan', onclick: () => planTokens({ tokens: r.tokens, params: r.params }) }, 'Plan a cluster for these tokens')));
 }
@@ -169,8 +170,9 @@ async function showScaling(r, hash) {
   if (r.law === 'chinchilla') {
     out.replaceChildren(
       el('div', { class: 'kpis' }, kpi('Compute', `${fmtNum(r.flops)} FLOPs`), kpi('Parameters', fmtNum(r.params)),
-        kpi('Tokens', fmtNum(r.tokens)), kpi('Loss', fmtNum(r.loss, 4))),
-      el('p', { class: 'muted' }, r.compute_optimal ? 'The compute-optimal split of this budget (Hoffmann et al. 2022).' : 'The loss of this model size trained on this many tokens (Hoffmann et al. 2022).'),
+        kpi('Tokens', fmtNum(r.tokens)), kpi('Tokens per parameter', fmtNum(r.tokens_per_param, 3)), kpi('Loss', fmtNum(r.loss, 4))),
+      el('p', { class: 'muted', id: 'sc-ch-rule' }, `${r.compute_optimal ? 'The compute-optimal split (about 20 tokens per parameter).' : 'The loss of this model size trained on this many tokens.'} ${FIT}.`),
+      ...(r.warnings || []).map((w) => el('p', { class: 'warn extrapolation-fit' }, w)),
       el('p', {}, el('button', { type: 'button', class: 'ghost', id: 'sc-plan', onclick: () => planTokens({ tokens: r.tokens, params: r.params }) },
         'Plan a cluster for these tokens')),
       el('h3', {}, 'Loss against compute on the compute-optimal frontier'), chart.box, shareLink(hash));
@@ -232,7 +234,7 @@ async function fillScaling(req, hash) {
 
 export const scalingTab = {
   name: 'scaling',
-  footer: 'Scaling budget: the 2020 scaling-law calculator (Transformer-XL on WikiText-103) and the Chinchilla law (Hoffmann et al. 2022).',
+  footer: 'Scaling budget: the 2020 scaling-law calculator (Transformer-XL on WikiText-103) and the Chinchilla law (Epoch AI’s fit of Hoffmann et al. 2022, about 20 tokens per parameter).',
   endpoints: ['scaling'],
   init() {
     buildForm();

@@ -8,7 +8,7 @@ import { chartBox, scatter } from './charts.js';
 import { field, read } from './forms.js';
 import { estimateRequest, openInEstimate } from './nav.js';
 import { sweepPoller } from './poller.js';
-import { $, el, fmtBytes, fmtInt, fmtNum, fmtPct, fmtSeconds, parsePath, setAt, warnMark } from './util.js';
+import { $, el, fmtBytes, fmtInt, fmtNum, fmtPct, fmtSeconds, parsePath, prioritize, setAt, warnMark } from './util.js';
 
 const form = () => $('#sweep-form');
 const POINT_CAP = 20000; // the scatter reads at most this many points of a grid sweep
@@ -274,7 +274,7 @@ function topTable(rows, st) {
   const head = ['#', '', 'TP × PP × DP', 'step time', 'sample rate', 'MFU', 'TFLOP/s per GPU', 'tier-1 memory', 'batch / micro / interleave', 'recompute', 'sharding', 'other options'];
   const body = rows.map((p, i) => {
     const e = execOf(p, st), s = p.summary;
-    const open = el('button', { type: 'button', class: 'small ghost' }, 'Open');
+    const open = el('button', { type: 'button', class: 'small ghost open-row' }, 'Open');
     open.addEventListener('click', () => openRow(p, st));
     const variants = p.variants || [];
     // The variants' options in a tooltip: listed inline they made each row a paragraph.
@@ -291,12 +291,17 @@ function topTable(rows, st) {
       // the row's warnings beside the figure they most often question
       el('td', { class: 'num mfu' }, fmtPct(s.mfu ?? s.total_efficiency), ' ', warnMark(p.warnings)),
       el('td', { class: 'num tflops' }, fmtNum(s.tflops_per_proc ?? s.useful_flops_per_s_per_proc / 1e12)),
-      el('td', { class: `num${p.fits_memory === false ? ' bad' : ''}`, title: p.fits_memory === false ? 'does not fit in tier-1 memory' : '' }, fmtBytes(s.mem_tier1_bytes)),
+      // the verdict: a layout that does not fit in tier-1 memory is marked beside its bytes
+      el('td', { class: `num memory${p.fits_memory === false ? ' bad' : ''}`, title: p.fits_memory === false ? 'does not fit in tier-1 memory' : 'fits in tier-1 memory' },
+        fmtBytes(s.mem_tier1_bytes), p.fits_memory === false ? el('span', { class: 'verdict' }, ' ✗') : null),
       el('td', {}, `${fmtInt(e.batch_size)} / ${e.microbatch_size} / ${e.pipeline_interleaving}`),
       el('td', {}, recomputeText(e)), el('td', {}, e.zero_stage ? `ZeRO ${e.zero_stage}` : e.optimizer_sharding ? 'yes' : 'no'), el('td', { class: 'other' }, other));
   });
-  return el('div', { class: 'table-wrap' }, el('table', { class: 'grid top' },
-    el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))), el('tbody', {}, body)));
+  // Always shown: the layout, the rate, MFU with the warnings and the memory verdict; when the
+  // table is wider than its box the others go a tap away (util.js prioritize), the other
+  // options first and the Open button last.
+  return el('div', { class: 'table-wrap' }, prioritize(el('table', { class: 'grid top' },
+    el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))), el('tbody', {}, body)), [2, 4, 5, 7], [11, 10, 9, 8, 6, 3, 0, 1]));
 }
 
 // Re-runs one row as a single estimate, with its full breakdown, on the Step time tab.

@@ -210,7 +210,91 @@ export function warnMark(warnings) {
   const list = (warnings || []).filter((w) => w && w.message);
   if (!list.length) return el('span', { class: 'warn-none' });
   const text = list.map((w) => `${w.code}: ${w.message}`).join('\n');
-  return el('details', { class: 'warn-mark', title: text, 'data-codes': list.map((w) => w.code).join(' ') },
-    el('summary', { 'aria-label': `${list.length} warning${list.length > 1 ? 's' : ''}` }, `⚠ ${list.length}`),
-    el('ul', {}, list.map((w) => el('li', {}, el('b', {}, w.code), ` ${w.message}`))));
+  const reasons = el('ul', {}, list.map((w) => el('li', {}, el('b', {}, w.code), ` ${w.message}`)));
+  const mark = el('details', { class: 'warn-mark', title: text, 'data-codes': list.map((w) => w.code).join(' ') },
+    el('summary', { 'aria-label': `${list.length} warning${list.length > 1 ? 's' : ''}` }, `⚠ ${list.length}`), reasons);
+  // The reasons open over the page below the mark (fixed, inside the screen): a table's
+  // scrolling box would clip them, and in its flow they would widen their column.
+  mark.addEventListener('toggle', () => {
+    if (!mark.open) return;
+    const at = mark.querySelector('summary').getBoundingClientRect();
+    const width = Math.min(256, window.innerWidth * 0.7);
+    reasons.style.width = `${width}px`;
+    reasons.style.left = `${Math.max(8, Math.min(at.right - width, window.innerWidth - width - 8))}px`;
+    reasons.style.top = `${at.bottom + 4}px`;
+  });
+  return mark;
+}
+
+// An open warning's reasons follow their mark when the page or a table scrolls or resizes.
+for (const ev of ['scroll', 'resize']) {
+  window.addEventListener(ev, () => { for (const d of document.querySelectorAll('details.warn-mark[open]')) d.dispatchEvent(new Event('toggle')); }, { passive: true, capture: true });
+}
+
+// Tables that stay readable at any width: the header columns whose indices are in `keep` always
+// show; when the table is wider than its box (a phone, or a table beside a form), the others
+// hide one by one — in `order`, the first listed first (default: from the right) — until it
+// fits, and each row gets a toggle in its first kept cell that opens a row below listing the
+// hidden ones, header and value: the rest a tap away. A cell spanning columns hides only when
+// every column it spans does; a button in a listed cell acts as the original (the copy's click
+// is the original's). The table is fitted again whenever its width changes; `data-fitted` holds
+// the box width it was last fitted to. Returns the table.
+export function prioritize(table, keep, order) {
+  const heads = [...table.querySelectorAll('thead th')];
+  const hideable = order || heads.map((_, i) => heads.length - 1 - i).filter((i) => !keep.includes(i));
+  const rows = [...table.querySelectorAll('tbody > tr')].map((tr) => {
+    let col = 0;
+    const cells = [...tr.children].map((td) => {
+      const span = Number(td.getAttribute('colspan') || 1), cols = heads.map((_, i) => i).slice(col, col + span);
+      col += span;
+      return { td, cols };
+    });
+    const first = cells.find((c) => c.cols.some((i) => keep.includes(i)));
+    if (first) first.td.prepend(toggleFor(tr, heads, cells));
+    return cells;
+  });
+  table.classList.add('prioritized');
+  const fit = () => {
+    const box = table.parentElement;
+    // only a new width refits (a row opened below changes the height alone)
+    if (!box || !box.clientWidth || table.dataset.fitted === String(box.clientWidth)) return;
+    for (const tr of table.querySelectorAll('tr.row-more')) tr.remove();
+    for (const b of table.querySelectorAll('.more-toggle')) b.setAttribute('aria-expanded', 'false');
+    const hidden = new Set();
+    const apply = () => {
+      heads.forEach((th, i) => th.classList.toggle('more-col', hidden.has(i)));
+      for (const cells of rows) for (const { td, cols } of cells) td.classList.toggle('more-col', cols.every((i) => hidden.has(i)));
+    };
+    apply();
+    for (const i of hideable) {
+      if (table.offsetWidth <= box.clientWidth + 0.5) break;
+      hidden.add(i);
+      apply();
+    }
+    table.classList.toggle('compact', hidden.size > 0);
+    table.dataset.fitted = String(box.clientWidth);
+  };
+  // after layout, outside the observer's delivery (fitting changes the table's own size)
+  new ResizeObserver(() => requestAnimationFrame(fit)).observe(table);
+  return table;
+}
+
+// The toggle of one row: opens below it the columns hidden now.
+function toggleFor(tr, heads, cells) {
+  // its arrow is drawn by app.css, so the cell's text stays the figure's
+  const toggle = el('button', { type: 'button', class: 'more-toggle', 'aria-expanded': 'false', 'aria-label': 'the other columns', title: 'the other columns' });
+  toggle.addEventListener('click', () => {
+    const open = toggle.getAttribute('aria-expanded') !== 'true';
+    toggle.setAttribute('aria-expanded', String(open));
+    if (tr.nextElementSibling?.classList.contains('row-more')) tr.nextElementSibling.remove();
+    if (!open) return;
+    const items = cells.filter(({ td }) => td.classList.contains('more-col')).map(({ td, cols }) => {
+      const copy = el('dd', {}, ...[...td.childNodes].map((n) => n.cloneNode(true)));
+      const originals = td.querySelectorAll('button'), copies = copy.querySelectorAll('button');
+      copies.forEach((b, j) => b.addEventListener('click', (e) => { e.preventDefault(); originals[j].click(); }));
+      return [el('dt', {}, cols.map((c) => heads[c].textContent).filter(Boolean).join(', ')), copy];
+    });
+    tr.after(el('tr', { class: 'row-more' }, el('td', { colspan: heads.length }, el('dl', {}, items.flat()))));
+  });
+  return toggle;
 }

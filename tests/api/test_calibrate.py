@@ -283,7 +283,7 @@ class Warnings(ServerTestCase):
         self.assertIn("low_rate_datatype", [w["code"] for w in out["warnings"]], out.get("warnings"))
 
     def test_chinchilla_extrapolation(self):
-        # Gopher's budget (5.76e23 FLOPs): the optimum, ~32 B parameters on ~3 T tokens, is past
+        # Gopher's budget (5.76e23 FLOPs): the optimum, ~72 B parameters on ~1.3 T tokens, is past
         # the 16 B parameters and 500 B tokens of the runs the law was fitted on.
         out = self.server.post("/v1/scaling", {"law": "chinchilla", "flops": 5.76e23}).json()
         validate(out, "scaling.response.json")

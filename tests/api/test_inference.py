@@ -107,6 +107,50 @@ class Inference(ServerTestCase):
         self.assertEqual(r.status, 200, r.body)
         self.assertIn("no_fp4_rate", [w["code"] for w in r.json()["warnings"]])
 
+    def test_decode_attention_efficiency(self):
+        # a system's measured decode-attention share of memory bandwidth sets the KV reads: half
+        # the share, twice the time of the KV bytes (less the 21 µs a call the H100 measured)
+        with open(os.path.join(SOURCE, "presets", "systems", "h100_sxm.json")) as f:
+            sys_obj = {k: v for k, v in json.load(f).items() if not k.startswith("$")}
+        fixed_load = body(requests_per_s=None, concurrency=16)
+        plain = self.post(dict(fixed_load, system=sys_obj))
+        self.assertEqual(plain.status, 200, plain.body)
+        half = self.post(dict(fixed_load, system=dict(sys_obj, decode_attention_efficiency=0.46)))
+        self.assertEqual(half.status, 200, half.body)
+        a, b = plain.json()["decode"], half.json()["decode"]
+        self.assertAlmostEqual(a["kv_bytes"], b["kv_bytes"], delta=1e-6 * a["kv_bytes"])
+        fixed = 21e-6 * 80  # one call per block, 80 blocks
+        ratio = (b["breakdown_s"]["kv_read"] - fixed) / (a["breakdown_s"]["kv_read"] - fixed)
+        self.assertAlmostEqual(ratio, 2.0, places=6)
+        for bad in (0, 1.5, "fast"):
+            self.assertError(self.post(dict(body(), system=dict(sys_obj, decode_attention_efficiency=bad))),
+                             422, "invalid_field", "system.decode_attention_efficiency")
+
+    def test_external_runs(self):
+        # fathom validate --inference --runs reads serving runs from outside inference_runs.json
+        # (presets/validation/inference_external_runs.json): every row is estimated, the report
+        # is the same report, and a file that is not an array of runs is refused naming it
+        path = os.path.join(SOURCE, "presets", "validation", "inference_external_runs.json")
+        with open(path) as f:
+            rows = json.load(f)
+        cli = subprocess.run([CLI, "--presets", os.path.join(SOURCE, "presets"), "validate", "--inference",
+                              "--runs", path, "--json"], capture_output=True, text=True, timeout=300)
+        self.assertEqual(cli.returncode, 0, cli.stderr)
+        out = json.loads(cli.stdout)
+        self.assertEqual(out["rows_total"], len(rows))
+        self.assertEqual(out["rows_estimated"], len(rows))
+        ids = {x["id"] for x in out["rows"] if "error_pct" in x}
+        self.assertEqual(ids, {r["id"] for r in rows})
+        self.assertEqual({s["source"] for s in out["by_source"]}, {r["doc_revision"] for r in rows})
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump({"not": "an array"}, f)
+        try:
+            bad = subprocess.run([CLI, "--presets", os.path.join(SOURCE, "presets"), "validate", "--inference",
+                                  "--runs", f.name], capture_output=True, text=True, timeout=60)
+        finally:
+            os.unlink(f.name)
+        self.assertNotEqual(bad.returncode, 0)
+
     def test_bad_requests_name_the_field(self):
         bad = "invalid_field"
         cases = [

@@ -171,7 +171,8 @@ class Plans(ServerTestCase):
         self.assertIn("Pareto", table)
 
     def test_chinchilla_and_flops_tokens(self):
-        # llama3-8B: the summary's parameter count, 20 tokens each
+        # llama3-8B: the compute-optimal tokens of the summary's parameter count under the one
+        # Chinchilla fit, the tokens /v1/scaling answers for that size (about 20.5 each)
         est = self.server.post("/v1/estimate", {"model": "llama3-8B", "system": "h100_sxm",
                                                 "execution": {"num_procs": 8, "tensor_par": 8, "batch_size": 8}}).json()
         params = est["summary"]["parameters_total"]
@@ -179,12 +180,104 @@ class Plans(ServerTestCase):
         r = self.server.post("/v1/sweep", dict(BASE, tokens="chinchilla"))
         self.assertEqual(r.status, 202, r.body)
         spec = self.server.get("/v1/sweep/" + r.json()["id"]).json()["spec"]
-        self.assertEqual(spec["tokens"], float(int(20 * params)))
+        optimal = self.server.post("/v1/scaling", {"law": "chinchilla", "params": params}).json()
+        self.assertEqual(spec["tokens"], float(int(optimal["tokens"])))
+        self.assertAlmostEqual(spec["tokens"] / params, 20.5, delta=0.1)
         r = self.server.post("/v1/sweep", dict(BASE, tokens={"flops": 6e21}))
         spec = self.server.get("/v1/sweep/" + r.json()["id"]).json()["spec"]
         self.assertAlmostEqual(spec["tokens"], 6e21 / (6 * active), delta=1)
         for sid in (r.json()["id"],):
             self.server.request("DELETE", "/v1/sweep/" + sid)
+
+    def test_auto_batch_losses_and_ranges(self):
+        # the plan's default batch: DeepSeek LLM's law for the run's compute, worked here from
+        # the model's own parameter count (llama3-8B: vocab 128256, hidden 4096, 32 blocks,
+        # untied embeddings, seq 8192)
+        est = self.server.post("/v1/estimate", {"model": "llama3-8B", "system": "h100_sxm",
+                                                "execution": {"num_procs": 8, "tensor_par": 8, "batch_size": 8}}).json()
+        nonembed = est["summary"]["parameters_active"] - 2 * 128256 * 4096
+        flops = (6 * nonembed + 6 * 32 * 4096 * 8192) * 1e10
+        law = 0.2920 * flops ** 0.3271
+        body = {k: v for k, v in BASE.items() if k != "batch_tokens"}
+        doc = run_plan(self, self.server, dict(body, deadline_days=1000))
+        self.assertEqual(doc["spec"]["batch_tokens"], "auto")
+        self.assertAlmostEqual(doc["spec"]["batch_law_tokens"], law, delta=1e-9 * law)
+        for c in doc["plan"]["candidates"]:
+            e, seqs = c["execution"], c["batch_tokens"] // 8192
+            dp, pp = e["data_par"], e["pipeline_par"]
+            self.assertEqual(c["batch"]["rule"], "auto")
+            self.assertEqual(seqs % dp, 0)  # rounded to what the layout divides
+            self.assertGreaterEqual(seqs, dp * pp)  # no replica's pipeline idles
+            target = round(law / 8192)
+            self.assertTrue(abs(seqs - target) <= dp / 2 or seqs == dp * pp, (seqs, target, dp))
+            # every loss, and the goodput they leave
+            l = c["losses"]
+            g = (1 - l["checkpoint_writes"] - l["lost_work"] - l["restarts"] - l["planned_restarts"]) \
+                * (1 - l["evaluation"]) * (1 - l["slow_nodes"]) * (1 - l["data_loader"])
+            self.assertAlmostEqual(l["goodput"], g, delta=1e-12)
+            self.assertAlmostEqual(l["evaluation"], 10 / 3000, delta=1e-15)
+            self.assertAlmostEqual(l["slow_nodes"], 0.015, delta=1e-15)
+            self.assertAlmostEqual(c["days"], c["days_ideal"] / g, delta=1e-9 * c["days"])
+            # the range holds the ideal and the point; days and dollars are the same range
+            lo, hi = c["gpu_hours_range"]
+            self.assertLessEqual(lo, c["gpu_hours_ideal"] * (1 + 1e-12))
+            self.assertTrue(lo <= c["gpu_hours"] <= hi, (lo, c["gpu_hours"], hi))
+            n = c["num_procs"]
+            self.assertAlmostEqual(c["days_range"][1], hi / n / 24, delta=1e-9 * hi)
+            self.assertAlmostEqual(c["dollars_range"][0], lo * c["price_per_gpu_hour"], delta=1e-6 * lo)
+            self.assertEqual(c["deadline_verdict"], "within")  # 1000 days
+        # a deadline inside one candidate's range is at risk; below it, missed
+        c = doc["plan"]["candidates"][0]
+        lo, hi = c["days_range"]
+        for deadline, verdict in (((lo + hi) / 2, "at risk"), (lo * 0.9, "misses"), (hi * 1.1, "within")):
+            with self.subTest(verdict=verdict):
+                got = run_plan(self, self.server, dict(body, deadline_days=deadline))["plan"]["candidates"][0]
+                self.assertEqual(got["deadline_verdict"], verdict)
+
+    def test_schedule_and_goodput_choose_the_batch(self):
+        # a ramp: a quarter of the tokens at 256K tokens a step, on the main batch's layout
+        stage = {"batch_tokens": 262144, "tokens": 2.5e9}
+        doc = run_plan(self, self.server, dict(BASE, batch_schedule=[stage]))
+        plain = run_plan(self, self.server, BASE)
+        for c, p in zip(doc["plan"]["candidates"], plain["plan"]["candidates"]):
+            st = c["batch"]["schedule"][0]
+            dp = c["execution"]["data_par"]
+            self.assertEqual(st["batch_tokens"], max(1, (32 + dp // 2) // dp) * dp * 8192)
+            self.assertEqual(st["steps"], -(-2.5e9 // st["batch_tokens"]))
+            main_steps = -(-7.5e9 // c["batch_tokens"])
+            self.assertEqual(c["steps"], st["steps"] + main_steps)
+            self.assertAlmostEqual(c["days_ideal"] * 86400, st["steps"] * st["step_time_s"] +
+                                   main_steps * c["step_time_s"], delta=1e-6 * c["days_ideal"] * 86400)
+            self.assertGreaterEqual(c["days_ideal"], p["days_ideal"] * 0.999)  # small batches cost more
+        # goodput statistics: a critical batch of 64K tokens makes large batches wasteful; the
+        # candidate takes the batch with the best goodput and trains tokens / efficiency
+        crit, b0 = 65536.0, 65536.0
+        doc = run_plan(self, self.server, dict(BASE, batch_tokens=[524288, 1048576, 4194304],
+                                               goodput={"init_batch_tokens": b0, "critical_batch_tokens": crit}))
+        for c in doc["plan"]["candidates"]:
+            b = c["batch_tokens"]
+            eff = (crit + b0) / (crit + b)
+            self.assertEqual(c["batch"]["chosen_by"], "goodput")
+            self.assertAlmostEqual(c["batch"]["statistical_efficiency"], eff, delta=1e-12)
+            self.assertAlmostEqual(c["batch"]["tokens_trained"], 1e10 / eff, delta=1e-6 * 1e10 / eff)
+        # Pollux's statistics give the same critical batch: var / sqr · B0
+        r = self.server.post("/v1/sweep", dict(BASE, goodput={"init_batch_tokens": b0,
+                                                             "grad_params": {"sqr": 2.0, "var": 2.0}}))
+        spec = self.server.get("/v1/sweep/" + r.json()["id"]).json()["spec"]
+        self.assertEqual(spec["goodput"], {"init_batch_tokens": b0, "critical_batch_tokens": b0})
+
+    def test_a_search_too_large_names_what_makes_it_smaller(self):
+        small = Server(extra_args=["--max-search-executions", "1000"]).start()
+        try:
+            r = small.post("/v1/sweep", BASE)
+            self.assertError(r, 422, "limit_exceeded", "gpu_counts[0]")
+            msg = r.json()["error"]["message"]
+            for words in ("two stages", "options.max_tensor_par", "options.max_pipeline_par",
+                          "options.no_tp_overlap", "batch_tokens"):
+                self.assertIn(words, msg)
+            self.assertNotIn("--max-search-executions", msg)
+        finally:
+            small.stop()
 
     def test_bad_plans_name_the_field(self):
         cases = [
@@ -201,6 +294,26 @@ class Plans(ServerTestCase):
             (dict(BASE, options={"fp8": "maybe"}), "invalid_field", "options.fp8"),
             (dict(BASE, failures={"storage_gbps": 0}), "invalid_field", "failures.storage_gbps"),
             (dict(BASE, batch_tokens=100), "invalid_field", "batch_tokens"),
+            (dict(BASE, batch_tokens="big"), "invalid_field", "batch_tokens"),
+            (dict(BASE, batch_schedule=[{"batch_tokens": 100, "tokens": 1e9}]), "invalid_field",
+             "batch_schedule[0].batch_tokens"),
+            (dict(BASE, batch_schedule=[{"batch_tokens": 262144, "tokens": 2e10}]), "invalid_field",
+             "batch_schedule"),
+            (dict(BASE, batch_schedule=[{"batch_tokens": 262144}]), "invalid_field",
+             "batch_schedule[0].tokens"),
+            (dict(BASE, goodput={"critical_batch_tokens": 1e6}), "invalid_field", "goodput.init_batch_tokens"),
+            (dict(BASE, goodput={"init_batch_tokens": 1e5}), "invalid_field", "goodput"),
+            (dict(BASE, goodput={"init_batch_tokens": 1e5, "critical_batch_tokens": 1,
+                                 "grad_params": {"sqr": 1, "var": 1}}), "invalid_field", "goodput"),
+            (dict(BASE, goodput={"init_batch_tokens": 1e5, "grad_params": {"sqr": 0, "var": 1}}),
+             "invalid_field", "goodput.grad_params.sqr"),
+            (dict(BASE, losses={"slow_nodes": 1}), "invalid_field", "losses.slow_nodes"),
+            (dict(BASE, losses={"stalls": 0.1}), "invalid_field", "losses.stalls"),
+            (dict(BASE, failures={"storage_gbps": 100, "storage_gbps_per_gpu": 1}), "invalid_field",
+             "failures.storage_gbps_per_gpu"),
+            (dict(BASE, failures={"queue_minutes": -1}), "invalid_field", "failures.queue_minutes"),
+            (dict(BASE, options={"compile": True}), "invalid_field", "options.compile"),
+            (dict(BASE, options={"stack": "jax"}), "invalid_field", "options.stack"),
         ]
         for body, code, field in cases:
             with self.subTest(field=field):

@@ -11,6 +11,10 @@ from test_sweeps import wait_for
 LAYOUT = {"num_procs": 8, "tensor_par": 1, "data_par": 8, "batch_size": 64, "microbatch_size": 1,
           "datatype": "bfloat16", "attention_kernel": "fused", "optimizer_sharding": True,
           "tensor_par_net": 0, "pipeline_par_net": 0, "data_par_net": 0}
+# DeepSeek-V3 on 256 H100s: PP 16, DP 16, EP 16 across nodes, full recompute
+DEEPSEEK = dict(model="deepseek-v3", num_procs=256, pipeline_par=16, data_par=16, expert_par=16,
+                expert_par_net=1, data_par_net=1, pipeline_par_net=1, batch_size=256,
+                activation_recompute="full")
 
 
 class FineTuning(ServerTestCase):
@@ -61,9 +65,64 @@ class FineTuning(ServerTestCase):
         for ft, field in cases:
             with self.subTest(finetune=ft):
                 self.assertError(self.estimate(ft), 422, "invalid_field", field)
-        r = self.estimate({"method": "lora", "rank": 8}, model="mixtral-8x7B", expert_par=8)
-        err = self.assertError(r, 422, "invalid_field", "execution.finetune.method")
-        self.assertIn("experts", err["message"])
+        # what a model does not have: MLA has no k_proj, a dense model no routed experts
+        r = self.estimate({"method": "lora", "rank": 8, "targets": ["k_proj"]}, **DEEPSEEK)
+        err = self.assertError(r, 422, "invalid_field", "execution.finetune.targets")
+        self.assertIn("kv_b_proj", err["message"])
+        self.assertError(self.estimate({"method": "lora", "rank": 8, "routed_experts": False}),
+                         422, "invalid_field", "execution.finetune.routed_experts")
+        self.assertError(self.estimate({"method": "lora", "rank": 8, "targets": "all"}),
+                         422, "invalid_field", "execution.finetune.targets")
+        self.assertError(self.estimate({"method": "lora", "rank": 8, "targets": ["q_a_proj"]}),
+                         422, "invalid_field", "execution.finetune.targets")
+
+    def test_lora_on_experts_mla_and_mtp(self):
+        # Mixtral 8x7B, rank 16, all-linear: attention q 16·(4096+4096) = 131,072, k and v
+        # 16·(4096+1024) = 81,920 each, o 131,072 (425,984 a block); each of the 8 experts' w1,
+        # w3, w2 16·(4096+14336) = 294,912, 7,077,888 a block: 7,503,872 · 32 = 240,123,904
+        mix = dict(model="mixtral-8x7B", expert_par=8)
+        pre = self.estimate(**mix).json()["summary"]
+        out = self.estimate({"method": "lora", "rank": 16}, **mix)
+        self.assertEqual(out.status, 200, out.body)
+        validate(out.json(), "estimate.response.json")
+        lora = out.json()["summary"]
+        self.assertEqual(lora["parameters_trainable"], 240123904)
+        self.assertLess(lora["step_time_s"], pre["step_time_s"])
+        self.assertLess(lora["mem_tier1_bytes"], pre["mem_tier1_bytes"] / 4)
+        # the experts frozen (no shared experts, no dense MLP: the attention's adapters alone)
+        att = self.estimate({"method": "lora", "rank": 16, "routed_experts": False}, **mix).json()["summary"]
+        self.assertEqual(att["parameters_trainable"], 425984 * 32)
+        self.assertLess(att["mem_tier1_bytes"], lora["mem_tier1_bytes"])
+        # DeepSeek-V3, rank 16, all-linear: attention q_a 16·(7168+1536) = 139,264, q_b
+        # 16·(1536+128·192) = 417,792, kv_a 16·(7168+576) = 123,904, kv_b 16·(512+128·256) =
+        # 532,480, o 16·(128·128+7168) = 376,832: 1,590,272; a routed expert 3·16·(7168+2048) =
+        # 442,368, ×256 = 113,246,208, the shared expert 442,368; a dense block's MLP
+        # 3·16·(7168+18432) = 1,228,800. 58 MoE blocks and the MTP depth at 115,278,848, 3 dense
+        # at 2,819,072: 6,809,909,248. Without the routed experts: 59 · 2,032,640 + 3 · 2,819,072
+        # = 128,382,976.
+        pre = self.estimate(**DEEPSEEK).json()["summary"]
+        lora = self.estimate({"method": "lora", "rank": 16}, **DEEPSEEK).json()["summary"]
+        self.assertEqual(lora["parameters_trainable"], 6809909248)
+        self.assertLess(lora["step_time_s"], pre["step_time_s"])
+        self.assertLess(lora["mem_tier1_bytes"], pre["mem_tier1_bytes"] / 2)
+        shared = self.estimate({"method": "lora", "rank": 16, "routed_experts": False}, **DEEPSEEK).json()["summary"]
+        self.assertEqual(shared["parameters_trainable"], 128382976)
+        q = self.estimate({"method": "qlora", "rank": 16}, **DEEPSEEK).json()["summary"]
+        self.assertLess(q["mem_tier1_bytes"], lora["mem_tier1_bytes"])
+
+    def test_fsdp2_with_a_frozen_base(self):
+        # torchtitan, ZeRO-3 over 8: the frozen base sharded in bf16 with no gradient or
+        # optimizer shard; the 41,943,040 adapter parameters as FSDP2 trains any: optimizer
+        # 8/8 bytes each = 41,943,040; gradients 4/8 each + one block's 1,310,720 unsharded
+        # (bf16 + fp32) = 20,971,520 + 7,864,320 = 28,835,840
+        fsdp = dict(stack="torchtitan", zero_stage=3)
+        full = self.estimate({"method": "full"}, **fsdp).json()["summary"]["memory"]["stages"][0]
+        r = self.estimate({"method": "lora", "rank": 16}, **fsdp)
+        self.assertEqual(r.status, 200, r.body)
+        st = r.json()["summary"]["memory"]["stages"][0]
+        self.assertEqual(st["optimizer"], 41943040)
+        self.assertEqual(st["gradients"], 28835840)
+        self.assertLess(st["weights"], full["weights"])
 
     def test_search_and_plan_fine_tune(self):
         body = {"kind": "optimal_execution", "model": "llama3-8B", "system": "h100_sxm",
@@ -77,8 +136,11 @@ class FineTuning(ServerTestCase):
         for b in doc["best"]:
             self.assertEqual(b["execution"]["finetune"]["method"], "qlora")
             self.assertEqual(b["summary"]["parameters_trainable"], 41943040)
-        bad = dict(body, model="deepseek-v3")
-        self.assertError(self.server.post("/v1/sweep", bad), 422, "invalid_field", "finetune.method")
+        bad = dict(body, model="deepseek-v3", finetune={"method": "lora", "rank": 16, "targets": ["k_proj"]})
+        self.assertError(self.server.post("/v1/sweep", bad), 422, "invalid_field", "finetune.targets")
+        bad = {"kind": "plan", "model": "llama3-8B", "tokens": 1e9, "systems": ["h100_sxm"],
+               "gpu_counts": [8], "finetune": {"method": "lora", "rank": 16, "routed_experts": False}}
+        self.assertError(self.server.post("/v1/sweep", bad), 422, "invalid_field", "finetune.routed_experts")
         plan = run_plan(self, self.server, {
             "kind": "plan", "model": "llama3-8B", "tokens": 1e9, "batch_tokens": 524288,
             "systems": [{"name": "h100", "system": "h100_sxm", "price_per_gpu_hour": 2}],

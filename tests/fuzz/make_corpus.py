@@ -321,6 +321,15 @@ sweeps = [
      "engine": "sglang", "weights_datatypes": ["fp8", "int4"], "modes": ["disaggregated"], "max_gpus_per_replica": 4},
     {"kind": "serving_plan", "model": "llama3-8B", "traffic": {"requests_per_s": 1, "input_tokens": 10, "output_tokens": 10},
      "slo": {}, "systems": ["h100_sxm"]},
+    # the run around the step: the auto batch, a ramp, goodput statistics, every loss
+    {"kind": "plan", "model": "llama3-8B", "tokens": 1e10, "batch_tokens": "auto",
+     "batch_schedule": [{"batch_tokens": 262144, "tokens": 1e9}], "systems": ["h100_sxm"],
+     "gpu_counts": [8, 16], "goodput": {"init_batch_tokens": 65536, "grad_params": {"sqr": 1, "var": 4}},
+     "failures": {"planned_per_gpu_hour": 1e-6, "storage_gbps_per_gpu": 0.5, "queue_minutes": 30},
+     "losses": {"evaluation": 0.01, "slow_nodes": 0.02, "data_loader": 0.005}},
+    {"kind": "plan", "model": "llama3-8B", "tokens": 1e10, "systems": ["h100_sxm"], "gpu_counts": [8],
+     "goodput": {"init_batch_tokens": 65536, "critical_batch_tokens": 1e6},
+     "batch_schedule": [{"batch_tokens": 100, "tokens": 2e10}], "losses": {"slow_nodes": 1}},
 ]
 write("sweep", sweeps)
 write("grid", grids + [{k: v for k, v in g.items() if k != "kind"} for g in grids[:5]])

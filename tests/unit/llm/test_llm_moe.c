@@ -633,8 +633,8 @@ static void permutation_pass(void **state)
     llm_execution_t e = layout(1, 1, 1, 1);
     llm__sizes_t z = {.batch_seq = 16, .activation_size = 16 * 64, .seq_par_activation_size = 16 * 64};
     llm__block_t b;
-    b.num_layers = 0;
-    llm__add_moe_mlp(&b, &m, &e, &z, false);
+    b.num_layers = b.num_groups = 0;
+    llm__add_moe_mlp(&b, &m, &e, &z, false, 0);
     const llm__layer_t *p = &b.layers[2]; /* router, top-k, permute */
     llm__ctx_t c;
     memset(&c, 0, sizeof c);
@@ -818,8 +818,8 @@ static void grouped_gemm(void **state)
     llm_execution_t e = layout(1, 1, 2, 2);
     llm__sizes_t z = {.batch_seq = 16, .activation_size = 16 * 64, .seq_par_activation_size = 16 * 64};
     llm__block_t b;
-    b.num_layers = 0;
-    llm__add_moe_mlp(&b, &m, &e, &z, false);
+    b.num_layers = b.num_groups = 0;
+    llm__add_moe_mlp(&b, &m, &e, &z, false, 0);
     const llm__layer_t *up = expert_layer(&b, 0);
     assert_close(up->fw_flops, 1048576.0, 0);
     assert_close(up->weight_space, 65536.0, 0);
@@ -853,8 +853,8 @@ static void grouped_gemm(void **state)
     e.expert_tensor_par = 2; /* fold: EP 2 × ETP 2 = TP 1 × DP 4 */
     e.data_par = 4;
     assert_close(llm__moe_expert_rows(&m, &e), 64, 0);
-    b.num_layers = 0;
-    llm__add_moe_mlp(&b, &m, &e, &z, false);
+    b.num_layers = b.num_groups = 0;
+    llm__add_moe_mlp(&b, &m, &e, &z, false, 0);
     assert_close(expert_layer(&b, 0)->fw_flops, 2.0 * 64 * 64 * 128, 0);
 }
 

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "plan.h"
 #include "test_util.h"
@@ -83,12 +84,146 @@ static void front_by_construction(void **state)
     assert_true(tf[0] && tf[1]);
 }
 
+/* Every loss on the Llama 3 cluster above, worked by hand (δ = 100 s, R = 600 s, Q = 300 s):
+ *   M = 11,135.08 s and τ = 1,492.32 s as above (Young's τ does not depend on R)
+ *   checkpoint writes δ/τ = 100 / 1,492.32 = 0.067010
+ *   lost work (τ/2)/M = 746.16 / 11,135.08 = 0.067010 (the same: both are sqrt(δ/2M))
+ *   restarts (R + Q)/M = 900 / 11,135.08 = 0.080826
+ *   planned: λp = 47 / (54·24·16384), Mp = 3600·1296/47 = 99,268.09 s; R/Mp = 0.0060442
+ *   interrupted = 1 − 0.067010 − 0.067010 − 0.080826 − 0.006044 = 0.779111
+ *   e = 10/3000 = 0.0033333, s = 0.015, d = 0.01:
+ *   g = 0.779111 · 0.996667 · 0.985 · 0.99 = 0.757217
+ *   a 30-day ideal run: 2,592,000 / 0.757217 = 3,423,060 s, 3,423,060 / 11,135.08 = 307.41
+ *   unexpected and 3,423,060 / 99,268.09 = 34.48 planned interruptions. */
+static void losses_worked(void **state)
+{
+    (void)state;
+    plan_loss_params_t p = {{PLAN_DEFAULT_FAILURES_PER_GPU_HOUR, 1e12, 1e10, 600},
+                            300,
+                            PLAN_DEFAULT_PLANNED_PER_GPU_HOUR,
+                            PLAN_DEFAULT_EVAL_FRACTION,
+                            PLAN_DEFAULT_SLOW_FRACTION,
+                            0.01};
+    plan_losses_t l;
+    fathom_error_t err;
+    assert_int_equal(plan_losses(&p, 16384, 30 * 86400.0, &l, &err), 0);
+    assert_close(l.failures.checkpoint_interval_s, 1492.32, 1e-5);
+    assert_close(l.checkpoint_writes, 0.067010, 1e-4);
+    assert_close(l.lost_work, 0.067010, 1e-4);
+    assert_close(l.restarts, 0.080826, 1e-4);
+    assert_close(l.planned_restarts, 0.0060442, 1e-4);
+    assert_close(l.evaluation, 0.0033333, 1e-4);
+    assert_close(l.goodput, 0.757217, 1e-5);
+    assert_close(l.expected_wall_s, 3423060, 1e-5);
+    assert_close(l.expected_interruptions, 307.41, 1e-4);
+    assert_close(l.expected_planned, 34.48, 1e-3);
+    /* nothing lost: goodput 1 */
+    plan_loss_params_t none = {{0, 1e12, 1e10, 600}, 0, 0, 0, 0, 0};
+    assert_int_equal(plan_losses(&none, 16384, 1000, &l, &err), 0);
+    assert_close(l.goodput, 1, 0);
+    assert_close(l.expected_wall_s, 1000, 0);
+    /* a fraction of 1 or more is refused, naming it */
+    plan_loss_params_t bad = p;
+    bad.slow_fraction = 1;
+    assert_int_equal(plan_losses(&bad, 16384, 1000, &l, &err), -1);
+    assert_string_equal(err.field, "losses.slow_nodes");
+    bad = p;
+    bad.queue_s = -1;
+    assert_int_equal(plan_losses(&bad, 16384, 1000, &l, &err), -1);
+    assert_string_equal(err.field, "failures.queue_minutes");
+}
+
+/* DeepSeek LLM's law at C = 1e24 FLOPs: 1e24^0.3271 = 10^(24·0.3271) = 10^7.8504 = 7.0860e7,
+ * times 0.2920 = 2.0691e7 tokens. The FLOPs per token of a dense 12·d² block (their 72·L·d²):
+ * L = 2, d = 10, seq 5: N = 2·12·100 = 2,400, M = 6·2,400 + 6·2·10·5 = 14,400 + 600 = 15,000. */
+static void batch_law(void **state)
+{
+    (void)state;
+    assert_close(plan_batch_law_tokens(1e24), 2.0691e7, 1e-4);
+    assert_close(plan_batch_flops_per_token(2400, 2, 10, 5), 15000, 1e-12);
+    /* the law grows with compute: 10x the compute, 10^0.3271 = 2.1238x the batch */
+    assert_close(plan_batch_law_tokens(1e25) / plan_batch_law_tokens(1e24), 2.1238, 1e-4);
+}
+
+/* Whole-run efficiencies as published, worked by hand:
+ *   LLaMA 65B: 6·65.2e9·1.4e12 = 5.4768e23 over 1,022,362 h · 3600 · 312e12 = 1.14832e24:
+ *     0.47694
+ *   Llama 3.1 405B: 6·405e9·15.6e12 = 3.7908e25 over 30.84e6 · 3600 · 989.4e12 = 1.098471e26:
+ *     0.34510
+ *   StarCoderBase: 9.3e22 / (320,256 · 3600 · 312e12 = 3.59712e23) = 0.25854
+ *   Falcon-180B: 3.78e24 / (7e6 · 3600 · 312e12 = 7.8624e24) = 0.48077
+ *   DeepSeek-V3: 3.2856e24 / (2.664e6 · 3600 · 989.4e12 = 9.48872e24) = 0.34626
+ * Comparable to 2,048 GPUs and 5.5e23 FLOPs (GPUs 512-8,192, compute 5.5e22-5.5e24): LLaMA,
+ *   StarCoderBase, Falcon, DeepSeek-V3 (not Llama 3.1: 16,384 GPUs; not BLOOM, MPT: 384, 440
+ *   GPUs): (0.47694 · 0.25854 · 0.48077 · 0.34626)^(1/4) = 0.37852.
+ * 16,384 GPUs and 3.79e25 FLOPs: Falcon's 4,096 GPUs are within 4x but its 3.78e24 FLOPs are
+ *   10.03x less: Llama 3.1 alone, 0.34510. At 1e22 FLOPs no run is within 10x: every run within
+ *   4x of the GPUs, sqrt(0.34510 · 0.48077) = 0.40732. At 100,000 GPUs none is within 4x: the
+ *   nearest, Llama 3.1 (16,384). */
+static void published_runs(void **state)
+{
+    (void)state;
+    const plan_published_run_t *llama = NULL, *l405 = NULL;
+    for (size_t i = 0; i < plan_published_runs_count; i++) {
+        const plan_published_run_t *r = &plan_published_runs[i];
+        if (strcmp(r->model, "LLaMA 65B") == 0)
+            llama = r;
+        if (strcmp(r->model, "Llama 3.1 405B") == 0)
+            l405 = r;
+        assert_true(r->source && strlen(r->source) > 20); /* every row names its source */
+    }
+    assert_non_null(llama);
+    assert_non_null(l405);
+    assert_close(plan_published_efficiency(llama), 0.47694, 1e-4);
+    assert_close(plan_published_efficiency(l405), 0.34510, 1e-4);
+    int runs = 0;
+    assert_close(plan_comparable_efficiency(2048, 5.5e23, &runs), 0.37852, 1e-4);
+    assert_int_equal(runs, 4);
+    assert_close(plan_comparable_efficiency(16384, 3.79e25, &runs), 0.34510, 1e-4);
+    assert_int_equal(runs, 1);
+    assert_close(plan_comparable_efficiency(16384, 1e22, &runs), 0.40732, 1e-4);
+    assert_int_equal(runs, 2);
+    assert_close(plan_comparable_efficiency(100000, 1e26, &runs), 0.34510, 1e-4);
+    assert_int_equal(runs, 1);
+}
+
+/* Ranges from an ideal 100 GPU-hours and an expected 110, compute 5.4e18 FLOPs on a 1e13 FLOP/s
+ * peak: at η 0.5 the published figure is 5.4e18 / (0.5 · 1e13 · 3600) = 5.4e18 / 1.8e16 = 300
+ * → [100, 300]; at η 0.01, 5.4e18 / 3.6e14 = 15,000 → [100, 15,000]; at η 100 (a published
+ * figure below the ideal), 5.4e18 / 3.6e18 = 1.5 → [1.5, 110]. The point stays 110. */
+static void ranges_and_verdicts(void **state)
+{
+    (void)state;
+    plan_range_t r;
+    plan_gpu_hours_range(100, 110, 5.4e18, 1e13, 0.5, &r);
+    assert_close(r.low, 100, 1e-12);
+    assert_close(r.point, 110, 1e-12);
+    assert_close(r.high, 300, 1e-12);
+    plan_gpu_hours_range(100, 110, 5.4e18, 1e13, 0.01, &r);
+    assert_close(r.high, 15000, 1e-12);
+    plan_gpu_hours_range(100, 110, 5.4e18, 1e13, 100, &r);
+    assert_close(r.low, 1.5, 1e-12);
+    assert_close(r.high, 110, 1e-12);
+    /* [100, 300]: a limit of 300 or more is met, under 100 missed, between at risk */
+    plan_gpu_hours_range(100, 110, 5.4e18, 1e13, 0.5, &r);
+    assert_int_equal(plan_verdict(&r, 300), PLAN_WITHIN);
+    assert_int_equal(plan_verdict(&r, 299), PLAN_AT_RISK);
+    assert_int_equal(plan_verdict(&r, 100), PLAN_AT_RISK);
+    assert_int_equal(plan_verdict(&r, 99), PLAN_MISSES);
+    assert_int_equal(plan_verdict(&r, 0), PLAN_WITHIN); /* no limit */
+    assert_string_equal(plan_verdict_names[PLAN_AT_RISK], "at risk");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(llama3_cluster),
         cmocka_unit_test(edges),
         cmocka_unit_test(front_by_construction),
+        cmocka_unit_test(losses_worked),
+        cmocka_unit_test(batch_law),
+        cmocka_unit_test(published_runs),
+        cmocka_unit_test(ranges_and_verdicts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -145,6 +145,8 @@ static void test_below_tip_warns(void **state)
     json_decref(out);
 }
 
+/* Epoch AI's fit (test_scaling_core.c works the numbers by hand): 1e21 FLOPs split into 2.7785e9
+ * parameters on 5.9985e10 tokens, 21.59 a parameter, loss 2.3057; the answer names the fit. */
 static void test_chinchilla(void **state)
 {
     (void)state;
@@ -153,15 +155,25 @@ static void test_chinchilla(void **state)
         call_str(&codec_scaling_endpoint, "{\"law\":\"chinchilla\",\"flops\":1e21}", &err);
     if (!out)
         fail_msg("%s: %s", err.field, err.message);
-    assert_close(get(out, "params"), 1.82e9, 0.005);
-    assert_close(get(out, "tokens"), 9.2e10, 0.01);
-    assert_close(get(out, "loss"), 2.329, 0.0005 / 2.329);
+    assert_close(get(out, "params"), 2.7785e9, 2e-4);
+    assert_close(get(out, "tokens"), 5.9985e10, 2e-4);
+    assert_close(get(out, "tokens_per_param"), 21.59, 5e-4);
+    assert_close(get(out, "loss"), 2.3057, 1e-4);
+    assert_string_equal(json_string_value(json_object_get(out, "fit")), "besiroglu2024");
     json_decref(out);
     out = call_str(&codec_scaling_endpoint,
                    "{\"law\":\"chinchilla\",\"params\":70e9,\"tokens\":1.4e12}", &err);
     assert_non_null(out);
-    assert_close(get(out, "loss"), 1.9366454705587173, 1e-12);
+    assert_close(get(out, "loss"), 1.973882, 1e-6);
     assert_close(get(out, "flops"), 5.88e23, 1e-12);
+    assert_true(json_is_false(json_object_get(out, "compute_optimal")));
+    json_decref(out);
+    /* params alone: that size's compute-optimal tokens, 2.2703e10 for 1e9 */
+    out = call_str(&codec_scaling_endpoint, "{\"law\":\"chinchilla\",\"params\":1e9}", &err);
+    if (!out)
+        fail_msg("%s: %s", err.field, err.message);
+    assert_close(get(out, "tokens"), 2.2703e10, 2e-4);
+    assert_true(json_is_true(json_object_get(out, "compute_optimal")));
     json_decref(out);
 }
 
@@ -189,7 +201,8 @@ static void test_scaling_refusals(void **state)
     expect_422(ep, "{\"gpu\":\"V100\",\"hours\":3,\"law\":\"kaplan\"}", "law");
     expect_422(ep, "{\"law\":\"chinchilla\",\"flops\":1e21,\"gpu\":\"V100\"}", "gpu");
     expect_422(ep, "{\"law\":\"chinchilla\",\"flops\":1e21,\"params\":1e9}", "params");
-    expect_422(ep, "{\"law\":\"chinchilla\",\"params\":1e9}", "tokens");
+    expect_422(ep, "{\"law\":\"chinchilla\",\"tokens\":1e9}", "params");
+    expect_422(ep, "{\"law\":\"chinchilla\",\"params\":1e9,\"flops\":1e21}", "params");
     expect_422(ep, "{\"law\":\"chinchilla\",\"flops\":0}", "flops");
     expect_422(ep, "{\"law\":\"chinchilla\"}", "flops");
     expect_422(ep, "{\"gpu\":\"V100\",\"flops\":1e21,\"hours\":1}", "flops");

@@ -190,15 +190,23 @@ static void test_inverses(void **state)
     assert_null(scaling_gpu_name(5));
 }
 
-/* The issue: 1e21 FLOPs → ≈1.82e9 parameters, ≈9.2e10 tokens, loss ≈2.329. */
+/* Fathom's one Chinchilla rule: Epoch AI's fit (Besiroglu et al. 2024), E 1.8172, A 482.01,
+ * B 2085.43, α 0.3478, β 0.3658. By hand:
+ *   a = β/(α+β) = 0.3658/0.7136 = 0.51261
+ *   G = (αA/(βB))^(1/(α+β)) = (167.6431/762.8503)^(1/0.7136) = 0.219759^1.40135 = 0.11963
+ *   C = 1e21: C/6 = 1.6667e20, ln = 46.5624, ·a = 23.8684, e^ = 2.3226e10,
+ *             N = 0.11963·2.3226e10 = 2.7785e9, D = 1.6667e20/2.7785e9 = 5.9985e10 (21.59 a
+ *             parameter), L = 1.8172 + 482.01/1924.3 + 2085.43/8762 = 1.8172 + 0.25049 + 0.23801
+ *             = 2.3057. */
 static void test_chinchilla(void **state)
 {
     (void)state;
-    const scaling_chinchilla_t *law = &scaling_chinchilla_hoffmann2022;
+    const scaling_chinchilla_t *law = &scaling_chinchilla_law;
     scaling_chinchilla_point_t p = scaling_chinchilla_optimal(law, 1e21);
-    assert_close(p.params, 1.82e9, 0.005);
-    assert_close(p.tokens, 9.2e10, 0.01);
-    assert_close(p.loss, 2.329, 0.0005 / 2.329);
+    assert_close(p.params, 2.7785e9, 2e-4);
+    assert_close(p.tokens, 5.9985e10, 2e-4);
+    assert_close(p.tokens / p.params, 21.59, 5e-4);
+    assert_close(p.loss, 2.3057, 1e-4);
     assert_close(6.0 * p.params * p.tokens, 1e21, 1e-12);
     /* The optimum is a minimum along 6ND = C. */
     for (double k = 0.5; k <= 2.0; k *= 2.0) {
@@ -206,10 +214,18 @@ static void test_chinchilla(void **state)
                                                                p.tokens / k);
         assert_true(q.loss >= p.loss);
     }
-    /* Chinchilla itself: 70e9 parameters on 1.4e12 tokens. */
+    /* Chinchilla itself, 70e9 parameters on 1.4e12 tokens: 482.01/70e9^0.3478 = 482.01/5914.6
+     * = 0.081495, 2085.43/1.4e12^0.3658 = 2085.43/27737 = 0.075187, L = 1.973882. */
     scaling_chinchilla_point_t c = scaling_chinchilla_loss(law, 70e9, 1.4e12);
-    assert_close(c.loss, 1.9366454705587173, 1e-12);
+    assert_close(c.loss, 1.973882, 1e-6);
     assert_close(c.flos, 6.0 * 70e9 * 1.4e12, 1e-15);
+    /* Read backwards: a model of 1e9 parameters is optimal at C/6 = (1e9/G)^(1/a) =
+     * (8.3591e9)^1.95079 = e^(22.8466·1.95079) = e^44.5690 = 2.2703e19, so D = 2.2703e10 (22.7 a
+     * parameter); and its optimum read forwards is the same model. */
+    scaling_chinchilla_point_t n = scaling_chinchilla_optimal_for_params(law, 1e9);
+    assert_close(n.params, 1e9, 1e-15);
+    assert_close(n.tokens, 2.2703e10, 2e-4);
+    assert_close(scaling_chinchilla_optimal(law, n.flos).params, 1e9, 1e-12);
 }
 
 static void test_run_cost(void **state)

@@ -5,6 +5,8 @@
 #include <math.h>
 
 #include "../test_util.h"
+#include "llm_codec.h"
+#include "model_codec.h"
 #include "search_plan_codec.h"
 #include "search_test_util.h"
 
@@ -77,10 +79,65 @@ static void candidate_is_the_unpruned_best(void **state)
     json_decref(body);
 }
 
+/* options.stack reaches every candidate's search: the layout a torchtitan plan reports runs
+ * torchtitan (compiled), re-estimated as /v1/estimate would, with no Transformer Engine TP
+ * overlap; compile without a PyTorch stack is refused naming options.compile. */
+static void stack_reaches_every_candidate(void **state)
+{
+    (void)state;
+    codec_ctx_t ctx = {test_presets};
+    fathom_error_t err;
+    fathom_error_clear(&err);
+    json_t *body = json_loads(
+        "{\"kind\": \"plan\", \"model\": \"llama3-8B\", \"tokens\": 1e9, \"batch_tokens\": "
+        "131072, \"systems\": [\"h100_sxm\"], \"gpu_counts\": [8, 16], \"options\": "
+        "{\"stack\": \"torchtitan\", \"compile\": true}}",
+        0, NULL);
+    uint64_t size = 0;
+    json_t *spec = codec_plan_normalize(body, &ctx, UINT64_MAX, &size, &err);
+    if (!spec)
+        fail_msg("%s: %s", err.field, err.message);
+    for (uint64_t i = 0; i < size; i++) {
+        uint64_t evaluations = 0;
+        json_t *c = codec_plan_candidate(spec, &ctx, i, NULL, &evaluations, &err);
+        assert_non_null(c);
+        const json_t *e = json_object_get(c, "execution");
+        assert_string_equal(json_string_value(json_object_get(e, "stack")), "torchtitan");
+        assert_true(json_is_true(json_object_get(e, "compile")));
+        assert_string_equal(json_string_value(json_object_get(e, "tensor_par_overlap")), "none");
+        /* the same execution, estimated on its own, steps as the candidate says */
+        llm_execution_t ex;
+        fathom_model_t m;
+        llm_system_t sys;
+        llm_result_t res;
+        assert_int_equal(codec_model_decode(json_object_get(spec, "model"), "model", NULL, &m,
+                                            &err), 0);
+        assert_int_equal(codec_llm_system_decode(json_object_get(json_array_get(
+                                                     json_object_get(spec, "systems"), 0),
+                                                                 "system"),
+                                                 "system", NULL, &sys, &err), 0);
+        assert_int_equal(codec_llm_execution_decode(e, "execution", &ex, &err), 0);
+        assert_int_equal(llm_estimate(&m, &sys, &ex, &res, &err), 0);
+        assert_close(json_number_value(json_object_get(c, "step_time_s")), res.stats.total_time,
+                     1e-12);
+        json_decref(c);
+    }
+    json_decref(spec);
+    json_decref(body);
+    body = json_loads("{\"kind\": \"plan\", \"model\": \"llama3-8B\", \"tokens\": 1e9, "
+                      "\"systems\": [\"h100_sxm\"], \"gpu_counts\": [8], \"options\": "
+                      "{\"compile\": true}}",
+                      0, NULL);
+    assert_null(codec_plan_normalize(body, &ctx, UINT64_MAX, &size, &err));
+    assert_string_equal(err.field, "options.compile");
+    json_decref(body);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(candidate_is_the_unpruned_best),
+        cmocka_unit_test(stack_reaches_every_candidate),
     };
     return cmocka_run_group_tests(tests, test_load_presets, test_free_presets);
 }

@@ -139,10 +139,14 @@ static serving_request_t request(serving_engine_t engine)
  *                → 26.0747 µs
  *   passes       4·(6·1024 + 3·4096)·2 = 147,456 B / 8.5e11 = 0.1735 µs
  *   GPU          78.0879 µs
- *   host (TensorRT-LLM, overlapped): 20 kernels replayed from a graph, 20 µs; scheduling
- *                0.5 ms + 4·10 µs = 540 µs, of which 540 − 78.0879 − 20 = 441.9121 µs shows:
- *                the step takes 540 µs and is host-bound. vLLM shows all of it:
- *                78.0879 + 20 + 540 = 638.0879 µs. */
+ *   host (TensorRT-LLM, overlapped): 20 kernels replayed from a graph, 20 µs more GPU time;
+ *                the loop 0.5 ms + 4 requests · 45.11 ms/1,536 (29.36849 µs) = 617.47396 µs >
+ *                98.0879 µs: the step takes 617.47396 µs and is host-bound; vLLM (async
+ *                scheduling) the same.
+ *   Two such blocks over two pipeline stages (vLLM runs them without async scheduling): the
+ *                stage's GPU 78.0879 µs plus the hand-off of 4·1024·2 = 8,192 B at 100 GB/s
+ *                (81.92 ns), 20 µs of graph replay, then the host's 617.47396 µs in turn:
+ *                78.16982 + 20 + 617.47396 = 715.64378 µs. */
 static void decode_step(void **state)
 {
     (void)state;
@@ -158,12 +162,66 @@ static void decode_step(void **state)
     assert_close(st.kv_read_s, 38.8087e-6, 1e-5);
     assert_close(st.attention_s, 38.8087e-6, 1e-5);
     assert_close(st.elementwise_s, 0.1735e-6, 1e-3);
-    assert_close(st.total_s, 540e-6, 1e-9);
+    assert_close(st.total_s, 617.47396e-6, 1e-7);
     assert_int_equal(st.bound, SERVING_BOUND_HOST);
     r.engine = SERVING_ENGINE_VLLM;
     assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
     serving__step(&c, &ld, &st);
-    assert_close(st.total_s, 638.0879e-6, 1e-5);
+    assert_close(st.total_s, 617.47396e-6, 1e-7);
+    fathom_model_t two = one_block();
+    two.num_blocks = 2;
+    r.layout.pipeline_par = 2;
+    assert_int_equal(serving__ctx_init(&c, &two, &s, &r, &r.layout, NULL), 0);
+    serving__step(&c, &ld, &st);
+    assert_close(st.total_s, 715.64378e-6, 1e-6);
+}
+
+/* The host on a Grace CPU (the GB200 presets: 18.2 µs an eager launch, 2.75 µs a replayed
+ * kernel), the decode step above (GPU 78.0879 µs, 20 kernels):
+ *   TensorRT-LLM: GPU 78.0879 + 20·2.75 = 133.0879 µs; the loop's 617.47396 µs is not scaled
+ *     (only launches are): the step is 617.47396 µs;
+ *   its C++ executor: t_seq = 0.044·29.36849 = 1.292214 µs: 500 + 4·1.292214 = 505.16886 µs;
+ *   a prompt step (eager, 1 sequence) against 100 µs of GPU: 500 + 29.36849 + 20·18.2 =
+ *     893.36849 µs, 793.36849 µs beyond the GPU; on the x86 host (6.62 µs a launch) 500 +
+ *     29.36849 + 132.4 = 661.76849 µs, 561.76849 µs beyond. */
+static void grace_host(void **state)
+{
+    (void)state;
+    const fathom_model_t m = one_block();
+    serving_system_t s = round_gpu(16);
+    s.hw.host_launch_s = 18.2e-6, s.hw.graph_launch_s = 2.75e-6;
+    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
+    sv_ctx_t c;
+    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
+    sv_load_t ld = {4, 1, 1000, 0, 0, 0, 0};
+    serving_step_t st;
+    serving__step(&c, &ld, &st);
+    assert_close(st.total_s, 617.47396e-6, 1e-7);
+    r.cpp_executor = true;
+    serving__step(&c, &ld, &st);
+    assert_close(st.total_s, 505.16886e-6, 1e-7);
+    r.cpp_executor = false;
+    const sv_load_t pre = {0, 1, 0, 64, 32.5, 0, 1};
+    assert_close(serving__host_s(&c, &pre, 100e-6), 793.36849e-6, 1e-7);
+    s.hw.host_launch_s = 6.62e-6;
+    assert_close(serving__host_s(&c, &pre, 100e-6), 561.76849e-6, 1e-7);
+}
+
+/* A system that measured its decode attention (decode_attention_efficiency 0.5): the decode
+ * step's KV, 16,384,000 B, reads in 21 + 16.384e6/(1e12·0.5) = 21 + 32.768 = 53.768 µs. */
+static void decode_attention_share(void **state)
+{
+    (void)state;
+    const fathom_model_t m = one_block();
+    serving_system_t s = round_gpu(16);
+    s.decode_attention_efficiency = 0.5;
+    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
+    sv_ctx_t c;
+    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
+    sv_load_t ld = {4, 1, 1000, 0, 0, 0, 0};
+    serving_step_t st;
+    serving__step(&c, &ld, &st);
+    assert_close(st.kv_read_s, 53.768e-6, 1e-9);
 }
 
 /* Prefill step of one 2,048-token prompt (no decode): the GEMMs are compute-bound.
@@ -198,10 +256,12 @@ static void prefill_step(void **state)
  * decode sequences on one GPU:
  *   an expert has 2·256·256 = 131,072 parameters; T_all = 2 tokens pick 2 of 4 each, so an
  *   expert is touched with probability 1 − (1 − 2/4)² = 0.75: weights read 4·0.75·131,072·2 B
- *   = 786,432 B, activations 2·2·(2·256)·2 = 4,096 B → 790,528 B / 7.3e11 = 1.0829 µs;
- *   FLOPs 2·2·2·131,072 = 1,048,576 at one token per expert, occupancy 1/(1 + 1.9e5/256)
- *   = 1/743.1875: 1,048,576 / (71.38e12 / 743.1875) = 10.9174 µs — the grouped GEMM is
- *   compute-bound on its occupancy;
+ *   = 786,432 B, the rows in and out 4·2·256·2 = 4,096 B → 790,528 B / 7.3e11 = 1.0829 µs;
+ *   the grouped GEMMs (llm_grouped_gemm_shape): rows 2·2 = 4, M = 4/4 = 1 a local expert; up
+ *   (K 256, N 256) and down (K 256, N 256) each 2·4·256·256 = 524,288 FLOP at a shape factor
+ *   1/161 · 256/416 · 256/288 = 0.0033975684, at 100 TFLOP/s · top 1 · 0.86: 524,288 /
+ *   (86e12 · 0.0033975684) = 1.794333 µs each; with 30 µs a call, 2·1.794333 + 60 = 63.588666 µs
+ *   — the grouped GEMMs are compute-bound on their fixed cost;
  *   passes: 2·(6·256 + 3·(2·256))·2 = 12,288 B, plus the gather and scatter of R = 2·2 = 4 rows
  *   (4 + 2)·256·2·2 = 6,144 B: 18,432 B / 8.5e11 = 21.685 ns. */
 static void moe_step(void **state)
@@ -217,7 +277,7 @@ static void moe_step(void **state)
     sv_load_t ld = {2, 1, 10, 0, 0, 0, 0};
     serving_step_t st;
     serving__step(&c, &ld, &st);
-    assert_close(st.moe_experts_s, 10.9174e-6, 1e-5);
+    assert_close(st.moe_experts_s, 63.588666e-6, 1e-6);
     assert_close(st.elementwise_s, 21.685e-9, 1e-4);
 }
 
@@ -268,16 +328,76 @@ static void trtllm_bench(void **state)
     r.weights = r.kv = SERVING_DT_FP8;
     r.input_tokens = r.output_tokens = 1024;
     int64_t bs = 0, tok = 0;
-    serving_trtllm_bench_settings(&m, &s, &r, &bs, &tok);
+    serving_trtllm_bench_settings(&m, &s, &r, SERVING_CKPT_MODELOPT, &bs, &tok);
     assert_int_equal(bs, 768);
     assert_int_equal(tok, 2048);
     /* 8,192/1,024: 1 + 8 tokens per output: min(651.45·... ) — a request of 9,216 tokens holds
      * 1.40625 GiB: 144.77 requests → batch max(64, 32·ceil(4.52)) = 160; tokens 144.77·9 =
      * 1,302.9 → 2,048, and at least 8,192 + 160 = 8,352 */
     r.input_tokens = 8192;
-    serving_trtllm_bench_settings(&m, &s, &r, &bs, &tok);
+    serving_trtllm_bench_settings(&m, &s, &r, SERVING_CKPT_MODELOPT, &bs, &tok);
     assert_int_equal(bs, 160);
     assert_int_equal(tok, 8352);
+}
+
+/* The engine size trtllm-bench reads from a checkpoint (serving__checkpoint_bytes), by hand:
+ *   Llama 3.1 70B, ModelOpt NVFP4: block linears 80·(150,994,944 + 704,643,072) =
+ *     68,451,041,280 of 70,553,706,496; elements 2,102,665,216 + 68,451,041,280·0.5625 =
+ *     40,606,375,936, at 0.5 B: 20,303,187,968 B (18.9088 GiB). On two 140 GiB GPUs (FP8 KV,
+ *     1,024/1,024): pool (280 − 18.9088)·0.95 = 248.0366 GiB / 0.3125 GiB = 793.72 requests →
+ *     batch 128·7 = 896; tokens 1,587.4 → 2,048 (≥ 1,024 + 896).
+ *   The MoE block of moe_step (h 256, 4 experts of 256, not gated): attention 256·768 + 256·256
+ *     = 262,144, norms 512, router 1,024, experts 4·131,072 = 524,288, final norm 256: total
+ *     788,224. ModelOpt NVFP4: q = 262,144 + 1,024 + 524,288 = 787,456; (768 + 787,456·0.5625)
+ *     ·0.5 = 221,856 B. OpenAI's MXFP4 experts: (263,936 + 524,288·(1/2 + 1/32))·2 =
+ *     (263,936 + 278,528)·2 = 1,084,928 B. */
+static void checkpoint(void **state)
+{
+    (void)state;
+    const fathom_model_t l70 = llama(8192, 28672, 64, 80);
+    assert_close(serving__checkpoint_bytes(&l70, SERVING_DT_FP4, SERVING_CKPT_MODELOPT),
+                 20303187968.0, 1e-15);
+    serving_system_t s = round_gpu(140);
+    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
+    r.layout.tensor_par = 2;
+    r.weights = SERVING_DT_FP4, r.kv = SERVING_DT_FP8;
+    r.input_tokens = r.output_tokens = 1024;
+    int64_t bs = 0, tok = 0;
+    serving_trtllm_bench_settings(&l70, &s, &r, SERVING_CKPT_MODELOPT, &bs, &tok);
+    assert_int_equal(bs, 896);
+    assert_int_equal(tok, 2048);
+    fathom_model_t m = one_block();
+    m.hidden = 256, m.feedforward = 256, m.attn_heads = 2, m.kv_heads = 2;
+    m.moe = (model_moe_t){4, 2, 256, 0, 0, 0, 1, false, 0, 0};
+    assert_close(serving__checkpoint_bytes(&m, SERVING_DT_FP4, SERVING_CKPT_MODELOPT), 221856,
+                 1e-15);
+    assert_close(serving__checkpoint_bytes(&m, SERVING_DT_FP4, SERVING_CKPT_MXFP4_EXPERTS),
+                 1084928, 1e-15);
+}
+
+/* trtllm-bench for an MLA model reads num_key_value_heads = the attention heads and head_dim =
+ * qk_rope_head_dim (transformers' DeepseekV3Config alias). One block, h 256, 2 heads, MLA with
+ * kv_lora 64, nope 32, rope 16, v 32 and no q LoRA, a 256-wide MLP (not gated), BF16:
+ *   parameters: MLA replicated 256·(64 + 16) + 64 = 20,544, split 256·2·48 + 64·2·64 + 2·32·256
+ *   = 49,152; norms 512; MLP 131,072; final norm 256: 201,536 → engine 403,072 B;
+ *   a token 2·1·max(1, 2)·16·2 B = 128 B; on 1 GiB: (1,073,741,824 − 403,072)·0.95 =
+ *   1,019,671,814.4 B over 2,048 tokens · 128 B = 262,144 B → 3,889.77 requests → batch
+ *   256·ceil(15.19) = 4,096; tokens min(7,779.5, 32,768) → 512·ceil(15.19) = 8,192. */
+static void trtllm_bench_mla(void **state)
+{
+    (void)state;
+    fathom_model_t m = one_block();
+    m.hidden = 256, m.feedforward = 256, m.attn_heads = 2, m.kv_heads = 0;
+    m.mla = (model_mla_t){true, 0, 64, 32, 16, 32};
+    assert_close(serving__checkpoint_bytes(&m, SERVING_DT_BF16, SERVING_CKPT_MODELOPT), 403072,
+                 1e-15);
+    serving_system_t s = round_gpu(1);
+    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
+    r.input_tokens = r.output_tokens = 1024;
+    int64_t bs = 0, tok = 0;
+    serving_trtllm_bench_settings(&m, &s, &r, SERVING_CKPT_MODELOPT, &bs, &tok);
+    assert_int_equal(bs, 4096);
+    assert_int_equal(tok, 8192);
 }
 
 /* Speculative decoding: k = 3 drafts each accepted with α = 0.8 gain
@@ -403,9 +523,13 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(kv_bytes),     cmocka_unit_test(formats),
-        cmocka_unit_test(decode_step),  cmocka_unit_test(prefill_step),
+        cmocka_unit_test(decode_step),
+        cmocka_unit_test(grace_host),
+        cmocka_unit_test(decode_attention_share),  cmocka_unit_test(prefill_step),
         cmocka_unit_test(moe_step),
         cmocka_unit_test(concurrency),  cmocka_unit_test(trtllm_bench),
+        cmocka_unit_test(checkpoint),
+        cmocka_unit_test(trtllm_bench_mla),
         cmocka_unit_test(speculative),  cmocka_unit_test(offline_one),
         cmocka_unit_test(refusals),     cmocka_unit_test(plan_select),
         cmocka_unit_test(disaggregated),

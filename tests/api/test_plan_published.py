@@ -1,0 +1,87 @@
+"""test_plan_published.py — published whole pre-training runs (tests/data/plans/published_runs.json:
+GPU-hours as their authors state them, on their GPU type and count) planned on a server with its
+default limits, as a new user would: every plan is accepted (DeepSeek-V3 on 2,048 H800 included),
+and each run's published GPU-hours are compared with the candidate's gpu_hours_range (issue 35:
+inside the range, the range at most 1.6x wide, the point estimate within 20% on average).
+
+The table printed is the report. Rows whose miss is known and explained in doc/plan.md (the step
+model, not the run, being off: A100 steps at 67-72% MFU where these runs' stacks reached 26-48%;
+DeepSeek-V3's MoE step) are listed in KNOWN_MISSES and only printed; every other row must meet
+each criterion, so a regression fails here."""
+import json
+import os
+import unittest
+
+from harness import SOURCE, ServerTestCase
+from test_sweeps import wait_for
+
+RUNS = json.load(open(os.path.join(SOURCE, "tests", "data", "plans", "published_runs.json")))["runs"]
+
+# (run, criterion) pairs that miss today, with the reason in doc/plan.md ("What the published runs
+# say about Fathom"): criterion "inside", "width" (at most 1.6x) or "point" (within 20%).
+A100_STEP = "the A100 step model runs these models at 67-72% MFU; their runs reached 26-48%"
+KNOWN_MISSES = {
+    ("LLaMA 65B", "width"): A100_STEP, ("LLaMA 65B", "point"): A100_STEP,
+    ("BLOOM 176B", "width"): A100_STEP, ("BLOOM 176B", "point"): A100_STEP,
+    ("StarCoderBase 15.5B", "inside"): A100_STEP, ("StarCoderBase 15.5B", "width"): A100_STEP,
+    ("StarCoderBase 15.5B", "point"): A100_STEP,
+    ("MPT-7B", "width"): A100_STEP, ("MPT-7B", "point"): A100_STEP,
+    ("Falcon-180B", "point"): A100_STEP,
+    ("DeepSeek-V3", "width"): "the MoE step model is 1.4x slower than the published run",
+    ("DeepSeek-V3", "point"): "the MoE step model is 1.4x slower than the published run",
+}
+
+
+class PublishedRuns(ServerTestCase):
+    def test_published_runs_against_their_ranges(self):
+        ids = []
+        for run in RUNS:
+            r = self.server.post("/v1/sweep", run["plan"])  # the server's default limits
+            self.assertEqual(r.status, 202, (run["name"], r.body))
+            ids.append(r.json()["id"])
+        rows, errors, misses = [], [], []
+        for run, sid in zip(RUNS, ids):
+            doc = wait_for(self.server, sid, timeout=850)
+            self.assertEqual(doc["status"], "done", doc)
+            c = doc["plan"]["candidates"][0]
+            self.assertTrue(c["fits"], (run["name"], c["reason"]))
+            pub = run["published_gpu_hours"]
+            lo, hi = c["gpu_hours_range"]
+            point = c["gpu_hours"]
+            self.assertTrue(lo <= point <= hi)
+            got = {"inside": lo <= pub <= hi, "width": hi / lo <= 1.6,
+                   "point": abs(point / pub - 1) <= 0.2}
+            errors.append(abs(point / pub - 1))
+            rows.append((run["name"], pub, lo, point, hi, hi / lo, point / pub - 1, c["mfu"],
+                         c["batch_tokens"], c["search"].get("stages", 1)))
+            for criterion, ok in got.items():
+                if not ok and (run["name"], criterion) not in KNOWN_MISSES:
+                    misses.append("%s: %s" % (run["name"], criterion))
+        print("\n%-20s %11s %11s %11s %11s %6s %7s %6s %9s %s" % (
+            "run", "published", "low", "point", "high", "width", "point", "mfu", "batch_M", "stages"))
+        for name, pub, lo, point, hi, width, err, mfu, batch, stages in rows:
+            print("%-20s %11.4g %11.4g %11.4g %11.4g %6.2f %+6.1f%% %6.3f %9.2f %d" % (
+                name, pub, lo, point, hi, width, 100 * err, mfu, batch / 2**20, stages))
+        print("mean |point - published| / published: %.1f%% over %d runs" % (
+            100 * sum(errors) / len(errors), len(errors)))
+        self.assertEqual(misses, [], "rows missing a criterion they met before")
+
+    def test_llama3_405b_auto_batch_mfu(self):
+        # Llama 3.1 405B on 16,384 H100s with the plan's default batch: the published GPU-hours
+        # inside the range (the step's MFU is printed beside the paper's 38-43%)
+        run = next(r for r in RUNS if r["name"] == "Llama 3.1 405B")
+        self.assertNotIn("batch_tokens", run["plan"])
+        r = self.server.post("/v1/sweep", run["plan"])
+        doc = wait_for(self.server, r.json()["id"], timeout=850)
+        c = doc["plan"]["candidates"][0]
+        self.assertEqual(c["batch"]["rule"], "auto")
+        lo, hi = c["gpu_hours_range"]
+        self.assertTrue(lo <= run["published_gpu_hours"] <= hi, (lo, hi))
+        mfu = c["published"]["mfu_6nd_expected"]
+        print("\nLlama 3.1 405B auto: batch %d tokens, step MFU %.3f, expected whole-run MFU %.3f"
+              % (c["batch_tokens"], c["mfu"], mfu))
+        self.assertTrue(0.2 < c["mfu"] < 0.6, c["mfu"])
+
+
+if __name__ == "__main__":
+    unittest.main()
