@@ -6,7 +6,9 @@
  * models on two systems, keeps those the model accepts, then evaluates them all repeatedly on
  * one thread and prints evaluations per second and the wall time. Then the same for Llama 3 70B
  * on h100_sxm with every modern feature on (grouped-query attention, SwiGLU, RMSNorm, embedding
- * and output layers, fused attention, FP8, sequence parallelism).
+ * and output layers, fused attention, FP8, sequence parallelism), and for DeepSeek-V3. Each set
+ * runs twice: llm_estimate alone, then llm_estimate_memo with one memo as the search's workers
+ * keep one (the layer tables shared between executions costed once); the two checksums agree.
  *
  *   bench_estimate [PRESETS_DIR] [ROUNDS]     (defaults: FATHOM_DATADIR/presets, 200) */
 #include <stdio.h>
@@ -57,25 +59,25 @@ static void keep_if_accepted(const fathom_model_t *models, int model, const llm_
 /* Evaluates every case `rounds` times on this thread and prints the rate. */
 static void time_cases(const char *label, const fathom_model_t *models,
                        const llm_system_t *systems, const bench_case_t *cases, int n, int tried,
-                       int rounds)
+                       int rounds, llm_memo_t *memo)
 {
     llm_result_t r;
     double checksum = 0;
     double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
     for (int k = 0; k < rounds; k++)
         for (int i = 0; i < n; i++) {
-            llm_estimate(&models[cases[i].model], &systems[cases[i].system], &cases[i].e, &r,
-                         NULL);
+            llm_estimate_memo(&models[cases[i].model], &systems[cases[i].system], &cases[i].e,
+                              memo, &r, NULL);
             checksum += r.stats.total_time;
         }
     double wall = now(CLOCK_MONOTONIC) - w0, cpu = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
     double evals = (double)n * rounds;
-    printf("bench_estimate (%s): %d different executions (%d generated), %d rounds, %.0f "
+    printf("bench_estimate (%s%s): %d different executions (%d generated), %d rounds, %.0f "
            "evaluations\n",
-           label, n, tried, rounds, evals);
+           label, memo ? ", with a memo" : "", n, tried, rounds, evals);
     printf("wall time %.3f s, cpu time %.3f s (1 thread)\n", wall, cpu);
     printf("%.0f evaluations per second per core (%.2f us each)\n", evals / cpu, cpu / evals * 1e6);
-    printf("checksum %.6g\n", checksum);
+    printf("checksum %.17g\n", checksum);
 }
 
 /* The model (or, with system set, the system) preset `name`; -1 (said on stderr) when it
@@ -233,7 +235,12 @@ static int run_set(const char *label, void (*gen)(const fathom_model_t *, const 
         fprintf(stderr, "bench_estimate: no feasible execution (%s)\n", label);
         return 1;
     }
-    time_cases(label, models, systems, set.cases, set.n, set.tried, rounds);
+    time_cases(label, models, systems, set.cases, set.n, set.tried, rounds, NULL);
+    llm_memo_t *memo = llm_memo_new();
+    if (!memo)
+        return 1;
+    time_cases(label, models, systems, set.cases, set.n, set.tried, rounds, memo);
+    llm_memo_free(memo);
     return 0;
 }
 

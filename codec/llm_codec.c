@@ -12,26 +12,35 @@
 
 /* ---- system ---- */
 
+/* Point i of a curve, [x, efficiency]: x in [xmin, xmax], the efficiency in (0, 1]. */
+static int decode_point(const json_t *v, const char *path, size_t i, double xmin, double xmax,
+                        double *x, double *eff, fathom_error_t *err)
+{
+    char p[JR_PATH_MAX], q[JR_PATH_MAX];
+    const json_t *pt = json_array_get(v, i);
+    jr_path_index(p, sizeof p, path, i);
+    if (jr_expect_array(pt, p, 2, 2, err))
+        return -1;
+    jr_path_index(q, sizeof q, p, 0);
+    if (jr_value_real(json_array_get(pt, 0), q, xmin, xmax, x, err))
+        return -1;
+    jr_path_index(q, sizeof q, p, 1);
+    if (jr_value_real(json_array_get(pt, 1), q, 0, 1, eff, err))
+        return -1;
+    if (!(*eff > 0))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "must be in (0, 1]");
+    return 0;
+}
+
 static int decode_curve(const json_t *v, const char *path, llm_curve_t *out, fathom_error_t *err)
 {
     if (jr_expect_array(v, path, 1, LLM_MAX_CURVE_POINTS, err))
         return -1;
     out->num_points = (int)json_array_size(v);
-    for (size_t i = 0; i < json_array_size(v); i++) {
-        char p[JR_PATH_MAX], q[JR_PATH_MAX];
-        const json_t *pt = json_array_get(v, i);
-        jr_path_index(p, sizeof p, path, i);
-        if (jr_expect_array(pt, p, 2, 2, err))
+    for (size_t i = 0; i < json_array_size(v); i++)
+        if (decode_point(v, path, i, 0, 1e18, &out->points[i].threshold,
+                         &out->points[i].efficiency, err))
             return -1;
-        jr_path_index(q, sizeof q, p, 0);
-        if (jr_value_real(json_array_get(pt, 0), q, 0, 1e18, &out->points[i].threshold, err))
-            return -1;
-        jr_path_index(q, sizeof q, p, 1);
-        if (jr_value_real(json_array_get(pt, 1), q, 0, 1, &out->points[i].efficiency, err))
-            return -1;
-        if (!(out->points[i].efficiency > 0))
-            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "must be in (0, 1]");
-    }
     return 0;
 }
 
@@ -139,14 +148,75 @@ static int decode_system_object(const json_t *v, const char *path,
                                 const codec_presets_t *presets, llm_system_t *out,
                                 fathom_error_t *err);
 
+/* One curve of an attention kernel: [[seq, efficiency], ...], seq strictly increasing and
+ * positive, efficiency in (0, 1]. */
+static int decode_attn_curve(const json_t *v, const char *path, llm_attn_curve_t *out,
+                             fathom_error_t *err)
+{
+    if (jr_expect_array(v, path, 1, LLM_MAX_ATTN_POINTS, err))
+        return -1;
+    out->n = (int)json_array_size(v);
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        if (decode_point(v, path, i, 1, 1e9, &out->seq[i], &out->eff[i], err))
+            return -1;
+        if (i > 0 && !(out->seq[i] > out->seq[i - 1])) {
+            char p[JR_PATH_MAX], q[JR_PATH_MAX];
+            jr_path_index(p, sizeof p, path, i);
+            jr_path_index(q, sizeof q, p, 0);
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                    "sequence lengths must increase");
+        }
+    }
+    return 0;
+}
+
+/* system.attention_kernels: {"flash2": {"fwd", "bwd", "fwd_causal", "bwd_causal",
+ * "head_dim_64"}, ...} for the named kernels (doc/stacks.md). */
+static int decode_attn_kernels(const json_t *v, const char *path, llm_system_t *out,
+                               fathom_error_t *err)
+{
+    static const char *const named[] = {"flash2", "flash3", "cudnn", "sdpa", "triton", NULL};
+    static const char *const keys[] = {"fwd", "bwd", "fwd_causal", "bwd_causal", "head_dim_64",
+                                       NULL};
+    if (!v)
+        return 0;
+    if (jr_expect_object(v, path, err) || jr_check_keys(v, path, named, err))
+        return -1;
+    for (int k = LLM_ATTN_KERNEL_FLASH2; k < LLM_ATTN_KERNEL__COUNT; k++) {
+        const json_t *t = json_object_get(v, llm_attn_kernel_names[k]);
+        if (!t)
+            continue;
+        char p[JR_PATH_MAX], q[JR_PATH_MAX];
+        jr_path(p, sizeof p, path, llm_attn_kernel_names[k]);
+        llm_attn_kernel_table_t *o = &out->attention_kernels[k];
+        llm_attn_curve_t *curves[4] = {&o->fwd, &o->bwd, &o->fwd_causal, &o->bwd_causal};
+        if (jr_expect_object(t, p, err) || jr_check_keys(t, p, keys, err) ||
+            jr_real(t, p, "head_dim_64", JR_OPTIONAL, 1, 0, 2, &o->head_dim_64, err))
+            return -1;
+        for (int c = 0; c < 4; c++) {
+            jr_path(q, sizeof q, p, keys[c]);
+            const json_t *cv = json_object_get(t, keys[c]);
+            if (!cv)
+                return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "is required");
+            if (decode_attn_curve(cv, q, curves[c], err))
+                return -1;
+        }
+        o->present = true;
+    }
+    return 0;
+}
+
+static json_t *encode_attn_curve(const llm_attn_curve_t *c);
+
 int codec_llm_system_decode(const json_t *v, const char *path, const codec_presets_t *presets,
                             llm_system_t *out, fathom_error_t *err)
 {
-    json_t *sys;
-    if (codec_llm_system_resolve(v, path, presets, &sys, err))
+    const json_t *sys;
+    json_t *owned;
+    if (codec_llm_system_resolve(v, path, presets, &sys, &owned, err))
         return -1;
-    const int rc = decode_system_object(sys ? sys : v, path, presets, out, err);
-    json_decref(sys);
+    const int rc = decode_system_object(sys, path, presets, out, err);
+    json_decref(owned);
     return rc;
 }
 
@@ -157,7 +227,7 @@ static int decode_system_object(const json_t *v, const char *path,
     static const char *const keys[] = {"matrix",   "vector",  "mem1",
                                        "mem2",     "processing_mode",  "networks",
                                        "attention_efficiency", "host_launch_s",
-                                       "graph_launch_s", "collectives",
+                                       "graph_launch_s", "collectives", "attention_kernels",
                                        "price_per_gpu_hour", "power_per_gpu_kw",
                                        /* serving's (codec/serving_codec.c): the FP4 rate,
                                         * decode attention's share of memory bandwidth */
@@ -180,8 +250,10 @@ static int decode_system_object(const json_t *v, const char *path,
     if (decode_memory(json_object_get(v, "mem2"), p, &out->mem2, err))
         return -1;
     int collectives = 0;
+    jr_path(p, sizeof p, path, "attention_kernels");
     if (jr_enum(v, path, "collectives", JR_OPTIONAL, LLM_COLLECTIVES_CALCULON,
-                llm_collectives_names, &collectives, err))
+                llm_collectives_names, &collectives, err) ||
+        decode_attn_kernels(json_object_get(v, "attention_kernels"), p, out, err))
         return -1;
     out->collectives = (llm_collectives_t)collectives;
     if (jr_enum(v, path, "processing_mode", JR_REQUIRED, 0, llm_processing_mode_names, &mode, err) ||
@@ -223,8 +295,9 @@ int codec_llm_system_cost_decode(const json_t *v, const char *path,
                                  fathom_error_t *err)
 {
     memset(out, 0, sizeof *out);
-    json_t *sys;
-    if (codec_llm_system_resolve(v, path, presets, &sys, err))
+    const json_t *sys;
+    json_t *owned;
+    if (codec_llm_system_resolve(v, path, presets, &sys, &owned, err))
         return -1;
     int rc = 0;
     if (json_is_object(sys)) {
@@ -237,7 +310,7 @@ int codec_llm_system_cost_decode(const json_t *v, const char *path,
                  ? -1
                  : 0;
     }
-    json_decref(sys);
+    json_decref(owned);
     return rc;
 }
 
@@ -271,6 +344,15 @@ static json_t *encode_curve(const llm_curve_t *c)
     for (int i = 0; ok && i < c->num_points; i++)
         ok = json_array_append_new(a, json_pack("[o,o]", num(c->points[i].threshold),
                                                 num(c->points[i].efficiency))) == 0;
+    return finish(a, ok);
+}
+
+static json_t *encode_attn_curve(const llm_attn_curve_t *c)
+{
+    json_t *a = json_array();
+    bool ok = a != NULL;
+    for (int i = 0; ok && i < c->n; i++)
+        ok = json_array_append_new(a, json_pack("[o,o]", num(c->seq[i]), num(c->eff[i]))) == 0;
     return finish(a, ok);
 }
 
@@ -329,6 +411,29 @@ json_t *codec_llm_system_encode(const llm_system_t *s)
                           "mem2", encode_memory(&s->mem2), "processing_mode",
                           llm_processing_mode_names[s->processing_mode], "networks", nets,
                           "attention_efficiency", num(s->attention_efficiency));
+    json_t *kernels = json_object();
+    bool any = false;
+    for (int k = LLM_ATTN_KERNEL_FLASH2; o && kernels && k < LLM_ATTN_KERNEL__COUNT; k++) {
+        const llm_attn_kernel_table_t *t = &s->attention_kernels[k];
+        if (!t->present)
+            continue;
+        any = true;
+        if (json_object_set_new(kernels, llm_attn_kernel_names[k],
+                                json_pack("{s:o,s:o,s:o,s:o,s:o}", "fwd", encode_attn_curve(&t->fwd),
+                                          "bwd", encode_attn_curve(&t->bwd), "fwd_causal",
+                                          encode_attn_curve(&t->fwd_causal), "bwd_causal",
+                                          encode_attn_curve(&t->bwd_causal), "head_dim_64",
+                                          num(t->head_dim_64)))) {
+            json_decref(kernels);
+            json_decref(o);
+            return NULL;
+        }
+    }
+    if (!kernels || (any ? json_object_set_new(o, "attention_kernels", kernels)
+                         : (json_decref(kernels), 0))) {
+        json_decref(o);
+        return NULL;
+    }
     /* the host side and the NCCL model only when given, so Calculon's systems keep their form */
     if (o && ((s->collectives != LLM_COLLECTIVES_CALCULON &&
                json_object_set_new(o, "collectives",
@@ -580,6 +685,9 @@ static int decode_stack_fields(const json_t *v, const char *path, llm_execution_
         return -1;
     e->stack = (llm_stack_t)stack;
     e->selective_ac = (llm_selective_ac_t)sac;
+    /* a PyTorch stack calls F.scaled_dot_product_attention unless told another kernel */
+    if (e->stack != LLM_STACK_MEGATRON && !jr_has(v, "attention_kernel"))
+        e->attention_kernel = LLM_ATTN_KERNEL_SDPA;
     if (jr_has(v, "fp8_recipe") && !e->fp8) {
         char p[JR_PATH_MAX];
         jr_path(p, sizeof p, path, "fp8_recipe");

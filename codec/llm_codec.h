@@ -37,9 +37,11 @@ int codec_llm_system_decode(const json_t *v, const char *path, const codec_prese
  * the preset, a GPU variant {"preset", and any of "memory_gib", "memory_gbps", "power_limit_w",
  * "nvlink_gbps", "nic_gbps"} to its preset with those replaced (a power limit below the board
  * power scaling the matrix and vector rates by llm_power_capped_clock), any other value to
- * itself. *out is a new reference (NULL when v is); -1 with err naming the field. */
+ * itself. *out is the object (borrowed: valid while v and the presets are); *owned is a new
+ * reference the caller frees, non-NULL only for a variant (preset objects are shared between
+ * threads and are never incref'd). -1 with err naming the field. */
 int codec_llm_system_resolve(const json_t *v, const char *path, const codec_presets_t *presets,
-                             json_t **out, fathom_error_t *err);
+                             const json_t **out, json_t **owned, fathom_error_t *err);
 /* Calculon's system object, every member explicit (new reference; NULL on allocation failure).
  * A system's price and power are not in it: they change no estimate, only a run's bill. */
 json_t *codec_llm_system_encode(const llm_system_t *s);

@@ -428,6 +428,7 @@ static int pytorch_execution(const json_t *row, llm_stack_t stack, json_t *e)
         json_object_set_new(e, "seq_par_ag_redo", json_false()))
         return -1;
     json_object_del(e, "tensor_par_overlap");
+    json_object_del(e, "attention_kernel"); /* the stack's: F.scaled_dot_product_attention */
     json_object_del(e, "fp8_params");
     json_object_del(e, "low_precision_gradients");
     if (fp8 && find_nocase(prec, "rowwise") &&

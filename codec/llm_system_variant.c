@@ -142,15 +142,18 @@ static bool is_variant(const json_t *v)
 }
 
 int codec_llm_system_resolve(const json_t *v, const char *path, const codec_presets_t *presets,
-                             json_t **out, fathom_error_t *err)
+                             const json_t **out, json_t **owned, fathom_error_t *err)
 {
     *out = NULL;
+    *owned = NULL;
     if (codec_presets_deref(presets, PRESET_SYSTEM, &v, path, err))
         return -1;
     if (is_variant(v)) {
-        *out = make_variant(v, path, presets, err);
-        return *out ? 0 : -1;
+        *owned = make_variant(v, path, presets, err);
+        *out = *owned;
+        return *owned ? 0 : -1;
     }
-    *out = json_incref((json_t *)v);
+    /* borrowed: the registry's presets are shared by every thread, so never incref'd here */
+    *out = v;
     return 0;
 }

@@ -47,10 +47,11 @@ int codec_serving_system_decode(const json_t *v, const char *path, const codec_p
 {
     memset(out, 0, sizeof *out);
     codec_gpu_cost_t cost;
-    json_t *sys = NULL; /* the object v stands for (a preset, a GPU variant of one) */
+    const json_t *sys = NULL; /* the object v stands for (a preset, a GPU variant of one) */
+    json_t *owned = NULL;
     if (codec_llm_system_decode(v, path, presets, &out->hw, err) ||
         codec_llm_system_cost_decode(v, path, presets, &cost, err) ||
-        codec_llm_system_resolve(v, path, presets, &sys, err))
+        codec_llm_system_resolve(v, path, presets, &sys, &owned, err))
         return -1;
     out->price_per_gpu_hour = cost.price_per_gpu_hour;
     out->power_per_gpu_kw = cost.power_per_gpu_kw;
@@ -59,7 +60,7 @@ int codec_serving_system_decode(const json_t *v, const char *path, const codec_p
                            err) ||
                    jr_positive(o, path, "decode_attention_efficiency", JR_OPTIONAL, 0, 1,
                                &out->decode_attention_efficiency, err);
-    json_decref(sys);
+    json_decref(owned);
     return rc ? -1 : 0;
 }
 

@@ -172,8 +172,11 @@ enum MHD_Result http_send_stream(http_req_t *r, int status, const char *content_
     const char *inm = http_header(r, "If-None-Match");
     if (status == 200 && etag && inm && etag_matches(inm, etag) &&
         (strcmp(r->method, "GET") == 0 || strcmp(r->method, "HEAD") == 0)) {
-        free_ctx(ctx); /* the client holds this very answer: http_send makes it a 304 */
-        return http_send(r, 200, content_type, "", 0, headers);
+        /* The client holds this very answer: http_send makes it a 304. The reader is freed
+         * after, since the headers (the ETag above all) may live in it. */
+        enum MHD_Result rc = http_send(r, 200, content_type, "", 0, headers);
+        free_ctx(ctx);
+        return rc;
     }
     struct MHD_Response *resp =
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, block_size, read, ctx, free_ctx);

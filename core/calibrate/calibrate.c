@@ -294,7 +294,7 @@ static int build_params(fit_t *f)
     bool fused = false;
     for (size_t i = 0; i < in->n_runs; i++) {
         const llm_execution_t *e = &in->runs[i].execution;
-        fused |= e->attention_kernel == LLM_ATTN_KERNEL_FUSED;
+        fused |= llm_attention_fused(e); /* fused, or a named kernel the system has no table of */
         if (!gemm_dt[e->datatype] && add_param(f, K_MATRIX_SCALE, e->datatype, 0))
             return -1;
         if (e->fp8 && !gemm_dt[LLM_DT_FLOAT8] && add_param(f, K_MATRIX_SCALE, LLM_DT_FLOAT8, 0))

@@ -100,13 +100,17 @@ static inline bool model_block_is_moe(const fathom_model_t *m, int64_t i)
            (i - e->first_dense_blocks) % (e->every > 0 ? e->every : 1) == 0;
 }
 
-/* MoE blocks among blocks [first, last). */
+/* MoE blocks among blocks [first, last): the i ≥ d with (i − d) % every == 0, d the dense
+ * blocks first, counted in O(1) (the step model asks per stage and per estimate):
+ * ⌈(last − d)/every⌉ − ⌈(max(first, d) − d)/every⌉. */
 static inline int64_t model_moe_blocks_in(const fathom_model_t *m, int64_t first, int64_t last)
 {
-    int64_t n = 0;
-    for (int64_t i = first; i < last; i++)
-        n += model_block_is_moe(m, i);
-    return n;
+    const model_moe_t *e = &m->moe;
+    const int64_t d = e->first_dense_blocks, ev = e->every > 0 ? e->every : 1;
+    const int64_t a = first > d ? first : d;
+    if (e->num_experts <= 0 || last <= a)
+        return 0;
+    return (last - d + ev - 1) / ev - (a - d + ev - 1) / ev;
 }
 
 /* Key/value heads: kv_heads, or attn_heads when not set (multi-head attention). */

@@ -106,6 +106,42 @@ typedef struct {
     double scale_falloff;
 } llm_network_t;
 
+/* Attention as the kernels compute it: Calculon's unfused batched matmuls, softmax and dropout
+ * moving the s×s scores through memory, or one fused (flash) kernel that keeps them on chip. */
+/* The named kernels (doc/stacks.md, "Attention kernels") are fused kernels too, each at its own
+ * measured speed (system.attention_kernels) where the system gives one, else at the system's
+ * attention_efficiency as "fused" is: FlashAttention-2 and -3 (Dao-AILab), cuDNN's fused
+ * attention, PyTorch's scaled_dot_product_attention as it dispatches by default (its flash
+ * backend, FlashAttention-2, on Hopper and Ampere), and Triton's fused attention. */
+typedef enum {
+    LLM_ATTN_KERNEL_UNFUSED = 0,
+    LLM_ATTN_KERNEL_FUSED = 1,
+    LLM_ATTN_KERNEL_FLASH2 = 2,
+    LLM_ATTN_KERNEL_FLASH3 = 3,
+    LLM_ATTN_KERNEL_CUDNN = 4,
+    LLM_ATTN_KERNEL_SDPA = 5,
+    LLM_ATTN_KERNEL_TRITON = 6,
+    LLM_ATTN_KERNEL__COUNT
+} llm_attn_kernel_t;
+
+/* One attention kernel's measured speed (system.attention_kernels): the fraction of the matrix
+ * engine's peak it reaches at head size 128 as a function of the sequence length, forward and
+ * backward, without and with a causal mask (causal FLOPs counted as half the square, as the
+ * published benchmarks count them), interpolated in log(seq) between points and held beyond the
+ * ends; head size 64 runs at head_dim_64 of it (linear between 64 and 128, 128's above). */
+#define LLM_MAX_ATTN_POINTS 8
+typedef struct {
+    int n;
+    double seq[LLM_MAX_ATTN_POINTS];
+    double eff[LLM_MAX_ATTN_POINTS];
+} llm_attn_curve_t;
+
+typedef struct {
+    bool present;
+    llm_attn_curve_t fwd, bwd, fwd_causal, bwd_causal;
+    double head_dim_64;
+} llm_attn_kernel_table_t;
+
 typedef enum { LLM_PROC_ROOFLINE = 0, LLM_PROC_NO_OVERLAP = 1 } llm_processing_mode_t;
 /* How collectives are costed (llm_collective.h): Calculon's formula per tier, or NCCL's
  * algorithms over the tiers a group spans. */
@@ -128,7 +164,11 @@ typedef struct {
     double host_launch_s;
     double graph_launch_s;
     llm_collectives_t collectives;
+    /* Measured speed of the named attention kernels, by llm_attn_kernel_t (the unfused and
+     * fused entries unused); a kernel without one runs at attention_efficiency. */
+    llm_attn_kernel_table_t attention_kernels[LLM_ATTN_KERNEL__COUNT];
 } llm_system_t;
+
 
 /* A system object that leaves attention_efficiency out gets this: FlashAttention-2 forward and
  * backward on A100 and H100 reach about half of the dense BF16 peak at head size 128 (Dao 2023,
@@ -155,9 +195,6 @@ typedef enum {
 #define LLM_RECOMPUTE_MODULE_SETS 4
 typedef enum { LLM_TP_COMM_AR = 0, LLM_TP_COMM_P2P_RS_AG = 1, LLM_TP_COMM_RS_AG = 2 } llm_tp_comm_t;
 typedef enum { LLM_TP_OVERLAP_NONE = 0, LLM_TP_OVERLAP_RING = 1, LLM_TP_OVERLAP_PIPE = 2 } llm_tp_overlap_t;
-/* Attention as the kernels compute it: Calculon's unfused batched matmuls, softmax and dropout
- * moving the s×s scores through memory, or one fused (flash) kernel that keeps them on chip. */
-typedef enum { LLM_ATTN_KERNEL_UNFUSED = 0, LLM_ATTN_KERNEL_FUSED = 1 } llm_attn_kernel_t;
 /* The software stack that runs the step (doc/stacks.md). Megatron-Core with Transformer Engine
  * is Calculon's and Fathom's behaviour to date: fused elementwise kernels, Megatron's collectives.
  * The PyTorch-native stacks run the same model through PyTorch's own kernels: torchtitan (FSDP2,
@@ -385,6 +422,20 @@ static inline llm_pp_schedule_t llm_pp_schedule(const llm_execution_t *e)
 int llm_recompute_module_ladder(const fathom_model_t *m, const llm_execution_t *e,
                                 unsigned sets[LLM_RECOMPUTE_MODULE_SETS]);
 
+/* How the TP collectives overlap the GEMMs: Megatron's tensor_par_overlap, or under a PyTorch
+ * stack async_tp, torch's micro-pipelined matmuls (a chunk of the GEMM per step of a ring of peer
+ * copies, as the ring overlap is costed). */
+static inline llm_tp_overlap_t llm_tp_overlap(const llm_execution_t *e)
+{
+    return e->async_tp ? LLM_TP_OVERLAP_RING : e->tensor_par_overlap;
+}
+
+/* Whether attention runs as one fused kernel (any kernel but Calculon's unfused one). */
+static inline bool llm_attention_fused(const llm_execution_t *e)
+{
+    return e->attention_kernel != LLM_ATTN_KERNEL_UNFUSED;
+}
+
 /* context_par, and the processors gradients are reduced over (data_par × context_par). */
 static inline int64_t llm_context_par(const llm_execution_t *e)
 {
@@ -505,6 +556,20 @@ typedef struct {
 int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                  llm_result_t *out, fathom_error_t *err);
 
+/* What estimates share, kept between calls by their caller (llm_memo.c): the costs of the layer
+ * tables (a block, an MoE model's dense block, the embedding, the output layer). Executions of
+ * one model on one system that differ in their layout around a table (data or expert
+ * parallelism, the schedule, the overlaps) reuse it. llm_estimate_memo's result is
+ * llm_estimate's bit for bit, whatever the memo holds: a table's costs are reused only when the
+ * table, its costing context and the system are byte for byte those they were costed with. A
+ * memo serves one thread at a time (the search keeps one per worker); memo NULL is
+ * llm_estimate. llm_memo_new returns NULL when out of memory (about 100 KB). */
+typedef struct llm_memo llm_memo_t;
+llm_memo_t *llm_memo_new(void);
+void llm_memo_free(llm_memo_t *memo);
+int llm_estimate_memo(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                      llm_memo_t *memo, llm_result_t *out, fathom_error_t *err);
+
 /* Transformer blocks of pipeline stage `stage` and the index of its first (*first, may be
  * NULL): first_stage_blocks and last_stage_blocks when given, the rest split evenly; without
  * them the first L % pp stages take ceil(L/pp) blocks and the others one fewer. */
@@ -607,14 +672,14 @@ double llm_curve_efficiency(const llm_curve_t *c, double size);
 
 /* A GPU held below its board power (a variant's power_limit_w, doc/stacks.md): the fraction
  * of the board-power sustained clock it keeps, which scales its matrix and vector rates. Power
- * above the idle floor P₀ is dynamic, C·V²·f, and along the DVFS curve the voltage follows the
- * clock (V ∝ f), so it grows as f³:
- *     f_cap / f_board = ((P_cap − P₀) / (P_board − P₀))^(1/3),   P₀ = LLM_IDLE_POWER_SHARE·P_board
+ * above the idle floor P₀ is dynamic, C·V²·f. A dense GEMM already holds an H100 SXM5 at its full
+ * 700 W with the SM clock down from 1,980 to 1,365 MHz (bench/gpu/2026-11-26-h100-sxm5-80gb,
+ * "Sustained power and clocks"): below the base clock the DVFS curve sits at its voltage floor,
+ * so V no longer falls with f and the dynamic power falls in proportion to the clock:
+ *     f_cap / f_board = (P_cap − P₀) / (P_board − P₀),   P₀ = LLM_IDLE_POWER_SHARE·P_board
  * (1 at or above the board power). Memory bandwidth is the HBM's own clock and is not scaled.
- * Worked by hand in test_llm_stack (500 W on the 700 W H100: 0.8797). The H100 SXM5 measured
- * in bench/gpu (README, "Sustained power and clocks") idles at 73.7 W of its 700 W (0.105) and
- * holds a BF16 GEMM at the full 700 W with the SM clock down from 1,980 to 1,365 MHz: a GEMM is
- * power-limited at the board power, so a lower limit lowers the sustained clock further. */
+ * Worked by hand in test_llm_stack (500 W on the 700 W H100: 0.6808). The same measurement gives
+ * the idle floor: 73.7 W of 700 W (0.105). */
 #define LLM_IDLE_POWER_SHARE 0.105
 double llm_power_capped_clock(double board_w, double limit_w);
 

@@ -123,11 +123,12 @@ int llm__check_networks(const llm_system_t *s, const llm_execution_t *e, fathom_
         }
     }
     for (int t = 0; t < s->num_networks; t++) {
-        if (!used[t])
-            continue;
         const llm_network_t *n = &s->networks[t];
+        if (!used[t] || (size[t] <= n->size && !(n->must_be_filled && n->size % size[t] != 0)))
+            continue;
         /* blame the first parallelism mapped on this tier; the message names every *_net
-         * field that maps a group here, since moving one of them is the fix */
+         * field that maps a group here, since moving one of them is the fix (written only
+         * for the refusal: the search asks this of every candidate) */
         const char *field = fields[0];
         char mapped[200] = "";
         for (int k = 3; k >= 0; k--)
@@ -144,14 +145,13 @@ int llm__check_networks(const llm_system_t *s, const llm_execution_t *e, fathom_
                                     "those fields to a larger tier (0..%d)",
                                     t, mapped, (long long)size[t], (long long)n->size,
                                     s->num_networks - 1);
-        if (n->must_be_filled && n->size % size[t] != 0)
-            return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION, field,
-                                    "network tier%d isn't fully used: it must be filled and the "
-                                    "parallelism mapped on it (%s) needs %lld processors, which "
-                                    "does not divide its size (%lld); move one of those fields "
-                                    "to another tier (0..%d)",
-                                    t, mapped, (long long)size[t], (long long)n->size,
-                                    s->num_networks - 1);
+        return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION, field,
+                                "network tier%d isn't fully used: it must be filled and the "
+                                "parallelism mapped on it (%s) needs %lld processors, which "
+                                "does not divide its size (%lld); move one of those fields "
+                                "to another tier (0..%d)",
+                                t, mapped, (long long)size[t], (long long)n->size,
+                                s->num_networks - 1);
     }
     return 0;
 }

@@ -26,15 +26,69 @@ typedef struct {
     double expert_optim_shards;        /* expert data-parallel size when sharded, else 1 */
     double frozen_bpe;  /* bytes per parameter of a frozen layer's weights (finetune) */
     bool dequantize;    /* frozen weights are dequantized to the datatype before each GEMM */
+    llm_attn_kernel_t attn_kernel;     /* execution.attention_kernel */
+    llm_stack_t stack;                 /* execution.stack and compile (llm_stack.c) */
+    bool compile;
+    double gather_bpe;                 /* bytes per element a TP all-gather of a linear's input
+                                        * moves: 1 where torchtitan gathers it in FP8 */
+    /* every rate is positive and every curve covers an operation of size 0: a pass with no
+     * FLOPs and no bytes then takes 0 s and leaves `uncovered` alone (llm__layer_cost's
+     * shortcut) */
+    bool zero_is_free;
+    /* llm_estimate_memo's memo (NULL: every table costed afresh) and the generation under
+     * which it holds this estimate's system (llm_memo.c) */
+    struct llm_memo *memo;
+    uint64_t memo_system;
     const char *uncovered;
 } llm__ctx_t;
 
-double llm__matrix_throughput(llm__ctx_t *c, double flops);
-double llm__vector_throughput(llm__ctx_t *c, double flops);
-double llm__fp8_matrix_throughput(llm__ctx_t *c, double flops);
-double llm__mem1_throughput(llm__ctx_t *c, double bytes);
-double llm__mem2_throughput(llm__ctx_t *c, double bytes);
-double llm__processing_time(const llm__ctx_t *c, double flops_time, double mem_time);
+/* First point whose threshold (scaled to FLOP or bytes) the operation reaches. A miss is
+ * Calculon's "wasn't covered" assertion: remember it and return 1 so the caller's arithmetic
+ * stays finite until the estimate reports the error. Inline with the rates below: every layer
+ * of every pass asks them (bench_estimate). */
+static inline double llm__curve_efficiency(const llm_curve_t *curve, double scale, double op,
+                                           llm__ctx_t *c, const char *what)
+{
+    for (int i = 0; i < curve->num_points; i++)
+        if (op >= curve->points[i].threshold * scale)
+            return curve->points[i].efficiency;
+    if (!c->uncovered)
+        c->uncovered = what;
+    return 1.0;
+}
+
+static inline double llm__matrix_throughput(llm__ctx_t *c, double flops)
+{
+    return c->matrix_flops * llm__curve_efficiency(c->matrix_curve, 1e9, flops, c, "matrix");
+}
+
+static inline double llm__fp8_matrix_throughput(llm__ctx_t *c, double flops)
+{
+    return c->fp8_matrix_flops *
+           llm__curve_efficiency(c->fp8_matrix_curve, 1e9, flops, c, "matrix8");
+}
+
+static inline double llm__vector_throughput(llm__ctx_t *c, double flops)
+{
+    return c->vector_flops * llm__curve_efficiency(c->vector_curve, 1e9, flops, c, "vector");
+}
+
+static inline double llm__mem1_throughput(llm__ctx_t *c, double bytes)
+{
+    return c->mem1_bw * llm__curve_efficiency(&c->sys->mem1.mb_efficiency, 1e6, bytes, c, "mem1");
+}
+
+static inline double llm__mem2_throughput(llm__ctx_t *c, double bytes)
+{
+    return c->mem2_bw * llm__curve_efficiency(&c->sys->mem2.mb_efficiency, 1e6, bytes, c, "mem2");
+}
+
+static inline double llm__processing_time(const llm__ctx_t *c, double flops_time, double mem_time)
+{
+    if (c->sys->processing_mode == LLM_PROC_ROOFLINE)
+        return flops_time > mem_time ? flops_time : mem_time;
+    return flops_time + mem_time;
+}
 /* Seconds of one network operation of `bytes` among `peers` processors (Calculon's
  * Network.time). */
 double llm__net_time(const llm_network_t *n, llm_net_op_t op, double bytes, double peers);
@@ -95,6 +149,10 @@ typedef struct {
     bool fp8; /* a linear layer whose GEMMs run in FP8 (execution.fp8) */
     bool fp8_cache; /* an activation that keeps its input in FP8 (fp8_activation_cache) */
     double extra_size; /* FUSED_ATTENTION: the fp32 log-sum-exp, in elements of the datatype */
+    /* FUSED_ATTENTION: what a named kernel's speed depends on (llm_attention.c): the query length
+     * of one call (the rank's sequence, s/context_par), the head size, a causal mask */
+    double attn_seq, attn_head_dim;
+    bool attn_causal;
     /* Communication layers (TP_COMM, LINEAR_OVERLAPPED) */
     bool conjugate;       /* reduce after the layer (G) rather than before it (F) */
     double num_peers;     /* tensor_par */
@@ -134,6 +192,9 @@ typedef struct {
 typedef struct {
     int num_layers;
     int num_groups; /* input groups handed out (llm__new_group) */
+    /* a block's first MLP layer and the input groups handed out before it (llm__build_block;
+     * 0 for other tables) */
+    int mlp_first, mlp_groups;
     llm__layer_t layers[LLM__MAX_LAYERS];
 } llm__block_t;
 
@@ -161,6 +222,13 @@ llm__layer_t *llm__add_expert_linear(llm__block_t *b, double m, double n, double
 /* Fills the layer table of one transformer block (attention then MLP). */
 void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                       const llm__sizes_t *z, llm__block_t *b);
+/* llm__build_block of m, taking the attention layers from `like`, a table llm__build_block made
+ * for a model that differs from m only in its MLP (an MoE model, m its dense blocks' model) with
+ * the same execution and sizes: byte for byte the table llm__build_block makes, without
+ * building the attention again. */
+void llm__build_block_like(const fathom_model_t *m, const llm_system_t *s,
+                           const llm_execution_t *e, const llm__sizes_t *z,
+                           const llm__block_t *like, llm__block_t *b);
 /* The layers outside the blocks (modern block with vocab_size > 0 only): the token embedding
  * of the first pipeline stage, and the final norm, output layer and loss of the last. */
 void llm__build_embedding(const fathom_model_t *m, const llm_system_t *s,
@@ -177,6 +245,28 @@ int64_t llm__vocab_per_rank(const fathom_model_t *m, const llm_execution_t *e);
 /* Fraction of the s×s scores a causal fused kernel computes: whole 128×128 tiles on and below
  * the diagonal, (n+1)/(2n) for n = ceil(s/128) tiles; 1 when not causal. */
 double llm__causal_fraction(const fathom_model_t *m);
+
+/* FLOP/s of a fused attention layer's pass (llm_attention.c): the named kernel's measured speed
+ * on this system where it has one, else the system's attention_efficiency. */
+double llm__attention_throughput(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st);
+
+/* Bytes a layer's pass moves as a PyTorch stack's kernels run it (llm_stack.c): true with *bytes
+ * set for the layers the stack runs its own way (norms, RoPE, SwiGLU, residual adds, dropout,
+ * torchao Float8 linears), false to take the layer table's; and what eager PyTorch adds around
+ * the attention kernel (repeat_kv's copies of K and V, the copy of O). */
+bool llm__stack_bytes(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st, double *bytes);
+double llm__stack_attention_bytes(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st,
+                                  double q_elems, double kv_elems);
+/* Bytes per element a tensor-parallel all-gather of a linear's input moves (llm_stack.c). */
+double llm__stack_gather_bpe(const llm_execution_t *e, double bpe);
+/* An FP8 GEMM with per-row scales runs at this fraction of a per-tensor-scaled one: the mean of
+ * the Llama shapes of bench/gpu/2026-11-26-h100-sxm5-80gb ("GEMM": rowwise 3-10 % below
+ * tensorwise, torch._scaled_mm). */
+#define LLM_FP8_ROWWISE_GEMM 0.95
+/* Per-op selective checkpointing (selective_ac "op"): marks what a block's backward reruns —
+ * every op but the saved ones: every other matmul in order (wq, wv, w1, w2 saved; wk, wo, w3
+ * rerun), attention, the TP reduce-scatters (llm_stack.c). */
+void llm__apply_op_sac(llm__block_t *b);
 
 /* Per-layer costs (Calculon's Layer methods). Byte counts use c->bpe and c->optim_shards. */
 double llm__layer_flops(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st);
@@ -201,12 +291,65 @@ double llm__layer_net_time(const llm__layer_t *l, llm__ctx_t *c, llm__stage_t st
 double llm__layer_exposed_net_time(const llm__layer_t *l, double net_time);
 double llm__layer_required_bandwidth(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st,
                                      bool baseblock, const llm__cost_t *own);
-double llm__layer_weight(const llm__layer_t *l, const llm__ctx_t *c);
-double llm__layer_activation(const llm__layer_t *l, const llm__ctx_t *c);
-double llm__layer_output(const llm__layer_t *l, const llm__ctx_t *c);
-double llm__layer_weight_grad(const llm__layer_t *l, const llm__ctx_t *c, bool sharded);
-double llm__layer_activation_grad(const llm__layer_t *l, const llm__ctx_t *c);
-double llm__layer_optimizer(const llm__layer_t *l, const llm__ctx_t *c);
+/* A layer's bytes held (Calculon's Layer accessors); inline: the block's memory asks each of
+ * every layer. */
+static inline double llm__layer_weight(const llm__layer_t *l, const llm__ctx_t *c)
+{
+    return l->weight_space * (l->frozen ? c->frozen_bpe : c->bpe);
+}
+
+static inline double llm__layer_activation(const llm__layer_t *l, const llm__ctx_t *c)
+{
+    /* the FP8 copy of the input is what backward keeps: an FP8 linear's, and an activation's
+     * under fp8_activation_cache (Megatron's bias_swiglu with fp8_input_store casts its input
+     * to float8_e4m3 for backward) */
+    if (l->fp8 || l->fp8_cache)
+        return l->activation_space;
+    switch (l->kind) {
+    case LLM__CROSS_ENTROPY: return l->activation_space * 4; /* fp32 */
+    case LLM__DROPOUT: return l->activation_space; /* the 1-byte mask */
+    case LLM__TP_COMM:
+        if (l->comm_type == LLM_TP_COMM_RS_AG)
+            return l->activation_space * c->bpe / l->num_peers;
+        return l->conjugate ? l->activation_space * c->bpe : 0;
+    default: return l->activation_space * c->bpe;
+    }
+}
+
+static inline double llm__layer_output(const llm__layer_t *l, const llm__ctx_t *c)
+{
+    return l->output_size * c->bpe;
+}
+
+static inline double llm__layer_weight_grad(const llm__layer_t *l, const llm__ctx_t *c, bool sharded)
+{
+    /* sharded: low-precision copy for communication; otherwise the accumulation buffer, fp32
+     * unless low_precision_gradients */
+    if (sharded)
+        return l->weight_grads * c->bpe / (l->expert ? c->expert_optim_shards : c->optim_shards);
+    return l->weight_grads * c->grad_bpe;
+}
+
+static inline double llm__layer_activation_grad(const llm__layer_t *l, const llm__ctx_t *c)
+{
+    switch (l->kind) {
+    case LLM__DROPOUT: return l->activation_grads;
+    case LLM__TP_COMM:
+        if (l->comm_type == LLM_TP_COMM_RS_AG)
+            return l->activation_space * c->bpe / l->num_peers;
+        return !l->conjugate ? l->activation_grads * c->bpe : 0;
+    default: return l->activation_grads * c->bpe;
+    }
+}
+
+static inline double llm__layer_optimizer(const llm__layer_t *l, const llm__ctx_t *c)
+{
+    /* fp32 master weights (when training below fp32) plus Adam's two moments; none frozen */
+    double moments = l->optim_space * 4;
+    double master = c->bpe < 4 && !l->frozen ? l->weight_space * 4 : 0;
+    return (master + moments) / (l->expert ? c->expert_optim_shards : c->optim_shards);
+}
+
 
 /* One pass over a block's layers: FLOPs and the time they take, bytes of memory accessed and
  * the time those take, and the pass's time. */
@@ -254,9 +397,16 @@ typedef struct {
 } llm__compiled_t;
 
 /* Accumulates the layer table (one block, or the layers outside the blocks when !blocks: full
- * recompute then neither stores a checkpoint nor drops their activations). */
+ * recompute then neither stores a checkpoint nor drops their activations). Reads of e only
+ * training and activation_recompute, of z only activation_size (llm_memo.c keys on them); from
+ * c->memo when it holds the same table (llm_memo.c), else llm__block_stats_fresh. */
 void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
                       const llm__sizes_t *z, bool blocks, llm__block_stats_t *b);
+void llm__block_stats_fresh(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
+                            const llm__sizes_t *z, bool blocks, llm__block_stats_t *b);
+/* The generation under which memo holds system s (a new one when s is not one of the systems it
+ * holds, byte for byte, at that address). */
+uint64_t llm__memo_system(struct llm_memo *memo, const llm_system_t *s);
 
 /* The share of a stage's blocks full recompute reruns: recompute_blocks of each pipeline chunk
  * over the stage's blocks, 1 when it recomputes every block, 0 without full recompute. */
@@ -355,6 +505,8 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
  * llm__block_stats alone (weights and their shares, activations, gradients, optimizer). */
 void llm__block_memory(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
                        const llm__sizes_t *z, bool blocks, llm__block_stats_t *b);
+void llm__block_memory_fresh(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
+                             const llm__sizes_t *z, bool blocks, llm__block_stats_t *b);
 /* x->memory for llm_estimate_memory: the outer layers' memory with the blocks' (dense NULL
  * unless an MoE model has dense blocks); x is cleared first. Modern block. */
 void llm__stages_memory(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,

@@ -110,7 +110,7 @@ static void add_linear_overlapped(llm__block_t *b, const llm_execution_t *e,
     l->num_peers = (double)peers;
     l->net = net;
     l->conjugate = conjugate;
-    l->overlap = e->tensor_par_overlap;
+    l->overlap = llm_tp_overlap(e);
 }
 
 static void add_batch_matmul(llm__block_t *b, double batch, double m, double n, double k,
@@ -369,7 +369,7 @@ static void add_qkv(llm__block_t *b, const fathom_model_t *m, const llm_executio
     const bool fp8 = e->fp8;
     const flags_t proj = FLAGS(.recompute = rf, .act_dropped = true, .reused = true);
     const int first = b->num_layers;
-    if (e->tensor_par_overlap == LLM_TP_OVERLAP_NONE) {
+    if (llm_tp_overlap(e) == LLM_TP_OVERLAP_NONE) {
         add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf, .act_dropped = norm_redone));
         add_fork(b, act, 3, FLAGS(.recompute = ragf, .act_dropped = ragf));
         add_modern_linear(b, (double)bs, (double)m->hidden, (double)(qkv_width / tp), qb, fp8,
@@ -440,7 +440,7 @@ static void add_attention_core(llm__block_t *b, const fathom_model_t *m, const l
 {
     const int64_t tp = e->tensor_par;
     const int64_t qkv_width = m->attn_heads * m->attn_size;
-    if (e->attention_kernel == LLM_ATTN_KERNEL_FUSED) {
+    if (llm_attention_fused(e)) {
         /* flash attention recomputes its scores itself: full recompute redoes the kernel, and
          * so does the core_attn module (Megatron checkpoints the kernel from Q, K and V) */
         const int64_t cp = llm_context_par(e);
@@ -452,6 +452,9 @@ static void add_attention_core(llm__block_t *b, const fathom_model_t *m, const l
                             (double)llm_datatype_bytes(e->datatype),
                             FLAGS(.recompute = rf || core));
         llm__layer_t *l = &b->layers[b->num_layers - 1];
+        l->attn_seq = (double)(m->seq_size / cp);
+        l->attn_head_dim = (double)m->attn_size;
+        l->attn_causal = !m->calculon_block && m->causal;
         /* under FP8 the out projection keeps its FP8 copy of O, and the kernel's backward needs
          * O itself (Transformer Engine's fused attention saves it): the kernel keeps O too */
         if (e->fp8)
@@ -483,7 +486,7 @@ static void add_out_proj(llm__block_t *b, const fathom_model_t *m, const llm_exe
 {
     const int64_t tp = e->tensor_par, bs = llm__tokens_per_rank(m, e);
     const bool bias = !m->calculon_block && m->bias;
-    if (e->tensor_par_overlap == LLM_TP_OVERLAP_NONE) {
+    if (llm_tp_overlap(e) == LLM_TP_OVERLAP_NONE) {
         add_modern_linear(b, (double)bs, (double)(in_width / tp), (double)m->hidden, bias, e->fp8,
                           FLAGS(.recompute = rf));
         b->layers[b->num_layers - 1].proj = proj;
@@ -526,17 +529,49 @@ static void rerun_mlp(llm__block_t *b, int first, const llm_execution_t *e)
 }
 
 static void build_block(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                        const llm__sizes_t *z, llm__block_t *b);
+                        const llm__sizes_t *z, bool mlp_only, llm__block_t *b);
 
 void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                       const llm__sizes_t *z, llm__block_t *b)
 {
-    build_block(m, s, e, z, b);
+    build_block(m, s, e, z, false, b);
+    if (e->stack != LLM_STACK_MEGATRON) {
+        for (int i = 0; i < b->num_layers; i++) /* torchtitan's Llama has no dropout */
+            if (b->layers[i].kind == LLM__DROPOUT)
+                b->layers[i].fw_flops = b->layers[i].agrad_flops = 0;
+        if (e->selective_ac == LLM_SAC_OP)
+            llm__apply_op_sac(b);
+    }
     llm__finetune_table(m, e, b);
 }
 
+void llm__build_block_like(const fathom_model_t *m, const llm_system_t *s,
+                           const llm_execution_t *e, const llm__sizes_t *z,
+                           const llm__block_t *like, llm__block_t *b)
+{
+    const llm_finetune_method_t ft = e->finetune.method;
+    /* adapters follow the whole table, and a PyTorch stack's passes (no dropout, per-op
+     * checkpointing) are applied to the whole table: built afresh */
+    if (like->mlp_first <= 0 || ft == LLM_FINETUNE_LORA || ft == LLM_FINETUNE_QLORA ||
+        e->stack != LLM_STACK_MEGATRON) {
+        llm__build_block(m, s, e, z, b);
+        return;
+    }
+    /* the attention layers and input groups as build_block makes them: copied byte for byte,
+     * with the state costing left in them (an overlapped layer's exposure) cleared as push
+     * leaves it */
+    memcpy(b->layers, like->layers, (size_t)like->mlp_first * sizeof b->layers[0]);
+    for (int i = 0; i < like->mlp_first; i++)
+        b->layers[i].net_exposed_time = 0;
+    b->num_layers = like->mlp_first;
+    b->num_groups = like->mlp_groups;
+    build_block(m, s, e, z, true, b);
+}
+
+/* The block's table; mlp_only: b already holds its attention layers and their input groups,
+ * only the MLP is added. */
 static void build_block(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                        const llm__sizes_t *z, llm__block_t *b)
+                        const llm__sizes_t *z, bool mlp_only, llm__block_t *b)
 {
     const llm_network_t *tp_net = &s->networks[e->tensor_par_net];
     const int64_t tp = e->tensor_par, bs = z->batch_seq;
@@ -544,7 +579,7 @@ static void build_block(const fathom_model_t *m, const llm_system_t *s, const ll
     const double act = (double)z->activation_size;
     /* With sequence parallelism the layers outside the TP region see a sliver of the sequence. */
     const double outer_act = seq_par ? (double)z->seq_par_activation_size : act;
-    const bool overlapped = e->tensor_par_overlap != LLM_TP_OVERLAP_NONE;
+    const bool overlapped = llm_tp_overlap(e) != LLM_TP_OVERLAP_NONE;
     const bool rf = e->activation_recompute == LLM_RECOMPUTE_FULL;
     const bool raf = rf || e->activation_recompute == LLM_RECOMPUTE_ATTN_ONLY;
     /* Megatron's core_attn module: the unfused core as attn_only reruns it (scores, softmax,
@@ -558,11 +593,14 @@ static void build_block(const fathom_model_t *m, const llm_system_t *s, const ll
     const int64_t qkv_width = m->attn_heads * m->attn_size;
     const int64_t up_width = m->gated_mlp ? 2 * m->feedforward : m->feedforward;
     const unsigned up_proj = m->gated_mlp ? LLM_LORA_GATE | LLM_LORA_UP : LLM_LORA_UP;
+    bool ragf;
+    if (mlp_only)
+        goto mlp;
     b->num_layers = 0;
     b->num_groups = 0;
 
     /* Attention. */
-    bool ragf = raf || e->seq_par_ag_redo || norm_redone;
+    ragf = raf || e->seq_par_ag_redo || norm_redone;
     add_fork(b, outer_act, 2, FLAGS(.recompute = rf));
     add_norm(b, m, outer_act, norm);
     if (m->mla.present) { /* multi-latent attention (llm_moe.c) */
@@ -607,6 +645,9 @@ static void build_block(const fathom_model_t *m, const llm_system_t *s, const ll
                     FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
 
     /* MLP. */
+mlp:
+    b->mlp_first = b->num_layers;
+    b->mlp_groups = b->num_groups;
     ragf = rf || e->seq_par_ag_redo || norm_redone;
     add_fork(b, outer_act, 2, FLAGS(.recompute = rf));
     add_norm(b, m, outer_act, norm);
@@ -632,7 +673,17 @@ static void build_block(const fathom_model_t *m, const llm_system_t *s, const ll
         return;
     }
     const int mlp_first = b->num_layers;
-    if (!overlapped) {
+    if (!overlapped && m->gated_mlp && e->stack != LLM_STACK_MEGATRON) {
+        /* PyTorch's Llama (torchtitan model.py): w1 and w3 are two GEMMs reading one input */
+        add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf, .act_dropped = norm_redone));
+        add_fork(b, act, 2, FLAGS(.recompute = rf, .act_dropped = ragf));
+        for (int i = 0; i < 2; i++)
+            add_modern_linear(b, (double)bs, (double)m->hidden, (double)(m->feedforward / tp), bias,
+                              e->fp8, FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
+        b->layers[b->num_layers - 2].proj = LLM_LORA_GATE;
+        b->layers[b->num_layers - 1].proj = LLM_LORA_UP;
+        share_input(b, mlp_first);
+    } else if (!overlapped) {
         add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf, .act_dropped = norm_redone));
         add_modern_linear(b, (double)bs, (double)m->hidden, (double)(up_width / tp), bias, e->fp8,
                           FLAGS(.recompute = rf, .act_dropped = ragf));
@@ -741,14 +792,6 @@ static bool uses_matrix_engine(const llm__layer_t *l)
            l->kind == LLM__BATCH_MATMUL;
 }
 
-double llm__layer_optimizer(const llm__layer_t *l, const llm__ctx_t *c)
-{
-    /* fp32 master weights (when training below fp32) plus Adam's two moments; none frozen */
-    double moments = l->optim_space * 4;
-    double master = c->bpe < 4 && !l->frozen ? l->weight_space * 4 : 0;
-    return (master + moments) / (l->expert ? c->expert_optim_shards : c->optim_shards);
-}
-
 double llm__layer_flops(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
 {
     switch (st) {
@@ -825,6 +868,8 @@ static double dequantize_mem(const llm__layer_t *l, const llm__ctx_t *c, llm__st
     return l->weight_space * (c->frozen_bpe + c->bpe);
 }
 
+static double base_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st);
+
 double llm__layer_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
 {
     if (l->frozen && (st == LLM__WGRAD || st == LLM__OPTIM))
@@ -835,6 +880,18 @@ double llm__layer_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__
 }
 
 static double mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
+{
+    double stack_bytes; /* a PyTorch stack's own kernels (llm_stack.c) */
+    if (llm__stack_bytes(l, c, st, &stack_bytes))
+        return stack_bytes;
+    if (l->kind == LLM__FUSED_ATTENTION && c->stack != LLM_STACK_MEGATRON)
+        return base_mem_accessed(l, c, st) +
+               llm__stack_attention_bytes(l, c, st, l->output_size,
+                                          (l->inputs_size - l->output_size) / 2);
+    return base_mem_accessed(l, c, st);
+}
+
+static double base_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
 {
     if (l->fp8 && st != LLM__OPTIM)
         return fp8_linear_mem(l, c, st);
@@ -884,14 +941,18 @@ double llm__layer_comm_bytes(const llm__layer_t *l, const llm__ctx_t *c, llm__st
     if (l->kind == LLM__TP_COMM) {
         if (!split && ((l->conjugate && st == LLM__AGRAD) || (!l->conjugate && st == LLM__FW)))
             return 0; /* identity forward or all-reduce backward */
-        if (st == LLM__FW || st == LLM__AGRAD)
+        /* an all-gather of a linear's input (forward, or again after a recompute) */
+        const double gathered = l->comm_size * (l->conjugate ? c->bpe : c->gather_bpe);
+        if (st == LLM__FW)
+            return gathered;
+        if (st == LLM__AGRAD)
             return l->comm_size * c->bpe;
         if (st == LLM__WGRAD && l->needs_recomm && (split || l->conjugate))
-            return l->comm_size * c->bpe;
+            return gathered;
         return 0;
     }
     if (l->kind == LLM__LINEAR_OVERLAPPED) {
-        double ag = l->inputs_size * c->bpe, ar_rs = l->output_size * c->bpe;
+        double ag = l->inputs_size * c->gather_bpe, ar_rs = l->output_size * c->bpe;
         switch (st) {
         case LLM__FW: return l->conjugate ? ar_rs : (split ? ag : 0);
         case LLM__AGRAD: return !l->conjugate ? ag : (split ? ar_rs : 0);
@@ -993,8 +1054,10 @@ static double layer_throughput(const llm__layer_t *l, llm__ctx_t *c, llm__stage_
 {
     if (st == LLM__OPTIM)
         return llm__vector_throughput(c, flops);
-    if (l->kind == LLM__FUSED_ATTENTION)
-        return c->attention_flops * head_size_factor(l->inner);
+    if (l->kind == LLM__FUSED_ATTENTION) /* a named kernel at its measured speed (llm_attention.c) */
+        return c->attn_kernel > LLM_ATTN_KERNEL_FUSED
+                   ? llm__attention_throughput(l, c, st)
+                   : c->attention_flops * head_size_factor(l->inner);
     if (l->fp8)
         return llm__fp8_matrix_throughput(c, flops);
     return uses_matrix_engine(l) ? llm__matrix_throughput(c, flops)
@@ -1004,6 +1067,21 @@ static double layer_throughput(const llm__layer_t *l, llm__ctx_t *c, llm__stage_
 void llm__layer_cost(llm__layer_t *l, llm__ctx_t *c, llm__stage_t st, llm__cost_t *k)
 {
     k->flops = llm__layer_flops(l, c, st);
+    /* A pass with nothing to do (a layer without weights has no weight gradient and no
+     * optimizer step): 0 FLOPs over a positive rate and 0 bytes over a positive bandwidth take
+     * 0 s, which is what the general path below computes, without its curve lookups. A grouped
+     * GEMM's fixed cost and an overlapped layer's tiling are left to it. */
+    if (k->flops == 0 && c->zero_is_free && l->groups <= 1 &&
+        l->kind != LLM__LINEAR_OVERLAPPED) {
+        k->mem = llm__layer_mem_accessed(l, c, st);
+        if (k->mem == 0) { /* ±0 / a positive rate keeps the sign of the zero */
+            k->flops_time = k->flops;
+            k->mem_time = k->mem;
+            k->local = llm__processing_time(c, k->flops_time, k->mem_time);
+            k->time = l->kind == LLM__TP_COMM ? 0 : k->local;
+            return;
+        }
+    }
     /* a grouped expert GEMM runs at the efficiency of its shape (llm_moe.c) */
     if (l->groups > 1 && st != LLM__OPTIM)
         k->flops_time = llm__grouped_gemm_time(l, c, st, k->flops);
@@ -1081,51 +1159,3 @@ double llm__layer_required_bandwidth(const llm__layer_t *l, const llm__ctx_t *c,
     return tile / (flop_time_slowed / l->num_tiles);
 }
 
-double llm__layer_weight(const llm__layer_t *l, const llm__ctx_t *c)
-{
-    return l->weight_space * (l->frozen ? c->frozen_bpe : c->bpe);
-}
-
-double llm__layer_activation(const llm__layer_t *l, const llm__ctx_t *c)
-{
-    /* the FP8 copy of the input is what backward keeps: an FP8 linear's, and an activation's
-     * under fp8_activation_cache (Megatron's bias_swiglu with fp8_input_store casts its input
-     * to float8_e4m3 for backward) */
-    if (l->fp8 || l->fp8_cache)
-        return l->activation_space;
-    switch (l->kind) {
-    case LLM__CROSS_ENTROPY: return l->activation_space * 4; /* fp32 */
-    case LLM__DROPOUT: return l->activation_space; /* the 1-byte mask */
-    case LLM__TP_COMM:
-        if (l->comm_type == LLM_TP_COMM_RS_AG)
-            return l->activation_space * c->bpe / l->num_peers;
-        return l->conjugate ? l->activation_space * c->bpe : 0;
-    default: return l->activation_space * c->bpe;
-    }
-}
-
-double llm__layer_output(const llm__layer_t *l, const llm__ctx_t *c)
-{
-    return l->output_size * c->bpe;
-}
-
-double llm__layer_weight_grad(const llm__layer_t *l, const llm__ctx_t *c, bool sharded)
-{
-    /* sharded: low-precision copy for communication; otherwise the accumulation buffer, fp32
-     * unless low_precision_gradients */
-    if (sharded)
-        return l->weight_grads * c->bpe / (l->expert ? c->expert_optim_shards : c->optim_shards);
-    return l->weight_grads * c->grad_bpe;
-}
-
-double llm__layer_activation_grad(const llm__layer_t *l, const llm__ctx_t *c)
-{
-    switch (l->kind) {
-    case LLM__DROPOUT: return l->activation_grads;
-    case LLM__TP_COMM:
-        if (l->comm_type == LLM_TP_COMM_RS_AG)
-            return l->activation_space * c->bpe / l->num_peers;
-        return !l->conjugate ? l->activation_grads * c->bpe : 0;
-    default: return l->activation_grads * c->bpe;
-    }
-}

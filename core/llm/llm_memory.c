@@ -420,14 +420,36 @@ static void place_tiers(const llm_execution_t *e, const llm_memory_inputs_t *in,
     st->proc_mem_tier2_cap_req = t2;
 }
 
+/* The scan for the heaviest rank leaves out a rank r (not the first or last) whose stage holds
+ * the blocks of the last rank evaluated, kind by kind, and no more microbatches in flight, when
+ * the kept bytes per block are not negative and each rank holds one stage (not DualPipe): its
+ * state is that rank's and its activations no more (every term of modern_stage is a sum or a
+ * product by a non-negative factor of those, and rounding is monotonic), so its total is at
+ * most that rank's and it cannot be strictly heavier than the heaviest so far. */
 void llm__memory(const fathom_model_t *m, const llm_execution_t *e, llm_stats_t *st,
                  llm_step_extra_t *x)
 {
     const int64_t pp = e->pipeline_par;
+    const llm_memory_inputs_t *in = &x->memory;
+    const bool may_skip = llm_pp_schedule(e) != LLM_PP_DUALPIPE && in->stored[0] >= 0 &&
+                          in->stored[1] >= 0 && in->checkpoint >= 0;
     int64_t heavy = 0;
+    double ref_n[2] = {-1, -1}, ref_flight = 0;
     llm_stage_memory_t cur;
     for (int64_t r = 0; r < pp; r++) {
-        modern_stage(m, e, &x->memory, r, &cur);
+        double n[2];
+        const double flight = in_flight(e, in->nmb, r);
+        if (may_skip && r > 0 && r < pp - 1) {
+            block_kinds(m, e, r, n);
+            if (n[0] == ref_n[0] && n[1] == ref_n[1] && flight <= ref_flight)
+                continue;
+            ref_n[0] = n[0];
+            ref_n[1] = n[1];
+        } else if (may_skip && r == 0) {
+            block_kinds(m, e, r, ref_n);
+        }
+        ref_flight = flight;
+        modern_stage(m, e, in, r, &cur);
         if (r == 0)
             x->stages[0] = x->heaviest = cur;
         if (r == pp - 1)

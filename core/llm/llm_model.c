@@ -60,13 +60,21 @@ static double min2(double a, double b) { return a < b ? a : b; }
 static void add_tp_comm(llm__layer_t *l, llm__ctx_t *c, llm__stage_t st, const llm__cost_t *own,
                         double size[2], double time[2], double exposed[2], double *bw_req)
 {
+    /* the two kinds differ only under p2p_rs_ag (split at the chunk's edge alone); otherwise
+     * the edge block adds what the base block does */
+    const int kinds = l->comm_type == LLM_TP_COMM_P2P_RS_AG ? 2 : 1;
+    double net = 0, bytes = 0, exp = 0;
     for (int edge = 0; edge < 2; edge++) {
-        double net = llm__layer_net_time(l, c, st, !edge, own);
-        size[edge] += llm__layer_comm_bytes(l, c, st, !edge);
+        if (edge < kinds) {
+            net = llm__layer_net_time(l, c, st, !edge, own);
+            bytes = llm__layer_comm_bytes(l, c, st, !edge);
+            exp = llm__layer_exposed_net_time(l, net);
+            if (bw_req)
+                *bw_req = max2(*bw_req, llm__layer_required_bandwidth(l, c, st, !edge, own));
+        }
+        size[edge] += bytes;
         time[edge] += net;
-        exposed[edge] += llm__layer_exposed_net_time(l, net);
-        if (bw_req)
-            *bw_req = max2(*bw_req, llm__layer_required_bandwidth(l, c, st, !edge, own));
+        exposed[edge] += exp;
     }
 }
 
@@ -200,8 +208,8 @@ static void add_memory(const llm__layer_t *l, const llm__ctx_t *c, bool training
     b->optimizer_space += llm__layer_optimizer(l, c);
 }
 
-void llm__block_memory(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
-                       const llm__sizes_t *z, bool blocks, llm__block_stats_t *b)
+void llm__block_memory_fresh(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
+                             const llm__sizes_t *z, bool blocks, llm__block_stats_t *b)
 {
     memset(b, 0, sizeof *b);
     if (blocks && e->training && e->activation_recompute == LLM_RECOMPUTE_FULL)
@@ -214,8 +222,8 @@ void llm__block_memory(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *
         b->act_storage_space = 0;
 }
 
-void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
-                      const llm__sizes_t *z, bool blocks, llm__block_stats_t *b)
+void llm__block_stats_fresh(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
+                            const llm__sizes_t *z, bool blocks, llm__block_stats_t *b)
 {
     memset(b, 0, sizeof *b);
     const bool training = e->training;
@@ -262,10 +270,10 @@ static int check_modern(const fathom_model_t *m, const llm_system_t *s, const ll
             return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.context_par",
                                     "needs the modern block: give the model one of kv_heads, "
                                     "gated_mlp, norm, qkv_bias or causal");
-        if (e->attention_kernel != LLM_ATTN_KERNEL_FUSED)
+        if (!llm_attention_fused(e))
             return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.context_par",
-                                    "ring attention runs on the fused attention kernel: set "
-                                    "execution.attention_kernel to \"fused\"");
+                                    "ring attention runs on a fused attention kernel: set "
+                                    "execution.attention_kernel to \"fused\" or a named one");
         if (m->seq_size % (2 * cp) != 0)
             return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.context_par",
                                     "each rank holds two chunks of the sequence (causal load "
@@ -300,9 +308,9 @@ static int check_modern(const fathom_model_t *m, const llm_system_t *s, const ll
     if (e->shard_group >= 1 && e->shard_group < group && e->zero_stage == 0)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.shard_group",
                                 "shards nothing with zero_stage 0");
-    if ((unsigned)e->attention_kernel > LLM_ATTN_KERNEL_FUSED)
+    if ((unsigned)e->attention_kernel >= LLM_ATTN_KERNEL__COUNT)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.attention_kernel",
-                                "must be \"unfused\" or \"fused\"");
+                                "must be one of unfused, fused, flash2, flash3, cudnn, sdpa, triton");
     if (e->fp8_activation_cache && !e->fp8)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.fp8_activation_cache",
                                 "caching activations in FP8 is part of FP8 training: set "
@@ -433,7 +441,7 @@ static int check_recompute_modules(const fathom_model_t *m, const llm_execution_
     if ((mods & LLM_RECOMPUTE_MLA_UP_PROJ) && !m->mla.present)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
                                 "\"mla_up_proj\" needs multi-latent attention (model.mla)");
-    if ((mods & LLM_RECOMPUTE_MLA_UP_PROJ) && e->attention_kernel != LLM_ATTN_KERNEL_FUSED)
+    if ((mods & LLM_RECOMPUTE_MLA_UP_PROJ) && !llm_attention_fused(e))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
                                 "\"mla_up_proj\" is modelled for the fused attention kernel: set "
                                 "execution.attention_kernel to \"fused\"");
@@ -456,7 +464,7 @@ int llm_recompute_module_ladder(const fathom_model_t *m, const llm_execution_t *
         sets[n++] = set |= LLM_RECOMPUTE_MLP;
     if (m->moe.num_experts > 0)
         sets[n++] = set |= LLM_RECOMPUTE_MOE_ACT;
-    if (m->mla.present && e->attention_kernel == LLM_ATTN_KERNEL_FUSED)
+    if (m->mla.present && llm_attention_fused(e))
         sets[n++] = set |= LLM_RECOMPUTE_MLA_UP_PROJ;
     if (m->moe.num_experts > 0)
         sets[n++] = set |= LLM_RECOMPUTE_MOE;
@@ -737,6 +745,14 @@ static int fill_sizes(const fathom_model_t *m, const llm_execution_t *e, llm__si
     return 0;
 }
 
+/* A positive rate whose curve gives an operation of size 0 a positive efficiency. */
+static bool covers_zero(double rate, const llm_curve_t *curve)
+{
+    const int n = curve->num_points;
+    return rate > 0 && n > 0 && 0 >= curve->points[n - 1].threshold &&
+           curve->points[n - 1].efficiency > 0;
+}
+
 /* The rates, bandwidths, element sizes and optimizer shards every layer's cost reads. */
 static void fill_context(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                          llm__ctx_t *c)
@@ -759,6 +775,12 @@ static void fill_context(const fathom_model_t *m, const llm_system_t *s, const l
     /* routed experts' optimizer: over the expert data-parallel group (llm_moe.c) */
     c->expert_optim_shards = llm_zero_stage(e) >= 1 ? llm__expert_data_par(e) : 1.0;
     c->attention_flops = c->matrix_flops * s->attention_efficiency;
+    c->attn_kernel = e->attention_kernel;
+    c->stack = e->stack;
+    c->compile = e->compile;
+    c->gather_bpe = llm__stack_gather_bpe(e, c->bpe);
+    if (e->fp8 && e->fp8_recipe == LLM_FP8_ROWWISE)
+        c->fp8_matrix_flops *= LLM_FP8_ROWWISE_GEMM;
     /* a frozen base in another datatype than the GEMMs' is dequantized before each GEMM */
     const llm_finetune_t *ft = &e->finetune;
     const bool adapters = ft->method == LLM_FINETUNE_LORA || ft->method == LLM_FINETUNE_QLORA;
@@ -768,10 +790,15 @@ static void fill_context(const fathom_model_t *m, const llm_system_t *s, const l
         c->fp8_matrix_flops = s->matrix.rate[LLM_DT_FLOAT8].tflops * 1e12;
         c->fp8_matrix_curve = &s->matrix.rate[LLM_DT_FLOAT8].gflops_efficiency;
     }
+    c->zero_is_free = covers_zero(c->matrix_flops, c->matrix_curve) &&
+                      covers_zero(c->vector_flops, c->vector_curve) &&
+                      covers_zero(c->mem1_bw, &s->mem1.mb_efficiency) &&
+                      c->attention_flops > 0 &&
+                      (!e->fp8 || covers_zero(c->fp8_matrix_flops, c->fp8_matrix_curve));
 }
 
 static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                   llm__compiled_t *k, fathom_error_t *err)
+                   llm_memo_t *memo, llm__compiled_t *k, fathom_error_t *err)
 {
     if (llm__check_execution(m, e, err) || check_modern(m, s, e, err) ||
         llm__check_stack(m, e, err) || llm__check_moe(m, s, e, err) ||
@@ -793,6 +820,10 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
         check_exact_elements(m, e, err) || fill_sizes(m, e, &k->z, err))
         return -1;
     fill_context(m, s, e, &k->c);
+    if (memo) {
+        k->c.memo = memo;
+        k->c.memo_system = llm__memo_system(memo, s);
+    }
     return 0;
 }
 
@@ -1254,24 +1285,28 @@ static void compute_step(const llm__compiled_t *k, llm__ctx_t *c, const llm_syst
     st->sample_rate = (double)e->batch_size / st->total_time;
 }
 
-/* One block's table accumulated, with full recompute of a share of the blocks applied. */
+/* One block's table (blk) accumulated, with full recompute of a share of the blocks applied. */
 static void block_of(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                     llm__compiled_t *k, llm__block_stats_t *b)
+                     llm__compiled_t *k, llm__block_t *blk, llm__block_stats_t *b)
 {
-    llm__block_t blk;
-    llm__build_block(m, s, e, &k->z, &blk);
-    llm__block_stats(&blk, &k->c, e, &k->z, true, b);
+    llm__build_block(m, s, e, &k->z, blk);
+    llm__block_stats(blk, &k->c, e, &k->z, true, b);
     const double recomputed = llm__recomputed_share(e, k);
     if (recomputed > 0 && recomputed < 1)
         recompute_some_blocks(m, s, e, k, recomputed, b);
 }
 
-/* The same for memory alone (llm_estimate_memory): what a block holds, no costs. */
+/* The same for memory alone (llm_estimate_memory): what a block holds, no costs; like (NULL to
+ * build it all) lends its attention layers (llm__build_block_like). */
 static void block_memory_of(const fathom_model_t *m, const llm_system_t *s,
-                            const llm_execution_t *e, llm__compiled_t *k, llm__block_stats_t *b)
+                            const llm_execution_t *e, llm__compiled_t *k,
+                            const llm__block_t *like, llm__block_stats_t *b)
 {
     llm__block_t blk;
-    llm__build_block(m, s, e, &k->z, &blk);
+    if (like)
+        llm__build_block_like(m, s, e, &k->z, like, &blk);
+    else
+        llm__build_block(m, s, e, &k->z, &blk);
     llm__block_memory(&blk, &k->c, e, &k->z, true, b);
     const double f = llm__recomputed_share(e, k);
     if (f > 0 && f < 1) { /* recompute_some_blocks' memory: f of a checkpoint, 1 − f kept */
@@ -1299,15 +1334,15 @@ int llm_estimate_memory(const fathom_model_t *m, const llm_system_t *s,
     if (m->calculon_block) /* Calculon's memory comes out of its statistics */
         return llm_estimate(m, s, e, out, err);
     llm__compiled_t k;
-    if (compile(m, s, e, &k, err))
+    if (compile(m, s, e, NULL, &k, err))
         return -1;
     llm__block_stats_t b, dense;
-    block_memory_of(m, s, e, &k, &b);
+    block_memory_of(m, s, e, &k, NULL, &b);
     const bool has_dense = has_dense_blocks(m);
     if (has_dense) {
         fathom_model_t d = *m;
         d.moe.num_experts = 0;
-        block_memory_of(&d, s, e, &k, &dense);
+        block_memory_of(&d, s, e, &k, NULL, &dense);
     }
     memset(out, 0, sizeof *out);
     llm__stages_memory(m, s, e, &k, &b, has_dense ? &dense : NULL, &out->extra);
@@ -1327,16 +1362,23 @@ int llm_estimate_memory(const fathom_model_t *m, const llm_system_t *s,
 int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                  llm_result_t *out, fathom_error_t *err)
 {
+    return llm_estimate_memo(m, s, e, NULL, out, err);
+}
+
+int llm_estimate_memo(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                      llm_memo_t *memo, llm_result_t *out, fathom_error_t *err)
+{
     llm__compiled_t k;
-    if (compile(m, s, e, &k, err))
+    if (compile(m, s, e, memo, &k, err))
         return -1;
     llm__block_stats_t b, dense;
-    block_of(m, s, e, &k, &b);
+    llm__block_t blk;
+    block_of(m, s, e, &k, &blk, &b);
     const bool has_dense = has_dense_blocks(m);
     if (has_dense) { /* their time is llm__moe_step's: only their memory is read here */
         fathom_model_t d = *m;
         d.moe.num_experts = 0;
-        block_memory_of(&d, s, e, &k, &dense);
+        block_memory_of(&d, s, e, &k, &blk, &dense);
     }
 
     memset(out, 0, sizeof *out);

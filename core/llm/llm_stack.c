@@ -121,3 +121,150 @@ int llm__check_stack(const fathom_model_t *m, const llm_execution_t *e, fathom_e
                       "stack \"megatron\"");
     return 0;
 }
+
+/* ---- what a PyTorch stack's kernels move (doc/stacks.md, "Eager and compiled") ----
+ *
+ * Megatron with Transformer Engine runs each elementwise op of a block as one fused kernel: the
+ * layer table's bytes (its inputs and outputs once). A PyTorch stack runs the model's own code
+ * (torchtitan's models/llama/model.py and norms.py at 9dec370, the commit of its benchmarks):
+ * eagerly, every op is a kernel of its own and a memory pass at HBM speed, with float32
+ * intermediates where the code upcasts; under torch.compile Inductor fuses the ops between two
+ * matmuls into one kernel that reads its inputs and writes its outputs once. Bytes per element
+ * of the layer's tensor, for a b-byte datatype (2 in bfloat16):
+ *
+ *   RMSNorm   eager: x.float() b+4, pow(2) 8, mean 4, x·rsqrt 8, type_as 4+b, ·weight 2b
+ *                    = 28 + 4b forward (36); backward the reverse of each op: weight product 2b,
+ *                    weight gradient 2b, type_as b+4, the rsqrt chain 8 + 12 + 8 + 8, the two
+ *                    gradients summed 12, float() 4+b = 56 + 6b (68)
+ *             compiled: one kernel, x in and y out, 2b forward; x, dy in and dx out, 3b
+ *             backward (the weight's gradient a reduction of per-block partials, negligible)
+ *   RoPE      per Q and K element, eager: float() b+4, complex multiply 4 in, 4 out (the
+ *             frequencies, one per position and pair, negligible), type_as 4+b = 16 + 2b (20),
+ *             backward the same; compiled 2b each way
+ *   SwiGLU    per output element, eager: silu(gate) 2b, silu·up 3b = 5b (10); backward: the
+ *             product's two gradients 3b + 3b, silu's 3b = 9b (18); compiled 3b forward (gate, up
+ *             in, out), 5b backward (dout, gate, up in, dgate, dup out)
+ *   residual  eager: a + b → 3b forward, the gradients summed where the paths fork 3b; compiled:
+ *             Inductor fuses the add into the next norm, which writes the sum beside its output:
+ *             b more each way
+ *   attention eager: repeat_kv materialises K and V at the query heads' width (read g·d, write
+ *             n·d, each), and the output's transpose(1, 2).contiguous() copies O (read and write
+ *             n·d); backward the repeat's sum over the copies (read n·d, write g·d, each) and the
+ *             copy again; compiled the repeat stays (SDPA is an external kernel: its inputs are
+ *             materialised), the copy of O folds into the next matmul's operand layout
+ *   dropout   none: torchtitan's Llama has no dropout
+ * The bench/gpu H100 measurements agree with these counts at the bandwidth such kernels reach:
+ * eager RMSNorm moves 18 bf16 tensors' worth and took 26.6 tensor-read times, a fused RMSNorm
+ * 3.8; eager SwiGLU 5 and 10.2 (bench/gpu/2026-11-26-h100-sxm5-80gb/README.md, "Memory-bound
+ * passes"). */
+static double norm_bytes(bool compiled, bool bw, double b)
+{
+    if (compiled)
+        return bw ? 3 * b : 2 * b;
+    return bw ? 56 + 6 * b : 28 + 4 * b;
+}
+
+/* torchao's dynamic cast of one operand to FP8 (tensorwise or rowwise scales), bytes per element
+ * of the b-byte operand: eager abs (2b), max (b), x.float()·scale (b+4), clamp (8), to(fp8) (5)
+ * = 4b + 17; compiled an amax reduction and one fused scale-and-cast, b + b + 1. The bench/gpu
+ * measurement of the eager cast (amax, scale, cast) took 12.7 tensor-read times for 12.5 of
+ * traffic. Transformer Engine (Megatron) fuses the cast into the kernel before: Fathom's FP8 bytes
+ * there (llm_layers.c fp8_linear_mem). */
+static double fp8_cast_bytes(bool compiled, double b)
+{
+    return compiled ? 2 * b + 1 : 4 * b + 17;
+}
+
+/* A torchao Float8 linear's pass under a PyTorch stack: each of the pass's two operands cast from
+ * its b-byte copy (the weight too: torchao casts it every forward unless FSDP gathers it in FP8),
+ * read as FP8 by the GEMM, and the b-byte result written. */
+static double fp8_linear_bytes(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
+{
+    const double b = c->bpe, cast = fp8_cast_bytes(c->compile, b) + 1;
+    switch (st) {
+    case LLM__FW: return (l->inputs_size + l->weight_space) * cast + l->output_size * b;
+    case LLM__AGRAD: return (l->activation_grads + l->weight_space) * cast + l->activation_space * b;
+    case LLM__WGRAD: return (l->activation_space + l->activation_grads) * cast + l->weight_grads * b;
+    default: return -1;
+    }
+}
+
+bool llm__stack_bytes(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st, double *bytes)
+{
+    if (c->stack == LLM_STACK_MEGATRON || st == LLM__OPTIM)
+        return false;
+    const double b = c->bpe;
+    const bool cc = c->compile, bw = st != LLM__FW;
+    if (l->fp8 && (l->kind == LLM__LINEAR || l->kind == LLM__LINEAR_OVERLAPPED)) {
+        *bytes = fp8_linear_bytes(l, c, st);
+        return *bytes >= 0;
+    }
+    switch (l->kind) {
+    case LLM__LAYER_NORM:
+        *bytes = st == LLM__WGRAD ? 0 : l->inputs_size * norm_bytes(cc, bw, b);
+        return true;
+    case LLM__ROPE:
+        *bytes = st == LLM__WGRAD ? 0 : l->inputs_size * (cc ? 2 * b : 16 + 2 * b);
+        return true;
+    case LLM__GATED_ACT:
+        *bytes = st == LLM__WGRAD ? 0 : l->output_size * (cc ? (bw ? 5 : 3) * b : (bw ? 9 : 5) * b);
+        return true;
+    case LLM__ELEMENTWISE:
+        *bytes = st == LLM__WGRAD ? 0 : l->output_size * (cc ? 1 : 3) * b;
+        return true;
+    case LLM__DROPOUT:
+        *bytes = 0;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* What the attention layer's eager code adds around the kernel (file head, "attention"):
+ * repeat_kv's copies of K and V and the copy of O; compiled only the repeat. */
+double llm__stack_attention_bytes(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st,
+                                  double q_elems, double kv_elems)
+{
+    if (c->stack == LLM_STACK_MEGATRON || st == LLM__WGRAD || st == LLM__OPTIM)
+        return 0;
+    (void)l;
+    const double b = c->bpe;
+    const double repeat = kv_elems < q_elems ? 2 * (q_elems + kv_elems) * b : 0;
+    const double copy_o = c->compile ? 0 : 2 * q_elems * b;
+    return repeat + copy_o;
+}
+
+/* Per-op selective checkpointing (llm_internal.h): torchtitan's policy (parallelize_llama.py
+ * _save_list and _custom_policy at 9dec370) saves aten.mm's outputs but every second one of a
+ * block, SDPA's outputs, the TP reduce-scatters' and max's (Float8's amax); every other op reruns
+ * in backward. In a block's order (wq, wk, wv, wo, w1, w3, w2) the 2nd, 4th and 6th matmuls —
+ * wk, wo, w3 — rerun, with every norm, RoPE, activation and add; the all-gathers before the
+ * projections are not saved either, so they are redone (the norms' outputs they gather rerun).
+ * torchao's Float8 linears are still aten.mm (on Float8Tensor operands) and follow the same
+ * rule. What the block then keeps is llm_memory.c's (llm__op_sac_bytes). */
+void llm__apply_op_sac(llm__block_t *b)
+{
+    int mm = 0;
+    for (int i = 0; i < b->num_layers; i++) {
+        llm__layer_t *l = &b->layers[i];
+        switch (l->kind) {
+        case LLM__LINEAR:
+        case LLM__LINEAR_OVERLAPPED:
+            l->needs_recompute = ++mm % 2 == 0;
+            break;
+        case LLM__FUSED_ATTENTION: l->needs_recompute = false; break;
+        case LLM__TP_COMM: l->needs_recomm = !l->conjugate; break;
+        default: l->needs_recompute = true; break;
+        }
+    }
+}
+
+/* torchtitan's tensor parallelism with Float8 (parallelize_llama.py apply_tp at 9dec370: torchao's
+ * Float8ColwiseParallel, Float8RowwiseParallel and PrepareFloat8ModuleInput) casts a linear's
+ * input to FP8 before the all-gather, so the gather moves 1 byte an element; the reduce-scatters
+ * of the outputs stay in the datatype. Megatron gathers in the datatype. */
+double llm__stack_gather_bpe(const llm_execution_t *e, double bpe)
+{
+    return e->stack != LLM_STACK_MEGATRON && e->fp8 && e->fp8_recipe == LLM_FP8_TENSORWISE ? 1.0
+                                                                                           : bpe;
+}

@@ -16,7 +16,8 @@ const char *const llm_tp_overlap_names[] = {"none", "ring", "pipe", NULL};
 const char *const llm_processing_mode_names[] = {"roofline", "no_overlap", NULL};
 const char *const llm_net_op_names[] = {"p2p", "reduce_scatter", "all_gather", "all_reduce",
                                         NULL};
-const char *const llm_attn_kernel_names[] = {"unfused", "fused", NULL};
+const char *const llm_attn_kernel_names[] = {"unfused", "fused", "flash2", "flash3",
+                                             "cudnn",   "sdpa",  "triton", NULL};
 const char *const llm_moe_dispatcher_names[] = {"alltoall", "flex", NULL};
 const char *const llm_collectives_names[] = {"calculon", "nccl", NULL};
 const char *const llm_cuda_graphs_names[] = {"none", "attention", "partial", "full", "router",
@@ -47,52 +48,6 @@ double llm_gradient_bytes_per_param(const llm_execution_t *e)
 const char *llm_datatype_name(llm_datatype_t dt)
 {
     return (unsigned)dt < LLM_DT__COUNT ? llm_datatype_names[dt] : "?";
-}
-
-/* First point whose threshold (scaled to FLOP or bytes) the operation reaches. A miss is
- * Calculon's "wasn't covered" assertion: remember it and return 1 so the caller's arithmetic
- * stays finite until the estimate reports the error. */
-static double curve_efficiency(const llm_curve_t *curve, double scale, double op, llm__ctx_t *c,
-                               const char *what)
-{
-    for (int i = 0; i < curve->num_points; i++)
-        if (op >= curve->points[i].threshold * scale)
-            return curve->points[i].efficiency;
-    if (!c->uncovered)
-        c->uncovered = what;
-    return 1.0;
-}
-
-double llm__matrix_throughput(llm__ctx_t *c, double flops)
-{
-    return c->matrix_flops * curve_efficiency(c->matrix_curve, 1e9, flops, c, "matrix");
-}
-
-double llm__fp8_matrix_throughput(llm__ctx_t *c, double flops)
-{
-    return c->fp8_matrix_flops * curve_efficiency(c->fp8_matrix_curve, 1e9, flops, c, "matrix8");
-}
-
-double llm__vector_throughput(llm__ctx_t *c, double flops)
-{
-    return c->vector_flops * curve_efficiency(c->vector_curve, 1e9, flops, c, "vector");
-}
-
-double llm__mem1_throughput(llm__ctx_t *c, double bytes)
-{
-    return c->mem1_bw * curve_efficiency(&c->sys->mem1.mb_efficiency, 1e6, bytes, c, "mem1");
-}
-
-double llm__mem2_throughput(llm__ctx_t *c, double bytes)
-{
-    return c->mem2_bw * curve_efficiency(&c->sys->mem2.mb_efficiency, 1e6, bytes, c, "mem2");
-}
-
-double llm__processing_time(const llm__ctx_t *c, double flops_time, double mem_time)
-{
-    if (c->sys->processing_mode == LLM_PROC_ROOFLINE)
-        return flops_time > mem_time ? flops_time : mem_time;
-    return flops_time + mem_time;
 }
 
 double llm__net_time(const llm_network_t *n, llm_net_op_t op, double bytes, double peers)
@@ -237,5 +192,5 @@ double llm_power_capped_clock(double board_w, double limit_w)
         return 1.0;
     if (!(limit_w > idle))
         return 0.0;
-    return cbrt((limit_w - idle) / (board_w - idle));
+    return (limit_w - idle) / (board_w - idle);
 }

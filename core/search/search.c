@@ -928,6 +928,9 @@ typedef struct {
     search_rates_t rates;
     llm_execution_t e; /* the execution being tried */
     llm_result_t res;  /* scratch for llm_estimate */
+    /* the layer tables' costs the unit's executions share (llm_estimate_memo; NULL when it
+     * could not be allocated: every estimate then costs them afresh, with the same result) */
+    llm_memo_t *memo;
 } walk_t;
 
 static bool sampled(const walk_t *w, uint32_t pos)
@@ -970,7 +973,7 @@ static void fewest_recompute_blocks(walk_t *w)
     while (lo < hi) {
         const int64_t mid = lo + (hi - lo) / 2;
         e->recompute_blocks = mid;
-        if (llm_estimate(&w->req->model, &w->req->system, e, &probe, NULL) == 0 &&
+        if (llm_estimate_memo(&w->req->model, &w->req->system, e, w->memo, &probe, NULL) == 0 &&
             probe.fits_memory) {
             hi = mid;
             best = probe;
@@ -1001,7 +1004,8 @@ static bool fewest_recompute_modules(walk_t *w)
          * of its cost): only a set that fits is costed */
         if (llm_estimate_memory(&w->req->model, &w->req->system, &w->e, &w->res, NULL) == 0 &&
             w->res.fits_memory &&
-            llm_estimate(&w->req->model, &w->req->system, &w->e, &w->res, NULL) == 0 &&
+            llm_estimate_memo(&w->req->model, &w->req->system, &w->e, w->memo, &w->res, NULL) ==
+                0 &&
             w->res.fits_memory)
             return true;
     }
@@ -1034,7 +1038,8 @@ static int try_execution(walk_t *w, uint8_t *verdict, bool out_of_reach, bool ne
     fathom_error_t why; /* read only to carry a refusal over to larger microbatches */
     const bool carry = w->plan->bound && w->larger_mbs > 0;
     const int refused =
-        llm_estimate(&w->req->model, &w->req->system, &w->e, &w->res, carry ? &why : NULL);
+        llm_estimate_memo(&w->req->model, &w->req->system, &w->e, w->memo, &w->res,
+                          carry ? &why : NULL);
     if (refused || (!w->res.fits_memory && !fewest_recompute_modules(w))) {
         w->bad++;
         *verdict = V_BAD;
@@ -1075,7 +1080,7 @@ static double step_bound(walk_t *w, double *slot)
     llm_execution_t ideal;
     search_ideal_execution(&w->e, w->req->options.fewest_recompute_blocks, &ideal);
     w->estimated++;
-    *slot = llm_estimate(&w->req->model, &w->plan->ideal, &ideal, &w->res, NULL) == 0
+    *slot = llm_estimate_memo(&w->req->model, &w->plan->ideal, &ideal, w->memo, &w->res, NULL) == 0
                 ? w->res.stats.total_time
                 : 0;
     return *slot;
@@ -1221,6 +1226,7 @@ static int walk_unit(search_plan_t *p, size_t unit, search_result_t *acc, volati
     w.prune = r->mode == SEARCH_EVALUATE;
     w.estimate = r->mode != SEARCH_COUNT_ONLY;
     search_rates_init(&w.rates, r->options.top_n);
+    w.memo = w.estimate ? llm_memo_new() : NULL;
     llm_execution_t *e = &w.e;
     unit_execution(r, u, e);
     int net = 0;
@@ -1258,6 +1264,7 @@ static int walk_unit(search_plan_t *p, size_t unit, search_result_t *acc, volati
         }
     }
 out:
+    llm_memo_free(w.memo);
     acc->total += w.total;
     acc->good += w.good;
     acc->bad += w.bad;
