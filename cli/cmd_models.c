@@ -86,6 +86,39 @@ static json_t *read_runs(const char *const *files, int n, char *source, size_t c
     return rows;
 }
 
+/* The report of the rows of every --runs file, built by `build` (NULL with err set, or after
+ * printing why the files could not be read: err left clear). */
+typedef json_t *report_of_rows_fn(const json_t *rows, const char *source,
+                                  const codec_presets_t *presets, fathom_error_t *err);
+static json_t *runs_report(const char *const *files, int n, report_of_rows_fn *build,
+                           const cli_env_t *env, fathom_error_t *err)
+{
+    char source[1024];
+    json_t *rows = read_runs(files, n, source, sizeof source);
+    if (!rows)
+        return NULL;
+    json_t *report = build(rows, source, env->presets, err);
+    json_decref(rows);
+    return report;
+}
+
+/* Prints a report as its table (as_json: its JSON); takes the report. 0, or 1 after printing
+ * err (when set: read_runs has already said why otherwise). */
+static int print_report(json_t *report, const fathom_error_t *err, int as_json,
+                        char *(*to_text)(const json_t *))
+{
+    if (!report)
+        return err->code != FATHOM_E_OK ? cli_print_error(err) : 1;
+    char *text = as_json ? NULL : to_text(report);
+    if (text)
+        fputs(text, stdout);
+    else
+        cli_print_json(report);
+    free(text);
+    json_decref(report);
+    return 0;
+}
+
 int cli_cmd_validate(int argc, char **argv, const cli_env_t *env)
 {
     int as_json = 0, measured = 0, bad = 0, n_runs = 0, inference = 0;
@@ -134,52 +167,22 @@ int cli_cmd_validate(int argc, char **argv, const cli_env_t *env)
     }
     fathom_error_t err;
     fathom_error_clear(&err);
-    json_t *report;
 #ifdef FATHOM_HAVE_SERVING
-    if (inference) {
-        if (n_runs) {
-            char source[1024];
-            json_t *rows = read_runs(runs_files, n_runs, source, sizeof source);
-            if (!rows)
-                return 1;
-            report = codec_serving_validation_rows(rows, source, env->presets, &err);
-            json_decref(rows);
-        } else
-            report = codec_serving_validation_report(env->presets, &err);
-        if (!report)
-            return cli_print_error(&err);
-        char *text = as_json ? NULL : codec_serving_validation_text(report);
-        if (text)
-            fputs(text, stdout);
-        else
-            cli_print_json(report);
-        free(text);
-        json_decref(report);
-        return 0;
-    }
+    if (inference)
+        return print_report(n_runs ? runs_report(runs_files, n_runs, codec_serving_validation_rows,
+                                                 env, &err)
+                                   : codec_serving_validation_report(env->presets, &err),
+                            &err, as_json, codec_serving_validation_text);
 #endif
-    if (n_runs) {
-        char source[1024];
-        json_t *rows = read_runs(runs_files, n_runs, source, sizeof source);
-        if (!rows)
-            return 1;
-        report = codec_llm_measured_report_rows(rows, source, env->presets, &err);
-        json_decref(rows);
-    } else
-        report = measured ? codec_llm_measured_report(env->presets, &err)
-                          : codec_llm_validation_report(env->presets, &err);
-    if (!report)
-        return cli_print_error(&err);
-    char *text = as_json ? NULL
-                 : measured ? codec_llm_measured_text(report)
-                            : codec_llm_validation_text(report);
-    if (text)
-        fputs(text, stdout);
-    else
-        cli_print_json(report);
-    free(text);
-    json_decref(report);
-    return 0;
+    if (n_runs)
+        return print_report(runs_report(runs_files, n_runs, codec_llm_measured_report_rows, env,
+                                        &err),
+                            &err, as_json, codec_llm_measured_text);
+    if (measured)
+        return print_report(codec_llm_measured_report(env->presets, &err), &err, as_json,
+                            codec_llm_measured_text);
+    return print_report(codec_llm_validation_report(env->presets, &err), &err, as_json,
+                        codec_llm_validation_text);
 }
 #endif
 

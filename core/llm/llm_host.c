@@ -205,6 +205,15 @@ static void block_host(const fathom_model_t *m, const llm_system_t *s, const llm
     *bw = e->training ? llm_host_pass_time(s, e->cuda_graphs, &p) + rerun_share(e, k) * *fw : 0;
 }
 
+void llm__host_block_s(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                       const llm__compiled_t *k, double *fw, double *bw)
+{
+    *fw = *bw = 0;
+    if (m->calculon_block || !(llm_host_launch_s(s, e) > 0))
+        return;
+    block_host(m, s, e, k, model_moe_blocks_in(m, 0, k->bpp) > 0, fw, bw);
+}
+
 void llm__host_step(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                     llm__compiled_t *k, const llm__block_stats_t *blk, llm_stats_t *st,
                     llm_step_extra_t *x)

@@ -492,6 +492,12 @@ void llm__host_step(const fathom_model_t *m, const llm_system_t *s, const llm_ex
                     llm__compiled_t *k, const llm__block_stats_t *blk, llm_stats_t *st,
                     llm_step_extra_t *x);
 
+/* Host seconds of one block's forward and backward on the first stage (its MoE blocks' when it
+ * has any; the recompute's rerun in backward), 0 without a host side: how long a host-bound
+ * pass lasts whatever its GPU work (llm_host.h). */
+void llm__host_block_s(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                       const llm__compiled_t *k, double *fw, double *bw);
+
 /* The modern block's step (llm_stages.c): adds the layers outside the blocks to the step time of
  * Calculon's statistics (the heaviest stage sets the pipeline's pace), and fills x with what the
  * memory of every rank is made of (x->memory), the FLOP counts and the bytes per parameter;

@@ -38,7 +38,8 @@
  *   = block: the reduction of block i runs under the backward of the blocks before it, the gather
  *   of block i under the forward of the block before it; exposed:
  *               x + (bpp − 1)·max(0, x − window)   (x = rs or ar, window = bw; x = ag, window = fw)
- *   where the lone x is the last bucket's reduction / the first block's gather; without overlap
+ *   where the lone x is the last bucket's reduction / the first block's gather, and a window
+ *   is the pass as long as it lasts, max(compute, host launches) (llm_host.h); without overlap
  *   bpp·x.
  *   ZeRO-3/FSDP every microbatch: forward gathers each block (prefetched under the previous
  *               block's forward), backward gathers it again — but the last, still gathered
@@ -298,9 +299,10 @@ static void fsdp(const llm_execution_t *e, const llm__compiled_t *k, double ag, 
 }
 
 /* Data parallelism of the blocks (header): sets the step's data-parallel lines and x's. */
-static void blocks_data_parallel(const llm_system_t *s, const llm_execution_t *e,
-                                 const llm__compiled_t *k, const llm__block_stats_t *b,
-                                 llm_stats_t *st, llm_step_extra_t *x)
+static void blocks_data_parallel(const fathom_model_t *m, const llm_system_t *s,
+                                 const llm_execution_t *e, const llm__compiled_t *k,
+                                 const llm__block_stats_t *b, llm_stats_t *st,
+                                 llm_step_extra_t *x)
 {
     st->dp_comm_exposed_time = st->dp_comm_link_time = 0;
     const double G = (double)(e->data_par * llm_context_par(e)), S = (double)llm_shard_group(e);
@@ -312,7 +314,16 @@ static void blocks_data_parallel(const llm_system_t *s, const llm_execution_t *e
      * them but with finetune); FSDP gathers every weight, frozen or not */
     const double bpp = (double)k->bpp, nmb = (double)k->nmb, pg = b->trainable_weight_space;
     const double pb = zero >= 3 ? b->weight_space : pg;
-    const double fw = b->fw.time, bw = b->agrad.time + b->wgrad.time + b->re.time;
+    /* The windows are the block's passes as long as they last: a host-bound pass lasts as long
+     * as its launches (llm_host.h), the GPU idle between kernels while the bucket's collective,
+     * queued on its own stream, runs on. Counting the compute alone would let GPU work added to a
+     * host-bound pass (a recomputed module, which launches nothing more here) both fill the idle
+     * time llm__host_step charges and widen the window: the same seconds hidden twice, so a step
+     * that recomputes more would run faster (and beat the search's bound, test_search_bound). */
+    double host_fw, host_bw;
+    llm__host_block_s(m, s, e, k, &host_fw, &host_bw);
+    const double fw = max2(b->fw.time, host_fw),
+                 bw = max2(b->agrad.time + b->wgrad.time + b->re.time, host_bw);
     const bool overlap = e->data_par_overlap;
     if (pg <= 0 && zero < 3)
         return; /* a frozen model reduces nothing */
@@ -481,7 +492,7 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
     const int64_t pp = e->pipeline_par;
     const double old_total = st->total_time, perfect_old = st->total_efficiency * old_total;
     schedule_bubble(e, blk, st);
-    blocks_data_parallel(s, e, k, blk, st, x);
+    blocks_data_parallel(m, s, e, k, blk, st, x);
     x->cp_comm_exposed = ring_attention(m, s, e, k, blk);
     double perfect_add = 0;
     outer_t F, L;

@@ -37,9 +37,11 @@ void search_ideal_system(const llm_system_t *s, llm_system_t *out)
     *out = *s;
     for (int i = 0; i < out->num_networks; i++)
         out->networks[i] = best;
-    /* The host costs nothing: a step is host-bound by what its launches outlast, which a faster
-     * GPU side only lengthens, so the bound leaves the host out (llm_host.h). */
-    out->host_launch_s = out->graph_launch_s = 0;
+    /* The host stays as it is: the same execution launches the same kernels, and a pass lasts
+     * max(host, GPU) (llm_host.h), which a faster GPU side never makes longer. (Its exposed
+     * part, max(0, host − GPU), does grow; the step does not, now that data parallelism's
+     * windows are the pass as it lasts, llm_stages.c. Leaving the host out here hid that
+     * double count and loosened the bound for every host-bound layout.) */
 }
 
 void search_ideal_execution(const llm_execution_t *e, bool fewest_blocks, llm_execution_t *out)

@@ -63,6 +63,9 @@ static void test_ideal_system(void **state)
         assert_true(n->size > (int64_t)1 << 40);
     }
     assert_true(ideal.mem1.gib == req.system.mem1.gib && ideal.mem2.gib == req.system.mem2.gib);
+    /* the host as it is (6.62 us a launch): a pass lasts max(host, GPU), which the ideal
+     * network's faster GPU side never lengthens */
+    assert_true(ideal.host_launch_s == 6.62e-6 && ideal.graph_launch_s == 1e-6);
     assert_true(ideal.matrix.rate[LLM_DT_BFLOAT16].tflops ==
                 req.system.matrix.rate[LLM_DT_BFLOAT16].tflops);
 }
