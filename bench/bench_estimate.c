@@ -6,7 +6,9 @@
  * models on two systems, keeps those the model accepts, then evaluates them all repeatedly on
  * one thread and prints evaluations per second and the wall time. Then the same for Llama 3 70B
  * on h100_sxm with every modern feature on (grouped-query attention, SwiGLU, RMSNorm, embedding
- * and output layers, fused attention, FP8, sequence parallelism), and for DeepSeek-V3. Each set
+ * and output layers, fused attention, FP8, sequence parallelism), for DeepSeek-V3, and for
+ * Llama 3 as torchtitan runs it (eager and compiled passes, torchao Float8, async TP, context
+ * parallelism, per-op checkpointing, host launches) on the 500 W H100 variant. Each set
  * runs twice: llm_estimate alone, then llm_estimate_memo with one memo as the search's workers
  * keep one (the layer tables shared between executions costed once); the two checksums agree.
  *
@@ -95,6 +97,24 @@ static int load_preset(const codec_presets_t *presets, const char *name, fathom_
         fprintf(stderr, "bench_estimate: %s\n", err.message);
     return rc ? -1 : 0;
 }
+
+/* A system given as a preset with overrides (doc/stacks.md, GPU variants). */
+static int load_variant(const codec_presets_t *presets, const char *json, llm_system_t *system)
+{
+    fathom_error_t err;
+    fathom_error_clear(&err);
+    json_t *v = json_loads(json, 0, NULL);
+    int rc = v ? codec_llm_system_decode(v, "system", presets, system, &err) : -1;
+    json_decref(v);
+    if (rc)
+        fprintf(stderr, "bench_estimate: %s\n", v ? err.message : "bad variant");
+    return rc ? -1 : 0;
+}
+
+/* The torchtitan benchmarks' H100 (Grand Teton: 96 GB HBM2e at 2.4 TB/s, 500 W). */
+#define GRAND_TETON_H100                                                                           \
+    "{\"preset\": \"h100_sxm\", \"memory_gib\": 96, \"memory_gbps\": 2400, "                       \
+    "\"power_limit_w\": 500}"
 
 static const int64_t procs[] = {64, 512, 4096};
 static const int64_t tps[] = {1, 2, 4, 8};
@@ -223,6 +243,60 @@ static void deepseek_cases(const fathom_model_t *models, const llm_system_t *sys
                         }
 }
 
+/* Llama 3 8B and 70B (models[0], models[1]) as torchtitan runs them on the Grand Teton H100
+ * (systems[1]: 96 GB, 2.4 TB/s, 500 W): FSDP2 over data parallelism, eager and compiled, BF16
+ * and torchao Float8 (tensorwise, rowwise), vanilla and async TP, context parallelism, full and
+ * per-op selective checkpointing, the host's launches: every stack term on. */
+static void torchtitan_cases(const fathom_model_t *models, const llm_system_t *systems,
+                             case_set_t *set)
+{
+    static const int64_t tt_procs[] = {8, 64, 256}, tt_tps[] = {1, 2, 8}, tt_cps[] = {1, 2};
+    for (int mi = 0; mi < 2; mi++)
+        for (size_t a = 0; a < 3; a++)
+            for (size_t t = 0; t < 3; t++)
+                for (size_t x = 0; x < 2; x++)
+                    for (int f = 0; f < 3; f++)
+                        for (int opt = 0; opt < 4; opt++)
+                            for (int rec = 0; rec < 2; rec++) {
+                                llm_execution_t e = {0};
+                                e.num_procs = tt_procs[a];
+                                e.tensor_par = tt_tps[t];
+                                e.context_par = tt_cps[x];
+                                e.pipeline_par = 1;
+                                if (e.num_procs % (e.tensor_par * e.context_par))
+                                    continue;
+                                e.data_par = e.num_procs / (e.tensor_par * e.context_par);
+                                e.tensor_par_net = 0;
+                                e.context_par_net = e.tensor_par * e.context_par > 8;
+                                e.pipeline_par_net = 1;
+                                e.data_par_net = e.num_procs > 8;
+                                e.microbatch_size = 2;
+                                e.batch_size = 2 * e.data_par;
+                                e.datatype = LLM_DT_BFLOAT16;
+                                e.fused_activation = true;
+                                e.attention_type = LLM_ATTN_MULTIHEAD;
+                                e.attention_kernel = LLM_ATTN_KERNEL_SDPA;
+                                e.stack = LLM_STACK_TORCHTITAN;
+                                e.fp8 = f > 0;
+                                e.fp8_recipe = f == 2 ? LLM_FP8_ROWWISE
+                                               : f == 1 ? LLM_FP8_TENSORWISE
+                                                        : LLM_FP8_CURRENT;
+                                e.compile = opt > 0;
+                                e.async_tp = opt == 2 && e.tensor_par > 1;
+                                e.activation_recompute =
+                                    rec ? LLM_RECOMPUTE_FULL : LLM_RECOMPUTE_NONE;
+                                e.selective_ac = rec ? LLM_SAC_NONE : LLM_SAC_OP;
+                                e.pipeline_interleaving = 1;
+                                e.optimizer_sharding = true;
+                                e.zero_stage = 3;
+                                e.data_par_overlap = true;
+                                e.tensor_par_comm_type =
+                                    e.tensor_par > 1 ? LLM_TP_COMM_RS_AG : LLM_TP_COMM_AR;
+                                e.training = true;
+                                keep_if_accepted(models, mi, systems, 1, &e, set);
+                            }
+}
+
 /* Generates one set of cases with gen, then times it; 1 when no case was accepted. */
 static int run_set(const char *label, void (*gen)(const fathom_model_t *, const llm_system_t *,
                                                   case_set_t *),
@@ -272,7 +346,12 @@ int main(int argc, char **argv)
          run_set("Llama 3 70B, every modern feature", llama_cases, models, systems, rounds) ||
          load_preset(presets, "deepseek-v3", &models[0], NULL) ||
          run_set("DeepSeek-V3, MLA, 256 experts, expert parallelism", deepseek_cases, models,
-                 systems, rounds);
+                 systems, rounds) ||
+         load_preset(presets, "llama3-8B", &models[0], NULL) ||
+         load_preset(presets, "llama3-70B", &models[1], NULL) ||
+         load_variant(presets, GRAND_TETON_H100, &systems[1]) ||
+         run_set("torchtitan: Llama 3 8B and 70B, FSDP2, compile, Float8, async TP, CP",
+                 torchtitan_cases, models, systems, rounds);
     codec_presets_free(presets);
     return rc ? 1 : 0;
 }

@@ -430,6 +430,18 @@ static inline llm_tp_overlap_t llm_tp_overlap(const llm_execution_t *e)
     return e->async_tp ? LLM_TP_OVERLAP_RING : e->tensor_par_overlap;
 }
 
+/* How the all-gather before a linear overlaps its GEMM: as llm_tp_overlap, except that torch's
+ * micro-pipelining pass does not fuse the all-gather with a matmul whose operands carry rowwise
+ * FP8 scales (pytorch/pytorch issue 149990, open: only matmul → reduce-scatter is fused for
+ * them, pull request 149247), so under async_tp a rowwise FP8 linear's input is gathered as
+ * vanilla TP gathers it. */
+static inline llm_tp_overlap_t llm_tp_gather_overlap(const llm_execution_t *e)
+{
+    if (e->async_tp && e->fp8 && e->fp8_recipe == LLM_FP8_ROWWISE)
+        return LLM_TP_OVERLAP_NONE;
+    return llm_tp_overlap(e);
+}
+
 /* Whether attention runs as one fused kernel (any kernel but Calculon's unfused one). */
 static inline bool llm_attention_fused(const llm_execution_t *e)
 {

@@ -31,6 +31,12 @@ typedef struct {
     bool compile;
     double gather_bpe;                 /* bytes per element a TP all-gather of a linear's input
                                         * moves: 1 where torchtitan gathers it in FP8 */
+    llm_fp8_recipe_t fp8_recipe;       /* execution.fp8_recipe (torchao's casts, llm_stack.c) */
+    double fp8_prepared_shards;        /* torchao's tensorwise TP: a module's input arrives in
+                                        * FP8, cast once on its 1/tensor_par shard before the
+                                        * gather (tensor_par; 0 otherwise) */
+    double fp8_fw_gemm;                /* the forward FP8 GEMM's rate over the FP8 peak's:
+                                        * LLM_FP8_ROWWISE_GEMM under rowwise, else 1 */
     /* every rate is positive and every curve covers an operation of size 0: a pass with no
      * FLOPs and no bytes then takes 0 s and leaves `uncovered` alone (llm__layer_cost's
      * shortcut) */
@@ -187,6 +193,10 @@ typedef struct {
      * feeds Q, K and V, the router whose input the shared experts read) share a nonzero group
      * (llm__new_group): what they keep serves the group's linear layers' weight gradients. */
     int input_group;
+    /* A linear layer of an input group after its first linear: it reads the tensor the first
+     * one reads (Q, K, V; gate and up), so a cast of that tensor the first one makes serves it
+     * too where PyTorch computes it once (llm_stack.c, torchao's casts). */
+    bool input_shared;
 } llm__layer_t;
 
 typedef struct {

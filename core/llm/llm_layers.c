@@ -340,8 +340,14 @@ double llm__causal_fraction(const fathom_model_t *m)
 static void share_input(llm__block_t *b, int from)
 {
     const int g = llm__new_group(b);
-    for (int i = from; i < b->num_layers; i++)
-        b->layers[i].input_group = g;
+    bool linear_seen = false;
+    for (int i = from; i < b->num_layers; i++) {
+        llm__layer_t *l = &b->layers[i];
+        l->input_group = g;
+        const bool linear = l->kind == LLM__LINEAR || l->kind == LLM__LINEAR_OVERLAPPED;
+        l->input_shared = linear && linear_seen;
+        linear_seen = linear_seen || linear;
+    }
 }
 
 /* The dropout after the attention and the MLP: Calculon's block keeps its 1-byte mask; the
@@ -369,7 +375,7 @@ static void add_qkv(llm__block_t *b, const fathom_model_t *m, const llm_executio
     const bool fp8 = e->fp8;
     const flags_t proj = FLAGS(.recompute = rf, .act_dropped = true, .reused = true);
     const int first = b->num_layers;
-    if (llm_tp_overlap(e) == LLM_TP_OVERLAP_NONE) {
+    if (llm_tp_gather_overlap(e) == LLM_TP_OVERLAP_NONE) {
         add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf, .act_dropped = norm_redone));
         add_fork(b, act, 3, FLAGS(.recompute = ragf, .act_dropped = ragf));
         add_modern_linear(b, (double)bs, (double)m->hidden, (double)(qkv_width / tp), qb, fp8,
@@ -579,7 +585,7 @@ static void build_block(const fathom_model_t *m, const llm_system_t *s, const ll
     const double act = (double)z->activation_size;
     /* With sequence parallelism the layers outside the TP region see a sliver of the sequence. */
     const double outer_act = seq_par ? (double)z->seq_par_activation_size : act;
-    const bool overlapped = llm_tp_overlap(e) != LLM_TP_OVERLAP_NONE;
+    const bool overlapped = llm_tp_gather_overlap(e) != LLM_TP_OVERLAP_NONE; /* the MLP's input */
     const bool rf = e->activation_recompute == LLM_RECOMPUTE_FULL;
     const bool raf = rf || e->activation_recompute == LLM_RECOMPUTE_ATTN_ONLY;
     /* Megatron's core_attn module: the unfused core as attn_only reruns it (scores, softmax,
@@ -1059,7 +1065,7 @@ static double layer_throughput(const llm__layer_t *l, llm__ctx_t *c, llm__stage_
                    ? llm__attention_throughput(l, c, st)
                    : c->attention_flops * head_size_factor(l->inner);
     if (l->fp8)
-        return llm__fp8_matrix_throughput(c, flops);
+        return llm__fp8_matrix_throughput(c, flops) * (st == LLM__FW ? c->fp8_fw_gemm : 1.0);
     return uses_matrix_engine(l) ? llm__matrix_throughput(c, flops)
                                  : llm__vector_throughput(c, flops);
 }

@@ -779,8 +779,11 @@ static void fill_context(const fathom_model_t *m, const llm_system_t *s, const l
     c->stack = e->stack;
     c->compile = e->compile;
     c->gather_bpe = llm__stack_gather_bpe(e, c->bpe);
-    if (e->fp8 && e->fp8_recipe == LLM_FP8_ROWWISE)
-        c->fp8_matrix_flops *= LLM_FP8_ROWWISE_GEMM;
+    c->fp8_recipe = e->fp8_recipe;
+    c->fp8_prepared_shards = e->tensor_par > 1 && c->gather_bpe < c->bpe ? (double)e->tensor_par : 0;
+    /* torchao's rowwise forward GEMM is PyTorch's CUTLASS rowwise kernel; its backward GEMMs
+     * (use_fast_accum off) run cuBLAS's tensorwise one (llm_stack.c, fp8_linear_bytes) */
+    c->fp8_fw_gemm = e->fp8 && e->fp8_recipe == LLM_FP8_ROWWISE ? LLM_FP8_ROWWISE_GEMM : 1.0;
     /* a frozen base in another datatype than the GEMMs' is dequantized before each GEMM */
     const llm_finetune_t *ft = &e->finetune;
     const bool adapters = ft->method == LLM_FINETUNE_LORA || ft->method == LLM_FINETUNE_QLORA;

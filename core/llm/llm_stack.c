@@ -175,16 +175,55 @@ static double fp8_cast_bytes(bool compiled, double b)
     return compiled ? 2 * b + 1 : 4 * b + 17;
 }
 
-/* A torchao Float8 linear's pass under a PyTorch stack: each of the pass's two operands cast from
- * its b-byte copy (the weight too: torchao casts it every forward unless FSDP gathers it in FP8),
- * read as FP8 by the GEMM, and the b-byte result written. */
+/* A torchao Float8 linear's pass under a PyTorch stack (torchao float8_linear.py,
+ * matmul_with_hp_or_float8_args, and float8_ops.py at 31db5a1, the torchao of torchtitan's
+ * 2025-06 benchmarks; unchanged on torchao's main of 2026): each GEMM reads its operands as FP8
+ * copies (1 byte an element) and writes its b-byte result; which casts (`cast` bytes from the
+ * b-byte copy, fp8_cast_bytes, plus the 1-byte write) make those copies depends on the recipe:
+ *
+ *   per-tensor scales (tensorwise, delayed): one scale serves an operand in every GEMM it
+ *     enters. Eager, the forward saves the bf16 input and weight and every GEMM casts both its
+ *     operands (6 casts a linear). Compiled, AOTAutograd's common-subexpression pass merges the
+ *     identical casts: the input once (and once for every linear reading that tensor: Q, K, V;
+ *     gate and up, `input_shared`), the weight once, the output gradient once (3 a linear).
+ *     With tensor parallelism torchtitan's PrepareFloat8ModuleInput casts the module's input
+ *     shard (1/tp of it) once before the FP8 gather, and the linears and their weight gradients
+ *     read that copy (fp8_input_prepared).
+ *   per-axis scales (rowwise, mxfp8, blockwise): the scales run along a GEMM's contraction axis,
+ *     which differs between the GEMMs an operand enters, so each operand is cast for each GEMM
+ *     (6 a linear; compiled, the input's two casts once per input group).
+ *   rowwise's backward GEMMs: PyTorch's rowwise kernel is slow without fast accumulation, which
+ *     torchao's backward asks for, so torchao runs cuBLAS's tensorwise GEMM with unit scales and
+ *     multiplies the result by the outer product of the scales afterwards (float8_ops.py,
+ *     addmm_float8_unwrapped): one more pass over the output, b in and b out (a kernel of its
+ *     own under compile: torchao issue 2184).
+ *
+ * Hand-worked in test_llm_stack (fp8_linear_casts). */
 static double fp8_linear_bytes(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
 {
     const double b = c->bpe, cast = fp8_cast_bytes(c->compile, b) + 1;
+    const bool per_tensor = c->fp8_recipe == LLM_FP8_TENSORWISE || c->fp8_recipe == LLM_FP8_DELAYED;
+    const bool merged = c->compile && per_tensor; /* one cast per operand and step */
+    const double rescale = c->fp8_recipe == LLM_FP8_ROWWISE ? 2 * b : 0;
+    const bool prepared = c->fp8_prepared_shards > 0;
+    /* the input's cast for this pass: none where another linear's serves it */
+    double input_cast;
+    if (prepared)
+        input_cast = l->input_shared ? 0 : cast / c->fp8_prepared_shards;
+    else
+        input_cast = l->input_shared && c->compile ? 0 : cast;
     switch (st) {
-    case LLM__FW: return (l->inputs_size + l->weight_space) * cast + l->output_size * b;
-    case LLM__AGRAD: return (l->activation_grads + l->weight_space) * cast + l->activation_space * b;
-    case LLM__WGRAD: return (l->activation_space + l->activation_grads) * cast + l->weight_grads * b;
+    case LLM__FW:
+        return l->inputs_size * (input_cast + 1) + l->weight_space * (cast + 1) +
+               l->output_size * b;
+    case LLM__AGRAD:
+        return l->activation_grads * (cast + 1) + l->weight_space * (merged ? 1 : cast + 1) +
+               l->activation_space * (b + rescale);
+    case LLM__WGRAD: {
+        const double in = per_tensor && (c->compile || prepared) ? 1 : input_cast + 1;
+        return l->activation_space * in + l->activation_grads * (merged ? 1 : cast + 1) +
+               l->weight_grads * (b + rescale);
+    }
     default: return -1;
     }
 }

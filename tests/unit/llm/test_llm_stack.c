@@ -319,6 +319,127 @@ static void op_sac_reruns(void **state)
     assert_int_equal(rerun_mm, 3);
 }
 
+/* torchao's casts of a Float8 linear (llm_stack.c, fp8_linear_bytes) worked by hand on a linear
+ * of 1,000 input elements, 500 output elements and 100 weights in bf16 (b = 2). A cast writes
+ * its FP8 copy: compiled 2b + 1 + 1 = 6 bytes an element, eager 4b + 17 + 1 = 26; a GEMM reads
+ * each FP8 operand (1) and writes its output (b).
+ *   tensorwise compiled:  forward 1,000·(6 + 1) + 100·(6 + 1) + 500·2 = 8,700;
+ *                         input grad 500·7 + 100·1 (the forward's weight copy) + 1,000·2 = 5,600;
+ *                         weight grad 1,000·1 + 500·1 + 100·2 = 1,700 (both copies reused);
+ *                         the second linear of an input group (K after Q): 1,000·1 + 700 + 1,000
+ *                         = 2,700 (its input's cast merged with Q's)
+ *   tensorwise eager:     forward 1,000·27 + 100·27 + 1,000 = 30,700, shared or not;
+ *                         input grad 500·27 + 100·27 + 2,000 = 18,200;
+ *                         weight grad 1,000·27 + 500·27 + 200 = 40,700
+ *   tensorwise, TP 4:     the module's input cast once on its quarter before the FP8 gather:
+ *                         forward 1,000·(6/4 + 1) + 700 + 1,000 = 4,200, the group's second
+ *                         2,700; weight grad 1,000 + 500 + 200 = 1,700
+ *   rowwise compiled:     forward 8,700 (as tensorwise);
+ *                         input grad 500·7 + 100·7 + 1,000·(2 + 4) = 10,200 (the weight cast
+ *                         again along its other axis, the output rescaled: 2b more);
+ *                         weight grad 1,000·7 + 500·7 + 100·(2 + 4) = 11,100; the group's
+ *                         second 1,000·1 + 3,500 + 600 = 5,100
+ * And rowwise's forward GEMM runs at LLM_FP8_ROWWISE_GEMM of the FP8 rate, its backward GEMMs at
+ * the FP8 rate: the forward of equal FLOPs takes 1/0.95 of the input gradient's time. */
+static void fp8_linear_casts(void **state)
+{
+    (void)state;
+    llm__layer_t l;
+    memset(&l, 0, sizeof l);
+    l.kind = LLM__LINEAR;
+    l.fp8 = true;
+    l.inputs_size = l.activation_space = 1000;
+    l.output_size = l.activation_grads = 500;
+    l.weight_space = l.weight_grads = 100;
+    llm__ctx_t c;
+    memset(&c, 0, sizeof c);
+    c.bpe = 2;
+    c.stack = LLM_STACK_TORCHTITAN;
+    c.fp8_recipe = LLM_FP8_TENSORWISE;
+    c.compile = true;
+    double bytes;
+#define BYTES(stage, expected)                                                                   \
+    do {                                                                                         \
+        assert_true(llm__stack_bytes(&l, &c, stage, &bytes));                                    \
+        assert_float_equal(bytes, expected, 1e-9);                                               \
+    } while (0)
+    BYTES(LLM__FW, 8700);
+    BYTES(LLM__AGRAD, 5600);
+    BYTES(LLM__WGRAD, 1700);
+    l.input_shared = true;
+    BYTES(LLM__FW, 2700);
+    c.compile = false;
+    BYTES(LLM__FW, 30700);
+    l.input_shared = false;
+    BYTES(LLM__FW, 30700);
+    BYTES(LLM__AGRAD, 18200);
+    BYTES(LLM__WGRAD, 40700);
+    c.compile = true;
+    c.fp8_prepared_shards = 4;
+    BYTES(LLM__FW, 4200);
+    BYTES(LLM__WGRAD, 1700);
+    l.input_shared = true;
+    BYTES(LLM__FW, 2700);
+    c.fp8_prepared_shards = 0;
+    l.input_shared = false;
+    c.fp8_recipe = LLM_FP8_ROWWISE;
+    BYTES(LLM__FW, 8700);
+    BYTES(LLM__AGRAD, 10200);
+    BYTES(LLM__WGRAD, 11100);
+    l.input_shared = true;
+    BYTES(LLM__WGRAD, 5100);
+#undef BYTES
+    /* the GEMMs' rates */
+    llm_system_t s = unit_system(100);
+    c.sys = &s;
+    c.mem1_bw = 1e30;
+    c.fp8_matrix_flops = 2e12;
+    c.fp8_matrix_curve = &s.matrix.rate[LLM_DT_FLOAT8].gflops_efficiency;
+    c.fp8_fw_gemm = LLM_FP8_ROWWISE_GEMM;
+    l.fw_flops = l.agrad_flops = 1e12;
+    llm__cost_t fw, ag;
+    llm__layer_cost(&l, &c, LLM__FW, &fw);
+    llm__layer_cost(&l, &c, LLM__AGRAD, &ag);
+    assert_float_equal(ag.flops_time, 0.5, 1e-12);
+    assert_float_equal(fw.flops_time, 0.5 / 0.95, 1e-12);
+}
+
+/* Async TP with rowwise FP8 (llm_tp_gather_overlap): torch's micro-pipelining fuses only the
+ * matmul → reduce-scatter of a rowwise-scaled linear, so on the tiny model at TP 2 the block
+ * keeps two plain all-gathers (before Q/K/V and before gate/up) and two overlapped reductions
+ * (o and down); tensorwise overlaps all four (two gathers, two reductions) and has no plain
+ * TP collective. */
+static void rowwise_async_tp_gathers(void **state)
+{
+    (void)state;
+    const fathom_model_t m = tiny_model();
+    llm_system_t s = unit_system(100);
+    llm_execution_t e = test_layout(2, 1, 1);
+    e.stack = LLM_STACK_TORCHTITAN;
+    e.compile = true;
+    e.async_tp = true;
+    e.fp8 = true;
+    e.tensor_par_comm_type = LLM_TP_COMM_RS_AG;
+    e.attention_kernel = LLM_ATTN_KERNEL_SDPA;
+    llm__sizes_t z = {16, 16 * 64, 16 * 64 / 2};
+    for (int rowwise = 0; rowwise < 2; rowwise++) {
+        e.fp8_recipe = rowwise ? LLM_FP8_ROWWISE : LLM_FP8_TENSORWISE;
+        llm__block_t b;
+        llm__build_block(&m, &s, &e, &z, &b);
+        int plain_gathers = 0, fused_gathers = 0, fused_reductions = 0;
+        for (int i = 0; i < b.num_layers; i++) {
+            const llm__layer_t *l = &b.layers[i];
+            if (l->kind == LLM__TP_COMM && !l->conjugate)
+                plain_gathers++;
+            if (l->kind == LLM__LINEAR_OVERLAPPED)
+                *(l->conjugate ? &fused_reductions : &fused_gathers) += 1;
+        }
+        assert_int_equal(plain_gathers, rowwise ? 2 : 0);
+        assert_int_equal(fused_gathers, rowwise ? 0 : 2);
+        assert_int_equal(fused_reductions, 2);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -330,6 +451,8 @@ int main(void)
         cmocka_unit_test(eager_rmsnorm_pass),
         cmocka_unit_test(attention_kernel_speed),
         cmocka_unit_test(op_sac_reruns),
+        cmocka_unit_test(fp8_linear_casts),
+        cmocka_unit_test(rowwise_async_tp_gathers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
