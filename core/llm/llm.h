@@ -672,6 +672,9 @@ double llm_a2a_flex_time(const llm_system_t *s, int net, double token_bytes,
  * (core/serving/serving_step.c). */
 #define LLM_GROUPED_GEMM_FIXED_S 30e-6
 double llm_grouped_gemm_shape(double M, double K, double N);
+/* The same for a GEMM whose main loop runs `rate` times BF16's (FP8: 2): the constants scale by
+ * rate, a tile's fixed time being worth rate times as many elements of its loop. */
+double llm_grouped_gemm_shape_at(double M, double K, double N, double rate);
 /* The best efficiency on curve c: what the system's large GEMMs reach. */
 double llm_curve_top(const llm_curve_t *c);
 

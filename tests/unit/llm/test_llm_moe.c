@@ -806,7 +806,10 @@ static const llm__layer_t *expert_layer(const llm__block_t *b, int nth)
  *     + 3e-5 = 1.16704128e-4 s;
  *   input gradient M = 8, K = 256, N = 64: 8·168·416·96/1e12 = 5.3673984e-5, + 3e-5 =
  *     8.3673984e-5 s;
- * as one dense GEMM (no groups) the curve's 100%: 1.048576e-6 s. Imbalance 1.5 → 48 rows; a
+ * as one dense GEMM (no groups) the curve's 100%: 1.048576e-6 s. In FP8 at 2 TFLOP/s the
+ * constants double (320, 320, 64): 2·32·64·256·(328/8)·(384/64)·(320/256)/2e12 =
+ *   8·328·384·320/2e12 = 1.6121856e-4, + 3e-5 = 1.9121856e-4 s (the BF16 rule's 8.67e-5 would
+ *   have halved to 4.34e-5). Imbalance 1.5 → 48 rows; a
  * capacity factor 1.25 drops the excess → 40. ETP 2 gathers the pair's tokens: 64 rows of width
  * 128/2. */
 static void grouped_gemm(void **state)
@@ -842,6 +845,12 @@ static void grouped_gemm(void **state)
     l.groups = 0; /* as one dense GEMM it would run at 100% */
     llm__layer_cost(&l, &c, LLM__FW, &k);
     assert_close(k.flops_time, 1.048576e-6, 1e-12);
+    l.groups = 4; /* in FP8 at twice the rate: the shape constants double */
+    l.fp8 = true;
+    c.fp8_matrix_flops = 2e12;
+    c.fp8_matrix_curve = c.matrix_curve;
+    llm__layer_cost(&l, &c, LLM__FW, &k);
+    assert_close(k.flops_time, 1.9121856e-4, 1e-12);
 
     assert_close(llm__moe_expert_rows(&m, &e), 32, 0);
     e.moe_load_imbalance = 1.5;
