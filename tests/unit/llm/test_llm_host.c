@@ -204,13 +204,14 @@ static void codec_fields(void **state)
     (void)state;
     fathom_error_t err;
     llm_system_t s;
-    assert_int_equal(codec_llm_system_decode(json_string("gb200_nvl72"), "system", presets, &s,
-                                             &err),
-                     0);
+    json_t *name = json_string("gb200_nvl72");
+    assert_int_equal(codec_llm_system_decode(name, "system", presets, &s, &err), 0);
+    json_decref(name);
     assert_close(s.host_launch_s, 1.82e-5, 0);
     assert_close(s.graph_launch_s, 2.75e-6, 0);
-    assert_int_equal(codec_llm_system_decode(json_string("h100_sxm"), "system", presets, &s, &err),
-                     0);
+    name = json_string("h100_sxm");
+    assert_int_equal(codec_llm_system_decode(name, "system", presets, &s, &err), 0);
+    json_decref(name);
     assert_close(s.host_launch_s, 6.62e-6, 0);
 
     llm_execution_t e = test_layout(1, 1, 1), eb;
