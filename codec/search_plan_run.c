@@ -172,8 +172,11 @@ static int search_candidate(const json_t *spec, const codec_ctx_t *ctx, const js
         fathom_error_clear(&e2);
         uint64_t ex, exhaustive;
         if (codec_plan__search_request(spec, ctx, json_object_get(sysobj, "system"), n,
-                                       out->tried[b], out->fed, &r.req, &ex, &exhaustive, &e2))
-            return e2.code == FATHOM_E_INTERNAL ? (*err = e2, -1) : 0;
+                                       out->tried[b], out->fed, &r.req, &ex, &exhaustive, &e2)) {
+            if (e2.code == FATHOM_E_INTERNAL)
+                return *err = e2, -1;
+            continue; /* refused for this batch (normalizing checked every one): no layout */
+        }
         search_plan_t *plan = ex > 0 ? search_plan_create(&r.req, &e2) : NULL;
         if (!plan)
             continue; /* this batch has no layout on n GPUs */

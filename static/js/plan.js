@@ -39,7 +39,8 @@ function buildForm(presets) {
     field({ scope: sc, label: 'Model', field: 'model', type: 'select', options: presets.models.map((p) => [p.name, p.name]), value: 'llama3-70B' }),
     field({ scope: sc, label: 'Tokens to train on', field: 'tokens', type: 'text', value: 'chinchilla', hint: 'a number such as 1.5e13, or “chinchilla”: the compute-optimal tokens of the model’s size under the scaling tab’s fit' }),
     el('div', { class: 'fld' }, chin),
-    field({ scope: sc, label: 'Global batch (tokens)', field: 'batch_tokens', value: 4194304, min: 1, step: 1, required: true }),
+    field({ scope: sc, label: 'Global batch (tokens)', field: 'batch_tokens', type: 'text', value: 'auto',
+      hint: '“auto”: DeepSeek LLM’s batch law for the run, per layout; or a number of tokens' }),
     // Each candidate runs at the first of these its GPU has: A100 presets without bfloat16 plan
     // at float16 beside H100s at bfloat16 (the API's datatype list, best first).
     field({ scope: sc, label: 'Datatype', field: 'datatype', type: 'select', value: 'bfloat16,float16',
@@ -70,7 +71,10 @@ function requestOf() {
     }
     systems.push(s);
   }
-  const req = { kind: 'plan', model: read(f, 'model'), tokens, batch_tokens: read(f, 'batch_tokens'), gpu_counts: counts, systems,
+  const batchText = String(read(f, 'batch_tokens') ?? 'auto').trim();
+  const batch = batchText === '' || batchText === 'auto' ? 'auto' : Number(batchText);
+  if (batch !== 'auto' && !(Number.isInteger(batch) && batch > 0)) throw new ApiError(0, 'local', `must be “auto” or a whole number of tokens, not “${batchText}”`, 'batch_tokens');
+  const req = { kind: 'plan', model: read(f, 'model'), tokens, batch_tokens: batch, gpu_counts: counts, systems,
     datatype: read(f, 'datatype').split(',') };
   for (const k of ['deadline_days', 'budget_dollars']) {
     const v = read(f, k);
@@ -121,27 +125,50 @@ function drawChart(canvas, plan, st) {
   chart.update();
 }
 
+// GPU-hours as a planner reads them: 26.9M, 741k.
+const fmtHours = (h) => (Math.abs(h) >= 1e6 ? `${+(h / 1e6).toPrecision(3)}M` : Math.abs(h) >= 1e3 ? `${+(h / 1e3).toPrecision(3)}k` : String(+h.toPrecision(3)));
+// A [low, high] range; the verdicts' words as the API gives them.
+const fmtRange = (r, f) => (Array.isArray(r) && r[0] !== null && r[1] !== null ? `${f(r[0])}–${f(r[1])}` : '—');
+const VERDICT_CLASS = { within: 'ok', 'at risk': 'risk', misses: 'bad' };
+
 function table(plan, st) {
-  // Priority columns first (what a phone shows): the candidate, its verdict, days, dollars and
-  // warnings; the rest a tap away when the table is wider than its box (util.js prioritize),
-  // CO₂, energy and the ideal figures first, the Step time button last.
-  const head = ['system × GPUs', 'verdict', 'days', 'dollars', '⚠', 'layout', 'step', 'MFU', 'days ideal', 'dollars ideal', 'MWh', 't CO₂', ''];
+  // Priority columns first (what a phone shows): the candidate, its GPU-hours with their range
+  // beneath (tuned stack to published runs), its verdict, days, dollars and warnings; the rest
+  // a tap away when the table is wider than its box (util.js prioritize): CO₂, energy and the
+  // ideal figures first, the Step time button last.
+  const head = ['system × GPUs', 'GPU-hours (range)', 'verdict', 'days', 'dollars', '⚠', 'deadline', 'budget', 'days range', 'dollars range', 'layout', 'batch', 'step', 'MFU', 'days ideal', 'dollars ideal', 'MWh', 't CO₂', ''];
   const body = plan.candidates.map((c) => {
     const open = el('button', { type: 'button', class: 'ghost open-candidate', disabled: c.execution ? undefined : 'disabled' }, 'Step time');
     open.addEventListener('click', () => openCandidate(c, st));
     const num = (v, f) => (v === null || v === undefined ? '—' : f(v));
     const usd = (d) => `$${fmtInt(Math.round(d))}`;
+    const verdict = (v) => el('td', { class: `verdict-word ${VERDICT_CLASS[v] || ''}` }, v || '—');
+    // The MFU-above-published warning on the MFU itself, not only behind the ⚠ mark.
+    const high = (c.warnings || []).find((w) => w.code === 'mfu_above_published');
+    const mfu = el('td', high ? { class: 'num mfu warn', title: high.message } : { class: 'num mfu' },
+      num(c.mfu, fmtPct), high ? ' ⚠' : '');
     return el('tr', { 'data-index': c.index, class: c.rejected.length ? 'rejected' : '' },
-      el('td', { class: 'sticky' }, label(c)), el('td', { class: 'verdict' }, c.reason || 'ok'),
-      el('td', { class: 'num days' }, num(c.days, fmtNum)), el('td', { class: 'num dollars' }, num(c.dollars, usd)),
+      // the count on its own line at phone width (app.css), so the name column stays narrow
+      el('td', { class: 'sticky' }, c.system, el('span', { class: 'count' }, ` × ${fmtInt(c.num_procs)}`)),
+      el('td', { class: 'num gpu-hours', title: 'expected GPU-hours; beneath, their range from the tuned stack with nothing lost to what published whole runs of comparable scale achieved' },
+        el('span', { class: 'point' }, num(c.gpu_hours, fmtHours)),
+        el('span', { class: 'gpu-hours-range' }, fmtRange(c.gpu_hours_range, fmtHours))),
+      el('td', { class: 'verdict' }, c.reason || 'ok'),
+      el('td', { class: 'num days' }, num(c.days, fmtNum)),
+      el('td', { class: 'num dollars' }, num(c.dollars, usd)),
+      // last of the priority columns: a tapped-open list widens only its own cell
       el('td', { class: 'warn-cell' }, warnMark(c.warnings)),
+      verdict(c.deadline_verdict), verdict(c.budget_verdict),
+      el('td', { class: 'num days-range' }, fmtRange(c.days_range, fmtNum)),
+      el('td', { class: 'num dollars-range' }, fmtRange(c.dollars_range, (d) => `$${fmtNum(d)}`)),
       el('td', { class: 'layout' }, layout(c.execution)),
-      el('td', {}, num(c.step_time_s, fmtSeconds)), el('td', {}, num(c.mfu, fmtPct)),
+      el('td', { class: 'num batch', title: c.batch ? `${c.batch.rule} batch, chosen: ${c.batch.chosen_by}` : '' }, num(c.batch_tokens, fmtNum)),
+      el('td', {}, num(c.step_time_s, fmtSeconds)), mfu,
       el('td', {}, num(c.days_ideal, fmtNum)), el('td', { class: 'num dollars-ideal' }, num(c.dollars_ideal, usd)),
       el('td', {}, num(c.mwh, fmtNum)), el('td', {}, num(c.co2_tonnes, fmtNum)), el('td', {}, open));
   });
   return el('div', { class: 'table-wrap' }, prioritize(el('table', { class: 'grid plan' },
-    el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))), el('tbody', {}, body)), [0, 1, 2, 3, 4], [11, 10, 9, 8, 6, 7, 5, 12]));
+    el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))), el('tbody', {}, body)), [0, 1, 2, 3, 4, 5], [17, 16, 15, 14, 12, 11, 9, 8, 7, 6, 13, 10, 18]));
 }
 
 function showPlan(st) {
@@ -152,7 +179,7 @@ function showPlan(st) {
     el('div', { class: 'kpis' },
       pick('Cheapest within the deadline', plan.cheapest_within_deadline, 'no candidate meets the deadline'),
       pick('Fastest within the budget', plan.fastest_within_budget, 'no candidate fits the budget')),
-    el('p', { class: 'muted' }, 'Days and dollars are expected: the ideal run divided by its goodput, after interruptions (Llama 3’s failure rate), checkpoints every Young interval and restarts. Click a point to open its layout in Step time.'),
+    el('p', { class: 'muted' }, 'GPU-hours, days and dollars are expected: the ideal run at the batch it would use, divided by its goodput after everything a run loses besides the step (interruptions at Llama 3’s rate, checkpoints every Young interval, restarts, evaluation, slow nodes). Their range runs from the tuned stack with nothing lost to what published whole runs of comparable scale achieved; a deadline or budget inside it is at risk. Click a point to open its layout in Step time.'),
     el('h3', {}, 'Days against dollars'), chart.box,
     el('p', {}, el('a', { href: `/v1/sweep/${st.id}/results?format=csv`, download: `plan-${st.id.slice(0, 12)}.csv` }, 'Every candidate as CSV')),
     el('p', { class: 'share' }, 'Link to this plan: ', el('a', { href: `#plan=${st.id}` }, `#plan=${st.id}`)),
@@ -171,7 +198,7 @@ let poller = null;
 
 export const planTab = {
   name: 'plan',
-  footer: 'Plan a cluster: the optimal-execution search per GPU type and count, priced, with Young’s checkpoint interval and Llama 3’s failure rate.',
+  footer: 'Plan a cluster: the optimal-execution search per GPU type and count at the batch the run would use, priced with what whole runs lose, in a range from the tuned stack to published runs.',
   link: 'plan', // #plan=<id> follows a plan here
   async init() {
     await buildForm(presetList());

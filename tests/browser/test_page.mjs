@@ -1050,6 +1050,47 @@ try {
     await page.setViewportSize({ width: 1440, height: 1000 });
   });
 
+  await step('the plan table: GPU-hours, their range and the warnings of every row in view at 1440 and 390 px, as the API says; the batch "auto" by default; MFU above published marked in its cell', async () => {
+    await page.setViewportSize({ width: 1440, height: 1000 });
+    await page.click('#nav-plan');
+    const fresh = await context.newPage();
+    watch(fresh);
+    await fresh.goto(`${base}/#plan`);
+    await fresh.waitForSelector('body[data-ready="true"]');
+    check((await fresh.inputValue('#plan-form [data-field="batch_tokens"]')) === 'auto', 'the form’s batch is "auto" by default');
+    await fresh.close();
+    const id = (await page.getAttribute('#pl-results .share a', 'href')).replace('#plan=', '');
+    const st = await (await fetch(`${base}/v1/sweep/${id}`)).json();
+    const hours = (h) => (Math.abs(h) >= 1e6 ? `${+(h / 1e6).toPrecision(3)}M` : Math.abs(h) >= 1e3 ? `${+(h / 1e3).toPrecision(3)}k` : String(+h.toPrecision(3)));
+    for (const [w, h] of [[1440, 1000], [390, 844]]) {
+      await page.setViewportSize({ width: w, height: h });
+      await fitted('#pl-results table.plan');
+      for (const c of ['td.gpu-hours .point', 'td.gpu-hours .gpu-hours-range', 'td.warn-cell']) {
+        const out = await outOfView(`#pl-results table.plan tbody tr:not(.row-more) ${c}`);
+        check(out.length === 0, `every row's ${c} in view without scrolling at ${w} px`, out);
+      }
+      const rows = await page.$$eval('#pl-results table.plan tbody tr:not(.row-more)', (trs) => trs.map((tr) => {
+        const text = (sel) => tr.querySelector(sel).textContent.trim();
+        return { index: Number(tr.dataset.index), hours: text('td.gpu-hours .point'), range: text('td.gpu-hours .gpu-hours-range'),
+          marks: (tr.querySelector('td.warn-cell details') || { dataset: {} }).dataset.codes || '',
+          mfu: tr.querySelector('td.mfu').textContent, mfuWarn: tr.querySelector('td.mfu').classList.contains('warn') };
+      }));
+      check(rows.length === st.plan.candidates.length, `a row per candidate at ${w} px`, rows.length);
+      for (const r of rows) {
+        const c = st.plan.candidates.find((x) => x.index === r.index);
+        check(r.hours === hours(c.gpu_hours), `row ${r.index}: the API’s GPU-hours`, [r.hours, c.gpu_hours]);
+        check(r.range === `${hours(c.gpu_hours_range[0])}–${hours(c.gpu_hours_range[1])}`, `row ${r.index}: the API’s range`, [r.range, c.gpu_hours_range]);
+        check(c.gpu_hours_range[0] <= c.gpu_hours && c.gpu_hours <= c.gpu_hours_range[1], `row ${r.index}: the point inside its range`, c.gpu_hours_range);
+        check(r.marks === (c.warnings || []).map((x) => x.code).join(' '), `row ${r.index}: every warning of the API in the row`, [r.marks, c.warnings]);
+        const high = (c.warnings || []).some((x) => x.code === 'mfu_above_published');
+        check(r.mfuWarn === high && r.mfu.includes('⚠') === high, `row ${r.index}: MFU above published marked in the MFU cell exactly when the API warns`, [r.mfu, high]);
+      }
+      await page.screenshot({ path: join(outDir, `plan-table-${w}.png`), fullPage: true });
+    }
+    check(st.plan.candidates.some((c) => (c.warnings || []).some((x) => x.code === 'mfu_above_published')), 'some candidate of this plan is above published MFU (so the mark is tested)');
+    await page.setViewportSize({ width: 1440, height: 1000 });
+  });
+
   await step('Serve: a serving plan over H100, H200 and B200 as the API says, a fleet’s curve, a bad TP beside its field; 1440 and 390 px', async () => {
     await page.setViewportSize({ width: 1440, height: 1000 });
     await page.click('#nav-serve');
@@ -1325,7 +1366,7 @@ try {
     // their tabs; the measured runs are under Step time
     const tables = [
       ['search', '#nav-sweep', '#sw-results table.top', ['td.rate', 'td.mfu', 'td.memory'], 'button.open-row'],
-      ['plan', '#nav-plan', '#pl-results table.plan', ['td.sticky', 'td.verdict', 'td.days', 'td.dollars', 'td.warn-cell'], 'button.open-candidate'],
+      ['plan', '#nav-plan', '#pl-results table.plan', ['td.sticky', 'td.gpu-hours', 'td.verdict', 'td.days', 'td.dollars', 'td.warn-cell'], 'button.open-candidate'],
       // every cell of memory by stage: each stage's totals and its verdict against capacity
       ['memory', '#nav-estimate', '#est-results table.stage-mem-table', ['td', 'td.verdict'], null],
       ['measured', '#nav-estimate', '#measured table.measured-table', ['td.run-id', 'td.measured', 'td.error'], 'button.open-run'],
