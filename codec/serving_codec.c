@@ -25,8 +25,10 @@ static const char *const disagg_keys[] = {"prefill", "decode", "kv_transfer_net"
                                           "prefill_per_decode", NULL};
 static const char *const spec_keys[] = {"method", "tokens", "acceptance", "model", NULL};
 static const char *const dist_keys[] = {"mean", "spread", NULL};
-/* "nvfp4" is read as "fp4" (the format fp4 means) */
+/* "nvfp4" is read as "fp4" (the format fp4 means); "mxfp4" (gpt-oss's MXFP4 experts, the
+ * other linears BF16) is a weights format only */
 static const char *const dtype_names[] = {"bf16", "fp8", "fp4", "int4", "nvfp4", NULL};
+static const char *const weight_dtype_names[] = {"bf16", "fp8", "fp4", "int4", "nvfp4", "mxfp4", NULL};
 static const char *const method_names[] = {"mtp", "draft", NULL};
 
 json_t *codec_serving_num(double x)
@@ -188,9 +190,9 @@ int codec_serving_decode(const json_t *v, const char *path, const fathom_model_t
         return -1;
     }
     int wdt = 0, kdt = 0, engine = SERVING_ENGINE_VLLM;
-    if (jr_enum(v, path, "weights_datatype", JR_OPTIONAL, 0, dtype_names, &wdt, err))
+    if (jr_enum(v, path, "weights_datatype", JR_OPTIONAL, 0, weight_dtype_names, &wdt, err))
         return -1;
-    wdt = wdt == 4 ? SERVING_DT_FP4 : wdt;
+    wdt = wdt == 4 ? SERVING_DT_FP4 : wdt == 5 ? SERVING_DT_MXFP4 : wdt;
     const int kdflt = wdt == SERVING_DT_FP8 || wdt == SERVING_DT_FP4 ? SERVING_DT_FP8 : 0;
     if (jr_enum(v, path, "kv_datatype", JR_OPTIONAL, kdflt, dtype_names, &kdt, err) ||
         jr_enum(v, path, "engine", JR_OPTIONAL, SERVING_ENGINE_VLLM, serving_engine_names, &engine,
@@ -346,7 +348,7 @@ json_t *codec_serving_request_encode(const codec_serving_request_t *r)
 
 /* ---- result ---- */
 
-static json_t *step_encode(const serving_step_t *s)
+json_t *codec_serving_step_encode(const serving_step_t *s)
 {
     json_t *b = json_pack(
         "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "gemm", num(s->gemm_s),
@@ -414,8 +416,8 @@ json_t *codec_serving_result_encode(const serving_request_t *r, const serving_re
         "{s:o,s:o,s:b,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,"
         "s:o,s:o}",
         "concurrency", num(o->concurrency), "requests_per_s", num(o->requests_per_s),
-        "saturated", o->saturated, "prefill", step_encode(&o->prefill), "decode",
-        step_encode(&o->decode), "ttft_s", num(o->ttft_s), "ttft_p50_s", num(o->ttft_p50_s),
+        "saturated", o->saturated, "prefill", codec_serving_step_encode(&o->prefill), "decode",
+        codec_serving_step_encode(&o->decode), "ttft_s", num(o->ttft_s), "ttft_p50_s", num(o->ttft_p50_s),
         "ttft_p99_s", num(o->ttft_p99_s), "tpot_s", num(o->tpot_s), "tokens_per_step",
         num(o->tokens_per_step), "output_tokens_per_s", num(o->output_tokens_per_s),
         "output_tokens_per_s_per_gpu", num(o->output_tokens_per_s_per_gpu),

@@ -59,6 +59,9 @@ json_t *codec_serving_num(double x);
 /* The response of POST /v1/inference (new reference; NULL on allocation failure). */
 json_t *codec_serving_result_encode(const serving_request_t *r, const serving_result_t *o);
 
+/* One step's time, bound, breakdown and bytes (the answer's "prefill" and "decode"). */
+json_t *codec_serving_step_encode(const serving_step_t *s);
+
 /* The serving model against measured runs (rows in inference_runs.json's format):
  * {"source", "rows": [{"id", "model", "gpu", "layout", "isl", "osl", "weights", "kv",
  *   "measured_tokens_per_s_per_gpu", "estimated_tokens_per_s_per_gpu", "error_pct",

@@ -140,6 +140,10 @@ static void prepare(const json_t *row, const codec_presets_t *presets, vrow_t *v
     }
     if (!*kv)
         r->kv = r->weights == SERVING_DT_BF16 || oss ? SERVING_DT_BF16 : SERVING_DT_FP8;
+    /* gpt-oss is served from OpenAI's checkpoint whatever the column's label: MXFP4 experts, the
+     * rest BF16 (TensorRT-LLM examples/models/core/gpt_oss/README.md) */
+    if (oss)
+        r->weights = SERVING_DT_MXFP4;
     r->input_tokens = real(row, "isl", 0);
     r->output_tokens = real(row, "osl", 0);
     r->engine = SERVING_ENGINE_TRTLLM;
@@ -295,12 +299,19 @@ json_t *codec_serving_validation_rows(const json_t *rows, const char *source,
                 json_object_set_new(bs, "worst", json_real(fmax(real(bs, "worst", 0), fabs(pct))));
                 json_object_set_new(bs, "n", json_integer(json_integer_value(json_object_get(bs, "n")) + 1));
                 json_t *fig = json_pack(
-                    "{s:o,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:s}", "layout", layout_of(&v[i].req),
+                    "{s:o,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:s}", "layout", layout_of(&v[i].req),
                     "weights", serving_dtype_names[v[i].req.weights], "kv",
                     serving_dtype_names[v[i].req.kv], "measured_tokens_per_s_per_gpu", v[i].measured,
                     "estimated_tokens_per_s_per_gpu", est[i], "error_pct", pct, "concurrency",
-                    res.concurrency, "max_batch_size", (double)res.max_batch_size, "tpot_s",
+                    res.concurrency, "max_batch_size", (double)res.max_batch_size, "max_batch_tokens",
+                    (double)res.max_batch_tokens, "tpot_s",
                     res.tpot_s, "ttft_s", res.ttft_s, "bound", serving_bound_names[res.decode.bound]);
+                /* the steps' breakdown: where each row's time goes */
+                if (fig && (json_object_set_new(fig, "decode", codec_serving_step_encode(&res.decode)) ||
+                            json_object_set_new(fig, "prefill", codec_serving_step_encode(&res.prefill)))) {
+                    json_decref(fig);
+                    fig = NULL;
+                }
                 const int bad = !fig || json_object_update(o, fig);
                 json_decref(fig);
                 if (bad)

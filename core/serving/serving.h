@@ -25,12 +25,15 @@
 
 /* Number formats of weights and of the KV cache. fp4 is NVFP4 (E2M1 values, one FP8 scale per
  * 16: 4.5 bits a value); int4 is a weight-only 4-bit format (AWQ/GPTQ, one 16-bit scale per
- * group of 128: 4.125 bits) whose GEMMs run at the 16-bit rate. */
+ * group of 128: 4.125 bits) whose GEMMs run at the 16-bit rate. mxfp4 is OpenAI's gpt-oss
+ * checkpoint: the routed experts in MXFP4 (E2M1 values, one E8M0 scale per 32: 4.25 bits), every
+ * other linear in BF16 (a weights format only; serving_memory.c, gemm_rate). */
 typedef enum {
     SERVING_DT_BF16 = 0,
     SERVING_DT_FP8 = 1,
     SERVING_DT_FP4 = 2,
     SERVING_DT_INT4 = 3,
+    SERVING_DT_MXFP4 = 4,
     SERVING_DT__COUNT
 } serving_dtype_t;
 

@@ -96,7 +96,7 @@ double serving__checkpoint_bytes(const fathom_model_t *m, serving_dtype_t w,
         q += b.split + b.replicated - 2.0 * model_norm_params(m) + b.routed;
         routed += b.routed;
     }
-    if (ckpt == SERVING_CKPT_MXFP4_EXPERTS)
+    if (ckpt == SERVING_CKPT_MXFP4_EXPERTS || w == SERVING_DT_MXFP4)
         return ((p.total - routed) + routed * (0.5 + 1.0 / 32.0)) * 2.0;
     const double e = w == SERVING_DT_FP4 ? 0.5 + 1.0 / 16.0 : 1.0;
     const double bytes = w == SERVING_DT_FP4 ? 0.5 : w == SERVING_DT_FP8 ? 1.0 : 2.0;

@@ -23,9 +23,13 @@ typedef struct {
     serving_engine_t engine;
     double tp, dp, pp, ep, etp; /* degrees as reals; etp = tp·dp/ep */
     double bpw;                 /* bytes per weight value of the block linears */
+    double bpw_experts;         /* of the routed experts (bpw but for mxfp4) */
     double kv_bpe;              /* bytes per KV-cache value */
     double gemm_flops;          /* FLOP/s peak of the GEMMs in the weight format */
     const llm_curve_t *gemm_curve;
+    double expert_flops;        /* the routed experts' grouped GEMMs (gemm_flops but for mxfp4) */
+    const llm_curve_t *expert_curve;
+    double expert_act_bytes;    /* bytes a value of the experts' quantized input; 0: 16-bit in */
     double attn_flops;          /* FLOP/s of the attention kernels (16-bit peak × efficiency) */
     double gemm16_flops;        /* FLOP/s 16-bit matrix peak */
     double vector_flops;

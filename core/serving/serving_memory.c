@@ -25,7 +25,7 @@
 
 #include "serving_internal.h"
 
-const char *const serving_dtype_names[] = {"bf16", "fp8", "fp4", "int4", NULL};
+const char *const serving_dtype_names[] = {"bf16", "fp8", "fp4", "int4", "mxfp4", NULL};
 
 double serving_dtype_bytes(serving_dtype_t dt)
 {
@@ -44,6 +44,10 @@ double serving_dtype_bytes(serving_dtype_t dt)
          * group size 128): 0.5 + 2/128 bytes a value (zero points, where kept, are 4-bit and
          * packed: 0.5/128 more, left out). */
         return 0.5 + 2.0 / 128.0;
+    case SERVING_DT_MXFP4:
+        /* MXFP4 (OCP Microscaling Formats v1.0, 2023): 4-bit E2M1 values and one 8-bit E8M0
+         * scale per block of 32: 0.5 + 1/32 bytes a value (of the routed experts only) */
+        return 0.5 + 1.0 / 32.0;
     default:
         return 2;
     }
@@ -140,6 +144,7 @@ static void gemm_rate(sv_ctx_t *c)
     c->gemm_flops = r16->tflops * 1e12;
     c->gemm_curve = &r16->gflops_efficiency;
     c->weight_only = false;
+    c->expert_act_bytes = 0;
     switch (c->r->weights) {
     case SERVING_DT_FP8:
         if (r8->present) {
@@ -160,6 +165,22 @@ static void gemm_rate(sv_ctx_t *c)
         break;
     default:
         break;
+    }
+    c->expert_flops = c->gemm_flops;
+    c->expert_curve = c->gemm_curve;
+    if (c->r->weights == SERVING_DT_FP8 || (c->r->weights == SERVING_DT_FP4 && !c->weight_only))
+        c->expert_act_bytes = c->bpw; /* the experts' input quantized to the format first */
+    if (c->r->weights == SERVING_DT_MXFP4 && c->s->fp4_tflops > 0 && r8->present) {
+        /* gpt-oss's MXFP4 experts (TensorRT-LLM examples/models/core/gpt_oss/README.md: "the
+         * weights are pre-quantized to mxfp4. The activation can be in either bf16 (Hopper) or
+         * mxfp8 (Blackwell)"): on Blackwell an MXFP8 x MXFP4 grouped GEMM, the mixed f8f6f4
+         * tensor-core kind, which runs at the FP8 rate (PTX ISA, tcgen05.mma kind::f8f6f4; only
+         * both operands in FP4, kind::mxf4, run at the FP4 rate), its input quantized to MXFP8
+         * (1 + 1/32 bytes); elsewhere (Hopper: the TRITON or CUTLASS W4A16 kernels) dequantized
+         * into 16-bit GEMMs. The other linears are BF16 either way (the 16-bit rate above). */
+        c->expert_flops = r8->tflops * 1e12;
+        c->expert_curve = &r8->gflops_efficiency;
+        c->expert_act_bytes = 1.0 + 1.0 / 32.0;
     }
     c->attn_flops = r16->tflops * 1e12 * c->s->hw.attention_efficiency;
     c->gemm16_flops = r16->tflops * 1e12;
@@ -218,7 +239,9 @@ int serving__ctx_init(sv_ctx_t *c, const fathom_model_t *m, const serving_system
     c->pp = (double)l->pipeline_par;
     c->ep = (double)l->expert_par;
     c->etp = c->tp * c->dp / c->ep;
-    c->bpw = serving_dtype_bytes(r->weights);
+    /* mxfp4: the experts in MXFP4, the rest in BF16 */
+    c->bpw_experts = serving_dtype_bytes(r->weights);
+    c->bpw = r->weights == SERVING_DT_MXFP4 ? 2.0 : c->bpw_experts;
     c->kv_bpe = serving_dtype_bytes(r->kv);
     gemm_rate(c);
     c->mem_bw = s->hw.mem1.gbps * 1e9;
@@ -246,9 +269,9 @@ double serving__weight_bytes(const sv_ctx_t *c, const sv_stage_t *st)
         if (st->blocks[k] <= 0)
             continue;
         const model_block_params_t p = model_block_params(m, k >= SV_MOE_FULL);
-        w += st->blocks[k] * (p.split / c->tp + p.replicated + p.routed / (c->tp * c->dp));
+        w += st->blocks[k] * ((p.split / c->tp + p.replicated) * c->bpw +
+                              p.routed / (c->tp * c->dp) * c->bpw_experts);
     }
-    w *= c->bpw;
     const double vh = (double)m->vocab_size * (double)m->hidden;
     if (st->first)
         w += vh * 2.0 / c->tp;

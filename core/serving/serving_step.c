@@ -118,7 +118,7 @@ static double grouped_experts(const sv_ctx_t *c, double M, double rows, double w
         return 0;
     const double h = (double)m->hidden, f = (double)m->moe.expert_feedforward / c->etp;
     const double up = m->gated_mlp ? 2.0 : 1.0;
-    const double rate = c->gemm_flops * llm_curve_top(c->gemm_curve) * SV_SUSTAINED;
+    const double rate = c->expert_flops * llm_curve_top(c->expert_curve) * SV_SUSTAINED;
     const double F_up = 2.0 * rows * h * up * f, F_down = 2.0 * rows * f * h;
     double tc = 0;
     if (rows > 0)
@@ -239,7 +239,7 @@ static void block_cost(const sv_ctx_t *c, const sv_load_t *ld, int kind, block_c
         const double Tall = T * c->dp;
         const double Pe = model_mlp_params(m, (double)x->expert_feedforward);
         const double touched = 1.0 - pow(1.0 - k / E, Tall);
-        const double Wb = (E / c->ep) * touched * Pe / c->etp * c->bpw;
+        const double Wb = (E / c->ep) * touched * Pe / c->etp * c->bpw_experts;
         double imb = 1.0;
         if (c->ep > 1 && Tall > 0) {
             const double mu = Tall * k / c->ep;
@@ -263,12 +263,12 @@ static void block_cost(const sv_ctx_t *c, const sv_load_t *ld, int kind, block_c
          * expert GEMM first quantizes its input (read 2 bytes, write b per value of R·(h + f/etp)) */
         const double R = T * c->dp * k / c->ep;
         moe_pass = (R + T) * h * act2 * 2.0;
-        if (c->r->weights == SERVING_DT_FP8 || c->r->weights == SERVING_DT_FP4)
-            moe_pass += R * (h + (double)x->expert_feedforward / c->etp) * (act2 + c->bpw);
+        if (c->expert_act_bytes > 0)
+            moe_pass += R * (h + (double)x->expert_feedforward / c->etp) *
+                        (act2 + c->expert_act_bytes);
         if (c->dp > 1 && T > 0) {
-            const double a = c->r->weights == SERVING_DT_BF16 || c->r->weights == SERVING_DT_INT4
-                                 ? 2.0
-                                 : 1.0;
+            /* tokens travel in the experts' input format (FP8 a value), else in 16 bits */
+            const double a = c->expert_act_bytes > 0 ? 1.0 : 2.0;
             const double tok = T / c->tp * k * h;
             const double d = llm_a2a_time(&c->s->hw, c->ep_net, tok * a, c->tp * c->dp,
                                           c->tp * c->dp) +

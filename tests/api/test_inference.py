@@ -107,6 +107,19 @@ class Inference(ServerTestCase):
         self.assertEqual(r.status, 200, r.body)
         self.assertIn("no_fp4_rate", [w["code"] for w in r.json()["warnings"]])
 
+    def test_mxfp4_experts(self):
+        # gpt-oss's checkpoint: MXFP4 experts (0.5 + 1/32 B a value), the rest BF16; on an H100
+        # (no FP4 rate) the experts run dequantized at the 16-bit rate, which is no warning
+        s = body(weights_datatype="mxfp4", requests_per_s=None, concurrency=8)
+        s["model"] = "gpt-oss-120B"
+        r = self.post(s)
+        self.assertEqual(r.status, 200, r.body)
+        out = r.json()
+        self.assertNotIn("no_fp4_rate", [w["code"] for w in out["warnings"]])
+        s["serving"]["weights_datatype"] = "bf16"
+        plain = self.post(s).json()
+        self.assertLess(out["memory"]["weights_bytes"], 0.4 * plain["memory"]["weights_bytes"])
+
     def test_decode_attention_efficiency(self):
         # a system's measured decode-attention share of memory bandwidth sets the KV reads: half
         # the share, twice the time of the KV bytes (less the 21 µs a call the H100 measured)
@@ -159,6 +172,7 @@ class Inference(ServerTestCase):
             (body(expert_par=2), bad, "serving.expert_par"),  # a dense model
             (body(weights_datatype="fp6"), bad, "serving.weights_datatype"),
             (body(kv_datatype=8), bad, "serving.kv_datatype"),
+            (body(kv_datatype="mxfp4"), bad, "serving.kv_datatype"),  # a weights format only
             (body(input_tokens=0), bad, "serving.input_tokens"),
             (body(input_tokens={"mean": 10, "p90": 20}), bad, "serving.input_tokens.p90"),
             (body(output_tokens="200"), bad, "serving.output_tokens"),

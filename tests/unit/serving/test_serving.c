@@ -281,6 +281,50 @@ static void moe_step(void **state)
     assert_close(st.elementwise_s, 21.685e-9, 1e-4);
 }
 
+/* gpt-oss's MXFP4 checkpoint on the moe_step block (h 256, 4 experts of 256, not gated, top 2):
+ *   weights: attention 262,144, norms 512 and router 1,024 in BF16, the experts 4·131,072 =
+ *   524,288 in MXFP4 (0.5 + 1/32 B): 263,680·2 + 524,288·0.53125 = 527,360 + 278,528
+ *   = 805,888 B (BF16 throughout: 788,224 − 256 final norm = 787,968 values · 2 = 1,575,936 B);
+ *   on a GPU without FP8 or FP4 rates (Hopper's W4A16) the experts run at the 16-bit rate:
+ *   63.588666 µs as moe_step, passes 18,432 B as there (no input quantization);
+ *   on one with FP8 at 200 and FP4 at 400 TFLOP/s (Blackwell's MXFP8 x MXFP4, the FP8 rate):
+ *   each grouped GEMM 524,288 / (200e12 · 0.86 · 0.0033975684) = 0.8971665 µs, 2·0.8971665
+ *   + 60 = 61.794333 µs; passes 18,432 B + the MXFP8 input R·(h + f)·(2 + 1.03125)
+ *   = 4·512·3.03125 = 6,208 B: 24,640 B / 8.5e11 = 28.988 ns. */
+static void mxfp4_experts(void **state)
+{
+    (void)state;
+    fathom_model_t m = one_block();
+    m.hidden = 256, m.feedforward = 256, m.attn_heads = 2, m.kv_heads = 2;
+    m.moe = (model_moe_t){4, 2, 256, 0, 0, 0, 1, false, 0, 0};
+    assert_close(serving_dtype_bytes(SERVING_DT_MXFP4), 0.53125, 0);
+    serving_system_t s = round_gpu(16);
+    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
+    r.concurrency = 1;
+    serving_result_t o;
+    fathom_error_t err;
+    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), 0);
+    assert_close(o.weight_bytes, 1575936, 1e-15);
+    r.weights = SERVING_DT_MXFP4;
+    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), 0);
+    assert_close(o.weight_bytes, 805888, 1e-15);
+    assert_false(o.warnings & SERVING_WARN_NO_FP4_RATE);
+    sv_ctx_t c;
+    sv_load_t ld = {2, 1, 10, 0, 0, 0, 0};
+    serving_step_t st;
+    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
+    serving__step(&c, &ld, &st);
+    assert_close(st.moe_experts_s, 63.588666e-6, 1e-6);
+    assert_close(st.elementwise_s, 21.685e-9, 1e-4);
+    llm_rate_t r8 = {true, 200, {1, {{0, 1.0}}}};
+    s.hw.matrix.rate[LLM_DT_FLOAT8] = r8;
+    s.fp4_tflops = 400;
+    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
+    serving__step(&c, &ld, &st);
+    assert_close(st.moe_experts_s, 61.794333e-6, 1e-6);
+    assert_close(st.elementwise_s, 28.988e-9, 1e-4);
+}
+
 /* The KV pool and the requests it holds (TensorRT-LLM, 16 GiB, max_batch_tokens 65,536):
  *   weights     (4,194,304 + 8,388,608 + 2 norms of 1,024)·2 B = 25,169,920 B
  *   workspace   65,536·(4·1024 + 3·4096)·2 + 2 GiB = 2,147,483,648 + 2,147,483,648
@@ -527,6 +571,7 @@ int main(void)
         cmocka_unit_test(grace_host),
         cmocka_unit_test(decode_attention_share),  cmocka_unit_test(prefill_step),
         cmocka_unit_test(moe_step),
+        cmocka_unit_test(mxfp4_experts),
         cmocka_unit_test(concurrency),  cmocka_unit_test(trtllm_bench),
         cmocka_unit_test(checkpoint),
         cmocka_unit_test(trtllm_bench_mla),
