@@ -454,6 +454,37 @@ static void fsdp2_state(void **state)
     assert_close(f->optimizer, 791808, 0);
 }
 
+/* FSDP2 under torch's interleaved 1F1B (torch_pp_held_gradients): 8 blocks of 34,944
+ * parameters on 2 ranks, 2 stages a rank (torchtitan's 4 stages of 2 blocks: rank 0 stages 0
+ * and 2, rank 1 stages 1 and 3), shard group 2. Rank 0 trains T = 4·34,944 + 64,000 (the
+ * embedding) = 203,776; rank 1 T = 4·34,944 + 64,000 + 64 (output, final norm) = 203,840.
+ * With 2 microbatches (one round: 2 < 2·pp = 4) one stage's unsharded fp32 gradients are alive
+ * at a time, the larger: rank 0 max(2·34,944, 2·34,944 + 64,000) = 133,888, 4·133,888 = 535,552,
+ * gradients 4·203,776/2 + 535,552 = 943,104; rank 1 4·(69,888 + 64,064) = 535,808, gradients
+ * 407,680 + 535,808 = 943,488. With 4 microbatches (two rounds) both stages' accumulate:
+ * 407,552 + 4·203,776 = 1,222,656 and 407,680 + 815,360 = 1,223,040. */
+static void fsdp2_interleaved_gradients(void **state)
+{
+    (void)state;
+    fathom_model_t m = model_of(8);
+    const double want[2][2] = {{943104, 943488}, {1222656, 1223040}};
+    for (int k = 0; k < 2; k++) {
+        llm_execution_t e = exe(2, 2, k == 0 ? 2 : 4);
+        e.stack = LLM_STACK_TORCHTITAN;
+        e.zero_stage = 3;
+        e.optimizer_sharding = true;
+        e.pipeline_interleaving = 2;
+        llm_result_t r;
+        run(&m, &e, &r);
+        for (int64_t rank = 0; rank < 2; rank++) {
+            llm_stage_memory_t a;
+            llm_stage_memory(&m, &e, &r, rank, &a);
+            assert_int_equal(a.blocks, 4);
+            assert_close(a.gradients, want[k][rank], 0);
+        }
+    }
+}
+
 /* The schedules' bubbles: zero-bubble (ZB-H1) scales 1F1B's by (F + B − W)/(F + B + W), DualPipe
  * by (pp/2 − 1)(F + 2B − W)/((pp − 1)(F + B + W)), F, B, W one block's forward, input-gradient
  * and weight-gradient times (no TP, no recompute here). On 4 ranks of 8 blocks, 8 microbatches. */
@@ -559,6 +590,7 @@ int main(void)
         cmocka_unit_test(activation_gradient_peak),
         cmocka_unit_test(op_selective_checkpointing),
         cmocka_unit_test(fsdp2_state),
+        cmocka_unit_test(fsdp2_interleaved_gradients),
         cmocka_unit_test(schedule_bubbles),
         cmocka_unit_test(memory_alone),
     };
