@@ -18,7 +18,11 @@ static const char usage[] =
     "                     [--context-par N|all] [--zero-stage N|all] [--max-tensor-par N]\n"
     "                     [--max-pipeline-par N] [--moe-dispatcher alltoall|flex]\n"
     "                     [--recompute-blocks all|fewest] [--recompute-modules none|fewest]\n"
-    "                     [--no-offload] [--exact-batch] [--finetune JSON]\n\n"
+    "                     [--no-offload] [--exact-batch] [--finetune JSON]\n"
+    "                     [--pipeline-schedule 1f1b|interleaved|zero_bubble|dualpipe]\n"
+    "                     [--moe-a2a-overlap true|false] [--fp8-activation-cache true|false]\n"
+    "                     [--fp8-params true|false]\n"
+    "                     [--optimizer-state-datatype float32|bfloat16|float16]\n\n"
     "Finds the fastest executions of MODEL on NUM_PROCS processors of SYSTEM (each a JSON\n"
     "file or a preset name), exactly over Calculon's llm-optimal-execution space: batch size\n"
     "is the largest multiple of data parallelism not above MAX_BATCH. Prints\n"
@@ -38,7 +42,12 @@ static const struct {
                      {"--context-par", "context_par"},           {"--zero-stage", "zero_stage"},
                      {"--max-tensor-par", "max_tensor_par"},     {"--max-pipeline-par", "max_pipeline_par"},
                      {"--moe-dispatcher", "moe_dispatcher"},     {"--recompute-blocks", "recompute_blocks"},
-                     {"--recompute-modules", "recompute_modules"}};
+                     {"--recompute-modules", "recompute_modules"},
+                     {"--pipeline-schedule", "pipeline_schedule"},
+                     {"--moe-a2a-overlap", "moe_a2a_overlap"},
+                     {"--fp8-activation-cache", "fp8_activation_cache"},
+                     {"--fp8-params", "fp8_params"},
+                     {"--optimizer-state-datatype", "optimizer_state_datatype"}};
 
 /* A word as JSON: a number or true/false when it reads as one, else a string. */
 static json_t *option_value(const char *word)

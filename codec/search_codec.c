@@ -18,7 +18,10 @@ static const char *const option_keys[] = {"mbs_break",     "top_n",           "n
                                           "attention_kernel", "fp8",        "context_par",
                                           "zero_stage",    "moe_dispatcher", "recompute_blocks",
                                           "recompute_modules", "low_precision_gradients",
-                                          "stack",         "compile",         NULL};
+                                          "stack",         "compile",
+                                          "pipeline_schedule", "moe_a2a_overlap",
+                                          "fp8_activation_cache", "fp8_params",
+                                          "optimizer_state_datatype", NULL};
 static const char *const kernel_picks[] = {"unfused", "fused", "all", NULL};
 static const char *const recompute_blocks_picks[] = {"all", "fewest", NULL};
 static const char *const recompute_modules_picks[] = {"none", "fewest", NULL};
@@ -41,6 +44,28 @@ static int decode_int_or_all(const json_t *options, const char *key, int64_t dfl
     if (!options)
         return *out = dflt, 0;
     return jr_int(options, "options", key, JR_OPTIONAL, dflt, min, max, out, err);
+}
+
+/* The execution fields an option fixes for every execution of the walk (search.h):
+ * pipeline_schedule, moe_a2a_overlap, fp8_activation_cache, fp8_params and
+ * optimizer_state_datatype, each with execution.<field>'s names and default. What they need of
+ * the model and of options.fp8 is search_plan_create's check (errors name options.<field>). */
+static int decode_fixed_execution(const json_t *o, search_options_t *opt, fathom_error_t *err)
+{
+    int schedule = LLM_PP_1F1B, state = LLM_STATE_FLOAT32;
+    if (jr_enum(o, "options", "pipeline_schedule", JR_OPTIONAL, LLM_PP_1F1B,
+                llm_pp_schedule_names, &schedule, err) ||
+        jr_bool(o, "options", "moe_a2a_overlap", JR_OPTIONAL, false, &opt->moe_a2a_overlap,
+                err) ||
+        jr_bool(o, "options", "fp8_activation_cache", JR_OPTIONAL, false,
+                &opt->fp8_activation_cache, err) ||
+        jr_bool(o, "options", "fp8_params", JR_OPTIONAL, false, &opt->fp8_params, err) ||
+        jr_enum(o, "options", "optimizer_state_datatype", JR_OPTIONAL, LLM_STATE_FLOAT32,
+                llm_state_dtype_names, &state, err))
+        return -1;
+    opt->pipeline_schedule = (llm_pp_schedule_t)schedule;
+    opt->optimizer_state_datatype = (llm_state_dtype_t)state;
+    return 0;
 }
 
 /* options.fp8: false, true or "all". */
@@ -166,7 +191,8 @@ int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_reque
             jr_int(o, "options", "max_pipeline_par", JR_OPTIONAL, 0, 1, SEARCH_MAX_PROCS,
                    &r.options.max_pipeline_par, err) ||
             jr_bool(o, "options", "low_precision_gradients", JR_OPTIONAL, false,
-                    &r.options.low_precision_gradients, err))
+                    &r.options.low_precision_gradients, err) ||
+            decode_fixed_execution(o, &r.options, err))
             return -1;
         r.options.top_n = (int)top_n;
     }
@@ -209,6 +235,8 @@ int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_reque
         return -1;
     r.options.context_par = cp;
     r.options.zero_stage = (int)zero;
+    if (search_check_fixed_execution(&r, err))
+        return -1;
     r.mode = SEARCH_EVALUATE;
     *out = r;
     return 0;
@@ -254,6 +282,19 @@ json_t *codec_search_request_encode(const search_request_t *r)
         json_object_set_new(options, "stack", json_string(llm_stack_names[r->options.stack]));
     if (options && r->options.compile)
         json_object_set_new(options, "compile", json_true());
+    if (options && r->options.pipeline_schedule != LLM_PP_1F1B)
+        json_object_set_new(options, "pipeline_schedule",
+                            json_string(llm_pp_schedule_names[r->options.pipeline_schedule]));
+    if (options && r->options.moe_a2a_overlap)
+        json_object_set_new(options, "moe_a2a_overlap", json_true());
+    if (options && r->options.fp8_activation_cache)
+        json_object_set_new(options, "fp8_activation_cache", json_true());
+    if (options && r->options.fp8_params)
+        json_object_set_new(options, "fp8_params", json_true());
+    if (options && r->options.optimizer_state_datatype != LLM_STATE_FLOAT32)
+        json_object_set_new(
+            options, "optimizer_state_datatype",
+            json_string(llm_state_dtype_names[r->options.optimizer_state_datatype]));
     if (options && r->options.no_offload)
         json_object_set_new(options, "no_offload", json_true());
     if (options && r->options.exact_batch)

@@ -593,16 +593,68 @@ static int too_large(const char *field, int64_t n, const char *system, uint64_t 
         (long long)n, system, (unsigned long long)executions, (unsigned long long)limit);
 }
 
+/* Whether some system and batch of spec has a layout on n GPUs (*usable); -1 with err set
+ * when a search is refused for another reason or past the server's limit even in two stages
+ * (path p names the count). */
+static int count_usable(const json_t *spec, const codec_ctx_t *ctx, int64_t n, uint64_t max_exec,
+                        const char *p, bool *usable, fathom_error_t *err)
+{
+    const json_t *systems = json_object_get(spec, "systems");
+    int64_t batches[PLAN_MAX_BATCHES];
+    bool fed;
+    const size_t nb = codec_plan__batches(spec, batches, &fed);
+    *usable = false;
+    for (size_t s = 0; s < json_array_size(systems); s++) {
+        const json_t *sys = json_array_get(systems, s);
+        const char *name = json_string_value(json_object_get(sys, "name"));
+        for (size_t b = 0; b < nb; b++) {
+            search_request_t req;
+            fathom_error_t e2;
+            fathom_error_clear(&e2);
+            uint64_t ex = 0, exhaustive = 0;
+            if (codec_plan__search_request(spec, ctx, json_object_get(sys, "system"),
+                                           n, batches[b], fed, &req, &ex, &exhaustive, &e2))
+                /* not the count's fault: the datatype on this system, say */
+                return e2.code == FATHOM_E_INTERNAL
+                           ? fathom_error_set(err, e2.code, NULL, "%s", e2.message)
+                           : fathom_error_set(err, e2.code, e2.field, "%s (systems[%zu], %s)",
+                                              e2.message, s, name);
+            if (ex > max_exec)
+                return too_large(p, n, name, ex, max_exec, err);
+            *usable = *usable || ex > 0;
+        }
+    }
+    return 0;
+}
+
+/* Whether n GPUs have a layout at all once options.pipeline_schedule is left to its default:
+ * a count where only the schedule rules every layout out (DualPipe on one GPU or on an odd
+ * pipeline) is a candidate that does not fit, not a refused plan. */
+static int usable_but_for_schedule(const json_t *spec, const codec_ctx_t *ctx, int64_t n,
+                                   uint64_t max_exec, const char *p, bool *usable,
+                                   fathom_error_t *err)
+{
+    *usable = false;
+    const json_t *sched = json_object_get(json_object_get(spec, "options"), "pipeline_schedule");
+    if (!sched)
+        return 0;
+    json_t *plain = json_deep_copy(spec);
+    json_t *opts = plain ? json_object_get(plain, "options") : NULL;
+    if (!opts || json_object_del(opts, "pipeline_schedule")) {
+        json_decref(plain);
+        return codec_plan__oom(err), -1;
+    }
+    const int rc = count_usable(plain, ctx, n, max_exec, p, usable, err);
+    json_decref(plain);
+    return rc;
+}
+
 /* Refuses a count no layout of any system and batch can use, and a candidate whose search is
  * past the server's limit even in two stages. */
 static int check_counts(json_t *spec, const codec_ctx_t *ctx, uint64_t max_exec, bool listed,
                         fathom_error_t *err)
 {
     const json_t *counts = json_object_get(spec, "gpu_counts");
-    const json_t *systems = json_object_get(spec, "systems");
-    int64_t batches[PLAN_MAX_BATCHES];
-    bool fed;
-    const size_t nb = codec_plan__batches(spec, batches, &fed);
     int64_t max_gpus = json_integer_value(json_object_get(spec, "max_gpus"));
     for (size_t c = 0; c < json_array_size(counts); c++) {
         int64_t n = json_integer_value(json_array_get(counts, c));
@@ -614,26 +666,9 @@ static int check_counts(json_t *spec, const codec_ctx_t *ctx, uint64_t max_exec,
         else
             snprintf(p, sizeof p, "gpu_counts");
         bool usable = false;
-        for (size_t s = 0; s < json_array_size(systems); s++) {
-            const json_t *sys = json_array_get(systems, s);
-            const char *name = json_string_value(json_object_get(sys, "name"));
-            for (size_t b = 0; b < nb; b++) {
-                search_request_t req;
-                fathom_error_t e2;
-                fathom_error_clear(&e2);
-                uint64_t ex = 0, exhaustive = 0;
-                if (codec_plan__search_request(spec, ctx, json_object_get(sys, "system"), n,
-                                               batches[b], fed, &req, &ex, &exhaustive, &e2))
-                    /* not the count's fault: the datatype on this system, say */
-                    return e2.code == FATHOM_E_INTERNAL
-                               ? fathom_error_set(err, e2.code, NULL, "%s", e2.message)
-                               : fathom_error_set(err, e2.code, e2.field, "%s (systems[%zu], %s)",
-                                                  e2.message, s, name);
-                if (ex > max_exec)
-                    return too_large(p, n, name, ex, max_exec, err);
-                usable = usable || ex > 0;
-            }
-        }
+        if (count_usable(spec, ctx, n, max_exec, p, &usable, err) ||
+            (!usable && usable_but_for_schedule(spec, ctx, n, max_exec, p, &usable, err)))
+            return -1;
         if (!usable)
             return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
                                     "no layout of the model uses %lld GPUs with these batches "

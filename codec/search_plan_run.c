@@ -372,8 +372,13 @@ static int add_verdict(json_t *c, const json_t *spec, bool over_max, bool found,
                  (long long)json_integer_value(json_object_get(spec, "max_gpus")));
     } else if (!found) {
         rc |= json_array_append_new(reasons, json_string("does_not_fit"));
-        snprintf(text, sizeof text, "no layout of this model fits in memory on %lld GPUs",
-                 (long long)json_integer_value(json_object_get(c, "num_procs")));
+        /* with options.pipeline_schedule, the schedule may have ruled every layout out */
+        const json_t *sched =
+            json_object_get(json_object_get(spec, "options"), "pipeline_schedule");
+        snprintf(text, sizeof text, "no layout of this model fits in memory on %lld GPUs%s%s",
+                 (long long)json_integer_value(json_object_get(c, "num_procs")),
+                 sched ? " or runs the pipeline schedule " : "",
+                 sched ? json_string_value(sched) : "");
     } else if (!finishes) {
         rc |= json_array_append_new(reasons, json_string("never_finishes"));
         snprintf(text, sizeof text, "interruptions and checkpoints take all the time (goodput 0)");

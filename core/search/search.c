@@ -100,6 +100,62 @@ void search_options_default(search_options_t *o)
     o->stack = LLM_STACK_MEGATRON;
     o->compile = false;
     o->refine_units = 0;
+    o->pipeline_schedule = LLM_PP_1F1B;
+    o->moe_a2a_overlap = false;
+    o->fp8_activation_cache = false;
+    o->fp8_params = false;
+    o->optimizer_state_datatype = LLM_STATE_FLOAT32;
+}
+
+/* The options that fix an execution field (search.h) against the model and options.fp8. */
+int search_check_fixed_execution(const search_request_t *r, fathom_error_t *err)
+{
+    const fathom_model_t *m = &r->model;
+    if ((unsigned)r->options.pipeline_schedule >= LLM_PP__COUNT)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.pipeline_schedule",
+                                "must be \"1f1b\", \"interleaved\", \"zero_bubble\" or "
+                                "\"dualpipe\"");
+    if ((r->options.pipeline_schedule == LLM_PP_ZERO_BUBBLE ||
+         r->options.pipeline_schedule == LLM_PP_DUALPIPE) && m->calculon_block)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.pipeline_schedule",
+                                "\"%s\" needs the modern block: give the model one of kv_heads, "
+                                "gated_mlp, norm, qkv_bias or causal",
+                                llm_pp_schedule_names[r->options.pipeline_schedule]);
+    if ((unsigned)r->options.optimizer_state_datatype >= LLM_STATE__COUNT)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.optimizer_state_datatype",
+                                "must be \"float32\", \"bfloat16\" or \"float16\"");
+    if (r->options.optimizer_state_datatype != LLM_STATE_FLOAT32 && m->calculon_block)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.optimizer_state_datatype",
+                                "needs the modern block: give the model one of kv_heads, "
+                                "gated_mlp, norm, qkv_bias or causal");
+    if (r->options.moe_a2a_overlap && m->moe.num_experts == 0)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.moe_a2a_overlap",
+                                "overlaps the experts' all-to-all: the model has no experts");
+    if ((r->options.fp8_params || r->options.fp8_activation_cache) &&
+        r->options.fp8 == SEARCH_PICK_OFF)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD,
+                                r->options.fp8_params ? "options.fp8_params"
+                                                      : "options.fp8_activation_cache",
+                                "is FP8 storage of FP8 training: set options.fp8 to true or "
+                                "\"all\"");
+    return 0;
+}
+
+/* Whether the schedule (options.pipeline_schedule) runs pp stages of `chunks` chunks each, as
+ * llm_model.c's check_schedule has it: 1F1B anything (interleaved when chunks > 1),
+ * interleaved only chunks > 1, zero-bubble one chunk on pp >= 2, DualPipe that on an even pp. */
+static bool schedule_runs(llm_pp_schedule_t sc, int64_t pp, int64_t chunks)
+{
+    switch (sc) {
+    case LLM_PP_INTERLEAVED:
+        return chunks > 1;
+    case LLM_PP_ZERO_BUBBLE:
+        return pp >= 2 && chunks == 1;
+    case LLM_PP_DUALPIPE:
+        return pp >= 2 && pp % 2 == 0 && chunks == 1;
+    default:
+        return true;
+    }
 }
 
 /* Divisors of n (n >= 1) in increasing order; returns how many (at most cap). */
@@ -127,12 +183,16 @@ static int64_t batch_for(int64_t dp, int64_t max_batch)
 }
 
 /* options.fed_batch: the multiple of dp nearest `target` (halves up), at least dp·pp; 0 past
- * SEARCH_MAX_BATCH. */
-static int64_t fed_batch(int64_t dp, int64_t pp, int64_t target)
+ * SEARCH_MAX_BATCH. Under DualPipe (options.pipeline_schedule) every replica runs an even number
+ * of microbatches, at least 2·pp (check_schedule, llm_model.c): the multiple of 2·dp nearest,
+ * at least 2·dp·pp, so that microbatch 1 can run it. */
+static int64_t fed_batch(int64_t dp, int64_t pp, llm_pp_schedule_t sc, int64_t target)
 {
-    int64_t b = (target + dp / 2) / dp * dp;
-    if (b < dp * pp)
-        b = dp * pp;
+    const int64_t per = sc == LLM_PP_DUALPIPE ? 2 : 1; /* samples a replica's count steps by */
+    const int64_t step = per * dp;
+    int64_t b = (target + step / 2) / step * step;
+    if (b < step * pp)
+        b = step * pp;
     return b > SEARCH_MAX_BATCH ? 0 : b;
 }
 
@@ -369,6 +429,8 @@ static int check_request(const search_request_t *r, fathom_error_t *err)
     if ((unsigned)r->options.fp8 > SEARCH_PICK_ALL)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.fp8",
                                 "must be false, true or all");
+    if (search_check_fixed_execution(r, err))
+        return -1;
     if (r->options.fp8 != SEARCH_PICK_OFF &&
         (!r->system.matrix.rate[LLM_DT_FLOAT8].present ||
          (r->datatype != LLM_DT_FLOAT16 && r->datatype != LLM_DT_BFLOAT16)))
@@ -484,11 +546,16 @@ static int zero_stages(const search_options_t *o, int64_t dp, int64_t cp, int *o
 
 static void unit_execution(const search_request_t *r, const unit_t *u, llm_execution_t *e);
 
-/* The FP8 recipe of an execution: its stack's own when it trains in FP8 (Transformer Engine's
- * current scaling for Megatron, torchao's tensorwise for the PyTorch stacks), else none. */
-static llm_fp8_recipe_t fp8_recipe_of(const search_request_t *r, bool fp8)
+/* FP8 training on or off for e, with what goes with it: the recipe, its stack's own when it
+ * trains in FP8 (Transformer Engine's current scaling for Megatron, torchao's tensorwise for the
+ * PyTorch stacks), else none; and the FP8 storage the request asks of FP8 executions
+ * (options.fp8_params, options.fp8_activation_cache), which a BF16 execution does not have. */
+static void set_fp8(const search_request_t *r, llm_execution_t *e, bool fp8)
 {
-    return fp8 ? llm_default_fp8_recipe(r->options.stack) : LLM_FP8_CURRENT;
+    e->fp8 = fp8;
+    e->fp8_recipe = fp8 ? llm_default_fp8_recipe(r->options.stack) : LLM_FP8_CURRENT;
+    e->fp8_params = fp8 && r->options.fp8_params;
+    e->fp8_activation_cache = fp8 && r->options.fp8_activation_cache;
 }
 
 /* The first network assignment of the walk's order that the system accepts for e. */
@@ -527,8 +594,7 @@ static double seed_rate(const search_request_t *r, const unit_t *u)
     e.attention_kernel = l.n_kernel == 2 || r->options.attention_kernel == SEARCH_PICK_ON
                              ? LLM_ATTN_KERNEL_FUSED
                              : LLM_ATTN_KERNEL_UNFUSED;
-    e.fp8 = l.n_fp8 == 2 || r->options.fp8 == SEARCH_PICK_ON;
-    e.fp8_recipe = fp8_recipe_of(r, e.fp8);
+    set_fp8(r, &e, l.n_fp8 == 2 || r->options.fp8 == SEARCH_PICK_ON);
     e.seq_par_ag_redo = l.n_redo == 2;
     e.data_par_overlap = l.n_dpo == 2;
     e.tensor_par_overlap = LLM_TP_OVERLAP_NONE;
@@ -663,8 +729,10 @@ search_plan_t *search_plan_create(const search_request_t *req, fathom_error_t *e
                     ints[0] = 1;
                     if (pp > 1)
                         n_int = divisors(bpp, ints, SEARCH_MAX_DIVISORS);
-                    int64_t batch = o->fed_batch ? fed_batch(dp, pp, req->max_batch_size)
-                                                 : batch_for(dp, req->max_batch_size);
+                    int64_t batch = o->fed_batch
+                                        ? fed_batch(dp, pp, o->pipeline_schedule,
+                                                    req->max_batch_size)
+                                        : batch_for(dp, req->max_batch_size);
                     if (o->exact_batch && batch != req->max_batch_size)
                         batch = 0; /* dp does not divide the fixed batch */
                     if (batch == 0)
@@ -672,7 +740,10 @@ search_plan_t *search_plan_create(const search_request_t *req, fathom_error_t *e
                     int zeros[4];
                     int n_zero = zero_stages(o, dp, cp, zeros);
                     for (int c = 0; c < n_int; c++)
-                        for (int rc = LLM_RECOMPUTE_FULL; rc <= LLM_RECOMPUTE_NONE; rc++)
+                        for (int rc = LLM_RECOMPUTE_FULL;
+                             schedule_runs(o->pipeline_schedule, pp, ints[c]) &&
+                             rc <= LLM_RECOMPUTE_NONE;
+                             rc++)
                             for (int z = 0; z < n_zero; z++)
                                 for (int cm = LLM_TP_COMM_AR; cm <= LLM_TP_COMM_RS_AG; cm++) {
                                     if (pass == 1) {
@@ -1212,7 +1283,10 @@ static void unit_execution(const search_request_t *r, const unit_t *u, llm_execu
     e->moe_dispatcher = r->options.moe_dispatcher;
     e->low_precision_gradients = r->options.low_precision_gradients;
     e->stack = r->options.stack;
-    e->compile = r->options.compile; /* fp8_recipe follows fp8 (fp8_recipe_of) */
+    e->compile = r->options.compile; /* fp8_recipe follows fp8 (set_fp8) */
+    e->pipeline_schedule = r->options.pipeline_schedule;
+    e->moe_a2a_overlap = r->options.moe_a2a_overlap;
+    e->optimizer_state_datatype = r->options.optimizer_state_datatype;
     e->finetune = r->finetune;
 }
 
@@ -1271,8 +1345,7 @@ static int walk_unit(search_plan_t *p, size_t unit, search_result_t *acc, volati
                                       ? LLM_ATTN_KERNEL_FUSED
                                       : LLM_ATTN_KERNEL_UNFUSED;
             for (int f8 = 0; f8 < l.n_fp8; f8++) {
-                e->fp8 = l.n_fp8 == 2 ? f8 == 1 : r->options.fp8 == SEARCH_PICK_ON;
-                e->fp8_recipe = fp8_recipe_of(r, e->fp8);
+                set_fp8(r, e, l.n_fp8 == 2 ? f8 == 1 : r->options.fp8 == SEARCH_PICK_ON);
                 if (walk_inner(&w, &l, mbs, n_mbs, verdict, bounds)) {
                     status = SEARCH_UNIT_CANCELLED;
                     goto out;

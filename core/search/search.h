@@ -114,8 +114,9 @@ typedef struct {
                                * is skipped (instead of the largest multiple of dp below it) */
     bool fed_batch;           /* batch = the multiple of dp nearest max_batch_size (halves
                                * up), and at least dp·pp so that every replica's pipeline has a
-                               * microbatch for each stage (a plan's "auto" batch); not with
-                               * exact_batch */
+                               * microbatch for each stage (a plan's "auto" batch; under
+                               * DualPipe a multiple of 2·dp, at least 2·dp·pp, its even
+                               * microbatch count); not with exact_batch */
     int64_t max_tensor_par;   /* 0: no cap; else tensor_par <= this */
     int64_t max_pipeline_par; /* 0: no cap; else pipeline_par <= this */
     llm_moe_dispatcher_t moe_dispatcher; /* of every execution (default alltoall) */
@@ -137,6 +138,18 @@ typedef struct {
     /* 0 (default): one exhaustive walk. > 0: the two-stage search (TWO STAGES below), whose
      * second stage walks this many work units in full. */
     int refine_units;
+    /* Fixed for every execution the walk tries (no loop of their own, so the counts keep their
+     * closed form); the defaults leave every execution as it was: */
+    /* execution.pipeline_schedule. 1F1B (default) is interleaved where the interleaving loop
+     * gives > 1 chunks; "interleaved" keeps only those, "zero_bubble" and "dualpipe" only one
+     * chunk on pipeline_par >= 2 (dualpipe: even). Layouts the schedule cannot run are not
+     * walked (like max_pipeline_par's); DualPipe's microbatch rule (an even number, at least
+     * 2·pp) reads the microbatch size, so an execution breaking it is counted bad. */
+    llm_pp_schedule_t pipeline_schedule;
+    bool moe_a2a_overlap;      /* execution.moe_a2a_overlap of every execution */
+    bool fp8_activation_cache; /* execution.fp8_activation_cache of every FP8 execution */
+    bool fp8_params;           /* execution.fp8_params of every FP8 execution */
+    llm_state_dtype_t optimizer_state_datatype; /* of every execution (default float32) */
 } search_options_t;
 
 /* How a unit is run. Not part of the request: a knob for tests and benchmarks. */
@@ -215,6 +228,12 @@ typedef struct search_plan search_plan_t;
  * "system"...) and lists the work units. NULL with err filled when refused. */
 search_plan_t *search_plan_create(const search_request_t *req, fathom_error_t *err);
 void search_plan_free(search_plan_t *p);
+
+/* Checks the options that fix an execution field (pipeline_schedule, moe_a2a_overlap,
+ * fp8_activation_cache, fp8_params, optimizer_state_datatype) against the model and
+ * options.fp8; errors name "options.<field>". Part of search_plan_create's checks, and the
+ * codec's, so that a plan refuses them by name. */
+int search_check_fixed_execution(const search_request_t *r, fathom_error_t *err);
 
 size_t search_plan_units(const search_plan_t *p);
 const search_request_t *search_plan_request(const search_plan_t *p);

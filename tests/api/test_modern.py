@@ -608,6 +608,52 @@ class Modern(ServerTestCase):
         self.assertEqual(r.json()["error"]["field"], "options.low_precision_gradients")
 
 
+    def test_search_fixes_execution_options(self):
+        """options.pipeline_schedule, moe_a2a_overlap, fp8_activation_cache, fp8_params and
+        optimizer_state_datatype set those fields of every execution ranked (each re-estimates
+        alone to its rate); their defaults normalize away (the same sweep id); a schedule no
+        layout can run leaves the search empty, not refused; bad values name options.<field>."""
+        model = {"hidden": 1024, "seq_size": 2048, "attn_heads": 16, "kv_heads": 4, "num_blocks": 8,
+                 "vocab_size": 32000, "gated_mlp": True, "norm": "rmsnorm",
+                 "position_embedding": "rope", "tied_embeddings": False,
+                 "moe": {"num_experts": 8, "top_k": 2, "expert_feedforward": 1024}}
+        opts = {"pipeline_schedule": "dualpipe", "moe_a2a_overlap": True, "fp8": True,
+                "fp8_activation_cache": True, "fp8_params": True, "optimizer_state_datatype": "bfloat16"}
+        body = {"kind": "optimal_execution", "model": model, "system": "h100_sxm", "num_procs": 16,
+                "max_batch_size": 64, "datatype": "bfloat16",
+                "options": dict(opts, top_n=5, no_offload=True)}
+        best = self.finished_search(body)
+        self.assertTrue(best)
+        for b in best:
+            e = b["execution"]
+            for k, v in opts.items():
+                self.assertEqual(e[k], v, (k, e))
+            self.assertEqual(e["pipeline_par"] % 2, 0, e)
+            self.estimate_matches(model, b)
+        plain = dict(body, options={"top_n": 5})
+        ids = [self.server.post("/v1/sweep", dict(plain, options=dict(plain["options"], **extra))).json()["id"]
+               for extra in ({}, {"pipeline_schedule": "1f1b", "moe_a2a_overlap": False,
+                                  "fp8_params": False, "fp8_activation_cache": False,
+                                  "optimizer_state_datatype": "float32"})]
+        self.assertEqual(ids[0], ids[1])
+        # one GPU has no pipeline for DualPipe: nothing ranked, the search not refused
+        self.assertEqual(self.finished_search(dict(body, num_procs=1, max_batch_size=8)), [])
+        dense = dict(model)
+        del dense["moe"]
+        for bad, field in (({"pipeline_schedule": "gpipe"}, "options.pipeline_schedule"),
+                           ({"moe_a2a_overlap": "yes"}, "options.moe_a2a_overlap"),
+                           ({"fp8": False, "fp8_activation_cache": True}, "options.fp8_activation_cache"),
+                           ({"fp8": False, "fp8_params": True}, "options.fp8_params"),
+                           ({"optimizer_state_datatype": "fp8"}, "options.optimizer_state_datatype")):
+            r = self.server.post("/v1/sweep", dict(body, options=bad))
+            self.assertEqual(r.status, 422, (bad, r.body))
+            self.assertEqual(r.json()["error"]["field"], field)
+        r = self.server.post("/v1/sweep", dict(body, model=dense, options={"moe_a2a_overlap": True}))
+        self.assertEqual(r.json()["error"]["field"], "options.moe_a2a_overlap")
+        r = self.server.post("/v1/sweep", dict(body, model="gpt3-13B", datatype="float16",
+                                               options={"pipeline_schedule": "dualpipe"}))
+        self.assertEqual(r.json()["error"]["field"], "options.pipeline_schedule")
+
 if __name__ == "__main__":
     unittest.main()
 

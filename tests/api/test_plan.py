@@ -279,6 +279,37 @@ class Plans(ServerTestCase):
         finally:
             small.stop()
 
+    def test_options_fix_every_candidates_execution(self):
+        """The execution options a plan passes to every candidate's search (the pipeline
+        schedule, the all-to-all overlap, FP8 storage, the moments' datatype) are in every
+        candidate's layout, which re-estimates to the same step time; DualPipe's auto batch gives
+        each replica an even number of microbatches, at least 2 x pipeline_par; a count where
+        no layout can run DualPipe is a candidate that does not fit, not a refused plan."""
+        model = {"hidden": 1024, "seq_size": 2048, "attn_heads": 16, "kv_heads": 4, "num_blocks": 8,
+                 "vocab_size": 32000, "gated_mlp": True, "norm": "rmsnorm",
+                 "position_embedding": "rope", "tied_embeddings": False,
+                 "moe": {"num_experts": 8, "top_k": 2, "expert_feedforward": 1024}}
+        opts = {"pipeline_schedule": "dualpipe", "moe_a2a_overlap": True, "fp8": True,
+                "fp8_activation_cache": True, "fp8_params": True,
+                "optimizer_state_datatype": "bfloat16"}
+        body = {"kind": "plan", "model": model, "tokens": 1e10, "systems": ["h100_sxm"],
+                "gpu_counts": [1, 16], "options": opts}
+        doc = run_plan(self, self.server, body)
+        c1, c16 = doc["plan"]["candidates"]
+        self.assertFalse(c1["fits"], c1)  # one GPU has no pipeline to run DualPipe on
+        self.assertTrue(c16["fits"], c16)
+        e = c16["execution"]
+        for k in ("pipeline_schedule", "moe_a2a_overlap", "fp8_activation_cache", "fp8_params",
+                  "optimizer_state_datatype"):
+            self.assertEqual(e[k], opts[k], (k, e))
+        nmb = e["batch_size"] // e["data_par"] // e["microbatch_size"]
+        self.assertEqual(nmb % 2, 0, e)
+        self.assertGreaterEqual(nmb, 2 * e["pipeline_par"], e)
+        est = self.server.post("/v1/estimate", {"model": model, "system": "h100_sxm", "execution": e})
+        self.assertEqual(est.status, 200, est.body)
+        self.assertEqual(est.json()["summary"]["step_time_s"], c16["step_time_s"])
+        self.assertEqual(doc["spec"]["options"]["pipeline_schedule"], "dualpipe")
+
     def test_bad_plans_name_the_field(self):
         cases = [
             (dict(BASE, systems=[]), "invalid_field", "systems"),
@@ -314,6 +345,15 @@ class Plans(ServerTestCase):
             (dict(BASE, failures={"queue_minutes": -1}), "invalid_field", "failures.queue_minutes"),
             (dict(BASE, options={"compile": True}), "invalid_field", "options.compile"),
             (dict(BASE, options={"stack": "jax"}), "invalid_field", "options.stack"),
+            (dict(BASE, options={"pipeline_schedule": "gpipe"}), "invalid_field",
+             "options.pipeline_schedule"),
+            (dict(BASE, options={"moe_a2a_overlap": True}), "invalid_field",
+             "options.moe_a2a_overlap"),  # llama3-8B has no experts
+            (dict(BASE, options={"fp8_activation_cache": True}), "invalid_field",
+             "options.fp8_activation_cache"),  # the plan's fp8 is false
+            (dict(BASE, options={"fp8": True, "fp8_params": 1}), "invalid_field", "options.fp8_params"),
+            (dict(BASE, options={"optimizer_state_datatype": "float8"}), "invalid_field",
+             "options.optimizer_state_datatype"),
         ]
         for body, code, field in cases:
             with self.subTest(field=field):

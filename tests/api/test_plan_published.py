@@ -29,8 +29,11 @@ KNOWN_MISSES = {
     ("StarCoderBase 15.5B", "point"): A100_STEP,
     ("MPT-7B", "width"): A100_STEP, ("MPT-7B", "point"): A100_STEP,
     ("Falcon-180B", "point"): A100_STEP,
-    ("DeepSeek-V3", "width"): "the MoE step model is 1.4x slower than the published run",
-    ("DeepSeek-V3", "point"): "the MoE step model is 1.4x slower than the published run",
+    # planned at the report's own options (DualPipe, FP8 storage): the search finds its layout
+    # (TP 1, PP 16, DP 128, EP 64, ZeRO-1) at 1,852 tokens/s/GPU, 20% above the 1,543 its run
+    # measured, and the published runs of its scale ran 0.43 of peak: both ends below the run
+    ("DeepSeek-V3", "inside"): ("the MoE step at the report's layout is 1.2x faster than the "
+                                "run measured; the range's high end is the point"),
 }
 
 
@@ -56,6 +59,15 @@ class PublishedRuns(ServerTestCase):
             errors.append(abs(point / pub - 1))
             rows.append((run["name"], pub, lo, point, hi, hi / lo, point / pub - 1, c["mfu"],
                          c["batch_tokens"], c["search"].get("stages", 1)))
+            if run["name"] == "DeepSeek-V3":  # the report's options reach its search (sec. 3.2-3.3)
+                e = c["execution"]
+                for k, v in run["plan"]["options"].items():
+                    self.assertEqual(e[k], v, (k, e))
+                print("\nDeepSeek-V3 plans TP %d, PP %d, DP %d, EP %d, ZeRO-%d, recompute %s: %.0f "
+                      "tokens/s/GPU (its run: 1,543)" % (
+                          e["tensor_par"], e["pipeline_par"], e["data_par"], e["expert_par"],
+                          e.get("zero_stage", 0), e.get("recompute_modules"),
+                          c["tokens_per_s"] / c["num_procs"]))
             for criterion, ok in got.items():
                 if not ok and (run["name"], criterion) not in KNOWN_MISSES:
                     misses.append("%s: %s" % (run["name"], criterion))

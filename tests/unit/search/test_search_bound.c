@@ -238,6 +238,12 @@ static int check_grid_request(search_request_t req)
                             e.tensor_par * e.data_par % ep == 0)
                             e.expert_par = ep;
                     e.moe_dispatcher = req.options.moe_dispatcher;
+                    /* the fields a search option fixes (defaults: as they were) */
+                    e.pipeline_schedule = req.options.pipeline_schedule;
+                    e.moe_a2a_overlap = req.options.moe_a2a_overlap;
+                    e.fp8_params = e.fp8 && req.options.fp8_params;
+                    e.fp8_activation_cache = e.fp8 && req.options.fp8_activation_cache;
+                    e.optimizer_state_datatype = req.options.optimizer_state_datatype;
                     e.attention_type = LLM_ATTN_MULTIHEAD;
                     if (req.model.calculon_block && cp > 1)
                         continue;
@@ -310,6 +316,18 @@ static void test_bound_holds(void **state)
     flex.system.networks[1].bandwidth_gbps = flex.system.networks[0].bandwidth_gbps;
     flex.system.networks[1].efficiency = flex.system.networks[0].efficiency;
     assert_true(check_grid_request(flex) > 1000 / TEST_SAMPLE_STRIDE);
+    /* the small mixture of experts as DeepSeek-V3 runs: DualPipe (whose bubble and overlap
+     * the bound's execution keeps), the all-to-all overlapped, FP8 storage, 16-bit moments;
+     * microbatch 1 of a 64-sample batch gives DualPipe its 2·pp microbatches */
+    assert_true(check_grid("{\"model\":{\"hidden\":1024,\"seq_size\":2048,\"attn_heads\":16,"
+                           "\"kv_heads\":4,\"num_blocks\":8,\"vocab_size\":32000,"
+                           "\"gated_mlp\":true,\"norm\":\"rmsnorm\",\"position_embedding\":"
+                           "\"rope\",\"tied_embeddings\":false,\"moe\":{\"num_experts\":8,"
+                           "\"top_k\":2,\"expert_feedforward\":1024}},\"system\":\"h100_sxm\","
+                           "\"num_procs\":16,\"max_batch_size\":64,\"datatype\":\"bfloat16\","
+                           "\"options\":{\"pipeline_schedule\":\"dualpipe\",\"moe_a2a_overlap\":"
+                           "true,\"fp8\":\"all\",\"fp8_params\":true,\"fp8_activation_cache\":"
+                           "true,\"optimizer_state_datatype\":\"bfloat16\"}}") > 0);
     /* Calculon's block on Calculon's A100 (two network tiers) */
     assert_true(check_grid("{\"model\":\"gpt3-13B\",\"system\":\"a100_80g\",\"num_procs\":16,"
                            "\"max_batch_size\":32,\"datatype\":\"float16\"}") > 1000 / TEST_SAMPLE_STRIDE);

@@ -56,6 +56,29 @@ static void test_refusals(void **state)
                        "options.fused_activation");
     expect_field_error("{" BASE ",\"options\":{\"no_tp_overlap\":\"yes\"}}",
                        "options.no_tp_overlap");
+    /* the options that fix an execution field: their values, and what they need */
+#define MOE_BASE                                                                               \
+    "\"model\":{\"hidden\":1024,\"seq_size\":2048,\"attn_heads\":16,\"kv_heads\":4,"       \
+    "\"num_blocks\":8,\"vocab_size\":32000,\"gated_mlp\":true,"                              \
+    "\"moe\":{\"num_experts\":8,\"top_k\":2,\"expert_feedforward\":1024}},"                  \
+    "\"system\":\"h100_sxm\",\"num_procs\":16,\"max_batch_size\":64"
+    expect_field_error("{" MOE_BASE ",\"options\":{\"pipeline_schedule\":\"gpipe\"}}",
+                       "options.pipeline_schedule");
+    expect_field_error("{" MOE_BASE ",\"options\":{\"moe_a2a_overlap\":1}}",
+                       "options.moe_a2a_overlap");
+    expect_field_error("{" MOE_BASE ",\"options\":{\"fp8\":false,\"fp8_params\":true}}",
+                       "options.fp8_params");
+    expect_field_error("{" MOE_BASE ",\"options\":{\"fp8\":false,\"fp8_activation_cache\":true}}",
+                       "options.fp8_activation_cache");
+    expect_field_error("{" MOE_BASE ",\"options\":{\"optimizer_state_datatype\":\"fp8\"}}",
+                       "options.optimizer_state_datatype");
+    /* Calculon's block: no DualPipe, no 16-bit moments, and turing has no experts to overlap */
+    expect_field_error("{" BASE ",\"options\":{\"pipeline_schedule\":\"dualpipe\"}}",
+                       "options.pipeline_schedule");
+    expect_field_error("{" BASE ",\"options\":{\"optimizer_state_datatype\":\"bfloat16\"}}",
+                       "options.optimizer_state_datatype");
+    expect_field_error("{" BASE ",\"options\":{\"moe_a2a_overlap\":true}}",
+                       "options.moe_a2a_overlap");
 }
 
 static json_t *normalize_text(const char *json)
@@ -101,6 +124,32 @@ static void test_normalize(void **state)
     json_decref(a);
     json_decref(b);
     json_decref(c);
+
+    /* the fixed execution fields appear only when set, and round-trip */
+    json_t *f = normalize_text("{" MOE_BASE ",\"options\":{\"pipeline_schedule\":\"dualpipe\","
+                               "\"moe_a2a_overlap\":true,\"fp8\":true,\"fp8_params\":true,"
+                               "\"fp8_activation_cache\":true,"
+                               "\"optimizer_state_datatype\":\"bfloat16\"}}");
+    const json_t *fo = json_object_get(f, "options");
+    assert_string_equal(json_string_value(json_object_get(fo, "pipeline_schedule")), "dualpipe");
+    assert_true(json_is_true(json_object_get(fo, "moe_a2a_overlap")));
+    assert_true(json_is_true(json_object_get(fo, "fp8_params")));
+    assert_true(json_is_true(json_object_get(fo, "fp8_activation_cache")));
+    assert_string_equal(json_string_value(json_object_get(fo, "optimizer_state_datatype")),
+                        "bfloat16");
+    text = json_dumps(f, JSON_SORT_KEYS);
+    json_t *g = normalize_text(text);
+    free(text);
+    assert_true(json_equal(f, g));
+    json_decref(f);
+    json_decref(g);
+    json_t *h = normalize_text("{" MOE_BASE ",\"options\":{\"pipeline_schedule\":\"1f1b\","
+                               "\"moe_a2a_overlap\":false,\"optimizer_state_datatype\":\"float32\"}}");
+    fo = json_object_get(h, "options");
+    assert_null(json_object_get(fo, "pipeline_schedule"));
+    assert_null(json_object_get(fo, "moe_a2a_overlap"));
+    assert_null(json_object_get(fo, "optimizer_state_datatype"));
+    json_decref(h);
 
     json_t *d = normalize_text("{" BASE ",\"options\":{\"fused_activation\":false}}");
     assert_string_equal(

@@ -232,6 +232,21 @@ static void assert_same_result(search_result_t *a, search_result_t *b, const cha
     "\"options\":{\"top_n\":40,\"attention_kernel\":\"fused\",\"no_offload\":true,"          \
     "\"fp8\":false,\"max_tensor_par\":1,\"recompute_modules\":\"fewest\"}}"
 
+/* A small MoE (8 blocks, 8 experts) on 16 H100s as DeepSeek-V3 runs its large one: DualPipe
+ * (even pipelines of one chunk, at least 2·pp microbatches), the all-to-all overlapped, FP8 with
+ * its cached activations and primary weights, bfloat16 moments, flex dispatch. The bound sees the
+ * same schedule and overlap as the execution (search_ideal_execution keeps them). */
+#define DUALPIPE_REQUEST                                                                       \
+    "{\"model\":{\"hidden\":1024,\"seq_size\":2048,\"attn_heads\":16,\"kv_heads\":4,"      \
+    "\"num_blocks\":8,\"vocab_size\":32000,\"gated_mlp\":true,\"norm\":\"rmsnorm\","        \
+    "\"position_embedding\":\"rope\",\"tied_embeddings\":false,"                              \
+    "\"moe\":{\"num_experts\":8,\"top_k\":2,\"expert_feedforward\":1024}},"                  \
+    "\"system\":\"h100_sxm\",\"num_procs\":16,\"max_batch_size\":64,\"datatype\":\"bfloat16\"," \
+    "\"options\":{\"top_n\":40,\"attention_kernel\":\"fused\",\"moe_dispatcher\":\"flex\","   \
+    "\"pipeline_schedule\":\"dualpipe\",\"moe_a2a_overlap\":true,\"fp8\":true,"               \
+    "\"fp8_activation_cache\":true,\"fp8_params\":true,"                                      \
+    "\"optimizer_state_datatype\":\"bfloat16\"}}"
+
 static void test_thread_count_independence(void **state)
 {
     (void)state;
@@ -239,7 +254,7 @@ static void test_thread_count_independence(void **state)
     const char *requests[] = {TURING_REQUEST("{\"top_n\":20}"),
                               TURING_REQUEST("{\"top_n\":3,\"mbs_break\":true}"), SMALL_REQUEST,
                               MODERN_REQUEST, ALL_FREE_REQUEST, MOE_REQUEST, MOE_FLEX_REQUEST,
-                              FEWEST_REQUEST, MODULES_REQUEST};
+                              FEWEST_REQUEST, MODULES_REQUEST, DUALPIPE_REQUEST};
     for (size_t k = 0; k < sizeof requests / sizeof requests[0]; k += TEST_SAMPLE_STRIDE) {
         search_request_t req;
         search_result_t one, two, three;
@@ -263,7 +278,8 @@ static void test_pruned_equals_unpruned(void **state)
                               TURING_REQUEST("{\"top_n\":10,\"mbs_break\":true}"),
                               SMALL_REQUEST, MODERN_REQUEST, ALL_FREE_REQUEST,
                               MOE_REQUEST, MOE_FLEX_REQUEST, MODERN_TOP1_REQUEST,
-                              ALL_FREE_TOP1_REQUEST, FEWEST_REQUEST, MODULES_REQUEST};
+                              ALL_FREE_TOP1_REQUEST, FEWEST_REQUEST, MODULES_REQUEST,
+                              DUALPIPE_REQUEST};
     for (size_t k = 0; k < sizeof requests / sizeof requests[0]; k += TEST_SAMPLE_STRIDE) {
         search_request_t req;
         search_result_t pruned, full;
@@ -303,6 +319,37 @@ static void test_pruned_equals_unpruned(void **state)
         search_result_close(&pruned);
         search_result_close(&full);
     }
+}
+
+/* The options that fix an execution field hold on every execution ranked, and the layouts the
+ * schedule cannot run are not walked: DualPipe's best are even pipelines of one chunk, with
+ * at least 2·pp microbatches (an even number), each FP8 one with its FP8 storage. */
+static void test_fixed_execution_options(void **state)
+{
+    (void)state;
+    search_request_t req;
+    search_result_t res;
+    test_request(DUALPIPE_REQUEST, &req);
+    test_run(&req, 2, &res);
+    assert_true(res.n_best > 0);
+    assert_true(res.bad > 0); /* microbatches too large for DualPipe's 2·pp: counted bad */
+    for (int i = 0; i < res.n_best; i++) {
+        const llm_execution_t *e = &res.best[i].execution;
+        const int64_t nmb = e->batch_size / e->data_par / e->microbatch_size;
+        assert_int_equal(e->pipeline_schedule, LLM_PP_DUALPIPE);
+        assert_true(e->pipeline_par >= 2 && e->pipeline_par % 2 == 0);
+        assert_int_equal(e->pipeline_interleaving, 1);
+        assert_true(nmb % 2 == 0 && nmb >= 2 * e->pipeline_par);
+        assert_true(e->moe_a2a_overlap && e->fp8 && e->fp8_params && e->fp8_activation_cache);
+        assert_int_equal(e->optimizer_state_datatype, LLM_STATE_BFLOAT16);
+    }
+    /* the defaults leave them as they were */
+    search_options_t o;
+    search_options_default(&o);
+    assert_int_equal(o.pipeline_schedule, LLM_PP_1F1B);
+    assert_false(o.moe_a2a_overlap || o.fp8_params || o.fp8_activation_cache);
+    assert_int_equal(o.optimizer_state_datatype, LLM_STATE_FLOAT32);
+    search_result_close(&res);
 }
 
 /* A best-list entry estimated alone fits and gives the rate the search ranked it at. */
@@ -505,6 +552,7 @@ int main(void)
         cmocka_unit_test(test_turing_exhaustive_top5),
         cmocka_unit_test(test_thread_count_independence),
         cmocka_unit_test(test_pruned_equals_unpruned),
+        cmocka_unit_test(test_fixed_execution_options),
         cmocka_unit_test(test_free_dimensions),
         cmocka_unit_test(test_fewest_recompute_blocks),
         cmocka_unit_test(test_fewest_recompute_modules),
