@@ -403,8 +403,9 @@ static bool row_says(const json_t *row, const char *what)
 }
 
 /* What a PyTorch-stack row runs beyond its layout, read from its words (doc/measured_runs.md):
- *   compile     "compile" in its precision ("BF16 + torch.compile", "Float8 … + compile"), or
- *               async TP (torchtitan's is a compile pass)
+ *   compile     "compile" in its precision ("BF16 + torch.compile", "Float8 … + compile"),
+ *               async TP (torchtitan's is a compile pass), or torchtitan's Float8 unless the
+ *               precision says "eager" (torchtitan runs it compiled)
  *   fp8         "Float8" or "FP8" in its precision; the recipe "rowwise" when it says so, else
  *               the stack's (torchao's tensorwise)
  *   async_tp    "Async TP"/"AsyncTP" in its precision, notes or section, unless its notes say
@@ -420,7 +421,12 @@ static int pytorch_execution(const json_t *row, llm_stack_t stack, json_t *e)
     const bool vanilla = find_nocase(row_str(row, "notes"), "vanilla TP");
     const bool async_tp = row_int(row, "tp", 1) > 1 && !vanilla &&
                           (row_says(row, "Async TP") || row_says(row, "AsyncTP"));
-    const bool compile = find_nocase(prec, "compile") || async_tp;
+    /* torchtitan runs torchao's Float8 compiled: its docs/float8.md calls --training.compile
+     * "required for competitive performance" (it fuses the casts), and the 405B config its
+     * Float8 figures came from sets compile = true beside enable_float8_linear (pull request
+     * 554, 9515a14) */
+    const bool compile = find_nocase(prec, "compile") || async_tp ||
+                         (fp8 && stack == LLM_STACK_TORCHTITAN && !find_nocase(prec, "eager"));
     if (json_object_set_new(e, "stack", json_string(llm_stack_names[stack])) ||
         json_object_set_new(e, "fp8", json_boolean(fp8)) ||
         json_object_set_new(e, "compile", json_boolean(compile)) ||

@@ -11,7 +11,8 @@
  *   "500 W", "1.0 kW"                power: a limit when below the preset's board power
  * A figure equal to the preset's (its part's memory, board power, bandwidths) keeps the preset;
  * any other makes a variant. A text that says its power is lower ("lower TDP", "power limit",
- * "capped") without a figure is refused: the clock it runs at cannot be told. */
+ * "capped") without a figure is refused: the clock it runs at cannot be told — unless the part
+ * is one whose figures its operators publish (the HBM2e H100 SXM: hbm2e_h100). */
 #include "llm_measured_gpu.h"
 
 #include <ctype.h>
@@ -172,6 +173,22 @@ static const gpu_part_t *find_part(const char *gpu, const stated_t *st)
     return NULL;
 }
 
+/* The H100 SXM with HBM2e memory (94–96 GB) is not NVIDIA's catalogued SXM5 part (HBM3, 80 GB,
+ * 3.35 TB/s, 700 W) but the one Meta's Grand Teton hosts carry, whose operators state its figures:
+ * "96GB HBM2e with 2.4 TB/sec peak memory bandwidth" and "the default 500W power limit"
+ * (pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md, Hardware). A text naming that
+ * part ("H100 SXM 95GB HBM2e (lower TDP)", torchtitan docs/performance.md) takes those figures
+ * where it states none of its own. */
+static void hbm2e_h100(const char *gpu, const gpu_part_t *g, stated_t *st)
+{
+    if (strcmp(g->preset, "h100_sxm") != 0 || !llm__has_word(gpu, "HBM2e"))
+        return;
+    if (st->memory_gbps == 0)
+        st->memory_gbps = 2400;
+    if (st->power_w == 0)
+        st->power_w = 500;
+}
+
 int llm__measured_gpu(const char *gpu, const codec_presets_t *presets, measured_gpu_t *out,
                       char *why, size_t cap)
 {
@@ -195,6 +212,7 @@ int llm__measured_gpu(const char *gpu, const codec_presets_t *presets, measured_
         return -1;
     }
     const double board_w = preset_number(sys, NULL, "power_per_gpu_kw") * 1000;
+    hbm2e_h100(gpu, g, &st);
     if (st.says_lower_power && !(st.power_w > 0 && st.power_w < board_w)) {
         snprintf(why, cap, "%s runs below its board power without saying at what power: the "
                            "clock it sustains cannot be told (%s is the %g W part)",

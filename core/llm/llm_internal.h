@@ -197,6 +197,9 @@ typedef struct {
      * one reads (Q, K, V; gate and up), so a cast of that tensor the first one makes serves it
      * too where PyTorch computes it once (llm_stack.c, torchao's casts). */
     bool input_shared;
+    /* LINEAR_OVERLAPPED under a PyTorch stack's async TP: the backward reduce-scatter of this
+     * gathered input's gradient is not micro-pipelined (llm_layers.c, add_qkv) */
+    bool bw_comm_unfused;
 } llm__layer_t;
 
 typedef struct {

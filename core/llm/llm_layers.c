@@ -388,17 +388,25 @@ static void add_qkv(llm__block_t *b, const fathom_model_t *m, const llm_executio
         share_input(b, first);
         return;
     }
+    /* Under a PyTorch stack's async TP the backward reduce-scatter of the block input's
+     * gradient follows the sum of wq's, wk's and wv's input gradients (PyTorch's Llama runs three
+     * GEMMs), and torch's micro-pipelining pass fuses a reduce-scatter only with the one matmul
+     * producing its input (torch/_inductor/fx_passes/micro_pipeline_tp.py,
+     * _find_producer_matmul): that reduction runs after the GEMMs, as vanilla TP's does. */
+    const bool bw_unfused = e->stack != LLM_STACK_MEGATRON;
     if (kv_sharded) {
         /* one fused projection of every Q, K and V head, split over the ranks */
         int64_t width = qkv_width + 2 * model_kv_heads(m) * m->attn_size;
         add_linear_overlapped(b, e, tp_net, bs, m->hidden, width, false,
                               FLAGS(.recompute = rf, .recomm = ragf, .act_dropped = norm_redone));
+        b->layers[b->num_layers - 1].bw_comm_unfused = bw_unfused;
         b->layers[b->num_layers - 1].proj = LLM_LORA_Q | LLM_LORA_K | LLM_LORA_V;
     } else {
         /* fewer key/value heads than ranks: K and V replicated beside the split Q */
         add_linear_overlapped(b, e, tp_net, bs, m->hidden, qkv_width, false,
                               FLAGS(.recompute = rf, .recomm = ragf, .act_dropped = norm_redone));
         b->layers[b->num_layers - 1].proj = LLM_LORA_Q;
+        b->layers[b->num_layers - 1].bw_comm_unfused = bw_unfused;
         const int kv = b->num_layers;
         add_fork(b, act, 2, FLAGS(.recompute = ragf, .act_dropped = ragf));
         add_modern_linear(b, (double)bs, (double)m->hidden, (double)kv_width, qb, false, proj);
@@ -677,6 +685,9 @@ mlp:
         llm__layer_t *l = &b->layers[b->num_layers - 1];
         l->proj = up_proj;
         l->fp8 = e->fp8;
+        /* PyTorch's gate and up are two GEMMs whose input gradients are summed before the
+         * reduce-scatter: not fused (add_qkv) */
+        l->bw_comm_unfused = e->stack != LLM_STACK_MEGATRON && m->gated_mlp;
         if (bias) {
             l->weight_space += (double)(up_width / tp);
             l->weight_grads += (double)(up_width / tp);
@@ -1102,7 +1113,10 @@ void llm__layer_cost(llm__layer_t *l, llm__ctx_t *c, llm__stage_t st, llm__cost_
         double compute_tile = compute_time / nt;
         double compute_tile_slowed = compute_time_slowed / nt;
         double inflection = net_tile - flop_tile_slowed;
-        if (inflection > 0) {
+        if (st == LLM__AGRAD && l->bw_comm_unfused) {
+            time = compute_time; /* the reduce-scatter runs after the GEMMs, unhidden */
+            exposed = net_time;
+        } else if (inflection > 0) {
             time = compute_tile + (nt - 1) * compute_tile_slowed;
             exposed = (nt - 1) * inflection;
         } else {

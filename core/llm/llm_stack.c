@@ -278,7 +278,8 @@ double llm__stack_attention_bytes(const llm__layer_t *l, const llm__ctx_t *c, ll
  * block, SDPA's outputs, the TP reduce-scatters' and max's (Float8's amax); every other op reruns
  * in backward. In a block's order (wq, wk, wv, wo, w1, w3, w2) the 2nd, 4th and 6th matmuls —
  * wk, wo, w3 — rerun, with every norm, RoPE, activation and add; the all-gathers before the
- * projections are not saved either, so they are redone (the norms' outputs they gather rerun).
+ * projections are not saved either, so they are redone (the norms' outputs they gather rerun),
+ * under async TP too, where each is fused into its matmul (LINEAR_OVERLAPPED, not conjugate).
  * torchao's Float8 linears are still aten.mm (on Float8Tensor operands) and follow the same
  * rule. What the block then keeps is llm_memory.c's (llm__op_sac_bytes). */
 void llm__apply_op_sac(llm__block_t *b)
@@ -288,8 +289,11 @@ void llm__apply_op_sac(llm__block_t *b)
         llm__layer_t *l = &b->layers[i];
         switch (l->kind) {
         case LLM__LINEAR:
-        case LLM__LINEAR_OVERLAPPED:
             l->needs_recompute = ++mm % 2 == 0;
+            break;
+        case LLM__LINEAR_OVERLAPPED: /* async TP: the gather fused into the matmul */
+            l->needs_recompute = ++mm % 2 == 0;
+            l->needs_recomm = !l->conjugate;
             break;
         case LLM__FUSED_ATTENTION: l->needs_recompute = false; break;
         case LLM__TP_COMM: l->needs_recomm = !l->conjugate; break;

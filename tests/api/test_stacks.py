@@ -181,6 +181,14 @@ class Stacks(ServerTestCase):
         self.assertTrue(rows["TT24-057"]["estimate_request"]["execution"]["async_tp"])
         self.assertFalse(rows["TT24-056"]["estimate_request"]["execution"].get("async_tp", False))
         self.assertEqual(rows["TTATP-068"]["estimate_request"]["execution"]["fp8_recipe"], "rowwise")
+        # the HBM2e "lower TDP" H100 is the Grand Teton part (2.4 TB/s, 500 W); torchtitan's
+        # Float8 runs compiled, its BF16 only where the row says so
+        t0 = rows["TT0-080"]
+        self.assertTrue(t0["expressible"], t0)
+        self.assertEqual(t0["estimate_request"]["system"]["power_limit_w"], 500)
+        self.assertEqual(t0["estimate_request"]["system"]["memory_gbps"], 2400)
+        self.assertTrue(t0["estimate_request"]["execution"]["compile"])
+        self.assertFalse(rows["TT0-079"]["estimate_request"]["execution"].get("compile", False))
         self.assertIn("memory", pt)
         self.assertIn("rows_not_fitting", pt)
         # every estimate request the report names is one POST /v1/estimate answers

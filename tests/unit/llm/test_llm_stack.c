@@ -317,6 +317,27 @@ static void op_sac_reruns(void **state)
     }
     assert_int_equal(mm, 7);
     assert_int_equal(rerun_mm, 3);
+    /* under async TP at TP 2 the gathers are fused into Q/K/V's and gate/up's matmuls: the
+     * policy saves neither gather's output, so both are redone with the rerun; the reductions
+     * after o and down are saved (not redone) */
+    e.tensor_par = 2;
+    e.num_procs = 2;
+    e.compile = true;
+    e.async_tp = true;
+    e.tensor_par_comm_type = LLM_TP_COMM_RS_AG;
+    llm__sizes_t zt = {16, 16 * 64, 16 * 64 / 2};
+    llm__build_block(&m, &s, &e, &zt, &b);
+    int redone = 0, kept = 0;
+    for (int i = 0; i < b.num_layers; i++) {
+        const llm__layer_t *l = &b.layers[i];
+        if (l->kind != LLM__LINEAR_OVERLAPPED)
+            continue;
+        assert_int_equal(l->needs_recomm, !l->conjugate);
+        redone += l->needs_recomm;
+        kept += !l->needs_recomm;
+    }
+    assert_int_equal(redone, 2);
+    assert_int_equal(kept, 2);
 }
 
 /* torchao's casts of a Float8 linear (llm_stack.c, fp8_linear_bytes) worked by hand on a linear
@@ -440,6 +461,75 @@ static void rowwise_async_tp_gathers(void **state)
     }
 }
 
+/* Async TP's backward reduce-scatter after Q/K/V (and gate/up) under a PyTorch stack: torch fuses
+ * a reduce-scatter only with the single matmul producing its input, and here it follows a sum of
+ * input gradients, so it is not hidden. A gathering overlapped layer of 1e9 input elements in
+ * bf16 at TP 2 on a 100 GB/s link (efficiency 1, no latency, op scalars 1), its input gradient
+ * 1e12 FLOPs on a 1 TFLOP/s matrix engine (1 s; memory negligible): the reduce-scatter moves
+ * 2e9 bytes, 2e9 / 100e9 = 20 ms, and adds 1e9·(2 − 1)/2 = 5e8 elements on the 1 TFLOP/s vector
+ * engine, 0.5 ms: 20.5 ms. Fused, two tiles of 0.5 s each hide it (exposed 0); unfused, the
+ * layer's time stays the 1 s of its GEMMs and all 20.5 ms is exposed. The block of the tiny model
+ * at TP 2 under torchtitan's async TP marks both gathering layers; Megatron's ring overlap none. */
+static void async_tp_backward_reduce_scatter(void **state)
+{
+    (void)state;
+    llm_system_t s = unit_system(100);
+    llm__ctx_t c;
+    memset(&c, 0, sizeof c);
+    c.sys = &s;
+    c.matrix_flops = c.vector_flops = 1e12;
+    c.matrix_curve = &s.matrix.rate[LLM_DT_BFLOAT16].gflops_efficiency;
+    c.vector_curve = &s.vector.rate[LLM_DT_BFLOAT16].gflops_efficiency;
+    c.mem1_bw = 1e15;
+    c.bpe = c.gather_bpe = 2;
+    c.stack = LLM_STACK_TORCHTITAN;
+    llm__layer_t l;
+    memset(&l, 0, sizeof l);
+    l.kind = LLM__LINEAR_OVERLAPPED;
+    l.num_peers = l.num_tiles = 2;
+    l.comm_type = LLM_TP_COMM_RS_AG;
+    l.overlap = LLM_TP_OVERLAP_RING;
+    l.net = &s.networks[0];
+    l.inputs_size = l.activation_space = 1e9;
+    l.agrad_flops = 1e12;
+    llm__cost_t k;
+    llm__layer_cost(&l, &c, LLM__AGRAD, &k);
+    assert_float_equal(k.time, 1.0, 1e-12);
+    assert_float_equal(l.net_exposed_time, 0, 0);
+    assert_float_equal(llm__layer_net_time(&l, &c, LLM__AGRAD, true, &k), 0.0205, 1e-12);
+    l.bw_comm_unfused = true;
+    llm__layer_cost(&l, &c, LLM__AGRAD, &k);
+    assert_float_equal(k.time, 1.0, 1e-12);
+    assert_float_equal(l.net_exposed_time, 0.0205, 1e-12);
+
+    const fathom_model_t m = tiny_model();
+    llm_execution_t e = test_layout(2, 1, 1);
+    e.stack = LLM_STACK_TORCHTITAN;
+    e.compile = e.async_tp = true;
+    e.tensor_par_comm_type = LLM_TP_COMM_RS_AG;
+    e.attention_kernel = LLM_ATTN_KERNEL_SDPA;
+    llm__sizes_t z = {16, 16 * 64, 16 * 64 / 2};
+    for (int megatron = 0; megatron < 2; megatron++) {
+        if (megatron) {
+            e.stack = LLM_STACK_MEGATRON;
+            e.compile = e.async_tp = false;
+            e.tensor_par_overlap = LLM_TP_OVERLAP_RING;
+        }
+        llm__block_t b;
+        llm__build_block(&m, &s, &e, &z, &b);
+        int unfused = 0, overlapped = 0;
+        for (int i = 0; i < b.num_layers; i++) {
+            const llm__layer_t *x = &b.layers[i];
+            overlapped += x->kind == LLM__LINEAR_OVERLAPPED;
+            unfused += x->bw_comm_unfused;
+            if (x->bw_comm_unfused)
+                assert_false(x->conjugate);
+        }
+        assert_int_equal(overlapped, 4);
+        assert_int_equal(unfused, megatron ? 0 : 2);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -453,6 +543,7 @@ int main(void)
         cmocka_unit_test(op_sac_reruns),
         cmocka_unit_test(fp8_linear_casts),
         cmocka_unit_test(rowwise_async_tp_gathers),
+        cmocka_unit_test(async_tp_backward_reduce_scatter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
