@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "fathom_error.h"
 #include "llm.h"
 #include "llm_codec.h"
@@ -30,13 +31,6 @@ typedef struct {
     int model, system;
     llm_execution_t e;
 } bench_case_t;
-
-static double now(clockid_t clk)
-{
-    struct timespec ts;
-    clock_gettime(clk, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* The cases generated so far: those the model accepts, and how many were tried. */
 typedef struct {
@@ -65,14 +59,14 @@ static void time_cases(const char *label, const fathom_model_t *models,
 {
     llm_result_t r;
     double checksum = 0;
-    double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+    double w0 = bench_clock_s(CLOCK_MONOTONIC), c0 = bench_clock_s(CLOCK_PROCESS_CPUTIME_ID);
     for (int k = 0; k < rounds; k++)
         for (int i = 0; i < n; i++) {
             llm_estimate_memo(&models[cases[i].model], &systems[cases[i].system], &cases[i].e,
                               memo, &r, NULL);
             checksum += r.stats.total_time;
         }
-    double wall = now(CLOCK_MONOTONIC) - w0, cpu = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    double wall = bench_clock_s(CLOCK_MONOTONIC) - w0, cpu = bench_clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
     double evals = (double)n * rounds;
     printf("bench_estimate (%s%s): %d different executions (%d generated), %d rounds, %.0f "
            "evaluations\n",
@@ -121,6 +115,35 @@ static const int64_t tps[] = {1, 2, 4, 8};
 static const int64_t pps[] = {1, 2, 4, 8, 16};
 static const int64_t mbss[] = {1, 2, 4};
 
+/* Lays n GPUs out as tp x pp x dp, dp what is left (false when tp x pp does not divide n):
+ * tensor parallelism on the node's NVLink (network 0), pipeline and data on the next tier. */
+static bool layout(llm_execution_t *e, int64_t n, int64_t tp, int64_t pp)
+{
+    e->num_procs = n;
+    e->tensor_par = tp;
+    e->pipeline_par = pp;
+    if (n % (tp * pp))
+        return false;
+    e->data_par = n / (tp * pp);
+    e->tensor_par_net = 0;
+    e->pipeline_par_net = e->data_par_net = 1;
+    return true;
+}
+
+/* Megatron's H100 recipe the Llama and DeepSeek sets share: BF16 with FP8 GEMMs, the fused
+ * attention kernel, reduce-scatter/all-gather tensor parallelism (sequence parallel) that
+ * redoes its all-gather in the backward pass unless the whole block is recomputed. */
+static void megatron_fp8(llm_execution_t *e, llm_recompute_t rec)
+{
+    e->datatype = LLM_DT_BFLOAT16;
+    e->fp8 = true;
+    e->attention_kernel = LLM_ATTN_KERNEL_FUSED;
+    e->activation_recompute = rec;
+    e->tensor_par_comm_type = e->tensor_par > 1 ? LLM_TP_COMM_RS_AG : LLM_TP_COMM_AR;
+    e->seq_par_ag_redo = e->tensor_par > 1 && rec != LLM_RECOMPUTE_FULL;
+    e->training = true;
+}
+
 /* Calculon's three models on both systems, over Calculon's execution fields. */
 static void calculon_cases(const fathom_model_t *models, const llm_system_t *systems,
                            case_set_t *set)
@@ -137,15 +160,8 @@ static void calculon_cases(const fathom_model_t *models, const llm_system_t *sys
                                         if (set->n >= MAX_CASES)
                                             break;
                                         llm_execution_t e = {0};
-                                        e.num_procs = procs[a];
-                                        e.tensor_par = tps[t];
-                                        e.pipeline_par = pps[p];
-                                        if (e.num_procs % (e.tensor_par * e.pipeline_par))
+                                        if (!layout(&e, procs[a], tps[t], pps[p]))
                                             continue;
-                                        e.data_par = e.num_procs / (e.tensor_par * e.pipeline_par);
-                                        e.tensor_par_net = 0;
-                                        e.pipeline_par_net = 1;
-                                        e.data_par_net = 1;
                                         e.batch_size = 4096;
                                         e.microbatch_size = mbss[b];
                                         e.datatype = LLM_DT_FLOAT16;
@@ -176,27 +192,14 @@ static void llama_cases(const fathom_model_t *models, const llm_system_t *system
                     for (int rec = 0; rec < 3; rec++)
                         for (int vp = 1; vp <= 2; vp++) {
                             llm_execution_t e = {0};
-                            e.num_procs = procs[a];
-                            e.tensor_par = tps[t];
-                            e.pipeline_par = pps[p];
-                            if (e.num_procs % (e.tensor_par * e.pipeline_par))
+                            if (!layout(&e, procs[a], tps[t], pps[p]))
                                 continue;
-                            e.data_par = e.num_procs / (e.tensor_par * e.pipeline_par);
-                            e.tensor_par_net = 0;
-                            e.pipeline_par_net = e.data_par_net = 1;
+                            megatron_fp8(&e, (llm_recompute_t)rec);
                             e.batch_size = 4096;
                             e.microbatch_size = mbss[b];
-                            e.datatype = LLM_DT_BFLOAT16;
-                            e.fp8 = true;
-                            e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
-                            e.activation_recompute = (llm_recompute_t)rec;
                             e.pipeline_interleaving = e.pipeline_par > 1 ? vp : 1;
                             e.optimizer_sharding = e.data_par > 1;
                             e.data_par_overlap = e.data_par > 1;
-                            e.tensor_par_comm_type =
-                                e.tensor_par > 1 ? LLM_TP_COMM_RS_AG : LLM_TP_COMM_AR;
-                            e.seq_par_ag_redo = e.tensor_par > 1 && rec != LLM_RECOMPUTE_FULL;
-                            e.training = true;
                             keep_if_accepted(models, 0, systems, 1, &e, set);
                         }
 }
@@ -215,30 +218,18 @@ static void deepseek_cases(const fathom_model_t *models, const llm_system_t *sys
                     for (int rec = 0; rec < 3; rec++)
                         for (int ov = 0; ov < 2; ov++) {
                             llm_execution_t e = {0};
-                            e.num_procs = ds_procs[a];
-                            e.tensor_par = ds_tps[t];
-                            e.pipeline_par = ds_pps[p];
-                            e.data_par = e.num_procs / (e.tensor_par * e.pipeline_par);
+                            layout(&e, ds_procs[a], ds_tps[t], ds_pps[p]); /* all divide */
+                            megatron_fp8(&e, (llm_recompute_t)rec);
                             e.expert_par = ds_eps[x];
                             e.expert_tensor_par = 1;
                             e.expert_par_net = ds_eps[x] <= 8 ? 0 : 1;
                             e.moe_load_imbalance = 1;
                             e.moe_a2a_overlap = ov;
-                            e.tensor_par_net = 0;
-                            e.pipeline_par_net = e.data_par_net = 1;
                             e.batch_size = 4096;
                             e.microbatch_size = 1;
-                            e.datatype = LLM_DT_BFLOAT16;
-                            e.fp8 = true;
-                            e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
-                            e.activation_recompute = (llm_recompute_t)rec;
                             e.pipeline_interleaving = 1;
                             e.optimizer_sharding = true;
                             e.data_par_overlap = true;
-                            e.tensor_par_comm_type =
-                                e.tensor_par > 1 ? LLM_TP_COMM_RS_AG : LLM_TP_COMM_AR;
-                            e.seq_par_ag_redo = e.tensor_par > 1 && rec != LLM_RECOMPUTE_FULL;
-                            e.training = true;
                             keep_if_accepted(models, 0, systems, 1, &e, set);
                         }
 }
@@ -327,13 +318,11 @@ int main(int argc, char **argv)
         rounds = 1;
     static const char *const model_names[] = {"megatron-22B", "gpt3-175B", "megatron-1T"};
     static const char *const system_names[] = {"a100_80g", "h100_sxm"};
+    codec_presets_t *presets = bench_presets("bench_estimate", dir);
+    if (!presets)
+        return 1;
     fathom_error_t err;
     fathom_error_clear(&err);
-    codec_presets_t *presets = codec_presets_load(dir, &err);
-    if (!presets) {
-        fprintf(stderr, "bench_estimate: %s: %s\n", dir, err.message);
-        return 1;
-    }
     fathom_model_t models[3];
     llm_system_t systems[2];
     int rc = 0;

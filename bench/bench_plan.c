@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "search_plan_codec.h"
 #include "sweep_kind.h"
 
@@ -24,13 +25,6 @@ static const char plan_json[] =
     " \"batch_tokens\": %s,"
     " \"systems\": [\"h100_sxm\", \"h200\", \"h800\", \"b200\", \"gb200_nvl72\", \"mi300x\"],"
     " \"gpu_counts\": {\"from\": 512, \"to\": 6144, \"step\": 512}}";
-
-static double clock_s(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 int main(int argc, char **argv)
 {
@@ -49,25 +43,23 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    codec_presets_t *presets = bench_presets("bench_plan", presets_dir);
+    if (!presets)
+        return 1;
     fathom_error_t err;
     fathom_error_clear(&err);
-    codec_presets_t *presets = codec_presets_load(presets_dir, &err);
-    if (!presets) {
-        fprintf(stderr, "presets: %s\n", err.message);
-        return 1;
-    }
     codec_ctx_t ctx = {presets};
     char text[sizeof plan_json + 16];
     snprintf(text, sizeof text, plan_json, batch);
     json_t *body = json_loads(text, 0, NULL);
     uint64_t size = 0;
     json_t *norm = body ? codec_plan_normalize(body, &ctx, UINT64_MAX, &size, &err) : NULL;
-    double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+    double t0 = bench_clock_s(CLOCK_MONOTONIC), c0 = bench_clock_s(CLOCK_PROCESS_CPUTIME_ID);
     json_t *result = norm ? codec_sweep_run(&codec_plan_kind, norm, &ctx, threads, NULL, NULL,
                                             NULL, 0, &err)
                           : NULL;
     const json_t *plan = json_object_get(result, "plan");
-    double wall = clock_s(CLOCK_MONOTONIC) - t0, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    double wall = bench_clock_s(CLOCK_MONOTONIC) - t0, cpu = bench_clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
     int rc = 1;
     if (plan) {
         size_t i, fit = 0;

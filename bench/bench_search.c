@@ -26,15 +26,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "json_read.h"
 #include "search_codec.h"
-
-static double clock_s(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int bench(const codec_ctx_t *ctx, const char *label, const char *request_json, int threads,
                  bool no_prune)
@@ -55,10 +49,10 @@ static int bench(const codec_ctx_t *ctx, const char *label, const char *request_
         req.mode = SEARCH_EVALUATE_ALL;
     if (search_result_init(&res, req.options.top_n, &err))
         return -1;
-    double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+    double t0 = bench_clock_s(CLOCK_MONOTONIC), c0 = bench_clock_s(CLOCK_PROCESS_CPUTIME_ID);
     int rc = codec_search_run_request(&req, threads, NULL, NULL, NULL, &res, &err);
-    double wall = clock_s(CLOCK_MONOTONIC) - t0;
-    double cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    double wall = bench_clock_s(CLOCK_MONOTONIC) - t0;
+    double cpu = bench_clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
     if (rc) {
         fprintf(stderr, "%s: %s\n", label, err.message);
         search_result_close(&res);
@@ -140,12 +134,9 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    fathom_error_t err;
-    codec_presets_t *presets = codec_presets_load(presets_dir, &err);
-    if (!presets) {
-        fprintf(stderr, "presets: %s\n", err.message);
+    codec_presets_t *presets = bench_presets("bench_search", presets_dir);
+    if (!presets)
         return 1;
-    }
     codec_ctx_t ctx = {presets};
     int rc = 0, ran = 0;
     for (size_t k = 0; k < sizeof searches / sizeof searches[0]; k++) {

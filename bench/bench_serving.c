@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "endpoint.h"
 #include "json_parse.h"
 #include "serving_plan_codec.h"
@@ -25,13 +26,6 @@ static const char infer_json[] =
     " \"weights_datatype\": \"fp8\", \"input_tokens\": 2000, \"output_tokens\": 200,"
     " \"requests_per_s\": 5}}";
 
-static double clock_s(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int main(int argc, char **argv)
 {
     const char *presets_dir = FATHOM_DATADIR "/presets";
@@ -43,16 +37,14 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    codec_presets_t *presets = bench_presets("bench_serving", presets_dir);
+    if (!presets)
+        return 1;
     fathom_error_t err;
     fathom_error_clear(&err);
-    codec_presets_t *presets = codec_presets_load(presets_dir, &err);
-    if (!presets) {
-        fprintf(stderr, "presets: %s\n", err.message);
-        return 1;
-    }
     json_error_t jerr;
     json_t *body = json_loads(plan_json, 0, &jerr);
-    const double w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+    const double w0 = bench_clock_s(CLOCK_MONOTONIC), c0 = bench_clock_s(CLOCK_PROCESS_CPUTIME_ID);
     codec_ctx_t ctx = {presets};
     const sweep_limits_t unlimited = {UINT64_MAX, UINT64_MAX};
     const sweep_kind_t *kind = NULL;
@@ -62,7 +54,7 @@ int main(int argc, char **argv)
     json_t *plan = doc ? json_incref(json_object_get(doc, "serving_plan")) : NULL;
     json_decref(doc);
     json_decref(spec);
-    const double w1 = clock_s(CLOCK_MONOTONIC), c1 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+    const double w1 = bench_clock_s(CLOCK_MONOTONIC), c1 = bench_clock_s(CLOCK_PROCESS_CPUTIME_ID);
     if (!plan) {
         fprintf(stderr, "plan: %s (%s)\n", err.message, err.field);
         return 1;
@@ -82,10 +74,10 @@ int main(int argc, char **argv)
     const codec_endpoint_t *ep = codec_endpoint_by_name("inference");
     json_t *norm = ep->normalize(body, &ctx, &err);
     const int n = 200;
-    const double c2 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+    const double c2 = bench_clock_s(CLOCK_PROCESS_CPUTIME_ID);
     for (int k = 0; norm && k < n; k++)
         json_decref(ep->evaluate(norm, &ctx, &err));
-    const double c3 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+    const double c3 = bench_clock_s(CLOCK_PROCESS_CPUTIME_ID);
     printf("POST /v1/inference (llama3-70B, h100_sxm TP4 FP8, 5 requests/s, curve included): "
            "%.0f estimates/s on one core\n",
            n / (c3 - c2));

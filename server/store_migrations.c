@@ -17,7 +17,7 @@ static int by_name(const void *a, const void *b)
 /* A migration's file name is exactly four digits, '_', a name of [a-z0-9_], ".sql"; its version
  * is the four digits, from 1. Other .sql files in the directory are refused, not skipped: a
  * misnamed migration silently left out would leave the schema short. */
-int store__migration_version(const char *name)
+static int migration_version(const char *name)
 {
     size_t len = strlen(name);
     if (len < 10 || strcmp(name + len - 4, ".sql") != 0 || name[4] != '_')
@@ -36,7 +36,7 @@ int store__migration_version(const char *name)
 }
 
 /* The sorted names of the .sql files in dir (a growing array: no cap on how many). */
-int store__list_migrations(const char *dir, char ***out, int *count, fathom_error_t *err)
+static int list_migrations(const char *dir, char ***out, int *count, fathom_error_t *err)
 {
     DIR *d = opendir(dir);
     if (!d) {
@@ -50,7 +50,7 @@ int store__list_migrations(const char *dir, char ***out, int *count, fathom_erro
         size_t len = strlen(e->d_name);
         if (len < 4 || strcmp(e->d_name + len - 4, ".sql") != 0)
             continue;
-        if (store__migration_version(e->d_name) < 0) {
+        if (migration_version(e->d_name) < 0) {
             fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL,
                      "migration %s/%s is misnamed (want NNNN_name.sql: four digits from 0001, "
                      "a name of a-z, 0-9 and _)",
@@ -72,7 +72,7 @@ int store__list_migrations(const char *dir, char ***out, int *count, fathom_erro
     if (n > 1)
         qsort(names, (size_t)n, sizeof names[0], by_name);
     for (int i = 1; i < n; i++) {
-        if (store__migration_version(names[i]) == store__migration_version(names[i - 1])) {
+        if (migration_version(names[i]) == migration_version(names[i - 1])) {
             fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "migrations %s and %s have the same version", names[i - 1],
                      names[i]);
             goto out;
@@ -94,7 +94,7 @@ out:
     return rc;
 }
 
-char *store__read_migration(const char *path, fathom_error_t *err)
+static char *read_migration(const char *path, fathom_error_t *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -113,3 +113,37 @@ char *store__read_migration(const char *path, fathom_error_t *err)
     return buf;
 }
 
+
+int store__apply_migrations(const char *dir, int current, store_migration_fn apply, void *ctx,
+                            int *version, fathom_error_t *err)
+{
+    char **names = NULL;
+    int n = 0, rc = -1;
+    if (list_migrations(dir, &names, &n, err))
+        return -1;
+    for (int i = 0; i < n; i++) {
+        const int v = migration_version(names[i]);
+        if (v <= current)
+            continue;
+        char path[4096];
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, names[i]) >= sizeof path) {
+            fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "migration path too long");
+            goto out;
+        }
+        char *sql = read_migration(path, err);
+        if (!sql)
+            goto out;
+        const int failed = apply(ctx, names[i], v, sql, err);
+        free(sql);
+        if (failed)
+            goto out;
+        current = v;
+    }
+    *version = current;
+    rc = 0;
+out:
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return rc;
+}

@@ -8,11 +8,16 @@
 
 #include "error_codec.h" /* fathom_error_t */
 
-/* The version of a strictly named migration file, or -1 when misnamed. */
-int store__migration_version(const char *name);
-/* The sorted names of the .sql files in dir (each and the array freed by the caller); -1 with err when the directory cannot be read, a file is misnamed or two share a version. */
-int store__list_migrations(const char *dir, char ***out, int *count, fathom_error_t *err);
-/* A migration file's text (freed by the caller), or NULL with a message. */
-char *store__read_migration(const char *path, fathom_error_t *err);
+/* How a backend applies one migration: runs sql (the text of file `name`) and records `version`
+ * as applied; 0, or -1 with err. */
+typedef int (*store_migration_fn)(void *ctx, const char *name, int version, const char *sql,
+                                  fathom_error_t *err);
+
+/* Applies, in version order, every migration file in dir above version `current` through apply;
+ * *version gets the version the schema is at. 0, or -1 with err when the directory cannot be
+ * read, a file is misnamed, two share a version, a file cannot be read or apply failed (*version
+ * untouched). */
+int store__apply_migrations(const char *dir, int current, store_migration_fn apply, void *ctx,
+                            int *version, fathom_error_t *err);
 
 #endif

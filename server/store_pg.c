@@ -146,6 +146,22 @@ int pg_command(PGconn *c, const char *sql, int n, const char *const *params, lon
     return 0;
 }
 
+int pg_count_locked(PGconn *c, const char *lock, const char *count_sql, int n,
+                    const char *const *params, const char *what, long long *count, bool *found,
+                    fathom_error_t *err)
+{
+    const char *lp[] = {lock};
+    if (pg_command(c, "SELECT pg_advisory_xact_lock($1::bigint)", 1, lp, NULL, what, err))
+        return -1;
+    PGresult *r = pg_query(c, count_sql, n, params, what, err);
+    if (!r)
+        return -1;
+    *count = pg_ll(r, 0, 0);
+    *found = pg_ll(r, 0, 1) > 0;
+    PQclear(r);
+    return 0;
+}
+
 int pg_begin(PGconn *c, fathom_error_t *err)
 {
     return pg_command(c, "BEGIN", 0, NULL, NULL, "cannot begin a transaction", err);
@@ -297,19 +313,13 @@ static int current_version(PGconn *c, int *version, fathom_error_t *err)
     return 0;
 }
 
-/* Applies one migration file and records it, inside the caller's transaction. */
-static int apply_one(PGconn *c, const char *dir, const char *name, int v, fathom_error_t *err)
+/* Applies one migration file and records it, inside the caller's transaction
+ * (store_migration_fn; ctx the connection). */
+static int apply_one(void *ctx, const char *name, int v, const char *sql, fathom_error_t *err)
 {
-    char path[4096], vtext[16], now[32];
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
-        fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "migration path too long");
-        return -1;
-    }
-    char *sql = store__read_migration(path, err);
-    if (!sql)
-        return -1;
+    PGconn *c = ctx;
+    char vtext[16], now[32];
     PGresult *r = PQexec(c, sql); /* several statements: the simple protocol, no parameters */
-    free(sql);
     int ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
     if (!ok)
         fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "migration %s failed: %s", name,
@@ -329,30 +339,16 @@ static int apply_one(PGconn *c, const char *dir, const char *name, int v, fathom
  * advisory lock: replicas starting together wait for the first, then find nothing to do. */
 static int migrate(PGconn *c, const char *dir, int *version, fathom_error_t *err)
 {
-    char **names = NULL;
-    int n = 0, rc = -1;
-    if (store__list_migrations(dir, &names, &n, err))
-        return -1;
+    int current = 0, rc = -1;
     if (pg_begin(c, err) ||
         pg_command(c, "SELECT pg_advisory_xact_lock(" PG_MIGRATION_LOCK ")", 0, NULL, NULL,
                    "cannot lock the schema", err) ||
         pg_command(c, "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
                       "name TEXT NOT NULL, applied_at TEXT NOT NULL)",
-                   0, NULL, NULL, "cannot create schema_migrations", err))
+                   0, NULL, NULL, "cannot create schema_migrations", err) ||
+        current_version(c, &current, err))
         goto out;
-    int current = 0;
-    if (current_version(c, &current, err))
-        goto out;
-    for (int i = 0; i < n; i++) {
-        int v = store__migration_version(names[i]);
-        if (v <= current)
-            continue;
-        if (apply_one(c, dir, names[i], v, err))
-            goto out;
-        current = v;
-    }
-    *version = current;
-    rc = 0;
+    rc = store__apply_migrations(dir, current, apply_one, c, version, err);
 out:
     if (rc == 0) {
         fathom_error_t commit;
@@ -363,9 +359,6 @@ out:
         fathom_error_t ignored;
         pg_end(c, false, &ignored);
     }
-    for (int i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
     return rc;
 }
 

@@ -60,6 +60,13 @@ int pg_finish_write(pg_t *pg, PGconn *c, int rc, fathom_error_t *err);
  * NULL) says how many rows it changed. */
 int pg_command(PGconn *c, const char *sql, int n, const char *const *params, long long *changed,
                const char *what, fathom_error_t *err);
+/* The check of a limit on rows, inside the caller's transaction: takes the advisory lock `lock`
+ * (the key, as SQL text) that serializes every writer of that limit across replicas, then runs
+ * `count_sql`, which selects two counts: *count the first (rows under the limit), *found whether
+ * the second (rows with the key being written) is non-zero. 0, or -1 with err (`what`). */
+int pg_count_locked(PGconn *c, const char *lock, const char *count_sql, int n,
+                    const char *const *params, const char *what, long long *count, bool *found,
+                    fathom_error_t *err);
 /* BEGIN, and COMMIT (when ok) or ROLLBACK: pg_end returns whether the commit happened (err is
  * set when a commit failed). */
 int pg_begin(PGconn *c, fathom_error_t *err);

@@ -44,17 +44,12 @@ int pg_preset_get(store_t *store, const char *kind, const char *name, store_pres
 static int put_in(PGconn *c, const char *const params[4], int max_count, bool *found,
                   fathom_error_t *err)
 {
-    if (pg_command(c, "SELECT pg_advisory_xact_lock(" PG_PRESET_LOCK ")", 0, NULL, NULL,
-                   "cannot store the preset", err))
+    long long count;
+    if (pg_count_locked(c, PG_PRESET_LOCK,
+                        "SELECT (SELECT COUNT(*) FROM user_presets WHERE kind = $1), "
+                        "(SELECT COUNT(*) FROM user_presets WHERE kind = $1 AND name = $2)",
+                        2, params, "cannot store the preset", &count, found, err))
         return -1;
-    PGresult *r = pg_query(c, "SELECT (SELECT COUNT(*) FROM user_presets WHERE kind = $1), "
-                              "(SELECT COUNT(*) FROM user_presets WHERE kind = $1 AND name = $2)",
-                           2, params, "cannot store the preset", err);
-    if (!r)
-        return -1;
-    long long count = pg_ll(r, 0, 0);
-    *found = pg_ll(r, 0, 1) > 0;
-    PQclear(r);
     if (!*found && count >= max_count)
         return fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, NULL,
                                 "%lld user %s presets exist, the limit; delete one first", count,

@@ -28,17 +28,13 @@ static int submit_in(PGconn *c, const char *const params[5], int max_queued, boo
                      fathom_error_t *err)
 {
     long long n = 0;
-    if (pg_command(c, "SELECT pg_advisory_xact_lock(" PG_SUBMIT_LOCK ")", 0, NULL, NULL,
-                   "cannot store the sweep", err))
+    long long queued;
+    bool found;
+    if (pg_count_locked(c, PG_SUBMIT_LOCK,
+                        "SELECT (SELECT COUNT(*) FROM sweeps WHERE status = 'queued'), "
+                        "(SELECT COUNT(*) FROM sweeps WHERE id = $1)",
+                        1, params, "cannot store the sweep", &queued, &found, err))
         return -1;
-    PGresult *r = pg_query(c, "SELECT (SELECT COUNT(*) FROM sweeps WHERE status = 'queued'), "
-                              "(SELECT COUNT(*) FROM sweeps WHERE id = $1)",
-                           1, params, "cannot store the sweep", err);
-    if (!r)
-        return -1;
-    long long queued = pg_ll(r, 0, 0);
-    bool found = pg_ll(r, 0, 1) > 0;
-    PQclear(r);
     if (queued >= max_queued && !found)
         return fathom_error_set(err, FATHOM_E_QUEUE_FULL, NULL,
                                 "%lld sweeps are waiting (the limit is %d); retry later", queued,
@@ -90,8 +86,31 @@ int pg_sweep_submit(store_t *store, const char *id, const char *kind, const char
     return rc;
 }
 
-/* Columns: id, kind, spec, status, size, total, done, evaluations, state, result, error,
- * created_at, started_at, finished_at, runs[, sample]. */
+/* Copies row i of a sweep read (get, list, pending) into *sw; the copies' error goes to *copy.
+ * The three select the same columns, NULL where they need none: id, kind, spec, status, size,
+ * total, done, evaluations, state, result, error, created_at, started_at, finished_at, runs,
+ * sample. */
+static void sweep_row(const PGresult *r, int i, store_sweep_t *sw, fathom_error_t *copy)
+{
+    memset(sw, 0, sizeof *sw);
+    pg_copy(r, i, 0, sw->id, sizeof sw->id);
+    pg_copy(r, i, 1, sw->kind, sizeof sw->kind);
+    sw->spec = pg_dup(r, i, 2, copy);
+    sw->status = store__status_from_text(PQgetvalue(r, i, 3));
+    sw->size = pg_ll(r, i, 4);
+    sw->total = pg_ll(r, i, 5);
+    sw->done = pg_ll(r, i, 6);
+    sw->evaluations = pg_ll(r, i, 7);
+    sw->state = pg_dup(r, i, 8, copy);
+    sw->result = pg_dup(r, i, 9, copy);
+    sw->error = pg_dup(r, i, 10, copy);
+    pg_copy(r, i, 11, sw->created_at, sizeof sw->created_at);
+    pg_copy(r, i, 12, sw->started_at, sizeof sw->started_at);
+    pg_copy(r, i, 13, sw->finished_at, sizeof sw->finished_at);
+    sw->runs = pg_dup(r, i, 14, copy);
+    sw->sample = pg_dup(r, i, 15, copy);
+}
+
 int pg_sweep_get(store_t *store, const char *id, bool with_sample, store_sweep_t *out,
                  fathom_error_t *err)
 {
@@ -107,22 +126,7 @@ int pg_sweep_get(store_t *store, const char *id, bool with_sample, store_sweep_t
     int rc = -1;
     fathom_error_t copy = {0};
     if (r && PQntuples(r) == 1) {
-        pg_copy(r, 0, 0, out->id, sizeof out->id);
-        pg_copy(r, 0, 1, out->kind, sizeof out->kind);
-        out->spec = pg_dup(r, 0, 2, &copy);
-        out->status = store__status_from_text(PQgetvalue(r, 0, 3));
-        out->size = pg_ll(r, 0, 4);
-        out->total = pg_ll(r, 0, 5);
-        out->done = pg_ll(r, 0, 6);
-        out->evaluations = pg_ll(r, 0, 7);
-        out->state = pg_dup(r, 0, 8, &copy);
-        out->result = pg_dup(r, 0, 9, &copy);
-        out->error = pg_dup(r, 0, 10, &copy);
-        pg_copy(r, 0, 11, out->created_at, sizeof out->created_at);
-        pg_copy(r, 0, 12, out->started_at, sizeof out->started_at);
-        pg_copy(r, 0, 13, out->finished_at, sizeof out->finished_at);
-        out->runs = pg_dup(r, 0, 14, &copy);
-        out->sample = pg_dup(r, 0, 15, &copy);
+        sweep_row(r, 0, out, &copy);
         if (copy.code)
             fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory reading sweep %s", id);
         else
@@ -163,78 +167,55 @@ int pg_sweep_cancel(store_t *store, const char *id, bool *changed, fathom_error_
                       2, params, changed, "cannot write the database", err);
 }
 
-/* Reads a whole (small) result, releases the connection, then calls fn per row: fn may call
- * the store, and no connection is held meanwhile. */
+/* Hands each row of a sweep read (r: read whole, the connection already released, so fn may
+ * call the store) to fn through store__sweep_deliver, and clears r: 1 when fn asked to stop, -1
+ * (err set by pg_read when r is NULL), else 0. */
+static int walk_sweeps(PGresult *r, store_sweep_fn fn, void *ctx, fathom_error_t *err)
+{
+    if (!r)
+        return -1;
+    int rc = 0;
+    for (int i = 0; i < PQntuples(r) && rc == 0; i++) {
+        store_sweep_t sw;
+        fathom_error_t copy = {0};
+        sweep_row(r, i, &sw, &copy);
+        rc = store__sweep_deliver(&sw, &copy, fn, ctx, err);
+    }
+    PQclear(r);
+    return rc;
+}
+
+/* fn returning non-zero means it ran out of memory. */
 int pg_sweep_list(store_t *store, int limit, store_sweep_fn fn, void *ctx, fathom_error_t *err)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *params[] = {lim};
     PGresult *r = pg_read(pg_of(store),
-                          "SELECT id, kind, status, size, total, done, created_at, started_at, "
-                          "finished_at FROM sweeps "
+                          "SELECT id, kind, NULL, status, size, total, done, NULL, NULL, NULL, "
+                          "NULL, created_at, started_at, finished_at, NULL, NULL FROM sweeps "
                           "ORDER BY created_at COLLATE \"C\" DESC, id COLLATE \"C\" LIMIT $1",
                           1, params, "cannot list sweeps", err);
-    if (!r)
-        return -1;
-    int rc = 0;
-    for (int i = 0; i < PQntuples(r); i++) {
-        store_sweep_t sw;
-        memset(&sw, 0, sizeof sw);
-        pg_copy(r, i, 0, sw.id, sizeof sw.id);
-        pg_copy(r, i, 1, sw.kind, sizeof sw.kind);
-        sw.status = store__status_from_text(PQgetvalue(r, i, 2));
-        sw.size = pg_ll(r, i, 3);
-        sw.total = pg_ll(r, i, 4);
-        sw.done = pg_ll(r, i, 5);
-        pg_copy(r, i, 6, sw.created_at, sizeof sw.created_at);
-        pg_copy(r, i, 7, sw.started_at, sizeof sw.started_at);
-        pg_copy(r, i, 8, sw.finished_at, sizeof sw.finished_at);
-        if (fn(ctx, &sw)) {
-            rc = fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory listing sweeps");
-            break;
-        }
-    }
-    PQclear(r);
-    return rc;
+    const int rc = walk_sweeps(r, fn, ctx, err);
+    return rc > 0 ? fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory listing sweeps")
+                  : rc;
 }
 
 /* Queued sweeps, and running ones that are ours or whose lease lapsed (their owner died): a
- * sweep another live replica runs is not pending here. */
+ * sweep another live replica runs is not pending here. fn returning non-zero stops the walk. */
 int pg_sweep_pending(store_t *store, store_sweep_fn fn, void *ctx, fathom_error_t *err)
 {
     pg_t *pg = pg_of(store);
     const char *params[] = {pg_replica(pg)};
     PGresult *r = pg_read(pg,
-                          "SELECT id, kind, spec, status, done, state, sample, evaluations "
+                          "SELECT id, kind, spec, status, NULL, NULL, done, evaluations, state, "
+                          "NULL, NULL, NULL, NULL, NULL, NULL, sample "
                           "FROM sweeps WHERE status = 'queued' OR (status = 'running' AND (owner IS NULL OR "
                           "owner = $1 OR lease_until < now())) "
                           "ORDER BY status = 'running' DESC, created_at COLLATE \"C\", "
                           "id COLLATE \"C\"",
                           1, params, "cannot read pending sweeps", err);
-    if (!r)
-        return -1;
-    int rc = 0;
-    for (int i = 0; i < PQntuples(r); i++) {
-        store_sweep_t sw;
-        memset(&sw, 0, sizeof sw);
-        fathom_error_t copy = {0};
-        pg_copy(r, i, 0, sw.id, sizeof sw.id);
-        pg_copy(r, i, 1, sw.kind, sizeof sw.kind);
-        sw.spec = pg_dup(r, i, 2, &copy);
-        sw.status = store__status_from_text(PQgetvalue(r, i, 3));
-        sw.done = pg_ll(r, i, 4);
-        sw.state = pg_dup(r, i, 5, &copy);
-        sw.sample = pg_dup(r, i, 6, &copy);
-        sw.evaluations = pg_ll(r, i, 7);
-        const int delivered = store__sweep_deliver(&sw, &copy, fn, ctx, err);
-        if (delivered < 0)
-            rc = -1;
-        if (delivered != 0)
-            break;
-    }
-    PQclear(r);
-    return rc;
+    return walk_sweeps(r, fn, ctx, err) < 0 ? -1 : 0;
 }
 
 /* Claims the sweep if it waits, or runs under a lease that is ours or lapsed. SKIP LOCKED: when

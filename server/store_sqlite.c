@@ -25,8 +25,10 @@ static const char *const stmt_sql[DB_STMT__COUNT] = {
                       "WHERE hash = ?1",
     [DB_SWEEP_INSERT] = "INSERT INTO sweeps (id, kind, spec, status, size, created_at) "
                         "VALUES (?1, ?2, ?3, 'queued', ?4, ?5) ON CONFLICT(id) DO NOTHING",
+    /* The three sweep reads select the same columns (store_sqlite_sweeps.c: sweep_row), NULL
+     * where they need none. */
     [DB_SWEEP_GET] = "SELECT id, kind, spec, status, size, total, done, evaluations, state, result, "
-                     "error, created_at, started_at, finished_at FROM sweeps WHERE id = ?1",
+                     "error, created_at, started_at, finished_at, NULL FROM sweeps WHERE id = ?1",
     [DB_SWEEP_COUNT_QUEUED] = "SELECT COUNT(*) FROM sweeps WHERE status = 'queued'",
     [DB_SWEEP_CANCEL] = "UPDATE sweeps SET status = 'cancelled', finished_at = ?2 "
                         "WHERE id = ?1 AND status IN ('queued', 'running')",
@@ -34,9 +36,11 @@ static const char *const stmt_sql[DB_STMT__COUNT] = {
                          "evaluations = 0, state = NULL, sample = NULL, result = NULL, error = NULL, "
                          "started_at = NULL, finished_at = NULL, created_at = ?2 "
                          "WHERE id = ?1 AND status IN ('cancelled', 'failed')",
-    [DB_SWEEP_LIST] = "SELECT id, kind, status, size, total, done, created_at, started_at, "
-                      "finished_at FROM sweeps ORDER BY created_at DESC, id LIMIT ?1",
-    [DB_SWEEP_PENDING] = "SELECT id, kind, spec, status, done, state, sample, evaluations FROM sweeps "
+    [DB_SWEEP_LIST] = "SELECT id, kind, NULL, status, size, total, done, NULL, NULL, NULL, NULL, "
+                      "created_at, started_at, finished_at, NULL "
+                      "FROM sweeps ORDER BY created_at DESC, id LIMIT ?1",
+    [DB_SWEEP_PENDING] = "SELECT id, kind, spec, status, NULL, NULL, done, evaluations, state, NULL, "
+                         "NULL, NULL, NULL, NULL, sample FROM sweeps "
                          "WHERE status IN ('queued', 'running') "
                          "ORDER BY status = 'running' DESC, created_at, id",
     [DB_SWEEP_START] = "UPDATE sweeps SET status = 'running', total = ?2, "
@@ -152,6 +156,41 @@ static int check_integrity(sqlite3 *h, const char *path, fathom_error_t *err)
     return ok ? 0 : -1;
 }
 
+/* Applies one migration file and records it, in a transaction of its own (store_migration_fn;
+ * ctx the handle). */
+static int apply_one(void *ctx, const char *name, int v, const char *sql, fathom_error_t *err)
+{
+    sqlite3 *h = ctx;
+    sqlite3_stmt *st;
+    char *msg = NULL, now[32], tail[256];
+    store_now_iso(now);
+    int ok = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, &msg) == SQLITE_OK &&
+             sqlite3_exec(h, sql, NULL, NULL, &msg) == SQLITE_OK;
+    if (ok) {
+        ok = sqlite3_prepare_v2(h,
+                                "INSERT INTO schema_migrations (version, name, applied_at) "
+                                "VALUES (?1, ?2, ?3)",
+                                -1, &st, NULL) == SQLITE_OK;
+        if (ok) {
+            sqlite3_bind_int(st, 1, v);
+            sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
+            sqlite3_bind_text(st, 3, now, -1, SQLITE_TRANSIENT);
+            ok = sqlite3_step(st) == SQLITE_DONE;
+            sqlite3_finalize(st);
+        }
+        /* user_version mirrors the table for tools (sqlite3 CLI) that read only the header. */
+        snprintf(tail, sizeof tail, "PRAGMA user_version = %d; COMMIT", v);
+        ok = ok && sqlite3_exec(h, tail, NULL, NULL, &msg) == SQLITE_OK;
+    }
+    if (ok)
+        return 0;
+    fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "migration %s failed: %s", name,
+                     msg ? msg : sqlite3_errmsg(h));
+    sqlite3_free(msg);
+    sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+    return -1;
+}
+
 /* Applies migrations NNNN_name.sql above the recorded version, in order, one transaction each. */
 static int migrate(sqlite3 *h, const char *dir, int *version, fathom_error_t *err)
 {
@@ -172,59 +211,7 @@ static int migrate(sqlite3 *h, const char *dir, int *version, fathom_error_t *er
             current = sqlite3_column_int(st, 0);
         sqlite3_finalize(st);
     }
-
-    char **names = NULL;
-    int n = 0, rc = -1;
-    if (store__list_migrations(dir, &names, &n, err))
-        return -1;
-
-    for (int i = 0; i < n; i++) {
-        int v = store__migration_version(names[i]);
-        if (v <= current)
-            continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        char *sql = store__read_migration(path, err);
-        if (!sql)
-            goto out;
-        char now[32], tail[256];
-        store_now_iso(now);
-        int ok = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, &msg) == SQLITE_OK &&
-                 sqlite3_exec(h, sql, NULL, NULL, &msg) == SQLITE_OK;
-        free(sql);
-        if (ok) {
-            ok = sqlite3_prepare_v2(h,
-                                    "INSERT INTO schema_migrations (version, name, applied_at) "
-                                    "VALUES (?1, ?2, ?3)",
-                                    -1, &st, NULL) == SQLITE_OK;
-            if (ok) {
-                sqlite3_bind_int(st, 1, v);
-                sqlite3_bind_text(st, 2, names[i], -1, SQLITE_TRANSIENT);
-                sqlite3_bind_text(st, 3, now, -1, SQLITE_TRANSIENT);
-                ok = sqlite3_step(st) == SQLITE_DONE;
-                sqlite3_finalize(st);
-            }
-            /* user_version mirrors the table for tools (sqlite3 CLI) that read only the header. */
-            snprintf(tail, sizeof tail, "PRAGMA user_version = %d; COMMIT", v);
-            ok = ok && sqlite3_exec(h, tail, NULL, NULL, &msg) == SQLITE_OK;
-        }
-        if (!ok) {
-            fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "migration %s failed: %s", names[i],
-                     msg ? msg : sqlite3_errmsg(h));
-            sqlite3_free(msg);
-            msg = NULL;
-            sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
-            goto out;
-        }
-        current = v;
-    }
-    *version = current;
-    rc = 0;
-out:
-    for (int i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-    return rc;
+    return store__apply_migrations(dir, current, apply_one, h, version, err);
 }
 
 store_t *sqlite_open(const char *path, const char *migrations_dir, int pool_size, fathom_error_t *err)

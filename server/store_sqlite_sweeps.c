@@ -130,8 +130,30 @@ static void read_end(db_t *db, db_conn_t *c)
     db_release(db, c);
 }
 
-/* Columns of DB_SWEEP_GET: id, kind, spec, status, size, total, done, evaluations, state,
- * result, error, created_at, started_at, finished_at. */
+/* Copies the current row of a sweep read (DB_SWEEP_GET, _LIST or _PENDING) into *sw; the copies'
+ * error goes to *copy. The three select the same columns, NULL where they need none: id, kind,
+ * spec, status, size, total, done, evaluations, state, result, error, created_at, started_at,
+ * finished_at, sample. */
+static void sweep_row(sqlite3_stmt *st, store_sweep_t *sw, fathom_error_t *copy)
+{
+    memset(sw, 0, sizeof *sw);
+    db_column_copy(st, 0, sw->id, sizeof sw->id);
+    db_column_copy(st, 1, sw->kind, sizeof sw->kind);
+    sw->spec = db_column_dup(st, 2, copy);
+    sw->status = store__status_from_text((const char *)sqlite3_column_text(st, 3));
+    sw->size = sqlite3_column_int64(st, 4);
+    sw->total = sqlite3_column_int64(st, 5);
+    sw->done = sqlite3_column_int64(st, 6);
+    sw->evaluations = sqlite3_column_int64(st, 7);
+    sw->state = db_column_dup(st, 8, copy);
+    sw->result = db_column_dup(st, 9, copy);
+    sw->error = db_column_dup(st, 10, copy);
+    db_column_copy(st, 11, sw->created_at, sizeof sw->created_at);
+    db_column_copy(st, 12, sw->started_at, sizeof sw->started_at);
+    db_column_copy(st, 13, sw->finished_at, sizeof sw->finished_at);
+    sw->sample = db_column_dup(st, 14, copy);
+}
+
 int sqlite_sweep_get(store_t *store, const char *id, bool with_sample, store_sweep_t *out,
                      fathom_error_t *err)
 {
@@ -153,20 +175,7 @@ int sqlite_sweep_get(store_t *store, const char *id, bool with_sample, store_swe
         sqlite3_reset(st);
         goto out;
     }
-    db_column_copy(st, 0, out->id, sizeof out->id);
-    db_column_copy(st, 1, out->kind, sizeof out->kind);
-    out->spec = db_column_dup(st, 2, &copy);
-    out->status = store__status_from_text((const char *)sqlite3_column_text(st, 3));
-    out->size = sqlite3_column_int64(st, 4);
-    out->total = sqlite3_column_int64(st, 5);
-    out->done = sqlite3_column_int64(st, 6);
-    out->evaluations = sqlite3_column_int64(st, 7);
-    out->state = db_column_dup(st, 8, &copy);
-    out->result = db_column_dup(st, 9, &copy);
-    out->error = db_column_dup(st, 10, &copy);
-    db_column_copy(st, 11, out->created_at, sizeof out->created_at);
-    db_column_copy(st, 12, out->started_at, sizeof out->started_at);
-    db_column_copy(st, 13, out->finished_at, sizeof out->finished_at);
+    sweep_row(st, out, &copy);
     sqlite3_reset(st);
     if (with_sample) {
         st = db_stmt(c, DB_SWEEP_SAMPLE);
@@ -213,79 +222,49 @@ int sqlite_sweep_cancel(store_t *store, const char *id, bool *changed, fathom_er
     return rc;
 }
 
-/* Columns of DB_SWEEP_LIST: id, kind, status, size, total, done, created_at, started_at,
- * finished_at. */
-int sqlite_sweep_list(store_t *store, int limit, store_sweep_fn fn, void *ctx, fathom_error_t *err)
+/* Hands each row of a sweep read (statement sid, ?1 bound to limit unless it is negative) to fn,
+ * through store__sweep_deliver: 1 when fn asked to stop, -1 with err set (`what` on a database
+ * failure), else 0. fn may call the store: the walk holds one connection, in no transaction. */
+static int walk_sweeps(db_t *db, db_stmt_id_t sid, int limit, store_sweep_fn fn, void *ctx,
+                       const char *what, fathom_error_t *err)
 {
-    db_t *db = sqlite_of(store);
     db_conn_t *c = db_acquire(db);
-    sqlite3_stmt *st = db_stmt(c, DB_SWEEP_LIST);
+    sqlite3_stmt *st = db_stmt(c, sid);
     int rc = 0, step = SQLITE_DONE;
     if (!st) {
-        rc = db_fail(c, err, "cannot list sweeps");
+        rc = db_fail(c, err, what);
         goto out;
     }
-    sqlite3_bind_int(st, 1, limit);
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+    if (limit >= 0)
+        sqlite3_bind_int(st, 1, limit);
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
         store_sweep_t sw;
-        memset(&sw, 0, sizeof sw);
-        db_column_copy(st, 0, sw.id, sizeof sw.id);
-        db_column_copy(st, 1, sw.kind, sizeof sw.kind);
-        sw.status = store__status_from_text((const char *)sqlite3_column_text(st, 2));
-        sw.size = sqlite3_column_int64(st, 3);
-        sw.total = sqlite3_column_int64(st, 4);
-        sw.done = sqlite3_column_int64(st, 5);
-        db_column_copy(st, 6, sw.created_at, sizeof sw.created_at);
-        db_column_copy(st, 7, sw.started_at, sizeof sw.started_at);
-        db_column_copy(st, 8, sw.finished_at, sizeof sw.finished_at);
-        if (fn(ctx, &sw)) {
-            rc = fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory listing sweeps");
-            break;
-        }
+        fathom_error_t copy = {0};
+        sweep_row(st, &sw, &copy);
+        rc = store__sweep_deliver(&sw, &copy, fn, ctx, err);
     }
     if (rc == 0 && step != SQLITE_DONE)
-        rc = db_fail(c, err, "cannot list sweeps");
+        rc = db_fail(c, err, what);
     sqlite3_reset(st);
 out:
     db_release(db, c);
     return rc;
 }
 
-/* Columns of DB_SWEEP_PENDING: id, kind, spec, status, done, state, sample, evaluations. */
+/* fn returning non-zero means it ran out of memory. */
+int sqlite_sweep_list(store_t *store, int limit, store_sweep_fn fn, void *ctx, fathom_error_t *err)
+{
+    const int rc = walk_sweeps(sqlite_of(store), DB_SWEEP_LIST, limit, fn, ctx,
+                               "cannot list sweeps", err);
+    return rc > 0 ? fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory listing sweeps")
+                  : rc;
+}
+
+/* fn returning non-zero stops the walk, which is no error (store.h). */
 int sqlite_sweep_pending(store_t *store, store_sweep_fn fn, void *ctx, fathom_error_t *err)
 {
-    db_t *db = sqlite_of(store);
-    db_conn_t *c = db_acquire(db);
-    sqlite3_stmt *st = db_stmt(c, DB_SWEEP_PENDING);
-    int rc = 0, step = SQLITE_DONE;
-    if (!st) {
-        rc = db_fail(c, err, "cannot read pending sweeps");
-        goto out;
-    }
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        store_sweep_t sw;
-        memset(&sw, 0, sizeof sw);
-        fathom_error_t copy = {0};
-        db_column_copy(st, 0, sw.id, sizeof sw.id);
-        db_column_copy(st, 1, sw.kind, sizeof sw.kind);
-        sw.spec = db_column_dup(st, 2, &copy);
-        sw.status = store__status_from_text((const char *)sqlite3_column_text(st, 3));
-        sw.done = sqlite3_column_int64(st, 4);
-        sw.state = db_column_dup(st, 5, &copy);
-        sw.sample = db_column_dup(st, 6, &copy);
-        sw.evaluations = sqlite3_column_int64(st, 7);
-        const int delivered = store__sweep_deliver(&sw, &copy, fn, ctx, err);
-        if (delivered < 0)
-            rc = -1;
-        if (delivered != 0)
-            break;
-    }
-    if (rc == 0 && step != SQLITE_DONE && step != SQLITE_ROW)
-        rc = db_fail(c, err, "cannot read pending sweeps");
-    sqlite3_reset(st);
-out:
-    db_release(db, c);
-    return rc;
+    return walk_sweeps(sqlite_of(store), DB_SWEEP_PENDING, -1, fn, ctx,
+                       "cannot read pending sweeps", err) < 0 ? -1 : 0;
 }
 
 static int update_sweep(db_t *db, db_stmt_id_t sid, const char *id, const char *text,
