@@ -394,6 +394,8 @@ static void add_qkv(llm__block_t *b, const fathom_model_t *m, const llm_executio
      * producing its input (torch/_inductor/fx_passes/micro_pipeline_tp.py,
      * _find_producer_matmul): that reduction runs after the GEMMs, as vanilla TP's does. */
     const bool bw_unfused = e->stack != LLM_STACK_MEGATRON;
+    if (bw_unfused) /* the three input gradients are summed in a pass of their own first */
+        add_fork(b, act, 3, FLAGS(.recompute = ragf, .act_dropped = true));
     if (kv_sharded) {
         /* one fused projection of every Q, K and V head, split over the ranks */
         int64_t width = qkv_width + 2 * model_kv_heads(m) * m->attn_size;
@@ -680,6 +682,8 @@ mlp:
         b->layers[b->num_layers - 1].proj = up_proj;
         share_input(b, mlp_first);
     } else {
+        if (e->stack != LLM_STACK_MEGATRON && m->gated_mlp) /* gate's and up's input gradients */
+            add_fork(b, act, 2, FLAGS(.recompute = rf, .act_dropped = true));
         add_linear_overlapped(b, e, tp_net, bs, m->hidden, up_width, false,
                               FLAGS(.recompute = rf, .recomm = ragf, .act_dropped = norm_redone));
         llm__layer_t *l = &b->layers[b->num_layers - 1];

@@ -437,10 +437,27 @@ static int pipeline_degrees(const fathom_model_t *m, int64_t rest, int64_t *out)
 
 /* The ZeRO stages of a unit, in walk order: Calculon's sharding loop (true, then false) by
  * default; a fixed stage; or every stage (1, 0, 2, 3: Calculon's two first). Stages 1-3 need
- * more than one processor to shard over. */
+ * more than one processor to shard over.
+ * A PyTorch stack's default is its own sharding instead: FSDP shards the weights, gradients and
+ * optimizer state over data parallelism (ZeRO-3: torchtitan's fully_shard with
+ * reshard_after_forward, FSDP1's FULL_SHARD, Composer's default sharding_strategy) or keeps the
+ * weights gathered between forward and backward (ZeRO-2: reshard_after_forward=False,
+ * SHARD_GRAD_OP). Megatron's distributed optimizer (ZeRO-1) is not what these stacks run, so
+ * Calculon's loop would plan an fsdp run that cannot shard its weights (MPT-7B on 440 A100
+ * 40GB: ZeRO-1 keeps 6.65e9 x (2 + 4) bytes = 37 GiB of bf16 weights and fp32 gradients on
+ * every GPU before an activation; ZeRO-3 keeps 6.65e9 x 16 / 440 = 0.23 GiB). */
 static int zero_stages(const search_options_t *o, int64_t dp, int64_t cp, int *out)
 {
     const bool shardable = dp * cp > 1;
+    if (o->zero_stage == SEARCH_ZERO_CALCULON && o->stack != LLM_STACK_MEGATRON) {
+        if (!shardable) {
+            out[0] = 0;
+            return 1;
+        }
+        out[0] = 3;
+        out[1] = 2;
+        return 2;
+    }
     if (o->zero_stage == SEARCH_ZERO_CALCULON) {
         if (dp < 2) { /* Calculon's rule: sharding needs data parallelism */
             out[0] = 0;

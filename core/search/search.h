@@ -105,7 +105,8 @@ typedef struct {
     search_pick_t fp8;              /* OFF: BF16/FP16 GEMMs, ON: FP8 GEMMs, ALL: both */
     int64_t context_par;            /* fixed degree (default 1), or SEARCH_FREE: every degree */
     int zero_stage;                 /* SEARCH_ZERO_CALCULON (default: 1 then 0 when data_par > 1,
-                                     * Calculon's sharding loop), 0..3 fixed, or SEARCH_FREE */
+                                     * Calculon's sharding loop; a PyTorch stack's FSDP: 3 then
+                                     * 2), 0..3 fixed, or SEARCH_FREE */
     /* A planner's constraints, narrowing the space (all off by default, so Calculon's space and
      * counts are unchanged): */
     bool no_offload;          /* only weight/activations/optimizer_offload = false */

@@ -517,16 +517,25 @@ static void async_tp_backward_reduce_scatter(void **state)
         }
         llm__block_t b;
         llm__build_block(&m, &s, &e, &z, &b);
-        int unfused = 0, overlapped = 0;
+        int unfused = 0, overlapped = 0, sums3 = 0, sums2 = 0;
         for (int i = 0; i < b.num_layers; i++) {
             const llm__layer_t *x = &b.layers[i];
             overlapped += x->kind == LLM__LINEAR_OVERLAPPED;
             unfused += x->bw_comm_unfused;
             if (x->bw_comm_unfused)
                 assert_false(x->conjugate);
+            if (x->kind == LLM__FORK) {
+                sums3 += x->num_users == 3;
+                sums2 += x->num_users == 2;
+            }
         }
         assert_int_equal(overlapped, 4);
         assert_int_equal(unfused, megatron ? 0 : 2);
+        /* PyTorch's three Q/K/V and two gate/up input gradients are summed before the reduction
+         * (a fork each, beside the two residual forks every block has); Megatron's fused GEMMs
+         * sum them in their own accumulation */
+        assert_int_equal(sums3, megatron ? 0 : 1);
+        assert_int_equal(sums2, megatron ? 2 : 3);
     }
 }
 

@@ -133,11 +133,54 @@ static void stack_reaches_every_candidate(void **state)
     json_decref(body);
 }
 
+/* A PyTorch stack shards as FSDP does by default (search.c zero_stages): ZeRO-3, then ZeRO-2.
+ * Llama 3 8B (8,030,261,248 parameters) on 64 A100 40GB with the fsdp stack (data parallelism
+ * only): Megatron's ZeRO-1 would keep bf16 weights and fp32 gradients whole on every GPU,
+ * 8.03e9 x (2 + 4) = 48.2e9 bytes = 44.9 GiB > 40 GiB before one activation, so no layout fits;
+ * FSDP's ZeRO-3 keeps 8.03e9 x 16 / 64 = 2.0e9 bytes of weights, gradients and Adam state. */
+static void fsdp_plan_shards_its_weights(void **state)
+{
+    (void)state;
+    codec_ctx_t ctx = {test_presets};
+    static const char *const zero[] = {"", ", \"zero_stage\": 1"};
+    for (int z = 0; z < 2; z++) {
+        fathom_error_t err;
+        fathom_error_clear(&err);
+        char text[512];
+        snprintf(text, sizeof text,
+                 "{\"kind\": \"plan\", \"model\": \"llama3-8B\", \"tokens\": 1e9, "
+                 "\"batch_tokens\": 524288, \"systems\": [\"a100_sxm_40g\"], \"gpu_counts\": "
+                 "[64], \"options\": {\"stack\": \"fsdp\"%s}}",
+                 zero[z]);
+        json_t *body = json_loads(text, 0, NULL);
+        uint64_t size = 0, evaluations = 0;
+        json_t *spec = codec_plan_normalize(body, &ctx, UINT64_MAX, &size, &err);
+        if (!spec)
+            fail_msg("%s: %s", err.field, err.message);
+        json_t *c = codec_plan_candidate(spec, &ctx, 0, NULL, &evaluations, &err);
+        assert_non_null(c);
+        if (z == 0) {
+            const json_t *e = json_object_get(c, "execution");
+            assert_true(json_is_true(json_object_get(c, "fits")));
+            assert_string_equal(json_string_value(json_object_get(e, "stack")), "fsdp");
+            assert_int_equal(json_integer_value(json_object_get(e, "tensor_par")), 1);
+            assert_int_equal(json_integer_value(json_object_get(e, "data_par")), 64);
+            assert_true(json_integer_value(json_object_get(e, "zero_stage")) >= 2);
+        } else {
+            assert_false(json_is_true(json_object_get(c, "fits"))); /* ZeRO-1, as asked */
+        }
+        json_decref(c);
+        json_decref(spec);
+        json_decref(body);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(candidate_is_the_unpruned_best),
         cmocka_unit_test(stack_reaches_every_candidate),
+        cmocka_unit_test(fsdp_plan_shards_its_weights),
     };
     return cmocka_run_group_tests(tests, test_load_presets, test_free_presets);
 }
