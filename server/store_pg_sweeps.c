@@ -11,6 +11,7 @@
  * (owner and helpers alike, store.h): a claim is an insert, or the update of a row whose lease
  * lapsed, so two replicas never both hold a unit; a checkpoint records which replica ran each
  * stretch of its units in sweep_runs and deletes their sweep_units rows. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +157,26 @@ static int update_one(pg_t *pg, const char *sql, int n, const char *const *param
     return rc;
 }
 
+/* update_one for an UPDATE that must change its row: -1 with FATHOM_E_NOT_FOUND and the
+ * message fmt when it changed none (the sweep or unit is not in the state asked for). */
+static int update_row(pg_t *pg, const char *sql, int n, const char *const *params,
+                      const char *what, fathom_error_t *err, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+static int update_row(pg_t *pg, const char *sql, int n, const char *const *params,
+                      const char *what, fathom_error_t *err, const char *fmt, ...)
+{
+    bool changed;
+    if (update_one(pg, sql, n, params, &changed, what, err))
+        return -1;
+    if (changed)
+        return 0;
+    va_list ap;
+    va_start(ap, fmt);
+    fathom_error_vset(err, FATHOM_E_NOT_FOUND, NULL, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
 int pg_sweep_cancel(store_t *store, const char *id, bool *changed, fathom_error_t *err)
 {
     char now[32];
@@ -228,19 +249,14 @@ int pg_sweep_claim(store_t *store, const char *id, long long total_units, fathom
     store_now_iso(now);
     snprintf(total, sizeof total, "%lld", total_units);
     const char *params[] = {id, total, now, pg_replica(pg)};
-    bool changed;
-    if (update_one(pg,
-                   "UPDATE sweeps SET status = 'running', total = $2, "
-                   "started_at = COALESCE(started_at, $3), owner = $4, lease_until = " LEASE_SQL
-                   " WHERE id = (SELECT id FROM sweeps WHERE id = $1 AND "
-                   "status IN ('queued', 'running') AND "
-                   "(owner IS NULL OR owner = $4 OR lease_until < now()) FOR UPDATE SKIP LOCKED)",
-                   4, params, &changed, "cannot update the sweep", err))
-        return -1;
-    if (!changed)
-        return fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL,
-                                "sweep %s is not waiting to run (or another replica runs it)", id);
-    return 0;
+    return update_row(pg,
+                        "UPDATE sweeps SET status = 'running', total = $2, "
+                        "started_at = COALESCE(started_at, $3), owner = $4, lease_until = " LEASE_SQL
+                        " WHERE id = (SELECT id FROM sweeps WHERE id = $1 AND "
+                        "status IN ('queued', 'running') AND "
+                        "(owner IS NULL OR owner = $4 OR lease_until < now()) FOR UPDATE SKIP LOCKED)",
+                        4, params, "cannot update the sweep", err,
+                        "sweep %s is not waiting to run (or another replica runs it)", id);
 }
 
 int pg_sweep_renew(store_t *store, const char *id, fathom_error_t *err)
@@ -248,14 +264,12 @@ int pg_sweep_renew(store_t *store, const char *id, fathom_error_t *err)
     pg_t *pg = pg_of(store);
     const char *params[] = {id, pg_replica(pg)};
     bool changed;
-    if (update_one(pg,
-                   "UPDATE sweeps SET lease_until = " LEASE_SQL
-                   " WHERE id = $1 AND status = 'running' AND owner = $2",
-                   2, params, &changed, "cannot renew the lease", err))
+    if (update_row(pg,
+                     "UPDATE sweeps SET lease_until = " LEASE_SQL
+                     " WHERE id = $1 AND status = 'running' AND owner = $2",
+                     2, params, "cannot renew the lease", err, "sweep %s is no longer running here",
+                     id))
         return -1;
-    if (!changed)
-        return fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL,
-                                "sweep %s is no longer running here", id);
     /* and the units this owner claimed and has not checkpointed yet */
     return update_one(pg,
                       "UPDATE sweep_units SET lease_until = " LEASE_SQL
@@ -405,14 +419,11 @@ int pg_sweep_finish(store_t *store, const char *id, const char *result, fathom_e
     char now[32];
     store_now_iso(now);
     const char *params[] = {id, result, now, pg_replica(pg)};
-    bool changed;
-    if (update_one(pg,
-                   "UPDATE sweeps SET status = 'done', result = $2, finished_at = $3, "
-                   "lease_until = NULL WHERE id = $1 AND status = 'running' AND owner = $4",
-                   4, params, &changed, "cannot update the sweep", err))
-        return -1;
-    return changed ? 0 : fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL,
-                                          "sweep %s is not running here", id);
+    return update_row(pg,
+                        "UPDATE sweeps SET status = 'done', result = $2, finished_at = $3, "
+                        "lease_until = NULL WHERE id = $1 AND status = 'running' AND owner = $4",
+                        4, params, "cannot update the sweep", err, "sweep %s is not running here",
+                        id);
 }
 
 int pg_sweep_fail(store_t *store, const char *id, const char *message, fathom_error_t *err)
@@ -420,14 +431,11 @@ int pg_sweep_fail(store_t *store, const char *id, const char *message, fathom_er
     char now[32];
     store_now_iso(now);
     const char *params[] = {id, message, now};
-    bool changed;
-    if (update_one(pg_of(store),
-                   "UPDATE sweeps SET status = 'failed', error = $2, finished_at = $3, "
-                   "lease_until = NULL WHERE id = $1 AND status IN ('queued', 'running')",
-                   3, params, &changed, "cannot update the sweep", err))
-        return -1;
-    return changed ? 0 : fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL,
-                                          "sweep %s is not queued or running", id);
+    return update_row(pg_of(store),
+                        "UPDATE sweeps SET status = 'failed', error = $2, finished_at = $3, "
+                        "lease_until = NULL WHERE id = $1 AND status IN ('queued', 'running')",
+                        3, params, "cannot update the sweep", err,
+                        "sweep %s is not queued or running", id);
 }
 
 /* Calls fn per row of a point query (idx, point_values, status, fits, sample_rate, response). */
@@ -597,13 +605,10 @@ int pg_unit_renew(store_t *store, const char *id, long long unit, fathom_error_t
     snprintf(u, sizeof u, "%lld", unit);
     pg_t *pg = pg_of(store);
     const char *params[] = {id, u, pg_replica(pg)};
-    bool changed;
-    if (update_one(pg,
-                   "UPDATE sweep_units SET lease_until = " LEASE_SQL " WHERE sweep_id = $1 AND "
-                   "unit = $2 AND replica = $3 AND state = 'running'",
-                   3, params, &changed, "cannot renew a unit's lease", err))
-        return -1;
-    return changed ? 0 : fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "unit no longer ours");
+    return update_row(pg,
+                      "UPDATE sweep_units SET lease_until = " LEASE_SQL " WHERE sweep_id = $1 AND "
+                      "unit = $2 AND replica = $3 AND state = 'running'",
+                      3, params, "cannot renew a unit's lease", err, "unit no longer ours");
 }
 
 int pg_unit_finish(store_t *store, const char *id, long long unit, const char *state,
@@ -614,14 +619,11 @@ int pg_unit_finish(store_t *store, const char *id, long long unit, const char *s
     snprintf(ev, sizeof ev, "%lld", evaluations);
     pg_t *pg = pg_of(store);
     const char *params[] = {id, u, pg_replica(pg), state, sample, ev};
-    bool changed;
-    if (update_one(pg,
-                   "UPDATE sweep_units SET state = 'done', result = $4, sample = $5, "
-                   "evaluations = $6 WHERE sweep_id = $1 AND unit = $2 AND replica = $3 AND "
-                   "state = 'running'",
-                   6, params, &changed, "cannot store a unit's result", err))
-        return -1;
-    return changed ? 0 : fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "unit no longer ours");
+    return update_row(pg,
+                      "UPDATE sweep_units SET state = 'done', result = $4, sample = $5, "
+                      "evaluations = $6 WHERE sweep_id = $1 AND unit = $2 AND replica = $3 AND "
+                      "state = 'running'",
+                      6, params, "cannot store a unit's result", err, "unit no longer ours");
 }
 
 int pg_unit_result(store_t *store, const char *id, long long unit, bool *done, char **state,

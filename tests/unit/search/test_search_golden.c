@@ -240,7 +240,7 @@ static void test_thread_count_independence(void **state)
                               TURING_REQUEST("{\"top_n\":3,\"mbs_break\":true}"), SMALL_REQUEST,
                               MODERN_REQUEST, ALL_FREE_REQUEST, MOE_REQUEST, MOE_FLEX_REQUEST,
                               FEWEST_REQUEST, MODULES_REQUEST};
-    for (size_t k = 0; k < sizeof requests / sizeof requests[0]; k++) {
+    for (size_t k = 0; k < sizeof requests / sizeof requests[0]; k += TEST_SAMPLE_STRIDE) {
         search_request_t req;
         search_result_t one, two, three;
         test_request(requests[k], &req);
@@ -264,7 +264,7 @@ static void test_pruned_equals_unpruned(void **state)
                               SMALL_REQUEST, MODERN_REQUEST, ALL_FREE_REQUEST,
                               MOE_REQUEST, MOE_FLEX_REQUEST, MODERN_TOP1_REQUEST,
                               ALL_FREE_TOP1_REQUEST, FEWEST_REQUEST, MODULES_REQUEST};
-    for (size_t k = 0; k < sizeof requests / sizeof requests[0]; k++) {
+    for (size_t k = 0; k < sizeof requests / sizeof requests[0]; k += TEST_SAMPLE_STRIDE) {
         search_request_t req;
         search_result_t pruned, full;
         test_request(requests[k], &req);
