@@ -40,9 +40,10 @@ llm__layer_t *llm__push_layer(llm__block_t *b, llm__kind_t kind, bool recompute,
     return push(b, kind, FLAGS(.recompute = recompute, .act_dropped = act_dropped));
 }
 
-llm__layer_t *llm__add_linear(llm__block_t *b, double m, double n, double k)
+/* A linear layer of an m×n input and an n×k weight: its FLOPs and sizes. */
+static llm__layer_t *linear(llm__block_t *b, double m, double n, double k, flags_t f)
 {
-    llm__layer_t *l = push(b, LLM__LINEAR, FLAGS(0));
+    llm__layer_t *l = push(b, LLM__LINEAR, f);
     l->fw_flops = l->agrad_flops = l->wgrad_flops = 2 * m * n * k;
     l->inputs_size = m * n;
     l->output_size = m * k;
@@ -53,16 +54,14 @@ llm__layer_t *llm__add_linear(llm__block_t *b, double m, double n, double k)
     return l;
 }
 
+llm__layer_t *llm__add_linear(llm__block_t *b, double m, double n, double k)
+{
+    return linear(b, m, n, k, FLAGS(0));
+}
+
 static void add_linear(llm__block_t *b, double m, double n, double k, flags_t f)
 {
-    llm__layer_t *l = push(b, LLM__LINEAR, f);
-    l->fw_flops = l->agrad_flops = l->wgrad_flops = 2 * m * n * k;
-    l->inputs_size = m * n;
-    l->output_size = m * k;
-    l->weight_space = l->weight_grads = n * k;
-    l->activation_space = m * n;
-    l->activation_grads = m * k;
-    l->optim_space = 2 * n * k;
+    linear(b, m, n, k, f);
 }
 
 /* A linear layer fused with its TP collective: the all-gather before it (conjugate false) or

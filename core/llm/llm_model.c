@@ -1286,6 +1286,21 @@ static bool has_dense_blocks(const fathom_model_t *m)
            model_moe_blocks_in(m, 0, m->num_blocks) < m->num_blocks;
 }
 
+/* The result's memory lines from its statistics: what each tier needs against what it holds,
+ * and the layout's blocks per processor and microbatches. */
+static void memory_verdict(const llm_system_t *s, const llm__compiled_t *k, llm_result_t *out)
+{
+    out->mem_tier1_bytes = out->stats.proc_mem_tier1_cap_req;
+    out->mem_tier2_bytes = out->stats.proc_mem_tier2_cap_req;
+    out->mem_tier1_capacity_bytes = s->mem1.gib * 1073741824.0;
+    out->mem_tier2_capacity_bytes = s->mem2.gib * 1073741824.0;
+    out->fits_tier1 = !(out->mem_tier1_bytes > out->mem_tier1_capacity_bytes);
+    out->fits_tier2 = !(out->mem_tier2_bytes > out->mem_tier2_capacity_bytes);
+    out->fits_memory = out->fits_tier1 && out->fits_tier2;
+    out->blocks_per_proc = k->bpp;
+    out->num_microbatches = k->nmb;
+}
+
 int llm_estimate_memory(const fathom_model_t *m, const llm_system_t *s,
                         const llm_execution_t *e, llm_result_t *out, fathom_error_t *err)
 {
@@ -1305,15 +1320,7 @@ int llm_estimate_memory(const fathom_model_t *m, const llm_system_t *s,
     memset(out, 0, sizeof *out);
     llm__stages_memory(m, s, e, &k, &b, has_dense ? &dense : NULL, &out->extra);
     llm__memory(m, e, &out->stats, &out->extra);
-    out->mem_tier1_bytes = out->stats.proc_mem_tier1_cap_req;
-    out->mem_tier2_bytes = out->stats.proc_mem_tier2_cap_req;
-    out->mem_tier1_capacity_bytes = s->mem1.gib * 1073741824.0;
-    out->mem_tier2_capacity_bytes = s->mem2.gib * 1073741824.0;
-    out->fits_tier1 = !(out->mem_tier1_bytes > out->mem_tier1_capacity_bytes);
-    out->fits_tier2 = !(out->mem_tier2_bytes > out->mem_tier2_capacity_bytes);
-    out->fits_memory = out->fits_tier1 && out->fits_tier2;
-    out->blocks_per_proc = k.bpp;
-    out->num_microbatches = k.nmb;
+    memory_verdict(s, &k, out);
     return 0;
 }
 
@@ -1367,14 +1374,6 @@ int llm_estimate_memo(const fathom_model_t *m, const llm_system_t *s, const llm_
                                 "performs (give a point with threshold 0)");
     }
 
-    out->mem_tier1_bytes = st->proc_mem_tier1_cap_req;
-    out->mem_tier2_bytes = st->proc_mem_tier2_cap_req;
-    out->mem_tier1_capacity_bytes = s->mem1.gib * 1073741824.0;
-    out->mem_tier2_capacity_bytes = s->mem2.gib * 1073741824.0;
-    out->fits_tier1 = !(out->mem_tier1_bytes > out->mem_tier1_capacity_bytes);
-    out->fits_tier2 = !(out->mem_tier2_bytes > out->mem_tier2_capacity_bytes);
-    out->fits_memory = out->fits_tier1 && out->fits_tier2;
-    out->blocks_per_proc = k.bpp;
-    out->num_microbatches = k.nmb;
+    memory_verdict(s, &k, out);
     return 0;
 }
