@@ -588,6 +588,12 @@ int llm_estimate_memo(const fathom_model_t *m, const llm_system_t *s, const llm_
 int64_t llm_stage_blocks(const fathom_model_t *m, const llm_execution_t *e, int64_t stage,
                          int64_t *first);
 
+/* The end stages' blocks in force (0: the even split's): first_stage_blocks and
+ * last_stage_blocks when either is given; under DualPipe without them, the split that weighs the
+ * embedding, the output layer and each MTP depth as one block (doc/memory.md, "Schedules"). */
+void llm_end_stage_blocks(const fathom_model_t *m, const llm_execution_t *e, int64_t *first,
+                          int64_t *last);
+
 /* Memory alone: the same refusals as llm_estimate, then out's memory members (mem_tier*,
  * fits_*, extra.stages, extra.heaviest, extra.memory, blocks_per_proc, num_microbatches), the
  * time and every statistic but the tier needs left zero. Equal to llm_estimate's memory, at a

@@ -427,6 +427,28 @@ static void add_qkv(llm__block_t *b, const fathom_model_t *m, const llm_executio
     }
 }
 
+/* The key/value copies the PyTorch stacks make around SDPA (torchtitan's Attention at 9dec370,
+ * the commit of its published benchmarks; Hugging Face's Llama alike): repeat_kv expands K and V
+ * from the g key/value heads a rank holds to its n query heads before
+ * F.scaled_dot_product_attention, so the kernel reads, and without checkpointing keeps,
+ * 2·T·n·d elements instead of 2·T·g·d. With context parallelism PyTorch's ring attention
+ * (torch.distributed.tensor.experimental._attention, rotate_method "allgather", torchtitan's
+ * default) concatenates the local K and V, 2·T·n·d, and all-gathers them over the cp ranks,
+ * cp·2·T·n·d, live while the kernel runs (forward, and again in backward): working memory only.
+ * T = b·s/cp tokens, d the head size. */
+static void add_torch_kv_copies(llm__layer_t *l, const fathom_model_t *m,
+                                const llm_execution_t *e)
+{
+    const double cp = (double)llm_context_par(e), d = (double)m->attn_size;
+    const double T = (double)llm__tokens_per_rank(m, e);
+    const double n = (double)(m->attn_heads / e->tensor_par);
+    const double g = (double)llm__kv_heads_per_rank(m, e);
+    const double repeat = n > g ? 2 * T * (n - g) * d : 0;
+    const double ring = cp > 1 ? (cp + 1) * 2 * T * n * d : 0;
+    l->activation_space += repeat + ring;
+    l->discarded_space += ring;
+}
+
 /* Scores, softmax, dropout and weighted sum (Calculon's), or one fused kernel. */
 static void add_attention_core(llm__block_t *b, const fathom_model_t *m, const llm_execution_t *e,
                                bool rf, bool raf)
@@ -456,6 +478,8 @@ static void add_attention_core(llm__block_t *b, const fathom_model_t *m, const l
          * under FP8) is remade by the rerun */
         if (core)
             l->discarded_space = l->extra_size + (e->fp8 ? l->output_size : 0);
+        if (e->stack != LLM_STACK_MEGATRON)
+            add_torch_kv_copies(l, m, e);
         return;
     }
     double heads_batch = (double)(e->microbatch_size * m->attn_heads / tp);

@@ -28,6 +28,7 @@
  *   dualpipe           pp − r for stage r and r + 1 for stage pp − 1 − r (DeepSeek's DualPipe
  *                      schedule: steps 1–2 run 2·(pp/2 − h) − 1 and h + 1 forwards, h the half
  *                      rank, and step 4 one more before its first backward: pp + 1 in all) */
+#include <math.h>
 #include <string.h>
 
 #include "llm_internal.h"
@@ -145,6 +146,29 @@ double llm__optimizer_bytes(const llm_execution_t *e)
  * — and have no gradient or optimizer shard; FSDP2 gathers them in param_dtype, or as they are
  * when narrower (QLoRA's NF4 tensors are all-gathered packed and dequantized at each linear:
  * torchao's NF4Tensor fsdp_pre_all_gather). The gradients and optimizer are T's alone. */
+/* The unsharded fp32 gradients a rank holds at once under torch.distributed.pipelining with
+ * FSDP (torch 1963fc8, the build of torchtitan's benchmarks). A stage accumulates them from its
+ * first backward; its last backward runs FSDP's post_backward, which reduce-scatters and frees
+ * them (PipelineStage.backward_maybe_with_nosync, last_backward). One stage a rank (1F1B,
+ * GPipe): all of its T trained parameters, 4·T bytes. With v stages a rank,
+ * ScheduleInterleaved1F1B gives the backwards to the rank's stages in rounds of
+ * nmb / max(1, ⌊nmb/pp⌋) microbatches, the last local stage first (backward_stage_index); in a
+ * single round (nmb < 2·pp; torchtitan's default nmb = pp) each stage's backwards all finish
+ * before the next stage's begin, so one stage's gradients are alive at a time: the largest
+ * stage's, ⌈b/v⌉ blocks, or ⌊b/v⌋ blocks and the outer layers (embedding, output) on an end
+ * rank, whichever is more. With more rounds every stage's accumulate together. bt a block's
+ * trained parameters, rt the rank's outer layers' (doc/memory.md, "The PyTorch stacks"). */
+static double torch_pp_held_gradients(const llm_execution_t *e, const llm_memory_inputs_t *in,
+                                      double blocks, double T, double bt, double rt)
+{
+    const int64_t v = e->pipeline_interleaving > 1 ? e->pipeline_interleaving : 1;
+    if (v == 1 || in->nmb >= 2 * e->pipeline_par)
+        return 4 * T;
+    const double b = blocks, vd = (double)v;
+    const double largest = max2(ceil(b / vd) * bt, floor(b / vd) * bt + rt);
+    return 4 * min2(T, largest);
+}
+
 static void fsdp2_state(const llm_execution_t *e, const llm_memory_inputs_t *in, int64_t j,
                         double blocks, double P, double Z, llm_stage_memory_t *o)
 {
@@ -165,8 +189,11 @@ static void fsdp2_state(const llm_execution_t *e, const llm_memory_inputs_t *in,
         return;
     /* under pipeline parallelism torch's schedules turn gradient sync off for every
      * microbatch but the last (set_requires_gradient_sync(False)): the unsharded gradients of
-     * the whole stage accumulate in fp32, the reduce dtype */
-    o->gradients += T * 4 / S + (pp > 1 ? T * 4 : (block - block_frozen) * (bpe + 4));
+     * a stage accumulate in fp32, the reduce dtype, from its first backward to its last */
+    const double held = pp > 1 ? torch_pp_held_gradients(e, in, blocks, T, block - block_frozen,
+                                                         root - root_frozen)
+                               : (block - block_frozen) * (bpe + 4);
+    o->gradients += T * 4 / S + held;
     o->optimizer += T * 8 / S;
 }
 
@@ -273,6 +300,44 @@ static double in_flight(const llm_execution_t *e, int64_t nmb, int64_t rank)
     return min2(n, pp - r);
 }
 
+/* torch.distributed.pipelining's buffers on rank r (the PyTorch stacks with pipeline_par > 1;
+ * torch at 1963fc8, the build of torchtitan's published benchmarks, 2024-12-23). Each of the
+ * rank's v stages (torchtitan's looped placement: global stage j = c·pp + r, c < v) holds, for
+ * all nmb microbatches of the step, not only those in flight:
+ *   receive buffers   stage j > 0: one input per microbatch, allocated once
+ *                     (PipelineStage._prepare_forward_infra, _make_tensor_from_meta per
+ *                     chunk_id); the F in flight are the first block's kept input already
+ *                     counted, so (nmb − F)·io more
+ *   gradient buffers  stage j < last: one output gradient per microbatch
+ *                     (_create_grad_recv_info per chunk): nmb·io
+ *   retained outputs  every stage keeps each microbatch's output for the step's merged result
+ *                     (forward_one_chunk: output_chunks.append(output)): nmb·io, on the last
+ *                     stage nmb − 1 logits beside the one the loss works on. Later torch keeps
+ *                     them on the last stage only (pytorch/pytorch#153383, 2025-05) and none
+ *                     with step(return_outputs=False) (pytorch#165822, torchtitan#1922,
+ *                     2025-10)
+ * io = b·(s/cp)·h/t·bpe the stage boundary (torchtitan's sequence-parallel local tensor),
+ * logits = b·(s/cp)·V/t·bpe (loss_parallel keeps them sharded over the vocabulary). */
+static double torch_pipeline_buffers(const fathom_model_t *m, const llm_execution_t *e,
+                                     int64_t nmb, int64_t r, double in_flight)
+{
+    const double bpe = llm_datatype_bytes(e->datatype), T = (double)llm__tokens_per_rank(m, e);
+    const double tp = (double)e->tensor_par, n = (double)nmb;
+    const double io = T * (double)m->hidden / tp * bpe;
+    const double logits = T * (double)llm__vocab_per_rank(m, e) * bpe;
+    const int64_t pp = e->pipeline_par, v = e->pipeline_interleaving > 1
+                                                ? e->pipeline_interleaving : 1;
+    const int64_t last = v * pp - 1;
+    double b = 0;
+    for (int64_t c = 0; c < v; c++) {
+        const int64_t j = c * pp + r;
+        if (j > 0)
+            b += max2(0, n - in_flight) * io;
+        b += j < last ? 2 * n * io : (n - 1) * logits;
+    }
+    return b;
+}
+
 /* Activations, buffers and MoE buffers of rank r: its stage, and DualPipe's mirror stage. */
 static void activations_of(const fathom_model_t *m, const llm_execution_t *e,
                            const llm_memory_inputs_t *in, int64_t r, llm_stage_memory_t *o)
@@ -310,6 +375,8 @@ static void activations_of(const fathom_model_t *m, const llm_execution_t *e,
         /* the block being computed is inside its working set W */
         acts += in->working[w] + max2(0, stored - in->stored[w]);
         o->buffers += in->act_grads;
+        if (e->stack != LLM_STACK_MEGATRON && pp > 1)
+            o->buffers += torch_pipeline_buffers(m, e, in->nmb, r, flight[0]);
     }
     if (e->training)
         o->buffers += outer_grads;

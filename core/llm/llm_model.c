@@ -546,11 +546,53 @@ static void recompute_some_blocks(const fathom_model_t *m, const llm_system_t *s
  * 31 blocks per stage in 8 chunks): the first bpp % vp chunks hold one block more, and the
  * schedule is costed with the mean chunk of bpp / vp blocks (compute_step). Calculon's block
  * keeps Calculon's rule that the chunks divide the stage evenly. */
+void llm_end_stage_blocks(const fathom_model_t *m, const llm_execution_t *e, int64_t *first,
+                          int64_t *last)
+{
+    *first = e->first_stage_blocks;
+    *last = e->last_stage_blocks;
+    const int64_t L = m->num_blocks, pp = e->pipeline_par, mtp = m->mtp_blocks;
+    if (*first >= 1 || *last >= 1 || m->calculon_block || pp < 2 || L < pp)
+        return;
+    if (e->stack == LLM_STACK_TORCHTITAN) {
+        /* torchtitan's generate_split_points (pipelining_utils.py at 9dec370) over S = pp·v
+         * stages, stage j on rank j mod pp: base = L / S blocks each, the first stage base and
+         * the next L mod S stages one more. When those are all but the two end stages the end
+         * ranks hold v·(base + 1) − 1 and every other rank v·(base + 1); otherwise the ranks are
+         * not first/middle/last alike and the even split stands. */
+        const int64_t v = e->pipeline_interleaving > 1 ? e->pipeline_interleaving : 1;
+        const int64_t S = pp * v, base = L / S;
+        if (S > 2 && L % S == S - 2)
+            *first = *last = v * (base + 1) - 1;
+        return;
+    }
+    if (llm_pp_schedule(e) != LLM_PP_DUALPIPE)
+        return;
+    /* DualPipe's rank 0 holds both end stages (DeepSeek-V3 report sec. 3.2.3): counted in
+     * blocks, the embedding, the output layer with its loss and each MTP depth weigh one each
+     * (Megatron's account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split;
+     * Megatron-Bridge places the MTP depths with the loss; a model without a vocabulary has
+     * neither end layer). U = L + 2 + mtp units over pp
+     * stages: the middle ones take m = min(ceil(U/pp), floor((L − 2)/(pp − 2))) blocks, the
+     * ends the rest R = L − (pp − 2)·m, split so that their units f + 1 and l + 1 + mtp are as
+     * even as they can be, each end at least one block. */
+    const int64_t U = L + (m->vocab_size > 0 ? 2 : 0) + mtp;
+    int64_t mid = (U + pp - 1) / pp;
+    if (pp > 2 && (L - 2) / (pp - 2) < mid)
+        mid = (L - 2) / (pp - 2);
+    const int64_t R = L - (pp - 2) * mid;
+    int64_t f = (R + mtp + 1) / 2;
+    f = f > R - 1 ? R - 1 : f;
+    *first = f;
+    *last = R - f;
+}
+
 int64_t llm_stage_blocks(const fathom_model_t *m, const llm_execution_t *e, int64_t stage,
                          int64_t *first)
 {
     const int64_t L = m->num_blocks, pp = e->pipeline_par;
-    const int64_t f = e->first_stage_blocks, l = e->last_stage_blocks;
+    int64_t f, l;
+    llm_end_stage_blocks(m, e, &f, &l);
     int64_t start, n;
     if (f < 1 && l < 1) {
         const int64_t bpp = (L + pp - 1) / pp, full = L % pp == 0 ? pp : L % pp;
@@ -580,7 +622,9 @@ int64_t llm_stage_blocks(const fathom_model_t *m, const llm_execution_t *e, int6
  * the same: the middle stages share the rest evenly). */
 static int check_layout(const fathom_model_t *m, const llm_execution_t *e, fathom_error_t *err)
 {
-    const int64_t f = e->first_stage_blocks, l = e->last_stage_blocks, pp = e->pipeline_par;
+    int64_t f, l;
+    llm_end_stage_blocks(m, e, &f, &l);
+    const int64_t pp = e->pipeline_par;
     const char *field = f >= 1 ? "execution.first_stage_blocks" : "execution.last_stage_blocks";
     if (f < 1 && l < 1)
         return 0;
@@ -609,11 +653,12 @@ static int split_pipeline(const fathom_model_t *m, const llm_execution_t *e, llm
         return -1;
     /* the stage with the most blocks sets the pace; the others lack blocks the bubble skips
      * (one on each short stage of the even split: pp − L % pp) */
-    int64_t bpp_i = (m->num_blocks + pp - 1) / pp;
-    if (e->first_stage_blocks >= 1 || e->last_stage_blocks >= 1) {
+    int64_t bpp_i = (m->num_blocks + pp - 1) / pp, f, l;
+    llm_end_stage_blocks(m, e, &f, &l);
+    if (f >= 1 || l >= 1) {
         bpp_i = llm_stage_blocks(m, e, pp > 2 ? 1 : 0, NULL);
-        bpp_i = e->first_stage_blocks > bpp_i ? e->first_stage_blocks : bpp_i;
-        bpp_i = e->last_stage_blocks > bpp_i ? e->last_stage_blocks : bpp_i;
+        bpp_i = f > bpp_i ? f : bpp_i;
+        bpp_i = l > bpp_i ? l : bpp_i;
     }
     k->bubble_reduction_blocks = pp * bpp_i - m->num_blocks;
     k->bpp = bpp_i;

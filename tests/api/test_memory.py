@@ -25,18 +25,20 @@ DEEPSEEK_V3 = {"num_procs": 2048, "tensor_par": 1, "pipeline_par": 16, "data_par
                "recompute_modules": ["layernorm", "mla_up_proj", "moe_act"],
                "pipeline_schedule": "dualpipe", "first_stage_blocks": 2, "last_stage_blocks": 3}
 
-# Llama 3.1 405B (the Llama 3 paper, table 4 and sec. 3.3.2): TP 8, PP 16, sequence 8,192, 16M
-# tokens a batch, the interleaved schedule with one block a virtual stage (126 blocks = 16·8 − 2:
-# the first chunk holds the embedding alone, the last the output alone, so the end stages hold
-# 7 blocks), BF16. 430 TFLOP/s per GPU on 8,192 GPUs (DP 64), 400 on 16,384 (DP 128). Full
-# recompute is the setting under which Fathom's step is within 10 % of both.
+# Llama 3.1 405B (the Llama 3 paper, table 4 and sec. 3.3.2-3.3.4): TP 8, PP 16, sequence 8,192,
+# 16M tokens a batch, the interleaved schedule with one block a virtual stage (126 blocks =
+# 16·8 − 2: the first chunk holds the embedding alone, the last the output alone, so the end
+# stages hold 7 blocks), BF16, "without activation checkpointing", FSDP that shards the optimizer
+# states and gradients (zero_stage 2); the paper names no tensor-parallel overlap, so TP's
+# collectives run between its GEMMs as Megatron's sequence parallelism does by default (the input
+# re-gathered in backward). 430 TFLOP/s per GPU on 8,192 GPUs (DP 64), 400 on 16,384 (DP 128).
 def llama_405b(dp):
     return {"num_procs": 8 * 16 * dp, "tensor_par": 8, "pipeline_par": 16, "data_par": dp,
             "batch_size": 2048, "microbatch_size": 1, "datatype": "bfloat16",
-            "attention_kernel": "fused", "optimizer_sharding": True,
-            "tensor_par_comm_type": "rs_ag", "tensor_par_overlap": "ring",
-            "data_par_overlap": True, "pipeline_interleaving": 8, "first_stage_blocks": 7,
-            "last_stage_blocks": 7, "activation_recompute": "full"}
+            "attention_kernel": "fused", "optimizer_sharding": True, "zero_stage": 2,
+            "tensor_par_comm_type": "rs_ag", "tensor_par_overlap": "none",
+            "seq_par_ag_redo": True, "data_par_overlap": True, "pipeline_interleaving": 8,
+            "first_stage_blocks": 7, "last_stage_blocks": 7, "activation_recompute": "none"}
 
 
 class Memory(ServerTestCase):
@@ -58,8 +60,38 @@ class Memory(ServerTestCase):
             r = self.estimate("llama3.1-405B", llama_405b(dp))
             self.assertEqual(r.status, 200, r.body)
             s = r.json()["summary"]
-            self.assertTrue(r.json()["fits_memory"], (dp, s["mem_tier1_bytes"] / GIB))
             self.assertLess(abs(s["tflops_per_proc"] / tflops - 1), 0.10, (dp, s["tflops_per_proc"]))
+            if dp == 128:
+                self.assertTrue(r.json()["fits_memory"], (dp, s["mem_tier1_bytes"] / GIB))
+            else:
+                # short of the paper: rank 1 keeps 141 blocks in flight (Megatron's interleaved
+                # warm-up at pp 16, v 8) of 508 MiB each, 81.8 GiB in all; the norms recomputed
+                # (Megatron's layernorm module, +0.14 % step) fit (doc/memory.md)
+                self.assertLess(s["mem_tier1_bytes"] / s["mem_tier1_capacity_bytes"], 1.03)
+                c = r.json()["cheapest_fitting_change"]
+                self.assertEqual(c["changes"], {"recompute_modules": ["layernorm"]})
+                self.assertLess(c["step_time_change_pct"], 1)
+                # the recompute setting under which the 8K row fits: 420.7 TFLOP/s (-2.2 % of
+                # 430) at 73.0 GiB, below even what PyTorch sees of an 80 GB card (its
+                # out-of-memory messages give a total capacity of 79.1-79.3 GiB)
+                r = self.estimate("llama3.1-405B", dict(llama_405b(dp), recompute_modules=["layernorm"]))
+                s = r.json()["summary"]
+                self.assertTrue(r.json()["fits_memory"], s["mem_tier1_bytes"] / GIB)
+                self.assertLess(s["mem_tier1_bytes"] / GIB, 79.1)
+                self.assertLess(abs(s["tflops_per_proc"] / tflops - 1), 0.10, s["tflops_per_proc"])
+
+    def test_dualpipe_default_end_stages(self):
+        """DualPipe without first/last_stage_blocks lightens the ends as DeepSeek-V3's layout
+        must: 3 and 2 blocks (the embedding, the output layer and the MTP depth weigh one block
+        each), so rank 0 holds 5 blocks and every other rank 8, and it fits; the even split
+        (4 blocks on the ends) would not."""
+        exe = {k: v for k, v in DEEPSEEK_V3.items() if k not in ("first_stage_blocks", "last_stage_blocks")}
+        r = self.estimate("deepseek-v3", exe, system="h800")
+        self.assertEqual(r.status, 200, r.body)
+        out = r.json()
+        self.assertTrue(out["fits_memory"], out["summary"]["mem_tier1_bytes"] / GIB)
+        blocks = [p["blocks"] for p in out["summary"]["memory"]["per_stage"]]
+        self.assertEqual(blocks, [5] + [8] * 14 + [5])
 
     def test_every_rank_and_the_peak(self):
         """per_stage lists every rank; the heaviest is the largest of them and sets
@@ -90,7 +122,7 @@ class Memory(ServerTestCase):
         cheapest change that does, whose own estimate fits at the step time it gives, and no
         other change the answer considers (each module set, the next ZeRO stage, full
         recompute) fits faster."""
-        base = dict(llama_405b(64), activation_recompute="none")
+        base = dict(llama_405b(64), zero_stage=1, tensor_par_overlap="ring", seq_par_ag_redo=False)
         r = self.estimate("llama3.1-405B", base)
         self.assertEqual(r.status, 200, r.body)
         out = r.json()
@@ -114,7 +146,7 @@ class Memory(ServerTestCase):
             if a["fits_memory"]:
                 self.assertGreaterEqual(a["summary"]["step_time_s"], c["step_time_s"] * (1 - 1e-12), alt)
         # a layout that fits gets none
-        self.assertIsNone(self.estimate("llama3.1-405B", llama_405b(64)).json()["cheapest_fitting_change"])
+        self.assertIsNone(self.estimate("llama3.1-405B", llama_405b(128)).json()["cheapest_fitting_change"])
 
     def test_bad_memory_fields_name_the_field(self):
         cases = [

@@ -80,8 +80,10 @@ static void schedules_in_flight(void **state)
         llm_execution_t e = exe(4, 1, 8);
         if (k == 1)
             e.pipeline_interleaving = 2;
-        if (k == 2)
+        if (k == 2) { /* the even split, given: DualPipe's default would lighten the ends */
             e.pipeline_schedule = LLM_PP_DUALPIPE;
+            e.first_stage_blocks = e.last_stage_blocks = 2;
+        }
         llm_result_t r;
         run(&m, &e, &r);
         for (int64_t rank = 0; rank < 4; rank++) {
@@ -130,6 +132,128 @@ static void dualpipe_two_copies(void **state)
     e.pipeline_interleaving = 2;
     assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), -1);
     assert_string_equal(err.field, "execution.pipeline_schedule");
+}
+
+/* DualPipe's default end stages (llm_end_stage_blocks): the embedding, the output layer and
+ * each MTP depth weigh one block. DeepSeek-V3's shape, 61 blocks and 1 MTP depth on 16 stages:
+ * U = 61 + 2 + 1 = 64 units, ceil(64/16) = 4 and floor((61 − 2)/14) = 4, so the 14 middle
+ * stages take 4 blocks each (56); the ends share R = 61 − 56 = 5: first ceil((5 + 1)/2) = 3
+ * (3 + 1 = 4 units), last 2 (2 + 1 + 1 = 4 units). 10 blocks on 4 stages without MTP: U = 12,
+ * ceil(12/4) = 3 but floor(8/2) = 4 is not smaller, so the middle take 3 each and the ends
+ * R = 4: 2 and 2. Without a vocabulary (no end layers) U = 10, ceil(10/4) = 3, R = 4: 2 and 2
+ * again, and 12 blocks: U = 12, ceil 3, floor(10/2) = 5, R = 6: 3 and 3, the even split. Given
+ * end stages stand; 1F1B keeps the even split (0, 0). */
+static void dualpipe_end_stages(void **state)
+{
+    (void)state;
+    fathom_model_t m = model_of(61);
+    m.mtp_blocks = 1;
+    llm_execution_t e = exe(16, 1, 32);
+    e.pipeline_schedule = LLM_PP_DUALPIPE;
+    int64_t f, l;
+    llm_end_stage_blocks(&m, &e, &f, &l);
+    assert_int_equal(f, 3);
+    assert_int_equal(l, 2);
+    assert_int_equal(llm_stage_blocks(&m, &e, 7, NULL), 4);
+    m = model_of(10);
+    e = exe(4, 1, 8);
+    e.pipeline_schedule = LLM_PP_DUALPIPE;
+    llm_end_stage_blocks(&m, &e, &f, &l);
+    assert_int_equal(f, 2);
+    assert_int_equal(l, 2);
+    llm_result_t r;
+    run(&m, &e, &r);
+    /* rank 0 holds stage 0 (2 blocks) and stage 3 (2), rank 1 stages 1 and 2 (3 + 3) */
+    assert_int_equal(r.extra.stages[0].blocks, 4);
+    assert_int_equal(r.blocks_per_proc, 3);
+    e.first_stage_blocks = 1;
+    e.last_stage_blocks = 3;
+    llm_end_stage_blocks(&m, &e, &f, &l);
+    assert_int_equal(f, 1);
+    assert_int_equal(l, 3);
+    e.first_stage_blocks = e.last_stage_blocks = 0;
+    m.vocab_size = 0;
+    llm_end_stage_blocks(&m, &e, &f, &l);
+    assert_int_equal(f, 2);
+    assert_int_equal(l, 2);
+    m.num_blocks = 12;
+    llm_end_stage_blocks(&m, &e, &f, &l);
+    assert_int_equal(f, 3);
+    assert_int_equal(l, 3);
+    e = exe(4, 1, 8);
+    llm_end_stage_blocks(&m, &e, &f, &l);
+    assert_int_equal(f + l, 0);
+}
+
+/* torchtitan's default split (generate_split_points at 9dec370): 10 blocks on 4 stages, base 2
+ * and 10 mod 4 = 2 = 4 − 2 more for stages 1 and 2: 2, 3, 3, 2. Interleaved, 2 stages on each
+ * of 2 ranks: the same 4 stages, rank 0 holding stages 0 and 2 (2 + 3 = 5), rank 1 stages 1 and
+ * 3 (3 + 2 = 5). 11 blocks: 11 mod 4 = 3 gives stage 3 as many as the middle: the even split.
+ *
+ * The key/value copies around SDPA (add_torch_kv_copies): repeat_kv takes the 2 key/value heads
+ * to the 8 query heads, 2·16·(8 − 2)·8 = 1,536 more elements = 3,072 bytes in the working set
+ * and in what the block keeps. With context parallelism 2 (8 tokens a rank) the repeat is
+ * 2·8·6·8 = 768 elements and the ring's concatenated and gathered K and V (2 + 1)·2·8·8·8 =
+ * 3,072 elements, working only: the working set grows by 3,840 elements = 7,680 bytes over
+ * Megatron's at cp 2, what the block keeps by 1,536 bytes.
+ *
+ * torch.distributed.pipelining's buffers (torch_pipeline_buffers), 1F1B on 2 ranks, 4
+ * microbatches of 16 tokens: io = 16·64·2 = 2,048 bytes, logits 16·1,000·2 = 32,000. Rank 0
+ * (stage 0, not last): gradient buffers and retained outputs 2·4·2,048 = 16,384. Rank 1 (the
+ * last, 1 in flight): receive buffers (4 − 1)·2,048 = 6,144 and 3 retained logits 96,000 beside
+ * the loss's own: 102,144. Megatron has none of them. */
+static void torch_stack_memory(void **state)
+{
+    (void)state;
+    fathom_model_t m = model_of(10);
+    llm_execution_t e = exe(4, 1, 8);
+    e.stack = LLM_STACK_TORCHTITAN;
+    int64_t f, l;
+    llm_end_stage_blocks(&m, &e, &f, &l);
+    assert_int_equal(f, 2);
+    assert_int_equal(l, 2);
+    assert_int_equal(llm_stage_blocks(&m, &e, 1, NULL), 3);
+    e = exe(2, 1, 8);
+    e.stack = LLM_STACK_TORCHTITAN;
+    e.pipeline_interleaving = 2;
+    llm_end_stage_blocks(&m, &e, &f, &l);
+    assert_int_equal(f, 5);
+    assert_int_equal(l, 5);
+    m.num_blocks = 11;
+    e = exe(4, 1, 8);
+    e.stack = LLM_STACK_TORCHTITAN;
+    llm_end_stage_blocks(&m, &e, &f, &l);
+    assert_int_equal(f + l, 0);
+
+    m = model_of(2);
+    llm_result_t meg, tt;
+    for (int cp = 1; cp <= 2; cp++) {
+        e = exe(1, 1, 1);
+        e.context_par = cp;
+        e.num_procs = cp;
+        run(&m, &e, &meg);
+        e.stack = LLM_STACK_TORCHTITAN;
+        run(&m, &e, &tt);
+        assert_close(tt.extra.memory.working[0] - meg.extra.memory.working[0],
+                     cp == 1 ? 3072 : 7680, 1e-12);
+        assert_close(tt.extra.memory.stored[0] - meg.extra.memory.stored[0],
+                     cp == 1 ? 3072 : 1536, 1e-12);
+    }
+
+    const llm_execution_t em = exe(2, 1, 4);
+    run(&m, &em, &meg);
+    e = em;
+    e.stack = LLM_STACK_TORCHTITAN;
+    run(&m, &e, &tt);
+    llm_stage_memory_t a, b;
+    for (int64_t rank = 0; rank < 2; rank++) {
+        llm_stage_memory(&m, &e, &tt, rank, &a);
+        llm_stage_memory(&m, &em, &meg, rank, &b);
+        /* beside the loss's own gradients, which the stacks count apart (llm_stages.c) */
+        const double loss = rank == 1 ? tt.extra.memory.last_grads - meg.extra.memory.last_grads
+                                      : 0;
+        assert_close(a.buffers - b.buffers - loss, rank == 0 ? 16384 : 102144, 1e-12);
+    }
 }
 
 /* Parameters on one rank, pp 1 (the layer table's own count): per block 34,944, 2 blocks,
@@ -330,6 +454,37 @@ static void fsdp2_state(void **state)
     assert_close(f->optimizer, 791808, 0);
 }
 
+/* FSDP2 under torch's interleaved 1F1B (torch_pp_held_gradients): 8 blocks of 34,944
+ * parameters on 2 ranks, 2 stages a rank (torchtitan's 4 stages of 2 blocks: rank 0 stages 0
+ * and 2, rank 1 stages 1 and 3), shard group 2. Rank 0 trains T = 4·34,944 + 64,000 (the
+ * embedding) = 203,776; rank 1 T = 4·34,944 + 64,000 + 64 (output, final norm) = 203,840.
+ * With 2 microbatches (one round: 2 < 2·pp = 4) one stage's unsharded fp32 gradients are alive
+ * at a time, the larger: rank 0 max(2·34,944, 2·34,944 + 64,000) = 133,888, 4·133,888 = 535,552,
+ * gradients 4·203,776/2 + 535,552 = 943,104; rank 1 4·(69,888 + 64,064) = 535,808, gradients
+ * 407,680 + 535,808 = 943,488. With 4 microbatches (two rounds) both stages' accumulate:
+ * 407,552 + 4·203,776 = 1,222,656 and 407,680 + 815,360 = 1,223,040. */
+static void fsdp2_interleaved_gradients(void **state)
+{
+    (void)state;
+    fathom_model_t m = model_of(8);
+    const double want[2][2] = {{943104, 943488}, {1222656, 1223040}};
+    for (int k = 0; k < 2; k++) {
+        llm_execution_t e = exe(2, 2, k == 0 ? 2 : 4);
+        e.stack = LLM_STACK_TORCHTITAN;
+        e.zero_stage = 3;
+        e.optimizer_sharding = true;
+        e.pipeline_interleaving = 2;
+        llm_result_t r;
+        run(&m, &e, &r);
+        for (int64_t rank = 0; rank < 2; rank++) {
+            llm_stage_memory_t a;
+            llm_stage_memory(&m, &e, &r, rank, &a);
+            assert_int_equal(a.blocks, 4);
+            assert_close(a.gradients, want[k][rank], 0);
+        }
+    }
+}
+
 /* The schedules' bubbles: zero-bubble (ZB-H1) scales 1F1B's by (F + B − W)/(F + B + W), DualPipe
  * by (pp/2 − 1)(F + 2B − W)/((pp − 1)(F + B + W)), F, B, W one block's forward, input-gradient
  * and weight-gradient times (no TP, no recompute here). On 4 ranks of 8 blocks, 8 microbatches. */
@@ -423,6 +578,8 @@ int main(void)
         cmocka_unit_test(block_storage),
         cmocka_unit_test(schedules_in_flight),
         cmocka_unit_test(dualpipe_two_copies),
+        cmocka_unit_test(dualpipe_end_stages),
+        cmocka_unit_test(torch_stack_memory),
         cmocka_unit_test(optimizer_state_datatype),
         cmocka_unit_test(fp8_activation_cache),
         cmocka_unit_test(fixed_reserve),
@@ -433,6 +590,7 @@ int main(void)
         cmocka_unit_test(activation_gradient_peak),
         cmocka_unit_test(op_selective_checkpointing),
         cmocka_unit_test(fsdp2_state),
+        cmocka_unit_test(fsdp2_interleaved_gradients),
         cmocka_unit_test(schedule_bubbles),
         cmocka_unit_test(memory_alone),
     };
