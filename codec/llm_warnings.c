@@ -83,6 +83,10 @@ static int add(json_t *list, const char *code, const char *fmt, ...)
     return json_array_append_new(list, json_pack("{s:s,s:s}", "code", code, "message", msg));
 }
 
+/* The lowest dense 16-bit peak of a GPU with block-scaled tensor cores, TFLOP/s: below the
+ * B200's 2,250 (NVIDIA B200 datasheet, dense BF16) and far above the H100's and H200's 989. */
+#define MX_MIN_PEAK16 1500.0
+
 static double peak16(const llm_system_t *s)
 {
     if (s->matrix.rate[LLM_DT_BFLOAT16].present)
@@ -121,6 +125,18 @@ json_t *codec_llm_warnings_encode(const fathom_model_t *m, const llm_system_t *s
                 e->fp8 ? "FP8" : llm_datatype_names[e->datatype],
                 100 * t->best_mfu, t->source);
     }
+    /* MXFP8 scales each block of 32 elements by its own power of two inside the GEMM, which
+     * only block-scaled tensor cores do: Blackwell's (sm_100 tcgen05 .block_scale MMAs; NVIDIA
+     * PTX ISA 8.7, "mxf8f6f4"), not Hopper's or Ampere's — torchao's MX recipes require
+     * sm_100 (torchao/prototype/mx_formats README). Blackwell's 16-bit peak is 2,250 TFLOP/s
+     * (B200) and more; Hopper's is 989. The step is still costed at the system's FP8 rate. */
+    if (e->fp8 && e->fp8_recipe == LLM_FP8_MXFP8 && isfinite(p16) && p16 < MX_MIN_PEAK16)
+        add(list, "fp8_recipe_without_hardware",
+            "fp8_recipe \"mxfp8\" needs tensor cores with block scaling (NVIDIA Blackwell and "
+            "later); this GPU's 16-bit peak of %.0f TFLOP/s is an earlier one's, where MXFP8 "
+            "runs emulated, far slower than this estimate (costed at the FP8 rate): use "
+            "\"tensorwise\" or \"rowwise\" on it",
+            p16);
     if (e->weight_offload || e->activations_offload || e->optimizer_offload) {
         char what[128] = "";
         if (e->weight_offload)

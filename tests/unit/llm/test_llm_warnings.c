@@ -207,6 +207,50 @@ static void test_blackwell_ultra_told_apart(void **state)
     json_decref(w);
 }
 
+/* The codes among an estimate's warnings of Llama 3 70B on 64 GPUs of `system` under torchao
+ * Float8 with `recipe`: 1 if `code` is among them. */
+static int warned_recipe(const char *system, llm_fp8_recipe_t recipe, const char *code)
+{
+    fathom_error_t err;
+    fathom_model_t m;
+    llm_system_t s;
+    json_t *jm = json_string("llama3-70B"), *js = json_string(system);
+    assert_int_equal(codec_model_decode(jm, "model", presets, &m, &err), 0);
+    assert_int_equal(codec_llm_system_decode(js, "system", presets, &s, &err), 0);
+    json_decref(jm);
+    json_decref(js);
+    llm_execution_t e;
+    memset(&e, 0, sizeof e);
+    e.num_procs = e.data_par = 64;
+    e.tensor_par = e.pipeline_par = e.pipeline_interleaving = 1;
+    e.batch_size = 64;
+    e.microbatch_size = 1;
+    e.datatype = LLM_DT_BFLOAT16;
+    e.training = e.fp8 = true;
+    e.stack = LLM_STACK_TORCHTITAN;
+    e.fp8_recipe = recipe;
+    llm_result_t r;
+    memset(&r, 0, sizeof r);
+    r.extra.peak_flops = s.matrix.rate[LLM_DT_BFLOAT16].tflops * 1e12;
+    r.stats.total_time = 1;
+    json_t *w = codec_llm_warnings_encode(&m, &s, &e, &r);
+    int found = 0;
+    for (size_t i = 0; i < json_array_size(w); i++)
+        found |= !strcmp(json_string_value(json_object_get(json_array_get(w, i), "code")), code);
+    json_decref(w);
+    return found;
+}
+
+/* MXFP8 on a GPU without block-scaled tensor cores (H100: 989 TFLOP/s BF16) is warned; on a
+ * B200 (2,250) it is not, nor is rowwise on the H100. */
+static void test_mxfp8_needs_blackwell(void **state)
+{
+    (void)state;
+    assert_true(warned_recipe("h100_sxm", LLM_FP8_MXFP8, "fp8_recipe_without_hardware"));
+    assert_false(warned_recipe("b200", LLM_FP8_MXFP8, "fp8_recipe_without_hardware"));
+    assert_false(warned_recipe("h100_sxm", LLM_FP8_ROWWISE, "fp8_recipe_without_hardware"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -214,6 +258,7 @@ int main(void)
         cmocka_unit_test(test_best_published_from_papers),
         cmocka_unit_test(test_moe_models_held_to_moe_runs),
         cmocka_unit_test(test_blackwell_ultra_told_apart),
+        cmocka_unit_test(test_mxfp8_needs_blackwell),
     };
     return cmocka_run_group_tests(tests, load_presets, free_presets);
 }
