@@ -110,35 +110,34 @@ static int csv_head(const sweep_run_t *run, const json_t *first, json_t *names)
     return sweep_csv_names(codec_plan_csv_columns, names);
 }
 
-/* A candidate: the columns codec_plan_csv_columns names, by path; the rejection reasons and the
- * ranges ([low, high]) in one cell each, joined by '|'. */
+/* A plan cell: a list (the rejection reasons, a range [low, high]) joined by '|' into one
+ * string, anything else as it is. */
+static json_t *plan_cell(json_t *v)
+{
+    if (!json_is_array(v))
+        return codec_sweep_cell(v);
+    char joined[256] = "";
+    size_t k, len = 0;
+    json_t *e;
+    json_array_foreach(v, k, e)
+    {
+        const char *code = json_string_value(e) ? json_string_value(e) : "";
+        if (len < sizeof joined && json_is_number(e))
+            len += (size_t)snprintf(joined + len, sizeof joined - len, "%s%.17g", k ? "|" : "",
+                                    json_number_value(e));
+        else if (len < sizeof joined)
+            len += (size_t)snprintf(joined + len, sizeof joined - len, "%s%s", k ? "|" : "",
+                                    code);
+    }
+    return json_string(joined);
+}
+
+/* A candidate: the columns codec_plan_csv_columns names, by path (plan_cell). */
 static int csv_row(const sweep_run_t *run, const json_t *first, const json_t *row, json_t *cells)
 {
     (void)run;
     (void)first;
-    int rc = 0;
-    for (int i = 0; codec_plan_csv_columns[i] && !rc; i++) {
-        json_t *v = sweep_row_at(row, codec_plan_csv_columns[i]);
-        if (json_is_array(v)) {
-            char joined[256] = "";
-            size_t k, len = 0;
-            json_t *e;
-            json_array_foreach(v, k, e)
-            {
-                const char *code = json_string_value(e) ? json_string_value(e) : "";
-                if (len < sizeof joined && json_is_number(e))
-                    len += (size_t)snprintf(joined + len, sizeof joined - len, "%s%.17g",
-                                            k ? "|" : "", json_number_value(e));
-                else if (len < sizeof joined)
-                    len += (size_t)snprintf(joined + len, sizeof joined - len, "%s%s",
-                                            k ? "|" : "", code);
-            }
-            rc = json_array_append_new(cells, json_string(joined));
-        } else {
-            rc = json_array_append_new(cells, codec_sweep_cell(v));
-        }
-    }
-    return rc;
+    return sweep_csv_cells(codec_plan_csv_columns, row, plan_cell, cells);
 }
 
 const sweep_kind_t codec_plan_kind = {

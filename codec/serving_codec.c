@@ -24,7 +24,6 @@ static const char *const layout_keys[] = {"tensor_par", "pipeline_par", "expert_
 static const char *const disagg_keys[] = {"prefill", "decode", "kv_transfer_net",
                                           "prefill_per_decode", NULL};
 static const char *const spec_keys[] = {"method", "tokens", "acceptance", "model", NULL};
-static const char *const dist_keys[] = {"mean", "spread", NULL};
 /* "nvfp4" is read as "fp4" (the format fp4 means); "mxfp4" (gpt-oss's MXFP4 experts, the
  * other linears BF16) is a weights format only */
 static const char *const dtype_names[] = {"bf16", "fp8", "fp4", "int4", "nvfp4", NULL};
@@ -100,23 +99,36 @@ static int decode_layout(const json_t *v, const char *path, bool only_layout,
                : 0;
 }
 
-/* A token count: a number, or {"mean", "spread"}. */
-static int decode_tokens(const json_t *obj, const char *path, const char *key, double *mean,
-                         double *spread, fathom_error_t *err)
+int codec_serving_token_count(const json_t *obj, const char *path, const char *key,
+                              const char *other_key, double other_min, double *mean,
+                              double *other, fathom_error_t *err)
 {
     char p[JR_PATH_MAX];
     jr_path(p, sizeof p, path, key);
     const json_t *v = json_object_get(obj, key);
-    *spread = 0;
+    *other = NAN;
     if (!v)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p, "is required");
-    if (json_is_object(v))
-        return jr_check_keys(v, p, dist_keys, err) ||
-                       jr_real(v, p, "mean", JR_REQUIRED, 0, 1, SERVING_MAX_TOKENS, mean, err) ||
-                       jr_real(v, p, "spread", JR_OPTIONAL, 0, 0, SERVING_MAX_TOKENS, spread, err)
-                   ? -1
-                   : 0;
-    return jr_value_real(v, p, 1, SERVING_MAX_TOKENS, mean, err);
+    if (!json_is_object(v))
+        return jr_value_real(v, p, 1, SERVING_MAX_TOKENS, mean, err);
+    const char *const keys[] = {"mean", other_key, NULL};
+    return jr_check_keys(v, p, keys, err) ||
+                   jr_real(v, p, "mean", JR_REQUIRED, 0, 1, SERVING_MAX_TOKENS, mean, err) ||
+                   jr_real(v, p, other_key, JR_OPTIONAL, NAN, other_min, SERVING_MAX_TOKENS,
+                           other, err)
+               ? -1
+               : 0;
+}
+
+/* A token count: a number, or {"mean", "spread"} (spread 0 when not given). */
+static int decode_tokens(const json_t *obj, const char *path, const char *key, double *mean,
+                         double *spread, fathom_error_t *err)
+{
+    if (codec_serving_token_count(obj, path, key, "spread", 0, mean, spread, err))
+        return -1;
+    if (isnan(*spread))
+        *spread = 0;
+    return 0;
 }
 
 static int decode_speculative(const json_t *v, const char *path, const codec_presets_t *presets,

@@ -29,7 +29,6 @@ static const char *const plan_keys[] = {"kind",    "model",  "traffic",         
                                         "max_gpus_per_replica", NULL};
 static const char *const traffic_keys[] = {"requests_per_s", "input_tokens", "output_tokens",
                                            NULL};
-static const char *const count_keys[] = {"mean", "p90", NULL};
 static const char *const slo_keys[] = {"ttft_ms_p50", "ttft_ms_p99", "tpot_ms", NULL};
 static const char *const system_keys[] = {"name", "price_per_gpu_hour", NULL};
 static const char *const dtype_names[] = {"bf16", "fp8", "fp4", "int4", "nvfp4", NULL};
@@ -41,21 +40,15 @@ static const char *const mode_names[] = {"aggregated", "disaggregated", NULL};
 static int decode_count(const json_t *obj, const char *path, const char *key, double *mean,
                         double *spread, fathom_error_t *err)
 {
-    char p[JR_PATH_MAX];
-    jr_path(p, sizeof p, path, key);
-    const json_t *v = json_object_get(obj, key);
+    double p90;
     *spread = 0;
-    if (!v)
-        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p, "is required");
-    if (!json_is_object(v))
-        return jr_value_real(v, p, 1, SERVING_MAX_TOKENS, mean, err);
-    double p90 = 0;
-    if (jr_check_keys(v, p, count_keys, err) ||
-        jr_real(v, p, "mean", JR_REQUIRED, 0, 1, SERVING_MAX_TOKENS, mean, err) ||
-        jr_real(v, p, "p90", JR_OPTIONAL, *mean, 1, SERVING_MAX_TOKENS, &p90, err))
+    if (codec_serving_token_count(obj, path, key, "p90", 1, mean, &p90, err))
         return -1;
+    if (isnan(p90))
+        return 0;
     if (p90 < *mean) {
-        char q[JR_PATH_MAX];
+        char p[JR_PATH_MAX], q[JR_PATH_MAX];
+        jr_path(p, sizeof p, path, key);
         jr_path(q, sizeof q, p, "p90");
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "must be at least the mean");
     }

@@ -135,12 +135,7 @@ static int csv_row(const sweep_run_t *run, const json_t *first, const json_t *ro
 {
     (void)run;
     (void)first;
-    int rc = 0;
-    for (int i = 0; columns[i] && !rc; i++) {
-        json_t *v = sweep_row_at(row, columns[i]);
-        rc = json_array_append_new(cells, v ? json_incref(v) : json_null());
-    }
-    return rc;
+    return sweep_csv_cells(columns, row, NULL, cells);
 }
 
 const sweep_kind_t codec_serving_plan_kind = {

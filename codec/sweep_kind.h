@@ -206,6 +206,12 @@ int sweep_csv_names(const char *const *columns, json_t *names);
 /* The value at a CSV column's path in a row ("system", "layout.tensor_par": one level of
  * nesting), or NULL. */
 json_t *sweep_row_at(const json_t *row, const char *path);
+/* The CSV cells of a row of fixed columns (NULL-ended, paths as sweep_row_at's) appended to
+ * cells: each value as it is (null when absent), or what `cell` makes of it (a new reference;
+ * NULL when memory ran out) when cell is not NULL. 0, or -1 when memory ran out. */
+typedef json_t *(*sweep_cell_fn)(json_t *v);
+int sweep_csv_cells(const char *const *columns, const json_t *row, sweep_cell_fn cell,
+                    json_t *cells);
 
 /* Points held in memory in index order (codec_sweep_run's), and a reader over them that answers
  * as a store would. The list must outlive the reader. */

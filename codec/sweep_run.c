@@ -176,6 +176,17 @@ json_t *sweep_row_at(const json_t *row, const char *path)
     return json_object_get(json_object_get(row, head), dot + 1);
 }
 
+int sweep_csv_cells(const char *const *columns, const json_t *row, sweep_cell_fn cell,
+                    json_t *cells)
+{
+    int rc = 0;
+    for (int i = 0; columns[i] && !rc; i++) {
+        json_t *v = sweep_row_at(row, columns[i]);
+        rc = json_array_append_new(cells, cell ? cell(v) : v ? json_incref(v) : json_null());
+    }
+    return rc;
+}
+
 /* ------------------------------------------------------------------ the runner ---- */
 
 typedef struct {

@@ -189,10 +189,15 @@ static void fsdp2_state(const llm_execution_t *e, const llm_memory_inputs_t *in,
         return;
     /* under pipeline parallelism torch's schedules turn gradient sync off for every
      * microbatch but the last (set_requires_gradient_sync(False)): the unsharded gradients of
-     * a stage accumulate in fp32, the reduce dtype, from its first backward to its last */
-    const double held = pp > 1 ? torch_pp_held_gradients(e, in, blocks, T, block - block_frozen,
-                                                         root - root_frozen)
-                               : (block - block_frozen) * (bpe + 4);
+     * a stage accumulate in fp32, the reduce dtype, from its first backward to its last; beside
+     * them the block in backward's gradients in param_dtype, which autograd writes and FSDP2's
+     * post_backward adds into the fp32 sum and drops (FSDPParam.accumulate_unsharded_grad_if_
+     * needed, to_accumulated_grad_if_needed). Without PP one block's in param_dtype and its
+     * fp32 reduce-scatter input. */
+    const double bt = block - block_frozen;
+    const double held = pp > 1 ? torch_pp_held_gradients(e, in, blocks, T, bt, root - root_frozen) +
+                                     bt * bpe
+                               : bt * (bpe + 4);
     o->gradients += T * 4 / S + held;
     o->optimizer += T * 8 / S;
 }

@@ -93,6 +93,8 @@ const char *serving__attention_kernel(const sv_ctx_t *c, bool decode);
 
 /* serving_step.c: one step of one stage on one GPU, the slowest stage's. */
 void serving__step(const sv_ctx_t *c, const sv_load_t *ld, serving_step_t *out);
+/* One tensor-parallel all-reduce of `bytes` (NCCL's ring latency, the tier's bytes). */
+double serving__tp_all_reduce_s(const sv_ctx_t *c, double bytes);
 
 /* Small helpers */
 static inline double sv_max(double a, double b) { return a > b ? a : b; }

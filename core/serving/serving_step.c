@@ -178,6 +178,28 @@ typedef struct {
     double mem_side[SV_KINDS], comp_side[SV_KINDS], net[SV_KINDS];
 } block_costs_t;
 
+/* One tensor-parallel all-reduce of `bytes` over the tp GPUs: the bytes as the system's tier
+ * prices them (llm_net_op_time less the tier's own latency) and the latency of NCCL's ring, whose
+ * 2(p − 1) steps each cost a hop (NCCL src/graph/tuning.cc, baseLat and hwLat, Ring):
+ *   LL      6.6 µs + 2(p − 1)·(0.6 NVLink | 1.0 PCIe) µs, at 1/4 of the bus bandwidth
+ *   LL128  14.0 µs + 2(p − 1)·1.9 µs, at 0.92 of it (NVLink only)
+ *   Simple  8.4 µs + 2(p − 1)·(3.4 NVLink | 5.7 PCIe) µs, at all of it
+ * the cheapest (NCCL's tuner picks it; the engines' own one-shot kernels are not modelled). A
+ * tier whose all-reduce moves 2(p − 1)/p of the buffer (ops all_reduce [2, −1]) is a ring
+ * through PCIe in the presets (l40s, rtx6000_pro); the others are NVLink. */
+double serving__tp_all_reduce_s(const sv_ctx_t *c, double bytes)
+{
+    const llm_network_t *nw = &c->s->hw.networks[c->tp_net];
+    const double data =
+        llm_net_op_time(&c->s->hw, c->tp_net, LLM_OP_ALL_REDUCE, bytes, c->tp) - nw->latency_s;
+    const bool pcie = nw->ops[LLM_OP_ALL_REDUCE].scalar >= 2;
+    const double steps = 2.0 * (c->tp - 1);
+    const double ll = (6.6 + steps * (pcie ? 1.0 : 0.6)) * 1e-6 + data * 4.0;
+    const double simple = (8.4 + steps * (pcie ? 5.7 : 3.4)) * 1e-6 + data;
+    const double ll128 = pcie ? INFINITY : (14.0 + steps * 1.9) * 1e-6 + data / 0.92;
+    return sv_min(ll, sv_min(simple, ll128));
+}
+
 static void block_cost(const sv_ctx_t *c, const sv_load_t *ld, int kind, block_costs_t *bc)
 {
     const fathom_model_t *m = c->m;
@@ -288,8 +310,7 @@ static void block_cost(const sv_ctx_t *c, const sv_load_t *ld, int kind, block_c
 
     /* tensor-parallel all-reduces after attention and after the MLP */
     if (c->tp > 1 && T > 0) {
-        const double ar =
-            2.0 * llm_net_op_time(&c->s->hw, c->tp_net, LLM_OP_ALL_REDUCE, T * h * act2, c->tp);
+        const double ar = 2.0 * serving__tp_all_reduce_s(c, T * h * act2);
         o->tp_collectives_s += ar;
         t_net += ar;
     }

@@ -459,15 +459,17 @@ static void fsdp2_state(void **state)
  * and 2, rank 1 stages 1 and 3), shard group 2. Rank 0 trains T = 4·34,944 + 64,000 (the
  * embedding) = 203,776; rank 1 T = 4·34,944 + 64,000 + 64 (output, final norm) = 203,840.
  * With 2 microbatches (one round: 2 < 2·pp = 4) one stage's unsharded fp32 gradients are alive
- * at a time, the larger: rank 0 max(2·34,944, 2·34,944 + 64,000) = 133,888, 4·133,888 = 535,552,
- * gradients 4·203,776/2 + 535,552 = 943,104; rank 1 4·(69,888 + 64,064) = 535,808, gradients
- * 407,680 + 535,808 = 943,488. With 4 microbatches (two rounds) both stages' accumulate:
- * 407,552 + 4·203,776 = 1,222,656 and 407,680 + 815,360 = 1,223,040. */
+ * at a time, the larger: rank 0 max(2·34,944, 2·34,944 + 64,000) = 133,888, 4·133,888 = 535,552;
+ * beside them the block in backward's bf16 gradients, 2·34,944 = 69,888: gradients
+ * 4·203,776/2 + 535,552 + 69,888 = 1,012,992; rank 1 4·(69,888 + 64,064) = 535,808, gradients
+ * 407,680 + 535,808 + 69,888 = 1,013,376. With 4 microbatches (two rounds) both stages'
+ * accumulate: 407,552 + 4·203,776 + 69,888 = 1,292,544 and 407,680 + 815,360 + 69,888 =
+ * 1,292,928. */
 static void fsdp2_interleaved_gradients(void **state)
 {
     (void)state;
     fathom_model_t m = model_of(8);
-    const double want[2][2] = {{943104, 943488}, {1222656, 1223040}};
+    const double want[2][2] = {{1012992, 1013376}, {1292544, 1292928}};
     for (int k = 0; k < 2; k++) {
         llm_execution_t e = exe(2, 2, k == 0 ? 2 : 4);
         e.stack = LLM_STACK_TORCHTITAN;

@@ -325,6 +325,30 @@ static void mxfp4_experts(void **state)
     assert_close(st.elementwise_s, 28.988e-9, 1e-4);
 }
 
+/* A tensor-parallel all-reduce over 4 GPUs of the round GPU's tier (100 GB/s, efficiency 1, no
+ * latency of its own), NCCL's ring with 2·3 = 6 steps:
+ *   1 MB over NVLink (ops [1, 0]: 10 µs of bytes): LL 6.6 + 6·0.6 = 10.2 µs + 4·10 = 50.2 µs;
+ *     LL128 14 + 6·1.9 = 25.4 µs + 10/0.92 = 36.269565 µs; Simple 8.4 + 6·3.4 = 28.8 + 10
+ *     = 38.8 µs → LL128, 36.269565 µs;
+ *   10 kB: LL 10.2 + 0.4 = 10.6 µs; LL128 25.5087; Simple 28.9 → LL, 10.6 µs;
+ *   1 MB on a PCIe ring (ops [2, −1]: 2·1 MB − 0.5 MB = 1.5 MB, 15 µs): LL 6.6 + 6·1.0 = 12.6
+ *     + 60 = 72.6 µs; Simple 8.4 + 6·5.7 = 42.6 + 15 = 57.6 µs (no LL128) → 57.6 µs. */
+static void tp_all_reduce(void **state)
+{
+    (void)state;
+    const fathom_model_t m = one_block();
+    serving_system_t s = round_gpu(16);
+    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
+    r.layout.tensor_par = 4;
+    sv_ctx_t c;
+    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
+    assert_close(serving__tp_all_reduce_s(&c, 1e6), 36.269565e-6, 1e-6);
+    assert_close(serving__tp_all_reduce_s(&c, 1e4), 10.6e-6, 1e-9);
+    s.hw.networks[0].ops[LLM_OP_ALL_REDUCE] = (llm_net_op_cost_t){2, -1};
+    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
+    assert_close(serving__tp_all_reduce_s(&c, 1e6), 57.6e-6, 1e-9);
+}
+
 /* The KV pool and the requests it holds (TensorRT-LLM, 16 GiB, max_batch_tokens 65,536):
  *   weights     (4,194,304 + 8,388,608 + 2 norms of 1,024)·2 B = 25,169,920 B
  *   workspace   65,536·(4·1024 + 3·4096)·2 + 2 GiB = 2,147,483,648 + 2,147,483,648
@@ -572,6 +596,7 @@ int main(void)
         cmocka_unit_test(decode_attention_share),  cmocka_unit_test(prefill_step),
         cmocka_unit_test(moe_step),
         cmocka_unit_test(mxfp4_experts),
+        cmocka_unit_test(tp_all_reduce),
         cmocka_unit_test(concurrency),  cmocka_unit_test(trtllm_bench),
         cmocka_unit_test(checkpoint),
         cmocka_unit_test(trtllm_bench_mla),
