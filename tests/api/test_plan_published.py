@@ -6,7 +6,8 @@ inside the range, the range at most 1.6x wide, the point estimate within 20% on 
 
 The table printed is the report. Rows whose miss is known and explained in doc/plan.md (the step
 plan's tuned A100 layouts step at 67-72% MFU where these runs' own layouts reached 26-48%;
-DeepSeek-V3's MoE step) are listed in KNOWN_MISSES and only printed; every other row must meet
+DeepSeek-V3, planned with its report's options, stepping faster than its run) are listed in
+KNOWN_MISSES and only printed; every other row must meet
 each criterion, so a regression fails here."""
 import json
 import os
