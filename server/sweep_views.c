@@ -139,11 +139,20 @@ static json_t *error_of(const store_sweep_t *row)
     return obj ? obj : json_null();
 }
 
+/* 0 when id has a sweep id's shape, else -1 with a 404: anything else (invalid UTF-8 above
+ * all, which PostgreSQL refuses as a parameter) never reaches the store. */
+static int check_id(const char *id, fathom_error_t *err)
+{
+    return codec_is_hash(id) ? 0
+                             : fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL,
+                                                "'%s' is not a sweep id (64 lowercase hex digits)",
+                                                id);
+}
+
 int sweeps_status(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err)
 {
-    if (!codec_is_hash(id))
-        return fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL,
-                                "'%s' is not a sweep id (64 lowercase hex digits)", id);
+    if (check_id(id, err))
+        return -1;
     store_sweep_t row;
     if (store_sweep_get(store_of(s), id, false, &row, err))
         return -1;
@@ -194,6 +203,8 @@ out:
 
 int sweeps_cancel(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err)
 {
+    if (check_id(id, err))
+        return -1;
     bool changed = false;
     if (store_sweep_cancel(store_of(s), id, &changed, err))
         return -1;
@@ -218,8 +229,8 @@ int sweeps_cancel(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err
 
 int sweeps_sample(sweeps_t *s, const char *id, json_t **out, fathom_error_t *err)
 {
-    if (!codec_is_hash(id))
-        return fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL, "'%s' is not a sweep id", id);
+    if (check_id(id, err))
+        return -1;
     store_sweep_t row;
     if (store_sweep_get(store_of(s), id, true, &row, err))
         return -1;
