@@ -24,7 +24,8 @@ static const char *const plan_keys[] = {
     "kind",           "model",          "tokens",     "seq_size",       "batch_tokens",
     "batch_schedule", "goodput",        "datatype",   "systems",        "gpu_counts",
     "max_gpus",       "deadline_days",  "budget_dollars", "options",    "failures",
-    "losses",         "pue",            "co2_kg_per_kwh", "finetune",   NULL};
+    "losses",         "pue",            "co2_kg_per_kwh", "finetune",   "batch_law_tokens",
+    NULL};
 static const char *const system_keys[] = {"name", "system", "price_per_gpu_hour",
                                           "power_per_gpu_kw", NULL};
 static const char *const failure_keys[] = {"per_gpu_hour",         "planned_per_gpu_hour",
@@ -771,8 +772,18 @@ static int decode_workload(const json_t *body, json_t *spec, const codec_ctx_t *
         json_object_set_new(spec, "batch_schedule", schedule) ||
         json_object_set_new(spec, "goodput", goodput))
         return codec_plan__oom(err);
+    /* The normalized plan carries the law's batch, and a normalized plan must normalize to
+     * itself (fuzz_sweep): the member is taken back only as the law gives it. */
+    const double law = batch_law(&m, tokens);
+    const json_t *given = json_object_get(body, "batch_law_tokens");
+    if (given && !(json_is_string(batches) && json_is_number(given) &&
+                   fabs(json_number_value(given) - law) <= 1e-12 * law))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "batch_law_tokens",
+                                "is computed from the model and the tokens (%.17g with "
+                                "batch_tokens \"auto\"); leave it out",
+                                law);
     if (json_is_string(batches) &&
-        json_object_set_new(spec, "batch_law_tokens", json_real(batch_law(&m, tokens))))
+        json_object_set_new(spec, "batch_law_tokens", json_real(law)))
         return codec_plan__oom(err);
     const json_t *systems = json_object_get(body, "systems");
     json_t *nsys = json_array();
