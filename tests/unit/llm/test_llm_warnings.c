@@ -87,25 +87,32 @@ static double bf16_peak(const char *system)
 
 /* The warnings of an estimate of Llama 3 70B on 64 GPUs of `system` whose MFU (model FLOPs per
  * step over step · GPUs · the BF16 peak) is `mfu`. */
-static json_t *warnings_at(const char *system, int fp8, double mfu, double *peak_tflops)
+/* The preset model `model` on 64 data-parallel GPUs of the preset `system`, one sequence each. */
+static void layout_on(const char *model, const char *system, int fp8, fathom_model_t *m,
+                      llm_system_t *s, llm_execution_t *e)
 {
     fathom_error_t err;
-    fathom_model_t m;
-    llm_system_t s;
-    json_t *jm = json_string(moe_class ? "qwen3-30B-A3B" : "llama3-70B"), *js = json_string(system);
-    assert_int_equal(codec_model_decode(jm, "model", presets, &m, &err), 0);
-    assert_int_equal(codec_llm_system_decode(js, "system", presets, &s, &err), 0);
+    json_t *jm = json_string(model), *js = json_string(system);
+    assert_int_equal(codec_model_decode(jm, "model", presets, m, &err), 0);
+    assert_int_equal(codec_llm_system_decode(js, "system", presets, s, &err), 0);
     json_decref(jm);
     json_decref(js);
+    memset(e, 0, sizeof *e);
+    e->num_procs = e->data_par = 64;
+    e->tensor_par = e->pipeline_par = e->pipeline_interleaving = 1;
+    e->batch_size = 64;
+    e->microbatch_size = 1;
+    e->datatype = LLM_DT_BFLOAT16;
+    e->training = true;
+    e->fp8 = fp8;
+}
+
+static json_t *warnings_at(const char *system, int fp8, double mfu, double *peak_tflops)
+{
+    fathom_model_t m;
+    llm_system_t s;
     llm_execution_t e;
-    memset(&e, 0, sizeof e);
-    e.num_procs = e.data_par = 64;
-    e.tensor_par = e.pipeline_par = e.pipeline_interleaving = 1;
-    e.batch_size = 64;
-    e.microbatch_size = 1;
-    e.datatype = LLM_DT_BFLOAT16;
-    e.training = true;
-    e.fp8 = fp8;
+    layout_on(moe_class ? "qwen3-30B-A3B" : "llama3-70B", system, fp8, &m, &s, &e);
     *peak_tflops = s.matrix.rate[LLM_DT_BFLOAT16].tflops;
     llm_result_t r;
     memset(&r, 0, sizeof r);
@@ -211,22 +218,10 @@ static void test_blackwell_ultra_told_apart(void **state)
  * Float8 with `recipe`: 1 if `code` is among them. */
 static int warned_recipe(const char *system, llm_fp8_recipe_t recipe, const char *code)
 {
-    fathom_error_t err;
     fathom_model_t m;
     llm_system_t s;
-    json_t *jm = json_string("llama3-70B"), *js = json_string(system);
-    assert_int_equal(codec_model_decode(jm, "model", presets, &m, &err), 0);
-    assert_int_equal(codec_llm_system_decode(js, "system", presets, &s, &err), 0);
-    json_decref(jm);
-    json_decref(js);
     llm_execution_t e;
-    memset(&e, 0, sizeof e);
-    e.num_procs = e.data_par = 64;
-    e.tensor_par = e.pipeline_par = e.pipeline_interleaving = 1;
-    e.batch_size = 64;
-    e.microbatch_size = 1;
-    e.datatype = LLM_DT_BFLOAT16;
-    e.training = e.fp8 = true;
+    layout_on("llama3-70B", system, 1, &m, &s, &e);
     e.stack = LLM_STACK_TORCHTITAN;
     e.fp8_recipe = recipe;
     llm_result_t r;
