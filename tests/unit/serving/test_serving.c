@@ -491,6 +491,18 @@ static void speculative(void **state)
     assert_string_equal(err.field, "serving.speculative.method");
 }
 
+/* One request of 64 output tokens on the one-block model and round GPU, run as a batch of one. */
+static serving_request_t lone_request(const fathom_model_t *m, const serving_system_t *s,
+                                      serving_result_t *one)
+{
+    serving_request_t r = request(SERVING_ENGINE_VLLM);
+    r.output_tokens = 64;
+    r.num_requests = 1;
+    fathom_error_t err;
+    assert_int_equal(serving_estimate(m, s, &r, one, &err), 0);
+    return r;
+}
+
 /* An offline batch of one request takes its prefill step and then O − 1 decode steps alone:
  * its makespan is the single request's lifetime, so its rate is O / lifetime. The steady state
  * at concurrency 1 gives the same lifetime to within the mean-context approximation (1 %). */
@@ -499,12 +511,9 @@ static void offline_one(void **state)
     (void)state;
     const fathom_model_t m = one_block();
     const serving_system_t s = round_gpu(16);
-    serving_request_t r = request(SERVING_ENGINE_VLLM);
-    r.output_tokens = 64;
-    r.num_requests = 1;
     serving_result_t one, steady;
+    serving_request_t r = lone_request(&m, &s, &one);
     fathom_error_t err;
-    assert_int_equal(serving_estimate(&m, &s, &r, &one, &err), 0);
     r.num_requests = 0, r.concurrency = 1;
     assert_int_equal(serving_estimate(&m, &s, &r, &steady, &err), 0);
     assert_close(one.output_tokens_per_s, steady.output_tokens_per_s, 0.01);
@@ -519,12 +528,9 @@ static void finite_at_rate(void **state)
     (void)state;
     const fathom_model_t m = one_block();
     const serving_system_t s = round_gpu(16);
-    serving_request_t r = request(SERVING_ENGINE_VLLM);
-    r.output_tokens = 64;
-    r.num_requests = 1;
     serving_result_t one, run;
+    serving_request_t r = lone_request(&m, &s, &one);
     fathom_error_t err;
-    assert_int_equal(serving_estimate(&m, &s, &r, &one, &err), 0);
     const double L = 64 / one.output_tokens_per_s;
     assert_true(L < 1);
     r.num_requests = 3, r.requests_per_s = 0.1;
