@@ -57,7 +57,8 @@
  *   (forward again when full recompute reruns it). The ring runs on context_par_net; when it
  *   spans nodes every hop is paced by that tier (the ranks step together, so the slowest link
  *   sets the ring's speed). That is Megatron's ring (Transformer Engine); the PyTorch stacks'
- *   ring all-gathers K and V at the query heads' width instead (llm_ring.c).
+ *   ring all-gathers K and V at the query heads' width instead (llm_ring.c). The exposed ring
+ *   is block time, so with pipeline parallelism it lengthens the bubble too (ring_in_bubble).
  *
  * Memory: what one block of each kind and the outer layers hold per microbatch goes to
  * llm_memory_inputs_t (memory_inputs); llm_memory.c makes every rank's memory of it. */
@@ -402,6 +403,21 @@ static double ring_attention(const fathom_model_t *m, const llm_system_t *s,
     return (double)k->bpp * (double)k->nmb * (fw + bw);
 }
 
+/* The ring's exposed seconds are block time, as the tensor-parallel collectives' exposed seconds
+ * are, and the pipeline's fill and drain run the stage's blocks: Calculon's bubble, (pp − 1)
+ * passes of a chunk of bpp/vp blocks, grows by x·(pp − 1)·bpp/vp, x the ring's exposed seconds
+ * per block and microbatch. Added before schedule_bubble, which keeps the zero-bubble and
+ * DualPipe schedules' share of the whole. */
+static void ring_in_bubble(const llm_execution_t *e, const llm__compiled_t *k, double cp_exposed,
+                           llm_stats_t *st)
+{
+    if (e->pipeline_par < 2 || !(cp_exposed > 0))
+        return;
+    const double x = cp_exposed / ((double)k->bpp * (double)k->nmb);
+    st->bubble_time += x * (double)(e->pipeline_par - 1) * (double)k->bpp /
+                       (double)e->pipeline_interleaving;
+}
+
 /* Totals and efficiencies after the modern lines changed; perfect_add FLOPs of useful work
  * joined the critical path. */
 static void retotal(const llm_execution_t *e, const llm__compiled_t *k, double perfect_old,
@@ -499,9 +515,10 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
     const double bpe = k->c.bpe, shards = k->c.optim_shards;
     const int64_t pp = e->pipeline_par;
     const double old_total = st->total_time, perfect_old = st->total_efficiency * old_total;
+    x->cp_comm_exposed = ring_attention(m, s, e, k, blk);
+    ring_in_bubble(e, k, x->cp_comm_exposed, st);
     schedule_bubble(e, blk, st);
     blocks_data_parallel(m, s, e, k, blk, st, x);
-    x->cp_comm_exposed = ring_attention(m, s, e, k, blk);
     double perfect_add = 0;
     outer_t F, L;
     memset(&F, 0, sizeof F);

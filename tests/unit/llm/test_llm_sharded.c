@@ -219,6 +219,33 @@ static void torch_ring_messages(void **state)
     assert_close(r.extra.cp_comm_exposed, 81.92e-3, 1e-3);
 }
 
+/* The ring's exposed time lengthens the pipeline bubble as block time does (llm_stages.c,
+ * ring_in_bubble). Megatron's ring over 2 ranks of the 16-token sequence on the slow tier: 8
+ * tokens a rank, one K/V chunk 2·8·2 heads·8·2 bytes = 512 bytes; per block and microbatch the
+ * forward sends one chunk (0.512 ms at 1e6 bytes/s), the backward one double chunk and hands
+ * the last dK/dV back (1.024 + 0.512 ms): x = 2.048 ms, against microseconds of compute. Two
+ * pipeline stages of one block each (sends on a tier too fast to count), 1F1B: the bubble is
+ * (pp − 1) = 1 pass of the stage's one block, so it grows by x to 2.048 ms (plus the block's few
+ * microseconds of compute). */
+static void ring_lengthens_bubble(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny_model();
+    m.vocab_size = 0;
+    llm_system_t s = unit_system(1e-3);
+    s.num_networks = 2;
+    s.networks[1] = s.networks[0];
+    s.networks[1].bandwidth_gbps = 1e9;
+    llm_execution_t e = test_layout(1, 2, 1);
+    e.context_par = 2;
+    e.num_procs = 4;
+    e.pipeline_par_net = 1;
+    e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
+    llm_result_t r;
+    estimate(&m, &s, &e, &r);
+    assert_close(r.stats.bubble_time, 2.048e-3, 5e-3);
+}
+
 /* The memory passes PyTorch's ring adds to one attention pass (llm_ring.c), for 4 ranks in
  * bfloat16 (b = 2) and E = 1,000 elements of a query-shaped tensor, counted from the loop of
  * _templated_ring_attention and its backward, on the last rank (every later step whole-Q):
@@ -320,6 +347,7 @@ int main(void)
         cmocka_unit_test(ring_attention_messages),
         cmocka_unit_test(torch_ring_messages),
         cmocka_unit_test(torch_ring_passes),
+        cmocka_unit_test(ring_lengthens_bubble),
         cmocka_unit_test(causal_load_balance),
         cmocka_unit_test(sharding_is_stage_one),
     };
