@@ -118,7 +118,7 @@ double plan_batch_law_tokens(double compute_flops);
  * never adjusted; beside each, the plan's own figure for the run (the tuned stack over its
  * goodput, planned as tests/data/plans/published_runs.json states the run), so that
  * k = published / tuned says how much more the run paid than the plan's tuned stack.
- * test_plan_published holds the stored figure within 5% of what the plan computes. */
+ * test_plan_published holds the ratios the stored figures imply within 2% of the live plans. */
 typedef struct {
     const char *model, *gpu;
     double peak_flops;      /* P: the GPU's dense BF16 peak, FLOP/s */

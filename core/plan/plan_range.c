@@ -17,7 +17,7 @@ const plan_published_run_t plan_published_runs[] = {
     {"LLaMA 65B", "A100 80GB", A100, 2048, 1.4e12, 65.2e9, 1022362, 718350,
      "Touvron et al. 2023, LLaMA (arXiv:2302.13971): 2,048 A100 80GB (sec. 2.4), 1.4T tokens "
      "(Table 2), 1,022,362 GPU-hours (Table 15)"},
-    {"BLOOM 176B", "A100 80GB", A100, 384, 366e9, 176.2e9, 1082990, 500330,
+    {"BLOOM 176B", "A100 80GB", A100, 384, 366e9, 176.2e9, 1082990, 547170,
      "BigScience 2022, BLOOM (arXiv:2211.05100): 48 nodes of 8 A100 80GB, 366B tokens, "
      "1,082,990 compute hours"},
     {"StarCoderBase 15.5B", "A100 80GB", A100, 512, 1e12, 15.5e9, 320256, 137100,

@@ -24,13 +24,12 @@ RUNS = json.load(open(os.path.join(SOURCE, "tests", "data", "plans", "published_
 # say about Fathom"): criterion "inside", "width" (at most 1.6x) or "point" (within 20%).
 A100_SPLIT = ("the A100 runs split in two: LLaMA and Falcon paid 1.3-1.4x the plan's tuned stack, "
               "BLOOM and StarCoderBase (Megatron-DeepSpeed and Megatron-LM, 2022-23, recompute and "
-              "pipeline bubbles) 2.2-2.3x; each, predicted from the other four, lands 25-40% off, "
-              "outside a 1-sigma range")
+              "pipeline bubbles) 2.0-2.3x; each, predicted from the other four, lands 18-37% off, "
+              "outside a 1-sigma range or its point beyond 20%")
 SPREAD = ("a 1-sigma range of the other runs' spread: leaving out a run near its generation's "
-          "mean (or an H100 run, leaving the A100 runs' spread alone) widens it to 1.66-1.67x")
+          "mean (or an H100 run, leaving the A100 runs' spread alone) widens it to 1.61x")
 KNOWN_MISSES = {
-    ("LLaMA 65B", "inside"): A100_SPLIT, ("LLaMA 65B", "point"): A100_SPLIT,
-    ("BLOOM 176B", "inside"): A100_SPLIT, ("BLOOM 176B", "point"): A100_SPLIT,
+    ("LLaMA 65B", "point"): A100_SPLIT, ("BLOOM 176B", "inside"): A100_SPLIT,
     ("StarCoderBase 15.5B", "inside"): A100_SPLIT, ("StarCoderBase 15.5B", "point"): A100_SPLIT,
     ("Falcon-180B", "inside"): A100_SPLIT, ("Falcon-180B", "point"): A100_SPLIT,
     ("MPT-7B", "width"): SPREAD, ("Llama 3.1 405B", "width"): SPREAD,
@@ -80,7 +79,8 @@ class PublishedRuns(ServerTestCase):
                     misses.append("%s: %s" % (run["name"], criterion))
         # leave-one-out, and the plan's tuned figures stored in the table (core/plan/plan_range.c)
         # still the plan's: each run's ratio from the other runs of its generation, worked here
-        # from this test's own plans, within 5% of what the server used
+        # from this test's own plans, within 2% of what the server used (one stored figure 8%
+        # off moves an A100 ratio 2%, an H100 one 8%)
         live = {run["name"]: run["published_gpu_hours"] / c["published"]["gpu_hours_tuned"]
                 for run, c in zip(RUNS, cands)}
         for run, c in zip(RUNS, cands):
@@ -88,7 +88,7 @@ class PublishedRuns(ServerTestCase):
             others = [math.log(live[o["name"]]) for o in RUNS
                       if o is not run and generation(o) == generation(run)]
             want = math.exp(sum(others) / len(others))
-            self.assertLess(abs(c["published"]["ratio"] / want - 1), 0.05,
+            self.assertLess(abs(c["published"]["ratio"] / want - 1), 0.02,
                             (run["name"], c["published"]["ratio"], want))
         print("\n%-20s %11s %11s %11s %11s %6s %7s %6s %9s %6s %11s" % (
             "run", "published", "low", "point", "high", "width", "point", "mfu", "batch_M", "stages",
