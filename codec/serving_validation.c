@@ -167,9 +167,8 @@ static void prepare(const json_t *row, const codec_presets_t *presets, vrow_t *v
         /* Triton at a request rate; "INF": unthrottled */
         const char *q = str(row, "request_rate_qps");
         r->requests_per_s = *q && strcmp(q, "INF") != 0 ? strtod(q, NULL) : 0;
-        /* unthrottled: the table's 500 requests sent at once (its heading) */
-        if (r->requests_per_s <= 0)
-            r->num_requests = 500;
+        /* the table's 500 requests (its heading), sent at that rate or, unthrottled, at once */
+        r->num_requests = 500;
         r->chunked_prefill = -1;
     } else if (real(row, "concurrency", 0) > 0) {
         /* a serving benchmark at a fixed number of requests in flight: the engine's defaults */

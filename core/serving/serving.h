@@ -93,8 +93,9 @@ typedef struct {
      * how offline benchmarks run). */
     double concurrency;
     double requests_per_s;
-    /* An offline batch (with neither of the two above): num_requests requests queued at once and
-     * served until the last finishes (serving_offline.c); 0: the steady state at saturation. */
+    /* A finite run (not with concurrency): num_requests requests queued at once or, with
+     * requests_per_s, arriving at that rate, served until the last finishes (serving_offline.c);
+     * 0: the steady state. */
     double num_requests;
     int64_t max_batch_tokens; /* tokens one step may take; 0: the engine's default */
     int64_t max_batch_size;   /* sequences one step may take; 0: the engine's default */

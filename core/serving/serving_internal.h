@@ -69,12 +69,13 @@ typedef struct {
 void serving__settings(const sv_ctx_t *c, const serving_request_t *r, sv_settings_t *st);
 double serving__draft_time(const sv_ctx_t *c, const sv_settings_t *st, double n, double context);
 
-/* serving_offline.c: an offline batch of n requests queued at once, step by step. */
+/* serving_offline.c: a finite run of n requests, queued at once (rate 0) or arriving at rate
+ * requests/s, step by step. */
 typedef struct {
     double makespan_s, mean_concurrency, ttft_s, tpot_s, steps;
 } sv_offline_t;
 void serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_concurrency,
-                      double num_requests, sv_offline_t *out);
+                      double num_requests, double rate, sv_offline_t *out);
 
 /* serving_memory.c */
 int serving__ctx_init(sv_ctx_t *c, const fathom_model_t *m, const serving_system_t *s,

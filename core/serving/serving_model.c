@@ -18,7 +18,8 @@
  *          waits half a step for the next one to start; W: queueing, below)
  * Load: a concurrency, or a request rate λ solved by Little's law (C = λ·(TTFT + (O − 1)·TPOT),
  * bisection on C; beyond the largest C the replica holds it is overloaded), or neither: as many
- * as fit (an offline benchmark). Queueing for prompt-token budget at rate λ: utilisation
+ * as fit (an offline benchmark); with num_requests, a finite run of that many requests, at once
+ * or at requests_per_s, followed step by step (serving_offline.c). Queueing for prompt-token budget at rate λ: utilisation
  * ρ = (prompt tokens a step must take)/(budget left after decode tokens); an M/D/1 queue with
  * service s = pp·t_p·I'/budget waits W = ρ·s/(2(1 − ρ)) on average (Pollaczek–Khinchine), and
  * P(wait > x) ≈ ρ·exp(−x·ρ/W), so p50 and p99 at (W/ρ)·ln(ρ/0.5) and (W/ρ)·ln(ρ/0.01). A p99
@@ -81,9 +82,9 @@ static int check_request(const fathom_model_t *m, const serving_system_t *s,
     if (r->concurrency > 0 && r->requests_per_s > 0)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.requests_per_s",
                                 "give concurrency or requests_per_s, not both");
-    if (r->num_requests > 0 && (r->concurrency > 0 || r->requests_per_s > 0))
+    if (r->num_requests > 0 && r->concurrency > 0)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.num_requests",
-                                "an offline batch takes neither concurrency nor requests_per_s");
+                                "a finite run takes requests_per_s or nothing, not concurrency");
     if (!(r->num_requests >= 0 && r->num_requests <= SERVING_MAX_REQUESTS))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.num_requests",
                                 "must be in [0, %g]", SERVING_MAX_REQUESTS);
@@ -565,20 +566,23 @@ int serving_estimate(const fathom_model_t *m, const serving_system_t *s,
             o->warnings |= SERVING_WARN_OVERLOADED;
     }
     sv_offline_t off = {0};
-    const bool offline = r->num_requests > 0 && r->concurrency <= 0 && r->requests_per_s <= 0 &&
-                         !r->disaggregated;
+    const bool offline = r->num_requests > 0 && r->concurrency <= 0 && !r->disaggregated;
     if (offline) {
-        serving__offline(&c, &st, o->max_concurrency, r->num_requests, &off);
-        C = off.mean_concurrency;
+        serving__offline(&c, &st, o->max_concurrency, r->num_requests, r->requests_per_s, &off);
+        if (off.makespan_s > 0)
+            C = off.mean_concurrency;
     }
     sv_point_t p;
     sv_latency_t lt;
     point_at(&c, &st, C, &p);
-    const double lambda = r->requests_per_s > 0 && !overloaded ? r->requests_per_s : 0;
-    latency_at(&c, &st, &p, &ps, lambda, &lt);
-    if (offline && off.makespan_s > 0) {
-        /* the batch as it ran: its makespan sets the rate, its requests' means the latency */
+    const bool finite = offline && off.makespan_s > 0;
+    double lambda = r->requests_per_s > 0 && !overloaded ? r->requests_per_s : 0;
+    latency_at(&c, &st, &p, &ps, finite ? 0 : lambda, &lt);
+    if (finite) {
+        /* the run as it went: its makespan sets the rate (N · O / makespan, and N / makespan
+         * requests a second), its requests' means the latency */
         p.out_rate = r->num_requests * r->output_tokens / off.makespan_s;
+        lambda = r->num_requests / off.makespan_s;
         lt.ttft = lt.ttft50 = off.ttft_s;
         lt.ttft99 = off.ttft_s;
         lt.tpot = off.tpot_s > 0 ? off.tpot_s : lt.tpot;

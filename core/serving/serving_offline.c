@@ -1,6 +1,14 @@
-/* serving_offline.c — an offline batch as benchmarks run it (trtllm-bench throughput, vLLM's
- * benchmark_throughput): num_requests identical requests queued at t = 0, served step by step
- * by continuous batching until the last one finishes; throughput = num_requests · O / makespan.
+/* serving_offline.c — a finite benchmark as the tools run it: num_requests identical requests,
+ * queued at t = 0 (trtllm-bench throughput, vLLM's benchmark_throughput) or sent at a request
+ * rate λ (Triton's and vLLM's serving benchmarks: Poisson arrivals, request i at i/λ on average —
+ * the mean of the sum of i exponential gaps of mean 1/λ), served step by step by continuous
+ * batching until the last one finishes; throughput = num_requests · O / makespan, the makespan
+ * from the first arrival to the last token (how those tools time a run).
+ *
+ * A finite run at a rate is not the steady state: it cannot hold more than num_requests (an
+ * overloaded steady state would grow its queue without bound), and its makespan is the arrival
+ * span (N − 1)/λ plus the last request's own time (TTFT + (O − 1) · TPOT), so at N = 500,
+ * λ = 32/s and 2 s of generation the rate is 500 · O / 17.6 s, not 32 · O.
  *
  * A steady state is never reached when the batch holds a third or half of the requests: the run
  * starts with every slot in prefill (the token budget admits max_batch_tokens of prompt a step,
@@ -32,6 +40,7 @@ typedef struct {
     double done;    /* prompt tokens computed (prefill) */
     double decoded; /* output tokens produced; < 0: still in prefill */
     double first;   /* time of the first token (sum over the cohort's requests / n) */
+    double arrive;  /* mean arrival time of the cohort's requests */
 } cohort_t;
 
 typedef struct {
@@ -57,6 +66,7 @@ static void push(cohorts_t *cs, cohort_t x)
         a->decoded = (a->decoded * a->n + b->decoded * b->n) / n;
         a->done = (a->done * a->n + b->done * b->n) / n;
         a->first = (a->first * a->n + b->first * b->n) / n;
+        a->arrive = (a->arrive * a->n + b->arrive * b->n) / n;
         a->n = n;
         memmove(b, b + 1, (size_t)(cs->n - best - 2) * sizeof *b);
         cs->n--;
@@ -81,8 +91,14 @@ static double step_time(const sv_ctx_t *c, const sv_settings_t *st, double gen, 
     return c->pp * (s.total_s + serving__draft_time(c, st, gen / per, ctx));
 }
 
+/* Requests arrived by time t: request i (0-based) at i/λ; λ = 0: all at t = 0. */
+static double arrived_by(double t, double rate, double num_requests)
+{
+    return rate > 0 ? fmin(num_requests, floor(t * rate + 1e-9) + 1) : num_requests;
+}
+
 void serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_concurrency,
-                      double num_requests, sv_offline_t *out)
+                      double num_requests, double rate, sv_offline_t *out)
 {
     const serving_request_t *r = c->r;
     const double O = r->output_tokens, in = st->in_eff;
@@ -91,19 +107,32 @@ void serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_con
     cohorts_t buf[2];
     cohorts_t *cur = &buf[0], *nxt = &buf[1];
     cur->n = 0;
-    double waiting = num_requests, running = 0, t = 0, area = 0, ttft_sum = 0, tpot_sum = 0;
+    double admitted = 0, running = 0, t = 0, area = 0, ttft_sum = 0, tpot_sum = 0;
     double steps = 0;
     memset(out, 0, sizeof *out);
     long guard = 0;
-    for (; guard < SV_MAX_STEPS && (waiting > 0 || cur->n > 0); guard++) {
+    for (; guard < SV_MAX_STEPS && (admitted < num_requests || cur->n > 0); guard++) {
         cohorts_t *cs = cur;
-        /* 1. admission */
+        /* 1. admission of the requests that have arrived; an idle engine waits for the next */
+        double waiting = arrived_by(t, rate, num_requests) - admitted;
+        if (cs->n == 0 && waiting < 1 && rate > 0) {
+            t = fmax(t, admitted / rate);
+            waiting = arrived_by(t, rate, num_requests) - admitted;
+        }
         const double admit = fmin(waiting, floor(max_concurrency - running + 1e-9));
-        if (admit >= 1) {
-            push(cs, (cohort_t){admit, 0, -1, 0});
+        if (admit >= 1 || (admit > 0 && admitted + admit >= num_requests)) {
+            /* requests admitted .. admitted + admit − 1 arrived at their index / λ */
+            const double arrive = rate > 0 ? (admitted + (admit - 1) / 2) / rate : 0;
+            push(cs, (cohort_t){admit, 0, -1, 0, arrive});
+            admitted += admit;
             waiting -= admit;
             running += admit;
         }
+        /* the next arrival the engine could admit (none: INFINITY) */
+        const double next_arrival = rate > 0 && admitted < num_requests &&
+                                            running < max_concurrency - 1e-9
+                                        ? admitted / rate
+                                        : INFINITY;
         /* 2. the step's load */
         double gen = 0, ctx_sum = 0;
         bool prefill = false;
@@ -119,6 +148,8 @@ void serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_con
             double m = INFINITY;
             for (int i = 0; i < cs->n; i++)
                 m = fmin(m, ceil((O - cs->c[i].decoded) / st->tau - 1e-9));
+            if (next_arrival < INFINITY) /* stop at the next arrival */
+                m = fmin(m, ceil((next_arrival - t) / step_time(c, st, gen, ctx, 0, 0, 0) - 1e-9));
             m = fmax(m, 1);
             const double dt = step_time(c, st, gen, ctx + (m - 1) * st->tau / 2, 0, 0, 0);
             t += m * dt;
@@ -145,14 +176,14 @@ void serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_con
                     attended += k * rem * (st->prefix + x.done + (rem + 1) / 2);
                     seqs += k;
                     left -= k * rem;
-                    push(next, (cohort_t){k, in, 0, 0}); /* first token at this step's end */
+                    push(next, (cohort_t){k, in, 0, 0, x.arrive}); /* first token at the end */
                     x.n -= k;
                 }
                 if (x.n > 0 && st->chunked && left >= 1) {
                     tokens += left;
                     attended += left * (st->prefix + x.done + (left + 1) / 2);
                     if (x.n > 1)
-                        push(next, (cohort_t){x.n - 1, x.done, -1, 0});
+                        push(next, (cohort_t){x.n - 1, x.done, -1, 0, x.arrive});
                     x.n = 1;
                     x.done += left;
                     left = 0;
@@ -173,7 +204,7 @@ void serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_con
                 else if (cs->c[i].decoded == 0 && cs->c[i].done >= in) {
                     cs->c[i].decoded = 1; /* the prompt's step emitted the first token */
                     cs->c[i].first = t;
-                    ttft_sum += cs->c[i].n * t;
+                    ttft_sum += cs->c[i].n * (t - cs->c[i].arrive);
                 }
             }
         }

@@ -190,7 +190,7 @@ class Inference(ServerTestCase):
             (body(tensor_par=None, disaggregated={"prefill": {}, "decode": {}, "kv_transfer_net": 9}), bad,
              "serving.disaggregated.kv_transfer_net"),
             (body(nonsense=1), bad, "serving.nonsense"),
-            (body(num_requests=10), bad, "serving.num_requests"),
+            (body(num_requests=10, requests_per_s=None, concurrency=4), bad, "serving.num_requests"),
         ]
         for b, code, field in cases:
             self.assertError(self.post(b), 422, code, field)

@@ -491,6 +491,18 @@ static void speculative(void **state)
     assert_string_equal(err.field, "serving.speculative.method");
 }
 
+/* One request of 64 output tokens on the one-block model and round GPU, run as a batch of one. */
+static serving_request_t lone_request(const fathom_model_t *m, const serving_system_t *s,
+                                      serving_result_t *one)
+{
+    serving_request_t r = request(SERVING_ENGINE_VLLM);
+    r.output_tokens = 64;
+    r.num_requests = 1;
+    fathom_error_t err;
+    assert_int_equal(serving_estimate(m, s, &r, one, &err), 0);
+    return r;
+}
+
 /* An offline batch of one request takes its prefill step and then O − 1 decode steps alone:
  * its makespan is the single request's lifetime, so its rate is O / lifetime. The steady state
  * at concurrency 1 gives the same lifetime to within the mean-context approximation (1 %). */
@@ -499,15 +511,37 @@ static void offline_one(void **state)
     (void)state;
     const fathom_model_t m = one_block();
     const serving_system_t s = round_gpu(16);
-    serving_request_t r = request(SERVING_ENGINE_VLLM);
-    r.output_tokens = 64;
-    r.num_requests = 1;
     serving_result_t one, steady;
+    serving_request_t r = lone_request(&m, &s, &one);
     fathom_error_t err;
-    assert_int_equal(serving_estimate(&m, &s, &r, &one, &err), 0);
     r.num_requests = 0, r.concurrency = 1;
     assert_int_equal(serving_estimate(&m, &s, &r, &steady, &err), 0);
     assert_close(one.output_tokens_per_s, steady.output_tokens_per_s, 0.01);
+}
+
+/* A finite run at a rate: 3 requests at λ = 0.1/s arrive at 0, 10 and 20 s (i/λ). Each lives
+ * L = 64 / (one request's rate) seconds, far below the 10 s between them, so they never share a
+ * step: the run ends at 20 s + L and makes 3 · 64 tokens, a rate of 192 / (20 + L) tokens/s
+ * (not λ · O = 6.4 tokens/s, nor the steady state), each request's TTFT the lone request's. */
+static void finite_at_rate(void **state)
+{
+    (void)state;
+    const fathom_model_t m = one_block();
+    const serving_system_t s = round_gpu(16);
+    serving_result_t one, run;
+    serving_request_t r = lone_request(&m, &s, &one);
+    fathom_error_t err;
+    const double L = 64 / one.output_tokens_per_s;
+    assert_true(L < 1);
+    r.num_requests = 3, r.requests_per_s = 0.1;
+    assert_int_equal(serving_estimate(&m, &s, &r, &run, &err), 0);
+    assert_close(run.output_tokens_per_s, 192 / (20 + L), 1e-9);
+    assert_close(run.requests_per_s, 3 / (20 + L), 1e-9);
+    assert_close(run.ttft_s, one.ttft_s, 1e-12);
+    /* a finite run does not take a concurrency */
+    r.requests_per_s = 0, r.concurrency = 2;
+    assert_int_equal(serving_estimate(&m, &s, &r, &run, &err), -1);
+    assert_string_equal(err.field, "serving.num_requests");
 }
 
 /* Disaggregated: the prompt's KV cache, 1,000 tokens · 4,096 B = 4,096,000 B, crosses the
@@ -601,6 +635,7 @@ int main(void)
         cmocka_unit_test(checkpoint),
         cmocka_unit_test(trtllm_bench_mla),
         cmocka_unit_test(speculative),  cmocka_unit_test(offline_one),
+        cmocka_unit_test(finite_at_rate),
         cmocka_unit_test(refusals),     cmocka_unit_test(plan_select),
         cmocka_unit_test(disaggregated),
     };
