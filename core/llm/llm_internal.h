@@ -29,6 +29,7 @@ typedef struct {
     llm_attn_kernel_t attn_kernel;     /* execution.attention_kernel */
     llm_stack_t stack;                 /* execution.stack and compile (llm_stack.c) */
     bool compile;
+    double context_par;                /* execution.context_par (llm_ring.c) */
     double gather_bpe;                 /* bytes per element a TP all-gather of a linear's input
                                         * moves: 1 where torchtitan gathers it in FP8 */
     llm_fp8_recipe_t fp8_recipe;       /* execution.fp8_recipe (torchao's casts, llm_stack.c) */
@@ -270,6 +271,13 @@ double llm__attention_throughput(const llm__layer_t *l, const llm__ctx_t *c, llm
 bool llm__stack_bytes(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st, double *bytes);
 double llm__stack_attention_bytes(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st,
                                   double q_elems, double kv_elems);
+/* Context parallelism as the PyTorch stacks run it (llm_ring.c): the bytes the ring's merges
+ * and per-step calls add to one attention pass of E query-shaped elements, and the seconds per
+ * block and microbatch its collectives leave exposed for kv bytes of K and V on a rank, the
+ * attention kernel's forward and backward seconds, and the forwards a recompute reruns. */
+double llm__torch_ring_bytes(const llm__ctx_t *c, llm__stage_t st, double E);
+double llm__torch_ring_exposed(const llm_system_t *s, const llm_execution_t *e, double kv,
+                               double attn_fw, double attn_bw, double reruns);
 /* Bytes per element a tensor-parallel all-gather of a linear's input moves (llm_stack.c). */
 double llm__stack_gather_bpe(const llm_execution_t *e, double bpe);
 /* An FP8 GEMM with per-row scales runs at this fraction of a per-tensor-scaled one: the mean of
