@@ -501,6 +501,11 @@ double llm__dualpipe_outer_share(double tF, double tL, double slack0, double sla
  * one with the most MoE blocks (the dense first blocks of DeepSeek-V3 or GLM sit on the first
  * stage, which then runs faster than the others). */
 int64_t llm__pace_moe_blocks(const fathom_model_t *m, const llm_execution_t *e, int64_t bpp);
+/* Model chunks rank `rank` runs forward before its first backward, the one that opens the steady
+ * state included: min(nmb, pp − rank) under 1F1B and ZB-H1, min(nmb·v, 2·(pp − rank − 1) +
+ * (v − 1)·pp + 1) interleaved (Megatron's get_pp_num_warmup plus one; llm_memory.c). Not for
+ * DualPipe, whose two stages per rank warm up differently. */
+double llm__warmup_chunks(const llm_execution_t *e, int64_t nmb, int64_t rank);
 /* Adds the exposed dispatch/combine all-to-all to the step, and fills the MoE fields of x. */
 void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                    llm__compiled_t *k, const llm__block_stats_t *blk, llm_stats_t *st,
