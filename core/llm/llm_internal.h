@@ -29,6 +29,7 @@ typedef struct {
     llm_attn_kernel_t attn_kernel;     /* execution.attention_kernel */
     llm_stack_t stack;                 /* execution.stack and compile (llm_stack.c) */
     bool compile;
+    double context_par;                /* execution.context_par (llm_ring.c) */
     double gather_bpe;                 /* bytes per element a TP all-gather of a linear's input
                                         * moves: 1 where torchtitan gathers it in FP8 */
     llm_fp8_recipe_t fp8_recipe;       /* execution.fp8_recipe (torchao's casts, llm_stack.c) */
@@ -270,6 +271,13 @@ double llm__attention_throughput(const llm__layer_t *l, const llm__ctx_t *c, llm
 bool llm__stack_bytes(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st, double *bytes);
 double llm__stack_attention_bytes(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st,
                                   double q_elems, double kv_elems);
+/* Context parallelism as the PyTorch stacks run it (llm_ring.c): the bytes the ring's merges
+ * and per-step calls add to one attention pass of E query-shaped elements, and the seconds per
+ * block and microbatch its collectives leave exposed for kv bytes of K and V on a rank, the
+ * attention kernel's forward and backward seconds, and the forwards a recompute reruns. */
+double llm__torch_ring_bytes(const llm__ctx_t *c, llm__stage_t st, double E);
+double llm__torch_ring_exposed(const llm_system_t *s, const llm_execution_t *e, double kv,
+                               double attn_fw, double attn_bw, double reruns);
 /* Bytes per element a tensor-parallel all-gather of a linear's input moves (llm_stack.c). */
 double llm__stack_gather_bpe(const llm_execution_t *e, double bpe);
 /* An FP8 GEMM with per-row scales runs at this fraction of a per-tensor-scaled one: the mean of
@@ -493,6 +501,11 @@ double llm__dualpipe_outer_share(double tF, double tL, double slack0, double sla
  * one with the most MoE blocks (the dense first blocks of DeepSeek-V3 or GLM sit on the first
  * stage, which then runs faster than the others). */
 int64_t llm__pace_moe_blocks(const fathom_model_t *m, const llm_execution_t *e, int64_t bpp);
+/* Model chunks rank `rank` runs forward before its first backward, the one that opens the steady
+ * state included: min(nmb, pp − rank) under 1F1B and ZB-H1, min(nmb·v, 2·(pp − rank − 1) +
+ * (v − 1)·pp + 1) interleaved (Megatron's get_pp_num_warmup plus one; llm_memory.c). Not for
+ * DualPipe, whose two stages per rank warm up differently. */
+double llm__warmup_chunks(const llm_execution_t *e, int64_t nmb, int64_t rank);
 /* Adds the exposed dispatch/combine all-to-all to the step, and fills the MoE fields of x. */
 void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                    llm__compiled_t *k, const llm__block_stats_t *blk, llm_stats_t *st,

@@ -294,15 +294,25 @@ double llm__op_sac_bytes(const fathom_model_t *m, const llm_execution_t *e)
     return bytes;
 }
 
-/* Microbatches whose activations stage j's blocks keep on its rank (header). */
-static double in_flight(const llm_execution_t *e, int64_t nmb, int64_t rank)
+/* Model chunks (forward passes of one microbatch through the rank's blocks of one virtual
+ * stage) that rank r runs before its first backward, the one that starts the steady state
+ * included (header; the schedules above, v = 1 without interleaving). */
+double llm__warmup_chunks(const llm_execution_t *e, int64_t nmb, int64_t rank)
 {
     const double pp = (double)e->pipeline_par, r = (double)rank, n = (double)nmb;
     if (llm_pp_schedule(e) == LLM_PP_INTERLEAVED) {
         const double v = (double)e->pipeline_interleaving;
-        return min2(n * v, 2 * (pp - r - 1) + (v - 1) * pp + 1) / v;
+        return min2(n * v, 2 * (pp - r - 1) + (v - 1) * pp + 1);
     }
     return min2(n, pp - r);
+}
+
+/* Microbatches whose activations stage j's blocks keep on its rank (header). */
+static double in_flight(const llm_execution_t *e, int64_t nmb, int64_t rank)
+{
+    const double v =
+        llm_pp_schedule(e) == LLM_PP_INTERLEAVED ? (double)e->pipeline_interleaving : 1;
+    return llm__warmup_chunks(e, nmb, rank) / v;
 }
 
 /* torch.distributed.pipelining's buffers on rank r (the PyTorch stacks with pipeline_par > 1;

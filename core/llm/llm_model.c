@@ -778,6 +778,7 @@ static void fill_context(const fathom_model_t *m, const llm_system_t *s, const l
     c->attn_kernel = e->attention_kernel;
     c->stack = e->stack;
     c->compile = e->compile;
+    c->context_par = (double)llm_context_par(e);
     c->gather_bpe = llm__stack_gather_bpe(e, c->bpe);
     c->fp8_recipe = e->fp8_recipe;
     c->fp8_prepared_shards = e->tensor_par > 1 && c->gather_bpe < c->bpe ? (double)e->tensor_par : 0;

@@ -740,16 +740,19 @@ double llm__a2a_partitioned_exposed(const double comm[4], double af, double mf, 
  * dispatch; the dispatch's backward needs the MLP's). Exposed: P1 + P2 + P3 − (Af + Mf + Ab + Mb),
  * half to each direction; DualPipe's fixed SM share instead by llm__a2a_partitioned_exposed. Recompute's forward all-to-alls (full recompute, or the moe module) are
  * exposed in backward (Megatron refuses the overlap with full recompute), and so is the expert-TP
- * gather and scatter (etp_comm), which runs on the compute stream. */
+ * gather and scatter (etp_comm), which runs on the compute stream. A share `unpaired` of the
+ * chunk passes has no partner (unpaired_share) and exposes all four, as without overlap. */
 static void block_a2a_exposed(const llm_execution_t *e, const llm__block_stats_t *blk,
-                              const a2a_t *a, double u, double re_share, double *fw_exp,
-                              double *bw_exp)
+                              const a2a_t *a, double u, double re_share, double unpaired,
+                              double *fw_exp, double *bw_exp)
 {
     const double re = re_share * (a->dispatch_fw + a->combine_fw + a->etp);
     const double etp_bw = e->training ? a->etp : 0;
+    const double fw_alone = a->dispatch_fw + a->combine_fw + a->etp;
+    const double bw_alone = a->dispatch_bw + a->combine_bw + etp_bw + re;
     if (!(e->moe_a2a_overlap || llm_pp_schedule(e) == LLM_PP_DUALPIPE) || !e->training) {
-        *fw_exp = a->dispatch_fw + a->combine_fw + a->etp;
-        *bw_exp = a->dispatch_bw + a->combine_bw + etp_bw + re;
+        *fw_exp = fw_alone;
+        *bw_exp = bw_alone;
         return;
     }
     const double mf = blk->moe_fw_time, mb = blk->moe_bw_time;
@@ -761,6 +764,33 @@ static void block_a2a_exposed(const llm_execution_t *e, const llm__block_stats_t
                                : llm__a2a_overlap_exposed(comm, af, mf, ab, mb, u);
     *fw_exp = exposed / 2 + a->etp;
     *bw_exp = exposed / 2 + etp_bw + re;
+    if (unpaired > 0) {
+        *fw_exp = (1 - unpaired) * *fw_exp + unpaired * fw_alone;
+        *bw_exp = (1 - unpaired) * *bw_exp + unpaired * bw_alone;
+    }
+}
+
+/* The share of a rank's chunk passes that Megatron's combined 1F1B cannot pair. The overlap
+ * runs the forward of one chunk beside the backward of another in the steady state only: the
+ * warm-up's forwards run before any backward exists and the cool-down's backwards after the
+ * last forward. Megatron schedules one more warm-up forward when the overlap is on
+ * (megatron/core/pipeline_parallel/schedules.py: "When enabling overlap_moe_expert_parallel_comm,
+ * we schedule one extra micro-batch forward step before the 1f1b stages"), so of the nmb·v
+ * forward chunk passes of a rank, W = llm__warmup_chunks (its warm-up plus that one) run alone,
+ * and as many backward ones in the cool-down:
+ *   unpaired = W / (nmb·v),   W = min(nmb·v, 2·(pp − 1) + (v − 1)·pp + 1) interleaved,
+ *                             min(nmb, pp) otherwise (1 without pipelining: the first forward
+ *                             and the last backward of the step)
+ * taken on the first stage, whose warm-up is the longest and which opens and closes the step.
+ * DualPipe (paired within its own two stages, sec. 3.2.1 of the DeepSeek-V3 report) keeps 0. */
+static double unpaired_share(const llm_execution_t *e, int64_t nmb)
+{
+    if (!e->moe_a2a_overlap || !e->training || nmb <= 0 ||
+        llm_pp_schedule(e) == LLM_PP_DUALPIPE)
+        return 0;
+    const double v =
+        llm_pp_schedule(e) == LLM_PP_INTERLEAVED ? (double)e->pipeline_interleaving : 1;
+    return llm__warmup_chunks(e, nmb, 0) / ((double)nmb * v);
 }
 
 int64_t llm__pace_moe_blocks(const fathom_model_t *m, const llm_execution_t *e, int64_t bpp)
@@ -794,7 +824,8 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
     const double re_share =
         e->training ? llm__recomputed_share(e, k) + (llm__moe_redone(e) ? 1 : 0) : 0;
     double fw_exp, bw_exp;
-    block_a2a_exposed(e, blk, &a, a2a_processor_usage(s, e), re_share, &fw_exp, &bw_exp);
+    block_a2a_exposed(e, blk, &a, a2a_processor_usage(s, e), re_share,
+                      unpaired_share(e, k->nmb), &fw_exp, &bw_exp);
     const double moe_blocks = (double)llm__pace_moe_blocks(m, e, k->bpp);
     const double nmb = (double)k->nmb;
     const double old_total = st->total_time;

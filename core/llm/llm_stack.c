@@ -260,7 +260,8 @@ bool llm__stack_bytes(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t s
 }
 
 /* What the attention layer's eager code adds around the kernel (file head, "attention"):
- * repeat_kv's copies of K and V and the copy of O; compiled only the repeat. */
+ * repeat_kv's copies of K and V and the copy of O; compiled only the repeat. With context
+ * parallelism, what PyTorch's ring attention adds (llm_ring.c). */
 double llm__stack_attention_bytes(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st,
                                   double q_elems, double kv_elems)
 {
@@ -270,7 +271,7 @@ double llm__stack_attention_bytes(const llm__layer_t *l, const llm__ctx_t *c, ll
     const double b = c->bpe;
     const double repeat = kv_elems < q_elems ? 2 * (q_elems + kv_elems) * b : 0;
     const double copy_o = c->compile ? 0 : 2 * q_elems * b;
-    return repeat + copy_o;
+    return repeat + copy_o + llm__torch_ring_bytes(c, st, q_elems);
 }
 
 /* Per-op selective checkpointing (llm_internal.h): torchtitan's policy (parallelize_llama.py

@@ -56,7 +56,8 @@
  *   fw: (c − 1)·max(0, p2p(k) − attn_fw/c)   bw: (c − 1)·max(0, p2p(2k) − attn_bw/c) + p2p(k)
  *   (forward again when full recompute reruns it). The ring runs on context_par_net; when it
  *   spans nodes every hop is paced by that tier (the ranks step together, so the slowest link
- *   sets the ring's speed).
+ *   sets the ring's speed). That is Megatron's ring (Transformer Engine); the PyTorch stacks'
+ *   ring all-gathers K and V at the query heads' width instead (llm_ring.c).
  *
  * Memory: what one block of each kind and the outer layers hold per microbatch goes to
  * llm_memory_inputs_t (memory_inputs); llm_memory.c makes every rank's memory of it. */
@@ -382,6 +383,13 @@ static double ring_attention(const fathom_model_t *m, const llm_system_t *s,
     /* neighbours on the ring are tensor_par ranks apart */
     const llm_group_t pair = {2, (double)e->tensor_par, e->context_par_net};
     const double c = (double)cp;
+    if (e->stack != LLM_STACK_MEGATRON) { /* PyTorch's ring at the query heads' width */
+        const double kv = 2.0 * (double)k->z.batch_seq * (double)(m->attn_heads / e->tensor_par) *
+                          (double)m->attn_size * k->c.bpe;
+        return (double)k->bpp * (double)k->nmb *
+               llm__torch_ring_exposed(s, e, kv, b->attn_fw_time, b->attn_bw_time,
+                                       llm__recomputed_share(e, k));
+    }
     const double chunk = 2.0 * (double)k->z.batch_seq * (double)llm__kv_heads_per_rank(m, e) *
                          (double)m->attn_size * k->c.bpe;
     const double p2p = llm_collective_time(s, LLM_COLL_P2P, chunk, &pair);

@@ -438,8 +438,10 @@ static void a2a_flex_in_step(void **state)
 /* The step adds dispatch and combine, forward and backward: tiny MoE, EP 2, DP 2, batch 4
  * (2 microbatches), 2 MoE blocks, network 100 GB/s without latency. Each rank routes 16 tokens
  * to 2 experts: 16·2·64·2 bytes = 4096, of which half leaves: 2.048e-8 s per all-to-all;
- * 4 per block and microbatch: 2·2·4·2.048e-8 = 3.2768e-7 s exposed. Overlapped, the 2 forward
- * ones hide behind the block's forward compute, far longer here. Balanced routing × 1.5 moves
+ * 4 per block and microbatch: 2·2·4·2.048e-8 = 3.2768e-7 s exposed. Overlapped, Megatron's
+ * combined 1F1B pairs the second microbatch's forward with the first one's backward, where the
+ * all-to-alls hide behind the block's compute, far longer here; the first forward and the last
+ * backward run alone (a2a_unpaired_chunks): half the passes, 1.6384e-7 s. Balanced routing × 1.5 moves
  * 1.5× the bytes. Full recompute redoes the 2 forward ones of every block: 6 per block and
  * microbatch, 1.5×; recomputing one block of the two (recompute_blocks 1): 5, 1.25×; and
  * selective recompute of the moe module (every block's MLP): 6 again, 1.5×. */
@@ -460,8 +462,8 @@ static void a2a_in_step(void **state)
     double base = r.stats.total_time;
     e.moe_a2a_overlap = true;
     assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
-    assert_close(r.extra.expert_parallel_comm, 0, 0);
-    assert_close(base - r.stats.total_time, 3.2768e-7, 1e-9);
+    assert_close(r.extra.expert_parallel_comm, 1.6384e-7, 1e-15);
+    assert_close(base - r.stats.total_time, 1.6384e-7, 1e-9);
     e.moe_a2a_overlap = false;
     e.moe_load_imbalance = 1.5;
     assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
@@ -661,6 +663,43 @@ static void a2a_overlap_phases(void **state)
     assert_close(llm__a2a_overlap_exposed(one, 0.5, 2, 1, 3, 0), 0.5, 1e-12);
     assert_close(llm__a2a_overlap_exposed(one, 0.5, 2, 1, 3, 0.1), 0.8, 1e-12);
     assert_close(llm__a2a_overlap_exposed(four, 0.5, 2, 1, 3, 0), 9.5, 1e-12);
+}
+
+/* The chunk passes Megatron's combined 1F1B cannot pair (the warm-up's forwards, one more with
+ * the overlap, and as many backwards in the cool-down), on the first stage:
+ *   pp 1, 8 microbatches: W = min(8, 1) = 1 (the first forward, the last backward): 1/8.
+ *   1F1B pp 4, 8 microbatches: W = min(8, 4) = 4: 4/8 = 0.5.
+ *   interleaved pp 4, v 2, 8 microbatches: 16 chunk passes, W = min(16, 2·3 + 1·4 + 1) = 11:
+ *   11/16; rank 3: 2·0 + 4 + 1 = 5.
+ *   the same with 2 microbatches: W = min(4, 11) = 4: every pass alone, 1.
+ * In the step (the a2a_in_step model, 3.2768e-7 s of all-to-all over 2 blocks and 2
+ * microbatches, hidden entirely when paired), 8 microbatches (batch 16): 8·2·4·2.048e-8 =
+ * 1.31072e-6 s without overlap, 1/8 of it, 1.6384e-7 s, with it; DualPipe pairs within its own
+ * two stages and keeps none. */
+static void a2a_unpaired_chunks(void **state)
+{
+    (void)state;
+    llm_execution_t e = layout(1, 1, 2, 2);
+    assert_close(llm__warmup_chunks(&e, 8, 0), 1, 0);
+    e.pipeline_par = 4;
+    assert_close(llm__warmup_chunks(&e, 8, 0), 4, 0);
+    e.pipeline_interleaving = 2;
+    assert_close(llm__warmup_chunks(&e, 8, 0), 11, 0);
+    assert_close(llm__warmup_chunks(&e, 8, 3), 5, 0);
+    assert_close(llm__warmup_chunks(&e, 2, 0), 4, 0);
+
+    fathom_model_t m = tiny_moe();
+    llm_system_t s = moe_system();
+    s.networks[0].bandwidth_gbps = 100;
+    e = layout(1, 1, 2, 2);
+    e.batch_size = 16;
+    llm_result_t r;
+    fathom_error_t err;
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
+    assert_close(r.extra.expert_parallel_comm, 1.31072e-6, 1e-15);
+    e.moe_a2a_overlap = true;
+    assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
+    assert_close(r.extra.expert_parallel_comm, 1.6384e-7, 1e-15);
 }
 
 /* DualPipe's fixed SM share (u = 0.2, s = 1/(1 − u) = 1.25), comm {Df, Cf, Db, Cb} in ms,
@@ -1206,7 +1245,7 @@ int main(void)
         cmocka_unit_test(memory_deepseek_v3),
         cmocka_unit_test(memory_mixtral),   cmocka_unit_test(a2a_cost),
         cmocka_unit_test(a2a_flex_cost),
-        cmocka_unit_test(dualpipe_partition), cmocka_unit_test(dualpipe_outer),
+        cmocka_unit_test(a2a_unpaired_chunks), cmocka_unit_test(dualpipe_partition), cmocka_unit_test(dualpipe_outer),
         cmocka_unit_test(pace_stage), cmocka_unit_test(deepseek_v3_report),
         cmocka_unit_test(a2a_flex_router_groups), cmocka_unit_test(a2a_flex_deepseek_v3_groups), cmocka_unit_test(a2a_flex_in_step),
         cmocka_unit_test(a2a_in_step),      cmocka_unit_test(dense_blocks_in_step),

@@ -1,7 +1,8 @@
 /* test_llm_sharded.c — sharded data parallelism and context parallelism, each on a small case
  * worked by hand in the comments: ZeRO-0/1/2/3 bytes per GPU, FSDP's gathers per block and what
  * overlaps them, the distributed optimizer's exposed last bucket and first gather, ring
- * attention's messages (count and size) and causal load balancing, and optimizer_sharding true
+ * attention's messages (count and size), PyTorch's ring (its gathers and memory passes) and causal
+ * load balancing, and optimizer_sharding true
  * being zero_stage 1.
  *
  * The tiny model (llm_test_util.h) has 34,944 parameters per block and 197,952 in all. */
@@ -194,6 +195,66 @@ static void ring_attention_messages(void **state)
     assert_close(r.extra.cp_comm_exposed, 4 * 2.944e-3, 1e-3);
 }
 
+/* PyTorch's ring (llm_ring.c) on the same 4 ranks under torchtitan: repeat_kv widens K and V to
+ * the 8 query heads, so a rank's K and V are 2·4 tokens·8 heads·8·2 bytes = 1,024 bytes. Forward
+ * all-gathers all four ranks' (4,096 bytes: 4.096 ms at 1e6 bytes/s) and waits after step 0,
+ * whose attention (about a microsecond) hides nothing; backward gathers them again (4.096 ms)
+ * and passes the fp32 dK, dV (2·4·8·8·4 = 2,048 bytes, 2.048 ms) after each of the 4 steps, 3
+ * of them under a step's kernel (hiding nothing) and the last waited for: 4.096 + 4·2.048 =
+ * 12.288 ms. Per block and microbatch 16.384 ms; 2 blocks × 2 microbatches → 65.536 ms. Full
+ * recompute gathers the forward's again: 20.48 ms → 81.92 ms. */
+static void torch_ring_messages(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny_model();
+    m.vocab_size = 0;
+    llm_system_t s = unit_system(1e-3);
+    llm_execution_t e = layout(1, 4, 0);
+    e.stack = LLM_STACK_TORCHTITAN;
+    llm_result_t r;
+    estimate(&m, &s, &e, &r);
+    assert_close(r.extra.cp_comm_exposed, 65.536e-3, 1e-3);
+    e.activation_recompute = LLM_RECOMPUTE_FULL;
+    estimate(&m, &s, &e, &r);
+    assert_close(r.extra.cp_comm_exposed, 81.92e-3, 1e-3);
+}
+
+/* The memory passes PyTorch's ring adds to one attention pass (llm_ring.c), for 4 ranks in
+ * bfloat16 (b = 2) and E = 1,000 elements of a query-shaped tensor, counted from the loop of
+ * _templated_ring_attention and its backward, on the last rank (every later step whole-Q):
+ *   forward, eager: 3 later steps, each Q read and O written again (4), the block output's
+ *     upcast (2 + 4), the three fp32 merge ops (12 + 8 + 12), the cat of K and V (2·2·2·2 = 8):
+ *     3·(4 + 6 + 32 + 8) = 150, + step 0's upcast 6 and the final downcast 6 = 162 → 162,000 B
+ *   forward, compiled: 3·(4 + 4 + 2 + 4) = 42 (the call, one fused merge reading fp32 out and the
+ *     bf16 block out and writing fp32 out), + 6 + 6 + one cat 8 = 62 → 62,000 B
+ *   backward, eager: 3·(Q, O, dO in, dQ out 8 + dQ += 10 + two half accumulations 10 + the cat
+ *     of the halves 16 + the send cat 16 + the K/V cat 8) = 3·68 = 204; step 0: zeros 12, three
+ *     accumulations 30, the send cat 16 = 58; the final casts of dQ (4 + 2) and dK, dV (8 + 4)
+ *     = 18 → 280 → 280,000 B
+ *   backward, compiled: 3·(8 + 10 + (8 + 8 + 2)) = 108; step 0 (4 + 2) + (8 + 4) = 18; casts
+ *     18; one K/V cat 8 → 152 → 152,000 B
+ * and nothing for Megatron's ring, one rank or the weight-gradient pass. */
+static void torch_ring_passes(void **state)
+{
+    (void)state;
+    llm__ctx_t c;
+    memset(&c, 0, sizeof c);
+    c.stack = LLM_STACK_TORCHTITAN;
+    c.context_par = 4;
+    c.bpe = 2;
+    assert_close(llm__torch_ring_bytes(&c, LLM__FW, 1000), 162000, 0);
+    assert_close(llm__torch_ring_bytes(&c, LLM__AGRAD, 1000), 280000, 0);
+    c.compile = true;
+    assert_close(llm__torch_ring_bytes(&c, LLM__FW, 1000), 62000, 0);
+    assert_close(llm__torch_ring_bytes(&c, LLM__AGRAD, 1000), 152000, 0);
+    assert_close(llm__torch_ring_bytes(&c, LLM__WGRAD, 1000), 0, 0);
+    c.context_par = 1;
+    assert_close(llm__torch_ring_bytes(&c, LLM__FW, 1000), 0, 0);
+    c.context_par = 4;
+    c.stack = LLM_STACK_MEGATRON;
+    assert_close(llm__torch_ring_bytes(&c, LLM__FW, 1000), 0, 0);
+}
+
 /* Causal load balancing: each rank holds two chunks (one early, one late), so every rank does
  * the same share of the causal triangle: at sequence 256 (two 128-token tiles, causal fraction
  * 3/4) a rank of 2 computes 4·1·8·128·256·8·3/4 = 6,291,456 forward FLOPs, half of one rank's
@@ -257,6 +318,8 @@ int main(void)
         cmocka_unit_test(fsdp_gathers_per_block),
         cmocka_unit_test(distributed_optimizer_buckets),
         cmocka_unit_test(ring_attention_messages),
+        cmocka_unit_test(torch_ring_messages),
+        cmocka_unit_test(torch_ring_passes),
         cmocka_unit_test(causal_load_balance),
         cmocka_unit_test(sharding_is_stage_one),
     };
