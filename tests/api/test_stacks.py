@@ -118,6 +118,30 @@ class Stacks(ServerTestCase):
         self.assertError(self.post(body, system=sys), 422, "invalid_field",
                          "system.networks[1].scale_falloff")
 
+    def test_multi_node_fsdp_stays_flat(self):
+        """13B FSDP on 8, 16, 32 and 64 H100s measured flat at about 4,800 tokens/s/GPU (issue 32,
+        "[1/8] the stack", from FSDP runs outside pytorch_runs.json). With NCCL's collectives each
+        node's 8 ranks of the group cross on its 8 NICs, so the estimate stays within 10 % of
+        4,800 at every size; Calculon's formula charges every hop one NIC's rate and falls below
+        it once the group leaves the node."""
+        model = {"hidden": 5120, "feedforward": 13824, "seq_size": 4096, "attn_heads": 40,
+                 "attn_size": 128, "num_blocks": 40, "vocab_size": 32000, "kv_heads": 40,
+                 "gated_mlp": True, "norm": "rmsnorm", "position_embedding": "rope",
+                 "causal": True}
+        sys = self.server.get("/v1/presets/systems/h100_sxm").json()
+        for coll in ("nccl", "calculon"):
+            sys["collectives"] = coll
+            for n in (8, 16, 32, 64):
+                e = {"num_procs": n, "data_par": n, "batch_size": 2 * n, "microbatch_size": 2,
+                     "datatype": "bfloat16", "activation_recompute": "full", "zero_stage": 3,
+                     "data_par_overlap": True, "data_par_net": 0 if n == 8 else 1,
+                     "stack": "fsdp"}
+                tps = self.ok(e, system=sys, model=model).json()["summary"]["tokens_per_s_per_proc"]
+                if coll == "nccl" or n == 8:
+                    self.assertLess(abs(tps / 4800 - 1), 0.10, (coll, n, tps))
+                else:
+                    self.assertLess(tps, 4800 * 0.9, (coll, n, tps))
+
     def test_gpu_variant(self):
         """A variant replaces memory and bandwidth; a 500 W limit on the 700 W H100 keeps
         (500 - 73.5)/(700 - 73.5) = 0.6808 of the clock, so a compute-bound step is slower;

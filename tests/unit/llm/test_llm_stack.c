@@ -163,6 +163,26 @@ static void two_node_ring_all_gather(void **state)
                        10e-6 + 1.6e9 / 45e9, 1e-9);
 }
 
+/* Groups beside tensor parallelism, as NeMo's data-parallel groups sit: every node runs 8/n such
+ * groups at once, each on the NICs of its own n members (one rail each), never the node's 8.
+ * Data parallelism 4 beside TP 4 (stride 4) on two nodes of 8: 2 members a node, 2 NICs, busbw
+ * min(320, 2·45) = 90 GB/s; all-gather of S = 1.6 GB: S·3/4 = 1.2e9 / 90e9 = 13.3333 ms, latency
+ * 8.4 µs + 2 NVLink steps·3 + 1 crossing·10 = 24.4 µs → 13.3577 ms. Data parallelism 2 beside
+ * TP 8 (stride 8): one member a node, one NIC, 45 GB/s; S/2 = 0.8e9 / 45e9 = 17.7778 ms + 8.4 +
+ * 10 µs → 17.7962 ms. */
+static void rail_groups(void **state)
+{
+    (void)state;
+    llm_system_t s = two_tier();
+    const llm_group_t two_a_node = {4, 4, 1}, one_a_node = {2, 8, 1};
+    assert_float_equal(llm_collective_busbw(&s, &two_a_node), 90e9, 1);
+    assert_float_equal(llm_collective_busbw(&s, &one_a_node), 45e9, 1);
+    assert_float_equal(llm_collective_time(&s, LLM_COLL_ALL_GATHER, 1.6e9, &two_a_node),
+                       13.3577e-3, 1e-7);
+    assert_float_equal(llm_collective_time(&s, LLM_COLL_ALL_GATHER, 1.6e9, &one_a_node),
+                       17.7962e-3, 1e-7);
+}
+
 /* Two nodes of 8 H100s with eight 200 Gb/s NICs each (GCP A3 Mega), all-reduce of 8 GiB
  * (8,589,934,592 bytes): NVLink ring 450·0.8 = 360 GB/s, NVLS 450·1.07 = 481.5 GB/s, NICs
  * 25·0.92 = 23 GB/s. Ring: busbw min(360, 8·23 = 184) → 2S·15/16/184e9 = 87.5 ms. Tree over the
@@ -546,6 +566,7 @@ int main(void)
         cmocka_unit_test(stack_refusals),
         cmocka_unit_test(host_launch),
         cmocka_unit_test(two_node_ring_all_gather),
+        cmocka_unit_test(rail_groups),
         cmocka_unit_test(two_node_tree_all_reduce),
         cmocka_unit_test(eager_rmsnorm_pass),
         cmocka_unit_test(attention_kernel_speed),
