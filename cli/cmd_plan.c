@@ -15,8 +15,8 @@ static const char usage[] =
     "usage: fathom plan FILE [--json] [--threads N]\n\n"
     "Runs the cluster plan in FILE (JSON: the body of POST /v1/sweep with \"kind\": \"plan\";\n"
     "see schemas/sweep_plan.request.json) and prints every candidate — system, GPUs, layout,\n"
-    "batch, step time, MFU, days ideal and expected, GPU-hours expected and their range (from\n"
-    "the tuned stack to what published runs of comparable scale achieved), dollars, MWh,\n"
+    "batch, step time, MFU, days ideal and expected, GPU-hours expected (the tuned stack times\n"
+    "what published whole runs paid over it) and their range (those runs' spread), dollars, MWh,\n"
     "tonnes of CO2, the deadline and budget verdicts (within, at risk, misses) — marking the\n"
     "Pareto front (*), the cheapest within the deadline (C) and the fastest within the budget\n"
     "(F), and the reason of each rejected candidate. --json prints the plan block instead.\n";
@@ -83,8 +83,8 @@ static void print_table(const json_t *plan)
     }
     printf("\n* Pareto front of days and dollars (expected, with every loss besides the step)\n"
            "C cheapest within the deadline, F fastest within the budget\n"
-           "batch_M: global batch in 2^20 tokens; gpu_hours_range: tuned stack to published runs "
-           "(doc/plan.md)\n");
+           "batch_M: global batch in 2^20 tokens; gpu_hours: the tuned stack times what published "
+           "runs paid over it, gpu_hours_range: their spread (doc/plan.md)\n");
 }
 
 int cli_cmd_plan(int argc, char **argv, const cli_env_t *env)

@@ -277,29 +277,45 @@ static json_t *batch_json(const json_t *spec, const candidate_run_t *c)
                      stages ? stages : json_array());
 }
 
-/* The range of a candidate's GPU-hours, days and dollars, and the verdicts on them. */
-static int add_range(json_t *c, const json_t *spec, const batch_run_t *r, double ideal_gh,
-                     double expected_gh, double n, double price, fathom_error_t *err)
+/* What the published runs say about a candidate (plan_published_fit) and its GPU-hours: the
+ * point and its range (plan_gpu_hours_range). */
+typedef struct {
+    plan_published_fit_t fit;
+    plan_range_t gpu_hours;
+    double compute, peak, published_gh;
+} published_view_t;
+
+static void published_view(const batch_run_t *r, double ideal_gh, double expected_gh, double n,
+                           published_view_t *v)
 {
     llm_params_t params;
     llm_parameters(&r->req.model, &params);
     const llm_system_t *s = &r->req.system;
     const llm_rate_t *bf16 = &s->matrix.rate[LLM_DT_BFLOAT16];
-    double peak = (bf16->present ? bf16->tflops : s->matrix.rate[LLM_DT_FLOAT16].tflops) * 1e12;
-    double compute = 6.0 * params.active * r->tokens_trained; /* the table's 6·N·D */
-    int runs = 0;
-    double eta = plan_comparable_efficiency((int64_t)n, compute, &runs);
-    plan_range_t gh;
-    plan_gpu_hours_range(ideal_gh, expected_gh, compute, peak, eta, &gh);
+    v->peak = (bf16->present ? bf16->tflops : s->matrix.rate[LLM_DT_FLOAT16].tflops) * 1e12;
+    v->compute = 6.0 * params.active * r->tokens_trained; /* the table's 6·N·D */
+    plan_published_fit(v->peak, (int64_t)n, v->compute, &v->fit);
+    v->published_gh = v->compute / (v->fit.efficiency * v->peak * 3600.0);
+    plan_gpu_hours_range(ideal_gh, expected_gh, &v->fit, &v->gpu_hours);
+}
+
+/* The range of a candidate's GPU-hours, days and dollars, and the verdicts on them. */
+static int add_range(json_t *c, const json_t *spec, const published_view_t *v,
+                     double expected_gh, double n, double price, fathom_error_t *err)
+{
+    const plan_range_t gh = v->gpu_hours;
     plan_range_t days = {gh.low / n / 24.0, gh.point / n / 24.0, gh.high / n / 24.0};
     plan_range_t dollars = {gh.low * price, gh.point * price, gh.high * price};
     double deadline = json_number_value(json_object_get(spec, "deadline_days"));
     double budget = json_number_value(json_object_get(spec, "budget_dollars"));
     json_t *fig = json_pack(
-        "{s:o,s:o,s:o,s:{s:f,s:i,s:f},s:s,s:s}", "gpu_hours_range", range_json(gh.low, gh.high),
-        "days_range", range_json(days.low, days.high), "dollars_range",
-        range_json(dollars.low, dollars.high), "published", "efficiency", eta, "runs", runs,
-        "mfu_6nd_expected", isfinite(expected_gh) ? compute / (expected_gh * 3600.0 * peak) : 0,
+        "{s:o,s:o,s:o,s:{s:f,s:f,s:f,s:i,s:o,s:f,s:o,s:f},s:s,s:s}", "gpu_hours_range",
+        range_json(gh.low, gh.high), "days_range", range_json(days.low, days.high),
+        "dollars_range", range_json(dollars.low, dollars.high), "published", "ratio",
+        v->fit.ratio, "efficiency", v->fit.efficiency, "sigma", v->fit.sigma, "runs", v->fit.runs, "left_out",
+        v->fit.left_out ? json_string(v->fit.left_out) : json_null(), "gpu_hours",
+        v->published_gh, "gpu_hours_tuned", num_or_null(expected_gh), "mfu_6nd_expected",
+        isfinite(gh.point) ? v->compute / (gh.point * 3600.0 * v->peak) : 0,
         "deadline_verdict",
         plan_verdict_names[isfinite(gh.high) ? plan_verdict(&days, deadline) : PLAN_AT_RISK],
         "budget_verdict",
@@ -309,7 +325,9 @@ static int add_range(json_t *c, const json_t *spec, const batch_run_t *r, double
     return rc;
 }
 
-/* Adds the priced figures of a found run to c. */
+/* Adds the priced figures of a found run to c: the expected GPU-hours are the point of
+ * published_view (the tuned stack over its goodput times what published runs paid over it);
+ * days, dollars and energy follow from them. */
 static int add_figures(json_t *c, const candidate_run_t *cr, const json_t *spec,
                        const scaling_training_t *t, double n, fathom_error_t *err)
 {
@@ -320,8 +338,11 @@ static int add_figures(json_t *c, const candidate_run_t *cr, const json_t *spec,
         return -1;
     const plan_failures_t *pf = &pl.failures;
     double g = pl.goodput;
-    double wall = g > 0 ? r->run.wall_time_s / g : INFINITY;
-    double gpu_hours = wall / 3600.0 * n, kwh = gpu_hours * t->gpu_power_kw * t->pue;
+    double tuned_gh = g > 0 ? r->run.wall_time_s / g / 3600.0 * n : INFINITY;
+    published_view_t v;
+    published_view(r, r->run.gpu_hours, tuned_gh, n, &v);
+    double gpu_hours = v.gpu_hours.point, wall = gpu_hours * 3600.0 / n;
+    double kwh = gpu_hours * t->gpu_power_kw * t->pue;
     const llm_execution_t *e = &r->best.execution;
     json_t *summary = codec_llm_summary_encode(&r->req.model, e, &r->best.result);
     json_t *fails = json_pack(
@@ -351,7 +372,7 @@ static int add_figures(json_t *c, const candidate_run_t *cr, const json_t *spec,
     int rc = !fig || json_object_update(c, fig) ? codec_plan__oom(err) : 0;
     json_decref(fig);
     if (rc == 0)
-        rc = add_range(c, spec, r, r->run.gpu_hours, gpu_hours, n, t->gpu_hour_price, err);
+        rc = add_range(c, spec, &v, tuned_gh, n, t->gpu_hour_price, err);
     return rc;
 }
 /* Rejection reasons of a candidate, judged on its expected figures. */

@@ -68,6 +68,11 @@ json_t *codec_serving_result_encode(const serving_request_t *r, const serving_re
 /* One step's time, bound, breakdown and bytes (the answer's "prefill" and "decode"). */
 json_t *codec_serving_step_encode(const serving_step_t *s);
 
+/* trtllm-bench's dataset size (requests) for a fixed input/output pair as TensorRT-LLM's
+ * performance-overview pages list it (1.0 and 1.1 revisions); 0 for a pair they do not list.
+ * A validation row without "num_requests" takes it from here. */
+double serving_validation_bench_requests(double isl, double osl);
+
 /* The serving model against measured runs (rows in inference_runs.json's format):
  * {"source", "rows": [{"id", "model", "gpu", "layout", "isl", "osl", "weights", "kv",
  *   "measured_tokens_per_s_per_gpu", "estimated_tokens_per_s_per_gpu", "error_pct",

@@ -72,6 +72,28 @@ static const char *lookup(const char *name, bool model)
     return NULL;
 }
 
+/* trtllm-bench's dataset size for a fixed input/output length pair, as the performance-overview
+ * pages list it ("Number of Requests"). The 1.1 page (commit 585c756) keeps a 1000/1000 row in
+ * every table but drops that line from its request table; the 1.0 page
+ * (NVIDIA/TensorRT-LLM@00f3768, docs/source/performance/perf-overview.md) lists it: 3,000,
+ * as for 1024/1024. A row without a count takes its pair's count from these two tables;
+ * 0 (a pair neither lists): the steady state. */
+double serving_validation_bench_requests(double isl, double osl)
+{
+    static const struct {
+        double isl, osl, n;
+    } listed[] = {
+        {128, 128, 30000},  {128, 2048, 3000},   {128, 4096, 1500},  {500, 2000, 3000},
+        {1000, 1000, 3000}, {1000, 2000, 1500},  {1024, 1024, 3000}, {1024, 8192, 1500},
+        {1024, 32768, 1000}, {2048, 128, 3000},  {2048, 2048, 1500}, {5000, 500, 1500},
+        {8192, 1024, 1500}, {20000, 2000, 1000}, {32768, 1024, 1000},
+    };
+    for (size_t i = 0; i < sizeof listed / sizeof *listed; i++)
+        if (listed[i].isl == isl && listed[i].osl == osl)
+            return listed[i].n;
+    return 0;
+}
+
 static int dtype_of(const char *label, serving_dtype_t *out)
 {
     if (strcmp(label, "FP4") == 0)
@@ -176,7 +198,9 @@ static void prepare(const json_t *row, const codec_presets_t *presets, vrow_t *v
         r->chunked_prefill = -1;
     } else {
         r->kv_memory_fraction = real(row, "kv_cache_free_gpu_mem_fraction", 0.95);
-        r->num_requests = real(row, "num_requests", 0);
+        r->num_requests = real(row, "num_requests", 0) > 0
+                              ? real(row, "num_requests", 0)
+                              : serving_validation_bench_requests(r->input_tokens, r->output_tokens);
         /* gpt-oss is served from OpenAI's checkpoint (MXFP4 experts), the rest from NVIDIA's
          * ModelOpt ones (the page's checkpoint lists); a row that gives the tool's
          * --max_batch_size and --max_num_tokens keeps them */

@@ -114,15 +114,19 @@ double plan_batch_law_tokens(double compute_flops);
  * Published whole pre-training runs: GPU-hours as their authors state them, for their tokens,
  * on their GPU type and count. Whole-run efficiency η = 6·N·D / (GPU-hours · 3600 · P) with N
  * the active parameters, D the tokens and P the GPU's dense BF16 peak (whatever precision the
- * run computed in), so that runs compare on one scale. The table is measured data, as
- * published: never adjusted. */
+ * run computed in), so that runs compare on one scale. The published figures are measured data,
+ * never adjusted; beside each, the plan's own figure for the run (the tuned stack over its
+ * goodput, planned as tests/data/plans/published_runs.json states the run), so that
+ * k = published / tuned says how much more the run paid than the plan's tuned stack.
+ * test_plan_published holds the ratios the stored figures imply within 2% of the live plans. */
 typedef struct {
     const char *model, *gpu;
     double peak_flops;      /* P: the GPU's dense BF16 peak, FLOP/s */
     int64_t gpus;
     double tokens;          /* D */
     double active_params;   /* N */
-    double gpu_hours;
+    double gpu_hours;       /* published */
+    double tuned_gpu_hours; /* the plan's tuned stack over its goodput for the run */
     const char *source;
 } plan_published_run_t;
 
@@ -131,22 +135,36 @@ extern const size_t plan_published_runs_count;
 
 double plan_published_efficiency(const plan_published_run_t *r);
 
-/* The whole-run efficiency published runs of comparable scale achieved: the geometric mean of
- * η over the runs within a factor of 4 of num_gpus and of 10 of the compute 6·N·D; else over
- * those within a factor of 4 of num_gpus; else the run nearest in GPU count. *runs gets how many
- * runs the figure comes from. */
-double plan_comparable_efficiency(int64_t num_gpus, double compute_flops, int *runs);
+/* What the published runs predict for a run of compute 6·N·D on num_gpus GPUs of dense BF16
+ * peak P, validated leave-one-out (doc/plan.md): a published run the plan reproduces (the same
+ * generation and GPU count, its compute within 10%) is left out, so that it is never its own
+ * evidence. Over the other runs of the candidate's GPU generation (peaks within 1.5x; every
+ * other run when its generation has none):
+ *   k̄ = the geometric mean of k = published / tuned GPU-hours;
+ *   η̄ = the geometric mean of η (reported beside it);
+ *   σ = the pooled within-generation standard deviation of ln k over every other run,
+ *       sqrt(Σ (ln k_i − mean ln k of i's generation)² / (runs − generations)). */
+typedef struct {
+    double ratio;         /* k̄ */
+    double efficiency;    /* η̄ */
+    double sigma;         /* σ */
+    int runs;             /* how many runs k̄ and η̄ come from */
+    const char *left_out; /* the model of the run left out, NULL when none */
+} plan_published_fit_t;
+
+void plan_published_fit(double peak_flops, int64_t num_gpus, double compute_flops,
+                        plan_published_fit_t *out);
 
 /* A range and the point estimate inside it. */
 typedef struct {
     double low, point, high;
 } plan_range_t;
 
-/* The GPU-hours range of a candidate: from the lower to the higher of the tuned-stack figure
- * with ideal goodput (ideal) and the figure at the published whole-run efficiency eta
- * (compute / (eta · peak · 3600)), widened to hold the point estimate (expected). */
-void plan_gpu_hours_range(double ideal, double expected, double compute_flops, double peak_flops,
-                          double eta, plan_range_t *out);
+/* The GPU-hours of a candidate: the point is the tuned stack over its goodput (expected) times
+ * k̄, never below the tuned stack with nothing lost (ideal); the range is point · e^(±σ), its
+ * low end never below ideal. */
+void plan_gpu_hours_range(double ideal, double expected, const plan_published_fit_t *fit,
+                          plan_range_t *out);
 
 /* A deadline's or a budget's verdict on a range: within (high <= limit), misses (low > limit),
  * else at risk; within when limit <= 0 (none). */

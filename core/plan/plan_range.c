@@ -1,7 +1,8 @@
-/* plan_range.c — the range published whole runs put around a plan's figures: the table of
- * published pre-training runs (GPU-hours as their authors state them), each run's whole-run
- * efficiency, the efficiency runs of comparable scale achieved, a candidate's range and the
- * verdict of a deadline or budget on it (definitions in plan.h). */
+/* plan_range.c — what published whole runs say about a plan's figures: the table of published
+ * pre-training runs (GPU-hours as their authors state them, beside the plan's tuned figure for
+ * each), the ratio and spread the other runs of a candidate's GPU generation give, leaving out
+ * the run it reproduces, a candidate's point and range, and the verdict of a deadline or budget
+ * on it (definitions in plan.h). */
 #include <math.h>
 
 #include "plan.h"
@@ -13,25 +14,25 @@
 #define H100 989.4e12
 
 const plan_published_run_t plan_published_runs[] = {
-    {"LLaMA 65B", "A100 80GB", A100, 2048, 1.4e12, 65.2e9, 1022362,
+    {"LLaMA 65B", "A100 80GB", A100, 2048, 1.4e12, 65.2e9, 1022362, 718350,
      "Touvron et al. 2023, LLaMA (arXiv:2302.13971): 2,048 A100 80GB (sec. 2.4), 1.4T tokens "
      "(Table 2), 1,022,362 GPU-hours (Table 15)"},
-    {"BLOOM 176B", "A100 80GB", A100, 384, 366e9, 176.2e9, 1082990,
+    {"BLOOM 176B", "A100 80GB", A100, 384, 366e9, 176.2e9, 1082990, 547170,
      "BigScience 2022, BLOOM (arXiv:2211.05100): 48 nodes of 8 A100 80GB, 366B tokens, "
      "1,082,990 compute hours"},
-    {"StarCoderBase 15.5B", "A100 80GB", A100, 512, 1e12, 15.5e9, 320256,
+    {"StarCoderBase 15.5B", "A100 80GB", A100, 512, 1e12, 15.5e9, 320256, 137100,
      "Li et al. 2023, StarCoder (arXiv:2305.06161): 512 A100 80GB, 1T tokens, 320,256 GPU "
      "hours of pre-training (model card)"},
-    {"MPT-7B", "A100 40GB", A100, 440, 1e12, 6.7e9, 440.0 * 9.5 * 24.0,
+    {"MPT-7B", "A100 40GB", A100, 440, 1e12, 6.7e9, 440.0 * 9.5 * 24.0, 62955,
      "MosaicML 2023, Introducing MPT-7B: 1T tokens in 9.5 days on 440 A100 40GB "
      "(100,320 GPU-hours)"},
-    {"Falcon-180B", "A100 40GB", A100, 4096, 3.5e12, 180e9, 7.0e6,
+    {"Falcon-180B", "A100 40GB", A100, 4096, 3.5e12, 180e9, 7.0e6, 5.3399e6,
      "TII 2023, Falcon 180B (Hugging Face announcement; Almazrouei et al., arXiv:2311.16867): "
      "3.5T tokens on up to 4,096 A100 40GB, ~7,000,000 GPU-hours"},
-    {"Llama 3.1 405B", "H100 80GB", H100, 16384, 15.6e12, 405e9, 30.84e6,
+    {"Llama 3.1 405B", "H100 80GB", H100, 16384, 15.6e12, 405e9, 30.84e6, 25.319e6,
      "Llama Team 2024, The Llama 3 Herd of Models (arXiv:2407.21783): 16,384 H100 (sec. "
      "3.3.1), 15.6T tokens (sec. 3.1); 30.84M H100 GPU-hours (Llama 3.1 model card)"},
-    {"DeepSeek-V3", "H800", H100, 2048, 14.8e12, 37e9, 2.664e6,
+    {"DeepSeek-V3", "H800", H100, 2048, 14.8e12, 37e9, 2.664e6, 2.3567e6,
      "DeepSeek-AI 2024, DeepSeek-V3 Technical Report (arXiv:2412.19437): 2,048 H800, 14.8T "
      "tokens, 2,664K H800 GPU-hours of pre-training (Table 1)"},
 };
@@ -44,48 +45,100 @@ double plan_published_efficiency(const plan_published_run_t *r)
     return 6.0 * r->active_params * r->tokens / (r->gpu_hours * 3600.0 * r->peak_flops);
 }
 
-static bool within(double a, double b, double factor)
+/* ln of a run's ratio of its published GPU-hours to the plan's tuned stack over its goodput */
+static double log_ratio(const plan_published_run_t *r)
 {
-    return a <= b * factor && b <= a * factor;
+    return log(r->gpu_hours / r->tuned_gpu_hours);
 }
 
-double plan_comparable_efficiency(int64_t num_gpus, double compute_flops, int *runs)
+/* Runs on one GPU generation: dense BF16 peaks within 1.5x (A100 312 against H100/H800 989.4
+ * TFLOP/s are two generations; an H200 shares the H100's peak). */
+static bool same_generation(double peak_a, double peak_b)
 {
-    const double n = (double)num_gpus;
-    /* pass 0: GPUs within 4x and compute within 10x; pass 1: GPUs within 4x */
-    for (int pass = 0; pass < 2; pass++) {
-        double log_sum = 0;
+    return peak_a <= 1.5 * peak_b && peak_b <= 1.5 * peak_a;
+}
+
+/* The published run a plan reproduces: its generation, its GPU count, its compute within 10%
+ * (the plan counts the model's parameters itself: DeepSeek-V3's 37B active are Fathom's 37.x;
+ * no two published runs on one GPU count are within 10% of each other's compute). */
+static bool is_planned_run(const plan_published_run_t *r, double peak, int64_t num_gpus,
+                           double compute)
+{
+    double c = 6.0 * r->active_params * r->tokens;
+    return same_generation(r->peak_flops, peak) && r->gpus == num_gpus &&
+           fabs(log(c / compute)) < log(1.1);
+}
+
+/* Pooled within-generation standard deviation of ln k over the runs not left out:
+ * σ² = Σ (ln k_i − mean of i's generation)² / (runs − generations). */
+static double pooled_sigma(size_t left_out)
+{
+    const size_t n = plan_published_runs_count;
+    double ss = 0;
+    int runs = 0, groups = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == left_out)
+            continue;
+        double sum = 0;
         int k = 0;
-        for (size_t i = 0; i < plan_published_runs_count; i++) {
-            const plan_published_run_t *r = &plan_published_runs[i];
-            if (!within((double)r->gpus, n, 4.0))
+        bool first = true; /* i is the first run of its generation */
+        for (size_t j = 0; j < n; j++) {
+            if (j == left_out ||
+                !same_generation(plan_published_runs[i].peak_flops, plan_published_runs[j].peak_flops))
                 continue;
-            if (pass == 0 && !within(6.0 * r->active_params * r->tokens, compute_flops, 10.0))
+            sum += log_ratio(&plan_published_runs[j]);
+            k++;
+            if (j < i)
+                first = false;
+        }
+        double d = log_ratio(&plan_published_runs[i]) - sum / k;
+        ss += d * d;
+        runs++;
+        groups += first;
+    }
+    return runs > groups ? sqrt(ss / (runs - groups)) : 0;
+}
+
+void plan_published_fit(double peak_flops, int64_t num_gpus, double compute_flops,
+                        plan_published_fit_t *out)
+{
+    const size_t n = plan_published_runs_count;
+    size_t left_out = n;
+    for (size_t i = 0; i < n && left_out == n; i++)
+        if (is_planned_run(&plan_published_runs[i], peak_flops, num_gpus, compute_flops))
+            left_out = i;
+    out->left_out = left_out < n ? plan_published_runs[left_out].model : NULL;
+    /* pass 0: the candidate's generation; pass 1: every run (a generation with none) */
+    for (int pass = 0; pass < 2; pass++) {
+        double log_eta = 0, log_k = 0;
+        int k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (i == left_out ||
+                (pass == 0 && !same_generation(plan_published_runs[i].peak_flops, peak_flops)))
                 continue;
-            log_sum += log(plan_published_efficiency(r));
+            log_eta += log(plan_published_efficiency(&plan_published_runs[i]));
+            log_k += log_ratio(&plan_published_runs[i]);
             k++;
         }
-        if (k > 0) {
-            *runs = k;
-            return exp(log_sum / k); /* geometric mean */
+        if (k > 0) { /* geometric means */
+            out->efficiency = exp(log_eta / k);
+            out->ratio = exp(log_k / k);
+            out->runs = k;
+            break;
         }
     }
-    size_t best = 0; /* the nearest in GPU count, on a log scale */
-    for (size_t i = 1; i < plan_published_runs_count; i++)
-        if (fabs(log((double)plan_published_runs[i].gpus / n)) <
-            fabs(log((double)plan_published_runs[best].gpus / n)))
-            best = i;
-    *runs = 1;
-    return plan_published_efficiency(&plan_published_runs[best]);
+    out->sigma = pooled_sigma(left_out);
 }
 
-void plan_gpu_hours_range(double ideal, double expected, double compute_flops, double peak_flops,
-                          double eta, plan_range_t *out)
+void plan_gpu_hours_range(double ideal, double expected, const plan_published_fit_t *fit,
+                          plan_range_t *out)
 {
-    const double published = compute_flops / (eta * peak_flops * 3600.0);
-    out->point = expected;
-    out->low = fmin(fmin(ideal, published), expected);
-    out->high = fmax(fmax(ideal, published), expected);
+    /* the point: the tuned stack over its goodput times k̄, what whole runs of the generation
+     * paid over the plan's figure for them; the range e^(±σ) about it, never below the tuned
+     * stack with nothing lost */
+    out->point = fmax(ideal, expected * fit->ratio);
+    out->low = fmax(ideal, out->point * exp(-fit->sigma));
+    out->high = out->point * exp(fit->sigma);
 }
 
 const char *const plan_verdict_names[] = {"within", "at risk", "misses"};

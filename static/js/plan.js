@@ -133,7 +133,7 @@ const VERDICT_CLASS = { within: 'ok', 'at risk': 'risk', misses: 'bad' };
 
 function table(plan, st) {
   // Priority columns first (what a phone shows): the candidate, its GPU-hours with their range
-  // beneath (tuned stack to published runs), its verdict, days, dollars and warnings; the rest
+  // beneath (the spread of published whole runs), its verdict, days, dollars and warnings; the rest
   // a tap away when the table is wider than its box (util.js prioritize): CO₂, energy and the
   // ideal figures first, the Step time button last.
   const head = ['system × GPUs', 'GPU-hours (range)', 'verdict', 'days', 'dollars', '⚠', 'deadline', 'budget', 'days range', 'dollars range', 'layout', 'batch', 'step', 'MFU', 'days ideal', 'dollars ideal', 'MWh', 't CO₂', ''];
@@ -150,7 +150,7 @@ function table(plan, st) {
     return el('tr', { 'data-index': c.index, class: c.rejected.length ? 'rejected' : '' },
       // the count on its own line at phone width (app.css), so the name column stays narrow
       el('td', { class: 'sticky' }, c.system, el('span', { class: 'count' }, ` × ${fmtInt(c.num_procs)}`)),
-      el('td', { class: 'num gpu-hours', title: 'expected GPU-hours; beneath, their range from the tuned stack with nothing lost to what published whole runs of comparable scale achieved' },
+      el('td', { class: 'num gpu-hours', title: 'expected GPU-hours: the tuned stack times what published whole runs of this GPU generation paid over it; beneath, their range, the spread of those runs' },
         el('span', { class: 'point' }, num(c.gpu_hours, fmtHours)),
         el('span', { class: 'gpu-hours-range' }, fmtRange(c.gpu_hours_range, fmtHours))),
       el('td', { class: 'verdict' }, c.reason || 'ok'),
@@ -179,7 +179,7 @@ function showPlan(st) {
     el('div', { class: 'kpis' },
       pick('Cheapest within the deadline', plan.cheapest_within_deadline, 'no candidate meets the deadline'),
       pick('Fastest within the budget', plan.fastest_within_budget, 'no candidate fits the budget')),
-    el('p', { class: 'muted' }, 'GPU-hours, days and dollars are expected: the ideal run at the batch it would use, divided by its goodput after everything a run loses besides the step (interruptions at Llama 3’s rate, checkpoints every Young interval, restarts, evaluation, slow nodes). Their range runs from the tuned stack with nothing lost to what published whole runs of comparable scale achieved; a deadline or budget inside it is at risk. Click a point to open its layout in Step time.'),
+    el('p', { class: 'muted' }, 'GPU-hours, days and dollars are expected: the ideal run at the batch it would use, divided by its goodput after everything a run loses besides the step (interruptions at Llama 3’s rate, checkpoints every Young interval, restarts, evaluation, slow nodes), times what published whole runs on the same GPU generation paid over the same figure for them. Their range is those runs’ spread (one standard deviation); a deadline or budget inside it is at risk. Click a point to open its layout in Step time.'),
     el('h3', {}, 'Days against dollars'), chart.box,
     el('p', {}, el('a', { href: `/v1/sweep/${st.id}/results?format=csv`, download: `plan-${st.id.slice(0, 12)}.csv` }, 'Every candidate as CSV')),
     el('p', { class: 'share' }, 'Link to this plan: ', el('a', { href: `#plan=${st.id}` }, `#plan=${st.id}`)),
@@ -198,7 +198,7 @@ let poller = null;
 
 export const planTab = {
   name: 'plan',
-  footer: 'Plan a cluster: the optimal-execution search per GPU type and count at the batch the run would use, priced with what whole runs lose, in a range from the tuned stack to published runs.',
+  footer: 'Plan a cluster: the optimal-execution search per GPU type and count at the batch the run would use, priced with what whole runs lose, calibrated against published whole runs, with their spread as the range.',
   link: 'plan', // #plan=<id> follows a plan here
   async init() {
     await buildForm(presetList());

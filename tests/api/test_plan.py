@@ -5,6 +5,7 @@ candidates, cancel, a restart, the CLI, and bad plans naming their field."""
 import csv
 import io
 import json
+import math
 import os
 import shutil
 import signal
@@ -48,9 +49,13 @@ class Plans(ServerTestCase):
             self.assertEqual(a["execution"], b["execution"])
             self.assertEqual(a["days"], b["days"])
             self.assertAlmostEqual(b["dollars"], 2 * a["dollars"], delta=1e-9 * b["dollars"])
-            # the bill from its own parts: expected = ideal / goodput, GPU-hours × price, kWh
-            g = a["failures"]["goodput"]
-            self.assertAlmostEqual(a["days"], a["days_ideal"] / g, delta=1e-9 * a["days"])
+            # the bill from its own parts: expected = ideal / goodput times what published runs
+            # paid over the plan's figure for them (doc/plan.md), GPU-hours × price, kWh
+            g, pub = a["failures"]["goodput"], a["published"]
+            self.assertAlmostEqual(pub["gpu_hours_tuned"], a["gpu_hours_ideal"] / g,
+                                   delta=1e-9 * a["gpu_hours"])
+            self.assertAlmostEqual(a["gpu_hours"], max(a["gpu_hours_ideal"], pub["gpu_hours_tuned"] * pub["ratio"]),
+                                   delta=1e-9 * a["gpu_hours"])
             self.assertAlmostEqual(a["gpu_hours"], a["days"] * 24 * a["num_procs"], delta=1e-9 * a["gpu_hours"])
             self.assertAlmostEqual(a["dollars"], a["gpu_hours"] * 2, delta=1e-9 * a["dollars"])
             self.assertAlmostEqual(a["mwh"], a["gpu_hours"] * 0.7 / 1000, delta=1e-9 * a["mwh"])  # h100_sxm: 700 W
@@ -217,10 +222,19 @@ class Plans(ServerTestCase):
             self.assertAlmostEqual(l["goodput"], g, delta=1e-12)
             self.assertAlmostEqual(l["evaluation"], 10 / 3000, delta=1e-15)
             self.assertAlmostEqual(l["slow_nodes"], 0.015, delta=1e-15)
-            self.assertAlmostEqual(c["days"], c["days_ideal"] / g, delta=1e-9 * c["days"])
-            # the range holds the ideal and the point; days and dollars are the same range
+            # the point: the tuned stack over its goodput times the ratio published runs of
+            # its GPU generation paid over the plan's figure for them (doc/plan.md)
+            pub = c["published"]
+            self.assertAlmostEqual(c["gpu_hours"], c["gpu_hours_ideal"] / g * pub["ratio"],
+                                   delta=1e-9 * c["gpu_hours"])
+            self.assertGreater(pub["ratio"], 1)  # the H100 runs paid more than the tuned stack
+            self.assertIsNone(pub["left_out"])  # llama3-8B was not a published run
+            # the range: the point times e^(±sigma), never below the ideal; days and dollars
+            # are the same range
             lo, hi = c["gpu_hours_range"]
-            self.assertLessEqual(lo, c["gpu_hours_ideal"] * (1 + 1e-12))
+            w = math.exp(pub["sigma"])
+            self.assertAlmostEqual(hi, c["gpu_hours"] * w, delta=1e-9 * hi)
+            self.assertAlmostEqual(lo, max(c["gpu_hours_ideal"], c["gpu_hours"] / w), delta=1e-9 * lo)
             self.assertTrue(lo <= c["gpu_hours"] <= hi, (lo, c["gpu_hours"], hi))
             n = c["num_procs"]
             self.assertAlmostEqual(c["days_range"][1], hi / n / 24, delta=1e-9 * hi)

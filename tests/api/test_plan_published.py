@@ -4,12 +4,14 @@ default limits, as a new user would: every plan is accepted (DeepSeek-V3 on 2,04
 and each run's published GPU-hours are compared with the candidate's gpu_hours_range (issue 35:
 inside the range, the range at most 1.6x wide, the point estimate within 20% on average).
 
-The table printed is the report. Rows whose miss is known and explained in doc/plan.md (the step
-plan's tuned A100 layouts step at 67-72% MFU where these runs' own layouts reached 26-48%;
-DeepSeek-V3, planned with its report's options, stepping faster than its run) are listed in
-KNOWN_MISSES and only printed; every other row must meet
-each criterion, so a regression fails here."""
+The table printed is the report. Each plan is a prediction, not a recall: the plan leaves the
+published run it reproduces out of the table it calibrates against (published.left_out), so its
+point is the tuned stack over its goodput times what the other runs of its GPU generation paid
+over the plan's figure for them, and its range that ratio's spread (doc/plan.md, "An honest
+range"). Rows whose miss is known and explained there are listed in KNOWN_MISSES and only
+printed; every other row must meet each criterion, so a regression fails here."""
 import json
+import math
 import os
 import unittest
 
@@ -20,22 +22,23 @@ RUNS = json.load(open(os.path.join(SOURCE, "tests", "data", "plans", "published_
 
 # (run, criterion) pairs that miss today, with the reason in doc/plan.md ("What the published runs
 # say about Fathom"): criterion "inside", "width" (at most 1.6x) or "point" (within 20%).
-A100_STEP = ("the plan's tuned A100 layouts step these models at 67-72% MFU; their runs' own "
-             "layouts (recompute, pipeline bubbles) reached 26-48%, which the step model "
-             "reproduces (test_a100_step_at_bloom_layout)")
+A100_SPLIT = ("the A100 runs split in two: LLaMA and Falcon paid 1.3-1.4x the plan's tuned stack, "
+              "BLOOM and StarCoderBase (Megatron-DeepSpeed and Megatron-LM, 2022-23, recompute and "
+              "pipeline bubbles) 2.0-2.3x; each, predicted from the other four, lands 18-37% off, "
+              "outside a 1-sigma range or its point beyond 20%")
+SPREAD = ("a 1-sigma range of the other runs' spread: leaving out a run near its generation's "
+          "mean (or an H100 run, leaving the A100 runs' spread alone) widens it to 1.61x")
 KNOWN_MISSES = {
-    ("LLaMA 65B", "width"): A100_STEP, ("LLaMA 65B", "point"): A100_STEP,
-    ("BLOOM 176B", "width"): A100_STEP, ("BLOOM 176B", "point"): A100_STEP,
-    ("StarCoderBase 15.5B", "inside"): A100_STEP, ("StarCoderBase 15.5B", "width"): A100_STEP,
-    ("StarCoderBase 15.5B", "point"): A100_STEP,
-    ("MPT-7B", "width"): A100_STEP, ("MPT-7B", "point"): A100_STEP,
-    ("Falcon-180B", "point"): A100_STEP,
-    # planned at the report's own options (DualPipe, FP8 storage): the search finds its layout
-    # (TP 1, PP 16, DP 128, EP 64, ZeRO-1) at 1,852 tokens/s/GPU, 20% above the 1,543 its run
-    # measured, and the published runs of its scale ran 0.43 of peak: both ends below the run
-    ("DeepSeek-V3", "inside"): ("the MoE step at the report's layout is 1.2x faster than the "
-                                "run measured; the range's high end is the point"),
+    ("LLaMA 65B", "point"): A100_SPLIT, ("BLOOM 176B", "inside"): A100_SPLIT,
+    ("StarCoderBase 15.5B", "inside"): A100_SPLIT, ("StarCoderBase 15.5B", "point"): A100_SPLIT,
+    ("Falcon-180B", "inside"): A100_SPLIT, ("Falcon-180B", "point"): A100_SPLIT,
+    ("MPT-7B", "width"): SPREAD, ("Llama 3.1 405B", "width"): SPREAD,
+    ("DeepSeek-V3", "width"): SPREAD,
 }
+
+
+def generation(run):
+    return "A100" if "a100" in json.dumps(run["plan"]["systems"]) else "H100"
 
 
 class PublishedRuns(ServerTestCase):
@@ -45,12 +48,13 @@ class PublishedRuns(ServerTestCase):
             r = self.server.post("/v1/sweep", run["plan"])  # the server's default limits
             self.assertEqual(r.status, 202, (run["name"], r.body))
             ids.append(r.json()["id"])
-        rows, errors, misses = [], [], []
+        rows, errors, misses, cands = [], [], [], []
         for run, sid in zip(RUNS, ids):
             doc = wait_for(self.server, sid, timeout=850)
             self.assertEqual(doc["status"], "done", doc)
             c = doc["plan"]["candidates"][0]
             self.assertTrue(c["fits"], (run["name"], c["reason"]))
+            cands.append(c)
             pub = run["published_gpu_hours"]
             lo, hi = c["gpu_hours_range"]
             point = c["gpu_hours"]
@@ -59,7 +63,8 @@ class PublishedRuns(ServerTestCase):
                    "point": abs(point / pub - 1) <= 0.2}
             errors.append(abs(point / pub - 1))
             rows.append((run["name"], pub, lo, point, hi, hi / lo, point / pub - 1, c["mfu"],
-                         c["batch_tokens"], c["search"].get("stages", 1)))
+                         c["batch_tokens"], c["search"].get("stages", 1),
+                         c["published"]["gpu_hours_tuned"]))
             if run["name"] == "DeepSeek-V3":  # the report's options reach its search (sec. 3.2-3.3)
                 e = c["execution"]
                 for k, v in run["plan"]["options"].items():
@@ -72,11 +77,25 @@ class PublishedRuns(ServerTestCase):
             for criterion, ok in got.items():
                 if not ok and (run["name"], criterion) not in KNOWN_MISSES:
                     misses.append("%s: %s" % (run["name"], criterion))
-        print("\n%-20s %11s %11s %11s %11s %6s %7s %6s %9s %s" % (
-            "run", "published", "low", "point", "high", "width", "point", "mfu", "batch_M", "stages"))
-        for name, pub, lo, point, hi, width, err, mfu, batch, stages in rows:
-            print("%-20s %11.4g %11.4g %11.4g %11.4g %6.2f %+6.1f%% %6.3f %9.2f %d" % (
-                name, pub, lo, point, hi, width, 100 * err, mfu, batch / 2**20, stages))
+        # leave-one-out, and the plan's tuned figures stored in the table (core/plan/plan_range.c)
+        # still the plan's: each run's ratio from the other runs of its generation, worked here
+        # from this test's own plans, within 2% of what the server used (one stored figure 8%
+        # off moves an A100 ratio 2%, an H100 one 8%)
+        live = {run["name"]: run["published_gpu_hours"] / c["published"]["gpu_hours_tuned"]
+                for run, c in zip(RUNS, cands)}
+        for run, c in zip(RUNS, cands):
+            self.assertEqual(c["published"]["left_out"], run["name"])
+            others = [math.log(live[o["name"]]) for o in RUNS
+                      if o is not run and generation(o) == generation(run)]
+            want = math.exp(sum(others) / len(others))
+            self.assertLess(abs(c["published"]["ratio"] / want - 1), 0.02,
+                            (run["name"], c["published"]["ratio"], want))
+        print("\n%-20s %11s %11s %11s %11s %6s %7s %6s %9s %6s %11s" % (
+            "run", "published", "low", "point", "high", "width", "point", "mfu", "batch_M", "stages",
+            "tuned"))
+        for name, pub, lo, point, hi, width, err, mfu, batch, stages, tuned in rows:
+            print("%-20s %11.4g %11.4g %11.4g %11.4g %6.2f %+6.1f%% %6.3f %9.2f %6d %11.5g" % (
+                name, pub, lo, point, hi, width, 100 * err, mfu, batch / 2**20, stages, tuned))
         print("mean |point - published| / published: %.1f%% over %d runs" % (
             100 * sum(errors) / len(errors), len(errors)))
         self.assertEqual(misses, [], "rows missing a criterion they met before")

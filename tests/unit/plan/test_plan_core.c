@@ -153,13 +153,25 @@ static void batch_law(void **state)
  *   StarCoderBase: 9.3e22 / (320,256 · 3600 · 312e12 = 3.59712e23) = 0.25854
  *   Falcon-180B: 3.78e24 / (7e6 · 3600 · 312e12 = 7.8624e24) = 0.48077
  *   DeepSeek-V3: 3.2856e24 / (2.664e6 · 3600 · 989.4e12 = 9.48872e24) = 0.34626
- * Comparable to 2,048 GPUs and 5.5e23 FLOPs (GPUs 512-8,192, compute 5.5e22-5.5e24): LLaMA,
- *   StarCoderBase, Falcon, DeepSeek-V3 (not Llama 3.1: 16,384 GPUs; not BLOOM, MPT: 384, 440
- *   GPUs): (0.47694 · 0.25854 · 0.48077 · 0.34626)^(1/4) = 0.37852.
- * 16,384 GPUs and 3.79e25 FLOPs: Falcon's 4,096 GPUs are within 4x but its 3.78e24 FLOPs are
- *   10.03x less: Llama 3.1 alone, 0.34510. At 1e22 FLOPs no run is within 10x: every run within
- *   4x of the GPUs, sqrt(0.34510 · 0.48077) = 0.40732. At 100,000 GPUs none is within 4x: the
- *   nearest, Llama 3.1 (16,384). */
+ *   BLOOM 176B: 6·176.2e9·366e9 = 3.86935e23 / (1,082,990 · 3600 · 312e12 = 1.21641e24) = 0.31809
+ *   MPT-7B: 4.02e22 / (100,320 · 3600 · 312e12 = 1.12679e23) = 0.35676
+ * Each run's k = published / the plan's tuned GPU-hours, and ln k:
+ *   LLaMA 1,022,362 / 718,350 = 1.423209 (0.352914), BLOOM 1,082,990 / 547,170 = 1.979257
+ *   (0.682721), StarCoderBase 320,256 / 137,100 = 2.335930 (0.848410), MPT 100,320 / 62,955 =
+ *   1.593519 (0.465945), Falcon 7.0e6 / 5.3399e6 = 1.310886 (0.270703) on A100; Llama 3.1
+ *   30.84 / 25.319 = 1.218058 (0.197257), DeepSeek-V3 2.664 / 2.3567 = 1.130394 (0.122566).
+ * A new A100 run (1,000 GPUs, 1e23 FLOPs, no run left out): mean ln k of the five A100 runs
+ *   2.620693 / 5 = 0.524139, k̄ = 1.68900; deviations −0.17122, 0.15858, 0.32427, −0.05819,
+ *   −0.25344, squares summing to 0.227234; the H100 pair ±0.037346, 0.002789; σ =
+ *   sqrt(0.230024 / (7 runs − 2 generations)) = 0.21449. η̄ over the same five: (0.47694 ·
+ *   0.31809 · 0.25854 · 0.35676 · 0.48077)^(1/5) = 0.36777.
+ * LLaMA 65B's own plan (2,048 A100, 5.4768e23 FLOPs) leaves LLaMA out: mean ln k of the other
+ *   four 2.267780 / 4 = 0.566945, k̄ = 1.76287; squares 0.190587, with the H100 pair 0.193376;
+ *   σ = sqrt(0.193376 / (6 − 2)) = 0.21987.
+ * Llama 3.1 405B's own (16,384 H100, 3.7908e25 FLOPs): DeepSeek-V3 alone, k̄ = 1.130394; σ from
+ *   the A100 runs, sqrt(0.227234 / 4) = 0.23835. The same GPUs at 1.2x its compute: not its run.
+ * A GPU of 2,250 TFLOP/s (no published run within 1.5x): all seven, k̄ = exp(mean ln k) =
+ *   1.52207. */
 static void published_runs(void **state)
 {
     (void)state;
@@ -176,40 +188,63 @@ static void published_runs(void **state)
     assert_non_null(l405);
     assert_close(plan_published_efficiency(llama), 0.47694, 1e-4);
     assert_close(plan_published_efficiency(l405), 0.34510, 1e-4);
-    int runs = 0;
-    assert_close(plan_comparable_efficiency(2048, 5.5e23, &runs), 0.37852, 1e-4);
-    assert_int_equal(runs, 4);
-    assert_close(plan_comparable_efficiency(16384, 3.79e25, &runs), 0.34510, 1e-4);
-    assert_int_equal(runs, 1);
-    assert_close(plan_comparable_efficiency(16384, 1e22, &runs), 0.40732, 1e-4);
-    assert_int_equal(runs, 2);
-    assert_close(plan_comparable_efficiency(100000, 1e26, &runs), 0.34510, 1e-4);
-    assert_int_equal(runs, 1);
+    plan_published_fit_t f;
+    plan_published_fit(312e12, 1000, 1e23, &f);
+    assert_close(f.ratio, 1.68900, 1e-4);
+    assert_close(f.efficiency, 0.36777, 1e-4);
+    assert_close(f.sigma, 0.21449, 1e-4);
+    assert_int_equal(f.runs, 5);
+    assert_null(f.left_out);
+    plan_published_fit(312e12, 2048, 5.4768e23, &f);
+    assert_string_equal(f.left_out, "LLaMA 65B");
+    assert_close(f.ratio, 1.76287, 1e-4);
+    assert_close(f.sigma, 0.21987, 1e-4);
+    assert_int_equal(f.runs, 4);
+    plan_published_fit(989.4e12, 16384, 3.7908e25, &f);
+    assert_string_equal(f.left_out, "Llama 3.1 405B");
+    assert_close(f.ratio, 1.130394, 1e-4);
+    assert_close(f.efficiency, 0.34626, 1e-4);
+    assert_close(f.sigma, 0.23835, 1e-4);
+    assert_int_equal(f.runs, 1);
+    plan_published_fit(989.4e12, 16384, 1.2 * 3.7908e25, &f);
+    assert_null(f.left_out);
+    assert_int_equal(f.runs, 2);
+    plan_published_fit(2250e12, 1000, 1e23, &f);
+    assert_close(f.ratio, 1.52207, 1e-4);
+    assert_int_equal(f.runs, 7);
 }
 
-/* Ranges from an ideal 100 GPU-hours and an expected 110, compute 5.4e18 FLOPs on a 1e13 FLOP/s
- * peak: at η 0.5 the published figure is 5.4e18 / (0.5 · 1e13 · 3600) = 5.4e18 / 1.8e16 = 300
- * → [100, 300]; at η 0.01, 5.4e18 / 3.6e14 = 15,000 → [100, 15,000]; at η 100 (a published
- * figure below the ideal), 5.4e18 / 3.6e18 = 1.5 → [1.5, 110]. The point stays 110. */
+/* Ranges at k̄ 2, σ 0.1 (e^0.1 = 1.105171):
+ *   ideal 100, tuned 150: the point 150 · 2 = 300, the range [300 / 1.105171 = 271.451,
+ *   300 · 1.105171 = 331.551];
+ *   ideal 290, tuned 150: the point 300, its low end stays at the ideal: [290, 331.551];
+ *   ideal 100, tuned 150 at k̄ 0.5 (runs cheaper than the plan): 75 is below the ideal, so the
+ *   point is the ideal 100, [100, 110.517]. */
 static void ranges_and_verdicts(void **state)
 {
     (void)state;
+    plan_published_fit_t fit = {2.0, 0.4, 0.1, 2, NULL};
     plan_range_t r;
-    plan_gpu_hours_range(100, 110, 5.4e18, 1e13, 0.5, &r);
+    plan_gpu_hours_range(100, 150, &fit, &r);
+    assert_close(r.low, 271.451, 1e-5);
+    assert_close(r.point, 300, 1e-12);
+    assert_close(r.high, 331.551, 1e-5);
+    plan_gpu_hours_range(290, 150, &fit, &r);
+    assert_close(r.low, 290, 1e-12);
+    assert_close(r.point, 300, 1e-12);
+    assert_close(r.high, 331.551, 1e-5);
+    fit.ratio = 0.5;
+    plan_gpu_hours_range(100, 150, &fit, &r);
     assert_close(r.low, 100, 1e-12);
-    assert_close(r.point, 110, 1e-12);
-    assert_close(r.high, 300, 1e-12);
-    plan_gpu_hours_range(100, 110, 5.4e18, 1e13, 0.01, &r);
-    assert_close(r.high, 15000, 1e-12);
-    plan_gpu_hours_range(100, 110, 5.4e18, 1e13, 100, &r);
-    assert_close(r.low, 1.5, 1e-12);
-    assert_close(r.high, 110, 1e-12);
-    /* [100, 300]: a limit of 300 or more is met, under 100 missed, between at risk */
-    plan_gpu_hours_range(100, 110, 5.4e18, 1e13, 0.5, &r);
-    assert_int_equal(plan_verdict(&r, 300), PLAN_WITHIN);
-    assert_int_equal(plan_verdict(&r, 299), PLAN_AT_RISK);
-    assert_int_equal(plan_verdict(&r, 100), PLAN_AT_RISK);
-    assert_int_equal(plan_verdict(&r, 99), PLAN_MISSES);
+    assert_close(r.point, 100, 1e-12);
+    assert_close(r.high, 110.517, 1e-5);
+    /* [271.451, 331.551]: a limit of 332 is met, 331 at risk, 271 missed */
+    fit.ratio = 2.0;
+    plan_gpu_hours_range(100, 150, &fit, &r);
+    assert_int_equal(plan_verdict(&r, 332), PLAN_WITHIN);
+    assert_int_equal(plan_verdict(&r, 331), PLAN_AT_RISK);
+    assert_int_equal(plan_verdict(&r, 272), PLAN_AT_RISK);
+    assert_int_equal(plan_verdict(&r, 271), PLAN_MISSES);
     assert_int_equal(plan_verdict(&r, 0), PLAN_WITHIN); /* no limit */
     assert_string_equal(plan_verdict_names[PLAN_AT_RISK], "at risk");
 }
