@@ -16,7 +16,9 @@ static const char usage[] =
     "                     [--fused-activation true|false|all] [--threads N]\n"
     "                     [--attention-kernel unfused|fused|all] [--fp8 true|false|all]\n"
     "                     [--context-par N|all] [--zero-stage N|all] [--max-tensor-par N]\n"
-    "                     [--max-pipeline-par N] [--moe-dispatcher alltoall|flex]\n"
+    "                     [--max-pipeline-par N] [--tensor-par N] [--pipeline-par N]\n"
+    "                     [--microbatch-size N] [--activation-recompute full|attn_only|none]\n"
+    "                     [--moe-dispatcher alltoall|flex]\n"
     "                     [--recompute-blocks all|fewest] [--recompute-modules none|fewest]\n"
     "                     [--no-offload] [--exact-batch] [--finetune JSON]\n"
     "                     [--pipeline-schedule 1f1b|interleaved|zero_bubble|dualpipe]\n"
@@ -47,7 +49,11 @@ static const struct {
                      {"--moe-a2a-overlap", "moe_a2a_overlap"},
                      {"--fp8-activation-cache", "fp8_activation_cache"},
                      {"--fp8-params", "fp8_params"},
-                     {"--optimizer-state-datatype", "optimizer_state_datatype"}};
+                     {"--optimizer-state-datatype", "optimizer_state_datatype"},
+                     {"--tensor-par", "tensor_par"},
+                     {"--pipeline-par", "pipeline_par"},
+                     {"--microbatch-size", "microbatch_size"},
+                     {"--activation-recompute", "activation_recompute"}};
 
 /* A word as JSON: a number or true/false when it reads as one, else a string. */
 static json_t *option_value(const char *word)

@@ -21,7 +21,9 @@ static const char *const option_keys[] = {"mbs_break",     "top_n",           "n
                                           "stack",         "compile",
                                           "pipeline_schedule", "moe_a2a_overlap",
                                           "fp8_activation_cache", "fp8_params",
-                                          "optimizer_state_datatype", NULL};
+                                          "optimizer_state_datatype", "tensor_par",
+                                          "pipeline_par", "microbatch_size",
+                                          "activation_recompute", NULL};
 static const char *const kernel_picks[] = {"unfused", "fused", "all", NULL};
 static const char *const recompute_blocks_picks[] = {"all", "fewest", NULL};
 static const char *const recompute_modules_picks[] = {"none", "fewest", NULL};
@@ -190,6 +192,14 @@ int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_reque
                    &r.options.max_tensor_par, err) ||
             jr_int(o, "options", "max_pipeline_par", JR_OPTIONAL, 0, 1, SEARCH_MAX_PROCS,
                    &r.options.max_pipeline_par, err) ||
+            jr_int(o, "options", "tensor_par", JR_OPTIONAL, 0, 1, SEARCH_MAX_PROCS,
+                   &r.options.tensor_par, err) ||
+            jr_int(o, "options", "pipeline_par", JR_OPTIONAL, 0, 1, SEARCH_MAX_PROCS,
+                   &r.options.pipeline_par, err) ||
+            jr_int(o, "options", "microbatch_size", JR_OPTIONAL, 0, 1, SEARCH_MAX_BATCH,
+                   &r.options.microbatch_size, err) ||
+            jr_enum(o, "options", "activation_recompute", JR_OPTIONAL, SEARCH_FREE, llm_recompute_names,
+                    &r.options.recompute, err) ||
             jr_bool(o, "options", "low_precision_gradients", JR_OPTIONAL, false,
                     &r.options.low_precision_gradients, err) ||
             decode_fixed_execution(o, &r.options, err))
@@ -304,6 +314,16 @@ json_t *codec_search_request_encode(const search_request_t *r)
     if (options && r->options.max_pipeline_par > 0)
         json_object_set_new(options, "max_pipeline_par",
                             json_integer(r->options.max_pipeline_par));
+    if (options && r->options.tensor_par > 0)
+        json_object_set_new(options, "tensor_par", json_integer(r->options.tensor_par));
+    if (options && r->options.pipeline_par > 0)
+        json_object_set_new(options, "pipeline_par", json_integer(r->options.pipeline_par));
+    if (options && r->options.microbatch_size > 0)
+        json_object_set_new(options, "microbatch_size",
+                            json_integer(r->options.microbatch_size));
+    if (options && r->options.recompute != SEARCH_FREE)
+        json_object_set_new(options, "activation_recompute",
+                            json_string(llm_recompute_names[r->options.recompute]));
     if (!model || !system || !options) {
         json_decref(model);
         json_decref(system);

@@ -2,7 +2,9 @@
  * pre-training runs (GPU-hours as their authors state them, beside the plan's tuned figure for
  * each), the ratio and spread the other runs of a candidate's GPU generation give, leaving out
  * the run it reproduces, a candidate's point and range, and the verdict of a deadline or budget
- * on it (definitions in plan.h). */
+ * on it (definitions in plan.h). The tuned figure is the plan of each run at the layout its
+ * report states (tests/data/plans/published_runs.json), so a ratio counts only what the run
+ * lost beyond its own step. */
 #include <math.h>
 
 #include "plan.h"
@@ -17,10 +19,10 @@ const plan_published_run_t plan_published_runs[] = {
     {"LLaMA 65B", "A100 80GB", A100, 2048, 1.4e12, 65.2e9, 1022362, 718350,
      "Touvron et al. 2023, LLaMA (arXiv:2302.13971): 2,048 A100 80GB (sec. 2.4), 1.4T tokens "
      "(Table 2), 1,022,362 GPU-hours (Table 15)"},
-    {"BLOOM 176B", "A100 80GB", A100, 384, 366e9, 176.2e9, 1082990, 547170,
+    {"BLOOM 176B", "A100 80GB", A100, 384, 366e9, 176.2e9, 1082990, 819116,
      "BigScience 2022, BLOOM (arXiv:2211.05100): 48 nodes of 8 A100 80GB, 366B tokens, "
      "1,082,990 compute hours"},
-    {"StarCoderBase 15.5B", "A100 80GB", A100, 512, 1e12, 15.5e9, 320256, 137100,
+    {"StarCoderBase 15.5B", "A100 80GB", A100, 512, 1e12, 15.5e9, 320256, 162542,
      "Li et al. 2023, StarCoder (arXiv:2305.06161): 512 A100 80GB, 1T tokens, 320,256 GPU "
      "hours of pre-training (model card)"},
     {"MPT-7B", "A100 40GB", A100, 440, 1e12, 6.7e9, 440.0 * 9.5 * 24.0, 62955,

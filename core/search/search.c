@@ -95,6 +95,10 @@ void search_options_default(search_options_t *o)
     o->fed_batch = false;
     o->max_tensor_par = 0;
     o->max_pipeline_par = 0;
+    o->tensor_par = 0;
+    o->pipeline_par = 0;
+    o->microbatch_size = 0;
+    o->recompute = SEARCH_FREE;
     o->fewest_recompute_blocks = false;
     o->fewest_recompute_modules = false;
     o->stack = LLM_STACK_MEGATRON;
@@ -208,7 +212,8 @@ static int microbatches(const search_request_t *r, const unit_t *u, int64_t *out
     int n = divisors(u->batch / u->dp, all, SEARCH_MAX_DIVISORS);
     int k = 0;
     for (int i = 0; i < n; i++)
-        if ((all[i] * r->model.seq_size) % u->tp == 0)
+        if ((all[i] * r->model.seq_size) % u->tp == 0 &&
+            (r->options.microbatch_size == 0 || all[i] == r->options.microbatch_size))
             out[k++] = all[i];
     return k;
 }
@@ -445,6 +450,17 @@ static int check_request(const search_request_t *r, fathom_error_t *err)
                                 r->options.max_tensor_par < 0 ? "options.max_tensor_par"
                                                               : "options.max_pipeline_par",
                                 "must be at least 1 (or absent for no cap)");
+    if (r->options.tensor_par < 0 || r->options.pipeline_par < 0 ||
+        r->options.microbatch_size < 0)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD,
+                                r->options.tensor_par < 0     ? "options.tensor_par"
+                                : r->options.pipeline_par < 0 ? "options.pipeline_par"
+                                                              : "options.microbatch_size",
+                                "must be at least 1 (or absent to search it)");
+    if (r->options.recompute != SEARCH_FREE &&
+        (r->options.recompute < LLM_RECOMPUTE_FULL || r->options.recompute > LLM_RECOMPUTE_NONE))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.activation_recompute",
+                                "must be full, attn_only or none (or absent to search it)");
     if (r->options.fed_batch && r->options.exact_batch)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.exact_batch",
                                 "a fed batch is rounded to each layout: not exact");
@@ -713,7 +729,8 @@ search_plan_t *search_plan_create(const search_request_t *req, fathom_error_t *e
         for (int a = 0; a < n_tp; a++) {
             int64_t tp = tps[a];
             if (m->hidden % tp != 0 || m->attn_heads % tp != 0 ||
-                (o->max_tensor_par > 0 && tp > o->max_tensor_par))
+                (o->max_tensor_par > 0 && tp > o->max_tensor_par) ||
+                (o->tensor_par > 0 && tp != o->tensor_par))
                 continue;
             int n_cp = context_degrees(req, req->num_procs / tp, cps);
             for (int d = 0; d < n_cp; d++) {
@@ -721,7 +738,8 @@ search_plan_t *search_plan_create(const search_request_t *req, fathom_error_t *e
                 int n_pp = pipeline_degrees(m, rest, pps);
                 for (int b = 0; b < n_pp; b++) {
                     int64_t pp = pps[b];
-                    if (o->max_pipeline_par > 0 && pp > o->max_pipeline_par)
+                    if ((o->max_pipeline_par > 0 && pp > o->max_pipeline_par) ||
+                        (o->pipeline_par > 0 && pp != o->pipeline_par))
                         continue;
                     int64_t dp = rest / pp;
                     int64_t bpp = (m->num_blocks + pp - 1) / pp;
@@ -746,6 +764,8 @@ search_plan_t *search_plan_create(const search_request_t *req, fathom_error_t *e
                              rc++)
                             for (int z = 0; z < n_zero; z++)
                                 for (int cm = LLM_TP_COMM_AR; cm <= LLM_TP_COMM_RS_AG; cm++) {
+                                    if (o->recompute != SEARCH_FREE && rc != o->recompute)
+                                        continue; /* a pinned recompute walks only its own */
                                     if (pass == 1) {
                                         unit_t *u = &p->units[n];
                                         u->tp = tp;

@@ -39,7 +39,8 @@
  * those dividing it (the first stages take the extra blocks), and interleaving over the
  * divisors of the first stage's blocks.
  * The constraints in search_options_t (no_offload, exact_batch, max_tensor_par,
- * max_pipeline_par) drop the loop values they exclude; the rest of the walk is as above.
+ * max_pipeline_par, and the pins tensor_par, pipeline_par, microbatch_size, recompute) drop the
+ * loop values they exclude; the rest of the walk is as above.
  * With mbs_break, once a microbatch size gives no good execution over all network assignments,
  * the larger microbatch sizes of that loop are not tried (and not counted).
  *
@@ -119,6 +120,14 @@ typedef struct {
                                * microbatch count); not with exact_batch */
     int64_t max_tensor_par;   /* 0: no cap; else tensor_par <= this */
     int64_t max_pipeline_par; /* 0: no cap; else pipeline_par <= this */
+    /* A layout a run's report states, pinned (doc/plan.md, "What the published runs say"):
+     * 0 / SEARCH_FREE (default): searched; else only that degree or that recompute. */
+    int64_t tensor_par;   /* 0: free; else tensor_par == this */
+    int64_t pipeline_par; /* 0: free; else pipeline_par == this */
+    int64_t microbatch_size; /* 0: free; else microbatch_size == this (a divisor of the
+                              * local batch, or the layout has none) */
+    int recompute; /* SEARCH_FREE: free; else the activation_recompute (llm_recompute_t) of
+                    * every execution */
     llm_moe_dispatcher_t moe_dispatcher; /* of every execution (default alltoall) */
     /* Full recompute reruns only the fewest blocks of each pipeline chunk that fit
      * (execution.recompute_blocks; modern block, no activation offload); default every block. */

@@ -324,6 +324,31 @@ class Plans(ServerTestCase):
         self.assertEqual(est.json()["summary"]["step_time_s"], c16["step_time_s"])
         self.assertEqual(doc["spec"]["options"]["pipeline_schedule"], "dualpipe")
 
+    def test_a_stated_layout_is_the_layout_planned(self):
+        """tensor_par, pipeline_par, microbatch_size and activation_recompute pin each
+        candidate's layout (a run's report, doc/plan.md): the pinned layout is the one planned,
+        it re-estimates to the same step time, it is no faster than the free search's, the spec
+        keeps the pins, and a count too small for the pinned degrees is refused naming it."""
+        pins = {"tensor_par": 2, "pipeline_par": 2, "microbatch_size": 1,
+                "activation_recompute": "full"}
+        body = dict(BASE, systems=["h100_sxm"], gpu_counts=[8])
+        free = run_plan(self, self.server, body)["plan"]["candidates"][0]
+        doc = run_plan(self, self.server, dict(body, options=pins))
+        c = doc["plan"]["candidates"][0]
+        self.assertTrue(c["fits"], c)
+        # 2 GPUs: too few for tensor_par 2 x pipeline_par 2, refused as any count without a layout
+        self.assertError(self.server.post("/v1/sweep", dict(body, gpu_counts=[2], options=pins)),
+                         422, "invalid_field", "gpu_counts[0]")
+        for k, v in pins.items():
+            self.assertEqual(c["execution"][k], v, (k, c["execution"]))
+            self.assertEqual(doc["spec"]["options"][k], v)
+        self.assertGreaterEqual(c["step_time_s"], free["step_time_s"])
+        self.assertNotEqual(free["execution"]["activation_recompute"], "full", free["execution"])
+        est = self.server.post("/v1/estimate", {"model": "llama3-8B", "system": "h100_sxm",
+                                                "execution": c["execution"]})
+        self.assertEqual(est.status, 200, est.body)
+        self.assertEqual(est.json()["summary"]["step_time_s"], c["step_time_s"])
+
     def test_bad_plans_name_the_field(self):
         cases = [
             (dict(BASE, systems=[]), "invalid_field", "systems"),
@@ -368,6 +393,12 @@ class Plans(ServerTestCase):
             (dict(BASE, options={"fp8": True, "fp8_params": 1}), "invalid_field", "options.fp8_params"),
             (dict(BASE, options={"optimizer_state_datatype": "float8"}), "invalid_field",
              "options.optimizer_state_datatype"),
+            (dict(BASE, options={"tensor_par": 0}), "invalid_field", "options.tensor_par"),
+            (dict(BASE, options={"pipeline_par": "4"}), "invalid_field", "options.pipeline_par"),
+            (dict(BASE, options={"microbatch_size": -1}), "invalid_field",
+             "options.microbatch_size"),
+            (dict(BASE, options={"activation_recompute": "some"}), "invalid_field",
+             "options.activation_recompute"),
         ]
         for body, code, field in cases:
             with self.subTest(field=field):

@@ -22,18 +22,16 @@ RUNS = json.load(open(os.path.join(SOURCE, "tests", "data", "plans", "published_
 
 # (run, criterion) pairs that miss today, with the reason in doc/plan.md ("What the published runs
 # say about Fathom"): criterion "inside", "width" (at most 1.6x) or "point" (within 20%).
-A100_SPLIT = ("the A100 runs split in two: LLaMA and Falcon paid 1.3-1.4x the plan's tuned stack, "
-              "BLOOM and StarCoderBase (Megatron-DeepSpeed and Megatron-LM, 2022-23, recompute and "
-              "pipeline bubbles) 2.0-2.3x; each, predicted from the other four, lands 18-37% off, "
-              "outside a 1-sigma range or its point beyond 20%")
-SPREAD = ("a 1-sigma range of the other runs' spread: leaving out a run near its generation's "
-          "mean (or an H100 run, leaving the A100 runs' spread alone) widens it to 1.61x")
+STARCODER = ("StarCoderBase paid 1.97x the plan's figure at its own stated layout (TP 4, PP 4, DP 32, "
+             "microbatch 1, 4M-token batch) where the other A100 runs paid 1.31-1.59x: predicted "
+             "from them it lands 28% low, outside a range 1.18x wide")
+STATED_LAYOUT = ("at the layouts their reports state, the A100 ratios are 1.31-1.59 except StarCoderBase's "
+                 "1.97; BLOOM (1.32) predicted from the others (1.56 mean with StarCoderBase) and "
+                 "Falcon (1.31, its layout not stated, searched) land 18-19% high, just above a range "
+                 "1.36x wide")
 KNOWN_MISSES = {
-    ("LLaMA 65B", "point"): A100_SPLIT, ("BLOOM 176B", "inside"): A100_SPLIT,
-    ("StarCoderBase 15.5B", "inside"): A100_SPLIT, ("StarCoderBase 15.5B", "point"): A100_SPLIT,
-    ("Falcon-180B", "inside"): A100_SPLIT, ("Falcon-180B", "point"): A100_SPLIT,
-    ("MPT-7B", "width"): SPREAD, ("Llama 3.1 405B", "width"): SPREAD,
-    ("DeepSeek-V3", "width"): SPREAD,
+    ("BLOOM 176B", "inside"): STATED_LAYOUT, ("Falcon-180B", "inside"): STATED_LAYOUT,
+    ("StarCoderBase 15.5B", "inside"): STARCODER, ("StarCoderBase 15.5B", "point"): STARCODER,
 }
 
 
@@ -65,6 +63,10 @@ class PublishedRuns(ServerTestCase):
             rows.append((run["name"], pub, lo, point, hi, hi / lo, point / pub - 1, c["mfu"],
                          c["batch_tokens"], c["search"].get("stages", 1),
                          c["published"]["gpu_hours_tuned"]))
+            e = c["execution"]  # the layout a report states is the layout planned
+            for k in ("tensor_par", "pipeline_par", "microbatch_size", "activation_recompute"):
+                if k in run["plan"].get("options", {}):
+                    self.assertEqual(e[k], run["plan"]["options"][k], (run["name"], k))
             if run["name"] == "DeepSeek-V3":  # the report's options reach its search (sec. 3.2-3.3)
                 e = c["execution"]
                 for k, v in run["plan"]["options"].items():
@@ -98,6 +100,7 @@ class PublishedRuns(ServerTestCase):
                 name, pub, lo, point, hi, width, 100 * err, mfu, batch / 2**20, stages, tuned))
         print("mean |point - published| / published: %.1f%% over %d runs" % (
             100 * sum(errors) / len(errors), len(errors)))
+        self.assertLessEqual(sum(errors) / len(errors), 0.20)  # issue 35: within 20% on average
         self.assertEqual(misses, [], "rows missing a criterion they met before")
 
     def test_llama3_405b_auto_batch_mfu(self):

@@ -133,6 +133,24 @@ static void stack_reaches_every_candidate(void **state)
     json_decref(body);
 }
 
+/* The first candidate of the plan in text (the test fails if it is refused). */
+static json_t *first_candidate(const char *text)
+{
+    codec_ctx_t ctx = {test_presets};
+    fathom_error_t err;
+    fathom_error_clear(&err);
+    json_t *body = json_loads(text, 0, NULL);
+    uint64_t size = 0, evaluations = 0;
+    json_t *spec = codec_plan_normalize(body, &ctx, UINT64_MAX, &size, &err);
+    if (!spec)
+        fail_msg("%s: %s", err.field, err.message);
+    json_t *c = codec_plan_candidate(spec, &ctx, 0, NULL, &evaluations, &err);
+    assert_non_null(c);
+    json_decref(spec);
+    json_decref(body);
+    return c;
+}
+
 /* A PyTorch stack shards as FSDP does by default (search.c zero_stages): ZeRO-3, then ZeRO-2.
  * Llama 3 8B (8,030,261,248 parameters) on 64 A100 40GB with the fsdp stack (data parallelism
  * only): Megatron's ZeRO-1 would keep bf16 weights and fp32 gradients whole on every GPU,
@@ -141,24 +159,15 @@ static void stack_reaches_every_candidate(void **state)
 static void fsdp_plan_shards_its_weights(void **state)
 {
     (void)state;
-    codec_ctx_t ctx = {test_presets};
     static const char *const zero[] = {"", ", \"zero_stage\": 1"};
     for (int z = 0; z < 2; z++) {
-        fathom_error_t err;
-        fathom_error_clear(&err);
         char text[512];
         snprintf(text, sizeof text,
                  "{\"kind\": \"plan\", \"model\": \"llama3-8B\", \"tokens\": 1e9, "
                  "\"batch_tokens\": 524288, \"systems\": [\"a100_sxm_40g\"], \"gpu_counts\": "
                  "[64], \"options\": {\"stack\": \"fsdp\"%s}}",
                  zero[z]);
-        json_t *body = json_loads(text, 0, NULL);
-        uint64_t size = 0, evaluations = 0;
-        json_t *spec = codec_plan_normalize(body, &ctx, UINT64_MAX, &size, &err);
-        if (!spec)
-            fail_msg("%s: %s", err.field, err.message);
-        json_t *c = codec_plan_candidate(spec, &ctx, 0, NULL, &evaluations, &err);
-        assert_non_null(c);
+        json_t *c = first_candidate(text);
         if (z == 0) {
             const json_t *e = json_object_get(c, "execution");
             assert_true(json_is_true(json_object_get(c, "fits")));
@@ -170,9 +179,45 @@ static void fsdp_plan_shards_its_weights(void **state)
             assert_false(json_is_true(json_object_get(c, "fits"))); /* ZeRO-1, as asked */
         }
         json_decref(c);
-        json_decref(spec);
-        json_decref(body);
     }
+}
+
+/* A layout a report states, pinned (options.tensor_par, pipeline_par, microbatch_size,
+ * activation_recompute; doc/plan.md): Llama 3 8B on 16 H100 at 16 sequences of 8,192 tokens,
+ * pinned to TP 2 · PP 2 (so DP 16 / 2 / 2 = 4, 4 sequences per replica), microbatch 1, full
+ * recompute. The candidate has exactly that layout, and it steps no faster than the free
+ * search's fastest (which may choose it, and does not: it recomputes nothing). */
+static void stated_layout_pins_the_candidate(void **state)
+{
+    (void)state;
+    static const char *const opts[] = {
+        "{}", "{\"tensor_par\": 2, \"pipeline_par\": 2, \"microbatch_size\": 1, "
+              "\"activation_recompute\": \"full\"}"};
+    double step[2];
+    for (int k = 0; k < 2; k++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "{\"kind\": \"plan\", \"model\": \"llama3-8B\", \"tokens\": 1e9, "
+                 "\"batch_tokens\": 131072, \"systems\": [\"h100_sxm\"], \"gpu_counts\": "
+                 "[16], \"options\": %s}",
+                 opts[k]);
+        json_t *c = first_candidate(text);
+        assert_true(json_is_true(json_object_get(c, "fits")));
+        const json_t *e = json_object_get(c, "execution");
+        const char *rc = json_string_value(json_object_get(e, "activation_recompute"));
+        if (k == 1) {
+            assert_int_equal(json_integer_value(json_object_get(e, "tensor_par")), 2);
+            assert_int_equal(json_integer_value(json_object_get(e, "pipeline_par")), 2);
+            assert_int_equal(json_integer_value(json_object_get(e, "data_par")), 4);
+            assert_int_equal(json_integer_value(json_object_get(e, "microbatch_size")), 1);
+            assert_string_equal(rc, "full");
+        } else {
+            assert_string_not_equal(rc, "full");
+        }
+        step[k] = json_number_value(json_object_get(c, "step_time_s"));
+        json_decref(c);
+    }
+    assert_true(step[1] >= step[0]);
 }
 
 int main(void)
@@ -181,6 +226,7 @@ int main(void)
         cmocka_unit_test(candidate_is_the_unpruned_best),
         cmocka_unit_test(stack_reaches_every_candidate),
         cmocka_unit_test(fsdp_plan_shards_its_weights),
+        cmocka_unit_test(stated_layout_pins_the_candidate),
     };
     return cmocka_run_group_tests(tests, test_load_presets, test_free_presets);
 }
