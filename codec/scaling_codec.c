@@ -309,7 +309,10 @@ static json_t *evaluate_chinchilla(const request_t *r, fathom_error_t *err)
         !r->chin_optimal ? scaling_chinchilla_loss(law, r->params, r->tokens)
         : r->params > 0  ? scaling_chinchilla_optimal_for_params(law, r->params)
                          : scaling_chinchilla_optimal(law, r->flops);
-    const double all[] = {c.flos, c.params, c.tokens, c.loss};
+    /* every figure the answer prints, the ratio too: a subnormal params gives finite points
+     * and an infinite tokens per parameter, which JSON cannot carry */
+    const double tokens_per_param = c.tokens / c.params;
+    const double all[] = {c.flos, c.params, c.tokens, c.loss, tokens_per_param};
     if (!all_finite(all, sizeof all / sizeof all[0])) {
         fathom_error_set(err, FATHOM_E_INVALID_FIELD, r->chin_optimal ? "flops" : "params",
                          "is out of the law's range");
@@ -318,7 +321,7 @@ static json_t *evaluate_chinchilla(const request_t *r, fathom_error_t *err)
     return json_pack("{s:s,s:s,s:b,s:f,s:f,s:f,s:f,s:f,s:o}", "law", "chinchilla", "fit",
                      "besiroglu2024", "compute_optimal", r->chin_optimal, "flops", c.flos,
                      "params", c.params, "tokens", c.tokens, "tokens_per_param",
-                     c.tokens / c.params, "loss", c.loss, "warnings", chinchilla_warnings(&c));
+                     tokens_per_param, "loss", c.loss, "warnings", chinchilla_warnings(&c));
 }
 
 static json_t *evaluate_hf2020(const request_t *r, fathom_error_t *err)
