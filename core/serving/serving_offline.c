@@ -91,6 +91,26 @@ static double step_time(const sv_ctx_t *c, const sv_settings_t *st, double gen, 
     return c->pp * (s.total_s + serving__draft_time(c, st, gen / per, ctx));
 }
 
+/* Whether no admitted prompt can take a token this step while sequences decode: the budget left
+ * after the decode tokens (`left`) is under one token, or, without chunked prefill, under every
+ * remaining prompt (a whole prompt or nothing). Nothing changes until a decode cohort finishes
+ * and frees budget, so those steps are pure decode and are taken at once (a prompt beyond the
+ * budget waits for the batch to drain: one step each would be O steps per request). */
+static bool prompts_stalled(const cohorts_t *cs, const sv_settings_t *st, double in, double left)
+{
+    bool decoding = false;
+    double rem_min = INFINITY;
+    for (int i = 0; i < cs->n; i++) {
+        if (cs->c[i].decoded >= 0)
+            decoding = true;
+        else
+            rem_min = fmin(rem_min, in - cs->c[i].done);
+    }
+    if (!decoding)
+        return false; /* an idle engine runs a prompt beyond the budget alone */
+    return left < 1 || (!st->chunked && left < rem_min);
+}
+
 /* Requests arrived by time t: request i (0-based) at i/λ; λ = 0: all at t = 0. */
 static double arrived_by(double t, double rate, double num_requests)
 {
@@ -143,11 +163,13 @@ void serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_con
                 prefill = true;
         }
         const double ctx = gen > 0 ? ctx_sum / gen : 0;
-        if (!prefill && (waiting <= 0 || running >= max_concurrency - 1e-9)) {
-            /* pure decode until the next cohort finishes */
+        if ((!prefill || prompts_stalled(cs, st, in, budget - gen * st->tps)) &&
+            (waiting <= 0 || running >= max_concurrency - 1e-9)) {
+            /* pure decode until the next cohort finishes (or the next arrival) */
             double m = INFINITY;
-            for (int i = 0; i < cs->n; i++)
-                m = fmin(m, ceil((O - cs->c[i].decoded) / st->tau - 1e-9));
+            for (int i = 0; i < cs->n; i++) /* the stalled prompts wait as they are */
+                if (cs->c[i].decoded >= 0)
+                    m = fmin(m, ceil((O - cs->c[i].decoded) / st->tau - 1e-9));
             if (next_arrival < INFINITY) /* stop at the next arrival */
                 m = fmin(m, ceil((next_arrival - t) / step_time(c, st, gen, ctx, 0, 0, 0) - 1e-9));
             m = fmax(m, 1);
@@ -156,7 +178,8 @@ void serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_con
             area += m * dt * running;
             steps += m;
             for (int i = 0; i < cs->n; i++)
-                cs->c[i].decoded += m * st->tau;
+                if (cs->c[i].decoded >= 0)
+                    cs->c[i].decoded += m * st->tau;
         } else {
             double left = budget - gen * st->tps, tokens = 0, attended = 0, seqs = 0;
             cohorts_t *next = nxt;
