@@ -1,6 +1,7 @@
 /* json_read.c — the strict member readers declared in json_read.h. */
 #include "json_read.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -106,6 +107,13 @@ int jr_value_real(const json_t *v, const char *path, double min, double max, dou
     }
     if (!isfinite(x))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path, "must be finite");
+    /* No quantity here is meaningful below DBL_MIN, and a subnormal passes "greater than 0"
+     * only to turn into an infinity in the first division by it (a bandwidth of 1e-310 GB/s, a
+     * model of 1e-310 parameters, a TTFT target of 5e-324 ms: fuzz findings) */
+    if (x != 0 && fabs(x) < DBL_MIN)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
+                                "must be 0 or at least %.17g in magnitude, got %.17g", DBL_MIN,
+                                x);
     if (x < min || x > max)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
                                 "must be between %.17g and %.17g, got %.17g", min, max, x);

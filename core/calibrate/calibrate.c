@@ -314,7 +314,12 @@ static int build_params(fit_t *f)
 static double loss_rel(double pred, double meas)
 {
     const double r = pred / meas - 1.0, c = CALIBRATE_LOSS_SCALE;
-    return isfinite(r) ? 2 * r * r / (sqrt(1 + (r / c) * (r / c)) + 1) : FAILED_RUN_PENALTY;
+    /* 2r²/(√(1 + (r/c)²) + 1), written so that no square overflows, and no measurement costs
+     * more than a run the system cannot estimate: one 1e300 times off the prediction (a step
+     * time of 1e-300 s) would otherwise make the whole objective ∞ or NaN */
+    if (!isfinite(r))
+        return FAILED_RUN_PENALTY;
+    return fmin(2 * fabs(r) * (fabs(r) / (hypot(1, r / c) + 1)), FAILED_RUN_PENALTY);
 }
 
 static double objective_of(const fit_t *f, const double *theta)

@@ -579,6 +579,8 @@ int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execu
 typedef struct llm_memo llm_memo_t;
 llm_memo_t *llm_memo_new(void);
 void llm_memo_free(llm_memo_t *memo);
+/* The longest step an estimate answers (seconds); a longer one is an error naming the system. */
+#define LLM_MAX_STEP_S 1e12
 int llm_estimate_memo(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                       llm_memo_t *memo, llm_result_t *out, fathom_error_t *err);
 

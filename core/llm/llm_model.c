@@ -1419,6 +1419,16 @@ int llm_estimate_memo(const fathom_model_t *m, const llm_system_t *s, const llm_
                                 "the efficiency curve does not cover an operation this execution "
                                 "performs (give a point with threshold 0)");
     }
+    /* A rate the system states near 0 (a bandwidth, an efficiency, a peak of 1e-200) passes
+     * every range check and then takes forever, and the answer's products of the step time
+     * (energy, dollars, days) overflow: refuse a step beyond 10^12 s (31,700 years) */
+    if (!(st->total_time <= LLM_MAX_STEP_S) || !isfinite(out->stats.proc_mem_tier1_cap_req) ||
+        !isfinite(out->stats.proc_mem_tier2_cap_req)) {
+        memset(out, 0, sizeof *out);
+        return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION, "system",
+                                "gives a step of more than 1e12 s or no finite memory: a rate, "
+                                "bandwidth or efficiency of the system is too close to 0");
+    }
 
     memory_verdict(s, &k, out);
     return 0;
