@@ -309,10 +309,11 @@ static int add_range(json_t *c, const json_t *spec, const published_view_t *v,
     double deadline = json_number_value(json_object_get(spec, "deadline_days"));
     double budget = json_number_value(json_object_get(spec, "budget_dollars"));
     json_t *fig = json_pack(
-        "{s:o,s:o,s:o,s:{s:f,s:f,s:f,s:i,s:o,s:f,s:o,s:f},s:s,s:s}", "gpu_hours_range",
+        "{s:o,s:o,s:o,s:{s:f,s:f,s:f,s:f,s:i,s:o,s:f,s:o,s:f},s:s,s:s}", "gpu_hours_range",
         range_json(gh.low, gh.high), "days_range", range_json(days.low, days.high),
         "dollars_range", range_json(dollars.low, dollars.high), "published", "ratio",
-        v->fit.ratio, "efficiency", v->fit.efficiency, "sigma", v->fit.sigma, "runs", v->fit.runs, "left_out",
+        v->fit.ratio, "efficiency", v->fit.efficiency, "sigma", v->fit.sigma, "range_coverage",
+        PLAN_RANGE_COVERAGE, "runs", v->fit.runs, "left_out",
         v->fit.left_out ? json_string(v->fit.left_out) : json_null(), "gpu_hours",
         v->published_gh, "gpu_hours_tuned", num_or_null(expected_gh), "mfu_6nd_expected",
         isfinite(gh.point) ? v->compute / (gh.point * 3600.0 * v->peak) : 0,

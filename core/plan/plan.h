@@ -160,8 +160,15 @@ typedef struct {
     double low, point, high;
 } plan_range_t;
 
+/* The range is P10–P90: ln k taken as normal about ln k̄ with the pooled σ, a published run of
+ * the generation should land inside it four times in five. */
+#define PLAN_RANGE_HIGH_PERCENTILE 0.9
+#define PLAN_RANGE_COVERAGE (2 * PLAN_RANGE_HIGH_PERCENTILE - 1)
+/* z = Φ⁻¹(PLAN_RANGE_HIGH_PERCENTILE), the standard normal quantile (GSL) */
+double plan_range_z(void);
+
 /* The GPU-hours of a candidate: the point is the tuned stack over its goodput (expected) times
- * k̄, never below the tuned stack with nothing lost (ideal); the range is point · e^(±σ), its
+ * k̄, never below the tuned stack with nothing lost (ideal); the range is point · e^(±z·σ), its
  * low end never below ideal. */
 void plan_gpu_hours_range(double ideal, double expected, const plan_published_fit_t *fit,
                           plan_range_t *out);

@@ -7,6 +7,8 @@
  * lost beyond its own step. */
 #include <math.h>
 
+#include <gsl/gsl_cdf.h>
+
 #include "plan.h"
 
 /* Dense BF16 tensor peaks (datasheets): A100 SXM 312 TFLOP/s (NVIDIA A100 datasheet, 2021);
@@ -132,15 +134,23 @@ void plan_published_fit(double peak_flops, int64_t num_gpus, double compute_flop
     out->sigma = pooled_sigma(left_out);
 }
 
+double plan_range_z(void)
+{
+    /* z = Φ⁻¹(P90) = 1.28155: the range runs from the 10th to the 90th percentile of a normal
+     * ln k, the P10–P90 spread that cost estimates for finance are given in */
+    return gsl_cdf_ugaussian_Pinv(PLAN_RANGE_HIGH_PERCENTILE);
+}
+
 void plan_gpu_hours_range(double ideal, double expected, const plan_published_fit_t *fit,
                           plan_range_t *out)
 {
     /* the point: the tuned stack over its goodput times k̄, what whole runs of the generation
-     * paid over the plan's figure for them; the range e^(±σ) about it, never below the tuned
+     * paid over the plan's figure for them; the range e^(±z·σ) about it, never below the tuned
      * stack with nothing lost */
+    double spread = exp(plan_range_z() * fit->sigma);
     out->point = fmax(ideal, expected * fit->ratio);
-    out->low = fmax(ideal, out->point * exp(-fit->sigma));
-    out->high = out->point * exp(fit->sigma);
+    out->low = fmax(ideal, out->point / spread);
+    out->high = out->point * spread;
 }
 
 const char *const plan_verdict_names[] = {"within", "at risk", "misses"};

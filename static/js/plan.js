@@ -150,7 +150,7 @@ function table(plan, st) {
     return el('tr', { 'data-index': c.index, class: c.rejected.length ? 'rejected' : '' },
       // the count on its own line at phone width (app.css), so the name column stays narrow
       el('td', { class: 'sticky' }, c.system, el('span', { class: 'count' }, ` × ${fmtInt(c.num_procs)}`)),
-      el('td', { class: 'num gpu-hours', title: 'expected GPU-hours: the tuned stack times what published whole runs of this GPU generation paid over it; beneath, their range, the spread of those runs' },
+      el('td', { class: 'num gpu-hours', title: 'expected GPU-hours: the tuned stack times what published whole runs of this GPU generation paid over it; beneath, their range, the P10–P90 spread of those runs' },
         el('span', { class: 'point' }, num(c.gpu_hours, fmtHours)),
         el('span', { class: 'gpu-hours-range' }, fmtRange(c.gpu_hours_range, fmtHours))),
       el('td', { class: 'verdict' }, c.reason || 'ok'),
@@ -179,7 +179,7 @@ function showPlan(st) {
     el('div', { class: 'kpis' },
       pick('Cheapest within the deadline', plan.cheapest_within_deadline, 'no candidate meets the deadline'),
       pick('Fastest within the budget', plan.fastest_within_budget, 'no candidate fits the budget')),
-    el('p', { class: 'muted' }, 'GPU-hours, days and dollars are expected: the ideal run at the batch it would use, divided by its goodput after everything a run loses besides the step (interruptions at Llama 3’s rate, checkpoints every Young interval, restarts, evaluation, slow nodes), times what published whole runs on the same GPU generation paid over the same figure for them. Their range is those runs’ spread (one standard deviation); a deadline or budget inside it is at risk. Click a point to open its layout in Step time.'),
+    el('p', { class: 'muted' }, 'GPU-hours, days and dollars are expected: the ideal run at the batch it would use, divided by its goodput after everything a run loses besides the step (interruptions at Llama 3’s rate, checkpoints every Young interval, restarts, evaluation, slow nodes), times what published whole runs on the same GPU generation paid over the same figure for them. Their range is those runs’ P10–P90 spread (four runs in five fall inside it); a deadline or budget inside it is at risk. Click a point to open its layout in Step time.'),
     el('h3', {}, 'Days against dollars'), chart.box,
     el('p', {}, el('a', { href: `/v1/sweep/${st.id}/results?format=csv`, download: `plan-${st.id.slice(0, 12)}.csv` }, 'Every candidate as CSV')),
     el('p', { class: 'share' }, 'Link to this plan: ', el('a', { href: `#plan=${st.id}` }, `#plan=${st.id}`)),

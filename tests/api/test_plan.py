@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+import statistics
 import os
 import shutil
 import signal
@@ -229,10 +230,11 @@ class Plans(ServerTestCase):
                                    delta=1e-9 * c["gpu_hours"])
             self.assertGreater(pub["ratio"], 1)  # the H100 runs paid more than the tuned stack
             self.assertIsNone(pub["left_out"])  # llama3-8B was not a published run
-            # the range: the point times e^(±sigma), never below the ideal; days and dollars
-            # are the same range
+            # the range: P10-P90, the point times e^(±z·sigma) with z the standard normal's 90th
+            # percentile, never below the ideal; days and dollars are the same range
             lo, hi = c["gpu_hours_range"]
-            w = math.exp(pub["sigma"])
+            self.assertEqual(pub["range_coverage"], 0.8)
+            w = math.exp(statistics.NormalDist().inv_cdf(0.9) * pub["sigma"])
             self.assertAlmostEqual(hi, c["gpu_hours"] * w, delta=1e-9 * hi)
             self.assertAlmostEqual(lo, max(c["gpu_hours_ideal"], c["gpu_hours"] / w), delta=1e-9 * lo)
             self.assertTrue(lo <= c["gpu_hours"] <= hi, (lo, c["gpu_hours"], hi))

@@ -24,13 +24,8 @@ RUNS = json.load(open(os.path.join(SOURCE, "tests", "data", "plans", "published_
 # say about Fathom"): criterion "inside", "width" (at most 1.6x) or "point" (within 20%).
 STARCODER = ("StarCoderBase paid 1.97x the plan's figure at its own stated layout (TP 4, PP 4, DP 32, "
              "microbatch 1, 4M-token batch) where the other A100 runs paid 1.31-1.59x: predicted "
-             "from them it lands 28% low, outside a range 1.18x wide")
-STATED_LAYOUT = ("at the layouts their reports state, the A100 ratios are 1.31-1.59 except StarCoderBase's "
-                 "1.97; BLOOM (1.32) predicted from the others (1.56 mean with StarCoderBase) and "
-                 "Falcon (1.31, its layout not stated, searched) land 18-19% high, just above a range "
-                 "1.36x wide")
+             "from them it lands 28% low, outside a P10-P90 range 1.24x wide")
 KNOWN_MISSES = {
-    ("BLOOM 176B", "inside"): STATED_LAYOUT, ("Falcon-180B", "inside"): STATED_LAYOUT,
     ("StarCoderBase 15.5B", "inside"): STARCODER, ("StarCoderBase 15.5B", "point"): STARCODER,
 }
 

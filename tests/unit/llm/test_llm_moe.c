@@ -804,17 +804,10 @@ static void deepseek_v3_report(void **state)
 static void attention_head_size(void **state)
 {
     (void)state;
-    llm__layer_t l;
-    memset(&l, 0, sizeof l);
-    l.kind = LLM__FUSED_ATTENTION;
-    l.fw_flops = 1e12;
-    llm__ctx_t c;
-    memset(&c, 0, sizeof c);
-    c.attention_flops = 1e12;
-    c.bpe = 2;
-    c.mem1_bw = 1e30;
-    llm_system_t s = moe_system();
-    c.sys = &s;
+    /* only the fields this case needs; every other is zero, as a memset left it */
+    llm__layer_t l = {.kind = LLM__FUSED_ATTENTION, .fw_flops = 1e12};
+    const llm_system_t s = moe_system();
+    llm__ctx_t c = {.attention_flops = 1e12, .bpe = 2, .mem1_bw = 1e30, .sys = &s};
     const double sizes[3] = {64, 96, 192}, times[3] = {1.25, 1.0 / 0.9, 1};
     for (int i = 0; i < 3; i++) {
         llm__cost_t k;

@@ -158,6 +158,26 @@ static void distributed_optimizer_buckets(void **state)
     assert_close(r.stats.dp_comm_exposed_time, 2 * (x + x), 1e-9);
 }
 
+/* The ring cases: the tiny model's blocks alone (no vocabulary, so only their messages count)
+ * over 4 context-parallel ranks on the slow tier (1e-3 GB/s = 1e6 bytes/s) under `stack`,
+ * estimated once; a test changes the execution and estimates again. */
+typedef struct {
+    fathom_model_t m;
+    llm_system_t s;
+    llm_execution_t e;
+    llm_result_t r;
+} ring_case_t;
+
+static void ring_of_4(ring_case_t *t, llm_stack_t stack)
+{
+    t->m = tiny_model();
+    t->m.vocab_size = 0;
+    t->s = unit_system(1e-3);
+    t->e = layout(1, 4, 0);
+    t->e.stack = stack;
+    estimate(&t->m, &t->s, &t->e, &t->r);
+}
+
 /* Ring attention over 4 ranks of a 16-token sequence: 4 tokens per rank, one K/V chunk is
  * 2·4 tokens·2 heads·8·2 bytes = 256 bytes. Forward passes 3 chunks, backward 3 double chunks
  * (K/V and their gradients) and hands the last dK/dV back: 3·256 + 3·512 + 256 = 2,560 bytes per
@@ -169,30 +189,26 @@ static void distributed_optimizer_buckets(void **state)
 static void ring_attention_messages(void **state)
 {
     (void)state;
-    fathom_model_t m = tiny_model();
-    m.vocab_size = 0;
-    llm_system_t s = unit_system(1e-3);
-    llm_execution_t e = layout(1, 4, 0);
-    llm_result_t r;
-    estimate(&m, &s, &e, &r);
-    assert_close(r.extra.cp_comm_exposed, 4 * 2.56e-3, 1e-3);
+    ring_case_t t;
+    ring_of_4(&t, LLM_STACK_MEGATRON);
+    assert_close(t.r.extra.cp_comm_exposed, 4 * 2.56e-3, 1e-3);
     /* the breakdown carries it and still sums to the step */
-    json_t *sum = codec_llm_summary_encode(&m, &e, &r);
+    json_t *sum = codec_llm_summary_encode(&t.m, &t.e, &t.r);
     const json_t *b = json_object_get(sum, "time_breakdown_s");
     double total = 0;
     const char *key;
     const json_t *v;
     json_object_foreach((json_t *)b, key, v) total += json_number_value(v);
-    assert_close(total, r.stats.total_time, 1e-12);
+    assert_close(total, t.r.stats.total_time, 1e-12);
     assert_close(json_number_value(json_object_get(b, "context_parallel_comm")),
-                 r.extra.cp_comm_exposed, 0);
+                 t.r.extra.cp_comm_exposed, 0);
     json_decref(sum);
-    e.activation_recompute = LLM_RECOMPUTE_FULL;
-    estimate(&m, &s, &e, &r);
-    assert_close(r.extra.cp_comm_exposed, 4 * 3.328e-3, 1e-3);
-    e.recompute_blocks = 1;
-    estimate(&m, &s, &e, &r);
-    assert_close(r.extra.cp_comm_exposed, 4 * 2.944e-3, 1e-3);
+    t.e.activation_recompute = LLM_RECOMPUTE_FULL;
+    estimate(&t.m, &t.s, &t.e, &t.r);
+    assert_close(t.r.extra.cp_comm_exposed, 4 * 3.328e-3, 1e-3);
+    t.e.recompute_blocks = 1;
+    estimate(&t.m, &t.s, &t.e, &t.r);
+    assert_close(t.r.extra.cp_comm_exposed, 4 * 2.944e-3, 1e-3);
 }
 
 /* PyTorch's ring (llm_ring.c) on the same 4 ranks under torchtitan: repeat_kv widens K and V to
@@ -206,17 +222,12 @@ static void ring_attention_messages(void **state)
 static void torch_ring_messages(void **state)
 {
     (void)state;
-    fathom_model_t m = tiny_model();
-    m.vocab_size = 0;
-    llm_system_t s = unit_system(1e-3);
-    llm_execution_t e = layout(1, 4, 0);
-    e.stack = LLM_STACK_TORCHTITAN;
-    llm_result_t r;
-    estimate(&m, &s, &e, &r);
-    assert_close(r.extra.cp_comm_exposed, 65.536e-3, 1e-3);
-    e.activation_recompute = LLM_RECOMPUTE_FULL;
-    estimate(&m, &s, &e, &r);
-    assert_close(r.extra.cp_comm_exposed, 81.92e-3, 1e-3);
+    ring_case_t t;
+    ring_of_4(&t, LLM_STACK_TORCHTITAN);
+    assert_close(t.r.extra.cp_comm_exposed, 65.536e-3, 1e-3);
+    t.e.activation_recompute = LLM_RECOMPUTE_FULL;
+    estimate(&t.m, &t.s, &t.e, &t.r);
+    assert_close(t.r.extra.cp_comm_exposed, 81.92e-3, 1e-3);
 }
 
 /* The ring's exposed time lengthens the pipeline bubble as block time does (llm_stages.c,
@@ -264,11 +275,7 @@ static void ring_lengthens_bubble(void **state)
 static void torch_ring_passes(void **state)
 {
     (void)state;
-    llm__ctx_t c;
-    memset(&c, 0, sizeof c);
-    c.stack = LLM_STACK_TORCHTITAN;
-    c.context_par = 4;
-    c.bpe = 2;
+    llm__ctx_t c = {.stack = LLM_STACK_TORCHTITAN, .context_par = 4, .bpe = 2}; /* rest 0 */
     assert_close(llm__torch_ring_bytes(&c, LLM__FW, 1000), 162000, 0);
     assert_close(llm__torch_ring_bytes(&c, LLM__AGRAD, 1000), 280000, 0);
     c.compile = true;

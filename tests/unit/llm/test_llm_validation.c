@@ -15,13 +15,13 @@
 
 #include "llm_codec.h"
 #include "llm_validation.h"
+#include "presets_test_util.h"
 
 static void test_table5(void **state)
 {
     (void)state;
+    codec_presets_t *p = shipped_presets();
     fathom_error_t err;
-    codec_presets_t *p = codec_presets_load("presets", &err);
-    assert_non_null(p);
     json_t *rep = codec_llm_validation_report(p, &err);
     if (!rep)
         fail_msg("validation: %s", err.message);
@@ -59,9 +59,8 @@ static char *read_file(const char *path)
 static void test_printout_matches_calculon(void **state)
 {
     (void)state;
+    codec_presets_t *p = shipped_presets();
     fathom_error_t err;
-    codec_presets_t *p = codec_presets_load("presets", &err);
-    assert_non_null(p);
     json_t *rep = codec_llm_validation_report(p, &err);
     assert_non_null(rep);
     char *text = codec_llm_validation_text(rep);

@@ -214,37 +214,40 @@ static void published_runs(void **state)
     assert_int_equal(f.runs, 7);
 }
 
-/* Ranges at k̄ 2, σ 0.1 (e^0.1 = 1.105171):
- *   ideal 100, tuned 150: the point 150 · 2 = 300, the range [300 / 1.105171 = 271.451,
- *   300 · 1.105171 = 331.551];
- *   ideal 290, tuned 150: the point 300, its low end stays at the ideal: [290, 331.551];
+/* Ranges at k̄ 2, σ 0.1, P10–P90: z = Φ⁻¹(0.9) = 1.2815516 (normal tables), z·σ = 0.1281552,
+ * e^0.1281552 = 1.1367294:
+ *   ideal 100, tuned 150: the point 150 · 2 = 300, the range [300 / 1.1367294 = 263.915,
+ *   300 · 1.1367294 = 341.019];
+ *   ideal 290, tuned 150: the point 300, its low end stays at the ideal: [290, 341.019];
  *   ideal 100, tuned 150 at k̄ 0.5 (runs cheaper than the plan): 75 is below the ideal, so the
- *   point is the ideal 100, [100, 110.517]. */
+ *   point is the ideal 100, [100, 113.673]. */
 static void ranges_and_verdicts(void **state)
 {
     (void)state;
+    assert_close(plan_range_z(), 1.2815516, 1e-6);
+    assert_close(PLAN_RANGE_COVERAGE, 0.8, 1e-15);
     plan_published_fit_t fit = {2.0, 0.4, 0.1, 2, NULL};
     plan_range_t r;
     plan_gpu_hours_range(100, 150, &fit, &r);
-    assert_close(r.low, 271.451, 1e-5);
+    assert_close(r.low, 263.915, 1e-5);
     assert_close(r.point, 300, 1e-12);
-    assert_close(r.high, 331.551, 1e-5);
+    assert_close(r.high, 341.019, 1e-5);
     plan_gpu_hours_range(290, 150, &fit, &r);
     assert_close(r.low, 290, 1e-12);
     assert_close(r.point, 300, 1e-12);
-    assert_close(r.high, 331.551, 1e-5);
+    assert_close(r.high, 341.019, 1e-5);
     fit.ratio = 0.5;
     plan_gpu_hours_range(100, 150, &fit, &r);
     assert_close(r.low, 100, 1e-12);
     assert_close(r.point, 100, 1e-12);
-    assert_close(r.high, 110.517, 1e-5);
-    /* [271.451, 331.551]: a limit of 332 is met, 331 at risk, 271 missed */
+    assert_close(r.high, 113.673, 1e-5);
+    /* [263.915, 341.019]: a limit of 342 is met, 341 at risk, 264 at risk, 263 missed */
     fit.ratio = 2.0;
     plan_gpu_hours_range(100, 150, &fit, &r);
-    assert_int_equal(plan_verdict(&r, 332), PLAN_WITHIN);
-    assert_int_equal(plan_verdict(&r, 331), PLAN_AT_RISK);
-    assert_int_equal(plan_verdict(&r, 272), PLAN_AT_RISK);
-    assert_int_equal(plan_verdict(&r, 271), PLAN_MISSES);
+    assert_int_equal(plan_verdict(&r, 342), PLAN_WITHIN);
+    assert_int_equal(plan_verdict(&r, 341), PLAN_AT_RISK);
+    assert_int_equal(plan_verdict(&r, 264), PLAN_AT_RISK);
+    assert_int_equal(plan_verdict(&r, 263), PLAN_MISSES);
     assert_int_equal(plan_verdict(&r, 0), PLAN_WITHIN); /* no limit */
     assert_string_equal(plan_verdict_names[PLAN_AT_RISK], "at risk");
 }

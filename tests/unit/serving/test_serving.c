@@ -127,6 +127,44 @@ static serving_request_t request(serving_engine_t engine)
     return r;
 }
 
+/* The case most tests below start from: the one-block model on the 16 GiB round GPU under one
+ * engine, and a step context over the three. Each test changes what it is about, then steps or
+ * estimates. */
+typedef struct {
+    fathom_model_t m;
+    serving_system_t s;
+    serving_request_t r;
+    sv_ctx_t c;
+} block_case_t;
+
+static block_case_t block_case(serving_engine_t engine)
+{
+    block_case_t t;
+    memset(&t, 0, sizeof t);
+    t.m = one_block();
+    t.s = round_gpu(16);
+    t.r = request(engine);
+    return t;
+}
+
+/* Sets up the case's context from what the test has changed so far and takes one step of
+ * load ld. The context points at t->m, t->s and t->r, so a later change to them reaches a
+ * serving__step on t->c without setting it up again. */
+static serving_step_t step(block_case_t *t, sv_load_t ld)
+{
+    assert_int_equal(serving__ctx_init(&t->c, &t->m, &t->s, &t->r, &t->r.layout, NULL), 0);
+    serving_step_t st;
+    serving__step(&t->c, &ld, &st);
+    return st;
+}
+
+/* The case's estimate into *o, which must succeed. */
+static void estimate_ok(const block_case_t *t, serving_result_t *o)
+{
+    fathom_error_t err;
+    assert_int_equal(serving_estimate(&t->m, &t->s, &t->r, o, &err), 0);
+}
+
 /* Decode step, 4 sequences at 1,000 tokens of context, BF16, one GPU (serving_step.c's factors:
  * GEMM compute × 0.83 × 0.86 = 0.7138, weights streamed at 0.645, KV at 0.92 + 21 µs, passes
  * at 0.85):
@@ -150,29 +188,21 @@ static serving_request_t request(serving_engine_t engine)
 static void decode_step(void **state)
 {
     (void)state;
-    const fathom_model_t m = one_block();
-    const serving_system_t s = round_gpu(16);
-    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
-    sv_ctx_t c;
-    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
-    sv_load_t ld = {4, 1, 1000, 0, 0, 0, 0};
-    serving_step_t st;
-    serving__step(&c, &ld, &st);
+    block_case_t t = block_case(SERVING_ENGINE_TRTLLM);
+    const sv_load_t ld = {4, 1, 1000, 0, 0, 0, 0};
+    serving_step_t st = step(&t, ld);
     assert_close(st.gemm_s, 13.0310e-6 + 26.0747e-6, 1e-5);
     assert_close(st.kv_read_s, 38.8087e-6, 1e-5);
     assert_close(st.attention_s, 38.8087e-6, 1e-5);
     assert_close(st.elementwise_s, 0.1735e-6, 1e-3);
     assert_close(st.total_s, 617.47396e-6, 1e-7);
     assert_int_equal(st.bound, SERVING_BOUND_HOST);
-    r.engine = SERVING_ENGINE_VLLM;
-    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
-    serving__step(&c, &ld, &st);
+    t.r.engine = SERVING_ENGINE_VLLM;
+    st = step(&t, ld);
     assert_close(st.total_s, 617.47396e-6, 1e-7);
-    fathom_model_t two = one_block();
-    two.num_blocks = 2;
-    r.layout.pipeline_par = 2;
-    assert_int_equal(serving__ctx_init(&c, &two, &s, &r, &r.layout, NULL), 0);
-    serving__step(&c, &ld, &st);
+    t.m.num_blocks = 2; /* two such blocks */
+    t.r.layout.pipeline_par = 2;
+    st = step(&t, ld);
     assert_close(st.total_s, 715.64378e-6, 1e-6);
 }
 
@@ -187,24 +217,19 @@ static void decode_step(void **state)
 static void grace_host(void **state)
 {
     (void)state;
-    const fathom_model_t m = one_block();
-    serving_system_t s = round_gpu(16);
-    s.hw.host_launch_s = 18.2e-6, s.hw.graph_launch_s = 2.75e-6;
-    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
-    sv_ctx_t c;
-    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
-    sv_load_t ld = {4, 1, 1000, 0, 0, 0, 0};
-    serving_step_t st;
-    serving__step(&c, &ld, &st);
+    block_case_t t = block_case(SERVING_ENGINE_TRTLLM);
+    t.s.hw.host_launch_s = 18.2e-6, t.s.hw.graph_launch_s = 2.75e-6;
+    const sv_load_t ld = {4, 1, 1000, 0, 0, 0, 0};
+    serving_step_t st = step(&t, ld);
     assert_close(st.total_s, 617.47396e-6, 1e-7);
-    r.cpp_executor = true;
-    serving__step(&c, &ld, &st);
+    t.r.cpp_executor = true; /* read through the context, as the host model reads it */
+    serving__step(&t.c, &ld, &st);
     assert_close(st.total_s, 505.16886e-6, 1e-7);
-    r.cpp_executor = false;
+    t.r.cpp_executor = false;
     const sv_load_t pre = {0, 1, 0, 64, 32.5, 0, 1};
-    assert_close(serving__host_s(&c, &pre, 100e-6), 793.36849e-6, 1e-7);
-    s.hw.host_launch_s = 6.62e-6;
-    assert_close(serving__host_s(&c, &pre, 100e-6), 561.76849e-6, 1e-7);
+    assert_close(serving__host_s(&t.c, &pre, 100e-6), 793.36849e-6, 1e-7);
+    t.s.hw.host_launch_s = 6.62e-6;
+    assert_close(serving__host_s(&t.c, &pre, 100e-6), 561.76849e-6, 1e-7);
 }
 
 /* A system that measured its decode attention (decode_attention_efficiency 0.5): the decode
@@ -212,15 +237,9 @@ static void grace_host(void **state)
 static void decode_attention_share(void **state)
 {
     (void)state;
-    const fathom_model_t m = one_block();
-    serving_system_t s = round_gpu(16);
-    s.decode_attention_efficiency = 0.5;
-    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
-    sv_ctx_t c;
-    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
-    sv_load_t ld = {4, 1, 1000, 0, 0, 0, 0};
-    serving_step_t st;
-    serving__step(&c, &ld, &st);
+    block_case_t t = block_case(SERVING_ENGINE_TRTLLM);
+    t.s.decode_attention_efficiency = 0.5;
+    const serving_step_t st = step(&t, (sv_load_t){4, 1, 1000, 0, 0, 0, 0});
     assert_close(st.kv_read_s, 53.768e-6, 1e-9);
 }
 
@@ -237,14 +256,8 @@ static void decode_attention_share(void **state)
 static void prefill_step(void **state)
 {
     (void)state;
-    const fathom_model_t m = one_block();
-    const serving_system_t s = round_gpu(16);
-    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
-    sv_ctx_t c;
-    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
-    sv_load_t ld = {0, 1, 0, 2048, 1024.5, 0, 1};
-    serving_step_t st;
-    serving__step(&c, &ld, &st);
+    block_case_t t = block_case(SERVING_ENGINE_TRTLLM);
+    const serving_step_t st = step(&t, (sv_load_t){0, 1, 0, 2048, 1024.5, 0, 1});
     assert_close(st.gemm_s, 240.682e-6 + 481.364e-6, 1e-5);
     assert_close(st.attention_s, 199.8635e-6, 1e-5);
     assert_close(st.elementwise_s, 88.8206e-6, 1e-5);
@@ -267,16 +280,10 @@ static void prefill_step(void **state)
 static void moe_step(void **state)
 {
     (void)state;
-    fathom_model_t m = one_block();
-    m.hidden = 256, m.feedforward = 256, m.attn_heads = 2, m.kv_heads = 2;
-    m.moe = (model_moe_t){4, 2, 256, 0, 0, 0, 1, false, 0, 0};
-    const serving_system_t s = round_gpu(16);
-    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
-    sv_ctx_t c;
-    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
-    sv_load_t ld = {2, 1, 10, 0, 0, 0, 0};
-    serving_step_t st;
-    serving__step(&c, &ld, &st);
+    block_case_t t = block_case(SERVING_ENGINE_TRTLLM);
+    t.m.hidden = 256, t.m.feedforward = 256, t.m.attn_heads = 2, t.m.kv_heads = 2;
+    t.m.moe = (model_moe_t){4, 2, 256, 0, 0, 0, 1, false, 0, 0};
+    const serving_step_t st = step(&t, (sv_load_t){2, 1, 10, 0, 0, 0, 0});
     assert_close(st.moe_experts_s, 63.588666e-6, 1e-6);
     assert_close(st.elementwise_s, 21.685e-9, 1e-4);
 }
@@ -294,33 +301,26 @@ static void moe_step(void **state)
 static void mxfp4_experts(void **state)
 {
     (void)state;
-    fathom_model_t m = one_block();
-    m.hidden = 256, m.feedforward = 256, m.attn_heads = 2, m.kv_heads = 2;
-    m.moe = (model_moe_t){4, 2, 256, 0, 0, 0, 1, false, 0, 0};
+    block_case_t t = block_case(SERVING_ENGINE_TRTLLM);
+    t.m.hidden = 256, t.m.feedforward = 256, t.m.attn_heads = 2, t.m.kv_heads = 2;
+    t.m.moe = (model_moe_t){4, 2, 256, 0, 0, 0, 1, false, 0, 0};
     assert_close(serving_dtype_bytes(SERVING_DT_MXFP4), 0.53125, 0);
-    serving_system_t s = round_gpu(16);
-    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
-    r.concurrency = 1;
+    t.r.concurrency = 1;
     serving_result_t o;
-    fathom_error_t err;
-    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), 0);
+    estimate_ok(&t, &o);
     assert_close(o.weight_bytes, 1575936, 1e-15);
-    r.weights = SERVING_DT_MXFP4;
-    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), 0);
+    t.r.weights = SERVING_DT_MXFP4;
+    estimate_ok(&t, &o);
     assert_close(o.weight_bytes, 805888, 1e-15);
     assert_false(o.warnings & SERVING_WARN_NO_FP4_RATE);
-    sv_ctx_t c;
-    sv_load_t ld = {2, 1, 10, 0, 0, 0, 0};
-    serving_step_t st;
-    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
-    serving__step(&c, &ld, &st);
+    const sv_load_t ld = {2, 1, 10, 0, 0, 0, 0};
+    serving_step_t st = step(&t, ld);
     assert_close(st.moe_experts_s, 63.588666e-6, 1e-6);
     assert_close(st.elementwise_s, 21.685e-9, 1e-4);
     llm_rate_t r8 = {true, 200, {1, {{0, 1.0}}}};
-    s.hw.matrix.rate[LLM_DT_FLOAT8] = r8;
-    s.fp4_tflops = 400;
-    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
-    serving__step(&c, &ld, &st);
+    t.s.hw.matrix.rate[LLM_DT_FLOAT8] = r8;
+    t.s.fp4_tflops = 400;
+    st = step(&t, ld);
     assert_close(st.moe_experts_s, 61.794333e-6, 1e-6);
     assert_close(st.elementwise_s, 28.988e-9, 1e-4);
 }
@@ -520,16 +520,15 @@ static void speculative(void **state)
     assert_string_equal(err.field, "serving.speculative.method");
 }
 
-/* One request of 64 output tokens on the one-block model and round GPU, run as a batch of one. */
-static serving_request_t lone_request(const fathom_model_t *m, const serving_system_t *s,
-                                      serving_result_t *one)
+/* One request of 64 output tokens on the one-block model and round GPU, run as a batch of one
+ * (its result in *one); the case is returned for the test to run otherwise. */
+static block_case_t lone_request(serving_result_t *one)
 {
-    serving_request_t r = request(SERVING_ENGINE_VLLM);
-    r.output_tokens = 64;
-    r.num_requests = 1;
-    fathom_error_t err;
-    assert_int_equal(serving_estimate(m, s, &r, one, &err), 0);
-    return r;
+    block_case_t t = block_case(SERVING_ENGINE_VLLM);
+    t.r.output_tokens = 64;
+    t.r.num_requests = 1;
+    estimate_ok(&t, one);
+    return t;
 }
 
 /* An offline batch of one request takes its prefill step and then O − 1 decode steps alone:
@@ -538,13 +537,10 @@ static serving_request_t lone_request(const fathom_model_t *m, const serving_sys
 static void offline_one(void **state)
 {
     (void)state;
-    const fathom_model_t m = one_block();
-    const serving_system_t s = round_gpu(16);
     serving_result_t one, steady;
-    serving_request_t r = lone_request(&m, &s, &one);
-    fathom_error_t err;
-    r.num_requests = 0, r.concurrency = 1;
-    assert_int_equal(serving_estimate(&m, &s, &r, &steady, &err), 0);
+    block_case_t t = lone_request(&one);
+    t.r.num_requests = 0, t.r.concurrency = 1;
+    estimate_ok(&t, &steady);
     assert_close(one.output_tokens_per_s, steady.output_tokens_per_s, 0.01);
 }
 
@@ -555,21 +551,19 @@ static void offline_one(void **state)
 static void finite_at_rate(void **state)
 {
     (void)state;
-    const fathom_model_t m = one_block();
-    const serving_system_t s = round_gpu(16);
     serving_result_t one, run;
-    serving_request_t r = lone_request(&m, &s, &one);
-    fathom_error_t err;
+    block_case_t t = lone_request(&one);
     const double L = 64 / one.output_tokens_per_s;
     assert_true(L < 1);
-    r.num_requests = 3, r.requests_per_s = 0.1;
-    assert_int_equal(serving_estimate(&m, &s, &r, &run, &err), 0);
+    t.r.num_requests = 3, t.r.requests_per_s = 0.1;
+    estimate_ok(&t, &run);
     assert_close(run.output_tokens_per_s, 192 / (20 + L), 1e-9);
     assert_close(run.requests_per_s, 3 / (20 + L), 1e-9);
     assert_close(run.ttft_s, one.ttft_s, 1e-12);
     /* a finite run does not take a concurrency */
-    r.requests_per_s = 0, r.concurrency = 2;
-    assert_int_equal(serving_estimate(&m, &s, &r, &run, &err), -1);
+    t.r.requests_per_s = 0, t.r.concurrency = 2;
+    fathom_error_t err;
+    assert_int_equal(serving_estimate(&t.m, &t.s, &t.r, &run, &err), -1);
     assert_string_equal(err.field, "serving.num_requests");
 }
 

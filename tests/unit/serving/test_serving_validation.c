@@ -12,7 +12,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "presets.h"
+#include "presets_test_util.h"
 #include "serving_codec.h"
 
 /* The pages' "Number of Requests" tables: 1024/1024 3,000, 1024/8192 1,500, 32768/1024 1,000
@@ -58,9 +58,7 @@ static double estimate_of(const codec_presets_t *p, json_t *row)
 static void row_without_count(void **state)
 {
     (void)state;
-    fathom_error_t err;
-    codec_presets_t *p = codec_presets_load("presets", &err);
-    assert_non_null(p);
+    codec_presets_t *p = shipped_presets();
     json_t *row = json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:f}", "id", "t", "model",
                             "Llama-3.3-70B", "gpu", "H200", "precision_weights", "FP8", "tp", 2,
                             "pp", 1, "isl", 1000, "osl", 1000, "ep", 1, "dp_attention", 1,
