@@ -94,9 +94,7 @@ static int64_t layout_int(const json_t *l, const char *k)
 static void moe_attention_dp(void **state)
 {
     (void)state;
-    fathom_error_t err;
-    codec_presets_t *p = codec_presets_load("presets", &err);
-    assert_non_null(p);
+    codec_presets_t *p = shipped_presets();
     json_t *row = json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:n,s:n,s:s,s:f}", "id", "t",
                             "model", "Qwen3-30B-A3B", "gpu", "RTX6000PRO", "precision_weights",
                             "FP4", "tp", 8, "pp", 1, "isl", 128, "osl", 128, "ep", "dp_attention",
