@@ -13,7 +13,14 @@
  * hf_quant_config.json carries kv_cache_quant_algo FP8, which the engine's "auto" follows) and
  * 16-bit for 16-bit weights and OpenAI's GPT-OSS checkpoint (no KV quantization).
  * Layouts: tp, pp, ep (absent: 1, TensorRT-LLM's default of splitting experts by TP), and
- * dp_attention (absent: 1).
+ * dp_attention (absent: 1; but a mixture-of-experts row of a TensorRT-LLM 1.x page that leaves it
+ * unstated ran the page's MoE command, whose llm_options enable attention DP: "For MoE models:
+ * ... enable_attention_dp: true", perf-overview.md "Running the Benchmark" — its TP degree is the
+ * attention-DP degree and the experts stay split by TP, TensorRT-LLM's default mapping). The
+ * rates themselves rule out plain TP where the link is PCIe: Qwen3-30B-A3B at TP8 on RTX PRO
+ * 6000 (39,490 output tokens/s at 128/128) would need two BF16 all-reduces of h = 2,048 values
+ * per token and block, 78,980 tokens/s · 48 blocks · 2 · 4,096 B = 31 GB/s of data, 54 GB/s a
+ * GPU on a ring (x 2·7/8): the whole 64 GB/s PCIe Gen5 link, with no time left to compute.
  * Leave-one-source-out: for each revision of the page, each GPU's rows of the other revisions
  * give a correction (the geometric mean of measured/estimated), applied to the left-out
  * revision's rows of that GPU: how well a calibration on other software releases would carry. */
@@ -150,6 +157,12 @@ static void prepare(const json_t *row, const codec_presets_t *presets, vrow_t *v
     r->layout.pipeline_par = (int64_t)real(row, "pp", 1);
     r->layout.expert_par = (int64_t)real(row, "ep", 1);
     r->layout.attention_data_par = (int64_t)real(row, "dp_attention", 1);
+    const json_t *dpa = json_object_get(row, "dp_attention");
+    if (v->moe && (!dpa || json_is_null(dpa)) && strncmp(str(row, "doc_revision"), "1.", 2) == 0) {
+        /* the page's MoE options: attention DP over the TP ranks (the header above) */
+        r->layout.attention_data_par = r->layout.tensor_par;
+        r->layout.tensor_par = 1;
+    }
     if (dtype_of(str(row, "precision_weights"), &r->weights)) {
         v->reason = "unknown precision_weights";
         return;

@@ -583,115 +583,141 @@ void llm__build_block_like(const fathom_model_t *m, const llm_system_t *s,
     build_block(m, s, e, z, true, b);
 }
 
-/* The block's table; mlp_only: b already holds its attention layers and their input groups,
- * only the MLP is added. */
-static void build_block(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                        const llm__sizes_t *z, bool mlp_only, llm__block_t *b)
-{
-    const llm_network_t *tp_net = &s->networks[e->tensor_par_net];
-    const int64_t tp = e->tensor_par, bs = z->batch_seq;
-    const bool seq_par = e->tensor_par_comm_type == LLM_TP_COMM_RS_AG;
-    const double act = (double)z->activation_size;
+/* What every part of a block's table derives from the model and the execution. */
+typedef struct {
+    const fathom_model_t *m;
+    const llm_execution_t *e;
+    const llm__sizes_t *z;
+    const llm_network_t *tp_net;
+    int64_t tp, bs;
+    double act;
     /* With sequence parallelism the layers outside the TP region see a sliver of the sequence. */
-    const double outer_act = seq_par ? (double)z->seq_par_activation_size : act;
-    const bool overlapped = llm_tp_gather_overlap(e) != LLM_TP_OVERLAP_NONE; /* the MLP's input */
-    const bool rf = e->activation_recompute == LLM_RECOMPUTE_FULL;
-    const bool raf = rf || e->activation_recompute == LLM_RECOMPUTE_ATTN_ONLY;
+    double outer_act;
+    bool rf;  /* full recompute */
+    bool raf; /* full or attention-only recompute */
     /* Megatron's core_attn module: the unfused core as attn_only reruns it (scores, softmax,
      * dropout), nothing else; the fused kernel's own rerun is add_attention_core's */
-    const bool core_raf = raf || (e->recompute_modules & LLM_RECOMPUTE_CORE_ATTN);
+    bool core_raf;
     /* selective recompute of layernorm: both norms rerun in backward and no layer keeps their
      * output (the sliver before the all-gather nor the gathered copy), so the all-gather after
      * each is redone too */
-    const bool norm_redone = llm__norm_redone(e);
-    const flags_t norm = FLAGS(.recompute = rf || norm_redone, .act_dropped = true, .reused = true);
-    const int64_t qkv_width = m->attn_heads * m->attn_size;
+    bool norm_redone;
+    flags_t norm;
+} block_ctx_t;
+
+static block_ctx_t block_ctx(const fathom_model_t *m, const llm_system_t *s,
+                             const llm_execution_t *e, const llm__sizes_t *z)
+{
+    block_ctx_t c = {.m = m, .e = e, .z = z, .tp_net = &s->networks[e->tensor_par_net],
+                     .tp = e->tensor_par, .bs = z->batch_seq, .act = (double)z->activation_size};
+    const bool seq_par = e->tensor_par_comm_type == LLM_TP_COMM_RS_AG;
+    c.outer_act = seq_par ? (double)z->seq_par_activation_size : c.act;
+    c.rf = e->activation_recompute == LLM_RECOMPUTE_FULL;
+    c.raf = c.rf || e->activation_recompute == LLM_RECOMPUTE_ATTN_ONLY;
+    c.core_raf = c.raf || (e->recompute_modules & LLM_RECOMPUTE_CORE_ATTN);
+    c.norm_redone = llm__norm_redone(e);
+    c.norm = FLAGS(.recompute = c.rf || c.norm_redone, .act_dropped = true, .reused = true);
+    return c;
+}
+
+/* Multi-latent attention (llm_moe.c): the down and up projections, the rotary part, the core
+ * over the averaged head and the output projection. */
+static void add_mla_attention(const block_ctx_t *c, bool ragf, llm__block_t *b)
+{
+    const fathom_model_t *m = c->m;
+    const llm_execution_t *e = c->e;
+    const int g = llm__new_group(b), first = b->num_layers;
+    add_tp_comm(b, e, c->tp_net, c->act, false,
+                FLAGS(.recomm = ragf, .act_dropped = c->norm_redone));
+    add_fork(b, c->act, 2, FLAGS(.recompute = ragf, .act_dropped = ragf));
+    b->layers[first].input_group = b->layers[first + 1].input_group = g;
+    llm__add_mla_qkv(b, m, e, c->z, c->rf, g);
+    const bool up_redone = !c->rf && (e->recompute_modules & LLM_RECOMPUTE_MLA_UP_PROJ);
+    /* the rotary part of every query head and the one shared rope key */
+    add_rope(b, (double)c->bs * (double)((m->attn_heads / c->tp + 1) * m->mla.qk_rope_head_dim),
+             FLAGS(.recompute = c->rf || up_redone));
+    /* attention over heads of width (qk + v)/2: Q·Kᵀ at qk = nope + rope, P·V at v */
+    fathom_model_t a = *m;
+    a.attn_size = (m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim + m->mla.v_head_dim) / 2;
+    a.kv_heads = m->attn_heads;
+    add_attention_core(b, &a, e, c->rf, c->core_raf);
+    /* the O that FP8 keeps is n·v wide, not the averaged head's n·(qk + v)/2 */
+    llm__layer_t *attn = &b->layers[b->num_layers - 1];
+    const double o = (double)c->bs * (double)(m->attn_heads / c->tp * m->mla.v_head_dim);
+    const bool o_kept = e->fp8 && attn->kind == LLM__FUSED_ATTENTION;
+    if (o_kept) {
+        attn->activation_space += o - attn->output_size;
+        if (attn->discarded_space > 0) /* core_attn: the rerun remakes O */
+            attn->discarded_space += o - attn->output_size;
+    }
+    /* mla_up_proj: Q, K and V are recomputed, the log-sum-exp (and FP8's O) still kept */
+    if (up_redone)
+        attn->discarded_space = attn->activation_space - attn->extra_size - (o_kept ? o : 0);
+    add_out_proj(b, m, e, c->tp_net, m->attn_heads * m->mla.v_head_dim, c->act, c->rf, LLM_LORA_O);
+}
+
+/* The attention half of a block, from its residual fork to the residual add. */
+static void add_attention_half(const block_ctx_t *c, llm__block_t *b)
+{
+    const fathom_model_t *m = c->m;
+    const llm_execution_t *e = c->e;
+    const bool ragf = c->raf || e->seq_par_ag_redo || c->norm_redone;
+    add_fork(b, c->outer_act, 2, FLAGS(.recompute = c->rf));
+    add_norm(b, m, c->outer_act, c->norm);
+    if (m->mla.present) {
+        add_mla_attention(c, ragf, b);
+    } else {
+        const int64_t qkv_width = m->attn_heads * m->attn_size;
+        add_qkv(b, m, e, c->tp_net, c->act, c->rf, ragf, c->norm_redone);
+        if (m->position_embedding == MODEL_POS_ROPE)
+            add_rope(b, (double)c->bs * (double)(qkv_width / c->tp + llm__kv_heads_per_rank(m, e) *
+                                                                         m->attn_size),
+                     FLAGS(.recompute = c->rf));
+        add_attention_core(b, m, e, c->rf, c->core_raf);
+        add_out_proj(b, m, e, c->tp_net, qkv_width, c->act, c->rf, LLM_LORA_O);
+    }
+    add_hidden_dropout(b, m, c->outer_act, c->rf);
+    add_elementwise(b, c->outer_act, c->outer_act,
+                    FLAGS(.recompute = c->rf, .act_dropped = true, .reused = true));
+}
+
+/* An MoE block's MLP (llm_moe.c); the step costs every block so. The router and the dispatcher
+ * work on the sequence-parallel slice (Megatron-Core's token dispatchers gather only over the
+ * expert-TP group, llm_moe.c): the TP group gathers and reduces the block's input only for the
+ * shared experts, a TP-split MLP. Recompute of the moe module gathers the sliver again before
+ * rerunning the MLP. */
+static void add_moe_mlp(const block_ctx_t *c, bool ragf, llm__block_t *b)
+{
+    const llm_execution_t *e = c->e;
+    const bool shared = c->m->moe.shared_experts > 0;
+    const int g = llm__new_group(b);
+    if (shared) {
+        add_tp_comm(b, e, c->tp_net, c->act, false,
+                    FLAGS(.recomm = ragf || llm__moe_redone(e), .act_dropped = c->norm_redone));
+        b->layers[b->num_layers - 1].input_group = g;
+    }
+    llm__add_moe_mlp(b, c->m, e, c->z, c->rf, g);
+    if (shared)
+        add_tp_comm(b, e, c->tp_net, c->act, true, FLAGS(.recomm = c->rf, .act_dropped = true));
+}
+
+/* A dense MLP's up projection (gate and up when gated), with its TP gather. */
+static void add_dense_up(const block_ctx_t *c, bool ragf, llm__block_t *b)
+{
+    const fathom_model_t *m = c->m;
+    const llm_execution_t *e = c->e;
+    const int64_t tp = c->tp, bs = c->bs;
+    const bool rf = c->rf;
+    const bool overlapped = llm_tp_gather_overlap(e) != LLM_TP_OVERLAP_NONE; /* the MLP's input */
+    const bool bias = !m->calculon_block && m->bias;
     const int64_t up_width = m->gated_mlp ? 2 * m->feedforward : m->feedforward;
     const unsigned up_proj = m->gated_mlp ? LLM_LORA_GATE | LLM_LORA_UP : LLM_LORA_UP;
-    bool ragf;
-    if (mlp_only)
-        goto mlp;
-    b->num_layers = 0;
-    b->num_groups = 0;
-
-    /* Attention. */
-    ragf = raf || e->seq_par_ag_redo || norm_redone;
-    add_fork(b, outer_act, 2, FLAGS(.recompute = rf));
-    add_norm(b, m, outer_act, norm);
-    if (m->mla.present) { /* multi-latent attention (llm_moe.c) */
-        const int g = llm__new_group(b), first = b->num_layers;
-        add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf, .act_dropped = norm_redone));
-        add_fork(b, act, 2, FLAGS(.recompute = ragf, .act_dropped = ragf));
-        b->layers[first].input_group = b->layers[first + 1].input_group = g;
-        llm__add_mla_qkv(b, m, e, z, rf, g);
-        const bool up_redone = !rf && (e->recompute_modules & LLM_RECOMPUTE_MLA_UP_PROJ);
-        /* the rotary part of every query head and the one shared rope key */
-        add_rope(b, (double)bs * (double)((m->attn_heads / tp + 1) * m->mla.qk_rope_head_dim),
-                 FLAGS(.recompute = rf || up_redone));
-        /* attention over heads of width (qk + v)/2: Q·Kᵀ at qk = nope + rope, P·V at v */
-        fathom_model_t a = *m;
-        a.attn_size = (m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim + m->mla.v_head_dim) / 2;
-        a.kv_heads = m->attn_heads;
-        add_attention_core(b, &a, e, rf, core_raf);
-        /* the O that FP8 keeps is n·v wide, not the averaged head's n·(qk + v)/2 */
-        llm__layer_t *attn = &b->layers[b->num_layers - 1];
-        const double o = (double)bs * (double)(m->attn_heads / tp * m->mla.v_head_dim);
-        const bool o_kept = e->fp8 && attn->kind == LLM__FUSED_ATTENTION;
-        if (o_kept) {
-            attn->activation_space += o - attn->output_size;
-            if (attn->discarded_space > 0) /* core_attn: the rerun remakes O */
-                attn->discarded_space += o - attn->output_size;
-        }
-        /* mla_up_proj: Q, K and V are recomputed, the log-sum-exp (and FP8's O) still kept */
-        if (up_redone)
-            attn->discarded_space = attn->activation_space - attn->extra_size - (o_kept ? o : 0);
-        add_out_proj(b, m, e, tp_net, m->attn_heads * m->mla.v_head_dim, act, rf, LLM_LORA_O);
-    } else {
-        add_qkv(b, m, e, tp_net, act, rf, ragf, norm_redone);
-        if (m->position_embedding == MODEL_POS_ROPE)
-            add_rope(b, (double)bs * (double)(qkv_width / tp + llm__kv_heads_per_rank(m, e) *
-                                                                   m->attn_size),
-                     FLAGS(.recompute = rf));
-        add_attention_core(b, m, e, rf, core_raf);
-        add_out_proj(b, m, e, tp_net, qkv_width, act, rf, LLM_LORA_O);
-    }
-    add_hidden_dropout(b, m, outer_act, rf);
-    add_elementwise(b, outer_act, outer_act,
-                    FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
-
-    /* MLP. */
-mlp:
-    b->mlp_first = b->num_layers;
-    b->mlp_groups = b->num_groups;
-    ragf = rf || e->seq_par_ag_redo || norm_redone;
-    add_fork(b, outer_act, 2, FLAGS(.recompute = rf));
-    add_norm(b, m, outer_act, norm);
-    const bool bias = !m->calculon_block && m->bias;
-    if (m->moe.num_experts > 0) { /* an MoE block (llm_moe.c); the step costs every block so */
-        /* The router and the dispatcher work on the sequence-parallel slice (Megatron-Core's
-         * token dispatchers gather only over the expert-TP group, llm_moe.c): the TP group
-         * gathers and reduces the block's input only for the shared experts, a TP-split MLP.
-         * Recompute of the moe module gathers the sliver again before rerunning the MLP. */
-        const bool shared = m->moe.shared_experts > 0;
-        const int g = llm__new_group(b);
-        if (shared) {
-            add_tp_comm(b, e, tp_net, act, false,
-                        FLAGS(.recomm = ragf || llm__moe_redone(e), .act_dropped = norm_redone));
-            b->layers[b->num_layers - 1].input_group = g;
-        }
-        llm__add_moe_mlp(b, m, e, z, rf, g);
-        if (shared)
-            add_tp_comm(b, e, tp_net, act, true, FLAGS(.recomm = rf, .act_dropped = true));
-        add_hidden_dropout(b, m, outer_act, rf);
-        add_elementwise(b, outer_act, outer_act,
-                        FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
-        return;
-    }
     const int mlp_first = b->num_layers;
     if (!overlapped && m->gated_mlp && e->stack != LLM_STACK_MEGATRON) {
         /* PyTorch's Llama (torchtitan model.py): w1 and w3 are two GEMMs reading one input */
-        add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf, .act_dropped = norm_redone));
-        add_fork(b, act, 2, FLAGS(.recompute = rf, .act_dropped = ragf));
+        add_tp_comm(b, e, c->tp_net, c->act, false,
+                    FLAGS(.recomm = ragf, .act_dropped = c->norm_redone));
+        add_fork(b, c->act, 2, FLAGS(.recompute = rf, .act_dropped = ragf));
         for (int i = 0; i < 2; i++)
             add_modern_linear(b, (double)bs, (double)m->hidden, (double)(m->feedforward / tp), bias,
                               e->fp8, FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
@@ -699,16 +725,17 @@ mlp:
         b->layers[b->num_layers - 1].proj = LLM_LORA_UP;
         share_input(b, mlp_first);
     } else if (!overlapped) {
-        add_tp_comm(b, e, tp_net, act, false, FLAGS(.recomm = ragf, .act_dropped = norm_redone));
+        add_tp_comm(b, e, c->tp_net, c->act, false,
+                    FLAGS(.recomm = ragf, .act_dropped = c->norm_redone));
         add_modern_linear(b, (double)bs, (double)m->hidden, (double)(up_width / tp), bias, e->fp8,
                           FLAGS(.recompute = rf, .act_dropped = ragf));
         b->layers[b->num_layers - 1].proj = up_proj;
         share_input(b, mlp_first);
     } else {
         if (e->stack != LLM_STACK_MEGATRON && m->gated_mlp) /* gate's and up's input gradients */
-            add_fork(b, act, 2, FLAGS(.recompute = rf, .act_dropped = true));
-        add_linear_overlapped(b, e, tp_net, bs, m->hidden, up_width, false,
-                              FLAGS(.recompute = rf, .recomm = ragf, .act_dropped = norm_redone));
+            add_fork(b, c->act, 2, FLAGS(.recompute = rf, .act_dropped = true));
+        add_linear_overlapped(b, e, c->tp_net, bs, m->hidden, up_width, false,
+                              FLAGS(.recompute = rf, .recomm = ragf, .act_dropped = c->norm_redone));
         llm__layer_t *l = &b->layers[b->num_layers - 1];
         l->proj = up_proj;
         l->fp8 = e->fp8;
@@ -721,19 +748,52 @@ mlp:
             l->optim_space += 2 * (double)(up_width / tp);
         }
     }
-    if (m->gated_mlp) {
-        add_gated_act(b, (double)(m->feedforward * bs / tp), FLAGS(.recompute = rf));
-        b->layers[b->num_layers - 1].fp8_cache = e->fp8_activation_cache;
+}
+
+/* The MLP half of a block, from its residual fork to the residual add. */
+static void add_mlp_half(const block_ctx_t *c, llm__block_t *b)
+{
+    const fathom_model_t *m = c->m;
+    const llm_execution_t *e = c->e;
+    const bool rf = c->rf;
+    b->mlp_first = b->num_layers;
+    b->mlp_groups = b->num_groups;
+    const bool ragf = rf || e->seq_par_ag_redo || c->norm_redone;
+    add_fork(b, c->outer_act, 2, FLAGS(.recompute = rf));
+    add_norm(b, m, c->outer_act, c->norm);
+    if (m->moe.num_experts > 0) {
+        add_moe_mlp(c, ragf, b);
+    } else {
+        const int mlp_first = b->num_layers;
+        add_dense_up(c, ragf, b);
+        if (m->gated_mlp) {
+            add_gated_act(b, (double)(m->feedforward * c->bs / c->tp), FLAGS(.recompute = rf));
+            b->layers[b->num_layers - 1].fp8_cache = e->fp8_activation_cache;
+        }
+        else
+            add_gelu(b, (double)(m->feedforward * c->bs / c->tp), e->fused_activation,
+                     FLAGS(.recompute = rf));
+        add_out_proj(b, m, e, c->tp_net, m->feedforward, c->act, rf, LLM_LORA_DOWN);
+        if (!rf && (e->recompute_modules & LLM_RECOMPUTE_MLP))
+            rerun_mlp(b, mlp_first, e);
     }
-    else
-        add_gelu(b, (double)(m->feedforward * bs / tp), e->fused_activation,
-                 FLAGS(.recompute = rf));
-    add_out_proj(b, m, e, tp_net, m->feedforward, act, rf, LLM_LORA_DOWN);
-    if (!rf && (e->recompute_modules & LLM_RECOMPUTE_MLP))
-        rerun_mlp(b, mlp_first, e);
-    add_hidden_dropout(b, m, outer_act, rf);
-    add_elementwise(b, outer_act, outer_act,
+    add_hidden_dropout(b, m, c->outer_act, rf);
+    add_elementwise(b, c->outer_act, c->outer_act,
                     FLAGS(.recompute = rf, .act_dropped = true, .reused = true));
+}
+
+/* The block's table; mlp_only: b already holds its attention layers and their input groups,
+ * only the MLP is added. */
+static void build_block(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                        const llm__sizes_t *z, bool mlp_only, llm__block_t *b)
+{
+    const block_ctx_t c = block_ctx(m, s, e, z);
+    if (!mlp_only) {
+        b->num_layers = 0;
+        b->num_groups = 0;
+        add_attention_half(&c, b);
+    }
+    add_mlp_half(&c, b);
 }
 
 /* Token embedding on the first stage (Megatron's VocabParallelEmbedding): each TP rank holds

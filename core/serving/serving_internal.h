@@ -96,6 +96,8 @@ const char *serving__attention_kernel(const sv_ctx_t *c, bool decode);
 void serving__step(const sv_ctx_t *c, const sv_load_t *ld, serving_step_t *out);
 /* One tensor-parallel all-reduce of `bytes` (NCCL's ring latency, the tier's bytes). */
 double serving__tp_all_reduce_s(const sv_ctx_t *c, double bytes);
+/* The MoE dispatch and combine of T tokens an attention rank with attention data parallelism. */
+double serving__moe_exchange_s(const sv_ctx_t *c, double T);
 
 /* Small helpers */
 static inline double sv_max(double a, double b) { return a > b ? a : b; }

@@ -117,43 +117,148 @@ static double arrived_by(double t, double rate, double num_requests)
     return rate > 0 ? fmin(num_requests, floor(t * rate + 1e-9) + 1) : num_requests;
 }
 
+/* The run as the loop follows it: the cohorts (two buffers: a prefill step builds the next list
+ * in the other and the two swap) and the running sums. */
+typedef struct {
+    cohorts_t buf[2];
+    cohorts_t *cur, *nxt;
+    double admitted, running, t, area, ttft_sum, tpot_sum, steps;
+} run_t;
+
+/* 1. Admission of the requests that have arrived by t, up to max_concurrency running; an idle
+ * engine waits for the next. Returns how many have arrived and still wait. */
+static double admit_arrivals(run_t *u, double max_concurrency, double num_requests, double rate)
+{
+    double waiting = arrived_by(u->t, rate, num_requests) - u->admitted;
+    if (u->cur->n == 0 && waiting < 1 && rate > 0) {
+        u->t = fmax(u->t, u->admitted / rate);
+        waiting = arrived_by(u->t, rate, num_requests) - u->admitted;
+    }
+    const double admit = fmin(waiting, floor(max_concurrency - u->running + 1e-9));
+    if (admit >= 1 || (admit > 0 && u->admitted + admit >= num_requests)) {
+        /* requests admitted .. admitted + admit − 1 arrived at their index / λ */
+        const double arrive = rate > 0 ? (u->admitted + (admit - 1) / 2) / rate : 0;
+        push(u->cur, (cohort_t){admit, 0, -1, 0, arrive});
+        u->admitted += admit;
+        waiting -= admit;
+        u->running += admit;
+    }
+    return waiting;
+}
+
+/* 2–3 without prompts: pure decode until the next cohort finishes (or the next arrival, at
+ * next_arrival), the steps taken at once and costed at their middle context. */
+static void decode_until_event(const sv_ctx_t *c, const sv_settings_t *st, run_t *u, double gen,
+                               double ctx, double next_arrival)
+{
+    cohorts_t *cs = u->cur;
+    const double O = c->r->output_tokens;
+    double m = INFINITY;
+    for (int i = 0; i < cs->n; i++) /* the stalled prompts wait as they are */
+        if (cs->c[i].decoded >= 0)
+            m = fmin(m, ceil((O - cs->c[i].decoded) / st->tau - 1e-9));
+    if (next_arrival < INFINITY) /* stop at the next arrival */
+        m = fmin(m, ceil((next_arrival - u->t) / step_time(c, st, gen, ctx, 0, 0, 0) - 1e-9));
+    m = fmax(m, 1);
+    const double dt = step_time(c, st, gen, ctx + (m - 1) * st->tau / 2, 0, 0, 0);
+    u->t += m * dt;
+    u->area += m * dt * u->running;
+    u->steps += m;
+    for (int i = 0; i < cs->n; i++)
+        if (cs->c[i].decoded >= 0)
+            cs->c[i].decoded += m * st->tau;
+}
+
+/* 2–4 with prompts: one step of every decode sequence and prompt tokens up to the budget left
+ * after them (whole prompts, or chunks with chunked prefill); a prompt's last step emits its
+ * first token. */
+static void prefill_step(const sv_ctx_t *c, const sv_settings_t *st, run_t *u, double gen,
+                         double ctx, double budget)
+{
+    const double in = st->in_eff;
+    cohorts_t *cs = u->cur, *next = u->nxt;
+    double left = budget - gen * st->tps, tokens = 0, attended = 0, seqs = 0;
+    next->n = 0;
+    for (int i = 0; i < cs->n; i++) {
+        cohort_t x = cs->c[i];
+        if (x.decoded >= 0 || left <= 0) {
+            push(next, x);
+            continue;
+        }
+        const double rem = in - x.done;
+        double k = fmin(x.n, floor(left / rem));
+        if (k < 1 && tokens == 0 && gen == 0)
+            k = 1; /* a prompt beyond the budget still runs (alone) */
+        if (k >= 1) {
+            tokens += k * rem;
+            attended += k * rem * (st->prefix + x.done + (rem + 1) / 2);
+            seqs += k;
+            left -= k * rem;
+            push(next, (cohort_t){k, in, 0, 0, x.arrive}); /* first token at the end */
+            x.n -= k;
+        }
+        if (x.n > 0 && st->chunked && left >= 1) {
+            tokens += left;
+            attended += left * (st->prefix + x.done + (left + 1) / 2);
+            if (x.n > 1)
+                push(next, (cohort_t){x.n - 1, x.done, -1, 0, x.arrive});
+            x.n = 1;
+            x.done += left;
+            left = 0;
+        }
+        if (x.n > 0)
+            push(next, x);
+    }
+    const double dt = step_time(c, st, gen, ctx, tokens, tokens > 0 ? attended / tokens : 0, seqs);
+    u->t += dt;
+    u->area += dt * u->running;
+    u->steps += 1;
+    u->nxt = cs;
+    u->cur = cs = next;
+    for (int i = 0; i < cs->n; i++) {
+        if (cs->c[i].decoded > 0)
+            cs->c[i].decoded += st->tau;
+        else if (cs->c[i].decoded == 0 && cs->c[i].done >= in) {
+            cs->c[i].decoded = 1; /* the prompt's step emitted the first token */
+            cs->c[i].first = u->t;
+            u->ttft_sum += cs->c[i].n * (u->t - cs->c[i].arrive);
+        }
+    }
+}
+
+/* 4. Requests that are done leave, freeing their slots. */
+static void retire_finished(run_t *u, double O)
+{
+    cohorts_t *cs = u->cur;
+    for (int i = cs->n - 1; i >= 0; i--)
+        if (cs->c[i].decoded >= O - 1e-9) {
+            if (O > 1)
+                u->tpot_sum += cs->c[i].n * (u->t - cs->c[i].first) / (O - 1);
+            u->running -= cs->c[i].n;
+            drop(cs, i);
+        }
+}
+
 void serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_concurrency,
                       double num_requests, double rate, sv_offline_t *out)
 {
     const serving_request_t *r = c->r;
     const double O = r->output_tokens, in = st->in_eff;
     const double budget = (double)st->max_batch_tokens * c->dp * c->pp;
-    /* two buffers: a step builds the next list in the other and the two swap */
-    cohorts_t buf[2];
-    cohorts_t *cur = &buf[0], *nxt = &buf[1];
-    cur->n = 0;
-    double admitted = 0, running = 0, t = 0, area = 0, ttft_sum = 0, tpot_sum = 0;
-    double steps = 0;
+    run_t u = {0};
+    u.cur = &u.buf[0];
+    u.nxt = &u.buf[1];
     memset(out, 0, sizeof *out);
     long guard = 0;
-    for (; guard < SV_MAX_STEPS && (admitted < num_requests || cur->n > 0); guard++) {
-        cohorts_t *cs = cur;
-        /* 1. admission of the requests that have arrived; an idle engine waits for the next */
-        double waiting = arrived_by(t, rate, num_requests) - admitted;
-        if (cs->n == 0 && waiting < 1 && rate > 0) {
-            t = fmax(t, admitted / rate);
-            waiting = arrived_by(t, rate, num_requests) - admitted;
-        }
-        const double admit = fmin(waiting, floor(max_concurrency - running + 1e-9));
-        if (admit >= 1 || (admit > 0 && admitted + admit >= num_requests)) {
-            /* requests admitted .. admitted + admit − 1 arrived at their index / λ */
-            const double arrive = rate > 0 ? (admitted + (admit - 1) / 2) / rate : 0;
-            push(cs, (cohort_t){admit, 0, -1, 0, arrive});
-            admitted += admit;
-            waiting -= admit;
-            running += admit;
-        }
+    for (; guard < SV_MAX_STEPS && (u.admitted < num_requests || u.cur->n > 0); guard++) {
+        const double waiting = admit_arrivals(&u, max_concurrency, num_requests, rate);
         /* the next arrival the engine could admit (none: INFINITY) */
-        const double next_arrival = rate > 0 && admitted < num_requests &&
-                                            running < max_concurrency - 1e-9
-                                        ? admitted / rate
+        const double next_arrival = rate > 0 && u.admitted < num_requests &&
+                                            u.running < max_concurrency - 1e-9
+                                        ? u.admitted / rate
                                         : INFINITY;
-        /* 2. the step's load */
+        /* the step's load */
+        const cohorts_t *cs = u.cur;
         double gen = 0, ctx_sum = 0;
         bool prefill = false;
         for (int i = 0; i < cs->n; i++) {
@@ -164,87 +269,17 @@ void serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_con
         }
         const double ctx = gen > 0 ? ctx_sum / gen : 0;
         if ((!prefill || prompts_stalled(cs, st, in, budget - gen * st->tps)) &&
-            (waiting <= 0 || running >= max_concurrency - 1e-9)) {
-            /* pure decode until the next cohort finishes (or the next arrival) */
-            double m = INFINITY;
-            for (int i = 0; i < cs->n; i++) /* the stalled prompts wait as they are */
-                if (cs->c[i].decoded >= 0)
-                    m = fmin(m, ceil((O - cs->c[i].decoded) / st->tau - 1e-9));
-            if (next_arrival < INFINITY) /* stop at the next arrival */
-                m = fmin(m, ceil((next_arrival - t) / step_time(c, st, gen, ctx, 0, 0, 0) - 1e-9));
-            m = fmax(m, 1);
-            const double dt = step_time(c, st, gen, ctx + (m - 1) * st->tau / 2, 0, 0, 0);
-            t += m * dt;
-            area += m * dt * running;
-            steps += m;
-            for (int i = 0; i < cs->n; i++)
-                if (cs->c[i].decoded >= 0)
-                    cs->c[i].decoded += m * st->tau;
-        } else {
-            double left = budget - gen * st->tps, tokens = 0, attended = 0, seqs = 0;
-            cohorts_t *next = nxt;
-            next->n = 0;
-            for (int i = 0; i < cs->n; i++) {
-                cohort_t x = cs->c[i];
-                if (x.decoded >= 0 || left <= 0) {
-                    push(next, x);
-                    continue;
-                }
-                const double rem = in - x.done;
-                double k = fmin(x.n, floor(left / rem));
-                if (k < 1 && tokens == 0 && gen == 0)
-                    k = 1; /* a prompt beyond the budget still runs (alone) */
-                if (k >= 1) {
-                    tokens += k * rem;
-                    attended += k * rem * (st->prefix + x.done + (rem + 1) / 2);
-                    seqs += k;
-                    left -= k * rem;
-                    push(next, (cohort_t){k, in, 0, 0, x.arrive}); /* first token at the end */
-                    x.n -= k;
-                }
-                if (x.n > 0 && st->chunked && left >= 1) {
-                    tokens += left;
-                    attended += left * (st->prefix + x.done + (left + 1) / 2);
-                    if (x.n > 1)
-                        push(next, (cohort_t){x.n - 1, x.done, -1, 0, x.arrive});
-                    x.n = 1;
-                    x.done += left;
-                    left = 0;
-                }
-                if (x.n > 0)
-                    push(next, x);
-            }
-            const double dt = step_time(c, st, gen, ctx, tokens, tokens > 0 ? attended / tokens : 0,
-                                        seqs);
-            t += dt;
-            area += dt * running;
-            steps += 1;
-            nxt = cur;
-            cur = cs = next;
-            for (int i = 0; i < cs->n; i++) {
-                if (cs->c[i].decoded > 0)
-                    cs->c[i].decoded += st->tau;
-                else if (cs->c[i].decoded == 0 && cs->c[i].done >= in) {
-                    cs->c[i].decoded = 1; /* the prompt's step emitted the first token */
-                    cs->c[i].first = t;
-                    ttft_sum += cs->c[i].n * (t - cs->c[i].arrive);
-                }
-            }
-        }
-        /* 4. requests that are done leave */
-        for (int i = cs->n - 1; i >= 0; i--)
-            if (cs->c[i].decoded >= O - 1e-9) {
-                if (O > 1)
-                    tpot_sum += cs->c[i].n * (t - cs->c[i].first) / (O - 1);
-                running -= cs->c[i].n;
-                drop(cs, i);
-            }
+            (waiting <= 0 || u.running >= max_concurrency - 1e-9))
+            decode_until_event(c, st, &u, gen, ctx, next_arrival);
+        else
+            prefill_step(c, st, &u, gen, ctx, budget);
+        retire_finished(&u, O);
     }
     if (guard >= SV_MAX_STEPS) /* too long to follow step by step: the caller takes the steady state */
         return;
-    out->makespan_s = t;
-    out->mean_concurrency = t > 0 ? area / t : 0;
-    out->ttft_s = num_requests > 0 ? ttft_sum / num_requests : 0;
-    out->tpot_s = num_requests > 0 ? tpot_sum / num_requests : 0;
-    out->steps = steps;
+    out->makespan_s = u.t;
+    out->mean_concurrency = u.t > 0 ? u.area / u.t : 0;
+    out->ttft_s = num_requests > 0 ? u.ttft_sum / num_requests : 0;
+    out->tpot_s = num_requests > 0 ? u.tpot_sum / num_requests : 0;
+    out->steps = u.steps;
 }

@@ -36,8 +36,9 @@
  *                           and scatter, (R + T)·h·2·2 for R = T·dp·k/ep rows, and with FP8/FP4
  *                           experts the quantization of their inputs, R·(h + f/etp)·(2 + b_w)
  *   TP all-reduce           2 per block of T·h·2 bytes among tp (Calculon's collective cost)
- *   MoE dispatch, combine   with attention data parallelism: an all-to-all of T/tp·k·h bytes
- *                           (1 byte a value dispatched in FP8/FP4, 2 combined) each way
+ *   MoE dispatch, combine   with attention data parallelism (serving__moe_exchange_s):
+ *                           TensorRT-LLM all-gathers the group's tokens and reduce-scatters the
+ *                           output; the others an all-to-all of T/tp·k·h bytes each way
  * and once per stage step: the output layer on the last stage (rows = sampled tokens, weights
  * V·h/tp in 16 bits), the pipeline hand-off (T·h·2 bytes, point to point), and the host
  * (serving_engine.c). */
@@ -200,6 +201,38 @@ double serving__tp_all_reduce_s(const sv_ctx_t *c, double bytes)
     return sv_min(ll, sv_min(simple, ll128));
 }
 
+/* The MoE layer's exchange with attention data parallelism, dispatch and combine, for T tokens
+ * on an attention rank (T/tp rows a GPU) among the G = tp·dp GPUs of the group.
+ *   TensorRT-LLM (its CUTLASS MoE, the default backend): every rank gathers every rank's tokens
+ *     and routing, then reduce-scatters the experts' output back (CutlassFusedMoE.forward_chunk:
+ *     "fp4_allgather + FusedMoe Op + reducescatter, with AttentionDP on", allgather of
+ *     [x, x_sf, token_selected_experts, token_final_scales], then reducescatter; the
+ *     all-to-all paths need MNNVL or DeepEP, not modelled). A buffer of R = G·T/tp rows:
+ *       all-gather of R·(h·a + k·8) bytes (a bytes a value in the experts' input format: NVFP4
+ *       0.5625 with its scales, FP8 1, else 2; k int32 expert ids and k float32 weights a row)
+ *       reduce-scatter of R·h·2 bytes (the output in 16 bits)
+ *     each priced by the tier's collective cost (a ring moves (G − 1)/G of the buffer a GPU):
+ *     every GPU receives every token, whatever top_k, so a top-1 model (Llama 4) pays G times
+ *     an all-to-all's bytes, a top-8 model on 8 GPUs the same;
+ *   vLLM, SGLang: an all-to-all of T/tp·k·h bytes each way (1 byte a value dispatched in
+ *     FP8/FP4, 2 combined). */
+double serving__moe_exchange_s(const sv_ctx_t *c, double T)
+{
+    const double h = (double)c->m->hidden, k = (double)c->m->moe.top_k, G = c->tp * c->dp;
+    if (c->engine == SERVING_ENGINE_TRTLLM) {
+        const double a = c->expert_act_bytes > 0 ? c->expert_act_bytes : 2.0;
+        const double R = G * T / c->tp;
+        return llm_net_op_time(&c->s->hw, c->ep_net, LLM_OP_ALL_GATHER, R * (h * a + k * 8.0),
+                               G) +
+               llm_net_op_time(&c->s->hw, c->ep_net, LLM_OP_REDUCE_SCATTER, R * h * 2.0, G);
+    }
+    /* tokens travel in the experts' input format (FP8 a value), else in 16 bits */
+    const double a = c->expert_act_bytes > 0 ? 1.0 : 2.0;
+    const double tok = T / c->tp * k * h;
+    return llm_a2a_time(&c->s->hw, c->ep_net, tok * a, G, G) +
+           llm_a2a_time(&c->s->hw, c->ep_net, tok * 2.0, G, G);
+}
+
 static void block_cost(const sv_ctx_t *c, const sv_load_t *ld, int kind, block_costs_t *bc)
 {
     const fathom_model_t *m = c->m;
@@ -289,13 +322,7 @@ static void block_cost(const sv_ctx_t *c, const sv_load_t *ld, int kind, block_c
             moe_pass += R * (h + (double)x->expert_feedforward / c->etp) *
                         (act2 + c->expert_act_bytes);
         if (c->dp > 1 && T > 0) {
-            /* tokens travel in the experts' input format (FP8 a value), else in 16 bits */
-            const double a = c->expert_act_bytes > 0 ? 1.0 : 2.0;
-            const double tok = T / c->tp * k * h;
-            const double d = llm_a2a_time(&c->s->hw, c->ep_net, tok * a, c->tp * c->dp,
-                                          c->tp * c->dp) +
-                             llm_a2a_time(&c->s->hw, c->ep_net, tok * 2.0, c->tp * c->dp,
-                                          c->tp * c->dp);
+            const double d = serving__moe_exchange_s(c, T);
             o->moe_dispatch_s += d;
             t_net += d;
         }

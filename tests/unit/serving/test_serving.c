@@ -349,6 +349,35 @@ static void tp_all_reduce(void **state)
     assert_close(serving__tp_all_reduce_s(&c, 1e6), 57.6e-6, 1e-9);
 }
 
+/* The MoE exchange with attention DP (serving__moe_exchange_s) on the round GPU's tier
+ * (100 GB/s, efficiency 1, no latency): h = 256, top_k 2, BF16 (a = 2 bytes a value), attention
+ * DP 4 with EP 4 (G = 4), T = 10 tokens a rank:
+ *   TensorRT-LLM: R = 4·10 = 40 rows; all-gather 40·(256·2 + 2·8) = 40·528 = 21,120 B, reduce-
+ *     scatter 40·256·2 = 20,480 B; ops [1, 0]: 211.2 + 204.8 = 416.0 ns; on a ring (ops
+ *     [1, −1], 3/4 of each): 158.4 + 153.6 = 312.0 ns;
+ *   vLLM: an all-to-all of 10·2·256 = 5,120 values at 2 bytes each way, 3/4 of it leaving the
+ *     GPU: 2 · 10,240 · 0.75 / 100 GB/s = 153.6 ns. */
+static void moe_exchange(void **state)
+{
+    (void)state;
+    fathom_model_t m = one_block();
+    m.hidden = 256, m.feedforward = 256, m.attn_heads = 2, m.kv_heads = 2;
+    m.moe = (model_moe_t){4, 2, 256, 0, 0, 0, 1, false, 0, 0};
+    serving_system_t s = round_gpu(16);
+    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
+    r.layout = (serving_layout_t){1, 1, 4, 4};
+    sv_ctx_t c;
+    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
+    assert_close(serving__moe_exchange_s(&c, 10), 416.0e-9, 1e-9);
+    s.hw.networks[0].ops[LLM_OP_ALL_GATHER] = (llm_net_op_cost_t){1, -1};
+    s.hw.networks[0].ops[LLM_OP_REDUCE_SCATTER] = (llm_net_op_cost_t){1, -1};
+    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
+    assert_close(serving__moe_exchange_s(&c, 10), 312.0e-9, 1e-9);
+    r.engine = SERVING_ENGINE_VLLM;
+    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
+    assert_close(serving__moe_exchange_s(&c, 10), 153.6e-9, 1e-9);
+}
+
 /* The KV pool and the requests it holds (TensorRT-LLM, 16 GiB, max_batch_tokens 65,536):
  *   weights     (4,194,304 + 8,388,608 + 2 norms of 1,024)·2 B = 25,169,920 B
  *   workspace   65,536·(4·1024 + 3·4096)·2 + 2 GiB = 2,147,483,648 + 2,147,483,648
@@ -625,6 +654,7 @@ int main(void)
         cmocka_unit_test(moe_step),
         cmocka_unit_test(mxfp4_experts),
         cmocka_unit_test(tp_all_reduce),
+        cmocka_unit_test(moe_exchange),
         cmocka_unit_test(concurrency),  cmocka_unit_test(trtllm_bench),
         cmocka_unit_test(checkpoint),
         cmocka_unit_test(trtllm_bench_mla),

@@ -1,6 +1,7 @@
 /* test_serving_validation.c — how a validation row becomes a request: trtllm-bench's dataset
  * size when a row gives none (the 1.1 page's 1000/1000 rows), read off the pages' request
- * tables, and that such a row is estimated as the finite run with that count. */
+ * tables, and that such a row is estimated as the finite run with that count; the layout a MoE
+ * row of a 1.x page runs when it leaves attention DP unstated. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,16 +31,24 @@ static void bench_requests(void **state)
     assert_true(serving_validation_bench_requests(777, 333) == 0);
 }
 
-static double estimate_of(const codec_presets_t *p, json_t *row)
+/* The report's line for one row (a new reference). */
+static json_t *report_of(const codec_presets_t *p, json_t *row)
 {
     fathom_error_t err;
     json_t *rows = json_pack("[O]", row);
     json_t *rep = codec_serving_validation_rows(rows, "test", p, &err);
     json_decref(rows);
     assert_non_null(rep);
-    const json_t *r0 = json_array_get(json_object_get(rep, "rows"), 0);
-    const double e = json_number_value(json_object_get(r0, "estimated_tokens_per_s_per_gpu"));
+    json_t *r0 = json_incref(json_array_get(json_object_get(rep, "rows"), 0));
     json_decref(rep);
+    return r0;
+}
+
+static double estimate_of(const codec_presets_t *p, json_t *row)
+{
+    json_t *r0 = report_of(p, row);
+    const double e = json_number_value(json_object_get(r0, "estimated_tokens_per_s_per_gpu"));
+    json_decref(r0);
     return e;
 }
 
@@ -66,11 +75,58 @@ static void row_without_count(void **state)
     assert_true(fabs(bare - steady) > 1e-3 * steady);
 }
 
+static json_t *layout_of_row(const codec_presets_t *p, json_t *row)
+{
+    json_t *r0 = report_of(p, row);
+    json_t *l = json_incref(json_object_get(r0, "layout"));
+    json_decref(r0);
+    return l;
+}
+
+static int64_t layout_int(const json_t *l, const char *k)
+{
+    return (int64_t)json_integer_value(json_object_get(l, k));
+}
+
+/* A MoE row of a 1.x page that leaves dp_attention unstated ran the page's MoE options (attention
+ * DP on): TP8 becomes tp 1, dp_attention 8, ep 1 (experts split 8 ways by TP); stated, or a dense
+ * model, or a 0.x page, it is read as given. */
+static void moe_attention_dp(void **state)
+{
+    (void)state;
+    codec_presets_t *p = shipped_presets();
+    json_t *row = json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:n,s:n,s:s,s:f}", "id", "t",
+                            "model", "Qwen3-30B-A3B", "gpu", "RTX6000PRO", "precision_weights",
+                            "FP4", "tp", 8, "pp", 1, "isl", 128, "osl", 128, "ep", "dp_attention",
+                            "doc_revision", "1.0", "output_tokens_per_s_per_gpu", 4936.25);
+    json_t *l = layout_of_row(p, row);
+    assert_true(layout_int(l, "tp") == 1 && layout_int(l, "dp_attention") == 8 &&
+                layout_int(l, "ep") == 1);
+    json_decref(l);
+    json_object_set_new(row, "dp_attention", json_integer(1));
+    l = layout_of_row(p, row);
+    assert_true(layout_int(l, "tp") == 8 && layout_int(l, "dp_attention") == 1);
+    json_decref(l);
+    json_object_set_new(row, "dp_attention", json_null());
+    json_object_set_new(row, "doc_revision", json_string("0.17"));
+    l = layout_of_row(p, row);
+    assert_true(layout_int(l, "tp") == 8 && layout_int(l, "dp_attention") == 1);
+    json_decref(l);
+    json_object_set_new(row, "doc_revision", json_string("1.0"));
+    json_object_set_new(row, "model", json_string("Llama-3.3-70B"));
+    l = layout_of_row(p, row);
+    assert_true(layout_int(l, "tp") == 8 && layout_int(l, "dp_attention") == 1);
+    json_decref(l);
+    json_decref(row);
+    codec_presets_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bench_requests),
         cmocka_unit_test(row_without_count),
+        cmocka_unit_test(moe_attention_dp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
