@@ -226,7 +226,7 @@ void llm__host_step(const fathom_model_t *m, const llm_system_t *s, const llm_ex
                                             blk->wgrad.time + blk->agrad_tp_exposed[0] +
                                             x->a2a_block_bw
                                       : 0;
-    const double moe_blocks = (double)(m->moe.num_experts > 0 ? llm__pace_moe_blocks(m, e, k->bpp) : 0);
+    const double moe_blocks = (double)k->pace_moe_blocks;
     const double dense_blocks = (double)k->bpp - moe_blocks;
     double wait = 0;
     for (int kind = 0; kind < 2; kind++) {

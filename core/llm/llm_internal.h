@@ -415,6 +415,7 @@ typedef struct {
     int64_t nmb;                     /* microbatches per replica and step */
     int64_t bpp;                     /* blocks on the first pipeline stage */
     int64_t bubble_reduction_blocks; /* blocks the last stages lack when pp does not divide */
+    int64_t pace_moe_blocks;         /* llm__pace_moe_blocks(m, e, bpp); 0 without experts */
 } llm__compiled_t;
 
 /* Accumulates the layer table (one block, or the layers outside the blocks when !blocks: full
@@ -482,13 +483,18 @@ void llm__add_moe_mlp(llm__block_t *b, const fathom_model_t *m, const llm_execut
  * two that read the normed input join input group `group`. */
 void llm__add_mla_qkv(llm__block_t *b, const fathom_model_t *m, const llm_execution_t *e,
                       const llm__sizes_t *z, bool rf, int group);
-/* Multi-token prediction on the last stage, appended to its outer table b (after the output
- * layer): per depth two norms, the 2h→h projection and one more final norm, output layer (the
+/* llm_stage_blocks with the end stages' blocks f and l already asked of llm_end_stage_blocks
+ * (a scan over every stage asks them once). */
+int64_t llm__stage_blocks_given(const fathom_model_t *m, const llm_execution_t *e, int64_t f,
+                                int64_t l, int64_t stage, int64_t *first);
+/* Multi-token prediction on the last stage, appended to its outer table b, which holds the
+ * output layer's table as llm__build_output made it so far (the depth's own head is a copy of
+ * it): per depth two norms, the 2h→h projection and one more final norm, output layer (the
  * main head's matrix, shared) and loss. One depth is exact; D depths are one depth D times as
  * wide. The depth's transformer block is timed by llm_stages.c (mtp_blocks) and its state counted
  * by llm__moe_step. */
-void llm__add_mtp(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                  const llm__sizes_t *z, llm__block_t *b);
+void llm__add_mtp(const fathom_model_t *m, const llm_execution_t *e, const llm__sizes_t *z,
+                  llm__block_t *b);
 /* MoE refusals: 0, or -1 with err naming the field. */
 int llm__check_moe(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
                    fathom_error_t *err);

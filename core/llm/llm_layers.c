@@ -860,7 +860,7 @@ void llm__build_output(const fathom_model_t *m, const llm_system_t *s, const llm
     if (e->tensor_par > 1)
         r->fw_flops = r->comm_size * (r->num_peers - 1) / r->num_peers;
     if (m->mtp_blocks > 0) /* multi-token prediction shares the last stage (llm_moe.c) */
-        llm__add_mtp(m, s, e, z, b);
+        llm__add_mtp(m, e, z, b);
     llm__finetune_table(m, e, b);
 }
 
@@ -961,10 +961,13 @@ double llm__layer_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__
 
 static double mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
 {
+    /* Megatron's kernels are the base counts: asked first, as every layer of every pass asks */
+    if (c->stack == LLM_STACK_MEGATRON)
+        return base_mem_accessed(l, c, st);
     double stack_bytes; /* a PyTorch stack's own kernels (llm_stack.c) */
     if (llm__stack_bytes(l, c, st, &stack_bytes))
         return stack_bytes;
-    if (l->kind == LLM__FUSED_ATTENTION && c->stack != LLM_STACK_MEGATRON)
+    if (l->kind == LLM__FUSED_ATTENTION)
         return base_mem_accessed(l, c, st) +
                llm__stack_attention_bytes(l, c, st, l->output_size,
                                           (l->inputs_size - l->output_size) / 2);

@@ -103,21 +103,41 @@ double llm__deepep_buffer_bytes(double ranks, double hidden_bytes)
 
 /* ---- a stage's blocks and state ---- */
 
+/* A scan over the stages: the end stages' blocks (llm_end_stage_blocks), asked once, and the
+ * last stage block_kinds counted (a rank's memory asks its stage's kinds several times). */
+typedef struct {
+    int64_t ends[2];
+    int64_t stage, blocks; /* stage -1: none counted yet */
+    double n[2];
+} scan_t;
+
+static void scan_start(const fathom_model_t *m, const llm_execution_t *e, scan_t *sc)
+{
+    llm_end_stage_blocks(m, e, &sc->ends[0], &sc->ends[1]);
+    sc->stage = -1;
+}
+
 /* The blocks of stage j by kind, the MTP depths on the last stage with the last block's (their
  * block's state and activations are the stage's); returns the transformer blocks alone. */
-static int64_t block_kinds(const fathom_model_t *m, const llm_execution_t *e, int64_t j,
-                           double n[2])
+static int64_t block_kinds(const fathom_model_t *m, const llm_execution_t *e, scan_t *sc,
+                           int64_t j, double n[2])
 {
-    int64_t first;
-    const int64_t b = llm_stage_blocks(m, e, j, &first);
-    const double moe = m->moe.num_experts > 0 ? (double)model_moe_blocks_in(m, first, first + b)
-                                              : 0;
-    n[1] = moe;
-    n[0] = (double)b - moe;
-    if (j == e->pipeline_par - 1 && m->mtp_blocks > 0)
-        n[model_block_is_moe(m, m->num_blocks - 1) && m->moe.num_experts > 0 ? 1 : 0] +=
-            (double)m->mtp_blocks;
-    return b;
+    if (sc->stage != j) {
+        int64_t first;
+        const int64_t b = llm__stage_blocks_given(m, e, sc->ends[0], sc->ends[1], j, &first);
+        const double moe =
+            m->moe.num_experts > 0 ? (double)model_moe_blocks_in(m, first, first + b) : 0;
+        sc->n[1] = moe;
+        sc->n[0] = (double)b - moe;
+        if (j == e->pipeline_par - 1 && m->mtp_blocks > 0)
+            sc->n[model_block_is_moe(m, m->num_blocks - 1) && m->moe.num_experts > 0 ? 1 : 0] +=
+                (double)m->mtp_blocks;
+        sc->stage = j;
+        sc->blocks = b;
+    }
+    n[0] = sc->n[0];
+    n[1] = sc->n[1];
+    return sc->blocks;
 }
 
 /* Optimizer bytes per parameter: the fp32 master copy (when training below fp32) and Adam's two
@@ -209,11 +229,11 @@ static void fsdp2_state(const llm_execution_t *e, const llm_memory_inputs_t *in,
  *   optimizer  (P − X)·o/S + X·o/edp, o = llm__optimizer_bytes, X the routed experts'
  * P the stage's parameters on a rank (blocks by kind, the outer layers, the MTP depths), P8 those
  * in FP8 linear layers, S the shard group, edp the expert data-parallel group. */
-static void state_of(const fathom_model_t *m, const llm_execution_t *e,
+static void state_of(const fathom_model_t *m, const llm_execution_t *e, scan_t *sc,
                      const llm_memory_inputs_t *in, int64_t j, llm_stage_memory_t *o)
 {
     double n[2];
-    const int64_t blocks = block_kinds(m, e, j, n);
+    const int64_t blocks = block_kinds(m, e, sc, j, n);
     const int64_t pp = e->pipeline_par;
     const double bpe = llm_datatype_bytes(e->datatype), g = llm_gradient_bytes_per_param(e);
     const int zero = llm_zero_stage(e);
@@ -354,7 +374,7 @@ static double torch_pipeline_buffers(const fathom_model_t *m, const llm_executio
 }
 
 /* Activations, buffers and MoE buffers of rank r: its stage, and DualPipe's mirror stage. */
-static void activations_of(const fathom_model_t *m, const llm_execution_t *e,
+static void activations_of(const fathom_model_t *m, const llm_execution_t *e, scan_t *sc,
                            const llm_memory_inputs_t *in, int64_t r, llm_stage_memory_t *o)
 {
     const int64_t pp = e->pipeline_par;
@@ -366,7 +386,7 @@ static void activations_of(const fathom_model_t *m, const llm_execution_t *e,
     bool holds[2] = {false, false};
     for (int i = 0; i < count; i++) {
         double n[2];
-        block_kinds(m, e, stages[i], n);
+        block_kinds(m, e, sc, stages[i], n);
         for (int k = 0; k < 2; k++) {
             N[k] += n[k] * flight[i];
             holds[k] = holds[k] || n[k] > 0;
@@ -402,15 +422,15 @@ static void activations_of(const fathom_model_t *m, const llm_execution_t *e,
 }
 
 /* The modern block's memory of rank r, every term (header). */
-static void modern_stage(const fathom_model_t *m, const llm_execution_t *e,
+static void modern_stage(const fathom_model_t *m, const llm_execution_t *e, scan_t *sc,
                          const llm_memory_inputs_t *in, int64_t r, llm_stage_memory_t *o)
 {
     memset(o, 0, sizeof *o);
     o->index = r;
-    state_of(m, e, in, r, o);
+    state_of(m, e, sc, in, r, o);
     if (llm_pp_schedule(e) == LLM_PP_DUALPIPE)
-        state_of(m, e, in, e->pipeline_par - 1 - r, o);
-    activations_of(m, e, in, r, o);
+        state_of(m, e, sc, in, e->pipeline_par - 1 - r, o);
+    activations_of(m, e, sc, in, r, o);
     const double allocated = o->weights + o->gradients + o->optimizer + o->activations +
                              o->buffers + WORKSPACE_BYTES;
     o->cuda_context = CUDA_CONTEXT_BYTES;
@@ -427,7 +447,9 @@ void llm_stage_memory(const fathom_model_t *m, const llm_execution_t *e, const l
         *out = r->extra.stages[rank > 0 && rank == e->pipeline_par - 1 ? 1 : 0];
         return;
     }
-    modern_stage(m, e, &r->extra.memory, rank, out);
+    scan_t sc;
+    scan_start(m, e, &sc);
+    modern_stage(m, e, &sc, &r->extra.memory, rank, out);
 }
 
 /* ---- tiers ---- */
@@ -477,21 +499,23 @@ void llm__memory(const fathom_model_t *m, const llm_execution_t *e, llm_stats_t 
                           in->stored[1] >= 0 && in->checkpoint >= 0;
     int64_t heavy = 0;
     double ref_n[2] = {-1, -1}, ref_flight = 0;
+    scan_t sc;
+    scan_start(m, e, &sc);
     llm_stage_memory_t cur;
     for (int64_t r = 0; r < pp; r++) {
         double n[2];
         const double flight = in_flight(e, in->nmb, r);
         if (may_skip && r > 0 && r < pp - 1) {
-            block_kinds(m, e, r, n);
+            block_kinds(m, e, &sc, r, n);
             if (n[0] == ref_n[0] && n[1] == ref_n[1] && flight <= ref_flight)
                 continue;
             ref_n[0] = n[0];
             ref_n[1] = n[1];
         } else if (may_skip && r == 0) {
-            block_kinds(m, e, r, ref_n);
+            block_kinds(m, e, &sc, r, ref_n);
         }
         ref_flight = flight;
-        modern_stage(m, e, in, r, &cur);
+        modern_stage(m, e, &sc, in, r, &cur);
         if (r == 0)
             x->stages[0] = x->heaviest = cur;
         if (r == pp - 1)

@@ -590,9 +590,15 @@ void llm_end_stage_blocks(const fathom_model_t *m, const llm_execution_t *e, int
 int64_t llm_stage_blocks(const fathom_model_t *m, const llm_execution_t *e, int64_t stage,
                          int64_t *first)
 {
-    const int64_t L = m->num_blocks, pp = e->pipeline_par;
     int64_t f, l;
     llm_end_stage_blocks(m, e, &f, &l);
+    return llm__stage_blocks_given(m, e, f, l, stage, first);
+}
+
+int64_t llm__stage_blocks_given(const fathom_model_t *m, const llm_execution_t *e, int64_t f,
+                                int64_t l, int64_t stage, int64_t *first)
+{
+    const int64_t L = m->num_blocks, pp = e->pipeline_par;
     int64_t start, n;
     if (f < 1 && l < 1) {
         const int64_t bpp = (L + pp - 1) / pp, full = L % pp == 0 ? pp : L % pp;
@@ -824,6 +830,7 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
         check_exact_elements(m, e, err) || fill_sizes(m, e, &k->z, err))
         return -1;
     fill_context(m, s, e, &k->c);
+    k->pace_moe_blocks = m->moe.num_experts > 0 ? llm__pace_moe_blocks(m, e, k->bpp) : 0;
     if (memo) {
         k->c.memo = memo;
         k->c.memo_system = llm__memo_system(memo, s);

@@ -13,6 +13,7 @@
 
 #include <gsl/gsl_randist.h>
 #include <math.h>
+#include <string.h>
 
 static double max2(double a, double b) { return a > b ? a : b; }
 
@@ -466,29 +467,30 @@ static void append(llm__block_t *to, const llm__block_t *from, double depths)
     const int groups = to->num_groups;
     to->num_groups += from->num_groups;
     for (int i = 0; i < from->num_layers && to->num_layers < LLM__MAX_LAYERS; i++) {
-        llm__layer_t l = from->layers[i];
-        l.input_group += l.input_group ? groups : 0;
+        llm__layer_t *l = &to->layers[to->num_layers++];
+        *l = from->layers[i];
+        l->input_group += l->input_group ? groups : 0;
         if (depths > 1) {
-            l.fw_flops *= depths;
-            l.agrad_flops *= depths;
-            l.wgrad_flops *= depths;
-            l.inputs_size *= depths;
-            l.output_size *= depths;
-            l.activation_space *= depths;
-            l.activation_grads *= depths;
-            l.weight_space *= depths;
-            l.weight_grads *= depths;
-            l.optim_space *= depths;
-            l.comm_size *= depths;
+            l->fw_flops *= depths;
+            l->agrad_flops *= depths;
+            l->wgrad_flops *= depths;
+            l->inputs_size *= depths;
+            l->output_size *= depths;
+            l->activation_space *= depths;
+            l->activation_grads *= depths;
+            l->weight_space *= depths;
+            l->weight_grads *= depths;
+            l->optim_space *= depths;
+            l->comm_size *= depths;
         }
-        to->layers[to->num_layers++] = l;
     }
 }
 
-void llm__add_mtp(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                  const llm__sizes_t *z, llm__block_t *b)
+void llm__add_mtp(const fathom_model_t *m, const llm_execution_t *e, const llm__sizes_t *z,
+                  llm__block_t *b)
 {
     const double bs = (double)z->batch_seq, h = (double)m->hidden, D = (double)m->mtp_blocks;
+    const int head_layers = b->num_layers, head_groups = b->num_groups;
     llm__block_t t;
     t.num_layers = t.num_groups = 0;
     /* RMSNorm of the next token's embedding and of the hidden state, then [e; h] → h */
@@ -500,10 +502,13 @@ void llm__add_mtp(const fathom_model_t *m, const llm_system_t *s, const llm_exec
     }
     linear(&t, bs, 2 * h, h / (double)e->tensor_par, 0, false, false);
     append(b, &t, D);
-    /* the depth's own final norm, output layer and loss; the output matrix is the main head's */
-    fathom_model_t d = *m;
-    d.mtp_blocks = 0;
-    llm__build_output(&d, s, e, z, &t);
+    /* the depth's own final norm, output layer and loss, the layers b holds so far (what
+     * llm__build_output makes without MTP: copied, not built again); the output matrix is the
+     * main head's */
+    memcpy(t.layers, b->layers, (size_t)head_layers * sizeof t.layers[0]);
+    t.num_layers = head_layers;
+    t.num_groups = head_groups;
+    llm__finetune_table(m, e, &t);
     for (int i = 0; i < t.num_layers; i++)
         if (t.layers[i].kind == LLM__LINEAR)
             t.layers[i].weight_space = t.layers[i].weight_grads = t.layers[i].optim_space = 0;
@@ -796,10 +801,11 @@ static double unpaired_share(const llm_execution_t *e, int64_t nmb)
 int64_t llm__pace_moe_blocks(const fathom_model_t *m, const llm_execution_t *e, int64_t bpp)
 {
     /* the dense blocks come first: look from the last stage, stop at an all-MoE one */
-    int64_t most = 0;
+    int64_t most = 0, ends[2];
+    llm_end_stage_blocks(m, e, &ends[0], &ends[1]);
     for (int64_t j = e->pipeline_par - 1; j >= 0 && most < bpp; j--) {
         int64_t first = 0;
-        if (llm_stage_blocks(m, e, j, &first) == bpp) {
+        if (llm__stage_blocks_given(m, e, ends[0], ends[1], j, &first) == bpp) {
             const int64_t n = model_moe_blocks_in(m, first, first + bpp);
             most = n > most ? n : most;
         }
@@ -826,7 +832,7 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
     double fw_exp, bw_exp;
     block_a2a_exposed(e, blk, &a, a2a_processor_usage(s, e), re_share,
                       unpaired_share(e, k->nmb), &fw_exp, &bw_exp);
-    const double moe_blocks = (double)llm__pace_moe_blocks(m, e, k->bpp);
+    const double moe_blocks = (double)k->pace_moe_blocks;
     const double nmb = (double)k->nmb;
     const double old_total = st->total_time;
     const double perfect = st->total_efficiency * old_total;

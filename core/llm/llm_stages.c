@@ -520,11 +520,12 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
     schedule_bubble(e, blk, st);
     blocks_data_parallel(m, s, e, k, blk, st, x);
     double perfect_add = 0;
-    outer_t F, L;
-    memset(&F, 0, sizeof F);
-    memset(&L, 0, sizeof L);
+    outer_t F, L; /* cost_outer fills them; zero without a vocabulary */
     double shared = 0, tied_ar = 0;
-    if (m->vocab_size > 0) {
+    if (m->vocab_size <= 0) {
+        memset(&F, 0, sizeof F);
+        memset(&L, 0, sizeof L);
+    } else {
         llm__block_t t;
         llm__build_embedding(m, s, e, &k->z, &t);
         cost_outer(&t, k, s, e, &F);
