@@ -232,39 +232,103 @@ json_t *codec_scaling_csv_to_runs(const char *text, size_t len, const char *fiel
 static const char *const body_keys[] = {"runs", "csv", NULL};
 static const char *const run_keys[] = {"name", "params", "points", NULL};
 
-/* Decodes one run's points at path pp into a new [[x,loss],…] array; x0 gets the first x. */
-static json_t *decode_points(const json_t *points, const char *pp, double *x0,
-                             fathom_error_t *err)
+/* Each element of `in` made into a new array by `one` (a new reference, or NULL with err; i is
+ * the element's index): the loop, its out-of-memory check and its clean-up, which a run's
+ * points and the runs share. NULL with err. */
+typedef json_t *(*decode_one_fn)(const json_t *e, size_t i, void *ctx, fathom_error_t *err);
+static json_t *decode_each(const json_t *in, decode_one_fn one, void *ctx, fathom_error_t *err)
 {
     json_t *out = json_array();
     if (!out) {
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
         return NULL;
     }
-    char q[JR_PATH_MAX], qx[JR_PATH_MAX + 8];
-    for (size_t k = 0; k < json_array_size(points); k++) {
-        const json_t *pt = json_array_get(points, k);
-        double x, loss;
-        jr_path_index(q, sizeof q, pp, k);
-        if (jr_expect_array(pt, q, 2, 2, err))
-            goto fail;
-        snprintf(qx, sizeof qx, "%s[0]", q);
-        if (jr_value_real(json_array_get(pt, 0), qx, 1e-300, 1e300, &x, err))
-            goto fail;
-        snprintf(qx, sizeof qx, "%s[1]", q);
-        if (jr_value_real(json_array_get(pt, 1), qx, 1e-300, 1e300, &loss, err))
-            goto fail;
-        if (k == 0)
-            *x0 = x;
-        if (json_array_append_new(out, json_pack("[f,f]", x, loss))) {
-            fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
-            goto fail;
+    for (size_t i = 0; i < json_array_size(in); i++) {
+        json_t *e = one(json_array_get(in, i), i, ctx, err);
+        if (!e || json_array_append_new(out, e)) {
+            if (e)
+                fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+            json_decref(out);
+            return NULL;
         }
     }
     return out;
-fail:
-    json_decref(out);
-    return NULL;
+}
+
+typedef struct {
+    const char *pp; /* the points' path */
+    double x0;      /* the first point's x */
+} points_ctx_t;
+
+/* One point [x, loss] (decode_each's one). */
+static json_t *decode_point(const json_t *pt, size_t k, void *ctx, fathom_error_t *err)
+{
+    points_ctx_t *c = ctx;
+    char q[JR_PATH_MAX], qx[JR_PATH_MAX + 8];
+    double x, loss;
+    jr_path_index(q, sizeof q, c->pp, k);
+    if (jr_expect_array(pt, q, 2, 2, err))
+        return NULL;
+    snprintf(qx, sizeof qx, "%s[0]", q);
+    if (jr_value_real(json_array_get(pt, 0), qx, 1e-300, 1e300, &x, err))
+        return NULL;
+    snprintf(qx, sizeof qx, "%s[1]", q);
+    if (jr_value_real(json_array_get(pt, 1), qx, 1e-300, 1e300, &loss, err))
+        return NULL;
+    if (k == 0)
+        c->x0 = x;
+    json_t *out = json_pack("[f,f]", x, loss);
+    if (!out)
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    return out;
+}
+
+/* One run, normalized (names and params explicit; decode_each's one); *ctx counts the points
+ * of the runs so far. */
+static json_t *decode_run(const json_t *run, size_t i, void *ctx, fathom_error_t *err)
+{
+    size_t *total = ctx;
+    const char *name;
+    char dflt[32], p[JR_PATH_MAX], pp[JR_PATH_MAX];
+    jr_path_index(p, sizeof p, "runs", i);
+    jr_path(pp, sizeof pp, p, "points");
+    snprintf(dflt, sizeof dflt, "run %zu", i);
+    if (jr_expect_object(run, p, err) || jr_check_keys(run, p, run_keys, err) ||
+        jr_string(run, p, "name", JR_OPTIONAL, dflt, RUN_NAME_MAX, &name, err))
+        return NULL;
+    const json_t *points = json_object_get(run, "points");
+    if (jr_expect_array(points, pp, 1, SCALING_FIT_MAX_POINTS, err))
+        return NULL;
+    *total += json_array_size(points);
+    if (*total > SCALING_FIT_MAX_POINTS) {
+        fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, pp, "more than %d points in all",
+                         SCALING_FIT_MAX_POINTS);
+        return NULL;
+    }
+    points_ctx_t pc = {.pp = pp, .x0 = 0.0};
+    double params;
+    json_t *npts = decode_each(points, decode_point, &pc, err);
+    if (!npts)
+        return NULL;
+    const double derived = scaling_run_default_params(pc.x0);
+    int bad = jr_positive(run, p, "params", JR_OPTIONAL, derived, RUN_MAX_PARAMS, &params, err);
+    if (!bad && !jr_has(run, "params") && !(derived > 0.0 && derived <= RUN_MAX_PARAMS)) {
+        /* The default comes from the first point: name that point, not a field the user
+         * never wrote, and refuse it here so the normalized request is always valid. */
+        bad = fathom_error_set(err, FATHOM_E_INVALID_FIELD, pp,
+                               "the first point's compute gives %.3g parameters, outside "
+                               "(0, %.0e]; give params for this run",
+                               derived, RUN_MAX_PARAMS);
+    }
+    if (bad) {
+        json_decref(npts);
+        return NULL;
+    }
+    /* "o" takes npts even when json_pack fails. */
+    json_t *out = json_pack("{s:s,s:f,s:o}", "name", name, "params", params, "points", npts);
+    if (!out)
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    return out;
 }
 
 /* Decodes the runs array into normalized JSON (names and params explicit). */
@@ -272,62 +336,8 @@ static json_t *normalize_runs(const json_t *runs, fathom_error_t *err)
 {
     if (jr_expect_array(runs, "runs", 1, SCALING_FIT_MAX_RUNS, err))
         return NULL;
-    json_t *out = json_array();
-    if (!out) {
-        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
-        return NULL;
-    }
     size_t total = 0;
-    char p[JR_PATH_MAX], pp[JR_PATH_MAX];
-    for (size_t i = 0; i < json_array_size(runs); i++) {
-        const json_t *run = json_array_get(runs, i);
-        const char *name;
-        char dflt[32];
-        jr_path_index(p, sizeof p, "runs", i);
-        jr_path(pp, sizeof pp, p, "points");
-        snprintf(dflt, sizeof dflt, "run %zu", i);
-        if (jr_expect_object(run, p, err) || jr_check_keys(run, p, run_keys, err) ||
-            jr_string(run, p, "name", JR_OPTIONAL, dflt, RUN_NAME_MAX, &name, err))
-            goto fail;
-        const json_t *points = json_object_get(run, "points");
-        if (jr_expect_array(points, pp, 1, SCALING_FIT_MAX_POINTS, err))
-            goto fail;
-        total += json_array_size(points);
-        if (total > SCALING_FIT_MAX_POINTS) {
-            fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, pp, "more than %d points in all",
-                             SCALING_FIT_MAX_POINTS);
-            goto fail;
-        }
-        double x0 = 0.0, params;
-        json_t *npts = decode_points(points, pp, &x0, err);
-        if (!npts)
-            goto fail;
-        const double derived = scaling_run_default_params(x0);
-        int bad = jr_positive(run, p, "params", JR_OPTIONAL, derived, RUN_MAX_PARAMS, &params,
-                              err);
-        if (!bad && !jr_has(run, "params") && !(derived > 0.0 && derived <= RUN_MAX_PARAMS)) {
-            /* The default comes from the first point: name that point, not a field the user
-             * never wrote, and refuse it here so the normalized request is always valid. */
-            bad = fathom_error_set(err, FATHOM_E_INVALID_FIELD, pp,
-                                   "the first point's compute gives %.3g parameters, outside "
-                                   "(0, %.0e]; give params for this run",
-                                   derived, RUN_MAX_PARAMS);
-        }
-        if (bad) {
-            json_decref(npts);
-            goto fail;
-        }
-        /* "o" takes npts even when json_pack fails. */
-        if (json_array_append_new(out, json_pack("{s:s,s:f,s:o}", "name", name, "params", params,
-                                                 "points", npts))) {
-            fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
-            goto fail;
-        }
-    }
-    return out;
-fail:
-    json_decref(out);
-    return NULL;
+    return decode_each(runs, decode_run, &total, err);
 }
 
 static json_t *fit_normalize(const json_t *body, const codec_ctx_t *ctx, fathom_error_t *err)

@@ -46,11 +46,6 @@ static size_t units(const sweep_run_t *run)
     return (size_t)((run_of(run)->npoints + GRID_POINTS_PER_UNIT - 1) / GRID_POINTS_PER_UNIT);
 }
 
-static char *dump(const json_t *v, size_t flags)
-{
-    return v ? json_dumps(v, flags) : NULL;
-}
-
 /* Evaluates point idx into *p. -1 with err only when memory ran out (p is then partly filled,
  * freed by the caller); a point the model refuses is its status and error. */
 static int run_point(const json_t *spec, const codec_ctx_t *ctx, uint64_t idx, sweep_point_t *p,
@@ -80,10 +75,7 @@ static int run_point(const json_t *spec, const codec_ctx_t *ctx, uint64_t idx, s
         p->status = fathom_code_http_status(why.code);
         p->fits = false;
     }
-    p->values = dump(values, JSON_COMPACT | JSON_SORT_KEYS);
-    p->response = dump(resp, JSON_COMPACT | JSON_REAL_PRECISION(17));
-    if (p->values && p->response)
-        rc = 0;
+    rc = sweep_point_texts(p, values, resp);
 out:
     json_decref(body);
     json_decref(values);

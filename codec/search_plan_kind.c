@@ -56,26 +56,18 @@ static int run_unit(const sweep_run_t *run, const codec_ctx_t *ctx, size_t unit,
     json_t *c = codec_plan_candidate(spec, ctx, unit, cancel, &out->evaluations, err);
     if (!c)
         return -1;
-    if (!(out->points = calloc(1, sizeof *out->points))) {
-        json_decref(c);
-        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
-    }
-    out->npoints = 1;
-    sweep_point_t *p = out->points;
     json_t *values = json_pack("{s:O,s:O}", "system", json_object_get(c, "system"), "num_procs",
                                json_object_get(c, "num_procs"));
-    p->index = (long long)unit;
-    p->status = 200;
-    p->fits = json_is_true(json_object_get(c, "fits"));
-    p->has_sample_rate = json_is_number(json_object_get(c, "tokens_per_s"));
-    p->sample_rate = json_number_value(json_object_get(c, "tokens_per_s"));
-    p->values = values ? json_dumps(values, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    p->response = json_dumps(c, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    const json_t *rate = json_object_get(c, "tokens_per_s");
+    const sweep_point_t p = {.index = (long long)unit,
+                             .status = 200,
+                             .fits = json_is_true(json_object_get(c, "fits")),
+                             .has_sample_rate = json_is_number(rate),
+                             .sample_rate = json_number_value(rate)};
+    int rc = sweep_unit_one_point(out, &p, values, c, err);
     json_decref(values);
     json_decref(c);
-    if (!p->values || !p->response)
-        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
-    return 0;
+    return rc;
 }
 
 /* A plan has no sample of its own: /points lists none. */
@@ -103,13 +95,6 @@ static json_t *result(const sweep_run_t *run, const sweep_state_t *st, const swe
 
 /* ------------------------------------------------------------------- downloads ---- */
 
-static int csv_head(const sweep_run_t *run, const json_t *first, json_t *names)
-{
-    (void)run;
-    (void)first;
-    return sweep_csv_names(codec_plan_csv_columns, names);
-}
-
 /* A plan cell: a list (the rejection reasons, a range [low, high]) joined by '|' into one
  * string, anything else as it is. */
 static json_t *plan_cell(json_t *v)
@@ -132,14 +117,6 @@ static json_t *plan_cell(json_t *v)
     return json_string(joined);
 }
 
-/* A candidate: the columns codec_plan_csv_columns names, by path (plan_cell). */
-static int csv_row(const sweep_run_t *run, const json_t *first, const json_t *row, json_t *cells)
-{
-    (void)run;
-    (void)first;
-    return sweep_csv_cells(codec_plan_csv_columns, row, plan_cell, cells);
-}
-
 const sweep_kind_t codec_plan_kind = {
     .name = "plan",
     .keeps = SWEEP_KEEPS_POINTS,
@@ -150,6 +127,6 @@ const sweep_kind_t codec_plan_kind = {
     .run_unit = run_unit,
     .sample = sample,
     .result = result,
-    .csv_head = csv_head,
-    .csv_row = csv_row,
+    .csv_columns = codec_plan_csv_columns, /* a candidate's cells, by path (plan_cell) */
+    .csv_cell = plan_cell,
 };

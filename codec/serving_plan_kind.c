@@ -77,25 +77,15 @@ static int run_unit(const sweep_run_t *run, const codec_ctx_t *ctx, size_t unit,
                                    json_object_get(j, "layout"), "weights_datatype",
                                    json_object_get(j, "weights_datatype"))
                        : NULL;
-    if (!j || !values || !(out->points = calloc(1, sizeof *out->points))) {
-        json_decref(j);
-        json_decref(values);
-        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
-    }
-    out->npoints = 1;
-    sweep_point_t *pt = out->points;
-    pt->index = (long long)unit;
-    pt->status = 200;
-    pt->fits = c.meets;
-    pt->has_sample_rate = c.meets;
-    pt->sample_rate = c.output_tokens_per_s_per_gpu;
-    pt->values = json_dumps(values, JSON_COMPACT | JSON_SORT_KEYS);
-    pt->response = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    const sweep_point_t pt = {.index = (long long)unit,
+                              .status = 200,
+                              .fits = c.meets,
+                              .has_sample_rate = c.meets,
+                              .sample_rate = c.output_tokens_per_s_per_gpu};
+    int rc = sweep_unit_one_point(out, &pt, values, j, err);
     json_decref(values);
     json_decref(j);
-    if (!pt->values || !pt->response)
-        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
-    return 0;
+    return rc;
 }
 
 /* ------------------------------------------------------------------- the result ---- */
@@ -123,21 +113,6 @@ static const char *const columns[] = {
     "dollars_per_million_output_tokens", "ttft_p50_s", "ttft_p99_s", "tpot_s",
     "output_tokens_per_s_per_gpu", "reason", NULL};
 
-static int csv_head(const sweep_run_t *run, const json_t *first, json_t *names)
-{
-    (void)run;
-    (void)first;
-    return sweep_csv_names(columns, names);
-}
-
-/* A candidate: the columns above, by path (one level of nesting). */
-static int csv_row(const sweep_run_t *run, const json_t *first, const json_t *row, json_t *cells)
-{
-    (void)run;
-    (void)first;
-    return sweep_csv_cells(columns, row, NULL, cells);
-}
-
 const sweep_kind_t codec_serving_plan_kind = {
     .name = "serving_plan",
     .keeps = SWEEP_KEEPS_POINTS,
@@ -147,6 +122,5 @@ const sweep_kind_t codec_serving_plan_kind = {
     .units = units,
     .run_unit = run_unit,
     .result = result,
-    .csv_head = csv_head,
-    .csv_row = csv_row,
+    .csv_columns = columns, /* a candidate's values, by path (one level of nesting) */
 };

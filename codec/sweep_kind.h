@@ -47,6 +47,10 @@ typedef struct {
 } sweep_point_t;
 
 void sweep_points_free(sweep_point_t *points, size_t n);
+/* Sets p's texts as the store keeps them (values with sorted keys, response with reals to 17
+ * digits) from values and response (borrowed; either may be NULL, when memory ran out making
+ * it). 0, or -1 when a text is missing (memory ran out). */
+int sweep_point_texts(sweep_point_t *p, const json_t *values, const json_t *response);
 
 /* Reads the stored points of one sweep (the server's store, or the CLI's memory). fn's point is
  * valid during the call only; fn returning non-zero stops early. */
@@ -72,6 +76,10 @@ typedef struct sweep_run sweep_run_t;     /* a kind's opened spec (opaque: the k
 typedef struct sweep_state sweep_state_t; /* a SWEEP_KEEPS_STATE kind's merged results */
 
 typedef enum { SWEEP_KEEPS_POINTS, SWEEP_KEEPS_STATE } sweep_keeps_t;
+
+/* A CSV cell made of a row's value (which may be NULL): a new reference, NULL when memory ran
+ * out. */
+typedef json_t *(*sweep_cell_fn)(json_t *v);
 
 /* What one unit made. */
 typedef struct {
@@ -141,6 +149,13 @@ typedef struct sweep_kind {
      * spec). 0, or -1 when memory ran out. */
     int (*csv_head)(const sweep_run_t *run, const json_t *first, json_t *names);
     int (*csv_row)(const sweep_run_t *run, const json_t *first, const json_t *row, json_t *cells);
+    /* Or, for a kind whose CSV is fixed columns (a plan, a serving plan), instead of csv_head and
+     * csv_row: the columns (NULL-ended paths into a row, as sweep_row_at reads them) and what a
+     * cell is made of a value (NULL: the value as it is, null when absent; else a new reference,
+     * NULL when memory ran out). The header and the cells then come from these alone, so such
+     * kinds share one way of reading a row rather than each writing the same two callbacks. */
+    const char *const *csv_columns;
+    sweep_cell_fn csv_cell;
 } sweep_kind_t;
 
 extern const sweep_kind_t codec_search_kind; /* "optimal_execution": codec/search_kind.c */
@@ -201,17 +216,23 @@ typedef json_t *(*sweep_summarize_fn)(const void *ctx, json_t *points);
 json_t *sweep_result_of_points(const sweep_points_t *pts, size_t n, int flags, const char *good,
                                const char *member, sweep_summarize_fn summarize, const void *ctx,
                                fathom_error_t *err);
-/* A CSV header of fixed columns (NULL-ended) appended to names: 0, or -1 when memory ran out. */
-int sweep_csv_names(const char *const *columns, json_t *names);
 /* The value at a CSV column's path in a row ("system", "layout.tensor_par": one level of
  * nesting), or NULL. */
 json_t *sweep_row_at(const json_t *row, const char *path);
-/* The CSV cells of a row of fixed columns (NULL-ended, paths as sweep_row_at's) appended to
- * cells: each value as it is (null when absent), or what `cell` makes of it (a new reference;
- * NULL when memory ran out) when cell is not NULL. 0, or -1 when memory ran out. */
-typedef json_t *(*sweep_cell_fn)(json_t *v);
-int sweep_csv_cells(const char *const *columns, const json_t *row, sweep_cell_fn cell,
-                    json_t *cells);
+/* A download's CSV header and one row's cells (see csv_head, csv_row), appended to the arrays
+ * given: the kind's callbacks, or its fixed columns (csv_columns) when it has them. What every
+ * runner calls. 0, or -1 when memory ran out. */
+int sweep_csv_head(const sweep_kind_t *kind, const sweep_run_t *run, const json_t *first,
+                   json_t *names);
+int sweep_csv_row(const sweep_kind_t *kind, const sweep_run_t *run, const json_t *first,
+                  const json_t *row, json_t *cells);
+
+/* A unit that is one point (a plan's candidate): out->points holds a copy of *point (index,
+ * status, fits, rank; its texts are ignored) with its texts from values and response (borrowed;
+ * either may be NULL, when memory ran out making it). 0, or -1 with err when memory ran out
+ * (out may then hold the point: the caller frees it). */
+int sweep_unit_one_point(sweep_unit_t *out, const sweep_point_t *point, const json_t *values,
+                         const json_t *response, fathom_error_t *err);
 
 /* Points held in memory in index order (codec_sweep_run's), and a reader over them that answers
  * as a store would. The list must outlive the reader. */

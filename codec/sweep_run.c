@@ -27,6 +27,28 @@ void sweep_points_free(sweep_point_t *points, size_t n)
     free(points);
 }
 
+/* The two texts' formats are the store's, so every kind writes them here: values with sorted
+ * keys (equal values, equal texts), responses with 17 significant digits (doubles read back
+ * exactly). */
+int sweep_point_texts(sweep_point_t *p, const json_t *values, const json_t *response)
+{
+    p->values = values ? json_dumps(values, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    p->response = response ? json_dumps(response, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+    return p->values && p->response ? 0 : -1;
+}
+
+int sweep_unit_one_point(sweep_unit_t *out, const sweep_point_t *point, const json_t *values,
+                         const json_t *response, fathom_error_t *err)
+{
+    if (!values || !response || !(out->points = calloc(1, sizeof *out->points)))
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    out->npoints = 1;
+    *out->points = *point;
+    if (sweep_point_texts(out->points, values, response))
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    return 0;
+}
+
 /* ------------------------------------------------------------ points in memory ---- */
 
 static int list_page(void *self, long long first, long long max, sweep_point_fn fn, void *ctx,
@@ -158,7 +180,8 @@ json_t *sweep_result_of_points(const sweep_points_t *pts, size_t n, int flags, c
     return doc;
 }
 
-int sweep_csv_names(const char *const *columns, json_t *names)
+/* A CSV header of fixed columns (NULL-ended) appended to names. */
+static int csv_names(const char *const *columns, json_t *names)
 {
     int rc = 0;
     for (int i = 0; columns[i] && !rc; i++)
@@ -176,8 +199,10 @@ json_t *sweep_row_at(const json_t *row, const char *path)
     return json_object_get(json_object_get(row, head), dot + 1);
 }
 
-int sweep_csv_cells(const char *const *columns, const json_t *row, sweep_cell_fn cell,
-                    json_t *cells)
+/* The cells of a row of fixed columns (paths as sweep_row_at's) appended to cells: each value
+ * as it is (null when absent), or what `cell` makes of it when cell is not NULL. */
+static int csv_cells(const char *const *columns, const json_t *row, sweep_cell_fn cell,
+                     json_t *cells)
 {
     int rc = 0;
     for (int i = 0; columns[i] && !rc; i++) {
@@ -185,6 +210,20 @@ int sweep_csv_cells(const char *const *columns, const json_t *row, sweep_cell_fn
         rc = json_array_append_new(cells, cell ? cell(v) : v ? json_incref(v) : json_null());
     }
     return rc;
+}
+
+int sweep_csv_head(const sweep_kind_t *kind, const sweep_run_t *run, const json_t *first,
+                   json_t *names)
+{
+    return kind->csv_columns ? csv_names(kind->csv_columns, names)
+                             : kind->csv_head(run, first, names);
+}
+
+int sweep_csv_row(const sweep_kind_t *kind, const sweep_run_t *run, const json_t *first,
+                  const json_t *row, json_t *cells)
+{
+    return kind->csv_columns ? csv_cells(kind->csv_columns, row, kind->csv_cell, cells)
+                             : kind->csv_row(run, first, row, cells);
 }
 
 /* ------------------------------------------------------------------ the runner ---- */

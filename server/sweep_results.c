@@ -2,7 +2,7 @@
  * while they are sent. A kind that keeps points (a grid, a plan) lists every stored point
  * ({"index","values","status", and the point's answer}); a kind that keeps a state (a search)
  * lists its ranked best ({"rank", and the entry}). The CSV's header and cells are the kind's
- * (codec/sweep_kind.h: csv_head, csv_row); writing them as RFC 4180 text is this file's.
+ * (codec/sweep_kind.h: sweep_csv_head, sweep_csv_row); writing them as RFC 4180 text is this file's.
  *
  * DESIGN. A download is a cursor, not a document: the HTTP layer asks for bytes
  * (sweeps_download_read, from libmicrohttpd's callback response) and the download refills one
@@ -106,7 +106,7 @@ static int separator(sweep_download_t *d)
 static int csv_line(sweep_download_t *d, const json_t *row)
 {
     json_t *cells = json_array();
-    int rc = !cells || d->kind->csv_row(d->run, d->first, row, cells) ? BUF_NO_MEMORY : 0;
+    int rc = !cells || sweep_csv_row(d->kind, d->run, d->first, row, cells) ? BUF_NO_MEMORY : 0;
     size_t i;
     json_t *v;
     json_array_foreach(cells, i, v)
@@ -242,7 +242,7 @@ static int head(sweep_download_t *d, const json_t *status)
         return rc;
     }
     json_t *names = json_array();
-    rc = !names || d->kind->csv_head(d->run, d->first, names) ? BUF_NO_MEMORY : 0;
+    rc = !names || sweep_csv_head(d->kind, d->run, d->first, names) ? BUF_NO_MEMORY : 0;
     size_t i;
     json_t *name;
     json_array_foreach(names, i, name)
