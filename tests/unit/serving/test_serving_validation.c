@@ -1,7 +1,7 @@
 /* test_serving_validation.c — how a validation row becomes a request: trtllm-bench's dataset
  * size when a row gives none (the 1.1 page's 1000/1000 rows), read off the pages' request
  * tables, and that such a row is estimated as the finite run with that count; the layout a MoE
- * row of a 1.x page runs when it leaves attention DP unstated. */
+ * row of a 1.x page runs when it leaves attention DP unstated; the L40S server's PCIe all-reduce. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "llm_codec.h"
 #include "presets_test_util.h"
 #include "serving_codec.h"
 
@@ -121,12 +122,32 @@ static void moe_attention_dp(void **state)
     codec_presets_free(p);
 }
 
+/* The L40S server's tier 0 (presets/systems/l40s.json, $comment_pcie): GPUs on the CPUs' root
+ * ports, no P2P on Intel hosts, NCCL's ring through host memory at 0.5 of PCIe Gen4's 32 GB/s a
+ * direction = 16 GB/s (nccl-tests on switchless PCIe servers: 0.44 on 8 GPUs, 0.55 on 4). A
+ * 1 MB all-reduce over TP 8 (ops [2, -1]) moves 2·(1 - 1/8)·1 MB = 1.75 MB a GPU:
+ *   1.75e6 / 16e9 = 109.375 µs, + the tier's 20 µs = 129.375 µs
+ * (0.8 of the link, the earlier figure, gave 1.75e6 / 25.6e9 + 20 µs = 88.359 µs). */
+static void l40s_pcie_all_reduce(void **state)
+{
+    (void)state;
+    codec_presets_t *p = shipped_presets();
+    json_t *name = json_string("l40s");
+    llm_system_t s;
+    fathom_error_t err;
+    assert_int_equal(codec_llm_system_decode(name, "system", p, &s, &err), 0);
+    assert_true(fabs(llm_net_op_time(&s, 0, LLM_OP_ALL_REDUCE, 1e6, 8) - 129.375e-6) < 1e-12);
+    json_decref(name);
+    codec_presets_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bench_requests),
         cmocka_unit_test(row_without_count),
         cmocka_unit_test(moe_attention_dp),
+        cmocka_unit_test(l40s_pcie_all_reduce),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
