@@ -12,7 +12,9 @@
  * /healthz after every input. Seeds: tests/fuzz/corpus/http/ (the bad-input corpus of
  * tests/bad_input/, rendered by make_corpus.py). */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,8 +69,27 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
+/* Connects fd to the server. libFuzzer's timers (SIGALRM for -timeout) interrupt blocking
+ * calls: an interrupted connect() goes on in the background, so it is waited for and its
+ * outcome read, not retried (a second connect() would answer EALREADY). */
+static int connect_to_server(int fd, const struct sockaddr_in *a)
+{
+    if (connect(fd, (const struct sockaddr *)a, sizeof *a) == 0)
+        return 0;
+    if (errno != EINTR)
+        return -1;
+    struct pollfd p = {.fd = fd, .events = POLLOUT};
+    int r;
+    while ((r = poll(&p, 1, 10000)) < 0 && errno == EINTR)
+        ;
+    int soerr = 0;
+    socklen_t len = sizeof soerr;
+    return r == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr == 0 ? 0 : -1;
+}
+
 /* Sends data on a fresh connection and reads the whole answer, keeping its first cap - 1 bytes
- * in buf (NUL-terminated). */
+ * in buf (NUL-terminated). A send or recv interrupted by a signal is repeated: an empty answer
+ * must mean the server sent none, not that the harness gave up (which read as a dead server). */
 static size_t exchange(const uint8_t *data, size_t size, char *buf, size_t cap)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -78,9 +99,11 @@ static size_t exchange(const uint8_t *data, size_t size, char *buf, size_t cap)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     size_t got = 0;
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0) {
+    if (connect_to_server(fd, &a) == 0) {
         for (size_t sent = 0; sent < size;) {
             ssize_t n = send(fd, data + sent, size - sent, MSG_NOSIGNAL);
+            if (n < 0 && errno == EINTR)
+                continue;
             if (n <= 0)
                 break;
             sent += (size_t)n;
@@ -90,6 +113,8 @@ static size_t exchange(const uint8_t *data, size_t size, char *buf, size_t cap)
         for (;;) { /* the head and what fits after it are kept; the rest is read and dropped */
             ssize_t n = got < cap - 1 ? recv(fd, buf + got, cap - 1 - got, 0)
                                       : recv(fd, drain, sizeof drain, 0);
+            if (n < 0 && errno == EINTR)
+                continue;
             if (n <= 0)
                 break;
             if (got < cap - 1)
