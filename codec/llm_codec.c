@@ -229,9 +229,11 @@ static int decode_system_object(const json_t *v, const char *path,
                                        "attention_efficiency", "host_launch_s",
                                        "graph_launch_s", "collectives", "attention_kernels",
                                        "price_per_gpu_hour", "power_per_gpu_kw",
-                                       /* serving's (codec/serving_codec.c): the FP4 rate,
-                                        * decode attention's share of memory bandwidth */
-                                       "float4_tflops", "decode_attention_efficiency", NULL};
+                                       /* serving's (codec/serving_codec.c): the FP4 rate and
+                                        * its GEMMs' efficiency, decode attention's share of
+                                        * memory bandwidth */
+                                       "float4_tflops", "float4_efficiency",
+                                       "decode_attention_efficiency", NULL};
     if (jr_expect_object(v, path, err) || jr_check_keys(v, path, keys, err))
         return -1;
     memset(out, 0, sizeof *out);

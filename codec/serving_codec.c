@@ -60,7 +60,9 @@ int codec_serving_system_decode(const json_t *v, const char *path, const codec_p
     const int rc = jr_real(o, path, "float4_tflops", JR_OPTIONAL, 0, 0, 1e6, &out->fp4_tflops,
                            err) ||
                    jr_positive(o, path, "decode_attention_efficiency", JR_OPTIONAL, 0, 1,
-                               &out->decode_attention_efficiency, err);
+                               &out->decode_attention_efficiency, err) ||
+                   jr_positive(o, path, "float4_efficiency", JR_OPTIONAL, 0, 1,
+                               &out->fp4_efficiency, err);
     json_decref(owned);
     return rc ? -1 : 0;
 }
@@ -72,6 +74,8 @@ json_t *codec_serving_system_encode(const serving_system_t *s)
               (s->decode_attention_efficiency > 0 &&
                json_object_set_new(o, "decode_attention_efficiency",
                                    num(s->decode_attention_efficiency))) ||
+              (s->fp4_efficiency > 0 &&
+               json_object_set_new(o, "float4_efficiency", num(s->fp4_efficiency))) ||
               json_object_set_new(o, "price_per_gpu_hour", num(s->price_per_gpu_hour)) ||
               json_object_set_new(o, "power_per_gpu_kw", num(s->power_per_gpu_kw)))) {
         json_decref(o);

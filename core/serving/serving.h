@@ -63,6 +63,8 @@ typedef struct {
     double fp4_tflops;         /* dense FP4 tensor rate, TFLOP/s; 0: the GPU has none */
     double decode_attention_efficiency; /* share of mem1's bandwidth decode attention reads
                                          * the KV cache at; 0: the H100's measured 0.92 */
+    double fp4_efficiency;     /* the share of the FP8 curve's efficiency an FP4 GEMM reaches
+                                * (a measured ratio); 0: 1, the FP8 curve as it is */
     double price_per_gpu_hour; /* $; 0: unknown (no dollar figures) */
     double power_per_gpu_kw;   /* board power; 0: unknown (no energy figures) */
 } serving_system_t;

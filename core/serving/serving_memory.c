@@ -154,10 +154,19 @@ static void gemm_rate(sv_ctx_t *c)
             c->weight_only = true;
         break;
     case SERVING_DT_FP4:
-        /* FP4 GEMMs reach the same share of their peak as FP8 ones: the FP8 curve is used
-         * (no published FP4 MAMF sweep covers every preset). */
+        /* FP4 GEMMs run on the FP8 curve (no published FP4 MAMF sweep covers every preset)
+         * times the share of FP8's efficiency they reach where it was measured, the
+         * system's float4_efficiency e4 (absent: 1):
+         *   rate = fp4_tflops · e4, on the FP8 curve.
+         * On a B200 (Llama-3.1-8B's N = 6144, K = 4096 at 16,384 rows, each against torch's
+         * BF16 GEMM in the same run to cancel the clock): vLLM's NVFP4 CUTLASS GEMM without
+         * the activation quantization 3,904.3 of BF16's 1,360.1 TFLOP/s, 2.871 of a peak
+         * ratio of 4, 0.7176 (vllm-project/vllm PR #20646); its FP8 per-tensor CUTLASS GEMM
+         * 2,544.7 of 1,512.8, 1.682 of 2, 0.8410 (PR #19566): e4 = 0.7176 / 0.8410 = 0.853,
+         * what the B200-class presets give. */
         if (c->s->fp4_tflops > 0) {
-            c->gemm_flops = c->s->fp4_tflops * 1e12;
+            const double e4 = c->s->fp4_efficiency > 0 ? c->s->fp4_efficiency : 1.0;
+            c->gemm_flops = c->s->fp4_tflops * 1e12 * e4;
             if (r8->present)
                 c->gemm_curve = &r8->gflops_efficiency;
         } else

@@ -139,6 +139,25 @@ class Inference(ServerTestCase):
             self.assertError(self.post(dict(body(), system=dict(sys_obj, decode_attention_efficiency=bad))),
                              422, "invalid_field", "system.decode_attention_efficiency")
 
+    def test_float4_efficiency(self):
+        # FP4 GEMMs run at float4_efficiency of the FP8 curve: half of it, twice the compute side
+        # of every FP4 GEMM (the 16-bit output layer keeps its rate, so a little under twice)
+        with open(os.path.join(SOURCE, "presets", "systems", "b200.json")) as f:
+            sys_obj = {k: v for k, v in json.load(f).items() if not k.startswith("$")}
+        self.assertEqual(sys_obj["float4_efficiency"], 0.853)
+        fixed_load = body(weights_datatype="nvfp4", requests_per_s=None, concurrency=16)
+        plain = self.post(dict(fixed_load, system=sys_obj))
+        self.assertEqual(plain.status, 200, plain.body)
+        half = self.post(dict(fixed_load, system=dict(sys_obj, float4_efficiency=0.4265)))
+        self.assertEqual(half.status, 200, half.body)
+        a, b = plain.json()["decode"], half.json()["decode"]
+        ratio = b["breakdown_s"]["gemm_compute"] / a["breakdown_s"]["gemm_compute"]
+        self.assertGreater(ratio, 1.9)
+        self.assertLessEqual(ratio, 2.0 + 1e-9)
+        for bad in (0, 1.5, "fast"):
+            self.assertError(self.post(dict(body(), system=dict(sys_obj, float4_efficiency=bad))),
+                             422, "invalid_field", "system.float4_efficiency")
+
     def test_external_runs(self):
         # fathom validate --inference --runs reads serving runs from outside inference_runs.json
         # (presets/validation/inference_external_runs.json): every row is estimated, the report

@@ -325,6 +325,31 @@ static void mxfp4_experts(void **state)
     assert_close(st.elementwise_s, 28.988e-9, 1e-4);
 }
 
+/* FP4 weights and the system's float4_efficiency e4 (serving_memory.c's gemm_rate): the
+ * prefill step of prefill_step (2,048 tokens) on a GPU with FP8 at 200 TFLOP/s on a flat curve
+ * (efficiency 1) and FP4 at 400 TFLOP/s. Its GEMMs are compute-bound:
+ *   F = 2·2048·(4,194,304 + 8,388,608) = 51,539,607,552 FLOP;
+ *   e4 absent (1): 400e12 · 1 · 0.83 · 0.86 = 285.52 TFLOP/s → 180.51137 µs
+ *     (the MLP's memory side: 8,388,608 · 0.5625 = 4,718,592 B of weights and
+ *     2048·5,120·2 = 20,971,520 B of activations, 39.8 µs at 6.45e11 B/s, below its
+ *     34,359,738,368 / 285.52e12 = 120.34 µs);
+ *   e4 = 0.5: 142.76 TFLOP/s → 361.02274 µs. */
+static void fp4_efficiency(void **state)
+{
+    (void)state;
+    block_case_t t = block_case(SERVING_ENGINE_TRTLLM);
+    llm_rate_t r8 = {true, 200, {1, {{0, 1.0}}}};
+    t.s.hw.matrix.rate[LLM_DT_FLOAT8] = r8;
+    t.s.fp4_tflops = 400;
+    t.r.weights = SERVING_DT_FP4;
+    const sv_load_t pre = {0, 1, 0, 2048, 1024.5, 0, 1};
+    serving_step_t st = step(&t, pre);
+    assert_close(st.gemm_s, 180.51137e-6, 1e-6);
+    t.s.fp4_efficiency = 0.5;
+    st = step(&t, pre);
+    assert_close(st.gemm_s, 361.02274e-6, 1e-6);
+}
+
 /* A tensor-parallel all-reduce over 4 GPUs of the round GPU's tier (100 GB/s, efficiency 1, no
  * latency of its own), NCCL's ring with 2·3 = 6 steps:
  *   1 MB over NVLink (ops [1, 0]: 10 µs of bytes): LL 6.6 + 6·0.6 = 10.2 µs + 4·10 = 50.2 µs;
@@ -653,6 +678,7 @@ int main(void)
         cmocka_unit_test(decode_attention_share),  cmocka_unit_test(prefill_step),
         cmocka_unit_test(moe_step),
         cmocka_unit_test(mxfp4_experts),
+        cmocka_unit_test(fp4_efficiency),
         cmocka_unit_test(tp_all_reduce),
         cmocka_unit_test(moe_exchange),
         cmocka_unit_test(concurrency),  cmocka_unit_test(trtllm_bench),
