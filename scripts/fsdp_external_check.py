@@ -103,7 +103,8 @@ def estimate(tmp, model, ex, sysobj):
         paths.append(p)
     out = json.loads(subprocess.run([FATHOM, "estimate"] + paths, capture_output=True,
                                     text=True, check=True).stdout)
-    return out["summary"]["tokens_per_s_per_proc"]
+    return out["summary"]["tokens_per_s_per_proc"], out["summary"]["mem_tier1_bytes"] / 2**30, \
+        out["fits_memory"]
 
 
 def execution(n, mbs, ga, stack):
@@ -115,16 +116,17 @@ def execution(n, mbs, ga, stack):
 def report(label, rows, tmp):
     errs = {"calculon": [], "nccl": []}
     print("\n" + label)
-    print("%-13s %5s %5s %4s %3s %2s %7s | %8s %7s | %8s %7s" % (
-        "system", "model", "seq", "gpus", "mbs", "ga", "meas", "calculon", "err", "nccl", "err"))
+    print("%-13s %5s %5s %4s %3s %2s %7s | %8s %7s | %8s %7s | %s" % (
+        "system", "model", "seq", "gpus", "mbs", "ga", "meas", "calculon", "err", "nccl", "err",
+        "memory GiB"))
     for name, mname, seq, n, mbs, ga, meas, model, ex in rows:
         line = "%-13s %5s %5d %4d %3d %2d %7d |" % (name, mname, seq, n, mbs, ga, meas)
         for coll in ("calculon", "nccl"):
-            t = estimate(tmp, model, ex, system(tmp, name, coll))
+            t, gib, fits = estimate(tmp, model, ex, system(tmp, name, coll))
             e = (t / meas - 1) * 100
             errs[coll].append(abs(e))
             line += " %8.0f %+6.1f%% |" % (t, e)
-        print(line)
+        print(line + " %.1f%s" % (gib, "" if fits else " (estimated not to fit)"))
     for coll, v in errs.items():
         print("  %s: %d rows, mean %.1f%%, worst %.1f%%" % (coll, len(v), sum(v) / len(v), max(v)))
 
