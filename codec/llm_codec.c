@@ -253,7 +253,7 @@ static int decode_system_object(const json_t *v, const char *path,
         return -1;
     int collectives = 0;
     jr_path(p, sizeof p, path, "attention_kernels");
-    if (jr_enum(v, path, "collectives", JR_OPTIONAL, LLM_COLLECTIVES_CALCULON,
+    if (jr_enum(v, path, "collectives", JR_OPTIONAL, LLM_COLLECTIVES_BY_STACK,
                 llm_collectives_names, &collectives, err) ||
         decode_attn_kernels(json_object_get(v, "attention_kernels"), p, out, err))
         return -1;
@@ -436,8 +436,9 @@ json_t *codec_llm_system_encode(const llm_system_t *s)
         json_decref(o);
         return NULL;
     }
-    /* the host side and the NCCL model only when given, so Calculon's systems keep their form */
-    if (o && ((s->collectives != LLM_COLLECTIVES_CALCULON &&
+    /* the host side and the collectives model only when given, so Calculon's systems keep
+     * their form */
+    if (o && ((s->collectives != LLM_COLLECTIVES_BY_STACK &&
                json_object_set_new(o, "collectives",
                                    json_string(llm_collectives_names[s->collectives]))) ||
               (s->host_launch_s > 0 &&

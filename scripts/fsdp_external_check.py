@@ -1,7 +1,8 @@
 """fsdp_external_check.py — Fathom on FSDP runs outside presets/validation (issue 32, doc/collectives.md,
 "FSDP runs of other frameworks"): each published row through `fathom estimate` with the fsdp stack
-(torchtitan's rows with the torchtitan stack) under both collective models, Calculon's formula (the
-presets' default) and NCCL's (`system.collectives: "nccl"`), and the error of each.
+(torchtitan's rows with the torchtitan stack) under both collective models, named on the system:
+Calculon's formula (`"calculon"`) and NCCL's (`"nccl"`, what these stacks take on a system that
+leaves it out), and the error of each.
 
 Rows (tokens/s/GPU as published):
   mosaicml/llm-foundry@8c8dd48 scripts/train/benchmarking/README.md (tables of 2023-10): MPT models

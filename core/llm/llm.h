@@ -144,8 +144,16 @@ typedef struct {
 
 typedef enum { LLM_PROC_ROOFLINE = 0, LLM_PROC_NO_OVERLAP = 1 } llm_processing_mode_t;
 /* How collectives are costed (llm_collective.h): Calculon's formula per tier, or NCCL's
- * algorithms over the tiers a group spans. */
-typedef enum { LLM_COLLECTIVES_CALCULON = 0, LLM_COLLECTIVES_NCCL = 1 } llm_collectives_t;
+ * algorithms over the tiers a group spans. A system that leaves `collectives` out (the presets,
+ * Calculon's files) is costed by the execution's stack: Calculon's formula under megatron, whose
+ * rows the presets were validated on with it, NCCL's under torchtitan and fsdp, whose shard groups
+ * hold every GPU of a node and cross nodes on all its NICs (doc/collectives.md, "Which model").
+ * llm_estimate* resolve it; elsewhere it reads as Calculon's formula. */
+typedef enum {
+    LLM_COLLECTIVES_CALCULON = 0,
+    LLM_COLLECTIVES_NCCL = 1,
+    LLM_COLLECTIVES_BY_STACK = 2
+} llm_collectives_t;
 
 typedef struct {
     llm_processor_t matrix; /* matrix (tensor-core) engine */

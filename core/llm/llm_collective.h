@@ -2,11 +2,13 @@
  * system's network tiers (doc/collectives.md). Every collective of the step model goes through
  * here: tensor, data, pipeline, context and expert parallelism.
  *
- * Two models, chosen by the system:
- *   system.collectives "calculon" (the default; Calculon's systems and files): Calculon's
+ * Two models, chosen by the system (llm_collectives_t; a system that leaves the choice out is
+ * costed by the execution's stack, resolved in llm_estimate*: Calculon's under megatron, NCCL's
+ * under torchtitan and fsdp; this function reads it as Calculon's):
+ *   system.collectives "calculon": Calculon's
  *     Network.time on the group's tier, latency + bytes·scalar·(1 + offset/peers) /
  *     (bandwidth·efficiency), bit for bit (llm__net_time);
- *   system.collectives "nccl" (the modern presets): the algorithms NCCL runs. A group spanning
+ *   system.collectives "nccl": the algorithms NCCL runs. A group spanning
  *     several tier-0 domains (nodes) moves its data over NVLink inside each node and over every
  *     NIC its ranks own across nodes (ring bus bandwidth min(B₀, n·B₁) for n ranks per node),
  *     ring or tree (all-reduce), NVLink SHARP (NVLS) and in-network reduction (SHARP) where a

@@ -1354,9 +1354,23 @@ static void memory_verdict(const llm_system_t *s, const llm__compiled_t *k, llm_
     out->num_microbatches = k->nmb;
 }
 
-int llm_estimate_memory(const fathom_model_t *m, const llm_system_t *s,
+/* The system as the execution's stack costs it (llm_collectives_t): s itself, or a copy in buf
+ * that names NCCL's collectives when s leaves them to a PyTorch stack. */
+static const llm_system_t *stack_system(const llm_system_t *s, const llm_execution_t *e,
+                                        llm_system_t *buf)
+{
+    if (s->collectives != LLM_COLLECTIVES_BY_STACK || e->stack == LLM_STACK_MEGATRON)
+        return s;
+    *buf = *s;
+    buf->collectives = LLM_COLLECTIVES_NCCL;
+    return buf;
+}
+
+int llm_estimate_memory(const fathom_model_t *m, const llm_system_t *sys,
                         const llm_execution_t *e, llm_result_t *out, fathom_error_t *err)
 {
+    llm_system_t buf;
+    const llm_system_t *s = stack_system(sys, e, &buf);
     if (m->calculon_block) /* Calculon's memory comes out of its statistics */
         return llm_estimate(m, s, e, out, err);
     llm__compiled_t k;
@@ -1383,9 +1397,11 @@ int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execu
     return llm_estimate_memo(m, s, e, NULL, out, err);
 }
 
-int llm_estimate_memo(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+int llm_estimate_memo(const fathom_model_t *m, const llm_system_t *sys, const llm_execution_t *e,
                       llm_memo_t *memo, llm_result_t *out, fathom_error_t *err)
 {
+    llm_system_t buf;
+    const llm_system_t *s = stack_system(sys, e, &buf);
     llm__compiled_t k;
     if (compile(m, s, e, memo, &k, err))
         return -1;

@@ -27,7 +27,7 @@ const plan_published_run_t plan_published_runs[] = {
     {"StarCoderBase 15.5B", "A100 80GB", A100, 512, 1e12, 15.5e9, 320256, 162542,
      "Li et al. 2023, StarCoder (arXiv:2305.06161): 512 A100 80GB, 1T tokens, 320,256 GPU "
      "hours of pre-training (model card)"},
-    {"MPT-7B", "A100 40GB", A100, 440, 1e12, 6.7e9, 440.0 * 9.5 * 24.0, 62955,
+    {"MPT-7B", "A100 40GB", A100, 440, 1e12, 6.7e9, 440.0 * 9.5 * 24.0, 58888,
      "MosaicML 2023, Introducing MPT-7B: 1T tokens in 9.5 days on 440 A100 40GB "
      "(100,320 GPU-hours)"},
     {"Falcon-180B", "A100 40GB", A100, 4096, 3.5e12, 180e9, 7.0e6, 5.3399e6,

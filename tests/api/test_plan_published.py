@@ -24,9 +24,13 @@ RUNS = json.load(open(os.path.join(SOURCE, "tests", "data", "plans", "published_
 # say about Fathom"): criterion "inside", "width" (at most 1.6x) or "point" (within 20%).
 STARCODER = ("StarCoderBase paid 1.97x the plan's figure at its own stated layout (TP 4, PP 4, DP 32, "
              "microbatch 1, 4M-token batch) where the other A100 runs paid 1.31-1.59x: predicted "
-             "from them it lands 28% low, outside a P10-P90 range 1.24x wide")
+             "from them it lands 27% low, outside a P10-P90 range 1.32x wide")
+FALCON = ("Falcon-180B paid 1.31x the plan's figure, the least of the A100 runs; predicted from the "
+          "others (1.42-1.97x, MPT-7B's 1.70x since FSDP's shard groups cross nodes on every NIC) "
+          "its point lands 21% high, inside its range")
 KNOWN_MISSES = {
     ("StarCoderBase 15.5B", "inside"): STARCODER, ("StarCoderBase 15.5B", "point"): STARCODER,
+    ("Falcon-180B", "point"): FALCON,
 }
 
 

@@ -102,11 +102,14 @@ class Stacks(ServerTestCase):
 
     def test_collective_model(self):
         """A system may cost its collectives as NCCL runs them: the same FSDP group of 64 GPUs
-        spanning 8 nodes gathers over all 8 NICs of each node (its exposed data-parallel time
-        falls), and the model's members are refused out of range."""
+        spanning 8 nodes gathers over all 8 NICs of each node (its parameter gathers take less
+        than half the time Calculon's formula charges at one NIC's rate), and the model's
+        members are refused out of range."""
         body = dict(FSDP8, num_procs=64, data_par=64, batch_size=64, microbatch_size=1,
                     data_par_net=1, stack="torchtitan")
         sys = self.server.get("/v1/presets/systems/h100_sxm").json()
+        self.assertNotIn("collectives", sys)  # the presets leave the choice to the stack
+        sys["collectives"] = "calculon"
         calc = self.ok(body, system=sys).json()["summary"]["data_parallel"]
         sys["collectives"] = "nccl"
         nccl = self.ok(body, system=sys).json()["summary"]["data_parallel"]
@@ -118,19 +121,43 @@ class Stacks(ServerTestCase):
         self.assertError(self.post(body, system=sys), 422, "invalid_field",
                          "system.networks[1].scale_falloff")
 
+    def test_collectives_follow_the_stack(self):
+        """A system that leaves `collectives` out is costed as its execution's stack runs them:
+        NCCL's algorithms under torchtitan and fsdp, Calculon's formula under megatron (whose
+        rows the presets were validated with it: doc/collectives.md, "Which model"). A named
+        model holds for every stack, and the normalized request keeps it (another ETag) where it was
+        named."""
+        body = dict(FSDP8, num_procs=64, data_par=64, batch_size=64, microbatch_size=1,
+                    data_par_net=1)
+        sys = self.server.get("/v1/presets/systems/h100_sxm").json()
+        named = dict(sys)
+        for stack, same_as in (("torchtitan", "nccl"), ("fsdp", "nccl"), ("megatron", "calculon")):
+            left_out = self.ok(dict(body, stack=stack), system=sys)
+            named["collectives"] = same_as
+            explicit = self.ok(dict(body, stack=stack), system=named)
+            self.assertEqual(left_out.json()["summary"]["step_time_s"],
+                             explicit.json()["summary"]["step_time_s"], stack)
+            self.assertNotEqual(left_out.header("ETag"), explicit.header("ETag"), stack)
+            left_out = left_out.json()
+        # the two models differ on this layout, so the equalities above can fail
+        named["collectives"] = "calculon"
+        calc = self.ok(dict(body, stack="fsdp"), system=named).json()["summary"]["step_time_s"]
+        self.assertGreater(calc, left_out["summary"]["step_time_s"] * 1.2)
+
     def test_multi_node_fsdp_stays_flat(self):
         """13B FSDP on 8, 16, 32 and 64 H100s measured flat at about 4,800 tokens/s/GPU (issue 32,
-        "[1/8] the stack", from FSDP runs outside pytorch_runs.json). With NCCL's collectives each
-        node's 8 ranks of the group cross on its 8 NICs, so the estimate stays within 10 % of
-        4,800 at every size; Calculon's formula charges every hop one NIC's rate and falls below
-        it once the group leaves the node."""
+        "[1/8] the stack", from FSDP runs outside pytorch_runs.json). With NCCL's collectives (the
+        fsdp stack's default on a preset) each node's 8 ranks of the group cross on its 8 NICs, so
+        the estimate stays within 10 % of 4,800 at every size; Calculon's formula, named, charges
+        every hop one NIC's rate and falls below it once the group leaves the node."""
         model = {"hidden": 5120, "feedforward": 13824, "seq_size": 4096, "attn_heads": 40,
                  "attn_size": 128, "num_blocks": 40, "vocab_size": 32000, "kv_heads": 40,
                  "gated_mlp": True, "norm": "rmsnorm", "position_embedding": "rope",
                  "causal": True}
         sys = self.server.get("/v1/presets/systems/h100_sxm").json()
         for coll in ("nccl", "calculon"):
-            sys["collectives"] = coll
+            if coll == "calculon":
+                sys["collectives"] = coll
             for n in (8, 16, 32, 64):
                 e = {"num_procs": n, "data_par": n, "batch_size": 2 * n, "microbatch_size": 2,
                      "datatype": "bfloat16", "activation_recompute": "full", "zero_stage": 3,
@@ -148,15 +175,17 @@ class Stacks(ServerTestCase):
         FULL_SHARD) measured 4,792 / 4,767 / 4,811 / 4,800 tokens/s/GPU on 8 / 16 / 32 / 64 GPUs:
         flat within 1 % once the group leaves the node. Under NCCL's collectives each larger
         size stays within 10 % of the estimate on one node (the level is the compute model's,
-        doc/collectives.md "FSDP runs of other frameworks"); under Calculon's formula every hop
-        runs at one NIC's rate and the estimate falls below half of it."""
+        doc/collectives.md "FSDP runs of other frameworks"; the fsdp stack's default on a preset);
+        under Calculon's formula, named, every hop runs at one NIC's rate and the estimate falls
+        below half of it."""
         model = {"hidden": 5120, "feedforward": 20480, "seq_size": 2048, "attn_heads": 40,
                  "attn_size": 128, "num_blocks": 40, "vocab_size": 50368, "bias": False,
                  "tied_embeddings": True, "position_embedding": "learned", "gated_mlp": False,
                  "norm": "layernorm", "causal": True}
         sys = self.server.get("/v1/presets/systems/h100_sxm").json()
         for coll in ("nccl", "calculon"):
-            sys["collectives"] = coll
+            if coll == "calculon":
+                sys["collectives"] = coll
             tps = {}
             for n in (8, 16, 32, 64):
                 e = {"num_procs": n, "data_par": n, "batch_size": 2 * n, "microbatch_size": 2,

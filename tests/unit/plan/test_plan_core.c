@@ -157,21 +157,21 @@ static void batch_law(void **state)
  *   MPT-7B: 4.02e22 / (100,320 · 3600 · 312e12 = 1.12679e23) = 0.35676
  * Each run's k = published / the plan's tuned GPU-hours, and ln k:
  *   LLaMA 1,022,362 / 718,350 = 1.423209 (0.352914), BLOOM 1,082,990 / 819,116 = 1.322145
- *   (0.279255), StarCoderBase 320,256 / 162,542 = 1.970297 (0.678184), MPT 100,320 / 62,955 =
- *   1.593519 (0.465945), Falcon 7.0e6 / 5.3399e6 = 1.310886 (0.270703) on A100; Llama 3.1
+ *   (0.279255), StarCoderBase 320,256 / 162,542 = 1.970297 (0.678184), MPT 100,320 / 58,888 =
+ *   1.703573 (0.532728), Falcon 7.0e6 / 5.3399e6 = 1.310886 (0.270703) on A100; Llama 3.1
  *   30.84 / 25.319 = 1.218058 (0.197257), DeepSeek-V3 2.664 / 2.3567 = 1.130394 (0.122566).
  * A new A100 run (1,000 GPUs, 1e23 FLOPs, no run left out): mean ln k of the five A100 runs
- *   2.047001 / 5 = 0.409400, k̄ = 1.50591; deviations −0.05649, −0.13015, 0.26878, 0.05654,
- *   −0.13870, squares summing to 0.114807; the H100 pair ±0.037346, 0.002789; σ =
- *   sqrt(0.117596 / (7 runs − 2 generations)) = 0.15336. η̄ over the same five: (0.47694 ·
+ *   2.113784 / 5 = 0.422757, k̄ = 1.52616; deviations −0.06984, −0.14350, 0.25543, 0.10997,
+ *   −0.15205, squares summing to 0.125928; the H100 pair ±0.037346, 0.002789; σ =
+ *   sqrt(0.128717 / (7 runs − 2 generations)) = 0.16045. η̄ over the same five: (0.47694 ·
  *   0.31809 · 0.25854 · 0.35676 · 0.48077)^(1/5) = 0.36777.
  * LLaMA 65B's own plan (2,048 A100, 5.4768e23 FLOPs) leaves LLaMA out: mean ln k of the other
- *   four 1.694087 / 4 = 0.423522, k̄ = 1.52733; squares 0.110819, with the H100 pair 0.113608;
- *   σ = sqrt(0.113608 / (6 − 2)) = 0.16853.
+ *   four 1.760870 / 4 = 0.440218, k̄ = 1.55305; squares 0.119830, with the H100 pair 0.122619;
+ *   σ = sqrt(0.122619 / (6 − 2)) = 0.17509.
  * Llama 3.1 405B's own (16,384 H100, 3.7908e25 FLOPs): DeepSeek-V3 alone, k̄ = 1.130394; σ from
- *   the A100 runs, sqrt(0.114807 / 4) = 0.16942. The same GPUs at 1.2x its compute: not its run.
+ *   the A100 runs, sqrt(0.125928 / 4) = 0.17743. The same GPUs at 1.2x its compute: not its run.
  * A GPU of 2,250 TFLOP/s (no published run within 1.5x): all seven, k̄ = exp(mean ln k) =
- *   exp((2.047001 + 0.319823) / 7) = 1.40231. */
+ *   exp((2.113784 + 0.319823) / 7) = 1.41575. */
 static void published_runs(void **state)
 {
     (void)state;
@@ -190,27 +190,27 @@ static void published_runs(void **state)
     assert_close(plan_published_efficiency(l405), 0.34510, 1e-4);
     plan_published_fit_t f;
     plan_published_fit(312e12, 1000, 1e23, &f);
-    assert_close(f.ratio, 1.50591, 1e-4);
+    assert_close(f.ratio, 1.52616, 1e-4);
     assert_close(f.efficiency, 0.36777, 1e-4);
-    assert_close(f.sigma, 0.15336, 1e-4);
+    assert_close(f.sigma, 0.16045, 1e-4);
     assert_int_equal(f.runs, 5);
     assert_null(f.left_out);
     plan_published_fit(312e12, 2048, 5.4768e23, &f);
     assert_string_equal(f.left_out, "LLaMA 65B");
-    assert_close(f.ratio, 1.52733, 1e-4);
-    assert_close(f.sigma, 0.16853, 1e-4);
+    assert_close(f.ratio, 1.55305, 1e-4);
+    assert_close(f.sigma, 0.17509, 1e-4);
     assert_int_equal(f.runs, 4);
     plan_published_fit(989.4e12, 16384, 3.7908e25, &f);
     assert_string_equal(f.left_out, "Llama 3.1 405B");
     assert_close(f.ratio, 1.130394, 1e-4);
     assert_close(f.efficiency, 0.34626, 1e-4);
-    assert_close(f.sigma, 0.16942, 1e-4);
+    assert_close(f.sigma, 0.17743, 1e-4);
     assert_int_equal(f.runs, 1);
     plan_published_fit(989.4e12, 16384, 1.2 * 3.7908e25, &f);
     assert_null(f.left_out);
     assert_int_equal(f.runs, 2);
     plan_published_fit(2250e12, 1000, 1e23, &f);
-    assert_close(f.ratio, 1.40231, 1e-4);
+    assert_close(f.ratio, 1.41575, 1e-4);
     assert_int_equal(f.runs, 7);
 }
 
