@@ -161,9 +161,11 @@ static void gemm_rate(sv_ctx_t *c)
          * On a B200 (Llama-3.1-8B's N = 6144, K = 4096 at 16,384 rows, each against torch's
          * BF16 GEMM in the same run to cancel the clock): vLLM's NVFP4 CUTLASS GEMM without
          * the activation quantization 3,904.3 of BF16's 1,360.1 TFLOP/s, 2.871 of a peak
-         * ratio of 4, 0.7176 (vllm-project/vllm PR #20646); its FP8 per-tensor CUTLASS GEMM
-         * 2,544.7 of 1,512.8, 1.682 of 2, 0.8410 (PR #19566): e4 = 0.7176 / 0.8410 = 0.853,
-         * what the B200-class presets give. */
+         * ratio of 4, 0.7176 (vllm-project/vllm PR #20646, the table before its tuned configs);
+         * its FP8 per-tensor CUTLASS GEMM 2,544.7 of 1,512.8, 1.682 of 2, 0.8410 (PR #19566):
+         * e4 = 0.7176 / 0.8410 = 0.853, what the B200-class presets give. At decode-sized
+         * batches the same tables give less (512 rows 0.426 / 0.712 = 0.60, 1,024 rows
+         * 0.546 / 0.849 = 0.64); the large-batch ratio is taken, the FP8 curve's shape kept. */
         if (c->s->fp4_tflops > 0) {
             const double e4 = c->s->fp4_efficiency > 0 ? c->s->fp4_efficiency : 1.0;
             c->gemm_flops = c->s->fp4_tflops * 1e12 * e4;
