@@ -302,7 +302,12 @@ double serving__kv_request_bytes(const sv_ctx_t *c, const sv_stage_t *st, double
 /* Working memory besides weights and KV cache (per GPU):
  *   activations of the largest step, T = max_batch_tokens tokens on the rank: the residual
  *   stream and the widest intermediate alive at once, T·(4h + 3·f/tp)·2 bytes (f the widest
- *   MLP: the dense one, or top_k routed experts' rows spread over the stage);
+ *   MLP: the dense one, or top_k routed experts' rows spread over the stage); under
+ *   TensorRT-LLM's attention data parallelism the routed experts run on every rank's tokens at
+ *   once (its MoE all-gathers them: serving__moe_exchange_s), up to T·dp rows ("the maximum
+ *   number of tokens in MoE are multiplied by DP size when attention DP is enabled",
+ *   moe_max_num_tokens = max_num_tokens · dp_size in tensorrt_llm/_torch/modules/fused_moe/,
+ *   no chunking below it), so the experts' part is T·dp·(4h + 3·f_e)·2 bytes, f_e = k·f/etp;
  *   the logits of the sampled rows, max_batch_size·V/tp·4 bytes (float32);
  *   a fixed reserve R for the CUDA context, cuBLAS/NCCL workspaces and CUDA graphs: 2 GiB
  *   (vLLM and TensorRT-LLM logs on H100 show 0.5–1 GiB of CUDA context and 0.3–1.5 GiB of graph
@@ -312,12 +317,14 @@ double serving__workspace_bytes(const sv_ctx_t *c, int64_t max_batch_tokens,
 {
     const fathom_model_t *m = c->m;
     const double T = (double)max_batch_tokens, h = (double)m->hidden;
-    double f = (double)m->feedforward / c->tp;
+    double f = (double)m->feedforward / c->tp, rows_e = T; /* the experts' rows at once */
+    if (m->moe.num_experts > 0 && c->engine == SERVING_ENGINE_TRTLLM)
+        rows_e = T * c->dp;
+    double act = T * (4.0 * h + 3.0 * f) * 2.0;
     if (m->moe.num_experts > 0) {
         const double fe = (double)m->moe.expert_feedforward * (double)m->moe.top_k / c->etp;
-        f = sv_max(f, fe);
+        act = sv_max(act, rows_e * (4.0 * h + 3.0 * fe) * 2.0);
     }
-    const double act = T * (4.0 * h + 3.0 * f) * 2.0;
     const double logits = (double)max_batch_size * (double)m->vocab_size / c->tp * 4.0;
     return act + logits + 2.0 * 1073741824.0;
 }
