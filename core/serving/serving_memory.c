@@ -161,9 +161,11 @@ static void gemm_rate(sv_ctx_t *c)
          * On a B200 (Llama-3.1-8B's N = 6144, K = 4096 at 16,384 rows, each against torch's
          * BF16 GEMM in the same run to cancel the clock): vLLM's NVFP4 CUTLASS GEMM without
          * the activation quantization 3,904.3 of BF16's 1,360.1 TFLOP/s, 2.871 of a peak
-         * ratio of 4, 0.7176 (vllm-project/vllm PR #20646); its FP8 per-tensor CUTLASS GEMM
-         * 2,544.7 of 1,512.8, 1.682 of 2, 0.8410 (PR #19566): e4 = 0.7176 / 0.8410 = 0.853,
-         * what the B200-class presets give. */
+         * ratio of 4, 0.7176 (vllm-project/vllm PR #20646, the table before its tuned configs);
+         * its FP8 per-tensor CUTLASS GEMM 2,544.7 of 1,512.8, 1.682 of 2, 0.8410 (PR #19566):
+         * e4 = 0.7176 / 0.8410 = 0.853, what the B200-class presets give. At decode-sized
+         * batches the same tables give less (512 rows 0.426 / 0.712 = 0.60, 1,024 rows
+         * 0.546 / 0.849 = 0.64); the large-batch ratio is taken, the FP8 curve's shape kept. */
         if (c->s->fp4_tflops > 0) {
             const double e4 = c->s->fp4_efficiency > 0 ? c->s->fp4_efficiency : 1.0;
             c->gemm_flops = c->s->fp4_tflops * 1e12 * e4;
@@ -300,7 +302,12 @@ double serving__kv_request_bytes(const sv_ctx_t *c, const sv_stage_t *st, double
 /* Working memory besides weights and KV cache (per GPU):
  *   activations of the largest step, T = max_batch_tokens tokens on the rank: the residual
  *   stream and the widest intermediate alive at once, T·(4h + 3·f/tp)·2 bytes (f the widest
- *   MLP: the dense one, or top_k routed experts' rows spread over the stage);
+ *   MLP: the dense one, or top_k routed experts' rows spread over the stage); under
+ *   TensorRT-LLM's attention data parallelism the routed experts run on every rank's tokens at
+ *   once (its MoE all-gathers them: serving__moe_exchange_s), up to T·dp rows ("the maximum
+ *   number of tokens in MoE are multiplied by DP size when attention DP is enabled",
+ *   moe_max_num_tokens = max_num_tokens · dp_size in tensorrt_llm/_torch/modules/fused_moe/,
+ *   no chunking below it), so the experts' part is T·dp·(4h + 3·f_e)·2 bytes, f_e = k·f/etp;
  *   the logits of the sampled rows, max_batch_size·V/tp·4 bytes (float32);
  *   a fixed reserve R for the CUDA context, cuBLAS/NCCL workspaces and CUDA graphs: 2 GiB
  *   (vLLM and TensorRT-LLM logs on H100 show 0.5–1 GiB of CUDA context and 0.3–1.5 GiB of graph
@@ -310,12 +317,14 @@ double serving__workspace_bytes(const sv_ctx_t *c, int64_t max_batch_tokens,
 {
     const fathom_model_t *m = c->m;
     const double T = (double)max_batch_tokens, h = (double)m->hidden;
-    double f = (double)m->feedforward / c->tp;
+    double f = (double)m->feedforward / c->tp, rows_e = T; /* the experts' rows at once */
+    if (m->moe.num_experts > 0 && c->engine == SERVING_ENGINE_TRTLLM)
+        rows_e = T * c->dp;
+    double act = T * (4.0 * h + 3.0 * f) * 2.0;
     if (m->moe.num_experts > 0) {
         const double fe = (double)m->moe.expert_feedforward * (double)m->moe.top_k / c->etp;
-        f = sv_max(f, fe);
+        act = sv_max(act, rows_e * (4.0 * h + 3.0 * fe) * 2.0);
     }
-    const double act = T * (4.0 * h + 3.0 * f) * 2.0;
     const double logits = (double)max_batch_size * (double)m->vocab_size / c->tp * 4.0;
     return act + logits + 2.0 * 1073741824.0;
 }

@@ -403,6 +403,32 @@ static void moe_exchange(void **state)
     assert_close(serving__moe_exchange_s(&c, 10), 153.6e-9, 1e-9);
 }
 
+/* Working memory of an MoE model under attention data parallelism (the moe_exchange block:
+ * h 256, dense MLP 256, 4 experts of 256, top 2; tp 1, ep 4, dp 4, so etp = 1), a step of
+ * T = 1,000 tokens a rank, no vocabulary:
+ *   dense part   1,000·(4·256 + 3·256)·2 = 3,584,000 B;
+ *   experts      f_e = 2·256 = 512; TensorRT-LLM runs every rank's tokens at once, 4,000 rows:
+ *                4,000·(4·256 + 3·512)·2 = 20,480,000 B; with the 2 GiB reserve
+ *                20,480,000 + 2,147,483,648 = 2,167,963,648 B;
+ *   vLLM (an all-to-all: the rank's own 1,000 rows) 5,120,000 + 2,147,483,648
+ *                = 2,152,603,648 B. */
+static void moe_workspace(void **state)
+{
+    (void)state;
+    fathom_model_t m = one_block();
+    m.hidden = 256, m.feedforward = 256, m.attn_heads = 2, m.kv_heads = 2;
+    m.moe = (model_moe_t){4, 2, 256, 0, 0, 0, 1, false, 0, 0};
+    serving_system_t s = round_gpu(16);
+    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
+    r.layout = (serving_layout_t){1, 1, 4, 4};
+    sv_ctx_t c;
+    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
+    assert_close(serving__workspace_bytes(&c, 1000, 64), 2167963648.0, 1e-15);
+    r.engine = SERVING_ENGINE_VLLM;
+    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
+    assert_close(serving__workspace_bytes(&c, 1000, 64), 2152603648.0, 1e-15);
+}
+
 /* The KV pool and the requests it holds (TensorRT-LLM, 16 GiB, max_batch_tokens 65,536):
  *   weights     (4,194,304 + 8,388,608 + 2 norms of 1,024)·2 B = 25,169,920 B
  *   workspace   65,536·(4·1024 + 3·4096)·2 + 2 GiB = 2,147,483,648 + 2,147,483,648
@@ -681,6 +707,7 @@ int main(void)
         cmocka_unit_test(fp4_efficiency),
         cmocka_unit_test(tp_all_reduce),
         cmocka_unit_test(moe_exchange),
+        cmocka_unit_test(moe_workspace),
         cmocka_unit_test(concurrency),  cmocka_unit_test(trtllm_bench),
         cmocka_unit_test(checkpoint),
         cmocka_unit_test(trtllm_bench_mla),
