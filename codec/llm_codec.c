@@ -465,7 +465,8 @@ static const char *const execution_keys[] = {
     "expert_par_net",      "moe_load_imbalance", "moe_capacity_factor", "moe_a2a_overlap",
     "fp8_params",          "moe_dispatcher",     "recompute_blocks",  "recompute_modules",
     "low_precision_gradients", "stack",           "compile",           "fp8_recipe",
-    "async_tp",            "selective_ac",      "pipeline_schedule", "fp8_activation_cache",
+    "async_tp",            "loss_kernel",        "selective_ac",      "pipeline_schedule",
+    "fp8_activation_cache",
     "optimizer_state_datatype", "first_stage_blocks", "last_stage_blocks",
     "expandable_segments", "finetune",         "cuda_graphs",       "moe_fp8_dispatch",
     NULL};
@@ -675,19 +676,22 @@ static int decode_modern_fields(const json_t *v, const char *path, llm_execution
 static int decode_stack_fields(const json_t *v, const char *path, llm_execution_t *e,
                                fathom_error_t *err)
 {
-    int stack = 0, recipe = 0, sac = 0;
+    int stack = 0, recipe = 0, sac = 0, loss = 0;
     if (jr_enum(v, path, "stack", JR_OPTIONAL, LLM_STACK_MEGATRON, llm_stack_names, &stack,
                 err) ||
         jr_enum(v, path, "selective_ac", JR_OPTIONAL, LLM_SAC_NONE, llm_selective_ac_names, &sac,
                 err) ||
         jr_bool(v, path, "compile", JR_OPTIONAL, false, &e->compile, err) ||
         jr_bool(v, path, "async_tp", JR_OPTIONAL, false, &e->async_tp, err) ||
+        jr_enum(v, path, "loss_kernel", JR_OPTIONAL, LLM_LOSS_TORCH, llm_loss_kernel_names, &loss,
+                err) ||
         jr_enum(v, path, "fp8_recipe", JR_OPTIONAL,
                 (int)llm_default_fp8_recipe((llm_stack_t)stack), llm_fp8_recipe_names, &recipe,
                 err))
         return -1;
     e->stack = (llm_stack_t)stack;
     e->selective_ac = (llm_selective_ac_t)sac;
+    e->loss_kernel = (llm_loss_kernel_t)loss;
     /* a PyTorch stack calls F.scaled_dot_product_attention unless told another kernel */
     if (e->stack != LLM_STACK_MEGATRON && !jr_has(v, "attention_kernel"))
         e->attention_kernel = LLM_ATTN_KERNEL_SDPA;
@@ -854,6 +858,8 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
         B("async_tp", e->async_tp);
     if (e->selective_ac != LLM_SAC_NONE)
         S("selective_ac", llm_selective_ac_names[e->selective_ac]);
+    if (e->loss_kernel != LLM_LOSS_TORCH)
+        S("loss_kernel", llm_loss_kernel_names[e->loss_kernel]);
     if (e->fp8 && e->fp8_recipe != llm_default_fp8_recipe(e->stack))
         S("fp8_recipe", llm_fp8_recipe_names[e->fp8_recipe]);
     if (e->finetune.method != LLM_FINETUNE_NONE) /* only when set: pre-training keeps the form */

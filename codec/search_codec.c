@@ -18,7 +18,7 @@ static const char *const option_keys[] = {"mbs_break",     "top_n",           "n
                                           "attention_kernel", "fp8",        "context_par",
                                           "zero_stage",    "moe_dispatcher", "recompute_blocks",
                                           "recompute_modules", "low_precision_gradients",
-                                          "stack",         "compile",
+                                          "stack",         "compile",       "loss_kernel",
                                           "pipeline_schedule", "moe_a2a_overlap",
                                           "fp8_activation_cache", "fp8_params",
                                           "optimizer_state_datatype", "tensor_par",
@@ -210,12 +210,19 @@ int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_reque
      * recompute norms, activations and MLA's up-projections before whole blocks); Calculon's
      * models keep Calculon's space, none */
     int kernel = (int)codec_default_attention_kernel(&r.model), dispatcher = 0, blocks = 0,
-        modules = r.model.calculon_block ? 0 : 1, stack = LLM_STACK_MEGATRON;
+        modules = r.model.calculon_block ? 0 : 1, stack = LLM_STACK_MEGATRON, loss = 0;
     if ((o && jr_enum(o, "options", "stack", JR_OPTIONAL, LLM_STACK_MEGATRON, llm_stack_names,
                       &stack, err)) ||
-        (o && jr_bool(o, "options", "compile", JR_OPTIONAL, false, &r.options.compile, err)))
+        (o && jr_bool(o, "options", "compile", JR_OPTIONAL, false, &r.options.compile, err)) ||
+        (o && jr_enum(o, "options", "loss_kernel", JR_OPTIONAL, LLM_LOSS_TORCH,
+                      llm_loss_kernel_names, &loss, err)))
         return -1;
     r.options.stack = (llm_stack_t)stack;
+    r.options.loss_kernel = (llm_loss_kernel_t)loss;
+    if (r.options.loss_kernel != LLM_LOSS_TORCH && r.options.stack == LLM_STACK_MEGATRON)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.loss_kernel",
+                                "chooses a PyTorch stack's cross-entropy: set options.stack to "
+                                "torchtitan or fsdp (Megatron's is its vocab-parallel loss)");
     if (r.options.compile && r.options.stack == LLM_STACK_MEGATRON)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.compile",
                                 "torch.compile is a PyTorch stack's option: set options.stack "
@@ -292,6 +299,9 @@ json_t *codec_search_request_encode(const search_request_t *r)
         json_object_set_new(options, "stack", json_string(llm_stack_names[r->options.stack]));
     if (options && r->options.compile)
         json_object_set_new(options, "compile", json_true());
+    if (options && r->options.loss_kernel != LLM_LOSS_TORCH)
+        json_object_set_new(options, "loss_kernel",
+                            json_string(llm_loss_kernel_names[r->options.loss_kernel]));
     if (options && r->options.pipeline_schedule != LLM_PP_1F1B)
         json_object_set_new(options, "pipeline_schedule",
                             json_string(llm_pp_schedule_names[r->options.pipeline_schedule]));

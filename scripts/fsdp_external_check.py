@@ -10,7 +10,9 @@ Rows (tokens/s/GPU as published):
     node-node interconnect (RoCE)" (eight 200 Gb/s ports a node: 25 GB/s a GPU, the a100 presets'
     second tier); H100 80GB, network not stated (h100_sxm: one 400 Gb/s NIC a GPU). MPT: d_model/128
     heads of 128, feed-forward 4·d_model, GELU, LayerNorm, no biases, learned positions, tied
-    embeddings, vocabulary 50,368 (scripts/train/yamls/pretrain/mpt-*.yaml).
+    embeddings, vocabulary 50,368 (scripts/train/yamls/pretrain/mpt-*.yaml); the loss
+    llm-foundry's default loss_fn "fused_crossentropy", flash-attn's CrossEntropyLoss
+    (`loss_kernel: "fused"`).
   pytorch/torchtitan@1ea476e docs/performance.md (2024-04): Llama 2 13B and 70B, FSDP2 on 64 A100
     80GB, the cluster of presets/validation/pytorch_runs.json's TT0-076...078 (network not stated).
 
@@ -143,6 +145,8 @@ def main():
                      "gated_mlp": False, "norm": "layernorm", "causal": True}
             ex = execution(n, mbs, ga, "fsdp")
             ex["activation_recompute"] = "full" if ac else "none"
+            # llm-foundry's default loss_fn "fused_crossentropy" (flash-attn's CrossEntropyLoss)
+            ex["loss_kernel"] = "fused"
             rows.setdefault(name, []).append((name, m, seq, n, mbs, ga, meas, model, ex))
         for name in ("a100_sxm_40g", "a100_sxm", "h100_sxm"):
             report("llm-foundry (MosaicML Composer FSDP1), " + name, rows[name], tmp)

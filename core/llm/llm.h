@@ -228,6 +228,9 @@ typedef enum {
 } llm_fp8_recipe_t;
 /* Selective activation checkpointing by op (execution.selective_ac). */
 typedef enum { LLM_SAC_NONE = 0, LLM_SAC_OP = 1 } llm_selective_ac_t;
+/* The PyTorch stacks' cross-entropy (execution.loss_kernel): torch's cross_entropy on the logits
+ * cast to fp32, or a fused kernel on the 16-bit logits (flash-attn's CrossEntropyLoss). */
+typedef enum { LLM_LOSS_TORCH = 0, LLM_LOSS_FUSED = 1 } llm_loss_kernel_t;
 /* How the MoE dispatch and combine move tokens: alltoall sends every copy of a token straight to
  * each rank holding one of its experts (Megatron's alltoall dispatcher); flex (DeepEP, HybridEP:
  * Megatron's flex dispatcher) sends a token over the higher tier once per remote tier-0 domain
@@ -410,6 +413,9 @@ typedef struct {
      * micro-pipelined all-gather/reduce-scatter matmuls over symmetric memory, the TP
      * collectives decomposed into peer copies overlapped with the GEMM chunks. */
     bool async_tp;
+    /* The loss kernel of a PyTorch stack (llm_stages.c: the memory the loss holds beside the
+     * output layer's table). Megatron's is its vocab-parallel cross-entropy: TORCH (zero). */
+    llm_loss_kernel_t loss_kernel;
     /* Fine-tuning; method NONE (zero) is pre-training. LORA/QLORA: modern dense block only. */
     llm_finetune_t finetune;
 } llm_execution_t;
@@ -764,6 +770,7 @@ extern const char *const llm_stack_names[];      /* "megatron", "torchtitan", "f
 extern const char *const llm_collectives_names[]; /* "calculon", "nccl" */
 extern const char *const llm_fp8_recipe_names[]; /* by llm_fp8_recipe_t */
 extern const char *const llm_selective_ac_names[]; /* "none", "op" */
+extern const char *const llm_loss_kernel_names[];    /* "torch", "fused" */
 /* The FP8 recipe a stack uses when the execution names none: Transformer Engine's current
  * scaling under Megatron, torchao's tensorwise scaling under the PyTorch stacks. */
 llm_fp8_recipe_t llm_default_fp8_recipe(llm_stack_t stack);

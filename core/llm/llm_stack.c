@@ -17,6 +17,7 @@
 
 const char *const llm_stack_names[] = {"megatron", "torchtitan", "fsdp", NULL};
 const char *const llm_selective_ac_names[] = {"none", "op", NULL};
+const char *const llm_loss_kernel_names[] = {"torch", "fused", NULL};
 const char *const llm_fp8_recipe_names[] = {"current", "tensorwise", "rowwise", "delayed",
                                             "mxfp8",   "blockwise",  NULL};
 
@@ -63,6 +64,8 @@ int llm__check_stack(const fathom_model_t *m, const llm_execution_t *e, fathom_e
                                 e->stack == LLM_STACK_MEGATRON
                                     ? "Transformer Engine: current, delayed, mxfp8, blockwise"
                                     : "torchao: tensorwise, rowwise, delayed, mxfp8, blockwise");
+    if ((unsigned)e->loss_kernel > LLM_LOSS_FUSED)
+        return refuse(err, "execution.loss_kernel", "must be \"torch\" or \"fused\"");
     if ((unsigned)e->selective_ac > LLM_SAC_OP)
         return refuse(err, "execution.selective_ac", "must be \"none\" or \"op\"");
     if (e->selective_ac == LLM_SAC_OP && e->stack == LLM_STACK_MEGATRON)
@@ -85,6 +88,10 @@ int llm__check_stack(const fathom_model_t *m, const llm_execution_t *e, fathom_e
             return refuse(err, "execution.async_tp",
                           "Megatron overlaps its tensor-parallel collectives with "
                           "execution.tensor_par_overlap; async_tp is torchtitan's");
+        if (e->loss_kernel != LLM_LOSS_TORCH)
+            return refuse(err, "execution.loss_kernel",
+                          "Megatron's loss is its vocab-parallel cross-entropy; loss_kernel "
+                          "chooses a PyTorch stack's (stack \"torchtitan\" or \"fsdp\")");
         return 0;
     }
     if (m->calculon_block)

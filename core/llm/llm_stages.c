@@ -487,9 +487,14 @@ static void memory_inputs(const fathom_model_t *m, const llm_execution_t *e,
     /* the PyTorch stacks' loss: the bf16 logits, their fp32 copy and the fp32 log-softmax of
      * cross_entropy(pred.float()) at once in forward, and in backward the saved log-softmax,
      * the loss's gradient and the log-softmax's: three fp32 logits, 12·T·V/t bytes, where the
-     * output table keeps the one fp32 copy of Megatron's vocab-parallel loss (4·T·V/t) */
+     * output table keeps the one fp32 copy of Megatron's vocab-parallel loss (4·T·V/t). A fused
+     * kernel (loss_kernel "fused": flash-attn's CrossEntropyLoss, llm-foundry's default
+     * loss_fn "fused_crossentropy") reads the 16-bit logits, keeps them and a log-sum-exp a
+     * row, and writes their 16-bit gradient: 2·T·V/t + 2·T·V/t at the most, the table's 4·T·V/t,
+     * nothing beyond it. */
     if (e->stack != LLM_STACK_MEGATRON && m->vocab_size > 0) {
-        in->last_working += 8 * (double)k->z.batch_seq * (double)llm__vocab_per_rank(m, e);
+        if (e->loss_kernel == LLM_LOSS_TORCH)
+            in->last_working += 8 * (double)k->z.batch_seq * (double)llm__vocab_per_rank(m, e);
         /* whose gradients those are; the output layer's backward then makes its input's */
         in->last_grads = (double)k->z.activation_size * k->c.bpe;
     }

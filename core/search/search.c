@@ -103,6 +103,7 @@ void search_options_default(search_options_t *o)
     o->fewest_recompute_modules = false;
     o->stack = LLM_STACK_MEGATRON;
     o->compile = false;
+    o->loss_kernel = LLM_LOSS_TORCH;
     o->refine_units = 0;
     o->pipeline_schedule = LLM_PP_1F1B;
     o->moe_a2a_overlap = false;
@@ -1304,6 +1305,7 @@ static void unit_execution(const search_request_t *r, const unit_t *u, llm_execu
     e->low_precision_gradients = r->options.low_precision_gradients;
     e->stack = r->options.stack;
     e->compile = r->options.compile; /* fp8_recipe follows fp8 (set_fp8) */
+    e->loss_kernel = r->options.loss_kernel;
     e->pipeline_schedule = r->options.pipeline_schedule;
     e->moe_a2a_overlap = r->options.moe_a2a_overlap;
     e->optimizer_state_datatype = r->options.optimizer_state_datatype;

@@ -144,6 +144,8 @@ typedef struct {
      * default, which leaves every execution as it was. */
     llm_stack_t stack;
     bool compile;
+    /* The PyTorch stacks' loss kernel (execution.loss_kernel): torch's by default. */
+    llm_loss_kernel_t loss_kernel;
     /* 0 (default): one exhaustive walk. > 0: the two-stage search (TWO STAGES below), whose
      * second stage walks this many work units in full. */
     int refine_units;

@@ -5,6 +5,7 @@ its default normalizing away, bad values as 422s naming the field; GPU variants 
 runs reported beside the NVIDIA ones by GET /v1/validation."""
 import unittest
 
+from test_sweeps import wait_for
 from harness import ServerTestCase, validate
 
 FSDP8 = {"num_procs": 8, "data_par": 8, "batch_size": 16, "microbatch_size": 2,
@@ -199,6 +200,45 @@ class Stacks(ServerTestCase):
                     self.assertLess(abs(tps[n] / tps[8] - 1), 0.10, (coll, n, tps))
                 else:
                     self.assertLess(tps[n], 0.5 * tps[8], (coll, n, tps))
+
+    def test_loss_kernel(self):
+        """execution.loss_kernel: MosaicML llm-foundry's MPT-13B row on 64 A100 40GB (microbatch
+        16, activation checkpointing; its benchmarking README at 8c8dd48, 1,976 tokens/s/GPU) ran
+        with llm-foundry's default loss_fn "fused_crossentropy" (flash-attn's CrossEntropyLoss on
+        the 16-bit logits). torch's fp32 cross-entropy would hold 8 bytes more per logit:
+        8 x 16 x 2,048 x 50,368 = 13.2e9 bytes, so the row does not fit 40 GiB with it and fits
+        with the fused kernel, at the same step time. Megatron refuses the field; a bad value is
+        a 422; a search takes it as options.loss_kernel."""
+        model = {"hidden": 5120, "feedforward": 20480, "seq_size": 2048, "attn_heads": 40,
+                 "attn_size": 128, "num_blocks": 40, "vocab_size": 50368, "bias": False,
+                 "tied_embeddings": True, "position_embedding": "learned", "gated_mlp": False,
+                 "norm": "layernorm", "causal": True}
+        e = {"num_procs": 64, "data_par": 64, "batch_size": 1024, "microbatch_size": 16,
+             "datatype": "bfloat16", "activation_recompute": "full", "zero_stage": 3,
+             "data_par_overlap": True, "data_par_net": 1, "stack": "fsdp"}
+        torch = self.ok(e, system="a100_sxm_40g", model=model).json()
+        fused = self.ok(dict(e, loss_kernel="fused"), system="a100_sxm_40g", model=model).json()
+        self.assertFalse(torch["fits_memory"])
+        self.assertTrue(fused["fits_memory"])
+        saved = torch["summary"]["mem_tier1_bytes"] - fused["summary"]["mem_tier1_bytes"]
+        self.assertAlmostEqual(saved / (8 * 16 * 2048 * 50368), 1, places=6)
+        self.assertEqual(torch["summary"]["step_time_s"], fused["summary"]["step_time_s"])
+        self.assertError(self.post(dict(e, loss_kernel="fused", stack="megatron"),
+                                   system="a100_sxm_40g", model=model),
+                         422, "invalid_field", "execution.loss_kernel")
+        self.assertError(self.post(dict(e, loss_kernel="liger"), system="a100_sxm_40g",
+                                   model=model), 422, "invalid_field", "execution.loss_kernel")
+        search = {"kind": "optimal_execution", "model": model, "system": "a100_sxm_40g",
+                  "num_procs": 8, "max_batch_size": 64, "datatype": "bfloat16",
+                  "options": {"top_n": 1, "stack": "fsdp", "loss_kernel": "fused"}}
+        r = self.server.post("/v1/sweep", search)
+        self.assertEqual(r.status, 202, r.body)
+        doc = wait_for(self.server, r.json()["id"])
+        self.assertEqual(doc["status"], "done", doc)
+        self.assertEqual([b["execution"]["loss_kernel"] for b in doc["best"]], ["fused"])
+        search["options"] = {"top_n": 1, "loss_kernel": "fused"}
+        self.assertError(self.server.post("/v1/sweep", search), 422, "invalid_field",
+                         "options.loss_kernel")
 
     def test_gpu_variant(self):
         """A variant replaces memory and bandwidth; a 500 W limit on the 700 W H100 keeps

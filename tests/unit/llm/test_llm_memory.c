@@ -256,6 +256,34 @@ static void torch_stack_memory(void **state)
     }
 }
 
+/* The PyTorch stacks' loss beside the output layer's table (llm_stages.c), one microbatch of the
+ * tiny model: T = 16 tokens, V = 1,000. torch's cross_entropy(pred.float()) holds three fp32
+ * logits where the table counts one: 8·T·V = 8·16·1,000 = 128,000 bytes more in the last
+ * stage's working set than Megatron's. loss_kernel "fused" (flash-attn's CrossEntropyLoss: the
+ * 16-bit logits and their 16-bit gradient, 2·T·V + 2·T·V = 64,000 bytes, the table's 4·T·V)
+ * holds nothing beyond the table: Megatron's figure. Megatron refuses the field. */
+static void loss_kernel_memory(void **state)
+{
+    (void)state;
+    fathom_model_t m = model_of(2);
+    llm_execution_t e = exe(1, 1, 1);
+    llm_result_t meg, torch, fused;
+    run(&m, &e, &meg);
+    e.stack = LLM_STACK_FSDP;
+    run(&m, &e, &torch);
+    e.loss_kernel = LLM_LOSS_FUSED;
+    run(&m, &e, &fused);
+    assert_close(torch.extra.memory.last_working - meg.extra.memory.last_working, 128000, 1e-12);
+    assert_close(fused.extra.memory.last_working, meg.extra.memory.last_working, 1e-12);
+    assert_true(torch.mem_tier1_bytes - fused.mem_tier1_bytes > 0);
+
+    e.stack = LLM_STACK_MEGATRON;
+    llm_system_t s = unit_system(100);
+    fathom_error_t err;
+    assert_int_not_equal(llm_estimate(&m, &s, &e, &meg, &err), 0);
+    assert_string_equal(err.field, "execution.loss_kernel");
+}
+
 /* Parameters on one rank, pp 1 (the layer table's own count): per block 34,944, 2 blocks,
  * embedding and output 64,000 each, final norm 64: P = 197,952. Optimizer, unsharded: fp32
  * master 4 + two fp32 moments 8 = 12 bytes, 2,375,424; with bfloat16 moments 4 + 2·2 = 8,
@@ -582,6 +610,7 @@ int main(void)
         cmocka_unit_test(dualpipe_two_copies),
         cmocka_unit_test(dualpipe_end_stages),
         cmocka_unit_test(torch_stack_memory),
+        cmocka_unit_test(loss_kernel_memory),
         cmocka_unit_test(optimizer_state_datatype),
         cmocka_unit_test(fp8_activation_cache),
         cmocka_unit_test(fixed_reserve),
