@@ -13,6 +13,12 @@ Rows (tokens/s/GPU as published):
     embeddings, vocabulary 50,368 (scripts/train/yamls/pretrain/mpt-*.yaml).
   pytorch/torchtitan@1ea476e docs/performance.md (2024-04): Llama 2 13B and 70B, FSDP2 on 64 A100
     80GB, the cluster of presets/validation/pytorch_runs.json's TT0-076...078 (network not stated).
+  foundation-model-stack/fms-fsdp@0d31998 README.md (IBM, 2024): Llama 2 7B/13B/34B/70B under FSDP1,
+    eager (use_torch_compile off for the table: the PyTorch blog of 2024-03 reports these rows
+    before torch.compile), bf16 mixed precision, 4,096 tokens, vocabulary 32,000, on 128 A100
+    (80GB: 13B at microbatch 1 without recompute does not fit 40GB); 7B and 13B hybrid-sharded
+    within a node (HSDP, shard_group 8), 34B and 70B fully sharded with every block recomputed.
+    Network not stated.
 
     python3 scripts/fsdp_external_check.py [build/fathom]      (from the repository root)"""
 import json
@@ -86,6 +92,11 @@ LLAMA2 = {"13B": dict(hidden=5120, feedforward=13824, attn_heads=40, kv_heads=40
           "70B": dict(hidden=8192, feedforward=28672, attn_heads=64, kv_heads=8, num_blocks=80)}
 # (model, microbatch, recompute: none / every second block / full, tokens/s/GPU); 64 GPUs, 4,096 tokens
 TITAN = [("13B", 2, "none", 2162), ("13B", 2, "layer", 1914), ("70B", 2, "full", 353)]
+LLAMA2.update({"7B": dict(hidden=4096, feedforward=11008, attn_heads=32, kv_heads=32, num_blocks=32),
+               "34B": dict(hidden=8192, feedforward=22016, attn_heads=64, kv_heads=8, num_blocks=48)})
+# fms-fsdp's table: (model, microbatch, every block recomputed, shard group, tokens/s/GPU); 128 GPUs
+IBM = [("7B", 2, False, 8, 3760), ("13B", 1, False, 8, 1700), ("34B", 8, True, 128, 772),
+       ("70B", 6, True, 128, 380)]
 
 
 def system(tmp, name, coll):
@@ -112,6 +123,12 @@ def execution(n, mbs, ga, stack):
     return {"num_procs": n, "data_par": n, "batch_size": n * mbs * ga, "microbatch_size": mbs,
             "datatype": "bfloat16", "zero_stage": 3, "data_par_overlap": True,
             "data_par_net": 0 if n <= 8 else 1, "stack": stack}
+
+
+def llama2(m):
+    return dict(LLAMA2[m], seq_size=4096, attn_size=128, vocab_size=32000, bias=False,
+                tied_embeddings=False, position_embedding="rope", gated_mlp=True, norm="rmsnorm",
+                causal=True)
 
 
 def report(label, rows, tmp):
@@ -148,15 +165,20 @@ def main():
             report("llm-foundry (MosaicML Composer FSDP1), " + name, rows[name], tmp)
         titan = []
         for m, mbs, ac, meas in TITAN:
-            model = dict(LLAMA2[m], seq_size=4096, attn_size=128, vocab_size=32000, bias=False,
-                         tied_embeddings=False, position_embedding="rope", gated_mlp=True,
-                         norm="rmsnorm", causal=True)
+            model = llama2(m)
             ex = execution(64, mbs, 1, "torchtitan")
             ex["activation_recompute"] = "none" if ac == "none" else "full"
             if ac == "layer":
                 ex["recompute_blocks"] = model["num_blocks"] // 2
             titan.append(("a100_sxm", "L2-" + m, 4096, 64, mbs, 1, meas, model, ex))
         report("torchtitan (FSDP2) Llama 2 on 64 A100 80GB", titan, tmp)
+        ibm = []
+        for m, mbs, ac, group, meas in IBM:
+            ex = execution(128, mbs, 1, "fsdp")
+            ex["shard_group"] = group
+            ex["activation_recompute"] = "full" if ac else "none"
+            ibm.append(("a100_sxm", "L2-" + m, 4096, 128, mbs, 1, meas, llama2(m), ex))
+        report("IBM fms-fsdp (FSDP1, eager) Llama 2 on 128 A100 80GB", ibm, tmp)
 
 
 if __name__ == "__main__":
