@@ -17,7 +17,9 @@
  *              else tflops_per_gpu (below)
  *   execution  the row's TP, PP, VP (interleaving), DP (GPUs / (TP·PP·CP) when not given),
  *              global and micro batch; bfloat16, with
- *              FP8 GEMMs and FP8 primary weights (fp8_params) for FP8 and MXFP8 rows;
+ *              FP8 GEMMs and FP8 primary weights (fp8_params) for FP8 and MXFP8 rows (a
+ *              Megatron MoE row's fp8_recipe as its precision names it: mxfp8, blockwise,
+ *              delayed, else current);
  *              gradients in bfloat16 (low_precision_gradients: every Megatron-Bridge performance
  *              recipe sets grad_reduce_in_fp32 = False, Megatron-LM's default); fused
  *              attention; sequence parallelism when
@@ -531,6 +533,22 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
     if (e && stack != LLM_STACK_MEGATRON &&
         (pytorch_execution(row, stack, e) ||
          (sac && json_object_set_new(e, "selective_ac", json_string("op"))))) {
+        json_decref(e);
+        return NULL;
+    }
+    /* Megatron's FP8 recipe as the precision names it (Transformer Engine's MXFP8, 128-wide
+     * blocks, delayed scaling); else per-tensor current scaling, the Megatron default
+     * (llm_default_fp8_recipe) and what the FP8 rows that name a recipe name ("FP8-CS",
+     * "current-scaling"). It sets what the host launches per expert (llm_host.c) and nothing
+     * else of Megatron's step, so only MoE rows state it: dense rows that differ in it alone keep
+     * one request, and stay a group Fathom cannot tell apart. */
+    const bool moe = json_is_true(json_object_get(row, "moe"));
+    const char *recipe = !fp8 || !moe || stack != LLM_STACK_MEGATRON ? NULL
+                         : find_nocase(prec, "MXFP8")         ? "mxfp8"
+                         : find_nocase(prec, "blockwise")     ? "blockwise"
+                         : find_nocase(prec, "delayed")       ? "delayed"
+                                                              : NULL;
+    if (e && recipe && json_object_set_new(e, "fp8_recipe", json_string(recipe))) {
         json_decref(e);
         return NULL;
     }

@@ -44,7 +44,8 @@
  *   rest        dispatch (2), permute, activation and probability scaling (2), unpermute,
  *               combine (2), residual add: 9 / 10; per local expert the up and down GEMMs
  *               (Transformer Engine's GroupedLinear issues one GEMM per expert): 2 / 4, with FP8
- *               their inputs' quantization 2 / 2 more; shared experts up, activation, down: 3 / 5
+ *               the quantization of their inputs (forward) and output gradients (backward),
+ *               expert_quant_kernels; shared experts up, activation, down: 3 / 5
  *               (FP8 +2 / +2) and with TP their all-gather and reduce-scatter 2 / 2; expert TP's
  *               all-gather and reduce-scatter 2 / 2.
  *
@@ -55,6 +56,7 @@
  * table's GPU pass (the MoE block's when the model has experts: doc/moe.md lists it). */
 #include "llm_host.h"
 
+#include <math.h>
 #include <stddef.h>
 
 #include "llm_internal.h"
@@ -77,6 +79,37 @@ static int stack_of(const llm_execution_t *e)
 static double mla_kernels(const fathom_model_t *m, bool backward)
 {
     return m->mla.present ? (backward ? 10 : 5) : 0;
+}
+
+/* FP8 quantization kernels of the experts' two GroupedLinears in one pass (forward: their
+ * inputs; backward: their output gradients), read off Transformer Engine 2.9, 2.12 and 2.14 (the
+ * NeMo 25.11, 26.02 and 26.04 containers): GroupedLinear quantizes with tex.split_quantize
+ * (pytorch/module/grouped_linear.py), which runs one fused multi-tensor cast-transpose for all
+ * experts only under delayed scaling, and otherwise each expert's quantizer in turn
+ * (multi_tensor_quantize_impl, pytorch/csrc/extensions/cast.cpp):
+ *   current   per expert zero the amax, the amax, the scale from it, the cast and transpose
+ *             (Float8CurrentScalingQuantizer::quantize_impl; common/recipe/current_scaling.cu):
+ *             4 a linear, 8 per local expert
+ *   mxfp8, blockwise  one quantize kernel per expert (nvte_quantize_v2): 2 per local expert
+ *   delayed   nvte_multi_cast_transpose, up to 64 tensors a launch
+ *             (common/transpose/multi_cast_transpose.cu): 2·ceil(local / 64) in all
+ * The same count each way; other stacks keep one cast per expert and linear (2 per local expert).
+ * Hand-worked in test_llm_host (fp8_expert_quantization). */
+static double expert_quant_kernels(const llm_execution_t *e, double local)
+{
+    if (!e->fp8)
+        return 0;
+    if (stack_of(e) != LLM_STACK_MEGATRON)
+        return 2 * local;
+    switch (e->fp8_recipe) {
+    case LLM_FP8_DELAYED:
+        return 2 * ceil(local / 64);
+    case LLM_FP8_MXFP8:
+    case LLM_FP8_BLOCKWISE:
+        return 2 * local;
+    default:
+        return 8 * local;
+    }
 }
 
 /* The dense block's forward and backward kernels, the recompute's rerun left out. */
@@ -162,7 +195,8 @@ void llm_host_block_pass(const fathom_model_t *m, const llm_execution_t *e, bool
     l[LLM_HOST_ROUTER] = backward ? 4 : 7;
     l[LLM_HOST_PREPROCESS] =
         backward ? 0 : 4 + (e->moe_dispatcher == LLM_MOE_DISPATCH_ALLTOALL ? 1 : 0);
-    l[LLM_HOST_REST] += (backward ? 10 : 9) + local * ((backward ? 4 : 2) + (fp8 ? 2 : 0)) +
+    l[LLM_HOST_REST] += (backward ? 10 : 9) + local * (backward ? 4 : 2) +
+                        expert_quant_kernels(e, local) +
                         (shared ? (backward ? 5 : 3) + (fp8 ? 2 : 0) : 0) +
                         (shared && e->tensor_par > 1 ? 2 : 0) +
                         (llm__expert_tensor_par(e) > 1 ? 2 : 0);

@@ -36,8 +36,9 @@ static double sum(const llm_host_pass_t *p)
  *   way (one to each part: 13, 22); TP 2 adds the all-gathers and reduce-scatters, 4 each way.
  *   MoE with 8 experts over EP 2 (4 local), alltoall dispatcher, BF16: forward attention 6,
  *   router 7, preprocessing 4 + 1 (the counts copied to the host), rest 9 + 4·2 = 17: 35;
- *   backward 10 + 4 + 0 + (10 + 4·4) = 40. FP8: rest 9 + 4·4 = 25 forward, 10 + 4·6 = 34
- *   backward, attention 7 and 11. The flex dispatcher copies nothing to the host: 4.
+ *   backward 10 + 4 + 0 + (10 + 4·4) = 40. FP8 (current scaling, the default): rest
+ *   9 + 4·2 + 4·8 = 49 forward, 10 + 4·4 + 4·8 = 58 backward (fp8_expert_quantization),
+ *   attention 7 and 11. The flex dispatcher copies nothing to the host: 4.
  *   Multi-latent attention adds 5 forward and 10 backward to the attention. */
 static void launch_counts(void **state)
 {
@@ -73,10 +74,10 @@ static void launch_counts(void **state)
     assert_close(sum(&p), 40, 0);
     e.fp8 = true;
     llm_host_block_pass(&moe, &e, true, false, &p);
-    assert_close(p.launches[LLM_HOST_REST], 25, 0);
+    assert_close(p.launches[LLM_HOST_REST], 49, 0);
     assert_close(p.launches[LLM_HOST_ATTENTION], 7, 0);
     llm_host_block_pass(&moe, &e, true, true, &p);
-    assert_close(p.launches[LLM_HOST_REST], 34, 0);
+    assert_close(p.launches[LLM_HOST_REST], 58, 0);
     assert_close(p.launches[LLM_HOST_ATTENTION], 11, 0);
     e.moe_dispatcher = LLM_MOE_DISPATCH_FLEX;
     llm_host_block_pass(&moe, &e, true, false, &p);
@@ -94,6 +95,61 @@ static void launch_counts(void **state)
     assert_close(p.launches[LLM_HOST_REST], 5, 0);
     llm_host_block_pass(&mla, &e, false, true, &p);
     assert_close(p.launches[LLM_HOST_ATTENTION], 20, 0);
+}
+
+/* FP8 quantization of the experts' inputs and output gradients by recipe (Transformer Engine's
+ * GroupedLinear at 2.9–2.14), the MoE block's rest with 4 local experts (8 over EP 2), forward
+ * 9 + 4·2 GEMMs = 17 and backward 10 + 4·4 = 26 before it:
+ *   current    4 kernels a linear and expert (zero amax, amax, scale, cast-transpose), two
+ *              linears: 4·8 = 32 each way: 49 forward, 58 backward
+ *   mxfp8      one kernel a linear and expert: 4·2 = 8: 25 and 34; blockwise the same
+ *   delayed    one multi-tensor cast-transpose a linear for up to 64 experts: 2: 19 and 28;
+ *              with 256 experts over EP 2 (128 local) 2·ceil(128/64) = 4: forward
+ *              9 + 128·2 + 4 = 269
+ * On a host of 1 ms a launch, current scaling's forward rest is 49 ms against MXFP8's 25 ms. */
+static void fp8_expert_quantization(void **state)
+{
+    (void)state;
+    fathom_model_t moe = tiny_moe();
+    llm_execution_t e = test_layout(1, 1, 2);
+    e.expert_par = 2;
+    e.fp8 = true;
+    llm_host_pass_t p;
+    const struct {
+        llm_fp8_recipe_t recipe;
+        double fw, bw;
+    } cases[] = {{LLM_FP8_CURRENT, 49, 58},
+                 {LLM_FP8_MXFP8, 25, 34},
+                 {LLM_FP8_BLOCKWISE, 25, 34},
+                 {LLM_FP8_DELAYED, 19, 28}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        e.fp8_recipe = cases[i].recipe;
+        llm_host_block_pass(&moe, &e, true, false, &p);
+        assert_close(p.launches[LLM_HOST_REST], cases[i].fw, 0);
+        llm_host_block_pass(&moe, &e, true, true, &p);
+        assert_close(p.launches[LLM_HOST_REST], cases[i].bw, 0);
+    }
+    llm_system_t s = unit_system(1e15);
+    s.host_launch_s = 1e-3;
+    llm_host_pass_t only_rest = {0};
+    e.fp8_recipe = LLM_FP8_CURRENT;
+    llm_host_block_pass(&moe, &e, true, false, &p);
+    only_rest.launches[LLM_HOST_REST] = p.launches[LLM_HOST_REST];
+    assert_close(llm_host_pass_time(&s, LLM_GRAPHS_NONE, &only_rest), 49e-3, 1e-12);
+    e.fp8_recipe = LLM_FP8_MXFP8;
+    llm_host_block_pass(&moe, &e, true, false, &p);
+    only_rest.launches[LLM_HOST_REST] = p.launches[LLM_HOST_REST];
+    assert_close(llm_host_pass_time(&s, LLM_GRAPHS_NONE, &only_rest), 25e-3, 1e-12);
+    /* 128 local experts: two multi-tensor launches for each linear */
+    moe.moe.num_experts = 256;
+    e.fp8_recipe = LLM_FP8_DELAYED;
+    llm_host_block_pass(&moe, &e, true, false, &p);
+    assert_close(p.launches[LLM_HOST_REST], 269, 0);
+    /* BF16 quantizes nothing */
+    e.fp8 = false;
+    e.fp8_recipe = LLM_FP8_CURRENT;
+    llm_host_block_pass(&moe, &e, true, false, &p);
+    assert_close(p.launches[LLM_HOST_REST], 9 + 128 * 2, 0);
 }
 
 /* The MoE block's BF16 alltoall forward (6 attention, 7 router, 5 preprocessing, 17 rest: 35
@@ -233,6 +289,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(launch_counts),
+        cmocka_unit_test(fp8_expert_quantization),
         cmocka_unit_test(graph_scopes),
         cmocka_unit_test(host_bound_block),
         cmocka_unit_test(host_hides_reduction),

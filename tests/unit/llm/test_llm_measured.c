@@ -357,11 +357,40 @@ static void test_row_texts_any_case(void **state)
         json_t *rep = report_one(r);
         const json_t *req = json_object_get(item(rep, 0), "estimate_request");
         const json_t *m = json_object_get(req, "model");
-        assert_int_equal(json_is_true(json_object_get(json_object_get(req, "execution"), "fp8")),
-                         cases[i].fp8);
+        const json_t *e = json_object_get(req, "execution");
+        assert_int_equal(json_is_true(json_object_get(e, "fp8")), cases[i].fp8);
+        /* a dense row's request leaves the recipe out (test_moe_fp8_recipe) */
+        assert_null(json_object_get(e, "fp8_recipe"));
         assert_int_equal(json_is_true(json_object_get(m, "gated_mlp")), cases[i].gated);
         assert_string_equal(json_string_value(json_object_get(m, "norm")),
                             cases[i].gated ? "rmsnorm" : "layernorm");
+        json_decref(rep);
+    }
+}
+
+/* A Megatron MoE row's FP8 recipe is the one its precision names (mxfp8, blockwise, delayed),
+ * else left to the default, current scaling; BF16 states none. */
+static void test_moe_fp8_recipe(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *precision, *recipe;
+    } cases[] = {{"MXFP8", "mxfp8"},
+                 {"FP8 (Blockwise)", "blockwise"},
+                 {"FP8 delayed scaling", "delayed"},
+                 {"FP8-CS (current scaling)", NULL},
+                 {"BF16", NULL}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *r = row("MB-013", "mine");
+        json_object_set_new(r, "precision", json_string(cases[i].precision));
+        json_t *rep = report_one(r);
+        const json_t *e =
+            json_object_get(json_object_get(item(rep, 0), "estimate_request"), "execution");
+        const char *recipe = json_string_value(json_object_get(e, "fp8_recipe"));
+        if (cases[i].recipe)
+            assert_string_equal(recipe, cases[i].recipe);
+        else
+            assert_null(recipe);
         json_decref(rep);
     }
 }
@@ -496,6 +525,7 @@ int main(void)
         cmocka_unit_test(test_stated_recompute),
         cmocka_unit_test(test_moe_every_from_text),
         cmocka_unit_test(test_row_texts_any_case),
+        cmocka_unit_test(test_moe_fp8_recipe),
         cmocka_unit_test(test_indistinguishable_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
