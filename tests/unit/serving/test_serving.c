@@ -374,6 +374,32 @@ static void tp_all_reduce(void **state)
     assert_close(serving__tp_all_reduce_s(&c, 1e6), 57.6e-6, 1e-9);
 }
 
+/* The MoE block of moe_exchange and moe_workspace: h 256, 4 experts of 256, top 2, served by
+ * TensorRT-LLM with attention DP 4 and EP 4 on the round GPU, its context built. */
+typedef struct {
+    fathom_model_t m;
+    serving_system_t s;
+    serving_request_t r;
+    sv_ctx_t c;
+} moe_dep4_t;
+
+/* (Re)builds k->c from the model, system and request as they stand. */
+static void moe_dep4_ctx(moe_dep4_t *k)
+{
+    assert_int_equal(serving__ctx_init(&k->c, &k->m, &k->s, &k->r, &k->r.layout, NULL), 0);
+}
+
+static void moe_dep4(moe_dep4_t *k)
+{
+    k->m = one_block();
+    k->m.hidden = 256, k->m.feedforward = 256, k->m.attn_heads = 2, k->m.kv_heads = 2;
+    k->m.moe = (model_moe_t){4, 2, 256, 0, 0, 0, 1, false, 0, 0};
+    k->s = round_gpu(16);
+    k->r = request(SERVING_ENGINE_TRTLLM);
+    k->r.layout = (serving_layout_t){1, 1, 4, 4};
+    moe_dep4_ctx(k);
+}
+
 /* The MoE exchange with attention DP (serving__moe_exchange_s) on the round GPU's tier
  * (100 GB/s, efficiency 1, no latency): h = 256, top_k 2, BF16 (a = 2 bytes a value), attention
  * DP 4 with EP 4 (G = 4), T = 10 tokens a rank:
@@ -385,22 +411,16 @@ static void tp_all_reduce(void **state)
 static void moe_exchange(void **state)
 {
     (void)state;
-    fathom_model_t m = one_block();
-    m.hidden = 256, m.feedforward = 256, m.attn_heads = 2, m.kv_heads = 2;
-    m.moe = (model_moe_t){4, 2, 256, 0, 0, 0, 1, false, 0, 0};
-    serving_system_t s = round_gpu(16);
-    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
-    r.layout = (serving_layout_t){1, 1, 4, 4};
-    sv_ctx_t c;
-    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
-    assert_close(serving__moe_exchange_s(&c, 10), 416.0e-9, 1e-9);
-    s.hw.networks[0].ops[LLM_OP_ALL_GATHER] = (llm_net_op_cost_t){1, -1};
-    s.hw.networks[0].ops[LLM_OP_REDUCE_SCATTER] = (llm_net_op_cost_t){1, -1};
-    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
-    assert_close(serving__moe_exchange_s(&c, 10), 312.0e-9, 1e-9);
-    r.engine = SERVING_ENGINE_VLLM;
-    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
-    assert_close(serving__moe_exchange_s(&c, 10), 153.6e-9, 1e-9);
+    moe_dep4_t k;
+    moe_dep4(&k);
+    assert_close(serving__moe_exchange_s(&k.c, 10), 416.0e-9, 1e-9);
+    k.s.hw.networks[0].ops[LLM_OP_ALL_GATHER] = (llm_net_op_cost_t){1, -1};
+    k.s.hw.networks[0].ops[LLM_OP_REDUCE_SCATTER] = (llm_net_op_cost_t){1, -1};
+    moe_dep4_ctx(&k);
+    assert_close(serving__moe_exchange_s(&k.c, 10), 312.0e-9, 1e-9);
+    k.r.engine = SERVING_ENGINE_VLLM;
+    moe_dep4_ctx(&k);
+    assert_close(serving__moe_exchange_s(&k.c, 10), 153.6e-9, 1e-9);
 }
 
 /* Working memory of an MoE model under attention data parallelism (the moe_exchange block:
@@ -415,18 +435,12 @@ static void moe_exchange(void **state)
 static void moe_workspace(void **state)
 {
     (void)state;
-    fathom_model_t m = one_block();
-    m.hidden = 256, m.feedforward = 256, m.attn_heads = 2, m.kv_heads = 2;
-    m.moe = (model_moe_t){4, 2, 256, 0, 0, 0, 1, false, 0, 0};
-    serving_system_t s = round_gpu(16);
-    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
-    r.layout = (serving_layout_t){1, 1, 4, 4};
-    sv_ctx_t c;
-    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
-    assert_close(serving__workspace_bytes(&c, 1000, 64), 2167963648.0, 1e-15);
-    r.engine = SERVING_ENGINE_VLLM;
-    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
-    assert_close(serving__workspace_bytes(&c, 1000, 64), 2152603648.0, 1e-15);
+    moe_dep4_t k;
+    moe_dep4(&k);
+    assert_close(serving__workspace_bytes(&k.c, 1000, 64), 2167963648.0, 1e-15);
+    k.r.engine = SERVING_ENGINE_VLLM;
+    moe_dep4_ctx(&k);
+    assert_close(serving__workspace_bytes(&k.c, 1000, 64), 2152603648.0, 1e-15);
 }
 
 /* The KV pool and the requests it holds (TensorRT-LLM, 16 GiB, max_batch_tokens 65,536):
