@@ -9,11 +9,12 @@ static const char *const model_keys[] = {
     "num_blocks", "vocab_size",  "bias",            "tied_embeddings",    "position_embedding",
     "kv_heads",   "gated_mlp",   "norm",            "qkv_bias",           "causal",
     "moe",        "mla",         "mtp_blocks",      "sliding_window",     "full_attention_every",
-    NULL};
+    "chunked_attention", NULL};
 /* The fields of the modern block: a model giving none of them is Calculon's block. */
 static const char *const modern_keys[] = {"kv_heads", "gated_mlp", "norm",       "qkv_bias",
                                           "causal",   "moe",       "mla",        "mtp_blocks",
-                                          "sliding_window", "full_attention_every", NULL};
+                                          "sliding_window", "full_attention_every",
+                                          "chunked_attention", NULL};
 static const char *const moe_keys[] = {"num_experts",        "top_k",
                                        "expert_feedforward", "shared_experts",
                                        "shared_expert_feedforward", "first_dense_blocks",
@@ -127,16 +128,24 @@ static int decode_mla(const json_t *v, const char *path, fathom_model_t *m, fath
                : 0;
 }
 
-/* sliding_window and full_attention_every (model.h); m->causal is already read. */
+/* sliding_window, full_attention_every and chunked_attention (model.h); m->causal is already
+ * read. */
 static int decode_window(const json_t *v, const char *path, fathom_model_t *m,
                          fathom_error_t *err)
 {
     if (jr_int(v, path, "sliding_window", JR_OPTIONAL, 0, 1, MODEL_MAX_DIM, &m->sliding_window,
                err) ||
         jr_int(v, path, "full_attention_every", JR_OPTIONAL, 0, 1, MODEL_MAX_BLOCKS,
-               &m->full_attention_every, err))
+               &m->full_attention_every, err) ||
+        jr_bool(v, path, "chunked_attention", JR_OPTIONAL, false, &m->chunked_attention, err))
         return -1;
     char p[JR_PATH_MAX];
+    if (m->chunked_attention && m->sliding_window == 0) {
+        jr_path(p, sizeof p, path, "chunked_attention");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                "says the windowed blocks attend within chunks: give "
+                                "sliding_window (the chunk size) too");
+    }
     if (m->full_attention_every > 0 && m->sliding_window == 0) {
         jr_path(p, sizeof p, path, "full_attention_every");
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
@@ -269,7 +278,9 @@ json_t *codec_model_encode(const fathom_model_t *m)
          json_object_set_new(o, "sliding_window", json_integer((json_int_t)m->sliding_window))) ||
         (m->full_attention_every > 0 &&
          json_object_set_new(o, "full_attention_every",
-                             json_integer((json_int_t)m->full_attention_every)))) {
+                             json_integer((json_int_t)m->full_attention_every))) ||
+        (m->chunked_attention &&
+         json_object_set_new(o, "chunked_attention", json_true()))) {
         json_decref(o);
         return NULL;
     }

@@ -90,6 +90,11 @@ typedef struct {
      * 0: none) attends to the whole causal sequence. Causal modern block only. */
     int64_t sliding_window;
     int64_t full_attention_every;
+    /* The windowed blocks run chunked local attention (Llama 4's attention_chunk_size: a query
+     * sees the tokens of its own chunk of sliding_window tokens), not a sliding window: the same
+     * bound on what a query sees, but an engine's KV cache may keep the whole sequence
+     * (serving_memory.c). With sliding_window only. */
+    bool chunked_attention;
 } fathom_model_t;
 
 /* Whether block i (0-based) is an MoE block. */

@@ -40,6 +40,7 @@ typedef struct {
     sv_stage_t stages[8];
     /* KV cache per GPU, per token of context, of one block of each attention kind */
     double kv_block_token;
+    double kv_window;           /* tokens a windowed block keeps and decode reads (INFINITY: all) */
     bool kv_replicated;         /* tensor_par beyond the KV heads, or MLA under TP */
     bool cuda_graphs_decode;    /* decode steps replayed as CUDA graphs */
 } sv_ctx_t;
@@ -82,6 +83,7 @@ int serving__ctx_init(sv_ctx_t *c, const fathom_model_t *m, const serving_system
                       const serving_request_t *r, const serving_layout_t *l, fathom_error_t *err);
 double serving__weight_bytes(const sv_ctx_t *c, const sv_stage_t *st);
 double serving__kv_request_bytes(const sv_ctx_t *c, const sv_stage_t *st, double context);
+double serving__kv_window(const fathom_model_t *m, serving_engine_t engine);
 double serving__workspace_bytes(const sv_ctx_t *c, int64_t max_batch_tokens,
                                 int64_t max_batch_size);
 int serving__network_for(const llm_system_t *s, double span);

@@ -254,6 +254,7 @@ int serving__ctx_init(sv_ctx_t *c, const fathom_model_t *m, const serving_system
     c->bpw_experts = serving_dtype_bytes(r->weights);
     c->bpw = r->weights == SERVING_DT_MXFP4 ? 2.0 : c->bpw_experts;
     c->kv_bpe = serving_dtype_bytes(r->kv);
+    c->kv_window = serving__kv_window(m, r->engine);
     gemm_rate(c);
     c->mem_bw = s->hw.mem1.gbps * 1e9;
     c->tp_net = serving__network_for(&s->hw, c->tp);
@@ -291,9 +292,28 @@ double serving__weight_bytes(const sv_ctx_t *c, const sv_stage_t *st)
     return w;
 }
 
+/* The tokens of context a windowed block keeps in the KV cache and a decode token reads there:
+ *   a sliding window: sliding_window (the engines evict what slid out);
+ *   chunked local attention (model.chunked_attention, Llama 4) under TensorRT-LLM: the whole
+ *     context. Its chunked attention "can only be applied to context requests" (generation
+ *     attends over the cache it has) and its KV manager is told of no window unless
+ *     KvCacheConfig.max_attention_window is set (docs/source/features/long-sequence.md,
+ *     "Chunked attention" and "Sliding Window Attention"); KvCacheCreator sizes the pool at
+ *     every attention layer's K and V for every token (_get_cache_size_per_token in
+ *     tensorrt_llm/_torch/pyexecutor/_util.py). The benchmark pages set no window;
+ *   chunked under vLLM and SGLang: at most a chunk (vLLM's ChunkedLocalAttentionSpec frees the
+ *     blocks of past chunks; SGLang pools Llama 4's chunked layers as sliding-window layers).
+ * Prefill's attention compute stays within the chunk in every engine (serving_step.c). */
+double serving__kv_window(const fathom_model_t *m, serving_engine_t engine)
+{
+    if (m->sliding_window <= 0 || (m->chunked_attention && engine == SERVING_ENGINE_TRTLLM))
+        return INFINITY;
+    return (double)m->sliding_window;
+}
+
 double serving__kv_request_bytes(const sv_ctx_t *c, const sv_stage_t *st, double context)
 {
-    const double w = (double)c->m->sliding_window;
+    const double w = c->kv_window;
     const double full = st->blocks[SV_DENSE_FULL] + st->blocks[SV_MOE_FULL];
     const double win = st->blocks[SV_DENSE_WINDOW] + st->blocks[SV_MOE_WINDOW];
     return c->kv_block_token * (full * context + win * sv_min(context, w));

@@ -159,6 +159,9 @@ class Modern(ServerTestCase):
             ({"sliding_window": 128, "causal": False}, {}, "model.sliding_window"),
             ({"full_attention_every": 2}, {}, "model.full_attention_every"),
             ({"sliding_window": 128, "full_attention_every": 0}, {}, "model.full_attention_every"),
+            # chunked local attention: a boolean, and the chunk is the sliding window
+            ({"chunked_attention": True}, {}, "model.chunked_attention"),
+            ({"sliding_window": 128, "chunked_attention": 1}, {}, "model.chunked_attention"),
             ({"sliding_window": 128}, {"context_par": 2, "num_procs": 2, "attention_kernel": "fused"},
              "execution.context_par"),
             # recompute_blocks: a count of blocks full recompute reruns, at most a chunk's 4

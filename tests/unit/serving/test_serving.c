@@ -443,6 +443,35 @@ static void moe_workspace(void **state)
     assert_close(serving__workspace_bytes(&k.c, 1000, 64), 2152603648.0, 1e-15);
 }
 
+/* Chunked local attention (model.chunked_attention, Llama 4) in the KV cache
+ * (serving__kv_window, serving__kv_request_bytes): 4 blocks of h 1,024, 8 KV heads of 128, BF16
+ * KV, windowed blocks of 100 tokens with every 4th block full, one GPU; a block keeps
+ * 2·8·128·2 = 4,096 B a token. A request of 1,000 tokens of context:
+ *   a sliding window, any engine: 3 blocks · 100 + 1 block · 1,000 = 1,300 block-tokens
+ *     · 4,096 B = 5,324,800 B;
+ *   chunked under vLLM: the same 5,324,800 B (past chunks freed);
+ *   chunked under TensorRT-LLM: every block keeps the whole context, 4 · 1,000 = 4,000
+ *     block-tokens · 4,096 B = 16,384,000 B; its kv window is infinite. */
+static void chunked_attention_kv(void **state)
+{
+    (void)state;
+    fathom_model_t m = llama(1024, 4096, 8, 4);
+    m.vocab_size = 0, m.sliding_window = 100, m.full_attention_every = 4;
+    serving_system_t s = round_gpu(16);
+    serving_request_t r = request(SERVING_ENGINE_TRTLLM);
+    sv_ctx_t c;
+    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
+    assert_close(serving__kv_request_bytes(&c, &c.stages[0], 1000), 5324800.0, 1e-12);
+    m.chunked_attention = true;
+    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
+    assert_close(serving__kv_request_bytes(&c, &c.stages[0], 1000), 16384000.0, 1e-12);
+    assert_true(isinf(serving__kv_window(&m, SERVING_ENGINE_TRTLLM)));
+    r.engine = SERVING_ENGINE_VLLM;
+    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
+    assert_close(serving__kv_request_bytes(&c, &c.stages[0], 1000), 5324800.0, 1e-12);
+    assert_close(serving__kv_window(&m, SERVING_ENGINE_VLLM), 100.0, 1e-15);
+}
+
 /* The KV pool and the requests it holds (TensorRT-LLM, 16 GiB, max_batch_tokens 65,536):
  *   weights     (4,194,304 + 8,388,608 + 2 norms of 1,024)·2 B = 25,169,920 B
  *   workspace   65,536·(4·1024 + 3·4096)·2 + 2 GiB = 2,147,483,648 + 2,147,483,648
@@ -722,6 +751,7 @@ int main(void)
         cmocka_unit_test(tp_all_reduce),
         cmocka_unit_test(moe_exchange),
         cmocka_unit_test(moe_workspace),
+        cmocka_unit_test(chunked_attention_kv),
         cmocka_unit_test(concurrency),  cmocka_unit_test(trtllm_bench),
         cmocka_unit_test(checkpoint),
         cmocka_unit_test(trtllm_bench_mla),
