@@ -40,7 +40,7 @@ typedef struct {
     sv_stage_t stages[8];
     /* KV cache per GPU, per token of context, of one block of each attention kind */
     double kv_block_token;
-    double kv_window;           /* tokens a windowed block keeps and decode reads (INFINITY: all) */
+    double kv_window;           /* tokens a windowed block keeps in the KV cache (INFINITY: all) */
     bool kv_replicated;         /* tensor_par beyond the KV heads, or MLA under TP */
     bool cuda_graphs_decode;    /* decode steps replayed as CUDA graphs */
 } sv_ctx_t;

@@ -292,18 +292,19 @@ double serving__weight_bytes(const sv_ctx_t *c, const sv_stage_t *st)
     return w;
 }
 
-/* The tokens of context a windowed block keeps in the KV cache and a decode token reads there:
+/* The tokens of context a windowed block keeps in the KV cache:
  *   a sliding window: sliding_window (the engines evict what slid out);
  *   chunked local attention (model.chunked_attention, Llama 4) under TensorRT-LLM: the whole
- *     context. Its chunked attention "can only be applied to context requests" (generation
- *     attends over the cache it has) and its KV manager is told of no window unless
- *     KvCacheConfig.max_attention_window is set (docs/source/features/long-sequence.md,
- *     "Chunked attention" and "Sliding Window Attention"); KvCacheCreator sizes the pool at
- *     every attention layer's K and V for every token (_get_cache_size_per_token in
- *     tensorrt_llm/_torch/pyexecutor/_util.py). The benchmark pages set no window;
+ *     context. Its chunked attention is a mask in the attention kernels (the context FMHA, and
+ *     the generation kernels since PR #4693, 1.0 and later) and its KV manager is told of no
+ *     window unless KvCacheConfig.max_attention_window is set
+ *     (docs/source/features/long-sequence.md, "Sliding Window Attention"), which the benchmark
+ *     pages do not set; KvCacheCreator sizes the pool at every attention layer's K and V for
+ *     every token (_get_cache_size_per_token in tensorrt_llm/_torch/pyexecutor/_util.py);
  *   chunked under vLLM and SGLang: at most a chunk (vLLM's ChunkedLocalAttentionSpec frees the
  *     blocks of past chunks; SGLang pools Llama 4's chunked layers as sliding-window layers).
- * Prefill's attention compute stays within the chunk in every engine (serving_step.c). */
+ * What a token attends to, in prefill and decode, stays within the window or chunk in every
+ * engine (serving_step.c). */
 double serving__kv_window(const fathom_model_t *m, serving_engine_t engine)
 {
     if (m->sliding_window <= 0 || (m->chunked_attention && engine == SERVING_ENGINE_TRTLLM))

@@ -256,10 +256,7 @@ static void block_cost(const sv_ctx_t *c, const sv_load_t *ld, int kind, block_c
     attention_flops(m, &fd, &fp);
     const double heads = (double)m->attn_heads / c->tp;
     const double wnd = window ? (double)m->sliding_window : INFINITY;
-    /* decode reads what the cache keeps (serving__kv_window); prefill computes within the
-     * window or chunk */
-    const double cd = sv_min(ld->decode_context, window ? c->kv_window : INFINITY);
-    const double cp = sv_min(ld->prefill_context, wnd);
+    const double cd = sv_min(ld->decode_context, wnd), cp = sv_min(ld->prefill_context, wnd);
     double t_attn = 0;
     /* flash kernels at the system's attention efficiency (sustained clock); MLA's absorbed
      * decode, where the engine runs FlashMLA (vLLM and SGLang on Hopper, serving_engine.c), as
