@@ -70,6 +70,23 @@ class Inference(ServerTestCase):
             self.assertEqual(r.status, 200, (model, r.body))
             self.assertAlmostEqual(r.json()["kv_cache_bytes_per_token"], want, delta=1e-9 * want)
 
+    def test_kv_cache_by_engine(self):
+        # Llama 4 Scout, BF16 KV: 2·8 KV heads·128·2 B = 4,096 B a token a block; 48 blocks, the
+        # 12 every fourth global, 36 chunked at 8,192. A request of 16,000 + 384 = 16,384 tokens:
+        # vLLM frees past chunks, (12·16,384 + 36·8,192)·4,096 / 16,384 = 122,880 B a token;
+        # TensorRT-LLM keeps every token in every block (its chunked attention is a mask):
+        # 48·4,096 = 196,608 B a token, what its pool holds.
+        for engine, want in (("vllm", 122880), ("trtllm", 196608)):
+            b = body(tensor_par=8, kv_datatype="bf16", requests_per_s=None, concurrency=1,
+                     input_tokens=16000, output_tokens=384, engine=engine)
+            b["model"] = "llama4-scout"
+            b["system"] = "h200"
+            r = self.post(b)
+            self.assertEqual(r.status, 200, (engine, r.body))
+            self.assertAlmostEqual(r.json()["kv_cache_bytes_per_token"], want, delta=1e-9 * want)
+            self.assertAlmostEqual(r.json()["memory"]["kv_bytes_per_request"], want * 16384,
+                                   delta=1e-9 * want * 16384)
+
     def test_normalized_defaults_and_cli(self):
         b = body(engine="trtllm")
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
