@@ -552,7 +552,7 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
         json_decref(e);
         return NULL;
     }
-    if (e && json_is_true(json_object_get(row, "moe"))) {
+    if (e && moe) {
         /* EP on the NVLink tier while the expert group fits in it, else the node tier */
         const int64_t ep = row_int(row, "ep", 1), etp = row_int(row, "etp", 1);
         const int net = ep * etp <= s->networks[0].size || s->num_networks < 2 ? 0 : 1;

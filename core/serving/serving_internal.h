@@ -84,6 +84,10 @@ int serving__ctx_init(sv_ctx_t *c, const fathom_model_t *m, const serving_system
 double serving__weight_bytes(const sv_ctx_t *c, const sv_stage_t *st);
 double serving__kv_request_bytes(const sv_ctx_t *c, const sv_stage_t *st, double context);
 double serving__kv_window(const fathom_model_t *m, serving_engine_t engine);
+/* serving_kv_bytes with the windowed blocks keeping w tokens of context (serving__kv_window:
+ * what the engine holds) in place of the model's window. */
+double serving__kv_bytes(const fathom_model_t *m, serving_dtype_t kv, double context, bool mtp,
+                         double w);
 double serving__workspace_bytes(const sv_ctx_t *c, int64_t max_batch_tokens,
                                 int64_t max_batch_size);
 int serving__network_for(const llm_system_t *s, double span);

@@ -72,8 +72,13 @@ static double kv_values_per_block_token(const fathom_model_t *m)
 
 double serving_kv_bytes(const fathom_model_t *m, serving_dtype_t kv, double context, bool mtp)
 {
+    return serving__kv_bytes(m, kv, context, mtp, (double)m->sliding_window);
+}
+
+double serving__kv_bytes(const fathom_model_t *m, serving_dtype_t kv, double context, bool mtp,
+                         double w)
+{
     const double per = kv_values_per_block_token(m) * serving_dtype_bytes(kv);
-    const double w = (double)m->sliding_window;
     double tokens = 0;
     for (int64_t i = 0; i < m->num_blocks; i++)
         tokens += block_windowed(m, i) ? sv_min(context, w) : context;

@@ -531,13 +531,10 @@ int serving_estimate(const fathom_model_t *m, const serving_system_t *s,
     o->prefill_kernel = serving__attention_kernel(&c, false);
     o->decode_kernel = serving__attention_kernel(&c, true);
     const double full = r->input_tokens + r->output_tokens;
-    /* what the engine holds: a model whose window it does not free (TensorRT-LLM's chunked
-     * attention, serving__kv_window) keeps every token in every block, as its pool is sized */
-    fathom_model_t held = *m;
-    if (isinf(c.kv_window))
-        held.sliding_window = 0;
-    o->kv_bytes_per_request =
-        serving_kv_bytes(&held, r->kv, full, r->speculative.method == SERVING_SPEC_MTP);
+    /* what the engine holds, as its pool is sized (serving__kv_window) */
+    o->kv_bytes_per_request = serving__kv_bytes(m, r->kv, full,
+                                                r->speculative.method == SERVING_SPEC_MTP,
+                                                c.kv_window);
     o->kv_cache_bytes_per_token = o->kv_bytes_per_request / full;
     if (c.weight_only)
         o->warnings |= r->weights == SERVING_DT_FP4 ? SERVING_WARN_NO_FP4_RATE
