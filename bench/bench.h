@@ -17,6 +17,13 @@ static inline double bench_clock_s(clockid_t id)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* qsort order for doubles, largest first (fastest rates first). */
+static inline int bench_descending(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
 /* The presets under dir, or NULL after saying why (the reason names the file) on stderr. */
 static inline codec_presets_t *bench_presets(const char *who, const char *dir)
 {
