@@ -589,7 +589,7 @@ int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execu
  * llm_estimate's bit for bit, whatever the memo holds: a table's costs are reused only when the
  * table, its costing context and the system are byte for byte those they were costed with. A
  * memo serves one thread at a time (the search keeps one per worker); memo NULL is
- * llm_estimate. llm_memo_new returns NULL when out of memory (about 100 KB). */
+ * llm_estimate. llm_memo_new returns NULL when out of memory (about 180 KB). */
 typedef struct llm_memo llm_memo_t;
 llm_memo_t *llm_memo_new(void);
 void llm_memo_free(llm_memo_t *memo);

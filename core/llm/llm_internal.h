@@ -426,9 +426,11 @@ void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e
                       const llm__sizes_t *z, bool blocks, llm__block_stats_t *b);
 void llm__block_stats_fresh(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
                             const llm__sizes_t *z, bool blocks, llm__block_stats_t *b);
-/* The generation under which memo holds system s (a new one when s is not one of the systems it
- * holds, byte for byte, at that address). */
-uint64_t llm__memo_system(struct llm_memo *memo, const llm_system_t *s);
+/* The system an estimate with memo costs: memo's copy of s, byte for byte, with `collectives`
+ * (what the execution's stack resolves s's to), and in *generation the generation under which
+ * memo holds it (a new one when memo holds no such copy). */
+const llm_system_t *llm__memo_system(struct llm_memo *memo, const llm_system_t *s,
+                                    llm_collectives_t collectives, uint64_t *generation);
 
 /* The share of a stage's blocks full recompute reruns: recompute_blocks of each pipeline chunk
  * over the stage's blocks, 1 when it recomputes every block, 0 without full recompute. */

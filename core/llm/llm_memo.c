@@ -13,7 +13,9 @@
  * inputs are normalised before the comparison because they cannot change the result: the expert
  * optimizer shards of a table without expert layers (only l->expert layers read them). The
  * systems are compared once per estimate (llm__memo_system) and entries carry the generation of
- * theirs. The caller owns the memo and uses it from one thread at a time; nothing here is
+ * theirs; the memo keeps each system's copy as the estimate costs it (the collectives its stack
+ * resolves) and the estimate reads that copy, which spares it copying the 10 KB system to set
+ * one field and keeps the addresses the entries hold fixed. The caller owns the memo and uses it from one thread at a time; nothing here is
  * shared, and an estimate allocates nothing. Least recently used entries make room. */
 #include <stdlib.h>
 #include <string.h>
@@ -36,10 +38,13 @@ typedef struct {
     double net_exposed[LLM__MAX_LAYERS];  /* each layer's net_exposed_time after the call */
 } entry_t;
 
+/* A system as a caller gave it (`seen`) and as the estimates cost it (`costed`: seen with the
+ * collectives the execution's stack resolves, llm_model.c). The estimate reads `costed`, so the
+ * pointers its context and tables keep into the system stay valid, and byte-equal, as long as
+ * the generation lives: an entry needs no caller's system kept at one address. */
 typedef struct {
-    const llm_system_t *at;
     uint64_t generation, used;
-    llm_system_t copy;
+    llm_system_t seen, costed;
 } system_t;
 
 struct llm_memo {
@@ -58,24 +63,29 @@ void llm_memo_free(llm_memo_t *memo)
     free(memo);
 }
 
-uint64_t llm__memo_system(llm_memo_t *memo, const llm_system_t *s)
+const llm_system_t *llm__memo_system(llm_memo_t *memo, const llm_system_t *s,
+                                    llm_collectives_t collectives, uint64_t *generation)
 {
     system_t *lru = &memo->systems[0];
     for (int i = 0; i < MEMO_SYSTEMS; i++) {
         system_t *y = &memo->systems[i];
-        if (y->at == s && memcmp(&y->copy, s, sizeof *s) == 0) {
+        if (y->generation != 0 && y->costed.collectives == collectives &&
+            memcmp(&y->seen, s, sizeof *s) == 0) {
             y->used = ++memo->clock;
-            return y->generation;
+            *generation = y->generation;
+            return &y->costed;
         }
         if (y->used < lru->used)
             lru = y;
     }
     /* a new generation: the entries of the system it replaces are never matched again */
-    lru->at = s;
-    memcpy(&lru->copy, s, sizeof *s);
+    memcpy(&lru->seen, s, sizeof *s);
+    memcpy(&lru->costed, s, sizeof *s);
+    lru->costed.collectives = collectives;
     lru->generation = ++memo->generations;
     lru->used = ++memo->clock;
-    return lru->generation;
+    *generation = lru->generation;
+    return &lru->costed;
 }
 
 enum { F_MEMORY = 1, F_BLOCKS = 2, F_TRAINING = 4, F_FULL = 8 };

@@ -808,7 +808,8 @@ static void fill_context(const fathom_model_t *m, const llm_system_t *s, const l
 }
 
 static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                   llm_memo_t *memo, llm__compiled_t *k, fathom_error_t *err)
+                   llm_memo_t *memo, uint64_t generation, llm__compiled_t *k,
+                   fathom_error_t *err)
 {
     if (llm__check_execution(m, e, err) || check_modern(m, s, e, err) ||
         llm__check_stack(m, e, err) || llm__check_moe(m, s, e, err) ||
@@ -833,7 +834,7 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
     k->pace_moe_blocks = m->moe.num_experts > 0 ? llm__pace_moe_blocks(m, e, k->bpp) : 0;
     if (memo) {
         k->c.memo = memo;
-        k->c.memo_system = llm__memo_system(memo, s);
+        k->c.memo_system = generation;
     }
     return 0;
 }
@@ -1354,15 +1355,25 @@ static void memory_verdict(const llm_system_t *s, const llm__compiled_t *k, llm_
     out->num_microbatches = k->nmb;
 }
 
-/* The system as the execution's stack costs it (llm_collectives_t): s itself, or a copy in buf
- * that names NCCL's collectives when s leaves them to a PyTorch stack. */
+/* The collectives the execution's stack costs s with (llm_collectives_t): s's own, or NCCL's
+ * when s leaves them to a PyTorch stack. */
+static llm_collectives_t stack_collectives(const llm_system_t *s, const llm_execution_t *e)
+{
+    if (s->collectives != LLM_COLLECTIVES_BY_STACK || e->stack == LLM_STACK_MEGATRON)
+        return s->collectives;
+    return LLM_COLLECTIVES_NCCL;
+}
+
+/* The system as the execution's stack costs it: s itself, or a copy in buf with the stack's
+ * collectives. */
 static const llm_system_t *stack_system(const llm_system_t *s, const llm_execution_t *e,
                                         llm_system_t *buf)
 {
-    if (s->collectives != LLM_COLLECTIVES_BY_STACK || e->stack == LLM_STACK_MEGATRON)
+    const llm_collectives_t collectives = stack_collectives(s, e);
+    if (collectives == s->collectives)
         return s;
     *buf = *s;
-    buf->collectives = LLM_COLLECTIVES_NCCL;
+    buf->collectives = collectives;
     return buf;
 }
 
@@ -1374,7 +1385,7 @@ int llm_estimate_memory(const fathom_model_t *m, const llm_system_t *sys,
     if (m->calculon_block) /* Calculon's memory comes out of its statistics */
         return llm_estimate(m, s, e, out, err);
     llm__compiled_t k;
-    if (compile(m, s, e, NULL, &k, err))
+    if (compile(m, s, e, NULL, 0, &k, err))
         return -1;
     llm__block_stats_t b, dense;
     block_memory_of(m, s, e, &k, NULL, &b);
@@ -1400,10 +1411,14 @@ int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execu
 int llm_estimate_memo(const fathom_model_t *m, const llm_system_t *sys, const llm_execution_t *e,
                       llm_memo_t *memo, llm_result_t *out, fathom_error_t *err)
 {
+    /* with a memo, its copy of the system as the stack costs it (llm__memo_system) */
     llm_system_t buf;
-    const llm_system_t *s = stack_system(sys, e, &buf);
+    uint64_t generation = 0;
+    const llm_system_t *s =
+        memo ? llm__memo_system(memo, sys, stack_collectives(sys, e), &generation)
+             : stack_system(sys, e, &buf);
     llm__compiled_t k;
-    if (compile(m, s, e, memo, &k, err))
+    if (compile(m, s, e, memo, generation, &k, err))
         return -1;
     llm__block_stats_t b, dense;
     llm__block_t blk;
