@@ -12,7 +12,11 @@
  * runs twice: llm_estimate alone, then llm_estimate_memo with one memo as the search's workers
  * keep one (the layer tables shared between executions costed once); the two checksums agree.
  *
- *   bench_estimate [PRESETS_DIR] [ROUNDS]     (defaults: FATHOM_DATADIR/presets, 200) */
+ *   bench_estimate [PRESETS_DIR] [ROUNDS] [SET [memo]]
+ *                                (defaults: FATHOM_DATADIR/presets, 200, every set, both runs)
+ * SET, a word of a set's label ("DeepSeek-V3", "torchtitan"), times that set alone, and "memo"
+ * its memo run alone: what callgrind counts per estimate (doc/moe.md, "Evaluation speed"). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,19 +309,26 @@ static void torchtitan_cases(const fathom_model_t *models, const llm_system_t *s
                             }
 }
 
+/* The set to time alone (NULL: every set) and whether its memo run alone (main's arguments). */
+static const char *only_set;
+static bool only_memo;
+
 /* Generates one set of cases with gen, then times it; 1 when no case was accepted. */
 static int run_set(const char *label, void (*gen)(const fathom_model_t *, const llm_system_t *,
                                                   case_set_t *),
                    const fathom_model_t *models, const llm_system_t *systems, int rounds)
 {
     static case_set_t set;
+    if (only_set && !strstr(label, only_set))
+        return 0;
     set.n = set.tried = 0;
     gen(models, systems, &set);
     if (set.n == 0) {
         fprintf(stderr, "bench_estimate: no feasible execution (%s)\n", label);
         return 1;
     }
-    time_cases(label, models, systems, set.cases, set.n, set.tried, rounds, NULL);
+    if (!only_memo)
+        time_cases(label, models, systems, set.cases, set.n, set.tried, rounds, NULL);
     llm_memo_t *memo = llm_memo_new();
     if (!memo)
         return 1;
@@ -333,6 +344,8 @@ int main(int argc, char **argv)
     int rounds = argc > 2 ? atoi(argv[2]) : 200;
     if (rounds < 1)
         rounds = 1;
+    only_set = argc > 3 ? argv[3] : NULL;
+    only_memo = argc > 4 && strcmp(argv[4], "memo") == 0;
     static const char *const model_names[] = {"megatron-22B", "gpt3-175B", "megatron-1T"};
     static const char *const system_names[] = {"a100_80g", "h100_sxm"};
     codec_presets_t *presets = bench_presets("bench_estimate", dir);

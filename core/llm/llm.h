@@ -585,11 +585,12 @@ int llm_estimate(const fathom_model_t *m, const llm_system_t *s, const llm_execu
 /* What estimates share, kept between calls by their caller (llm_memo.c): the costs of the layer
  * tables (a block, an MoE model's dense block, the embedding, the output layer). Executions of
  * one model on one system that differ in their layout around a table (data or expert
- * parallelism, the schedule, the overlaps) reuse it. llm_estimate_memo's result is
- * llm_estimate's bit for bit, whatever the memo holds: a table's costs are reused only when the
- * table, its costing context and the system are byte for byte those they were costed with. A
+ * parallelism, the schedule, the overlaps) reuse it, and a table that differs in a few layers
+ * the costs of the others. llm_estimate_memo's result is llm_estimate's bit for bit, whatever
+ * the memo holds: a table's (a layer's) costs are reused only when the table (the layer), its
+ * costing context and the system are byte for byte those they were costed with. A
  * memo serves one thread at a time (the search keeps one per worker); memo NULL is
- * llm_estimate. llm_memo_new returns NULL when out of memory (about 180 KB). */
+ * llm_estimate. llm_memo_new returns NULL when out of memory (about 410 KB). */
 typedef struct llm_memo llm_memo_t;
 llm_memo_t *llm_memo_new(void);
 void llm_memo_free(llm_memo_t *memo);

@@ -426,6 +426,36 @@ void llm__block_stats(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e
                       const llm__sizes_t *z, bool blocks, llm__block_stats_t *b);
 void llm__block_stats_fresh(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
                             const llm__sizes_t *z, bool blocks, llm__block_stats_t *b);
+
+/* One TP-communication layer's share of one pass, per block kind (0: the base block, 1: the
+ * edge block): bytes, network time, what of it is exposed, and the bandwidth that keeps an
+ * overlapped collective hidden. */
+typedef struct {
+    double bytes[2], time[2], exposed[2], bw_req[2];
+} llm__tp_share_t;
+
+/* What costing one layer of a table gives before its block adds it up: its passes (forward;
+ * when training the activation and weight gradients, and the wgrad cost of a TP collective
+ * repeated after a recompute), the TP collectives of those passes, and the exposure an
+ * overlapped layer is left with; a function of the layer, the costing context but its optimizer
+ * shards, and `training` alone (llm_memo.c lends it to an equal layer of another table). The
+ * optimizer step (op), which reads the shards, is costed after them, never lent. */
+typedef struct {
+    llm__cost_t fw, ag, wg, op, rc;
+    llm__tp_share_t fw_tp, re_tp, ag_tp;
+    double net_exposed_time; /* before the optimizer step */
+    double exposed_end;      /* after it (llm__block_stats_costed) */
+} llm__layer_costs_t;
+/* What of a layer's costs llm__block_stats_costed is given: none, all but the optimizer step
+ * (lent under other optimizer shards), or all. */
+typedef enum { LLM__COST_AFRESH, LLM__LENT_BUT_OPTIM, LLM__LENT_ALL } llm__known_t;
+void llm__layer_costs(llm__layer_t *l, llm__ctx_t *c, bool training, llm__layer_costs_t *k);
+/* llm__block_stats_fresh, each layer i's costs in costs[i]: taken from there as far as known[i]
+ * says (they must be what costing it under c gives), costed afresh into it otherwise (known
+ * NULL: all; costs NULL: none kept). */
+void llm__block_stats_costed(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
+                             const llm__sizes_t *z, bool blocks, const llm__known_t *known,
+                             llm__layer_costs_t *costs, llm__block_stats_t *b);
 /* The system an estimate with memo costs: memo's copy of s, byte for byte, with `collectives`
  * (what the execution's stack resolves s's to), and in *generation the generation under which
  * memo holds it (a new one when memo holds no such copy). */

@@ -54,27 +54,48 @@ static double py_floordiv(double a, double b)
 static double max2(double a, double b) { return a > b ? a : b; }
 static double min2(double a, double b) { return a < b ? a : b; }
 
-/* One TP-communication layer's two block kinds (edge 0: the base block, 1: the edge block) in
- * one pass: the bytes, the network time and what of it is exposed; bw_req (NULL to skip) keeps
- * the highest bandwidth an overlapped collective needs to stay hidden. */
-static void add_tp_comm(llm__layer_t *l, llm__ctx_t *c, llm__stage_t st, const llm__cost_t *own,
-                        double size[2], double time[2], double exposed[2], double *bw_req)
+/* The block kinds (0: the base block, 1: the edge block) a TP-communication layer costs apart:
+ * both only under p2p_rs_ag (split at the chunk's edge alone); otherwise the edge block adds what
+ * the base block does. */
+static int tp_kinds(const llm__layer_t *l)
 {
-    /* the two kinds differ only under p2p_rs_ag (split at the chunk's edge alone); otherwise
-     * the edge block adds what the base block does */
-    const int kinds = l->comm_type == LLM_TP_COMM_P2P_RS_AG ? 2 : 1;
-    double net = 0, bytes = 0, exp = 0;
+    return l->comm_type == LLM_TP_COMM_P2P_RS_AG ? 2 : 1;
+}
+
+/* One TP-communication layer's two block kinds in one pass: the bytes, the network time and
+ * what of it is exposed, and (bw) the bandwidth an overlapped collective needs to stay hidden. */
+static void tp_share(llm__layer_t *l, llm__ctx_t *c, llm__stage_t st, const llm__cost_t *own,
+                     bool bw, llm__tp_share_t *t)
+{
+    const int kinds = tp_kinds(l);
+    double net = 0, bytes = 0, exp = 0, req = 0;
     for (int edge = 0; edge < 2; edge++) {
         if (edge < kinds) {
             net = llm__layer_net_time(l, c, st, !edge, own);
             bytes = llm__layer_comm_bytes(l, c, st, !edge);
             exp = llm__layer_exposed_net_time(l, net);
-            if (bw_req)
-                *bw_req = max2(*bw_req, llm__layer_required_bandwidth(l, c, st, !edge, own));
+            if (bw)
+                req = llm__layer_required_bandwidth(l, c, st, !edge, own);
         }
-        size[edge] += bytes;
-        time[edge] += net;
-        exposed[edge] += exp;
+        t->bytes[edge] = bytes;
+        t->time[edge] = net;
+        t->exposed[edge] = exp;
+        t->bw_req[edge] = req;
+    }
+}
+
+/* Adds a tp_share to the block's totals of its pass; bw_req (NULL to skip) keeps the highest
+ * bandwidth an overlapped collective needs. */
+static void add_tp_share(const llm__layer_t *l, const llm__tp_share_t *t, double size[2],
+                         double time[2], double exposed[2], double *bw_req)
+{
+    const int kinds = tp_kinds(l);
+    for (int edge = 0; edge < 2; edge++) {
+        if (bw_req && edge < kinds)
+            *bw_req = max2(*bw_req, t->bw_req[edge]);
+        size[edge] += t->bytes[edge];
+        time[edge] += t->time[edge];
+        exposed[edge] += t->exposed[edge];
     }
 }
 
@@ -87,6 +108,31 @@ static bool is_matrix(const llm__layer_t *l)
 {
     return l->kind == LLM__LINEAR || l->kind == LLM__LINEAR_OVERLAPPED ||
            l->kind == LLM__BATCH_MATMUL || l->kind == LLM__FUSED_ATTENTION;
+}
+
+void llm__layer_costs(llm__layer_t *l, llm__ctx_t *c, bool training, llm__layer_costs_t *k)
+{
+    /* in the order Calculon asks them: an overlapped layer's exposure is what its last costed
+     * pass leaves (llm__layer_cost), and the collectives read it */
+    llm__layer_cost(l, c, LLM__FW, &k->fw);
+    if (is_tp_comm(l))
+        tp_share(l, c, LLM__FW, &k->fw, true, &k->fw_tp);
+    if (training) {
+        if (l->needs_recomm && is_tp_comm(l)) {
+            /* Only a TP collective needs its own wgrad cost here; costing an overlapped
+             * layer now would overwrite the exposure Calculon reads below (an overlapped layer
+             * still holds its forward exposure). */
+            k->rc = (llm__cost_t){0};
+            if (l->kind == LLM__TP_COMM)
+                llm__layer_cost(l, c, LLM__WGRAD, &k->rc);
+            tp_share(l, c, LLM__WGRAD, &k->rc, false, &k->re_tp);
+        }
+        llm__layer_cost(l, c, LLM__AGRAD, &k->ag);
+        if (is_tp_comm(l))
+            tp_share(l, c, LLM__AGRAD, &k->ag, true, &k->ag_tp);
+        llm__layer_cost(l, c, LLM__WGRAD, &k->wg);
+    }
+    k->net_exposed_time = l->net_exposed_time;
 }
 
 /* Adds one layer's cost in one pass to the block's totals for that pass. */
@@ -110,14 +156,14 @@ static void add_weights(const llm__layer_t *l, llm__block_stats_t *b)
     b->expert_frozen_elems += l->frozen && l->expert ? l->weight_space : 0.0;
 }
 
-/* The layer's forward pass: its cost (returned in *fw for the recompute) and its shares. */
-static void add_forward(llm__layer_t *l, llm__ctx_t *c, llm__block_stats_t *b, llm__cost_t *fw)
+/* The layer's forward pass and its shares. */
+static void add_forward(const llm__layer_t *l, const llm__layer_costs_t *k, llm__block_stats_t *b)
 {
-    llm__layer_cost(l, c, LLM__FW, fw);
+    const llm__cost_t *fw = &k->fw;
     add_pass(&b->fw, fw);
     if (is_tp_comm(l))
-        add_tp_comm(l, c, LLM__FW, fw, b->fw_tp_size, b->fw_tp_time, b->fw_tp_exposed,
-                    &b->tp_bw_overlap_req);
+        add_tp_share(l, &k->fw_tp, b->fw_tp_size, b->fw_tp_time, b->fw_tp_exposed,
+                     &b->tp_bw_overlap_req);
     b->useful_fw_flops += fw->flops;
     if (is_matrix(l)) {
         b->matrix_fw_flops += fw->flops;
@@ -134,8 +180,8 @@ static void add_forward(llm__layer_t *l, llm__ctx_t *c, llm__block_stats_t *b, l
 
 /* The forward pass again, for a layer the backward pass recomputes, and the TP collective it
  * repeats. */
-static void add_recompute(llm__layer_t *l, llm__ctx_t *c, llm__block_stats_t *b,
-                          const llm__cost_t *fw)
+static void add_recompute(const llm__layer_t *l, const llm__layer_costs_t *k,
+                          llm__block_stats_t *b)
 {
     if (l->needs_recompute) {
         /* Calculon adds the running block totals here (not the layer's own FLOPs and
@@ -144,40 +190,30 @@ static void add_recompute(llm__layer_t *l, llm__ctx_t *c, llm__block_stats_t *b,
         b->re.flops_time += b->fw.flops_time;
         b->re.mem_accessed += b->fw.mem_accessed;
         b->re.mem_time += b->fw.mem_time;
-        b->re.time += fw->time;
+        b->re.time += k->fw.time;
         if (l->moe)
-            b->moe_re_time += fw->time;
+            b->moe_re_time += k->fw.time;
     }
-    if (l->needs_recomm && is_tp_comm(l)) {
-        /* Only a TP collective needs its own wgrad cost here; costing an overlapped
-         * layer now would overwrite the exposure Calculon reads below (an overlapped layer
-         * still holds its forward exposure). */
-        llm__cost_t rc = {0};
-        if (l->kind == LLM__TP_COMM)
-            llm__layer_cost(l, c, LLM__WGRAD, &rc);
-        add_tp_comm(l, c, LLM__WGRAD, &rc, b->recomm_size, b->recomm_time, b->recomm_exposed,
-                    NULL);
-    }
+    if (l->needs_recomm && is_tp_comm(l))
+        add_tp_share(l, &k->re_tp, b->recomm_size, b->recomm_time, b->recomm_exposed, NULL);
 }
 
 /* The backward pass (activation and weight gradients) and the optimizer step. */
-static void add_backward(llm__layer_t *l, llm__ctx_t *c, llm__block_stats_t *b)
+static void add_backward(const llm__layer_t *l, const llm__layer_costs_t *k,
+                         llm__block_stats_t *b)
 {
-    llm__cost_t ag, wg, op;
-    llm__layer_cost(l, c, LLM__AGRAD, &ag);
-    add_pass(&b->agrad, &ag);
+    const llm__cost_t *ag = &k->ag, *wg = &k->wg, *op = &k->op;
+    add_pass(&b->agrad, ag);
     if (is_tp_comm(l))
-        add_tp_comm(l, c, LLM__AGRAD, &ag, b->agrad_tp_size, b->agrad_tp_time,
-                    b->agrad_tp_exposed, &b->tp_bw_overlap_req);
-    llm__layer_cost(l, c, LLM__WGRAD, &wg);
-    add_pass(&b->wgrad, &wg);
-    b->expert_time += l->expert ? ag.time + wg.time : 0.0;
-    b->moe_bw_time += l->moe ? ag.time + wg.time : 0.0;
-    llm__layer_cost(l, c, LLM__OPTIM, &op);
-    add_pass(&b->optim, &op);
-    b->useful_bw_flops += ag.flops + wg.flops + op.flops;
-    b->matrix_bw_flops += is_matrix(l) ? ag.flops + wg.flops : 0.0;
-    b->attn_bw_time += l->kind == LLM__FUSED_ATTENTION ? ag.time : 0.0;
+        add_tp_share(l, &k->ag_tp, b->agrad_tp_size, b->agrad_tp_time, b->agrad_tp_exposed,
+                     &b->tp_bw_overlap_req);
+    add_pass(&b->wgrad, wg);
+    b->expert_time += l->expert ? ag->time + wg->time : 0.0;
+    b->moe_bw_time += l->moe ? ag->time + wg->time : 0.0;
+    add_pass(&b->optim, op);
+    b->useful_bw_flops += ag->flops + wg->flops + op->flops;
+    b->matrix_bw_flops += is_matrix(l) ? ag->flops + wg->flops : 0.0;
+    b->attn_bw_time += l->kind == LLM__FUSED_ATTENTION ? ag->time : 0.0;
 }
 
 /* The layer's share of one block's memory: weights, activations kept or worked in, and for
@@ -222,8 +258,9 @@ void llm__block_memory_fresh(llm__block_t *blk, llm__ctx_t *c, const llm_executi
         b->act_storage_space = 0;
 }
 
-void llm__block_stats_fresh(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
-                            const llm__sizes_t *z, bool blocks, llm__block_stats_t *b)
+void llm__block_stats_costed(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
+                             const llm__sizes_t *z, bool blocks, const llm__known_t *known,
+                             llm__layer_costs_t *costs, llm__block_stats_t *b)
 {
     memset(b, 0, sizeof *b);
     const bool training = e->training;
@@ -231,16 +268,34 @@ void llm__block_stats_fresh(llm__block_t *blk, llm__ctx_t *c, const llm_executio
         b->act_checkpoint_size = (double)z->activation_size * c->bpe;
     for (int i = 0; i < blk->num_layers; i++) {
         llm__layer_t *l = &blk->layers[i];
-        llm__cost_t fw;
-        add_forward(l, c, b, &fw);
+        llm__layer_costs_t own, *k = costs ? &costs[i] : &own;
+        const llm__known_t lent = known ? known[i] : LLM__COST_AFRESH;
+        if (lent == LLM__LENT_ALL) {
+            l->net_exposed_time = k->exposed_end; /* as costing it would leave it */
+        } else {
+            if (lent == LLM__LENT_BUT_OPTIM)
+                l->net_exposed_time = k->net_exposed_time;
+            else
+                llm__layer_costs(l, c, training, k);
+            if (training) /* last, as Calculon asks it; it reads the optimizer shards */
+                llm__layer_cost(l, c, LLM__OPTIM, &k->op);
+            k->exposed_end = l->net_exposed_time;
+        }
+        add_forward(l, k, b);
         if (training) {
-            add_recompute(l, c, b, &fw);
-            add_backward(l, c, b);
+            add_recompute(l, k, b);
+            add_backward(l, k, b);
         }
         add_memory(l, c, training, b);
     }
     if (blocks && e->activation_recompute == LLM_RECOMPUTE_FULL)
         b->act_storage_space = 0;
+}
+
+void llm__block_stats_fresh(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
+                            const llm__sizes_t *z, bool blocks, llm__block_stats_t *b)
+{
+    llm__block_stats_costed(blk, c, e, z, blocks, NULL, NULL, b);
 }
 
 

@@ -1,7 +1,9 @@
 /* test_llm_memo.c — llm_estimate_memo (core/llm/llm_memo.c) gives llm_estimate's result bit for
  * bit: on layouts that share layer tables (the memo's hits), after the system changes in place
  * (it must miss), and when an efficiency curve leaves an operation uncovered (the refusal is
- * replayed). The dense block of an MoE model built on its MoE block's attention
+ * replayed), and when a table takes the costs of layers another entry holds (with other
+ * optimizer shards, expert layers or recompute flags; never from a table that met an uncovered
+ * curve). The dense block of an MoE model built on its MoE block's attention
  * (llm__build_block_like) against the table built afresh. And the scan for the heaviest
  * pipeline rank (llm_memory.c), which leaves out the ranks that cannot be heavier, against every
  * rank's memory. */
@@ -146,23 +148,96 @@ static void memo_sees_changed_system(void **state)
     llm_memo_free(memo);
 }
 
-/* A matrix curve that starts at 1 TFLOP (no point at 0): the small GEMMs are not covered, and
- * the refusal names the curve whether the tables are costed or found in the memo. */
-static void memo_replays_refusal(void **state)
+/* H100 with a matrix curve that starts at 1 TFLOP (no point at 0): the small GEMMs are not
+ * covered. */
+static llm_system_t uncovered_system(void)
 {
-    (void)state;
-    const fathom_model_t m = model_preset("llama3-70B");
     llm_system_t s = system_preset("h100_sxm");
     llm_curve_t *c = &s.matrix.rate[LLM_DT_BFLOAT16].gflops_efficiency;
     c->num_points = 1;
     c->points[0].threshold = 1000;
     c->points[0].efficiency = 0.8;
+    return s;
+}
+
+/* The refusal of uncovered_system names the curve whether the tables are costed or found in the
+ * memo. */
+static void memo_replays_refusal(void **state)
+{
+    (void)state;
+    const fathom_model_t m = model_preset("llama3-70B");
+    const llm_system_t s = uncovered_system();
     llm_execution_t e = test_layout(8, 4, 4);
     e.batch_size = 64;
     e.data_par_net = e.pipeline_par_net = 1;
     llm_memo_t *memo = llm_memo_new();
     assert_non_null(memo);
     for (int pass = 0; pass < 2; pass++) {
+        fathom_error_t err;
+        llm_result_t r;
+        assert_int_equal(llm_estimate_memo(&m, &s, &e, memo, &r, &err), -1);
+        assert_string_equal(err.field, "system.matrix.bfloat16.gflops_efficiency");
+    }
+    llm_memo_free(memo);
+}
+
+/* A table the memo lacks takes the costs of the layers an entry holds byte for byte
+ * (llm__block_stats_costed): DeepSeek-V3's layouts differing only in data parallelism (every
+ * layer lent but its optimizer step, whose shards differ), in expert parallelism (the expert
+ * layers differ), in the recompute mode (its flags differ), and back, each against
+ * llm_estimate. */
+static void memo_lends_layers(void **state)
+{
+    (void)state;
+    const fathom_model_t m = model_preset("deepseek-v3");
+    const llm_system_t s = system_preset("h100_sxm");
+    llm_memo_t *memo = llm_memo_new();
+    assert_non_null(memo);
+    static const int64_t procs[] = {1024, 2048, 1024, 512};
+    int compared = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int rec = 0; rec < 3; rec++)
+            for (int64_t ep = 8; ep <= 16; ep *= 2)
+                for (int i = 0; i < 4; i++) {
+                    llm_execution_t e = test_layout(1, 16, procs[i] / 16);
+                    e.batch_size = 4096;
+                    e.fp8 = true;
+                    e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
+                    e.activation_recompute = (llm_recompute_t)rec;
+                    e.optimizer_sharding = e.data_par_overlap = true;
+                    e.data_par_net = e.pipeline_par_net = 1;
+                    e.expert_par = ep;
+                    e.expert_tensor_par = 1;
+                    e.expert_par_net = 1;
+                    e.moe_load_imbalance = 1;
+                    llm_result_t a, b;
+                    const int ra = llm_estimate(&m, &s, &e, &a, NULL);
+                    assert_int_equal(llm_estimate_memo(&m, &s, &e, memo, &b, NULL), ra);
+                    if (ra == 0) {
+                        assert_same(&a, &b);
+                        compared++;
+                    }
+                }
+    assert_true(compared >= 24);
+    llm_memo_free(memo);
+}
+
+/* The refusal of uncovered_system through one memo under sharded optimizers of 4 and then 8
+ * ranks: every table of the second misses (its context's shards differ) and holds the first's
+ * layers byte for byte, but the first's tables met the uncovered curve and lend nothing, so that
+ * the second records it again (lent, the GEMMs would not be looked up and it would pass). */
+static void memo_lends_no_refusal(void **state)
+{
+    (void)state;
+    const fathom_model_t m = model_preset("llama3-70B");
+    const llm_system_t s = uncovered_system();
+    llm_memo_t *memo = llm_memo_new();
+    assert_non_null(memo);
+    for (int64_t dp = 4; dp <= 8; dp *= 2) {
+        llm_execution_t e = test_layout(8, 4, dp);
+        e.batch_size = 64;
+        e.data_par_net = e.pipeline_par_net = 1;
+        e.optimizer_sharding = true;
         fathom_error_t err;
         llm_result_t r;
         assert_int_equal(llm_estimate_memo(&m, &s, &e, memo, &r, &err), -1);
@@ -281,6 +356,8 @@ int main(void)
         cmocka_unit_test(memo_equals_fresh),
         cmocka_unit_test(memo_sees_changed_system),
         cmocka_unit_test(memo_replays_refusal),
+        cmocka_unit_test(memo_lends_layers),
+        cmocka_unit_test(memo_lends_no_refusal),
         cmocka_unit_test(dense_block_like),
         cmocka_unit_test(heaviest_rank),
     };
