@@ -312,6 +312,7 @@ static void torchtitan_cases(const fathom_model_t *models, const llm_system_t *s
 /* The set to time alone (NULL: every set) and whether its memo run alone (main's arguments). */
 static const char *only_set;
 static bool only_memo;
+static int sets_timed; /* how many sets matched only_set */
 
 /* Generates one set of cases with gen, then times it; 1 when no case was accepted. */
 static int run_set(const char *label, void (*gen)(const fathom_model_t *, const llm_system_t *,
@@ -321,6 +322,7 @@ static int run_set(const char *label, void (*gen)(const fathom_model_t *, const 
     static case_set_t set;
     if (only_set && !strstr(label, only_set))
         return 0;
+    sets_timed++;
     set.n = set.tried = 0;
     gen(models, systems, &set);
     if (set.n == 0) {
@@ -346,6 +348,10 @@ int main(int argc, char **argv)
         rounds = 1;
     only_set = argc > 3 ? argv[3] : NULL;
     only_memo = argc > 4 && strcmp(argv[4], "memo") == 0;
+    if (argc > 5 || (argc > 4 && !only_memo)) {
+        fprintf(stderr, "usage: bench_estimate [PRESETS_DIR] [ROUNDS] [SET [memo]]\n");
+        return 2;
+    }
     static const char *const model_names[] = {"megatron-22B", "gpt3-175B", "megatron-1T"};
     static const char *const system_names[] = {"a100_80g", "h100_sxm"};
     codec_presets_t *presets = bench_presets("bench_estimate", dir);
@@ -372,5 +378,10 @@ int main(int argc, char **argv)
          run_set("torchtitan: Llama 3 8B and 70B, FSDP2, compile, Float8, async TP, CP",
                  torchtitan_cases, models, systems, rounds);
     codec_presets_free(presets);
+    if (!rc && only_set && sets_timed == 0) {
+        fprintf(stderr, "bench_estimate: no set's label contains \"%s\" (try DeepSeek-V3 or "
+                        "torchtitan)\n", only_set);
+        return 2;
+    }
     return rc ? 1 : 0;
 }
