@@ -86,8 +86,7 @@ static json_t *make_variant(const json_t *v, const char *path, const codec_prese
     if (codec_presets_resolve(presets, PRESET_SYSTEM, name, &base, err))
         return NULL;
     if (!base) {
-        fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
-                         "\"%s\" is not a system preset (GET /v1/presets lists them)", name);
+        codec_presets_unknown(presets, PRESET_SYSTEM, name, p, err);
         return NULL;
     }
     json_t *sys = json_deep_copy(base);

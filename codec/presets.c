@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* A guard against a stray huge directory: presets are a curated handful of files. */
 #define PRESETS_MAX_PER_KIND 256
@@ -293,11 +294,29 @@ int codec_presets_deref(const codec_presets_t *p, preset_kind_t kind, const json
     if (codec_presets_resolve(p, kind, json_string_value(*v), &preset, err))
         return -1;
     if (!preset)
-        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
-                                "\"%s\" is not a %s preset (GET /v1/presets lists them)",
-                                json_string_value(*v), kind == PRESET_MODEL ? "model" : "system");
+        return codec_presets_unknown(p, kind, json_string_value(*v), path, err);
     *v = preset;
     return 0;
+}
+
+int codec_presets_unknown(const codec_presets_t *p, preset_kind_t kind, const char *name,
+                          const char *path, fathom_error_t *err)
+{
+    const char *what = kind == PRESET_MODEL ? "model" : "system";
+    const codec_presets_t *b = builtins(p);
+    const char *key;
+    json_t *value;
+    if (b && (unsigned)kind < PRESET__KINDS)
+        json_object_foreach(b->objects[kind], key, value)
+        {
+            if (strcasecmp(key, name) == 0)
+                return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
+                                        "\"%s\" is not a %s preset; did you mean \"%s\"? "
+                                        "(names are case-sensitive; GET /v1/presets lists them)",
+                                        name, what, key);
+        }
+    return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
+                            "\"%s\" is not a %s preset (GET /v1/presets lists them)", name, what);
 }
 
 const json_t *codec_presets_find(const codec_presets_t *p, preset_kind_t kind, const char *name)

@@ -2,7 +2,8 @@
  * without a lookup, then the overlay's lookup once per name per request, an error of the lookup
  * surfacing as that error (not as "no such preset"), the flag saying a user preset was used; a
  * request naming a user preset normalizing to the same request (and hash) as one giving its
- * object; and the user preset names accepted and refused. */
+ * object; an unknown name's error suggesting the built-in it differs from only in case; and the
+ * user preset names accepted and refused. */
 #include <string.h>
 
 #include "canonical.h"
@@ -87,6 +88,36 @@ static void lookup_failure_is_not_unknown_name(void **state)
     codec_presets_free(p);
 }
 
+/* A name that differs from a built-in only in letter case is refused with the built-in's name
+ * as the likely one, through either decoder that reads a system name (a plain name and a
+ * {"preset": …} variant) and for a model; a name like no built-in gets no suggestion. */
+static void unknown_name_suggests_case(void **state)
+{
+    (void)state;
+    fathom_error_t err;
+    llm_system_t s;
+    json_t *plain = json_string("H100_SXM");
+    assert_int_equal(codec_llm_system_decode(plain, "system", builtins, &s, &err), -1);
+    assert_int_equal(err.code, FATHOM_E_INVALID_FIELD);
+    assert_string_equal(err.field, "system");
+    assert_non_null(strstr(err.message, "did you mean \"h100_sxm\"?"));
+    json_t *variant = json_pack("{s:s,s:f}", "preset", "H100_sxm", "memory_gib", 96.0);
+    assert_int_equal(codec_llm_system_decode(variant, "system", builtins, &s, &err), -1);
+    assert_string_equal(err.field, "system.preset");
+    assert_non_null(strstr(err.message, "did you mean \"h100_sxm\"?"));
+    const json_t *model = json_string("llama3-8b");
+    assert_int_equal(codec_presets_deref(builtins, PRESET_MODEL, &model, "model", &err), -1);
+    assert_string_equal(err.field, "model");
+    assert_non_null(strstr(err.message, "did you mean \"llama3-8B\"?"));
+    json_decref((json_t *)model);
+    json_t *none = json_string("h100");
+    assert_int_equal(codec_llm_system_decode(none, "system", builtins, &s, &err), -1);
+    assert_null(strstr(err.message, "did you mean"));
+    json_decref(plain);
+    json_decref(variant);
+    json_decref(none);
+}
+
 static void hash_of(const char *system, codec_presets_t *p, char out[CODEC_HASH_HEX_LEN + 1])
 {
     json_t *body = json_pack("{s:s,s:s,s:{s:i,s:i,s:i}}", "model", "gpt3-175B", "system", system,
@@ -162,6 +193,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(builtins_first_then_user_once),
         cmocka_unit_test(lookup_failure_is_not_unknown_name),
+        cmocka_unit_test(unknown_name_suggests_case),
         cmocka_unit_test(name_normalizes_to_its_content),
         cmocka_unit_test(names),
     };
