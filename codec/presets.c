@@ -299,14 +299,34 @@ int codec_presets_deref(const codec_presets_t *p, preset_kind_t kind, const json
     return 0;
 }
 
+/* Whether needle occurs in hay, letter case aside. */
+static int contains_ignoring_case(const char *hay, const char *needle)
+{
+    const size_t n = strlen(needle);
+    for (; *hay; hay++)
+        if (strncasecmp(hay, needle, n) == 0)
+            return 1;
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 int codec_presets_unknown(const codec_presets_t *p, preset_kind_t kind, const char *name,
                           const char *path, fathom_error_t *err)
 {
+    enum { SHOWN = 8 };
     const char *what = kind == PRESET_MODEL ? "model" : "system";
     const codec_presets_t *b = builtins(p);
-    const char *key;
+    const char *key, *like[SHOWN];
+    size_t n_like = 0, more = 0;
     json_t *value;
-    if (b && (unsigned)kind < PRESET__KINDS)
+    /* a name one letter long, or longer than any preset's, is like nothing worth listing */
+    const int search = b && (unsigned)kind < PRESET__KINDS && strlen(name) >= 2 &&
+                       strlen(name) <= CODEC_PRESET_NAME_MAX;
+    if (search)
         json_object_foreach(b->objects[kind], key, value)
         {
             if (strcasecmp(key, name) == 0)
@@ -314,9 +334,27 @@ int codec_presets_unknown(const codec_presets_t *p, preset_kind_t kind, const ch
                                         "\"%s\" is not a %s preset; did you mean \"%s\"? "
                                         "(names are case-sensitive; GET /v1/presets lists them)",
                                         name, what, key);
+            if (contains_ignoring_case(key, name)) {
+                if (n_like < SHOWN)
+                    like[n_like++] = key;
+                else
+                    more++;
+            }
         }
+    if (n_like == 0)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
+                                "\"%s\" is not a %s preset (GET /v1/presets lists them)", name,
+                                what);
+    /* the registry's order is the directory's; a message is the same for the same request */
+    qsort(like, n_like, sizeof like[0], by_name);
+    char list[FATHOM_ERROR_MESSAGE_MAX] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < n_like && len < sizeof list; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", like[i]);
     return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
-                            "\"%s\" is not a %s preset (GET /v1/presets lists them)", name, what);
+                            "\"%s\" is not a %s preset; those whose names contain it: %s%s "
+                            "(GET /v1/presets lists them all)",
+                            name, what, list, more ? ", …" : "");
 }
 
 const json_t *codec_presets_find(const codec_presets_t *p, preset_kind_t kind, const char *name)
@@ -346,11 +384,6 @@ int codec_preset_name_check(const char *name, const char *field, fathom_error_t 
                             "a preset name is 1 to %d characters of a-z, 0-9, '_', '.' and '-', "
                             "starting with a letter or digit",
                             CODEC_PRESET_NAME_MAX);
-}
-
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 json_t *codec_presets_list(const codec_presets_t *p)

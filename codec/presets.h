@@ -53,9 +53,10 @@ int codec_presets_resolve(const codec_presets_t *p, preset_kind_t kind, const ch
  * non-string *v is left as it is. */
 int codec_presets_deref(const codec_presets_t *p, preset_kind_t kind, const json_t **v,
                         const char *path, fathom_error_t *err);
-/* The error for a name no preset of kind has: FATHOM_E_INVALID_FIELD naming `path`, and, when a
+/* The error for a name no preset of kind has: FATHOM_E_INVALID_FIELD naming `path`; when a
  * built-in differs from name only in letter case ("llama3-8b" for "llama3-8B"), that name as the
- * likely one. Always -1. */
+ * likely one, else the built-ins whose names contain it ("h100": h100_80g_nvl8, h100_nvl, …),
+ * sorted, eight at most. Always -1. */
 int codec_presets_unknown(const codec_presets_t *p, preset_kind_t kind, const char *name,
                           const char *path, fathom_error_t *err);
 /* Whether name is a built-in preset of kind. */

@@ -90,7 +90,8 @@ static void lookup_failure_is_not_unknown_name(void **state)
 
 /* A name that differs from a built-in only in letter case is refused with the built-in's name
  * as the likely one, through either decoder that reads a system name (a plain name and a
- * {"preset": …} variant) and for a model; a name like no built-in gets no suggestion. */
+ * {"preset": …} variant) and for a model; a part of some names ("H100": the four H100 systems of
+ * presets/systems, sorted) lists them; a name like no built-in gets no suggestion. */
 static void unknown_name_suggests_case(void **state)
 {
     (void)state;
@@ -110,11 +111,18 @@ static void unknown_name_suggests_case(void **state)
     assert_string_equal(err.field, "model");
     assert_non_null(strstr(err.message, "did you mean \"llama3-8B\"?"));
     json_decref((json_t *)model);
-    json_t *none = json_string("h100");
+    json_t *part = json_string("H100");
+    assert_int_equal(codec_llm_system_decode(part, "system", builtins, &s, &err), -1);
+    assert_null(strstr(err.message, "did you mean"));
+    assert_non_null(strstr(err.message, "contain it: h100_80g_nvl8, h100_nvl, h100_pcie, "
+                                        "h100_sxm (GET"));
+    json_t *none = json_string("zz9");
     assert_int_equal(codec_llm_system_decode(none, "system", builtins, &s, &err), -1);
     assert_null(strstr(err.message, "did you mean"));
+    assert_null(strstr(err.message, "contain it"));
     json_decref(plain);
     json_decref(variant);
+    json_decref(part);
     json_decref(none);
 }
 
