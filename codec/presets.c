@@ -320,8 +320,8 @@ int codec_presets_unknown(const codec_presets_t *p, preset_kind_t kind, const ch
     enum { SHOWN = 8 };
     const char *what = kind == PRESET_MODEL ? "model" : "system";
     const codec_presets_t *b = builtins(p);
-    const char *key, *like[SHOWN];
-    size_t n_like = 0, more = 0;
+    const char *key, *like[PRESETS_MAX_PER_KIND];
+    size_t n_like = 0;
     json_t *value;
     /* a name one letter long, or longer than any preset's, is like nothing worth listing */
     const int search = b && (unsigned)kind < PRESET__KINDS && strlen(name) >= 2 &&
@@ -334,27 +334,24 @@ int codec_presets_unknown(const codec_presets_t *p, preset_kind_t kind, const ch
                                         "\"%s\" is not a %s preset; did you mean \"%s\"? "
                                         "(names are case-sensitive; GET /v1/presets lists them)",
                                         name, what, key);
-            if (contains_ignoring_case(key, name)) {
-                if (n_like < SHOWN)
-                    like[n_like++] = key;
-                else
-                    more++;
-            }
+            if (contains_ignoring_case(key, name) && n_like < PRESETS_MAX_PER_KIND)
+                like[n_like++] = key;
         }
     if (n_like == 0)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
                                 "\"%s\" is not a %s preset (GET /v1/presets lists them)", name,
                                 what);
-    /* the registry's order is the directory's; a message is the same for the same request */
+    /* the registry's order is the directory's: sorted before cut, the same request names the
+     * same presets on every machine */
     qsort(like, n_like, sizeof like[0], by_name);
     char list[FATHOM_ERROR_MESSAGE_MAX] = "";
     size_t len = 0;
-    for (size_t i = 0; i < n_like && len < sizeof list; i++)
+    for (size_t i = 0; i < n_like && i < SHOWN && len < sizeof list; i++)
         len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", like[i]);
     return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
                             "\"%s\" is not a %s preset; those whose names contain it: %s%s "
                             "(GET /v1/presets lists them all)",
-                            name, what, list, more ? ", …" : "");
+                            name, what, list, n_like > SHOWN ? ", …" : "");
 }
 
 const json_t *codec_presets_find(const codec_presets_t *p, preset_kind_t kind, const char *name)

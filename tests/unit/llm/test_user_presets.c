@@ -91,7 +91,8 @@ static void lookup_failure_is_not_unknown_name(void **state)
 /* A name that differs from a built-in only in letter case is refused with the built-in's name
  * as the likely one, through either decoder that reads a system name (a plain name and a
  * {"preset": …} variant) and for a model; a part of some names ("H100": the four H100 systems of
- * presets/systems, sorted) lists them; a name like no built-in gets no suggestion. */
+ * presets/systems, sorted) lists them, the first eight by name when more match; a name like no
+ * built-in gets no suggestion. */
 static void unknown_name_suggests_case(void **state)
 {
     (void)state;
@@ -116,6 +117,12 @@ static void unknown_name_suggests_case(void **state)
     assert_null(strstr(err.message, "did you mean"));
     assert_non_null(strstr(err.message, "contain it: h100_80g_nvl8, h100_nvl, h100_pcie, "
                                         "h100_sxm (GET"));
+    /* "00" is in 14 system names: the first eight by name, then an ellipsis */
+    json_t *many = json_string("00");
+    assert_int_equal(codec_llm_system_decode(many, "system", builtins, &s, &err), -1);
+    assert_non_null(strstr(err.message, "contain it: a100_80e, a100_80g, a100_sxm, a100_sxm_40g, "
+                                        "b200, b300, gb200_nvl72, gb300_nvl72, … (GET"));
+    json_decref(many);
     json_t *none = json_string("zz9");
     assert_int_equal(codec_llm_system_decode(none, "system", builtins, &s, &err), -1);
     assert_null(strstr(err.message, "did you mean"));
