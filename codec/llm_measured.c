@@ -83,6 +83,7 @@
 #include "llm_codec.h"
 #include "llm_measured_gpu.h"
 #include "model_codec.h"
+#include "text.h"
 
 static int64_t row_int(const json_t *row, const char *key, int64_t dflt)
 {
@@ -141,16 +142,6 @@ static const char *inexpressible(const json_t *row)
         return "step_time_s is compared as tokens/s/GPU, which needs global_batch, seq_len and "
                "gpu_count";
     return NULL;
-}
-
-/* Whether `part` occurs in `text` in any case ("fp8" in "MXFP8"). */
-static bool find_nocase(const char *text, const char *part)
-{
-    const size_t n = strlen(part);
-    for (const char *p = text; *p; p++)
-        if (strncasecmp(p, part, n) == 0)
-            return true;
-    return false;
 }
 
 static json_t *row_model_dense(const json_t *row);
@@ -258,7 +249,7 @@ static const char *row_position(const json_t *row)
 
 static json_t *row_model_dense(const json_t *row)
 {
-    const bool gated = find_nocase(row_str(row, "mlp"), "SwiGLU");
+    const bool gated = codec_contains_nocase(row_str(row, "mlp"), "SwiGLU");
     int64_t heads = row_int(row, "heads", 1);
     return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:s,s:b,s:s,s:b,s:b}", "hidden",
                      (json_int_t)row_int(row, "hidden", 0), "feedforward",
@@ -325,23 +316,23 @@ static moe_software_t row_moe_software(const json_t *row)
 {
     const char *n = row_str(row, "notes");
     moe_software_t w = {"partial", "flex", false, {false, false, false}};
-    if (find_nocase(n, "full-iteration CUDA graph") ||
-        find_nocase(n, "CUDA graph over the whole iteration"))
+    if (codec_contains_nocase(n, "full-iteration CUDA graph") ||
+        codec_contains_nocase(n, "CUDA graph over the whole iteration"))
         w.graphs = "full";
-    else if (find_nocase(n, "no CUDA graphs"))
+    else if (codec_contains_nocase(n, "no CUDA graphs"))
         w.graphs = "none";
-    else if (find_nocase(n, "CUDA graphs over attention"))
+    else if (codec_contains_nocase(n, "CUDA graphs over attention"))
         w.graphs = "partial";
-    else if (find_nocase(n, "CUDA graphs over router"))
+    else if (codec_contains_nocase(n, "CUDA graphs over router"))
         w.graphs = "router";
-    w.stated[0] = strcmp(w.graphs, "partial") != 0 || find_nocase(n, "CUDA graphs over");
-    if (find_nocase(n, "all-to-all dispatcher")) {
+    w.stated[0] = strcmp(w.graphs, "partial") != 0 || codec_contains_nocase(n, "CUDA graphs over");
+    if (codec_contains_nocase(n, "all-to-all dispatcher")) {
         w.dispatcher = "alltoall";
         w.stated[1] = true;
     } else if (llm__has_word(n, "DeepEP") || llm__has_word(n, "HybridEP")) {
         w.stated[1] = true;
     }
-    w.a2a_overlap = find_nocase(n, "all-to-all overlap");
+    w.a2a_overlap = codec_contains_nocase(n, "all-to-all overlap");
     w.stated[2] = w.a2a_overlap;
     return w;
 }
@@ -400,8 +391,8 @@ static llm_stack_t row_stack(const json_t *row)
 /* Whether the row's precision, notes or section say `what` (any case). */
 static bool row_says(const json_t *row, const char *what)
 {
-    return find_nocase(row_str(row, "precision"), what) || find_nocase(row_str(row, "notes"), what) ||
-           find_nocase(row_str(row, "source_section"), what);
+    return codec_contains_nocase(row_str(row, "precision"), what) || codec_contains_nocase(row_str(row, "notes"), what) ||
+           codec_contains_nocase(row_str(row, "source_section"), what);
 }
 
 /* What a PyTorch-stack row runs beyond its layout, read from its words (doc/measured_runs.md):
@@ -419,16 +410,16 @@ static bool row_says(const json_t *row, const char *what)
 static int pytorch_execution(const json_t *row, llm_stack_t stack, json_t *e)
 {
     const char *prec = row_str(row, "precision");
-    const bool fp8 = find_nocase(prec, "Float8") || find_nocase(prec, "FP8");
-    const bool vanilla = find_nocase(row_str(row, "notes"), "vanilla TP");
+    const bool fp8 = codec_contains_nocase(prec, "Float8") || codec_contains_nocase(prec, "FP8");
+    const bool vanilla = codec_contains_nocase(row_str(row, "notes"), "vanilla TP");
     const bool async_tp = row_int(row, "tp", 1) > 1 && !vanilla &&
                           (row_says(row, "Async TP") || row_says(row, "AsyncTP"));
     /* torchtitan runs torchao's Float8 compiled: its docs/float8.md calls --training.compile
      * "required for competitive performance" (it fuses the casts), and the 405B config its
      * Float8 figures came from sets compile = true beside enable_float8_linear (pull request
      * 554, 9515a14) */
-    const bool compile = find_nocase(prec, "compile") || async_tp ||
-                         (fp8 && stack == LLM_STACK_TORCHTITAN && !find_nocase(prec, "eager"));
+    const bool compile = codec_contains_nocase(prec, "compile") || async_tp ||
+                         (fp8 && stack == LLM_STACK_TORCHTITAN && !codec_contains_nocase(prec, "eager"));
     if (json_object_set_new(e, "stack", json_string(llm_stack_names[stack])) ||
         json_object_set_new(e, "fp8", json_boolean(fp8)) ||
         json_object_set_new(e, "compile", json_boolean(compile)) ||
@@ -439,7 +430,7 @@ static int pytorch_execution(const json_t *row, llm_stack_t stack, json_t *e)
     json_object_del(e, "attention_kernel"); /* the stack's: F.scaled_dot_product_attention */
     json_object_del(e, "fp8_params");
     json_object_del(e, "low_precision_gradients");
-    if (fp8 && find_nocase(prec, "rowwise") &&
+    if (fp8 && codec_contains_nocase(prec, "rowwise") &&
         json_object_set_new(e, "fp8_recipe", json_string("rowwise")))
         return -1;
     return 0;
@@ -469,8 +460,8 @@ static int64_t row_interleaving(const json_t *row, int64_t pp, int64_t vp)
     if (vp > 1)
         return vp;
     return row_stack(row) == LLM_STACK_TORCHTITAN &&
-                   (find_nocase(row_str(row, "notes"), "Interleaved") ||
-                    find_nocase(row_str(row, "source_section"), "Interleaved"))
+                   (codec_contains_nocase(row_str(row, "notes"), "Interleaved") ||
+                    codec_contains_nocase(row_str(row, "source_section"), "Interleaved"))
                ? 2
                : 1;
 }
@@ -488,7 +479,7 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
     if (fsdp > 0 && cp > 1 && row_stack(row) == LLM_STACK_TORCHTITAN)
         fsdp = fsdp * cp <= dp * cp ? fsdp * cp : dp * cp;
     const char *prec = row_str(row, "precision");
-    const bool fp8 = find_nocase(prec, "FP8");
+    const bool fp8 = codec_contains_nocase(prec, "FP8");
     const int zero = fsdp > 0 ? 3 : dp * cp > 1 ? 1 : 0;
     int nets[4];
     place_networks(s, tp, cp, dp, pp, nets);
@@ -544,9 +535,9 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
      * one request, and stay a group Fathom cannot tell apart. */
     const bool moe = json_is_true(json_object_get(row, "moe"));
     const char *recipe = !fp8 || !moe || stack != LLM_STACK_MEGATRON ? NULL
-                         : find_nocase(prec, "MXFP8")         ? "mxfp8"
-                         : find_nocase(prec, "blockwise")     ? "blockwise"
-                         : find_nocase(prec, "delayed")       ? "delayed"
+                         : codec_contains_nocase(prec, "MXFP8")         ? "mxfp8"
+                         : codec_contains_nocase(prec, "blockwise")     ? "blockwise"
+                         : codec_contains_nocase(prec, "delayed")       ? "delayed"
                                                               : NULL;
     if (e && recipe && json_object_set_new(e, "fp8_recipe", json_string(recipe))) {
         json_decref(e);

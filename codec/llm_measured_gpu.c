@@ -22,6 +22,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "text.h"
+
 bool llm__has_word(const char *text, const char *word)
 {
     const size_t n = strlen(word);
@@ -82,10 +84,7 @@ static bool clause_has(const char *start, size_t len, const char *word)
     len = len < sizeof buf - 1 ? len : sizeof buf - 1;
     memcpy(buf, start, len);
     buf[len] = '\0';
-    for (char *p = buf; *p; p++)
-        if (strncasecmp(p, word, strlen(word)) == 0)
-            return true;
-    return false;
+    return codec_contains_nocase(buf, word);
 }
 
 static void read_clause(const char *c, size_t len, stated_t *st)

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "text.h"
+
 /* A guard against a stray huge directory: presets are a curated handful of files. */
 #define PRESETS_MAX_PER_KIND 256
 
@@ -299,16 +301,6 @@ int codec_presets_deref(const codec_presets_t *p, preset_kind_t kind, const json
     return 0;
 }
 
-/* Whether needle occurs in hay, letter case aside. */
-static int contains_ignoring_case(const char *hay, const char *needle)
-{
-    const size_t n = strlen(needle);
-    for (; *hay; hay++)
-        if (strncasecmp(hay, needle, n) == 0)
-            return 1;
-    return 0;
-}
-
 static int by_name(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -334,7 +326,7 @@ int codec_presets_unknown(const codec_presets_t *p, preset_kind_t kind, const ch
                                         "\"%s\" is not a %s preset; did you mean \"%s\"? "
                                         "(names are case-sensitive; GET /v1/presets lists them)",
                                         name, what, key);
-            if (contains_ignoring_case(key, name) && n_like < PRESETS_MAX_PER_KIND)
+            if (codec_contains_nocase(key, name) && n_like < PRESETS_MAX_PER_KIND)
                 like[n_like++] = key;
         }
     if (n_like == 0)
