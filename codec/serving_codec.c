@@ -2,6 +2,7 @@
  * KV cache, concurrency, latency, throughput, cost and the throughput–interactivity curve
  * (codec_inference_endpoint). Decoding is strict: every bad value is a 422 naming
  * "serving.<member>" (serving_codec.h lists the members and defaults). */
+#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <string.h>
 
@@ -103,35 +104,36 @@ static int decode_layout(const json_t *v, const char *path, bool only_layout,
                : 0;
 }
 
-int codec_serving_token_count(const json_t *obj, const char *path, const char *key,
-                              const char *other_key, double other_min, double *mean,
-                              double *other, fathom_error_t *err)
+double codec_serving_z90(void)
 {
-    char p[JR_PATH_MAX];
+    return gsl_cdf_ugaussian_Pinv(0.9);
+}
+
+int codec_serving_token_count(const json_t *obj, const char *path, const char *key, double *mean,
+                              double *spread, fathom_error_t *err)
+{
+    char p[JR_PATH_MAX], q[JR_PATH_MAX];
     jr_path(p, sizeof p, path, key);
     const json_t *v = json_object_get(obj, key);
-    *other = NAN;
+    *spread = 0;
     if (!v)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p, "is required");
     if (!json_is_object(v))
         return jr_value_real(v, p, 1, SERVING_MAX_TOKENS, mean, err);
-    const char *const keys[] = {"mean", other_key, NULL};
-    return jr_check_keys(v, p, keys, err) ||
-                   jr_real(v, p, "mean", JR_REQUIRED, 0, 1, SERVING_MAX_TOKENS, mean, err) ||
-                   jr_real(v, p, other_key, JR_OPTIONAL, NAN, other_min, SERVING_MAX_TOKENS,
-                           other, err)
-               ? -1
-               : 0;
-}
-
-/* A token count: a number, or {"mean", "spread"} (spread 0 when not given). */
-static int decode_tokens(const json_t *obj, const char *path, const char *key, double *mean,
-                         double *spread, fathom_error_t *err)
-{
-    if (codec_serving_token_count(obj, path, key, "spread", 0, mean, spread, err))
+    static const char *const keys[] = {"mean", "spread", "p90", NULL};
+    double sd = NAN, p90 = NAN;
+    if (jr_check_keys(v, p, keys, err) ||
+        jr_real(v, p, "mean", JR_REQUIRED, 0, 1, SERVING_MAX_TOKENS, mean, err) ||
+        jr_real(v, p, "spread", JR_OPTIONAL, NAN, 0, SERVING_MAX_TOKENS, &sd, err) ||
+        jr_real(v, p, "p90", JR_OPTIONAL, NAN, 1, SERVING_MAX_TOKENS, &p90, err))
         return -1;
-    if (isnan(*spread))
-        *spread = 0;
+    jr_path(q, sizeof q, p, "p90");
+    if (!isnan(sd) && !isnan(p90))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                "is another way to give the spread: give spread or p90, not both");
+    if (!isnan(p90) && p90 < *mean)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "must be at least the mean");
+    *spread = !isnan(sd) ? sd : !isnan(p90) ? (p90 - *mean) / codec_serving_z90() : 0;
     return 0;
 }
 
@@ -217,8 +219,8 @@ int codec_serving_decode(const json_t *v, const char *path, const fathom_model_t
     out->weights = (serving_dtype_t)wdt;
     out->kv = (serving_dtype_t)(kdt == 4 ? SERVING_DT_FP4 : kdt);
     out->engine = (serving_engine_t)engine;
-    if (decode_tokens(v, path, "input_tokens", &out->input_tokens, &out->input_spread, err) ||
-        decode_tokens(v, path, "output_tokens", &out->output_tokens, &out->output_spread, err) ||
+    if (codec_serving_token_count(v, path, "input_tokens", &out->input_tokens, &out->input_spread, err) ||
+        codec_serving_token_count(v, path, "output_tokens", &out->output_tokens, &out->output_spread, err) ||
         jr_real(v, path, "concurrency", JR_OPTIONAL, 0, 0, SERVING_MAX_CONCURRENCY,
                 &out->concurrency, err) ||
         jr_real(v, path, "requests_per_s", JR_OPTIONAL, 0, 0, SERVING_MAX_RATE,

@@ -42,13 +42,15 @@ int codec_serving_system_decode(const json_t *v, const char *path, const codec_p
                                 serving_system_t *out, fathom_error_t *err);
 json_t *codec_serving_system_encode(const serving_system_t *s);
 
+/* A token count at obj[key] (path names obj): a number of at least 1, or {"mean"} with at most
+ * one of "spread" (a standard deviation) and "p90" (the 90th percentile, at least the mean, read
+ * as a normal spread: spread = (p90 - mean) / codec_serving_z90()); spread 0 when neither is
+ * given. Both endpoints take both forms. 0, or -1 with err naming the field. */
+int codec_serving_token_count(const json_t *obj, const char *path, const char *key, double *mean,
+                              double *spread, fathom_error_t *err);
+/* The standard normal's 90th percentile, z such that P(X <= mean + z spread) = 0.9. */
+double codec_serving_z90(void);
 /* The whole request {"model","system","serving"}; engine defaults are filled in. */
-/* A token count at obj[key] (path names obj): a number of at least 1, or {"mean", other_key}
- * with other_key a real of at least other_min, NAN when not given (a number: NAN too). 0, or -1
- * with err naming the field. */
-int codec_serving_token_count(const json_t *obj, const char *path, const char *key,
-                              const char *other_key, double other_min, double *mean,
-                              double *other, fathom_error_t *err);
 int codec_serving_request_decode(const json_t *body, const codec_presets_t *presets,
                                  codec_serving_request_t *out, fathom_error_t *err);
 /* The "serving" member alone, for a model and system already decoded (the plan's requests). */

@@ -4,12 +4,13 @@
  * TPOT (core/serving/serving_plan.c does the arithmetic).
  *
  * Request {"kind": "serving_plan", "model", "traffic": {"requests_per_s", "input_tokens",
- *          "output_tokens"} (token counts a number or {"mean", "p90"}), "slo": {"ttft_ms_p50"?,
+ *          "output_tokens"} (token counts a number or {"mean", "p90"} or {"mean", "spread"}), "slo": {"ttft_ms_p50"?,
  *          "ttft_ms_p99"?, "tpot_ms"?} (at least one), "systems": [preset name |
  *          {"name", "price_per_gpu_hour"?}] (1..16), "engine"? ("vllm"), "weights_datatypes"?
  *          (default bf16, and fp8 on GPUs with an FP8 rate), "modes"? (["aggregated",
  *          "disaggregated"]), "max_gpus_per_replica"?}.
- * A {mean, p90} count is read as a normal spread, σ = (p90 − mean)/1.2816.
+ * A {mean, p90} count is read as a normal spread, σ = (p90 − mean)/z₀.₉, z₀.₉ = 1.2816
+ * (codec_serving_token_count); the normalized request gives every spread as its p90.
  * Units: one per (system, layout), in system order (codec_serving_plan_units). Each unit's
  * result is its candidate; the assembled result lists every candidate, each system's cheapest
  * ("best": the candidate, with "request", the body of POST /v1/inference that re-estimates it)
@@ -35,26 +36,6 @@ static const char *const dtype_names[] = {"bf16", "fp8", "fp4", "int4", "nvfp4",
 static const char *const mode_names[] = {"aggregated", "disaggregated", NULL};
 
 #define num(x) codec_serving_num(x)
-
-/* A token count: a number, or {"mean", "p90"} read as a normal spread. */
-static int decode_count(const json_t *obj, const char *path, const char *key, double *mean,
-                        double *spread, fathom_error_t *err)
-{
-    double p90;
-    *spread = 0;
-    if (codec_serving_token_count(obj, path, key, "p90", 1, mean, &p90, err))
-        return -1;
-    if (isnan(p90))
-        return 0;
-    if (p90 < *mean) {
-        char p[JR_PATH_MAX], q[JR_PATH_MAX];
-        jr_path(p, sizeof p, path, key);
-        jr_path(q, sizeof q, p, "p90");
-        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "must be at least the mean");
-    }
-    *spread = (p90 - *mean) / 1.2816;
-    return 0;
-}
 
 void codec_serving_plan_free(codec_serving_plan_t *p)
 {
@@ -145,8 +126,8 @@ codec_serving_plan_t *codec_serving_plan_decode(const json_t *body, const codec_
         jr_check_keys(traffic, "traffic", traffic_keys, err) ||
         jr_positive(traffic, "traffic", "requests_per_s", JR_REQUIRED, 0, SERVING_MAX_RATE,
                     &s->requests_per_s, err) ||
-        decode_count(traffic, "traffic", "input_tokens", &s->input_tokens, &s->input_spread, err) ||
-        decode_count(traffic, "traffic", "output_tokens", &s->output_tokens, &s->output_spread,
+        codec_serving_token_count(traffic, "traffic", "input_tokens", &s->input_tokens, &s->input_spread, err) ||
+        codec_serving_token_count(traffic, "traffic", "output_tokens", &s->output_tokens, &s->output_spread,
                      err))
         goto fail;
     if (!slo) {
@@ -231,11 +212,11 @@ json_t *codec_serving_plan_normalized(const codec_serving_plan_t *p)
         json_array_append_new(modes, json_string("disaggregated"));
     json_t *count_in = s->input_spread > 0
                            ? json_pack("{s:o,s:o}", "mean", num(s->input_tokens), "p90",
-                                       num(s->input_tokens + 1.2816 * s->input_spread))
+                                       num(s->input_tokens + codec_serving_z90() * s->input_spread))
                            : num(s->input_tokens);
     json_t *count_out = s->output_spread > 0
                             ? json_pack("{s:o,s:o}", "mean", num(s->output_tokens), "p90",
-                                        num(s->output_tokens + 1.2816 * s->output_spread))
+                                        num(s->output_tokens + codec_serving_z90() * s->output_spread))
                             : num(s->output_tokens);
     json_t *systems = json_array();
     for (int k = 0; k < p->num_systems; k++)

@@ -4,6 +4,7 @@ schema, normalization and the cache, the CLI giving the same answer, the validat
 inference_runs.json, and a 422 naming the field for every bad value."""
 import json
 import os
+import statistics
 import subprocess
 import tempfile
 import unittest
@@ -101,6 +102,20 @@ class Inference(ServerTestCase):
         self.assertEqual(json.loads(cli.stdout)["output_tokens_per_s_per_gpu"], served["output_tokens_per_s_per_gpu"])
         self.assertEqual(served["engine"]["max_batch_tokens"], 8192)  # TensorRT-LLM's max_num_tokens
         self.assertFalse(served["engine"]["chunked_prefill"])
+
+    def test_token_spread_as_p90(self):
+        # {mean, p90} is {mean, spread} with spread = (p90 - mean)/z, z the standard normal's
+        # 90th percentile (Python's statistics module, not the server's GSL): the same answer
+        z = statistics.NormalDist().inv_cdf(0.9)
+        by_spread = self.post(body(input_tokens={"mean": 2000, "spread": 400}))
+        by_p90 = self.post(body(input_tokens={"mean": 2000, "p90": 2000 + 400 * z}))
+        self.assertEqual(by_spread.status, 200, by_spread.body)
+        self.assertEqual(by_p90.status, 200, by_p90.body)
+        a, b = by_spread.json(), by_p90.json()
+        self.assertAlmostEqual(b["ttft_p99_s"], a["ttft_p99_s"], delta=1e-9 * a["ttft_p99_s"])
+        # the long prompts of the spread lengthen the p99 TTFT beyond a fixed 2,000-token prompt
+        fixed = self.post(BASE).json()
+        self.assertGreater(a["ttft_p99_s"], fixed["ttft_p99_s"])
 
     def test_disaggregated_and_speculative(self):
         b = body(tensor_par=None)
@@ -210,7 +225,9 @@ class Inference(ServerTestCase):
             (body(kv_datatype=8), bad, "serving.kv_datatype"),
             (body(kv_datatype="mxfp4"), bad, "serving.kv_datatype"),  # a weights format only
             (body(input_tokens=0), bad, "serving.input_tokens"),
-            (body(input_tokens={"mean": 10, "p90": 20}), bad, "serving.input_tokens.p90"),
+            (body(input_tokens={"mean": 10, "p90": 5}), bad, "serving.input_tokens.p90"),
+            (body(input_tokens={"mean": 10, "spread": 2, "p90": 20}), bad, "serving.input_tokens.p90"),
+            (body(input_tokens={"mean": 10, "sd": 2}), bad, "serving.input_tokens.sd"),
             (body(output_tokens="200"), bad, "serving.output_tokens"),
             (body(concurrency=4), bad, "serving.requests_per_s"),
             (body(prefix_cache_hit=1.5), bad, "serving.prefix_cache_hit"),

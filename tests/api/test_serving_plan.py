@@ -5,6 +5,7 @@ configuration meets the targets and re-estimates through POST /v1/inference to w
 says, the Pareto front is not dominated, and bad plans are refused naming the field."""
 import json
 import os
+import statistics
 import subprocess
 import tempfile
 import time
@@ -109,12 +110,22 @@ class ServingPlan(ServerTestCase):
         self.assertEqual(best["mode"], "aggregated")
         self.assertEqual(best["weights_datatype"], "fp8")
         self.assertAlmostEqual(best["dollars_per_hour"], best["gpus"] * 1.5, places=9)
-        # the request carries the spread (p90 − mean)/1.2816 and the overridden price
+        # the request carries the spread (p90 − mean)/z, z the standard normal's 90th percentile
+        # (Python's statistics module), and the overridden price
         serving = best["request"]["serving"]
-        self.assertAlmostEqual(serving["input_tokens"]["spread"], 1000 / 1.2816, places=9)
+        z = statistics.NormalDist().inv_cdf(0.9)
+        self.assertAlmostEqual(serving["input_tokens"]["spread"], 1000 / z, places=9)
         self.assertEqual(best["request"]["system"]["price_per_gpu_hour"], 1.5)
         est = self.server.post("/v1/inference", best["request"]).json()
         self.assertEqual(est["ttft_p99_s"], best["ttft_p99_s"])
+        # the same traffic with its spread given as a standard deviation plans the same fleet
+        body["traffic"] = dict(body["traffic"], input_tokens={"mean": 1000, "spread": 1000 / z})
+        out, _ = run_plan(body)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        again = json.loads(out.stdout)["systems"][0]["best"]
+        self.assertEqual(again["layout"], best["layout"])
+        self.assertEqual(again["replicas"], best["replicas"])
+        self.assertAlmostEqual(again["ttft_p99_s"], best["ttft_p99_s"], delta=1e-9 * best["ttft_p99_s"])
 
 
 class ServingPlanSweep(ServerTestCase):
