@@ -321,6 +321,8 @@ sweeps = [
      "engine": "sglang", "weights_datatypes": ["fp8", "int4"], "modes": ["disaggregated"], "max_gpus_per_replica": 4},
     {"kind": "serving_plan", "model": "llama3-8B", "traffic": {"requests_per_s": 1, "input_tokens": 10, "output_tokens": 10},
      "slo": {}, "systems": ["h100_sxm"]},
+    {"kind": "serving_plan", "model": "llama3-8B", "traffic": {"requests_per_s": 1, "input_tokens": 100,
+     "output_tokens": {"mean": 100, "spread": 30}}, "slo": {"tpot_ms": 40}, "systems": ["l40s"]},
     # the run around the step: the auto batch, a ramp, goodput statistics, every loss
     {"kind": "plan", "model": "llama3-8B", "tokens": 1e10, "batch_tokens": "auto",
      "batch_schedule": [{"batch_tokens": 262144, "tokens": 1e9}], "systems": ["h100_sxm"],
@@ -484,6 +486,8 @@ inference = [
     {"model": "llama3-70B", "system": "h100_sxm", "serving": dict(SERVE, concurrency=3)},
     {"model": "llama3-70B", "system": "h100_sxm", "serving": dict(SERVE, weights_datatype="fp6")},
     {"model": "llama3-70B", "system": "h100_sxm", "serving": {"input_tokens": 0, "output_tokens": 1}},
+    {"model": "llama3-70B", "system": "h100_sxm", "serving": dict(SERVE, input_tokens={"mean": 2000, "p90": 2500})},
+    {"model": "llama3-70B", "system": "h100_sxm", "serving": dict(SERVE, output_tokens={"mean": 200, "spread": 9, "p90": 250})},
 ]
 write("inference", inference)
 
