@@ -16,11 +16,28 @@
 #include "json_read.h"
 #include "model_codec.h"
 
-typedef enum { MOE_NONE, MOE_MIXTRAL, MOE_QWEN, MOE_DEEPSEEK, MOE_GPT_OSS } moe_kind_t;
+/* MOE_QWEN: Qwen3-MoE's routed experts; MOE_QWEN_SHARED: Qwen2-MoE's, with one shared expert of
+ * shared_expert_intermediate_size beside them (Qwen2MoeSparseMoeBlock). */
+typedef enum {
+    MOE_NONE,
+    MOE_MIXTRAL,
+    MOE_QWEN,
+    MOE_QWEN_SHARED,
+    MOE_DEEPSEEK,
+    MOE_GPT_OSS
+} moe_kind_t;
 /* WINDOW_ALL: sliding_window (null: none) on every block (Mistral, Phi-3); WINDOW_QWEN: only
  * with use_sliding_window true, which is refused; WINDOW_ALTERNATE: the even blocks windowed,
- * the odd ones full (Gemma 2's is_sliding = layer_idx % 2 == 0, GPT-OSS's layer_types). */
-typedef enum { WINDOW_NONE, WINDOW_ALL, WINDOW_QWEN, WINDOW_ALTERNATE } window_kind_t;
+ * the odd ones full (Gemma 2's is_sliding = layer_idx % 2 == 0, GPT-OSS's layer_types);
+ * WINDOW_PERIODIC: every k-th block full, the others windowed, k from layer_types or else
+ * sliding_window_pattern (Gemma 3: is_sliding = (layer_idx + 1) % pattern != 0, default 6). */
+typedef enum {
+    WINDOW_NONE,
+    WINDOW_ALL,
+    WINDOW_QWEN,
+    WINDOW_ALTERNATE,
+    WINDOW_PERIODIC
+} window_kind_t;
 
 typedef struct {
     const char *arch, *family;
@@ -56,6 +73,21 @@ static const family_t families[] = {
      "the norms after attention and after the MLP (post_attention_layernorm, "
      "post_feedforward_layernorm: 2·hidden_size parameters a block)"},
     {"Phi3ForCausalLM", "phi3", false, false, false, false, false, MOE_NONE, WINDOW_ALL, NULL},
+    {"Qwen2MoeForCausalLM", "qwen2_moe", false, true, false, false, false, MOE_QWEN_SHARED,
+     WINDOW_QWEN, "the shared expert's sigmoid gate (shared_expert_gate: hidden_size parameters "
+                  "a block)"},
+    {"Olmo2ForCausalLM", "olmo2", false, false, true, false, false, MOE_NONE, WINDOW_NONE,
+     "the RMSNorm of the whole query and key projections (q_norm, k_norm: "
+     "(num_attention_heads + num_key_value_heads)·head_dim parameters a block); OLMo 2 puts its "
+     "two norms after attention and the MLP, which counts the same"},
+    {"Glm4MoeForCausalLM", "glm4_moe", false, false, true, false, false, MOE_DEEPSEEK,
+     WINDOW_NONE, "the per-head RMSNorm of queries and keys where use_qk_norm is true (2·head_dim "
+                  "parameters a block); partial_rotary_factor (RoPE on part of each head) costs "
+                  "as full RoPE"},
+    {"Gemma3ForCausalLM", "gemma3_text", true, false, true, false, false, MOE_NONE,
+     WINDOW_PERIODIC, "the norms after attention and after the MLP and the RMSNorm of queries and "
+                      "keys (post_attention_layernorm, post_feedforward_layernorm, q_norm, "
+                      "k_norm: 2·hidden_size + 2·head_dim parameters a block)"},
 };
 #define NFAMILIES (sizeof families / sizeof families[0])
 
@@ -258,32 +290,42 @@ static int read_bias(const json_t *cfg, const char *p, const family_t *f, json_t
     return 0;
 }
 
-/* GPT-OSS's layer_types: sliding and full alternating from a sliding first block, or all full. */
-static int read_layer_types(const json_t *cfg, const char *p, int64_t blocks, int *windowed,
+/* layer_types (GPT-OSS, Gemma 3): a full block every k-th from the k-th on and sliding blocks
+ * between (*every = k, 2 for GPT-OSS's alternation), or all full (*every = 0, no window); absent
+ * or null leaves *every as it is. Anything else has no Fathom equivalent. */
+static int read_layer_types(const json_t *cfg, const char *p, int64_t blocks, int *every,
                             fathom_error_t *err)
 {
     const json_t *t = json_object_get(cfg, "layer_types");
     char q[JR_PATH_MAX];
     jr_path(q, sizeof q, p, "layer_types");
-    *windowed = 2;
     if (!t || json_is_null(t))
         return 0;
     if (jr_expect_array(t, q, (size_t)blocks, (size_t)blocks, err))
         return -1;
-    bool alternate = true, full = true;
+    size_t first_full = 0;
+    bool found = false;
     for (size_t i = 0; i < json_array_size(t); i++) {
         const char *s = json_string_value(json_array_get(t, i));
-        if (!s)
-            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "must hold strings");
-        alternate &= strcmp(s, i % 2 ? "full_attention" : "sliding_attention") == 0;
-        full &= strcmp(s, "full_attention") == 0;
+        if (!s || (strcmp(s, "full_attention") != 0 && strcmp(s, "sliding_attention") != 0))
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                    "must hold \"full_attention\" or \"sliding_attention\"");
+        if (!found && strcmp(s, "full_attention") == 0)
+            first_full = i, found = true;
     }
-    if (!alternate && !full)
+    const size_t k = first_full + 1;
+    bool periodic = found, full = true;
+    for (size_t i = 0; i < json_array_size(t); i++) {
+        const bool is_full = strcmp(json_string_value(json_array_get(t, i)), "full_attention") == 0;
+        periodic &= is_full == ((i + 1) % k == 0);
+        full &= is_full;
+    }
+    if (!periodic && !full)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
-                                "is not modelled: Fathom takes sliding and full attention "
-                                "alternating from a sliding first block, or full attention "
-                                "everywhere");
-    *windowed = full ? 0 : 2;
+                                "is not modelled: Fathom takes a full-attention block every k-th "
+                                "(from the k-th on) with sliding blocks between, or full "
+                                "attention everywhere");
+    *every = full ? 0 : (int)k;
     return 0;
 }
 
@@ -308,10 +350,18 @@ static int read_window(const json_t *cfg, const char *p, const family_t *f, json
         return -1;
     int every = 0;
     if (f->window == WINDOW_ALTERNATE) {
+        every = 2;
         if (f->moe == MOE_GPT_OSS && read_layer_types(cfg, p, blocks, &every, err))
             return -1;
-        if (f->moe != MOE_GPT_OSS)
-            every = 2;
+        if (every == 0)
+            w = 0;
+    } else if (f->window == WINDOW_PERIODIC) {
+        int64_t pattern;
+        if (opt_int(cfg, p, "sliding_window_pattern", 6, 1, MODEL_MAX_BLOCKS, &pattern, err))
+            return -1;
+        every = pattern > 1 ? (int)pattern : 0;
+        if (read_layer_types(cfg, p, blocks, &every, err))
+            return -1;
         if (every == 0)
             w = 0;
     }
@@ -323,15 +373,19 @@ static int read_window(const json_t *cfg, const char *p, const family_t *f, json
 }
 
 /* Qwen's decoder_sparse_step k: block i is MoE iff (i + 1) % k == 0, Fathom's
- * first_dense_blocks k − 1 and every k; mlp_only_layers (dense blocks named one by one) is not. */
-static int read_qwen_moe(const json_t *cfg, const char *p, json_t *moe, fathom_error_t *err)
+ * first_dense_blocks k − 1 and every k; mlp_only_layers (dense blocks named one by one) is not.
+ * shared: Qwen2-MoE's one shared expert of shared_expert_intermediate_size in every MoE block. */
+static int read_qwen_moe(const json_t *cfg, const char *p, bool shared, json_t *moe,
+                         fathom_error_t *err)
 {
-    int64_t E, k, ff, step;
+    int64_t E, k, ff, step, sff = 0;
     char q[JR_PATH_MAX];
     if (jr_int(cfg, p, "num_experts", JR_REQUIRED, 0, 1, 4096, &E, err) ||
         jr_int(cfg, p, "num_experts_per_tok", JR_REQUIRED, 0, 1, 4096, &k, err) ||
         jr_int(cfg, p, "moe_intermediate_size", JR_REQUIRED, 0, 1, 4 * MODEL_MAX_DIM, &ff, err) ||
-        opt_int(cfg, p, "decoder_sparse_step", 1, 1, MODEL_MAX_BLOCKS, &step, err))
+        opt_int(cfg, p, "decoder_sparse_step", 1, 1, MODEL_MAX_BLOCKS, &step, err) ||
+        (shared && jr_int(cfg, p, "shared_expert_intermediate_size", JR_REQUIRED, 0, 1,
+                          4 * MODEL_MAX_DIM, &sff, err)))
         return -1;
     const json_t *only = json_object_get(cfg, "mlp_only_layers");
     if (only && !json_is_null(only) && !(json_is_array(only) && json_array_size(only) == 0)) {
@@ -342,7 +396,9 @@ static int read_qwen_moe(const json_t *cfg, const char *p, json_t *moe, fathom_e
     }
     return set_int(moe, "num_experts", E) || set_int(moe, "top_k", k) ||
                    set_int(moe, "expert_feedforward", ff) ||
-                   set_int(moe, "first_dense_blocks", step - 1) || set_int(moe, "every", step)
+                   set_int(moe, "first_dense_blocks", step - 1) || set_int(moe, "every", step) ||
+                   (shared && (set_int(moe, "shared_experts", 1) ||
+                               set_int(moe, "shared_expert_feedforward", sff)))
                ? fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory")
                : 0;
 }
@@ -396,8 +452,8 @@ static int read_moe(const json_t *cfg, const char *p, const family_t *f, json_t 
     json_t *moe = json_object();
     if (!moe || json_object_set_new(o, "moe", moe))
         return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
-    if (f->moe == MOE_QWEN)
-        return read_qwen_moe(cfg, p, moe, err);
+    if (f->moe == MOE_QWEN || f->moe == MOE_QWEN_SHARED)
+        return read_qwen_moe(cfg, p, f->moe == MOE_QWEN_SHARED, moe, err);
     if (f->moe == MOE_DEEPSEEK)
         return read_deepseek_moe(cfg, p, o, moe, err);
     /* Mixtral and GPT-OSS: every block routes num_local_experts experts of intermediate_size */

@@ -5,7 +5,10 @@ the transformer endpoint giving what the matching preset gives; unknown architec
 keys as 422s naming the field; summary.parameters_mtp beside the totals.
 
 The configs in tests/data/hf_config/ are the files as the checkpoints publish them on the
-Hugging Face hub (<org>/<name>/config.json), keys Fathom ignores included."""
+Hugging Face hub (<org>/<name>/config.json), keys Fathom ignores included. Four were added on
+2026-11-27 without a copy of the hub at hand: Qwen1.5-MoE-A2.7B, OLMo-2-1124-7B, GLM-4.5-Air and
+gemma-3-1b-pt carry every key that sets the shape as those checkpoints publish it, transcribed,
+and only some of the keys Fathom ignores (transformers_version left out)."""
 import json
 import os
 import unittest
@@ -49,6 +52,18 @@ PUBLISHED = {
     "Phi-3-mini-4k-instruct": (3.8e9, None, 1, "Phi-3 technical report (arXiv 2404.14219): "
                                                "phi-3-mini, 3.8B parameters"),
     "phi-4": (14.7e9, None, 1, "microsoft/phi-4 on the hub: 14.7B parameters"),
+    # Qwen's 'Qwen1.5-MoE: Matching 7B Model Performance with 1/3 Activated Parameters'
+    # (2024-03-28): 14.3B in total, 2.7B activated (the shared expert's gate, 49,152 in all, is
+    # not counted)
+    "Qwen1.5-MoE-A2.7B": (14.3e9, 2.7e9, 1, "Qwen blog, Qwen1.5-MoE: 14.3B total, 2.7B activated"),
+    # 7,298,617,344 with q_norm and k_norm (32 · 8,192, not counted)
+    "OLMo-2-1124-7B": (7.3e9, None, 1, "allenai/OLMo-2-1124-7B on the hub: 7.3B parameters"),
+    # GLM-4.5 report (arXiv 2508.06471): 'GLM-4.5-Air, with 106B total parameters and 12B
+    # activated' (the main model; Fathom's 106.85B cut as the report cuts it; the MTP layer apart)
+    "GLM-4.5-Air": (106e9, None, 0, "GLM-4.5 technical report: GLM-4.5-Air, 106B total"),
+    # Gemma 3 technical report (arXiv 2503.19786), table 1: 1B, 302M embedding + 698M
+    # non-embedding parameters (each to the million)
+    "gemma-3-1b-pt": (1.00e9, None, 2, "Gemma 3 technical report, table 1: 302M + 698M"),
 }
 # The preset each config is also shipped as: the same model, field for field.
 PRESET = {"Meta-Llama-3-8B": "llama3-8B", "Llama-3.1-405B": "llama3.1-405B",
@@ -57,7 +72,8 @@ PRESET = {"Meta-Llama-3-8B": "llama3-8B", "Llama-3.1-405B": "llama3.1-405B",
           "Qwen3-235B-A22B": "qwen3-235B-A22B", "Mixtral-8x7B-v0.1": "mixtral-8x7B",
           "DeepSeek-V3": "deepseek-v3", "gpt-oss-120b": "gpt-oss-120B"}
 FAMILIES = {"llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "deepseek_v2",
-            "deepseek_v3", "gpt_oss", "gemma", "gemma2", "phi3"}
+            "deepseek_v3", "gpt_oss", "gemma", "gemma2", "phi3", "qwen2_moe", "olmo2", "glm4_moe",
+            "gemma3_text"}
 
 
 def config(name):
@@ -187,6 +203,46 @@ class HfConfig(ServerTestCase):
                                               "system": "h100_sxm",
                                               "execution": {"num_procs": 1, "batch_size": 1}})
         self.assertError(r, 422, "invalid_field", "model.hidden")
+
+    def test_layer_patterns_shared_experts_and_dense_blocks(self):
+        # Gemma 3: is_sliding = (layer_idx + 1) % sliding_window_pattern != 0, so every 6th block
+        # attends to the whole sequence and the other five to the last 512 tokens
+        m = self.read("gemma-3-1b-pt")["model"]
+        self.assertEqual((m["sliding_window"], m["full_attention_every"]), (512, 6))
+        self.assertEqual((m["attn_size"], m["kv_heads"], m["tied_embeddings"]), (256, 1, True))
+        # the same pattern spelled out as newer configs write it
+        cfg = config("gemma-3-1b-pt")
+        del cfg["sliding_window_pattern"]
+        cfg["layer_types"] = ["full_attention" if (i + 1) % 6 == 0 else "sliding_attention"
+                              for i in range(26)]
+        self.assertEqual(self.server.post("/v1/models/from-hf-config", cfg).json()["model"], m)
+        cfg["layer_types"] = ["full_attention"] * 26  # no window at all
+        full = self.server.post("/v1/models/from-hf-config", cfg).json()["model"]
+        self.assertNotIn("sliding_window", {k for k, v in full.items() if v})
+        cfg["layer_types"][3] = "sliding_attention"  # no period: refused, naming the key
+        self.assertError(self.server.post("/v1/models/from-hf-config", cfg), 422,
+                         "invalid_field", "layer_types")
+        cfg["layer_types"] = ["local"] * 26
+        self.assertError(self.server.post("/v1/models/from-hf-config", cfg), 422,
+                         "invalid_field", "layer_types")
+        # Qwen2-MoE: 60 routed experts of 1,408 and one shared expert of 5,632 in every block
+        moe = self.read("Qwen1.5-MoE-A2.7B")["model"]["moe"]
+        self.assertEqual((moe["num_experts"], moe["top_k"], moe["expert_feedforward"],
+                          moe["shared_experts"], moe["shared_expert_feedforward"]),
+                         (60, 4, 1408, 1, 5632))
+        cfg = config("Qwen1.5-MoE-A2.7B")
+        del cfg["shared_expert_intermediate_size"]
+        self.assertError(self.server.post("/v1/models/from-hf-config", cfg), 422,
+                         "invalid_field", "shared_expert_intermediate_size")
+        # GLM-4.5-Air: the first block dense (intermediate_size 10,944), the MTP layer apart,
+        # grouped-query attention of 96 heads of 128 on a hidden size of 4,096
+        out = self.read("GLM-4.5-Air")
+        m = out["model"]
+        self.assertEqual((m["moe"]["first_dense_blocks"], m["feedforward"], m["mtp_blocks"]),
+                         (1, 10944, 1))
+        self.assertEqual((m["attn_heads"], m["attn_size"], m["kv_heads"], m["qkv_bias"]),
+                         (96, 128, 8, True))
+        self.assertNotIn("mla", {k for k, v in m.items() if v})
 
     def test_parameters_mtp_beside_the_totals(self):
         r = self.server.post("/v1/estimate", {
