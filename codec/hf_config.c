@@ -274,9 +274,13 @@ static int read_bias(const json_t *cfg, const char *p, const family_t *f, json_t
         opt_bool(cfg, p, "mlp_bias", false, &mlp, err))
         return -1;
     bool qkv = f->qkv_bias || (f->attention_bias && attn), all = f->all_bias && attn;
+    /* attention_bias biases o_proj too in Llama's attention, not in GLM-4.5's
+     * (Glm4MoeAttention: o_proj bias=False) */
     if (f->attention_bias && attn)
-        note(notes, "attention_bias: the biases of q, k and v are counted; o_proj's (hidden_size "
-                    "a block) is not");
+        note(notes, strcmp(f->family, "glm4_moe") == 0
+                        ? "attention_bias: the biases of q, k and v are counted (o_proj has none)"
+                        : "attention_bias: the biases of q, k and v are counted; o_proj's "
+                          "(hidden_size a block) is not");
     if (mlp) {
         char q[JR_PATH_MAX];
         jr_path(q, sizeof q, p, "mlp_bias");

@@ -243,6 +243,7 @@ class HfConfig(ServerTestCase):
         self.assertEqual((m["attn_heads"], m["attn_size"], m["kv_heads"], m["qkv_bias"]),
                          (96, 128, 8, True))
         self.assertNotIn("mla", {k for k, v in m.items() if v})
+        self.assertTrue(any("o_proj has none" in n for n in out["notes"]), out["notes"])
 
     def test_parameters_mtp_beside_the_totals(self):
         r = self.server.post("/v1/estimate", {
