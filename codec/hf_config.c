@@ -24,19 +24,24 @@ typedef enum {
     MOE_QWEN,
     MOE_QWEN_SHARED,
     MOE_DEEPSEEK,
-    MOE_GPT_OSS
+    MOE_GPT_OSS,
+    MOE_LLAMA4
 } moe_kind_t;
 /* WINDOW_ALL: sliding_window (null: none) on every block (Mistral, Phi-3); WINDOW_QWEN: only
  * with use_sliding_window true, which is refused; WINDOW_ALTERNATE: the even blocks windowed,
  * the odd ones full (Gemma 2's is_sliding = layer_idx % 2 == 0, GPT-OSS's layer_types);
  * WINDOW_PERIODIC: every k-th block full, the others windowed, k from layer_types or else
- * sliding_window_pattern (Gemma 3: is_sliding = (layer_idx + 1) % pattern != 0, default 6). */
+ * sliding_window_pattern (Gemma 3: is_sliding = (layer_idx + 1) % pattern != 0, default 6);
+ * WINDOW_CHUNKED: Llama 4's chunked attention (attention_chunk_size) in its RoPE blocks and global
+ * attention in every no_rope_layer_interval-th (default 4), Fathom's window marked
+ * chunked_attention. */
 typedef enum {
     WINDOW_NONE,
     WINDOW_ALL,
     WINDOW_QWEN,
     WINDOW_ALTERNATE,
-    WINDOW_PERIODIC
+    WINDOW_PERIODIC,
+    WINDOW_CHUNKED
 } window_kind_t;
 
 typedef struct {
@@ -88,6 +93,9 @@ static const family_t families[] = {
      WINDOW_PERIODIC, "the norms after attention and after the MLP and the RMSNorm of queries and "
                       "keys (post_attention_layernorm, post_feedforward_layernorm, q_norm, "
                       "k_norm: 2·hidden_size + 2·head_dim parameters a block)"},
+    {"Llama4ForConditionalGeneration", "llama4", false, false, true, false, false, MOE_LLAMA4,
+     WINDOW_CHUNKED, "the vision encoder and its projector (vision_config): the text tower "
+                     "(text_config) is the model"},
 };
 #define NFAMILIES (sizeof families / sizeof families[0])
 
@@ -181,14 +189,16 @@ static int read_seq(const json_t *cfg, const char *p, int64_t seq_size, json_t *
         return 0;
     }
     int64_t window = 0, original = 0;
-    if (opt_int(cfg, p, "max_position_embeddings", 0, 1, MODEL_MAX_DIM, &window, err))
+    /* the window after long-context training may exceed any sequence Fathom runs (Llama 4
+     * Scout: 10,485,760); it only matters when no original length is given, and is cut below */
+    if (opt_int(cfg, p, "max_position_embeddings", 0, 1, INT64_C(1) << 40, &window, err))
         return -1;
     const json_t *rs = json_object_get(cfg, "rope_scaling");
     if (json_is_object(rs)) {
         char q[JR_PATH_MAX];
         jr_path(q, sizeof q, p, "rope_scaling");
-        if (opt_int(rs, q, "original_max_position_embeddings", 0, 1, MODEL_MAX_DIM, &original,
-                    err))
+        if (opt_int(rs, q, "original_max_position_embeddings", 0, 1, INT64_C(1) << 40,
+                    &original, err))
             return -1;
     }
     int64_t s = original > 0 ? original : window;
@@ -333,6 +343,41 @@ static int read_layer_types(const json_t *cfg, const char *p, int64_t blocks, in
     return 0;
 }
 
+/* Llama 4 (Llama4TextConfig): block i uses RoPE and chunked attention iff no_rope_layers[i] is
+ * 1, and the list defaults to (i + 1) % no_rope_layer_interval != 0: global NoPE attention every
+ * interval-th block. An empty or absent list is that default; a given one must be it. */
+static int read_chunked(const json_t *cfg, const char *p, json_t *o, fathom_error_t *err)
+{
+    int64_t chunk, every, blocks = json_integer_value(json_object_get(o, "num_blocks"));
+    if (opt_int(cfg, p, "attention_chunk_size", 0, 1, MODEL_MAX_DIM, &chunk, err) ||
+        opt_int(cfg, p, "no_rope_layer_interval", 4, 1, MODEL_MAX_BLOCKS, &every, err))
+        return -1;
+    const json_t *list = json_object_get(cfg, "no_rope_layers");
+    if (list && !json_is_null(list) && !(json_is_array(list) && json_array_size(list) == 0)) {
+        char q[JR_PATH_MAX];
+        jr_path(q, sizeof q, p, "no_rope_layers");
+        if (jr_expect_array(list, q, (size_t)blocks, (size_t)blocks, err))
+            return -1;
+        for (size_t i = 0; i < json_array_size(list); i++) {
+            const json_t *v = json_array_get(list, i);
+            if (!json_is_integer(v) ||
+                json_integer_value(v) != ((int64_t)(i + 1) % every != 0 ? 1 : 0))
+                return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                        "is not modelled: Fathom takes a global (NoPE) block every "
+                                        "no_rope_layer_interval-th (%lld), chunked RoPE blocks "
+                                        "between (1 a RoPE block, 0 a NoPE one)",
+                                        (long long)every);
+        }
+    }
+    if (chunk == 0)
+        return 0;
+    return set_int(o, "sliding_window", chunk) ||
+                   (every > 1 && set_int(o, "full_attention_every", every)) ||
+                   json_object_set_new(o, "chunked_attention", json_true())
+               ? fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory")
+               : 0;
+}
+
 static int read_window(const json_t *cfg, const char *p, const family_t *f, json_t *o,
                        fathom_error_t *err)
 {
@@ -350,6 +395,8 @@ static int read_window(const json_t *cfg, const char *p, const family_t *f, json
                                       "max_window_layers on)")
                    : 0;
     }
+    if (f->window == WINDOW_CHUNKED)
+        return read_chunked(cfg, p, o, err);
     if (opt_int(cfg, p, "sliding_window", 0, 1, MODEL_MAX_DIM, &w, err))
         return -1;
     int every = 0;
@@ -448,6 +495,31 @@ static int read_deepseek_moe(const json_t *cfg, const char *p, json_t *o, json_t
     return 0;
 }
 
+/* Llama 4: block i is MoE iff (i + 1) % interleave_moe_layer_step == 0 (Llama4TextConfig's
+ * moe_layers), Fathom's first_dense_blocks step − 1 and every step; each MoE block routes
+ * num_local_experts experts of intermediate_size beside one shared expert of the same width, and
+ * the dense blocks' MLP is intermediate_size_mlp wide. */
+static int read_llama4_moe(const json_t *cfg, const char *p, json_t *o, json_t *moe,
+                           fathom_error_t *err)
+{
+    int64_t E, k, ff, dense_ff, step;
+    if (jr_int(cfg, p, "num_local_experts", JR_REQUIRED, 0, 1, 4096, &E, err) ||
+        jr_int(cfg, p, "num_experts_per_tok", JR_REQUIRED, 0, 1, 4096, &k, err) ||
+        jr_int(cfg, p, "intermediate_size", JR_REQUIRED, 0, 1, 4 * MODEL_MAX_DIM, &ff, err) ||
+        jr_int(cfg, p, "intermediate_size_mlp", JR_REQUIRED, 0, 1, 4 * MODEL_MAX_DIM, &dense_ff,
+               err) ||
+        opt_int(cfg, p, "interleave_moe_layer_step", 1, 1, MODEL_MAX_BLOCKS, &step, err))
+        return -1;
+    return set_int(o, "feedforward", dense_ff) || set_int(moe, "num_experts", E) ||
+                   set_int(moe, "top_k", k) || set_int(moe, "expert_feedforward", ff) ||
+                   set_int(moe, "shared_experts", 1) ||
+                   set_int(moe, "shared_expert_feedforward", ff) ||
+                   (step > 1 && (set_int(moe, "first_dense_blocks", step - 1) ||
+                                 set_int(moe, "every", step)))
+               ? fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory")
+               : 0;
+}
+
 static int read_moe(const json_t *cfg, const char *p, const family_t *f, json_t *o,
                     fathom_error_t *err)
 {
@@ -460,6 +532,8 @@ static int read_moe(const json_t *cfg, const char *p, const family_t *f, json_t 
         return read_qwen_moe(cfg, p, f->moe == MOE_QWEN_SHARED, moe, err);
     if (f->moe == MOE_DEEPSEEK)
         return read_deepseek_moe(cfg, p, o, moe, err);
+    if (f->moe == MOE_LLAMA4)
+        return read_llama4_moe(cfg, p, o, moe, err);
     /* Mixtral and GPT-OSS: every block routes num_local_experts experts of intermediate_size */
     int64_t E, k;
     if (jr_int(cfg, p, "num_local_experts", JR_REQUIRED, 0, 1, 4096, &E, err))
@@ -520,17 +594,34 @@ json_t *hf_config_to_model(const json_t *cfg, const char *path, int64_t seq_size
     if (!f)
         return NULL;
     in.family = f->family;
-    in.datatype = read_datatype(cfg);
+    /* A ...ForConditionalGeneration class wraps a text model beside its vision tower: the shape
+     * keys are the text model's, under text_config (Llama 4) */
+    const json_t *text = cfg;
+    char text_path[JR_PATH_MAX];
+    const char *p = path;
+    const char *const wrapper = "ForConditionalGeneration";
+    const size_t n = strlen(in.architecture), nw = strlen(wrapper);
+    if (n > nw && strcmp(in.architecture + n - nw, wrapper) == 0) {
+        jr_path(text_path, sizeof text_path, path, "text_config");
+        text = json_object_get(cfg, "text_config");
+        if (!json_is_object(text))
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, text_path,
+                                    "is required: %s keeps its text model's keys there",
+                                    in.architecture),
+                   NULL;
+        p = text_path;
+    }
+    in.datatype = read_datatype(cfg) ? read_datatype(cfg) : read_datatype(text);
     json_t *o = json_object(), *notes = json_array();
     int64_t seq = 0;
     if (!o || !notes) {
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
         goto fail;
     }
-    if (read_common(cfg, path, f, o, err) || read_bias(cfg, path, f, o, notes, err) ||
-        read_window(cfg, path, f, o, err) || read_moe(cfg, path, f, o, err) ||
-        (f->mla && read_mla(cfg, path, o, err)) ||
-        read_seq(cfg, path, seq_size, notes, &seq, err))
+    if (read_common(text, p, f, o, err) || read_bias(text, p, f, o, notes, err) ||
+        read_window(text, p, f, o, err) || read_moe(text, p, f, o, err) ||
+        (f->mla && read_mla(text, p, o, err)) ||
+        read_seq(text, p, seq_size, notes, &seq, err))
         goto fail;
     if (set_int(o, "seq_size", seq)) {
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");

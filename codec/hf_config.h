@@ -3,7 +3,8 @@
  * A planner's model is the config.json its checkpoint ships with. The families below are read
  * by their `architectures` name (the first entry): Llama, Mistral, Qwen2/2.5, Qwen3, Qwen3-MoE,
  * Qwen2-MoE, Mixtral, DeepSeek-V2/V3, GLM-4.5 (MoE), GPT-OSS, Gemma, Gemma 2, Gemma 3 (text),
- * OLMo 2 and Phi-3/Phi-4. Anything else is a 422
+ * OLMo 2, Phi-3/Phi-4 and Llama 4 (Llama4ForConditionalGeneration: the text model under
+ * text_config, the vision tower noted). Anything else is a 422
  * naming `architectures` and listing the known ones. The keys a family reads are checked
  * strictly (type, range, null where Hugging Face writes null); the many keys that do not change
  * the shape (rope_theta, rms_norm_eps, token ids, ...) are ignored, as a config.json has dozens.

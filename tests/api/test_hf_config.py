@@ -5,10 +5,11 @@ the transformer endpoint giving what the matching preset gives; unknown architec
 keys as 422s naming the field; summary.parameters_mtp beside the totals.
 
 The configs in tests/data/hf_config/ are the files as the checkpoints publish them on the
-Hugging Face hub (<org>/<name>/config.json), keys Fathom ignores included. Four were added on
-2026-11-27 without a copy of the hub at hand: Qwen1.5-MoE-A2.7B, OLMo-2-1124-7B, GLM-4.5-Air and
-gemma-3-1b-pt carry every key that sets the shape as those checkpoints publish it, transcribed,
-and only some of the keys Fathom ignores (transformers_version left out)."""
+Hugging Face hub (<org>/<name>/config.json), keys Fathom ignores included. Six were added on
+2026-11-27 without a copy of the hub at hand: Qwen1.5-MoE-A2.7B, OLMo-2-1124-7B, GLM-4.5-Air,
+gemma-3-1b-pt and the two Llama 4 configs carry every key that sets the shape as those
+checkpoints publish it, transcribed, and only some of the keys Fathom ignores
+(transformers_version left out; Llama 4's vision_config cut to its sizes)."""
 import json
 import os
 import unittest
@@ -64,16 +65,34 @@ PUBLISHED = {
     # Gemma 3 technical report (arXiv 2503.19786), table 1: 1B, 302M embedding + 698M
     # non-embedding parameters (each to the million)
     "gemma-3-1b-pt": (1.00e9, None, 2, "Gemma 3 technical report, table 1: 302M + 698M"),
+    # Llama 4: Meta's model cards give 109B and 400B in total with the vision encoder, which
+    # Fathom leaves out, and 17B activated. The text towers by hand: embeddings and output layer
+    # 2 · 202,048 · 5,120 = 2,068,971,520, the final norm 5,120, and per block attention
+    # 2 · 5,120² + 2 · 5,120 · 1,024 = 62,914,560 and two norms 10,240; an expert or the shared
+    # expert 3 · 5,120 · 8,192 = 125,829,120, a dense MLP 3 · 5,120 · 16,384 = 251,658,240, the
+    # router 5,120 per expert.
+    # Scout, 48 MoE blocks of 16 experts: 48 · (62,914,560 + 10,240 + 17 · 125,829,120 + 81,920)
+    # + 2,068,976,640 = 107,769,861,120; activated 48 · (62,924,800 + 2 · 125,829,120 + 81,920)
+    # + 2,068,976,640 = 17,172,894,720 (the card's 17B)
+    "Llama-4-Scout-17B-16E": (107769861120, 17172894720, None,
+                              "hand count of the text tower (card: 17B activated)"),
+    # Maverick, 24 dense blocks and 24 MoE blocks of 128 experts: 24 · 314,583,040 + 24 ·
+    # (62,924,800 + 129 · 125,829,120 + 655,360) + 2,068,976,640 = 400,711,848,960 (the card's
+    # 400B with its vision encoder); activated 24 · 314,583,040 + 24 · 315,238,400 +
+    # 2,068,976,640 = 17,184,691,200 (17B)
+    "Llama-4-Maverick-17B-128E": (400711848960, 17184691200, None,
+                                  "hand count of the text tower (card: 17B activated)"),
 }
 # The preset each config is also shipped as: the same model, field for field.
 PRESET = {"Meta-Llama-3-8B": "llama3-8B", "Llama-3.1-405B": "llama3.1-405B",
           "Mistral-7B-v0.3": "mistral-7B-v0.3", "Qwen2.5-7B": "qwen2.5-7B",
           "Qwen2.5-72B": "qwen2.5-72B", "Qwen3-30B-A3B": "qwen3-30B-A3B",
           "Qwen3-235B-A22B": "qwen3-235B-A22B", "Mixtral-8x7B-v0.1": "mixtral-8x7B",
-          "DeepSeek-V3": "deepseek-v3", "gpt-oss-120b": "gpt-oss-120B"}
+          "DeepSeek-V3": "deepseek-v3", "gpt-oss-120b": "gpt-oss-120B",
+          "Llama-4-Scout-17B-16E": "llama4-scout", "Llama-4-Maverick-17B-128E": "llama4-maverick"}
 FAMILIES = {"llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "deepseek_v2",
             "deepseek_v3", "gpt_oss", "gemma", "gemma2", "phi3", "qwen2_moe", "olmo2", "glm4_moe",
-            "gemma3_text"}
+            "gemma3_text", "llama4"}
 
 
 def config(name):
@@ -176,7 +195,7 @@ class HfConfig(ServerTestCase):
         r = self.server.post("/v1/models/from-hf-config", cfg)
         err = self.assertError(r, 422, "invalid_field", "architectures")
         for known in ("LlamaForCausalLM", "DeepseekV3ForCausalLM", "GptOssForCausalLM",
-                      "Phi3ForCausalLM"):
+                      "Phi3ForCausalLM", "Llama4ForConditionalGeneration"):  # the last: none cut
             self.assertIn(known, err["message"])
         r = self.server.post("/v1/estimate", {"model": {"hf_config": cfg}, "system": "h100_sxm",
                                               "execution": {"num_procs": 1, "batch_size": 1}})
@@ -244,6 +263,29 @@ class HfConfig(ServerTestCase):
                          (96, 128, 8, True))
         self.assertNotIn("mla", {k for k, v in m.items() if v})
         self.assertTrue(any("o_proj has none" in n for n in out["notes"]), out["notes"])
+        # Llama 4: the text model under text_config; Maverick's MoE every 2nd block from the
+        # 2nd ((layer_idx + 1) % interleave_moe_layer_step == 0), dense blocks of
+        # intermediate_size_mlp; chunked attention with a global block every 4th
+        out = self.read("Llama-4-Maverick-17B-128E")
+        m = out["model"]
+        self.assertEqual((m["moe"]["first_dense_blocks"], m["moe"]["every"], m["feedforward"]),
+                         (1, 2, 16384))
+        self.assertEqual((m["sliding_window"], m["full_attention_every"], m["chunked_attention"]),
+                         (8192, 4, True))
+        self.assertTrue(any("vision" in n for n in out["notes"]), out["notes"])
+        cfg = config("Llama-4-Scout-17B-16E")
+        cfg["text_config"]["no_rope_layers"] = [1] * 48  # chunked everywhere: not modelled
+        self.assertError(self.server.post("/v1/models/from-hf-config", cfg), 422,
+                         "invalid_field", "text_config.no_rope_layers")
+        cfg["text_config"]["no_rope_layers"] = [int((i + 1) % 4 != 0) for i in range(48)]
+        self.assertEqual(self.server.post("/v1/models/from-hf-config", cfg).json()["model"],
+                         self.read("Llama-4-Scout-17B-16E")["model"])
+        cfg["text_config"]["hidden_size"] = "5120"
+        self.assertError(self.server.post("/v1/models/from-hf-config", cfg), 422,
+                         "invalid_field", "text_config.hidden_size")
+        del cfg["text_config"]
+        self.assertError(self.server.post("/v1/models/from-hf-config", cfg), 422,
+                         "invalid_field", "text_config")
 
     def test_parameters_mtp_beside_the_totals(self):
         r = self.server.post("/v1/estimate", {
