@@ -1,7 +1,9 @@
 /* llm_warnings.c — plausibility warnings on an estimate: an MFU above the best published for the
  * GPU and datatype, an execution that offloads to tier 2, a datatype the matrix engine runs at a
  * low rate, a small mixture-of-experts model (where the step model agrees least with published
- * runs). An estimate is still an estimate: these say where it leaves what has been measured.
+ * runs), and an expert-parallel all-to-all that takes much of the step with nothing to hide it
+ * behind (the lever that moves such a step most). An estimate is still an estimate: these say
+ * where it leaves what has been measured, or what would change it.
  *
  * The GPU is recognised by its matrix engine's dense 16-bit peak and, where Blackwell Ultra shares
  * Blackwell's peak, its tier-1 memory (a custom system with another peak gets no MFU warning:
@@ -87,6 +89,9 @@ static int add(json_t *list, const char *code, const char *fmt, ...)
  * B200's 2,250 (NVIDIA B200 datasheet, dense BF16) and far above the H100's and H200's 989. */
 #define MX_MIN_PEAK16 1500.0
 
+/* The share of the step an exposed expert-parallel all-to-all must reach to be warned. */
+#define A2A_EXPOSED_SHARE 0.25
+
 static double peak16(const llm_system_t *s)
 {
     if (s->matrix.rate[LLM_DT_BFLOAT16].present)
@@ -170,6 +175,25 @@ json_t *codec_llm_warnings_encode(const fathom_model_t *m, const llm_system_t *s
             "notes). Expect the run to be slower than estimated on "
             "older releases; calibrate with a measured run of your own (POST /v1/calibrate).",
             m->hidden, SMALL_MOE_HIDDEN);
+    /* An exposed all-to-all: the dispatch and combine of expert parallelism, run with no other
+     * micro-batch's compute beside them, are at least A2A_EXPOSED_SHARE of the step (a choice:
+     * where the overlap is worth a planner's look). DeepSeek-V3's report (arXiv 2412.19437,
+     * §3.2.1) puts cross-node expert parallelism at a computation-to-communication ratio of
+     * about 1:1 and hides it by pairing chunks (DualPipe); Megatron's 1F1B all-to-all overlap
+     * does the same per pair of micro-batches (doc/moe.md, "What overlaps what"). */
+    const double a2a = r->extra.expert_parallel_comm;
+    if (m->moe.num_experts > 0 && e->expert_par > 1 && !e->moe_a2a_overlap &&
+        llm_pp_schedule(e) != LLM_PP_DUALPIPE && r->stats.total_time > 0 &&
+        a2a >= A2A_EXPOSED_SHARE * r->stats.total_time)
+        add(list, "moe_all_to_all_exposed",
+            "%.0f%% of the step (%.3g s of %.3g s) is the expert-parallel all-to-all with "
+            "nothing beside it%s. Overlapping dispatch and combine with another micro-batch's "
+            "compute (execution.moe_a2a_overlap, Megatron's --overlap-moe-expert-parallel-comm) "
+            "or pairing chunks with DualPipe (pipeline_schedule \"dualpipe\"), as DeepSeek-V3 "
+            "did for a computation-to-communication ratio its report puts at about 1:1 "
+            "(arXiv 2412.19437, sec. 3.2.1), hides most of it; a plan takes both as options",
+            100 * a2a / r->stats.total_time, a2a, r->stats.total_time,
+            e->expert_par_net > 0 ? ", across the network" : "");
     /* A datatype whose matrix rate is at most half the fastest non-FP8 rate of the system. */
     double best = 0;
     for (int dt = 0; dt < LLM_DT__COUNT; dt++)

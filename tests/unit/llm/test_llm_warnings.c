@@ -3,7 +3,8 @@
  * files of presets/validation/), recomputed here from those files as model TFLOP/s over the
  * preset's dense BF16 peak, so the table cannot fall behind the runs beside it; an estimate just
  * above it is warned and one just below is not. Blackwell Ultra shares Blackwell's peaks and is
- * told apart by its memory; the B300, with no dense run published, is never warned. */
+ * told apart by its memory; the B300, with no dense run published, is never warned. Also
+ * moe_all_to_all_exposed: its threshold, and what silences it. */
 #include <ctype.h>
 #include <dirent.h>
 #include <math.h>
@@ -246,6 +247,59 @@ static void test_mxfp8_needs_blackwell(void **state)
     assert_false(warned_recipe("h100_sxm", LLM_FP8_ROWWISE, "fp8_recipe_without_hardware"));
 }
 
+/* The moe_all_to_all_exposed message of Qwen3-30B-A3B on 64 H100s with expert parallelism 8
+ * (net: across the network) and a step of 1 s of which `a2a` s is exposed all-to-all, with
+ * `overlap` and `schedule`; NULL when not warned. The caller frees *w. */
+static const char *a2a_message(const char *model, double a2a, int net, int overlap,
+                               llm_pp_schedule_t schedule, json_t **w)
+{
+    fathom_model_t m;
+    llm_system_t s;
+    llm_execution_t e;
+    layout_on(model, "h100_sxm", 0, &m, &s, &e);
+    e.expert_par = 8;
+    e.expert_par_net = net;
+    e.moe_a2a_overlap = overlap;
+    e.pipeline_schedule = schedule;
+    llm_result_t r;
+    memset(&r, 0, sizeof r);
+    r.extra.peak_flops = s.matrix.rate[LLM_DT_BFLOAT16].tflops * 1e12;
+    r.stats.total_time = 1;
+    r.extra.expert_parallel_comm = a2a;
+    *w = codec_llm_warnings_encode(&m, &s, &e, &r);
+    for (size_t i = 0; i < json_array_size(*w); i++) {
+        const json_t *x = json_array_get(*w, i);
+        if (!strcmp(json_string_value(json_object_get(x, "code")), "moe_all_to_all_exposed"))
+            return json_string_value(json_object_get(x, "message"));
+    }
+    return NULL;
+}
+
+/* A quarter of the step or more in exposed all-to-all is warned, with its share and where it
+ * runs; less is not, nor an all-to-all the overlap or DualPipe pairs, nor a dense model. */
+static void test_exposed_all_to_all(void **state)
+{
+    (void)state;
+    json_t *w;
+    const char *msg = a2a_message("qwen3-30B-A3B", 0.30, 1, 0, LLM_PP_1F1B, &w);
+    assert_non_null(msg);
+    assert_non_null(strstr(msg, "30% of the step (0.3 s of 1 s)"));
+    assert_non_null(strstr(msg, "across the network"));
+    json_decref(w);
+    msg = a2a_message("qwen3-30B-A3B", 0.25, 0, 0, LLM_PP_1F1B, &w);
+    assert_non_null(msg);
+    assert_null(strstr(msg, "across the network"));
+    json_decref(w);
+    assert_null(a2a_message("qwen3-30B-A3B", 0.24, 1, 0, LLM_PP_1F1B, &w));
+    json_decref(w);
+    assert_null(a2a_message("qwen3-30B-A3B", 0.5, 1, 1, LLM_PP_1F1B, &w));
+    json_decref(w);
+    assert_null(a2a_message("qwen3-30B-A3B", 0.5, 1, 0, LLM_PP_DUALPIPE, &w));
+    json_decref(w);
+    assert_null(a2a_message("llama3-70B", 0.5, 1, 0, LLM_PP_1F1B, &w));
+    json_decref(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -254,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_moe_models_held_to_moe_runs),
         cmocka_unit_test(test_blackwell_ultra_told_apart),
         cmocka_unit_test(test_mxfp8_needs_blackwell),
+        cmocka_unit_test(test_exposed_all_to_all),
     };
     return cmocka_run_group_tests(tests, load_presets, free_presets);
 }
