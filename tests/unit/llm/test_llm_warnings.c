@@ -123,15 +123,30 @@ static json_t *warnings_at(const char *system, int fp8, double mfu, double *peak
     return codec_llm_warnings_encode(&m, &s, &e, &r);
 }
 
-/* The mfu_above_published message among `w`, or NULL. */
-static const char *mfu_message(const json_t *w)
+/* The message of the warning `code` among `w`, or NULL. */
+static const char *message_of(const json_t *w, const char *code)
 {
     for (size_t i = 0; i < json_array_size(w); i++) {
         const json_t *x = json_array_get(w, i);
-        if (strcmp(json_string_value(json_object_get(x, "code")), "mfu_above_published") == 0)
+        if (strcmp(json_string_value(json_object_get(x, "code")), code) == 0)
             return json_string_value(json_object_get(x, "message"));
     }
     return NULL;
+}
+
+static const char *mfu_message(const json_t *w)
+{
+    return message_of(w, "mfu_above_published");
+}
+
+/* A result of a 1 s step on `s` (what the warnings read besides the execution). */
+static llm_result_t one_second_step(const llm_system_t *s)
+{
+    llm_result_t r;
+    memset(&r, 0, sizeof r);
+    r.extra.peak_flops = s->matrix.rate[LLM_DT_BFLOAT16].tflops * 1e12;
+    r.stats.total_time = 1;
+    return r;
 }
 
 /* Warned just above `best` (a fraction), quoting it to one decimal, and not just below. */
@@ -225,14 +240,9 @@ static int warned_recipe(const char *system, llm_fp8_recipe_t recipe, const char
     layout_on("llama3-70B", system, 1, &m, &s, &e);
     e.stack = LLM_STACK_TORCHTITAN;
     e.fp8_recipe = recipe;
-    llm_result_t r;
-    memset(&r, 0, sizeof r);
-    r.extra.peak_flops = s.matrix.rate[LLM_DT_BFLOAT16].tflops * 1e12;
-    r.stats.total_time = 1;
+    llm_result_t r = one_second_step(&s);
     json_t *w = codec_llm_warnings_encode(&m, &s, &e, &r);
-    int found = 0;
-    for (size_t i = 0; i < json_array_size(w); i++)
-        found |= !strcmp(json_string_value(json_object_get(json_array_get(w, i), "code")), code);
+    const int found = message_of(w, code) != NULL;
     json_decref(w);
     return found;
 }
@@ -261,18 +271,10 @@ static const char *a2a_message(const char *model, double a2a, int net, int overl
     e.expert_par_net = net;
     e.moe_a2a_overlap = overlap;
     e.pipeline_schedule = schedule;
-    llm_result_t r;
-    memset(&r, 0, sizeof r);
-    r.extra.peak_flops = s.matrix.rate[LLM_DT_BFLOAT16].tflops * 1e12;
-    r.stats.total_time = 1;
+    llm_result_t r = one_second_step(&s);
     r.extra.expert_parallel_comm = a2a;
     *w = codec_llm_warnings_encode(&m, &s, &e, &r);
-    for (size_t i = 0; i < json_array_size(*w); i++) {
-        const json_t *x = json_array_get(*w, i);
-        if (!strcmp(json_string_value(json_object_get(x, "code")), "moe_all_to_all_exposed"))
-            return json_string_value(json_object_get(x, "message"));
-    }
-    return NULL;
+    return message_of(*w, "moe_all_to_all_exposed");
 }
 
 /* A quarter of the step or more in exposed all-to-all is warned, with its share and where it
