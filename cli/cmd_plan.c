@@ -19,7 +19,8 @@ static const char usage[] =
     "what published whole runs paid over it) and their range (those runs' spread), dollars, MWh,\n"
     "tonnes of CO2, the deadline and budget verdicts (within, at risk, misses) — marking the\n"
     "Pareto front (*), the cheapest within the deadline (C) and the fastest within the budget\n"
-    "(F), and the reason of each rejected candidate. --json prints the plan block instead.\n";
+    "(F), the candidates with warnings (!, each warning then given once below the table), and\n"
+    "the reason of each rejected candidate. --json prints the plan block instead.\n";
 
 static bool same(const json_t *a, const json_t *b)
 {
@@ -33,12 +34,56 @@ static double num(const json_t *c, const char *key)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* Each warning code the candidates carry, once: how many candidates carry it and the message
+ * of the first (the numbers in a message are that candidate's; --json gives every one). */
+static void print_warnings(const json_t *candidates)
+{
+    json_t *codes = json_object(); /* code -> {"count", "first": candidate, "message"} */
+    size_t i;
+    const json_t *c;
+    json_array_foreach(candidates, i, c)
+    {
+        size_t k;
+        const json_t *w;
+        json_array_foreach(json_object_get(c, "warnings"), k, w)
+        {
+            const char *code = json_string_value(json_object_get(w, "code"));
+            if (!code)
+                continue;
+            json_t *entry = json_object_get(codes, code);
+            if (entry)
+                json_object_set_new(entry, "count",
+                                    json_integer(json_integer_value(
+                                                     json_object_get(entry, "count")) + 1));
+            else
+                json_object_set_new(codes, code,
+                                    json_pack("{s:I,s:O,s:O}", "count", (json_int_t)1, "first", c,
+                                              "message", json_object_get(w, "message")));
+        }
+    }
+    if (json_object_size(codes) > 0)
+        printf("\n! warnings, each once with the first candidate's message (--json: every "
+               "candidate's)\n");
+    const char *code;
+    json_t *entry;
+    json_object_foreach(codes, code, entry)
+    {
+        const json_t *first = json_object_get(entry, "first");
+        printf("  %s (%lld of %zu candidates; first: %s, %lld GPUs): %s\n", code,
+               (long long)json_integer_value(json_object_get(entry, "count")),
+               json_array_size(candidates), json_string_value(json_object_get(first, "system")),
+               (long long)json_integer_value(json_object_get(first, "num_procs")),
+               json_string_value(json_object_get(entry, "message")));
+    }
+    json_decref(codes);
+}
+
 static void print_table(const json_t *plan)
 {
     const json_t *cheap = json_object_get(plan, "cheapest_within_deadline");
     const json_t *fast = json_object_get(plan, "fastest_within_budget");
     const json_t *front = json_object_get(plan, "pareto");
-    printf("%-3s %-16s %6s %-14s %7s %9s %6s %8s %8s %10s %-21s %13s %8s %7s %-17s %s\n", "",
+    printf("%-4s %-16s %6s %-14s %7s %9s %6s %8s %8s %10s %-21s %13s %8s %7s %-17s %s\n", "",
            "system", "gpus", "tp.pp.dp.cp", "batch_M", "step_s", "mfu", "days_id", "days",
            "gpu_hours", "gpu_hours_range", "dollars", "mwh", "tCO2", "deadline/budget",
            "verdict");
@@ -50,10 +95,11 @@ static void print_table(const json_t *plan)
         size_t k;
         const json_t *f;
         json_array_foreach(front, k, f) on_front = on_front || same(c, f);
-        char marks[4] = "   ";
+        char marks[5] = "    ";
         marks[0] = on_front ? '*' : ' ';
         marks[1] = same(c, cheap) ? 'C' : ' ';
         marks[2] = same(c, fast) ? 'F' : ' ';
+        marks[3] = json_array_size(json_object_get(c, "warnings")) > 0 ? '!' : ' ';
         const json_t *e = json_object_get(c, "execution");
         char layout[48] = "-";
         if (json_is_object(e))
@@ -72,7 +118,7 @@ static void print_table(const json_t *plan)
         snprintf(verdicts, sizeof verdicts, "%s/%s",
                  json_string_value(json_object_get(c, "deadline_verdict")),
                  json_string_value(json_object_get(c, "budget_verdict")));
-        printf("%-3s %-16s %6lld %-14s %7.2f %9.3f %6.3f %8.1f %8.1f %10.4g %-21s %13.0f %8.1f "
+        printf("%-4s %-16s %6lld %-14s %7.2f %9.3f %6.3f %8.1f %8.1f %10.4g %-21s %13.0f %8.1f "
                "%7.1f %-17s %s\n",
                marks, json_string_value(json_object_get(c, "system")),
                (long long)json_integer_value(json_object_get(c, "num_procs")), layout,
@@ -82,9 +128,10 @@ static void print_table(const json_t *plan)
                json_is_string(reason) ? json_string_value(reason) : "ok");
     }
     printf("\n* Pareto front of days and dollars (expected, with every loss besides the step)\n"
-           "C cheapest within the deadline, F fastest within the budget\n"
+           "C cheapest within the deadline, F fastest within the budget, ! warned (below)\n"
            "batch_M: global batch in 2^20 tokens; gpu_hours: the tuned stack times what published "
            "runs paid over it, gpu_hours_range: their spread (doc/plan.md)\n");
+    print_warnings(json_object_get(plan, "candidates"));
 }
 
 int cli_cmd_plan(int argc, char **argv, const cli_env_t *env)

@@ -176,6 +176,30 @@ class Plans(ServerTestCase):
         self.assertIn("cheap", table)
         self.assertIn("Pareto", table)
 
+    def test_cli_table_names_the_warnings(self):
+        # Qwen3-30B-A3B (hidden 2,048) carries moe_small_hidden on every candidate: each row is
+        # marked "!", and the code is given once below the table with how many carry it
+        body = {"kind": "plan", "model": "qwen3-30B-A3B", "tokens": 1e10, "batch_tokens": 1048576,
+                "systems": ["h100_sxm"], "gpu_counts": [8, 16]}
+        with open(os.path.join(self.server.db_dir, "plan_moe.json"), "w") as f:
+            json.dump(body, f)
+        cli = [FATHOM_CLI, "--presets", os.path.join(SOURCE, "presets"), "plan", f.name]
+        plan = json.loads(subprocess.run(cli + ["--json"], capture_output=True, text=True,
+                                         check=True).stdout)
+        table = subprocess.run(cli, capture_output=True, text=True, check=True).stdout
+        lines = table.splitlines()
+        rows = lines[1:1 + len(plan["candidates"])]
+        counts = {}
+        for row, c in zip(rows, plan["candidates"]):
+            self.assertEqual(row[3] == "!", bool(c["warnings"]), row)
+            for w in c["warnings"]:
+                counts[w["code"]] = counts.get(w["code"], 0) + 1
+        self.assertIn("moe_small_hidden", counts)
+        for code, n in counts.items():
+            self.assertIn("  %s (%d of %d candidates" % (code, n, len(plan["candidates"])), table)
+        self.assertEqual(sum(1 for l in lines if l.startswith("  ") and " candidates; first: " in l),
+                         len(counts))
+
     def test_chinchilla_and_flops_tokens(self):
         # llama3-8B: the compute-optimal tokens of the summary's parameter count under the one
         # Chinchilla fit, the tokens /v1/scaling answers for that size (about 20.5 each)
