@@ -37,6 +37,13 @@ int cli_run_endpoint(const codec_endpoint_t *ep, const json_t *body, const cli_e
 int cli_run_sweep(const char *kind, const json_t *body, const cli_env_t *env, int threads,
                   int flags, json_t **result);
 
+/* `fathom <command> FILE [--json] [--threads N]` for a planning sweep of `kind` (plan,
+ * serving_plan): reads FILE (its "kind" defaulted to `kind`), runs the sweep on N threads (the
+ * machine's cores by default) and prints the result's member `block` as JSON with --json, else
+ * through print_table. --help prints usage. Returns the exit status. */
+int cli_plan_command(int argc, char **argv, const cli_env_t *env, const char *kind,
+                     const char *block, const char *usage, void (*print_table)(const json_t *));
+
 /* Prints a JSON value to stdout, indented, with a final newline. */
 void cli_print_json(const json_t *v);
 

@@ -131,3 +131,45 @@ int cli_run_sweep(const char *kind, const json_t *body, const cli_env_t *env, in
     json_decref(spec);
     return *result ? 0 : cli_print_error(&err);
 }
+
+int cli_plan_command(int argc, char **argv, const cli_env_t *env, const char *kind,
+                     const char *block, const char *usage, void (*print_table)(const json_t *))
+{
+    const char *file = NULL;
+    int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    int as_json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            as_json = 1;
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            threads = atoi(argv[++i]);
+        } else if (!file && argv[i][0] != '-') {
+            file = argv[i];
+        } else {
+            fputs(usage, stderr);
+            return 2;
+        }
+    }
+    if (!file || threads < 1 || threads > CODEC_SWEEP_MAX_THREADS) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    json_t *body = cli_read_json_file(file);
+    if (!body)
+        return 1;
+    if (json_is_object(body) && !json_object_get(body, "kind"))
+        json_object_set_new(body, "kind", json_string(kind));
+    json_t *result = NULL;
+    int rc = cli_run_sweep(kind, body, env, threads, 0, &result);
+    const json_t *out = json_object_get(result, block);
+    if (out && as_json)
+        cli_print_json(out);
+    else if (out)
+        print_table(out);
+    json_decref(result);
+    json_decref(body);
+    return rc;
+}

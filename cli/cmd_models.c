@@ -236,38 +236,6 @@ int cli_cmd_infer(int argc, char **argv, const cli_env_t *env)
                     "\"input_tokens\": 2000, \"output_tokens\": 200,\n \"requests_per_s\": 5}} "
                     "(doc/serving.md).\n");
 }
-
-int cli_cmd_serve_plan(int argc, char **argv, const cli_env_t *env)
-{
-    if (argc != 2 || strcmp(argv[1], "--help") == 0) {
-        fprintf(argc == 2 ? stdout : stderr,
-                "usage: fathom serve-plan FILE\n\nRuns the serving plan in FILE (JSON: the body "
-                "of POST /v1/sweep with \"kind\":\n\"serving_plan\"; see "
-                "schemas/sweep_serving_plan.request.json) on this machine's\ncores: for a model, a "
-                "traffic level and latency targets, each system's cheapest\nfleet (layout, "
-                "replicas, aggregated or disaggregated), its $/Mtok and GPUs, and\nthe Pareto front "
-                "of cost against TPOT; prints the plan block a finished\nserving_plan sweep "
-                "carries. E.g. {\"model\": \"llama3-70B\", \"traffic\":\n{\"requests_per_s\": 20, "
-                "\"input_tokens\": 2000, \"output_tokens\": 200}, \"slo\":\n{\"ttft_ms_p99\": 2000, "
-                "\"tpot_ms\": 50}, \"systems\": [\"h100_sxm\", \"h200\", \"b200\"]}\n"
-                "(doc/serving.md).\n");
-        return argc == 2 ? 0 : 2;
-    }
-    json_t *body = cli_read_json_file(argv[1]);
-    if (!body)
-        return 1;
-    if (json_is_object(body) && !json_object_get(body, "kind"))
-        json_object_set_new(body, "kind", json_string("serving_plan"));
-    json_t *result = NULL;
-    const int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    int rc = cli_run_sweep("serving_plan", body, env, threads < 1 ? 1 : threads, 0, &result);
-    const json_t *plan = json_object_get(result, "serving_plan");
-    if (plan)
-        cli_print_json(plan);
-    json_decref(result);
-    json_decref(body);
-    return rc;
-}
 #endif
 
 #ifdef FATHOM_HAVE_SCALING

@@ -3,13 +3,10 @@
  * a finished plan sweep carries). */
 #ifdef FATHOM_HAVE_SEARCH
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "cli_commands.h"
-#include "sweep_kind.h"
 
 static const char usage[] =
     "usage: fathom plan FILE [--json] [--threads N]\n\n"
@@ -136,43 +133,7 @@ static void print_table(const json_t *plan)
 
 int cli_cmd_plan(int argc, char **argv, const cli_env_t *env)
 {
-    const char *file = NULL;
-    int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    bool as_json = false;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--json") == 0) {
-            as_json = true;
-        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-            threads = atoi(argv[++i]);
-        } else if (!file && argv[i][0] != '-') {
-            file = argv[i];
-        } else {
-            fputs(usage, stderr);
-            return 2;
-        }
-    }
-    if (!file || threads < 1 || threads > CODEC_SWEEP_MAX_THREADS) {
-        fputs(usage, stderr);
-        return 2;
-    }
-    json_t *body = cli_read_json_file(file);
-    if (!body)
-        return 1;
-    if (!json_object_get(body, "kind"))
-        json_object_set_new(body, "kind", json_string("plan"));
-    json_t *result = NULL;
-    int rc = cli_run_sweep("plan", body, env, threads, 0, &result);
-    const json_t *plan = json_object_get(result, "plan");
-    if (plan && as_json)
-        cli_print_json(plan);
-    else if (plan)
-        print_table(plan);
-    json_decref(result);
-    json_decref(body);
-    return rc;
+    return cli_plan_command(argc, argv, env, "plan", "plan", usage, print_table);
 }
 #else
 /* Built without the search module: nothing here. */

@@ -28,8 +28,8 @@ def run_plan(body):
         json.dump(body, f)
     try:
         t0 = time.monotonic()
-        out = subprocess.run([CLI, "--presets", os.path.join(SOURCE, "presets"), "serve-plan", f.name],
-                             capture_output=True, text=True, timeout=300)
+        out = subprocess.run([CLI, "--presets", os.path.join(SOURCE, "presets"), "serve-plan", f.name,
+                              "--json"], capture_output=True, text=True, timeout=300)
         return out, time.monotonic() - t0
     finally:
         os.unlink(f.name)
@@ -76,6 +76,35 @@ class ServingPlan(ServerTestCase):
             for c in meets:
                 self.assertFalse(c["dollars_per_hour"] <= p["dollars_per_hour"] and c["tpot_s"] <= p["tpot_s"]
                                  and (c["dollars_per_hour"] < p["dollars_per_hour"] or c["tpot_s"] < p["tpot_s"]))
+
+    def test_table_without_json(self):
+        # without --json: one row per system (its cheapest fleet), the cheapest of all marked C,
+        # the Pareto front's rows marked *, each with its GPUs and $/hour as the plan block has them
+        plan = json.loads(run_plan(PLAN)[0].stdout)
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump(PLAN, f)
+        try:
+            table = subprocess.run([CLI, "--presets", os.path.join(SOURCE, "presets"), "serve-plan",
+                                    f.name], capture_output=True, text=True, timeout=300, check=True).stdout
+        finally:
+            os.unlink(f.name)
+        lines = table.splitlines()
+        rows = lines[1:1 + len(plan["systems"])]
+        cheapest = plan["candidates"][plan["cheapest"]]
+        for row, s in zip(rows, plan["systems"]):
+            cells = row[4:].split()
+            best = s["best"]
+            self.assertEqual(cells[0], s["name"])
+            self.assertEqual((cells[1], cells[2]), (best["mode"], best["weights_datatype"]))
+            self.assertEqual(int(cells[5]), best["gpus"])
+            self.assertAlmostEqual(float(cells[6]), best["dollars_per_hour"], delta=0.006)
+            self.assertEqual(row[1] == "C", best == cheapest, row)
+            self.assertEqual(row[0] == "*", best["pareto"], row)
+        front = [l for l in lines[1 + len(plan["systems"]):] if l.startswith("*")]
+        self.assertEqual(len(front), len(plan["pareto"]))
+        for line, i in zip(front, plan["pareto"]):
+            self.assertAlmostEqual(float(line[4:].split()[6]), plan["candidates"][i]["dollars_per_hour"],
+                                   delta=0.006)
 
     def test_bad_plans_name_the_field(self):
         cases = [
