@@ -219,8 +219,10 @@ int codec_serving_decode(const json_t *v, const char *path, const fathom_model_t
     out->weights = (serving_dtype_t)wdt;
     out->kv = (serving_dtype_t)(kdt == 4 ? SERVING_DT_FP4 : kdt);
     out->engine = (serving_engine_t)engine;
-    if (codec_serving_token_count(v, path, "input_tokens", &out->input_tokens, &out->input_spread, err) ||
-        codec_serving_token_count(v, path, "output_tokens", &out->output_tokens, &out->output_spread, err) ||
+    if (codec_serving_token_count(v, path, "input_tokens", &out->input_tokens, &out->input_spread,
+                                  err) ||
+        codec_serving_token_count(v, path, "output_tokens", &out->output_tokens,
+                                  &out->output_spread, err) ||
         jr_real(v, path, "concurrency", JR_OPTIONAL, 0, 0, SERVING_MAX_CONCURRENCY,
                 &out->concurrency, err) ||
         jr_real(v, path, "requests_per_s", JR_OPTIONAL, 0, 0, SERVING_MAX_RATE,

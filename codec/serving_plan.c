@@ -4,8 +4,8 @@
  * TPOT (core/serving/serving_plan.c does the arithmetic).
  *
  * Request {"kind": "serving_plan", "model", "traffic": {"requests_per_s", "input_tokens",
- *          "output_tokens"} (token counts a number or {"mean", "p90"} or {"mean", "spread"}), "slo": {"ttft_ms_p50"?,
- *          "ttft_ms_p99"?, "tpot_ms"?} (at least one), "systems": [preset name |
+ *          "output_tokens"} (token counts a number, {"mean", "p90"} or {"mean", "spread"}),
+ *          "slo": {"ttft_ms_p50"?, "ttft_ms_p99"?, "tpot_ms"?} (at least one), "systems": [preset name |
  *          {"name", "price_per_gpu_hour"?}] (1..16), "engine"? ("vllm"), "weights_datatypes"?
  *          (default bf16, and fp8 on GPUs with an FP8 rate), "modes"? (["aggregated",
  *          "disaggregated"]), "max_gpus_per_replica"?}.
@@ -126,9 +126,10 @@ codec_serving_plan_t *codec_serving_plan_decode(const json_t *body, const codec_
         jr_check_keys(traffic, "traffic", traffic_keys, err) ||
         jr_positive(traffic, "traffic", "requests_per_s", JR_REQUIRED, 0, SERVING_MAX_RATE,
                     &s->requests_per_s, err) ||
-        codec_serving_token_count(traffic, "traffic", "input_tokens", &s->input_tokens, &s->input_spread, err) ||
-        codec_serving_token_count(traffic, "traffic", "output_tokens", &s->output_tokens, &s->output_spread,
-                     err))
+        codec_serving_token_count(traffic, "traffic", "input_tokens", &s->input_tokens,
+                                  &s->input_spread, err) ||
+        codec_serving_token_count(traffic, "traffic", "output_tokens", &s->output_tokens,
+                                  &s->output_spread, err))
         goto fail;
     if (!slo) {
         fathom_error_set(err, FATHOM_E_INVALID_FIELD, "slo", "is required");
