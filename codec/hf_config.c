@@ -330,7 +330,8 @@ static int read_layer_types(const json_t *cfg, const char *p, int64_t blocks, in
     const size_t k = first_full + 1;
     bool periodic = found, full = true;
     for (size_t i = 0; i < json_array_size(t); i++) {
-        const bool is_full = strcmp(json_string_value(json_array_get(t, i)), "full_attention") == 0;
+        const char *type = json_string_value(json_array_get(t, i));
+        const bool is_full = strcmp(type, "full_attention") == 0;
         periodic &= is_full == ((i + 1) % k == 0);
         full &= is_full;
     }
@@ -611,7 +612,9 @@ json_t *hf_config_to_model(const json_t *cfg, const char *path, int64_t seq_size
                    NULL;
         p = text_path;
     }
-    in.datatype = read_datatype(cfg) ? read_datatype(cfg) : read_datatype(text);
+    in.datatype = read_datatype(cfg);
+    if (!in.datatype)
+        in.datatype = read_datatype(text);
     json_t *o = json_object(), *notes = json_array();
     int64_t seq = 0;
     if (!o || !notes) {
