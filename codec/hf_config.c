@@ -44,6 +44,37 @@ typedef enum {
     WINDOW_CHUNKED
 } window_kind_t;
 
+/* The shape keys' defaults in a family's configuration class: what transformers reads when the
+ * config.json leaves a key out. Only families whose published configs rely on them carry a table;
+ * every key taken from one is named in the notes. */
+typedef struct {
+    const char *key;
+    int64_t value;
+} class_default_t;
+
+typedef struct {
+    const char *class_name;
+    class_default_t keys[12]; /* up to the first NULL key */
+} class_defaults_t;
+
+/* Gemma3TextConfig.__init__ (huggingface/transformers, models/gemma3/configuration_gemma3.py at
+ * 008f5c8): the multimodal checkpoints' text_config gives only what differs from these (gemma-3-4b
+ * gives neither heads nor head_dim nor vocab_size). Their sizes agree with the Gemma 3 report's
+ * table 1: 4B 3,209M non-embedding parameters = 34 blocks of 8 heads of 256, 4 KV heads. */
+static const class_defaults_t gemma3_text_defaults = {
+    "Gemma3TextConfig",
+    {{"vocab_size", 262208},
+     {"hidden_size", 2304},
+     {"intermediate_size", 9216},
+     {"num_hidden_layers", 26},
+     {"num_attention_heads", 8},
+     {"num_key_value_heads", 4},
+     {"head_dim", 256},
+     {"max_position_embeddings", 131072},
+     {"sliding_window", 4096},
+     {NULL, 0}},
+};
+
 typedef struct {
     const char *arch, *family;
     bool tied;          /* tie_word_embeddings default */
@@ -54,48 +85,63 @@ typedef struct {
     moe_kind_t moe;
     window_kind_t window;
     const char *unmodelled; /* tensors Fathom does not count, said in the notes (NULL none) */
+    const class_defaults_t *defaults; /* the class's defaults of the shape keys (NULL: none) */
 } family_t;
 
+#define QK_NORM_UNMODELLED                                                                        \
+    "the per-head RMSNorm of queries and keys (q_norm, k_norm: 2·head_dim parameters a block)"
+#define GEMMA3_UNMODELLED                                                                         \
+    "the norms after attention and after the MLP and the RMSNorm of queries and keys "            \
+    "(post_attention_layernorm, post_feedforward_layernorm, q_norm, k_norm: 2·hidden_size + "     \
+    "2·head_dim parameters a block)"
+
 static const family_t families[] = {
-    {"LlamaForCausalLM", "llama", false, false, true, false, false, MOE_NONE, WINDOW_NONE, NULL},
+    {"LlamaForCausalLM", "llama", false, false, true, false, false, MOE_NONE, WINDOW_NONE, NULL,
+     NULL},
     {"MistralForCausalLM", "mistral", false, false, false, false, false, MOE_NONE, WINDOW_ALL,
+     NULL, NULL},
+    {"Qwen2ForCausalLM", "qwen2", false, true, false, false, false, MOE_NONE, WINDOW_QWEN, NULL,
      NULL},
-    {"Qwen2ForCausalLM", "qwen2", false, true, false, false, false, MOE_NONE, WINDOW_QWEN, NULL},
     {"Qwen3ForCausalLM", "qwen3", false, false, true, false, false, MOE_NONE, WINDOW_QWEN,
-     "the per-head RMSNorm of queries and keys (q_norm, k_norm: 2·head_dim parameters a block)"},
+     QK_NORM_UNMODELLED, NULL},
     {"Qwen3MoeForCausalLM", "qwen3_moe", false, false, true, false, false, MOE_QWEN, WINDOW_QWEN,
-     "the per-head RMSNorm of queries and keys (q_norm, k_norm: 2·head_dim parameters a block)"},
+     QK_NORM_UNMODELLED, NULL},
     {"MixtralForCausalLM", "mixtral", false, false, false, false, false, MOE_MIXTRAL, WINDOW_ALL,
-     NULL},
+     NULL, NULL},
     {"DeepseekV2ForCausalLM", "deepseek_v2", false, false, false, false, true, MOE_DEEPSEEK,
-     WINDOW_NONE, NULL},
+     WINDOW_NONE, NULL, NULL},
     {"DeepseekV3ForCausalLM", "deepseek_v3", false, false, false, false, true, MOE_DEEPSEEK,
-     WINDOW_NONE, NULL},
+     WINDOW_NONE, NULL, NULL},
     {"GptOssForCausalLM", "gpt_oss", false, false, false, true, false, MOE_GPT_OSS,
-     WINDOW_ALTERNATE, "the attention sinks (one learned logit per head and block)"},
-    {"GemmaForCausalLM", "gemma", true, false, true, false, false, MOE_NONE, WINDOW_NONE, NULL},
+     WINDOW_ALTERNATE, "the attention sinks (one learned logit per head and block)", NULL},
+    {"GemmaForCausalLM", "gemma", true, false, true, false, false, MOE_NONE, WINDOW_NONE, NULL,
+     NULL},
     {"Gemma2ForCausalLM", "gemma2", true, false, true, false, false, MOE_NONE, WINDOW_ALTERNATE,
      "the norms after attention and after the MLP (post_attention_layernorm, "
-     "post_feedforward_layernorm: 2·hidden_size parameters a block)"},
-    {"Phi3ForCausalLM", "phi3", false, false, false, false, false, MOE_NONE, WINDOW_ALL, NULL},
+     "post_feedforward_layernorm: 2·hidden_size parameters a block)", NULL},
+    {"Phi3ForCausalLM", "phi3", false, false, false, false, false, MOE_NONE, WINDOW_ALL, NULL,
+     NULL},
     {"Qwen2MoeForCausalLM", "qwen2_moe", false, true, false, false, false, MOE_QWEN_SHARED,
      WINDOW_QWEN, "the shared expert's sigmoid gate (shared_expert_gate: hidden_size parameters "
-                  "a block)"},
+                  "a block)", NULL},
     {"Olmo2ForCausalLM", "olmo2", false, false, true, false, false, MOE_NONE, WINDOW_NONE,
      "the RMSNorm of the whole query and key projections (q_norm, k_norm: "
      "(num_attention_heads + num_key_value_heads)·head_dim parameters a block); OLMo 2 puts its "
-     "two norms after attention and the MLP, which counts the same"},
+     "two norms after attention and the MLP, which counts the same", NULL},
     {"Glm4MoeForCausalLM", "glm4_moe", false, false, true, false, false, MOE_DEEPSEEK,
      WINDOW_NONE, "the per-head RMSNorm of queries and keys where use_qk_norm is true (2·head_dim "
                   "parameters a block); partial_rotary_factor (RoPE on part of each head) costs "
-                  "as full RoPE"},
+                  "as full RoPE", NULL},
     {"Gemma3ForCausalLM", "gemma3_text", true, false, true, false, false, MOE_NONE,
-     WINDOW_PERIODIC, "the norms after attention and after the MLP and the RMSNorm of queries and "
-                      "keys (post_attention_layernorm, post_feedforward_layernorm, q_norm, "
-                      "k_norm: 2·hidden_size + 2·head_dim parameters a block)"},
+     WINDOW_PERIODIC, GEMMA3_UNMODELLED, &gemma3_text_defaults},
     {"Llama4ForConditionalGeneration", "llama4", false, false, true, false, false, MOE_LLAMA4,
      WINDOW_CHUNKED, "the vision encoder and its projector (vision_config): the text tower "
-                     "(text_config) is the model"},
+                     "(text_config) is the model", NULL},
+    /* the Gemma 3 report's table 1 puts the SigLIP encoder at 417M parameters */
+    {"Gemma3ForConditionalGeneration", "gemma3", true, false, true, false, false, MOE_NONE,
+     WINDOW_PERIODIC, GEMMA3_UNMODELLED "; the vision encoder and its projector (vision_config, "
+                      "417M parameters in the Gemma 3 report): the text tower (text_config) is the "
+                      "model", &gemma3_text_defaults},
 };
 #define NFAMILIES (sizeof families / sizeof families[0])
 
@@ -583,6 +629,28 @@ static const char *read_datatype(const json_t *cfg)
     return NULL;
 }
 
+/* text with the class's defaults (family_t.defaults) set where it leaves a shape key out, as
+ * transformers reads it, every key so set named in one note; NULL on out of memory. */
+static json_t *with_class_defaults(const json_t *text, const class_defaults_t *d, json_t *notes)
+{
+    json_t *filled = json_deep_copy(text);
+    char taken[400] = "";
+    for (const class_default_t *k = d->keys; filled && k->key; k++) {
+        if (json_object_get(filled, k->key))
+            continue;
+        if (set_int(filled, k->key, k->value)) {
+            json_decref(filled);
+            return NULL;
+        }
+        snprintf(taken + strlen(taken), sizeof taken - strlen(taken), "%s%s %lld",
+                 *taken ? ", " : "", k->key, (long long)k->value);
+    }
+    if (filled && *taken)
+        note(notes, "not in the config, so %s's defaults (transformers): %s", d->class_name,
+             taken);
+    return filled;
+}
+
 json_t *hf_config_to_model(const json_t *cfg, const char *path, int64_t seq_size,
                            hf_config_info_t *info, json_t **notes_out, fathom_error_t *err)
 {
@@ -596,7 +664,7 @@ json_t *hf_config_to_model(const json_t *cfg, const char *path, int64_t seq_size
         return NULL;
     in.family = f->family;
     /* A ...ForConditionalGeneration class wraps a text model beside its vision tower: the shape
-     * keys are the text model's, under text_config (Llama 4) */
+     * keys are the text model's, under text_config (Llama 4, Gemma 3) */
     const json_t *text = cfg;
     char text_path[JR_PATH_MAX];
     const char *p = path;
@@ -615,12 +683,14 @@ json_t *hf_config_to_model(const json_t *cfg, const char *path, int64_t seq_size
     in.datatype = read_datatype(cfg);
     if (!in.datatype)
         in.datatype = read_datatype(text);
-    json_t *o = json_object(), *notes = json_array();
+    json_t *o = json_object(), *notes = json_array(), *filled = NULL;
     int64_t seq = 0;
-    if (!o || !notes) {
+    if (!o || !notes || (f->defaults && !(filled = with_class_defaults(text, f->defaults, notes)))) {
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
         goto fail;
     }
+    if (filled)
+        text = filled;
     if (read_common(text, p, f, o, err) || read_bias(text, p, f, o, notes, err) ||
         read_window(text, p, f, o, err) || read_moe(text, p, f, o, err) ||
         (f->mla && read_mla(text, p, o, err)) ||
@@ -638,9 +708,11 @@ json_t *hf_config_to_model(const json_t *cfg, const char *path, int64_t seq_size
         *notes_out = notes;
     else
         json_decref(notes);
+    json_decref(filled);
     return o;
 fail:
     json_decref(o);
     json_decref(notes);
+    json_decref(filled);
     return NULL;
 }

@@ -9,7 +9,10 @@ Hugging Face hub (<org>/<name>/config.json), keys Fathom ignores included. Six w
 2026-11-27 without a copy of the hub at hand: Qwen1.5-MoE-A2.7B, OLMo-2-1124-7B, GLM-4.5-Air,
 gemma-3-1b-pt and the two Llama 4 configs carry every key that sets the shape as those
 checkpoints publish it, transcribed, and only some of the keys Fathom ignores
-(transformers_version left out; Llama 4's vision_config cut to its sizes)."""
+(transformers_version left out; Llama 4's vision_config cut to its sizes). gemma-3-4b-pt,
+-12b-pt and -27b-pt (2026-11-27, the same way) carry their text_config as published, which
+leaves keys to Gemma3TextConfig's defaults; their shapes agree with TensorRT-LLM's copy of the
+27B config in its Gemma 3 tests and with the Gemma 3 report's parameter counts."""
 import json
 import os
 import unittest
@@ -65,6 +68,23 @@ PUBLISHED = {
     # Gemma 3 technical report (arXiv 2503.19786), table 1: 1B, 302M embedding + 698M
     # non-embedding parameters (each to the million)
     "gemma-3-1b-pt": (1.00e9, None, 2, "Gemma 3 technical report, table 1: 302M + 698M"),
+    # Gemma 3's multimodal checkpoints: the text tower, the keys its text_config leaves out taken
+    # from Gemma3TextConfig's defaults (vocab 262,208, 8 heads of 256, 4 KV heads). By hand, with
+    # tied embeddings V·h, per block q and o 2·h·n·d, k and v 2·h·kv·d, the gated MLP 3·h·ff and
+    # two norms 2·h, and the final norm h:
+    # 4B  (h 2,560, 34 blocks, 8/4 heads of 256, ff 10,240): 671,252,480 + 34 · 94,376,960 +
+    #     2,560 = 3,880,071,680
+    # 12B (h 3,840, 48 blocks, 16/8 heads of 256, ff 15,360): 1,006,878,720 + 48 · 224,140,800
+    #     + 3,840 = 11,765,640,960
+    # 27B (h 5,376, 62 blocks, 32/16 heads of 128, ff 21,504): 1,409,630,208 + 62 · 412,887,552
+    #     + 5,376 = 27,008,663,808
+    # The Gemma 3 report's table 1 (non-embedding parameters, to the million): 3,209M, 10,759M,
+    # 25,600M; the counts above less V·h are 3,208.8M, 10,758.8M and 25,599.0M, and the q_norm,
+    # k_norm and post-norms Fathom notes as not counted (62 · 11,008 = 0.68M in the 27B) make up
+    # the rest.
+    "gemma-3-4b-pt": (3880071680, None, None, "hand count of the text tower"),
+    "gemma-3-12b-pt": (11765640960, None, None, "hand count of the text tower"),
+    "gemma-3-27b-pt": (27008663808, None, None, "hand count of the text tower"),
     # Llama 4: Meta's model cards give 109B and 400B in total with the vision encoder, which
     # Fathom leaves out, and 17B activated. The text towers by hand: embeddings and output layer
     # 2 · 202,048 · 5,120 = 2,068,971,520, the final norm 5,120, and per block attention
@@ -92,7 +112,7 @@ PRESET = {"Meta-Llama-3-8B": "llama3-8B", "Llama-3.1-405B": "llama3.1-405B",
           "Llama-4-Scout-17B-16E": "llama4-scout", "Llama-4-Maverick-17B-128E": "llama4-maverick"}
 FAMILIES = {"llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "deepseek_v2",
             "deepseek_v3", "gpt_oss", "gemma", "gemma2", "phi3", "qwen2_moe", "olmo2", "glm4_moe",
-            "gemma3_text", "llama4"}
+            "gemma3_text", "llama4", "gemma3"}
 
 
 def config(name):
@@ -119,6 +139,7 @@ class HfConfig(ServerTestCase):
         seen = set()
         for name, (total, active, places, source) in PUBLISHED.items():
             with self.subTest(model=name, source=source):
+                validate(config(name), "hf_config.json")  # the request schema holds for it
                 out = self.read(name)
                 seen.add(out["family"])
                 p = out["parameters"]
@@ -286,6 +307,45 @@ class HfConfig(ServerTestCase):
         del cfg["text_config"]
         self.assertError(self.server.post("/v1/models/from-hf-config", cfg), 422,
                          "invalid_field", "text_config")
+
+    def test_gemma3_multimodal_text_tower_with_class_defaults(self):
+        # gemma-3-4b's text_config gives neither heads, head_dim nor vocab_size: transformers
+        # takes Gemma3TextConfig's defaults, and the notes name each one so taken
+        out = self.read("gemma-3-4b-pt")
+        m = out["model"]
+        self.assertEqual((m["attn_heads"], m["kv_heads"], m["attn_size"], m["vocab_size"]),
+                         (8, 4, 256, 262208))
+        self.assertEqual((m["sliding_window"], m["full_attention_every"], m["tied_embeddings"]),
+                         (1024, 6, True))
+        defaults = [n for n in out["notes"] if "Gemma3TextConfig's defaults" in n]
+        self.assertEqual(len(defaults), 1, out["notes"])
+        for key in ("vocab_size 262208", "num_attention_heads 8", "num_key_value_heads 4",
+                    "head_dim 256"):
+            self.assertIn(key, defaults[0])
+        self.assertNotIn("hidden_size", defaults[0])  # given, so not defaulted
+        self.assertTrue(any("vision encoder" in n for n in out["notes"]), out["notes"])
+        # a key the config gives is read, not defaulted; a bad one names its path
+        cfg = config("gemma-3-4b-pt")
+        cfg["text_config"]["num_attention_heads"] = 16
+        cfg["text_config"]["num_key_value_heads"] = 8
+        r = self.server.post("/v1/models/from-hf-config", cfg)
+        self.assertEqual(r.status, 200, r.body)
+        self.assertEqual(r.json()["model"]["attn_heads"], 16)
+        cfg["text_config"]["num_key_value_heads"] = 3
+        self.assertError(self.server.post("/v1/models/from-hf-config", cfg), 422,
+                         "invalid_field", "text_config.num_key_value_heads")
+        del cfg["text_config"]
+        self.assertError(self.server.post("/v1/models/from-hf-config", cfg), 422,
+                         "invalid_field", "text_config")
+        # the text-only 1B gives every key: no defaults taken, the same model as before
+        one = self.read("gemma-3-1b-pt")
+        self.assertFalse(any("defaults" in n for n in one["notes"]), one["notes"])
+        # and the 27B estimates like any model
+        r = self.server.post("/v1/estimate", {
+            "model": {"hf_config": config("gemma-3-27b-pt")}, "system": "h100_sxm",
+            "execution": {"num_procs": 8, "tensor_par": 8, "batch_size": 8,
+                          "datatype": "bfloat16", "attention_kernel": "fused"}})
+        self.assertEqual(r.status, 200, r.body)
 
     def test_parameters_mtp_beside_the_totals(self):
         r = self.server.post("/v1/estimate", {

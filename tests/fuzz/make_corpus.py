@@ -247,6 +247,13 @@ estimate += [
                                              "max_position_embeddings": 10485760}},
                "seq_size": 128},
      "system": "h100_sxm", "execution": {"batch_size": 8, "datatype": "bfloat16"}},
+    # Gemma 3's multimodal class: the text_config's missing keys from the class defaults
+    {"model": {"hf_config": {"architectures": ["Gemma3ForConditionalGeneration"],
+                             "text_config": {"hidden_size": 256, "intermediate_size": 512,
+                                             "num_hidden_layers": 6, "vocab_size": 1000,
+                                             "sliding_window": 32}},
+               "seq_size": 128},
+     "system": "h100_sxm", "execution": {"batch_size": 8, "datatype": "bfloat16"}},
     {"model": {"hf_config": {"architectures": ["FalconForCausalLM"]}},        # refused
      "system": "h100_sxm", "execution": {"batch_size": 8}},
     {"model": "megatron-1T", "system": "no-such-system", "execution": EXAMPLE},
