@@ -239,10 +239,15 @@ static int read_seq(const json_t *cfg, const char *p, int64_t seq_size, json_t *
      * Scout: 10,485,760); it only matters when no original length is given, and is cut below */
     if (opt_int(cfg, p, "max_position_embeddings", 0, 1, INT64_C(1) << 40, &window, err))
         return -1;
-    const json_t *rs = json_object_get(cfg, "rope_scaling");
+    /* transformers 5 writes the RoPE block as rope_parameters (rope_theta inside it) where
+     * earlier releases wrote rope_scaling; a config holds one or the other */
+    const char *rope_key = json_is_object(json_object_get(cfg, "rope_scaling"))
+                               ? "rope_scaling"
+                               : "rope_parameters";
+    const json_t *rs = json_object_get(cfg, rope_key);
     if (json_is_object(rs)) {
         char q[JR_PATH_MAX];
-        jr_path(q, sizeof q, p, "rope_scaling");
+        jr_path(q, sizeof q, p, rope_key);
         if (opt_int(rs, q, "original_max_position_embeddings", 0, 1, INT64_C(1) << 40,
                     &original, err))
             return -1;
@@ -254,18 +259,18 @@ static int read_seq(const json_t *cfg, const char *p, int64_t seq_size, json_t *
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
                                 "is required when the request gives no seq_size");
     }
+    char from[64];
+    snprintf(from, sizeof from, "%s", original > 0 ? rope_key : "max_position_embeddings");
+    if (original > 0)
+        snprintf(from + strlen(from), sizeof from - strlen(from),
+                 ".original_max_position_embeddings");
     if (s > HF_CONFIG_MAX_DEFAULT_SEQ) {
         note(notes, "seq_size %d: the config's %s %lld is the context after long-context "
                     "training; give seq_size beside hf_config for another length",
-             HF_CONFIG_MAX_DEFAULT_SEQ,
-             original > 0 ? "rope_scaling.original_max_position_embeddings"
-                          : "max_position_embeddings",
-             (long long)s);
+             HF_CONFIG_MAX_DEFAULT_SEQ, from, (long long)s);
         s = HF_CONFIG_MAX_DEFAULT_SEQ;
     } else {
-        note(notes, "seq_size %lld from the config's %s", (long long)s,
-             original > 0 ? "rope_scaling.original_max_position_embeddings"
-                          : "max_position_embeddings");
+        note(notes, "seq_size %lld from the config's %s", (long long)s, from);
     }
     *out = s;
     return 0;

@@ -182,6 +182,20 @@ class HfConfig(ServerTestCase):
         out = self.read("DeepSeek-V3")
         self.assertEqual(out["model"]["seq_size"], 4096)  # rope_scaling's original length
         self.assertEqual(out["datatype"], "bfloat16")
+        # transformers 5 saves the same config with rope_parameters (rope_theta moved inside)
+        # and dtype in place of rope_scaling and torch_dtype: the same model
+        cfg = config("DeepSeek-V3")
+        cfg["rope_parameters"] = dict(cfg.pop("rope_scaling"), rope_theta=cfg.pop("rope_theta"))
+        cfg["dtype"] = cfg.pop("torch_dtype")
+        v5 = self.server.post("/v1/models/from-hf-config", cfg)
+        self.assertEqual(v5.status, 200, v5.body)
+        self.assertEqual(v5.json()["model"], out["model"])
+        self.assertEqual(v5.json()["datatype"], "bfloat16")
+        self.assertTrue(any(n.startswith("seq_size 4096 from the config's rope_parameters.")
+                            for n in v5.json()["notes"]), v5.json()["notes"])
+        cfg["rope_parameters"]["original_max_position_embeddings"] = "4k"
+        self.assertError(self.server.post("/v1/models/from-hf-config", cfg), 422, "invalid_field",
+                         "rope_parameters.original_max_position_embeddings")
 
     def test_model_hf_config_wherever_a_model_is(self):
         execution = {"num_procs": 8, "tensor_par": 8, "batch_size": 8, "datatype": "bfloat16",
