@@ -194,6 +194,57 @@ static void note(json_t *notes, const char *fmt, ...)
     json_array_append_new(notes, json_string(buf));
 }
 
+/* transformers names every vision-language (or audio-language) model class so */
+static bool is_wrapper(const char *arch)
+{
+    static const char suffix[] = "ForConditionalGeneration";
+    const size_t n = strlen(arch), ns = sizeof suffix - 1;
+    return n > ns && strcmp(arch + n - ns, suffix) == 0;
+}
+
+/* A ...ForConditionalGeneration class wraps a text model beside its vision tower: its shape keys
+ * are under text_config, whose path goes to q. */
+static const json_t *text_config_of(const json_t *cfg, const char *p, const char *arch,
+                                    char q[JR_PATH_MAX], fathom_error_t *err)
+{
+    jr_path(q, JR_PATH_MAX, p, "text_config");
+    const json_t *text = json_object_get(cfg, "text_config");
+    if (!json_is_object(text))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                "is required: %.64s keeps its text model's keys there", arch),
+               NULL;
+    return text;
+}
+
+/* A ...ForConditionalGeneration class with no row of its own (LLaVA, Mistral 3, PaliGemma, ...)
+ * wraps a text model of a known family beside its vision tower: text_config.model_type names the
+ * family, as transformers' AutoModelForCausalLM reads it. */
+static const family_t *find_wrapped_family(const json_t *cfg, const char *p, const char *arch,
+                                           fathom_error_t *err)
+{
+    char tp[JR_PATH_MAX], q[JR_PATH_MAX];
+    const json_t *text = text_config_of(cfg, p, arch, tp, err);
+    if (!text)
+        return NULL;
+    jr_path(q, sizeof q, tp, "model_type");
+    const char *type = json_string_value(json_object_get(text, "model_type"));
+    if (!type)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                "is required: it names the family of %.64s's text model", arch),
+               NULL;
+    for (size_t i = 0; i < NFAMILIES; i++)
+        if (!is_wrapper(families[i].arch) && strcmp(type, families[i].family) == 0)
+            return &families[i];
+    char known[FATHOM_ERROR_MESSAGE_MAX - 96] = "";
+    for (size_t i = 0; i < NFAMILIES; i++)
+        if (!is_wrapper(families[i].arch))
+            snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
+                     *known ? ", " : "", families[i].family);
+    return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                            "'%.48s' is not a known text model; known: %s", type, known),
+           NULL;
+}
+
 /* The family whose architecture name is the first of `architectures`. */
 static const family_t *find_family(const json_t *cfg, const char *p, const char **arch,
                                    fathom_error_t *err)
@@ -212,17 +263,19 @@ static const family_t *find_family(const json_t *cfg, const char *p, const char 
     const json_t *name = json_array_get(a, 0);
     if (!json_is_string(name))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, qi, "must be a string"), NULL;
+    *arch = json_string_value(name);
     for (size_t i = 0; i < NFAMILIES; i++)
-        if (strcmp(json_string_value(name), families[i].arch) == 0) {
-            *arch = json_string_value(name);
+        if (strcmp(*arch, families[i].arch) == 0)
             return &families[i];
-        }
+    if (is_wrapper(*arch))
+        return find_wrapped_family(cfg, p, *arch, err);
     char known[FATHOM_ERROR_MESSAGE_MAX - 64] = "";
     for (size_t i = 0; i < NFAMILIES; i++)
         snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "",
                  families[i].arch);
     return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "'%.48s' is not a known architecture; "
-                            "known: %s", json_string_value(name), known),
+                            "known: %s (or a ...ForConditionalGeneration whose text_config's "
+                            "model_type is a known family)", *arch, known),
            NULL;
 }
 
@@ -669,20 +722,13 @@ json_t *hf_config_to_model(const json_t *cfg, const char *path, int64_t seq_size
         return NULL;
     in.family = f->family;
     /* A ...ForConditionalGeneration class wraps a text model beside its vision tower: the shape
-     * keys are the text model's, under text_config (Llama 4, Gemma 3) */
+     * keys are the text model's, under text_config (Llama 4, Gemma 3, find_wrapped_family) */
     const json_t *text = cfg;
     char text_path[JR_PATH_MAX];
     const char *p = path;
-    const char *const wrapper = "ForConditionalGeneration";
-    const size_t n = strlen(in.architecture), nw = strlen(wrapper);
-    if (n > nw && strcmp(in.architecture + n - nw, wrapper) == 0) {
-        jr_path(text_path, sizeof text_path, path, "text_config");
-        text = json_object_get(cfg, "text_config");
-        if (!json_is_object(text))
-            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, text_path,
-                                    "is required: %s keeps its text model's keys there",
-                                    in.architecture),
-                   NULL;
+    if (is_wrapper(in.architecture)) {
+        if (!(text = text_config_of(cfg, path, in.architecture, text_path, err)))
+            return NULL;
         p = text_path;
     }
     in.datatype = read_datatype(cfg);
@@ -707,6 +753,10 @@ json_t *hf_config_to_model(const json_t *cfg, const char *path, int64_t seq_size
     }
     if (f->unmodelled)
         note(notes, "not counted: %s", f->unmodelled);
+    if (strcmp(f->arch, in.architecture) != 0)
+        note(notes, "not counted: %.64s's vision tower and projector (vision_config); its text "
+                    "model (text_config, model_type %s) is the model, read as %s",
+             in.architecture, f->family, f->arch);
     if (info)
         *info = in;
     if (notes_out)

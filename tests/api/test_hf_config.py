@@ -12,7 +12,9 @@ checkpoints publish it, transcribed, and only some of the keys Fathom ignores
 (transformers_version left out; Llama 4's vision_config cut to its sizes). gemma-3-4b-pt,
 -12b-pt and -27b-pt (2026-11-27, the same way) carry their text_config as published, which
 leaves keys to Gemma3TextConfig's defaults; their shapes agree with TensorRT-LLM's copy of the
-27B config in its Gemma 3 tests and with the Gemma 3 report's parameter counts."""
+27B config in its Gemma 3 tests and with the Gemma 3 report's parameter counts;
+Mistral-Small-3.1-24B-Base-2503 (the same way) has its vision_config and text_config keys as
+published."""
 import json
 import os
 import unittest
@@ -85,6 +87,14 @@ PUBLISHED = {
     "gemma-3-4b-pt": (3880071680, None, None, "hand count of the text tower"),
     "gemma-3-12b-pt": (11765640960, None, None, "hand count of the text tower"),
     "gemma-3-27b-pt": (27008663808, None, None, "hand count of the text tower"),
+    # Mistral Small 3.1 (Mistral3ForConditionalGeneration): the text model under text_config is
+    # Mistral Small 3's, whose text-only checkpoint the hub counts at 23.6B; by hand, untied
+    # embeddings 2 · 131,072 · 5,120 = 1,342,177,280, 40 blocks of 52,428,800 (attention, 32/8
+    # heads of 128) + 503,316,480 (MLP) + 10,240 (norms), and the final norm 5,120:
+    # 23,572,403,200
+    "Mistral-Small-3.1-24B-Base-2503": (23572403200, None, None,
+                                        "hand count; mistralai/Mistral-Small-24B-Base-2501 on "
+                                        "the hub: 23.6B parameters"),
     # Llama 4: Meta's model cards give 109B and 400B in total with the vision encoder, which
     # Fathom leaves out, and 17B activated. The text towers by hand: embeddings and output layer
     # 2 · 202,048 · 5,120 = 2,068,971,520, the final norm 5,120, and per block attention
@@ -360,6 +370,38 @@ class HfConfig(ServerTestCase):
             "execution": {"num_procs": 8, "tensor_par": 8, "batch_size": 8,
                           "datatype": "bfloat16", "attention_kernel": "fused"}})
         self.assertEqual(r.status, 200, r.body)
+
+    def test_any_multimodal_wrapper_of_a_known_text_model(self):
+        # a ...ForConditionalGeneration class without a row of its own is read by its
+        # text_config's model_type, as AutoModelForCausalLM reads it
+        out = self.read("Mistral-Small-3.1-24B-Base-2503")
+        self.assertEqual(out["family"], "mistral")
+        self.assertTrue(any("Mistral3ForConditionalGeneration's vision tower" in n
+                            for n in out["notes"]), out["notes"])
+        text = config("Mistral-Small-3.1-24B-Base-2503")["text_config"]
+        alone = self.server.post("/v1/models/from-hf-config",
+                                 dict(text, architectures=["MistralForCausalLM"]))
+        self.assertEqual(alone.status, 200, alone.body)
+        self.assertEqual(alone.json()["model"], out["model"])  # the text model, nothing else
+        llava = {"architectures": ["LlavaForConditionalGeneration"], "text_config": dict(text)}
+        self.assertEqual(self.server.post("/v1/models/from-hf-config", llava).json()["model"],
+                         out["model"])
+        llava["text_config"]["model_type"] = "ministral3"
+        r = self.server.post("/v1/models/from-hf-config", llava)
+        self.assertError(r, 422, "invalid_field", "text_config.model_type")
+        self.assertIn("mistral", r.json()["error"]["message"])  # the known ones are listed
+        del llava["text_config"]["model_type"]
+        self.assertError(self.server.post("/v1/models/from-hf-config", llava), 422,
+                         "invalid_field", "text_config.model_type")
+        llava["text_config"] = None
+        self.assertError(self.server.post("/v1/models/from-hf-config", llava), 422,
+                         "invalid_field", "text_config")
+        # a text model whose config leaves its sizes to the class defaults (LLaVA 1.5's Vicuna)
+        # is refused naming the key, not read with a guess
+        llava["text_config"] = {"model_type": "llama", "vocab_size": 32064,
+                                "max_position_embeddings": 4096}
+        self.assertError(self.server.post("/v1/models/from-hf-config", llava), 422,
+                         "invalid_field", "text_config.hidden_size")
 
     def test_parameters_mtp_beside_the_totals(self):
         r = self.server.post("/v1/estimate", {

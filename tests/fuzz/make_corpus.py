@@ -254,6 +254,13 @@ estimate += [
                                              "sliding_window": 32}},
                "seq_size": 128},
      "system": "h100_sxm", "execution": {"batch_size": 8, "datatype": "bfloat16"}},
+    # any other multimodal wrapper, by its text_config's model_type
+    {"model": {"hf_config": {"architectures": ["LlavaForConditionalGeneration"],
+                             "text_config": {"model_type": "mistral", "hidden_size": 256,
+                                             "intermediate_size": 512, "num_hidden_layers": 2,
+                                             "num_attention_heads": 4, "vocab_size": 1000,
+                                             "max_position_embeddings": 128}}},
+     "system": "h100_sxm", "execution": {"batch_size": 8, "datatype": "bfloat16"}},
     {"model": {"hf_config": {"architectures": ["FalconForCausalLM"]}},        # refused
      "system": "h100_sxm", "execution": {"batch_size": 8}},
     {"model": "megatron-1T", "system": "no-such-system", "execution": EXAMPLE},
