@@ -2,8 +2,8 @@
  *
  * One row per architecture says what its family's config.json holds beyond the Llama keys every
  * family shares (hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
- * num_key_value_heads, head_dim, vocab_size, tie_word_embeddings): biases, the experts' keys,
- * multi-latent attention, sliding windows. The key names and their defaults are those of the
+ * num_key_value_heads, head_dim, vocab_size, tie_word_embeddings; GPTBigCode names them as GPT-2
+ * does): biases, the experts' keys, multi-latent attention, sliding windows. The key names and their defaults are those of the
  * families' configuration classes in huggingface/transformers (models/<family>/configuration_*.py):
  * tie_word_embeddings defaults to false except for Gemma; a null head_dim is hidden/heads. */
 #include "hf_config.h"
@@ -75,6 +75,20 @@ static const class_defaults_t gemma3_text_defaults = {
      {NULL, 0}},
 };
 
+/* The keys that size a model: Llama's names (llama_keys), or a GPT-2-lineage family's. */
+typedef struct {
+    const char *hidden, *ff, *layers, *heads, *max_position;
+} shape_keys_t;
+
+static const shape_keys_t llama_keys = {"hidden_size", "intermediate_size", "num_hidden_layers",
+                                        "num_attention_heads", "max_position_embeddings"};
+
+/* GPTBigCodeConfig's names (transformers, models/gpt_bigcode/configuration_gpt_bigcode.py at
+ * 05ff2e9: StarCoder, StarCoderBase, SantaCoder, Granite Code 20B and 34B); n_inner null is
+ * 4·n_embd, n_positions the rows of the position table. */
+static const shape_keys_t gpt_bigcode_keys = {"n_embd", "n_inner", "n_layer", "n_head",
+                                              "n_positions"};
+
 typedef struct {
     const char *arch, *family;
     bool tied;          /* tie_word_embeddings default */
@@ -86,6 +100,10 @@ typedef struct {
     window_kind_t window;
     const char *unmodelled; /* tensors Fathom does not count, said in the notes (NULL none) */
     const class_defaults_t *defaults; /* the class's defaults of the shape keys (NULL: none) */
+    /* the GPT-2 lineage's key names (NULL: Llama's): LayerNorm, an MLP of two matrices (up,
+     * GELU, down) of ff (default 4·hidden), learned positions, every linear and LayerNorm
+     * biased, one key/value head under multi_query (default true), else one per query head */
+    const shape_keys_t *gpt2_keys;
 } family_t;
 
 #define QK_NORM_UNMODELLED                                                                        \
@@ -96,63 +114,56 @@ typedef struct {
     "2·head_dim parameters a block)"
 
 static const family_t families[] = {
-    {"LlamaForCausalLM", "llama", false, false, true, false, false, MOE_NONE, WINDOW_NONE, NULL,
-     NULL},
-    {"MistralForCausalLM", "mistral", false, false, false, false, false, MOE_NONE, WINDOW_ALL,
-     NULL, NULL},
-    {"Qwen2ForCausalLM", "qwen2", false, true, false, false, false, MOE_NONE, WINDOW_QWEN, NULL,
-     NULL},
-    {"Qwen3ForCausalLM", "qwen3", false, false, true, false, false, MOE_NONE, WINDOW_QWEN,
-     QK_NORM_UNMODELLED, NULL},
-    {"Qwen3MoeForCausalLM", "qwen3_moe", false, false, true, false, false, MOE_QWEN, WINDOW_QWEN,
-     QK_NORM_UNMODELLED, NULL},
-    {"MixtralForCausalLM", "mixtral", false, false, false, false, false, MOE_MIXTRAL, WINDOW_ALL,
-     NULL, NULL},
-    {"DeepseekV2ForCausalLM", "deepseek_v2", false, false, false, false, true, MOE_DEEPSEEK,
-     WINDOW_NONE, NULL, NULL},
-    {"DeepseekV3ForCausalLM", "deepseek_v3", false, false, false, false, true, MOE_DEEPSEEK,
-     WINDOW_NONE, NULL, NULL},
-    {"GptOssForCausalLM", "gpt_oss", false, false, false, true, false, MOE_GPT_OSS,
-     WINDOW_ALTERNATE, "the attention sinks (one learned logit per head and block)", NULL},
-    {"GemmaForCausalLM", "gemma", true, false, true, false, false, MOE_NONE, WINDOW_NONE, NULL,
-     NULL},
-    {"Gemma2ForCausalLM", "gemma2", true, false, true, false, false, MOE_NONE, WINDOW_ALTERNATE,
-     "the norms after attention and after the MLP (post_attention_layernorm, "
-     "post_feedforward_layernorm: 2·hidden_size parameters a block)", NULL},
-    {"Phi3ForCausalLM", "phi3", false, false, false, false, false, MOE_NONE, WINDOW_ALL, NULL,
-     NULL},
-    {"Qwen2MoeForCausalLM", "qwen2_moe", false, true, false, false, false, MOE_QWEN_SHARED,
-     WINDOW_QWEN, "the shared expert's sigmoid gate (shared_expert_gate: hidden_size parameters "
-                  "a block)", NULL},
-    {"Olmo2ForCausalLM", "olmo2", false, false, true, false, false, MOE_NONE, WINDOW_NONE,
-     "the RMSNorm of the whole query and key projections (q_norm, k_norm: "
-     "(num_attention_heads + num_key_value_heads)·head_dim parameters a block); OLMo 2 puts its "
-     "two norms after attention and the MLP, which counts the same", NULL},
-    {"Glm4MoeForCausalLM", "glm4_moe", false, false, true, false, false, MOE_DEEPSEEK,
-     WINDOW_NONE, "the per-head RMSNorm of queries and keys where use_qk_norm is true (2·head_dim "
-                  "parameters a block); partial_rotary_factor (RoPE on part of each head) costs "
-                  "as full RoPE", NULL},
-    {"Gemma3ForCausalLM", "gemma3_text", true, false, true, false, false, MOE_NONE,
-     WINDOW_PERIODIC, GEMMA3_UNMODELLED, &gemma3_text_defaults},
-    {"Llama4ForConditionalGeneration", "llama4", false, false, true, false, false, MOE_LLAMA4,
-     WINDOW_CHUNKED, "the vision encoder and its projector (vision_config): the text tower "
-                     "(text_config) is the model", NULL},
+    {.arch = "LlamaForCausalLM", .family = "llama", .attention_bias = true},
+    {.arch = "MistralForCausalLM", .family = "mistral", .window = WINDOW_ALL},
+    {.arch = "Qwen2ForCausalLM", .family = "qwen2", .qkv_bias = true, .window = WINDOW_QWEN},
+    {.arch = "Qwen3ForCausalLM", .family = "qwen3", .attention_bias = true, .window = WINDOW_QWEN,
+     .unmodelled = QK_NORM_UNMODELLED},
+    {.arch = "Qwen3MoeForCausalLM", .family = "qwen3_moe", .attention_bias = true,
+     .moe = MOE_QWEN, .window = WINDOW_QWEN, .unmodelled = QK_NORM_UNMODELLED},
+    {.arch = "MixtralForCausalLM", .family = "mixtral", .moe = MOE_MIXTRAL, .window = WINDOW_ALL},
+    {.arch = "DeepseekV2ForCausalLM", .family = "deepseek_v2", .mla = true, .moe = MOE_DEEPSEEK},
+    {.arch = "DeepseekV3ForCausalLM", .family = "deepseek_v3", .mla = true, .moe = MOE_DEEPSEEK},
+    {.arch = "GptOssForCausalLM", .family = "gpt_oss", .all_bias = true, .moe = MOE_GPT_OSS,
+     .window = WINDOW_ALTERNATE,
+     .unmodelled = "the attention sinks (one learned logit per head and block)"},
+    {.arch = "GemmaForCausalLM", .family = "gemma", .tied = true, .attention_bias = true},
+    {.arch = "Gemma2ForCausalLM", .family = "gemma2", .tied = true, .attention_bias = true,
+     .window = WINDOW_ALTERNATE,
+     .unmodelled = "the norms after attention and after the MLP (post_attention_layernorm, "
+                   "post_feedforward_layernorm: 2·hidden_size parameters a block)"},
+    {.arch = "Phi3ForCausalLM", .family = "phi3", .window = WINDOW_ALL},
+    {.arch = "Qwen2MoeForCausalLM", .family = "qwen2_moe", .qkv_bias = true,
+     .moe = MOE_QWEN_SHARED, .window = WINDOW_QWEN,
+     .unmodelled = "the shared expert's sigmoid gate (shared_expert_gate: hidden_size "
+                   "parameters a block)"},
+    {.arch = "Olmo2ForCausalLM", .family = "olmo2", .attention_bias = true,
+     .unmodelled = "the RMSNorm of the whole query and key projections (q_norm, k_norm: "
+                   "(num_attention_heads + num_key_value_heads)·head_dim parameters a block); "
+                   "OLMo 2 puts its two norms after attention and the MLP, which counts the "
+                   "same"},
+    {.arch = "Glm4MoeForCausalLM", .family = "glm4_moe", .attention_bias = true,
+     .moe = MOE_DEEPSEEK,
+     .unmodelled = "the per-head RMSNorm of queries and keys where use_qk_norm is true "
+                   "(2·head_dim parameters a block); partial_rotary_factor (RoPE on part of "
+                   "each head) costs as full RoPE"},
+    {.arch = "Gemma3ForCausalLM", .family = "gemma3_text", .tied = true, .attention_bias = true,
+     .window = WINDOW_PERIODIC, .defaults = &gemma3_text_defaults,
+     .unmodelled = GEMMA3_UNMODELLED},
+    {.arch = "Llama4ForConditionalGeneration", .family = "llama4", .attention_bias = true,
+     .moe = MOE_LLAMA4, .window = WINDOW_CHUNKED,
+     .unmodelled = "the vision encoder and its projector (vision_config): the text tower "
+                   "(text_config) is the model"},
     /* the Gemma 3 report's table 1 puts the SigLIP encoder at 417M parameters */
-    {"Gemma3ForConditionalGeneration", "gemma3", true, false, true, false, false, MOE_NONE,
-     WINDOW_PERIODIC, GEMMA3_UNMODELLED "; the vision encoder and its projector (vision_config, "
-                      "417M parameters in the Gemma 3 report): the text tower (text_config) is the "
-                      "model", &gemma3_text_defaults},
+    {.arch = "Gemma3ForConditionalGeneration", .family = "gemma3", .tied = true,
+     .attention_bias = true, .window = WINDOW_PERIODIC, .defaults = &gemma3_text_defaults,
+     .unmodelled = GEMMA3_UNMODELLED "; the vision encoder and its projector (vision_config, "
+                                     "417M parameters in the Gemma 3 report): the text tower "
+                                     "(text_config) is the model"},
+    {.arch = "GPTBigCodeForCausalLM", .family = "gpt_bigcode", .tied = true,
+     .gpt2_keys = &gpt_bigcode_keys},
 };
 #define NFAMILIES (sizeof families / sizeof families[0])
-
-const char *const *hf_config_architectures(void)
-{
-    static const char *names[NFAMILIES + 1];
-    for (size_t i = 0; i < NFAMILIES; i++)
-        names[i] = families[i].arch;
-    names[NFAMILIES] = NULL;
-    return names;
-}
 
 /* obj[key] as an integer in [min, max]; absent or null: dflt (config.json writes null for "not
  * set": head_dim, q_lora_rank, sliding_window). */
@@ -273,16 +284,17 @@ static const family_t *find_family(const json_t *cfg, const char *p, const char 
     for (size_t i = 0; i < NFAMILIES; i++)
         snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "",
                  families[i].arch);
-    return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "'%.48s' is not a known architecture; "
-                            "known: %s (or a ...ForConditionalGeneration whose text_config's "
-                            "model_type is a known family)", *arch, known),
+    /* a ...ForConditionalGeneration never comes here (find_wrapped_family) */
+    return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                            "'%.48s' is not a known architecture; known: %s", *arch, known),
            NULL;
 }
 
 /* The sequence: the request's, else the pre-training length (header). */
-static int read_seq(const json_t *cfg, const char *p, int64_t seq_size, json_t *notes,
-                    int64_t *out, fathom_error_t *err)
+static int read_seq(const json_t *cfg, const char *p, const family_t *f, int64_t seq_size,
+                    json_t *notes, int64_t *out, fathom_error_t *err)
 {
+    const char *const max_key = (f->gpt2_keys ? f->gpt2_keys : &llama_keys)->max_position;
     if (seq_size > 0) {
         *out = seq_size;
         return 0;
@@ -290,7 +302,7 @@ static int read_seq(const json_t *cfg, const char *p, int64_t seq_size, json_t *
     int64_t window = 0, original = 0;
     /* the window after long-context training may exceed any sequence Fathom runs (Llama 4
      * Scout: 10,485,760); it only matters when no original length is given, and is cut below */
-    if (opt_int(cfg, p, "max_position_embeddings", 0, 1, INT64_C(1) << 40, &window, err))
+    if (opt_int(cfg, p, max_key, 0, 1, INT64_C(1) << 40, &window, err))
         return -1;
     /* transformers 5 writes the RoPE block as rope_parameters (rope_theta inside it) where
      * earlier releases wrote rope_scaling; a config holds one or the other */
@@ -308,12 +320,12 @@ static int read_seq(const json_t *cfg, const char *p, int64_t seq_size, json_t *
     int64_t s = original > 0 ? original : window;
     if (s <= 0) {
         char q[JR_PATH_MAX];
-        jr_path(q, sizeof q, p, "max_position_embeddings");
+        jr_path(q, sizeof q, p, max_key);
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
                                 "is required when the request gives no seq_size");
     }
     char from[64];
-    snprintf(from, sizeof from, "%s", original > 0 ? rope_key : "max_position_embeddings");
+    snprintf(from, sizeof from, "%s", original > 0 ? rope_key : max_key);
     if (original > 0)
         snprintf(from + strlen(from), sizeof from - strlen(from),
                  ".original_max_position_embeddings");
@@ -329,54 +341,75 @@ static int read_seq(const json_t *cfg, const char *p, int64_t seq_size, json_t *
     return 0;
 }
 
-/* The keys every family shares (header), into o. */
+/* Key/value heads: num_key_value_heads (default: the query heads) for the Llama names; for the
+ * GPT-2 lineage one under multi_query (default true), else the query heads. */
+static int read_kv_heads(const json_t *cfg, const char *p, const family_t *f, int64_t n,
+                         int64_t *kv, fathom_error_t *err)
+{
+    bool multi_query = true;
+    if (!f->gpt2_keys)
+        return opt_int(cfg, p, "num_key_value_heads", n, 1, MODEL_MAX_HEADS, kv, err);
+    if (opt_bool(cfg, p, "multi_query", true, &multi_query, err))
+        return -1;
+    *kv = multi_query ? 1 : n;
+    return 0;
+}
+
+/* The block's kind: Llama's (RMSNorm, gated MLP, RoPE) or the GPT-2 lineage's (LayerNorm, two
+ * matrices, learned positions). */
+static int set_block_kind(const family_t *f, json_t *o, fathom_error_t *err)
+{
+    const bool gpt2 = f->gpt2_keys != NULL;
+    return json_object_set_new(o, "position_embedding", json_string(gpt2 ? "learned" : "rope")) ||
+                   json_object_set_new(o, "norm", json_string(gpt2 ? "layernorm" : "rmsnorm")) ||
+                   json_object_set_new(o, "gated_mlp", json_boolean(!gpt2)) ||
+                   json_object_set_new(o, "causal", json_true())
+               ? fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory")
+               : 0;
+}
+
+/* The keys every family shares (header; the GPT-2 lineage's by its own names), into o. */
 static int read_common(const json_t *cfg, const char *p, const family_t *f, json_t *o,
                        fathom_error_t *err)
 {
+    const shape_keys_t *k = f->gpt2_keys ? f->gpt2_keys : &llama_keys;
     int64_t h, ff = 0, L, n, kv, d, V;
     bool tied;
-    if (jr_int(cfg, p, "hidden_size", JR_REQUIRED, 0, 1, MODEL_MAX_DIM, &h, err) ||
-        opt_int(cfg, p, "intermediate_size", 0, 1, 4 * MODEL_MAX_DIM, &ff, err) ||
-        jr_int(cfg, p, "num_hidden_layers", JR_REQUIRED, 0, 1, MODEL_MAX_BLOCKS, &L, err) ||
-        jr_int(cfg, p, "num_attention_heads", JR_REQUIRED, 0, 1, MODEL_MAX_HEADS, &n, err) ||
-        opt_int(cfg, p, "num_key_value_heads", n, 1, MODEL_MAX_HEADS, &kv, err) ||
+    if (jr_int(cfg, p, k->hidden, JR_REQUIRED, 0, 1, MODEL_MAX_DIM, &h, err) ||
+        opt_int(cfg, p, k->ff, 0, 1, 4 * MODEL_MAX_DIM, &ff, err) ||
+        jr_int(cfg, p, k->layers, JR_REQUIRED, 0, 1, MODEL_MAX_BLOCKS, &L, err) ||
+        jr_int(cfg, p, k->heads, JR_REQUIRED, 0, 1, MODEL_MAX_HEADS, &n, err) ||
+        read_kv_heads(cfg, p, f, n, &kv, err) ||
         jr_int(cfg, p, "vocab_size", JR_REQUIRED, 0, 1, MODEL_MAX_DIM, &V, err) ||
         opt_bool(cfg, p, "tie_word_embeddings", f->tied, &tied, err))
         return -1;
     char q[JR_PATH_MAX];
-    if (ff == 0 && f->moe != MOE_DEEPSEEK) {
-        jr_path(q, sizeof q, p, "intermediate_size");
+    if (ff == 0 && f->moe != MOE_DEEPSEEK && !f->gpt2_keys) {
+        jr_path(q, sizeof q, p, k->ff);
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "is required");
     }
     if (!jr_has(cfg, "head_dim") || json_is_null(json_object_get(cfg, "head_dim"))) {
         if (h % n != 0) {
             jr_path(q, sizeof q, p, "head_dim");
             return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
-                                    "is required when num_attention_heads (%lld) does not "
-                                    "divide hidden_size (%lld)",
-                                    (long long)n, (long long)h);
+                                    "is required when %s (%lld) does not divide %s (%lld)",
+                                    k->heads, (long long)n, k->hidden, (long long)h);
         }
     }
     if (opt_int(cfg, p, "head_dim", h / n, 1, MODEL_MAX_DIM, &d, err))
         return -1;
     if (n % kv != 0) {
         jr_path(q, sizeof q, p, "num_key_value_heads");
-        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
-                                "must divide num_attention_heads (%lld), got %lld", (long long)n,
-                                (long long)kv);
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "must divide %s (%lld), got %lld",
+                                k->heads, (long long)n, (long long)kv);
     }
     if (set_int(o, "hidden", h) || set_int(o, "feedforward", ff > 0 ? ff : 4 * h) ||
         set_int(o, "attn_heads", n) || set_int(o, "attn_size", d) ||
         set_int(o, "num_blocks", L) || set_int(o, "vocab_size", V) ||
         json_object_set_new(o, "tied_embeddings", json_boolean(tied)) ||
-        json_object_set_new(o, "position_embedding", json_string("rope")) ||
-        json_object_set_new(o, "norm", json_string("rmsnorm")) ||
-        json_object_set_new(o, "gated_mlp", json_true()) ||
-        json_object_set_new(o, "causal", json_true()))
+        (!f->mla && set_int(o, "kv_heads", kv)))
         return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
-    if (!f->mla && set_int(o, "kv_heads", kv))
-        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
-    return 0;
+    return set_block_kind(f, o, err);
 }
 
 /* Biases (family_t): qkv_bias for Q/K/V only, bias for every linear. */
@@ -384,6 +417,11 @@ static int read_bias(const json_t *cfg, const char *p, const family_t *f, json_t
                      json_t *notes, fathom_error_t *err)
 {
     bool attn = false, mlp = false;
+    if (f->gpt2_keys) /* every linear and LayerNorm biased */
+        return json_object_set_new(o, "qkv_bias", json_true()) ||
+                       json_object_set_new(o, "bias", json_true())
+                   ? fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory")
+                   : 0;
     if (opt_bool(cfg, p, "attention_bias", f->all_bias, &attn, err) ||
         opt_bool(cfg, p, "mlp_bias", false, &mlp, err))
         return -1;
@@ -736,7 +774,8 @@ json_t *hf_config_to_model(const json_t *cfg, const char *path, int64_t seq_size
         in.datatype = read_datatype(text);
     json_t *o = json_object(), *notes = json_array(), *filled = NULL;
     int64_t seq = 0;
-    if (!o || !notes || (f->defaults && !(filled = with_class_defaults(text, f->defaults, notes)))) {
+    if (!o || !notes ||
+        (f->defaults && !(filled = with_class_defaults(text, f->defaults, notes)))) {
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
         goto fail;
     }
@@ -745,7 +784,7 @@ json_t *hf_config_to_model(const json_t *cfg, const char *path, int64_t seq_size
     if (read_common(text, p, f, o, err) || read_bias(text, p, f, o, notes, err) ||
         read_window(text, p, f, o, err) || read_moe(text, p, f, o, err) ||
         (f->mla && read_mla(text, p, o, err)) ||
-        read_seq(text, p, seq_size, notes, &seq, err))
+        read_seq(text, p, f, seq_size, notes, &seq, err))
         goto fail;
     if (set_int(o, "seq_size", seq)) {
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");

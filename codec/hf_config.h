@@ -38,7 +38,4 @@ typedef struct {
 json_t *hf_config_to_model(const json_t *cfg, const char *path, int64_t seq_size,
                            hf_config_info_t *info, json_t **notes, fathom_error_t *err);
 
-/* The known architecture names, NULL-terminated. */
-const char *const *hf_config_architectures(void);
-
 #endif

@@ -14,7 +14,7 @@ checkpoints publish it, transcribed, and only some of the keys Fathom ignores
 leaves keys to Gemma3TextConfig's defaults; their shapes agree with TensorRT-LLM's copy of the
 27B config in its Gemma 3 tests and with the Gemma 3 report's parameter counts;
 Mistral-Small-3.1-24B-Base-2503 (the same way) has its vision_config and text_config keys as
-published."""
+published; starcoderbase (the same way) every key that sets the shape and most of the others."""
 import json
 import os
 import unittest
@@ -95,6 +95,15 @@ PUBLISHED = {
     "Mistral-Small-3.1-24B-Base-2503": (23572403200, None, None,
                                         "hand count; mistralai/Mistral-Small-24B-Base-2501 on "
                                         "the hub: 23.6B parameters"),
+    # StarCoderBase (GPTBigCodeForCausalLM, GPT-2's key names): by hand, the token table
+    # 49,152 · 6,144 = 301,989,888 (tied to the output layer) and the position table 8,192 ·
+    # 6,144 = 50,331,648; per block two LayerNorms with shifts 4 · 6,144 = 24,576, the fused
+    # multi-query projection 6,144 · (6,144 + 2 · 128) + its bias 6,400 = 39,328,000, the output
+    # projection 6,144² + 6,144 = 37,754,880, the MLP 2 · 6,144 · 24,576 + 24,576 + 6,144 =
+    # 302,020,608: 379,128,064 a block, 40 blocks, and the final LayerNorm 12,288:
+    # 15,517,456,384, the paper's 15.5B
+    "starcoderbase": (15517456384, None, None,
+                      "hand count; Li et al. 2023 (arXiv:2305.06161): StarCoderBase, 15.5B"),
     # Llama 4: Meta's model cards give 109B and 400B in total with the vision encoder, which
     # Fathom leaves out, and 17B activated. The text towers by hand: embeddings and output layer
     # 2 · 202,048 · 5,120 = 2,068,971,520, the final norm 5,120, and per block attention
@@ -122,7 +131,7 @@ PRESET = {"Meta-Llama-3-8B": "llama3-8B", "Llama-3.1-405B": "llama3.1-405B",
           "Llama-4-Scout-17B-16E": "llama4-scout", "Llama-4-Maverick-17B-128E": "llama4-maverick"}
 FAMILIES = {"llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "deepseek_v2",
             "deepseek_v3", "gpt_oss", "gemma", "gemma2", "phi3", "qwen2_moe", "olmo2", "glm4_moe",
-            "gemma3_text", "llama4", "gemma3"}
+            "gemma3_text", "llama4", "gemma3", "gpt_bigcode"}
 
 
 def config(name):
@@ -236,11 +245,11 @@ class HfConfig(ServerTestCase):
 
     def test_refusals_name_the_field(self):
         cfg = config("Meta-Llama-3-8B")
-        cfg["architectures"] = ["FalconForCausalLM"]
+        cfg["architectures"] = ["RwkvForCausalLM"]  # a recurrent model: not a transformer
         r = self.server.post("/v1/models/from-hf-config", cfg)
         err = self.assertError(r, 422, "invalid_field", "architectures")
         for known in ("LlamaForCausalLM", "DeepseekV3ForCausalLM", "GptOssForCausalLM",
-                      "Phi3ForCausalLM", "Llama4ForConditionalGeneration"):  # the last: none cut
+                      "Phi3ForCausalLM", "GPTBigCodeForCausalLM"):  # the last: none cut
             self.assertIn(known, err["message"])
         r = self.server.post("/v1/estimate", {"model": {"hf_config": cfg}, "system": "h100_sxm",
                                               "execution": {"num_procs": 1, "batch_size": 1}})
@@ -402,6 +411,30 @@ class HfConfig(ServerTestCase):
                                 "max_position_embeddings": 4096}
         self.assertError(self.server.post("/v1/models/from-hf-config", llava), 422,
                          "invalid_field", "text_config.hidden_size")
+
+    def test_gpt2_lineage_keys_and_the_published_run(self):
+        # GPTBigCode's config reads as the StarCoderBase model the published-run plans use
+        # (tests/data/plans/published_runs.json, from the paper's architecture)
+        m = self.read("starcoderbase")["model"]
+        with open(os.path.join(SOURCE, "tests", "data", "plans", "published_runs.json")) as f:
+            runs = json.load(f)["runs"]
+        planned = next(r for r in runs if r["name"].startswith("StarCoderBase"))["plan"]["model"]
+        for key, value in planned.items():
+            self.assertEqual(m.get(key), value, key)
+        self.assertEqual((m["gated_mlp"], m["qkv_bias"]), (False, True))
+        # multi_query false: a key/value head per query head; n_inner null: 4 · n_embd
+        cfg = config("starcoderbase")
+        cfg["multi_query"] = False
+        cfg["n_inner"] = None
+        m = self.server.post("/v1/models/from-hf-config", cfg).json()["model"]
+        self.assertEqual((m["kv_heads"], m["feedforward"]), (48, 4 * 6144))
+        cfg["n_embd"] = 6100  # 48 heads do not divide it: the key is named as written
+        r = self.server.post("/v1/models/from-hf-config", cfg)
+        err = self.assertError(r, 422, "invalid_field", "head_dim")
+        self.assertIn("n_embd", err["message"])
+        del cfg["n_layer"]
+        self.assertError(self.server.post("/v1/models/from-hf-config", cfg), 422,
+                         "invalid_field", "n_layer")
 
     def test_parameters_mtp_beside_the_totals(self):
         r = self.server.post("/v1/estimate", {

@@ -261,7 +261,12 @@ estimate += [
                                              "num_attention_heads": 4, "vocab_size": 1000,
                                              "max_position_embeddings": 128}}},
      "system": "h100_sxm", "execution": {"batch_size": 8, "datatype": "bfloat16"}},
-    {"model": {"hf_config": {"architectures": ["FalconForCausalLM"]}},        # refused
+    # GPT-2's key names (GPTBigCode: StarCoder)
+    {"model": {"hf_config": {"architectures": ["GPTBigCodeForCausalLM"], "n_embd": 256,
+                             "n_inner": None, "n_layer": 2, "n_head": 4, "n_positions": 128,
+                             "multi_query": True, "vocab_size": 1000}},
+     "system": "h100_sxm", "execution": {"batch_size": 8, "datatype": "bfloat16"}},
+    {"model": {"hf_config": {"architectures": ["RwkvForCausalLM"]}},          # refused
      "system": "h100_sxm", "execution": {"batch_size": 8}},
     {"model": "megatron-1T", "system": "no-such-system", "execution": EXAMPLE},
     {"model": "megatron-1T", "system": "a100_80g"},
