@@ -2,10 +2,12 @@
  *
  * One row per architecture says what its family's config.json holds beyond the Llama keys every
  * family shares (hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
- * num_key_value_heads, head_dim, vocab_size, tie_word_embeddings; GPTBigCode names them as GPT-2
- * does): biases, the experts' keys, multi-latent attention, sliding windows. The key names and their defaults are those of the
- * families' configuration classes in huggingface/transformers (models/<family>/configuration_*.py):
- * tie_word_embeddings defaults to false except for Gemma; a null head_dim is hidden/heads. */
+ * num_key_value_heads, head_dim, vocab_size, tie_word_embeddings; GPTBigCode names them as
+ * GPT-2 does): biases, the experts' keys, multi-latent attention, sliding windows. The key names
+ * and their defaults are those of the families' configuration classes in huggingface/transformers
+ * (models/<family>/configuration_*.py): tie_word_embeddings defaults to false except for Gemma
+ * and GPTBigCode; a null head_dim is hidden/heads. A vision-language class reads its text model
+ * from text_config. */
 #include "hf_config.h"
 
 #include <stdarg.h>
