@@ -2,12 +2,12 @@
  *
  * One row per architecture says what its family's config.json holds beyond the Llama keys every
  * family shares (hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
- * num_key_value_heads, head_dim, vocab_size, tie_word_embeddings; GPTBigCode names them as
- * GPT-2 does): biases, the experts' keys, multi-latent attention, sliding windows. The key names
- * and their defaults are those of the families' configuration classes in huggingface/transformers
- * (models/<family>/configuration_*.py): tie_word_embeddings defaults to false except for Gemma
- * and GPTBigCode; a null head_dim is hidden/heads. A vision-language class reads its text model
- * from text_config. */
+ * num_key_value_heads, head_dim, vocab_size, tie_word_embeddings; GPTBigCode and BLOOM name them
+ * as GPT-2 does): biases, the experts' keys, multi-latent attention, sliding windows. The key
+ * names and their defaults are those of the families' configuration classes in
+ * huggingface/transformers (models/<family>/configuration_*.py): tie_word_embeddings defaults to
+ * false except for Gemma, GPTBigCode and BLOOM; a null head_dim is hidden/heads. A
+ * vision-language class reads its text model from text_config. */
 #include "hf_config.h"
 
 #include <stdarg.h>
@@ -85,11 +85,30 @@ typedef struct {
 static const shape_keys_t llama_keys = {"hidden_size", "intermediate_size", "num_hidden_layers",
                                         "num_attention_heads", "max_position_embeddings"};
 
-/* GPTBigCodeConfig's names (transformers, models/gpt_bigcode/configuration_gpt_bigcode.py at
- * 05ff2e9: StarCoder, StarCoderBase, SantaCoder, Granite Code 20B and 34B); n_inner null is
- * 4·n_embd, n_positions the rows of the position table. */
-static const shape_keys_t gpt_bigcode_keys = {"n_embd", "n_inner", "n_layer", "n_head",
-                                              "n_positions"};
+/* The GPT-2 lineage: LayerNorm, an MLP of two matrices (up, GELU, down) of ff, every linear and
+ * LayerNorm biased, and its own key names (keys.ff NULL: ff is 4·hidden; keys.max_position
+ * NULL: the config gives no length). */
+typedef struct {
+    shape_keys_t keys;
+    bool multi_query;         /* multi_query (default true) one key/value head, else one per
+                               * query head; false: one per query head always */
+    bool learned_positions;   /* a table of max_position rows; false: ALiBi, no table */
+    int64_t trained_seq;      /* the family's pre-training length where the config has none */
+    const char *trained_from; /* its source */
+} gpt2_style_t;
+
+/* GPTBigCodeConfig (transformers, models/gpt_bigcode/configuration_gpt_bigcode.py at 05ff2e9:
+ * StarCoder, StarCoderBase, SantaCoder, Granite Code 20B and 34B): n_inner null is 4·n_embd,
+ * n_positions the rows of the position table. */
+static const gpt2_style_t gpt_bigcode_style = {
+    {"n_embd", "n_inner", "n_layer", "n_head", "n_positions"}, true, true, 0, NULL};
+/* BloomConfig (models/bloom/configuration_bloom.py at 04efa88; BloomMLP is 4·hidden_size wide
+ * whatever n_inner says): ALiBi, so no position table and no length in the config; every BLOOM
+ * model was pre-trained at 2,048 tokens (BigScience 2022, arXiv:2211.05100, table 3). */
+static const gpt2_style_t bloom_style = {
+    {"hidden_size", NULL, "n_layer", "n_head", NULL}, false, false, 2048,
+    "every BLOOM model's pre-training length (BigScience 2022, arXiv:2211.05100, table 3); the "
+    "config gives none (ALiBi)"};
 
 typedef struct {
     const char *arch, *family;
@@ -102,10 +121,7 @@ typedef struct {
     window_kind_t window;
     const char *unmodelled; /* tensors Fathom does not count, said in the notes (NULL none) */
     const class_defaults_t *defaults; /* the class's defaults of the shape keys (NULL: none) */
-    /* the GPT-2 lineage's key names (NULL: Llama's): LayerNorm, an MLP of two matrices (up,
-     * GELU, down) of ff (default 4·hidden), learned positions, every linear and LayerNorm
-     * biased, one key/value head under multi_query (default true), else one per query head */
-    const shape_keys_t *gpt2_keys;
+    const gpt2_style_t *gpt2; /* the GPT-2 lineage's block and key names (NULL: Llama's) */
 } family_t;
 
 #define QK_NORM_UNMODELLED                                                                        \
@@ -163,7 +179,10 @@ static const family_t families[] = {
                                      "417M parameters in the Gemma 3 report): the text tower "
                                      "(text_config) is the model"},
     {.arch = "GPTBigCodeForCausalLM", .family = "gpt_bigcode", .tied = true,
-     .gpt2_keys = &gpt_bigcode_keys},
+     .gpt2 = &gpt_bigcode_style},
+    {.arch = "BloomForCausalLM", .family = "bloom", .tied = true, .gpt2 = &bloom_style,
+     .unmodelled = "the LayerNorm after the token embedding (word_embeddings_layernorm: "
+                   "2·hidden_size parameters)"},
 };
 #define NFAMILIES (sizeof families / sizeof families[0])
 
@@ -296,9 +315,15 @@ static const family_t *find_family(const json_t *cfg, const char *p, const char 
 static int read_seq(const json_t *cfg, const char *p, const family_t *f, int64_t seq_size,
                     json_t *notes, int64_t *out, fathom_error_t *err)
 {
-    const char *const max_key = (f->gpt2_keys ? f->gpt2_keys : &llama_keys)->max_position;
+    const char *const max_key = (f->gpt2 ? &f->gpt2->keys : &llama_keys)->max_position;
     if (seq_size > 0) {
         *out = seq_size;
+        return 0;
+    }
+    if (!max_key) {
+        *out = f->gpt2->trained_seq;
+        note(notes, "seq_size %lld: %s; give seq_size beside hf_config for another length",
+             (long long)*out, f->gpt2->trained_from);
         return 0;
     }
     int64_t window = 0, original = 0;
@@ -344,25 +369,27 @@ static int read_seq(const json_t *cfg, const char *p, const family_t *f, int64_t
 }
 
 /* Key/value heads: num_key_value_heads (default: the query heads) for the Llama names; for the
- * GPT-2 lineage one under multi_query (default true), else the query heads. */
+ * GPT-2 lineage one under multi_query where the family has it (gpt2_style_t), else the query
+ * heads. */
 static int read_kv_heads(const json_t *cfg, const char *p, const family_t *f, int64_t n,
                          int64_t *kv, fathom_error_t *err)
 {
-    bool multi_query = true;
-    if (!f->gpt2_keys)
+    bool multi_query = false;
+    if (!f->gpt2)
         return opt_int(cfg, p, "num_key_value_heads", n, 1, MODEL_MAX_HEADS, kv, err);
-    if (opt_bool(cfg, p, "multi_query", true, &multi_query, err))
+    if (f->gpt2->multi_query && opt_bool(cfg, p, "multi_query", true, &multi_query, err))
         return -1;
     *kv = multi_query ? 1 : n;
     return 0;
 }
 
 /* The block's kind: Llama's (RMSNorm, gated MLP, RoPE) or the GPT-2 lineage's (LayerNorm, two
- * matrices, learned positions). */
+ * matrices, learned positions or ALiBi's none). */
 static int set_block_kind(const family_t *f, json_t *o, fathom_error_t *err)
 {
-    const bool gpt2 = f->gpt2_keys != NULL;
-    return json_object_set_new(o, "position_embedding", json_string(gpt2 ? "learned" : "rope")) ||
+    const bool gpt2 = f->gpt2 != NULL;
+    const char *position = !gpt2 ? "rope" : f->gpt2->learned_positions ? "learned" : "none";
+    return json_object_set_new(o, "position_embedding", json_string(position)) ||
                    json_object_set_new(o, "norm", json_string(gpt2 ? "layernorm" : "rmsnorm")) ||
                    json_object_set_new(o, "gated_mlp", json_boolean(!gpt2)) ||
                    json_object_set_new(o, "causal", json_true())
@@ -374,11 +401,11 @@ static int set_block_kind(const family_t *f, json_t *o, fathom_error_t *err)
 static int read_common(const json_t *cfg, const char *p, const family_t *f, json_t *o,
                        fathom_error_t *err)
 {
-    const shape_keys_t *k = f->gpt2_keys ? f->gpt2_keys : &llama_keys;
+    const shape_keys_t *k = f->gpt2 ? &f->gpt2->keys : &llama_keys;
     int64_t h, ff = 0, L, n, kv, d, V;
     bool tied;
     if (jr_int(cfg, p, k->hidden, JR_REQUIRED, 0, 1, MODEL_MAX_DIM, &h, err) ||
-        opt_int(cfg, p, k->ff, 0, 1, 4 * MODEL_MAX_DIM, &ff, err) ||
+        (k->ff && opt_int(cfg, p, k->ff, 0, 1, 4 * MODEL_MAX_DIM, &ff, err)) ||
         jr_int(cfg, p, k->layers, JR_REQUIRED, 0, 1, MODEL_MAX_BLOCKS, &L, err) ||
         jr_int(cfg, p, k->heads, JR_REQUIRED, 0, 1, MODEL_MAX_HEADS, &n, err) ||
         read_kv_heads(cfg, p, f, n, &kv, err) ||
@@ -386,7 +413,7 @@ static int read_common(const json_t *cfg, const char *p, const family_t *f, json
         opt_bool(cfg, p, "tie_word_embeddings", f->tied, &tied, err))
         return -1;
     char q[JR_PATH_MAX];
-    if (ff == 0 && f->moe != MOE_DEEPSEEK && !f->gpt2_keys) {
+    if (ff == 0 && f->moe != MOE_DEEPSEEK && !f->gpt2) {
         jr_path(q, sizeof q, p, k->ff);
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "is required");
     }
@@ -419,7 +446,7 @@ static int read_bias(const json_t *cfg, const char *p, const family_t *f, json_t
                      json_t *notes, fathom_error_t *err)
 {
     bool attn = false, mlp = false;
-    if (f->gpt2_keys) /* every linear and LayerNorm biased */
+    if (f->gpt2) /* every linear and LayerNorm biased */
         return json_object_set_new(o, "qkv_bias", json_true()) ||
                        json_object_set_new(o, "bias", json_true())
                    ? fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory")

@@ -14,7 +14,8 @@ checkpoints publish it, transcribed, and only some of the keys Fathom ignores
 leaves keys to Gemma3TextConfig's defaults; their shapes agree with TensorRT-LLM's copy of the
 27B config in its Gemma 3 tests and with the Gemma 3 report's parameter counts;
 Mistral-Small-3.1-24B-Base-2503 (the same way) has its vision_config and text_config keys as
-published; starcoderbase (the same way) every key that sets the shape and most of the others."""
+published; starcoderbase, bloom and llama-65b (the same way) every key that sets the shape and
+most of the others."""
 import json
 import os
 import unittest
@@ -104,6 +105,18 @@ PUBLISHED = {
     # 15,517,456,384, the paper's 15.5B
     "starcoderbase": (15517456384, None, None,
                       "hand count; Li et al. 2023 (arXiv:2305.06161): StarCoderBase, 15.5B"),
+    # BLOOM (BloomForCausalLM): by hand, the tied token table 250,880 · 14,336 = 3,596,615,680;
+    # per block two LayerNorms with shifts 57,344, the fused QKV 3 · 14,336² + 43,008 =
+    # 616,605,696, the output projection 14,336² + 14,336 = 205,535,232, the MLP 2 · 4 · 14,336²
+    # + 57,344 + 14,336 = 1,644,238,848: 2,466,437,120 a block, 70 blocks, and the final
+    # LayerNorm 28,672: 176,247,242,752. The LayerNorm after the token embedding (28,672, noted
+    # as not counted) makes the BLOOM paper's 176,247M (arXiv:2211.05100, table 3).
+    "bloom": (176247242752, None, None, "hand count; BLOOM paper, table 3: 176,247M"),
+    # LLaMA 65B (huggyllama/llama-65b, the LLaMA checkpoint in transformers' format): untied
+    # tables 2 · 32,000 · 8,192 = 524,288,000, per block attention 4 · 8,192² = 268,435,456, the
+    # gated MLP 3 · 8,192 · 22,016 = 541,065,216 and two norms 16,384, 80 blocks, the final norm
+    # 8,192: 65,285,660,672 (the paper's table 2 rounds it to 65.2B)
+    "llama-65b": (65285660672, None, None, "hand count; Touvron et al. 2023: 65.2B"),
     # Llama 4: Meta's model cards give 109B and 400B in total with the vision encoder, which
     # Fathom leaves out, and 17B activated. The text towers by hand: embeddings and output layer
     # 2 · 202,048 · 5,120 = 2,068,971,520, the final norm 5,120, and per block attention
@@ -131,7 +144,7 @@ PRESET = {"Meta-Llama-3-8B": "llama3-8B", "Llama-3.1-405B": "llama3.1-405B",
           "Llama-4-Scout-17B-16E": "llama4-scout", "Llama-4-Maverick-17B-128E": "llama4-maverick"}
 FAMILIES = {"llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "deepseek_v2",
             "deepseek_v3", "gpt_oss", "gemma", "gemma2", "phi3", "qwen2_moe", "olmo2", "glm4_moe",
-            "gemma3_text", "llama4", "gemma3", "gpt_bigcode"}
+            "gemma3_text", "llama4", "gemma3", "gpt_bigcode", "bloom"}
 
 
 def config(name):
@@ -412,15 +425,31 @@ class HfConfig(ServerTestCase):
         self.assertError(self.server.post("/v1/models/from-hf-config", llava), 422,
                          "invalid_field", "text_config.hidden_size")
 
-    def test_gpt2_lineage_keys_and_the_published_run(self):
-        # GPTBigCode's config reads as the StarCoderBase model the published-run plans use
-        # (tests/data/plans/published_runs.json, from the paper's architecture)
-        m = self.read("starcoderbase")["model"]
+    def test_published_runs_read_from_their_checkpoints(self):
+        # The whole runs the plan is checked against (tests/data/plans/published_runs.json,
+        # their models written from each paper's architecture) read from their checkpoints'
+        # configs as the same models: the plan of a run and of its config.json agree. Llama 3.1
+        # 405B and DeepSeek-V3 go by preset (test_configs_read_as_the_presets); MPT-7B (remote
+        # code, MPTForCausalLM) and Falcon-180B are not read.
         with open(os.path.join(SOURCE, "tests", "data", "plans", "published_runs.json")) as f:
-            runs = json.load(f)["runs"]
-        planned = next(r for r in runs if r["name"].startswith("StarCoderBase"))["plan"]["model"]
-        for key, value in planned.items():
-            self.assertEqual(m.get(key), value, key)
+            runs = {r["name"]: r["plan"]["model"] for r in json.load(f)["runs"]}
+        for run, name in (("LLaMA 65B", "llama-65b"), ("BLOOM 176B", "bloom"),
+                          ("StarCoderBase 15.5B", "starcoderbase")):
+            with self.subTest(run=run):
+                m = self.read(name)["model"]
+                for key, value in runs[run].items():
+                    self.assertEqual(m.get(key), value, key)
+        # BLOOM's config gives no length (ALiBi): its pre-training length, said in the notes
+        out = self.read("bloom")
+        self.assertEqual((out["model"]["seq_size"], out["model"]["kv_heads"]), (2048, 112))
+        self.assertTrue(any(n.startswith("seq_size 2048: every BLOOM model") for n in
+                            out["notes"]), out["notes"])
+        r = self.server.post("/v1/transformer", {"model": {"hf_config": config("bloom"),
+                                                           "seq_size": 4096}})
+        self.assertEqual(r.status, 200, r.body)
+
+    def test_gpt2_lineage_keys(self):
+        m = self.read("starcoderbase")["model"]
         self.assertEqual((m["gated_mlp"], m["qkv_bias"]), (False, True))
         # multi_query false: a key/value head per query head; n_inner null: 4 · n_embd
         cfg = config("starcoderbase")

@@ -266,6 +266,9 @@ estimate += [
                              "n_inner": None, "n_layer": 2, "n_head": 4, "n_positions": 128,
                              "multi_query": True, "vocab_size": 1000}},
      "system": "h100_sxm", "execution": {"batch_size": 8, "datatype": "bfloat16"}},
+    {"model": {"hf_config": {"architectures": ["BloomForCausalLM"], "hidden_size": 256,
+                             "n_layer": 2, "n_head": 4, "vocab_size": 1000}},
+     "system": "h100_sxm", "execution": {"batch_size": 8, "datatype": "bfloat16"}},
     {"model": {"hf_config": {"architectures": ["RwkvForCausalLM"]}},          # refused
      "system": "h100_sxm", "execution": {"batch_size": 8}},
     {"model": "megatron-1T", "system": "no-such-system", "execution": EXAMPLE},
