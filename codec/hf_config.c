@@ -234,6 +234,19 @@ static bool is_wrapper(const char *arch)
     return n > ns && strcmp(arch + n - ns, suffix) == 0;
 }
 
+/* The known names, comma-separated into out: every architecture, or (text_models) the families
+ * a ...ForConditionalGeneration's text_config.model_type may name. */
+static void known_names(char *out, size_t cap, bool text_models)
+{
+    *out = '\0';
+    for (size_t i = 0; i < NFAMILIES; i++) {
+        if (text_models && is_wrapper(families[i].arch))
+            continue;
+        snprintf(out + strlen(out), cap - strlen(out), "%s%s", *out ? ", " : "",
+                 text_models ? families[i].family : families[i].arch);
+    }
+}
+
 /* A ...ForConditionalGeneration class wraps a text model beside its vision tower: its shape keys
  * are under text_config, whose path goes to q. */
 static const json_t *text_config_of(const json_t *cfg, const char *p, const char *arch,
@@ -267,11 +280,8 @@ static const family_t *find_wrapped_family(const json_t *cfg, const char *p, con
     for (size_t i = 0; i < NFAMILIES; i++)
         if (!is_wrapper(families[i].arch) && strcmp(type, families[i].family) == 0)
             return &families[i];
-    char known[FATHOM_ERROR_MESSAGE_MAX - 96] = "";
-    for (size_t i = 0; i < NFAMILIES; i++)
-        if (!is_wrapper(families[i].arch))
-            snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
-                     *known ? ", " : "", families[i].family);
+    char known[FATHOM_ERROR_MESSAGE_MAX - 96];
+    known_names(known, sizeof known, true);
     return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
                             "'%.48s' is not a known text model; known: %s", type, known),
            NULL;
@@ -301,10 +311,8 @@ static const family_t *find_family(const json_t *cfg, const char *p, const char 
             return &families[i];
     if (is_wrapper(*arch))
         return find_wrapped_family(cfg, p, *arch, err);
-    char known[FATHOM_ERROR_MESSAGE_MAX - 64] = "";
-    for (size_t i = 0; i < NFAMILIES; i++)
-        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "",
-                 families[i].arch);
+    char known[FATHOM_ERROR_MESSAGE_MAX - 64];
+    known_names(known, sizeof known, false);
     /* a ...ForConditionalGeneration never comes here (find_wrapped_family) */
     return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
                             "'%.48s' is not a known architecture; known: %s", *arch, known),
