@@ -310,16 +310,23 @@ static int build_params(fit_t *f)
 
 /* ρ(r) = 2c²(√(1 + (r/c)²) − 1) of the relative error r = predicted/measured − 1, c =
  * CALIBRATE_LOSS_SCALE: r² while |r| is well under c, 2c|r| − 2c² far above it. Written as
- * 2r²/(√(1 + (r/c)²) + 1), the same value without the cancellation of √(1 + x) − 1 at small r. */
-static double loss_rel(double pred, double meas)
+ * 2r²/(√(1 + (r/c)²) + 1), the same value without the cancellation of √(1 + x) − 1 at small r.
+ * Beyond |r| = CALIBRATE_LOSS_LOG_FROM the loss grows as the logarithm of |r|, with the value and
+ * the slope of ρ there: ρ(R) + R·ρ'(R)·ln(|r|/R). It stays finite and below a run the system
+ * cannot estimate for any finite r (a step time of 1e-300 s is 1e300 times off), yet still falls
+ * as the prediction comes nearer, so a fit can always tell which way a wild measurement points:
+ * a hard cap would leave the objective flat there, and the fit where it started. */
+double calibrate_loss(double predicted, double measured)
 {
-    const double r = pred / meas - 1.0, c = CALIBRATE_LOSS_SCALE;
-    /* 2r²/(√(1 + (r/c)²) + 1), written so that no square overflows, and no measurement costs
-     * more than a run the system cannot estimate: one 1e300 times off the prediction (a step
-     * time of 1e-300 s) would otherwise make the whole objective ∞ or NaN */
+    const double r = fabs(predicted / measured - 1.0), c = CALIBRATE_LOSS_SCALE;
     if (!isfinite(r))
         return FAILED_RUN_PENALTY;
-    return fmin(2 * fabs(r) * (fabs(r) / (hypot(1, r / c) + 1)), FAILED_RUN_PENALTY);
+    const double big = CALIBRATE_LOSS_LOG_FROM;
+    if (r <= big)
+        return 2 * r * (r / (hypot(1, r / c) + 1));
+    const double at_big = 2 * big * (big / (hypot(1, big / c) + 1)),
+                 slope = 2 * big / hypot(1, big / c); /* ρ'(r) = 2r/√(1 + (r/c)²) */
+    return at_big + big * slope * log(r / big);
 }
 
 static double objective_of(const fit_t *f, const double *theta)
@@ -330,13 +337,13 @@ static double objective_of(const fit_t *f, const double *theta)
     double sum = 0;
     /* Σ ρ(predicted/measured − 1) over every measurement the fit sees. */
     for (size_t i = 0; i < in->n_gemms; i++)
-        sum += loss_rel(calibrate_gemm_tflops(&s, &in->gemms[i]), in->gemms[i].tflops);
+        sum += calibrate_loss(calibrate_gemm_tflops(&s, &in->gemms[i]), in->gemms[i].tflops);
     for (size_t i = 0; i < in->n_collectives; i++)
-        sum += loss_rel(calibrate_collective_time(&s, &in->collectives[i]),
+        sum += calibrate_loss(calibrate_collective_time(&s, &in->collectives[i]),
                       in->collectives[i].time_s);
     for (size_t i = 0; i < in->n_runs; i++)
         if ((long)i != f->skip_run)
-            sum += loss_rel(calibrate_run_time(&s, &in->runs[i]), in->runs[i].step_time_s);
+            sum += calibrate_loss(calibrate_run_time(&s, &in->runs[i]), in->runs[i].step_time_s);
     /* + λ Σ ((θ − θ_base)/scale)²: the pull toward the base system. */
     for (int k = 0; k < f->n; k++) {
         double d = (theta[k] - base_value(f->base, &f->desc[k])) / f->desc[k].scale;

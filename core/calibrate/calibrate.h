@@ -52,6 +52,10 @@
 /* Where the loss turns from squared to linear: 10 %, about three times the run-to-run noise of
  * whole-run throughput (the calibration test perturbs its inputs by 3 %). */
 #define CALIBRATE_LOSS_SCALE 0.1
+/* Beyond a relative error of 1,000 (a measurement a thousand times off its prediction: a unit
+ * slip, a bad paste) the loss grows as its logarithm: every finite measurement keeps a finite
+ * loss that still points the fit the right way (calibrate_loss). */
+#define CALIBRATE_LOSS_LOG_FROM 1e3
 #define CALIBRATE_MAX_EVALS 20000 /* per fit */
 #define CALIBRATE_MIN_EVALS 300   /* per fit, whatever the work budget says */
 /* Work budget of one request, in units of one microbenchmark prediction (a run's estimate counts
@@ -154,6 +158,10 @@ double calibrate_gemm_tflops(const llm_system_t *s, const calibrate_gemm_t *g);
 double calibrate_collective_time(const llm_system_t *s, const calibrate_coll_row_t *c);
 /* Step time of a run, or NaN when the system cannot estimate it. */
 double calibrate_run_time(const llm_system_t *s, const calibrate_run_t *r);
+
+/* ρ of one measurement (the objective's term; CALIBRATE_LOSS_SCALE, CALIBRATE_LOSS_LOG_FROM):
+ * finite for every finite relative error, a run's failure penalty for an infinite or NaN one. */
+double calibrate_loss(double predicted, double measured);
 
 /* nccl-tests' bus-bandwidth factor of a collective on n ranks: all_reduce 2(n−1)/n, all_gather,
  * reduce_scatter and alltoall (n−1)/n, sendrecv 1 (busbw = algbw · factor). */

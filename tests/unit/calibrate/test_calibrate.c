@@ -362,6 +362,45 @@ static void test_outlier_does_not_drag(void **state)
     assert_true(gp[13].after / gemms[13].tflops - 1 > 0.8);
 }
 
+/* The loss by hand, c = 0.1: r = 0.05 gives 2·0.0025/(√1.25 + 1) = 0.0023607; r = 2 gives
+ * 8/(√401 + 1) = 0.38050. Beyond R = 1,000 it grows as a logarithm: ρ(R) = 2·10⁶/(√(1 + 10⁸) + 1)
+ * = 199.980, ρ'(R) = 2000/√(1 + 10⁸) = 0.2000, so r = 10⁴ costs 199.980 + 1000·0.2·ln 10 =
+ * 660.497 and r = 10³⁰⁰ costs 199.980 + 200·ln 10²⁹⁷ = 136,973.5: still finite, still rising, and
+ * under the 10⁶ of a run the system cannot estimate (an infinite error). */
+static void test_loss_by_hand(void **state)
+{
+    (void)state;
+    assert_close(calibrate_loss(1.0, 1.0), 0.0, 0.0);
+    assert_close(calibrate_loss(1.05, 1.0), 0.0023607, 1e-4);
+    assert_close(calibrate_loss(0.95, 1.0), 0.0023607, 1e-4);
+    assert_close(calibrate_loss(3.0, 1.0), 0.38050, 1e-4);
+    assert_close(calibrate_loss(1001.0, 1.0), 199.980, 1e-5);
+    assert_close(calibrate_loss(10001.0, 1.0), 660.497, 1e-5);
+    assert_close(calibrate_loss(1e300, 1.0), 136973.5, 1e-6);
+    assert_true(calibrate_loss(1e200, 1.0) < calibrate_loss(1e300, 1.0));
+    assert_true(calibrate_loss(INFINITY, 1.0) > calibrate_loss(1e300, 1.0));
+    assert_true(calibrate_loss(1.0, 0.0) > calibrate_loss(1e300, 1.0));
+}
+
+/* One GEMM measured ten million times below its prediction (0.0001 TFLOP/s: a unit slip) still
+ * moves its curve point the way it points, to the lower bound, which the answer flags. With a
+ * capped loss the objective was flat there and the point stayed at its base value. */
+static void test_wild_measurement_points_the_fit(void **state)
+{
+    (void)state;
+    make_measurements(0);
+    calibrate_gemm_t wild = gemms[0];
+    wild.tflops = 1e-4;
+    calibrate_input_t in = {&wild, 1, NULL, 0, NULL, 0};
+    calibrate_prediction_t pred;
+    fathom_error_t err;
+    if (calibrate_fit(&base, &in, &result, &pred, NULL, NULL, &err))
+        fail_msg("%s: %s", err.field, err.message);
+    assert_int_equal(result.n_params, 1);
+    assert_int_equal(result.params[0].at_bound, -1);
+    assert_true(pred.after < 0.1 * pred.before);
+}
+
 static void test_deterministic(void **state)
 {
     (void)state;
@@ -379,6 +418,8 @@ int main(void)
         cmocka_unit_test(test_recovers_perturbed_system),
         cmocka_unit_test(test_noise_held_out_runs),
         cmocka_unit_test(test_outlier_does_not_drag),
+        cmocka_unit_test(test_loss_by_hand),
+        cmocka_unit_test(test_wild_measurement_points_the_fit),
         cmocka_unit_test(test_deterministic),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
