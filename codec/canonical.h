@@ -10,9 +10,13 @@
 #include <jansson.h>
 #include <stddef.h>
 
-/* Bumped whenever any estimator's numbers may change for the same request, so cached results
- * computed by an older estimator are never served for a newer one. */
-#define FATHOM_ESTIMATOR_VERSION "2" /* 2: estimates and search entries carry warnings */
+#include "estimator_digest.h" /* generated: FATHOM_ESTIMATOR_DIGEST */
+
+/* Part of every config hash, so results cached by another estimator are never served: the major
+ * number, bumped by hand when answers change shape (2: estimates and search entries carry
+ * warnings), and the digest of every source and preset file an answer depends on, which changes
+ * with any change to them (cmake/estimator_digest.cmake). Recorded with each stored result. */
+#define FATHOM_ESTIMATOR_VERSION "2+" FATHOM_ESTIMATOR_DIGEST
 
 #define CODEC_HASH_HEX_LEN 64
 

@@ -34,6 +34,24 @@ class Basics(ServerTestCase):
         self.assertIn("/v1/transformer", v["estimate_endpoints"])
         validate(v, "version.response.json")
 
+    def test_estimator_version_is_the_digest_of_what_answers(self):
+        # The digest is recomputed here from the tree: SHA-256 of "path sha256" lines over every
+        # core/ and codec/ source and preset file, sorted by path. A build whose cache key missed
+        # a change to any of them would serve an older estimator's answers after an upgrade.
+        import glob
+        import hashlib
+        paths = []
+        for pattern in ("core/**/*.c", "core/**/*.h", "codec/**/*.c", "codec/**/*.h",
+                        "presets/**/*.json"):
+            paths += glob.glob(pattern, root_dir=SOURCE, recursive=True)
+        listing = ""
+        for path in sorted(paths):
+            with open(os.path.join(SOURCE, path), "rb") as f:
+                listing += "%s %s\n" % (path, hashlib.sha256(f.read()).hexdigest())
+        digest = hashlib.sha256(listing.encode()).hexdigest()[:16]
+        self.assertEqual(self.server.get("/v1/version").json()["estimator_version"],
+                         "2+" + digest)
+
     def test_openapi(self):
         r = self.server.get("/openapi.json")
         self.assertEqual(r.status, 200)
