@@ -45,11 +45,11 @@ static bool read_count(const char *s, double *out)
     return *s && read_real(s, out);
 }
 
-/* "#wrong": an integer, or N/A when nccl-tests ran without checking (-c 0). */
-static bool read_wrong(const char *s)
+/* "#wrong": an integer (*wrong), or N/A when nccl-tests ran without checking (-c 0; *wrong 0). */
+static bool read_wrong(const char *s, double *wrong)
 {
-    double v;
-    return strcmp(s, "N/A") == 0 || read_count(s, &v);
+    *wrong = 0;
+    return strcmp(s, "N/A") == 0 || read_count(s, wrong);
 }
 
 static int bad(fathom_error_t *err, const char *path, int line, const char *what)
@@ -109,13 +109,22 @@ int codec_nccl_parse(const char *text, const char *path, codec_nccl_table_t *out
         if (read_real(tok[2], &v))
             return bad(err, path, lineno, "the type column is a number, not a type name");
         char **c = tok + n - 8;
-        double t, a, b, ti, ai, bi;
+        double t, a, b, ti, ai, bi, wrong, wrong_in;
         if (!read_real(c[0], &t) || !read_real(c[1], &a) || !read_real(c[2], &b) ||
-            !read_wrong(c[3]) || !read_real(c[4], &ti) || !read_real(c[5], &ai) ||
-            !read_real(c[6], &bi) || !read_wrong(c[7]))
+            !read_wrong(c[3], &wrong) || !read_real(c[4], &ti) || !read_real(c[5], &ai) ||
+            !read_real(c[6], &bi) || !read_wrong(c[7], &wrong_in))
             return bad(err, path, lineno,
                        "time, algbw, busbw and #wrong (out of place, then in place) must be "
                        "numbers");
+        /* nccl-tests counts the elements a collective got wrong: a row with any is a faulty
+         * collective (a bad link, a bad GPU), whose time says nothing about the network. */
+        if (wrong > 0 || wrong_in > 0)
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
+                                    "line %d: nccl-tests counted %.0f wrong elements: the "
+                                    "collective gave wrong results, so its time is not a "
+                                    "measurement to fit (leave the row out, or rerun once the "
+                                    "cluster is fixed)",
+                                    lineno, wrong > 0 ? wrong : wrong_in);
         if (!(t > 0) || !(ti > 0) || a < 0 || b < 0 || ai < 0 || bi < 0)
             return bad(err, path, lineno, "times must be > 0 and bandwidths >= 0");
         if (!(r.bytes > 0))

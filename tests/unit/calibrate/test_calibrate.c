@@ -76,6 +76,13 @@ static void test_nccl_parse_sample(void **state)
                                       "0.10  N/A\n",
                                       "x", t, &err),
                      0);
+    /* A row whose collective gave wrong results (#wrong 3, in place): refused naming the line. */
+    assert_int_equal(codec_nccl_parse("   1024  256  float  10.0  0.10  0.10  0  10.0  0.10  "
+                                      "0.10  3\n",
+                                      "collectives[1].output", t, &err),
+                     -1);
+    assert_string_equal(err.field, "collectives[1].output");
+    assert_true(strncmp(err.message, "line 1: nccl-tests counted 3 wrong", 34) == 0);
     free(bad);
     free(t);
 }
