@@ -189,8 +189,8 @@ int codec_serving_decode(const json_t *v, const char *path, const fathom_model_t
         if (jr_expect_object(dis, d, err) || jr_check_keys(dis, d, disagg_keys, err) ||
             jr_int(dis, d, "kv_transfer_net", JR_OPTIONAL, s->hw.num_networks - 1, 0,
                    s->hw.num_networks - 1, &net, err) ||
-            jr_real(dis, d, "prefill_per_decode", JR_OPTIONAL, 0, 0, 1e6,
-                    &out->prefill_per_decode, err))
+            jr_positive(dis, d, "prefill_per_decode", JR_OPTIONAL, 0, 1e6,
+                        &out->prefill_per_decode, err))
             return -1;
         out->kv_transfer_net = (int)net;
         const json_t *pre = json_object_get(dis, "prefill"), *dec = json_object_get(dis, "decode");
@@ -208,6 +208,7 @@ int codec_serving_decode(const json_t *v, const char *path, const fathom_model_t
         return -1;
     }
     int wdt = 0, kdt = 0, engine = SERVING_ENGINE_VLLM;
+    int64_t num_requests = 0;
     if (jr_enum(v, path, "weights_datatype", JR_OPTIONAL, 0, weight_dtype_names, &wdt, err))
         return -1;
     wdt = wdt == 4 ? SERVING_DT_FP4 : wdt == 5 ? SERVING_DT_MXFP4 : wdt;
@@ -223,12 +224,12 @@ int codec_serving_decode(const json_t *v, const char *path, const fathom_model_t
                                   err) ||
         codec_serving_token_count(v, path, "output_tokens", &out->output_tokens,
                                   &out->output_spread, err) ||
-        jr_real(v, path, "concurrency", JR_OPTIONAL, 0, 0, SERVING_MAX_CONCURRENCY,
-                &out->concurrency, err) ||
-        jr_real(v, path, "requests_per_s", JR_OPTIONAL, 0, 0, SERVING_MAX_RATE,
-                &out->requests_per_s, err) ||
-        jr_real(v, path, "num_requests", JR_OPTIONAL, 0, 0, SERVING_MAX_REQUESTS, &out->num_requests,
-                err) ||
+        jr_positive(v, path, "concurrency", JR_OPTIONAL, 0, SERVING_MAX_CONCURRENCY,
+                    &out->concurrency, err) ||
+        jr_positive(v, path, "requests_per_s", JR_OPTIONAL, 0, SERVING_MAX_RATE,
+                    &out->requests_per_s, err) ||
+        jr_int(v, path, "num_requests", JR_OPTIONAL, 0, 1, (int64_t)SERVING_MAX_REQUESTS,
+               &num_requests, err) ||
         jr_int(v, path, "max_batch_tokens", JR_OPTIONAL, 0, 1, 1 << 24, &out->max_batch_tokens,
                err) ||
         jr_int(v, path, "max_batch_size", JR_OPTIONAL, 0, 1, 1 << 20, &out->max_batch_size,
@@ -240,10 +241,17 @@ int codec_serving_decode(const json_t *v, const char *path, const fathom_model_t
         return -1;
     if (json_object_get(v, "kv_memory_fraction") == NULL)
         out->kv_memory_fraction = 0;
-    if (out->concurrency > 0 && out->requests_per_s > 0) {
+    out->num_requests = (double)num_requests;
+    /* a load member given is given, whatever its value (0 is refused above: not a load) */
+    if (jr_has(v, "concurrency") && jr_has(v, "requests_per_s")) {
         jr_path(p, sizeof p, path, "requests_per_s");
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
                                 "give concurrency or requests_per_s, not both");
+    }
+    if (jr_has(v, "concurrency") && jr_has(v, "num_requests")) {
+        jr_path(p, sizeof p, path, "num_requests");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                "a finite run takes requests_per_s or nothing, not concurrency");
     }
     bool chunked = false;
     out->chunked_prefill = -1;
@@ -346,12 +354,15 @@ json_t *codec_serving_encode(const serving_request_t *r)
             json_object_set_new(s, "model", codec_model_encode(sp->draft));
         bad = !s || json_object_set_new(o, "speculative", s);
     }
-    if (!bad && r->disaggregated)
-        bad = json_object_set_new(
-            o, "disaggregated",
-            json_pack("{s:o,s:o,s:i,s:o}", "prefill", layout_encode(&r->prefill_layout), "decode",
-                      layout_encode(&r->layout), "kv_transfer_net", r->kv_transfer_net,
-                      "prefill_per_decode", num(r->prefill_per_decode)));
+    if (!bad && r->disaggregated) {
+        /* prefill_per_decode 0 is the automatic ratio: left out, as the request leaves it */
+        json_t *d = json_pack("{s:o,s:o,s:i}", "prefill", layout_encode(&r->prefill_layout),
+                              "decode", layout_encode(&r->layout), "kv_transfer_net",
+                              r->kv_transfer_net);
+        if (d && r->prefill_per_decode > 0)
+            json_object_set_new(d, "prefill_per_decode", num(r->prefill_per_decode));
+        bad = !d || json_object_set_new(o, "disaggregated", d);
+    }
     if (bad) {
         json_decref(o);
         return NULL;

@@ -11,14 +11,17 @@
  *   weights_datatype "bf16" ("bf16", "fp8", "fp4" or its alias "nvfp4", "int4");
  *   kv_datatype: "fp8" with fp8 or fp4 weights, else "bf16";
  *   input_tokens, output_tokens REQUIRED: a number, or {"mean", "spread"} (standard deviation);
- *   concurrency (requests in flight per replica) or requests_per_s (arrivals per replica), or
- *     neither: as many requests as fit (an offline benchmark);
+ *   concurrency (requests in flight per replica) or requests_per_s (arrivals per replica), each
+ *     > 0, not both (present counts, whatever the value), or neither: as many requests as fit
+ *     (an offline benchmark); num_requests, an integer 1 … 1e6 (a finite run; not with
+ *     concurrency);
  *   max_batch_tokens, max_batch_size, chunked_prefill, kv_memory_fraction: the engine's defaults
  *     (written out in the normalized request);
  *   prefix_cache_hit 0; speculative absent ({"method": "mtp"|"draft", "tokens", "acceptance",
  *     "model" for draft}); engine "vllm" ("trtllm", "vllm", "sglang");
  *   disaggregated absent ({"prefill": layout, "decode": layout, "kv_transfer_net": the system's
- *     last tier}); with it the layout members above are not given.
+ *     last tier, "prefill_per_decode": > 0, absent the automatic ratio}); with it the layout
+ *     members above are not given.
  * Every bad value is a 422 naming "serving.<member>". */
 #ifndef FATHOM_SERVING_CODEC_H
 #define FATHOM_SERVING_CODEC_H

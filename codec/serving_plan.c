@@ -54,8 +54,11 @@ static int decode_systems(const json_t *v, const codec_presets_t *presets,
         return -1;
     p->num_systems = (int)json_array_size(v);
     for (int i = 0; i < p->num_systems; i++) {
-        char q[JR_PATH_MAX];
+        /* q names the entry, qn its name (the entry itself when it is a string), qp its price */
+        char q[JR_PATH_MAX], qn[JR_PATH_MAX], qp[JR_PATH_MAX];
         jr_path_index(q, sizeof q, "systems", (size_t)i);
+        snprintf(qn, sizeof qn, "%s", q);
+        snprintf(qp, sizeof qp, "%s", q);
         const json_t *e = json_array_get(v, (size_t)i);
         const char *name = NULL;
         double price = -1;
@@ -64,25 +67,33 @@ static int decode_systems(const json_t *v, const codec_presets_t *presets,
         } else if (json_is_object(e)) {
             if (jr_check_keys(e, q, system_keys, err) ||
                 jr_string(e, q, "name", JR_REQUIRED, NULL, CODEC_PRESET_NAME_MAX, &name, err) ||
-                jr_real(e, q, "price_per_gpu_hour", JR_OPTIONAL, -1, 0, 1e6, &price, err))
+                jr_positive(e, q, "price_per_gpu_hour", JR_OPTIONAL, -1, 1e6, &price, err))
                 return -1;
-            jr_path(q, sizeof q, q, "name");
+            jr_path(qn, sizeof qn, q, "name");
+            jr_path(qp, sizeof qp, q, "price_per_gpu_hour");
         } else {
             return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
                                     "must be a system preset name or {\"name\", "
                                     "\"price_per_gpu_hour\"}");
         }
+        /* a system twice would be planned twice under one name (and its candidates merged) */
+        for (int j = 0; j < i; j++)
+            if (strcmp(p->system_names[j], name) == 0)
+                return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                        "repeats \"%s\" (systems[%d])", name, j);
         json_t *sname = json_string(name);
-        const int bad = !sname || codec_serving_system_decode(sname, q, presets, &p->systems[i], err);
+        const int bad =
+            !sname || codec_serving_system_decode(sname, qn, presets, &p->systems[i], err);
         json_decref(sname);
         if (bad)
             return -1;
         snprintf(p->system_names[i], sizeof p->system_names[i], "%s", name);
-        if (price >= 0)
+        if (price > 0)
             p->systems[i].price_per_gpu_hour = price;
         if (!(p->systems[i].price_per_gpu_hour > 0))
-            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
-                                    "has no price: give price_per_gpu_hour");
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, qp,
+                                    "%s has no price: give {\"name\", \"price_per_gpu_hour\"}",
+                                    name);
         json_t *enc = codec_serving_system_encode(&p->systems[i]);
         if (!enc || json_array_append_new(p->system_json, enc))
             return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");

@@ -118,7 +118,8 @@ typedef struct {
     serving_layout_t prefill_layout;
     int kv_transfer_net;
     /* prefill replicas per decode replica; 0: exactly what the decode replica's rate needs,
-     * with no queueing in the prefill pool (give it to have the queue in TTFT) */
+     * with no queueing in the prefill pool (give it to have the queue in TTFT; its prompt rate
+     * then bounds the requests served) */
     double prefill_per_decode;
 } serving_request_t;
 

@@ -69,14 +69,25 @@ typedef struct {
 /* serving_model.c */
 void serving__settings(const sv_ctx_t *c, const serving_request_t *r, sv_settings_t *st);
 double serving__draft_time(const sv_ctx_t *c, const sv_settings_t *st, double n, double context);
+/* The draft (method draft: its model; mtp: the MTP depths as a model) as it runs: on the target's
+ * GPUs, split as the target's stage (tensor_par, attention_data_par; expert_par for an MoE
+ * draft), not pipelined. d->c points into d. */
+typedef struct {
+    fathom_model_t m;
+    serving_request_t r;
+    sv_ctx_t c;
+} sv_draft_t;
+int serving__draft_ctx(const sv_ctx_t *c, sv_draft_t *d, fathom_error_t *err);
 
 /* serving_offline.c: a finite run of n requests, queued at once (rate 0) or arriving at rate
- * requests/s, step by step. */
+ * requests/s, step by step. -1 with err (naming serving.num_requests) for a run too long to
+ * follow. */
 typedef struct {
     double makespan_s, mean_concurrency, ttft_s, tpot_s, steps;
+    double ttft_p50_s, ttft_p99_s; /* the requests at ranks ceil(0.5·N) and ceil(0.99·N) */
 } sv_offline_t;
-void serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_concurrency,
-                      double num_requests, double rate, sv_offline_t *out);
+int serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_concurrency,
+                     double num_requests, double rate, sv_offline_t *out, fathom_error_t *err);
 
 /* serving_memory.c */
 int serving__ctx_init(sv_ctx_t *c, const fathom_model_t *m, const serving_system_t *s,

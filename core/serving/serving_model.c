@@ -88,6 +88,16 @@ static int check_request(const fathom_model_t *m, const serving_system_t *s,
     if (!(r->num_requests >= 0 && r->num_requests <= SERVING_MAX_REQUESTS))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.num_requests",
                                 "must be in [0, %g]", SERVING_MAX_REQUESTS);
+    if (r->num_requests != floor(r->num_requests))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.num_requests",
+                                "must be an integer (a count of requests)");
+    /* mxfp4 quantizes the routed experts only (gpt-oss's checkpoint): on a model without them
+     * it would be bf16 under another name */
+    if (r->weights == SERVING_DT_MXFP4 && m->moe.num_experts == 0)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.weights_datatype",
+                                "mxfp4 is gpt-oss's checkpoint (routed experts in MXFP4, the rest "
+                                "BF16); this model has no routed experts: give bf16, or fp4 "
+                                "(NVFP4) for 4-bit weights");
     if (!(r->prefix_cache_hit >= 0 && r->prefix_cache_hit < 1))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.prefix_cache_hit",
                                 "must be in [0, 1)");
@@ -147,6 +157,17 @@ static void memory_for(const sv_ctx_t *c, const sv_settings_t *st, serving_resul
     const bool mtp = c->r->speculative.method == SERVING_SPEC_MTP;
     double worst_w = 0, worst_ws = 0, worst_pool = INFINITY, fit = INFINITY;
     const double ws = serving__workspace_bytes(c, st->max_batch_tokens, st->max_batch_size);
+    /* A draft model lives where its time is costed (serving__draft_ctx): on the GPUs of the
+     * target's last stage (beside the sampler, as the MTP depth), split as the target's stage
+     * and not pipelined; it holds its weights there and its own KV cache for every request:
+     *   W_draft = serving__weight_bytes of its one stage, KV_draft = its cache at the request's
+     *   reserved tokens. */
+    double draft_w = 0, draft_kv = 0;
+    sv_draft_t d;
+    if (c->r->speculative.method == SERVING_SPEC_DRAFT && !serving__draft_ctx(c, &d, NULL)) {
+        draft_w = serving__weight_bytes(&d.c, &d.c.stages[0]);
+        draft_kv = serving__kv_request_bytes(&d.c, &d.c.stages[0], st->reserve_tokens);
+    }
     for (int i = 0; i < c->num_stages; i++) {
         const sv_stage_t *sg = &c->stages[i];
         double w = serving__weight_bytes(c, sg);
@@ -157,6 +178,8 @@ static void memory_for(const sv_ctx_t *c, const sv_settings_t *st, serving_resul
                      (model_block_params(c->m, model_block_is_moe(c->m, c->m->num_blocks - 1))
                           .split /
                       c->tp);
+        if (sg->last)
+            w += draft_w, per_req += draft_kv;
         double pool;
         switch (c->engine) {
         case SERVING_ENGINE_VLLM:
@@ -192,34 +215,40 @@ static void memory_for(const sv_ctx_t *c, const sv_settings_t *st, serving_resul
     o->max_concurrency = sv_max(per_rank, 0) * c->dp;
 }
 
+int serving__draft_ctx(const sv_ctx_t *c, sv_draft_t *d, fathom_error_t *err)
+{
+    const serving_spec_t *sp = &c->r->speculative;
+    d->m = sp->method == SERVING_SPEC_DRAFT ? *sp->draft : *c->m;
+    if (sp->method == SERVING_SPEC_MTP) {
+        const bool moe = model_block_is_moe(c->m, c->m->num_blocks - 1);
+        d->m.num_blocks = c->m->mtp_blocks;
+        d->m.moe.first_dense_blocks = 0;
+        if (!moe)
+            d->m.moe.num_experts = 0;
+    }
+    d->m.mtp_blocks = 0;
+    d->r = *c->r;
+    d->r.speculative.method = SERVING_SPEC_NONE;
+    d->r.disaggregated = false;
+    d->r.layout = c->l;
+    d->r.layout.pipeline_par = 1;
+    if (d->m.moe.num_experts == 0)
+        d->r.layout.expert_par = 1;
+    return serving__ctx_init(&d->c, &d->m, c->s, &d->r, &d->r.layout, err);
+}
+
 /* The step of a draft model (or the MTP depths) for n decode sequences, k times. */
 double serving__draft_time(const sv_ctx_t *c, const sv_settings_t *st, double n, double context)
 {
     const serving_spec_t *sp = &c->r->speculative;
     if (sp->method == SERVING_SPEC_NONE || n <= 0)
         return 0;
-    fathom_model_t dm = sp->method == SERVING_SPEC_DRAFT ? *sp->draft : *c->m;
-    if (sp->method == SERVING_SPEC_MTP) {
-        const bool moe = model_block_is_moe(c->m, c->m->num_blocks - 1);
-        dm.num_blocks = c->m->mtp_blocks;
-        dm.moe.first_dense_blocks = 0;
-        if (!moe)
-            dm.moe.num_experts = 0;
-    }
-    dm.mtp_blocks = 0;
-    serving_request_t dr = *c->r;
-    dr.speculative.method = SERVING_SPEC_NONE;
-    dr.disaggregated = false;
-    dr.layout = c->l;
-    dr.layout.pipeline_par = 1;
-    if (dm.moe.num_experts == 0)
-        dr.layout.expert_par = 1;
-    sv_ctx_t dc;
-    if (serving__ctx_init(&dc, &dm, c->s, &dr, &dr.layout, NULL))
-        return 0;
+    sv_draft_t d;
+    if (serving__draft_ctx(c, &d, NULL))
+        return 0; /* refused before (serving_estimate checks the draft's split) */
     sv_load_t ld = {n, 1, context, 0, 0, 0, 0};
     serving_step_t s;
-    serving__step(&dc, &ld, &s);
+    serving__step(&d.c, &ld, &s);
     (void)st;
     return (double)sp->tokens * s.total_s;
 }
@@ -426,23 +455,26 @@ static void latency_at(const sv_ctx_t *c, const sv_settings_t *st, const sv_poin
     } else {
         lt->ttft = p->ttft_base + W;
         lt->ttft50 = p->ttft_base + W50;
+        /* the draft's steps ride on every prefill step, as in ttft_base */
         lt->ttft99 = (p99_in > r->input_tokens ? prefill_latency(c, st, p, p99_in)
                                                : p->k_pre * c->pp * p->prefill.total_s) +
-                     c->pp * p->step_s + W99;
+                     p->k_pre * c->pp * p->t_draft + c->pp * p->step_s + W99;
     }
     lt->lifetime = lt->ttft + (r->output_tokens - 1) * lt->tpot;
     lt->rate_out = p->out_rate;
 }
 
-/* Little's law: the concurrency at which a replica completes lambda requests a second. */
+/* Little's law: the concurrency at which a replica completes lambda requests a second (queue:
+ * the arrivals queue for the prompt budget or the prefill pool at lambda; false: they do not). */
 static double solve_concurrency(const sv_ctx_t *c, const sv_settings_t *st,
-                                const sv_prefill_side_t *ps, double lambda, double cmax,
-                                bool *overloaded)
+                                const sv_prefill_side_t *ps, double lambda, bool queue,
+                                double cmax, bool *overloaded)
 {
     sv_point_t p;
     sv_latency_t lt;
+    const double q = queue ? lambda : 0;
     point_at(c, st, cmax, &p);
-    latency_at(c, st, &p, ps, lambda, &lt);
+    latency_at(c, st, &p, ps, q, &lt);
     const double out_rate_max = p.out_rate / c->r->output_tokens;
     if (lambda >= out_rate_max || lambda * lt.lifetime >= cmax) {
         *overloaded = true;
@@ -452,7 +484,7 @@ static double solve_concurrency(const sv_ctx_t *c, const sv_settings_t *st,
     for (int i = 0; i < 60 && hi - lo > 1e-6 * hi; i++) {
         const double mid = 0.5 * (lo + hi);
         point_at(c, st, mid, &p);
-        latency_at(c, st, &p, ps, lambda, &lt);
+        latency_at(c, st, &p, ps, q, &lt);
         if (lambda * lt.lifetime > mid)
             lo = mid;
         else
@@ -543,6 +575,18 @@ int serving_estimate(const fathom_model_t *m, const serving_system_t *s,
         o->warnings |= SERVING_WARN_KV_REPLICATED;
     if (!st.chunked && !r->disaggregated && r->input_tokens > (double)st.max_batch_tokens)
         o->warnings |= SERVING_WARN_LONG_PREFILL;
+    if (r->speculative.method == SERVING_SPEC_DRAFT) {
+        sv_draft_t d;
+        if (serving__draft_ctx(&c, &d, err)) {
+            char why[FATHOM_ERROR_MESSAGE_MAX], what[FATHOM_ERROR_FIELD_MAX];
+            snprintf(why, sizeof why, "%s", err->message);
+            const size_t pre = strncmp(err->field, "serving.", 8) == 0 ? 8 : 0;
+            snprintf(what, sizeof what, "%s", err->field + pre);
+            return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION, "serving.speculative.model",
+                                    "the draft runs on the target's GPUs, split as the target "
+                                    "(not pipelined): its %s %s", what, why);
+        }
+    }
     memory_for(&c, &st, o);
     sv_prefill_side_t ps = {0};
     if (r->disaggregated && prefill_side(m, s, r, &st, &ps, err))
@@ -558,19 +602,51 @@ int serving_estimate(const fathom_model_t *m, const serving_system_t *s,
     /* the operating point */
     double C = o->max_concurrency;
     bool overloaded = false;
+    /* Disaggregated with prefill_per_decode x given, the prefill pool passes at most
+     *   pool = x · R_p   requests a second per decode replica (R_p: one prefill replica's
+     * prompts a second, prefill_side), so no more than that is served. Arrivals at or beyond it
+     * overload the pool (its queue grows without bound: figures with no queue, as an
+     * overloaded aggregated replica's); a load the decode side alone would serve faster
+     * (saturation, a concurrency) is served at the pool's rate, the decode replica holding
+     * C_d = pool · lifetime requests (Little's law), and a closed loop's other C − C_d requests
+     * wait in the pool's queue, (C − C_d)/pool more TTFT (Little's law on the queue). */
+    const double pool = r->disaggregated && r->prefill_per_decode > 0
+                            ? r->prefill_per_decode * ps.rate
+                            : INFINITY;
     if (r->concurrency > 0) {
         C = sv_min(r->concurrency, o->max_concurrency);
         if (r->concurrency > o->max_concurrency)
             o->warnings |= SERVING_WARN_CONCURRENCY_CAPPED;
+    } else if (r->requests_per_s >= pool) {
+        overloaded = true;
     } else if (r->requests_per_s > 0) {
-        C = solve_concurrency(&c, &st, &ps, r->requests_per_s, o->max_concurrency, &overloaded);
-        if (overloaded)
-            o->warnings |= SERVING_WARN_OVERLOADED;
+        C = solve_concurrency(&c, &st, &ps, r->requests_per_s, true, o->max_concurrency,
+                              &overloaded);
+    }
+    if (overloaded)
+        o->warnings |= SERVING_WARN_OVERLOADED;
+    double pool_rate = 0, pool_wait = 0; /* the pool's rate when it binds; the closed loop's wait */
+    const double C_asked = C;
+    if (pool < INFINITY && (r->requests_per_s <= 0 || overloaded)) {
+        sv_point_t q;
+        point_at(&c, &st, C, &q);
+        bool decode_bound = false;
+        const double Cd = q.out_rate / r->output_tokens > pool
+                              ? solve_concurrency(&c, &st, &ps, pool, false, o->max_concurrency,
+                                                  &decode_bound)
+                              : C;
+        if (Cd < C && !decode_bound) {
+            pool_rate = pool;
+            pool_wait = r->concurrency > 0 ? (C - Cd) / pool : 0;
+            C = Cd;
+        }
     }
     sv_offline_t off = {0};
     const bool offline = r->num_requests > 0 && r->concurrency <= 0 && !r->disaggregated;
     if (offline) {
-        serving__offline(&c, &st, o->max_concurrency, r->num_requests, r->requests_per_s, &off);
+        if (serving__offline(&c, &st, o->max_concurrency, r->num_requests, r->requests_per_s,
+                             &off, err))
+            return -1;
         if (off.makespan_s > 0)
             C = off.mean_concurrency;
     }
@@ -580,18 +656,26 @@ int serving_estimate(const fathom_model_t *m, const serving_system_t *s,
     const bool finite = offline && off.makespan_s > 0;
     double lambda = r->requests_per_s > 0 && !overloaded ? r->requests_per_s : 0;
     latency_at(&c, &st, &p, &ps, finite ? 0 : lambda, &lt);
+    if (pool_rate > 0) {
+        lambda = pool_rate;
+        lt.ttft += pool_wait, lt.ttft50 += pool_wait, lt.ttft99 += pool_wait;
+    }
     if (finite) {
         /* the run as it went: its makespan sets the rate (N · O / makespan, and N / makespan
          * requests a second), its requests' means the latency */
         p.out_rate = r->num_requests * r->output_tokens / off.makespan_s;
         lambda = r->num_requests / off.makespan_s;
-        lt.ttft = lt.ttft50 = off.ttft_s;
-        lt.ttft99 = off.ttft_s;
+        lt.ttft = off.ttft_s;
+        lt.ttft50 = off.ttft_p50_s;
+        lt.ttft99 = off.ttft_p99_s;
         lt.tpot = off.tpot_s > 0 ? off.tpot_s : lt.tpot;
     }
     o->saturated = overloaded || (r->concurrency <= 0 && r->requests_per_s <= 0);
-    o->concurrency = C;
+    o->concurrency = r->concurrency > 0 ? C_asked : C;
     o->requests_per_s = lambda > 0 ? lambda : p.out_rate / r->output_tokens;
+    /* a steady state serves no more than arrives (an overloaded replica: what it holds) */
+    if (r->requests_per_s > 0 && !finite)
+        o->requests_per_s = sv_min(o->requests_per_s, r->requests_per_s);
     o->decode = p.decode_only;
     o->prefill = r->disaggregated ? ps.step : p.prefill;
     o->ttft_s = lt.ttft;

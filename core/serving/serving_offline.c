@@ -24,16 +24,26 @@
  * Requests alike move in cohorts (those admitted and finished together), so the loop costs one
  * step per event; runs of pure decode steps between events are taken at once, their step costed
  * at the middle context. At most SV_COHORTS cohorts are kept (the two nearest in progress merge
- * beyond that: 48 move the validation rows' estimates by at most 0.6 % from 512). */
+ * beyond that: 48 move the validation rows' estimates by at most 0.6 % from 512).
+ *
+ * TTFT percentiles: the run knows when each cohort's requests got their first token, so the
+ * p-th percentile is the TTFT of the request at rank ceil(p·N) (1-based) when the N requests
+ * are ordered by TTFT, a cohort's n requests counted at its TTFT (the mean's approximation).
+ * Queued at once with room for one request at a time, request i waits for the i − 1 before it:
+ * TTFT_i = (i − 1)·L + TTFT_1 (L one request's lifetime), so the p99 of N = 10 is request 10's,
+ * 9·L + TTFT_1, and the mean 4.5·L + TTFT_1 (unit test `finite_ttft_percentiles`). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "serving_internal.h"
 
 #define SV_COHORTS 48
-/* Events followed at most; a batch that needs more (millions of prompt chunks of one token)
- * leaves makespan_s 0 and the estimate falls back to the steady state. */
-#define SV_MAX_STEPS 2000000
+/* Events followed at most: SV_BASE_STEPS plus SV_STEPS_PER_REQUEST a request, enough for a run
+ * of requests taken one at a time (a prompt step and a run of decode steps each) at the largest
+ * num_requests; a run that needs more (millions of prompt chunks of one token) is refused. */
+#define SV_BASE_STEPS 2000000.0
+#define SV_STEPS_PER_REQUEST 4.0
 
 typedef struct {
     double n;       /* requests */
@@ -117,13 +127,55 @@ static double arrived_by(double t, double rate, double num_requests)
     return rate > 0 ? fmin(num_requests, floor(t * rate + 1e-9) + 1) : num_requests;
 }
 
+/* n requests that got their first token ttft seconds after they arrived. */
+typedef struct {
+    double ttft, n;
+} first_t;
+
 /* The run as the loop follows it: the cohorts (two buffers: a prefill step builds the next list
- * in the other and the two swap) and the running sums. */
+ * in the other and the two swap), the running sums and every cohort's first token. */
 typedef struct {
     cohorts_t buf[2];
     cohorts_t *cur, *nxt;
     double admitted, running, t, area, ttft_sum, tpot_sum, steps;
+    first_t *firsts;
+    size_t num_firsts, cap_firsts;
+    bool no_memory;
 } run_t;
+
+static void record_first(run_t *u, double n, double ttft)
+{
+    u->ttft_sum += n * ttft;
+    if (u->num_firsts == u->cap_firsts) {
+        const size_t cap = u->cap_firsts ? 2 * u->cap_firsts : 64;
+        first_t *f = realloc(u->firsts, cap * sizeof *f);
+        if (!f) {
+            u->no_memory = true;
+            return;
+        }
+        u->firsts = f, u->cap_firsts = cap;
+    }
+    u->firsts[u->num_firsts++] = (first_t){ttft, n};
+}
+
+static int by_ttft(const void *a, const void *b)
+{
+    const double x = ((const first_t *)a)->ttft, y = ((const first_t *)b)->ttft;
+    return (x > y) - (x < y);
+}
+
+/* The TTFT of the request at rank ceil(q·N) (1-based) of firsts sorted by TTFT. */
+static double ttft_at_rank(const first_t *f, size_t k, double N, double q)
+{
+    const double rank = ceil(q * N - 1e-9);
+    double seen = 0;
+    for (size_t i = 0; i < k; i++) {
+        seen += f[i].n;
+        if (seen >= rank - 1e-9)
+            return f[i].ttft;
+    }
+    return k ? f[k - 1].ttft : 0;
+}
 
 /* 1. Admission of the requests that have arrived by t, up to max_concurrency running; an idle
  * engine waits for the next. Returns how many have arrived and still wait. */
@@ -221,7 +273,7 @@ static void prefill_step(const sv_ctx_t *c, const sv_settings_t *st, run_t *u, d
         else if (cs->c[i].decoded == 0 && cs->c[i].done >= in) {
             cs->c[i].decoded = 1; /* the prompt's step emitted the first token */
             cs->c[i].first = u->t;
-            u->ttft_sum += cs->c[i].n * (u->t - cs->c[i].arrive);
+            record_first(u, cs->c[i].n, u->t - cs->c[i].arrive);
         }
     }
 }
@@ -239,8 +291,8 @@ static void retire_finished(run_t *u, double O)
         }
 }
 
-void serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_concurrency,
-                      double num_requests, double rate, sv_offline_t *out)
+int serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_concurrency,
+                     double num_requests, double rate, sv_offline_t *out, fathom_error_t *err)
 {
     const serving_request_t *r = c->r;
     const double O = r->output_tokens, in = st->in_eff;
@@ -249,8 +301,9 @@ void serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_con
     u.cur = &u.buf[0];
     u.nxt = &u.buf[1];
     memset(out, 0, sizeof *out);
-    long guard = 0;
-    for (; guard < SV_MAX_STEPS && (u.admitted < num_requests || u.cur->n > 0); guard++) {
+    const double max_steps = SV_BASE_STEPS + SV_STEPS_PER_REQUEST * num_requests;
+    double guard = 0;
+    for (; guard < max_steps && (u.admitted < num_requests || u.cur->n > 0); guard++) {
         const double waiting = admit_arrivals(&u, max_concurrency, num_requests, rate);
         /* the next arrival the engine could admit (none: INFINITY) */
         const double next_arrival = rate > 0 && u.admitted < num_requests &&
@@ -275,11 +328,26 @@ void serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_con
             prefill_step(c, st, &u, gen, ctx, budget);
         retire_finished(&u, O);
     }
-    if (guard >= SV_MAX_STEPS) /* too long to follow step by step: the caller takes the steady state */
-        return;
+    if (u.no_memory) {
+        free(u.firsts);
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    }
+    if (guard >= max_steps) {
+        free(u.firsts);
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.num_requests",
+                                "this finite run takes more than %.0f steps to follow (prompts in "
+                                "chunks of few tokens?): give fewer requests, a larger "
+                                "max_batch_tokens, or leave num_requests out for the steady state",
+                                max_steps);
+    }
     out->makespan_s = u.t;
     out->mean_concurrency = u.t > 0 ? u.area / u.t : 0;
     out->ttft_s = num_requests > 0 ? u.ttft_sum / num_requests : 0;
     out->tpot_s = num_requests > 0 ? u.tpot_sum / num_requests : 0;
     out->steps = u.steps;
+    qsort(u.firsts, u.num_firsts, sizeof *u.firsts, by_ttft);
+    out->ttft_p50_s = ttft_at_rank(u.firsts, u.num_firsts, num_requests, 0.5);
+    out->ttft_p99_s = ttft_at_rank(u.firsts, u.num_firsts, num_requests, 0.99);
+    free(u.firsts);
+    return 0;
 }

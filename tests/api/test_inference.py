@@ -134,6 +134,65 @@ class Inference(ServerTestCase):
         self.assertEqual(r.status, 200, r.body)
         self.assertAlmostEqual(r.json()["tokens_per_step"], 1.8, places=9)  # (1 − 0.8²)/(1 − 0.8)
 
+    def test_loads_and_counts(self):
+        # zero is no load: refused naming the field, and a load member given is given
+        for field in ("requests_per_s", "concurrency", "num_requests"):
+            load = {"requests_per_s": None, field: 0}
+            self.assertError(self.post(body(**load)), 422, "invalid_field", "serving." + field)
+        for b, field in ((body(concurrency=0), "concurrency"), (body(num_requests=2.5), "num_requests"),
+                         (body(max_batch_size=1.5), "max_batch_size")):
+            self.assertError(self.post(b), 422, "invalid_field", "serving." + field)
+        # the largest run is followed as the one below it: queued at once, one at a time, the
+        # mean TTFT grows by half a lifetime a request (n = 10**6 was once the steady state)
+        one = dict(model="llama3-8B", system="h100_sxm",
+                   serving={"input_tokens": 1, "output_tokens": 1000, "max_batch_size": 1})
+        ttft = {}
+        for n in (10, 999999, 1000000):
+            b = json.loads(json.dumps(one))
+            b["serving"]["num_requests"] = n
+            r = self.post(b)
+            self.assertEqual(r.status, 200, r.body)
+            ttft[n] = r.json()
+            life = 1 / ttft[n]["requests_per_s"]
+            t1 = ttft[n]["ttft_s"] - (n - 1) / 2 * life
+            # p99: request ceil(0.99 n), (ceil(0.99 n) - 1) lifetimes after the first
+            rank = -(-99 * n // 100)
+            self.assertAlmostEqual(ttft[n]["ttft_p99_s"], t1 + (rank - 1) * life,
+                                   delta=1e-6 * ttft[n]["ttft_p99_s"])
+        self.assertGreater(ttft[1000000]["ttft_s"], ttft[999999]["ttft_s"])
+        self.assertGreater(ttft[10]["ttft_p99_s"], 1.9 * ttft[10]["ttft_s"])
+
+    def test_prefill_pool_bounds_the_rate(self):
+        dis = {"prefill": {"tensor_par": 4}, "decode": {"tensor_par": 4}}
+        auto = self.post(body(tensor_par=None, disaggregated=dis)).json()
+        starved = self.post(body(tensor_par=None,
+                                 disaggregated=dict(dis, prefill_per_decode=0.001)))
+        self.assertEqual(starved.status, 200, starved.body)
+        out = starved.json()
+        # one prefill replica takes R_p = 5 / (auto's prefill replicas) prompts a second
+        rate_p = 5 / (auto["prefill_gpus"] / 4)
+        self.assertAlmostEqual(out["requests_per_s"], 0.001 * rate_p, delta=1e-9 * rate_p)
+        self.assertLess(out["output_tokens_per_s_per_gpu"], auto["output_tokens_per_s_per_gpu"])
+        self.assertIn("overloaded", [w["code"] for w in out["warnings"]])
+        zero = body(tensor_par=None, disaggregated=dict(dis, prefill_per_decode=0))
+        self.assertError(self.post(zero), 422, "invalid_field",
+                         "serving.disaggregated.prefill_per_decode")
+
+    def test_draft_model_memory(self):
+        spec = {"method": "draft", "tokens": 4, "acceptance": 0.7}
+        b = dict(model="llama3-8B", system="h100_sxm",
+                 serving={"input_tokens": 2000, "output_tokens": 200, "concurrency": 8})
+        plain = self.post(b).json()
+        b["serving"]["speculative"] = dict(spec, model="llama3-8B")
+        same = self.post(b).json()
+        self.assertEqual(same["memory"]["weights_bytes"], 2 * plain["memory"]["weights_bytes"])
+        b["serving"]["speculative"] = dict(spec, model="deepseek-v3")  # 671B on one GPU
+        self.assertFalse(self.post(b).json()["fits_memory"])
+
+    def test_mxfp4_needs_routed_experts(self):
+        self.assertError(self.post(body(weights_datatype="mxfp4")), 422, "invalid_field",
+                         "serving.weights_datatype")
+
     def test_fp4_without_a_rate_warns(self):
         r = self.post(body(weights_datatype="nvfp4"))
         self.assertEqual(r.status, 200, r.body)

@@ -661,6 +661,116 @@ static void finite_at_rate(void **state)
     assert_string_equal(err.field, "serving.num_requests");
 }
 
+/* SGLang, one GPU for prefill and one for decode, the KV cache over the round GPU's one tier, one
+ * request a second (the disaggregated tests start here). */
+static serving_request_t disaggregated_request(void)
+{
+    serving_request_t r = request(SERVING_ENGINE_SGLANG);
+    r.disaggregated = true;
+    r.prefill_layout = r.layout;
+    r.kv_transfer_net = 0;
+    r.requests_per_s = 1;
+    return r;
+}
+
+/* A finite run queued at once with room for one request at a time (max_batch_size 1): request
+ * i (1-based) starts when the i − 1 before it are done, each taking the lone request's lifetime
+ * L, so TTFT_i = (i − 1)·L + TTFT_1. Of N = 10 requests: the mean (0 + … + 9)/10·L + TTFT_1 =
+ * 4.5·L + TTFT_1; the p50, request ceil(0.5·10) = 5, 4·L + TTFT_1; the p99, request
+ * ceil(0.99·10) = 10, 9·L + TTFT_1; the makespan 10·L, so the rate is the lone request's. */
+static void finite_ttft_percentiles(void **state)
+{
+    (void)state;
+    serving_result_t one, run;
+    block_case_t t = block_case(SERVING_ENGINE_VLLM);
+    t.r.output_tokens = 64, t.r.max_batch_size = 1, t.r.num_requests = 1;
+    estimate_ok(&t, &one);
+    const double L = 64 / one.output_tokens_per_s, t1 = one.ttft_s;
+    t.r.num_requests = 10;
+    estimate_ok(&t, &run);
+    assert_close(run.output_tokens_per_s, one.output_tokens_per_s, 1e-9);
+    assert_close(run.ttft_s, t1 + 4.5 * L, 1e-9);
+    assert_close(run.ttft_p50_s, t1 + 4 * L, 1e-9);
+    assert_close(run.ttft_p99_s, t1 + 9 * L, 1e-9);
+    /* the largest run (SERVING_MAX_REQUESTS, two events a request) is followed as the one below
+     * it: mean (N − 1)/2·L + TTFT_1, p99 request ceil(0.99·N) = 990,000 in both */
+    const double big[2] = {SERVING_MAX_REQUESTS - 1, SERVING_MAX_REQUESTS};
+    for (int i = 0; i < 2; i++) {
+        t.r.num_requests = big[i];
+        estimate_ok(&t, &run);
+        assert_close(run.ttft_s, t1 + (big[i] - 1) / 2 * L, 1e-6);
+        assert_close(run.ttft_p99_s, t1 + (990000 - 1) * L, 1e-6);
+    }
+}
+
+/* Disaggregated with a given prefill pool, x = prefill_per_decode prefill replicas per decode
+ * replica, each taking R_p prompts a second: at most x·R_p requests a second are served. R_p
+ * comes from the automatic ratio, which sizes the pool to the rate: prefill_gpus = λ/R_p·1 GPU.
+ * A starved pool, x = 0.25/R_p, at λ = 1/s serves x·R_p = 0.25 a second (not λ, and less per
+ * GPU than the automatic pool). A closed loop of 64 requests behind it completes 0.25 a second,
+ * so each request lives 64/0.25 = 256 s, TTFT + (O − 1)·TPOT (Little's law). */
+static void disaggregated_pool(void **state)
+{
+    (void)state;
+    const fathom_model_t m = one_block();
+    const serving_system_t s = round_gpu(16);
+    serving_request_t r = disaggregated_request();
+    serving_result_t autop, o;
+    fathom_error_t err;
+    assert_int_equal(serving_estimate(&m, &s, &r, &autop, &err), 0);
+    assert_close(autop.requests_per_s, 1, 1e-12);
+    const double Rp = 1 / autop.prefill_gpus;
+    r.prefill_per_decode = 0.25 / Rp;
+    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), 0);
+    assert_close(o.requests_per_s, 0.25, 1e-9);
+    assert_true(o.warnings & SERVING_WARN_OVERLOADED);
+    assert_true(o.output_tokens_per_s_per_gpu < autop.output_tokens_per_s_per_gpu);
+    assert_close(o.prefill_gpus, 0.25 / Rp, 1e-15);
+    /* saturation (no load given) is bound by the pool too */
+    r.requests_per_s = 0;
+    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), 0);
+    assert_close(o.requests_per_s, 0.25, 1e-9);
+    r.concurrency = 64;
+    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), 0);
+    assert_close(o.requests_per_s, 0.25, 1e-9);
+    assert_close(o.concurrency, 64, 1e-15);
+    assert_close(o.ttft_s + (r.output_tokens - 1) * o.tpot_s, 256, 1e-5);
+    /* a pool that keeps up leaves the arrival rate as it is */
+    r.concurrency = 0, r.requests_per_s = 1, r.prefill_per_decode = 2 / Rp;
+    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), 0);
+    assert_close(o.requests_per_s, 1, 1e-12);
+    assert_false(o.warnings & SERVING_WARN_OVERLOADED);
+}
+
+/* A draft model lives on the target's GPUs: the one-block model (projections 4,194,304, MLP
+ * 8,388,608 and two norms' 2,048 parameters at 2 B: 25,169,920 B) with itself as the draft holds
+ * 50,339,840 B of weights, SGLang's pool (the memory share less the weights) 25,169,920 B less,
+ * and twice the KV cache a request (2 · 4,096 B a token at I + O/2 = 2,024 tokens), so it holds
+ * floor(pool/(2 · 4,096 · 2,024)) requests; a draft of 2,048 such blocks (51.5 GB) does not fit
+ * on the 16 GiB GPU at all. */
+static void draft_memory(void **state)
+{
+    (void)state;
+    block_case_t t = block_case(SERVING_ENGINE_SGLANG);
+    t.r.concurrency = 1;
+    t.r.max_batch_tokens = 65536; /* the KV cache, not the token budget, bounds the requests */
+    serving_result_t plain, spec;
+    estimate_ok(&t, &plain);
+    assert_close(plain.weight_bytes, 25169920, 1e-15);
+    fathom_model_t draft = one_block();
+    t.r.speculative = (serving_spec_t){SERVING_SPEC_DRAFT, 3, 0.8, &draft};
+    estimate_ok(&t, &spec);
+    assert_close(spec.weight_bytes, 2 * 25169920.0, 1e-15);
+    /* SGLang's pool is the fraction of memory less the weights, the draft's included */
+    assert_close(spec.kv_capacity_bytes, plain.kv_capacity_bytes - 25169920, 1e-12);
+    const double per_req = 4096 * (t.r.input_tokens + t.r.output_tokens / 2);
+    assert_close(plain.max_concurrency, floor(plain.kv_capacity_bytes / per_req), 1e-15);
+    assert_close(spec.max_concurrency, floor(spec.kv_capacity_bytes / (2 * per_req)), 1e-15);
+    draft.num_blocks = 2048;
+    estimate_ok(&t, &spec);
+    assert_false(spec.fits_memory);
+}
+
 /* Disaggregated: the prompt's KV cache, 1,000 tokens · 4,096 B = 4,096,000 B, crosses the
  * one 100 GB/s tier (efficiency 1, no latency) on min(1, 1) = 1 link: 40.96 µs. The fleet per
  * decode replica is its GPU and the prefill share; with prefill_per_decode 2, two prefill GPUs. */
@@ -669,11 +779,7 @@ static void disaggregated(void **state)
     (void)state;
     const fathom_model_t m = one_block();
     const serving_system_t s = round_gpu(16);
-    serving_request_t r = request(SERVING_ENGINE_SGLANG);
-    r.disaggregated = true;
-    r.prefill_layout = r.layout;
-    r.kv_transfer_net = 0;
-    r.requests_per_s = 1;
+    serving_request_t r = disaggregated_request();
     serving_result_t o;
     fathom_error_t err;
     assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), 0);
@@ -703,6 +809,19 @@ static void refusals(void **state)
     r.layout.expert_par = 1, r.concurrency = 2, r.requests_per_s = 1;
     assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), -1);
     assert_string_equal(err.field, "serving.requests_per_s");
+    r.concurrency = 0, r.num_requests = 2.5; /* a count */
+    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), -1);
+    assert_string_equal(err.field, "serving.num_requests");
+    r.num_requests = 0, r.weights = SERVING_DT_MXFP4; /* experts only: none here */
+    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), -1);
+    assert_string_equal(err.field, "serving.weights_datatype");
+    /* the draft's 4 heads: tensor_par 8 cannot split them */
+    r.weights = SERVING_DT_BF16, r.layout.tensor_par = 8;
+    fathom_model_t draft = one_block();
+    draft.attn_heads = 4, draft.kv_heads = 4;
+    r.speculative = (serving_spec_t){SERVING_SPEC_DRAFT, 3, 0.8, &draft};
+    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), -1);
+    assert_string_equal(err.field, "serving.speculative.model");
 }
 
 /* The plan's choice among candidates built to be known (dollars per hour, TPOT):
@@ -757,6 +876,9 @@ int main(void)
         cmocka_unit_test(trtllm_bench_mla),
         cmocka_unit_test(speculative),  cmocka_unit_test(offline_one),
         cmocka_unit_test(finite_at_rate),
+        cmocka_unit_test(finite_ttft_percentiles),
+        cmocka_unit_test(disaggregated_pool),
+        cmocka_unit_test(draft_memory),
         cmocka_unit_test(refusals),     cmocka_unit_test(plan_select),
         cmocka_unit_test(disaggregated),
     };
