@@ -40,7 +40,8 @@ int jr_expect_object(const json_t *v, const char *path, fathom_error_t *err)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path, "is required");
     if (!json_is_object(v))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path, "%s must be an object, not %s",
-                                path && path[0] ? "this field" : "the request body", jr_type_name(v));
+                                path && path[0] ? "this field" : "the request body",
+                                jr_type_name(v));
     return 0;
 }
 
