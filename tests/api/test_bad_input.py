@@ -211,6 +211,45 @@ class BadInput(ServerTestCase):
                                                      measured_step_time_s=1))
         self.assertIn("mfu", r.json())
 
+    def test_content_encoding(self):
+        body = json.dumps(VALID["/v1/transformer"])
+        for ce in ["gzip", "deflate", "br", "identity, gzip"]:
+            r = self.send("/v1/transformer", body, headers={"Content-Type": "application/json",
+                                                            "Content-Encoding": ce})
+            self.assertEqual(r.status, 415, ce)
+            self.assertEqual(r.json()["error"]["field"], "Content-Encoding", r.body)
+        r = self.server.request("PUT", "/v1/presets/systems/x", body="{}",
+                                headers={"Content-Encoding": "gzip"})
+        self.assertEqual((r.status, r.json()["error"]["field"]), (415, "Content-Encoding"))
+        for ce in ["identity", "IDENTITY", " identity "]:
+            r = self.send("/v1/transformer", body, headers={"Content-Encoding": ce})
+            self.assertEqual(r.status, 200, ce)
+
+    def test_query_parameters(self):
+        """A parameter a resource does not read, or one given twice, is a 422 naming it: never
+        silently ignored (doc/api.md lists each resource's)."""
+        sid = self.server.post("/v1/sweep", VALID["/v1/sweep"]).json()["id"]
+        refused = [
+            ("/v1/sweep/%s/results?bogus=1" % sid, "bogus"),
+            ("/v1/sweep/%s/results?limit=1&limit=2" % sid, "limit"),
+            ("/v1/sweep/%s/points?limit=-5&offset=abc" % sid, "limit"),
+            ("/v1/sweep/%s?offset=1" % sid, "offset"),
+            ("/v1/validation?bogus=1", "bogus"),
+            ("/v1/validation?inference=true&inference=false", "inference"),
+            ("/v1/sweeps?status=bogus", "status"),
+            ("/v1/presets?x=1", "x"),
+            ("/healthz?x", "x"),
+        ]
+        for path, field in refused:
+            r = self.server.get(path)
+            self.assertEqual(r.status, 422, "%s: %s" % (path, r.body))
+            self.assertEqual(r.json()["error"]["field"], field, r.body)
+        r = self.server.post("/v1/transformer?foo=1", VALID["/v1/transformer"])
+        self.assertEqual((r.status, r.json()["error"]["field"]), (422, "foo"))
+        for path in ["/v1/sweep/%s/results?format=csv&offset=0&limit=100" % sid, "/v1/sweeps?limit=1",
+                     "/v1/sweep/%s/points" % sid, "/v1/sweep/" + sid]:
+            self.assertEqual(self.server.get(path).status, 200, path)
+
     def test_path_traversal(self):
         for p in ["/../README.md", "/static/../README.md", "/..%2fREADME.md", "/%2e%2e/%2e%2e/etc/passwd",
                   "/../../../../etc/passwd", "/./../CMakeLists.txt", "//etc/passwd"]:
