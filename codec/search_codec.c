@@ -392,10 +392,17 @@ static bool pin_freed(const search_request_t *req, int pin, search_request_t *ou
 
 int codec_search_no_layout(const search_request_t *req, fathom_error_t *err)
 {
+    /* as a plan takes it (usable_but_for_schedule): where only the schedule rules every layout
+     * out (DualPipe on one GPU), the search runs and ranks nothing */
+    search_request_t freed;
+    uint64_t exhaustive, two_stage;
+    if (pin_freed(req, PIN_SCHEDULE, &freed)) {
+        codec_search_size(&freed, &exhaustive, &two_stage);
+        if (exhaustive > 0)
+            return 0;
+    }
     for (int pin = 0; pin < PIN__COUNT; pin++) {
-        search_request_t freed;
-        uint64_t exhaustive, two_stage;
-        if (!pin_freed(req, pin, &freed))
+        if (pin == PIN_SCHEDULE || !pin_freed(req, pin, &freed))
             continue;
         codec_search_size(&freed, &exhaustive, &two_stage);
         if (exhaustive > 0)

@@ -54,7 +54,9 @@ json_t *codec_search_normalize(const json_t *body, const codec_ctx_t *ctx, fatho
 void codec_search_size(const search_request_t *req, uint64_t *exhaustive, uint64_t *two_stage);
 
 /* A search with no layout at all (codec_search_size 0): the 422 naming the pinned option that
- * rules every layout out (options.tensor_par 3 on a model of 32 heads), else num_procs. -1. */
+ * rules every layout out (options.tensor_par 3 on a model of 32 heads), else num_procs: -1.
+ * 0 (not refused) where only options.pipeline_schedule does, as a plan takes such a count: the
+ * search runs and ranks nothing. */
 int codec_search_no_layout(const search_request_t *req, fathom_error_t *err);
 
 /* The normalized request of *r (new reference). */

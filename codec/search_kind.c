@@ -57,8 +57,7 @@ static json_t *normalize(const json_t *body, const codec_ctx_t *ctx, const sweep
      * the plan refuses a count no layout can use, naming the option that rules them all out */
     uint64_t exhaustive, two_stage;
     codec_search_size(&req, &exhaustive, &two_stage);
-    if (exhaustive == 0) {
-        codec_search_no_layout(&req, err);
+    if (exhaustive == 0 && codec_search_no_layout(&req, err)) {
         json_decref(norm);
         return NULL;
     }
