@@ -159,8 +159,9 @@ static int member(const json_t *obj, const char *path, const char *key, jr_prese
 {
     jr_path(mpath, cap, path, key);
     *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
-    if (*v && json_is_null(*v) && presence == JR_OPTIONAL)
-        *v = NULL; /* an explicit null means "use the default" for optional fields */
+    /* a null is read as the value it is: no field these readers read is nullable (the schemas
+     * say so), and the reader's "must be an integer, not null" names it; leaving the field out
+     * is how a request takes the default */
     if (*v)
         return 1;
     if (presence == JR_OPTIONAL)
