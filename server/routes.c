@@ -2,8 +2,9 @@
  *
  * Anatomy of a route: a row {method, path, prefix?, label, handler, query}. The label is the
  * route's name in logs and metrics; query lists the parameters it reads (NULL: none), and any
- * other, or one given twice, is refused before the handler runs (doc/api.md). Estimate endpoints are not listed here: every endpoint of the codec
- * table (codec/endpoint.c) is served by handlers_estimate at its own path, with caching. */
+ * other, or one given twice, is refused before the handler runs (doc/api.md). Estimate
+ * endpoints are not listed here: every endpoint of the codec table (codec/endpoint.c) is served
+ * by handlers_estimate at its own path, with caching, and takes no query parameter. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

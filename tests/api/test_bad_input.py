@@ -246,8 +246,8 @@ class BadInput(ServerTestCase):
             self.assertEqual(r.json()["error"]["field"], field, r.body)
         r = self.server.post("/v1/transformer?foo=1", VALID["/v1/transformer"])
         self.assertEqual((r.status, r.json()["error"]["field"]), (422, "foo"))
-        for path in ["/v1/sweep/%s/results?format=csv&offset=0&limit=100" % sid, "/v1/sweeps?limit=1",
-                     "/v1/sweep/%s/points" % sid, "/v1/sweep/" + sid]:
+        for path in ["/v1/sweep/%s/results?format=csv&offset=0&limit=100" % sid,
+                     "/v1/sweeps?limit=1", "/v1/sweep/%s/points" % sid, "/v1/sweep/" + sid]:
             self.assertEqual(self.server.get(path).status, 200, path)
 
     def test_path_traversal(self):
