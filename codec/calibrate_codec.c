@@ -9,7 +9,8 @@
  *           "collectives": [{"collective": "all_reduce" | "all_gather" | "reduce_scatter" |
  *                            "alltoall" | "sendrecv", "procs": ranks, "network": tier index,
  *                            "output": nccl-tests' output pasted as text}]}  (optional)
- * Response {"system": the calibrated system (usable as is in /v1/estimate),
+ * Response {"system": the calibrated system (usable as is in /v1/estimate; the input's price and
+ *                     power carried over unfitted),
  *           "parameters": [{"name","base","fitted","change_pct","lower","upper","at_bound"}],
  *           "objective": {"before","after","lambda","evaluations","stopped"},
  *           "fit": [{"kind","index",…,"measured","before","after","error_before_pct",
@@ -43,6 +44,7 @@ typedef enum { U_STEP = 0, U_TOKENS = 1, U_TFLOPS = 2 } unit_t;
 
 typedef struct {
     llm_system_t system;
+    codec_gpu_cost_t cost; /* not fitted: handed back so the calibrated system bills the same */
     size_t n_runs, n_gemms, n_tables, n_rows;
     fathom_model_t *models;
     calibrate_run_t *runs;
@@ -272,7 +274,8 @@ static int decode(const json_t *body, const codec_ctx_t *ctx, request_t *r, bool
     const json_t *system = json_object_get(body, "system");
     if (!system)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "system", "is required");
-    if (codec_llm_system_decode(system, "system", ctx->presets, &r->system, err))
+    if (codec_llm_system_decode(system, "system", ctx->presets, &r->system, err) ||
+        codec_llm_system_cost_decode(system, "system", ctx->presets, &r->cost, err))
         return -1;
     const json_t *runs = list(body, "runs"), *gemms = list(body, "gemms"),
                  *colls = list(body, "collectives");
@@ -309,8 +312,9 @@ static json_t *normalize(const json_t *body, const codec_ctx_t *ctx, fathom_erro
                                                calibrate_collective_names[r.ops[i]], "procs",
                                                (json_int_t)r.procs[i], "network", r.network[i],
                                                "output", r.output[i]));
-    out = json_pack("{s:o,s:o,s:o,s:o}", "system", codec_llm_system_encode(&r.system), "runs",
-                    runs, "gemms", gemms, "collectives", colls);
+    json_t *sys = codec_llm_system_with_cost(codec_llm_system_encode(&r.system), &r.cost);
+    out = json_pack("{s:o,s:o,s:o,s:o}", "system", sys, "runs", runs, "gemms", gemms,
+                    "collectives", colls);
     if (!out)
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
 done:
@@ -427,7 +431,8 @@ static json_t *evaluate(const json_t *normalized, const codec_ctx_t *ctx, fathom
                            "error_loo_pct", num(el)));
     }
     out = json_pack("{s:o,s:o,s:{s:f,s:f,s:f,s:i,s:s},s:o,s:{s:o,s:o,s:o}}", "system",
-                    codec_llm_system_encode(&res->system), "parameters", params, "objective",
+                    codec_llm_system_with_cost(codec_llm_system_encode(&res->system), &r.cost),
+                    "parameters", params, "objective",
                     "before", res->objective_before, "after", res->objective_after, "lambda",
                     CALIBRATE_LAMBDA, "evaluations", res->evaluations, "stopped",
                     calibrate_stop_names[res->stopped], "fit", fit, "summary",

@@ -247,7 +247,7 @@ static json_t *eval_evaluate(const json_t *normalized, const codec_ctx_t *ctx, f
     for (size_t i = 0; i < r.n; i++) {
         goodput_config_t c = eval_row(&r, i);
         goodput_eval_t ev;
-        if (goodput_evaluate(&r.model, &c, &ev, err)) { /* checked in decode: cannot happen */
+        if (goodput_evaluate(&r.model, &c, &ev, err)) { /* perf_params: a time that underflows */
             json_decref(rows);
             json_decref(out);
             out = NULL;

@@ -341,6 +341,15 @@ static int read_seq(const json_t *cfg, const char *p, const family_t *f, int64_t
         return -1;
     /* transformers 5 writes the RoPE block as rope_parameters (rope_theta inside it) where
      * earlier releases wrote rope_scaling; a config holds one or the other */
+    static const char *const rope_keys[] = {"rope_scaling", "rope_parameters"};
+    for (int i = 0; i < 2; i++) {
+        const json_t *v = json_object_get(cfg, rope_keys[i]);
+        char q[JR_PATH_MAX];
+        jr_path(q, sizeof q, p, rope_keys[i]);
+        if (v && !json_is_null(v) && !json_is_object(v))
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                    "must be an object (or null), not %s", jr_type_name(v));
+    }
     const char *rope_key = json_is_object(json_object_get(cfg, "rope_scaling"))
                                ? "rope_scaling"
                                : "rope_parameters";
@@ -750,16 +759,36 @@ static int read_mla(const json_t *cfg, const char *p, json_t *o, fathom_error_t 
     return 0;
 }
 
-static const char *read_datatype(const json_t *cfg)
+/* The checkpoint's datatype: torch_dtype (dtype in transformers 5), a string or null. One Fathom
+ * does not run (int8, float8_e4m3fn, auto) leaves the datatype to the request, and a note says
+ * so; *out NULL then, and when the config gives none. */
+static int read_datatype(const json_t *cfg, const char *p, json_t *notes, const char **out,
+                         fathom_error_t *err)
 {
-    const char *t = json_string_value(json_object_get(cfg, "torch_dtype"));
-    if (!t)
-        t = json_string_value(json_object_get(cfg, "dtype"));
     static const char *const known[] = {"bfloat16", "float16", "float32", NULL};
-    for (const char *const *k = known; t && *k; k++)
-        if (strcmp(t, *k) == 0)
-            return *k;
-    return NULL;
+    static const char *const keys[] = {"torch_dtype", "dtype"};
+    *out = NULL;
+    for (int i = 0; i < 2 && !*out; i++) {
+        const json_t *v = json_object_get(cfg, keys[i]);
+        if (!v || json_is_null(v))
+            continue;
+        char q[JR_PATH_MAX];
+        jr_path(q, sizeof q, p, keys[i]);
+        if (!json_is_string(v))
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                    "must be a string naming a torch dtype (\"bfloat16\"), not %s",
+                                    jr_type_name(v));
+        for (const char *const *k = known; *k && !*out; k++)
+            if (strcmp(json_string_value(v), *k) == 0)
+                *out = *k;
+        if (!*out) {
+            note(notes, "datatype: the config's %s \"%.32s\" is not one Fathom runs (bfloat16, "
+                        "float16, float32); the datatype is the request's",
+                 q, json_string_value(v));
+            return 0;
+        }
+    }
+    return 0;
 }
 
 /* text with the class's defaults (family_t.defaults) set where it leaves a shape key out, as
@@ -784,6 +813,68 @@ static json_t *with_class_defaults(const json_t *text, const class_defaults_t *d
     return filled;
 }
 
+/* The config keys a field of the model object comes from, by family: the first the config (or
+ * its text_config) has is the one named. */
+static const struct {
+    const char *field;
+    const char *keys[4];
+} field_keys[] = {
+    {"hidden", {"hidden_size", "n_embd"}},
+    {"feedforward", {"intermediate_size_mlp", "intermediate_size", "n_inner"}},
+    {"num_blocks", {"num_hidden_layers", "n_layer"}},
+    {"attn_heads", {"num_attention_heads", "n_head"}},
+    {"kv_heads", {"num_key_value_heads", "multi_query"}},
+    {"attn_size", {"head_dim"}},
+    {"vocab_size", {"vocab_size"}},
+    {"sliding_window", {"sliding_window", "attention_chunk_size"}},
+    {"full_attention_every", {"layer_types", "sliding_window_pattern", "no_rope_layer_interval"}},
+    {"mtp_blocks", {"num_nextn_predict_layers"}},
+    {"moe.num_experts", {"num_experts", "n_routed_experts", "num_local_experts"}},
+    {"moe.top_k", {"num_experts_per_tok", "experts_per_token"}},
+    {"moe.expert_feedforward", {"moe_intermediate_size", "intermediate_size"}},
+    {"moe.shared_experts", {"n_shared_experts"}},
+    {"moe.shared_expert_feedforward",
+     {"shared_expert_intermediate_size", "moe_intermediate_size", "intermediate_size"}},
+    {"moe.first_dense_blocks",
+     {"decoder_sparse_step", "first_k_dense_replace", "interleave_moe_layer_step"}},
+    {"moe.every", {"decoder_sparse_step", "moe_layer_freq", "interleave_moe_layer_step"}},
+    {"moe.router_groups", {"n_group"}},
+    {"moe.router_group_top_k", {"topk_group"}},
+    {"mla.q_lora_rank", {"q_lora_rank"}},
+    {"mla.kv_lora_rank", {"kv_lora_rank"}},
+    {"mla.qk_nope_head_dim", {"qk_nope_head_dim"}},
+    {"mla.qk_rope_head_dim", {"qk_rope_head_dim"}},
+    {"mla.v_head_dim", {"v_head_dim"}},
+};
+
+void hf_config_name_key(const json_t *cfg, const char *path, const char *model_path,
+                        fathom_error_t *err)
+{
+    const size_t n = strlen(model_path);
+    if (strncmp(err->field, model_path, n) != 0 || (n && err->field[n] != '.'))
+        return;
+    const char *rel = err->field + (n ? n + 1 : 0);
+    const json_t *text = json_object_get(cfg, "text_config");
+    for (size_t i = 0; i < sizeof field_keys / sizeof field_keys[0]; i++) {
+        if (strcmp(field_keys[i].field, rel) != 0)
+            continue;
+        for (int k = 0; k < 4 && field_keys[i].keys[k]; k++) {
+            const char *key = field_keys[i].keys[k];
+            char base[JR_PATH_MAX], q[JR_PATH_MAX], msg[FATHOM_ERROR_MESSAGE_MAX];
+            if (json_is_object(text) && jr_has(text, key))
+                jr_path(base, sizeof base, path, "text_config");
+            else if (jr_has(cfg, key))
+                snprintf(base, sizeof base, "%s", path);
+            else
+                continue;
+            jr_path(q, sizeof q, base, key);
+            snprintf(msg, sizeof msg, "%.400s (read as the model's %.64s)", err->message, rel);
+            fathom_error_set(err, err->code, q, "%s", msg);
+            return;
+        }
+    }
+}
+
 json_t *hf_config_to_model(const json_t *cfg, const char *path, int64_t seq_size,
                            hf_config_info_t *info, json_t **notes_out, fathom_error_t *err)
 {
@@ -806,9 +897,6 @@ json_t *hf_config_to_model(const json_t *cfg, const char *path, int64_t seq_size
             return NULL;
         p = text_path;
     }
-    in.datatype = read_datatype(cfg);
-    if (!in.datatype)
-        in.datatype = read_datatype(text);
     json_t *o = json_object(), *notes = json_array(), *filled = NULL;
     int64_t seq = 0;
     if (!o || !notes ||
@@ -816,6 +904,10 @@ json_t *hf_config_to_model(const json_t *cfg, const char *path, int64_t seq_size
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
         goto fail;
     }
+    if (read_datatype(cfg, path, notes, &in.datatype, err) ||
+        (!in.datatype && text != cfg && !jr_has(cfg, "torch_dtype") && !jr_has(cfg, "dtype") &&
+         read_datatype(text, p, notes, &in.datatype, err)))
+        goto fail;
     if (filled)
         text = filled;
     if (read_common(text, p, f, o, err) || read_bias(text, p, f, o, notes, err) ||

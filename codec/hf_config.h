@@ -26,7 +26,8 @@
 typedef struct {
     const char *architecture; /* the matched entry of `architectures` (borrowed from cfg) */
     const char *family;       /* "llama", "deepseek_v3", ... (static) */
-    const char *datatype;     /* torch_dtype (or dtype) when it names one Fathom knows, else NULL */
+    const char *datatype;     /* torch_dtype (or dtype) when it names one Fathom runs, else NULL
+                               * (a note says when the config names another) */
 } hf_config_info_t;
 
 /* Reads cfg (a config.json object; path names it, e.g. "model.hf_config") into a new Fathom
@@ -37,5 +38,11 @@ typedef struct {
  * with err filled (field under path) when the config cannot be read. */
 json_t *hf_config_to_model(const json_t *cfg, const char *path, int64_t seq_size,
                            hf_config_info_t *info, json_t **notes, fathom_error_t *err);
+
+/* err, a refusal of the model cfg reads as naming its field under model_path ("model.moe.top_k"),
+ * renamed to the config key that gave it ("<path>.num_experts_per_tok"), the model's field kept
+ * in the message: the user wrote the config, not the model object. Left as is otherwise. */
+void hf_config_name_key(const json_t *cfg, const char *path, const char *model_path,
+                        fathom_error_t *err);
 
 #endif

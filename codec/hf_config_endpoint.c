@@ -20,6 +20,7 @@ static json_t *normalize(const json_t *body, const codec_ctx_t *ctx, fathom_erro
     int rc = codec_model_decode(raw, "model", NULL, &m, err);
     json_decref(raw);
     if (rc) {
+        hf_config_name_key(body, "", "model", err);
         json_decref(notes);
         return NULL;
     }

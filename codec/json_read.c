@@ -19,7 +19,7 @@ void jr_path_index(char *out, size_t cap, const char *parent, size_t index)
     snprintf(out, cap, "%s[%zu]", parent ? parent : "", index);
 }
 
-static const char *type_name(const json_t *v)
+const char *jr_type_name(const json_t *v)
 {
     switch (json_typeof(v)) {
     case JSON_OBJECT: return "an object";
@@ -40,7 +40,8 @@ int jr_expect_object(const json_t *v, const char *path, fathom_error_t *err)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path, "is required");
     if (!json_is_object(v))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path, "%s must be an object, not %s",
-                                path && path[0] ? "this field" : "the request body", type_name(v));
+                                path && path[0] ? "this field" : "the request body",
+                                jr_type_name(v));
     return 0;
 }
 
@@ -51,7 +52,7 @@ int jr_expect_array(const json_t *v, const char *path, size_t min_len, size_t ma
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path, "is required");
     if (!json_is_array(v))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
-                                "must be an array, not %s", type_name(v));
+                                "must be an array, not %s", jr_type_name(v));
     size_t n = json_array_size(v);
     if (n < min_len)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
@@ -103,7 +104,7 @@ int jr_value_real(const json_t *v, const char *path, double min, double max, dou
         x = json_real_value(v);
     } else {
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path, "must be a number, not %s",
-                                type_name(v));
+                                jr_type_name(v));
     }
     if (!isfinite(x))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path, "must be finite");
@@ -141,7 +142,7 @@ int jr_value_int(const json_t *v, const char *path, int64_t min, int64_t max, in
         x = (int64_t)d;
     } else {
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path, "must be an integer, not %s",
-                                type_name(v));
+                                jr_type_name(v));
     }
     if (x < min || x > max)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, path,
@@ -158,8 +159,9 @@ static int member(const json_t *obj, const char *path, const char *key, jr_prese
 {
     jr_path(mpath, cap, path, key);
     *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
-    if (*v && json_is_null(*v) && presence == JR_OPTIONAL)
-        *v = NULL; /* an explicit null means "use the default" for optional fields */
+    /* a null is read as the value it is: no field these readers read is nullable (the schemas
+     * say so), and the reader's "must be an integer, not null" names it; leaving the field out
+     * is how a request takes the default */
     if (*v)
         return 1;
     if (presence == JR_OPTIONAL)
@@ -219,7 +221,7 @@ int jr_bool(const json_t *obj, const char *path, const char *key, jr_presence_t 
     MEMBER_OR_DEFAULT(out, dflt);
     if (!json_is_boolean(v))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p, "must be true or false, not %s",
-                                type_name(v));
+                                jr_type_name(v));
     *out = json_is_true(v);
     return 0;
 }
@@ -242,7 +244,7 @@ static int enum_value(const json_t *v, const char *p, const char *const *names, 
     }
     if (!json_is_string(v))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
-                                "must be a string, one of %s; not %s", choices, type_name(v));
+                                "must be a string, one of %s; not %s", choices, jr_type_name(v));
     return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p, "must be one of %s", choices);
 }
 
@@ -286,7 +288,7 @@ int jr_string(const json_t *obj, const char *path, const char *key, jr_presence_
     MEMBER_OR_DEFAULT(out, dflt);
     if (!json_is_string(v))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p, "must be a string, not %s",
-                                type_name(v));
+                                jr_type_name(v));
     if (json_string_length(v) > max_len)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
                                 "is longer than %zu characters", max_len);

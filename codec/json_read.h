@@ -82,5 +82,7 @@ int jr_string(const json_t *obj, const char *path, const char *key, jr_presence_
 
 /* True when obj has the member key (and obj is an object). */
 bool jr_has(const json_t *obj, const char *key);
+/* "an integer", "a string", "null"…: v's JSON type as an error message names it. */
+const char *jr_type_name(const json_t *v);
 
 #endif

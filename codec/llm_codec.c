@@ -451,6 +451,18 @@ json_t *codec_llm_system_encode(const llm_system_t *s)
     return o;
 }
 
+json_t *codec_llm_system_with_cost(json_t *o, const codec_gpu_cost_t *c)
+{
+    if (o && ((c->has_price &&
+               json_object_set_new(o, "price_per_gpu_hour", num(c->price_per_gpu_hour))) ||
+              (c->has_power &&
+               json_object_set_new(o, "power_per_gpu_kw", num(c->power_per_gpu_kw))))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
 /* ---- execution ---- */
 
 static const char *const execution_keys[] = {

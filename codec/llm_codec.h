@@ -53,6 +53,11 @@ int codec_llm_system_cost_decode(const json_t *v, const char *path,
                                  const codec_presets_t *presets, codec_gpu_cost_t *out,
                                  fathom_error_t *err);
 
+/* o (a system as codec_llm_system_encode gives it, may be NULL) with the price and power c has,
+ * for the answers that hand a system back to be reused (a stored preset, a calibrated system):
+ * without them a plan naming it has no price. o itself, or NULL (o freed) when out of memory. */
+json_t *codec_llm_system_with_cost(json_t *o, const codec_gpu_cost_t *c);
+
 /* Decodes Calculon's execution object at `path` ("execution"), applying the defaults above. */
 int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_t *out,
                                fathom_error_t *err);

@@ -211,6 +211,8 @@ static int decode_hf_config(const json_t *v, const char *path, fathom_model_t *o
         return -1;
     int rc = codec_model_decode(m, path, NULL, out, err);
     json_decref(m);
+    if (rc)
+        hf_config_name_key(json_object_get(v, "hf_config"), p, path, err);
     return rc;
 }
 

@@ -354,6 +354,73 @@ json_t *codec_search_request_encode(const search_request_t *r)
     return out;
 }
 
+void codec_search_size(const search_request_t *req, uint64_t *exhaustive, uint64_t *two_stage)
+{
+    search_request_t count = *req;
+    count.options.refine_units = SEARCH_REFINE_UNITS;
+    count.mode = count.options.mbs_break ? SEARCH_EVALUATE : SEARCH_COUNT_ONLY;
+    fathom_error_t none; /* refused by the search itself (too many units): no layout here */
+    search_plan_t *plan = search_plan_create(&count, &none);
+    *exhaustive = plan ? search_plan_exhaustive_executions(plan) : 0;
+    *two_stage = plan ? search_plan_max_executions(plan) : 0;
+    search_plan_free(plan);
+}
+
+/* The pins and narrowing options that can leave no layout, each with the request freed of it. */
+enum { PIN_TP, PIN_PP, PIN_MBS, PIN_CP, PIN_SCHEDULE, PIN_EXACT, PIN_MAX_PP, PIN__COUNT };
+static const char *const pin_fields[PIN__COUNT] = {
+    "options.tensor_par", "options.pipeline_par", "options.microbatch_size",
+    "options.context_par", "options.pipeline_schedule", "options.exact_batch",
+    "options.max_pipeline_par"};
+
+static bool pin_freed(const search_request_t *req, int pin, search_request_t *out)
+{
+    *out = *req;
+    search_options_t *o = &out->options;
+    switch (pin) {
+    case PIN_TP: o->tensor_par = 0; return req->options.tensor_par != 0;
+    case PIN_PP: o->pipeline_par = 0; return req->options.pipeline_par != 0;
+    case PIN_MBS: o->microbatch_size = 0; return req->options.microbatch_size != 0;
+    case PIN_CP: o->context_par = 1; return req->options.context_par > 1;
+    case PIN_SCHEDULE:
+        o->pipeline_schedule = LLM_PP_1F1B;
+        return req->options.pipeline_schedule != LLM_PP_1F1B;
+    case PIN_EXACT: o->exact_batch = false; return req->options.exact_batch;
+    default: o->max_pipeline_par = 0; return req->options.max_pipeline_par != 0;
+    }
+}
+
+int codec_search_no_layout(const search_request_t *req, fathom_error_t *err)
+{
+    /* as a plan takes it (usable_but_for_schedule): where only the schedule rules every layout
+     * out (DualPipe on one GPU), the search runs and ranks nothing */
+    search_request_t freed;
+    uint64_t exhaustive, two_stage;
+    if (pin_freed(req, PIN_SCHEDULE, &freed)) {
+        codec_search_size(&freed, &exhaustive, &two_stage);
+        if (exhaustive > 0)
+            return 0;
+    }
+    for (int pin = 0; pin < PIN__COUNT; pin++) {
+        if (pin == PIN_SCHEDULE || !pin_freed(req, pin, &freed))
+            continue;
+        codec_search_size(&freed, &exhaustive, &two_stage);
+        if (exhaustive > 0)
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, pin_fields[pin],
+                                    "no layout of the model on %lld GPUs can meet it with the "
+                                    "other options as given (a degree must divide the GPUs and "
+                                    "the model's heads or blocks; a microbatch, the batch of a "
+                                    "data-parallel replica): without it there are %llu "
+                                    "executions to search",
+                                    (long long)req->num_procs, (unsigned long long)exhaustive);
+    }
+    return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "num_procs",
+                            "no layout of the model uses %lld GPUs with these options (no split "
+                            "into tensor, pipeline and data parallelism fits its heads, its "
+                            "blocks and a data-parallel degree dividing max_batch_size)",
+                            (long long)req->num_procs);
+}
+
 json_t *codec_search_normalize(const json_t *body, const codec_ctx_t *ctx, fathom_error_t *err)
 {
     search_request_t r;

@@ -47,6 +47,18 @@ int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_reque
 /* Decode + encode back in full (presets resolved, defaults explicit). New reference or NULL. */
 json_t *codec_search_normalize(const json_t *body, const codec_ctx_t *ctx, fathom_error_t *err);
 
+/* The size of req's search as a plan sizes a candidate, by a walk that only counts (no seed
+ * floor): *exhaustive executions in one walk, *two_stage in two stages of SEARCH_REFINE_UNITS.
+ * Both 0 when no layout of the model uses req->num_procs GPUs under its options, or when the
+ * search itself refuses req (too many units). */
+void codec_search_size(const search_request_t *req, uint64_t *exhaustive, uint64_t *two_stage);
+
+/* A search with no layout at all (codec_search_size 0): the 422 naming the pinned option that
+ * rules every layout out (options.tensor_par 3 on a model of 32 heads), else num_procs: -1.
+ * 0 (not refused) where only options.pipeline_schedule does, as a plan takes such a count: the
+ * search runs and ranks nothing. */
+int codec_search_no_layout(const search_request_t *req, fathom_error_t *err);
+
 /* The normalized request of *r (new reference). */
 json_t *codec_search_request_encode(const search_request_t *r);
 

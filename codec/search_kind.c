@@ -53,6 +53,14 @@ static json_t *normalize(const json_t *body, const codec_ctx_t *ctx, const sweep
     }
     *size = search_plan_max_executions(plan);
     search_plan_free(plan);
+    /* a search with nothing to walk would finish "done" with an empty best list: refused as
+     * the plan refuses a count no layout can use, naming the option that rules them all out */
+    uint64_t exhaustive, two_stage;
+    codec_search_size(&req, &exhaustive, &two_stage);
+    if (exhaustive == 0 && codec_search_no_layout(&req, err)) {
+        json_decref(norm);
+        return NULL;
+    }
     if (*size > limits->max_search_executions) {
         fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, "num_procs",
                          "this search would try %llu executions; the limit of this server is "

@@ -172,22 +172,13 @@ int codec_plan__search_request(const json_t *spec, const codec_ctx_t *ctx, const
         req->options.exact_batch = false;
         req->options.fed_batch = true;
     }
-    /* sized by a walk that only counts (no seed floor), two stages assumed */
-    search_request_t count = *req;
-    count.options.refine_units = SEARCH_REFINE_UNITS;
-    count.mode = count.options.mbs_break ? SEARCH_EVALUATE : SEARCH_COUNT_ONLY;
-    fathom_error_t none; /* refused by the search itself (too many units): no layout here */
-    search_plan_t *plan = search_plan_create(&count, &none);
-    *executions = *exhaustive = 0;
-    if (!plan)
-        return 0;
-    *exhaustive = search_plan_exhaustive_executions(plan);
+    uint64_t two_stage;
+    codec_search_size(req, exhaustive, &two_stage);
     *executions = *exhaustive;
     if (*exhaustive > PLAN_EXHAUSTIVE_MAX) {
         req->options.refine_units = SEARCH_REFINE_UNITS;
-        *executions = search_plan_max_executions(plan);
+        *executions = two_stage;
     }
-    search_plan_free(plan);
     return 0;
 }
 

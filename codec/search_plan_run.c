@@ -376,10 +376,44 @@ static int add_figures(json_t *c, const candidate_run_t *cr, const json_t *spec,
         rc = add_range(c, spec, &v, tuned_gh, n, t->gpu_hour_price, err);
     return rc;
 }
-/* Rejection reasons of a candidate, judged on its expected figures. */
-static int add_verdict(json_t *c, const json_t *spec, bool over_max, bool found,
-                       fathom_error_t *err)
+/* Why no execution of a candidate's searches fit, from what the walks counted: no layout at
+ * all (every split's batch is past the search's limits), layouts none of whose groups a
+ * network tier holds (each refused by the network rule before any estimate), or layouts
+ * estimated that did not fit in memory. */
+static void no_fit_reason(const json_t *spec, const json_t *sys, const candidate_run_t *r,
+                          int64_t n, char *text, size_t cap)
 {
+    const json_t *nets = json_object_get(json_object_get(sys, "system"), "networks");
+    const json_t *sched = json_object_get(json_object_get(spec, "options"), "pipeline_schedule");
+    int64_t largest = 0;
+    for (size_t i = 0; i < json_array_size(nets); i++) {
+        int64_t size = json_integer_value(json_object_get(json_array_get(nets, i), "size"));
+        largest = size > largest ? size : largest;
+    }
+    if (r->total == 0)
+        snprintf(text, cap,
+                 "no split of this model over %lld GPUs has a batch the search takes (one "
+                 "sequence at least per data-parallel replica, %lld at most in all)%s%s",
+                 (long long)n, (long long)SEARCH_MAX_BATCH,
+                 sched ? " or runs the pipeline schedule " : "",
+                 sched ? json_string_value(sched) : "");
+    else if (r->estimated == 0)
+        snprintf(text, cap,
+                 "no layout of this model on %lld GPUs has its parallel groups on network tiers "
+                 "that hold them (the system's largest tier has %lld GPUs): nothing was "
+                 "estimated",
+                 (long long)n, (long long)largest);
+    else
+        snprintf(text, cap, "no layout of this model fits in memory on %lld GPUs%s%s",
+                 (long long)n, sched ? " or runs the pipeline schedule " : "",
+                 sched ? json_string_value(sched) : "");
+}
+
+/* Rejection reasons of a candidate, judged on its expected figures. */
+static int add_verdict(json_t *c, const json_t *spec, const json_t *sys,
+                       const candidate_run_t *run, bool over_max, fathom_error_t *err)
+{
+    const bool found = run->best.found;
     json_t *reasons = json_array();
     char text[256] = "";
     double days = json_number_value(json_object_get(c, "days"));
@@ -394,13 +428,9 @@ static int add_verdict(json_t *c, const json_t *spec, bool over_max, bool found,
                  (long long)json_integer_value(json_object_get(spec, "max_gpus")));
     } else if (!found) {
         rc |= json_array_append_new(reasons, json_string("does_not_fit"));
-        /* with options.pipeline_schedule, the schedule may have ruled every layout out */
-        const json_t *sched =
-            json_object_get(json_object_get(spec, "options"), "pipeline_schedule");
-        snprintf(text, sizeof text, "no layout of this model fits in memory on %lld GPUs%s%s",
-                 (long long)json_integer_value(json_object_get(c, "num_procs")),
-                 sched ? " or runs the pipeline schedule " : "",
-                 sched ? json_string_value(sched) : "");
+        no_fit_reason(spec, sys, run,
+                      (int64_t)json_integer_value(json_object_get(c, "num_procs")), text,
+                      sizeof text);
     } else if (!finishes) {
         rc |= json_array_append_new(reasons, json_string("never_finishes"));
         snprintf(text, sizeof text, "interruptions and checkpoints take all the time (goodput 0)");
@@ -476,7 +506,7 @@ json_t *codec_plan_candidate(const json_t *spec, const codec_ctx_t *ctx, uint64_
         return codec_plan__oom(err), NULL;
     if ((r.best.found ? add_figures(c, &r, spec, &t, (double)n, err)
                       : add_empty_figures(c, err)) ||
-        add_verdict(c, spec, over_max, r.best.found, err)) {
+        add_verdict(c, spec, sys, &r, over_max, err)) {
         json_decref(c);
         return NULL;
     }

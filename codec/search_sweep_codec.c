@@ -1,6 +1,7 @@
 /* search_sweep_codec.c — sweep specs and grid points (see search_sweep_codec.h). */
 #include "search_sweep_codec.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,6 +200,60 @@ static json_t *resolve_system_axis(const char *key, json_t *vals, const codec_ct
     return out;
 }
 
+/* The JSON kind of a value as an axis compares it: every number is one kind (the normalized base
+ * writes an integral real as an integer). */
+static int kind_of(const json_t *v)
+{
+    return json_is_number(v) ? JSON_REAL : json_is_boolean(v) ? JSON_TRUE : (int)json_typeof(v);
+}
+
+/* Whether value v of axis `key` can stand where the normalized base has `was`; else the 422
+ * naming path q (axes.<key>[i]), which every point would otherwise fail one by one. A value of
+ * another kind than the base's is refused (a string for execution.tensor_par, a number for the
+ * whole execution object), but a preset name for the model or the system; a fraction where the
+ * base has an integer is refused when the base with it substituted names the axis's own field
+ * (execution.tensor_par 4.5; system.mem1.GiB 0.5 is a real and decodes). Other refusals of a
+ * substituted base may hang on another axis's value (microbatch_size must divide the batch of
+ * a data_par axis), so they are left to the point. */
+static int check_axis_value(const json_t *nbase, const char *key, const json_t *was,
+                            const json_t *v, const codec_ctx_t *ctx, const char *q,
+                            fathom_error_t *err)
+{
+    const bool preset = strcmp(key, "model") == 0 || strcmp(key, "system") == 0;
+    if (preset && json_is_string(v))
+        return 0;
+    if (json_is_object(was) || json_is_array(was))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                "%s would replace the whole %s of the base: %s", jr_type_name(v),
+                                key,
+                                preset ? "its values are preset names, or the axis names a "
+                                         "field inside it (system.mem1.GiB)"
+                                       : "an axis names one field inside it, down to a number, "
+                                         "string or boolean (execution.tensor_par)");
+    if (!json_is_null(was) && kind_of(v) != kind_of(was))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "must be %s, as the base's %s "
+                                "is, not %s", json_is_number(was) ? "a number" : jr_type_name(was),
+                                key, jr_type_name(v));
+    if (!json_is_integer(was) || !json_is_real(v) ||
+        json_real_value(v) == floor(json_real_value(v)))
+        return 0;
+    json_t *b = json_deep_copy(nbase);
+    fathom_error_t e2;
+    fathom_error_clear(&e2);
+    json_t *n = b && set_path(b, key, (json_t *)v) == 0
+                    ? codec_estimate_endpoint.normalize(b, ctx, &e2)
+                    : NULL;
+    json_decref(b);
+    if (n) {
+        json_decref(n);
+        return 0;
+    }
+    if (strcmp(e2.field, key) == 0)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "%s", e2.message);
+    return e2.code == FATHOM_E_INTERNAL ? fathom_error_set(err, e2.code, NULL, "%s", e2.message)
+                                        : 0;
+}
+
 json_t *codec_grid_normalize(const json_t *body, const codec_ctx_t *ctx,
                              const sweep_limits_t *limits, uint64_t *size, fathom_error_t *err)
 {
@@ -248,15 +303,19 @@ json_t *codec_grid_normalize(const json_t *body, const codec_ctx_t *ctx,
         }
         if (jr_expect_array(vals, p, 1, SWEEP_GRID_MAX_VALUES, err))
             goto fail;
+        const json_t *was = index < 0 ? json_object_get(parent, last)
+                                      : json_array_get(parent, (size_t)index);
         for (size_t i = 0; i < json_array_size(vals); i++) {
             json_t *v = json_array_get(vals, i);
+            char q[JR_PATH_MAX];
+            jr_path_index(q, sizeof q, p, i);
             if (!(json_is_number(v) || json_is_string(v) || json_is_boolean(v))) {
-                char q[JR_PATH_MAX];
-                jr_path_index(q, sizeof q, p, i);
                 fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
                                  "axis values must be numbers, strings or booleans");
                 goto fail;
             }
+            if (check_axis_value(nbase, key, was, v, ctx, q, err))
+                goto fail;
         }
         total *= json_array_size(vals);
         if (total > limits->max_grid_points) {

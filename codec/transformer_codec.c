@@ -182,6 +182,36 @@ static json_t *encode_flops(const tf_flops_t *f)
     return o;
 }
 
+/* An input at the far edge of its range (a step time of 1e-300 s, a peak of 1e-300 FLOP/s) can
+ * make a result overflow to Infinity, which JSON cannot carry: jansson would drop the member and
+ * the answer would be a 200 without it. Each result the answer shows is checked here, and a
+ * non-finite one is refused naming the input that divides it. */
+static int check_finite(const tf_result_t *r, fathom_error_t *err)
+{
+    const struct {
+        bool shown;
+        double value;
+        const char *what, *field, *divisor;
+    } checks[] = {
+        {r->has_mfu, r->achieved_flops_per_s, "mfu.achieved_flops_per_s", "measured_step_time_s",
+         "measured_step_time_s"},
+        {r->has_mfu, r->mfu, "mfu.fraction", "gpu_peak_flops", "gpu_peak_flops"},
+        {r->has_train_time, r->train_seconds, "training.seconds", "gpu_peak_flops",
+         "gpu_peak_flops x num_gpus x mfu"},
+        {r->has_gpus_for_budget, r->gpus_for_budget, "training.gpus_for_time_budget",
+         "gpu_peak_flops", "gpu_peak_flops x mfu x time_budget_days"},
+        {r->has_lora_gpus_by_compute, r->lora_gpus_by_compute, "lora.gpus_by_compute",
+         "gpu_peak_flops", "gpu_peak_flops x mfu x time_budget_days"},
+    };
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
+        if (checks[i].shown && !isfinite(checks[i].value))
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, checks[i].field,
+                                    "is too small: dividing by %s makes the answer's %s %g, "
+                                    "which is not a finite number",
+                                    checks[i].divisor, checks[i].what, checks[i].value);
+    return 0;
+}
+
 static json_t *evaluate(const json_t *normalized, const codec_ctx_t *ctx, fathom_error_t *err)
 {
     fathom_model_t m;
@@ -191,6 +221,8 @@ static json_t *evaluate(const json_t *normalized, const codec_ctx_t *ctx, fathom
     if (decode(normalized, ctx, &m, &in, &training, err))
         return NULL;
     tf_estimate(&m, &in, &r);
+    if (check_finite(&r, err))
+        return NULL;
     scaling_run_cost_t run;
     bool has_run = false;
     if (training.has && r.has_train_time && in.has_batch_size) {

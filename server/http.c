@@ -236,9 +236,24 @@ enum MHD_Result http_send_errorf(http_req_t *r, fathom_code_t code, const char *
     return http_send_error(r, &err, NULL);
 }
 
-/* Bodies are JSON when declared so, undeclared, or declared as curl's default for -d. */
+/* Whether the body came with a Content-Encoding other than identity (gzip, deflate…): Fathom
+ * decodes none, and reading gzip's bytes as JSON would answer a 400 about a byte at column 1. */
+static bool body_encoded(http_req_t *r)
+{
+    const char *ce = http_header(r, "Content-Encoding");
+    if (!ce)
+        return false;
+    ce += strspn(ce, " \t");
+    size_t n = strcspn(ce, " \t");
+    return !(n == 8 && strncasecmp(ce, "identity", 8) == 0 && ce[n + strspn(ce + n, " \t")] == 0);
+}
+
+/* Bodies are JSON when declared so, undeclared, or declared as curl's default for -d; never
+ * when encoded. */
 bool http_body_is_json(http_req_t *r)
 {
+    if (body_encoded(r))
+        return false;
     const char *ct = http_header(r, "Content-Type");
     if (!ct)
         return true;
@@ -253,6 +268,13 @@ bool http_body_is_json(http_req_t *r)
 
 json_t *http_json_body(http_req_t *r, fathom_error_t *err)
 {
+    if (body_encoded(r)) {
+        fathom_error_set(err, FATHOM_E_UNSUPPORTED_MEDIA_TYPE, "Content-Encoding",
+                         "Content-Encoding '%s' is not accepted; send the JSON as is "
+                         "(identity)",
+                         http_header(r, "Content-Encoding"));
+        return NULL;
+    }
     if (!http_body_is_json(r)) {
         fathom_error_set(err, FATHOM_E_UNSUPPORTED_MEDIA_TYPE, NULL,
                          "Content-Type '%s' is not accepted; send application/json",
@@ -270,6 +292,47 @@ const char *http_query(http_req_t *r, const char *name)
 const char *http_header(http_req_t *r, const char *name)
 {
     return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+typedef struct {
+    const char *const *allowed;
+    int seen[HTTP_QUERY_MAX_NAMES];
+    fathom_error_t *err;
+    int bad;
+} query_check_t;
+
+static enum MHD_Result check_argument(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      const char *value)
+{
+    (void)kind;
+    (void)value;
+    query_check_t *q = cls;
+    int i = 0;
+    while (q->allowed && q->allowed[i] && strcmp(q->allowed[i], key) != 0)
+        i++;
+    if (!q->allowed || !q->allowed[i]) {
+        char names[160] = "";
+        for (int k = 0; q->allowed && q->allowed[k]; k++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", k ? ", " : "",
+                     q->allowed[k]);
+        fathom_error_set(q->err, FATHOM_E_INVALID_FIELD, key,
+                         "is not a query parameter of this resource (%s%s)",
+                         names[0] ? "it takes " : "it takes none", names);
+    } else if (q->seen[i]++) {
+        fathom_error_set(q->err, FATHOM_E_INVALID_FIELD, key,
+                         "is given more than once; give it once");
+    } else {
+        return MHD_YES;
+    }
+    q->bad = 1;
+    return MHD_NO;
+}
+
+int http_query_check(http_req_t *r, const char *const *allowed, fathom_error_t *err)
+{
+    query_check_t q = {.allowed = allowed, .err = err};
+    MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, check_argument, &q);
+    return q.bad ? -1 : 0;
 }
 
 /* ------------------------------------------------------- what a client may send ---- */

@@ -58,6 +58,12 @@ enum MHD_Result http_send_unauthorized(http_req_t *r, const char *what);
 
 /* The value of a query-string argument, or NULL. */
 const char *http_query(http_req_t *r, const char *name);
+/* The most names a resource's query may have (http_query_check). */
+#define HTTP_QUERY_MAX_NAMES 8
+/* 422 naming the first query argument that is not one of `allowed` (NULL-terminated, at most
+ * HTTP_QUERY_MAX_NAMES; NULL: the resource takes none) or that is given twice (?limit=1&limit=2
+ * would leave one of them unused): -1 with err. 0 when every argument is allowed and single. */
+int http_query_check(http_req_t *r, const char *const *allowed, fathom_error_t *err);
 /* The value of a request header, or NULL. */
 const char *http_header(http_req_t *r, const char *name);
 
@@ -70,7 +76,8 @@ enum MHD_Result http_send_preflight(http_req_t *r, const char *allow);
  * default for -d (application/x-www-form-urlencoded). */
 bool http_body_is_json(http_req_t *r);
 /* The request body as JSON (its Content-Type must allow JSON: application/json, none, or curl's
- * default for -d), or NULL with err (415 unsupported_media_type, 400 invalid_json, 413). */
+ * default for -d; no Content-Encoding but identity), or NULL with err (415
+ * unsupported_media_type, naming Content-Encoding when that is why; 400 invalid_json; 413). */
 json_t *http_json_body(http_req_t *r, fathom_error_t *err);
 
 #endif

@@ -2,10 +2,11 @@
  * the user presets' PUT and DELETE /v1/presets/systems/<name>.
  *
  * DESIGN. User presets live in the store (store_preset_*), never in this process (see
- * user_presets.h: a request reads them through its own overlay). What a PUT stores is the system as the estimate's decoder
- * normalizes it, so a stored preset always decodes. Writing needs the bearer token when fathomd
- * has one (http_authorized), reading does not. Built-in names are refused (409 conflict) so a
- * built-in always means the same system on every replica. This is the edge: the one place these
+ * user_presets.h: a request reads them through its own overlay). What a PUT stores is the system
+ * as the estimate's decoder normalizes it, with its price and power (which a plan bills), so a
+ * stored preset always decodes. Writing needs the bearer token when fathomd has one
+ * (http_authorized), reading does not. Built-in names are refused (409 conflict) so a built-in
+ * always means the same system on every replica. This is the edge: the one place these
  * calls' error codes become HTTP statuses. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,12 +132,14 @@ enum MHD_Result handlers_preset_put(http_req_t *r, const char *name)
     json_t *body = http_json_body(r, &err), *norm = NULL;
     char *text = NULL;
     llm_system_t sys;
+    codec_gpu_cost_t cost;
     if (!body || jr_expect_object(body, "", &err) ||
-        codec_llm_system_decode(body, "", r->srv->presets, &sys, &err)) {
+        codec_llm_system_decode(body, "", r->srv->presets, &sys, &err) ||
+        codec_llm_system_cost_decode(body, "", r->srv->presets, &cost, &err)) {
         rc = http_send_error(r, &err, NULL);
         goto out;
     }
-    norm = codec_llm_system_encode(&sys);
+    norm = codec_llm_system_with_cost(codec_llm_system_encode(&sys), &cost);
     text = norm ? codec_canonical_dump(norm) : NULL;
     bool created = false;
     if (!text) {

@@ -1,8 +1,10 @@
 /* routes.c — the URL table of fathomd and the small handlers that need no module of their own.
  *
- * Anatomy of a route: a row {method, path, prefix?, label, handler}. The label is the route's
- * name in logs and metrics. Estimate endpoints are not listed here: every endpoint of the codec
- * table (codec/endpoint.c) is served by handlers_estimate at its own path, with caching. */
+ * Anatomy of a route: a row {method, path, prefix?, label, handler, query}. The label is the
+ * route's name in logs and metrics; query lists the parameters it reads (NULL: none), and any
+ * other, or one given twice, is refused before the handler runs (doc/api.md). Estimate
+ * endpoints are not listed here: every endpoint of the codec table (codec/endpoint.c) is served
+ * by handlers_estimate at its own path, with caching, and takes no query parameter. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,7 @@ typedef struct {
     int prefix; /* path is a prefix; the rest is passed as tail */
     const char *label;
     route_fn fn;
+    const char *const *query; /* the query parameters it reads, NULL-terminated; NULL: none */
 } route_t;
 
 static enum MHD_Result h_healthz(http_req_t *r, const char *tail)
@@ -111,17 +114,20 @@ static enum MHD_Result h_result(http_req_t *r, const char *hash)
     return http_send_json(r, 200, out, headers);
 }
 
+const char *const routes_query_own[] = {NULL};
+
 static const route_t routes[] = {
-    {"GET", "/healthz", 0, "/healthz", h_healthz},
-    {"GET", "/readyz", 0, "/readyz", h_readyz},
-    {"GET", "/metrics", 0, "/metrics", h_metrics},
-    {"GET", "/openapi.json", 0, "/openapi.json", h_openapi},
-    {"GET", "/v1/version", 0, "/v1/version", h_version},
-    {"GET", "/v1/presets", 0, "/v1/presets", handlers_presets_list},
-    {"GET", "/v1/presets/", 1, "/v1/presets/{kind}/{name}", handlers_preset_get},
-    {"PUT", "/v1/presets/systems/", 1, "/v1/presets/systems/{name}", handlers_preset_put},
-    {"DELETE", "/v1/presets/systems/", 1, "/v1/presets/systems/{name}", handlers_preset_delete},
-    {"GET", "/v1/results/", 1, "/v1/results/{hash}", h_result},
+    {"GET", "/healthz", 0, "/healthz", h_healthz, NULL},
+    {"GET", "/readyz", 0, "/readyz", h_readyz, NULL},
+    {"GET", "/metrics", 0, "/metrics", h_metrics, NULL},
+    {"GET", "/openapi.json", 0, "/openapi.json", h_openapi, NULL},
+    {"GET", "/v1/version", 0, "/v1/version", h_version, NULL},
+    {"GET", "/v1/presets", 0, "/v1/presets", handlers_presets_list, NULL},
+    {"GET", "/v1/presets/", 1, "/v1/presets/{kind}/{name}", handlers_preset_get, NULL},
+    {"PUT", "/v1/presets/systems/", 1, "/v1/presets/systems/{name}", handlers_preset_put, NULL},
+    {"DELETE", "/v1/presets/systems/", 1, "/v1/presets/systems/{name}", handlers_preset_delete,
+     NULL},
+    {"GET", "/v1/results/", 1, "/v1/results/{hash}", h_result, NULL},
     ROUTES_EXTRA
 };
 
@@ -151,15 +157,19 @@ static enum MHD_Result dispatch(http_req_t *r)
             snprintf(allow + strlen(allow), sizeof allow - strlen(allow), "%s%s",
                      allow[0] ? ", " : "", rt->method);
     }
+    fathom_error_t err;
     if (match) {
         r->route = match->label;
+        if (match->query != routes_query_own && http_query_check(r, match->query, &err))
+            return http_send_error(r, &err, NULL);
         return match->fn(r, tail);
     }
     const codec_endpoint_t *ep = codec_endpoint_by_path(r->url);
     if (ep) {
         r->route = ep->path;
         if (strcmp(r->method, "POST") == 0)
-            return handlers_estimate(r, ep);
+            return http_query_check(r, NULL, &err) ? http_send_error(r, &err, NULL)
+                                                   : handlers_estimate(r, ep);
         snprintf(allow, sizeof allow, "POST");
     }
     if (allow[0] && strcmp(r->method, "OPTIONS") == 0) {
@@ -169,7 +179,6 @@ static enum MHD_Result dispatch(http_req_t *r)
     }
     if (allow[0]) {
         const char *headers[] = {"Allow", allow, NULL};
-        fathom_error_t err;
         fathom_error_set(&err, FATHOM_E_METHOD_NOT_ALLOWED, NULL, "%s is not allowed on %s; use %s",
                          r->method, r->url, allow);
         if (!r->route)

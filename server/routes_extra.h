@@ -13,11 +13,18 @@ enum MHD_Result routes_sweep_list(http_req_t *r, const char *tail);
 enum MHD_Result routes_sweep_one(http_req_t *r, const char *tail);
 enum MHD_Result routes_validation(http_req_t *r, const char *tail);
 
+/* The query parameters each reads (doc/api.md). routes_query_own: the handler checks them
+ * (GET /v1/sweep/<id> takes none, its /results format, offset and limit). */
+extern const char *const routes_sweeps_query[];
+extern const char *const routes_validation_query[];
+extern const char *const routes_query_own[];
+
 #define ROUTES_EXTRA                                                                    \
-    {"POST", "/v1/sweep", 0, "/v1/sweep", routes_sweep_create},                         \
-    {"GET", "/v1/sweeps", 0, "/v1/sweeps", routes_sweep_list},                          \
-    {"GET", "/v1/sweep/", 1, "/v1/sweep/{id}", routes_sweep_one},                       \
-    {"DELETE", "/v1/sweep/", 1, "/v1/sweep/{id}", routes_sweep_one},                    \
-    {"GET", "/v1/validation", 0, "/v1/validation", routes_validation},
+    {"POST", "/v1/sweep", 0, "/v1/sweep", routes_sweep_create, NULL},                   \
+    {"GET", "/v1/sweeps", 0, "/v1/sweeps", routes_sweep_list, routes_sweeps_query},     \
+    {"GET", "/v1/sweep/", 1, "/v1/sweep/{id}", routes_sweep_one, routes_query_own},     \
+    {"DELETE", "/v1/sweep/", 1, "/v1/sweep/{id}", routes_sweep_one, NULL},              \
+    {"GET", "/v1/validation", 0, "/v1/validation", routes_validation,                   \
+     routes_validation_query},
 
 #endif

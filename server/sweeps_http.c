@@ -39,6 +39,9 @@ static enum MHD_Result answer(http_req_t *r, int rc, int ok_status, json_t *out,
     return http_send_json(r, ok_status, out, NULL);
 }
 
+const char *const routes_sweeps_query[] = {"limit", NULL};
+static const char *const results_query[] = {"format", "offset", "limit", NULL};
+
 /* A whole-number query argument from min to max (strictly: digits only), dflt when absent.
  * 0, or -1 with err naming the argument. */
 static int query_count(http_req_t *r, const char *name, long long dflt, long long min,
@@ -174,6 +177,10 @@ enum MHD_Result routes_sweep_one(http_req_t *r, const char *tail)
         return http_send_errorf(r, FATHOM_E_NOT_FOUND, NULL, "no such sweep");
     memcpy(id, tail, n);
     id[n] = '\0';
+    /* the status and the sample take no parameters, the results format, offset and limit */
+    if (http_query_check(r, slash && strcmp(slash, "/results") == 0 ? results_query : NULL,
+                         &err))
+        return http_send_error(r, &err, NULL);
 
     if (!slash) {
         int rc;

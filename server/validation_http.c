@@ -11,6 +11,8 @@
 #include "serving_codec.h"
 #endif
 
+const char *const routes_validation_query[] = {"inference", NULL};
+
 enum MHD_Result routes_validation(http_req_t *r, const char *tail)
 {
     (void)tail;

@@ -159,13 +159,27 @@ static void evaluate_unchecked(const goodput_model_t *m, const goodput_config_t 
     out->goodput = out->throughput * out->efficiency;
 }
 
+/* The optimizer time exp(log(Ta^γ + Tn^γ)/γ) underflows to 0 s when the fitted times are tiny
+ * (1e-300 s and γ = 10: Ta^γ is below the smallest double), and batch / 0 s is infinite. No
+ * cluster has such times, and an answer cannot carry Infinity: the parameters are refused. */
+static int check_finite(const goodput_model_t *m, const goodput_eval_t *ev, fathom_error_t *err)
+{
+    if (isfinite(ev->throughput) && isfinite(ev->goodput))
+        return 0;
+    return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "perf_params",
+                            "give a step time that underflows to 0 s (times this small, raised "
+                            "to gamma = %g, are below the smallest double), so the throughput "
+                            "would be infinite; give the times fitted to a real cluster",
+                            m->perf.gamma);
+}
+
 int goodput_evaluate(const goodput_model_t *m, const goodput_config_t *c, goodput_eval_t *out,
                      fathom_error_t *err)
 {
     if (goodput_model_check(m, err) || goodput_config_check(m, c, err))
         return -1;
     evaluate_unchecked(m, c, out);
-    return 0;
+    return check_finite(m, out, err);
 }
 
 /* np.geomspace(start, stop, 50) for positive start and stop, step for step. */
@@ -258,6 +272,8 @@ int goodput_optimize(const goodput_model_t *m, int64_t num_nodes, int64_t num_re
         goodput_config_t c = {num_nodes, num_replicas, (int64_t)atomic, (int64_t)accum};
         goodput_eval_t ev;
         evaluate_unchecked(m, &c, &ev);
+        if (check_finite(m, &ev, err))
+            return -1;
         cand->target_batch_size = targets[i];
         cand->batch_size = ev.batch_size;
         cand->atomic_bsz = c.atomic_bsz;

@@ -181,6 +181,75 @@ class BadInput(ServerTestCase):
             r = self.send("/v1/transformer", body, headers={"Content-Type": ct})
             self.assertEqual(r.status, 200, ct)
 
+    def test_non_finite_results(self):
+        """A result that overflows to Infinity is a 422 naming the input, never a 200 missing a
+        member (JSON has no Infinity). Pollux's optimizer time at 1e-300 s and gamma 10 is
+        (2·1e-3000)^(1/10): below the smallest double, so the step time is 0 s."""
+        tiny = dict.fromkeys(PERF, 1e-300)
+        tiny["gamma"] = 10
+        cases = [
+            ("/v1/goodput/evaluate", dict(VALID["/v1/goodput/evaluate"], perf_params=tiny),
+             "perf_params"),
+            ("/v1/goodput/optimize", dict(VALID["/v1/goodput/optimize"], perf_params=tiny),
+             "perf_params"),
+            # 1e9 sequences of 875 GFLOP in 1e-300 s
+            ("/v1/transformer", dict(VALID["/v1/transformer"], batch_size=1e9,
+                                     measured_step_time_s=1e-300), "measured_step_time_s"),
+            ("/v1/transformer", dict(VALID["/v1/transformer"], measured_step_time_s=1,
+                                     gpu_peak_flops=1e-300), "gpu_peak_flops"),
+            ("/v1/transformer", dict(VALID["/v1/transformer"], gpu_peak_flops=1e-300,
+                                     mfu=1e-300), "gpu_peak_flops"),
+        ]
+        for path, body, field in cases:
+            r = self.server.post(path, body)
+            self.assertEqual(r.status, 422, "%s %s" % (path, r.body))
+            self.assertEqual(r.json()["error"]["field"], field, r.body)
+        # The same members at ordinary values are all there.
+        r = self.server.post("/v1/goodput/evaluate", VALID["/v1/goodput/evaluate"])
+        self.assertIn("throughput_samples_per_s", r.json())
+        r = self.server.post("/v1/transformer", dict(VALID["/v1/transformer"],
+                                                     measured_step_time_s=1))
+        self.assertIn("mfu", r.json())
+
+    def test_content_encoding(self):
+        body = json.dumps(VALID["/v1/transformer"])
+        for ce in ["gzip", "deflate", "br", "identity, gzip"]:
+            r = self.send("/v1/transformer", body, headers={"Content-Type": "application/json",
+                                                            "Content-Encoding": ce})
+            self.assertEqual(r.status, 415, ce)
+            self.assertEqual(r.json()["error"]["field"], "Content-Encoding", r.body)
+        r = self.server.request("PUT", "/v1/presets/systems/x", body="{}",
+                                headers={"Content-Encoding": "gzip"})
+        self.assertEqual((r.status, r.json()["error"]["field"]), (415, "Content-Encoding"))
+        for ce in ["identity", "IDENTITY", " identity "]:
+            r = self.send("/v1/transformer", body, headers={"Content-Encoding": ce})
+            self.assertEqual(r.status, 200, ce)
+
+    def test_query_parameters(self):
+        """A parameter a resource does not read, or one given twice, is a 422 naming it: never
+        silently ignored (doc/api.md lists each resource's)."""
+        sid = self.server.post("/v1/sweep", VALID["/v1/sweep"]).json()["id"]
+        refused = [
+            ("/v1/sweep/%s/results?bogus=1" % sid, "bogus"),
+            ("/v1/sweep/%s/results?limit=1&limit=2" % sid, "limit"),
+            ("/v1/sweep/%s/points?limit=-5&offset=abc" % sid, "limit"),
+            ("/v1/sweep/%s?offset=1" % sid, "offset"),
+            ("/v1/validation?bogus=1", "bogus"),
+            ("/v1/validation?inference=true&inference=false", "inference"),
+            ("/v1/sweeps?status=bogus", "status"),
+            ("/v1/presets?x=1", "x"),
+            ("/healthz?x", "x"),
+        ]
+        for path, field in refused:
+            r = self.server.get(path)
+            self.assertEqual(r.status, 422, "%s: %s" % (path, r.body))
+            self.assertEqual(r.json()["error"]["field"], field, r.body)
+        r = self.server.post("/v1/transformer?foo=1", VALID["/v1/transformer"])
+        self.assertEqual((r.status, r.json()["error"]["field"]), (422, "foo"))
+        for path in ["/v1/sweep/%s/results?format=csv&offset=0&limit=100" % sid,
+                     "/v1/sweeps?limit=1", "/v1/sweep/%s/points" % sid, "/v1/sweep/" + sid]:
+            self.assertEqual(self.server.get(path).status, 200, path)
+
     def test_path_traversal(self):
         for p in ["/../README.md", "/static/../README.md", "/..%2fREADME.md", "/%2e%2e/%2e%2e/etc/passwd",
                   "/../../../../etc/passwd", "/./../CMakeLists.txt", "//etc/passwd"]:

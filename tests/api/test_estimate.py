@@ -102,6 +102,26 @@ class Estimate(ServerTestCase):
         r = self.server.post("/v1/estimate", {"model": "megatron-1T", "system": "no-such-system", "execution": EXAMPLE})
         self.assertEqual(r.json()["error"]["field"], "system")
 
+    def test_null_is_not_the_default(self):
+        """The schemas give these fields a type without null: a null is refused naming the
+        field (leaving the field out takes the default), as a null batch_size already was."""
+        cases = [("execution", "training", "must be true or false, not null"),
+                 ("execution", "num_procs", "must be an integer, not null"),
+                 ("execution", "fp8", "must be true or false, not null"),
+                 ("execution", "datatype", "not null"),
+                 ("training", "pue", "not null")]
+        for where, key, message in cases:
+            body = {"model": "megatron-1T", "system": "a100_80g", "execution": dict(EXAMPLE),
+                    "training": {"tokens": 450e9}}
+            body[where][key] = None
+            r = self.server.post("/v1/estimate", body)
+            self.assertEqual(r.status, 422, (key, r.body))
+            self.assertEqual(r.json()["error"]["field"], "%s.%s" % (where, key))
+            self.assertIn(message, r.json()["error"]["message"])
+        body = {"model": "megatron-1T", "system": "a100_80g", "execution": dict(EXAMPLE)}
+        del body["execution"]["num_procs"]
+        self.assertEqual(self.server.post("/v1/estimate", body).status, 200)
+
     def test_presets(self):
         p = self.server.get("/v1/presets").json()
         models = [m["name"] for m in p["models"]]

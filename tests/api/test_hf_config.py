@@ -284,6 +284,29 @@ class HfConfig(ServerTestCase):
         del cfg["architectures"]
         self.assertError(self.server.post("/v1/models/from-hf-config", cfg), 422,
                          "invalid_field", "architectures")
+        # A key Fathom reads, of the wrong JSON type, is named; so is the config key a refused
+        # model field came from (not the model's moe.top_k or moe.first_dense_blocks).
+        for key, value in (("torch_dtype", 5), ("rope_scaling", "foo"), ("rope_scaling", [1, 2])):
+            cfg = dict(config("Qwen2.5-7B"), **{key: value})
+            self.assertError(self.server.post("/v1/models/from-hf-config", cfg), 422,
+                             "invalid_field", key)
+        cfg = dict(config("Qwen3-30B-A3B"), num_experts_per_tok=129)  # of 128 experts
+        self.assertError(self.server.post("/v1/models/from-hf-config", cfg), 422,
+                         "invalid_field", "num_experts_per_tok")
+        r = self.server.post("/v1/estimate", {"model": {"hf_config": cfg}, "system": "h100_sxm",
+                                              "execution": {"num_procs": 1, "batch_size": 1}})
+        self.assertError(r, 422, "invalid_field", "model.hf_config.num_experts_per_tok")
+        cfg = dict(config("Qwen3-30B-A3B"), decoder_sparse_step=100)  # of 48 blocks
+        self.assertError(self.server.post("/v1/models/from-hf-config", cfg), 422,
+                         "invalid_field", "decoder_sparse_step")
+        # A torch_dtype Fathom does not run is noted and leaves the datatype to the request.
+        for dtype in ("int8", "foo"):
+            r = self.server.post("/v1/models/from-hf-config",
+                                 dict(config("Qwen2.5-7B"), torch_dtype=dtype))
+            self.assertEqual(r.status, 200, r.body)
+            self.assertNotIn("datatype", r.json())
+            self.assertTrue(any('torch_dtype "%s"' % dtype in n for n in r.json()["notes"]),
+                            r.json()["notes"])
         r = self.server.post("/v1/estimate", {"model": {"hf_config": config("gemma-7b"),
                                                         "hidden": 8},
                                               "system": "h100_sxm",

@@ -375,6 +375,23 @@ class Plans(ServerTestCase):
         self.assertEqual(est.status, 200, est.body)
         self.assertEqual(est.json()["summary"]["step_time_s"], c["step_time_s"])
 
+    def test_a_rejection_says_what_the_search_found(self):
+        """1,000,000 GPUs: every layout's data-parallel group spans more GPUs than h100_sxm's
+        largest network tier (65,536), so nothing is estimated and the reason says so, not
+        that nothing fits in memory."""
+        r = self.server.post("/v1/sweep", {"kind": "plan", "model": "llama3-8B", "tokens": 1e12,
+                                           "systems": ["h100_sxm"], "gpu_counts": [1000000]})
+        self.assertEqual(r.status, 202, r.body)
+        sid = r.json()["id"]
+        self.assertEqual(wait_for(self.server, sid)["status"], "done")
+        c = self.server.get("/v1/sweep/%s/results" % sid).json()["points"][0]
+        self.assertEqual(c["rejected"], ["does_not_fit"])
+        self.assertEqual(c["search"]["estimated"], 0)
+        self.assertGreater(c["search"]["total"], 0)
+        self.assertIn("network tier", c["reason"])
+        self.assertIn("65536", c["reason"])
+        self.assertNotIn("memory", c["reason"])
+
     def test_bad_plans_name_the_field(self):
         cases = [
             (dict(BASE, systems=[]), "invalid_field", "systems"),

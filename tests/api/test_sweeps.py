@@ -150,10 +150,34 @@ class Sweeps(ServerTestCase):
             (dict(GRID, axes={"execution.tensor_par": []}), "axes.execution.tensor_par"),
             (dict(GRID, base=dict(GRID["base"], execution=dict(GRID["base"]["execution"], tensor_par="8"))),
              "base.execution.tensor_par"),
+            # Pins no layout of megatron-126M (12 heads, 12 blocks) on 8 GPUs with a batch of 64
+            # can meet: refused at creation, not a "done" search with nothing in it.
+            (dict(SMALL, options={"tensor_par": 3}), "options.tensor_par"),  # 3 does not divide 8
+            (dict(SMALL, options={"tensor_par": 16}), "options.tensor_par"),
+            (dict(SMALL, options={"pipeline_par": 64}), "options.pipeline_par"),
+            (dict(SMALL, options={"microbatch_size": 1000}), "options.microbatch_size"),
+            # Axis values every point would fail on: refused at creation, naming the value.
+            (dict(GRID, axes={"execution.tensor_par": [8, "x"]}), "axes.execution.tensor_par[1]"),
+            (dict(GRID, axes={"execution.tensor_par": [4.5]}), "axes.execution.tensor_par[0]"),
+            (dict(GRID, axes={"execution": [1, 2]}), "axes.execution[0]"),
+            (dict(GRID, axes={"system": ["a100_80g", 3]}), "axes.system[1]"),
+            (dict(GRID, axes={"execution.optimizer_sharding": [True, 1]}),
+             "axes.execution.optimizer_sharding[1]"),
         ]
         for body, field in cases:
             with self.subTest(field=field):
                 self.assertError(self.server.post("/v1/sweep", body), 422, "invalid_field", field)
+        # A value whose refusal hangs on another axis is left to its point, and a real may stand
+        # where the base wrote an integral one (mem1.GiB 80 is a real field).
+        for axes in ({"execution.microbatch_size": [1, 3]}, {"system.mem1.GiB": [0.5, 80]},
+                     {"execution.tensor_par": [8.0]}):
+            with self.subTest(axes=axes):
+                self.assertEqual(self.server.post("/v1/sweep", dict(GRID, axes=axes)).status, 202)
+        # A pin some layout meets is searched.
+        r = self.server.post("/v1/sweep", dict(SMALL, options={"top_n": 3, "tensor_par": 4}))
+        self.assertEqual(r.status, 202, r.body)
+        doc = wait_for(self.server, r.json()["id"])
+        self.assertTrue(doc["best"] and all(b["execution"]["tensor_par"] == 4 for b in doc["best"]))
         self.assertError(self.server.get("/v1/sweep/" + "0" * 64), 404, "not_found")
         self.assertError(self.server.get("/v1/sweep/xyz"), 404, "not_found")
         r = self.server.get("/v1/sweep")

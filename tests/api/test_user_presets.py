@@ -129,6 +129,37 @@ class UserPresets(unittest.TestCase):
         self.assertEqual(r.status, 422, r.body)
         self.assertEqual(r.json()["error"]["field"], "axes.system[1]")
 
+    def test_price_and_power_kept(self):
+        """A preset's price and power are stored and given back, so a plan can bill it; a
+        calibrated system keeps its base's (a100_80g: $1.79, 0.4 kW, presets/systems)."""
+        s = self.server
+        calibrated = s.post("/v1/calibrate", CALIBRATE)
+        self.assertEqual(calibrated.status, 200, calibrated.body)
+        system = calibrated.json()["system"]
+        self.assertEqual(system["price_per_gpu_hour"], 1.79)
+        self.assertEqual(system["power_per_gpu_kw"], 0.4)
+        system.update(price_per_gpu_hour=99, power_per_gpu_kw=0.7)
+        r = self.put(system)
+        self.assertEqual(r.status, 201, r.body)
+        self.assertEqual(r.json()["system"]["price_per_gpu_hour"], 99)
+        got = s.get(URL).json()
+        self.assertEqual((got["price_per_gpu_hour"], got["power_per_gpu_kw"]), (99, 0.7))
+        plan = {"kind": "plan", "model": "megatron-126M", "tokens": 1e9, "systems": ["our-a100"],
+                "gpu_counts": [8]}
+        r = s.post("/v1/sweep", plan)
+        self.assertEqual(r.status, 202, r.body)
+        self.assertEqual(wait_for(s, r.json()["id"])["status"], "done")
+        point = s.get("/v1/sweep/%s/results" % r.json()["id"]).json()["points"][0]
+        self.assertEqual(point["status"], 200, point)
+        self.assertEqual((point["price_per_gpu_hour"], point["power_per_gpu_kw"]), (99, 0.7))
+        # Without a price the preset still stores, and the plan asks for one.
+        del system["price_per_gpu_hour"]
+        self.assertEqual(self.put(system).status, 200)
+        self.assertNotIn("price_per_gpu_hour", s.get(URL).json())
+        r = s.post("/v1/sweep", plan)
+        self.assertEqual(r.status, 422, r.body)
+        self.assertEqual(r.json()["error"]["field"], "systems[0].price_per_gpu_hour")
+
     def test_refusals(self):
         s = self.server
         system = s.get("/v1/presets/systems/a100_80g").json()

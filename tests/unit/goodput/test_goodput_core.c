@@ -397,6 +397,14 @@ static void test_refusals(void **state)
                                                                .max_atomic_bsz = 16},
                                     &opt, &err),
                    &err, "atomic_bsz_range[1]");
+    /* 1e-300 s to the 10th is below the smallest double: the step time is 0 s and the
+     * throughput 32 / 0 would be infinite (and, as JSON, missing). */
+    m = (goodput_model_t){{1e-300, 1e-300, 1e-300, 1e-300, 1e-300, 1e-300, 10}, {1, 1}, 32};
+    expect_refusal(goodput_evaluate(&m, &(goodput_config_t){1, 4, 8, 0}, &ev, &err), &err,
+                   "perf_params");
+    expect_refusal(goodput_optimize(&m, 1, 4, &(goodput_optimize_opts_t){.max_batch_size = 1024},
+                                    &opt, &err),
+                   &err, "perf_params");
     goodput_fit_t fit;
     expect_refusal(goodput_fit_perf_params(NULL, 0, &fit, &err), &err, "measurements");
     goodput_measurement_t rows[4] = {{1, 1, 8, 0.1, 0.1},
