@@ -463,6 +463,35 @@ json_t *codec_llm_system_with_cost(json_t *o, const codec_gpu_cost_t *c)
     return o;
 }
 
+int codec_llm_system_serving_hw_decode(const json_t *sys, const char *path, codec_serving_hw_t *out,
+                                       fathom_error_t *err)
+{
+    memset(out, 0, sizeof *out);
+    return jr_real(sys, path, "float4_tflops", JR_OPTIONAL, 0, 0, 1e6, &out->float4_tflops,
+                   err) ||
+                   jr_positive(sys, path, "decode_attention_efficiency", JR_OPTIONAL, 0, 1,
+                               &out->decode_attention_efficiency, err) ||
+                   jr_positive(sys, path, "float4_efficiency", JR_OPTIONAL, 0, 1,
+                               &out->float4_efficiency, err)
+               ? -1
+               : 0;
+}
+
+json_t *codec_llm_system_with_serving_hw(json_t *o, const codec_serving_hw_t *h)
+{
+    if (o && ((h->float4_tflops > 0 &&
+               json_object_set_new(o, "float4_tflops", num(h->float4_tflops))) ||
+              (h->float4_efficiency > 0 &&
+               json_object_set_new(o, "float4_efficiency", num(h->float4_efficiency))) ||
+              (h->decode_attention_efficiency > 0 &&
+               json_object_set_new(o, "decode_attention_efficiency",
+                                   num(h->decode_attention_efficiency))))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
 /* ---- execution ---- */
 
 static const char *const execution_keys[] = {

@@ -58,6 +58,19 @@ int codec_llm_system_cost_decode(const json_t *v, const char *path,
  * without them a plan naming it has no price. o itself, or NULL (o freed) when out of memory. */
 json_t *codec_llm_system_with_cost(json_t *o, const codec_gpu_cost_t *c);
 
+/* What a system object may carry for serving alone (codec/serving_codec.c; the llm decoder
+ * accepts and ignores them): "float4_tflops" (dense FP4 tensor rate, TFLOP/s, 0..1e6; 0 none),
+ * "float4_efficiency" and "decode_attention_efficiency" (shares in (0, 1]; 0: not given). */
+typedef struct {
+    double float4_tflops, float4_efficiency, decode_attention_efficiency;
+} codec_serving_hw_t;
+/* Reads them from sys, the object a system value stands for (codec_llm_system_resolve). */
+int codec_llm_system_serving_hw_decode(const json_t *sys, const char *path, codec_serving_hw_t *out,
+                                       fathom_error_t *err);
+/* o with those h gives (non-zero), for a stored preset that must serve as it was given; o itself,
+ * or NULL (o freed) when out of memory. */
+json_t *codec_llm_system_with_serving_hw(json_t *o, const codec_serving_hw_t *h);
+
 /* Decodes Calculon's execution object at `path` ("execution"), applying the defaults above. */
 int codec_llm_execution_decode(const json_t *v, const char *path, llm_execution_t *out,
                                fathom_error_t *err);

@@ -57,13 +57,11 @@ int codec_serving_system_decode(const json_t *v, const char *path, const codec_p
         return -1;
     out->price_per_gpu_hour = cost.price_per_gpu_hour;
     out->power_per_gpu_kw = cost.power_per_gpu_kw;
-    const json_t *o = sys ? sys : v;
-    const int rc = jr_real(o, path, "float4_tflops", JR_OPTIONAL, 0, 0, 1e6, &out->fp4_tflops,
-                           err) ||
-                   jr_positive(o, path, "decode_attention_efficiency", JR_OPTIONAL, 0, 1,
-                               &out->decode_attention_efficiency, err) ||
-                   jr_positive(o, path, "float4_efficiency", JR_OPTIONAL, 0, 1,
-                               &out->fp4_efficiency, err);
+    codec_serving_hw_t hw;
+    const int rc = codec_llm_system_serving_hw_decode(sys ? sys : v, path, &hw, err);
+    out->fp4_tflops = hw.float4_tflops;
+    out->fp4_efficiency = hw.float4_efficiency;
+    out->decode_attention_efficiency = hw.decode_attention_efficiency;
     json_decref(owned);
     return rc ? -1 : 0;
 }

@@ -133,13 +133,23 @@ enum MHD_Result handlers_preset_put(http_req_t *r, const char *name)
     char *text = NULL;
     llm_system_t sys;
     codec_gpu_cost_t cost;
+    codec_serving_hw_t hw;
+    const json_t *resolved = NULL;
+    json_t *owned = NULL;
     if (!body || jr_expect_object(body, "", &err) ||
         codec_llm_system_decode(body, "", r->srv->presets, &sys, &err) ||
-        codec_llm_system_cost_decode(body, "", r->srv->presets, &cost, &err)) {
+        codec_llm_system_cost_decode(body, "", r->srv->presets, &cost, &err) ||
+        codec_llm_system_resolve(body, "", r->srv->presets, &resolved, &owned, &err) ||
+        codec_llm_system_serving_hw_decode(resolved, "", &hw, &err)) {
+        json_decref(owned);
         rc = http_send_error(r, &err, NULL);
         goto out;
     }
-    norm = codec_llm_system_with_cost(codec_llm_system_encode(&sys), &cost);
+    json_decref(owned);
+    /* stored with everything it was given: price and power for plans, FP4 and decode rates for
+     * serving (dropped, a preset stored from h100_sxm would bill nothing and serve without FP4) */
+    norm = codec_llm_system_with_serving_hw(
+        codec_llm_system_with_cost(codec_llm_system_encode(&sys), &cost), &hw);
     text = norm ? codec_canonical_dump(norm) : NULL;
     bool created = false;
     if (!text) {

@@ -160,6 +160,31 @@ class UserPresets(unittest.TestCase):
         self.assertEqual(r.status, 422, r.body)
         self.assertEqual(r.json()["error"]["field"], "systems[0].price_per_gpu_hour")
 
+    def test_serving_members_kept(self):
+        """A preset stored from b200 keeps what only serving reads (presets/systems/b200.json:
+        float4_tflops 9000, float4_efficiency 0.853, decode_attention_efficiency 0.729), so a
+        serving estimate on it equals one on b200 itself: dropped, FP4 weights had no tensor
+        rate to run at."""
+        s = self.server
+        url = "/v1/presets/systems/our-b200"
+        r = self.put({"preset": "b200"}, url=url)
+        self.assertEqual(r.status, 201, r.body)
+        got = s.get(url).json()
+        self.assertEqual((got["float4_tflops"], got["float4_efficiency"],
+                          got["decode_attention_efficiency"]), (9000, 0.853, 0.729))
+        serve = {"model": "llama3-8B", "serving": {"weights_datatype": "fp4", "input_tokens": 1000,
+                                                    "output_tokens": 100}}
+        ours = s.post("/v1/inference", dict(serve, system="our-b200"))
+        theirs = s.post("/v1/inference", dict(serve, system="b200"))
+        self.assertEqual(ours.status, 200, ours.body)
+        self.assertEqual(theirs.status, 200, theirs.body)
+        self.assertEqual(ours.json()["output_tokens_per_s_per_gpu"],
+                         theirs.json()["output_tokens_per_s_per_gpu"])
+        r = self.put({"preset": "b200", "float4_efficiency": 2}, url=url)
+        self.assertEqual(r.status, 422, r.body)
+        self.assertEqual(r.json()["error"]["field"], "float4_efficiency")
+        self.assertEqual(s.request("DELETE", url).status, 200)
+
     def test_refusals(self):
         s = self.server
         system = s.get("/v1/presets/systems/a100_80g").json()
