@@ -494,8 +494,32 @@ static double solve_concurrency(const sv_ctx_t *c, const sv_settings_t *st,
     return hi;
 }
 
+/* A decode replica holding C requests, fed by a prefill pool that passes at most `pool`
+ * requests a second (prefill_per_decode given; INFINITY when the pool is sized to the rate):
+ * when the decode side at C would finish requests faster than the pool feeds them, it is served
+ * at the pool's rate holding only C_d = pool · lifetime requests (Little's law, solved as
+ * solve_concurrency does without queueing), and true is returned with *Cd. False (*Cd = C) when
+ * the pool does not bind, or the decode side could not reach its rate. */
+static bool pool_binds(const sv_ctx_t *c, const sv_settings_t *st, const sv_prefill_side_t *ps,
+                       double pool, double C, double *Cd)
+{
+    *Cd = C;
+    if (!(pool < INFINITY))
+        return false;
+    sv_point_t q;
+    point_at(c, st, C, &q);
+    if (!(q.out_rate / c->r->output_tokens > pool))
+        return false;
+    bool decode_bound = false;
+    const double held = solve_concurrency(c, st, ps, pool, false, C, &decode_bound);
+    if (decode_bound || !(held < C))
+        return false;
+    *Cd = held;
+    return true;
+}
+
 static void fill_curve(const sv_ctx_t *c, const sv_settings_t *st, const sv_prefill_side_t *ps,
-                       double gpus, serving_result_t *o)
+                       double pool, double gpus, serving_result_t *o)
 {
     const double cmax = o->max_concurrency;
     o->num_curve = 0;
@@ -509,19 +533,26 @@ static void fill_curve(const sv_ctx_t *c, const sv_settings_t *st, const sv_pref
         if (C <= last)
             continue;
         last = C;
+        /* each point a closed loop of C requests; a given prefill pool (its GPUs fixed at
+         * prefill_per_decode replicas) may bind, the others waiting in its queue as at the
+         * operating point: (C − C_d)/pool more TTFT */
+        double Cd;
+        const bool bound = pool_binds(c, st, ps, pool, C, &Cd);
         sv_point_t p;
         sv_latency_t lt;
-        point_at(c, st, C, &p);
+        point_at(c, st, Cd, &p);
         latency_at(c, st, &p, ps, 0, &lt);
         serving_curve_point_t *cp = &o->curve[o->num_curve++];
         cp->concurrency = C;
-        const double g = c->r->disaggregated
+        const double rate = bound ? pool : p.out_rate / c->r->output_tokens;
+        const double g = !c->r->disaggregated ? gpus
+                         : pool < INFINITY
                              ? (double)serving_layout_gpus(&c->l) +
-                                   p.out_rate / c->r->output_tokens / ps->rate * ps->gpus
-                             : gpus;
-        cp->output_tokens_per_s_per_gpu = p.out_rate / g;
+                                   c->r->prefill_per_decode * ps->gpus
+                             : (double)serving_layout_gpus(&c->l) + rate / ps->rate * ps->gpus;
+        cp->output_tokens_per_s_per_gpu = rate * c->r->output_tokens / g;
         cp->output_tokens_per_s_per_user = 1 / lt.tpot;
-        cp->ttft_s = lt.ttft;
+        cp->ttft_s = lt.ttft + (bound ? (C - Cd) / pool : 0);
         cp->tpot_s = lt.tpot;
     }
 }
@@ -627,19 +658,11 @@ int serving_estimate(const fathom_model_t *m, const serving_system_t *s,
         o->warnings |= SERVING_WARN_OVERLOADED;
     double pool_rate = 0, pool_wait = 0; /* the pool's rate when it binds; the closed loop's wait */
     const double C_asked = C;
-    if (pool < INFINITY && (r->requests_per_s <= 0 || overloaded)) {
-        sv_point_t q;
-        point_at(&c, &st, C, &q);
-        bool decode_bound = false;
-        const double Cd = q.out_rate / r->output_tokens > pool
-                              ? solve_concurrency(&c, &st, &ps, pool, false, o->max_concurrency,
-                                                  &decode_bound)
-                              : C;
-        if (Cd < C && !decode_bound) {
-            pool_rate = pool;
-            pool_wait = r->concurrency > 0 ? (C - Cd) / pool : 0;
-            C = Cd;
-        }
+    double Cd;
+    if ((r->requests_per_s <= 0 || overloaded) && pool_binds(&c, &st, &ps, pool, C, &Cd)) {
+        pool_rate = pool;
+        pool_wait = r->concurrency > 0 ? (C - Cd) / pool : 0;
+        C = Cd;
     }
     sv_offline_t off = {0};
     const bool offline = r->num_requests > 0 && r->concurrency <= 0 && !r->disaggregated;
@@ -697,6 +720,6 @@ int serving_estimate(const fathom_model_t *m, const serving_system_t *s,
     money_and_energy(s, f_in, o->prefill_gpus, o->decode_gpus,
                      o->requests_per_s * r->input_tokens, o->output_tokens_per_s, o);
     if (!r->no_curve)
-        fill_curve(&c, &st, &ps, o->decode_gpus, o);
+        fill_curve(&c, &st, &ps, pool, o->decode_gpus, o);
     return 0;
 }

@@ -174,6 +174,15 @@ class Inference(ServerTestCase):
         self.assertAlmostEqual(out["requests_per_s"], 0.001 * rate_p, delta=1e-9 * rate_p)
         self.assertLess(out["output_tokens_per_s_per_gpu"], auto["output_tokens_per_s_per_gpu"])
         self.assertIn("overloaded", [w["code"] for w in out["warnings"]])
+        # The curve is fed by the same pool: at every concurrency the starved pool's rate
+        # (0.001·R_p requests a second, 200 tokens each) over its fixed GPUs (the decode
+        # replica's and 0.001 of a 4-GPU prefill replica), never the automatic ratio's figures.
+        gpus = out["decode_gpus"] + 0.001 * 4
+        self.assertGreater(len(out["curve"]), 1)
+        for point in out["curve"]:
+            self.assertAlmostEqual(point["output_tokens_per_s_per_gpu"],
+                                   0.001 * rate_p * 200 / gpus, delta=1e-6 * rate_p)
+        self.assertGreater(out["curve"][-1]["ttft_s"], out["curve"][0]["ttft_s"])
         zero = body(tensor_par=None, disaggregated=dict(dis, prefill_per_decode=0))
         self.assertError(self.post(zero), 422, "invalid_field",
                          "serving.disaggregated.prefill_per_decode")
