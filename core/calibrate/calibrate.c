@@ -3,10 +3,11 @@
  * DESIGN. The free parameters are a list of (kind, index) entries built from what the input
  * measures; a candidate vector y of NLopt's is mapped to a system by copying the base system and
  * writing θ_k = y_k · scale_k into it (scale_k = |θ_base| so that every coordinate is of order 1
- * for BOBYQA; a latency of 0 uses 1 µs). Each objective evaluation predicts every measurement
- * with that system (llm_estimate for runs, the closed forms below for microbenchmarks). The fit
- * starts at the base system (y = θ_base/scale), so it is deterministic; leave-one-out refits the
- * same way with one run masked. Nothing here allocates: the fit's state lives on the stack. */
+ * for BOBYQA; a latency of 0 uses 1 µs, an efficiency below the fit's lower bound that bound).
+ * Each objective evaluation predicts every measurement with that system (llm_estimate for runs,
+ * the closed forms below for microbenchmarks). The fit starts at the base system
+ * (y = θ_base/scale), so it is deterministic; leave-one-out refits the same way with one run
+ * masked. Nothing here allocates: the fit's state lives on the stack. */
 #include "calibrate.h"
 
 #include <math.h>
@@ -243,7 +244,12 @@ static int add_param(fit_t *f, kind_t kind, int a, int b)
     pdesc_t *d = &f->desc[f->n];
     *d = (pdesc_t){kind, a, b, 1.0};
     double v = base_value(f->base, d);
-    d->scale = kind == K_NET_LAT ? fmax(v, LAT_SCALE) : fabs(v);
+    /* An efficiency's box is [EFF_LOWER, 1]: scaled by a base far below it (a curve point of
+     * 1e-300, which the system schema allows), the box would be [5e298, 1e300] in NLopt's units
+     * and the pull ((θ − θ_base)/scale)² infinite, so the fit had no finite point to answer
+     * with. Scaled by at least EFF_LOWER, every coordinate of the box stays within [1, 20]. */
+    bool efficiency = kind == K_MATRIX_POINT || kind == K_NET_EFF || kind == K_ATTN;
+    d->scale = kind == K_NET_LAT ? fmax(v, LAT_SCALE) : efficiency ? fmax(v, EFF_LOWER) : fabs(v);
     f->y0[f->n] = v / d->scale;
     f->n++;
     return 0;

@@ -701,6 +701,18 @@ int serving_estimate(const fathom_model_t *m, const serving_system_t *s,
         o->requests_per_s = sv_min(o->requests_per_s, r->requests_per_s);
     o->decode = p.decode_only;
     o->prefill = r->disaggregated ? ps.step : p.prefill;
+    /* A rate the system states near 0 (an efficiency or a peak of 1e-300) passes every range
+     * check and makes a step of 1e297 s, whose token rate underflows to 0 and whose dollars and
+     * joules per token are then not finite (answered as null, "no price"). As the training
+     * estimate does (llm_estimate), a step beyond LLM_MAX_STEP_S (10^12 s, 31,700 years) is
+     * refused naming the system. */
+    if (!(o->decode.total_s <= LLM_MAX_STEP_S) || !(o->prefill.total_s <= LLM_MAX_STEP_S))
+        return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION, "system",
+                                "gives a %s step of %g s, more than 1e12 s: a rate, bandwidth or "
+                                "efficiency of the system is too close to 0",
+                                o->decode.total_s <= LLM_MAX_STEP_S ? "prefill" : "decode",
+                                o->decode.total_s <= LLM_MAX_STEP_S ? o->prefill.total_s
+                                                                    : o->decode.total_s);
     o->ttft_s = lt.ttft;
     o->ttft_p50_s = lt.ttft50;
     o->ttft_p99_s = lt.ttft99;

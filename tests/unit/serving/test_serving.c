@@ -822,6 +822,18 @@ static void refusals(void **state)
     r.speculative = (serving_spec_t){SERVING_SPEC_DRAFT, 3, 0.8, &draft};
     assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), -1);
     assert_string_equal(err.field, "serving.speculative.model");
+    /* A matrix peak of 100 TFLOP/s at efficiency 1e-300: the one block's decode GEMMs (4h² +
+     * 2·h·4h = 12.6M weights, 2 FLOP each a token: 2.5e7 FLOP) take 2.5e7 / 1e-286 = 2.5e293 s,
+     * beyond 1e12 s: the token rate underflows and dollars per token would be infinite. At
+     * efficiency 1e-9 (1e5 FLOP/s) the step is 250 s, slow but answered. */
+    serving_system_t slow = round_gpu(16);
+    slow.hw.matrix.rate[LLM_DT_BFLOAT16].gflops_efficiency.points[0].efficiency = 1e-300;
+    r = request(SERVING_ENGINE_VLLM);
+    r.concurrency = 1;
+    assert_int_equal(serving_estimate(&m, &slow, &r, &o, &err), -1);
+    assert_string_equal(err.field, "system");
+    slow.hw.matrix.rate[LLM_DT_BFLOAT16].gflops_efficiency.points[0].efficiency = 1e-9;
+    assert_int_equal(serving_estimate(&m, &slow, &r, &o, &err), 0);
 }
 
 /* The plan's choice among candidates built to be known (dollars per hour, TPOT):
