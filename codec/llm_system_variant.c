@@ -8,7 +8,9 @@
  * preset's board power (power_per_gpu_kw), lowers the sustained clock and so every matrix and
  * vector rate by llm_power_capped_clock (the memory keeps its own clock), and becomes the
  * variant's power_per_gpu_kw; nvlink_gbps replaces tier 0's bandwidth and nic_gbps the last
- * tier's (per GPU and direction, as networks[i].bandwidth). The result is a whole system object:
+ * tier's (per GPU and direction, as networks[i].bandwidth); float4_tflops replaces the dense FP4
+ * rate serving reads (0: none), and a power limit lowers it with the others. The result is a
+ * whole system object:
  * the normalized request holds it, so a variant and the object it stands for are one request. */
 #include <string.h>
 
@@ -16,7 +18,8 @@
 #include "llm_codec.h"
 
 static const char *const variant_keys[] = {"preset",      "memory_gib", "memory_gbps",
-                                           "power_limit_w", "nvlink_gbps", "nic_gbps", NULL};
+                                           "power_limit_w", "nvlink_gbps", "nic_gbps",
+                                           "float4_tflops", NULL};
 
 /* Multiplies every "tflops" of a processor object by k. */
 static int scale_rates(json_t *proc, double k)
@@ -59,8 +62,10 @@ static int apply_power(json_t *sys, const char *path, double limit_w, fathom_err
                                 "run",
                                 limit_w, LLM_IDLE_POWER_SHARE * board_w);
     const double k = llm_power_capped_clock(board_w, limit_w);
+    const json_t *fp4 = json_object_get(sys, "float4_tflops"); /* the same tensor cores' clock */
     if (scale_rates(json_object_get(sys, "matrix"), k) ||
         scale_rates(json_object_get(sys, "vector"), k) ||
+        (json_is_number(fp4) && set_real(sys, "float4_tflops", json_number_value(fp4) * k)) ||
         json_object_set_new(sys, "power_per_gpu_kw", json_real(limit_w / 1000.0)))
         return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
     return 0;
@@ -71,14 +76,15 @@ static json_t *make_variant(const json_t *v, const char *path, const codec_prese
                             fathom_error_t *err)
 {
     const char *name;
-    double mem_gib = 0, mem_gbps = 0, power_w = 0, nvlink = 0, nic = 0;
+    double mem_gib = 0, mem_gbps = 0, power_w = 0, nvlink = 0, nic = 0, fp4 = -1;
     if (jr_check_keys(v, path, variant_keys, err) ||
         jr_string(v, path, "preset", JR_REQUIRED, NULL, 256, &name, err) ||
         jr_positive(v, path, "memory_gib", JR_OPTIONAL, 0, 1e9, &mem_gib, err) ||
         jr_positive(v, path, "memory_gbps", JR_OPTIONAL, 0, 1e9, &mem_gbps, err) ||
         jr_positive(v, path, "power_limit_w", JR_OPTIONAL, 0, 1e6, &power_w, err) ||
         jr_positive(v, path, "nvlink_gbps", JR_OPTIONAL, 0, 1e9, &nvlink, err) ||
-        jr_positive(v, path, "nic_gbps", JR_OPTIONAL, 0, 1e9, &nic, err))
+        jr_positive(v, path, "nic_gbps", JR_OPTIONAL, 0, 1e9, &nic, err) ||
+        jr_real(v, path, "float4_tflops", JR_OPTIONAL, -1, 0, 1e6, &fp4, err))
         return NULL;
     char p[JR_PATH_MAX];
     jr_path(p, sizeof p, path, "preset");
@@ -97,6 +103,8 @@ static json_t *make_variant(const json_t *v, const char *path, const codec_prese
         rc = set_real(json_object_get(sys, "mem1"), "GiB", mem_gib);
     if (!rc && mem_gbps > 0)
         rc = set_real(json_object_get(sys, "mem1"), "GBps", mem_gbps);
+    if (!rc && fp4 >= 0)
+        rc = set_real(sys, "float4_tflops", fp4);
     if (!rc && nvlink > 0)
         rc = set_real(json_array_get(nets, 0), "bandwidth", nvlink);
     if (!rc && nic > 0) {

@@ -187,6 +187,33 @@ class Inference(ServerTestCase):
         self.assertError(self.post(zero), 422, "invalid_field",
                          "serving.disaggregated.prefill_per_decode")
 
+    def test_gpu_variant_fp4_rate(self):
+        """A variant may replace the FP4 rate serving reads, and a power limit lowers it with the
+        matrix rates (the same tensor cores' clock): b200 at 700 W of its 1,000 W keeps
+        (700 - 105)/(1000 - 105) of its clock (idle 0.105 of board power, as the 700 W H100's
+        73.5 W), and answers as the whole object written out by hand does."""
+        full = self.server.get("/v1/presets/systems/b200").json()
+        fp4 = body(tensor_par=None, weights_datatype="fp4")
+        fp4["model"] = "llama3-8B"
+        def served(system):
+            b = json.loads(json.dumps(fp4))
+            b["system"] = system
+            r = self.post(b)
+            self.assertEqual(r.status, 200, r.body)
+            return r.json()["output_tokens_per_s_per_gpu"]
+        half = dict(full, float4_tflops=full["float4_tflops"] / 2)
+        self.assertEqual(served({"preset": "b200", "float4_tflops": full["float4_tflops"] / 2}),
+                         served(half))
+        k = (700 - 105) / (1000 - 105)
+        capped = json.loads(json.dumps(full))
+        for proc in ("matrix", "vector"):
+            for dt in capped[proc]:
+                capped[proc][dt]["tflops"] *= k
+        capped["float4_tflops"] *= k
+        capped["power_per_gpu_kw"] = 0.7
+        self.assertAlmostEqual(served({"preset": "b200", "power_limit_w": 700}), served(capped),
+                               delta=1e-9 * served(capped))
+
     def test_draft_model_memory(self):
         spec = {"method": "draft", "tokens": 4, "acceptance": 0.7}
         b = dict(model="llama3-8B", system="h100_sxm",
