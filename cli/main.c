@@ -144,8 +144,7 @@ static int run(int argc, char **argv)
         }
     }
     if (a >= argc) {
-        fprintf(stderr, "fathom: COMMAND is missing\n\n");
-        usage(stderr);
+        fprintf(stderr, "fathom: COMMAND is missing\n(`fathom --help` lists the commands)\n");
         return CLI_USAGE;
     }
     /* `fathom help CMD` is `fathom CMD --help` */
@@ -156,7 +155,8 @@ static int run(int argc, char **argv)
             return CLI_OK;
         }
         if (a + 2 < argc) {
-            fprintf(stderr, "fathom help: one COMMAND, got '%s' too\n", argv[a + 2]);
+            fprintf(stderr, "fathom help: one COMMAND, got '%s' too\n(`fathom --help` lists the "
+                            "commands)\n", argv[a + 2]);
             return CLI_USAGE;
         }
         help_argv[0] = argv[a + 1];
@@ -166,8 +166,8 @@ static int run(int argc, char **argv)
     }
     const cli_command_t *cmd = command_named(argv[a]);
     if (!cmd) {
-        fprintf(stderr, "fathom: unknown command '%s'\n\n", argv[a]);
-        usage(stderr);
+        fprintf(stderr, "fathom: unknown command '%s'\n(`fathom --help` lists the commands)\n",
+                argv[a]);
         return CLI_USAGE;
     }
     char fallback[4096];

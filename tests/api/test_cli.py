@@ -337,6 +337,15 @@ class Help(CliCase):
         self.assertUsageError(cli(["scaling", "a", "b"]), "scaling", "'b'")
         self.assertUsageError(cli(["presets", "x"]), "presets", "'x'")
 
+    def test_top_level_usage_errors(self):
+        for args in ([], ["bogus"], ["--bogus"], ["help", "bogus"]):
+            out = cli(args)
+            self.assertEqual(out.returncode, 2, args)
+            lines = out.stderr.decode().splitlines()
+            self.assertEqual(len(lines), 2, (args, lines))
+            self.assertTrue(lines[0].startswith("fathom"), lines)
+            self.assertIn("fathom --help", lines[1])
+
     def test_unknown_preset_points_to_the_presets_command(self):
         ex = self.file("ex.json", '{"tensor_par": 1}')
         out = cli(["estimate", "no-such-model", ex, "a100_80g"])
