@@ -1,5 +1,9 @@
 /* cli_util.c — file reading, printing and endpoint running shared by the CLI's subcommands. */
+#define _GNU_SOURCE /* CPU_ALLOC, sched_getaffinity */
+#include <ctype.h>
 #include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,54 +15,159 @@
 #include "json_parse.h"
 #include "sweep_kind.h"
 
-json_t *cli_read_json_file(const char *path)
+int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "fathom %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n(`fathom %s --help` gives the usage)\n", cmd);
+    return CLI_USAGE;
+}
+
+int cli_is_help(const char *arg)
+{
+    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}
+
+int cli_parse_int(const char *cmd, const char *what, const char *text, long long min,
+                  long long max, long long *out)
+{
+    char *end;
+    errno = 0;
+    const long long v = strtoll(text, &end, 10);
+    /* strtoll skips leading blanks and takes a prefix: the whole text must be the number */
+    if (!*text || isspace((unsigned char)text[0]) || *end || errno == ERANGE)
+        return cli_usage_error(cmd, "%s must be a whole number, got '%s'", what, text);
+    if (v < min || v > max)
+        return cli_usage_error(cmd, "%s must be between %lld and %lld, got %lld", what, min, max,
+                               v);
+    *out = v;
+    return CLI_OK;
+}
+
+json_t *cli_string(const char *cmd, const char *what, const char *text)
+{
+    json_t *s = json_string(text);
+    if (!s)
+        cli_usage_error(cmd, "%s is not valid UTF-8", what);
+    return s;
+}
+
+int cli_default_threads(void)
+{
+    long n = 0;
+    const long conf = sysconf(_SC_NPROCESSORS_CONF);
+    const size_t ncpus = conf > CPU_SETSIZE ? (size_t)conf : CPU_SETSIZE;
+    cpu_set_t *set = CPU_ALLOC(ncpus);
+    const size_t size = CPU_ALLOC_SIZE(ncpus);
+    if (set && sched_getaffinity(0, size, set) == 0)
+        n = CPU_COUNT_S(size, set);
+    CPU_FREE(set);
+    if (n < 1)
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > CODEC_SWEEP_MAX_THREADS ? CODEC_SWEEP_MAX_THREADS : (int)n;
+}
+
+int cli_one_file_args(const char *cmd, int argc, char **argv, const char *usage,
+                      const char **file)
+{
+    int help = 0;
+    *file = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i]))
+            help = 1;
+        else if (argv[i][0] == '-' && argv[i][1])
+            return cli_usage_error(cmd, "unknown option %s", argv[i]);
+        else if (*file)
+            return cli_usage_error(cmd, "one FILE is read; '%s' is one too many", argv[i]);
+        else
+            *file = argv[i];
+    }
+    if (help) {
+        *file = NULL;
+        fputs(usage, stdout);
+        return CLI_OK;
+    }
+    return *file ? CLI_OK : cli_usage_error(cmd, "FILE is missing");
+}
+
+char *cli_read_file(const char *path, size_t *len)
+{
+    static int stdin_read;
+    const int is_stdin = strcmp(path, "-") == 0;
+    if (is_stdin && stdin_read++) {
+        fprintf(stderr, "fathom: - (standard input) is given twice; it can be read once\n");
+        return NULL;
+    }
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
     if (!f) {
         fprintf(stderr, "fathom: cannot open %s: %s\n", path, strerror(errno));
         return NULL;
     }
-    size_t cap = 65536, len = 0;
-    char *buf = malloc(cap);
+    /* One byte past the limit tells a file at the limit from a larger one. */
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap + 1);
     while (buf) {
-        size_t n = fread(buf + len, 1, cap - len, f);
-        len += n;
-        if (n == 0)
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap || n > CODEC_MAX_BODY_BYTES)
             break;
-        if (len == cap) {
-            if (cap > CODEC_MAX_BODY_BYTES * 4) {
-                fprintf(stderr, "fathom: %s is too large\n", path);
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-            }
-            buf = nb;
-        }
+        char *nb = realloc(buf, (cap *= 2) + 1);
+        if (!nb)
+            free(buf);
+        buf = nb;
     }
-    if (f != stdin)
+    const int failed = ferror(f);
+    const int failure = errno;
+    if (!is_stdin)
         fclose(f);
-    if (!buf)
-        return NULL;
+    if (!buf) {
+        fprintf(stderr, "fathom: %s: out of memory\n", path);
+    } else if (failed) {
+        fprintf(stderr, "fathom: cannot read %s: %s\n", path, strerror(failure));
+    } else if (n > CODEC_MAX_BODY_BYTES) {
+        fprintf(stderr, "fathom: %s is too large: the limit is %d bytes, as for a request body\n",
+                path, CODEC_MAX_BODY_BYTES);
+    } else {
+        buf[n] = 0;
+        *len = n;
+        return buf;
+    }
+    free(buf);
+    return NULL;
+}
+
+json_t *cli_parse_json(const char *path, const char *buf, size_t len)
+{
     fathom_error_t err;
     json_t *v = codec_parse_body(buf, len, &err);
-    free(buf);
-    if (!v)
+    if (!v && err.line > 0)
         fprintf(stderr, "fathom: %s: %s (line %d, column %d)\n", path, err.message, err.line,
                 err.column);
+    else if (!v)
+        fprintf(stderr, "fathom: %s: %s\n", path, err.message);
     return v;
 }
 
-json_t *cli_file_or_preset(const char *arg)
+json_t *cli_read_json_file(const char *path)
+{
+    size_t len;
+    char *buf = cli_read_file(path, &len);
+    json_t *v = buf ? cli_parse_json(path, buf, len) : NULL;
+    free(buf);
+    return v;
+}
+
+json_t *cli_file_or_preset(const char *cmd, const char *what, const char *arg, int *rc)
 {
     struct stat st;
-    if (strcmp(arg, "-") == 0 || (stat(arg, &st) == 0 && S_ISREG(st.st_mode)))
-        return cli_read_json_file(arg);
-    return json_string(arg);
+    const int is_file = strcmp(arg, "-") == 0 || stat(arg, &st) == 0;
+    /* a directory fails to read, and says so */
+    json_t *v = is_file ? cli_read_json_file(arg) : cli_string(cmd, what, arg);
+    if (!v)
+        *rc = is_file ? CLI_REFUSED : CLI_USAGE;
+    return v;
 }
 
 void cli_print_json(const json_t *v)
@@ -69,8 +178,17 @@ void cli_print_json(const json_t *v)
     free(text);
 }
 
-int cli_print_error(const fathom_error_t *err)
+int cli_print_error(const fathom_error_t *given)
 {
+    /* On the command line the presets are listed by `fathom presets`, not the API. */
+    static const char api[] = "GET /v1/presets", cli[] = "fathom presets";
+    fathom_error_t e = *given;
+    const fathom_error_t *err = &e;
+    char *at = strstr(e.message, api);
+    if (at) {
+        memcpy(at, cli, sizeof cli - 1);
+        memmove(at + sizeof cli - 1, at + sizeof api - 1, strlen(at + sizeof api - 1) + 1);
+    }
     json_t *out = json_pack("{s:o}", "error", codec_error_encode(err));
     if (out)
         cli_print_json(out);
@@ -132,38 +250,44 @@ int cli_run_sweep(const char *kind, const json_t *body, const cli_env_t *env, in
     return *result ? 0 : cli_print_error(&err);
 }
 
-int cli_plan_command(int argc, char **argv, const cli_env_t *env, const char *kind,
-                     const char *block, const char *usage, void (*print_table)(const json_t *))
+int cli_plan_command(int argc, char **argv, const cli_env_t *env, const char *cmd,
+                     const char *kind, const char *block, const char *usage,
+                     void (*print_table)(const json_t *))
 {
     const char *file = NULL;
-    int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    int as_json = 0;
+    int as_json = 0, help = 0;
+    long long threads = cli_default_threads();
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0) {
-            fputs(usage, stdout);
-            return 0;
+        if (cli_is_help(argv[i])) {
+            help = 1;
         } else if (strcmp(argv[i], "--json") == 0) {
             as_json = 1;
-        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-            threads = atoi(argv[++i]);
-        } else if (!file && argv[i][0] != '-') {
-            file = argv[i];
+        } else if (strcmp(argv[i], "--threads") == 0) {
+            if (i + 1 >= argc)
+                return cli_usage_error(cmd, "--threads needs a value");
+            if (cli_parse_int(cmd, "--threads", argv[++i], 1, CODEC_SWEEP_MAX_THREADS, &threads))
+                return CLI_USAGE;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error(cmd, "unknown option %s", argv[i]);
+        } else if (file) {
+            return cli_usage_error(cmd, "one FILE is read; '%s' is one too many", argv[i]);
         } else {
-            fputs(usage, stderr);
-            return 2;
+            file = argv[i];
         }
     }
-    if (!file || threads < 1 || threads > CODEC_SWEEP_MAX_THREADS) {
-        fputs(usage, stderr);
-        return 2;
+    if (help) {
+        fputs(usage, stdout);
+        return CLI_OK;
     }
+    if (!file)
+        return cli_usage_error(cmd, "FILE is missing");
     json_t *body = cli_read_json_file(file);
     if (!body)
-        return 1;
+        return CLI_REFUSED;
     if (json_is_object(body) && !json_object_get(body, "kind"))
         json_object_set_new(body, "kind", json_string(kind));
     json_t *result = NULL;
-    int rc = cli_run_sweep(kind, body, env, threads, 0, &result);
+    int rc = cli_run_sweep(kind, body, env, (int)threads, 0, &result);
     const json_t *out = json_object_get(result, block);
     if (out && as_json)
         cli_print_json(out);

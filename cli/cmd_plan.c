@@ -10,19 +10,24 @@
 
 static const char usage[] =
     "usage: fathom plan FILE [--json] [--threads N]\n\n"
-    "Runs the cluster plan in FILE (JSON: the body of POST /v1/sweep with \"kind\": \"plan\";\n"
-    "see schemas/sweep_plan.request.json) and prints every candidate — system, GPUs, layout,\n"
-    "batch, step time, MFU, days ideal and expected, GPU-hours expected (the tuned stack times\n"
-    "what published whole runs paid over it) and their range (those runs' spread), dollars, MWh,\n"
-    "tonnes of CO2, the deadline and budget verdicts (within, at risk, misses) — marking the\n"
-    "Pareto front (*), the cheapest within the deadline (C) and the fastest within the budget\n"
-    "(F), the candidates with warnings (!, each warning then given once below the table), and\n"
-    "the reason of each rejected candidate. --json prints the plan block instead.\n";
+    "Runs the cluster plan in FILE (or - for stdin; JSON: the body of POST /v1/sweep with\n"
+    "\"kind\": \"plan\"; see schemas/sweep_plan.request.json) and prints every candidate —\n"
+    "system, GPUs, layout, batch, step time, MFU, days ideal and expected, GPU-hours expected\n"
+    "(the tuned stack times what published whole runs paid over it) and their range (those\n"
+    "runs' spread), dollars, MWh, tonnes of CO2, the deadline and budget verdicts (within, at\n"
+    "risk, misses) — marking the Pareto front (*), the cheapest within the deadline (C) and\n"
+    "the fastest within the budget (F), the candidates with warnings (!, each warning then\n"
+    "given once below the table), and the reason of each rejected candidate. --json prints\n"
+    "the plan block instead. --threads defaults to the CPUs this process may run on (at\n"
+    "most 256).\n";
 
+/* Whether candidates a and b are one: the same index. A null pick (no candidate within the
+ * deadline or budget) is no candidate, not index 0. */
 static bool same(const json_t *a, const json_t *b)
 {
-    return a && b && json_integer_value(json_object_get(a, "index")) ==
-                         json_integer_value(json_object_get(b, "index"));
+    const json_t *ia = json_object_get(a, "index"), *ib = json_object_get(b, "index");
+    return json_is_integer(ia) && json_is_integer(ib) &&
+           json_integer_value(ia) == json_integer_value(ib);
 }
 
 static double num(const json_t *c, const char *key)
@@ -133,7 +138,7 @@ static void print_table(const json_t *plan)
 
 int cli_cmd_plan(int argc, char **argv, const cli_env_t *env)
 {
-    return cli_plan_command(argc, argv, env, "plan", "plan", usage, print_table);
+    return cli_plan_command(argc, argv, env, "plan", "plan", "plan", usage, print_table);
 }
 #else
 /* Built without the search module: nothing here. */

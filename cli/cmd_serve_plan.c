@@ -10,16 +10,17 @@
 
 static const char usage[] =
     "usage: fathom serve-plan FILE [--json] [--threads N]\n\n"
-    "Runs the serving plan in FILE (JSON: the body of POST /v1/sweep with \"kind\":\n"
-    "\"serving_plan\"; see schemas/sweep_serving_plan.request.json) on this machine's\n"
-    "cores: for a model, a traffic level and latency targets, each system's cheapest\n"
+    "Runs the serving plan in FILE (or - for stdin; JSON: the body of POST /v1/sweep with\n"
+    "\"kind\": \"serving_plan\"; see schemas/sweep_serving_plan.request.json) on this\n"
+    "machine's cores: for a model, a traffic level and latency targets, each system's cheapest\n"
     "fleet (layout, replicas, aggregated or disaggregated), its $/Mtok and GPUs, and\n"
     "the Pareto front of cost against TPOT. Prints a table of each system's cheapest\n"
     "fleet, the cheapest of all (C) and the Pareto front (*); --json prints the plan block\n"
     "a finished serving_plan sweep carries. E.g. {\"model\": \"llama3-70B\", \"traffic\":\n"
     "{\"requests_per_s\": 20, \"input_tokens\": 2000, \"output_tokens\": 200}, \"slo\":\n"
     "{\"ttft_ms_p99\": 2000, \"tpot_ms\": 50}, \"systems\": [\"h100_sxm\", \"h200\", \"b200\"]}\n"
-    "(doc/serving.md).\n";
+    "(doc/serving.md). --threads defaults to the CPUs this process may run on (at most\n"
+    "256).\n";
 
 static double num(const json_t *c, const char *key)
 {
@@ -110,7 +111,8 @@ static void print_table(const json_t *plan)
 
 int cli_cmd_serve_plan(int argc, char **argv, const cli_env_t *env)
 {
-    return cli_plan_command(argc, argv, env, "serving_plan", "serving_plan", usage, print_table);
+    return cli_plan_command(argc, argv, env, "serve-plan", "serving_plan", "serving_plan", usage,
+                            print_table);
 }
 #else
 /* Built without the serving module: nothing here. */

@@ -85,10 +85,70 @@
 #include "model_codec.h"
 #include "text.h"
 
+/* A row's integer member (an integral real such as 2.0 is that integer: row_types has refused
+ * any other number), or dflt when absent or null. */
 static int64_t row_int(const json_t *row, const char *key, int64_t dflt)
 {
     const json_t *v = json_object_get(row, key);
-    return json_is_integer(v) ? (int64_t)json_integer_value(v) : dflt;
+    return json_is_number(v) ? (int64_t)json_number_value(v) : dflt;
+}
+
+/* The members the rule reads (doc/measured_runs.md), by type. null stands for absent, as the
+ * published files write an unstated figure. Other members are descriptive (notes,
+ * derived_fields, mfu, ...) and left alone: the format is open to what a source states. */
+static const char *const row_ints[] = {
+    "cp",      "dp",          "ep",       "etp",        "expert_ffn", "ffn",
+    "fsdp",    "global_batch", "gpu_count", "head_dim", "heads",      "hidden",
+    "kv_heads", "layers",     "micro_batch", "mtp_layers", "num_experts", "pp",
+    "router_group_top_k", "router_groups", "seq_len", "shared_expert_ffn", "shared_experts",
+    "top_k",   "tp",          "vocab",    "vp",         NULL};
+static const char *const row_strings[] = {
+    "attention", "gpu_type", "id", "mlp", "model", "moe_layers", "notes", "pos_emb",
+    "precision", "recompute", "source", "source_section", "stack", NULL};
+static const char *const row_bools[] = {"bias", "moe", "fsdp_enabled", NULL};
+static const char *const row_numbers[] = {"tokens_per_s_per_gpu", "step_time_s",
+                                          "tflops_per_gpu", "memory_gib", NULL};
+
+/* Fails when a member of row i that the rule reads has another type: it would otherwise read
+ * as absent and be estimated with the default ("tp": "4" as TP 1). The error names the row's
+ * path (runs[i].tp) and, in its message, the row's id. A row that is not an object is listed
+ * with its reason (inexpressible), as a row without a measured figure is. */
+static int row_types(const json_t *row, size_t i, fathom_error_t *err)
+{
+    if (!json_is_object(row))
+        return 0;
+    char path[32];
+    jr_path_index(path, sizeof path, "runs", i);
+    int64_t n;
+    double x;
+    bool b;
+    const char *text;
+    int rc = 0;
+    for (int k = 0; !rc && row_ints[k]; k++)
+        rc = json_is_null(json_object_get(row, row_ints[k]))
+                 ? 0
+                 : jr_int(row, path, row_ints[k], JR_OPTIONAL, 0, -JR_MAX_EXACT_INT,
+                          JR_MAX_EXACT_INT, &n, err);
+    for (int k = 0; !rc && row_strings[k]; k++)
+        rc = json_is_null(json_object_get(row, row_strings[k]))
+                 ? 0
+                 : jr_string(row, path, row_strings[k], JR_OPTIONAL, NULL, 1 << 20, &text, err);
+    for (int k = 0; !rc && row_bools[k]; k++)
+        rc = json_is_null(json_object_get(row, row_bools[k]))
+                 ? 0
+                 : jr_bool(row, path, row_bools[k], JR_OPTIONAL, false, &b, err);
+    for (int k = 0; !rc && row_numbers[k]; k++)
+        rc = json_is_null(json_object_get(row, row_numbers[k]))
+                 ? 0
+                 : jr_real(row, path, row_numbers[k], JR_OPTIONAL, 0, -HUGE_VAL, HUGE_VAL, &x,
+                           err);
+    const char *id = json_string_value(json_object_get(row, "id"));
+    if (rc && id) {
+        char why[FATHOM_ERROR_MESSAGE_MAX];
+        snprintf(why, sizeof why, "%s", err->message);
+        snprintf(err->message, sizeof err->message, "%.400s (row %.80s)", why, id);
+    }
+    return rc;
 }
 
 static const char *row_str(const json_t *row, const char *key)
@@ -1070,6 +1130,9 @@ json_t *codec_llm_measured_report_rows(const json_t *rows, const char *source,
         return NULL;
     }
     const size_t n = json_array_size(rows);
+    for (size_t i = 0; i < n; i++)
+        if (row_types(json_array_get(rows, i), i, err))
+            return NULL;
     measured_row_t *prep = calloc(n ? n : 1, sizeof *prep);
     bool *ok = calloc(n ? n : 1, sizeof *ok), *moe = calloc(n ? n : 1, sizeof *moe);
     json_t *out = json_array();

@@ -209,6 +209,49 @@ static json_t *report_one(json_t *r)
     return rep;
 }
 
+/* A member the rule reads given with another type refuses the file, naming the row's path and
+ * id ("tp": "4" read as absent was TP 1); an integral real is the integer; null is absent; a
+ * descriptive member the rule does not read is left alone. */
+static void test_user_row_types(void **state)
+{
+    (void)state;
+    const struct {
+        const char *key;
+        json_t *value;
+    } bad[] = {{"tp", json_string("4")},          {"micro_batch", json_string("2")},
+               {"hidden", json_real(8192.5)},     {"moe", json_string("false")},
+               {"gpu_type", json_integer(100)},   {"tokens_per_s_per_gpu", json_string("1")}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        json_t *r = json_array(), *b = row("MB-019", "mine");
+        json_object_set_new(b, bad[k].key, bad[k].value);
+        json_array_append_new(r, row("MB-019", "mine"));
+        json_array_append_new(r, b);
+        fathom_error_t err;
+        assert_null(codec_llm_measured_report_rows(r, "mine.json", presets(), &err));
+        char field[64];
+        snprintf(field, sizeof field, "runs[1].%s", bad[k].key);
+        assert_string_equal(err.field, field);
+        assert_non_null(strstr(err.message, "(row MB-019)"));
+        json_decref(r);
+    }
+    /* MB-006 states micro_batch 2: 2.0 is 2 (read as absent it was 1, another estimate); a
+     * URL beside the figures changes nothing */
+    json_t *plain = report_one(row("MB-006", "mine"));
+    json_t *real = row("MB-006", "mine"), *one = row("MB-006", "mine");
+    json_object_set_new(real, "micro_batch", json_real(2.0));
+    json_object_set_new(real, "url", json_string("https://example.com"));
+    json_object_set_new(one, "micro_batch", json_null());
+    json_t *as_real = report_one(real), *as_one = report_one(one);
+    const double want = json_number_value(json_object_get(item(plain, 0), "estimated"));
+    assert_true(want > 0);
+    assert_true(json_number_value(json_object_get(item(as_real, 0), "estimated")) == want);
+    assert_true(json_number_value(json_object_get(item(as_one, 0), "estimated")) != want);
+    json_decref(plain);
+    json_decref(as_real);
+    json_decref(as_one);
+}
+
+
 /* A row's GPU is named anywhere in gpu_type, as a word in any case; the H100 by its form factor
  * and the A100 by its memory. A figure the text states that is not the part's (other memory, a
  * power below the board's, another bandwidth placed by its clause) makes a GPU variant, named by
@@ -527,6 +570,7 @@ int main(void)
         cmocka_unit_test(test_row_texts_any_case),
         cmocka_unit_test(test_moe_fp8_recipe),
         cmocka_unit_test(test_indistinguishable_rows),
+        cmocka_unit_test(test_user_row_types),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
