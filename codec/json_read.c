@@ -297,3 +297,48 @@ int jr_string(const json_t *obj, const char *path, const char *key, jr_presence_
     *out = json_string_value(v);
     return 0;
 }
+
+/* Each listed member present and not null, read by its type's reader into a scratch value. */
+static int row_members(const json_t *row, const char *path, const char *const *keys, int kind,
+                       fathom_error_t *err)
+{
+    for (int k = 0; keys && keys[k]; k++) {
+        const json_t *v = json_object_get(row, keys[k]);
+        int64_t n;
+        double x;
+        bool b;
+        const char *text;
+        if (!v || json_is_null(v))
+            continue;
+        const int rc =
+            kind == 0   ? jr_int(row, path, keys[k], JR_OPTIONAL, 0, -JR_MAX_EXACT_INT,
+                                 JR_MAX_EXACT_INT, &n, err)
+            : kind == 1 ? jr_string(row, path, keys[k], JR_OPTIONAL, NULL, 1 << 20, &text, err)
+            : kind == 2 ? jr_bool(row, path, keys[k], JR_OPTIONAL, false, &b, err)
+                        : jr_real(row, path, keys[k], JR_OPTIONAL, 0, -HUGE_VAL, HUGE_VAL, &x,
+                                  err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int jr_row_types(const json_t *row, const char *array, size_t i, const jr_row_types_t *types,
+                 const char *id_key, fathom_error_t *err)
+{
+    if (!json_is_object(row))
+        return 0;
+    char path[JR_PATH_MAX];
+    jr_path_index(path, sizeof path, array, i);
+    const int rc = row_members(row, path, types->ints, 0, err) ||
+                   row_members(row, path, types->strings, 1, err) ||
+                   row_members(row, path, types->bools, 2, err) ||
+                   row_members(row, path, types->numbers, 3, err);
+    const char *id = id_key ? json_string_value(json_object_get(row, id_key)) : NULL;
+    if (rc && id) {
+        char why[FATHOM_ERROR_MESSAGE_MAX];
+        snprintf(why, sizeof why, "%s", err->message);
+        snprintf(err->message, sizeof err->message, "%.400s (row %.80s)", why, id);
+    }
+    return rc;
+}

@@ -80,6 +80,19 @@ int jr_enum_set(const json_t *obj, const char *path, const char *key, jr_presenc
 int jr_string(const json_t *obj, const char *path, const char *key, jr_presence_t presence,
               const char *dflt, size_t max_len, const char **out, fathom_error_t *err);
 
+/* The members of a table row (a published run) that a reader takes field by field, by type;
+ * each list ends with NULL, and any may be NULL. */
+typedef struct {
+    const char *const *ints, *const *strings, *const *bools, *const *numbers;
+} jr_row_types_t;
+/* Checks row[i] of `array` (an object; anything else passes, for the reader to list) against
+ * types, each member when present and not null (null stands for absent, as published tables
+ * write an unstated figure): read with defaults, a member of another type would silently be
+ * absent ("tp": "4" as TP 1). The error names array[i].key and, in its message, the row's
+ * id_key member when it has one ("(row MB-001)"). */
+int jr_row_types(const json_t *row, const char *array, size_t i, const jr_row_types_t *types,
+                 const char *id_key, fathom_error_t *err);
+
 /* True when obj has the member key (and obj is an object). */
 bool jr_has(const json_t *obj, const char *key);
 /* "an integer", "a string", "null"…: v's JSON type as an error message names it. */

@@ -108,48 +108,7 @@ static const char *const row_strings[] = {
 static const char *const row_bools[] = {"bias", "moe", "fsdp_enabled", NULL};
 static const char *const row_numbers[] = {"tokens_per_s_per_gpu", "step_time_s",
                                           "tflops_per_gpu", "memory_gib", NULL};
-
-/* Fails when a member of row i that the rule reads has another type: it would otherwise read
- * as absent and be estimated with the default ("tp": "4" as TP 1). The error names the row's
- * path (runs[i].tp) and, in its message, the row's id. A row that is not an object is listed
- * with its reason (inexpressible), as a row without a measured figure is. */
-static int row_types(const json_t *row, size_t i, fathom_error_t *err)
-{
-    if (!json_is_object(row))
-        return 0;
-    char path[32];
-    jr_path_index(path, sizeof path, "runs", i);
-    int64_t n;
-    double x;
-    bool b;
-    const char *text;
-    int rc = 0;
-    for (int k = 0; !rc && row_ints[k]; k++)
-        rc = json_is_null(json_object_get(row, row_ints[k]))
-                 ? 0
-                 : jr_int(row, path, row_ints[k], JR_OPTIONAL, 0, -JR_MAX_EXACT_INT,
-                          JR_MAX_EXACT_INT, &n, err);
-    for (int k = 0; !rc && row_strings[k]; k++)
-        rc = json_is_null(json_object_get(row, row_strings[k]))
-                 ? 0
-                 : jr_string(row, path, row_strings[k], JR_OPTIONAL, NULL, 1 << 20, &text, err);
-    for (int k = 0; !rc && row_bools[k]; k++)
-        rc = json_is_null(json_object_get(row, row_bools[k]))
-                 ? 0
-                 : jr_bool(row, path, row_bools[k], JR_OPTIONAL, false, &b, err);
-    for (int k = 0; !rc && row_numbers[k]; k++)
-        rc = json_is_null(json_object_get(row, row_numbers[k]))
-                 ? 0
-                 : jr_real(row, path, row_numbers[k], JR_OPTIONAL, 0, -HUGE_VAL, HUGE_VAL, &x,
-                           err);
-    const char *id = json_string_value(json_object_get(row, "id"));
-    if (rc && id) {
-        char why[FATHOM_ERROR_MESSAGE_MAX];
-        snprintf(why, sizeof why, "%s", err->message);
-        snprintf(err->message, sizeof err->message, "%.400s (row %.80s)", why, id);
-    }
-    return rc;
-}
+static const jr_row_types_t row_types = {row_ints, row_strings, row_bools, row_numbers};
 
 static const char *row_str(const json_t *row, const char *key)
 {
@@ -1131,7 +1090,7 @@ json_t *codec_llm_measured_report_rows(const json_t *rows, const char *source,
     }
     const size_t n = json_array_size(rows);
     for (size_t i = 0; i < n; i++)
-        if (row_types(json_array_get(rows, i), i, err))
+        if (jr_row_types(json_array_get(rows, i), "runs", i, &row_types, "id", err))
             return NULL;
     measured_row_t *prep = calloc(n ? n : 1, sizeof *prep);
     bool *ok = calloc(n ? n : 1, sizeof *ok), *moe = calloc(n ? n : 1, sizeof *moe);

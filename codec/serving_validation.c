@@ -53,6 +53,18 @@ static const struct {
     {"L40S", "l40s"},     {"RTX6000PRO", "rtx6000_pro"},
 };
 
+/* The members prepare() reads, by type (null stands for absent); the others are descriptive
+ * (notes, derived_fields, published_metric, ...) and left alone, the format being open to what
+ * a source states. */
+static const char *const row_ints[] = {"tp", "pp", "ep", "dp_attention", "isl", "osl",
+                                       "num_requests", "max_batch_size", "max_num_tokens", NULL};
+static const char *const row_strings[] = {"id", "model", "gpu", "model_preset", "system_preset",
+                                          "precision_weights", "precision_kv", "serving_engine",
+                                          "doc_revision", "executor", "request_rate_qps", NULL};
+static const char *const row_numbers[] = {"output_tokens_per_s_per_gpu", "concurrency",
+                                          "kv_cache_free_gpu_mem_fraction", NULL};
+static const jr_row_types_t row_types = {row_ints, row_strings, NULL, row_numbers};
+
 static const char *str(const json_t *row, const char *key)
 {
     const char *s = json_string_value(json_object_get(row, key));
@@ -298,6 +310,9 @@ json_t *codec_serving_validation_rows(const json_t *rows, const char *source,
         return NULL;
     }
     const size_t n = json_array_size(rows);
+    for (size_t i = 0; i < n; i++)
+        if (jr_row_types(json_array_get(rows, i), "runs", i, &row_types, "id", err))
+            return NULL;
     vrow_t *v = calloc(n ? n : 1, sizeof *v);
     double *est = calloc(n ? n : 1, sizeof *est);
     json_t *out = json_array();

@@ -309,6 +309,21 @@ class Inference(ServerTestCase):
         finally:
             os.unlink(f.name)
         self.assertNotEqual(bad.returncode, 0)
+        # a member the reader takes, of another type, names the row and the member: read with
+        # its default, "tp": "4" ran as TP 1; null stands for an unstated figure
+        typed = [dict(rows[0], tp=str(rows[0]["tp"]))]
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump(typed, f)
+        try:
+            bad = subprocess.run([CLI, "--presets", os.path.join(SOURCE, "presets"), "validate",
+                                  "--inference", "--runs", f.name], capture_output=True,
+                                 text=True, timeout=60)
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(bad.returncode, 1, bad.stdout + bad.stderr)
+        err = json.loads(bad.stdout or bad.stderr)["error"]
+        self.assertEqual(err["field"], "runs[0].tp")
+        self.assertIn(rows[0]["id"], err["message"])
 
     def test_bad_requests_name_the_field(self):
         bad = "invalid_field"
