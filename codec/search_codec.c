@@ -139,99 +139,109 @@ static int decode_fused(const json_t *options, search_fused_t *out, fathom_error
     return 0;
 }
 
-int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_request_t *out,
-                        fathom_error_t *err)
+/* The searched model on its system: model, system, GPU count, batch, datatype, fine-tuning. */
+static int decode_search_subject(const json_t *body, const codec_ctx_t *ctx, search_request_t *r,
+                                 fathom_error_t *err)
 {
-    if (jr_expect_object(body, "", err) || jr_check_keys(body, "", request_keys, err))
-        return -1;
-    search_request_t r;
-    memset(&r, 0, sizeof r);
     int kind = 0, dt = LLM_DT_FLOAT16;
     if (jr_enum(body, "", "kind", JR_OPTIONAL, 0, kind_names, &kind, err))
         return -1;
     if (!jr_has(body, "model"))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "model", "is required");
-    if (codec_model_decode(json_object_get(body, "model"), "model", ctx->presets, &r.model, err))
+    if (codec_model_decode(json_object_get(body, "model"), "model", ctx->presets, &r->model, err))
         return -1;
     if (!jr_has(body, "system"))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "system", "is required");
     if (codec_llm_system_decode(json_object_get(body, "system"), "system", ctx->presets,
-                                &r.system, err))
+                                &r->system, err))
         return -1;
     /* Modern defaults (codec_search_modern_defaults): a modern model searches at its natural
      * datatype with fused attention, and FP8 free where the system has it; Calculon's block
      * keeps Calculon's defaults (float16, unfused, no FP8), so its golden searches hold. */
-    if (jr_int(body, "", "num_procs", JR_REQUIRED, 0, 1, SEARCH_MAX_PROCS, &r.num_procs, err) ||
+    if (jr_int(body, "", "num_procs", JR_REQUIRED, 0, 1, SEARCH_MAX_PROCS, &r->num_procs, err) ||
         jr_int(body, "", "max_batch_size", JR_REQUIRED, 0, 1, SEARCH_MAX_BATCH,
-               &r.max_batch_size, err) ||
+               &r->max_batch_size, err) ||
         jr_enum(body, "", "datatype", JR_OPTIONAL,
-                (int)codec_natural_datatype(&r.model, &r.system), llm_datatype_names, &dt, err))
+                (int)codec_natural_datatype(&r->model, &r->system), llm_datatype_names, &dt, err))
         return -1;
-    r.datatype = (llm_datatype_t)dt;
-    if (decode_search_finetune(body, &r, err))
+    r->datatype = (llm_datatype_t)dt;
+    if (decode_search_finetune(body, r, err))
         return -1;
-    if (!r.system.matrix.rate[r.datatype].present || !r.system.vector.rate[r.datatype].present)
+    if (!r->system.matrix.rate[r->datatype].present || !r->system.vector.rate[r->datatype].present)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "datatype",
-                                "the system has no %s rate", llm_datatype_name(r.datatype));
+                                "the system has no %s rate", llm_datatype_name(r->datatype));
+    return 0;
+}
 
-    search_options_default(&r.options);
-    const json_t *o = json_object_get(body, "options");
-    if (o) {
-        int64_t top_n = 1;
-        if (jr_expect_object(o, "options", err) || jr_check_keys(o, "options", option_keys, err) ||
-            jr_bool(o, "options", "mbs_break", JR_OPTIONAL, false, &r.options.mbs_break, err) ||
-            jr_int(o, "options", "top_n", JR_OPTIONAL, 1, 1, SEARCH_TOP_N_MAX, &top_n, err) ||
-            jr_bool(o, "options", "no_tp_overlap", JR_OPTIONAL, false, &r.options.no_tp_overlap,
-                    err) ||
-            jr_bool(o, "options", "no_dp_overlap", JR_OPTIONAL, false, &r.options.no_dp_overlap,
-                    err) ||
-            jr_bool(o, "options", "no_offload", JR_OPTIONAL, false, &r.options.no_offload, err) ||
-            jr_bool(o, "options", "exact_batch", JR_OPTIONAL, false, &r.options.exact_batch,
-                    err) ||
-            jr_int(o, "options", "max_tensor_par", JR_OPTIONAL, 0, 1, SEARCH_MAX_PROCS,
-                   &r.options.max_tensor_par, err) ||
-            jr_int(o, "options", "max_pipeline_par", JR_OPTIONAL, 0, 1, SEARCH_MAX_PROCS,
-                   &r.options.max_pipeline_par, err) ||
-            jr_int(o, "options", "tensor_par", JR_OPTIONAL, 0, 1, SEARCH_MAX_PROCS,
-                   &r.options.tensor_par, err) ||
-            jr_int(o, "options", "pipeline_par", JR_OPTIONAL, 0, 1, SEARCH_MAX_PROCS,
-                   &r.options.pipeline_par, err) ||
-            jr_int(o, "options", "microbatch_size", JR_OPTIONAL, 0, 1, SEARCH_MAX_BATCH,
-                   &r.options.microbatch_size, err) ||
-            jr_enum(o, "options", "activation_recompute", JR_OPTIONAL, SEARCH_FREE, llm_recompute_names,
-                    &r.options.recompute, err) ||
-            jr_bool(o, "options", "low_precision_gradients", JR_OPTIONAL, false,
-                    &r.options.low_precision_gradients, err) ||
-            decode_fixed_execution(o, &r.options, err))
-            return -1;
-        r.options.top_n = (int)top_n;
-    }
-    /* a modern model frees the selective-recompute modules by default (the runs of 2024-2026
-     * recompute norms, activations and MLA's up-projections before whole blocks); Calculon's
-     * models keep Calculon's space, none */
-    int kernel = (int)codec_default_attention_kernel(&r.model), dispatcher = 0, blocks = 0,
-        modules = r.model.calculon_block ? 0 : 1, stack = LLM_STACK_MEGATRON, loss = 0;
+/* The options that narrow the layouts, and the stated layout a search may be pinned to. */
+static int decode_layout_options(const json_t *o, search_options_t *opt, fathom_error_t *err)
+{
+    int64_t top_n = 1;
+    if (jr_expect_object(o, "options", err) || jr_check_keys(o, "options", option_keys, err) ||
+        jr_bool(o, "options", "mbs_break", JR_OPTIONAL, false, &opt->mbs_break, err) ||
+        jr_int(o, "options", "top_n", JR_OPTIONAL, 1, 1, SEARCH_TOP_N_MAX, &top_n, err) ||
+        jr_bool(o, "options", "no_tp_overlap", JR_OPTIONAL, false, &opt->no_tp_overlap, err) ||
+        jr_bool(o, "options", "no_dp_overlap", JR_OPTIONAL, false, &opt->no_dp_overlap, err) ||
+        jr_bool(o, "options", "no_offload", JR_OPTIONAL, false, &opt->no_offload, err) ||
+        jr_bool(o, "options", "exact_batch", JR_OPTIONAL, false, &opt->exact_batch, err) ||
+        jr_int(o, "options", "max_tensor_par", JR_OPTIONAL, 0, 1, SEARCH_MAX_PROCS,
+               &opt->max_tensor_par, err) ||
+        jr_int(o, "options", "max_pipeline_par", JR_OPTIONAL, 0, 1, SEARCH_MAX_PROCS,
+               &opt->max_pipeline_par, err) ||
+        jr_int(o, "options", "tensor_par", JR_OPTIONAL, 0, 1, SEARCH_MAX_PROCS, &opt->tensor_par,
+               err) ||
+        jr_int(o, "options", "pipeline_par", JR_OPTIONAL, 0, 1, SEARCH_MAX_PROCS,
+               &opt->pipeline_par, err) ||
+        jr_int(o, "options", "microbatch_size", JR_OPTIONAL, 0, 1, SEARCH_MAX_BATCH,
+               &opt->microbatch_size, err) ||
+        jr_enum(o, "options", "activation_recompute", JR_OPTIONAL, SEARCH_FREE,
+                llm_recompute_names, &opt->recompute, err) ||
+        jr_bool(o, "options", "low_precision_gradients", JR_OPTIONAL, false,
+                &opt->low_precision_gradients, err) ||
+        decode_fixed_execution(o, opt, err))
+        return -1;
+    opt->top_n = (int)top_n;
+    return 0;
+}
+
+/* The stack the layouts run on (options.stack, compile, loss_kernel), and what each stack
+ * refuses. */
+static int decode_stack_options(const json_t *o, search_request_t *r, fathom_error_t *err)
+{
+    int stack = LLM_STACK_MEGATRON, loss = 0;
     if ((o && jr_enum(o, "options", "stack", JR_OPTIONAL, LLM_STACK_MEGATRON, llm_stack_names,
                       &stack, err)) ||
-        (o && jr_bool(o, "options", "compile", JR_OPTIONAL, false, &r.options.compile, err)) ||
+        (o && jr_bool(o, "options", "compile", JR_OPTIONAL, false, &r->options.compile, err)) ||
         (o && jr_enum(o, "options", "loss_kernel", JR_OPTIONAL, LLM_LOSS_TORCH,
                       llm_loss_kernel_names, &loss, err)))
         return -1;
-    r.options.stack = (llm_stack_t)stack;
-    r.options.loss_kernel = (llm_loss_kernel_t)loss;
-    if (r.options.loss_kernel != LLM_LOSS_TORCH && r.options.stack == LLM_STACK_MEGATRON)
+    r->options.stack = (llm_stack_t)stack;
+    r->options.loss_kernel = (llm_loss_kernel_t)loss;
+    if (r->options.loss_kernel != LLM_LOSS_TORCH && r->options.stack == LLM_STACK_MEGATRON)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.loss_kernel",
                                 "chooses a PyTorch stack's cross-entropy: set options.stack to "
                                 "torchtitan or fsdp (Megatron's is its vocab-parallel loss)");
-    if (r.options.compile && r.options.stack == LLM_STACK_MEGATRON)
+    if (r->options.compile && r->options.stack == LLM_STACK_MEGATRON)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.compile",
                                 "torch.compile is a PyTorch stack's option: set options.stack "
                                 "to torchtitan or fsdp");
-    if (r.options.stack != LLM_STACK_MEGATRON && r.model.calculon_block)
+    if (r->options.stack != LLM_STACK_MEGATRON && r->model.calculon_block)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.stack",
                                 "the PyTorch stacks run the modern block: give the model one of "
                                 "kv_heads, gated_mlp, norm, qkv_bias or causal");
-    if (decode_fused(o, &r.options.fused_activation, err) ||
+    return 0;
+}
+
+/* The choices a search makes or is told: fused activation, attention kernel, MoE dispatcher,
+ * recompute of blocks and modules, FP8, context parallelism and ZeRO stage. */
+static int decode_free_choices(const json_t *o, search_request_t *r, fathom_error_t *err)
+{
+    /* a modern model frees the selective-recompute modules by default (the runs of 2024-2026
+     * recompute norms, activations and MLA's up-projections before whole blocks); Calculon's
+     * models keep Calculon's space, none */
+    int kernel = (int)codec_default_attention_kernel(&r->model), dispatcher = 0, blocks = 0,
+        modules = r->model.calculon_block ? 0 : 1;
+    if (decode_fused(o, &r->options.fused_activation, err) ||
         (o && jr_enum(o, "options", "attention_kernel", JR_OPTIONAL, kernel, kernel_picks,
                       &kernel, err)) ||
         (o && jr_enum(o, "options", "moe_dispatcher", JR_OPTIONAL, LLM_MOE_DISPATCH_ALLTOALL,
@@ -240,19 +250,35 @@ int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_reque
                       &blocks, err)) ||
         (o && jr_enum(o, "options", "recompute_modules", JR_OPTIONAL, modules,
                       recompute_modules_picks, &modules, err)) ||
-        decode_fp8(o, codec_default_fp8(&r.model, &r.system, r.datatype), &r.options.fp8, err))
+        decode_fp8(o, codec_default_fp8(&r->model, &r->system, r->datatype), &r->options.fp8,
+                   err))
         return -1;
-    r.options.attention_kernel = (search_pick_t)kernel;
-    r.options.moe_dispatcher = (llm_moe_dispatcher_t)dispatcher;
-    r.options.fewest_recompute_blocks = blocks == 1;
-    r.options.fewest_recompute_modules = modules == 1;
+    r->options.attention_kernel = (search_pick_t)kernel;
+    r->options.moe_dispatcher = (llm_moe_dispatcher_t)dispatcher;
+    r->options.fewest_recompute_blocks = blocks == 1;
+    r->options.fewest_recompute_modules = modules == 1;
     int64_t cp = 1, zero = SEARCH_ZERO_CALCULON;
     if (decode_int_or_all(o, "context_par", 1, 1, SEARCH_MAX_PROCS, &cp, err) ||
         decode_int_or_all(o, "zero_stage", SEARCH_ZERO_CALCULON, 0, 3, &zero, err))
         return -1;
-    r.options.context_par = cp;
-    r.options.zero_stage = (int)zero;
-    if (search_check_fixed_execution(&r, err))
+    r->options.context_par = cp;
+    r->options.zero_stage = (int)zero;
+    return 0;
+}
+
+int codec_search_decode(const json_t *body, const codec_ctx_t *ctx, search_request_t *out,
+                        fathom_error_t *err)
+{
+    if (jr_expect_object(body, "", err) || jr_check_keys(body, "", request_keys, err))
+        return -1;
+    search_request_t r;
+    memset(&r, 0, sizeof r);
+    if (decode_search_subject(body, ctx, &r, err))
+        return -1;
+    search_options_default(&r.options);
+    const json_t *o = json_object_get(body, "options");
+    if ((o && decode_layout_options(o, &r.options, err)) || decode_stack_options(o, &r, err) ||
+        decode_free_choices(o, &r, err) || search_check_fixed_execution(&r, err))
         return -1;
     r.mode = SEARCH_EVALUATE;
     *out = r;

@@ -248,12 +248,9 @@ static bool body_encoded(http_req_t *r)
     return !(n == 8 && strncasecmp(ce, "identity", 8) == 0 && ce[n + strspn(ce + n, " \t")] == 0);
 }
 
-/* Bodies are JSON when declared so, undeclared, or declared as curl's default for -d; never
- * when encoded. */
-bool http_body_is_json(http_req_t *r)
+/* Bodies are JSON when declared so, undeclared, or declared as curl's default for -d. */
+static bool content_type_json(http_req_t *r)
 {
-    if (body_encoded(r))
-        return false;
     const char *ct = http_header(r, "Content-Type");
     if (!ct)
         return true;
@@ -266,6 +263,12 @@ bool http_body_is_json(http_req_t *r)
     return false;
 }
 
+/* JSON as declared, and never encoded. */
+bool http_body_is_json(http_req_t *r)
+{
+    return !body_encoded(r) && content_type_json(r);
+}
+
 json_t *http_json_body(http_req_t *r, fathom_error_t *err)
 {
     if (body_encoded(r)) {
@@ -275,7 +278,7 @@ json_t *http_json_body(http_req_t *r, fathom_error_t *err)
                          http_header(r, "Content-Encoding"));
         return NULL;
     }
-    if (!http_body_is_json(r)) {
+    if (!content_type_json(r)) {
         fathom_error_set(err, FATHOM_E_UNSUPPORTED_MEDIA_TYPE, NULL,
                          "Content-Type '%s' is not accepted; send application/json",
                          http_header(r, "Content-Type"));

@@ -576,63 +576,64 @@ static void money_and_energy(const serving_system_t *s, double f_in, double gpus
     }
 }
 
-int serving_estimate(const fathom_model_t *m, const serving_system_t *s,
-                     const serving_request_t *r, serving_result_t *o, fathom_error_t *err)
+/* What the layout and the engine's settings decide before any load: batch limits, kernels, the
+ * KV cache a request holds, and the warnings that follow from them alone. */
+static void settings_answers(const sv_ctx_t *c, const sv_settings_t *st, const fathom_model_t *m,
+                             const serving_request_t *r, serving_result_t *o)
 {
-    memset(o, 0, sizeof *o);
-    if (check_request(m, s, r, err))
-        return -1;
-    sv_ctx_t c;
-    if (serving__ctx_init(&c, m, s, r, &r->layout, err))
-        return -1;
-    sv_settings_t st;
-    serving__settings(&c, r, &st);
-    o->max_batch_tokens = st.max_batch_tokens;
-    o->max_batch_size = st.max_batch_size;
-    o->chunked_prefill = st.chunked;
-    o->kv_memory_fraction = st.kv_fraction;
-    o->prefill_kernel = serving__attention_kernel(&c, false);
-    o->decode_kernel = serving__attention_kernel(&c, true);
+    o->max_batch_tokens = st->max_batch_tokens;
+    o->max_batch_size = st->max_batch_size;
+    o->chunked_prefill = st->chunked;
+    o->kv_memory_fraction = st->kv_fraction;
+    o->prefill_kernel = serving__attention_kernel(c, false);
+    o->decode_kernel = serving__attention_kernel(c, true);
     const double full = r->input_tokens + r->output_tokens;
     /* what the engine holds, as its pool is sized (serving__kv_window) */
     o->kv_bytes_per_request = serving__kv_bytes(m, r->kv, full,
                                                 r->speculative.method == SERVING_SPEC_MTP,
-                                                c.kv_window);
+                                                c->kv_window);
     o->kv_cache_bytes_per_token = o->kv_bytes_per_request / full;
-    if (c.weight_only)
+    if (c->weight_only)
         o->warnings |= r->weights == SERVING_DT_FP4 ? SERVING_WARN_NO_FP4_RATE
                                                     : SERVING_WARN_WEIGHT_ONLY;
-    if (c.kv_replicated)
+    if (c->kv_replicated)
         o->warnings |= SERVING_WARN_KV_REPLICATED;
-    if (!st.chunked && !r->disaggregated && r->input_tokens > (double)st.max_batch_tokens)
+    if (!st->chunked && !r->disaggregated && r->input_tokens > (double)st->max_batch_tokens)
         o->warnings |= SERVING_WARN_LONG_PREFILL;
-    if (r->speculative.method == SERVING_SPEC_DRAFT) {
-        sv_draft_t d;
-        if (serving__draft_ctx(&c, &d, err)) {
-            char why[FATHOM_ERROR_MESSAGE_MAX], what[FATHOM_ERROR_FIELD_MAX];
-            snprintf(why, sizeof why, "%s", err->message);
-            const size_t pre = strncmp(err->field, "serving.", 8) == 0 ? 8 : 0;
-            snprintf(what, sizeof what, "%s", err->field + pre);
-            return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION, "serving.speculative.model",
-                                    "the draft runs on the target's GPUs, split as the target "
-                                    "(not pipelined): its %s %s", what, why);
-        }
-    }
-    memory_for(&c, &st, o);
-    sv_prefill_side_t ps = {0};
-    if (r->disaggregated && prefill_side(m, s, r, &st, &ps, err))
-        return -1;
-    o->decode_gpus = (double)serving_layout_gpus(&r->layout);
-    if (!o->fits_memory || o->max_concurrency < 1) {
-        o->fits_memory = false;
-        return 0;
-    }
-    if (o->max_concurrency < 8)
-        o->warnings |= SERVING_WARN_LOW_KV;
+}
 
-    /* the operating point */
-    double C = o->max_concurrency;
-    bool overloaded = false;
+/* A draft model must split as the target does: its refusal names serving.speculative.model and
+ * says which of the draft's dimensions the target's layout cannot divide. */
+static int check_draft(const sv_ctx_t *c, const serving_request_t *r, fathom_error_t *err)
+{
+    if (r->speculative.method != SERVING_SPEC_DRAFT)
+        return 0;
+    sv_draft_t d;
+    if (!serving__draft_ctx(c, &d, err))
+        return 0;
+    char why[FATHOM_ERROR_MESSAGE_MAX], what[FATHOM_ERROR_FIELD_MAX];
+    snprintf(why, sizeof why, "%s", err->message);
+    const size_t pre = strncmp(err->field, "serving.", 8) == 0 ? 8 : 0;
+    snprintf(what, sizeof what, "%s", err->field + pre);
+    return fathom_error_set(err, FATHOM_E_INFEASIBLE_EXECUTION, "serving.speculative.model",
+                            "the draft runs on the target's GPUs, split as the target "
+                            "(not pipelined): its %s %s", what, why);
+}
+
+/* The load a replica runs at: the requests it holds (C), the concurrency asked, and, when a
+ * given prefill pool binds, the pool's rate and the wait a closed loop adds in its queue. */
+typedef struct {
+    double C, C_asked;
+    double pool, pool_rate, pool_wait;
+    bool overloaded;
+} sv_operating_t;
+
+static void operating_load(const sv_ctx_t *c, const sv_settings_t *st,
+                           const sv_prefill_side_t *ps, const serving_request_t *r,
+                           serving_result_t *o, sv_operating_t *l)
+{
+    memset(l, 0, sizeof *l);
+    l->C = o->max_concurrency;
     /* Disaggregated with prefill_per_decode x given, the prefill pool passes at most
      *   pool = x · R_p   requests a second per decode replica (R_p: one prefill replica's
      * prompts a second, prefill_side), so no more than that is served. Arrivals at or beyond it
@@ -641,66 +642,79 @@ int serving_estimate(const fathom_model_t *m, const serving_system_t *s,
      * (saturation, a concurrency) is served at the pool's rate, the decode replica holding
      * C_d = pool · lifetime requests (Little's law), and a closed loop's other C − C_d requests
      * wait in the pool's queue, (C − C_d)/pool more TTFT (Little's law on the queue). */
-    const double pool = r->disaggregated && r->prefill_per_decode > 0
-                            ? r->prefill_per_decode * ps.rate
-                            : INFINITY;
+    l->pool = r->disaggregated && r->prefill_per_decode > 0 ? r->prefill_per_decode * ps->rate
+                                                            : INFINITY;
     if (r->concurrency > 0) {
-        C = sv_min(r->concurrency, o->max_concurrency);
+        l->C = sv_min(r->concurrency, o->max_concurrency);
         if (r->concurrency > o->max_concurrency)
             o->warnings |= SERVING_WARN_CONCURRENCY_CAPPED;
-    } else if (r->requests_per_s >= pool) {
-        overloaded = true;
+    } else if (r->requests_per_s >= l->pool) {
+        l->overloaded = true;
     } else if (r->requests_per_s > 0) {
-        C = solve_concurrency(&c, &st, &ps, r->requests_per_s, true, o->max_concurrency,
-                              &overloaded);
+        l->C = solve_concurrency(c, st, ps, r->requests_per_s, true, o->max_concurrency,
+                                 &l->overloaded);
     }
-    if (overloaded)
+    if (l->overloaded)
         o->warnings |= SERVING_WARN_OVERLOADED;
-    double pool_rate = 0, pool_wait = 0; /* the pool's rate when it binds; the closed loop's wait */
-    const double C_asked = C;
+    l->C_asked = l->C;
     double Cd;
-    if ((r->requests_per_s <= 0 || overloaded) && pool_binds(&c, &st, &ps, pool, C, &Cd)) {
-        pool_rate = pool;
-        pool_wait = r->concurrency > 0 ? (C - Cd) / pool : 0;
-        C = Cd;
+    if ((r->requests_per_s <= 0 || l->overloaded) && pool_binds(c, st, ps, l->pool, l->C, &Cd)) {
+        l->pool_rate = l->pool;
+        l->pool_wait = r->concurrency > 0 ? (l->C - Cd) / l->pool : 0;
+        l->C = Cd;
     }
+}
+
+/* The steps and latencies at that load: a steady state, or a finite run (num_requests) as it
+ * went, its makespan setting the rate (N · O / makespan, and N / makespan requests a second)
+ * and its requests the latency. lambda is the request rate served (0: what the point gives). */
+static int latency_of_load(const sv_ctx_t *c, const sv_settings_t *st,
+                           const sv_prefill_side_t *ps, const serving_request_t *r,
+                           const serving_result_t *o, sv_operating_t *l, sv_point_t *p,
+                           sv_latency_t *lt, double *lambda, bool *finite, fathom_error_t *err)
+{
     sv_offline_t off = {0};
     const bool offline = r->num_requests > 0 && r->concurrency <= 0 && !r->disaggregated;
     if (offline) {
-        if (serving__offline(&c, &st, o->max_concurrency, r->num_requests, r->requests_per_s,
+        if (serving__offline(c, st, o->max_concurrency, r->num_requests, r->requests_per_s,
                              &off, err))
             return -1;
         if (off.makespan_s > 0)
-            C = off.mean_concurrency;
+            l->C = off.mean_concurrency;
     }
-    sv_point_t p;
-    sv_latency_t lt;
-    point_at(&c, &st, C, &p);
-    const bool finite = offline && off.makespan_s > 0;
-    double lambda = r->requests_per_s > 0 && !overloaded ? r->requests_per_s : 0;
-    latency_at(&c, &st, &p, &ps, finite ? 0 : lambda, &lt);
-    if (pool_rate > 0) {
-        lambda = pool_rate;
-        lt.ttft += pool_wait, lt.ttft50 += pool_wait, lt.ttft99 += pool_wait;
+    point_at(c, st, l->C, p);
+    *finite = offline && off.makespan_s > 0;
+    *lambda = r->requests_per_s > 0 && !l->overloaded ? r->requests_per_s : 0;
+    latency_at(c, st, p, ps, *finite ? 0 : *lambda, lt);
+    if (l->pool_rate > 0) {
+        *lambda = l->pool_rate;
+        lt->ttft += l->pool_wait, lt->ttft50 += l->pool_wait, lt->ttft99 += l->pool_wait;
     }
-    if (finite) {
-        /* the run as it went: its makespan sets the rate (N · O / makespan, and N / makespan
-         * requests a second), its requests' means the latency */
-        p.out_rate = r->num_requests * r->output_tokens / off.makespan_s;
-        lambda = r->num_requests / off.makespan_s;
-        lt.ttft = off.ttft_s;
-        lt.ttft50 = off.ttft_p50_s;
-        lt.ttft99 = off.ttft_p99_s;
-        lt.tpot = off.tpot_s > 0 ? off.tpot_s : lt.tpot;
+    if (*finite) {
+        p->out_rate = r->num_requests * r->output_tokens / off.makespan_s;
+        *lambda = r->num_requests / off.makespan_s;
+        lt->ttft = off.ttft_s;
+        lt->ttft50 = off.ttft_p50_s;
+        lt->ttft99 = off.ttft_p99_s;
+        lt->tpot = off.tpot_s > 0 ? off.tpot_s : lt->tpot;
     }
-    o->saturated = overloaded || (r->concurrency <= 0 && r->requests_per_s <= 0);
-    o->concurrency = r->concurrency > 0 ? C_asked : C;
-    o->requests_per_s = lambda > 0 ? lambda : p.out_rate / r->output_tokens;
+    return 0;
+}
+
+/* The answer's rates, GPUs, dollars and joules at the point. */
+static int point_answers(const serving_system_t *s, const serving_request_t *r,
+                         const sv_prefill_side_t *ps, const sv_operating_t *l, const sv_point_t *p,
+                         const sv_latency_t *lt, double lambda, bool finite, serving_result_t *o,
+                         fathom_error_t *err)
+{
+    o->saturated = l->overloaded || (r->concurrency <= 0 && r->requests_per_s <= 0);
+    o->concurrency = r->concurrency > 0 ? l->C_asked : l->C;
+    o->requests_per_s = lambda > 0 ? lambda : p->out_rate / r->output_tokens;
     /* a steady state serves no more than arrives (an overloaded replica: what it holds) */
     if (r->requests_per_s > 0 && !finite)
         o->requests_per_s = sv_min(o->requests_per_s, r->requests_per_s);
-    o->decode = p.decode_only;
-    o->prefill = r->disaggregated ? ps.step : p.prefill;
+    o->decode = p->decode_only;
+    o->prefill = r->disaggregated ? ps->step : p->prefill;
     /* A rate the system states near 0 (an efficiency or a peak of 1e-300) passes every range
      * check and makes a step of 1e297 s, whose token rate underflows to 0 and whose dollars and
      * joules per token are then not finite (answered as null, "no price"). As the training
@@ -713,25 +727,63 @@ int serving_estimate(const fathom_model_t *m, const serving_system_t *s,
                                 o->decode.total_s <= LLM_MAX_STEP_S ? "prefill" : "decode",
                                 o->decode.total_s <= LLM_MAX_STEP_S ? o->prefill.total_s
                                                                     : o->decode.total_s);
-    o->ttft_s = lt.ttft;
-    o->ttft_p50_s = lt.ttft50;
-    o->ttft_p99_s = lt.ttft99;
-    o->tpot_s = lt.tpot;
-    o->tokens_per_step = st.tau;
+    o->ttft_s = lt->ttft;
+    o->ttft_p50_s = lt->ttft50;
+    o->ttft_p99_s = lt->ttft99;
+    o->tpot_s = lt->tpot;
     o->output_tokens_per_s = o->requests_per_s * r->output_tokens;
     o->prefill_gpus = !r->disaggregated             ? 0
-                      : r->prefill_per_decode > 0 ? r->prefill_per_decode * ps.gpus
-                                                  : o->requests_per_s / ps.rate * ps.gpus;
+                      : r->prefill_per_decode > 0 ? r->prefill_per_decode * ps->gpus
+                                                  : o->requests_per_s / ps->rate * ps->gpus;
     o->gpus = o->decode_gpus + o->prefill_gpus;
-    o->kv_transfer_s = ps.kv_transfer_s;
+    o->kv_transfer_s = ps->kv_transfer_s;
     o->output_tokens_per_s_per_gpu = o->output_tokens_per_s / o->gpus;
-    o->output_tokens_per_s_per_user = 1 / lt.tpot;
+    o->output_tokens_per_s_per_user = 1 / lt->tpot;
     o->input_tokens_per_s_per_gpu = o->requests_per_s * r->input_tokens / o->gpus;
     const double f_in =
-        r->disaggregated ? 0 : sv_max(0, 1 - p.decode_only.total_s / p.mean.total_s);
+        r->disaggregated ? 0 : sv_max(0, 1 - p->decode_only.total_s / p->mean.total_s);
     money_and_energy(s, f_in, o->prefill_gpus, o->decode_gpus,
                      o->requests_per_s * r->input_tokens, o->output_tokens_per_s, o);
+    return 0;
+}
+
+int serving_estimate(const fathom_model_t *m, const serving_system_t *s,
+                     const serving_request_t *r, serving_result_t *o, fathom_error_t *err)
+{
+    memset(o, 0, sizeof *o);
+    if (check_request(m, s, r, err))
+        return -1;
+    sv_ctx_t c;
+    if (serving__ctx_init(&c, m, s, r, &r->layout, err))
+        return -1;
+    sv_settings_t st;
+    serving__settings(&c, r, &st);
+    settings_answers(&c, &st, m, r, o);
+    if (check_draft(&c, r, err))
+        return -1;
+    memory_for(&c, &st, o);
+    sv_prefill_side_t ps = {0};
+    if (r->disaggregated && prefill_side(m, s, r, &st, &ps, err))
+        return -1;
+    o->decode_gpus = (double)serving_layout_gpus(&r->layout);
+    if (!o->fits_memory || o->max_concurrency < 1) {
+        o->fits_memory = false;
+        return 0;
+    }
+    if (o->max_concurrency < 8)
+        o->warnings |= SERVING_WARN_LOW_KV;
+    o->tokens_per_step = st.tau;
+
+    sv_operating_t load;
+    operating_load(&c, &st, &ps, r, o, &load);
+    sv_point_t p;
+    sv_latency_t lt;
+    double lambda;
+    bool finite;
+    if (latency_of_load(&c, &st, &ps, r, o, &load, &p, &lt, &lambda, &finite, err) ||
+        point_answers(s, r, &ps, &load, &p, &lt, lambda, finite, o, err))
+        return -1;
     if (!r->no_curve)
-        fill_curve(&c, &st, &ps, pool, o->decode_gpus, o);
+        fill_curve(&c, &st, &ps, load.pool, o->decode_gpus, o);
     return 0;
 }
