@@ -40,7 +40,8 @@ int cli_parse_int(const char *cmd, const char *what, const char *text, long long
 json_t *cli_string(const char *cmd, const char *what, const char *text);
 
 /* The default --threads: the CPUs this process may run on (its affinity mask, which cpusets
- * and taskset narrow), at most CODEC_SWEEP_MAX_THREADS. */
+ * and taskset narrow), fewer under a cgroup CPU quota (cpu_quota.h), at most
+ * CODEC_SWEEP_MAX_THREADS. */
 int cli_default_threads(void);
 
 /* The arguments of a one-file command (`fathom CMD FILE`, FILE a path or -): CLI_OK with *file

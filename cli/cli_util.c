@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cpu_quota.h"
 #include "error_codec.h"
 #include "json_parse.h"
 #include "sweep_kind.h"
@@ -67,6 +68,9 @@ int cli_default_threads(void)
     CPU_FREE(set);
     if (n < 1)
         n = sysconf(_SC_NPROCESSORS_ONLN);
+    const int quota = cpu_quota_of_process();
+    if (quota > 0 && quota < n)
+        n = quota;
     return n < 1 ? 1 : n > CODEC_SWEEP_MAX_THREADS ? CODEC_SWEEP_MAX_THREADS : (int)n;
 }
 
