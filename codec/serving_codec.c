@@ -163,50 +163,46 @@ static int decode_speculative(const json_t *v, const char *path, const codec_pre
     return 0;
 }
 
-int codec_serving_decode(const json_t *v, const char *path, const fathom_model_t *m,
-                         const serving_system_t *s, const codec_presets_t *presets,
-                         serving_request_t *out, fathom_model_t *draft, fathom_error_t *err)
+/* disaggregated: {prefill, decode, kv_transfer_net, prefill_per_decode}, the layouts given
+ * there and not beside it. */
+static int decode_disaggregated(const json_t *v, const json_t *dis, const char *path,
+                                const serving_system_t *s, serving_request_t *out,
+                                fathom_error_t *err)
 {
-    memset(out, 0, sizeof *out);
-    char p[JR_PATH_MAX];
-    if (jr_expect_object(v, path, err) || jr_check_keys(v, path, serving_keys, err))
+    char p[JR_PATH_MAX], d[JR_PATH_MAX], q[JR_PATH_MAX];
+    for (const char *const *k = layout_keys; *k; k++)
+        if (json_object_get(v, *k)) {
+            jr_path(p, sizeof p, path, *k);
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                    "give the layouts in disaggregated.prefill and "
+                                    "disaggregated.decode");
+        }
+    jr_path(d, sizeof d, path, "disaggregated");
+    int64_t net = s->hw.num_networks - 1;
+    if (jr_expect_object(dis, d, err) || jr_check_keys(dis, d, disagg_keys, err) ||
+        jr_int(dis, d, "kv_transfer_net", JR_OPTIONAL, s->hw.num_networks - 1, 0,
+               s->hw.num_networks - 1, &net, err) ||
+        jr_positive(dis, d, "prefill_per_decode", JR_OPTIONAL, 0, 1e6, &out->prefill_per_decode,
+                    err))
         return -1;
-    const json_t *dis = json_object_get(v, "disaggregated");
-    out->disaggregated = dis && !json_is_null(dis);
-    if (out->disaggregated) {
-        for (const char *const *k = layout_keys; *k; k++)
-            if (json_object_get(v, *k)) {
-                jr_path(p, sizeof p, path, *k);
-                return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
-                                        "give the layouts in disaggregated.prefill and "
-                                        "disaggregated.decode");
-            }
-        char d[JR_PATH_MAX], q[JR_PATH_MAX];
-        jr_path(d, sizeof d, path, "disaggregated");
-        int64_t net = s->hw.num_networks - 1;
-        if (jr_expect_object(dis, d, err) || jr_check_keys(dis, d, disagg_keys, err) ||
-            jr_int(dis, d, "kv_transfer_net", JR_OPTIONAL, s->hw.num_networks - 1, 0,
-                   s->hw.num_networks - 1, &net, err) ||
-            jr_positive(dis, d, "prefill_per_decode", JR_OPTIONAL, 0, 1e6,
-                        &out->prefill_per_decode, err))
-            return -1;
-        out->kv_transfer_net = (int)net;
-        const json_t *pre = json_object_get(dis, "prefill"), *dec = json_object_get(dis, "decode");
-        jr_path(q, sizeof q, d, "prefill");
-        if (!pre)
-            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "is required");
-        if (decode_layout(pre, q, true, &out->prefill_layout, err))
-            return -1;
-        jr_path(q, sizeof q, d, "decode");
-        if (!dec)
-            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "is required");
-        if (decode_layout(dec, q, true, &out->layout, err))
-            return -1;
-    } else if (decode_layout(v, path, false, &out->layout, err)) {
+    out->kv_transfer_net = (int)net;
+    const json_t *pre = json_object_get(dis, "prefill"), *dec = json_object_get(dis, "decode");
+    jr_path(q, sizeof q, d, "prefill");
+    if (!pre)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "is required");
+    if (decode_layout(pre, q, true, &out->prefill_layout, err))
         return -1;
-    }
+    jr_path(q, sizeof q, d, "decode");
+    if (!dec)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "is required");
+    return decode_layout(dec, q, true, &out->layout, err);
+}
+
+/* weights_datatype, kv_datatype (FP8 by default under FP8 or FP4 weights) and engine. */
+static int decode_datatypes(const json_t *v, const char *path, serving_request_t *out,
+                            fathom_error_t *err)
+{
     int wdt = 0, kdt = 0, engine = SERVING_ENGINE_VLLM;
-    int64_t num_requests = 0;
     if (jr_enum(v, path, "weights_datatype", JR_OPTIONAL, 0, weight_dtype_names, &wdt, err))
         return -1;
     wdt = wdt == 4 ? SERVING_DT_FP4 : wdt == 5 ? SERVING_DT_MXFP4 : wdt;
@@ -218,6 +214,16 @@ int codec_serving_decode(const json_t *v, const char *path, const fathom_model_t
     out->weights = (serving_dtype_t)wdt;
     out->kv = (serving_dtype_t)(kdt == 4 ? SERVING_DT_FP4 : kdt);
     out->engine = (serving_engine_t)engine;
+    return 0;
+}
+
+/* The requests and the load (tokens, concurrency or requests_per_s, num_requests) and the
+ * engine's limits as given (0 or -1: the engine's default, filled in by the caller). */
+static int decode_load(const json_t *v, const char *path, serving_request_t *out,
+                       fathom_error_t *err)
+{
+    char p[JR_PATH_MAX];
+    int64_t num_requests = 0;
     if (codec_serving_token_count(v, path, "input_tokens", &out->input_tokens, &out->input_spread,
                                   err) ||
         codec_serving_token_count(v, path, "output_tokens", &out->output_tokens,
@@ -258,8 +264,26 @@ int codec_serving_decode(const json_t *v, const char *path, const fathom_model_t
             return -1;
         out->chunked_prefill = chunked ? 1 : 0;
     }
+    return 0;
+}
+
+int codec_serving_decode(const json_t *v, const char *path, const fathom_model_t *m,
+                         const serving_system_t *s, const codec_presets_t *presets,
+                         serving_request_t *out, fathom_model_t *draft, fathom_error_t *err)
+{
+    memset(out, 0, sizeof *out);
+    if (jr_expect_object(v, path, err) || jr_check_keys(v, path, serving_keys, err))
+        return -1;
+    const json_t *dis = json_object_get(v, "disaggregated");
+    out->disaggregated = dis && !json_is_null(dis);
+    if (out->disaggregated ? decode_disaggregated(v, dis, path, s, out, err)
+                           : decode_layout(v, path, false, &out->layout, err))
+        return -1;
+    if (decode_datatypes(v, path, out, err) || decode_load(v, path, out, err))
+        return -1;
     const json_t *spec = json_object_get(v, "speculative");
     if (spec && !json_is_null(spec)) {
+        char p[JR_PATH_MAX];
         jr_path(p, sizeof p, path, "speculative");
         if (decode_speculative(spec, p, presets, &out->speculative, draft, err))
             return -1;
