@@ -233,6 +233,64 @@ double serving__moe_exchange_s(const sv_ctx_t *c, double T)
            llm_a2a_time(&c->s->hw, c->ep_net, tok * 2.0, G, G);
 }
 
+/* A mixture-of-experts MLP's share of a block: the shared experts' and the router's GEMMs
+ * (added to mc->gemm), the routed experts' grouped GEMMs, the dispatch across data-parallel
+ * attention ranks, and what the elementwise passes take from it (mc->f_rank, mc->pass). */
+typedef struct {
+    double gemm, experts, net, f_rank, pass;
+} moe_costs_t;
+
+static void moe_mlp_cost(const sv_ctx_t *c, double T, double *ms, double *cs, serving_step_t *o,
+                         moe_costs_t *mc)
+{
+    const fathom_model_t *m = c->m;
+    const double h = (double)m->hidden;
+    const double act2 = 2.0; /* bytes of a 16-bit activation */
+    const model_moe_t *x = &m->moe;
+    const double E = (double)x->num_experts, k = (double)x->top_k;
+    const double Ps = (double)x->shared_experts *
+                      model_mlp_params(m, (double)x->shared_expert_feedforward) / c->tp;
+    const double Pr = h * E; /* router, replicated */
+    mc->gemm = gemm(c, 2.0 * T * (Ps + Pr), Ps * c->bpw + Pr * 2.0, T * h * act2,
+                    SV_WEIGHT_STREAM, ms, cs, o);
+    const double Tall = T * c->dp;
+    const double Pe = model_mlp_params(m, (double)x->expert_feedforward);
+    const double touched = 1.0 - pow(1.0 - k / E, Tall);
+    const double Wb = (E / c->ep) * touched * Pe / c->etp * c->bpw_experts;
+    double imb = 1.0;
+    if (c->ep > 1 && Tall > 0) {
+        const double mu = Tall * k / c->ep;
+        imb = sv_min(c->ep, 1.0 + sqrt(2.0 * log(c->ep) / mu));
+    }
+    serving_step_t tmp = {0};
+    mc->experts =
+        grouped_experts(c, Tall * k / E * imb, Tall * k / c->ep * imb, Wb, ms, cs, &tmp);
+    o->gemm_compute_s += tmp.gemm_compute_s;
+    o->weights_read_s += tmp.weights_read_s;
+    o->weight_bytes += tmp.weight_bytes;
+    o->flops += tmp.flops;
+    o->moe_experts_s += mc->experts;
+    /* the gated activation of the token-expert rows this GPU holds, T·k·f/tp per stage
+     * GPU whichever way the experts are split, and of the shared experts */
+    mc->f_rank = ((double)x->expert_feedforward * k +
+                  (double)x->shared_experts * (double)x->shared_expert_feedforward) /
+                 c->tp;
+    /* the passes around the experts (memory-bound): the rows this GPU takes,
+     * R = T·dp·k/ep token-expert pairs, are gathered from the tokens (read T·h, write R·h)
+     * and scattered back with their weights (read R·h, write T·h), in 16 bits; an FP8/FP4
+     * expert GEMM first quantizes its input (read 2 bytes, write b per value of R·(h + f/etp)) */
+    const double R = T * c->dp * k / c->ep;
+    mc->pass = (R + T) * h * act2 * 2.0;
+    if (c->expert_act_bytes > 0)
+        mc->pass += R * (h + (double)x->expert_feedforward / c->etp) *
+                    (act2 + c->expert_act_bytes);
+    mc->net = 0;
+    if (c->dp > 1 && T > 0) {
+        mc->net = serving__moe_exchange_s(c, T);
+        o->moe_dispatch_s += mc->net;
+    }
+}
+
 static void block_cost(const sv_ctx_t *c, const sv_load_t *ld, int kind, block_costs_t *bc)
 {
     const fathom_model_t *m = c->m;
@@ -284,48 +342,13 @@ static void block_cost(const sv_ctx_t *c, const sv_load_t *ld, int kind, block_c
                        o);
         f_rank = (double)m->feedforward / c->tp;
     } else {
-        const model_moe_t *x = &m->moe;
-        const double E = (double)x->num_experts, k = (double)x->top_k;
-        const double Ps = (double)x->shared_experts *
-                          model_mlp_params(m, (double)x->shared_expert_feedforward) / c->tp;
-        const double Pr = h * E; /* router, replicated */
-        t_gemm += gemm(c, 2.0 * T * (Ps + Pr), Ps * c->bpw + Pr * 2.0, T * h * act2,
-                       SV_WEIGHT_STREAM, ms, cs, o);
-        const double Tall = T * c->dp;
-        const double Pe = model_mlp_params(m, (double)x->expert_feedforward);
-        const double touched = 1.0 - pow(1.0 - k / E, Tall);
-        const double Wb = (E / c->ep) * touched * Pe / c->etp * c->bpw_experts;
-        double imb = 1.0;
-        if (c->ep > 1 && Tall > 0) {
-            const double mu = Tall * k / c->ep;
-            imb = sv_min(c->ep, 1.0 + sqrt(2.0 * log(c->ep) / mu));
-        }
-        serving_step_t tmp = {0};
-        t_moe = grouped_experts(c, Tall * k / E * imb, Tall * k / c->ep * imb, Wb, ms, cs, &tmp);
-        o->gemm_compute_s += tmp.gemm_compute_s;
-        o->weights_read_s += tmp.weights_read_s;
-        o->weight_bytes += tmp.weight_bytes;
-        o->flops += tmp.flops;
-        o->moe_experts_s += t_moe;
-        /* the gated activation of the token-expert rows this GPU holds, T·k·f/tp per stage
-         * GPU whichever way the experts are split, and of the shared experts */
-        f_rank = ((double)x->expert_feedforward * k +
-                  (double)x->shared_experts * (double)x->shared_expert_feedforward) /
-                 c->tp;
-        /* the passes around the experts (memory-bound): the rows this GPU takes,
-         * R = T·dp·k/ep token-expert pairs, are gathered from the tokens (read T·h, write R·h)
-         * and scattered back with their weights (read R·h, write T·h), in 16 bits; an FP8/FP4
-         * expert GEMM first quantizes its input (read 2 bytes, write b per value of R·(h + f/etp)) */
-        const double R = T * c->dp * k / c->ep;
-        moe_pass = (R + T) * h * act2 * 2.0;
-        if (c->expert_act_bytes > 0)
-            moe_pass += R * (h + (double)x->expert_feedforward / c->etp) *
-                        (act2 + c->expert_act_bytes);
-        if (c->dp > 1 && T > 0) {
-            const double d = serving__moe_exchange_s(c, T);
-            o->moe_dispatch_s += d;
-            t_net += d;
-        }
+        moe_costs_t mc;
+        moe_mlp_cost(c, T, ms, cs, o, &mc);
+        t_gemm += mc.gemm;
+        t_moe = mc.experts;
+        t_net += mc.net;
+        f_rank = mc.f_rank;
+        moe_pass = mc.pass;
     }
     o->gemm_s += t_gemm;
 
