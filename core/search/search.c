@@ -705,6 +705,88 @@ static uint64_t staged_executions(const search_plan_t *p)
     return total;
 }
 
+/* The work units of one (tp, cp, pp) layout, from index n: every pipeline interleaving,
+ * recompute, ZeRO stage and TP communication its batch allows. Written into p->units when
+ * `fill`; returns the index after the last. */
+static size_t layout_units(const search_request_t *req, search_plan_t *p, bool fill, size_t n,
+                           int64_t tp, int64_t cp, int64_t pp)
+{
+    const fathom_model_t *m = &req->model;
+    const search_options_t *o = &req->options;
+    int64_t ints[SEARCH_MAX_DIVISORS];
+    const int64_t dp = req->num_procs / tp / cp / pp;
+    const int64_t bpp = (m->num_blocks + pp - 1) / pp;
+    int n_int = 1;
+    ints[0] = 1;
+    if (pp > 1)
+        n_int = divisors(bpp, ints, SEARCH_MAX_DIVISORS);
+    int64_t batch = o->fed_batch ? fed_batch(dp, pp, o->pipeline_schedule, req->max_batch_size)
+                                 : batch_for(dp, req->max_batch_size);
+    if (o->exact_batch && batch != req->max_batch_size)
+        batch = 0; /* dp does not divide the fixed batch */
+    if (batch == 0)
+        return n;
+    int zeros[4];
+    const int n_zero = zero_stages(o, dp, cp, zeros);
+    for (int c = 0; c < n_int; c++)
+        for (int rc = LLM_RECOMPUTE_FULL;
+             schedule_runs(o->pipeline_schedule, pp, ints[c]) && rc <= LLM_RECOMPUTE_NONE; rc++)
+            for (int z = 0; z < n_zero; z++)
+                for (int cm = LLM_TP_COMM_AR; cm <= LLM_TP_COMM_RS_AG; cm++) {
+                    if (o->recompute != SEARCH_FREE && rc != o->recompute)
+                        continue; /* a pinned recompute walks only its own */
+                    if (fill) {
+                        unit_t *u = &p->units[n];
+                        u->tp = tp;
+                        u->cp = cp;
+                        u->pp = pp;
+                        u->dp = dp;
+                        u->ppint = ints[c];
+                        u->batch = batch;
+                        u->recompute = (llm_recompute_t)rc;
+                        u->zero = zeros[z];
+                        u->sharding = zeros[z] >= 1;
+                        u->comm = (llm_tp_comm_t)cm;
+                        u->max_executions = unit_size(req, u, false);
+                        u->coarse_executions = unit_size(req, u, true);
+                        p->exhaustive_executions += u->max_executions;
+                    }
+                    n++;
+                }
+    return n;
+}
+
+/* The search's work units over every tensor-, context- and pipeline-parallel degree the
+ * model and the options allow: counted (fill false), then written. */
+static size_t enumerate_units(const search_request_t *req, search_plan_t *p, bool fill)
+{
+    const fathom_model_t *m = &req->model;
+    const search_options_t *o = &req->options;
+    int64_t tps[SEARCH_MAX_DIVISORS], cps[SEARCH_MAX_DIVISORS], pps[SEARCH_MAX_DIVISORS];
+    const int n_tp = divisors(req->num_procs, tps, SEARCH_MAX_DIVISORS);
+    size_t n = 0;
+    for (int a = 0; a < n_tp; a++) {
+        const int64_t tp = tps[a];
+        if (m->hidden % tp != 0 || m->attn_heads % tp != 0 ||
+            (o->max_tensor_par > 0 && tp > o->max_tensor_par) ||
+            (o->tensor_par > 0 && tp != o->tensor_par))
+            continue;
+        const int n_cp = context_degrees(req, req->num_procs / tp, cps);
+        for (int d = 0; d < n_cp; d++) {
+            const int64_t cp = cps[d];
+            const int n_pp = pipeline_degrees(m, req->num_procs / tp / cp, pps);
+            for (int b = 0; b < n_pp; b++) {
+                const int64_t pp = pps[b];
+                if ((o->max_pipeline_par > 0 && pp > o->max_pipeline_par) ||
+                    (o->pipeline_par > 0 && pp != o->pipeline_par))
+                    continue;
+                n = layout_units(req, p, fill, n, tp, cp, pp);
+            }
+        }
+    }
+    return n;
+}
+
 search_plan_t *search_plan_create(const search_request_t *req, fathom_error_t *err)
 {
     if (check_request(req, err))
@@ -720,92 +802,22 @@ search_plan_t *search_plan_create(const search_request_t *req, fathom_error_t *e
 
     const fathom_model_t *m = &req->model;
     const search_options_t *o = &req->options;
-    int64_t tps[SEARCH_MAX_DIVISORS], cps[SEARCH_MAX_DIVISORS], pps[SEARCH_MAX_DIVISORS];
-    int64_t ints[SEARCH_MAX_DIVISORS];
-    int n_tp = divisors(req->num_procs, tps, SEARCH_MAX_DIVISORS);
-    size_t cap = 0;
     /* Two passes: count, then fill, so the allocation is exact and capped before it happens. */
-    for (int pass = 0; pass < 2; pass++) {
-        size_t n = 0;
-        for (int a = 0; a < n_tp; a++) {
-            int64_t tp = tps[a];
-            if (m->hidden % tp != 0 || m->attn_heads % tp != 0 ||
-                (o->max_tensor_par > 0 && tp > o->max_tensor_par) ||
-                (o->tensor_par > 0 && tp != o->tensor_par))
-                continue;
-            int n_cp = context_degrees(req, req->num_procs / tp, cps);
-            for (int d = 0; d < n_cp; d++) {
-                int64_t cp = cps[d], rest = req->num_procs / tp / cp;
-                int n_pp = pipeline_degrees(m, rest, pps);
-                for (int b = 0; b < n_pp; b++) {
-                    int64_t pp = pps[b];
-                    if ((o->max_pipeline_par > 0 && pp > o->max_pipeline_par) ||
-                        (o->pipeline_par > 0 && pp != o->pipeline_par))
-                        continue;
-                    int64_t dp = rest / pp;
-                    int64_t bpp = (m->num_blocks + pp - 1) / pp;
-                    int n_int = 1;
-                    ints[0] = 1;
-                    if (pp > 1)
-                        n_int = divisors(bpp, ints, SEARCH_MAX_DIVISORS);
-                    int64_t batch = o->fed_batch
-                                        ? fed_batch(dp, pp, o->pipeline_schedule,
-                                                    req->max_batch_size)
-                                        : batch_for(dp, req->max_batch_size);
-                    if (o->exact_batch && batch != req->max_batch_size)
-                        batch = 0; /* dp does not divide the fixed batch */
-                    if (batch == 0)
-                        continue;
-                    int zeros[4];
-                    int n_zero = zero_stages(o, dp, cp, zeros);
-                    for (int c = 0; c < n_int; c++)
-                        for (int rc = LLM_RECOMPUTE_FULL;
-                             schedule_runs(o->pipeline_schedule, pp, ints[c]) &&
-                             rc <= LLM_RECOMPUTE_NONE;
-                             rc++)
-                            for (int z = 0; z < n_zero; z++)
-                                for (int cm = LLM_TP_COMM_AR; cm <= LLM_TP_COMM_RS_AG; cm++) {
-                                    if (o->recompute != SEARCH_FREE && rc != o->recompute)
-                                        continue; /* a pinned recompute walks only its own */
-                                    if (pass == 1) {
-                                        unit_t *u = &p->units[n];
-                                        u->tp = tp;
-                                        u->cp = cp;
-                                        u->pp = pp;
-                                        u->dp = dp;
-                                        u->ppint = ints[c];
-                                        u->batch = batch;
-                                        u->recompute = (llm_recompute_t)rc;
-                                        u->zero = zeros[z];
-                                        u->sharding = zeros[z] >= 1;
-                                        u->comm = (llm_tp_comm_t)cm;
-                                        u->max_executions = unit_size(req, u, false);
-                                        u->coarse_executions = unit_size(req, u, true);
-                                        p->exhaustive_executions += u->max_executions;
-                                    }
-                                    n++;
-                                }
-                }
-            }
-        }
-        if (pass == 0) {
-            if (n > SEARCH_MAX_UNITS) {
-                fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, "num_procs",
-                                 "the search has %zu work units, more than the limit %d", n,
-                                 SEARCH_MAX_UNITS);
-                free(p);
-                return NULL;
-            }
-            cap = n;
-            p->units = calloc(cap ? cap : 1, sizeof *p->units);
-            if (!p->units) {
-                fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
-                free(p);
-                return NULL;
-            }
-        }
-        p->n_units = n;
+    const size_t n = enumerate_units(req, p, false);
+    if (n > SEARCH_MAX_UNITS) {
+        fathom_error_set(err, FATHOM_E_LIMIT_EXCEEDED, "num_procs",
+                         "the search has %zu work units, more than the limit %d", n,
+                         SEARCH_MAX_UNITS);
+        free(p);
+        return NULL;
     }
+    p->units = calloc(n ? n : 1, sizeof *p->units);
+    if (!p->units) {
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+        free(p);
+        return NULL;
+    }
+    p->n_units = enumerate_units(req, p, true);
     p->max_executions = o->refine_units > 0 ? staged_executions(p) : p->exhaustive_executions;
     p->sample_stride = (p->max_executions + SEARCH_SAMPLE_MAX - 1) / SEARCH_SAMPLE_MAX;
     if (p->sample_stride < 1)
