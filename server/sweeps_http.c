@@ -75,7 +75,9 @@ enum MHD_Result routes_sweep_create(http_req_t *r, const char *tail)
     json_t *out = NULL;
     int rc = sweeps_submit(r->srv->sweeps, body, &out, &err);
     json_decref(body);
-    return answer(r, rc, 202, out, &err);
+    /* 200 when the sweep already exists (queued, running or done), as doc/api.md says. */
+    bool created = rc == 0 && json_is_true(json_object_get(out, "created"));
+    return answer(r, rc, rc == 0 && !created ? 200 : 202, out, &err);
 }
 
 enum MHD_Result routes_sweep_list(http_req_t *r, const char *tail)

@@ -181,7 +181,8 @@ class ServingPlanSweep(ServerTestCase):
         self.assertEqual(cli.returncode, 0, cli.stdout)
         self.assertEqual(json.loads(cli.stdout), plan)
         again = self.server.post("/v1/sweep", doc["spec"])
-        self.assertEqual((again.json()["id"], again.json()["created"]), (doc["id"], False))
+        self.assertEqual((again.status, again.json()["id"], again.json()["created"]),
+                         (200, doc["id"], False))
         csv_text = self.server.get("/v1/sweep/%s/results?format=csv" % doc["id"]).body
         # the last line is the trailer that says the body is whole (doc/api.md)
         body, trailer = csv_text.rstrip("\r\n").rsplit("\r\n", 1)

@@ -78,7 +78,7 @@ class Sweeps(ServerTestCase):
         validate(doc, "sweep_status.response.json")
         # Posting it again gives the same id and does not run it again.
         again = self.server.post("/v1/sweep", dict(SMALL, options={"top_n": 3, "mbs_break": False}))
-        self.assertEqual(again.status, 202)
+        self.assertEqual(again.status, 200)  # it exists: 200, as doc/api.md and the OpenAPI say
         self.assertEqual(again.json()["id"], sid)
         self.assertFalse(again.json()["created"])
         listed = self.server.get("/v1/sweeps").json()["sweeps"]
@@ -223,6 +223,40 @@ class Limits(unittest.TestCase):
             self.assertEqual(r.status, 422)
             self.assertEqual(r.json()["error"]["code"], "limit_exceeded")
             self.assertIn("--max-search-executions", r.json()["error"]["message"])
+            self.assertEqual(s.stop(), 0)
+        finally:
+            s.cleanup()
+
+    def test_repost_of_a_cancelled_sweep_needs_a_queue_slot(self):
+        """Posting a cancelled sweep's body again runs it again (doc/api.md), so it waits in the
+        queue as a new one does: with the queue full that is a 429, not a 202 "created": false
+        that leaves it cancelled."""
+        s = Server(extra_args=["--workers", "1", "--max-queued-sweeps", "1"]).start()
+        try:
+            a = s.post("/v1/sweep", LONG).json()["id"]
+            self.assertEqual(wait_for(s, a, statuses=("running", "done"))["status"], "running")
+            r = s.post("/v1/sweep", SMALL)
+            self.assertEqual((r.status, r.json()["created"]), (202, True), r.body)
+            sid = r.json()["id"]
+            self.assertEqual(s.request("DELETE", "/v1/sweep/" + sid).json()["status"], "cancelled")
+            b = s.post("/v1/sweep", dict(LONG, options={"top_n": 3})).json()["id"]
+            self.assertEqual(s.get("/v1/sweep/" + b).json()["status"], "queued")  # the queue is full
+            r = s.post("/v1/sweep", SMALL)
+            self.assertEqual(r.status, 429, r.body)
+            self.assertEqual(r.json()["error"]["code"], "queue_full")
+            self.assertEqual(s.get("/v1/sweep/" + sid).json()["status"], "cancelled")
+            # A slot frees: the same body runs again, from the start, to the end.
+            self.assertEqual(s.request("DELETE", "/v1/sweep/" + b).status, 200)
+            self.assertEqual(s.request("DELETE", "/v1/sweep/" + a).status, 200)
+            r = s.post("/v1/sweep", SMALL)
+            self.assertEqual((r.status, r.json()["created"]), (202, True), r.body)
+            doc = wait_for(s, sid)
+            self.assertEqual(doc["status"], "done")
+            self.assertEqual(doc["counts"]["total"], 298072)
+            # Done, it exists: 200 and "created": false, and it is not run again.
+            r = s.post("/v1/sweep", SMALL)
+            self.assertEqual((r.status, r.json()["id"], r.json()["created"]), (200, sid, False))
+            self.assertEqual(s.get("/v1/sweep/" + sid).json()["status"], "done")
             self.assertEqual(s.stop(), 0)
         finally:
             s.cleanup()
