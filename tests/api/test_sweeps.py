@@ -7,13 +7,14 @@ import io
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import tempfile
 import shutil
 import time
 import unittest
 
-from harness import FATHOM_CLI, SLOW, SOURCE, Server, ServerTestCase, validate
+from harness import FATHOM_CLI, SLOW, SOURCE, Server, ServerTestCase, sqlite_only, validate
 
 SMALL = {"kind": "optimal_execution", "model": "megatron-126M", "system": "a100_80g",
          "num_procs": 8, "max_batch_size": 64, "datatype": "float16", "options": {"top_n": 3}}
@@ -316,6 +317,32 @@ class Durability(unittest.TestCase):
             self.assertEqual(s.get("/v1/sweep/%s/points" % sid).json()["points"], expected_points)
             self.assertEqual(s.stop(), 0)
             self.assertTrue(s.integrity_ok())
+        finally:
+            shutil.rmtree(tmp)
+
+    @sqlite_only
+    def test_results_of_a_sweep_whose_stored_spec_does_not_read(self):
+        """A stored spec that is not JSON fails its sweep, and its download is a 404 saying so
+        (it was a 200 whose body was an error object of code "ok")."""
+        tmp = tempfile.mkdtemp(prefix="fathom-spec-")
+        try:
+            s = Server(db_dir=tmp).start()
+            self.assertEqual(s.stop(), 0)
+            sid = "a" * 64
+            db = sqlite3.connect(s.db)
+            db.execute("INSERT INTO sweeps (id, kind, spec, status, size, created_at) "
+                       "VALUES (?, 'grid', 'not json', 'queued', 1, '2026-01-01T00:00:00.000Z')", (sid,))
+            db.commit()
+            db.close()
+            s = Server(db_dir=tmp).start()
+            doc = wait_for(s, sid, statuses=("failed",))
+            self.assertIn("not JSON", doc["error"]["message"])
+            for q in ("", "?format=csv"):
+                r = s.get("/v1/sweep/%s/results%s" % (sid, q))
+                self.assertEqual(r.status, 404, r.body)
+                self.assertEqual(r.json()["error"]["code"], "not_found")
+                self.assertIn(sid, r.json()["error"]["message"])
+            self.assertEqual(s.stop(), 0)
         finally:
             shutil.rmtree(tmp)
 
