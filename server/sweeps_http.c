@@ -235,9 +235,15 @@ enum MHD_Result routes_sweep_one(http_req_t *r, const char *tail)
         }
         return answer(r, rc, 200, false, out, &err);
     }
-    if (strcmp(r->method, "DELETE") == 0 ||
-        (strcmp(slash, "/results") != 0 && strcmp(slash, "/points") != 0))
+    if (strcmp(slash, "/results") != 0 && strcmp(slash, "/points") != 0)
         return http_send_errorf(r, FATHOM_E_NOT_FOUND, NULL, "no such resource: %s", r->url);
+    if (strcmp(r->method, "DELETE") == 0) {
+        /* The route takes DELETE for the sweep itself; its results and sample are read-only. */
+        const char *headers[] = {"Allow", "GET", NULL};
+        fathom_error_set(&err, FATHOM_E_METHOD_NOT_ALLOWED, NULL,
+                         "%s is not allowed on %s; use GET", r->method, r->url);
+        return http_send_error(r, &err, headers);
+    }
     if (strcmp(slash, "/points") == 0) {
         int rc = sweeps_sample(r->srv->sweeps, id, &out, &err);
         return answer(r, rc, 200, false, out, &err);

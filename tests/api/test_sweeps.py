@@ -141,6 +141,14 @@ class Sweeps(ServerTestCase):
             self.assertError(self.server.get("/v1/sweeps?limit=" + bad), 422, "invalid_field", "limit")
         self.assertEqual(len(self.server.get("/v1/sweeps?limit=1").json()["sweeps"]), 1)
         self.assertError(self.server.get("/v1/sweep/%s/results?format=xml" % sid), 422, "invalid_field", "format")
+        # The results and the sample are read-only: DELETE there is a 405 (it was a 404), and
+        # the sweep is untouched.
+        for sub in ("results", "points"):
+            r = self.server.request("DELETE", "/v1/sweep/%s/%s" % (sid, sub))
+            self.assertError(r, 405, "method_not_allowed")
+            self.assertEqual(r.header("Allow"), "GET")
+        self.assertError(self.server.request("DELETE", "/v1/sweep/%s/nope" % sid), 404, "not_found")
+        self.assertEqual(self.server.get("/v1/sweep/" + sid).json()["status"], "done")
 
     def test_bad_specs_name_the_field(self):
         cases = [
