@@ -106,7 +106,9 @@ static json_t *result(const sweep_run_t *run, const sweep_state_t *st, const swe
 
 /* ------------------------------------------------------------------- downloads ---- */
 
+/* "index" first, as a plan's: a client resumes a cut CSV from the last index it got. */
 static const char *const columns[] = {
+    "index",
     "system",       "mode",       "weights_datatype", "layout.tensor_par",
     "layout.pipeline_par", "layout.expert_par", "layout.attention_data_par", "meets",
     "replicas",     "prefill_replicas", "gpus",     "dollars_per_hour",

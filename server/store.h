@@ -109,7 +109,8 @@ void store_sweep_close(store_sweep_t *sw);
 
 /* Creates the sweep `id` as queued, or re-queues it from the start when it was cancelled or
  * failed; *created says whether either happened (false: it already exists, queued, running or
- * done). FATHOM_E_QUEUE_FULL when max_queued sweeps already wait and this one is new. */
+ * done). FATHOM_E_QUEUE_FULL when max_queued sweeps already wait and this one would join them
+ * (new, or cancelled or failed). */
 int store_sweep_submit(store_t *st, const char *id, const char *kind, const char *spec,
                        long long size, int max_queued, bool *created, fathom_error_t *err);
 /* The sweep's row, without its sample unless with_sample (the sample can be large). */

@@ -24,32 +24,33 @@
 #define STORE_PG_STR2(x) #x
 #define STORE_PG_STR(x) STORE_PG_STR2(x)
 
-/* Inserts the sweep, or re-queues a cancelled or failed one from the start. */
+/* Inserts the sweep, or re-queues a cancelled or failed one from the start (a submission that
+ * runs it again: it takes a queue slot as a new one does). */
 static int submit_in(PGconn *c, const char *const params[5], int max_queued, bool *created,
                      fathom_error_t *err)
 {
     long long n = 0;
     long long queued;
-    bool found;
+    bool kept; /* stored queued, running or done: nothing to do */
     if (pg_count_locked(c, PG_SUBMIT_LOCK,
                         "SELECT (SELECT COUNT(*) FROM sweeps WHERE status = 'queued'), "
-                        "(SELECT COUNT(*) FROM sweeps WHERE id = $1)",
-                        1, params, "cannot store the sweep", &queued, &found, err))
+                        "(SELECT COUNT(*) FROM sweeps WHERE id = $1 "
+                        "AND status NOT IN ('cancelled', 'failed'))",
+                        1, params, "cannot store the sweep", &queued, &kept, err))
         return -1;
-    if (queued >= max_queued && !found)
+    if (kept)
+        return 0;
+    if (queued >= max_queued)
         return fathom_error_set(err, FATHOM_E_QUEUE_FULL, NULL,
                                 "%lld sweeps are waiting (the limit is %d); retry later", queued,
                                 max_queued);
-    if (queued >= max_queued)
-        return 0; /* exists and the queue is full: nothing to do, not an error */
-    if (!found) {
-        if (pg_command(c, "INSERT INTO sweeps (id, kind, spec, status, size, created_at) "
-                          "VALUES ($1, $2, $3, 'queued', $4, $5) ON CONFLICT (id) DO NOTHING",
-                       5, params, &n, "cannot store the sweep", err))
-            return -1;
-        *created = n == 1;
+    if (pg_command(c, "INSERT INTO sweeps (id, kind, spec, status, size, created_at) "
+                      "VALUES ($1, $2, $3, 'queued', $4, $5) ON CONFLICT (id) DO NOTHING",
+                   5, params, &n, "cannot store the sweep", err))
+        return -1;
+    *created = n == 1;
+    if (*created)
         return 0;
-    }
     const char *rq[] = {params[0], params[4]};
     if (pg_command(c, "UPDATE sweeps SET status = 'queued', total = 0, done = 0, "
                       "evaluations = 0, state = NULL, sample = NULL, result = NULL, error = NULL, "

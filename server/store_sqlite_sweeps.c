@@ -30,15 +30,22 @@ static int count_queued(db_conn_t *c, long long *queued)
     return 0;
 }
 
-static int exists(db_conn_t *c, const char *id, bool *found)
+/* Whether sweep id is stored, and whether it ended without a result (cancelled or failed: a
+ * submission runs it again, so it takes a queue slot as a new one does). */
+static int exists(db_conn_t *c, const char *id, bool *found, bool *rerun)
 {
     sqlite3_stmt *st = db_stmt(c, DB_SWEEP_GET);
     if (!st)
         return -1;
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
     int step = sqlite3_step(st);
-    sqlite3_reset(st);
     *found = step == SQLITE_ROW;
+    if (*found) {
+        store_sweep_status_t status =
+            store__status_from_text((const char *)sqlite3_column_text(st, 3));
+        *rerun = status == STORE_SWEEP_CANCELLED || status == STORE_SWEEP_FAILED;
+    }
+    sqlite3_reset(st);
     return step == SQLITE_ROW || step == SQLITE_DONE ? 0 : -1;
 }
 
@@ -51,12 +58,13 @@ int sqlite_sweep_submit(store_t *store, const char *id, const char *kind, const 
     *created = false;
     db_conn_t *c = db_acquire_writer(db);
     long long queued = 0;
-    bool found = false, ok = db_begin(c, true) == 0 && count_queued(c, &queued) == 0 &&
-                             exists(c, id, &found) == 0;
+    bool found = false, rerun = false,
+         ok = db_begin(c, true) == 0 && count_queued(c, &queued) == 0 &&
+              exists(c, id, &found, &rerun) == 0;
     int rc = -1;
     if (!ok) {
         db_fail(c, err, "cannot store the sweep");
-    } else if (!found && queued >= max_queued) {
+    } else if ((!found || rerun) && queued >= max_queued) {
         fathom_error_set(err, FATHOM_E_QUEUE_FULL, NULL,
                          "%lld sweeps are waiting (the limit is %d); retry later", queued,
                          max_queued);
@@ -73,7 +81,7 @@ int sqlite_sweep_submit(store_t *store, const char *id, const char *kind, const 
             rc = 0;
         else
             db_fail(c, err, "cannot store the sweep");
-    } else if (queued < max_queued) {
+    } else if (rerun) {
         /* Posting a cancelled or failed sweep again runs it again, from the start. */
         sqlite3_stmt *st = db_stmt(c, DB_SWEEP_REQUEUE);
         if (st) {
@@ -90,7 +98,7 @@ int sqlite_sweep_submit(store_t *store, const char *id, const char *kind, const 
             rc = *created ? db_fail(c, err, "cannot requeue the sweep") : 0;
         }
     } else {
-        rc = 0; /* exists and the queue is full: nothing to do, not an error */
+        rc = 0; /* queued, running or done: nothing to do, not an error */
     }
     if (!db_end(c, rc == 0) && rc == 0)
         rc = db_fail(c, err, "cannot store the sweep");

@@ -315,7 +315,13 @@ int sweeps_download_open(sweeps_t *s, const char *id, long long offset, long lon
     buf_init(&d->out, SWEEP_DOWNLOAD_MAX_BYTES);
     const codec_ctx_t ctx = {sweeps__server(s)->presets};
     d->spec = json_incref(json_object_get(status, "spec"));
-    if (!d->spec || !(d->run = d->kind->open(d->spec, &ctx, err)))
+    if (!d->spec) {
+        /* A stored spec that is not JSON (the sweep failed on it: its status says so). */
+        fathom_error_set(err, FATHOM_E_NOT_FOUND, NULL,
+                         "sweep %s has no readable spec: its status says why it failed", id);
+        goto fail;
+    }
+    if (!(d->run = d->kind->open(d->spec, &ctx, err)))
         goto fail;
     if (!d->points) {
         /* The first ranked row: a search's names its execution columns. */

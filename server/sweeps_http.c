@@ -17,8 +17,8 @@
 #define DOWNLOAD_BLOCK_BYTES (32u * 1024)
 
 /* The one place a sweep call's outcome becomes an HTTP status: from err's code on failure, else
- * `ok_status` (202 for a submission, with its Location). */
-static enum MHD_Result answer(http_req_t *r, int rc, int ok_status, json_t *out,
+ * `ok_status` (a submission's 202 or 200 with its Location: `submitted`). */
+static enum MHD_Result answer(http_req_t *r, int rc, int ok_status, bool submitted, json_t *out,
                               const fathom_error_t *err)
 {
     if (rc) {
@@ -28,7 +28,7 @@ static enum MHD_Result answer(http_req_t *r, int rc, int ok_status, json_t *out,
         }
         return http_send_error(r, err, NULL);
     }
-    if (ok_status == 202) {
+    if (submitted) {
         /* Copied: http_send_json frees `out` before the headers are used. */
         char location[128];
         snprintf(location, sizeof location, "%s",
@@ -75,7 +75,9 @@ enum MHD_Result routes_sweep_create(http_req_t *r, const char *tail)
     json_t *out = NULL;
     int rc = sweeps_submit(r->srv->sweeps, body, &out, &err);
     json_decref(body);
-    return answer(r, rc, 202, out, &err);
+    /* 200 when the sweep already exists (queued, running or done), as doc/api.md says. */
+    bool created = rc == 0 && json_is_true(json_object_get(out, "created"));
+    return answer(r, rc, rc == 0 && !created ? 200 : 202, true, out, &err);
 }
 
 enum MHD_Result routes_sweep_list(http_req_t *r, const char *tail)
@@ -88,7 +90,7 @@ enum MHD_Result routes_sweep_list(http_req_t *r, const char *tail)
     if (query_count(r, "limit", 50, 1, SWEEP_LIST_MAX, &limit, &err))
         return http_send_error(r, &err, NULL);
     int rc = sweeps_list(r->srv->sweeps, (int)limit, &out, &err);
-    return answer(r, rc, 200, out, &err);
+    return answer(r, rc, 200, false, out, &err);
 }
 
 void routes_sweep_gauges(server_t *srv, long long out[5])
@@ -231,14 +233,20 @@ enum MHD_Result routes_sweep_one(http_req_t *r, const char *tail)
                 return sent;
             }
         }
-        return answer(r, rc, 200, out, &err);
+        return answer(r, rc, 200, false, out, &err);
     }
-    if (strcmp(r->method, "DELETE") == 0 ||
-        (strcmp(slash, "/results") != 0 && strcmp(slash, "/points") != 0))
+    if (strcmp(slash, "/results") != 0 && strcmp(slash, "/points") != 0)
         return http_send_errorf(r, FATHOM_E_NOT_FOUND, NULL, "no such resource: %s", r->url);
+    if (strcmp(r->method, "DELETE") == 0) {
+        /* The route takes DELETE for the sweep itself; its results and sample are read-only. */
+        const char *headers[] = {"Allow", "GET", NULL};
+        fathom_error_set(&err, FATHOM_E_METHOD_NOT_ALLOWED, NULL,
+                         "%s is not allowed on %s; use GET", r->method, r->url);
+        return http_send_error(r, &err, headers);
+    }
     if (strcmp(slash, "/points") == 0) {
         int rc = sweeps_sample(r->srv->sweeps, id, &out, &err);
-        return answer(r, rc, 200, out, &err);
+        return answer(r, rc, 200, false, out, &err);
     }
     return send_results(r, id);
 }

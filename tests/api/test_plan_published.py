@@ -43,7 +43,8 @@ class PublishedRuns(ServerTestCase):
         ids = []
         for run in RUNS:
             r = self.server.post("/v1/sweep", run["plan"])  # the server's default limits
-            self.assertEqual(r.status, 202, (run["name"], r.body))
+            # 200 for a plan another row already posted (the same sweep)
+            self.assertIn(r.status, (200, 202), (run["name"], r.body))
             ids.append(r.json()["id"])
         rows, errors, misses, cands = [], [], [], []
         for run, sid in zip(RUNS, ids):

@@ -181,7 +181,8 @@ class ServingPlanSweep(ServerTestCase):
         self.assertEqual(cli.returncode, 0, cli.stdout)
         self.assertEqual(json.loads(cli.stdout), plan)
         again = self.server.post("/v1/sweep", doc["spec"])
-        self.assertEqual((again.json()["id"], again.json()["created"]), (doc["id"], False))
+        self.assertEqual((again.status, again.json()["id"], again.json()["created"]),
+                         (200, doc["id"], False))
         csv_text = self.server.get("/v1/sweep/%s/results?format=csv" % doc["id"]).body
         # the last line is the trailer that says the body is whole (doc/api.md)
         body, trailer = csv_text.rstrip("\r\n").rsplit("\r\n", 1)
@@ -190,6 +191,11 @@ class ServingPlanSweep(ServerTestCase):
         self.assertEqual(len(rows), units)
         self.assertEqual(rows[0]["system"], plan["candidates"][0]["system"])
         self.assertEqual(sum(r["meets"] == "true" for r in rows), doc["counts"]["good"])
+        # Each row says its index, as a plan's does: a cut CSV resumes at the last one's + 1.
+        self.assertEqual([r["index"] for r in rows], [str(i) for i in range(units)])
+        page = self.server.get("/v1/sweep/%s/results?format=csv&offset=5&limit=2" % doc["id"]).body
+        page_rows = list(csv.reader(io.StringIO(page)))
+        self.assertEqual([r[0] for r in page_rows], ["index", "5", "6", "#complete rows=2 next_offset=7"])
         bad = self.server.post("/v1/sweep", dict(PLAN, slo={"tpot_ms": 0}))
         self.assertError(bad, 422, "invalid_field", "slo.tpot_ms")
 

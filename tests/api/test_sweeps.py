@@ -7,13 +7,14 @@ import io
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import tempfile
 import shutil
 import time
 import unittest
 
-from harness import FATHOM_CLI, SLOW, SOURCE, Server, ServerTestCase, validate
+from harness import FATHOM_CLI, SLOW, SOURCE, Server, ServerTestCase, sqlite_only, validate
 
 SMALL = {"kind": "optimal_execution", "model": "megatron-126M", "system": "a100_80g",
          "num_procs": 8, "max_batch_size": 64, "datatype": "float16", "options": {"top_n": 3}}
@@ -52,7 +53,8 @@ def cli_search(args):
 class Sweeps(ServerTestCase):
     def test_search_sweep_matches_cli(self):
         r = self.server.post("/v1/sweep", SMALL)
-        self.assertEqual(r.status, 202, r.body)
+        # 202 when this post created it, 200 when test_search_results_csv did
+        self.assertEqual(r.status, 202 if r.json()["created"] else 200, r.body)
         sid = r.json()["id"]
         self.assertRegex(sid, "^[0-9a-f]{64}$")
         self.assertEqual(r.header("Location"), "/v1/sweep/" + sid)
@@ -78,7 +80,7 @@ class Sweeps(ServerTestCase):
         validate(doc, "sweep_status.response.json")
         # Posting it again gives the same id and does not run it again.
         again = self.server.post("/v1/sweep", dict(SMALL, options={"top_n": 3, "mbs_break": False}))
-        self.assertEqual(again.status, 202)
+        self.assertEqual(again.status, 200)  # it exists: 200, as doc/api.md and the OpenAPI say
         self.assertEqual(again.json()["id"], sid)
         self.assertFalse(again.json()["created"])
         listed = self.server.get("/v1/sweeps").json()["sweeps"]
@@ -139,6 +141,14 @@ class Sweeps(ServerTestCase):
             self.assertError(self.server.get("/v1/sweeps?limit=" + bad), 422, "invalid_field", "limit")
         self.assertEqual(len(self.server.get("/v1/sweeps?limit=1").json()["sweeps"]), 1)
         self.assertError(self.server.get("/v1/sweep/%s/results?format=xml" % sid), 422, "invalid_field", "format")
+        # The results and the sample are read-only: DELETE there is a 405 (it was a 404), and
+        # the sweep is untouched.
+        for sub in ("results", "points"):
+            r = self.server.request("DELETE", "/v1/sweep/%s/%s" % (sid, sub))
+            self.assertError(r, 405, "method_not_allowed")
+            self.assertEqual(r.header("Allow"), "GET")
+        self.assertError(self.server.request("DELETE", "/v1/sweep/%s/nope" % sid), 404, "not_found")
+        self.assertEqual(self.server.get("/v1/sweep/" + sid).json()["status"], "done")
 
     def test_bad_specs_name_the_field(self):
         cases = [
@@ -227,6 +237,41 @@ class Limits(unittest.TestCase):
         finally:
             s.cleanup()
 
+    def test_repost_of_a_cancelled_sweep_needs_a_queue_slot(self):
+        """Posting a cancelled sweep's body again runs it again (doc/api.md), so it waits in the
+        queue as a new one does: with the queue full that is a 429, not a 202 "created": false
+        that leaves it cancelled."""
+        s = Server(extra_args=["--workers", "1", "--max-queued-sweeps", "1"]).start()
+        try:
+            a = s.post("/v1/sweep", LONG).json()["id"]
+            self.assertEqual(wait_for(s, a, statuses=("running", "done"))["status"], "running")
+            r = s.post("/v1/sweep", SMALL)
+            self.assertEqual((r.status, r.json()["created"]), (202, True), r.body)
+            sid = r.json()["id"]
+            self.assertEqual(s.request("DELETE", "/v1/sweep/" + sid).json()["status"], "cancelled")
+            b = s.post("/v1/sweep", dict(LONG, options={"top_n": 3})).json()["id"]
+            self.assertEqual(s.get("/v1/sweep/" + b).json()["status"], "queued")  # the queue is full
+            r = s.post("/v1/sweep", SMALL)
+            self.assertEqual(r.status, 429, r.body)
+            self.assertEqual(r.json()["error"]["code"], "queue_full")
+            self.assertEqual(s.get("/v1/sweep/" + sid).json()["status"], "cancelled")
+            # A slot frees: the same body runs again, from the start, to the end.
+            self.assertEqual(s.request("DELETE", "/v1/sweep/" + b).status, 200)
+            self.assertEqual(s.request("DELETE", "/v1/sweep/" + a).status, 200)
+            r = s.post("/v1/sweep", SMALL)
+            self.assertEqual((r.status, r.json()["created"]), (202, True), r.body)
+            doc = wait_for(s, sid)
+            self.assertEqual(doc["status"], "done")
+            self.assertEqual(doc["counts"]["total"], 298072)
+            # Done, it exists: 200 and "created": false, and it is not run again.
+            r = s.post("/v1/sweep", SMALL)
+            self.assertEqual((r.status, r.json()["id"], r.json()["created"]), (200, sid, False))
+            self.assertEqual(r.header("Location"), "/v1/sweep/" + sid)
+            self.assertEqual(s.get("/v1/sweep/" + sid).json()["status"], "done")
+            self.assertEqual(s.stop(), 0)
+        finally:
+            s.cleanup()
+
     def test_token_guards_create_and_cancel_only(self):
         s = Server(env={"FATHOM_API_TOKEN": "s3cret"}).start()
         try:
@@ -282,6 +327,32 @@ class Durability(unittest.TestCase):
             self.assertEqual(s.get("/v1/sweep/%s/points" % sid).json()["points"], expected_points)
             self.assertEqual(s.stop(), 0)
             self.assertTrue(s.integrity_ok())
+        finally:
+            shutil.rmtree(tmp)
+
+    @sqlite_only
+    def test_results_of_a_sweep_whose_stored_spec_does_not_read(self):
+        """A stored spec that is not JSON fails its sweep, and its download is a 404 saying so
+        (it was a 200 whose body was an error object of code "ok")."""
+        tmp = tempfile.mkdtemp(prefix="fathom-spec-")
+        try:
+            s = Server(db_dir=tmp).start()
+            self.assertEqual(s.stop(), 0)
+            sid = "a" * 64
+            db = sqlite3.connect(s.db)
+            db.execute("INSERT INTO sweeps (id, kind, spec, status, size, created_at) "
+                       "VALUES (?, 'grid', 'not json', 'queued', 1, '2026-01-01T00:00:00.000Z')", (sid,))
+            db.commit()
+            db.close()
+            s = Server(db_dir=tmp).start()
+            doc = wait_for(s, sid, statuses=("failed",))
+            self.assertIn("not JSON", doc["error"]["message"])
+            for q in ("", "?format=csv"):
+                r = s.get("/v1/sweep/%s/results%s" % (sid, q))
+                self.assertEqual(r.status, 404, r.body)
+                self.assertEqual(r.json()["error"]["code"], "not_found")
+                self.assertIn(sid, r.json()["error"]["message"])
+            self.assertEqual(s.stop(), 0)
         finally:
             shutil.rmtree(tmp)
 
