@@ -25,6 +25,9 @@ typedef struct {
     const char *label;
     route_fn fn;
     const char *const *query; /* the query parameters it reads, NULL-terminated; NULL: none */
+    int one_segment; /* its method is allowed on a tail of one path segment only (DELETE of a
+                      * sweep, not of its /results and /points): left out of a longer tail's
+                      * Allow list */
 } route_t;
 
 static enum MHD_Result h_healthz(http_req_t *r, const char *tail)
@@ -117,17 +120,17 @@ static enum MHD_Result h_result(http_req_t *r, const char *hash)
 const char *const routes_query_own[] = {NULL};
 
 static const route_t routes[] = {
-    {"GET", "/healthz", 0, "/healthz", h_healthz, NULL},
-    {"GET", "/readyz", 0, "/readyz", h_readyz, NULL},
-    {"GET", "/metrics", 0, "/metrics", h_metrics, NULL},
-    {"GET", "/openapi.json", 0, "/openapi.json", h_openapi, NULL},
-    {"GET", "/v1/version", 0, "/v1/version", h_version, NULL},
-    {"GET", "/v1/presets", 0, "/v1/presets", handlers_presets_list, NULL},
-    {"GET", "/v1/presets/", 1, "/v1/presets/{kind}/{name}", handlers_preset_get, NULL},
-    {"PUT", "/v1/presets/systems/", 1, "/v1/presets/systems/{name}", handlers_preset_put, NULL},
+    {"GET", "/healthz", 0, "/healthz", h_healthz, NULL, 0},
+    {"GET", "/readyz", 0, "/readyz", h_readyz, NULL, 0},
+    {"GET", "/metrics", 0, "/metrics", h_metrics, NULL, 0},
+    {"GET", "/openapi.json", 0, "/openapi.json", h_openapi, NULL, 0},
+    {"GET", "/v1/version", 0, "/v1/version", h_version, NULL, 0},
+    {"GET", "/v1/presets", 0, "/v1/presets", handlers_presets_list, NULL, 0},
+    {"GET", "/v1/presets/", 1, "/v1/presets/{kind}/{name}", handlers_preset_get, NULL, 0},
+    {"PUT", "/v1/presets/systems/", 1, "/v1/presets/systems/{name}", handlers_preset_put, NULL, 0},
     {"DELETE", "/v1/presets/systems/", 1, "/v1/presets/systems/{name}", handlers_preset_delete,
-     NULL},
-    {"GET", "/v1/results/", 1, "/v1/results/{hash}", h_result, NULL},
+     NULL, 0},
+    {"GET", "/v1/results/", 1, "/v1/results/{hash}", h_result, NULL, 0},
     ROUTES_EXTRA
 };
 
@@ -153,6 +156,8 @@ static enum MHD_Result dispatch(http_req_t *r)
             tail = r->url + (rt->prefix ? n : strlen(r->url));
             break;
         }
+        if (rt->one_segment && strchr(r->url + n, '/'))
+            continue; /* not a method of the sub-resource */
         if (!strstr(allow, rt->method) && strlen(allow) + strlen(rt->method) + 3 < sizeof allow)
             snprintf(allow + strlen(allow), sizeof allow - strlen(allow), "%s%s",
                      allow[0] ? ", " : "", rt->method);

@@ -20,11 +20,11 @@ extern const char *const routes_validation_query[];
 extern const char *const routes_query_own[];
 
 #define ROUTES_EXTRA                                                                    \
-    {"POST", "/v1/sweep", 0, "/v1/sweep", routes_sweep_create, NULL},                   \
-    {"GET", "/v1/sweeps", 0, "/v1/sweeps", routes_sweep_list, routes_sweeps_query},     \
-    {"GET", "/v1/sweep/", 1, "/v1/sweep/{id}", routes_sweep_one, routes_query_own},     \
-    {"DELETE", "/v1/sweep/", 1, "/v1/sweep/{id}", routes_sweep_one, NULL},              \
+    {"POST", "/v1/sweep", 0, "/v1/sweep", routes_sweep_create, NULL, 0},                \
+    {"GET", "/v1/sweeps", 0, "/v1/sweeps", routes_sweep_list, routes_sweeps_query, 0},  \
+    {"GET", "/v1/sweep/", 1, "/v1/sweep/{id}", routes_sweep_one, routes_query_own, 0},  \
+    {"DELETE", "/v1/sweep/", 1, "/v1/sweep/{id}", routes_sweep_one, NULL, 1},           \
     {"GET", "/v1/validation", 0, "/v1/validation", routes_validation,                   \
-     routes_validation_query},
+     routes_validation_query, 0},
 
 #endif

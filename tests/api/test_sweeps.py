@@ -148,6 +148,13 @@ class Sweeps(ServerTestCase):
             self.assertError(r, 405, "method_not_allowed")
             self.assertEqual(r.header("Allow"), "GET")
         self.assertError(self.server.request("DELETE", "/v1/sweep/%s/nope" % sid), 404, "not_found")
+        # Another method there names GET alone (the sweep's DELETE is not the results').
+        for method in ("POST", "PUT"):
+            r = self.server.request(method, "/v1/sweep/%s/results" % sid, body={})
+            self.assertError(r, 405, "method_not_allowed")
+            self.assertEqual(r.header("Allow"), "GET")
+        self.assertEqual(self.server.request("PUT", "/v1/sweep/" + sid, body={}).header("Allow"),
+                         "GET, DELETE")
         self.assertEqual(self.server.get("/v1/sweep/" + sid).json()["status"], "done")
 
     def test_bad_specs_name_the_field(self):
