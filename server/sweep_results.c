@@ -218,6 +218,37 @@ static int refill(sweep_download_t *d, fathom_error_t *err)
     return 0;
 }
 
+/* The row that names a search's CSV columns: the first ranked row, its execution holding every
+ * member any ranked row's has. An execution writes some members only when set
+ * (recompute_blocks, recompute_modules, ...: codec_llm_execution_encode), so the first row's
+ * alone would drop them from the rows below it; a row without one has an empty cell. */
+static json_t *csv_columns(const json_t *best)
+{
+    json_t *first = json_pack("{s:i}", "rank", 1);
+    json_t *exec = json_deep_copy(json_object_get(json_array_get(best, 0), "execution"));
+    if (!first || json_object_update(first, json_array_get(best, 0)) || !exec ||
+        json_object_set(first, "execution", exec))
+        goto oom;
+    size_t i;
+    const json_t *row;
+    json_array_foreach(best, i, row)
+    {
+        const char *key;
+        json_t *unused;
+        json_object_foreach(json_object_get(row, "execution"), key, unused)
+        {
+            if (!json_object_get(exec, key) && json_object_set_new(exec, key, json_null()))
+                goto oom;
+        }
+    }
+    json_decref(exec);
+    return first;
+oom:
+    json_decref(exec);
+    json_decref(first);
+    return NULL;
+}
+
 /* The CSV header row, or the JSON document up to the opening of "points". */
 static int head(sweep_download_t *d, const json_t *status)
 {
@@ -324,15 +355,9 @@ int sweeps_download_open(sweeps_t *s, const char *id, long long offset, long lon
     if (!(d->run = d->kind->open(d->spec, &ctx, err)))
         goto fail;
     if (!d->points) {
-        /* The first ranked row: a search's names its execution columns. */
         d->best = json_incref(json_object_get(status, "best"));
-        if (!d->best)
+        if (!d->best || (json_array_size(d->best) && !(d->first = csv_columns(d->best))))
             goto oom;
-        if (json_array_size(d->best)) {
-            d->first = json_pack("{s:i}", "rank", 1);
-            if (!d->first || json_object_update(d->first, json_array_get(d->best, 0)))
-                goto oom;
-        }
     }
     if (head(d, status) || download_etag(d, status, offset, limit))
         goto oom;
