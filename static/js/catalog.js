@@ -39,12 +39,26 @@ const branches = (node, root) => {
 // schema ('llm_execution', 'sweep_optimal_execution_request'): every "enum" and "const" there,
 // in the schema's order. Throws when the schema names none: the page and the server disagree.
 export function enumOf(schema, path) {
+  const values = nodesAt(schema, path).flatMap((n) => n.enum || ('const' in n ? [n.const] : []));
+  if (!values.length) throw new Error(`/openapi.json gives no values for ${schema}.${path}`);
+  return [...new Set(values)];
+}
+
+// The schema nodes of a member path, each alternative of every oneOf/anyOf on the way.
+function nodesAt(schema, path) {
   const root = schemas[schema], alternatives = (n) => branches(n, root);
   let nodes = [root];
   for (const key of path.split('.')) nodes = nodes.flatMap(alternatives).map((n) => n.properties?.[key]).filter(Boolean);
-  const values = nodes.flatMap(alternatives).flatMap((n) => n.enum || ('const' in n ? [n.const] : []));
-  if (!values.length) throw new Error(`/openapi.json gives no values for ${schema}.${path}`);
-  return [...new Set(values)];
+  return nodes.flatMap(alternatives);
+}
+
+// The largest value the API accepts at a member path (its schema's "maximum"): the form's
+// choices are not worked out above it (the divisors of 1e30 would freeze the page; submitting
+// shows the API's error beside the field). Throws when the schema gives none, as enumOf does.
+export function maximumOf(schema, path) {
+  const max = nodesAt(schema, path).map((n) => n.maximum).filter((v) => typeof v === 'number');
+  if (!max.length) throw new Error(`/openapi.json gives no maximum for ${schema}.${path}`);
+  return Math.max(...max);
 }
 
 // enumOf as a select's options, [[value, text]…]: labels gives a planner's words for a value.

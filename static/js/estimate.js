@@ -3,7 +3,7 @@
 // /v1/estimate, and the answer drawn by estimate_view.js. Other tabs reach this form through
 // nav.js ('estimate.open', 'estimate.request'), never by importing it.
 import { api, ApiError, clearErrors, keepResultInUrl, showError } from './api.js';
-import { cachedPreset, choicesOf, memberEnums, preset, presetList } from './catalog.js';
+import { cachedPreset, choicesOf, maximumOf, memberEnums, preset, presetList } from './catalog.js';
 import { showEstimate } from './estimate_view.js';
 import { field, objectEditor, peek, read, readObject, setOptions, write } from './forms.js';
 import { initMeasured } from './measured.js';
@@ -354,7 +354,8 @@ function refreshNetworks(sys, keep) {
 }
 
 // If the degrees mapped on a network need more GPUs than it connects (say after the GPU count
-// grew), go back to the default mapping: TP on the first network, PP and DP on the last.
+// grew, or on a system whose first tier joins one or two GPUs: GH200, H100 NVL), go back to the
+// default mapping: TP on the first network that connects TP GPUs, PP and DP on the last.
 function fixNetworks(deg) {
   let nets;
   try { nets = readObject($('#est-system-fields'), 'system').networks || []; } catch { return; }
@@ -370,7 +371,7 @@ function fixNetworks(deg) {
   }
   if (need.every((x, i) => x <= nets[i].size)) return;
   const last = nets.length - 1;
-  write(f, 'execution.tensor_par_net', 0);
+  write(f, 'execution.tensor_par_net', Math.max(0, nets.findIndex((n) => n.size >= deg.tensor_par)));
   write(f, 'execution.pipeline_par_net', last);
   write(f, 'execution.data_par_net', last);
 }
@@ -382,6 +383,13 @@ function choose(select, values, dflt = values[0]) {
   const pick = values.includes(cur) ? cur : (values.filter((v) => v <= cur).pop() ?? values[0]);
   setOptions(select, values.map((v) => [v, String(v)]), pick);
   return pick;
+}
+
+// A count the form's choices are worked out from: a whole number from 1 to the API's maximum
+// for it, else NaN (the planner is still typing; submitting shows the error beside the field).
+function countOf(path, schema, member) {
+  const v = peek(form(), path);
+  return Number.isInteger(v) && v >= 1 && v <= maximumOf(schema, member) ? v : NaN;
 }
 
 // The batch as each data-parallel replica runs it, from the form's own DP and microbatch (also
@@ -408,10 +416,11 @@ function refreshChoices() {
   const f = form();
   const q = (k) => f.querySelector(`[data-field="execution.${k}"]`);
   const m = (k) => Number(peek(f, `model.${k}`)) || 0;
-  // While the GPU count is not a whole number of at least 1 the choices stay as they are: the
-  // planner is still typing, and submitting shows the error beside the field.
-  const n = peek(f, 'execution.num_procs');
-  if (!Number.isInteger(n) || n < 1) return;
+  // While the GPU count or the blocks are not counts the API takes the choices stay as they
+  // are: the planner is still typing, and submitting shows the error beside the field.
+  const n = countOf('execution.num_procs', 'llm_execution', 'num_procs');
+  const blocks = countOf('model.num_blocks', 'model', 'num_blocks');
+  if (Number.isNaN(n) || Number.isNaN(blocks)) return;
   // TP also divides the key/value heads, or is a multiple of them (grouped-query attention).
   const kv = m('kv_heads');
   const tps = divisors(n).filter((d) => [m('hidden'), m('feedforward') || 4 * m('hidden'), m('attn_heads')].every((x) => x > 0 && x % d === 0) &&
@@ -421,7 +430,6 @@ function refreshChoices() {
   const seq = m('seq_size');
   const cps = f.dataset.modern === 'true' ? divisors(n / tp | 0 || 1).filter((d) => d === 1 || (seq > 0 && seq % (2 * d) === 0)) : [1];
   const cp = choose(q('context_par'), cps, 1);
-  const blocks = m('num_blocks') || 1;
   // The modern block may split its blocks unevenly (DeepSeek-V3's 61 over 16 stages, Llama 3
   // 405B's 126 over 16: the first stages take one more), as the API and the search take them;
   // Calculon's block is offered the even splits only.
@@ -433,8 +441,8 @@ function refreshChoices() {
   fixNetworks({ tensor_par: tp, context_par: cp, pipeline_par: pp, data_par: dp });
   followSplit(tp, dp);
   refreshExperts(tp, dp);
-  const batch = peek(f, 'execution.batch_size');
-  if (Number.isInteger(batch) && batch >= 1) choose(q('microbatch_size'), batch % dp === 0 ? divisors(batch / dp) : [1]);
+  const batch = countOf('execution.batch_size', 'llm_execution', 'batch_size');
+  if (!Number.isNaN(batch)) choose(q('microbatch_size'), batch % dp === 0 ? divisors(batch / dp) : [1]);
   batchHint();
   // Interleaving: at most a stage's blocks, and 1 without a pipeline. Calculon's block needs the
   // chunks to divide the stage; the modern block also takes uneven chunks (the first ones hold a
@@ -454,7 +462,8 @@ function refreshExperts(tp, dp) {
   const q = (k) => f.querySelector(`[data-field="execution.${k}"]`);
   const auto = (k) => q(k).dataset.auto === 'true';
   const num = (k) => Number(peek(f, `model.moe.${k}`)) || 0;
-  const experts = num('num_experts') || 1, eff = num('expert_feedforward') || Number(peek(f, 'model.feedforward')) || 1;
+  const experts = countOf('model.moe.num_experts', 'model', 'moe.num_experts') || 1;
+  const eff = num('expert_feedforward') || Number(peek(f, 'model.feedforward')) || 1;
   const fold = tp * dp;
   let nets;
   try { nets = readObject($('#est-system-fields'), 'system').networks || []; } catch { nets = []; }

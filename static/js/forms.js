@@ -5,7 +5,7 @@ import { ApiError } from './api.js';
 import { $$, el, joinPath, parsePath, setAt } from './util.js';
 
 // One labelled control. opts: {label, field, type: 'number'|'text'|'select'|'checkbox',
-// value, options: [[value, text]...], hint, min, step, required, int, scope}. scope prefixes the
+// value, options: [[value, text]...], hint, min, max, step, required, int, scope}. scope prefixes the
 // element id, so the same field on two tabs ("model") gets two ids and each label its own input.
 // Numbers are text inputs read by readNumber: the browser's number input empties itself on
 // "abc", and an empty value must never turn into a default the planner did not choose.
@@ -25,7 +25,7 @@ export function field(opts) {
     input = el('input', {
       id, type: 'text', 'data-field': opts.field, placeholder: opts.placeholder,
       inputmode: number ? 'decimal' : undefined, 'data-kind': number ? 'number' : undefined,
-      'data-min': opts.min, 'data-int': opts.int || (number && opts.step === 1) ? 'true' : undefined,
+      'data-min': opts.min, 'data-max': opts.max, 'data-int': opts.int || (number && opts.step === 1) ? 'true' : undefined,
       'data-required': opts.required ? 'true' : undefined, autocomplete: 'off',
     });
     if (opts.value !== undefined && opts.value !== null) input.value = opts.value;
@@ -35,8 +35,8 @@ export function field(opts) {
 }
 
 // The number in a numeric input: undefined when empty and optional; throws an ApiError naming
-// the field when empty and required, not a number, fractional where a count is wanted, or below
-// its minimum (so the error shows beside it, as a server's would).
+// the field when empty and required, not a number, fractional where a count is wanted, or outside
+// its minimum and maximum (so the error shows beside it, as a server's would).
 export function readNumber(input) {
   const text = input.value.trim();
   const bad = (why) => new ApiError(0, 'local', why, input.dataset.field);
@@ -48,6 +48,7 @@ export function readNumber(input) {
   if (!Number.isFinite(v)) throw bad(`must be a number, not “${text}”`);
   if (input.dataset.int && !Number.isInteger(v)) throw bad(`must be a whole number, not ${text}`);
   if (input.dataset.min !== undefined && v < Number(input.dataset.min)) throw bad(`must be at least ${input.dataset.min}, not ${text}`);
+  if (input.dataset.max !== undefined && v > Number(input.dataset.max)) throw bad(`must be at most ${input.dataset.max}, not ${text}`);
   return v;
 }
 

@@ -56,7 +56,8 @@ function requestOf() {
   const f = form();
   const tokensText = read(f, 'tokens').trim();
   const tokens = tokensText === 'chinchilla' ? 'chinchilla' : Number(tokensText);
-  if (tokens !== 'chinchilla' && !(tokens > 0)) throw new ApiError(0, 'local', `must be a number or “chinchilla”, not “${tokensText}”`, 'tokens');
+  // Number() takes "Infinity" and "1e400", which JSON would send as null
+  if (tokens !== 'chinchilla' && !(Number.isFinite(tokens) && tokens > 0)) throw new ApiError(0, 'local', `must be a number or “chinchilla”, not “${tokensText}”`, 'tokens');
   const counts = read(f, 'gpu_counts').split(',').map((s) => s.trim()).filter(Boolean).map(Number);
   if (!counts.length || counts.some((n) => !Number.isInteger(n) || n < 1)) throw new ApiError(0, 'local', 'give whole numbers of GPUs, separated by commas', 'gpu_counts');
   const systems = [];

@@ -54,7 +54,13 @@ function buildForms(presets) {
     field({ scope: 'svo', label: 'Requests per second', field: 'serving.requests_per_s', value: 5, min: 0, placeholder: 'as many as fit', hint: 'per replica' }),
     field({ scope: 'svo', label: 'Engine', field: 'serving.engine', type: 'select', options: engines, value: 'vllm' }),
   );
-  oneForm().addEventListener('submit', (e) => { e.preventDefault(); estimate(oneRequest()); });
+  oneForm().addEventListener('submit', (e) => {
+    e.preventDefault();
+    // a field the page refuses (not a number, below its minimum) is shown beside it, as the API's
+    let req;
+    try { req = oneRequest(); } catch (err) { clearErrors(oneForm()); showError(oneForm(), err); return; }
+    estimate(req);
+  });
   return buildSystems(presets.systems);
 }
 

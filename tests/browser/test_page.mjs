@@ -1409,6 +1409,48 @@ try {
     await page.setViewportSize({ width: 1440, height: 1000 });
   });
 
+  // ---- Found driving every tab as a new user (each failed before its fix). ----
+  await step('a GH200 puts TP on the tier that connects it; a count of 1e30 leaves the form usable; Serve, MFU and plan tokens refuse bad numbers beside their field', async () => {
+    await page.click('#nav-estimate');
+    const fe = (f) => `#estimate-form [data-field="${f}"]`;
+    await page.selectOption(fe('model'), 'qwen2.5-7B');
+    await page.selectOption(fe('system'), 'gh200'); // its first tier joins one GPU
+    await page.fill(fe('execution.num_procs'), '64');
+    await page.locator(fe('execution.num_procs')).dispatchEvent('change');
+    const tp = Number(await page.inputValue(fe('execution.tensor_par')));
+    check(tp > 1, 'a TP above 1 offered', tp);
+    check(await page.inputValue(fe('execution.tensor_par_net')) === '1', 'TP on tier 1, the first that connects TP GPUs');
+    let answer = page.waitForResponse((r) => r.url().endsWith('/v1/estimate'));
+    await page.click('#est-submit');
+    check((await answer).status() === 200, 'the page’s own layout on a GH200 estimates');
+    // divisors(1e30) froze the tab: the choices now wait for a count the API takes
+    await page.evaluate(() => { document.querySelector('#est-model-fields').closest('details').open = true; });
+    await page.fill(fe('model.num_blocks'), '1e30');
+    await page.locator(fe('model.num_blocks')).dispatchEvent('change', {}, { timeout: 3000 });
+    answer = page.waitForResponse((r) => r.url().endsWith('/v1/estimate'));
+    await page.click('#est-submit', { timeout: 3000 });
+    check((await answer).status() === 422, 'the API refuses 1e30 blocks');
+    await page.locator('.fld:has([data-field="model.num_blocks"]) .field-error').waitFor({ timeout: 3000 });
+    const beside = async (form, f, v, submit) => {
+      await page.fill(`${form} [data-field="${f}"]`, v);
+      await page.click(submit);
+      const err = page.locator(`${form} .fld:has([data-field="${f}"]) .field-error`);
+      await err.waitFor({ timeout: 3000 });
+      return err.textContent();
+    };
+    await page.click('#nav-serve');
+    check(/must be a number/.test(await beside('#serve-one-form', 'serving.tensor_par', 'abc', '#serve-one-form button[type=submit]')), 'Serve: TP “abc” beside its field');
+    await page.fill('#serve-one-form [data-field="serving.tensor_par"]', '4');
+    await page.click('#nav-scaling');
+    await page.selectOption('#f-law', 'gpuhours');
+    check(/at most 1/.test(await beside('#scaling-form', 'gh_mfu', '2', '#scaling-form button[type=submit]')), 'an MFU of 2 (200 %) refused beside it');
+    await page.fill('#scaling-form [data-field="gh_mfu"]', '0.4');
+    await page.selectOption('#f-law', 'hf2020');
+    await page.click('#nav-plan');
+    check(/not “Infinity”/.test(await beside('#plan-form', 'tokens', 'Infinity', '#pl-submit')), 'plan tokens “Infinity” refused here, not sent as null');
+    await page.fill('#plan-form [data-field="tokens"]', 'chinchilla');
+  });
+
   await step('no page errors and nothing fetched from outside', async () => {
     check(pageErrors.length === 0, 'no errors in the page', pageErrors);
     check(foreign.length === 0, 'only fathomd was contacted', foreign);
