@@ -41,14 +41,21 @@ async function openResult(hash) {
   await tab.open(data, hash);
 }
 
+// A link's id goes into an API path: a result's hash and a sweep's id are 64 lowercase hex
+// digits, and anything else ('../../x') is refused here rather than sent.
+function linkId(id, what) {
+  if (!/^[0-9a-f]{64}$/.test(id)) throw new Error(`'${id}' is not a ${what} (64 lowercase hex digits)`);
+  return id;
+}
+
 async function route() {
   const h = location.hash.slice(1);
   const eq = h.indexOf('=');
   banner('');
   try {
-    if (h.startsWith('r=')) { await openResult(h.slice(2)); return; }
+    if (h.startsWith('r=')) { await openResult(linkId(h.slice(2), 'result')); return; }
     const follower = eq > 0 && TABS.find((t) => t.link === h.slice(0, eq));
-    if (follower) { showTab(follower); await follower.follow(h.slice(eq + 1)); return; }
+    if (follower) { showTab(follower); await follower.follow(linkId(h.slice(eq + 1), `${follower.link} id`)); return; }
     showTab(TABS.find((t) => t.name === h) || TABS[0]);
   } catch (e) {
     showTab(TABS[0]);

@@ -196,6 +196,15 @@ try {
     check(await other.inputValue('[data-field="execution.tensor_par"]') === '8', 'TP restored');
     check(await chartDrawn(other, '#est-results .chart-bar'), 'chart drawn from the link');
     await other.screenshot({ path: join(outDir, 'shared-link.png') });
+    // A link whose id is not one is refused on the page, never sent as a path ('../../x' asked
+    // for /x).
+    const asked = [];
+    other.on('request', (q) => asked.push(new URL(q.url()).pathname));
+    await other.goto(`${base}/#sweep=../../x`);
+    await other.waitForSelector('#banner:not([hidden])');
+    const said = await other.textContent('#banner');
+    check(/is not a sweep id/.test(said), 'a bad sweep link is named in the banner', said);
+    check(!asked.includes('/x'), 'the bad id is not requested', asked);
     await other.close();
   });
 
