@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "store.h"
+
 typedef enum { OPT_STRING, OPT_INT, OPT_LISTEN, OPT_LEVEL } opt_kind_t;
 
 typedef struct {
@@ -167,6 +169,23 @@ static void default_dir(char *dir, size_t cap, const char *name)
         snprintf(dir, cap, "%s/%s", FATHOM_DATADIR, name);
 }
 
+/* SQLite would take each of these for a file: "" and ":memory:" give every pooled connection a
+ * private database (migrations on one, "no such table" on the others, nothing kept at exit); a
+ * libpq key=value string (host=db password=...) or another scheme (POSTGRESQL://) would become
+ * a file so named, its password in the log. The value may hold a password: never echoed. */
+static int check_db(const char *db)
+{
+    if (store_is_postgres(db))
+        return 0;
+    size_t key = strspn(db, "abcdefghijklmnopqrstuvwxyz_ ");
+    if (!db[0] || strcmp(db, ":memory:") == 0 || strstr(db, "://") || db[key] == '=') {
+        fprintf(stderr, "fathomd: --db (or FATHOM_DB) is neither a SQLite file nor a "
+                "postgresql://user:password@host:port/db URI\n");
+        return -1;
+    }
+    return 0;
+}
+
 int config_load(config_t *cfg, int argc, char **argv)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -206,13 +225,8 @@ int config_load(config_t *cfg, int argc, char **argv)
         if (set_option(cfg, o, value, o->flag))
             return -1;
     }
-    /* SQLite would take both, and give every pooled connection a private database of its own:
-     * migrations on one, "no such table" on the others, everything lost at exit. */
-    if (!cfg->db_path[0] || strcmp(cfg->db_path, ":memory:") == 0) {
-        fprintf(stderr, "fathomd: --db (or FATHOM_DB): '%s' is not a database file or a "
-                "postgresql:// URI\n", cfg->db_path);
+    if (check_db(cfg->db_path))
         return -1;
-    }
     default_dir(cfg->static_dir, sizeof cfg->static_dir, "static");
     default_dir(cfg->presets_dir, sizeof cfg->presets_dir, "presets");
     default_dir(cfg->migrations_dir, sizeof cfg->migrations_dir, "migrations");

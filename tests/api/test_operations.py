@@ -29,17 +29,22 @@ def run_fathomd(args, env=None, cwd=None, timeout=10):
 
 
 class Settings(unittest.TestCase):
-    def test_empty_or_in_memory_database_is_refused(self):
+    def test_db_values_sqlite_would_misread_are_refused(self):
         """SQLite takes "" and ":memory:" and gives each pooled connection a private database:
         fathomd answered /readyz 200 while every read failed with "no such table", and kept
-        nothing at exit. An empty FATHOM_DB (an unset variable in a manifest) did that."""
+        nothing at exit. An empty FATHOM_DB (an unset variable in a manifest) did that. A libpq
+        key=value string or an upper-case scheme became a SQLite file named after it, the
+        password in the "listening" log line (or in the error)."""
         with tempfile.TemporaryDirectory() as tmp:
             for env, args in (({"FATHOM_DB": ""}, []), ({}, ["--db", ""]),
-                              ({}, ["--db", ":memory:"])):
+                              ({}, ["--db", ":memory:"]),
+                              ({"FATHOM_DB": "host=db user=fathom password=hunter2"}, []),
+                              ({}, ["--db", "POSTGRESQL://fathom:hunter2@db:5432/fathom"])):
                 with self.subTest(env=env, args=args):
                     rc, err = run_fathomd(["--listen", "127.0.0.1:0"] + args, env=env, cwd=tmp)
                     self.assertEqual(rc, 2, err)
                     self.assertIn("FATHOM_DB", err)
+                    self.assertNotIn("hunter2", err)
             self.assertEqual(os.listdir(tmp), [])
 
     def test_listen_address_is_checked_as_a_setting(self):
