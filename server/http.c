@@ -32,7 +32,7 @@ bool http_authorized(http_req_t *r)
     if (!token[0])
         return true;
     const char *auth = http_header(r, "Authorization");
-    if (!auth || strncmp(auth, "Bearer ", 7) != 0)
+    if (!auth || strncasecmp(auth, "Bearer ", 7) != 0) /* the scheme is case-insensitive */
         return false;
     unsigned char want[crypto_generichash_BYTES], got[crypto_generichash_BYTES];
     crypto_generichash(want, sizeof want, (const unsigned char *)token, strlen(token), NULL, 0);
