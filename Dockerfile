@@ -90,10 +90,11 @@ USER 10001:10001
 # down (what `depends_on: condition: service_healthy` wants). The runtime stage has no curl and
 # fathomd has no client mode, so the request is made with bash's /dev/tcp (bash is part of every
 # Debian base image, and /dev/tcp is bash's own, not a device file): a plain HTTP/1.0 GET on the
-# address of FATHOM_LISTEN (127.0.0.1 when it is 0.0.0.0), healthy when the status line says 200. This adds nothing to the image;
+# address of FATHOM_LISTEN (an IPv6 one without its brackets; the loopback address when it is
+# 0.0.0.0 or [::]), healthy when the status line says 200. This adds nothing to the image;
 # installing curl would add about 20 shared libraries (TLS, LDAP, SSH...) only for this.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
-  CMD ["/bin/bash", "-c", "h=${FATHOM_LISTEN%:*}; [ \"$h\" = 0.0.0.0 ] && h=127.0.0.1; exec 3<>/dev/tcp/$h/${FATHOM_LISTEN##*:} && printf 'GET /readyz HTTP/1.0\\r\\nHost: localhost\\r\\n\\r\\n' >&3 && IFS=' ' read -r -t 4 _ code _ <&3 && [ \"$code\" = 200 ]"]
+  CMD ["/bin/bash", "-c", "h=${FATHOM_LISTEN%:*}; h=${h#[}; h=${h%]}; case $h in 0.0.0.0) h=127.0.0.1;; ::) h=::1;; esac; exec 3<>/dev/tcp/$h/${FATHOM_LISTEN##*:} && printf 'GET /readyz HTTP/1.0\\r\\nHost: localhost\\r\\n\\r\\n' >&3 && IFS=' ' read -r -t 4 _ code _ <&3 && [ \"$code\" = 200 ]"]
 
 # Exec form: fathomd is PID 1 and gets SIGTERM itself (docker stop, Kubernetes). It handles it:
 # /readyz fails at once, new connections are refused, requests in flight finish within

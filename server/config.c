@@ -1,6 +1,7 @@
 /* config.c — flags, environment variables and defaults of fathomd (see config.h). */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stddef.h>
 #include <limits.h>
@@ -8,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "store.h"
 
 typedef enum { OPT_STRING, OPT_INT, OPT_LISTEN, OPT_LEVEL } opt_kind_t;
 
@@ -114,15 +117,28 @@ static int set_option(config_t *cfg, const option_t *o, const char *value, const
         const char *colon = strrchr(value, ':');
         char *end;
         long port = colon ? strtol(colon + 1, &end, 10) : -1;
-        size_t hostlen = colon ? (size_t)(colon - value) : 0;
-        if (!colon || hostlen == 0 || hostlen >= sizeof cfg->listen_host || *end ||
-            end == colon + 1 || colon[1] < '0' || colon[1] > '9' || port < 0 || port > 65535) {
-            fprintf(stderr, "fathomd: %s: '%s' is not ADDR:PORT (for example 127.0.0.1:8080)\n",
-                    source, value);
+        /* [::1]:8080: the brackets are syntax, not part of the address. */
+        int bracketed = value[0] == '[' && colon && colon > value + 1 && colon[-1] == ']';
+        const char *host = value + bracketed;
+        size_t hostlen = colon ? (size_t)(colon - host) - (size_t)bracketed : 0;
+        char addr[sizeof cfg->listen_host];
+        unsigned char bin[sizeof(struct in6_addr)];
+        /* Checked here, not when binding: a bad address is a bad setting (exit 2), found before
+         * the database is opened or migrated. */
+        bool address = false;
+        if (hostlen > 0 && hostlen < sizeof addr) {
+            memcpy(addr, host, hostlen);
+            addr[hostlen] = '\0';
+            address = strcmp(addr, "localhost") == 0 || inet_pton(AF_INET6, addr, bin) == 1 ||
+                      (!bracketed && inet_pton(AF_INET, addr, bin) == 1);
+        }
+        if (!colon || !address || *end || end == colon + 1 || colon[1] < '0' || colon[1] > '9' ||
+            port < 0 || port > 65535) {
+            fprintf(stderr, "fathomd: %s: '%s' is not ADDR:PORT, ADDR an IPv4 or IPv6 address "
+                    "(for example 127.0.0.1:8080, 0.0.0.0:8080, [::]:8080)\n", source, value);
             return -1;
         }
-        memcpy(cfg->listen_host, value, hostlen);
-        cfg->listen_host[hostlen] = '\0';
+        memcpy(cfg->listen_host, addr, hostlen + 1);
         cfg->listen_port = (int)port;
         return 0;
     }
@@ -151,6 +167,23 @@ static void default_dir(char *dir, size_t cap, const char *name)
         snprintf(dir, cap, "%s", name);
     else
         snprintf(dir, cap, "%s/%s", FATHOM_DATADIR, name);
+}
+
+/* SQLite would take each of these for a file: "" and ":memory:" give every pooled connection a
+ * private database (migrations on one, "no such table" on the others, nothing kept at exit); a
+ * libpq key=value string (host=db password=...) or another scheme (POSTGRESQL://) would become
+ * a file so named, its password in the log. The value may hold a password: never echoed. */
+static int check_db(const char *db)
+{
+    if (store_is_postgres(db))
+        return 0;
+    size_t key = strspn(db, "abcdefghijklmnopqrstuvwxyz_ ");
+    if (!db[0] || strcmp(db, ":memory:") == 0 || strstr(db, "://") || db[key] == '=') {
+        fprintf(stderr, "fathomd: --db (or FATHOM_DB) is neither a SQLite file nor a "
+                "postgresql://user:password@host:port/db URI\n");
+        return -1;
+    }
+    return 0;
 }
 
 int config_load(config_t *cfg, int argc, char **argv)
@@ -192,6 +225,8 @@ int config_load(config_t *cfg, int argc, char **argv)
         if (set_option(cfg, o, value, o->flag))
             return -1;
     }
+    if (check_db(cfg->db_path))
+        return -1;
     default_dir(cfg->static_dir, sizeof cfg->static_dir, "static");
     default_dir(cfg->presets_dir, sizeof cfg->presets_dir, "presets");
     default_dir(cfg->migrations_dir, sizeof cfg->migrations_dir, "migrations");

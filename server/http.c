@@ -32,7 +32,7 @@ bool http_authorized(http_req_t *r)
     if (!token[0])
         return true;
     const char *auth = http_header(r, "Authorization");
-    if (!auth || strncmp(auth, "Bearer ", 7) != 0)
+    if (!auth || strncasecmp(auth, "Bearer ", 7) != 0) /* the scheme is case-insensitive */
         return false;
     unsigned char want[crypto_generichash_BYTES], got[crypto_generichash_BYTES];
     crypto_generichash(want, sizeof want, (const unsigned char *)token, strlen(token), NULL, 0);
@@ -561,22 +561,15 @@ int http_start(server_t *srv, http_dispatch_fn dispatch)
                          MHD_USE_ERROR_LOG;
     struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
     struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+    /* config.c checked the address and took off an IPv6 address's brackets. */
     const char *host = srv->cfg.listen_host;
-    char host6[256];
-    snprintf(host6, sizeof host6, "%s", host);
-    if (host6[0] == '[') { /* [::1] */
-        memmove(host6, host6 + 1, strlen(host6));
-        char *close = strchr(host6, ']');
-        if (close)
-            *close = '\0';
-    }
     if (strcmp(host, "localhost") == 0)
         host = "127.0.0.1";
     if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
         v4->sin_family = AF_INET;
         v4->sin_port = htons((uint16_t)srv->cfg.listen_port);
         sslen = sizeof *v4;
-    } else if (inet_pton(AF_INET6, host6, &v6->sin6_addr) == 1) {
+    } else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
         v6->sin6_family = AF_INET6;
         v6->sin6_port = htons((uint16_t)srv->cfg.listen_port);
         sslen = sizeof *v6;

@@ -5,7 +5,8 @@
  * pool. On the first SIGTERM or SIGINT: /readyz turns 503 at once, the listening socket is
  * closed (new connections are refused), requests in flight get up to --shutdown-grace seconds
  * to finish, running sweeps stop at their next checkpoint, and the database is closed cleanly
- * (WAL checkpointed). A second signal skips the grace period. Exit status 0 after a clean stop. */
+ * (WAL checkpointed). A second signal skips the grace period. Exit status 0 after a clean stop.
+ * SIGHUP is logged and ignored (nothing is reloaded). */
 #include <limits.h>
 #include <malloc.h>
 #include <signal.h>
@@ -32,7 +33,7 @@
 typedef struct {
     server_t *srv;
     uv_loop_t *loop;
-    uv_signal_t sigterm, sigint;
+    uv_signal_t sigterm, sigint, sighup;
     uv_timer_t drain;
     uv_timer_t flush;
     uint64_t drain_deadline_ms;
@@ -54,6 +55,7 @@ static void finish(app_t *app)
     uv_timer_stop(&app->flush);
     uv_signal_stop(&app->sigterm);
     uv_signal_stop(&app->sigint);
+    uv_signal_stop(&app->sighup);
     /* The sweep module's handles close in sweeps_shutdown; close whatever is left. */
     uv_walk(app->loop, close_handle, NULL);
 }
@@ -99,6 +101,16 @@ static void on_signal(uv_signal_t *s, int signum)
     sweeps_begin_shutdown(app->srv->sweeps);
     app->drain_deadline_ms = uv_now(app->loop) + (uint64_t)app->srv->cfg.shutdown_grace_s * 1000;
     uv_timer_start(&app->drain, on_drain_tick, 0, SHUTDOWN_POLL_MS);
+}
+
+/* SIGHUP's default action would end fathomd at once, mid-request and with the database open,
+ * for an operator expecting a reload (or a terminal closing): it is only logged. */
+static void on_sighup(uv_signal_t *s, int signum)
+{
+    (void)s;
+    (void)signum;
+    log_msg(LOG_WARN, "SIGHUP ignored: settings are read at start only; restart fathomd to "
+                      "change them");
 }
 
 int main(int argc, char **argv)
@@ -164,12 +176,14 @@ int main(int argc, char **argv)
 
     uv_signal_init(loop, &app.sigterm);
     uv_signal_init(loop, &app.sigint);
+    uv_signal_init(loop, &app.sighup);
     uv_timer_init(loop, &app.drain);
     uv_timer_init(loop, &app.flush);
     app.sigterm.data = app.sigint.data = app.drain.data = app.flush.data = &app;
     uv_timer_start(&app.flush, on_flush_tick, HIT_FLUSH_MS, HIT_FLUSH_MS);
     uv_signal_start(&app.sigterm, on_signal, SIGTERM);
     uv_signal_start(&app.sigint, on_signal, SIGINT);
+    uv_signal_start(&app.sighup, on_sighup, SIGHUP);
 
     atomic_store(&srv.ready, true);
     char db_name[sizeof srv.cfg.db_path];

@@ -6,9 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+bool store_is_postgres(const char *path)
+{
+    return strncmp(path, "postgres://", 11) == 0 || strncmp(path, "postgresql://", 13) == 0;
+}
+
 store_t *store_open(const char *path, const char *migrations_dir, int pool_size, fathom_error_t *err)
 {
-    if (strncmp(path, "postgres://", 11) == 0 || strncmp(path, "postgresql://", 13) == 0)
+    if (store_is_postgres(path))
         return store_pg_open(path, migrations_dir, pool_size, err);
     return store_sqlite_open(path, migrations_dir, pool_size, err);
 }

@@ -36,6 +36,8 @@ typedef struct store store_t;
  * migrations_dir (files NNNN_name.sql, strictly named), and opens pool_size read connections.
  * NULL with err on failure. */
 store_t *store_open(const char *path, const char *migrations_dir, int pool_size, fathom_error_t *err);
+/* Whether --db names a PostgreSQL database (a postgres:// or postgresql:// URI); else a file. */
+bool store_is_postgres(const char *path);
 /* path as it may be logged: a DSN's password replaced by "***". */
 void store_display_name(const char *path, char *out, size_t outlen);
 /* Closes the store (checkpointing the WAL). No call may be in progress. */

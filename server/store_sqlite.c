@@ -3,13 +3,17 @@
  * calls are in store_sqlite_sweeps.c, the table of calls in store_sqlite_ops.c). */
 #include "store_sqlite.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "canonical.h" /* FATHOM_ESTIMATOR_VERSION, recorded with each result */
 #include "store_migrations.h"
@@ -87,6 +91,7 @@ struct db_conn {
 struct sqlite_store {
     store_t base; /* first: the store_t * callers hold points here */
     char *path;
+    int lock_fd; /* holds flock(LOCK_EX) on the file while open; -1 when none */
     db_conn_t *conns;
     int nconns;
     /* The one connection that writes, so writers queue on a mutex here instead of spinning in
@@ -156,6 +161,24 @@ static int check_integrity(sqlite3 *h, const char *path, fathom_error_t *err)
     return ok ? 0 : -1;
 }
 
+/* One fathomd per SQLite file: a second one would run the same queued sweeps again (each
+ * resumes them at start) and race the first over their checkpoints. flock, not fcntl, so the
+ * lock is independent of SQLite's own; and the descriptor is closed only after SQLite's, since
+ * closing any descriptor of the file drops the process's fcntl locks on it. */
+static int lock_file(db_t *db, fathom_error_t *err)
+{
+    db->lock_fd = open(db->path, O_RDONLY | O_CLOEXEC);
+    if (db->lock_fd < 0 || flock(db->lock_fd, LOCK_EX | LOCK_NB) == 0)
+        return 0;
+    if (errno == EWOULDBLOCK) {
+        fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL,
+                         "database %s is in use by another fathomd (one process per SQLite "
+                         "file; several replicas share a postgresql:// database)", db->path);
+        return -1;
+    }
+    return 0; /* a file system without flock (some network mounts): run unguarded, as before */
+}
+
 /* Applies one migration file and records it, in a transaction of its own (store_migration_fn;
  * ctx the handle). */
 static int apply_one(void *ctx, const char *name, int v, const char *sql, fathom_error_t *err)
@@ -221,6 +244,7 @@ store_t *sqlite_open(const char *path, const char *migrations_dir, int pool_size
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
         return NULL;
     }
+    db->lock_fd = -1;
     db->path = strdup(path);
     if (!db->path) {
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
@@ -232,7 +256,7 @@ store_t *sqlite_open(const char *path, const char *migrations_dir, int pool_size
     pthread_mutex_init(&db->writer_lock, NULL);
 
     sqlite3 *h = NULL;
-    if (open_handle(path, &h, err) || check_integrity(h, path, err) ||
+    if (open_handle(path, &h, err) || lock_file(db, err) || check_integrity(h, path, err) ||
         migrate(h, migrations_dir, &db->version, err)) {
         sqlite3_close(h);
         sqlite_close(&db->base);
@@ -283,6 +307,8 @@ void sqlite_close(store_t *store)
     for (int i = 0; i < db->nconns; i++)
         close_conn(&db->conns[i]);
     free(db->conns);
+    if (db->lock_fd >= 0)
+        close(db->lock_fd);
     free(db->path);
     pthread_mutex_destroy(&db->lock);
     pthread_cond_destroy(&db->freed);

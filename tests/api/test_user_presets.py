@@ -234,6 +234,8 @@ class UserPresets(unittest.TestCase):
             self.assertEqual(r.header("WWW-Authenticate"), 'Bearer realm="fathom"')
         ok = {"Authorization": "Bearer s3cret"}
         self.assertEqual(self.put(system, headers=ok).status, 201)
+        # RFC 9110 11.1: the scheme is case-insensitive ("bearer" was refused with 401).
+        self.assertEqual(self.put(system, headers={"Authorization": "bearer s3cret"}).status, 200)
         self.assertEqual(s.request("DELETE", URL).status, 401)
         # Reading and using need no token.
         self.assertEqual(user_names(s), ["our-a100"])

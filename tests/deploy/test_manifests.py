@@ -10,8 +10,10 @@ kubectl is not needed (nor available on CI): kustomization.yaml is checked by re
 Run: FATHOMD=build/fathomd /usr/bin/python3 -m unittest -v tests/deploy/test_manifests.py
 (scripts/test.d/10-deploy.sh does). Needs python3-yaml.
 """
+import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import unittest
@@ -292,6 +294,35 @@ class Manifests(unittest.TestCase):
         self.assertEqual(int(d["env"]["FATHOM_LISTEN"].rpartition(":")[2]), self.port)
         self.assertEqual(d["env"]["FATHOM_DB"], self.setting("FATHOM_DB"))
         self.assertIn(os.path.dirname(self.setting("FATHOM_DB")), d["volume"], "Dockerfile VOLUME")
+
+    def test_healthcheck_command_reaches_every_listen_form(self):
+        """The HEALTHCHECK command, run here with bash as the image runs it, against a fathomd
+        listening on each form of FATHOM_LISTEN: with an IPv6 one ([::]:8080) it tried to
+        connect to "[::]" and the container was never healthy."""
+        with open(os.path.join(SOURCE, "Dockerfile")) as f:
+            text = f.read().replace("\\\n", " ")
+        cmd = json.loads(re.search(r"^HEALTHCHECK .*?\bCMD (\[.*\])$", text, re.M).group(1))
+        self.assertEqual(cmd[:2], ["/bin/bash", "-c"])
+        hosts = ["0.0.0.0", "127.0.0.1", "localhost"]
+        try:
+            with socket.socket(socket.AF_INET6) as probe:
+                probe.bind(("::1", 0))
+            hosts += ["[::]", "[::1]"]
+        except OSError:
+            pass  # no IPv6 loopback here
+        for host in hosts:
+            with self.subTest(host=host):
+                srv = harness.Server(extra_args=["--listen", host + ":0"])
+                try:
+                    srv.start()
+                    env = dict(os.environ, FATHOM_LISTEN="%s:%d" % (host, srv.port))
+                    rc = subprocess.run(cmd, env=env, capture_output=True, timeout=30).returncode
+                    self.assertEqual(rc, 0, "HEALTHCHECK failed against FATHOM_LISTEN=" + host)
+                    self.assertEqual(srv.stop(), 0)
+                    rc = subprocess.run(cmd, env=env, capture_output=True, timeout=30).returncode
+                    self.assertNotEqual(rc, 0, "HEALTHCHECK passed with nothing listening")
+                finally:
+                    srv.cleanup()
 
 
 # ---------------------------------------------------------------- the PostgreSQL overlay ----
