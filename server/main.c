@@ -158,6 +158,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "fathomd: %s\n", err.message);
         goto out;
     }
+    /* A database a newer fathomd migrated still opens (a rolling update or its rollback runs
+     * both builds on it), but this build may not read what the newer one writes: say so. */
+    const int known = store_known_schema_version(srv.cfg.db_path, srv.cfg.migrations_dir, &err);
+    if (known >= 0 && store_schema_version(srv.store) > known)
+        log_event(LOG_WARN, "database schema is newer than this fathomd",
+                  json_pack("{s:i,s:i}", "schema_version", store_schema_version(srv.store),
+                            "known_schema_version", known));
     char real[PATH_MAX];
     if (realpath(srv.cfg.static_dir, real))
         srv.static_root = strdup(real);

@@ -1,6 +1,7 @@
 /* store.c — the store's front: picks the backend at open and forwards each call of store.h to
  * it (store_backend.h). What every backend shares (timestamps, rows) is store_rows.c. */
 #include "store_backend.h"
+#include "store_migrations.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,15 @@ bool store_writes_failing(store_t *st)
 int store_schema_version(store_t *st)
 {
     return st->ops->schema_version(st);
+}
+
+int store_known_schema_version(const char *db_path, const char *migrations_dir,
+                               fathom_error_t *err)
+{
+    char dir[4200];
+    snprintf(dir, sizeof dir, store_is_postgres(db_path) ? "%s/postgresql" : "%s",
+             migrations_dir);
+    return store__latest_migration(dir, err);
 }
 
 bool store_ready(store_t *st)

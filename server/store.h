@@ -45,6 +45,11 @@ void store_close(store_t *st);
 /* The schema version (highest applied migration), the size on disk in bytes, and whether the
  * store is open and migrated. */
 int store_schema_version(store_t *st);
+/* The highest schema version this build's migrations for db_path's backend know (migrations/,
+ * or migrations/postgresql/ for a postgresql:// database); -1 with err when they cannot be
+ * listed. A database above it was migrated by a newer fathomd. */
+int store_known_schema_version(const char *db_path, const char *migrations_dir,
+                               fathom_error_t *err);
 long long store_file_size(store_t *st);
 bool store_ready(store_t *st);
 /* Whether other processes may run this store's sweeps too (a shared database): the scheduler

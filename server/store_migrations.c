@@ -114,6 +114,19 @@ static char *read_migration(const char *path, fathom_error_t *err)
 }
 
 
+int store__latest_migration(const char *dir, fathom_error_t *err)
+{
+    char **names = NULL;
+    int n = 0;
+    if (list_migrations(dir, &names, &n, err))
+        return -1;
+    const int latest = n ? migration_version(names[n - 1]) : 0;
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return latest;
+}
+
 int store__apply_migrations(const char *dir, int current, store_migration_fn apply, void *ctx,
                             int *version, fathom_error_t *err)
 {

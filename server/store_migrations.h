@@ -20,4 +20,8 @@ typedef int (*store_migration_fn)(void *ctx, const char *name, int version, cons
 int store__apply_migrations(const char *dir, int current, store_migration_fn apply, void *ctx,
                             int *version, fathom_error_t *err);
 
+/* The highest version of the migration files in dir (0 when none), or -1 with err as
+ * store__apply_migrations fails on the directory. */
+int store__latest_migration(const char *dir, fathom_error_t *err);
+
 #endif

@@ -102,6 +102,33 @@ class Lifecycle(unittest.TestCase):
         finally:
             first.cleanup()
 
+    @sqlite_only
+    def test_a_database_a_newer_fathomd_migrated_is_named_in_a_warning(self):
+        """It started silently: an operator rolling back could not tell this build may not read
+        what the newer one wrote."""
+        import sqlite3
+        known = max(int(f[:4]) for f in os.listdir(os.path.join(SOURCE, "migrations"))
+                    if f.endswith(".sql"))
+        first = Server().start()
+        try:
+            self.assertEqual(first.stop(), 0)
+            self.assertFalse([r for r in first.log_records() if r.get("level") == "warn"],
+                             first.lines)
+            with sqlite3.connect(first.db) as db:
+                db.execute("INSERT INTO schema_migrations VALUES (?, '9999_future', 'now')",
+                           (known + 1,))
+            again = Server(db_dir=first.db_dir).start()
+            self.assertEqual(again.get("/readyz").status, 200)
+            self.assertEqual(again.stop(), 0)
+            warned = [r for r in again.log_records()
+                      if r.get("msg") == "database schema is newer than this fathomd"]
+            self.assertEqual(len(warned), 1, again.lines)
+            self.assertEqual((warned[0]["schema_version"], warned[0]["known_schema_version"]),
+                             (known + 1, known))
+            again.cleanup()
+        finally:
+            first.cleanup()
+
     def test_sighup_is_logged_and_ignored(self):
         """SIGHUP's default action ended fathomd at once, with no clean close."""
         s = Server().start()
