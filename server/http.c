@@ -575,8 +575,9 @@ int http_start(server_t *srv, http_dispatch_fn dispatch)
         sslen = sizeof *v6;
         flags |= MHD_USE_IPv6;
     } else {
-        fprintf(stderr, "fathomd: --listen: '%s' is not an IPv4 or IPv6 address\n",
-                srv->cfg.listen_host);
+        log_event(LOG_ERROR, "cannot start",
+                  json_pack("{s:s,s:s}", "reason", "--listen is not an IPv4 or IPv6 address",
+                            "host", srv->cfg.listen_host));
         return -1;
     }
     (void)sslen;
@@ -594,8 +595,10 @@ int http_start(server_t *srv, http_dispatch_fn dispatch)
         MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
         MHD_OPTION_END);
     if (!srv->daemon) {
-        fprintf(stderr, "fathomd: cannot listen on %s:%d (address in use or not permitted)\n",
-                srv->cfg.listen_host, srv->cfg.listen_port);
+        log_event(LOG_ERROR, "cannot start",
+                  json_pack("{s:s,s:s,s:i}", "reason",
+                            "cannot listen (the address is in use or not permitted)", "host",
+                            srv->cfg.listen_host, "port", srv->cfg.listen_port));
         return -1;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);

@@ -113,6 +113,13 @@ static void on_sighup(uv_signal_t *s, int signum)
                       "change them");
 }
 
+/* A start that fails after the settings were read: one JSON log line, as every other line
+ * fathomd writes, so a log pipeline that reads JSON sees why a pod does not start. */
+static void start_failed(const char *reason)
+{
+    log_event(LOG_ERROR, "cannot start", json_pack("{s:s}", "reason", reason));
+}
+
 int main(int argc, char **argv)
 {
     server_t srv;
@@ -129,7 +136,7 @@ int main(int argc, char **argv)
     /* GSL's default on error is abort(); the solvers check every status themselves. */
     gsl_set_error_handler_off();
     if (sodium_init() < 0) {
-        fprintf(stderr, "fathomd: libsodium failed to initialize\n");
+        start_failed("libsodium failed to initialize");
         return 1;
     }
 
@@ -149,13 +156,13 @@ int main(int argc, char **argv)
 
     srv.presets = codec_presets_load(srv.cfg.presets_dir, &err);
     if (!srv.presets) {
-        fprintf(stderr, "fathomd: %s\n", err.message);
+        start_failed(err.message);
         goto out;
     }
     srv.store = store_open(srv.cfg.db_path, srv.cfg.migrations_dir,
                            srv.cfg.threads + srv.cfg.workers + 2, &err);
     if (!srv.store) {
-        fprintf(stderr, "fathomd: %s\n", err.message);
+        start_failed(err.message);
         goto out;
     }
     /* A database a newer fathomd migrated still opens (a rolling update or its rollback runs
@@ -175,7 +182,7 @@ int main(int argc, char **argv)
     fathom_error_clear(&err);
     srv.sweeps = sweeps_create(&srv, loop, &err);
     if (!srv.cache || !srv.metrics || !srv.sweeps) {
-        fprintf(stderr, "fathomd: %s\n", srv.sweeps ? "out of memory" : err.message);
+        start_failed(srv.sweeps ? "out of memory" : err.message);
         goto out;
     }
     if (http_start(&srv, routes_handle))

@@ -89,8 +89,11 @@ class Lifecycle(unittest.TestCase):
             with self.assertRaises(AssertionError):
                 second.start(timeout=10)
             self.assertEqual(second.proc.wait(10 * SLOW), 1)
-            self.assertTrue(any("in use by another fathomd" in l for l in second.lines),
-                            second.lines)
+            # One JSON log line, as every line fathomd writes (it was plain text).
+            said = [r for r in second.log_records() if r.get("msg") == "cannot start"]
+            self.assertEqual(len(said), 1, second.lines)
+            self.assertEqual(said[0]["level"], "error")
+            self.assertIn("in use by another fathomd", said[0]["reason"])
             second.cleanup()
             self.assertEqual(first.get("/readyz").status, 200)
             self.assertEqual(first.stop(), 0)
