@@ -58,7 +58,8 @@ int store_known_schema_version(const char *db_path, const char *migrations_dir,
                                fathom_error_t *err)
 {
     char dir[4200];
-    snprintf(dir, sizeof dir, store_is_postgres(db_path) ? "%s/postgresql" : "%s",
+    snprintf(dir, sizeof dir,
+             store_is_postgres(db_path) ? "%s/" STORE_PG_MIGRATIONS_SUBDIR : "%s",
              migrations_dir);
     return store__latest_migration(dir, err);
 }

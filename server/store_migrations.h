@@ -8,6 +8,9 @@
 
 #include "error_codec.h" /* fathom_error_t */
 
+/* PostgreSQL's migrations are in this subdirectory of the migrations directory. */
+#define STORE_PG_MIGRATIONS_SUBDIR "postgresql"
+
 /* How a backend applies one migration: runs sql (the text of file `name`) and records `version`
  * as applied; 0, or -1 with err. */
 typedef int (*store_migration_fn)(void *ctx, const char *name, int version, const char *sql,

@@ -381,7 +381,8 @@ store_t *pg_open(const char *dsn, const char *migrations_dir, int pool_size, fat
     gethostname(host, sizeof host - 1);
     snprintf(pg->replica, sizeof pg->replica, "%s-%ld", host, (long)getpid());
     PGconn *c = NULL;
-    if ((size_t)snprintf(dir, sizeof dir, "%s/postgresql", migrations_dir) >= sizeof dir)
+    if ((size_t)snprintf(dir, sizeof dir, "%s/" STORE_PG_MIGRATIONS_SUBDIR, migrations_dir) >=
+        sizeof dir)
         fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "migrations directory path too long");
     else
         c = connect_dsn(dsn, err);
