@@ -33,6 +33,8 @@ static const option_t options[] = {
      "address and port to listen on (ADDR:PORT; port 0 picks a free one)"},
     {"--db", "FATHOM_DB", STR(db_path), "fathom.db", "SQLite database file, or a PostgreSQL "
      "connection URI (postgresql://user:password@host:port/db) shared by several replicas"},
+    {"--db-wait", "FATHOM_DB_WAIT", INT(db_wait_s, 0, 3600), "60", "seconds to keep trying a "
+     "PostgreSQL server that is not up yet at start (0: one try); SQLite does not wait"},
     {"--static", "FATHOM_STATIC", STR(static_dir), "", "directory of the web page (default: ./static "
      "if present, else the installed copy)"},
     {"--presets", "FATHOM_PRESETS", STR(presets_dir), "", "directory of model/system presets "
@@ -73,7 +75,7 @@ static const option_t options[] = {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: fathomd [OPTION VALUE]...\n\n"
-               "Fathom's estimation service: HTTP/JSON on ADDR:PORT, results in SQLite.\n"
+               "Fathom's estimation service: HTTP/JSON on ADDR:PORT, results in SQLite or PostgreSQL.\n"
                "Every option can also be set by its environment variable; the flag wins.\n\n");
     for (size_t i = 0; i < NOPTIONS; i++) {
         fprintf(f, "  %-24s $%-30s", options[i].flag, options[i].env);

@@ -11,6 +11,7 @@ typedef struct {
     char listen_host[256];
     int listen_port;
     char db_path[4096];
+    int db_wait_s;            /* how long start waits for a PostgreSQL server to come up */
     char static_dir[4096];
     char presets_dir[4096];
     char migrations_dir[4096];

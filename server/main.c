@@ -120,6 +120,15 @@ static void start_failed(const char *reason)
     log_event(LOG_ERROR, "cannot start", json_pack("{s:s}", "reason", reason));
 }
 
+/* Each wait for a PostgreSQL server that is not up yet at start (store_open_waiting): logged,
+ * so an operator sees why the pod is not ready yet. */
+static void on_database_wait(const char *reason, int next_try_ms, void *ctx)
+{
+    (void)ctx;
+    log_event(LOG_WARN, "waiting for the database",
+              json_pack("{s:s,s:i}", "reason", reason, "next_try_ms", next_try_ms));
+}
+
 int main(int argc, char **argv)
 {
     server_t srv;
@@ -159,8 +168,9 @@ int main(int argc, char **argv)
         start_failed(err.message);
         goto out;
     }
-    srv.store = store_open(srv.cfg.db_path, srv.cfg.migrations_dir,
-                           srv.cfg.threads + srv.cfg.workers + 2, &err);
+    const store_wait_t database_wait = {srv.cfg.db_wait_s, on_database_wait, NULL};
+    srv.store = store_open_waiting(srv.cfg.db_path, srv.cfg.migrations_dir,
+                                   srv.cfg.threads + srv.cfg.workers + 2, &database_wait, &err);
     if (!srv.store) {
         start_failed(err.message);
         goto out;

@@ -14,8 +14,14 @@ bool store_is_postgres(const char *path)
 
 store_t *store_open(const char *path, const char *migrations_dir, int pool_size, fathom_error_t *err)
 {
+    return store_open_waiting(path, migrations_dir, pool_size, NULL, err);
+}
+
+store_t *store_open_waiting(const char *path, const char *migrations_dir, int pool_size,
+                            const store_wait_t *wait, fathom_error_t *err)
+{
     if (store_is_postgres(path))
-        return store_pg_open(path, migrations_dir, pool_size, err);
+        return store_pg_open(path, migrations_dir, pool_size, wait, err);
     return store_sqlite_open(path, migrations_dir, pool_size, err);
 }
 

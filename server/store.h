@@ -36,6 +36,21 @@ typedef struct store store_t;
  * migrations_dir (files NNNN_name.sql, strictly named), and opens pool_size read connections.
  * NULL with err on failure. */
 store_t *store_open(const char *path, const char *migrations_dir, int pool_size, fathom_error_t *err);
+/* How long store_open_waiting keeps trying a PostgreSQL server that does not answer yet (a
+ * replica started beside its database, or while it restarts), and whom it tells of each wait. */
+typedef struct {
+    int wait_s; /* give up after this long; 0: one try, as store_open */
+    /* Called before each wait (may be NULL): why the try failed and the milliseconds until the
+     * next one. */
+    void (*on_wait)(const char *reason, int next_try_ms, void *ctx);
+    void *ctx;
+} store_wait_t;
+/* store_open, except that a PostgreSQL server that is unreachable or not accepting connections
+ * yet (starting up, shutting down, in recovery) is tried again with back-off until wait->wait_s
+ * has passed. A server that answers and refuses (a wrong password, no such database) fails at
+ * once: waiting cannot cure it. A SQLite file is opened once. */
+store_t *store_open_waiting(const char *path, const char *migrations_dir, int pool_size,
+                            const store_wait_t *wait, fathom_error_t *err);
 /* Whether --db names a PostgreSQL database (a postgres:// or postgresql:// URI); else a file. */
 bool store_is_postgres(const char *path);
 /* path as it may be logged: a DSN's password replaced by "***". */

@@ -61,8 +61,10 @@ struct store {
 store_t *store_sqlite_open(const char *path, const char *migrations_dir, int pool_size,
                            fathom_error_t *err);
 
-/* The PostgreSQL backend (store_pg.c): dsn is a libpq connection URI or string. */
-store_t *store_pg_open(const char *dsn, const char *migrations_dir, int pool_size, fathom_error_t *err);
+/* The PostgreSQL backend (store_pg.c): dsn is a libpq connection URI or string; wait (may be
+ * NULL: one try) as store_open_waiting's. */
+store_t *store_pg_open(const char *dsn, const char *migrations_dir, int pool_size,
+                       const store_wait_t *wait, fathom_error_t *err);
 
 /* A sweep status's stored name back to its value (an unknown name reads as failed). */
 store_sweep_status_t store__status_from_text(const char *t);

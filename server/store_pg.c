@@ -58,14 +58,63 @@ static PGconn *connect_dsn(const char *dsn, fathom_error_t *err)
     if (!c || PQstatus(c) != CONNECTION_OK) {
         fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "cannot connect to PostgreSQL: %s",
                          c ? PQerrorMessage(c) : "out of memory");
-        /* libpq's messages end with a newline */
-        size_t n = strlen(err->message);
-        while (n && (err->message[n - 1] == '\n' || err->message[n - 1] == ' '))
-            err->message[--n] = '\0';
+        /* libpq's messages are lines ("...failed: Connection refused\n\tIs the server
+         * running...?\n"): one line for the log, its breaks and indents each one space */
+        char *m = err->message, *to = m;
+        for (const char *from = m; *from; from++) {
+            const char ch = (*from == '\n' || *from == '\t') ? ' ' : *from;
+            if (ch != ' ' || (to > m && to[-1] != ' '))
+                *to++ = ch;
+        }
+        while (to > m && to[-1] == ' ')
+            to--;
+        *to = '\0';
         PQfinish(c);
         return NULL;
     }
     return c;
+}
+
+/* Whether a failed connection may succeed later without anyone changing anything: the server
+ * does not answer (not started, its address not resolvable yet) or answers that it does not
+ * accept connections yet (starting up, shutting down, in recovery). libpq's PQpingParams tells
+ * these (PQPING_NO_RESPONSE, PQPING_REJECT) from a server that answers and refused this login or
+ * database (PQPING_OK) and from a string it cannot use (PQPING_NO_ATTEMPT). */
+static bool server_not_up_yet(const char *dsn)
+{
+    const char *keys[] = {"dbname", "connect_timeout", NULL};
+    const char *values[] = {dsn, PG_CONNECT_TIMEOUT, NULL};
+    const PGPing p = PQpingParams(keys, values, 1);
+    return p == PQPING_NO_RESPONSE || p == PQPING_REJECT;
+}
+
+/* The first connection, at start: tried again with the pool's back-off while the server is not up
+ * yet, until wait->wait_s has passed (NULL or 0: one try). */
+static PGconn *connect_first(const char *dsn, const store_wait_t *wait, fathom_error_t *err)
+{
+    const long long started = now_ms();
+    const long long give_up = started + (wait ? (long long)wait->wait_s * 1000 : 0);
+    int backoff = PG_BACKOFF_MIN_MS;
+    for (;;) {
+        PGconn *c = connect_dsn(dsn, err);
+        if (c)
+            return c;
+        const long long left = give_up - now_ms();
+        if (left <= 0 || !server_not_up_yet(dsn))
+            break;
+        const int pause = backoff < left ? backoff : (int)left;
+        if (wait->on_wait)
+            wait->on_wait(err->message, pause, wait->ctx);
+        const struct timespec ts = {pause / 1000, (long)(pause % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        backoff = backoff * 2 < PG_BACKOFF_MAX_MS ? backoff * 2 : PG_BACKOFF_MAX_MS;
+    }
+    if (now_ms() - started >= 1000) {
+        fathom_error_t last = *err;
+        fathom_error_set(err, last.code, NULL, "%s (still, after %lld s of waiting)", last.message,
+                         (now_ms() - started) / 1000);
+    }
+    return NULL;
 }
 
 /* ------------------------------------------------------------------------- queries ---- */
@@ -362,7 +411,8 @@ out:
     return rc;
 }
 
-store_t *pg_open(const char *dsn, const char *migrations_dir, int pool_size, fathom_error_t *err)
+store_t *pg_open(const char *dsn, const char *migrations_dir, int pool_size,
+                 const store_wait_t *wait, fathom_error_t *err)
 {
     pg_t *pg = calloc(1, sizeof *pg);
     char dir[4096];
@@ -385,7 +435,7 @@ store_t *pg_open(const char *dsn, const char *migrations_dir, int pool_size, fat
         sizeof dir)
         fathom_error_set(err, FATHOM_E_UNAVAILABLE, NULL, "migrations directory path too long");
     else
-        c = connect_dsn(dsn, err);
+        c = connect_first(dsn, wait, err);
     if (!c || migrate(c, dir, &pg->version, err)) {
         PQfinish(c);
         pg_close(&pg->base);

@@ -81,9 +81,10 @@ char *pg_dup(const PGresult *r, int row, int col, fathom_error_t *err);
 void pg_copy(const PGresult *r, int row, int col, char *out, size_t outlen);
 long long pg_ll(const PGresult *r, int row, int col);
 
-/* Opens the pool and migrates (store_pg.c); store_pg_open (store_pg_ops.c) adds the table of
- * calls. NULL with err. */
-store_t *pg_open(const char *dsn, const char *migrations_dir, int pool_size, fathom_error_t *err);
+/* Opens the pool (waiting for the server as `wait` says, NULL: one try) and migrates
+ * (store_pg.c); store_pg_open (store_pg_ops.c) adds the table of calls. NULL with err. */
+store_t *pg_open(const char *dsn, const char *migrations_dir, int pool_size,
+                 const store_wait_t *wait, fathom_error_t *err);
 
 /* The backend's calls (store_backend.h's table, filled in store_pg_ops.c): the pool's and the
  * cached results' (store_pg.c), the sweeps' (store_pg_sweeps.c), the presets'

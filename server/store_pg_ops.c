@@ -39,9 +39,10 @@ static const store_ops_t pg_ops = {
     .preset_list = pg_preset_list,
 };
 
-store_t *store_pg_open(const char *dsn, const char *migrations_dir, int pool_size, fathom_error_t *err)
+store_t *store_pg_open(const char *dsn, const char *migrations_dir, int pool_size,
+                       const store_wait_t *wait, fathom_error_t *err)
 {
-    store_t *st = pg_open(dsn, migrations_dir, pool_size, err);
+    store_t *st = pg_open(dsn, migrations_dir, pool_size, wait, err);
     if (st)
         st->ops = &pg_ops;
     return st;

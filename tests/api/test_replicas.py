@@ -6,8 +6,9 @@ result of one SQLite fathomd, also when a helper is SIGKILLed mid-unit; a replic
 the search with exactly the result of one SQLite fathomd; a cancel sent to one replica stops the
 workers of the replica running the sweep; and a PostgreSQL restart mid-sweep turns the replicas
 not ready until they reconnect, after which the sweep completes with the identical result, also
-when its only replica dropped it during the outage and takes it up again (FATHOM_TEST_PG_DIR
-names the cluster to restart: scripts/pg_cluster.sh). Every wait polls."""
+when its only replica dropped it during the outage and takes it up again; a replica started
+while the server is down waits for it (--db-wait), one whose database refuses it does not
+(FATHOM_TEST_PG_DIR names the cluster to restart: scripts/pg_cluster.sh). Every wait polls."""
 import os
 import signal
 import subprocess
@@ -220,6 +221,50 @@ class Replicas(unittest.TestCase):
             subprocess.run([script, "start", cluster], check=True, timeout=120, stdout=subprocess.DEVNULL)
         wait_until(lambda: a.get("/readyz").status == 200, "ready again", 60)
         self.assertEqual(a.post("/v1/sweep", LONG).status, 202)
+
+    @unittest.skipUnless(os.environ.get("FATHOM_TEST_PG_DIR"), "needs FATHOM_TEST_PG_DIR to restart the server")
+    def test_replica_started_before_its_database_waits_for_it(self):
+        """A replica started while PostgreSQL is down (a pod scheduled before its database, or
+        during a database restart) keeps trying, saying so in its log, and serves once the
+        server is up; it used to exit at the first refused connection."""
+        from harness import pg_create
+        import threading
+        dsn = pg_create(self.database)
+        a = Server(pg_database=self.database, extra_args=["--db-wait", "600"])
+        a.db_arg = lambda: dsn  # created above: psql cannot while the server is down
+        self.replicas.append(a)
+        cluster = os.environ["FATHOM_TEST_PG_DIR"]
+        script = os.path.join(SOURCE, "scripts", "pg_cluster.sh")
+        subprocess.run([script, "stop", cluster], check=True, timeout=120)
+        starting = threading.Thread(target=lambda: a.start(timeout=300), daemon=True)
+        try:
+            starting.start()
+            waits = lambda: [r for r in a.log_records() if r.get("msg") == "waiting for the database"]
+            wait_until(lambda: len(waits()) >= 2, "the replica to wait for the database", 60)
+            self.assertIsNone(a.proc.poll(), a.report())
+            self.assertIn("cannot connect to PostgreSQL", waits()[0]["reason"])
+            self.assertNotIn("\n", waits()[0]["reason"])
+            self.assertGreater(waits()[0]["next_try_ms"], 0)
+        finally:
+            subprocess.run([script, "start", cluster], check=True, timeout=120, stdout=subprocess.DEVNULL)
+        starting.join(300)
+        wait_until(lambda: a.port is not None and a.get("/readyz").status == 200, "the replica to serve", 60)
+        self.assertEqual(a.post("/v1/transformer", GPT2).status, 200)
+
+    def test_database_that_refuses_is_not_waited_for(self):
+        """Waiting cures a server that is not up yet, not one that answers and refuses: a database
+        that does not exist ends the start at once, with the server's reason, however long
+        --db-wait is."""
+        from harness import FATHOMD, pg_dsn
+        dsn = pg_dsn(self.database)  # never created
+        out = subprocess.run([FATHOMD, "--listen", "127.0.0.1:0", "--db", dsn, "--db-wait", "3600",
+                              "--migrations", os.path.join(SOURCE, "migrations"),
+                              "--presets", os.path.join(SOURCE, "presets")],
+                             capture_output=True, text=True, timeout=120)
+        self.assertEqual(out.returncode, 1, out.stderr)
+        self.assertNotIn("waiting for the database", out.stderr)
+        self.assertIn("cannot start", out.stderr)
+        self.assertIn("does not exist", out.stderr)
 
     @unittest.skipUnless(os.environ.get("FATHOM_TEST_PG_DIR"), "needs FATHOM_TEST_PG_DIR to restart the server")
     def test_postgresql_restart_mid_sweep(self):

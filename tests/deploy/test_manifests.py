@@ -488,6 +488,18 @@ class PostgreSQLOverlay(unittest.TestCase):
             self.assertEqual(self.container[probe]["httpGet"]["port"], port["name"])
         self.assertEqual(self.container["readinessProbe"]["httpGet"]["path"], "/readyz")
 
+    def test_startup_probe_outlasts_the_database_wait(self):
+        """A pod started before its database waits FATHOM_DB_WAIT seconds before it listens: the
+        startup probe must give it that long, or the kubelet restarts it mid-wait."""
+        config = self.by[("ConfigMap", "fathom-config")]["data"]
+        wait = int(config["FATHOM_DB_WAIT"])
+        self.assertGreater(wait, 0, "replicas are meant to wait for their database")
+        probe = self.container["startupProbe"]
+        window = (probe.get("initialDelaySeconds", 0)
+                  + probe.get("periodSeconds", 10) * probe.get("failureThreshold", 3))
+        # The last try's connect_timeout (3 s) and the migrations come after the wait.
+        self.assertGreater(window, wait + 10, f"startup probe {window} s vs FATHOM_DB_WAIT {wait} s")
+
     @unittest.skipUnless(harness.PG_DSN, "needs FATHOM_TEST_DB (a PostgreSQL server)")
     def test_fathomd_starts_with_the_overlay_settings(self):
         """fathomd takes the overlay's ConfigMap with a postgresql:// FATHOM_DB, as the pods do."""
