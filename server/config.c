@@ -75,7 +75,8 @@ static const option_t options[] = {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: fathomd [OPTION VALUE]...\n\n"
-               "Fathom's estimation service: HTTP/JSON on ADDR:PORT, results in SQLite or PostgreSQL.\n"
+               "Fathom's estimation service: HTTP/JSON on ADDR:PORT, results in SQLite or "
+               "PostgreSQL.\n"
                "Every option can also be set by its environment variable; the flag wins.\n\n");
     for (size_t i = 0; i < NOPTIONS; i++) {
         fprintf(f, "  %-24s $%-30s", options[i].flag, options[i].env);
