@@ -65,7 +65,7 @@ QUERY = {
                              "How many of the newest sweeps.")],
     ("get", "/v1/sweep/{id}/results"): [
         ("format", {"type": "string", "enum": ["json", "csv"]},
-         "json or csv; without it the Accept header chooses (text/csv before application/json gives CSV)."),
+         "json or csv; without it the Accept header chooses (RFC 9110 weights: text/csv preferred to application/json, by q or named first, gives CSV; else JSON)."),
         ("offset", {"type": "integer", "minimum": 0, "default": 0},
          "Index of the first point (a grid's points and a plan's candidates page by index, a search's ranked list by rank − 1)."),
         ("limit", {"type": "integer", "minimum": 0, "maximum": 100000, "default": 1000},

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accept.h"
 #include "cache.h"
 #include "etag.h"
 #include "handlers.h"
@@ -124,13 +125,10 @@ static enum MHD_Result send_results(http_req_t *r, const char *id)
     int csv = format && strcmp(format, "csv") == 0;
     if (format && !csv && strcmp(format, "json") != 0)
         return http_send_errorf(r, FATHOM_E_INVALID_FIELD, "format", "must be json or csv");
-    /* Without ?format, content negotiation: CSV when Accept names text/csv and not JSON first
-     * (a browser's wildcard alone keeps JSON). */
-    const char *wants = http_header(r, "Accept");
-    if (!format && wants) {
-        const char *c = strstr(wants, "text/csv"), *j = strstr(wants, "application/json");
-        csv = c && (!j || c < j);
-    }
+    /* Without ?format, content negotiation (accept.h): JSON unless Accept prefers text/csv. */
+    static const char *const forms[] = {"application/json", "text/csv"};
+    if (!format)
+        csv = accept_choose(http_header(r, "Accept"), forms, 2) == 1;
     long long offset, limit;
     if (query_count(r, "offset", 0, 0, (long long)1 << 53, &offset, &err) ||
         query_count(r, "limit", 1000, 0, 100000, &limit, &err))

@@ -189,6 +189,13 @@ class ConditionalGet(ServerTestCase):
                         .header("Content-Type").startswith("application/json"))
         self.assertTrue(self.server.get(path + "?format=json", headers={"Accept": "text/csv"})
                         .header("Content-Type").startswith("application/json"))
+        # weights decide (RFC 9110 §12.5.1): JSON named first at q=0.5 loses to CSV; q=0 refuses
+        for accept, form in (("application/json;q=0.5, text/csv", "text/csv"),
+                             ("text/csv;q=0", "application/json"),
+                             ("text/*, text/csv;q=0", "application/json"),
+                             ("*/*;q=0.1, text/csv;q=0.2", "text/csv")):
+            self.assertTrue(self.server.get(path, headers={"Accept": accept})
+                            .header("Content-Type").startswith(form), accept)
         # another page is another answer
         self.assertNotEqual(self.server.get(path + "?limit=1").header("ETag"), etag)
 
