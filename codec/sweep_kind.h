@@ -210,8 +210,8 @@ json_t *codec_sweep_run(const sweep_kind_t *kind, const json_t *spec, const code
  * response, parsed, in index order, handed to summarize (which returns the kind's block, a new
  * reference, or NULL when memory ran out), as {"best": [] (it ranks otherwise), "counts":
  * {"total": the n points, "good": those whose member `good` is true, "bad"}, member: the block}.
- * Before the end (flags without SWEEP_RESULT_FINAL) an empty object: a status shows nothing of
- * it. New reference, or NULL with err (fewer than n points stored, or memory ran out). */
+ * Before the end (flags without SWEEP_RESULT_FINAL) only the counts of the points stored so far
+ * (`good` from their `fits`, which such a kind sets to the member `good`), as a grid's. New reference, or NULL with err (fewer than n points stored, or memory ran out). */
 typedef json_t *(*sweep_summarize_fn)(const void *ctx, json_t *points);
 json_t *sweep_result_of_points(const sweep_points_t *pts, size_t n, int flags, const char *good,
                                const char *member, sweep_summarize_fn summarize, const void *ctx,

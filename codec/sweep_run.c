@@ -153,13 +153,26 @@ static json_t *points_all(const sweep_points_t *pts, size_t n, fathom_error_t *e
     return NULL;
 }
 
+static int no_point(void *ctx, const sweep_point_t *p)
+{
+    (void)ctx;
+    (void)p;
+    return 1;
+}
+
 json_t *sweep_result_of_points(const sweep_points_t *pts, size_t n, int flags, const char *good,
                                const char *member, sweep_summarize_fn summarize, const void *ctx,
                                fathom_error_t *err)
 {
     json_t *doc = NULL;
     if (!(flags & SWEEP_RESULT_FINAL)) {
-        doc = json_object();
+        /* Before the end: the counts so far, as a grid's (the store counts them; no point is
+         * read), and no block: a summary of some candidates would read as the plan's. */
+        long long stored = 0, fit = 0;
+        if (pts->best(pts->self, 0, no_point, NULL, &stored, &fit, err))
+            return NULL;
+        doc = json_pack("{s:{s:I,s:I,s:I}}", "counts", "total", (json_int_t)stored, "good",
+                        (json_int_t)fit, "bad", (json_int_t)(stored - fit));
     } else {
         json_t *points = points_all(pts, n, err);
         if (!points)

@@ -1,5 +1,6 @@
 /* test_sweep_kinds.c — the sweep scheduler through the sweep-kind table, with kinds made up
- * here; the optimal-execution row's checkpoint codec; and the error object's one encoder.
+ * here; the optimal-execution row's checkpoint codec; the error object's one encoder; and a plan's
+ * answer as its candidates finish.
  *
  * "count" is a whole kind in one screen (a row and its functions, registered with
  * sweep_kind_register): {"kind":"count","units":N,"fail":U} — unit u adds u + 1 to a sum (one
@@ -542,6 +543,52 @@ static void test_error_object(void **state)
     assert_string_equal(back.message, "out of memory running a unit");
 }
 
+/* ------------------------------------------- kinds made of all their points (a plan) ---- */
+
+static json_t *summarize_count(const void *ctx, json_t *points)
+{
+    (void)ctx;
+    return json_integer((json_int_t)json_array_size(points));
+}
+
+/* A plan's answer before and at its end (sweep_result_of_points), on 5 candidates of which 3 are
+ * stored, 2 fitting: before the end the counts so far (3 stored: 2 good, 1 bad) and no block (a
+ * status of a running plan used to show 0/0/0 until the end); at the end, with all 5 stored and
+ * 3 fitting, the counts of all and the block made of every point. */
+static void test_a_plan_counts_its_candidates_as_they_finish(void **state)
+{
+    (void)state;
+    sweep_point_t points[5];
+    const bool fits[5] = {true, false, true, true, false};
+    for (int i = 0; i < 5; i++)
+        points[i] = (sweep_point_t){.index = i, .fits = fits[i], .response = fits[i]
+                                                                      ? "{\"fits\":true}"
+                                                                      : "{\"fits\":false}"};
+    sweep_point_list_t list = {points, 3};
+    sweep_points_t pts = sweep_points_of_list(&list);
+    fathom_error_t err;
+    json_t *running = sweep_result_of_points(&pts, 5, 0, "fits", "plan", summarize_count, NULL,
+                                             &err);
+    assert_non_null(running);
+    json_t *counts = json_object_get(running, "counts");
+    assert_int_equal(json_integer_value(json_object_get(counts, "total")), 3);
+    assert_int_equal(json_integer_value(json_object_get(counts, "good")), 2);
+    assert_int_equal(json_integer_value(json_object_get(counts, "bad")), 1);
+    assert_null(json_object_get(running, "plan"));
+    json_decref(running);
+
+    list.n = 5;
+    json_t *done = sweep_result_of_points(&pts, 5, SWEEP_RESULT_FINAL, "fits", "plan",
+                                          summarize_count, NULL, &err);
+    assert_non_null(done);
+    counts = json_object_get(done, "counts");
+    assert_int_equal(json_integer_value(json_object_get(counts, "total")), 5);
+    assert_int_equal(json_integer_value(json_object_get(counts, "good")), 3);
+    assert_int_equal(json_integer_value(json_object_get(counts, "bad")), 2);
+    assert_int_equal(json_integer_value(json_object_get(done, "plan")), 5);
+    json_decref(done);
+}
+
 int main(void)
 {
     log_set_level(LOG_ERROR);
@@ -561,6 +608,7 @@ int main(void)
         cmocka_unit_test(test_a_failed_sweep_carries_the_error_object),
         cmocka_unit_test(test_search_checkpoint_round_trip_and_corrupt_input),
         cmocka_unit_test(test_error_object),
+        cmocka_unit_test(test_a_plan_counts_its_candidates_as_they_finish),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     codec_presets_free(presets);
