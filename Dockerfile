@@ -90,11 +90,13 @@ USER 10001:10001
 # down (what `depends_on: condition: service_healthy` wants). The runtime stage has no curl and
 # fathomd has no client mode, so the request is made with bash's /dev/tcp (bash is part of every
 # Debian base image, and /dev/tcp is bash's own, not a device file): a plain HTTP/1.0 GET on the
-# address of FATHOM_LISTEN (an IPv6 one without its brackets; the loopback address when it is
-# 0.0.0.0 or [::]), healthy when the status line says 200. This adds nothing to the image;
+# address fathomd listens on (an IPv6 one without its brackets; the loopback address when it is
+# 0.0.0.0 or [::]), healthy when the status line says 200. That address is PID 1's --listen flag
+# when `docker run fathom --listen ...` gave one (fathomd is PID 1: its arguments are in
+# /proc/1/cmdline, and the flag wins over the variable as in fathomd), else FATHOM_LISTEN. This adds nothing to the image;
 # installing curl would add about 20 shared libraries (TLS, LDAP, SSH...) only for this.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
-  CMD ["/bin/bash", "-c", "h=${FATHOM_LISTEN%:*}; h=${h#[}; h=${h%]}; case $h in 0.0.0.0) h=127.0.0.1;; ::) h=::1;; esac; exec 3<>/dev/tcp/$h/${FATHOM_LISTEN##*:} && printf 'GET /readyz HTTP/1.0\\r\\nHost: localhost\\r\\n\\r\\n' >&3 && IFS=' ' read -r -t 4 _ code _ <&3 && [ \"$code\" = 200 ]"]
+  CMD ["/bin/bash", "-c", "l=${FATHOM_LISTEN:-127.0.0.1:8080}; mapfile -d '' a </proc/1/cmdline; for ((i = 1; i < ${#a[@]}; i++)); do case ${a[i]} in --listen) l=${a[i+1]};; --listen=*) l=${a[i]#--listen=};; esac; done; h=${l%:*}; h=${h#[}; h=${h%]}; case $h in 0.0.0.0) h=127.0.0.1;; ::) h=::1;; esac; exec 3<>/dev/tcp/$h/${l##*:} && printf 'GET /readyz HTTP/1.0\\r\\nHost: localhost\\r\\n\\r\\n' >&3 && IFS=' ' read -r -t 4 _ code _ <&3 && [ \"$code\" = 200 ]"]
 
 # Exec form: fathomd is PID 1 and gets SIGTERM itself (docker stop, Kubernetes). It handles it:
 # /readyz fails at once, new connections are refused, requests in flight finish within

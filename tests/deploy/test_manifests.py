@@ -13,9 +13,12 @@ Run: FATHOMD=build/fathomd /usr/bin/python3 -m unittest -v tests/deploy/test_man
 import json
 import os
 import re
+import shutil
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import unittest
 
 import yaml
@@ -323,6 +326,50 @@ class Manifests(unittest.TestCase):
                     self.assertNotEqual(rc, 0, "HEALTHCHECK passed with nothing listening")
                 finally:
                     srv.cleanup()
+
+    @unittest.skipUnless(os.geteuid() == 0 and shutil.which("unshare") and shutil.which("nsenter"),
+                         "needs root, unshare and nsenter to run fathomd as PID 1")
+    def test_healthcheck_reads_the_listen_flag_of_pid_1(self):
+        """`docker run fathom --listen 0.0.0.0:9000`: the flag wins over FATHOM_LISTEN in fathomd,
+        and so in the HEALTHCHECK, which reads PID 1's arguments. fathomd runs here as PID 1 of a
+        PID namespace, as in the container, and the command runs inside it with FATHOM_LISTEN
+        naming a port nothing listens on; it used to read only the variable, and such a
+        container was never healthy."""
+        with open(os.path.join(SOURCE, "Dockerfile")) as f:
+            text = f.read().replace("\\\n", " ")
+        cmd = json.loads(re.search(r"^HEALTHCHECK .*?\bCMD (\[.*\])$", text, re.M).group(1))
+        with tempfile.TemporaryDirectory() as tmp:
+            for form in ("--listen {}", "--listen={}"):
+                with self.subTest(form=form):
+                    with socket.socket() as s:
+                        s.bind(("127.0.0.1", 0))
+                        port = s.getsockname()[1]
+                    listen = form.format("127.0.0.1:%d" % port).split(" ")
+                    proc = subprocess.Popen(
+                        ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", FATHOMD]
+                        + listen + ["--db", os.path.join(tmp, "%d.db" % port),
+                                    "--presets", os.path.join(SOURCE, "presets"),
+                                    "--migrations", os.path.join(SOURCE, "migrations"),
+                                    "--static", os.path.join(SOURCE, "static"),
+                                    "--schemas", os.path.join(SOURCE, "schemas")],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                    child = None
+                    try:
+                        line = proc.stderr.readline()  # the "listening" line: it serves
+                        self.assertIn('"listening"', line)
+                        child = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
+                                               text=True, check=True).stdout.split()[0]
+                        env = dict(os.environ, FATHOM_LISTEN="127.0.0.1:1")
+                        rc = subprocess.run(["nsenter", "-t", child, "-p", "-m"] + cmd, env=env,
+                                            capture_output=True, timeout=30).returncode
+                        self.assertEqual(rc, 0, "HEALTHCHECK missed fathomd's " + " ".join(listen))
+                    finally:  # unshare ignores SIGTERM while it waits: stop fathomd itself
+                        if child:
+                            os.kill(int(child), signal.SIGTERM)
+                        else:
+                            proc.kill()
+                        proc.wait(30)
+                        proc.stderr.close()
 
 
 # ---------------------------------------------------------------- the PostgreSQL overlay ----
