@@ -177,10 +177,12 @@ static double kernels_per_step(const sv_ctx_t *c)
  *   host = t_fixed + t_seq · S + (eager step ? n_k · t_launch : 0)
  *
  * for S sequences in the step and n_k kernels (kernels_per_step); the GPU's side of a replayed
- * graph is n_k · t_graph more GPU time. The step then lasts
+ * graph is n_k · t_graph more GPU time, and so is an eager step's when its host runs ahead
+ * (overlapped). The step then lasts
  *
- *   overlapped (TensorRT-LLM; vLLM and SGLang without pipeline parallelism): max(GPU, host)
- *   in turn (vLLM and SGLang with pipeline parallelism):                     GPU + host
+ *   overlapped (TensorRT-LLM; vLLM and SGLang without pipeline parallelism):
+ *                                              max(GPU + n_k · t_graph, host)
+ *   in turn (vLLM and SGLang with pipeline parallelism): GPU + (graph ? n_k · t_graph : 0) + host
  *
  * Overlap: TensorRT-LLM's overlap scheduler launches step n+1 before it processes step n's
  * outputs on the CPU, so the CPU work (stop criteria, responses, scheduling the next batch) runs
@@ -191,7 +193,12 @@ static double kernels_per_step(const sv_ctx_t *c)
  *
  * Eager steps: a step that carries prompt tokens is not replayed from a CUDA graph (the engines
  * capture decode-only batches; TensorRT-LLM PR #9703: "few context + many generations" batches
- * "are not eligible for CUDA graph"), so each of its kernels costs the host t_launch.
+ * "are not eligible for CUDA graph"), so each of its kernels costs the host t_launch. Its GPU
+ * side is no cheaper than a replay's: t_graph (1.0 µs, back-to-back kernels of one element
+ * replayed from a graph, bench/gpu) is the GPU's own cost of running a kernel after the one
+ * before it, which a graph shortens against stream launches and never lengthens (CUDA
+ * Programming Guide, "CUDA Graphs": a graph cuts the CPU's launch cost). Without that term an
+ * overlapped step that adds a prompt to a decode batch came out shorter than the batch alone.
  *
  * The constants:
  *   t_launch, t_graph  the system's host_launch_s and graph_launch_s: 6.62 µs and 1.0 µs measured
@@ -227,9 +234,13 @@ double serving__host_s(const sv_ctx_t *c, const sv_load_t *ld, double gpu_s)
     const double eager = c->s->hw.host_launch_s > 0 ? c->s->hw.host_launch_s : SV_HOST_REF_LAUNCH;
     const double replay = c->s->hw.graph_launch_s > 0 ? c->s->hw.graph_launch_s : 1.0e-6;
     const double per_seq = c->r->cpp_executor ? SV_HOST_PER_SEQ_CPP : SV_HOST_PER_SEQ;
-    const double gpu = gpu_s + (graph ? n * replay : 0);
-    const double host = SV_HOST_FIXED + per_seq * seqs + (graph ? 0 : n * eager);
     const bool overlap = c->engine == SERVING_ENGINE_TRTLLM || c->l.pipeline_par == 1;
+    /* t_graph is what a kernel costs the GPU back to back in a replayed graph: no less for a
+     * kernel an eager host queued ahead (a graph saves the host's launch work, not the GPU's
+     * dispatch), so an overlapped eager step pays it too. In turn, the eager launches already
+     * space the kernels t_launch apart (the GPU idles between them, bench/gpu). */
+    const double gpu = gpu_s + (graph || overlap ? n * replay : 0);
+    const double host = SV_HOST_FIXED + per_seq * seqs + (graph ? 0 : n * eager);
     return (overlap ? sv_max(gpu, host) : gpu + host) - gpu_s;
 }
 

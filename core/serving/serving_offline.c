@@ -198,6 +198,32 @@ static double admit_arrivals(run_t *u, double max_concurrency, double num_reques
     return waiting;
 }
 
+/* A run of m pure decode steps from context ctx: each costed at the run's middle context. */
+static double decode_run_step(const sv_ctx_t *c, const sv_settings_t *st, double gen, double ctx,
+                              double m)
+{
+    return step_time(c, st, gen, ctx + (m - 1) * st->tau / 2, 0, 0, 0);
+}
+
+/* The fewest pure decode steps that reach `gap` seconds, as decode_run_step costs a run: the
+ * run must be counted with the step it is costed at, since the step grows with the context; a
+ * count from the first step's time overshoots an arrival by m · (the growth), seconds of TTFT
+ * at a low rate (a run of hundreds of steps between arrivals). m · dt(m) rises with m, and
+ * hi = ceil(gap / dt(1)) reaches gap (dt(hi) >= dt(1)): bisection on [1, hi]. */
+static double decode_steps_to(const sv_ctx_t *c, const sv_settings_t *st, double gen, double ctx,
+                              double gap)
+{
+    double hi = fmax(1, ceil(gap / decode_run_step(c, st, gen, ctx, 1) - 1e-9)), lo = 0;
+    while (hi - lo > 1) {
+        const double mid = floor((lo + hi) / 2);
+        if (mid >= gap / decode_run_step(c, st, gen, ctx, mid) - 1e-9)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
 /* 2–3 without prompts: pure decode until the next cohort finishes (or the next arrival, at
  * next_arrival), the steps taken at once and costed at their middle context. */
 static void decode_until_event(const sv_ctx_t *c, const sv_settings_t *st, run_t *u, double gen,
@@ -210,9 +236,9 @@ static void decode_until_event(const sv_ctx_t *c, const sv_settings_t *st, run_t
         if (cs->c[i].decoded >= 0)
             m = fmin(m, ceil((O - cs->c[i].decoded) / st->tau - 1e-9));
     if (next_arrival < INFINITY) /* stop at the next arrival */
-        m = fmin(m, ceil((next_arrival - u->t) / step_time(c, st, gen, ctx, 0, 0, 0) - 1e-9));
+        m = fmin(m, decode_steps_to(c, st, gen, ctx, next_arrival - u->t));
     m = fmax(m, 1);
-    const double dt = step_time(c, st, gen, ctx + (m - 1) * st->tau / 2, 0, 0, 0);
+    const double dt = decode_run_step(c, st, gen, ctx, m);
     u->t += m * dt;
     u->area += m * dt * u->running;
     u->steps += m;

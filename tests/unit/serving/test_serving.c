@@ -251,8 +251,10 @@ static void decode_attention_share(void **state)
  *                / (100e12·0.5·0.86) = 199.8635 µs (KV 2048·4096 = 8,388,608 B / 9.2e11 =
  *                9.1 µs)
  *   passes       2048·18,432·2 = 75,497,472 B / 8.5e11 = 88.8206 µs
- *   GPU          1,010.730 µs; host: eager launch 20·6.6 µs = 132 µs < GPU, hidden; the
- *                scheduler's 0.51 ms hidden too: 1,010.730 µs, compute-bound. */
+ *   GPU          1,010.730 µs, and the 20 kernels' dispatch on the GPU, 20 · 1.0 µs (as
+ *                replayed from a graph: serving__host_s): 1,030.730 µs; host: eager launch
+ *                20·6.62 µs = 132.4 µs, the scheduler's 0.5 ms and one request's 29.37 µs:
+ *                661.77 µs < GPU, hidden: 1,030.730 µs, compute-bound. */
 static void prefill_step(void **state)
 {
     (void)state;
@@ -261,8 +263,33 @@ static void prefill_step(void **state)
     assert_close(st.gemm_s, 240.682e-6 + 481.364e-6, 1e-5);
     assert_close(st.attention_s, 199.8635e-6, 1e-5);
     assert_close(st.elementwise_s, 88.8206e-6, 1e-5);
-    assert_close(st.total_s, 1010.730e-6, 1e-5);
+    assert_close(st.total_s, 1030.730e-6, 1e-5);
     assert_int_equal(st.bound, SERVING_BOUND_COMPUTE);
+}
+
+/* An eager step whose host keeps ahead of the GPU still pays each kernel's dispatch on the GPU,
+ * as a replayed graph does (the block case: 20 kernels, 1.0 µs a replayed kernel, 6.62 µs an
+ * eager launch), so adding a prompt to a decode batch never shortens its step. Against 1 ms of
+ * GPU work, overlapped (TensorRT-LLM):
+ *   decode, replayed: max(1,000 + 20·1.0, 500 + 4·29.36849) = 1,020 µs: 20 µs beyond the GPU;
+ *   decode + a prompt, eager: host 500 + 5·29.36849 + 20·6.62 = 779.24245 µs; the GPU's
+ *     1,000 + 20 = 1,020 µs: 20 µs beyond (it was 0: the eager step came out 20 µs shorter);
+ *   in turn (vLLM with two stages), eager: 1,000 + 779.24245 µs, the dispatch inside the
+ *     launches' 6.62 µs each: 779.24245 µs beyond; replayed: 20 + 500 + 117.47396 = 637.47396. */
+static void eager_dispatch(void **state)
+{
+    (void)state;
+    block_case_t t = block_case(SERVING_ENGINE_TRTLLM);
+    (void)step(&t, (sv_load_t){4, 1, 1000, 0, 0, 0, 0});
+    const sv_load_t dec = {4, 1, 1000, 0, 0, 0, 0}, mixed = {4, 1, 1000, 64, 32.5, 0, 1};
+    assert_close(serving__host_s(&t.c, &dec, 1000e-6), 20e-6, 1e-9);
+    assert_close(serving__host_s(&t.c, &mixed, 1000e-6), 20e-6, 1e-9);
+    t.r.engine = SERVING_ENGINE_VLLM;
+    t.m.num_blocks = 2;
+    t.r.layout.pipeline_par = 2;
+    (void)step(&t, dec);
+    assert_close(serving__host_s(&t.c, &mixed, 1000e-6), 779.24245e-6, 1e-7);
+    assert_close(serving__host_s(&t.c, &dec, 1000e-6), 637.47396e-6, 1e-7);
 }
 
 /* The routed experts of one MoE block (h 256, 4 experts of width 256, not gated, top 2), two
@@ -875,6 +902,7 @@ int main(void)
         cmocka_unit_test(kv_bytes),     cmocka_unit_test(formats),
         cmocka_unit_test(decode_step),
         cmocka_unit_test(grace_host),
+        cmocka_unit_test(eager_dispatch),
         cmocka_unit_test(decode_attention_share),  cmocka_unit_test(prefill_step),
         cmocka_unit_test(moe_step),
         cmocka_unit_test(mxfp4_experts),

@@ -1,0 +1,98 @@
+"""test_serving_properties.py — POST /v1/inference answers side by side, as a capacity planner
+compares them: one input changed, the answer must move the way the physics does. Each case is a
+metamorphic property (doc/serving.md): adding a prompt to a decode batch never shortens the step
+(so input tokens never cost nothing), a request arriving while another decodes waits at most one
+step, throughput per GPU rises and throughput per user falls with concurrency, the curve agrees
+with single answers at its concurrencies, an FP8 KV cache is half a BF16 one, and dollars and
+joules add up to the GPUs' price and power."""
+import unittest
+
+from harness import ServerTestCase
+
+H200_PRICE, H200_KW = 3.79, 0.7  # presets/systems/h200.json
+
+
+def body(model, system, **serving):
+    return {"model": model, "system": system, "serving": serving}
+
+
+class ServingProperties(ServerTestCase):
+    def infer(self, model, system, **serving):
+        r = self.server.post("/v1/inference", body(model, system, **serving))
+        self.assertEqual(r.status, 200, r.body)
+        return r.json()
+
+    def test_prompt_step_not_shorter_than_decode(self):
+        # Llama 3.1 8B FP8 on one H200 under TensorRT-LLM, 128 in, 4,096 out: the decode step is
+        # replayed from a CUDA graph (each kernel's dispatch on the GPU), the step with a prompt
+        # runs eagerly; the eager step's GPU still dispatches every kernel, so it is never the
+        # shorter one, and the prompt's share of the GPU-seconds (its dollars, its joules) is
+        # above 0. It was 0: the eager step came out ≈ 0.1 ms shorter than the batch alone.
+        for c in (1, 4, 16):
+            out = self.infer("llama3-8B", "h200", weights_datatype="fp8", engine="trtllm",
+                             input_tokens=128, output_tokens=4096, concurrency=c)
+            self.assertGreaterEqual(out["prefill"]["time_s"], out["decode"]["time_s"], c)
+            self.assertGreater(out["dollars_per_million_tokens"]["input"], 0, c)
+            self.assertGreater(out["energy_per_token_j"]["input"], 0, c)
+
+    def test_finite_run_waits_at_most_a_step(self):
+        # Two requests of 128 + 4,096 tokens at 0.05/s: the second arrives at 20 s while the
+        # first decodes alone (its lifetime ≈ 35 s), so it waits for that one step to end (≤ one
+        # decode step of one sequence) and takes its prompt's step beside it. That is at most
+        # the closed loop of two's p99 TTFT (a prompt's step beside the batch plus one whole
+        # step), give or take the contexts (10 %). The run of ≈ 2,400 decode steps before the
+        # arrival was counted at its first step's time and costed at its middle one, so the
+        # second request was admitted ≈ 0.13 s late: a p99 of 0.146 s against 0.017 s.
+        base = dict(weights_datatype="bf16", input_tokens=128, output_tokens=4096)
+        two = self.infer("llama3-8B", "h100_sxm", concurrency=2, **base)
+        run = self.infer("llama3-8B", "h100_sxm", num_requests=2, requests_per_s=0.05, **base)
+        alone = self.infer("llama3-8B", "h100_sxm", num_requests=1, **base)
+        self.assertAlmostEqual(run["ttft_p50_s"], alone["ttft_s"], delta=1e-9)
+        self.assertLess(run["ttft_p99_s"], 1.1 * two["ttft_p99_s"])
+        self.assertGreater(run["ttft_p99_s"], alone["ttft_s"])
+        # a finite run at a slower rate never gives its requests a longer TTFT here: fewer in
+        # flight when each arrives
+        ttfts = [self.infer("llama3-8B", "h100_sxm", num_requests=200, requests_per_s=r,
+                            **base)["ttft_s"] for r in (0.05, 0.18, 0.54)]
+        self.assertEqual(ttfts, sorted(ttfts))
+
+    def test_concurrency_and_curve(self):
+        base = dict(tensor_par=4, weights_datatype="fp8", input_tokens=2000, output_tokens=500)
+        sat = self.infer("llama3-70B", "h100_sxm", **base)
+        points = [self.infer("llama3-70B", "h100_sxm", concurrency=c, **base)
+                  for c in (1, 2, 4, 8, 16, 32, 64, 128) if c <= sat["max_concurrency"]]
+        self.assertGreater(len(points), 4)
+        for a, b in zip(points, points[1:]):
+            self.assertGreaterEqual(b["output_tokens_per_s_per_gpu"],
+                                    a["output_tokens_per_s_per_gpu"])
+            self.assertLessEqual(b["output_tokens_per_s_per_user"],
+                                 a["output_tokens_per_s_per_user"])
+            self.assertGreaterEqual(b["tpot_s"], a["tpot_s"])
+        for p in sat["curve"]:
+            one = self.infer("llama3-70B", "h100_sxm", concurrency=p["concurrency"], **base)
+            for k in ("output_tokens_per_s_per_gpu", "output_tokens_per_s_per_user", "tpot_s",
+                      "ttft_s"):
+                self.assertAlmostEqual(p[k], one[k], delta=1e-9 * one[k], msg=(p, k))
+
+    def test_kv_format_and_money(self):
+        base = dict(weights_datatype="bf16", input_tokens=2000, output_tokens=500)
+        bf16 = self.infer("llama3-8B", "h200", kv_datatype="bf16", **base)
+        fp8 = self.infer("llama3-8B", "h200", kv_datatype="fp8", **base)
+        # 32 blocks · 2 · 8 KV heads · 128 · 2 B = 131,072 B a token in BF16, half in FP8
+        self.assertEqual(bf16["kv_cache_bytes_per_token"], 131072)
+        self.assertEqual(fp8["kv_cache_bytes_per_token"], 65536)
+        self.assertGreaterEqual(fp8["max_concurrency"], bf16["max_concurrency"])
+        # every GPU-second goes to input or output: $ in · input/s + $ out · output/s is the
+        # GPUs' price a second, and joules likewise their board power
+        for out in (bf16, fp8):
+            rin = out["requests_per_s"] * 2000
+            rout = out["output_tokens_per_s"]
+            d, e = out["dollars_per_million_tokens"], out["energy_per_token_j"]
+            self.assertAlmostEqual((d["input"] * rin + d["output"] * rout) / 1e6,
+                                   out["gpus"] * H200_PRICE / 3600, delta=1e-9)
+            self.assertAlmostEqual(e["input"] * rin + e["output"] * rout,
+                                   out["gpus"] * H200_KW * 1000, delta=1e-6)
+
+
+if __name__ == "__main__":
+    unittest.main()
