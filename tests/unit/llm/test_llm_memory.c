@@ -515,6 +515,45 @@ static void fsdp2_interleaved_gradients(void **state)
     }
 }
 
+/* ZeRO-2 under torchtitan with pipeline parallelism is FSDP2 with reshard_after_forward False,
+ * which is what its ZeRO-3 runs under PP: one run. 8 blocks of 34,944 parameters on 2 ranks
+ * (4 each), 1F1B, shard group 2, 4 microbatches. Rank 0 trains T = 4·34,944 + 64,000 (the
+ * embedding) = 203,776: weights the fp32 shard 4T/2 = 407,552 and the whole stage gathered in
+ * bf16, 2T = 407,552; gradients 4T/2 = 407,552, the stage's unsharded fp32 sum 4T = 815,104 and
+ * the block in backward's bf16 2·34,944 = 69,888: 1,292,544; Adam 8T/2 = 815,104. Megatron's
+ * ZeRO-2 accounting, which this run was given before, kept 2T = 407,552 of weights, 4T/2 +
+ * 4·34,944 = 547,328 of gradients and 12T/2 = 1,222,656 of optimizer: 732,416 bytes fewer. The
+ * step (the gathers and reductions once per step) is ZeRO-3's. */
+static void fsdp2_zero2_under_pp(void **state)
+{
+    (void)state;
+    fathom_model_t m = model_of(8);
+    llm_result_t r[2];
+    for (int k = 0; k < 2; k++) {
+        llm_execution_t e = exe(2, 2, 4);
+        e.stack = LLM_STACK_TORCHTITAN;
+        e.zero_stage = k == 0 ? 2 : 3;
+        e.optimizer_sharding = true;
+        run(&m, &e, &r[k]);
+        const llm_stage_memory_t *f = &r[k].extra.stages[0];
+        assert_close(f->weights, 407552 + 407552, 0);
+        assert_close(f->gathered_weights, 407552, 0);
+        assert_close(f->gradients, 1292544, 0);
+        assert_close(f->optimizer, 815104, 0);
+    }
+    assert_close(r[0].stats.total_time, r[1].stats.total_time, 0);
+    assert_close(r[0].stats.dp_comm_exposed_time, r[1].stats.dp_comm_exposed_time, 0);
+    /* without PP ZeRO-2 keeps Megatron's accounting (FSDP's SHARD_GRAD_OP holds the same
+     * 2 + 16/S bytes a parameter but one block's bf16 gradients) */
+    llm_execution_t e = exe(1, 2, 4);
+    e.stack = LLM_STACK_TORCHTITAN;
+    e.zero_stage = 2;
+    e.optimizer_sharding = true;
+    llm_result_t one;
+    run(&m, &e, &one);
+    assert_close(one.extra.stages[0].gathered_weights, 0, 0);
+}
+
 /* The schedules' bubbles: zero-bubble (ZB-H1) scales 1F1B's by (F + B − W)/(F + B + W), DualPipe
  * by (pp/2 − 1)(F + 2B − W)/((pp − 1)(F + B + W)), F, B, W one block's forward, input-gradient
  * and weight-gradient times (no TP, no recompute here). On 4 ranks of 8 blocks, 8 microbatches. */
@@ -622,6 +661,7 @@ int main(void)
         cmocka_unit_test(op_selective_checkpointing),
         cmocka_unit_test(fsdp2_state),
         cmocka_unit_test(fsdp2_interleaved_gradients),
+        cmocka_unit_test(fsdp2_zero2_under_pp),
         cmocka_unit_test(schedule_bubbles),
         cmocka_unit_test(memory_alone),
     };
