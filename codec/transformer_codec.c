@@ -195,7 +195,7 @@ static int check_finite(const tf_result_t *r, fathom_error_t *err)
     } checks[] = {
         {r->has_mfu, r->achieved_flops_per_s, "mfu.achieved_flops_per_s", "measured_step_time_s",
          "measured_step_time_s"},
-        {r->has_mfu, r->mfu, "mfu.fraction", "gpu_peak_flops", "gpu_peak_flops"},
+        {r->has_mfu, r->mfu, "mfu.fraction", "gpu_peak_flops", "gpu_peak_flops x num_gpus"},
         {r->has_train_time, r->train_seconds, "training.seconds", "gpu_peak_flops",
          "gpu_peak_flops x num_gpus x mfu"},
         {r->has_gpus_for_budget, r->gpus_for_budget, "training.gpus_for_time_budget",

@@ -472,6 +472,16 @@ static inline int llm_zero_stage(const llm_execution_t *e)
 {
     return e->zero_stage > 0 ? e->zero_stage : e->optimizer_sharding ? 1 : 0;
 }
+/* Weights sharded and gathered per block, FSDP's way (ZeRO-3): under a PyTorch stack with
+ * pipeline parallelism also ZeRO-2, since there ZeRO-3 is already reshard_after_forward False
+ * (torchtitan's default under PP), which is what ZeRO-2 is (SHARD_GRAD_OP): the two are one run,
+ * whose stage stays gathered and whose fp32 gradients accumulate unsharded until the last
+ * microbatch (llm_memory.c fsdp2_state, llm_stages.c fsdp). */
+static inline bool llm_fsdp_sharded_weights(const llm_execution_t *e)
+{
+    const int zero = llm_zero_stage(e);
+    return zero >= 3 || (zero == 2 && e->stack != LLM_STACK_MEGATRON && e->pipeline_par > 1);
+}
 static inline int64_t llm_shard_group(const llm_execution_t *e)
 {
     const int64_t all = e->data_par * llm_context_par(e);

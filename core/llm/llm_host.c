@@ -133,7 +133,7 @@ static void dense_kernels(const fathom_model_t *m, const llm_execution_t *e, dou
         *fw += 4;
         *bw += 4;
     }
-    if (llm_zero_stage(e) >= 3 && llm_shard_group(e) > 1) {
+    if (llm_fsdp_sharded_weights(e) && llm_shard_group(e) > 1) {
         *fw += 3;
         *bw += 5;
     }

@@ -256,7 +256,7 @@ static void state_of(const fathom_model_t *m, const llm_execution_t *e, scan_t *
     const double T = P - Z, zb = Z > 0 ? llm_finetune_base_bytes(e->finetune.base_datatype) : 0;
     const double block = max2(in->weights[0], in->weights[1]);
     const double block_trained = max2(in->weights[0] - in->frozen[0], in->weights[1] - in->frozen[1]);
-    if (e->stack != LLM_STACK_MEGATRON && zero >= 3) {
+    if (e->stack != LLM_STACK_MEGATRON && llm_fsdp_sharded_weights(e)) {
         fsdp2_state(e, in, j, n[0] + n[1], P, Z, o);
         o->blocks += blocks;
         return;

@@ -315,7 +315,7 @@ static void blocks_data_parallel(const fathom_model_t *m, const llm_system_t *s,
     /* gradients and the parameters an optimizer step changes: the trainable weights (all of
      * them but with finetune); FSDP gathers every weight, frozen or not */
     const double bpp = (double)k->bpp, nmb = (double)k->nmb, pg = b->trainable_weight_space;
-    const double pb = zero >= 3 ? b->weight_space : pg;
+    const double pb = llm_fsdp_sharded_weights(e) ? b->weight_space : pg;
     /* The windows are the block's passes as long as they last: a host-bound pass lasts as long
      * as its launches (llm_host.h), the GPU idle between kernels while the bucket's collective,
      * queued on its own stream, runs on. Counting the compute alone would let GPU work added to a
@@ -353,7 +353,7 @@ static void blocks_data_parallel(const fathom_model_t *m, const llm_system_t *s,
         grad = bpp * ar;
         exposed_grad = bucketed(ar, bw, bpp, overlap, pu);
         x->dp_exposed_last_bucket = ar;
-    } else if (zero <= 2) {
+    } else if (!llm_fsdp_sharded_weights(e)) {
         const double rounds = zero == 2 ? nmb : 1; /* ZeRO-2 reduces after every microbatch */
         grad = rounds * bpp * rs + bpp * across;
         exposed_grad = rounds * bucketed(rs, bw, bpp, overlap, pu) + bpp * across;
@@ -578,7 +578,7 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
     memory_inputs(m, e, k, blk, dense, &F.b, &L.b, shared, &x->memory);
     const int zero = llm_zero_stage(e);
     const double S = (double)llm_shard_group(e);
-    x->weight_bytes_per_param = zero >= 3 ? bpe / S : bpe;
+    x->weight_bytes_per_param = llm_fsdp_sharded_weights(e) ? bpe / S : bpe;
     const double g = llm_gradient_bytes_per_param(e);
     x->grad_bytes_per_param = !e->training ? 0 : zero >= 2 ? g / S : g;
     x->optimizer_bytes_per_param = e->training ? llm__optimizer_bytes(e) / shards : 0;

@@ -561,6 +561,14 @@ static int zero_stages(const search_options_t *o, int64_t dp, int64_t cp, int *o
     return o->zero_stage == 0 || shardable ? 1 : 0;
 }
 
+static bool walks_stage(const int *v, int n, int x) /* x among the n stages v */
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == x)
+            return true;
+    return false;
+}
+
 static void unit_execution(const search_request_t *r, const unit_t *u, llm_execution_t *e);
 
 /* FP8 training on or off for e, with what goes with it: the recipe, its stack's own when it
@@ -727,7 +735,17 @@ static size_t layout_units(const search_request_t *req, search_plan_t *p, bool f
     if (batch == 0)
         return n;
     int zeros[4];
-    const int n_zero = zero_stages(o, dp, cp, zeros);
+    int n_zero = zero_stages(o, dp, cp, zeros);
+    /* A PyTorch stack's ZeRO-2 under PP is the run its ZeRO-3 is (llm_fsdp_sharded_weights):
+     * walked once, as ZeRO-3, when both are walked. */
+    if (o->stack != LLM_STACK_MEGATRON && pp > 1 && n_zero > 1 &&
+        walks_stage(zeros, n_zero, 3)) {
+        int kept = 0;
+        for (int z = 0; z < n_zero; z++)
+            if (zeros[z] != 2)
+                zeros[kept++] = zeros[z];
+        n_zero = kept;
+    }
     for (int c = 0; c < n_int; c++)
         for (int rc = LLM_RECOMPUTE_FULL;
              schedule_runs(o->pipeline_schedule, pp, ints[c]) && rc <= LLM_RECOMPUTE_NONE; rc++)

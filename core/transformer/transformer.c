@@ -179,8 +179,12 @@ void tf_estimate(const fathom_model_t *m, const tf_inputs_t *in, tf_result_t *r)
 
     if (in->has_batch_size && in->has_measured_step_time && in->has_gpu_peak_flops) {
         r->has_mfu = true;
+        /* MFU is the job's FLOP/s over the peak of every GPU that ran the step: batch_size is
+         * the optimizer step's global batch, so with num_gpus the peak is num_gpus·peak (the
+         * notebook's single-GPU figure when num_gpus is left out). */
+        const double gpus = in->has_num_gpus ? in->num_gpus : 1.0;
         r->achieved_flops_per_s = r->flops.total * in->batch_size / in->measured_step_time_s;
-        r->mfu = r->achieved_flops_per_s / in->gpu_peak_flops;
+        r->mfu = r->achieved_flops_per_s / (in->gpu_peak_flops * gpus);
     }
     if (in->has_tokens) {
         r->train_flops = r->train_flops_per_token * in->tokens;

@@ -148,6 +148,31 @@ class Memory(ServerTestCase):
         # a layout that fits gets none
         self.assertIsNone(self.estimate("llama3.1-405B", llama_405b(128)).json()["cheapest_fitting_change"])
 
+    def test_torch_zero2_under_pp_is_fsdp(self):
+        """Under torchtitan with pipeline parallelism ZeRO-2 (reshard_after_forward False) is the
+        run ZeRO-3 already is there: the same memory and step time. Llama 3 70B on TP 4 · PP 4
+        · DP 4, the first rank: 20 blocks of 855,638,016/4 + 16,384 (norms) = 213,925,888 and
+        the embedding's 1,050,673,152/4 = 262,668,288, T = 4,541,186,048 parameters; gradients
+        the fp32 shard 4T/4, the stage's unsharded fp32 sum 4T until the last microbatch and
+        the block in backward's bf16 2·213,925,888: 23,133,782,016 bytes (Megatron's ZeRO-2
+        accounting, given before, kept 4T/4 + 4·213,925,888 = 5,396,889,600)."""
+        exe = {"num_procs": 64, "tensor_par": 4, "pipeline_par": 4, "data_par": 4,
+               "batch_size": 128, "microbatch_size": 1, "datatype": "bfloat16",
+               "attention_kernel": "fused", "activation_recompute": "none",
+               "stack": "torchtitan"}
+        out = {}
+        for z in (1, 2, 3):
+            r = self.estimate("llama3-70B", dict(exe, zero_stage=z))
+            self.assertEqual(r.status, 200, r.body)
+            out[z] = r.json()["summary"]
+        self.assertEqual(out[2]["mem_tier1_bytes"], out[3]["mem_tier1_bytes"])
+        self.assertEqual(out[2]["step_time_s"], out[3]["step_time_s"])
+        T, block = 4541186048, 213925888
+        self.assertEqual(out[2]["memory"]["stages"][0]["gradients"], 5 * T + 2 * block)
+        r = self.estimate("llama3-70B", dict(exe, zero_stage=2, weight_offload=True))
+        self.assertEqual(r.status, 422, r.body)
+        self.assertEqual(r.json()["error"]["field"], "execution.zero_stage")
+
     def test_bad_memory_fields_name_the_field(self):
         cases = [
             (dict(DEEPSEEK_V3, pipeline_schedule="pipedream"), "execution.pipeline_schedule"),

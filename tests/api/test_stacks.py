@@ -240,6 +240,23 @@ class Stacks(ServerTestCase):
         self.assertError(self.server.post("/v1/sweep", search), 422, "invalid_field",
                          "options.loss_kernel")
 
+    def test_torchtitan_search_walks_fsdp_under_pp_once(self):
+        """Under torchtitan with PP, ZeRO-2 and ZeRO-3 are one run (doc/memory.md, "The PyTorch
+        stacks"): a search ranks it once, as ZeRO-3, so its top rows are not pairs of the same
+        layout; without PP both stages are still walked."""
+        for pp, stages in ((2, {3}), (1, {2, 3})):
+            search = {"kind": "optimal_execution", "model": "llama3-8B", "system": "h100_sxm",
+                      "num_procs": 16, "max_batch_size": 64, "datatype": "bfloat16",
+                      "options": {"top_n": 50, "stack": "torchtitan", "exact_batch": True,
+                                  "no_offload": True, "pipeline_par": pp}}
+            r = self.server.post("/v1/sweep", search)
+            self.assertEqual(r.status, 202, r.body)
+            doc = wait_for(self.server, r.json()["id"])
+            self.assertEqual(doc["status"], "done", doc.get("error"))
+            rows = [b["execution"] for b in doc["best"]]
+            self.assertEqual({e["pipeline_par"] for e in rows}, {pp})
+            self.assertEqual({e["zero_stage"] for e in rows}, stages)
+
     def test_gpu_variant(self):
         """A variant replaces memory and bandwidth; a 500 W limit on the 700 W H100 keeps
         (500 - 73.5)/(700 - 73.5) = 0.6808 of the clock, so a compute-bound step is slower;

@@ -461,6 +461,16 @@ static void op_selective_checkpointing(void **state)
     assert_close(llm__op_sac_bytes(&m, &e), 9728, 0);
 }
 
+/* torchtitan on pp ranks of dp replicas, nmb microbatches, at the given ZeRO stage */
+static llm_execution_t torchtitan_exe(int64_t pp, int64_t dp, int64_t nmb, int zero)
+{
+    llm_execution_t e = exe(pp, dp, nmb);
+    e.stack = LLM_STACK_TORCHTITAN;
+    e.zero_stage = zero;
+    e.optimizer_sharding = true;
+    return e;
+}
+
 /* FSDP2 (torchtitan, zero 3 over 2 ranks, pp 1): P = 197,952; the fp32 shard 4P/2 = 395,904
  * plus the unsharded bf16 root (embedding 64,000, output 64,000 and final norm 64) and two
  * blocks (2·34,944): 2·(128,064 + 69,888) = 395,904 gathered; gradients 4P/2 + one block's
@@ -469,10 +479,7 @@ static void fsdp2_state(void **state)
 {
     (void)state;
     fathom_model_t m = model_of(2);
-    llm_execution_t e = exe(1, 2, 1);
-    e.stack = LLM_STACK_TORCHTITAN;
-    e.zero_stage = 3;
-    e.optimizer_sharding = true;
+    llm_execution_t e = torchtitan_exe(1, 2, 1, 3);
     llm_result_t r;
     run(&m, &e, &r);
     const llm_stage_memory_t *f = &r.extra.stages[0];
@@ -499,10 +506,7 @@ static void fsdp2_interleaved_gradients(void **state)
     fathom_model_t m = model_of(8);
     const double want[2][2] = {{1012992, 1013376}, {1292544, 1292928}};
     for (int k = 0; k < 2; k++) {
-        llm_execution_t e = exe(2, 2, k == 0 ? 2 : 4);
-        e.stack = LLM_STACK_TORCHTITAN;
-        e.zero_stage = 3;
-        e.optimizer_sharding = true;
+        llm_execution_t e = torchtitan_exe(2, 2, k == 0 ? 2 : 4, 3);
         e.pipeline_interleaving = 2;
         llm_result_t r;
         run(&m, &e, &r);
@@ -513,6 +517,39 @@ static void fsdp2_interleaved_gradients(void **state)
             assert_close(a.gradients, want[k][rank], 0);
         }
     }
+}
+
+/* ZeRO-2 under torchtitan with pipeline parallelism is FSDP2 with reshard_after_forward False,
+ * which is what its ZeRO-3 runs under PP: one run. 8 blocks of 34,944 parameters on 2 ranks
+ * (4 each), 1F1B, shard group 2, 4 microbatches. Rank 0 trains T = 4·34,944 + 64,000 (the
+ * embedding) = 203,776: weights the fp32 shard 4T/2 = 407,552 and the whole stage gathered in
+ * bf16, 2T = 407,552; gradients 4T/2 = 407,552, the stage's unsharded fp32 sum 4T = 815,104 and
+ * the block in backward's bf16 2·34,944 = 69,888: 1,292,544; Adam 8T/2 = 815,104. Megatron's
+ * ZeRO-2 accounting, which this run was given before, kept 2T = 407,552 of weights, 4T/2 +
+ * 4·34,944 = 547,328 of gradients and 12T/2 = 1,222,656 of optimizer: 732,416 bytes fewer. The
+ * step (the gathers and reductions once per step) is ZeRO-3's. */
+static void fsdp2_zero2_under_pp(void **state)
+{
+    (void)state;
+    fathom_model_t m = model_of(8);
+    llm_result_t r[2];
+    for (int k = 0; k < 2; k++) {
+        llm_execution_t e = torchtitan_exe(2, 2, 4, k == 0 ? 2 : 3);
+        run(&m, &e, &r[k]);
+        const llm_stage_memory_t *f = &r[k].extra.stages[0];
+        assert_close(f->weights, 407552 + 407552, 0);
+        assert_close(f->gathered_weights, 407552, 0);
+        assert_close(f->gradients, 1292544, 0);
+        assert_close(f->optimizer, 815104, 0);
+    }
+    assert_close(r[0].stats.total_time, r[1].stats.total_time, 0);
+    assert_close(r[0].stats.dp_comm_exposed_time, r[1].stats.dp_comm_exposed_time, 0);
+    /* without PP ZeRO-2 keeps Megatron's accounting (FSDP's SHARD_GRAD_OP holds the same
+     * 2 + 16/S bytes a parameter but one block's bf16 gradients) */
+    llm_execution_t e = torchtitan_exe(1, 2, 4, 2);
+    llm_result_t one;
+    run(&m, &e, &one);
+    assert_close(one.extra.stages[0].gathered_weights, 0, 0);
 }
 
 /* The schedules' bubbles: zero-bubble (ZB-H1) scales 1F1B's by (F + B − W)/(F + B + W), DualPipe
@@ -622,6 +659,7 @@ int main(void)
         cmocka_unit_test(op_selective_checkpointing),
         cmocka_unit_test(fsdp2_state),
         cmocka_unit_test(fsdp2_interleaved_gradients),
+        cmocka_unit_test(fsdp2_zero2_under_pp),
         cmocka_unit_test(schedule_bubbles),
         cmocka_unit_test(memory_alone),
     };

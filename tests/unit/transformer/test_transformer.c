@@ -79,10 +79,22 @@ static void gpt2_mfu_and_6nd(void **state)
     in.has_mfu = true, in.mfu = 0.3;
     tf_result_t r;
     tf_estimate(&m, &in, &r);
-    assert_true(r.has_mfu);
-    assert_close(round(r.mfu * 10000) / 100, 37.14, 0); /* "fraction of A100 used: 37.14%" */
     assert_true(r.has_train_time);
     assert_close(round(r.train_days * 100) / 100, 3.46, 0); /* "3.46 days" */
+    /* the notebook's step of 100 sequences in 0.755 s ran on one A100 */
+    in.has_num_gpus = false;
+    tf_estimate(&m, &in, &r);
+    assert_true(r.has_mfu);
+    assert_close(round(r.mfu * 10000) / 100, 37.14, 0); /* "fraction of A100 used: 37.14%" */
+    /* MFU is over every GPU of the step: 8 GPUs each running the notebook's 100 sequences in
+     * 0.755 s (a global batch of 800) use the same fraction of their peak as the one A100 did,
+     * 874,944,921,600 FLOP × 800 / 0.755 s / (8 × 312e12) = 0.37143, not 8 times it. */
+    in.has_num_gpus = true, in.num_gpus = 8;
+    in.batch_size = 800;
+    tf_estimate(&m, &in, &r);
+    assert_close(r.achieved_flops_per_s, 874944921600.0 * 800 / 0.755, 1e-12);
+    assert_close(r.mfu, 874944921600.0 * 800 / 0.755 / (8 * 312e12), 1e-12);
+    assert_close(round(r.mfu * 10000) / 100, 37.14, 0);
 }
 
 /* Seed 004's constants: A100 312 TFLOP/s at 45%, backward 1.5× forward, 5% recompute. */
