@@ -284,6 +284,16 @@ static json_t *evaluate(const json_t *normalized, const codec_ctx_t *ctx, fathom
         json_array_append_new(warnings,
                               json_string("training: the run's cost needs batch_size, "
                                           "gpu_peak_flops, mfu and num_gpus"));
+    /* Above 1 the inputs contradict each other (no GPU does more than its peak): most often a
+     * global batch_size with the GPUs that ran it left out. Said, not refused: the other answers
+     * do not depend on it. */
+    if (r.has_mfu && r.mfu > 1.0)
+        json_array_append_new(
+            warnings, json_string(in.has_num_gpus
+                                      ? "mfu.fraction is above 1: batch_size sequences in "
+                                        "measured_step_time_s need more than num_gpus GPUs' peak"
+                                      : "mfu.fraction is above 1: batch_size is the global batch; "
+                                        "give num_gpus, the GPUs that ran the measured step"));
     if (m.vocab_size == 0)
         json_array_append_new(warnings,
                               json_string("model.vocab_size not given: embedding and output "

@@ -78,6 +78,12 @@ class Basics(ServerTestCase):
             r = self.server.post("/v1/transformer", body)
             self.assertEqual(r.status, 200, r.body)
             self.assertAlmostEqual(r.json()["mfu"]["fraction"], 0.371429, places=5)
+            self.assertFalse([w for w in r.json()["warnings"] if "mfu" in w])
+        # the global batch without the GPUs that ran it: 1,024 times the peak, said in a warning
+        r = self.server.post("/v1/transformer", {k: v for k, v in many.items() if k != "num_gpus"})
+        self.assertEqual(r.status, 200, r.body)
+        self.assertGreater(r.json()["mfu"]["fraction"], 1)
+        self.assertTrue([w for w in r.json()["warnings"] if "give num_gpus" in w], r.json())
 
     def test_curl_default_form_content_type_is_json(self):
         r = self.server.post("/v1/transformer", json.dumps(GPT2),
