@@ -806,6 +806,14 @@ void codec_llm_execution_default_nets(const json_t *v, const llm_system_t *s, ll
         }
         *nets[k] = t;
     }
+    /* The expert-parallel group left out: on the first tier that connects its expert_par ×
+     * expert_tensor_par processors, as the search places it. Megatron lays expert layers out
+     * with their own rank order (expert-TP, then EP, then expert-DP: parallel_state.py's
+     * expert RankGenerator), so an EP group is that many consecutive ranks whatever attention's
+     * TP is. It was tensor parallelism's tier, and an EP group wider than the node was refused. */
+    const int64_t span = mul_sat(e->expert_par, e->expert_tensor_par);
+    if (!jr_has(v, "expert_par_net") && s->num_networks > 0)
+        e->expert_par_net = span > 1 ? llm_first_tier_connecting(s, span) : e->tensor_par_net;
 }
 
 json_t *codec_llm_execution_encode(const llm_execution_t *e)

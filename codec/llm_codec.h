@@ -6,7 +6,8 @@
  *   tensor_par 1, pipeline_par 1, data_par num_procs/(tensor_par*pipeline_par) (1 when
  *   num_procs is absent too), num_procs tensor_par*pipeline_par*data_par, tensor_par_net,
  *   pipeline_par_net and data_par_net the first tier with room (codec_llm_execution_default_nets
- *   below; 0 where the system is not known), batch_size REQUIRED, microbatch_size 1,
+ *   below; 0 where the system is not known), expert_par_net the first tier that connects the
+ *   expert group, batch_size REQUIRED, microbatch_size 1,
  *   datatype "float16", fused_activation true, attention_type "multihead",
  *   activation_recompute "full" when training else "none", pipeline_interleaving 1,
  *   optimizer_sharding false, tensor_par_comm_type "ar", tensor_par_overlap "none",
@@ -88,7 +89,8 @@ int codec_llm_finetune_check_request(const fathom_model_t *m, const llm_finetune
 /* Puts each of tensor_par_net, pipeline_par_net and data_par_net that the execution object v
  * leaves out on the first tier of system s that still has room for it, taking tensor, pipeline
  * and data parallelism in that order (the last tier when none has room), so that a group spanning
- * nodes lands on the node-spanning tier as a planner expects instead of all on tier 0. Fields v
+ * nodes lands on the node-spanning tier as a planner expects instead of all on tier 0; and
+ * expert_par_net on the first tier that connects expert_par × expert_tensor_par. Fields v
  * gives are kept. Call after codec_llm_execution_decode, once the system is known. */
 void codec_llm_execution_default_nets(const json_t *v, const llm_system_t *s,
                                       llm_execution_t *e);

@@ -708,6 +708,9 @@ double llm_curve_top(const llm_curve_t *c);
 /* Seconds of one collective `op` of `bytes` among `peers` ranks on tier `net` of s: Calculon's
  * latency + bytes·scalar·(1 + offset/peers) / (bandwidth·efficiency) (llm_system.c). */
 double llm_net_op_time(const llm_system_t *s, int net, llm_net_op_t op, double bytes, double peers);
+/* The first tier of s that connects `span` processors (size >= span), or the last when none
+ * does: where a group of that span goes when the request does not place it. */
+int llm_first_tier_connecting(const llm_system_t *s, int64_t span);
 /* Efficiency of an operation of `size` (GFLOP for a processor curve, MB for a memory curve) on
  * curve c: the first point whose threshold size reaches (Calculon's rule); 0 when none does. */
 double llm_curve_efficiency(const llm_curve_t *c, double size);

@@ -63,6 +63,14 @@ double llm_net_op_time(const llm_system_t *s, int net, llm_net_op_t op, double b
     return llm__net_time(&s->networks[net], op, bytes, peers);
 }
 
+int llm_first_tier_connecting(const llm_system_t *s, int64_t span)
+{
+    for (int i = 0; i < s->num_networks; i++)
+        if (s->networks[i].size >= span)
+            return i;
+    return s->num_networks - 1;
+}
+
 double llm_curve_efficiency(const llm_curve_t *c, double size)
 {
     for (int i = 0; i < c->num_points; i++)

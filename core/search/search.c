@@ -245,15 +245,6 @@ static int expert_layouts(const search_request_t *r, const unit_t *u, int64_t *e
     return n;
 }
 
-/* The lowest network tier the expert group of ep·etp processors fits in. */
-static int expert_net(const llm_system_t *s, int64_t span)
-{
-    for (int i = 0; i < s->num_networks; i++)
-        if (s->networks[i].size >= span)
-            return i;
-    return s->num_networks - 1;
-}
-
 /* The sizes of the inner loops of a unit, in walk order. The full walk's DP-overlap loop of one
  * value is off and its network loops run over tiers 0..n-1; a coarse walk (TWO STAGES,
  * search.h) fixes DP overlap to dpo_fixed and walks its n_rep representative network
@@ -615,7 +606,8 @@ static double seed_rate(const search_request_t *r, const unit_t *u)
     unit_execution(r, u, &e);
     e.expert_par = eps[0];
     e.expert_tensor_par = etps[0];
-    e.expert_par_net = expert_net(&r->system, eps[0] * etps[0]);
+    /* the lowest tier the expert group of ep·etp processors fits in */
+    e.expert_par_net = llm_first_tier_connecting(&r->system, eps[0] * etps[0]);
     e.attention_kernel = l.n_kernel == 2 || r->options.attention_kernel == SEARCH_PICK_ON
                              ? LLM_ATTN_KERNEL_FUSED
                              : LLM_ATTN_KERNEL_UNFUSED;
@@ -1390,7 +1382,7 @@ static int walk_unit(search_plan_t *p, size_t unit, search_result_t *acc, volati
     for (int x = 0; x < n_exp; x++) {
         e->expert_par = eps[x];
         e->expert_tensor_par = etps[x];
-        e->expert_par_net = expert_net(&r->system, eps[x] * etps[x]);
+        e->expert_par_net = llm_first_tier_connecting(&r->system, eps[x] * etps[x]);
         for (int ak = 0; ak < l.n_kernel; ak++) {
             e->attention_kernel = l.n_kernel == 2 ? (llm_attn_kernel_t)ak
                                   : r->options.attention_kernel == SEARCH_PICK_ON

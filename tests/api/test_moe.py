@@ -60,6 +60,21 @@ class Moe(ServerTestCase):
         self.assertEqual(first["non_expert"]["optimizer"], 545648688)
         self.assertAlmostEqual(first["expert"]["weights"] + first["non_expert"]["weights"], first["weights"])
         self.assertTrue(0 < s["mfu"] < 1)
+        # expert_par_net left out: the first tier that connects the 64-GPU expert group, the
+        # same estimate as naming it (it was tensor_par_net's tier 0, refused as too small)
+        implicit = {k: v for k, v in DEEPSEEK_H100.items() if k != "expert_par_net"}
+        r0 = self.estimate("deepseek-v3", implicit)
+        self.assertEqual(r0.status, 200, r0.body)
+        self.assertEqual(r0.json()["summary"]["expert_parallel_tier"], 1)
+        self.assertEqual(r0.json()["summary"]["step_time_s"], s["step_time_s"])
+        # an EP group inside one node stays on the node's tier
+        r8 = self.estimate("deepseek-v3", dict(implicit, expert_par=8))
+        self.assertEqual(r8.status, 200, r8.body)
+        self.assertEqual(r8.json()["summary"]["expert_parallel_tier"], 0)
+        # named too small, still refused naming the field
+        bad = self.estimate("deepseek-v3", dict(DEEPSEEK_H100, expert_par_net=0))
+        self.assertEqual(bad.status, 422, bad.body)
+        self.assertEqual(bad.json()["error"]["field"], "execution.expert_par_net")
         # overlapping dispatch/combine never makes the step slower
         r2 = self.estimate("deepseek-v3", dict(DEEPSEEK_H100, moe_a2a_overlap=True))
         self.assertEqual(r2.status, 200, r2.body)
