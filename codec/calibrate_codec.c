@@ -80,14 +80,17 @@ static const json_t *list(const json_t *body, const char *key)
 }
 
 /* Step seconds ⇄ the unit a run was measured in: tokens/s per processor =
- * batch·seq / (step·procs); TFLOP/s per processor = model FLOPs / (step·procs) / 1e12. Both are
- * inversely proportional to the step time, so one function converts either way. */
+ * batch·seq / (step·procs); TFLOP/s per processor = model FLOPs / (step·procs) / 1e12, with the
+ * model FLOPs of the step as /v1/estimate counts them for its tflops_per_proc
+ * (llm_step_model_flops: a LoRA step's frozen base does no weight-gradient GEMMs), so that an
+ * estimate's own figure reads back as its own step time. Both are inversely proportional to the
+ * step time, so one function converts either way. */
 static double convert(unit_t u, const fathom_model_t *m, const llm_execution_t *e, double x)
 {
     double procs = (double)e->num_procs;
     switch (u) {
     case U_TOKENS: return (double)e->batch_size * (double)m->seq_size / (x * procs);
-    case U_TFLOPS: return llm_model_flops(m, e->batch_size, e->training) / (x * procs * 1e12);
+    case U_TFLOPS: return llm_step_model_flops(m, e) / (x * procs * 1e12);
     default: return x;
     }
 }

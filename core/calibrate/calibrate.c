@@ -481,7 +481,15 @@ int calibrate_check(const llm_system_t *base, const calibrate_input_t *in, fatho
         llm_result_t r;
         fathom_error_t e2;
         if (llm_estimate(in->runs[i].model, base, &in->runs[i].execution, &r, &e2)) {
-            /* runs[i] + the estimate's own path ("execution.tensor_par"), cut if too long. */
+            /* A refusal of the system ("system", "system.networks[0]…") names the request's
+             * one base system, which no run holds: "runs[0].system" is no path of the request.
+             * Anything else is the run's: runs[i] + the estimate's own path
+             * ("execution.tensor_par"), cut if too long. */
+            const bool of_system = strncmp(e2.field, "system", 6) == 0 &&
+                                   (e2.field[6] == 0 || e2.field[6] == '.');
+            if (of_system)
+                return fathom_error_set(err, e2.code, e2.field, "runs[%zu]: %s", i,
+                                        e2.message);
             char q[FATHOM_ERROR_FIELD_MAX + 32];
             snprintf(q, sizeof q, "runs[%zu].%s", i, e2.field[0] ? e2.field : "execution");
             q[FATHOM_ERROR_FIELD_MAX - 1] = 0;

@@ -169,6 +169,60 @@ class Calibrate(ServerTestCase):
             os.unlink(f.name)
         self.assertEqual(json.loads(cli.stdout)["system"], s)
 
+    def test_round_trip_of_fathoms_own_estimates(self):
+        """Fathom's own estimates on h100_sxm, read back as measurements in each unit the
+        estimate reports them in (a LoRA step's tflops_per_proc counts its frozen base's FLOPs
+        as /v1/estimate does: it was read back with the full model's, 49.8 % off), predict
+        themselves exactly and leave every parameter where it was; the same runs 1.2 times
+        slower are reproduced by the calibrated system within 2 %."""
+        lora = {"method": "lora", "rank": 16, "targets": ["q_proj", "v_proj"]}
+        cases = [("llama3-8B",
+                  {"num_procs": 8, "tensor_par": 1, "batch_size": 64, "finetune": lora},
+                  "tflops_per_proc"),
+                 ("llama3-8B", dict(RUNS[0][1]), "tokens_per_s_per_proc"),
+                 ("qwen2.5-7B", dict(RUNS[2][1]), "step_time_s")]
+        own = []
+        for model, ex, unit in cases:
+            ex.update(datatype="bfloat16", attention_kernel="fused")
+            r = self.server.post("/v1/estimate",
+                                 {"model": model, "system": "h100_sxm", "execution": ex})
+            self.assertEqual(r.status, 200, r.body)
+            own.append(r.json()["summary"][unit])
+        for factor in (1.0, 1.2):
+            runs = [{"model": model, "execution": ex,
+                     "measured": {unit: v * factor if unit == "step_time_s" else v / factor}}
+                    for (model, ex, unit), v in zip(cases, own)]
+            r = self.server.post("/v1/calibrate", {"system": "h100_sxm", "runs": runs})
+            self.assertEqual(r.status, 200, r.body)
+            out = r.json()
+            fit = [row for row in out["fit"] if row["kind"] == "run"]
+            for row, (_, _, unit) in zip(fit, cases):
+                self.assertEqual(row["unit"], unit)
+                # the base system predicts the unscaled figure: a step 1/1.2 of the measured
+                # one, a rate 1.2 times the measured one
+                want = 1 / factor - 1 if unit == "step_time_s" else factor - 1
+                self.assertAlmostEqual(row["error_before_pct"], 100 * want, delta=1e-9, msg=row)
+            if factor == 1.0:
+                for p in out["parameters"]:
+                    self.assertAlmostEqual(p["fitted"], p["base"], delta=1e-6 * abs(p["base"]),
+                                           msg=p)
+                continue
+            for (model, ex, unit), run in zip(cases, runs):
+                e = self.server.post("/v1/estimate",
+                                     {"model": model, "system": out["system"], "execution": ex})
+                self.assertEqual(e.status, 200, e.body)
+                want = run["measured"][unit]
+                self.assertAlmostEqual(e.json()["summary"][unit], want, delta=0.02 * want)
+
+    def test_refused_base_system_names_system(self):
+        """A base system no run can be estimated on is the request's "system", not a member of
+        the run that found it out ("runs[0].system" is no path of the request)."""
+        base = copy.deepcopy(self.base)
+        base["networks"][0]["efficiency"] = 1e-300
+        r = self.server.post("/v1/calibrate", {"system": base, "runs": self.body["runs"][:1]})
+        err = self.assertError(r, 422, "infeasible_execution", "system")
+        self.assertTrue(err["message"].startswith("runs[0]: "), err)
+
     def test_only_collectives(self):
         body = {"system": "h100_sxm", "collectives": self.body["collectives"][:1]}
         r = self.server.post("/v1/calibrate", body)
