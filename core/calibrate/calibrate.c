@@ -449,6 +449,19 @@ int calibrate_check(const llm_system_t *base, const calibrate_input_t *in, fatho
         if ((unsigned)g->datatype >= LLM_DT__COUNT || !base->matrix.rate[g->datatype].present)
             return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
                                     "the system's matrix engine has no such datatype");
+        /* The fit can raise an efficiency to 1, no further: a row above the peak is no dense
+         * GEMM on this system (a FLOP/s slip, a sparse kernel, another GPU). Left in, its error
+         * (predicted/measured − 1) sits near −1 whatever the fit does, and the row is ignored
+         * without a word. */
+        const double peak = base->matrix.rate[g->datatype].tflops;
+        if (g->tflops > peak) {
+            snprintf(p, sizeof p, "gemms[%zu].tflops", i);
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                    "%g TFLOP/s is above the system's %s matrix peak (%g TFLOP/s): "
+                                    "no GEMM runs faster than its peak; check the unit (TFLOP/s) "
+                                    "and the system",
+                                    g->tflops, llm_datatype_name(g->datatype), peak);
+        }
         if (!isfinite(calibrate_gemm_tflops(base, g))) {
             snprintf(p, sizeof p, "gemms[%zu].m", i);
             return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
