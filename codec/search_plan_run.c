@@ -294,7 +294,7 @@ static void published_view(const batch_run_t *r, double ideal_gh, double expecte
     const llm_rate_t *bf16 = &s->matrix.rate[LLM_DT_BFLOAT16];
     v->peak = (bf16->present ? bf16->tflops : s->matrix.rate[LLM_DT_FLOAT16].tflops) * 1e12;
     v->compute = 6.0 * params.active * r->tokens_trained; /* the table's 6·N·D */
-    plan_published_fit(v->peak, (int64_t)n, v->compute, &v->fit);
+    plan_published_fit(v->peak, (int64_t)n, params.active, &v->fit);
     v->published_gh = v->compute / (v->fit.efficiency * v->peak * 3600.0);
     plan_gpu_hours_range(ideal_gh, expected_gh, &v->fit, &v->gpu_hours);
 }
