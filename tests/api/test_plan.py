@@ -293,6 +293,17 @@ class Plans(ServerTestCase):
         for key in ("gpu_hours", "days", "dollars", "mwh"):
             self.assertAlmostEqual(got[1][key] / got[0][key], 6.5 / 5.5, delta=1e-4, msg=key)
 
+    def test_a_run_that_never_finishes_misses_the_deadline_and_budget(self):
+        # half a failure per GPU-hour on 64 GPUs: an interruption every 113 s, less than a
+        # restart (15 min), so the run never finishes; like a candidate that does not fit it
+        # misses every deadline and budget (not "at risk": no part of its range meets them)
+        doc = run_plan(self, self.server, dict(BASE, gpu_counts=[64], systems=["h100_sxm"],
+                                               deadline_days=1000, budget_dollars=1e9,
+                                               failures={"per_gpu_hour": 0.5}))
+        c = doc["plan"]["candidates"][0]
+        self.assertEqual(c["rejected"], ["never_finishes"])
+        self.assertEqual((c["deadline_verdict"], c["budget_verdict"]), ("misses", "misses"))
+        self.assertIsNone(doc["plan"]["cheapest_within_deadline"])
     def test_schedule_and_goodput_choose_the_batch(self):
         # a ramp: a quarter of the tokens at 256K tokens a step, on the main batch's layout
         stage = {"batch_tokens": 262144, "tokens": 2.5e9}
