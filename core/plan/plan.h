@@ -140,8 +140,9 @@ double plan_published_efficiency(const plan_published_run_t *r);
  * reproduces (the same generation and GPU count, its model's N within 10%) is left out, so that
  * it is never its own evidence. The match leaves the tokens out: a plan's figures then scale with
  * its tokens, where a match on compute 6·N·D left a run out of a plan of another model whose
- * tokens happened to give its compute, and one more token past the match made the run cheaper. Over the other runs of the candidate's GPU generation (peaks within 1.5x; every
- * other run when its generation has none):
+ * tokens happened to give its compute, and one more token past the match made the run cheaper.
+ * Over the other runs of the candidate's GPU generation (peaks within 1.5x; every other run when
+ * its generation has none):
  *   k̄ = the geometric mean of k = published / tuned GPU-hours;
  *   η̄ = the geometric mean of η (reported beside it);
  *   σ = the pooled within-generation standard deviation of ln k over every other run,

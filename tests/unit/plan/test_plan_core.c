@@ -165,9 +165,9 @@ static void batch_law(void **state)
  *   −0.15205, squares summing to 0.125928; the H100 pair ±0.037346, 0.002789; σ =
  *   sqrt(0.128717 / (7 runs − 2 generations)) = 0.16045. η̄ over the same five: (0.47694 ·
  *   0.31809 · 0.25854 · 0.35676 · 0.48077)^(1/5) = 0.36777.
- * LLaMA 65B's own plan (2,048 A100, 65.3B active parameters: Fathom's count) leaves LLaMA out: mean ln k of the other
- *   four 1.760870 / 4 = 0.440218, k̄ = 1.55305; squares 0.119830, with the H100 pair 0.122619;
- *   σ = sqrt(0.122619 / (6 − 2)) = 0.17509.
+ * LLaMA 65B's own plan (2,048 A100, 65.3B active parameters: Fathom's count) leaves LLaMA out:
+ *   mean ln k of the other four 1.760870 / 4 = 0.440218, k̄ = 1.55305; squares 0.119830, with
+ *   the H100 pair 0.122619; σ = sqrt(0.122619 / (6 − 2)) = 0.17509.
  * Llama 3.1 405B's own (16,384 H100, 405.9B active): DeepSeek-V3 alone, k̄ = 1.130394; σ from
  *   the A100 runs, sqrt(0.125928 / 4) = 0.17743. The same GPUs with 1.2x its parameters (487B):
  *   not its run; k̄ over both H100 runs, sqrt(1.218058 · 1.130394) = 1.173408.
