@@ -294,12 +294,14 @@ static void published_view(const batch_run_t *r, double ideal_gh, double expecte
     const llm_rate_t *bf16 = &s->matrix.rate[LLM_DT_BFLOAT16];
     v->peak = (bf16->present ? bf16->tflops : s->matrix.rate[LLM_DT_FLOAT16].tflops) * 1e12;
     v->compute = 6.0 * params.active * r->tokens_trained; /* the table's 6·N·D */
-    plan_published_fit(v->peak, (int64_t)n, v->compute, &v->fit);
+    plan_published_fit(v->peak, (int64_t)n, params.active, &v->fit);
     v->published_gh = v->compute / (v->fit.efficiency * v->peak * 3600.0);
     plan_gpu_hours_range(ideal_gh, expected_gh, &v->fit, &v->gpu_hours);
 }
 
-/* The range of a candidate's GPU-hours, days and dollars, and the verdicts on them. */
+/* The range of a candidate's GPU-hours, days and dollars, and the verdicts on them. A run that
+ * never finishes (goodput 0: no finite range) misses every deadline and budget, as one that
+ * does not fit (add_empty_figures): it was "at risk", which told a planner it might make it. */
 static int add_range(json_t *c, const json_t *spec, const published_view_t *v,
                      double expected_gh, double n, double price, fathom_error_t *err)
 {
@@ -318,9 +320,9 @@ static int add_range(json_t *c, const json_t *spec, const published_view_t *v,
         v->published_gh, "gpu_hours_tuned", num_or_null(expected_gh), "mfu_6nd_expected",
         isfinite(gh.point) ? v->compute / (gh.point * 3600.0 * v->peak) : 0,
         "deadline_verdict",
-        plan_verdict_names[isfinite(gh.high) ? plan_verdict(&days, deadline) : PLAN_AT_RISK],
+        plan_verdict_names[isfinite(gh.high) ? plan_verdict(&days, deadline) : PLAN_MISSES],
         "budget_verdict",
-        plan_verdict_names[isfinite(gh.high) ? plan_verdict(&dollars, budget) : PLAN_AT_RISK]);
+        plan_verdict_names[isfinite(gh.high) ? plan_verdict(&dollars, budget) : PLAN_MISSES]);
     int rc = !fig || json_object_update(c, fig) ? codec_plan__oom(err) : 0;
     json_decref(fig);
     return rc;

@@ -135,11 +135,14 @@ extern const size_t plan_published_runs_count;
 
 double plan_published_efficiency(const plan_published_run_t *r);
 
-/* What the published runs predict for a run of compute 6·N·D on num_gpus GPUs of dense BF16
- * peak P, validated leave-one-out (doc/plan.md): a published run the plan reproduces (the same
- * generation and GPU count, its compute within 10%) is left out, so that it is never its own
- * evidence. Over the other runs of the candidate's GPU generation (peaks within 1.5x; every
- * other run when its generation has none):
+/* What the published runs predict for a run of a model of N active parameters on num_gpus GPUs
+ * of dense BF16 peak P, validated leave-one-out (doc/plan.md): a published run the plan
+ * reproduces (the same generation and GPU count, its model's N within 10%) is left out, so that
+ * it is never its own evidence. The match leaves the tokens out: a plan's figures then scale with
+ * its tokens, where a match on compute 6·N·D left a run out of a plan of another model whose
+ * tokens happened to give its compute, and one more token past the match made the run cheaper.
+ * Over the other runs of the candidate's GPU generation (peaks within 1.5x; every other run when
+ * its generation has none):
  *   k̄ = the geometric mean of k = published / tuned GPU-hours;
  *   η̄ = the geometric mean of η (reported beside it);
  *   σ = the pooled within-generation standard deviation of ln k over every other run,
@@ -152,7 +155,7 @@ typedef struct {
     const char *left_out; /* the model of the run left out, NULL when none */
 } plan_published_fit_t;
 
-void plan_published_fit(double peak_flops, int64_t num_gpus, double compute_flops,
+void plan_published_fit(double peak_flops, int64_t num_gpus, double active_params,
                         plan_published_fit_t *out);
 
 /* A range and the point estimate inside it. */

@@ -62,15 +62,15 @@ static bool same_generation(double peak_a, double peak_b)
     return peak_a <= 1.5 * peak_b && peak_b <= 1.5 * peak_a;
 }
 
-/* The published run a plan reproduces: its generation, its GPU count, its compute within 10%
- * (the plan counts the model's parameters itself: DeepSeek-V3's 37B active are Fathom's 37.x;
- * no two published runs on one GPU count are within 10% of each other's compute). */
+/* The published run a plan reproduces: its generation, its GPU count, its model's active
+ * parameters within 10% (the plan counts them itself: DeepSeek-V3's 37B active are Fathom's
+ * 37.x; no two published runs share a GPU count). Whatever its tokens: a match on compute made a
+ * plan's k̄ jump when its tokens crossed another model's compute (plan.h). */
 static bool is_planned_run(const plan_published_run_t *r, double peak, int64_t num_gpus,
-                           double compute)
+                           double active_params)
 {
-    double c = 6.0 * r->active_params * r->tokens;
     return same_generation(r->peak_flops, peak) && r->gpus == num_gpus &&
-           fabs(log(c / compute)) < log(1.1);
+           fabs(log(r->active_params / active_params)) < log(1.1);
 }
 
 /* Pooled within-generation standard deviation of ln k over the runs not left out:
@@ -103,13 +103,13 @@ static double pooled_sigma(size_t left_out)
     return runs > groups ? sqrt(ss / (runs - groups)) : 0;
 }
 
-void plan_published_fit(double peak_flops, int64_t num_gpus, double compute_flops,
+void plan_published_fit(double peak_flops, int64_t num_gpus, double active_params,
                         plan_published_fit_t *out)
 {
     const size_t n = plan_published_runs_count;
     size_t left_out = n;
     for (size_t i = 0; i < n && left_out == n; i++)
-        if (is_planned_run(&plan_published_runs[i], peak_flops, num_gpus, compute_flops))
+        if (is_planned_run(&plan_published_runs[i], peak_flops, num_gpus, active_params))
             left_out = i;
     out->left_out = left_out < n ? plan_published_runs[left_out].model : NULL;
     /* pass 0: the candidate's generation; pass 1: every run (a generation with none) */

@@ -274,6 +274,36 @@ class Plans(ServerTestCase):
                 got = run_plan(self, self.server, dict(body, deadline_days=deadline))["plan"]["candidates"][0]
                 self.assertEqual(got["deadline_verdict"], verdict)
 
+
+    def test_more_tokens_never_cheaper_near_a_published_runs_compute(self):
+        # Llama 3 8B (8.03B active) on 2,048 H100: at 6.5e13 tokens its 6·N·D, 3.13e24, is within
+        # 10% of DeepSeek-V3's (37B × 14.8T × 6 = 3.29e24) on its GPU count and generation. It is
+        # not DeepSeek-V3's run, so no run is left out at either token count, k̄ is the same (the
+        # two H100 runs: sqrt(1.218058 · 1.130394) = 1.173408) and the figures scale with the
+        # tokens; a match on compute left DeepSeek-V3 out of the one plan (k̄ 1.218), and 1.1x
+        # its compute then planned 3.7% fewer GPU-hours than just below it
+        body = {"kind": "plan", "model": "llama3-8B", "systems": ["h100_sxm"], "gpu_counts": [2048],
+                "batch_tokens": 16777216}
+        got = [run_plan(self, self.server, dict(body, tokens=t))["plan"]["candidates"][0]
+               for t in (5.5e13, 6.5e13)]
+        for c in got:
+            self.assertIsNone(c["published"]["left_out"])
+            self.assertAlmostEqual(c["published"]["ratio"], 1.173408, delta=1e-6)
+        self.assertEqual(got[0]["execution"], got[1]["execution"])
+        for key in ("gpu_hours", "days", "dollars", "mwh"):
+            self.assertAlmostEqual(got[1][key] / got[0][key], 6.5 / 5.5, delta=1e-4, msg=key)
+
+    def test_a_run_that_never_finishes_misses_the_deadline_and_budget(self):
+        # half a failure per GPU-hour on 64 GPUs: an interruption every 113 s, less than a
+        # restart (15 min), so the run never finishes; like a candidate that does not fit it
+        # misses every deadline and budget (not "at risk": no part of its range meets them)
+        doc = run_plan(self, self.server, dict(BASE, gpu_counts=[64], systems=["h100_sxm"],
+                                               deadline_days=1000, budget_dollars=1e9,
+                                               failures={"per_gpu_hour": 0.5}))
+        c = doc["plan"]["candidates"][0]
+        self.assertEqual(c["rejected"], ["never_finishes"])
+        self.assertEqual((c["deadline_verdict"], c["budget_verdict"]), ("misses", "misses"))
+        self.assertIsNone(doc["plan"]["cheapest_within_deadline"])
     def test_schedule_and_goodput_choose_the_batch(self):
         # a ramp: a quarter of the tokens at 256K tokens a step, on the main batch's layout
         stage = {"batch_tokens": 262144, "tokens": 2.5e9}

@@ -160,16 +160,21 @@ static void batch_law(void **state)
  *   (0.279255), StarCoderBase 320,256 / 162,542 = 1.970297 (0.678184), MPT 100,320 / 58,888 =
  *   1.703573 (0.532728), Falcon 7.0e6 / 5.3399e6 = 1.310886 (0.270703) on A100; Llama 3.1
  *   30.84 / 25.319 = 1.218058 (0.197257), DeepSeek-V3 2.664 / 2.3567 = 1.130394 (0.122566).
- * A new A100 run (1,000 GPUs, 1e23 FLOPs, no run left out): mean ln k of the five A100 runs
+ * A new A100 run (1,000 GPUs, a 30B model, no run left out): mean ln k of the five A100 runs
  *   2.113784 / 5 = 0.422757, k̄ = 1.52616; deviations −0.06984, −0.14350, 0.25543, 0.10997,
  *   −0.15205, squares summing to 0.125928; the H100 pair ±0.037346, 0.002789; σ =
  *   sqrt(0.128717 / (7 runs − 2 generations)) = 0.16045. η̄ over the same five: (0.47694 ·
  *   0.31809 · 0.25854 · 0.35676 · 0.48077)^(1/5) = 0.36777.
- * LLaMA 65B's own plan (2,048 A100, 5.4768e23 FLOPs) leaves LLaMA out: mean ln k of the other
- *   four 1.760870 / 4 = 0.440218, k̄ = 1.55305; squares 0.119830, with the H100 pair 0.122619;
- *   σ = sqrt(0.122619 / (6 − 2)) = 0.17509.
- * Llama 3.1 405B's own (16,384 H100, 3.7908e25 FLOPs): DeepSeek-V3 alone, k̄ = 1.130394; σ from
- *   the A100 runs, sqrt(0.125928 / 4) = 0.17743. The same GPUs at 1.2x its compute: not its run.
+ * LLaMA 65B's own plan (2,048 A100, 65.3B active parameters: Fathom's count) leaves LLaMA out:
+ *   mean ln k of the other four 1.760870 / 4 = 0.440218, k̄ = 1.55305; squares 0.119830, with
+ *   the H100 pair 0.122619; σ = sqrt(0.122619 / (6 − 2)) = 0.17509.
+ * Llama 3.1 405B's own (16,384 H100, 405.9B active): DeepSeek-V3 alone, k̄ = 1.130394; σ from
+ *   the A100 runs, sqrt(0.125928 / 4) = 0.17743. The same GPUs with 1.2x its parameters (487B):
+ *   not its run; k̄ over both H100 runs, sqrt(1.218058 · 1.130394) = 1.173408.
+ * An 8B model on DeepSeek-V3's 2,048 H100-generation GPUs: not DeepSeek-V3's run, whatever its
+ *   tokens (at 6.8e13 its 6·N·D is DeepSeek-V3's 3.29e24, which left DeepSeek-V3 out and put k̄
+ *   at 1.218058 when the match was on compute): k̄ 1.173408 over both runs. A 37.6B-active model
+ *   there (Fathom's DeepSeek-V3) is its run: Llama 3.1 alone, k̄ = 1.218058.
  * A GPU of 2,250 TFLOP/s (no published run within 1.5x): all seven, k̄ = exp(mean ln k) =
  *   exp((2.113784 + 0.319823) / 7) = 1.41575. */
 static void published_runs(void **state)
@@ -189,27 +194,35 @@ static void published_runs(void **state)
     assert_close(plan_published_efficiency(llama), 0.47694, 1e-4);
     assert_close(plan_published_efficiency(l405), 0.34510, 1e-4);
     plan_published_fit_t f;
-    plan_published_fit(312e12, 1000, 1e23, &f);
+    plan_published_fit(312e12, 1000, 30e9, &f);
     assert_close(f.ratio, 1.52616, 1e-4);
     assert_close(f.efficiency, 0.36777, 1e-4);
     assert_close(f.sigma, 0.16045, 1e-4);
     assert_int_equal(f.runs, 5);
     assert_null(f.left_out);
-    plan_published_fit(312e12, 2048, 5.4768e23, &f);
+    plan_published_fit(312e12, 2048, 65.29e9, &f);
     assert_string_equal(f.left_out, "LLaMA 65B");
     assert_close(f.ratio, 1.55305, 1e-4);
     assert_close(f.sigma, 0.17509, 1e-4);
     assert_int_equal(f.runs, 4);
-    plan_published_fit(989.4e12, 16384, 3.7908e25, &f);
+    plan_published_fit(989.4e12, 16384, 405.9e9, &f);
     assert_string_equal(f.left_out, "Llama 3.1 405B");
     assert_close(f.ratio, 1.130394, 1e-4);
     assert_close(f.efficiency, 0.34626, 1e-4);
     assert_close(f.sigma, 0.17743, 1e-4);
     assert_int_equal(f.runs, 1);
-    plan_published_fit(989.4e12, 16384, 1.2 * 3.7908e25, &f);
+    plan_published_fit(989.4e12, 16384, 1.2 * 405.9e9, &f);
     assert_null(f.left_out);
     assert_int_equal(f.runs, 2);
-    plan_published_fit(2250e12, 1000, 1e23, &f);
+    assert_close(f.ratio, 1.173408, 1e-5);
+    plan_published_fit(989.4e12, 2048, 8.03e9, &f);
+    assert_null(f.left_out);
+    assert_close(f.ratio, 1.173408, 1e-5);
+    plan_published_fit(989.4e12, 2048, 37.6e9, &f);
+    assert_string_equal(f.left_out, "DeepSeek-V3");
+    assert_close(f.ratio, 1.218058, 1e-5);
+    assert_int_equal(f.runs, 1);
+    plan_published_fit(2250e12, 1000, 30e9, &f);
     assert_close(f.ratio, 1.41575, 1e-4);
     assert_int_equal(f.runs, 7);
 }
