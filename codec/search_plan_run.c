@@ -231,7 +231,7 @@ static int candidate_losses(const json_t *spec, const candidate_run_t *c, double
     llm_parameters(&r->req.model, &params);
     const llm_execution_t *e = &r->best.execution;
     *ckpt = params.total * (llm_datatype_bytes(e->datatype) +
-                            llm_optimizer_bytes_per_param(e->datatype));
+                            llm_optimizer_bytes_per_param(e));
     const json_t *f = json_object_get(spec, "failures"), *l = json_object_get(spec, "losses");
     const json_t *gbps = json_object_get(f, "storage_gbps");
     double bandwidth = gbps ? json_number_value(gbps) * 1e9

@@ -757,10 +757,11 @@ int llm_system_check(const llm_system_t *s, fathom_error_t *err);
 /* Bytes per element of a datatype (1, 2, 2, 4) and its Calculon name ("float16"). */
 int llm_datatype_bytes(llm_datatype_t dt);
 const char *llm_datatype_name(llm_datatype_t dt);
-/* Optimizer state per parameter when training in dt, unsharded: fp32 master weights and Adam's
- * two moments (12 bytes) below 4-byte datatypes, the two moments alone (8) in float32. A
- * checkpoint holds this plus the weights (llm_datatype_bytes) per parameter. */
-double llm_optimizer_bytes_per_param(llm_datatype_t dt);
+/* Optimizer state per parameter as e trains, unsharded: fp32 master weights below 4-byte
+ * datatypes and Adam's two moments in e's optimizer_state_datatype (4 + 4 + 4 = 12 bytes;
+ * DeepSeek-V3's BF16 moments 4 + 2 + 2 = 8; in float32 the moments alone). A checkpoint holds
+ * this plus the weights (llm_datatype_bytes) per parameter. */
+double llm_optimizer_bytes_per_param(const llm_execution_t *e);
 /* Gradient bytes per parameter held while training: 4 (float32 accumulation), or the
  * datatype's bytes under low_precision_gradients. */
 double llm_gradient_bytes_per_param(const llm_execution_t *e);

@@ -589,9 +589,6 @@ void llm__stages_memory(const fathom_model_t *m, const llm_system_t *s, const ll
  * x->heaviest (and heaviest_stage), and the tier needs of the heaviest in st. Modern block. */
 void llm__memory(const fathom_model_t *m, const llm_execution_t *e, llm_stats_t *st,
                  llm_step_extra_t *x);
-/* Optimizer bytes per parameter: fp32 master copy (below fp32) and Adam's two moments in
- * execution.optimizer_state_datatype. */
-double llm__optimizer_bytes(const llm_execution_t *e);
 /* What one dense block keeps per microbatch under torchtitan's per-op selective checkpointing
  * (selective_ac "op"), bytes. */
 double llm__op_sac_bytes(const fathom_model_t *m, const llm_execution_t *e);

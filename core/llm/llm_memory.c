@@ -140,10 +140,10 @@ static int64_t block_kinds(const fathom_model_t *m, const llm_execution_t *e, sc
     return sc->blocks;
 }
 
-/* Optimizer bytes per parameter: the fp32 master copy (when training below fp32) and Adam's two
- * moments in optimizer_state_datatype (Megatron's distributed optimizer: 4 + 4 + 4 = 12;
- * DeepSeek-V3's BF16 moments: 4 + 2 + 2 = 8). */
-double llm__optimizer_bytes(const llm_execution_t *e)
+/* Optimizer bytes per parameter (llm.h): the fp32 master copy (when training below fp32) and
+ * Adam's two moments in optimizer_state_datatype (Megatron's distributed optimizer:
+ * 4 + 4 + 4 = 12; DeepSeek-V3's BF16 moments: 4 + 2 + 2 = 8). */
+double llm_optimizer_bytes_per_param(const llm_execution_t *e)
 {
     const double moment = e->optimizer_state_datatype == LLM_STATE_FLOAT32 ? 4 : 2;
     return (llm_datatype_bytes(e->datatype) < 4 ? 4 : 0) + 2 * moment;
@@ -226,7 +226,7 @@ static void fsdp2_state(const llm_execution_t *e, const llm_memory_inputs_t *in,
  *   weights    (P − P8)·bpe + 2·P8 with FP8 primary weights, else P·bpe + 2·P8 (the FP8 weight
  *              and its transpose beside the bpe copy); ZeRO-3 /S plus two gathered blocks
  *   gradients  P·g, g = 4 or bpe (low_precision_gradients); ZeRO-2/3 P·g/S + one block's
- *   optimizer  (P − X)·o/S + X·o/edp, o = llm__optimizer_bytes, X the routed experts'
+ *   optimizer  (P − X)·o/S + X·o/edp, o = llm_optimizer_bytes_per_param, X the routed experts'
  * P the stage's parameters on a rank (blocks by kind, the outer layers, the MTP depths), P8 those
  * in FP8 linear layers, S the shard group, edp the expert data-parallel group. */
 static void state_of(const fathom_model_t *m, const llm_execution_t *e, scan_t *sc,
@@ -278,7 +278,7 @@ static void state_of(const fathom_model_t *m, const llm_execution_t *e, scan_t *
     const double grads = zero >= 2 ? T * g / S + block_trained * g : T * g;
     o->gradients += grads;
     o->expert_gradients += zero >= 2 ? Xt * g / S : Xt * g;
-    const double ob = llm__optimizer_bytes(e), shards = zero >= 1 ? S : 1;
+    const double ob = llm_optimizer_bytes_per_param(e), shards = zero >= 1 ? S : 1;
     o->optimizer += (T - Xt) * ob / shards + Xt * ob / edp;
     o->expert_optimizer += Xt * ob / edp;
 }
@@ -476,7 +476,7 @@ static void place_tiers(const llm_execution_t *e, const llm_memory_inputs_t *in,
     }
     if (e->optimizer_offload && e->training) {
         const double S = llm_zero_stage(e) >= 1 ? (double)llm_shard_group(e) : 1;
-        double keep = 2 * block * (4 + llm__optimizer_bytes(e) / S);
+        double keep = 2 * block * (4 + llm_optimizer_bytes_per_param(e) / S);
         t1 -= h->gradients + h->optimizer - keep;
         t2 += h->gradients + h->optimizer;
     }

@@ -109,7 +109,7 @@ void llm_moe_state_memory(const fathom_model_t *m, const llm_execution_t *e, int
 
     const double bpe = llm_datatype_bytes(e->datatype);
     /* fp32 master (below fp32) + two Adam moments in optimizer_state_datatype */
-    const double opt = llm__optimizer_bytes(e);
+    const double opt = llm_optimizer_bytes_per_param(e);
     const double dp = e->optimizer_sharding ? (double)e->data_par : 1;
     /* expert data parallel: the fold over EP × ETP */
     const double edp = e->optimizer_sharding ? llm__expert_data_par(e) : 1;

@@ -581,7 +581,7 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
     x->weight_bytes_per_param = llm_fsdp_sharded_weights(e) ? bpe / S : bpe;
     const double g = llm_gradient_bytes_per_param(e);
     x->grad_bytes_per_param = !e->training ? 0 : zero >= 2 ? g / S : g;
-    x->optimizer_bytes_per_param = e->training ? llm__optimizer_bytes(e) / shards : 0;
+    x->optimizer_bytes_per_param = e->training ? llm_optimizer_bytes_per_param(e) / shards : 0;
 }
 
 void llm__stages_memory(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,

@@ -35,10 +35,6 @@ int llm_datatype_bytes(llm_datatype_t dt)
     return (unsigned)dt < LLM_DT__COUNT ? datatype_bytes[dt] : 0;
 }
 
-double llm_optimizer_bytes_per_param(llm_datatype_t dt)
-{
-    return llm_datatype_bytes(dt) < 4 ? 12 : 8;
-}
 
 double llm_gradient_bytes_per_param(const llm_execution_t *e)
 {

@@ -304,6 +304,18 @@ class Plans(ServerTestCase):
         self.assertEqual(c["rejected"], ["never_finishes"])
         self.assertEqual((c["deadline_verdict"], c["budget_verdict"]), ("misses", "misses"))
         self.assertIsNone(doc["plan"]["cheapest_within_deadline"])
+
+    def test_checkpoint_holds_the_optimizer_state_as_trained(self):
+        # Llama 3 8B (8,030,261,248 parameters): bfloat16 weights 2 bytes, fp32 master 4, Adam's
+        # two moments 4 + 4 = 14 bytes; with BF16 moments (DeepSeek-V3's recipe) 2 + 4 + 2 + 2 =
+        # 10 bytes. The checkpoint counted 14 whatever the moments were.
+        params = 8030261248
+        for state, per_param in (("float32", 14), ("bfloat16", 10)):
+            doc = run_plan(self, self.server, dict(BASE, gpu_counts=[8], systems=["h100_sxm"],
+                                                   options={"optimizer_state_datatype": state}))
+            c = doc["plan"]["candidates"][0]
+            self.assertEqual(c["failures"]["checkpoint_bytes"], params * per_param, state)
+
     def test_schedule_and_goodput_choose_the_batch(self):
         # a ramp: a quarter of the tokens at 256K tokens a step, on the main batch's layout
         stage = {"batch_tokens": 262144, "tokens": 2.5e9}
