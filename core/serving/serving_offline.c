@@ -205,21 +205,46 @@ static double decode_run_step(const sv_ctx_t *c, const sv_settings_t *st, double
     return step_time(c, st, gen, ctx + (m - 1) * st->tau / 2, 0, 0, 0);
 }
 
-/* The fewest pure decode steps that reach `gap` seconds, as decode_run_step costs a run: the
- * run must be counted with the step it is costed at, since the step grows with the context; a
- * count from the first step's time overshoots an arrival by m · (the growth), seconds of TTFT
- * at a low rate (a run of hundreds of steps between arrivals). m · dt(m) rises with m, and
- * hi = ceil(gap / dt(1)) reaches gap (dt(hi) >= dt(1)): bisection on [1, hi]. */
-static double decode_steps_to(const sv_ctx_t *c, const sv_settings_t *st, double gen, double ctx,
-                              double gap)
+/* Whether m pure decode steps of dt each reach `gap` seconds. */
+static bool reaches(double m, double dt, double gap)
 {
-    double hi = fmax(1, ceil(gap / decode_run_step(c, st, gen, ctx, 1) - 1e-9)), lo = 0;
+    return m >= gap / dt - 1e-9;
+}
+
+/* How many pure decode steps to take at once, and their step time *dt (decode_run_step): `cap`
+ * (the next cohort finishing; INFINITY: none decodes) or, when the next arrival `gap` seconds
+ * away comes first, the fewest steps that reach it. The run must be counted with the step it is
+ * costed at, since the step grows with the context: a count from the first step's time
+ * overshoots an arrival by m · (the growth), seconds of TTFT at a low rate (runs of hundreds of
+ * steps between arrivals). m · dt(m) rises with m; u = ceil(gap / dt(1)) reaches the arrival
+ * (dt(u) ≥ dt(1)), and ceil(gap / dt(u)) does not pass the fewest m* that do (dt(m*) ≤ dt(u)):
+ * the bracket, a step or two wide, is bisected. Two to four step times a run, so a finite run
+ * of a million requests stays a few seconds. */
+static double decode_steps_until(const sv_ctx_t *c, const sv_settings_t *st, double gen,
+                                 double ctx, double cap, double gap, double *dt)
+{
+    if (!(gap < INFINITY)) {
+        *dt = decode_run_step(c, st, gen, ctx, cap);
+        return cap;
+    }
+    double hi = fmax(1, ceil(gap / decode_run_step(c, st, gen, ctx, 1) - 1e-9));
+    if (cap <= hi) { /* the cohort may come first */
+        *dt = decode_run_step(c, st, gen, ctx, cap);
+        if (!reaches(cap, *dt, gap))
+            return cap;
+        hi = cap;
+    } else {
+        *dt = decode_run_step(c, st, gen, ctx, hi);
+    }
+    double lo = fmax(0, ceil(gap / *dt - 1e-9) - 1); /* does not reach (0: none) */
     while (hi - lo > 1) {
-        const double mid = floor((lo + hi) / 2);
-        if (mid >= gap / decode_run_step(c, st, gen, ctx, mid) - 1e-9)
+        const double mid = floor((lo + hi) / 2), d = decode_run_step(c, st, gen, ctx, mid);
+        if (reaches(mid, d, gap)) {
             hi = mid;
-        else
+            *dt = d;
+        } else {
             lo = mid;
+        }
     }
     return hi;
 }
@@ -231,14 +256,11 @@ static void decode_until_event(const sv_ctx_t *c, const sv_settings_t *st, run_t
 {
     cohorts_t *cs = u->cur;
     const double O = c->r->output_tokens;
-    double m = INFINITY;
+    double m = INFINITY, dt;
     for (int i = 0; i < cs->n; i++) /* the stalled prompts wait as they are */
         if (cs->c[i].decoded >= 0)
             m = fmin(m, ceil((O - cs->c[i].decoded) / st->tau - 1e-9));
-    if (next_arrival < INFINITY) /* stop at the next arrival */
-        m = fmin(m, decode_steps_to(c, st, gen, ctx, next_arrival - u->t));
-    m = fmax(m, 1);
-    const double dt = decode_run_step(c, st, gen, ctx, m);
+    m = decode_steps_until(c, st, gen, ctx, fmax(m, 1), next_arrival - u->t, &dt);
     u->t += m * dt;
     u->area += m * dt * u->running;
     u->steps += m;
