@@ -347,7 +347,7 @@ static int check_modern(const fathom_model_t *m, const llm_system_t *s, const ll
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.zero_stage",
                                 "ZeRO-2/3 need the modern block: give the model one of kv_heads, "
                                 "gated_mlp, norm, qkv_bias or causal");
-    if (e->zero_stage >= 2 && llm_fsdp_sharded_weights(e) && e->weight_offload)
+    if (llm_fsdp_sharded_weights(e) && e->weight_offload)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.zero_stage",
                                 "zero_stage %d shards the weights%s; offloading them as well is "
                                 "not modelled (set weight_offload false)",

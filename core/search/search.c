@@ -516,7 +516,7 @@ static int pipeline_degrees(const fathom_model_t *m, int64_t rest, int64_t *out)
  * Calculon's loop would plan an fsdp run that cannot shard its weights (MPT-7B on 440 A100
  * 40GB: ZeRO-1 keeps 6.65e9 x (2 + 4) bytes = 37 GiB of bf16 weights and fp32 gradients on
  * every GPU before an activation; ZeRO-3 keeps 6.65e9 x 16 / 440 = 0.23 GiB). */
-static int zero_stages(const search_options_t *o, int64_t dp, int64_t cp, int *out)
+static int zero_stage_list(const search_options_t *o, int64_t dp, int64_t cp, int *out)
 {
     const bool shardable = dp * cp > 1;
     if (o->zero_stage == SEARCH_ZERO_CALCULON && o->stack != LLM_STACK_MEGATRON) {
@@ -552,12 +552,21 @@ static int zero_stages(const search_options_t *o, int64_t dp, int64_t cp, int *o
     return o->zero_stage == 0 || shardable ? 1 : 0;
 }
 
-static bool walks_stage(const int *v, int n, int x) /* x among the n stages v */
+/* zero_stage_list without a stage that is another's run: a PyTorch stack's ZeRO-2 under PP is
+ * the run its ZeRO-3 is (llm_fsdp_sharded_weights), walked once, as ZeRO-3, when both are. */
+static int zero_stages(const search_options_t *o, int64_t dp, int64_t cp, int64_t pp, int *out)
 {
-    for (int i = 0; i < n; i++)
-        if (v[i] == x)
-            return true;
-    return false;
+    const int n = zero_stage_list(o, dp, cp, out);
+    bool has3 = false;
+    for (int z = 0; z < n; z++)
+        has3 = has3 || out[z] == 3;
+    if (o->stack == LLM_STACK_MEGATRON || pp < 2 || !has3)
+        return n;
+    int kept = 0;
+    for (int z = 0; z < n; z++)
+        if (out[z] != 2)
+            out[kept++] = out[z];
+    return kept;
 }
 
 static void unit_execution(const search_request_t *r, const unit_t *u, llm_execution_t *e);
@@ -727,17 +736,7 @@ static size_t layout_units(const search_request_t *req, search_plan_t *p, bool f
     if (batch == 0)
         return n;
     int zeros[4];
-    int n_zero = zero_stages(o, dp, cp, zeros);
-    /* A PyTorch stack's ZeRO-2 under PP is the run its ZeRO-3 is (llm_fsdp_sharded_weights):
-     * walked once, as ZeRO-3, when both are walked. */
-    if (o->stack != LLM_STACK_MEGATRON && pp > 1 && n_zero > 1 &&
-        walks_stage(zeros, n_zero, 3)) {
-        int kept = 0;
-        for (int z = 0; z < n_zero; z++)
-            if (zeros[z] != 2)
-                zeros[kept++] = zeros[z];
-        n_zero = kept;
-    }
+    const int n_zero = zero_stages(o, dp, cp, pp, zeros);
     for (int c = 0; c < n_int; c++)
         for (int rc = LLM_RECOMPUTE_FULL;
              schedule_runs(o->pipeline_schedule, pp, ints[c]) && rc <= LLM_RECOMPUTE_NONE; rc++)
