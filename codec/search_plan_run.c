@@ -345,6 +345,7 @@ static int add_figures(json_t *c, const candidate_run_t *cr, const json_t *spec,
     published_view_t v;
     published_view(r, r->run.gpu_hours, tuned_gh, n, &v);
     double gpu_hours = v.gpu_hours.point, wall = gpu_hours * 3600.0 / n;
+    plan_losses_count_over(&pl, wall);
     double kwh = gpu_hours * t->gpu_power_kw * t->pue;
     const llm_execution_t *e = &r->best.execution;
     json_t *summary = codec_llm_summary_encode(&r->req.model, e, &r->best.result);

@@ -90,6 +90,8 @@ typedef struct {
         data_loader;
     double goodput;           /* g above, in [0, 1] */
     double expected_wall_s;   /* T / g (infinite when g = 0) */
+    double planned_mtbf_s;    /* Mp (infinite when λp = 0) */
+    /* over expected_wall_s until plan_losses_count_over moves them to the plan's wall time */
     double expected_interruptions, expected_planned;
 } plan_losses_t;
 
@@ -98,6 +100,12 @@ typedef struct {
  * or planned rate. */
 int plan_losses(const plan_loss_params_t *p, int64_t num_gpus, double ideal_wall_s,
                 plan_losses_t *out, fathom_error_t *err);
+
+/* Counts the interruptions of a run that takes wall_s seconds: W/M unexpected and W/Mp planned
+ * (0 where the rate is 0, infinite for a run that never finishes). A plan reports its days with
+ * what published runs paid over the modelled wall time; its counts are over those days, the
+ * time a cluster is exposed to failures. */
+void plan_losses_count_over(plan_losses_t *pl, double wall_s);
 
 /* ---- the batch a run would use (plan_batch.c) ----
  * DeepSeek LLM's batch-size law (DeepSeek-AI 2024, "DeepSeek LLM: Scaling Open-Source Language

@@ -36,9 +36,10 @@ int plan_losses(const plan_loss_params_t *p, int64_t num_gpus, double ideal_wall
     out->checkpoint_writes = fails && tau > 0 ? out->failures.checkpoint_write_s / tau : 0;
     out->lost_work = fails ? tau / 2.0 / m : 0;                  /* (τ/2)/M */
     out->restarts = fails ? f.restart_s / m : 0;                  /* (R + Q)/M */
-    double mp = p->planned_per_gpu_hour > 0
-                    ? 3600.0 / (p->planned_per_gpu_hour * (double)num_gpus) /* Mp = 3600/(λp·N) */
-                    : INFINITY;
+    const double mp = p->planned_per_gpu_hour > 0
+                          ? 3600.0 / (p->planned_per_gpu_hour * (double)num_gpus) /* 3600/(λp·N) */
+                          : INFINITY;
+    out->planned_mtbf_s = mp;
     out->planned_restarts = isfinite(mp) ? p->failures.restart_s / mp : 0; /* R/Mp */
     out->evaluation = p->eval_fraction;
     out->slow_nodes = p->slow_fraction;
@@ -48,13 +49,23 @@ int plan_losses(const plan_loss_params_t *p, int64_t num_gpus, double ideal_wall
     if (!(interrupted > 0) || out->failures.goodput <= 0) {
         out->goodput = 0;
         out->expected_wall_s = INFINITY;
-        out->expected_interruptions = out->expected_planned = INFINITY;
+        plan_losses_count_over(out, INFINITY);
         return 0;
     }
     out->goodput = interrupted * (1.0 - p->eval_fraction) * (1.0 - p->slow_fraction) *
                    (1.0 - p->data_fraction);
     out->expected_wall_s = ideal_wall_s / out->goodput;
-    out->expected_interruptions = fails ? out->expected_wall_s / m : 0;
-    out->expected_planned = isfinite(mp) ? out->expected_wall_s / mp : 0;
+    plan_losses_count_over(out, out->expected_wall_s);
     return 0;
+}
+
+void plan_losses_count_over(plan_losses_t *pl, double wall_s)
+{
+    const double m = pl->failures.mtbf_s, mp = pl->planned_mtbf_s;
+    if (!isfinite(wall_s)) {
+        pl->expected_interruptions = pl->expected_planned = INFINITY;
+        return;
+    }
+    pl->expected_interruptions = isfinite(m) ? wall_s / m : 0; /* W/M */
+    pl->expected_planned = isfinite(mp) ? wall_s / mp : 0;     /* W/Mp */
 }

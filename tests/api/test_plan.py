@@ -266,6 +266,16 @@ class Plans(ServerTestCase):
             self.assertAlmostEqual(c["days_range"][1], hi / n / 24, delta=1e-9 * hi)
             self.assertAlmostEqual(c["dollars_range"][0], lo * c["price_per_gpu_hour"], delta=1e-6 * lo)
             self.assertEqual(c["deadline_verdict"], "within")  # 1000 days
+            # the interruptions are those of the days the plan reports (the cluster is exposed to
+            # failures for as long as the run takes), not of the shorter modelled wall time: the
+            # job MTBF M = 1/(lambda N) and the planned Mp = 1/(lambda_p N) from doc/plan.md's defaults
+            f, hours = c["failures"], c["days"] * 24
+            lam, lam_p = 419 / (54 * 24 * 16384), 47 / (54 * 24 * 16384)
+            self.assertAlmostEqual(f["mtbf_hours"], 1 / (lam * n), delta=1e-9 * f["mtbf_hours"])
+            self.assertAlmostEqual(f["expected_interruptions"], hours * lam * n,
+                                   delta=1e-9 * f["expected_interruptions"])
+            self.assertAlmostEqual(f["expected_planned"], hours * lam_p * n,
+                                   delta=1e-9 * f["expected_planned"])
         # a deadline inside one candidate's range is at risk; below it, missed
         c = doc["plan"]["candidates"][0]
         lo, hi = c["days_range"]

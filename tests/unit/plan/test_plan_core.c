@@ -117,6 +117,14 @@ static void losses_worked(void **state)
     assert_close(l.expected_wall_s, 3423060, 1e-5);
     assert_close(l.expected_interruptions, 307.41, 1e-4);
     assert_close(l.expected_planned, 34.48, 1e-3);
+    /* counted over a longer wall time, 4e6 s: W/M = 4e6 / (3600 / (λ·16,384)) and
+     * W/Mp = 4e6 / (3600 / (λp·16,384)), λ = 419 and λp = 47 per 54·24·16,384 GPU-hours:
+     * 4e6 · 419 / (54·24·3600) = 359.23 and 4e6 · 47 / (54·24·3600) = 40.295 */
+    plan_losses_count_over(&l, 4e6);
+    assert_close(l.expected_interruptions, 359.23, 1e-4);
+    assert_close(l.expected_planned, 40.295, 1e-4);
+    plan_losses_count_over(&l, INFINITY);
+    assert_true(isinf(l.expected_interruptions) && isinf(l.expected_planned));
     /* nothing lost: goodput 1 */
     plan_loss_params_t none = {{0, 1e12, 1e10, 600}, 0, 0, 0, 0, 0};
     assert_int_equal(plan_losses(&none, 16384, 1000, &l, &err), 0);
