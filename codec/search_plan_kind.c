@@ -4,6 +4,7 @@
  * only the candidates not stored. When every candidate is stored the result is made from them:
  * {"best": [] (a plan ranks by days and dollars, not by sample rate), "counts" (candidates, of
  * which good fit), "plan": the plan block}; before that, a status shows nothing of it. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,12 +96,26 @@ static json_t *result(const sweep_run_t *run, const sweep_state_t *st, const swe
 
 /* ------------------------------------------------------------------- downloads ---- */
 
+/* Whether every element of list v is null: the range of a run that never finishes. */
+static bool all_null(const json_t *v)
+{
+    size_t k;
+    json_t *e;
+    json_array_foreach(v, k, e)
+    {
+        if (!json_is_null(e))
+            return false;
+    }
+    return true;
+}
+
 /* A plan cell: a list (the rejection reasons, a range [low, high]) joined by '|' into one
- * string, anything else as it is. */
+ * string, anything else as it is. A range with no bounds is an empty cell, as its candidate's
+ * days and dollars are (it was "|"). */
 static json_t *plan_cell(json_t *v)
 {
-    if (!json_is_array(v))
-        return codec_sweep_cell(v);
+    if (!json_is_array(v) || (json_array_size(v) > 0 && all_null(v)))
+        return codec_sweep_cell(json_is_array(v) ? json_null() : v);
     char joined[256] = "";
     size_t k, len = 0;
     json_t *e;

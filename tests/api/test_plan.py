@@ -314,6 +314,13 @@ class Plans(ServerTestCase):
         self.assertEqual(c["rejected"], ["never_finishes"])
         self.assertEqual((c["deadline_verdict"], c["budget_verdict"]), ("misses", "misses"))
         self.assertIsNone(doc["plan"]["cheapest_within_deadline"])
+        # no range: null in the JSON, an empty cell in the CSV like its days and dollars
+        self.assertEqual(c["days_range"], [None, None])
+        rows = list(csv.reader(io.StringIO(
+            self.server.get("/v1/sweep/%s/results?format=csv" % doc["id"]).body)))
+        for key in ("days", "dollars", "gpu_hours_range", "days_range", "dollars_range"):
+            self.assertEqual(rows[1][rows[0].index(key)], "", key)
+        self.assertEqual(rows[1][rows[0].index("rejected")], "never_finishes")
 
     def test_checkpoint_holds_the_optimizer_state_as_trained(self):
         # Llama 3 8B (8,030,261,248 parameters): bfloat16 weights 2 bytes, fp32 master 4, Adam's
