@@ -314,25 +314,23 @@ static int build_params(fit_t *f)
 
 /* ---- objective ---- */
 
-/* ρ(r) = 2c²(√(1 + (r/c)²) − 1) of the relative error r = predicted/measured − 1, c =
+/* ρ(r) = 2c²(√(1 + (r/c)²) − 1) of the log error r = ln(predicted/measured), c =
  * CALIBRATE_LOSS_SCALE: r² while |r| is well under c, 2c|r| − 2c² far above it. Written as
  * 2r²/(√(1 + (r/c)²) + 1), the same value without the cancellation of √(1 + x) − 1 at small r.
- * Beyond |r| = CALIBRATE_LOSS_LOG_FROM the loss grows as the logarithm of |r|, with the value and
- * the slope of ρ there: ρ(R) + R·ρ'(R)·ln(|r|/R). It stays finite and below a run the system
- * cannot estimate for any finite r (a step time of 1e-300 s is 1e300 times off), yet still falls
- * as the prediction comes nearer, so a fit can always tell which way a wild measurement points:
- * a hard cap would leave the objective flat there, and the fit where it started. */
+ * The log error is symmetric: a measurement three times slower than predicted costs what one three
+ * times faster does. The relative error predicted/measured − 1 is not: it cannot fall below −1,
+ * so a collective or a run measured far slower than predicted cost at most ρ(1) and barely moved
+ * the fit, which then leaned toward predicting too fast. Near 0 the two agree (ln(1 + x) ≈ x).
+ * Linear in |ln(predicted/measured)|, the loss stays finite (under 2c·ln(DBL_MAX/DBL_TRUE_MIN),
+ * about 300) and below a run the system cannot estimate for any finite ratio, yet still falls
+ * as the prediction comes nearer, so a fit can always tell which way a wild measurement points
+ * (a hard cap would leave the objective flat there, and the fit where it started). */
 double calibrate_loss(double predicted, double measured)
 {
-    const double r = fabs(predicted / measured - 1.0), c = CALIBRATE_LOSS_SCALE;
+    const double r = fabs(log(predicted / measured)), c = CALIBRATE_LOSS_SCALE;
     if (!isfinite(r))
         return FAILED_RUN_PENALTY;
-    const double big = CALIBRATE_LOSS_LOG_FROM;
-    if (r <= big)
-        return 2 * r * (r / (hypot(1, r / c) + 1));
-    const double at_big = 2 * big * (big / (hypot(1, big / c) + 1)),
-                 slope = 2 * big / hypot(1, big / c); /* ρ'(r) = 2r/√(1 + (r/c)²) */
-    return at_big + big * slope * log(r / big);
+    return 2 * r * (r / (hypot(1, r / c) + 1));
 }
 
 static double objective_of(const fit_t *f, const double *theta)
@@ -341,7 +339,7 @@ static double objective_of(const fit_t *f, const double *theta)
     apply(f, theta, &s);
     const calibrate_input_t *in = f->in;
     double sum = 0;
-    /* Σ ρ(predicted/measured − 1) over every measurement the fit sees. */
+    /* Σ ρ(ln(predicted/measured)) over every measurement the fit sees. */
     for (size_t i = 0; i < in->n_gemms; i++)
         sum += calibrate_loss(calibrate_gemm_tflops(&s, &in->gemms[i]), in->gemms[i].tflops);
     for (size_t i = 0; i < in->n_collectives; i++)

@@ -6,10 +6,11 @@
  *     tier, bytes, seconds);
  *   - whole runs (model, execution, measured step time).
  * calibrate_fit moves the system's free parameters (below) to minimise
- *     Σ_measurements ρ(predicted/measured − 1)  +  λ Σ_params ((θ − θ_base)/scale_θ)²
+ *     Σ_measurements ρ(ln(predicted/measured))  +  λ Σ_params ((θ − θ_base)/scale_θ)²
  * with NLopt's BOBYQA (derivative-free, bounded) from the base system, a fixed evaluation budget
  * and no randomness: the same input gives the same answer. λ = CALIBRATE_LAMBDA. ρ is the
- * pseudo-Huber loss ρ(r) = 2c²(√(1 + (r/c)²) − 1), c = CALIBRATE_LOSS_SCALE: a relative error
+ * pseudo-Huber loss ρ(r) = 2c²(√(1 + (r/c)²) − 1), c = CALIBRATE_LOSS_SCALE, of the log error
+ * (symmetric: 3× too slow costs what 3× too fast does): an error
  * well under c counts as r² (least squares), one far above it only linearly, so a measurement
  * the model cannot meet (a run with a term the step model lacks, a bad paste) pulls the shared
  * parameters no harder than its error warrants instead of dominating the fit.
@@ -49,13 +50,9 @@
  * the work grows as runs²; 32 keeps a request within a few seconds. */
 #define CALIBRATE_MAX_RUNS 32
 #define CALIBRATE_LAMBDA 1e-3     /* weight of the pull toward the base system */
-/* Where the loss turns from squared to linear: 10 %, about three times the run-to-run noise of
- * whole-run throughput (the calibration test perturbs its inputs by 3 %). */
+/* Where the loss turns from squared to linear: a log error of 0.1 (about 10 %), about three times
+ * the run-to-run noise of whole-run throughput (the calibration test perturbs its inputs by 3 %). */
 #define CALIBRATE_LOSS_SCALE 0.1
-/* Beyond a relative error of 1,000 (a measurement a thousand times off its prediction: a unit
- * slip, a bad paste) the loss grows as its logarithm: every finite measurement keeps a finite
- * loss that still points the fit the right way (calibrate_loss). */
-#define CALIBRATE_LOSS_LOG_FROM 1e3
 #define CALIBRATE_MAX_EVALS 20000 /* per fit */
 #define CALIBRATE_MIN_EVALS 300   /* per fit, whatever the work budget says */
 /* Work budget of one request, in units of one microbenchmark prediction (a run's estimate counts
@@ -159,8 +156,8 @@ double calibrate_collective_time(const llm_system_t *s, const calibrate_coll_row
 /* Step time of a run, or NaN when the system cannot estimate it. */
 double calibrate_run_time(const llm_system_t *s, const calibrate_run_t *r);
 
-/* ρ of one measurement (the objective's term; CALIBRATE_LOSS_SCALE, CALIBRATE_LOSS_LOG_FROM):
- * finite for every finite relative error, a run's failure penalty for an infinite or NaN one. */
+/* ρ of one measurement (the objective's term; CALIBRATE_LOSS_SCALE): finite for every finite
+ * positive ratio predicted/measured, a run's failure penalty for 0, an infinite or NaN one. */
 double calibrate_loss(double predicted, double measured);
 
 /* nccl-tests' bus-bandwidth factor of a collective on n ranks: all_reduce 2(n−1)/n, all_gather,

@@ -236,7 +236,9 @@ class Calibrate(ServerTestCase):
         # Found by the fuzzer: an all_reduce of ~1 GB in 20 µs on 8 ranks (tens of TB/s) with a
         # GEMM row and a run. No bounded system matches it, BOBYQA stopped on rounding, and the
         # endpoint used to answer 500. It must answer with the best bounded system, flag the
-        # tier's parameters at their bounds and say why the fit stopped.
+        # tier's efficiency at its bound, move its latency down (the loss of the log error is
+        # linear so far off: what a lower latency still gains is weighed against the pull toward
+        # the base, and the latency need not reach 0) and say why the fit stopped.
         path = os.path.join(SOURCE, "tests", "fuzz", "regressions", "calibrate",
                             "nlopt-roundoff-impossible-allreduce.json")
         with open(path) as f:
@@ -248,7 +250,8 @@ class Calibrate(ServerTestCase):
         self.assertLessEqual(out["objective"]["after"], out["objective"]["before"])
         bounds = {p["name"]: p["at_bound"] for p in out["parameters"]}
         self.assertEqual(bounds["networks[0].efficiency"], "upper", out["parameters"])
-        self.assertEqual(bounds["networks[0].latency"], "lower", out["parameters"])
+        latency = [p for p in out["parameters"] if p["name"] == "networks[0].latency"][0]
+        self.assertLess(latency["fitted"], latency["base"], latency)
         # The collective rows stay far off: a fit never buys a small error with absurd values.
         coll = [row for row in out["fit"] if row["kind"] == "collective"]
         self.assertTrue(coll and all(row["error_after_pct"] > 100 for row in coll), coll)

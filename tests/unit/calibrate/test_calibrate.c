@@ -350,10 +350,10 @@ static void test_noise_held_out_runs(void **state)
 
 /* One bad row among the GEMMs of the top band (≥ 128 GFLOP: rows 0, 1, 2 and 13 share the curve's
  * first point): measured at half its true rate. Least squares would split the difference — the
- * point x (as a share of the truth) minimising 3(x − 1)² + (2x − 1)² is 5/7, every good row 29 %
- * slow. The pseudo-Huber loss counts the bad row's error (2x − 1 ≈ 0.8) only linearly: its pull
- * on x is ρ'·2 ≈ 2c·2 = 0.4, met by the good rows' 3·2·2r/√(1 + (r/c)²) at r ≈ −0.09 (their own
- * pull is damped too as |r| nears c): the good rows within 10 %, the bad one reported 80 % off. */
+ * point x (as a share of the truth) minimising 3(ln x)² + (ln 2x)² is 2^(−1/4) = 0.841, every good
+ * row 16 % slow. The pseudo-Huber loss counts the bad row's log error (ln 2x ≈ 0.6) only linearly: the
+ * minimum of 3ρ(ln x) + ρ(ln 2x) is at x = 0.966, the good rows within 4 % (at x = 0.912 with
+ * the relative error x − 1 of earlier versions), the bad one reported 93 % off. */
 static void test_outlier_does_not_drag(void **state)
 {
     (void)state;
@@ -369,23 +369,50 @@ static void test_outlier_does_not_drag(void **state)
     assert_true(gp[13].after / gemms[13].tflops - 1 > 0.8);
 }
 
-/* The loss by hand, c = 0.1: r = 0.05 gives 2·0.0025/(√1.25 + 1) = 0.0023607; r = 2 gives
- * 8/(√401 + 1) = 0.38050. Beyond R = 1,000 it grows as a logarithm: ρ(R) = 2·10⁶/(√(1 + 10⁸) + 1)
- * = 199.980, ρ'(R) = 2000/√(1 + 10⁸) = 0.2000, so r = 10⁴ costs 199.980 + 1000·0.2·ln 10 =
- * 660.497 and r = 10³⁰⁰ costs 199.980 + 200·ln 10²⁹⁷ = 136,973.5: still finite, still rising, and
- * under the 10⁶ of a run the system cannot estimate (an infinite error). */
+/* Two measurements of the same all-reduce (1 GiB on the 8 GPUs of tier 0), one three times
+ * slower than the base system predicts and one three times faster: no system meets both, and the
+ * fit of the symmetric log error keeps the prediction between them, at the base (ρ(ln 3) on each
+ * side, where the pull toward the base is 0). With the relative error predicted/measured − 1,
+ * the slow row cost at most ρ(−1) whatever the prediction, and the fit raised the tier's
+ * efficiency to its bound of 1, predicting 0.65/1 of the base time: too fast. */
+static void test_slow_and_fast_rows_weigh_alike(void **state)
+{
+    (void)state;
+    calibrate_coll_row_t pair[2] = {{CAL_COLL_ALL_REDUCE, 0, 8, 1073741824.0, 0},
+                                    {CAL_COLL_ALL_REDUCE, 0, 8, 1073741824.0, 0}};
+    const double predicted = calibrate_collective_time(&base, &pair[0]);
+    pair[0].time_s = 3 * predicted;
+    pair[1].time_s = predicted / 3;
+    calibrate_input_t in = {NULL, 0, pair, 2, NULL, 0};
+    fathom_error_t err;
+    if (calibrate_fit(&base, &in, &result, gp, cp, rp, &err))
+        fail_msg("%s: %s", err.field, err.message);
+    assert_true(fabs(cp[0].after / predicted - 1) < 0.02);
+    assert_true(fabs(cp[1].after / predicted - 1) < 0.02);
+    assert_int_equal(result.params[0].at_bound, 0);
+}
+
+/* The loss by hand, c = 0.1, of r = ln(predicted/measured): 5 % slow, r = ln 1.05 = 0.048790,
+ * gives 2r²/(√(1 + (r/c)²) + 1) = 0.0047612/(√1.23805 + 1) = 0.0022535, and so does 5 % fast
+ * (r = −ln 1.05); three times either way, r = ln 3 = 1.098612: 2.413898/(√121.6949 + 1) =
+ * 0.20063. With the relative error predicted/measured − 1 the measurement three times slower than
+ * predicted cost ρ(−2/3) = 0.1148 against ρ(2) = 0.3805 for three times faster: the fit leaned
+ * toward predicting too fast. 10³⁰⁰ off, r = 690.7755: 954341.7/(√(1 + 6907.755²) + 1) = 138.135,
+ * finite, still rising, and under the 10⁶ of a run the system cannot estimate (a ratio of 0 or
+ * infinity). */
 static void test_loss_by_hand(void **state)
 {
     (void)state;
     assert_close(calibrate_loss(1.0, 1.0), 0.0, 0.0);
-    assert_close(calibrate_loss(1.05, 1.0), 0.0023607, 1e-4);
-    assert_close(calibrate_loss(0.95, 1.0), 0.0023607, 1e-4);
-    assert_close(calibrate_loss(3.0, 1.0), 0.38050, 1e-4);
-    assert_close(calibrate_loss(1001.0, 1.0), 199.980, 1e-5);
-    assert_close(calibrate_loss(10001.0, 1.0), 660.497, 1e-5);
-    assert_close(calibrate_loss(1e300, 1.0), 136973.5, 1e-6);
+    assert_close(calibrate_loss(1.05, 1.0), 0.0022535, 1e-4);
+    assert_close(calibrate_loss(1.0, 1.05), 0.0022535, 1e-4);
+    assert_close(calibrate_loss(3.0, 1.0), 0.20063, 1e-4);
+    assert_close(calibrate_loss(1.0, 3.0), 0.20063, 1e-4);
+    assert_close(calibrate_loss(1e300, 1.0), 138.135, 1e-5);
+    assert_close(calibrate_loss(1e-300, 1.0), 138.135, 1e-5);
     assert_true(calibrate_loss(1e200, 1.0) < calibrate_loss(1e300, 1.0));
     assert_true(calibrate_loss(INFINITY, 1.0) > calibrate_loss(1e300, 1.0));
+    assert_true(calibrate_loss(0.0, 1.0) > calibrate_loss(1e-300, 1.0));
     assert_true(calibrate_loss(1.0, 0.0) > calibrate_loss(1e300, 1.0));
 }
 
@@ -449,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_recovers_perturbed_system),
         cmocka_unit_test(test_noise_held_out_runs),
         cmocka_unit_test(test_outlier_does_not_drag),
+        cmocka_unit_test(test_slow_and_fast_rows_weigh_alike),
         cmocka_unit_test(test_loss_by_hand),
         cmocka_unit_test(test_wild_measurement_points_the_fit),
         cmocka_unit_test(test_tiny_base_efficiency),
