@@ -24,7 +24,10 @@ static const char usage[] =
     "                     [--pipeline-schedule 1f1b|interleaved|zero_bubble|dualpipe]\n"
     "                     [--moe-a2a-overlap true|false] [--fp8-activation-cache true|false]\n"
     "                     [--fp8-params true|false]\n"
-    "                     [--optimizer-state-datatype float32|bfloat16|float16]\n\n"
+    "                     [--optimizer-state-datatype float32|bfloat16|float16]\n"
+    "                     [--low-precision-gradients true|false]\n"
+    "                     [--stack megatron|torchtitan|fsdp] [--compile true|false]\n"
+    "                     [--loss-kernel torch|fused]\n\n"
     "Finds the fastest executions of MODEL on NUM_PROCS processors of SYSTEM (each a JSON\n"
     "file or a preset name), exactly over Calculon's llm-optimal-execution space: batch size\n"
     "is the largest multiple of data parallelism not above MAX_BATCH. Prints\n"
@@ -39,7 +42,9 @@ static const char usage[] =
     "Modern defaults: a modern model (kv_heads, gated_mlp, ... given) searches with fused\n"
     "attention and FP8 free where SYSTEM has it; DATATYPE auto is its natural datatype\n"
     "(bfloat16). Calculon's models keep float16, unfused attention and no FP8.\n"
-    "--finetune '{\"method\":\"lora\",\"rank\":16}' searches fine-tuning (execution.finetune).\n";
+    "--finetune '{\"method\":\"lora\",\"rank\":16}' searches fine-tuning (execution.finetune).\n"
+    "--stack torchtitan (or fsdp) searches the layouts as that PyTorch stack runs them\n"
+    "(execution.stack, doc/stacks.md), eager unless --compile true.\n";
 
 /* Value options: the command-line flag and the sweep option it sets. Their values are given
  * as JSON literals (1, true) or words ("all", "fused"); the codec checks them. */
@@ -58,7 +63,11 @@ static const struct {
                      {"--tensor-par", "tensor_par"},
                      {"--pipeline-par", "pipeline_par"},
                      {"--microbatch-size", "microbatch_size"},
-                     {"--activation-recompute", "activation_recompute"}};
+                     {"--activation-recompute", "activation_recompute"},
+                     {"--low-precision-gradients", "low_precision_gradients"},
+                     {"--stack", "stack"},
+                     {"--compile", "compile"},
+                     {"--loss-kernel", "loss_kernel"}};
 
 /* A word as JSON: a number or true/false when it reads as one, else a string (NULL after a
  * usage error naming `flag` when it is not valid UTF-8). */

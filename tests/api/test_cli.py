@@ -211,6 +211,22 @@ class Numbers(CliCase):
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertEqual(len(json.loads(out.stdout)["best"]), 3)
 
+    def test_every_sweep_option_has_a_flag(self):
+        # the search's options (schemas/sweep_optimal_execution.request.json) each have a flag
+        # whose value the codec checks as it checks the sweep's: a bad one is the request's 422,
+        # exit 1 with the error naming options.<name>
+        flags = {"stack": "--stack", "compile": "--compile", "loss_kernel": "--loss-kernel",
+                 "low_precision_gradients": "--low-precision-gradients"}
+        for option, flag in flags.items():
+            out = cli(SEARCH + [flag, "sometimes"])
+            self.assertEqual(out.returncode, 1, (flag, out.stderr))
+            self.assertEqual(json.loads(out.stdout)["error"]["field"], "options." + option)
+        help_text = cli(["search", "--help"]).stdout.decode()
+        with open(os.path.join(SOURCE, "schemas", "sweep_optimal_execution.request.json")) as f:
+            schema = json.load(f)
+        for name in schema["properties"]["options"]["properties"]:
+            self.assertIn("--" + name.replace("_", "-"), help_text, name)
+
     def test_threads(self):
         self.assertUsageError(cli(SEARCH[:-1] + ["1.5"]), "search", "--threads", "'1.5'")
         plan = self.file("plan.json", "{}")

@@ -3,9 +3,11 @@ new execution field (stack, compile, fp8_recipe, async_tp, selective_ac) accepte
 its default normalizing away, bad values as 422s naming the field; GPU variants of a preset
 (memory, bandwidth, a power limit that lowers the clocks) and their refusals; the PyTorch-native
 runs reported beside the NVIDIA ones by GET /v1/validation."""
+import json
+import tempfile
 import unittest
 
-from test_sweeps import wait_for
+from test_sweeps import cli_search, wait_for
 from harness import ServerTestCase, validate
 
 FSDP8 = {"num_procs": 8, "data_par": 8, "batch_size": 16, "microbatch_size": 2,
@@ -236,6 +238,15 @@ class Stacks(ServerTestCase):
         doc = wait_for(self.server, r.json()["id"])
         self.assertEqual(doc["status"], "done", doc)
         self.assertEqual([b["execution"]["loss_kernel"] for b in doc["best"]], ["fused"])
+        # the command line takes the same options (--stack, --loss-kernel) and finds the same
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            json.dump(model, f)
+            f.flush()
+            cli = cli_search(["search", f.name, "8", "64", "bfloat16", "a100_sxm_40g",
+                              "--top-n", "1", "--stack", "fsdp", "--loss-kernel", "fused"])
+        self.assertEqual([b["execution"] for b in cli["best"]],
+                         [b["execution"] for b in doc["best"]])
+        self.assertEqual(cli["counts"], doc["counts"])
         search["options"] = {"top_n": 1, "loss_kernel": "fused"}
         self.assertError(self.server.post("/v1/sweep", search), 422, "invalid_field",
                          "options.loss_kernel")
