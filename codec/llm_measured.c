@@ -754,12 +754,12 @@ static bool stated_recompute(const json_t *row, const char **act, int64_t *block
     return read;
 }
 
-/* The least recompute that fits, one rule for every row: none, then attention only, then
- * attention only with the selective-recompute modules of the search's ladder that the measured
- * runs' recipes use (layernorm, then moe_act with it, then mla_up_proj with them; never the
- * whole moe MLP, which none of them selects, nor a dense model's whole mlp, which none of the
- * dense recipes selects), then full recompute of the fewest blocks of each pipeline chunk that
- * fit, up to every block. Leaves p->exec, p->result and the choice in *p. */
+/* The least recompute that fits, one rule for every row: none, then attention only (torchtitan:
+ * per-op checkpointing), then attention only with the selective-recompute modules of the
+ * search's ladder that the measured runs' recipes use (layernorm, then moe_act with it, then
+ * mla_up_proj with them; never the whole moe MLP, which none of them selects, nor a dense
+ * model's whole mlp, which none of the dense recipes selects), then full recompute of the
+ * fewest blocks of each pipeline chunk that fit, up to every block. Leaves p->exec, p->result and the choice in *p. */
 static int least_recompute(const json_t *row, measured_row_t *p, fathom_error_t *err)
 {
     p->recompute_blocks = p->chunk_blocks = 0;
@@ -777,14 +777,18 @@ static int least_recompute(const json_t *row, measured_row_t *p, fathom_error_t 
             llm_largest_chunk(p->result.blocks_per_proc, p->exec.pipeline_interleaving);
         return 0;
     }
-    static const char *const partial[] = {"none", "attn_only"};
-    for (int i = 0; i < 2; i++) {
-        p->recompute = partial[i];
-        if (estimate_row(row, p, partial[i], 0, 0, err))
-            return -1;
-        if (p->result.fits_memory)
-            return 0;
-    }
+    p->recompute = "none";
+    if (estimate_row(row, p, p->recompute, 0, 0, err))
+        return -1;
+    if (p->result.fits_memory)
+        return 0;
+    /* torchtitan has no attention-only recompute: its step between none and whole blocks is
+     * per-op checkpointing (llm_selective_op_applies) */
+    p->recompute = p->exec.stack == LLM_STACK_TORCHTITAN ? "op" : "attn_only";
+    if (estimate_row(row, p, p->recompute, 0, 0, err))
+        return -1;
+    if (p->result.fits_memory)
+        return 0;
     unsigned sets[LLM_RECOMPUTE_MODULE_SETS];
     const int n = llm_recompute_module_ladder(&p->model, &p->exec, sets);
     for (int i = 0; i < n && !(sets[i] & (LLM_RECOMPUTE_MOE | LLM_RECOMPUTE_MLP)); i++) {

@@ -432,9 +432,20 @@ static inline llm_pp_schedule_t llm_pp_schedule(const llm_execution_t *e)
  * a superset of the one before: layernorm; the whole mlp with it (a dense model); moe_act with
  * it (experts); mla_up_proj with them (MLA, fused attention); the whole moe MLP (experts).
  * Returns how many were written to sets (at most LLM_RECOMPUTE_MODULE_SETS); 0 for Calculon's
- * block or with full recompute, which reruns every module already. */
+ * block, with full recompute, which reruns every module already, and under torchtitan, which
+ * has no module sets (llm_selective_op_applies is its counterpart). */
 int llm_recompute_module_ladder(const fathom_model_t *m, const llm_execution_t *e,
                                 unsigned sets[LLM_RECOMPUTE_MODULE_SETS]);
+
+/* Whether a layout that does not fit can take torchtitan's per-op selective checkpointing
+ * (selective_ac "op", activation_recompute "none"), what torchtitan offers between no recompute
+ * and whole blocks (activation_checkpoint.mode "selective", selective_ac_option "op"): a
+ * torchtitan training step with neither full recompute nor op checkpointing yet. */
+static inline bool llm_selective_op_applies(const llm_execution_t *e)
+{
+    return e->stack == LLM_STACK_TORCHTITAN && e->training && e->selective_ac == LLM_SAC_NONE &&
+           e->activation_recompute != LLM_RECOMPUTE_FULL && e->recompute_modules == 0;
+}
 
 /* How the TP collectives overlap the GEMMs: Megatron's tensor_par_overlap, or under a PyTorch
  * stack async_tp, torch's micro-pipelined matmuls (a chunk of the GEMM per step of a ring of peer

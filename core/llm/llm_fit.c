@@ -6,7 +6,8 @@
  * when they run out of memory and nothing else (the datatype, the layout's degrees and the
  * batch stay as given):
  *   selective recompute   each module set of llm_recompute_module_ladder (with the current
- *                         activation_recompute "none" or "attn_only")
+ *                         activation_recompute "none" or "attn_only"); under torchtitan, which
+ *                         has no module sets, per-op checkpointing (llm_selective_op_applies)
  *   FP8 storage           with fp8: the activations' FP8 cache, FP8 primary weights
  *   16-bit moments        optimizer_state_datatype bfloat16
  *   a larger shard group  the next ZeRO stage (to 3), every data-parallel rank in the group
@@ -35,6 +36,16 @@ static void consider(const fathom_model_t *m, const llm_system_t *s, const llm_e
     out->mem_tier1_bytes = r.mem_tier1_bytes;
 }
 
+/* torchtitan's per-op selective checkpointing on c where it applies (llm_selective_op_applies):
+ * it chooses what a block reruns itself, so with activation_recompute "none". */
+static void select_op(llm_execution_t *c)
+{
+    if (!llm_selective_op_applies(c))
+        return;
+    c->activation_recompute = LLM_RECOMPUTE_NONE;
+    c->selective_ac = LLM_SAC_OP;
+}
+
 /* Every memory saver the execution can take at once (the last resort before full recompute). */
 static llm_execution_t all_savers(const fathom_model_t *m, const llm_execution_t *e)
 {
@@ -43,6 +54,7 @@ static llm_execution_t all_savers(const fathom_model_t *m, const llm_execution_t
     const int n = llm_recompute_module_ladder(m, e, sets);
     if (n > 0)
         c.recompute_modules |= sets[n - 1];
+    select_op(&c);
     if (e->fp8) {
         c.fp8_activation_cache = true;
         c.fp8_params = true;
@@ -91,6 +103,10 @@ int llm_cheapest_fitting_change(const fathom_model_t *m, const llm_system_t *s,
             c.recompute_modules |= sets[i];
             consider(m, s, &c, out);
         }
+        c = *e;
+        select_op(&c);
+        if (c.selective_ac != e->selective_ac)
+            consider(m, s, &c, out);
     }
     if (!m->calculon_block) {
         if (e->fp8 && !e->fp8_activation_cache) {

@@ -510,7 +510,8 @@ int llm_recompute_module_ladder(const fathom_model_t *m, const llm_execution_t *
 {
     int n = 0;
     unsigned set = 0;
-    if (m->calculon_block || e->activation_recompute == LLM_RECOMPUTE_FULL)
+    if (m->calculon_block || e->activation_recompute == LLM_RECOMPUTE_FULL ||
+        e->stack == LLM_STACK_TORCHTITAN)
         return 0;
     /* cheapest rerun first: two norms, then a dense model's MLP or the experts' activation,
      * MLA's up-projections, then the whole MoE MLP with its all-to-all */

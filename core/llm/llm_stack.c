@@ -102,6 +102,26 @@ int llm__check_stack(const fathom_model_t *m, const llm_execution_t *e, fathom_e
         return refuse(err, "execution.tensor_par_overlap",
                       "Transformer Engine's tiled overlap is Megatron's; a PyTorch stack overlaps "
                       "tensor parallelism with execution.async_tp");
+    /* torchtitan's choices, from its config (config/job_config.py): activation_checkpoint.mode
+     * "none", "full" (every block, or every N-th with selective_ac_option N: recompute_blocks)
+     * or "selective" per op (selective_ac "op"), none of them Megatron's module sets or its
+     * attention core alone; CPU offload (training.enable_cpu_offload: FSDP2's CPUOffloadPolicy)
+     * moves the parameters, gradients and optimizer states, never activations. The fsdp stack
+     * keeps them: Composer checkpoints the module classes it is told to
+     * (activation_checkpointing_target: attention, FFN, norm) and offloads activations. */
+    if (e->stack == LLM_STACK_TORCHTITAN) {
+        const char *why = "torchtitan reruns no block (activation_recompute \"none\"), whole "
+                          "blocks (\"full\", every N-th with recompute_blocks) or each op its "
+                          "policy does not save (selective_ac \"op\")";
+        if (e->recompute_modules)
+            return refuse(err, "execution.recompute_modules", why);
+        if (e->activation_recompute == LLM_RECOMPUTE_ATTN_ONLY)
+            return refuse(err, "execution.activation_recompute", why);
+        if (e->activations_offload)
+            return refuse(err, "execution.activations_offload",
+                          "torchtitan offloads parameters, gradients and optimizer states "
+                          "(training.enable_cpu_offload), not activations");
+    }
     if (e->async_tp && e->tensor_par < 2)
         return refuse(err, "execution.async_tp", "overlaps tensor parallelism: needs tensor_par > 1");
     /* torchtitan builds the micro-pipelined matmuls in the compiler (parallelize_llama.py:

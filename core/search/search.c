@@ -356,7 +356,10 @@ static loops_t unit_loops(const search_request_t *r, const unit_t *u, bool coars
     l.n_tpo = (u->tp > 1 && !o->no_tp_overlap && o->stack == LLM_STACK_MEGATRON) ? 3 : 1;
     bool offload = has_mem2 && !o->no_offload;
     l.n_wo = offload ? 2 : 1;
-    l.n_ao = (offload && u->recompute != LLM_RECOMPUTE_FULL) ? 2 : 1;
+    /* torchtitan's CPU offload keeps activations on the GPU (llm_stack.c) */
+    l.n_ao = (offload && u->recompute != LLM_RECOMPUTE_FULL && o->stack != LLM_STACK_TORCHTITAN)
+                 ? 2
+                 : 1;
     l.n_oo = offload ? 2 : 1;
     l.n_fa = o->fused_activation == SEARCH_FUSED_ALL ? 2 : 1;
     l.n_tn = (int)count_options(u->tp > 1, nn);
@@ -744,6 +747,8 @@ static size_t layout_units(const search_request_t *req, search_plan_t *p, bool f
                 for (int cm = LLM_TP_COMM_AR; cm <= LLM_TP_COMM_RS_AG; cm++) {
                     if (o->recompute != SEARCH_FREE && rc != o->recompute)
                         continue; /* a pinned recompute walks only its own */
+                    if (rc == LLM_RECOMPUTE_ATTN_ONLY && o->stack == LLM_STACK_TORCHTITAN)
+                        continue; /* not torchtitan's (llm_stack.c): op is tried instead */
                     if (fill) {
                         unit_t *u = &p->units[n];
                         u->tp = tp;
@@ -1116,30 +1121,44 @@ static void fewest_recompute_blocks(walk_t *w)
         w->res = best;
 }
 
+/* Whether w->e fits: the memory alone first (llm_estimate_memory, equal to the estimate's at a
+ * fraction of its cost), then, only when it fits, the whole estimate into w->res. */
+static bool fits_after_change(walk_t *w)
+{
+    return llm_estimate_memory(&w->req->model, &w->req->system, &w->e, &w->res, NULL) == 0 &&
+           w->res.fits_memory &&
+           llm_estimate_memo(&w->req->model, &w->req->system, &w->e, w->memo, &w->res, NULL) ==
+               0 &&
+           w->res.fits_memory;
+}
+
 /* With options.recompute_modules "fewest": an execution that does not fit (w->res) takes the
  * first module set of the ladder that fits, leaving w->e.recompute_modules and w->res set;
  * false when none does (or the option is off). Each set is tried in turn: memory need not fall
  * along the ladder (trying the last set first and giving up when it did not fit found fewer
  * fitting DeepSeek-V3 layouts), so no set vouches for another. Memory does not depend on the
- * networks, so every network assignment of a group reaches the same set. */
+ * networks, so every network assignment of a group reaches the same set. Under torchtitan,
+ * which has no module sets, a layout without recompute tries per-op selective checkpointing
+ * instead (selective_ac "op", llm_selective_op_applies): only more is rerun, so the group's
+ * step-time bound still holds. */
 static bool fewest_recompute_modules(walk_t *w)
 {
+    if (!w->req->options.fewest_recompute_modules)
+        return false;
     unsigned sets[LLM_RECOMPUTE_MODULE_SETS];
-    const int n = w->req->options.fewest_recompute_modules
-                      ? llm_recompute_module_ladder(&w->req->model, &w->e, sets)
-                      : 0;
+    const int n = llm_recompute_module_ladder(&w->req->model, &w->e, sets);
     for (int i = 0; i < n; i++) {
         w->e.recompute_modules = sets[i];
-        /* the memory alone first (llm_estimate_memory, equal to the estimate's at a fraction
-         * of its cost): only a set that fits is costed */
-        if (llm_estimate_memory(&w->req->model, &w->req->system, &w->e, &w->res, NULL) == 0 &&
-            w->res.fits_memory &&
-            llm_estimate_memo(&w->req->model, &w->req->system, &w->e, w->memo, &w->res, NULL) ==
-                0 &&
-            w->res.fits_memory)
+        if (fits_after_change(w))
             return true;
     }
     w->e.recompute_modules = 0;
+    if (w->e.activation_recompute == LLM_RECOMPUTE_NONE && llm_selective_op_applies(&w->e)) {
+        w->e.selective_ac = LLM_SAC_OP;
+        if (fits_after_change(w))
+            return true;
+        w->e.selective_ac = LLM_SAC_NONE;
+    }
     return false;
 }
 
@@ -1197,6 +1216,7 @@ static int try_execution(walk_t *w, uint8_t *verdict, bool out_of_reach, bool ne
         insert_at(acc, at, &w->e, &w->res, w->unit, pos);
     w->e.recompute_blocks = 0;
     w->e.recompute_modules = 0;
+    w->e.selective_ac = LLM_SAC_NONE;
     return 0;
 }
 

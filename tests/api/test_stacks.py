@@ -268,6 +268,44 @@ class Stacks(ServerTestCase):
             self.assertEqual({e["pipeline_par"] for e in rows}, {pp})
             self.assertEqual({e["zero_stage"] for e in rows}, stages)
 
+    def test_torchtitan_recomputes_as_torchtitan_does(self):
+        """torchtitan's activation checkpointing is none, full (every N-th block:
+        recompute_blocks) or per-op selective (selective_ac op), and its CPU offload moves
+        parameters, gradients and optimizer states (config/job_config.py): Megatron's module sets,
+        its attention-only recompute and activation offload are refused, naming the field. The
+        fsdp stack keeps them (Composer checkpoints the module classes it is told to, attention,
+        FFN or norm, and offloads activations). A torchtitan search walks only what torchtitan
+        runs: Llama 3 8B on 4 H100s does not fit without recompute at a microbatch of 1, and its
+        fastest layout takes per-op checkpointing, where a Megatron search takes module sets."""
+        tt = dict(FSDP8, stack="torchtitan")
+        for field, value in (("recompute_modules", ["layernorm"]),
+                             ("activation_recompute", "attn_only"),
+                             ("activations_offload", True)):
+            self.assertError(self.post(dict(tt, **{field: value})), 422, "invalid_field",
+                             "execution." + field)
+            self.ok(dict(tt, stack="fsdp", **{field: value}))
+        search = {"kind": "optimal_execution", "model": "llama3-8B", "system": "h100_sxm",
+                  "num_procs": 4, "max_batch_size": 16, "datatype": "bfloat16",
+                  "options": {"top_n": 20, "stack": "torchtitan", "no_offload": True}}
+        r = self.server.post("/v1/sweep", search)
+        self.assertEqual(r.status, 202, r.body)
+        doc = wait_for(self.server, r.json()["id"])
+        self.assertEqual(doc["status"], "done", doc.get("error"))
+        rows = [b["execution"] for b in doc["best"]]
+        self.assertTrue(rows)
+        for e in rows:
+            self.assertNotEqual(e["activation_recompute"], "attn_only", e)
+            self.assertNotIn("recompute_modules", e)
+            self.assertFalse(e["activations_offload"], e)
+        best = rows[0]
+        self.assertEqual((best["activation_recompute"], best.get("selective_ac")), ("none", "op"))
+        # without it the layout does not fit, and it is what an estimate of the layout suggests
+        plain = dict(best)
+        plain.pop("selective_ac")
+        out = self.ok(plain).json()
+        self.assertFalse(out["fits_memory"])
+        self.assertEqual(out["cheapest_fitting_change"]["changes"].get("selective_ac"), "op")
+
     def test_gpu_variant(self):
         """A variant replaces memory and bandwidth; a 500 W limit on the 700 W H100 keeps
         (500 - 73.5)/(700 - 73.5) = 0.6808 of the clock, so a compute-bound step is slower;

@@ -67,6 +67,38 @@ static void stack_refusals(void **state)
     e.compile = e.async_tp = true;
     if (llm_estimate(&m, &s, &e, &r, &err))
         fail_msg("%s: %s", err.field, err.message);
+    /* what torchtitan's activation checkpointing and CPU offload do not do (config/
+     * job_config.py), each accepted under fsdp (Composer's module targets and activation
+     * offload); a torchtitan layout's step between none and whole blocks is per-op */
+    for (int k = 0; k < 3; k++) {
+        for (int stack = LLM_STACK_TORCHTITAN; stack <= LLM_STACK_FSDP; stack++) {
+            e = test_layout(1, 1, 1);
+            e.stack = (llm_stack_t)stack;
+            e.recompute_modules = k == 0 ? LLM_RECOMPUTE_LAYERNORM : 0;
+            e.activation_recompute = k == 1 ? LLM_RECOMPUTE_ATTN_ONLY : LLM_RECOMPUTE_NONE;
+            e.activations_offload = k == 2;
+            const int rc = llm_estimate(&m, &s, &e, &r, &err);
+            if (stack == LLM_STACK_FSDP) { /* the tiny model's 2 blocks are too few to offload */
+                assert_true(rc == 0 || (k == 2 && strstr(err.message, "3 blocks")));
+                continue;
+            }
+            assert_int_equal(rc, -1);
+            assert_string_equal(err.field, k == 0   ? "execution.recompute_modules"
+                                           : k == 1 ? "execution.activation_recompute"
+                                                    : "execution.activations_offload");
+        }
+    }
+    unsigned sets[LLM_RECOMPUTE_MODULE_SETS];
+    e = test_layout(1, 1, 1);
+    e.stack = LLM_STACK_TORCHTITAN;
+    assert_int_equal(llm_recompute_module_ladder(&m, &e, sets), 0);
+    assert_true(llm_selective_op_applies(&e));
+    e.selective_ac = LLM_SAC_OP;
+    assert_false(llm_selective_op_applies(&e));
+    e.stack = LLM_STACK_FSDP;
+    e.selective_ac = LLM_SAC_NONE;
+    assert_true(llm_recompute_module_ladder(&m, &e, sets) > 0);
+    assert_false(llm_selective_op_applies(&e));
 }
 
 /* Host launch: with 1 s a kernel the host dwarfs the tiny block's GPU work, so the exposed host
