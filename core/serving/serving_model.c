@@ -383,11 +383,43 @@ static double prefill_latency(const sv_ctx_t *c, const sv_settings_t *st, const 
     return k * c->pp * s.total_s;
 }
 
-/* The disaggregated prefill side: a prefill replica's prompt rate and one prompt's latency. */
+/* The prompt a request at the 99th percentile of the spread brings: I + 2.326·σ_I (a normal
+ * spread's 99th percentile). */
+static double p99_prompt(const serving_request_t *r)
+{
+    return r->input_tokens + 2.326 * r->input_spread;
+}
+
+/* The disaggregated prefill side: a prefill replica's prompt rate and one prompt's latency, at
+ * the mean prompt and at the p99 one (TTFT's p99 takes the p99 prompt's own steps and KV
+ * transfer, as the aggregated replica's does through prefill_latency). */
 typedef struct {
     double rate, latency, gpus, kv_transfer_s, step_s;
+    double latency99, kv_transfer99_s; /* of the p99 prompt (the mean's without a spread) */
     serving_step_t step;
 } sv_prefill_side_t;
+
+/* One prompt of `tokens` alone on a prefill replica (its share `hit` found in the prefix cache):
+ * chunks of at most the budget, a step each, on each of its pp stages in turn. */
+static double pool_prompt_latency(const sv_ctx_t *pc, double budget, double tokens, double hit,
+                                  serving_step_t *step)
+{
+    const double prefix = tokens * hit, computed = tokens - prefix;
+    const double chunk = sv_min(budget, computed);
+    sv_load_t one = {0, 1, 0, chunk, prefix + (chunk + 1) / 2, prefix, 1};
+    serving__step(pc, &one, step);
+    return ceil(computed / chunk) * pc->pp * step->total_s;
+}
+
+/* The KV cache of a prompt of `tokens` crossing tier kv_transfer_net, every GPU of the smaller
+ * replica sending its share in parallel: latency + bytes/(links·bandwidth·efficiency). */
+static double kv_transfer_time(const fathom_model_t *m, const serving_system_t *s,
+                               const serving_request_t *r, double links, double tokens)
+{
+    const llm_network_t *n = &s->hw.networks[r->kv_transfer_net];
+    const double bytes = serving_kv_bytes(m, r->kv, tokens, false);
+    return n->latency_s + bytes / (links * n->bandwidth_gbps * 1e9 * n->efficiency);
+}
 
 static int prefill_side(const fathom_model_t *m, const serving_system_t *s,
                         const serving_request_t *r, const sv_settings_t *st,
@@ -400,9 +432,8 @@ static int prefill_side(const fathom_model_t *m, const serving_system_t *s,
     serving__settings(&pc, r, &pst);
     const double budget = (double)pst.max_batch_tokens;
     const double chunk = sv_min(budget, st->in_eff);
-    sv_load_t one = {0, 1, 0, chunk, st->prefix + (chunk + 1) / 2, st->prefix, 1};
-    serving__step(&pc, &one, &ps->step);
-    ps->latency = ceil(st->in_eff / chunk) * pc.pp * ps->step.total_s;
+    ps->latency = pool_prompt_latency(&pc, budget, r->input_tokens, r->prefix_cache_hit,
+                                      &ps->step);
     /* throughput: full steps of `budget` prompt tokens on every attention rank */
     sv_load_t full = {0, 1, 0, budget, st->prefix + (chunk + 1) / 2,
                       st->prefix * budget / st->in_eff, budget / st->in_eff};
@@ -411,12 +442,15 @@ static int prefill_side(const fathom_model_t *m, const serving_system_t *s,
     ps->step_s = fs.total_s;
     ps->rate = budget * pc.dp / (st->in_eff * fs.total_s);
     ps->gpus = (double)serving_layout_gpus(&r->prefill_layout);
-    /* the KV cache of one prompt crosses tier kv_transfer_net, every prefill GPU sending its
-     * share in parallel: bytes/(gpus·bandwidth·efficiency) + latency */
-    const llm_network_t *n = &s->hw.networks[r->kv_transfer_net];
-    const double bytes = serving_kv_bytes(m, r->kv, r->input_tokens, false);
     const double links = sv_min(ps->gpus, (double)serving_layout_gpus(&r->layout));
-    ps->kv_transfer_s = n->latency_s + bytes / (links * n->bandwidth_gbps * 1e9 * n->efficiency);
+    ps->kv_transfer_s = kv_transfer_time(m, s, r, links, r->input_tokens);
+    ps->latency99 = ps->latency, ps->kv_transfer99_s = ps->kv_transfer_s;
+    const double p99_in = p99_prompt(r);
+    if (p99_in > r->input_tokens) {
+        serving_step_t s99;
+        ps->latency99 = pool_prompt_latency(&pc, budget, p99_in, r->prefix_cache_hit, &s99);
+        ps->kv_transfer99_s = kv_transfer_time(m, s, r, links, p99_in);
+    }
     return 0;
 }
 
@@ -431,7 +465,7 @@ static void latency_at(const sv_ctx_t *c, const sv_settings_t *st, const sv_poin
     const serving_request_t *r = c->r;
     double W, W50, W99;
     queue_wait(c, st, p, lambda, &W, &W50, &W99);
-    const double p99_in = r->input_tokens + 2.326 * r->input_spread;
+    const double p99_in = p99_prompt(r);
     lt->tpot = p->tpot;
     if (r->disaggregated) {
         /* the prefill pool: x replicas per decode replica take its lambda prompts a second at
@@ -448,10 +482,13 @@ static void latency_at(const sv_ctx_t *c, const sv_settings_t *st, const sv_poin
                 Wp99 = rho > 0.01 ? Wp / rho * log(rho / 0.01) : 0;
             }
         }
+        /* the prompt's own steps and KV transfer, then half a decode step to join the batch;
+         * the p99 request brings the p99 prompt and waits the whole step (as aggregated) */
         const double base = ps->latency + ps->kv_transfer_s + c->pp * p->step_s / 2;
+        const double base99 = ps->latency99 + ps->kv_transfer99_s + c->pp * p->step_s / 2;
         lt->ttft = base + Wp;
         lt->ttft50 = base + Wp50;
-        lt->ttft99 = base * sv_max(1, p99_in / r->input_tokens) + c->pp * p->step_s / 2 + Wp99;
+        lt->ttft99 = base99 + c->pp * p->step_s / 2 + Wp99;
     } else {
         lt->ttft = p->ttft_base + W;
         lt->ttft50 = p->ttft_base + W50;

@@ -818,6 +818,37 @@ static void disaggregated(void **state)
     assert_close(o.gpus, 3, 1e-15);
 }
 
+/* Disaggregated TTFT at the p99 prompt: a spread σ = I/2.326 makes the p99 prompt 2I = 2,000
+ * tokens. Its request pays that prompt's own prefill (one step of 2,000 tokens on the prefill
+ * GPU, SGLang's budget 2,048: what a plain 2,000-token request's prefill step is), its KV cache
+ * over the tier (2,000 · 4,096 B at 100 GB/s: 81.92 µs, 40.96 µs more than the mean prompt's)
+ * and a whole decode step to join the batch, the p50 half of one:
+ *   p99 − p50 = t_pre(2,000) − t_pre(1,000) + 40.96 µs + t_dec/2   (no pool queue: x absent).
+ * The p99 had scaled the mean prompt's prefill, transfer and half step by 2 (the prefill's fixed
+ * weight read and the wait for a decode step do not grow with the prompt). */
+static void disaggregated_p99_prompt(void **state)
+{
+    (void)state;
+    const fathom_model_t m = one_block();
+    const serving_system_t s = round_gpu(16);
+    serving_request_t r = disaggregated_request();
+    serving_result_t plain2, o;
+    fathom_error_t err;
+    r.input_tokens = 2000;
+    assert_int_equal(serving_estimate(&m, &s, &r, &plain2, &err), 0);
+    assert_close(plain2.kv_transfer_s, 81.92e-6, 1e-12);
+    r.input_tokens = 1000, r.input_spread = 1000 / 2.326;
+    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), 0);
+    assert_close(o.kv_transfer_s, 40.96e-6, 1e-12);
+    assert_close(o.ttft_p99_s - o.ttft_p50_s,
+                 plain2.prefill.total_s - o.prefill.total_s + 40.96e-6 + o.decode.total_s / 2,
+                 1e-9);
+    /* without a spread the p99 request waits a whole decode step, the p50 half of one */
+    r.input_spread = 0;
+    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), 0);
+    assert_close(o.ttft_p99_s - o.ttft_p50_s, o.decode.total_s / 2, 1e-9);
+}
+
 /* Bad layouts are refused naming the field. */
 static void refusals(void **state)
 {
@@ -921,6 +952,7 @@ int main(void)
         cmocka_unit_test(draft_memory),
         cmocka_unit_test(refusals),     cmocka_unit_test(plan_select),
         cmocka_unit_test(disaggregated),
+        cmocka_unit_test(disaggregated_p99_prompt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
