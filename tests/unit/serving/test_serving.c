@@ -829,23 +829,21 @@ static void disaggregated(void **state)
 static void disaggregated_p99_prompt(void **state)
 {
     (void)state;
-    const fathom_model_t m = one_block();
-    const serving_system_t s = round_gpu(16);
-    serving_request_t r = disaggregated_request();
+    block_case_t t = block_case(SERVING_ENGINE_SGLANG);
+    t.r = disaggregated_request();
     serving_result_t plain2, o;
-    fathom_error_t err;
-    r.input_tokens = 2000;
-    assert_int_equal(serving_estimate(&m, &s, &r, &plain2, &err), 0);
+    t.r.input_tokens = 2000;
+    estimate_ok(&t, &plain2);
     assert_close(plain2.kv_transfer_s, 81.92e-6, 1e-12);
-    r.input_tokens = 1000, r.input_spread = 1000 / 2.326;
-    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), 0);
+    t.r.input_tokens = 1000, t.r.input_spread = 1000 / 2.326;
+    estimate_ok(&t, &o);
     assert_close(o.kv_transfer_s, 40.96e-6, 1e-12);
     assert_close(o.ttft_p99_s - o.ttft_p50_s,
                  plain2.prefill.total_s - o.prefill.total_s + 40.96e-6 + o.decode.total_s / 2,
                  1e-9);
     /* without a spread the p99 request waits a whole decode step, the p50 half of one */
-    r.input_spread = 0;
-    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), 0);
+    t.r.input_spread = 0;
+    estimate_ok(&t, &o);
     assert_close(o.ttft_p99_s - o.ttft_p50_s, o.decode.total_s / 2, 1e-9);
 }
 
@@ -883,16 +881,14 @@ static void chunked_prompt_work(void **state)
 static void budget_bound(void **state)
 {
     (void)state;
-    const fathom_model_t m = one_block();
-    const serving_system_t s = round_gpu(16);
-    serving_request_t r = disaggregated_request();
-    r.max_batch_tokens = 64;
+    block_case_t t = block_case(SERVING_ENGINE_SGLANG);
+    t.r = disaggregated_request();
+    t.r.max_batch_tokens = 64;
     serving_result_t o;
-    fathom_error_t err;
-    assert_int_equal(serving_estimate(&m, &s, &r, &o, &err), 0);
-    assert_true(o.kv_capacity_bytes / (4096 * (r.input_tokens + r.output_tokens / 2)) > 100);
+    estimate_ok(&t, &o);
+    assert_true(o.kv_capacity_bytes / (4096 * (t.r.input_tokens + t.r.output_tokens / 2)) > 100);
     assert_close(o.max_concurrency, 64, 1e-15);
-    block_case_t t = block_case(SERVING_ENGINE_VLLM);
+    t = block_case(SERVING_ENGINE_VLLM);
     t.r.input_tokens = 3000, t.r.output_tokens = 1;
     t.r.max_batch_tokens = 1024, t.r.chunked_prefill = 1;
     estimate_ok(&t, &o);
