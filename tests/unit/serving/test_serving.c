@@ -818,6 +818,84 @@ static void disaggregated(void **state)
     assert_close(o.gpus, 3, 1e-15);
 }
 
+/* Disaggregated TTFT at the p99 prompt: a spread σ = I/2.326 makes the p99 prompt 2I = 2,000
+ * tokens. Its request pays that prompt's own prefill (one step of 2,000 tokens on the prefill
+ * GPU, SGLang's budget 2,048: what a plain 2,000-token request's prefill step is), its KV cache
+ * over the tier (2,000 · 4,096 B at 100 GB/s: 81.92 µs, 40.96 µs more than the mean prompt's)
+ * and a whole decode step to join the batch, the p50 half of one:
+ *   p99 − p50 = t_pre(2,000) − t_pre(1,000) + 40.96 µs + t_dec/2   (no pool queue: x absent).
+ * The p99 had scaled the mean prompt's prefill, transfer and half step by 2 (the prefill's fixed
+ * weight read and the wait for a decode step do not grow with the prompt). */
+static void disaggregated_p99_prompt(void **state)
+{
+    (void)state;
+    block_case_t t = block_case(SERVING_ENGINE_SGLANG);
+    t.r = disaggregated_request();
+    serving_result_t plain2, o;
+    t.r.input_tokens = 2000;
+    estimate_ok(&t, &plain2);
+    assert_close(plain2.kv_transfer_s, 81.92e-6, 1e-12);
+    t.r.input_tokens = 1000, t.r.input_spread = 1000 / 2.326;
+    estimate_ok(&t, &o);
+    assert_close(o.kv_transfer_s, 40.96e-6, 1e-12);
+    assert_close(o.ttft_p99_s - o.ttft_p50_s,
+                 plain2.prefill.total_s - o.prefill.total_s + 40.96e-6 + o.decode.total_s / 2,
+                 1e-9);
+    /* without a spread the p99 request waits a whole decode step, the p50 half of one */
+    t.r.input_spread = 0;
+    estimate_ok(&t, &o);
+    assert_close(o.ttft_p99_s - o.ttft_p50_s, o.decode.total_s / 2, 1e-9);
+}
+
+/* A prompt in chunks does the work of the whole prompt. 3,000 tokens, one output token (no
+ * decode), one request in flight, vLLM with a budget of 1,024 tokens: the budget less the one
+ * token the request would decode leaves chunks of at most 1,023, so k = ceil(3,000/1,023) = 3
+ * steps of 1,000 tokens. Causal attention pairs each token with the tokens up to it, 3,000 ·
+ * 3,001/2 pairs whether the prompt runs whole or chunked (a chunk's tokens attend to the chunks
+ * before it too), and the GEMMs are linear in the tokens, so the three chunk steps carry the
+ * whole prompt's FLOPs: 3 · chunked.prefill.flops = whole.prefill.flops. Each chunk had been
+ * priced as if it attended only within itself (3 · 1,023 · 1,024/2 pairs), the 100,000-token
+ * prompt of Llama 3.1 8B 3.5 times faster in 8,192-token chunks than whole. More steps for the
+ * same work: the three chunk steps together are not the shorter. With one or two output tokens
+ * a prompt beyond the budget fits (the token budget's bound counts its k steps); it had not. */
+static void chunked_prompt_work(void **state)
+{
+    (void)state;
+    block_case_t t = block_case(SERVING_ENGINE_VLLM);
+    t.r.input_tokens = 3000, t.r.output_tokens = 1, t.r.concurrency = 1;
+    t.r.max_batch_tokens = 1024, t.r.chunked_prefill = 1;
+    serving_result_t chunked, whole;
+    estimate_ok(&t, &chunked);
+    t.r.chunked_prefill = 0;
+    estimate_ok(&t, &whole);
+    assert_close(3 * chunked.prefill.flops, whole.prefill.flops, 1e-12);
+    assert_true(3 * chunked.prefill.total_s >= whole.prefill.total_s);
+}
+
+/* The token budget's bound on the requests a replica holds, C·(dec·tps + I′)/(k + dec) ≤ B.
+ * A disaggregated decode replica takes no prompt, so its steps carry decode tokens alone:
+ * SGLang's one GPU, 1,000 in and 2,048 out, budget 64: C ≤ 64 (it had been 64 · 2,048/(2,047 +
+ * 1,000) = 43, prompts it never runs counted; the KV pool holds hundreds). Aggregated, a
+ * 3,000-token prompt and one output token in chunks of a 1,024 budget: k = 3 steps, C ≤
+ * 1,024 · 3/3,000 = 1.02, one request (it had been 1,024/3,000: none, "does not fit"). */
+static void budget_bound(void **state)
+{
+    (void)state;
+    block_case_t t = block_case(SERVING_ENGINE_SGLANG);
+    t.r = disaggregated_request();
+    t.r.max_batch_tokens = 64;
+    serving_result_t o;
+    estimate_ok(&t, &o);
+    assert_true(o.kv_capacity_bytes / (4096 * (t.r.input_tokens + t.r.output_tokens / 2)) > 100);
+    assert_close(o.max_concurrency, 64, 1e-15);
+    t = block_case(SERVING_ENGINE_VLLM);
+    t.r.input_tokens = 3000, t.r.output_tokens = 1;
+    t.r.max_batch_tokens = 1024, t.r.chunked_prefill = 1;
+    estimate_ok(&t, &o);
+    assert_true(o.fits_memory);
+    assert_close(o.max_concurrency, 1, 1e-15);
+}
+
 /* Bad layouts are refused naming the field. */
 static void refusals(void **state)
 {
@@ -921,6 +999,9 @@ int main(void)
         cmocka_unit_test(draft_memory),
         cmocka_unit_test(refusals),     cmocka_unit_test(plan_select),
         cmocka_unit_test(disaggregated),
+        cmocka_unit_test(disaggregated_p99_prompt),
+        cmocka_unit_test(chunked_prompt_work),
+        cmocka_unit_test(budget_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
