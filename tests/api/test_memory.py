@@ -173,6 +173,31 @@ class Memory(ServerTestCase):
         self.assertEqual(r.status, 422, r.body)
         self.assertEqual(r.json()["error"]["field"], "execution.zero_stage")
 
+    def test_offload_every_rank(self):
+        """Offloading moves a rank's state to tier 2 and keeps two blocks of it in tier 1, on
+        every rank: tier 1 is at least what each rank holds beside the offloaded term and at most
+        the peak without offloading, tier 2 at least the offloaded bytes less those two blocks.
+        Llama 3 70B on PP 8, 8 microbatches: rank 0 is the heaviest (8 in flight) but, its
+        activations offloaded, the last rank (the output layer and the fp32 logits, which stay
+        in tier 1) sets tier 1."""
+        exe = {"num_procs": 16, "tensor_par": 1, "pipeline_par": 8, "data_par": 2,
+               "batch_size": 16, "microbatch_size": 1, "datatype": "bfloat16",
+               "attention_kernel": "fused", "activation_recompute": "none"}
+        base = self.estimate("llama3-70B", exe).json()["summary"]
+        stages = base["memory"]["stages"]
+        self.assertEqual(base["memory"]["heaviest_rank"], 0)
+        terms = {"weight_offload": ("weights",), "activations_offload": ("activations",),
+                 "optimizer_offload": ("gradients", "optimizer")}
+        for flag, moved in terms.items():
+            r = self.estimate("llama3-70B", dict(exe, **{flag: True}))
+            self.assertEqual(r.status, 200, r.body)
+            s = r.json()["summary"]
+            self.assertLessEqual(s["mem_tier1_bytes"], base["mem_tier1_bytes"], flag)
+            for st in stages:
+                beside = st["total"] - sum(st[k] for k in moved)
+                self.assertGreaterEqual(s["mem_tier1_bytes"], beside, (flag, st["stage"]))
+                self.assertGreater(s["mem_tier2_bytes"], 0, flag)
+
     def test_bad_memory_fields_name_the_field(self):
         cases = [
             (dict(DEEPSEEK_V3, pipeline_schedule="pipedream"), "execution.pipeline_schedule"),
