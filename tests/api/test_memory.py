@@ -198,6 +198,25 @@ class Memory(ServerTestCase):
                 self.assertGreaterEqual(s["mem_tier1_bytes"], beside, (flag, st["stage"]))
                 self.assertGreater(s["mem_tier2_bytes"], 0, flag)
 
+    def test_context_parallel_halves_moe_activations(self):
+        """Context parallelism splits the sequence before every layer of the block, the MoE
+        MLP's included: Qwen3-30B-A3B at CP 2 keeps exactly half of what a block keeps at CP 1
+        (the router's tokens and the experts' rows halve with attention's), and the experts'
+        optimizer shards over EDP = TP·CP·DP/EP, twice as many ranks."""
+        exe = {"num_procs": 4, "tensor_par": 1, "pipeline_par": 1, "data_par": 4,
+               "expert_par": 2, "batch_size": 32, "microbatch_size": 1,
+               "datatype": "bfloat16", "attention_kernel": "fused",
+               "activation_recompute": "none", "zero_stage": 1}
+        out = []
+        for cp in (1, 2):
+            r = self.estimate("qwen3-30B-A3B", dict(exe, context_par=cp, num_procs=4 * cp))
+            self.assertEqual(r.status, 200, r.body)
+            out.append(r.json())
+        kept = [o["stats"]["block_act_storage_space"] for o in out]
+        self.assertEqual(kept[1] * 2, kept[0])
+        opt = [o["summary"]["memory"]["stages"][0]["expert"]["optimizer"] for o in out]
+        self.assertEqual(opt[1] * 2, opt[0])
+
     def test_bad_memory_fields_name_the_field(self):
         cases = [
             (dict(DEEPSEEK_V3, pipeline_schedule="pipedream"), "execution.pipeline_schedule"),
