@@ -217,6 +217,21 @@ class Memory(ServerTestCase):
         opt = [o["summary"]["memory"]["stages"][0]["expert"]["optimizer"] for o in out]
         self.assertEqual(opt[1] * 2, opt[0])
 
+    def test_fsdp2_bytes_per_parameter(self):
+        """Under FSDP2 (torchtitan, ZeRO-3) the sharded fp32 parameter is the master: 4/S bytes
+        of it, 4/S of gradients and 8/S of Adam's moments a parameter, not Megatron's 2/S, 4/S
+        and 12/S. Llama 3 8B on DP 8: 0.5, 0.5 and 1; the rank's optimizer is all 8,030,261,248
+        parameters at 1 byte."""
+        exe = {"num_procs": 8, "data_par": 8, "batch_size": 8, "microbatch_size": 1,
+               "datatype": "bfloat16", "attention_kernel": "fused",
+               "activation_recompute": "full", "stack": "torchtitan", "zero_stage": 3}
+        r = self.estimate("llama3-8B", exe)
+        self.assertEqual(r.status, 200, r.body)
+        m = r.json()["summary"]["memory"]
+        self.assertEqual(m["bytes_per_parameter"],
+                         {"weights": 0.5, "gradients": 0.5, "optimizer": 1})
+        self.assertEqual(m["stages"][0]["optimizer"], 8030261248)
+
     def test_bad_memory_fields_name_the_field(self):
         cases = [
             (dict(DEEPSEEK_V3, pipeline_schedule="pipedream"), "execution.pipeline_schedule"),
