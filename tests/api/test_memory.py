@@ -148,6 +148,34 @@ class Memory(ServerTestCase):
         # a layout that fits gets none
         self.assertIsNone(self.estimate("llama3.1-405B", llama_405b(128)).json()["cheapest_fitting_change"])
 
+    def test_cheapest_fitting_change_combines_savers(self):
+        """When no saver fits alone the answer is the cheapest combination, not every saver at
+        once: Llama 3 8B on DP 8 with two sequences a microbatch fits with ZeRO-3 and one
+        sequence a microbatch (the two together, +1.6 %), where all the savers at once (ZeRO-3,
+        16-bit moments, the norms and the MLP recomputed) cost +19 %. No pair of the savers
+        fits faster than the answer."""
+        exe = {"num_procs": 8, "data_par": 8, "batch_size": 256, "microbatch_size": 2,
+               "datatype": "bfloat16", "attention_kernel": "fused",
+               "activation_recompute": "none"}
+        out = self.estimate("llama3-8B", exe).json()
+        self.assertFalse(out["fits_memory"])
+        c = out["cheapest_fitting_change"]
+        savers = [{"recompute_modules": ["layernorm"]}, {"recompute_modules": ["layernorm", "mlp"]},
+                  {"optimizer_state_datatype": "bfloat16"}, {"microbatch_size": 1},
+                  {"zero_stage": 1}, {"zero_stage": 2}, {"zero_stage": 3}]
+        fitting = 0
+        for i, a in enumerate(savers):
+            for b in savers[i + 1:]:
+                if a.keys() & b.keys():
+                    continue
+                r = self.estimate("llama3-8B", dict(exe, **a, **b)).json()
+                if r["fits_memory"]:
+                    fitting += 1
+                    self.assertGreaterEqual(r["summary"]["step_time_s"],
+                                            c["step_time_s"] * (1 - 1e-12), (a, b))
+        self.assertGreater(fitting, 0)
+        self.assertLess(c["step_time_change_pct"], 5)
+
     def test_torch_zero2_under_pp_is_fsdp(self):
         """Under torchtitan with pipeline parallelism ZeRO-2 (reshard_after_forward False) is the
         run ZeRO-3 already is there: the same memory and step time. Llama 3 70B on TP 4 · PP 4
