@@ -259,6 +259,12 @@ class Memory(ServerTestCase):
         self.assertEqual(m["bytes_per_parameter"],
                          {"weights": 0.5, "gradients": 0.5, "optimizer": 1})
         self.assertEqual(m["stages"][0]["optimizer"], 8030261248)
+        # torch's AdamW keeps its moments like the fp32 shard: 16-bit moments are Megatron's
+        r = self.estimate("llama3-8B", dict(exe, optimizer_state_datatype="bfloat16"))
+        self.assertEqual(r.status, 422, r.body)
+        self.assertEqual(r.json()["error"]["field"], "execution.optimizer_state_datatype")
+        r = self.estimate("llama3-8B", dict(exe, optimizer_state_datatype="bfloat16", zero_stage=1))
+        self.assertEqual(r.status, 200, r.body)
 
     def test_bad_memory_fields_name_the_field(self):
         cases = [
