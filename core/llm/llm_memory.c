@@ -373,6 +373,25 @@ static double torch_pipeline_buffers(const fathom_model_t *m, const llm_executio
     return b;
 }
 
+/* The working sets and activation gradients of the layers outside the blocks on rank r: the
+ * embedding's on the rank holding stage 0, the output layer's and the loss's on the rank
+ * holding stage pp − 1 (DualPipe's rank r holds stages r and pp − 1 − r). */
+static void outer_of(const llm_execution_t *e, const llm_memory_inputs_t *in, int64_t r,
+                     double *working, double *grads)
+{
+    const int64_t pp = e->pipeline_par;
+    const bool dual = llm_pp_schedule(e) == LLM_PP_DUALPIPE;
+    *working = *grads = 0;
+    if (r == 0 || (dual && r == pp - 1)) {
+        *working += in->first_working;
+        *grads += in->first_grads;
+    }
+    if (r == pp - 1 || (dual && r == 0)) {
+        *working += in->last_working;
+        *grads += in->last_grads;
+    }
+}
+
 /* Activations, buffers and MoE buffers of rank r: its stage, and DualPipe's mirror stage. */
 static void activations_of(const fathom_model_t *m, const llm_execution_t *e, scan_t *sc,
                            const llm_memory_inputs_t *in, int64_t r, llm_stage_memory_t *o)
@@ -392,15 +411,8 @@ static void activations_of(const fathom_model_t *m, const llm_execution_t *e, sc
             holds[k] = holds[k] || n[k] > 0;
         }
         blocks += n[0] + n[1];
-        if (stages[i] == 0) {
-            outer += in->first_working;
-            outer_grads += in->first_grads;
-        }
-        if (stages[i] == pp - 1) {
-            outer += in->last_working;
-            outer_grads += in->last_grads;
-        }
     }
+    outer_of(e, in, r, &outer, &outer_grads);
     const int w = holds[1] && (!holds[0] || in->working[1] >= in->working[0]) ? 1 : 0;
     double acts = outer, stored = 0;
     if (!e->training) {
@@ -454,34 +466,43 @@ void llm_stage_memory(const fathom_model_t *m, const llm_execution_t *e, const l
 
 /* ---- tiers ---- */
 
-/* Tier-1 and tier-2 needs of the heaviest rank when state is offloaded: what is offloaded
- * lives in tier 2 and tier 1 double-buffers two blocks of it (Calculon's rule). */
-static void place_tiers(const llm_execution_t *e, const llm_memory_inputs_t *in,
-                        const llm_stage_memory_t *h, llm_stats_t *st)
+/* Tier-1 and tier-2 needs of rank r's memory o when state is offloaded (Calculon's rule): what
+ * is offloaded lives in tier 2 and tier 1 double-buffers two blocks of it; what a rank holds
+ * beside the offloaded state stays. Tier 1 keeps, of the activations, the block being computed
+ * with one block's keep (two checkpoints under full recompute) and the outer layers' working
+ * sets: the loss works on the fp32 logits, which are not a stored activation to move. Offloading
+ * never holds more in tier 1 than keeping the state there (a rank with fewer than two blocks'
+ * worth keeps what it has). Every rank is asked, not only the heaviest before offloading: the
+ * first rank's activations in flight leave, the last rank's output layer and logits stay, so
+ * after offloading another rank can set the peak. */
+static void rank_tiers(const llm_execution_t *e, const llm_memory_inputs_t *in,
+                       const llm_stage_memory_t *o, double *t1, double *t2)
 {
     const double bpe = llm_datatype_bytes(e->datatype);
     const double block = max2(in->weights[0], in->weights[1]);
-    double t1 = h->total, t2 = 0;
+    *t1 = o->total;
+    *t2 = 0;
     if (e->weight_offload) {
-        t1 -= h->weights - 2 * block * bpe;
-        t2 += h->weights;
+        *t1 -= max2(0, o->weights - 2 * block * bpe);
+        *t2 += o->weights;
     }
     if (e->activations_offload) {
         const int k = in->working[1] > in->working[0] ? 1 : 0;
-        double keep = e->activation_recompute == LLM_RECOMPUTE_FULL
-                          ? in->working[k] + 2 * in->checkpoint
-                          : in->working[k] + in->stored[k];
-        t1 -= h->activations - keep;
-        t2 += h->activations;
+        double outer, outer_grads;
+        outer_of(e, in, o->index, &outer, &outer_grads);
+        const double blocks = o->activations - outer;
+        const double keep = e->activation_recompute == LLM_RECOMPUTE_FULL
+                                ? in->working[k] + 2 * in->checkpoint
+                                : in->working[k] + in->stored[k];
+        *t1 -= max2(0, blocks - keep);
+        *t2 += blocks;
     }
     if (e->optimizer_offload && e->training) {
         const double S = llm_zero_stage(e) >= 1 ? (double)llm_shard_group(e) : 1;
-        double keep = 2 * block * (4 + llm_optimizer_bytes_per_param(e) / S);
-        t1 -= h->gradients + h->optimizer - keep;
-        t2 += h->gradients + h->optimizer;
+        const double keep = 2 * block * (4 + llm_optimizer_bytes_per_param(e) / S);
+        *t1 -= max2(0, o->gradients + o->optimizer - keep);
+        *t2 += o->gradients + o->optimizer;
     }
-    st->proc_mem_tier1_cap_req = t1;
-    st->proc_mem_tier2_cap_req = t2;
 }
 
 /* The scan for the heaviest rank leaves out a rank r (not the first or last) whose stage holds
@@ -489,7 +510,8 @@ static void place_tiers(const llm_execution_t *e, const llm_memory_inputs_t *in,
  * the kept bytes per block are not negative and each rank holds one stage (not DualPipe): its
  * state is that rank's and its activations no more (every term of modern_stage is a sum or a
  * product by a non-negative factor of those, and rounding is monotonic), so its total is at
- * most that rank's and it cannot be strictly heavier than the heaviest so far. */
+ * most that rank's and it cannot be strictly heavier than the heaviest so far; nor can its tier
+ * needs (rank_tiers keeps of each term the term or a fixed part of it, both monotonic). */
 void llm__memory(const fathom_model_t *m, const llm_execution_t *e, llm_stats_t *st,
                  llm_step_extra_t *x)
 {
@@ -498,7 +520,7 @@ void llm__memory(const fathom_model_t *m, const llm_execution_t *e, llm_stats_t 
     const bool may_skip = llm_pp_schedule(e) != LLM_PP_DUALPIPE && in->stored[0] >= 0 &&
                           in->stored[1] >= 0 && in->checkpoint >= 0;
     int64_t heavy = 0;
-    double ref_n[2] = {-1, -1}, ref_flight = 0;
+    double ref_n[2] = {-1, -1}, ref_flight = 0, tier1 = 0, tier2 = 0;
     scan_t sc;
     scan_start(m, e, &sc);
     llm_stage_memory_t cur;
@@ -524,7 +546,12 @@ void llm__memory(const fathom_model_t *m, const llm_execution_t *e, llm_stats_t 
             x->heaviest = cur;
             heavy = r;
         }
+        double t1, t2;
+        rank_tiers(e, in, &cur, &t1, &t2);
+        tier1 = max2(tier1, t1);
+        tier2 = max2(tier2, t2);
     }
     x->heaviest_stage = heavy == 0 ? 0 : heavy == pp - 1 ? 1 : 2;
-    place_tiers(e, &x->memory, &x->heaviest, st);
+    st->proc_mem_tier1_cap_req = tier1;
+    st->proc_mem_tier2_cap_req = tier2;
 }

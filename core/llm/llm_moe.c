@@ -5,9 +5,9 @@
  * experts), MLA's projections, and the token dispatch/combine all-to-all over expert parallelism.
  *
  * Expert layers are folded onto attention's processors as Megatron-Core's parallel folding does:
- * expert_par (EP) × expert_tensor_par (ETP) × expert data parallel (EDP) = tensor_par × data_par.
- * CONTEXT_PAR: when context parallelism lands, the right-hand side becomes
- * tensor_par × context_par × data_par — fold_size() below is the one place it multiplies in. */
+ * expert_par (EP) × expert_tensor_par (ETP) × expert data parallel (EDP) = tensor_par ×
+ * context_par × data_par (Megatron-Core's parallel_state: the experts' ETP × EP × EDP span the
+ * decoder's TP × CP × DP); fold_size() below is the one place it multiplies in. */
 #include "llm_collective.h"
 #include "llm_internal.h"
 
@@ -20,7 +20,7 @@ static double max2(double a, double b) { return a > b ? a : b; }
 /* The processors one expert layout is folded over (see the top of the file). */
 static int64_t fold_size(const llm_execution_t *e)
 {
-    return e->tensor_par * e->data_par; /* CONTEXT_PAR: × e->context_par */
+    return e->tensor_par * llm_context_par(e) * e->data_par;
 }
 
 int64_t llm__expert_par(const llm_execution_t *e) { return e->expert_par > 0 ? e->expert_par : 1; }
@@ -44,8 +44,10 @@ double llm__moe_row_factor(const llm_execution_t *e)
 
 double llm__moe_local_tokens(const fathom_model_t *m, const llm_execution_t *e)
 {
-    /* CONTEXT_PAR: the sequence is split context_par ways as well */
-    return (double)e->microbatch_size * (double)m->seq_size / (double)e->tensor_par;
+    /* the router sees the rank's sequence-parallel slice of its context-parallel chunk: the
+     * sequence is split context_par ways before the block (as batch_seq, llm_model.c) */
+    return (double)e->microbatch_size * (double)m->seq_size / (double)e->tensor_par /
+           (double)llm_context_par(e);
 }
 
 /* Each of the EP ranks routes T tokens to top_k experts: T·k token copies leave each rank and,
@@ -543,8 +545,8 @@ int llm__check_moe(const fathom_model_t *m, const llm_system_t *s, const llm_exe
     if (fold_size(e) % (ep * etp) != 0)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.expert_par",
                                 "expert_par × expert_tensor_par (%lld) must divide "
-                                "tensor_par × data_par (%lld): expert layers are folded onto "
-                                "the processors of attention",
+                                "tensor_par × context_par × data_par (%lld): expert layers are "
+                                "folded onto the processors of attention",
                                 (long long)(ep * etp), (long long)fold_size(e));
     if (e->expert_par_net < 0 || e->expert_par_net >= s->num_networks)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "execution.expert_par_net",

@@ -129,6 +129,13 @@ int llm__check_stack(const fathom_model_t *m, const llm_execution_t *e, fathom_e
     if (e->async_tp && e->stack == LLM_STACK_TORCHTITAN && !e->compile)
         return refuse(err, "execution.async_tp",
                       "torchtitan's async TP is a torch.compile pass: set execution.compile");
+    /* FSDP2 steps the optimizer on the fp32 shard, and torch's AdamW makes its moments like the
+     * parameter (torch.optim.adamw _init_group: torch.zeros_like(p)), so in fp32: 16-bit
+     * moments are Megatron's (--exp-avg-dtype), and llm_memory.c fsdp2_state counts 8 bytes */
+    if (llm_fsdp_sharded_weights(e) && e->optimizer_state_datatype != LLM_STATE_FLOAT32)
+        return refuse(err, "execution.optimizer_state_datatype",
+                      "FSDP2 (a PyTorch stack with its weights sharded) keeps Adam's moments in "
+                      "the fp32 shard's datatype: set \"float32\" or stack \"megatron\"");
     if (e->stack == LLM_STACK_FSDP) {
         const char *why = "the fsdp stack (FSDP1: Accelerate, Composer) shards data parallelism "
                           "only: use stack \"torchtitan\" for tensor, pipeline or context "

@@ -578,6 +578,14 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
     memory_inputs(m, e, k, blk, dense, &F.b, &L.b, shared, &x->memory);
     const int zero = llm_zero_stage(e);
     const double S = (double)llm_shard_group(e);
+    if (e->stack != LLM_STACK_MEGATRON && llm_fsdp_sharded_weights(e)) {
+        /* FSDP2's fp32 shard is the master: 4/S of it, 4/S of gradients, 8/S of Adam's
+         * moments (llm_memory.c fsdp2_state) */
+        x->weight_bytes_per_param = 4 / S;
+        x->grad_bytes_per_param = e->training ? 4 / S : 0;
+        x->optimizer_bytes_per_param = e->training ? 8 / S : 0;
+        return;
+    }
     x->weight_bytes_per_param = llm_fsdp_sharded_weights(e) ? bpe / S : bpe;
     const double g = llm_gradient_bytes_per_param(e);
     x->grad_bytes_per_param = !e->training ? 0 : zero >= 2 ? g / S : g;

@@ -221,7 +221,7 @@ static int microbatches(const search_request_t *r, const unit_t *u, int64_t *out
 
 /* Expert layouts of a unit (MoE models; (1, 1) alone otherwise), in walk order: expert_par
  * dividing num_experts, then expert_tensor_par dividing expert_feedforward, with
- * expert_par × expert_tensor_par dividing tp × dp (the fold of llm_moe.c; CONTEXT_PAR: × cp). */
+ * expert_par × expert_tensor_par dividing tp × cp × dp (the fold of llm_moe.c). */
 #define SEARCH_MAX_EXPERT_LAYOUTS 256
 static int expert_layouts(const search_request_t *r, const unit_t *u, int64_t *ep, int64_t *etp)
 {
@@ -231,7 +231,7 @@ static int expert_layouts(const search_request_t *r, const unit_t *u, int64_t *e
         return 1;
     }
     int64_t de[SEARCH_MAX_DIVISORS], df[SEARCH_MAX_DIVISORS];
-    const int64_t fold = u->tp * u->dp; /* CONTEXT_PAR: × cp, as llm_moe.c's fold_size */
+    const int64_t fold = u->tp * u->cp * u->dp; /* as llm_moe.c's fold_size */
     int ne = divisors(x->num_experts, de, SEARCH_MAX_DIVISORS);
     int nf = divisors(x->expert_feedforward < fold ? x->expert_feedforward : fold, df,
                       SEARCH_MAX_DIVISORS);

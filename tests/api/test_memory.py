@@ -148,6 +148,34 @@ class Memory(ServerTestCase):
         # a layout that fits gets none
         self.assertIsNone(self.estimate("llama3.1-405B", llama_405b(128)).json()["cheapest_fitting_change"])
 
+    def test_cheapest_fitting_change_combines_savers(self):
+        """When no saver fits alone the answer is the cheapest combination, not every saver at
+        once: Llama 3 8B on DP 8 with two sequences a microbatch fits with ZeRO-3 and one
+        sequence a microbatch (the two together, +1.6 %), where all the savers at once (ZeRO-3,
+        16-bit moments, the norms and the MLP recomputed) cost +19 %. No pair of the savers
+        fits faster than the answer."""
+        exe = {"num_procs": 8, "data_par": 8, "batch_size": 256, "microbatch_size": 2,
+               "datatype": "bfloat16", "attention_kernel": "fused",
+               "activation_recompute": "none"}
+        out = self.estimate("llama3-8B", exe).json()
+        self.assertFalse(out["fits_memory"])
+        c = out["cheapest_fitting_change"]
+        savers = [{"recompute_modules": ["layernorm"]}, {"recompute_modules": ["layernorm", "mlp"]},
+                  {"optimizer_state_datatype": "bfloat16"}, {"microbatch_size": 1},
+                  {"zero_stage": 1}, {"zero_stage": 2}, {"zero_stage": 3}]
+        fitting = 0
+        for i, a in enumerate(savers):
+            for b in savers[i + 1:]:
+                if a.keys() & b.keys():
+                    continue
+                r = self.estimate("llama3-8B", dict(exe, **a, **b)).json()
+                if r["fits_memory"]:
+                    fitting += 1
+                    self.assertGreaterEqual(r["summary"]["step_time_s"],
+                                            c["step_time_s"] * (1 - 1e-12), (a, b))
+        self.assertGreater(fitting, 0)
+        self.assertLess(c["step_time_change_pct"], 5)
+
     def test_torch_zero2_under_pp_is_fsdp(self):
         """Under torchtitan with pipeline parallelism ZeRO-2 (reshard_after_forward False) is the
         run ZeRO-3 already is there: the same memory and step time. Llama 3 70B on TP 4 · PP 4
@@ -172,6 +200,71 @@ class Memory(ServerTestCase):
         r = self.estimate("llama3-70B", dict(exe, zero_stage=2, weight_offload=True))
         self.assertEqual(r.status, 422, r.body)
         self.assertEqual(r.json()["error"]["field"], "execution.zero_stage")
+
+    def test_offload_every_rank(self):
+        """Offloading moves a rank's state to tier 2 and keeps two blocks of it in tier 1, on
+        every rank: tier 1 is at least what each rank holds beside the offloaded term and at most
+        the peak without offloading, tier 2 at least the offloaded bytes less those two blocks.
+        Llama 3 70B on PP 8, 8 microbatches: rank 0 is the heaviest (8 in flight) but, its
+        activations offloaded, the last rank (the output layer and the fp32 logits, which stay
+        in tier 1) sets tier 1."""
+        exe = {"num_procs": 16, "tensor_par": 1, "pipeline_par": 8, "data_par": 2,
+               "batch_size": 16, "microbatch_size": 1, "datatype": "bfloat16",
+               "attention_kernel": "fused", "activation_recompute": "none"}
+        base = self.estimate("llama3-70B", exe).json()["summary"]
+        stages = base["memory"]["stages"]
+        self.assertEqual(base["memory"]["heaviest_rank"], 0)
+        terms = {"weight_offload": ("weights",), "activations_offload": ("activations",),
+                 "optimizer_offload": ("gradients", "optimizer")}
+        for flag, moved in terms.items():
+            r = self.estimate("llama3-70B", dict(exe, **{flag: True}))
+            self.assertEqual(r.status, 200, r.body)
+            s = r.json()["summary"]
+            self.assertLessEqual(s["mem_tier1_bytes"], base["mem_tier1_bytes"], flag)
+            for st in stages:
+                beside = st["total"] - sum(st[k] for k in moved)
+                self.assertGreaterEqual(s["mem_tier1_bytes"], beside, (flag, st["stage"]))
+                self.assertGreater(s["mem_tier2_bytes"], 0, flag)
+
+    def test_context_parallel_halves_moe_activations(self):
+        """Context parallelism splits the sequence before every layer of the block, the MoE
+        MLP's included: Qwen3-30B-A3B at CP 2 keeps exactly half of what a block keeps at CP 1
+        (the router's tokens and the experts' rows halve with attention's), and the experts'
+        optimizer shards over EDP = TP·CP·DP/EP, twice as many ranks."""
+        exe = {"num_procs": 4, "tensor_par": 1, "pipeline_par": 1, "data_par": 4,
+               "expert_par": 2, "batch_size": 32, "microbatch_size": 1,
+               "datatype": "bfloat16", "attention_kernel": "fused",
+               "activation_recompute": "none", "zero_stage": 1}
+        out = []
+        for cp in (1, 2):
+            r = self.estimate("qwen3-30B-A3B", dict(exe, context_par=cp, num_procs=4 * cp))
+            self.assertEqual(r.status, 200, r.body)
+            out.append(r.json())
+        kept = [o["stats"]["block_act_storage_space"] for o in out]
+        self.assertEqual(kept[1] * 2, kept[0])
+        opt = [o["summary"]["memory"]["stages"][0]["expert"]["optimizer"] for o in out]
+        self.assertEqual(opt[1] * 2, opt[0])
+
+    def test_fsdp2_bytes_per_parameter(self):
+        """Under FSDP2 (torchtitan, ZeRO-3) the sharded fp32 parameter is the master: 4/S bytes
+        of it, 4/S of gradients and 8/S of Adam's moments a parameter, not Megatron's 2/S, 4/S
+        and 12/S. Llama 3 8B on DP 8: 0.5, 0.5 and 1; the rank's optimizer is all 8,030,261,248
+        parameters at 1 byte."""
+        exe = {"num_procs": 8, "data_par": 8, "batch_size": 8, "microbatch_size": 1,
+               "datatype": "bfloat16", "attention_kernel": "fused",
+               "activation_recompute": "full", "stack": "torchtitan", "zero_stage": 3}
+        r = self.estimate("llama3-8B", exe)
+        self.assertEqual(r.status, 200, r.body)
+        m = r.json()["summary"]["memory"]
+        self.assertEqual(m["bytes_per_parameter"],
+                         {"weights": 0.5, "gradients": 0.5, "optimizer": 1})
+        self.assertEqual(m["stages"][0]["optimizer"], 8030261248)
+        # torch's AdamW keeps its moments like the fp32 shard: 16-bit moments are Megatron's
+        r = self.estimate("llama3-8B", dict(exe, optimizer_state_datatype="bfloat16"))
+        self.assertEqual(r.status, 422, r.body)
+        self.assertEqual(r.json()["error"]["field"], "execution.optimizer_state_datatype")
+        r = self.estimate("llama3-8B", dict(exe, optimizer_state_datatype="bfloat16", zero_stage=1))
+        self.assertEqual(r.status, 200, r.body)
 
     def test_bad_memory_fields_name_the_field(self):
         cases = [

@@ -639,6 +639,38 @@ static void memory_alone(void **state)
     assert_close(mem.extra.stages[0].total, full.extra.stages[0].total, 0);
 }
 
+/* Offloading the activations (16 blocks on 4 ranks, 4 each, 8 microbatches, no recompute):
+ * rank r keeps F = 4 − r microbatches of its 4 blocks, 4F block-microbatches, so its blocks'
+ * activations are W + (4F − 1)·S (W the block being computed, S above). Tier 1 keeps W and one
+ * block's S, and every outer working set (the last rank's fp32 logits, which the loss works on):
+ * rank r's tier 1 is its total less (4F − 2)·S, 14·S on rank 0 and 2·S on rank 3, and the
+ * answer is the largest over the ranks — rank 3's, with the output layer and the logits, not
+ * the heaviest rank before offloading (rank 0). Tier 2 holds the blocks' W + (4F − 1)·S of the
+ * rank with most, W + 15·S. */
+static void activation_offload_every_rank(void **state)
+{
+    (void)state;
+    fathom_model_t m = model_of(16);
+    llm_execution_t e = exe(4, 1, 8);
+    e.activation_recompute = LLM_RECOMPUTE_NONE;
+    e.activations_offload = true;
+    llm_result_t r;
+    run(&m, &e, &r);
+    const double W = r.extra.memory.working[0];
+    double tier1 = 0;
+    for (int64_t rank = 0; rank < 4; rank++) {
+        llm_stage_memory_t st;
+        llm_stage_memory(&m, &e, &r, rank, &st);
+        const double F = (double)(4 - rank);
+        tier1 = fmax(tier1, st.total - (4 * F - 2) * S_BLOCK);
+        if (rank == 3) /* the logits stay in tier 1 */
+            assert_true(r.mem_tier1_bytes >= st.total - 2 * S_BLOCK);
+    }
+    assert_int_equal(r.extra.heaviest.index, 0);
+    assert_close(r.mem_tier1_bytes, tier1, 1e-12);
+    assert_close(r.mem_tier2_bytes, W + 15 * S_BLOCK, 1e-12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -662,6 +694,7 @@ int main(void)
         cmocka_unit_test(fsdp2_zero2_under_pp),
         cmocka_unit_test(schedule_bubbles),
         cmocka_unit_test(memory_alone),
+        cmocka_unit_test(activation_offload_every_rank),
     };
     return cmocka_run_group_tests(tests, load_presets, free_presets);
 }

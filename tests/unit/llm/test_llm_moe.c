@@ -251,6 +251,27 @@ static void memory_mixtral(void **state)
     assert_close(meg - ours, 1024.0 * 7.5, 1e-9);
 }
 
+/* Context parallelism splits the sequence before the MoE block and folds into the experts'
+ * processors (Megatron-Core: ETP × EP × EDP = TP × CP × DP). Mixtral 8x7B (sequence 4,096) on
+ * TP 2, CP 2, DP 8, EP 8: the router sees 1·4,096/(2·2) = 1,024 tokens (2,048 without CP), the
+ * busiest expert rank 1,024·2 = 2,048 rows, and the experts' optimizer is sharded over
+ * EDP = 2·2·8/8 = 4 (2 without CP): 8,455,716,864·2/4 = 4,227,858,432 bytes (memory_mixtral's
+ * EDP 2 at TP 2, DP 8). */
+static void context_parallel_fold(void **state)
+{
+    (void)state;
+    fathom_model_t m = preset(presets, "mixtral-8x7B");
+    llm_execution_t e = layout(2, 4, 8, 8);
+    e.context_par = 2;
+    e.num_procs *= 2;
+    assert_close(llm__moe_local_tokens(&m, &e), 1024, 0);
+    assert_close(llm__moe_expert_rows(&m, &e), 2048, 0);
+    assert_close(llm__expert_data_par(&e), 4, 0);
+    llm_state_memory_t sm;
+    llm_moe_state_memory(&m, &e, 0, &sm);
+    assert_close(sm.expert_optimizer, 4227858432.0, 0);
+}
+
 /* ---- all-to-all ---- */
 
 /* Two tiers: domains of 8 at 400 GB/s (1 µs) joined at 50 GB/s (10 µs), efficiency 1. */
@@ -1249,7 +1270,7 @@ int main(void)
         cmocka_unit_test(module_ladder),    cmocka_unit_test(two_node_dispatch),
         cmocka_unit_test(fp8_dispatch_in_step), cmocka_unit_test(etp_in_step),
         cmocka_unit_test(permutation_pass), cmocka_unit_test(a2a_overlap_phases),
-        cmocka_unit_test(attention_head_size),
+        cmocka_unit_test(attention_head_size), cmocka_unit_test(context_parallel_fold),
     };
     return cmocka_run_group_tests(tests, load_presets, free_presets);
 }
