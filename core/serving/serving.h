@@ -201,9 +201,10 @@ typedef enum {
     SERVING_WARN_KV_REPLICATED = 8,    /* tensor_par beyond the KV heads (or MLA): KV copied */
     SERVING_WARN_LOW_KV = 16,          /* fewer than 8 requests fit */
     SERVING_WARN_NO_FP4_RATE = 32,     /* fp4 weights on a GPU without an FP4 rate */
-    SERVING_WARN_LONG_PREFILL = 64     /* chunked prefill off and prompts beyond max_batch_tokens */
+    SERVING_WARN_LONG_PREFILL = 64,    /* chunked prefill off and prompts beyond max_batch_tokens */
+    SERVING_WARN_FINITE_MEANS = 128    /* a finite run with spreads: its requests at the means */
 } serving_warning_t;
-#define SERVING_WARN__COUNT 7
+#define SERVING_WARN__COUNT 8
 /* Codes and messages of the warning bits, by bit index ("weight_only_dequant", …). */
 extern const char *const serving_warning_codes[];
 extern const char *const serving_warning_messages[];

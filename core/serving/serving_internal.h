@@ -62,6 +62,7 @@ typedef struct {
     bool chunked;
     double kv_fraction;
     double reserve_tokens;  /* tokens of KV one request reserves */
+    double decode_context;  /* mean tokens a decode slot's sequence holds: I + O/2 + σ_O²/(2·O) */
     double tau, tps;        /* output tokens per step per sequence; tokens it runs per step */
     double in_eff, prefix;  /* prompt tokens computed, and found in the cache */
 } sv_settings_t;

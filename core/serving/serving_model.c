@@ -41,7 +41,7 @@
 
 const char *const serving_warning_codes[] = {
     "weight_only_dequant", "overloaded",     "concurrency_capped", "kv_replicated",
-    "few_requests_fit",    "no_fp4_rate",    "prompt_over_budget", NULL};
+    "few_requests_fit",    "no_fp4_rate",    "prompt_over_budget", "finite_run_at_means", NULL};
 const char *const serving_warning_messages[] = {
     "the weight format has no tensor-core rate on this GPU: weights are dequantized into 16-bit "
     "GEMMs (weight-only), so the memory saving holds and the FLOP rate is the 16-bit one",
@@ -54,6 +54,8 @@ const char *const serving_warning_messages[] = {
     "fp4 weights on a GPU without an FP4 tensor rate: run weight-only (dequantized)",
     "chunked prefill is off and the prompt is longer than max_batch_tokens: the engine must take "
     "it in one step anyway (TensorRT-LLM refuses such prompts)",
+    "a finite run (num_requests) serves every request at the mean input and output tokens: the "
+    "spreads given set a steady state's answers (leave num_requests out for them)",
     NULL};
 
 static double tokens_per_step(const serving_spec_t *sp)
@@ -146,9 +148,18 @@ void serving__settings(const sv_ctx_t *c, const serving_request_t *r, sv_setting
     st->tps = r->speculative.method == SERVING_SPEC_NONE ? 1 : (double)r->speculative.tokens + 1;
     st->prefix = r->input_tokens * r->prefix_cache_hit;
     st->in_eff = r->input_tokens - st->prefix;
+    /* A decode slot's sequence, over time: a request of O output tokens holds its slot O steps,
+     * at I + 1 … I + O tokens, so the slots hold long outputs in proportion to their length
+     * (length-biased sampling, the inspection paradox): E[I·O + O²/2]/E[O] = I + E[O²]/(2·E[O])
+     * = I + O/2 + σ_O²/(2·O) with O the mean and σ_O the spread of the outputs (independent of
+     * the prompts). With no spread, I + O/2. */
+    st->decode_context = r->input_tokens + r->output_tokens / 2 +
+                         r->output_spread * r->output_spread / (2 * r->output_tokens);
+    /* paged engines hold what their sequences hold; TensorRT-LLM reserves each request's whole
+     * length in its 32-token blocks up front */
     const double full = r->input_tokens + r->output_tokens;
     st->reserve_tokens = r->engine == SERVING_ENGINE_TRTLLM ? 32.0 * ceil(full / 32.0)
-                                                            : r->input_tokens + r->output_tokens / 2;
+                                                            : st->decode_context;
 }
 
 /* KV pool and requests that fit, per attention rank (the busiest stage binds). */
@@ -327,7 +338,7 @@ static void point_at(const sv_ctx_t *c, const sv_settings_t *st, double C, sv_po
     const serving_request_t *r = c->r;
     const double n = C / (c->dp * c->pp);
     const double dec = (r->output_tokens - 1) / st->tau;
-    const double ctx = r->input_tokens + r->output_tokens / 2;
+    const double ctx = st->decode_context;
     memset(p, 0, sizeof *p);
     p->C = C;
     if (r->disaggregated) {
@@ -411,7 +422,7 @@ static double prefill_latency(const sv_ctx_t *c, const sv_settings_t *st, const 
     const sv_chunks_t ch = prompt_chunks(prefix, computed, st->chunked ? p->chunk : computed);
     const double seqs = p->C / (c->dp * c->pp) * ((r->output_tokens - 1) / st->tau) /
                         sv_max(p->L_steps, 1e-9);
-    sv_load_t ld = {r->disaggregated ? 0 : seqs, st->tps, r->input_tokens + r->output_tokens / 2,
+    sv_load_t ld = {r->disaggregated ? 0 : seqs, st->tps, st->decode_context,
                     ch.tokens, ch.context, ch.earlier, ch.finishing};
     serving_step_t s;
     serving__step(c, &ld, &s);
@@ -673,6 +684,10 @@ static void settings_answers(const sv_ctx_t *c, const sv_settings_t *st, const f
         o->warnings |= SERVING_WARN_KV_REPLICATED;
     if (!st->chunked && !r->disaggregated && r->input_tokens > (double)st->max_batch_tokens)
         o->warnings |= SERVING_WARN_LONG_PREFILL;
+    /* serving_offline.c runs cohorts of identical requests */
+    if (r->num_requests > 0 && r->concurrency <= 0 && !r->disaggregated &&
+        (r->input_spread > 0 || r->output_spread > 0))
+        o->warnings |= SERVING_WARN_FINITE_MEANS;
 }
 
 /* A draft model must split as the target does: its refusal names serving.speculative.model and

@@ -144,6 +144,30 @@ class ServingProperties(ServerTestCase):
         self.assertEqual(dis["max_concurrency"],
                          dis["memory"]["kv_capacity_bytes"] // (65536 * 20050))
         self.assertEqual(dis["max_concurrency"], 93)
+    def test_output_spread_holds_longer_sequences(self):
+        # Outputs of mean 2,000 and p90 4,000 tokens (σ = 2,000/z₀.₉): a decode slot holds each
+        # request for as many steps as it has output tokens, so the slots hold long outputs more
+        # often and the mean sequence is I + O/2 + σ²/(2·O) (it was I + O/2, the spread ignored):
+        # vLLM reserves that much KV a request, so fewer requests fit, and a step at the same
+        # concurrency reads more KV and is no shorter. A finite run serves its requests at the
+        # means and says so.
+        z = statistics.NormalDist().inv_cdf(0.9)
+        sigma = 2000 / z
+        base = dict(weights_datatype="fp8", input_tokens=1000, engine="vllm")
+        plain = self.infer("llama3-8B", "h200", output_tokens=2000, concurrency=64, **base)
+        spread = self.infer("llama3-8B", "h200", output_tokens={"mean": 2000, "p90": 4000},
+                            concurrency=64, **base)
+        slot = lambda o, s: 1000 + o / 2 + s * s / (2 * o)
+        self.assertAlmostEqual(spread["decode"]["kv_bytes"] / plain["decode"]["kv_bytes"],
+                               slot(2000, sigma) / slot(2000, 0), delta=1e-9)
+        self.assertGreaterEqual(spread["tpot_s"], plain["tpot_s"])
+        self.assertLess(spread["max_concurrency"], plain["max_concurrency"])
+        codes = lambda a: {w["code"] for w in a["warnings"]}
+        self.assertNotIn("finite_run_at_means", codes(spread))
+        finite = self.infer("llama3-8B", "h200", output_tokens={"mean": 2000, "p90": 4000},
+                            num_requests=64, **base)
+        self.assertIn("finite_run_at_means", codes(finite))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -896,6 +896,29 @@ static void budget_bound(void **state)
     assert_close(o.max_concurrency, 1, 1e-15);
 }
 
+/* Outputs of spread σ_O: a decode slot holds a request for as many steps as it has output
+ * tokens, so the slots' sequences are the long outputs in proportion to their length, and a
+ * slot's mean sequence is I + E[O²]/(2·E[O]) = I + O/2 + σ_O²/(2·O): 1,000 in and 1,000 ± 1,000
+ * out, 1,000 + 500 + 500 = 2,000 tokens against 1,500 with no spread, so the decode step reads
+ * 2,000/1,500 of the KV cache at the same batch (the spread was read and ignored). A finite run
+ * serves its requests at the means and says so. */
+static void output_spread(void **state)
+{
+    (void)state;
+    block_case_t t = block_case(SERVING_ENGINE_VLLM);
+    t.r.input_tokens = 1000, t.r.output_tokens = 1000, t.r.concurrency = 8;
+    serving_result_t plain, spread;
+    estimate_ok(&t, &plain);
+    t.r.output_spread = 1000;
+    estimate_ok(&t, &spread);
+    assert_close(spread.decode.kv_bytes / plain.decode.kv_bytes, 2000.0 / 1500.0, 1e-12);
+    assert_true(spread.decode.total_s >= plain.decode.total_s);
+    assert_false(spread.warnings & SERVING_WARN_FINITE_MEANS);
+    t.r.concurrency = 0, t.r.num_requests = 16;
+    estimate_ok(&t, &spread);
+    assert_true(spread.warnings & SERVING_WARN_FINITE_MEANS);
+}
+
 /* Bad layouts are refused naming the field. */
 static void refusals(void **state)
 {
@@ -1002,6 +1025,7 @@ int main(void)
         cmocka_unit_test(disaggregated_p99_prompt),
         cmocka_unit_test(chunked_prompt_work),
         cmocka_unit_test(budget_bound),
+        cmocka_unit_test(output_spread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
