@@ -90,12 +90,15 @@ static void drop(cohorts_t *cs, int i)
     cs->n--;
 }
 
-/* Seconds of one replica step carrying these totals. */
+/* Seconds of one replica step carrying these totals (pre_earlier: the tokens before the prompt
+ * pieces taken, cached or computed in earlier chunks, whose KV the step reads). */
 static double step_time(const sv_ctx_t *c, const sv_settings_t *st, double gen, double ctx,
-                        double pre_tokens, double pre_context, double pre_seqs)
+                        double pre_tokens, double pre_context, double pre_earlier,
+                        double pre_seqs)
 {
     const double per = c->dp * c->pp;
-    sv_load_t ld = {gen / per, st->tps, ctx, pre_tokens / per, pre_context, 0, pre_seqs / per};
+    sv_load_t ld = {gen / per,         st->tps,  ctx, pre_tokens / per, pre_context,
+                    pre_earlier / per, pre_seqs / per};
     serving_step_t s;
     serving__step(c, &ld, &s);
     return c->pp * (s.total_s + serving__draft_time(c, st, gen / per, ctx));
@@ -202,7 +205,7 @@ static double admit_arrivals(run_t *u, double max_concurrency, double num_reques
 static double decode_run_step(const sv_ctx_t *c, const sv_settings_t *st, double gen, double ctx,
                               double m)
 {
-    return step_time(c, st, gen, ctx + (m - 1) * st->tau / 2, 0, 0, 0);
+    return step_time(c, st, gen, ctx + (m - 1) * st->tau / 2, 0, 0, 0, 0);
 }
 
 /* Whether m pure decode steps of dt each reach `gap` seconds. */
@@ -277,7 +280,7 @@ static void prefill_step(const sv_ctx_t *c, const sv_settings_t *st, run_t *u, d
 {
     const double in = st->in_eff;
     cohorts_t *cs = u->cur, *next = u->nxt;
-    double left = budget - gen * st->tps, tokens = 0, attended = 0, seqs = 0;
+    double left = budget - gen * st->tps, tokens = 0, attended = 0, earlier = 0, seqs = 0;
     next->n = 0;
     for (int i = 0; i < cs->n; i++) {
         cohort_t x = cs->c[i];
@@ -292,6 +295,7 @@ static void prefill_step(const sv_ctx_t *c, const sv_settings_t *st, run_t *u, d
         if (k >= 1) {
             tokens += k * rem;
             attended += k * rem * (st->prefix + x.done + (rem + 1) / 2);
+            earlier += k * (st->prefix + x.done); /* each reads its cached and earlier KV */
             seqs += k;
             left -= k * rem;
             push(next, (cohort_t){k, in, 0, 0, x.arrive}); /* first token at the end */
@@ -300,6 +304,7 @@ static void prefill_step(const sv_ctx_t *c, const sv_settings_t *st, run_t *u, d
         if (x.n > 0 && st->chunked && left >= 1) {
             tokens += left;
             attended += left * (st->prefix + x.done + (left + 1) / 2);
+            earlier += st->prefix + x.done;
             if (x.n > 1)
                 push(next, (cohort_t){x.n - 1, x.done, -1, 0, x.arrive});
             x.n = 1;
@@ -309,7 +314,8 @@ static void prefill_step(const sv_ctx_t *c, const sv_settings_t *st, run_t *u, d
         if (x.n > 0)
             push(next, x);
     }
-    const double dt = step_time(c, st, gen, ctx, tokens, tokens > 0 ? attended / tokens : 0, seqs);
+    const double dt =
+        step_time(c, st, gen, ctx, tokens, tokens > 0 ? attended / tokens : 0, earlier, seqs);
     u->t += dt;
     u->area += dt * u->running;
     u->steps += 1;

@@ -919,6 +919,30 @@ static void output_spread(void **state)
     assert_true(spread.warnings & SERVING_WARN_FINITE_MEANS);
 }
 
+/* A finite run's prompt step reads the KV of the tokens before the piece it computes: one
+ * request of 1,000 prompt tokens, 99.9 % of them in the prefix cache, computes 1 token that
+ * attends to 999 cached ones and itself, and the step reads the cache's KV: its TTFT is the
+ * step {1 prompt token, context 1,000, 999 earlier, 1 finishing}
+ * (one stage, no draft). The step had read only the 10 computed tokens' KV, as though the
+ * cache were free to attend to. */
+static void finite_prefill_reads_the_cache(void **state)
+{
+    (void)state;
+    block_case_t t = block_case(SERVING_ENGINE_VLLM);
+    t.s.hw.mem1.gbps = 1; /* 1 GB/s: memory, not the host's launches, sets the step */
+    t.r.input_tokens = 1000, t.r.output_tokens = 2, t.r.prefix_cache_hit = 0.999;
+    t.r.num_requests = 1;
+    serving_result_t o;
+    estimate_ok(&t, &o);
+    const double computed = 1000 - 1000 * 0.999, cached = 1000 * 0.999;
+    const sv_load_t with = {0, 1, 0, computed, cached + (computed + 1) / 2, cached, 1};
+    sv_load_t without = with;
+    without.prefill_prefix = 0;
+    const double t_with = step(&t, with).total_s;
+    assert_true(t_with > step(&t, without).total_s); /* the cache's KV read shows */
+    assert_close(o.ttft_s, t_with, 1e-12);
+}
+
 /* Bad layouts are refused naming the field. */
 static void refusals(void **state)
 {
@@ -1026,6 +1050,7 @@ int main(void)
         cmocka_unit_test(chunked_prompt_work),
         cmocka_unit_test(budget_bound),
         cmocka_unit_test(output_spread),
+        cmocka_unit_test(finite_prefill_reads_the_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
