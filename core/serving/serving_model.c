@@ -28,7 +28,8 @@
  * How many requests fit: the KV pool (engine fraction of memory, serving_engine.c) over one
  * request's KV cache on the busiest stage, at I + O tokens for TensorRT-LLM (its
  * GUARANTEED_NO_EVICT scheduler reserves a request's whole length, in blocks of 32 tokens) and
- * I + O/2 for vLLM and SGLang (pages allocated as tokens arrive; the mean occupancy), times the
+ * I + O/2 + σ_O²/(2·O) for vLLM and SGLang (pages allocated as tokens arrive; the mean
+ * occupancy of a slot, serving__settings), times the
  * attention ranks; at most max_batch_size per micro-batch; and at most what the token budget
  * sustains, C_r·(((O − 1)/τ)·t_s + I')/L ≤ max_batch_tokens (memory_for; a disaggregated
  * decode replica's steps without the prompt). */
