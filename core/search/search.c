@@ -607,6 +607,19 @@ static bool first_valid_networks(const llm_system_t *s, const loops_t *l, llm_ex
  * attention-kernel and FP8 values, the first values of the boolean loops but nothing offloaded,
  * no TP overlap, the smallest microbatch, the first accepted networks), or 0 when it does not
  * fit or is refused. */
+/* The attention kernel of choice ak (0 unfused, 1 fused) of a unit's kernel loop l: the fused
+ * kernel is the stack's, Transformer Engine's ("fused") under Megatron and, under a PyTorch stack,
+ * the one its model code calls unless told another (F.scaled_dot_product_attention, "sdpa", as
+ * an estimate under that stack defaults it: codec/llm_codec.c). With one choice in the loop,
+ * options.attention_kernel says which. */
+static llm_attn_kernel_t attention_kernel_of(const search_request_t *r, const loops_t *l, int ak)
+{
+    const bool fused = l->n_kernel == 2 ? ak == 1 : r->options.attention_kernel == SEARCH_PICK_ON;
+    if (!fused)
+        return LLM_ATTN_KERNEL_UNFUSED;
+    return r->options.stack == LLM_STACK_MEGATRON ? LLM_ATTN_KERNEL_FUSED : LLM_ATTN_KERNEL_SDPA;
+}
+
 static double seed_rate(const search_request_t *r, const unit_t *u)
 {
     const loops_t l = unit_loops(r, u, false);
@@ -620,9 +633,7 @@ static double seed_rate(const search_request_t *r, const unit_t *u)
     e.expert_tensor_par = etps[0];
     /* the lowest tier the expert group of ep·etp processors fits in */
     e.expert_par_net = llm_first_tier_connecting(&r->system, eps[0] * etps[0]);
-    e.attention_kernel = l.n_kernel == 2 || r->options.attention_kernel == SEARCH_PICK_ON
-                             ? LLM_ATTN_KERNEL_FUSED
-                             : LLM_ATTN_KERNEL_UNFUSED;
+    e.attention_kernel = attention_kernel_of(r, &l, l.n_kernel - 1); /* fused when free */
     set_fp8(r, &e, l.n_fp8 == 2 || r->options.fp8 == SEARCH_PICK_ON);
     e.seq_par_ag_redo = l.n_redo == 2;
     e.data_par_overlap = l.n_dpo == 2;
@@ -1403,10 +1414,7 @@ static int walk_unit(search_plan_t *p, size_t unit, search_result_t *acc, volati
         e->expert_tensor_par = etps[x];
         e->expert_par_net = llm_first_tier_connecting(&r->system, eps[x] * etps[x]);
         for (int ak = 0; ak < l.n_kernel; ak++) {
-            e->attention_kernel = l.n_kernel == 2 ? (llm_attn_kernel_t)ak
-                                  : r->options.attention_kernel == SEARCH_PICK_ON
-                                      ? LLM_ATTN_KERNEL_FUSED
-                                      : LLM_ATTN_KERNEL_UNFUSED;
+            e->attention_kernel = attention_kernel_of(r, &l, ak);
             for (int f8 = 0; f8 < l.n_fp8; f8++) {
                 set_fp8(r, e, l.n_fp8 == 2 ? f8 == 1 : r->options.fp8 == SEARCH_PICK_ON);
                 if (walk_inner(&w, &l, mbs, n_mbs, verdict, bounds)) {

@@ -299,6 +299,9 @@ class Stacks(ServerTestCase):
             self.assertFalse(e["activations_offload"], e)
         best = rows[0]
         self.assertEqual((best["activation_recompute"], best.get("selective_ac")), ("none", "op"))
+        # its attention is the kernel torchtitan's model calls, F.scaled_dot_product_attention
+        # (as an estimate under the stack defaults it), not Transformer Engine's "fused"
+        self.assertEqual({e.get("attention_kernel", "sdpa") for e in rows}, {"sdpa"})
         # without it the layout does not fit, and it is what an estimate of the layout suggests
         plain = dict(best)
         plain.pop("selective_ac")
