@@ -271,6 +271,10 @@ double llm__attention_throughput(const llm__layer_t *l, const llm__ctx_t *c, llm
 bool llm__stack_bytes(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st, double *bytes);
 double llm__stack_attention_bytes(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st,
                                   double q_elems, double kv_elems);
+/* Bytes a layer's pass moves under a PyTorch stack (llm_stack.c): llm__stack_bytes where the
+ * stack runs the layer its own way, else the layer table's base counts (Megatron's kernels,
+ * llm__base_mem_accessed), with llm__stack_attention_bytes around the attention kernel. */
+double llm__stack_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st);
 /* Context parallelism as the PyTorch stacks run it (llm_ring.c): the bytes the ring's merges
  * and per-step calls add to one attention pass of E query-shaped elements, and the seconds per
  * block and microbatch its collectives leave exposed for kv bytes of K and V on a rank, the
@@ -292,6 +296,8 @@ void llm__apply_op_sac(llm__block_t *b);
 /* Per-layer costs (Calculon's Layer methods). Byte counts use c->bpe and c->optim_shards. */
 double llm__layer_flops(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st);
 double llm__layer_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st);
+/* The bytes as Megatron's kernels move them, before a frozen layer's terms (llm_layers.c). */
+double llm__base_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st);
 /* Cost of one stage of one layer, computed once and reused by the questions asked about it. */
 typedef struct {
     double flops, flops_time; /* FLOP, s */

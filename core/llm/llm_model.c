@@ -221,9 +221,9 @@ static void add_backward(const llm__layer_t *l, const llm__layer_costs_t *k,
 static void add_memory(const llm__layer_t *l, const llm__ctx_t *c, bool training,
                        llm__block_stats_t *b)
 {
-    double act = llm__layer_activation(l, c);
-    b->weight_space += llm__layer_weight(l, c);
-    b->trainable_weight_space += l->frozen ? 0.0 : llm__layer_weight(l, c);
+    const double act = llm__layer_activation(l, c), weight = llm__layer_weight(l, c);
+    b->weight_space += weight;
+    b->trainable_weight_space += l->frozen ? 0.0 : weight;
     if (!l->activation_reused)
         b->act_working_space += act;
     b->act_storage_space += act;
@@ -236,11 +236,12 @@ static void add_memory(const llm__layer_t *l, const llm__ctx_t *c, bool training
     b->act_storage_space -= l->discarded_space * c->bpe;
     b->weight_grad_space += llm__layer_weight_grad(l, c, true);
     b->weight_grad_space_no_sharding += llm__layer_weight_grad(l, c, false);
-    b->act_grad_space += llm__layer_activation_grad(l, c);
+    const double act_grad = llm__layer_activation_grad(l, c);
+    b->act_grad_space += act_grad;
     /* the modern block's peak: the layer in backward holds its output's gradient and makes its
      * input's (Calculon's act_grad_space sums every layer's as if all were alive at once) */
     const double in_grad = l->kind == LLM__TP_COMM ? 0 : l->inputs_size * c->bpe;
-    b->act_grad_peak = fmax(b->act_grad_peak, llm__layer_activation_grad(l, c) + in_grad);
+    b->act_grad_peak = max2(b->act_grad_peak, act_grad + in_grad);
     b->optimizer_space += llm__layer_optimizer(l, c);
 }
 
