@@ -239,8 +239,9 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
 /* llm__build_block of m, taking the attention layers from `like`, a table llm__build_block made
  * for a model that differs from m only in its MLP (an MoE model, m its dense blocks' model) with
  * the same execution and sizes: byte for byte the table llm__build_block makes, without
- * building the attention again. */
-void llm__build_block_like(const fathom_model_t *m, const llm_system_t *s,
+ * building the attention again. False where it built the whole table afresh instead (adapters,
+ * a PyTorch stack's passes over the whole table): its attention layers may then differ. */
+bool llm__build_block_like(const fathom_model_t *m, const llm_system_t *s,
                            const llm_execution_t *e, const llm__sizes_t *z,
                            const llm__block_t *like, llm__block_t *b);
 /* The layers outside the blocks (modern block with vocab_size > 0 only): the token embedding
@@ -458,10 +459,12 @@ typedef enum { LLM__COST_AFRESH, LLM__LENT_BUT_OPTIM, LLM__LENT_ALL } llm__known
 void llm__layer_costs(llm__layer_t *l, llm__ctx_t *c, bool training, llm__layer_costs_t *k);
 /* llm__block_stats_fresh, each layer i's costs in costs[i]: taken from there as far as known[i]
  * says (they must be what costing it under c gives), costed afresh into it otherwise (known
- * NULL: all; costs NULL: none kept). */
+ * NULL: all; costs NULL: none kept); head (NULL: not asked) gets what llm__block_memory_fresh
+ * sums over the table's first blk->mlp_first layers (a block's attention), costs cleared. */
 void llm__block_stats_costed(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
                              const llm__sizes_t *z, bool blocks, const llm__known_t *known,
-                             llm__layer_costs_t *costs, llm__block_stats_t *b);
+                             llm__layer_costs_t *costs, llm__block_stats_t *head,
+                             llm__block_stats_t *b);
 /* The system an estimate with memo costs: memo's copy of s, byte for byte, with `collectives`
  * (what the execution's stack resolves s's to), and in *generation the generation under which
  * memo holds it (a new one when memo holds no such copy). */

@@ -560,7 +560,7 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
     llm__finetune_table(m, e, b);
 }
 
-void llm__build_block_like(const fathom_model_t *m, const llm_system_t *s,
+bool llm__build_block_like(const fathom_model_t *m, const llm_system_t *s,
                            const llm_execution_t *e, const llm__sizes_t *z,
                            const llm__block_t *like, llm__block_t *b)
 {
@@ -570,7 +570,7 @@ void llm__build_block_like(const fathom_model_t *m, const llm_system_t *s,
     if (like->mlp_first <= 0 || ft == LLM_FINETUNE_LORA || ft == LLM_FINETUNE_QLORA ||
         e->stack != LLM_STACK_MEGATRON) {
         llm__build_block(m, s, e, z, b);
-        return;
+        return false;
     }
     /* the attention layers and input groups as build_block makes them: copied byte for byte,
      * with the state costing left in them (an overlapped layer's exposure) cleared as push
@@ -581,6 +581,7 @@ void llm__build_block_like(const fathom_model_t *m, const llm_system_t *s,
     b->num_layers = like->mlp_first;
     b->num_groups = like->mlp_groups;
     build_block(m, s, e, z, true, b);
+    return true;
 }
 
 /* What every part of a block's table derives from the model and the execution. */
