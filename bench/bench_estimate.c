@@ -12,10 +12,11 @@
  * runs twice: llm_estimate alone, then llm_estimate_memo with one memo as the search's workers
  * keep one (the layer tables shared between executions costed once); the two checksums agree.
  *
- *   bench_estimate [PRESETS_DIR] [ROUNDS] [SET [memo]]
+ *   bench_estimate [PRESETS_DIR] [ROUNDS] [SET [memo|plain]]
  *                                (defaults: FATHOM_DATADIR/presets, 200, every set, both runs)
- * SET, a word of a set's label ("DeepSeek-V3", "torchtitan"), times that set alone, and "memo"
- * its memo run alone: what callgrind counts per estimate (doc/moe.md, "Evaluation speed"). */
+ * SET, a word of a set's label ("DeepSeek-V3", "torchtitan"), times that set alone, "memo" its
+ * memo run alone and "plain" its llm_estimate run alone: what callgrind counts per estimate
+ * (doc/moe.md, "Evaluation speed"). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -309,9 +310,10 @@ static void torchtitan_cases(const fathom_model_t *models, const llm_system_t *s
                             }
 }
 
-/* The set to time alone (NULL: every set) and whether its memo run alone (main's arguments). */
+/* The set to time alone (NULL: every set) and whether its memo run or its plain run alone (main's
+ * arguments). */
 static const char *only_set;
-static bool only_memo;
+static bool only_memo, only_plain;
 static int sets_timed; /* how many sets matched only_set */
 
 /* Generates one set of cases with gen, then times it; 1 when no case was accepted. */
@@ -331,6 +333,8 @@ static int run_set(const char *label, void (*gen)(const fathom_model_t *, const 
     }
     if (!only_memo)
         time_cases(label, models, systems, set.cases, set.n, set.tried, rounds, NULL);
+    if (only_plain)
+        return 0;
     llm_memo_t *memo = llm_memo_new();
     if (!memo)
         return 1;
@@ -348,8 +352,9 @@ int main(int argc, char **argv)
         rounds = 1;
     only_set = argc > 3 ? argv[3] : NULL;
     only_memo = argc > 4 && strcmp(argv[4], "memo") == 0;
-    if (argc > 5 || (argc > 4 && !only_memo)) {
-        fprintf(stderr, "usage: bench_estimate [PRESETS_DIR] [ROUNDS] [SET [memo]]\n");
+    only_plain = argc > 4 && strcmp(argv[4], "plain") == 0;
+    if (argc > 5 || (argc > 4 && !only_memo && !only_plain)) {
+        fprintf(stderr, "usage: bench_estimate [PRESETS_DIR] [ROUNDS] [SET [memo|plain]]\n");
         return 2;
     }
     static const char *const model_names[] = {"megatron-22B", "gpt3-175B", "megatron-1T"};

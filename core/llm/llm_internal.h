@@ -239,8 +239,9 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
 /* llm__build_block of m, taking the attention layers from `like`, a table llm__build_block made
  * for a model that differs from m only in its MLP (an MoE model, m its dense blocks' model) with
  * the same execution and sizes: byte for byte the table llm__build_block makes, without
- * building the attention again. */
-void llm__build_block_like(const fathom_model_t *m, const llm_system_t *s,
+ * building the attention again. False where it built the whole table afresh instead (adapters,
+ * a PyTorch stack's passes over the whole table): its attention layers may then differ. */
+bool llm__build_block_like(const fathom_model_t *m, const llm_system_t *s,
                            const llm_execution_t *e, const llm__sizes_t *z,
                            const llm__block_t *like, llm__block_t *b);
 /* The layers outside the blocks (modern block with vocab_size > 0 only): the token embedding
@@ -271,6 +272,10 @@ double llm__attention_throughput(const llm__layer_t *l, const llm__ctx_t *c, llm
 bool llm__stack_bytes(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st, double *bytes);
 double llm__stack_attention_bytes(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st,
                                   double q_elems, double kv_elems);
+/* Bytes a layer's pass moves under a PyTorch stack (llm_stack.c): llm__stack_bytes where the
+ * stack runs the layer its own way, else the layer table's base counts (Megatron's kernels,
+ * llm__base_mem_accessed), with llm__stack_attention_bytes around the attention kernel. */
+double llm__stack_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st);
 /* Context parallelism as the PyTorch stacks run it (llm_ring.c): the bytes the ring's merges
  * and per-step calls add to one attention pass of E query-shaped elements, and the seconds per
  * block and microbatch its collectives leave exposed for kv bytes of K and V on a rank, the
@@ -292,6 +297,8 @@ void llm__apply_op_sac(llm__block_t *b);
 /* Per-layer costs (Calculon's Layer methods). Byte counts use c->bpe and c->optim_shards. */
 double llm__layer_flops(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st);
 double llm__layer_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st);
+/* The bytes as Megatron's kernels move them, before a frozen layer's terms (llm_layers.c). */
+double llm__base_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st);
 /* Cost of one stage of one layer, computed once and reused by the questions asked about it. */
 typedef struct {
     double flops, flops_time; /* FLOP, s */
@@ -452,10 +459,12 @@ typedef enum { LLM__COST_AFRESH, LLM__LENT_BUT_OPTIM, LLM__LENT_ALL } llm__known
 void llm__layer_costs(llm__layer_t *l, llm__ctx_t *c, bool training, llm__layer_costs_t *k);
 /* llm__block_stats_fresh, each layer i's costs in costs[i]: taken from there as far as known[i]
  * says (they must be what costing it under c gives), costed afresh into it otherwise (known
- * NULL: all; costs NULL: none kept). */
+ * NULL: all; costs NULL: none kept); head (NULL: not asked) gets what llm__block_memory_fresh
+ * sums over the table's first blk->mlp_first layers (a block's attention), costs cleared. */
 void llm__block_stats_costed(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
                              const llm__sizes_t *z, bool blocks, const llm__known_t *known,
-                             llm__layer_costs_t *costs, llm__block_stats_t *b);
+                             llm__layer_costs_t *costs, llm__block_stats_t *head,
+                             llm__block_stats_t *b);
 /* The system an estimate with memo costs: memo's copy of s, byte for byte, with `collectives`
  * (what the execution's stack resolves s's to), and in *generation the generation under which
  * memo holds it (a new one when memo holds no such copy). */

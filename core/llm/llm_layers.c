@@ -560,7 +560,7 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
     llm__finetune_table(m, e, b);
 }
 
-void llm__build_block_like(const fathom_model_t *m, const llm_system_t *s,
+bool llm__build_block_like(const fathom_model_t *m, const llm_system_t *s,
                            const llm_execution_t *e, const llm__sizes_t *z,
                            const llm__block_t *like, llm__block_t *b)
 {
@@ -570,7 +570,7 @@ void llm__build_block_like(const fathom_model_t *m, const llm_system_t *s,
     if (like->mlp_first <= 0 || ft == LLM_FINETUNE_LORA || ft == LLM_FINETUNE_QLORA ||
         e->stack != LLM_STACK_MEGATRON) {
         llm__build_block(m, s, e, z, b);
-        return;
+        return false;
     }
     /* the attention layers and input groups as build_block makes them: copied byte for byte,
      * with the state costing left in them (an overlapped layer's exposure) cleared as push
@@ -581,6 +581,7 @@ void llm__build_block_like(const fathom_model_t *m, const llm_system_t *s,
     b->num_layers = like->mlp_first;
     b->num_groups = like->mlp_groups;
     build_block(m, s, e, z, true, b);
+    return true;
 }
 
 /* What every part of a block's table derives from the model and the execution. */
@@ -935,7 +936,13 @@ static double fw_mem(const llm__layer_t *l, const llm__ctx_t *c)
     }
 }
 
-static double mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st);
+/* Megatron's kernels are the base counts, asked first: every layer of every pass asks. The
+ * PyTorch stacks' own are llm_stack.c's, apart (its stack frame stays out of this path). */
+static double mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
+{
+    return c->stack == LLM_STACK_MEGATRON ? llm__base_mem_accessed(l, c, st)
+                                          : llm__stack_mem_accessed(l, c, st);
+}
 
 /* A frozen base held in another datatype (QLoRA's NF4) is dequantized before each GEMM that
  * reads it, forward and input gradient: the packed weight read, the datatype's copy written
@@ -948,33 +955,18 @@ static double dequantize_mem(const llm__layer_t *l, const llm__ctx_t *c, llm__st
     return l->weight_space * (c->frozen_bpe + c->bpe);
 }
 
-static double base_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st);
-
 double llm__layer_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
 {
-    if (l->frozen && (st == LLM__WGRAD || st == LLM__OPTIM))
+    if (!l->frozen)
+        return mem_accessed(l, c, st);
+    if (st == LLM__WGRAD || st == LLM__OPTIM)
         return 0; /* no weight gradient, no optimizer step */
-    if (c->dequantize && l->frozen)
+    if (c->dequantize)
         return dequantize_mem(l, c, st) + mem_accessed(l, c, st);
     return mem_accessed(l, c, st);
 }
 
-static double mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
-{
-    /* Megatron's kernels are the base counts: asked first, as every layer of every pass asks */
-    if (c->stack == LLM_STACK_MEGATRON)
-        return base_mem_accessed(l, c, st);
-    double stack_bytes; /* a PyTorch stack's own kernels (llm_stack.c) */
-    if (llm__stack_bytes(l, c, st, &stack_bytes))
-        return stack_bytes;
-    if (l->kind == LLM__FUSED_ATTENTION)
-        return base_mem_accessed(l, c, st) +
-               llm__stack_attention_bytes(l, c, st, l->output_size,
-                                          (l->inputs_size - l->output_size) / 2);
-    return base_mem_accessed(l, c, st);
-}
-
-static double base_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
+double llm__base_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
 {
     if (l->fp8 && st != LLM__OPTIM)
         return fp8_linear_mem(l, c, st);
@@ -1150,27 +1142,25 @@ static double layer_throughput(const llm__layer_t *l, llm__ctx_t *c, llm__stage_
 void llm__layer_cost(llm__layer_t *l, llm__ctx_t *c, llm__stage_t st, llm__cost_t *k)
 {
     k->flops = llm__layer_flops(l, c, st);
+    k->mem = llm__layer_mem_accessed(l, c, st);
     /* A pass with nothing to do (a layer without weights has no weight gradient and no
      * optimizer step): 0 FLOPs over a positive rate and 0 bytes over a positive bandwidth take
      * 0 s, which is what the general path below computes, without its curve lookups. A grouped
      * GEMM's fixed cost and an overlapped layer's tiling are left to it. */
-    if (k->flops == 0 && c->zero_is_free && l->groups <= 1 &&
+    if (k->flops == 0 && k->mem == 0 && c->zero_is_free && l->groups <= 1 &&
         l->kind != LLM__LINEAR_OVERLAPPED) {
-        k->mem = llm__layer_mem_accessed(l, c, st);
-        if (k->mem == 0) { /* ±0 / a positive rate keeps the sign of the zero */
-            k->flops_time = k->flops;
-            k->mem_time = k->mem;
-            k->local = llm__processing_time(c, k->flops_time, k->mem_time);
-            k->time = l->kind == LLM__TP_COMM ? 0 : k->local;
-            return;
-        }
+        /* ±0 / a positive rate keeps the sign of the zero */
+        k->flops_time = k->flops;
+        k->mem_time = k->mem;
+        k->local = llm__processing_time(c, k->flops_time, k->mem_time);
+        k->time = l->kind == LLM__TP_COMM ? 0 : k->local;
+        return;
     }
     /* a grouped expert GEMM runs at the efficiency of its shape (llm_moe.c) */
     if (l->groups > 1 && st != LLM__OPTIM)
         k->flops_time = llm__grouped_gemm_time(l, c, st, k->flops);
     else
         k->flops_time = k->flops / layer_throughput(l, c, st, k->flops);
-    k->mem = llm__layer_mem_accessed(l, c, st);
     k->mem_time = k->mem / llm__mem1_throughput(c, k->mem);
     k->local = llm__processing_time(c, k->flops_time, k->mem_time);
     if (l->kind == LLM__TP_COMM) {

@@ -242,7 +242,7 @@ static void memoized(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
     if (memory)
         llm__block_memory_fresh(blk, c, e, z, blocks, b);
     else
-        llm__block_stats_costed(blk, c, e, z, blocks, known, lru->costs, b);
+        llm__block_stats_costed(blk, c, e, z, blocks, known, lru->costs, NULL, b);
     for (int j = 0; j < blk->num_layers; j++)
         lru->net_exposed[j] = blk->layers[j].net_exposed_time;
     lru->out = *b;

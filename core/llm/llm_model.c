@@ -221,9 +221,9 @@ static void add_backward(const llm__layer_t *l, const llm__layer_costs_t *k,
 static void add_memory(const llm__layer_t *l, const llm__ctx_t *c, bool training,
                        llm__block_stats_t *b)
 {
-    double act = llm__layer_activation(l, c);
-    b->weight_space += llm__layer_weight(l, c);
-    b->trainable_weight_space += l->frozen ? 0.0 : llm__layer_weight(l, c);
+    const double act = llm__layer_activation(l, c), weight = llm__layer_weight(l, c);
+    b->weight_space += weight;
+    b->trainable_weight_space += l->frozen ? 0.0 : weight;
     if (!l->activation_reused)
         b->act_working_space += act;
     b->act_storage_space += act;
@@ -236,12 +236,47 @@ static void add_memory(const llm__layer_t *l, const llm__ctx_t *c, bool training
     b->act_storage_space -= l->discarded_space * c->bpe;
     b->weight_grad_space += llm__layer_weight_grad(l, c, true);
     b->weight_grad_space_no_sharding += llm__layer_weight_grad(l, c, false);
-    b->act_grad_space += llm__layer_activation_grad(l, c);
+    const double act_grad = llm__layer_activation_grad(l, c);
+    b->act_grad_space += act_grad;
     /* the modern block's peak: the layer in backward holds its output's gradient and makes its
      * input's (Calculon's act_grad_space sums every layer's as if all were alive at once) */
     const double in_grad = l->kind == LLM__TP_COMM ? 0 : l->inputs_size * c->bpe;
-    b->act_grad_peak = fmax(b->act_grad_peak, llm__layer_activation_grad(l, c) + in_grad);
+    b->act_grad_peak = max2(b->act_grad_peak, act_grad + in_grad);
     b->optimizer_space += llm__layer_optimizer(l, c);
+}
+
+/* What llm__block_memory_fresh has summed after the layers b has added up (the checkpoint, the
+ * fields add_weights and add_memory add to), every other field cleared. */
+static void memory_sums(const llm__block_stats_t *b, llm__block_stats_t *to)
+{
+    memset(to, 0, sizeof *to);
+    to->act_checkpoint_size = b->act_checkpoint_size;
+    to->weight_elems = b->weight_elems;
+    to->fp8_weight_elems = b->fp8_weight_elems;
+    to->expert_weight_elems = b->expert_weight_elems;
+    to->frozen_elems = b->frozen_elems;
+    to->expert_frozen_elems = b->expert_frozen_elems;
+    to->weight_space = b->weight_space;
+    to->trainable_weight_space = b->trainable_weight_space;
+    to->act_working_space = b->act_working_space;
+    to->act_storage_space = b->act_storage_space;
+    to->weight_grad_space = b->weight_grad_space;
+    to->weight_grad_space_no_sharding = b->weight_grad_space_no_sharding;
+    to->act_grad_space = b->act_grad_space;
+    to->act_grad_peak = b->act_grad_peak;
+    to->optimizer_space = b->optimizer_space;
+}
+
+/* llm__block_memory_fresh from layer `first` on, b holding the sums of the layers before it. */
+static void block_memory_from(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
+                              bool blocks, int first, llm__block_stats_t *b)
+{
+    for (int i = first; i < blk->num_layers; i++) {
+        add_weights(&blk->layers[i], b);
+        add_memory(&blk->layers[i], c, e->training, b);
+    }
+    if (blocks && e->activation_recompute == LLM_RECOMPUTE_FULL)
+        b->act_storage_space = 0;
 }
 
 void llm__block_memory_fresh(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
@@ -250,23 +285,22 @@ void llm__block_memory_fresh(llm__block_t *blk, llm__ctx_t *c, const llm_executi
     memset(b, 0, sizeof *b);
     if (blocks && e->training && e->activation_recompute == LLM_RECOMPUTE_FULL)
         b->act_checkpoint_size = (double)z->activation_size * c->bpe;
-    for (int i = 0; i < blk->num_layers; i++) {
-        add_weights(&blk->layers[i], b);
-        add_memory(&blk->layers[i], c, e->training, b);
-    }
-    if (blocks && e->activation_recompute == LLM_RECOMPUTE_FULL)
-        b->act_storage_space = 0;
+    block_memory_from(blk, c, e, blocks, 0, b);
 }
 
 void llm__block_stats_costed(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
                              const llm__sizes_t *z, bool blocks, const llm__known_t *known,
-                             llm__layer_costs_t *costs, llm__block_stats_t *b)
+                             llm__layer_costs_t *costs, llm__block_stats_t *head,
+                             llm__block_stats_t *b)
 {
     memset(b, 0, sizeof *b);
     const bool training = e->training;
     if (blocks && training && e->activation_recompute == LLM_RECOMPUTE_FULL)
         b->act_checkpoint_size = (double)z->activation_size * c->bpe;
+    const int head_at = head ? blk->mlp_first : -1;
     for (int i = 0; i < blk->num_layers; i++) {
+        if (i == head_at)
+            memory_sums(b, head);
         llm__layer_t *l = &blk->layers[i];
         llm__layer_costs_t own, *k = costs ? &costs[i] : &own;
         const llm__known_t lent = known ? known[i] : LLM__COST_AFRESH;
@@ -295,7 +329,7 @@ void llm__block_stats_costed(llm__block_t *blk, llm__ctx_t *c, const llm_executi
 void llm__block_stats_fresh(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
                             const llm__sizes_t *z, bool blocks, llm__block_stats_t *b)
 {
-    llm__block_stats_costed(blk, c, e, z, blocks, NULL, NULL, b);
+    llm__block_stats_costed(blk, c, e, z, blocks, NULL, NULL, NULL, b);
 }
 
 
@@ -1355,29 +1389,46 @@ static void compute_step(const llm__compiled_t *k, llm__ctx_t *c, const llm_syst
     st->sample_rate = (double)e->batch_size / st->total_time;
 }
 
-/* One block's table (blk) accumulated, with full recompute of a share of the blocks applied. */
-static void block_of(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                     llm__compiled_t *k, llm__block_t *blk, llm__block_stats_t *b)
+/* One block's table (blk) accumulated, with full recompute of a share of the blocks applied.
+ * Costed afresh (no memo), it also gives the memory sums of its attention layers in *head
+ * (NULL: not asked) and returns true: an MoE model's dense block starts from them
+ * (block_memory_of), where a memo keeps the dense block's memory whole. */
+static bool block_of(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
+                     llm__compiled_t *k, llm__block_t *blk, llm__block_stats_t *head,
+                     llm__block_stats_t *b)
 {
     llm__build_block(m, s, e, &k->z, blk);
-    llm__block_stats(blk, &k->c, e, &k->z, true, b);
+    const bool headed = head && !k->c.memo;
+    if (headed)
+        llm__block_stats_costed(blk, &k->c, e, &k->z, true, NULL, NULL, head, b);
+    else
+        llm__block_stats(blk, &k->c, e, &k->z, true, b);
     const double recomputed = llm__recomputed_share(e, k);
     if (recomputed > 0 && recomputed < 1)
         recompute_some_blocks(m, s, e, k, recomputed, b);
+    return headed;
 }
 
 /* The same for memory alone (llm_estimate_memory): what a block holds, no costs; like (NULL to
- * build it all) lends its attention layers (llm__build_block_like). */
+ * build it all) lends its attention layers (llm__build_block_like), and head (NULL: none) the
+ * memory sums of those layers (block_of's), which this block's then continue. */
 static void block_memory_of(const fathom_model_t *m, const llm_system_t *s,
                             const llm_execution_t *e, llm__compiled_t *k,
-                            const llm__block_t *like, llm__block_stats_t *b)
+                            const llm__block_t *like, const llm__block_stats_t *head,
+                            llm__block_stats_t *b)
 {
     llm__block_t blk;
+    bool attention_of_like = false;
     if (like)
-        llm__build_block_like(m, s, e, &k->z, like, &blk);
+        attention_of_like = llm__build_block_like(m, s, e, &k->z, like, &blk);
     else
         llm__build_block(m, s, e, &k->z, &blk);
-    llm__block_memory(&blk, &k->c, e, &k->z, true, b);
+    if (head && attention_of_like) {
+        *b = *head;
+        block_memory_from(&blk, &k->c, e, true, blk.mlp_first, b);
+    } else {
+        llm__block_memory(&blk, &k->c, e, &k->z, true, b);
+    }
     const double f = llm__recomputed_share(e, k);
     if (f > 0 && f < 1) { /* recompute_some_blocks' memory: f of a checkpoint, 1 − f kept */
         llm_execution_t none = *e;
@@ -1446,12 +1497,12 @@ int llm_estimate_memory(const fathom_model_t *m, const llm_system_t *sys,
     if (compile(m, s, e, NULL, 0, &k, err))
         return -1;
     llm__block_stats_t b, dense;
-    block_memory_of(m, s, e, &k, NULL, &b);
+    block_memory_of(m, s, e, &k, NULL, NULL, &b);
     const bool has_dense = has_dense_blocks(m);
     if (has_dense) {
         fathom_model_t d = *m;
         d.moe.num_experts = 0;
-        block_memory_of(&d, s, e, &k, NULL, &dense);
+        block_memory_of(&d, s, e, &k, NULL, NULL, &dense);
     }
     memset(out, 0, sizeof *out);
     llm__stages_memory(m, s, e, &k, &b, has_dense ? &dense : NULL, &out->extra);
@@ -1478,14 +1529,14 @@ int llm_estimate_memo(const fathom_model_t *m, const llm_system_t *sys, const ll
     llm__compiled_t k;
     if (compile(m, s, e, memo, generation, &k, err))
         return -1;
-    llm__block_stats_t b, dense;
+    llm__block_stats_t b, dense, head;
     llm__block_t blk;
-    block_of(m, s, e, &k, &blk, &b);
     const bool has_dense = has_dense_blocks(m);
+    const bool headed = block_of(m, s, e, &k, &blk, has_dense ? &head : NULL, &b);
     if (has_dense) { /* their time is llm__moe_step's: only their memory is read here */
         fathom_model_t d = *m;
         d.moe.num_experts = 0;
-        block_memory_of(&d, s, e, &k, &blk, &dense);
+        block_memory_of(&d, s, e, &k, &blk, headed ? &head : NULL, &dense);
     }
 
     memset(out, 0, sizeof *out);

@@ -308,6 +308,18 @@ double llm__stack_attention_bytes(const llm__layer_t *l, const llm__ctx_t *c, ll
     return repeat + copy_o + llm__torch_ring_bytes(c, st, q_elems);
 }
 
+double llm__stack_mem_accessed(const llm__layer_t *l, const llm__ctx_t *c, llm__stage_t st)
+{
+    double bytes;
+    if (llm__stack_bytes(l, c, st, &bytes))
+        return bytes;
+    if (l->kind == LLM__FUSED_ATTENTION)
+        return llm__base_mem_accessed(l, c, st) +
+               llm__stack_attention_bytes(l, c, st, l->output_size,
+                                          (l->inputs_size - l->output_size) / 2);
+    return llm__base_mem_accessed(l, c, st);
+}
+
 /* Per-op selective checkpointing (llm_internal.h): torchtitan's policy (parallelize_llama.py
  * _save_list and _custom_policy at 9dec370) saves aten.mm's outputs but every second one of a
  * block, SDPA's outputs, the TP reduce-scatters' and max's (Float8's amax); every other op reruns
