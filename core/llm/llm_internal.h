@@ -498,6 +498,9 @@ double llm__grouped_gemm_time(const llm__layer_t *l, llm__ctx_t *c, llm__stage_t
  * a share u of the compute while it runs (llm_moe.c gives the three phases). */
 double llm__a2a_overlap_exposed(const double comm[4], double af, double mf, double ab, double mb,
                                 double u);
+/* The share of the compute the MoE dispatcher's kernels hold while they run (llm_moe.c): the
+ * expert tier's processor_usage, tier 0's too where the dispatch also moves data over it. */
+double llm__a2a_processor_usage(const llm_system_t *s, const llm_execution_t *e);
 /* The same under DualPipe, which gives the dispatcher a fixed share u of the SMs for the whole
  * paired chunk: the compute runs 1/(1 − u) longer throughout and the phases overlap it with the
  * all-to-alls at no further cost. */

@@ -132,14 +132,24 @@ void llm_moe_state_memory(const fathom_model_t *m, const llm_execution_t *e, int
  * than tier 0 (the NVLink domain) and runs on a higher tier, the p·size0/span peers inside a
  * tier-0 domain exchange over tier 0 while the others go over the higher tier at the same time:
  * the slower of the two sets the time. */
+/* The group's ranks in one tier-0 domain when it runs on a higher tier and spans domains (its
+ * span processors spread evenly over them); 0 when it stays in one domain or runs on tier 0. */
+static double domain_ranks(const llm_system_t *s, int net, double peers, double span)
+{
+    const llm_network_t *n0 = &s->networks[0];
+    if (net == 0 || n0->size <= 0 || span <= (double)n0->size)
+        return 0;
+    return max2(1, floor(peers * (double)n0->size / span));
+}
+
 double llm_a2a_time(const llm_system_t *s, int net, double bytes, double peers, double span)
 {
     if (peers <= 1 || bytes <= 0)
         return 0;
     const llm_network_t *n = &s->networks[net], *n0 = &s->networks[0];
-    if (net == 0 || n0->size <= 0 || span <= (double)n0->size)
+    const double inner = domain_ranks(s, net, peers, span);
+    if (inner == 0)
         return n->latency_s + bytes * (peers - 1) / peers / (n->bandwidth_gbps * 1e9 * n->efficiency);
-    const double inner = max2(1, floor(peers * (double)n0->size / span));
     const double t0 = inner > 1 ? n0->latency_s + bytes * (inner - 1) / peers /
                                                       (n0->bandwidth_gbps * 1e9 * n0->efficiency)
                                 : 0;
@@ -195,9 +205,9 @@ double llm_a2a_flex_time(const llm_system_t *s, int net, double token_bytes,
     const double top_k = (double)moe->top_k;
     if (peers <= 1 || token_bytes <= 0)
         return 0;
-    if (net == 0 || n0->size <= 0 || span <= (double)n0->size)
+    const double inner = domain_ranks(s, net, peers, span);
+    if (inner == 0)
         return llm_a2a_time(s, net, token_bytes * top_k, peers, span);
-    const double inner = max2(1, floor(peers * (double)n0->size / span));
     const double domains = peers / inner;
     const double p0 = domain_miss(moe, floor((double)moe->num_experts * inner / peers));
     const double t1 = n->latency_s + token_bytes * (domains - 1) * (1 - p0) /
@@ -699,12 +709,22 @@ static a2a_t block_a2a(const fathom_model_t *m, const llm_system_t *s, const llm
 }
 
 /* The share of the compute the dispatcher's kernels take while they run beside it: the
- * processor_usage of the tiers they cross (both with flex across domains). */
-static double a2a_processor_usage(const llm_system_t *s, const llm_execution_t *e)
+ * processor_usage of the tiers they cross. The flex dispatcher's kernels forward over tier 0
+ * (DeepEP takes its 20 SMs for both). The plain all-to-all of a group that spans tier-0 domains
+ * with more than one of its ranks in each moves the tier-0 share at the same time as the higher
+ * tier's (llm_a2a_time), in the same kernel (NCCL's all-to-all is one grouped send/receive
+ * whose NVLink peers take channels as its network peers do), so its kernels hold tier 0's share
+ * too: with the higher tier's alone, a group spread over two nodes hid behind the compute what
+ * the same group inside one NVLink domain could not (DualPipe: Llama 4 Scout, EP 16 on H100s,
+ * 0.54 s exposed across nodes against 1.29 s inside a 16-GPU domain). */
+double llm__a2a_processor_usage(const llm_system_t *s, const llm_execution_t *e)
 {
     const double u = s->networks[e->expert_par_net].processor_usage;
-    return e->moe_dispatcher == LLM_MOE_DISPATCH_FLEX ? max2(u, s->networks[0].processor_usage)
-                                                      : u;
+    const double ep = (double)llm__expert_par(e);
+    const bool tier0 = e->moe_dispatcher == LLM_MOE_DISPATCH_FLEX ||
+                       domain_ranks(s, e->expert_par_net, ep,
+                                    ep * (double)llm__expert_tensor_par(e)) > 1;
+    return tier0 ? max2(u, s->networks[0].processor_usage) : u;
 }
 
 double llm__a2a_overlap_exposed(const double comm[4], double af, double mf, double ab, double mb,
@@ -743,7 +763,7 @@ double llm__a2a_partitioned_exposed(const double comm[4], double af, double mf, 
  *            Df + Db, Df + Mf, Mb + Db)                     MLP bw (dw included), then MLP fw
  *   P3 = max(Ab + u·min(Cf, Ab), Cf)                       combine forward ∥ attention backward
  * with A/M the block's attention and MoE-MLP compute, u the dispatcher's share of the compute
- * (a2a_processor_usage) and the P2 terms the data dependencies (the MLP forward needs its
+ * (llm__a2a_processor_usage) and the P2 terms the data dependencies (the MLP forward needs its
  * dispatch; the dispatch's backward needs the MLP's). Exposed: P1 + P2 + P3 − (Af + Mf + Ab + Mb),
  * half to each direction; DualPipe's fixed SM share instead by llm__a2a_partitioned_exposed. Recompute's forward all-to-alls (full recompute, or the moe module) are
  * exposed in backward (Megatron refuses the overlap with full recompute), and so is the expert-TP
@@ -832,7 +852,7 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
     const double re_share =
         e->training ? llm__recomputed_share(e, k) + (llm__moe_redone(e) ? 1 : 0) : 0;
     double fw_exp, bw_exp;
-    block_a2a_exposed(e, blk, &a, a2a_processor_usage(s, e), re_share,
+    block_a2a_exposed(e, blk, &a, llm__a2a_processor_usage(s, e), re_share,
                       unpaired_share(e, k->nmb), &fw_exp, &bw_exp);
     const double moe_blocks = (double)k->pace_moe_blocks;
     const double nmb = (double)k->nmb;

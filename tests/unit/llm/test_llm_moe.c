@@ -599,6 +599,58 @@ static void two_node_dispatch(void **state)
     assert_close(llm_a2a_time(&s, 1, 4e9, 16, 16), 0.04001, 1e-12);
 }
 
+/* The dispatcher's share of the SMs (nvlink_and_ib, tier 0 processor_usage 0.15, tier 1 0.02):
+ *   alltoall, EP 16 on tier 1 over two domains of 8: 8 ranks a domain move 7/16 of the bytes
+ *     over tier 0 in the same kernel, max(0.02, 0.15) = 0.15 (it was 0.02);
+ *   alltoall, EP 2 × ETP 8 on tier 1: one EP rank a domain (floor(2·8/16) = 1), tier 1 alone:
+ *     0.02;
+ *   alltoall, EP 8 in one domain on tier 0: 0.15; flex across domains: 0.15.
+ * In the step, DualPipe (s = 1/(1 − u)) with the plain all-to-all of EP 16 on links so fast that
+ * the SM share sets what is exposed: the group inside one 16-GPU domain exposed more than the
+ * same group over two nodes of 8 (u 0.15 against 0.02 stretched the compute 17.6 % against
+ * 2 %); now the two-node group exposes no less. */
+static void a2a_processor_share(void **state)
+{
+    (void)state;
+    llm_system_t s = nvlink_and_ib();
+    s.networks[0].processor_usage = 0.15;
+    s.networks[1].processor_usage = 0.02;
+    llm_execution_t e = layout(1, 1, 16, 16);
+    e.expert_par_net = 1;
+    e.moe_dispatcher = LLM_MOE_DISPATCH_ALLTOALL;
+    assert_close(llm__a2a_processor_usage(&s, &e), 0.15, 0);
+    e.expert_par = 2;
+    e.expert_tensor_par = 8;
+    assert_close(llm__a2a_processor_usage(&s, &e), 0.02, 0);
+    e.moe_dispatcher = LLM_MOE_DISPATCH_FLEX;
+    assert_close(llm__a2a_processor_usage(&s, &e), 0.15, 0);
+    e = layout(1, 1, 8, 8);
+    e.expert_par_net = 0;
+    assert_close(llm__a2a_processor_usage(&s, &e), 0.15, 0);
+
+    fathom_model_t m = tiny_moe();
+    m.moe.num_experts = 16;
+    for (int i = 0; i < 2; i++) { /* links fast enough that the SM share sets the exposed time */
+        s.networks[i].bandwidth_gbps = 1e6;
+        s.networks[i].latency_s = 1e-9;
+    }
+    e = layout(1, 2, 16, 16);
+    e.batch_size = 64;
+    e.expert_par_net = e.data_par_net = e.pipeline_par_net = 1;
+    e.moe_dispatcher = LLM_MOE_DISPATCH_ALLTOALL;
+    e.pipeline_schedule = LLM_PP_DUALPIPE;
+    llm_result_t across, inside;
+    fathom_error_t err;
+    if (llm_estimate(&m, &s, &e, &across, &err))
+        fail_msg("%s: %s", err.field, err.message);
+    llm_system_t big = s;
+    big.networks[0].size = 16;
+    e.expert_par_net = 0;
+    if (llm_estimate(&m, &big, &e, &inside, &err))
+        fail_msg("%s: %s", err.field, err.message);
+    assert_true(inside.extra.expert_parallel_comm <= across.extra.expert_parallel_comm);
+}
+
 /* FP8 dispatch on a2a_flex_in_step's system (8 ranks, 4 domains of 2, tier 1 10 GB/s, each rank
  * 16 tokens of 64): the forward dispatch and the combine's backward carry 1 + 4/128 = 1.03125
  * bytes an element, 16·64·1.03125 = 1,056 bytes, t1 = 1,056·3·(13/28)/1e10 = 1.4708571e-7 s; the
@@ -1268,6 +1320,7 @@ int main(void)
         cmocka_unit_test(selective_recompute), cmocka_unit_test(layernorm_recompute),
         cmocka_unit_test(mlp_recompute), cmocka_unit_test(mla_up_proj_recompute),
         cmocka_unit_test(module_ladder),    cmocka_unit_test(two_node_dispatch),
+        cmocka_unit_test(a2a_processor_share),
         cmocka_unit_test(fp8_dispatch_in_step), cmocka_unit_test(etp_in_step),
         cmocka_unit_test(permutation_pass), cmocka_unit_test(a2a_overlap_phases),
         cmocka_unit_test(attention_head_size), cmocka_unit_test(context_parallel_fold),
