@@ -406,6 +406,9 @@ typedef struct {
     double expert_time;      /* s of the grouped expert GEMMs, forward and backward (MoE) */
     double moe_fw_time, moe_bw_time; /* s of the MoE MLP's layers (llm__layer_t.moe) */
     double moe_re_time;              /* s of those layers' forward that recompute reruns */
+    /* matrix FLOPs forward, backward and recomputed: of the MoE MLP's layers, and of those the
+     * routed experts' grouped GEMMs (at the busiest rank's rows) */
+    double moe_matrix_flops[3], expert_matrix_flops[3];
 } llm__block_stats_t;
 
 /* What an execution compiles to before its layers are costed (Calculon's Llm.compile). */

@@ -579,21 +579,56 @@ int llm__check_moe(const fathom_model_t *m, const llm_system_t *s, const llm_exe
 
 /* ---- the step ---- */
 
-/* Seconds of a table's layers, forward and backward (input and weight gradients). */
-static void table_time(llm__block_t *t, llm__ctx_t *c, bool training, double *fw, double *bw)
+/* Seconds of a table's layers, forward and backward (input and weight gradients), and the
+ * FLOPs of its linear layers (the matrix engine's) in each. */
+static void table_time(llm__block_t *t, llm__ctx_t *c, bool training, double *fw, double *bw,
+                       double flops[2])
 {
-    *fw = *bw = 0;
+    *fw = *bw = flops[0] = flops[1] = 0;
     for (int i = 0; i < t->num_layers; i++) {
+        const double linear = t->layers[i].kind == LLM__LINEAR ? 1 : 0;
         llm__cost_t k;
         llm__layer_cost(&t->layers[i], c, LLM__FW, &k);
         *fw += k.time;
+        flops[0] += linear * k.flops;
         if (!training)
             continue;
         llm__layer_cost(&t->layers[i], c, LLM__AGRAD, &k);
         *bw += k.time;
+        flops[1] += linear * k.flops;
         llm__layer_cost(&t->layers[i], c, LLM__WGRAD, &k);
         *bw += k.time;
+        flops[1] += linear * k.flops;
     }
+}
+
+/* The dense MLP of a dense block in the MoE model's block table (llm__build_block_like keeps
+ * the rest): its time forward and backward and its linears' FLOPs (table_time). */
+static void dense_mlp(const fathom_model_t *m, const llm_execution_t *e, llm__compiled_t *k,
+                      double *fw, double *bw, double flops[2])
+{
+    const double bs = (double)k->z.batch_seq, h = (double)m->hidden;
+    const double f = (double)m->feedforward / (double)e->tensor_par;
+    llm__block_t t;
+    t.num_layers = t.num_groups = 0;
+    linear(&t, bs, h, (m->gated_mlp ? 2 : 1) * f, 0, e->fp8, false)->proj =
+        m->gated_mlp ? LLM_LORA_GATE | LLM_LORA_UP : LLM_LORA_UP;
+    activation(&t, m, e, bs * f, false);
+    linear(&t, bs, f, h, 0, e->fp8, false)->proj = LLM_LORA_DOWN;
+    /* fine-tuning: the dense MLP frozen, with its adapters, as the dense block's */
+    fathom_model_t dense = *m;
+    dense.moe.num_experts = 0;
+    llm__finetune_table(&dense, e, &t);
+    table_time(&t, &k->c, e->training, fw, bw, flops);
+}
+
+/* Whether the dense blocks rerun their dense MLP's forward: with full recompute as the blocks'
+ * share llm__recomputed_share, with selective recompute only with the mlp module. */
+static double dense_mlp_redone(const llm_execution_t *e, const llm__compiled_t *k)
+{
+    if (e->activation_recompute == LLM_RECOMPUTE_FULL)
+        return llm__recomputed_share(e, k);
+    return (e->recompute_modules & LLM_RECOMPUTE_MLP) ? 1 : 0;
 }
 
 /* The block table costs every block of an MoE model as an MoE block. The first stage's `n`
@@ -608,20 +643,8 @@ static double dense_blocks(const fathom_model_t *m, const llm_execution_t *e, ll
 {
     if (n <= 0)
         return 0;
-    const double bs = (double)k->z.batch_seq, h = (double)m->hidden;
-    const double f = (double)m->feedforward / (double)e->tensor_par;
-    llm__block_t t;
-    t.num_layers = t.num_groups = 0;
-    linear(&t, bs, h, (m->gated_mlp ? 2 : 1) * f, 0, e->fp8, false)->proj =
-        m->gated_mlp ? LLM_LORA_GATE | LLM_LORA_UP : LLM_LORA_UP;
-    activation(&t, m, e, bs * f, false);
-    linear(&t, bs, f, h, 0, e->fp8, false)->proj = LLM_LORA_DOWN;
-    /* fine-tuning: the dense MLP frozen, with its adapters, as the dense block's */
-    fathom_model_t dense = *m;
-    dense.moe.num_experts = 0;
-    llm__finetune_table(&dense, e, &t);
-    double dense_fw, dense_bw;
-    table_time(&t, &k->c, e->training, &dense_fw, &dense_bw);
+    double dense_fw, dense_bw, flops[2];
+    dense_mlp(m, e, k, &dense_fw, &dense_bw, flops);
     const double mult = n * (double)k->nmb;
     const double dfw = mult * (dense_fw - blk->moe_fw_time);
     const double dbw = mult * (dense_bw - blk->moe_bw_time);
@@ -835,6 +858,41 @@ int64_t llm__pace_moe_blocks(const fathom_model_t *m, const llm_execution_t *e, 
     return most;
 }
 
+/* The step's hardware FLOPs (llm__stages counts every block as the block table `blk`, recompute
+ * included) put right for the blocks that are not blk (doc/step_model.md, "Model FLOPs"):
+ *   MTP depths   D more blocks of the last block's kind, forward and backward (llm_stages.c's
+ *                mtp_blocks costs their time so, without recompute);
+ *   dense blocks a dense MLP's linears (dense_mlp) in place of the MoE MLP's matrix layers,
+ *                forward, backward and what recompute reruns of each;
+ *   experts      blk's grouped GEMMs run the busiest rank's R = T·k·etp·ρ rows; summed over the
+ *                processors they run the mean, T·k·etp·min(1, ρ) (ρ = llm__moe_row_factor; a
+ *                capacity below 1 drops tokens at every rank), so a share 1 − min(1, ρ)/ρ of
+ *                their FLOPs is not run on every processor.
+ * Each per microbatch and processor, times nmb·tp·cp·dp. */
+static void hardware_flops(const fathom_model_t *m, const llm_execution_t *e, llm__compiled_t *k,
+                           const llm__block_stats_t *blk, llm_step_extra_t *x)
+{
+    const double per = (double)k->nmb * (double)(e->tensor_par * llm_context_par(e) * e->data_par);
+    const double D = (double)m->mtp_blocks;
+    x->hardware_flops += per * D * (blk->matrix_fw_flops + blk->matrix_bw_flops);
+    if (m->moe.num_experts == 0)
+        return;
+    const bool mtp_moe = model_block_is_moe(m, m->num_blocks - 1);
+    const double moe = (double)model_moe_blocks_in(m, 0, m->num_blocks);
+    const double dense = (double)m->num_blocks - moe, tr = e->training ? 1 : 0;
+    const double *mm = blk->moe_matrix_flops, *xm = blk->expert_matrix_flops;
+    if (dense > 0 || !mtp_moe) {
+        double fw, bw, d[2];
+        dense_mlp(m, e, k, &fw, &bw, d);
+        const double run = d[0] + d[1] - mm[0] - mm[1];
+        const double redo = tr * (dense_mlp_redone(e, k) * d[0] - mm[2]);
+        x->hardware_flops += per * (dense * (run + redo) + (mtp_moe ? 0 : D * run));
+    }
+    const double rf = llm__moe_row_factor(e), idle = 1 - fmin(1, rf) / rf;
+    x->hardware_flops -= per * idle *
+                         (moe * (xm[0] + xm[1] + tr * xm[2]) + (mtp_moe ? D * (xm[0] + xm[1]) : 0));
+}
+
 /* With experts, the exposed all-to-alls of the first stage's MoE blocks (block_a2a_exposed) per
  * microbatch, and the dense blocks' MLPs in place of the MoE MLP (dense_blocks). (The state
  * memory of every block kind is llm_memory.c's.) */
@@ -843,6 +901,7 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
                    llm_step_extra_t *x)
 {
     const double bpe = k->c.bpe;
+    hardware_flops(m, e, k, blk, x);
     if (m->moe.num_experts == 0)
         return;
     x->expert_parallel_tier = llm__expert_par(e) > 1 ? e->expert_par_net : -1;

@@ -506,9 +506,13 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
 {
     memset(x, 0, sizeof *x);
     x->peak_flops = k->c.matrix_flops;
-    const double nmb = (double)k->nmb, procs_per_stage = (double)(e->tensor_par * e->data_par);
+    /* the processors of a stage: a context-parallel rank runs its share of the sequence */
+    const double nmb = (double)k->nmb,
+                 procs_per_stage = (double)(e->tensor_par * llm_context_par(e) * e->data_par);
     /* Hardware FLOPs: every block's matrix work on every processor; model FLOPs leave out
-     * what recompute runs again (the summary's Megatron-convention count is llm_model_flops). */
+     * what recompute runs again (the summary's Megatron-convention count is llm_model_flops).
+     * Every block is costed as blk here; llm__moe_step puts an MoE model's dense blocks, its
+     * MTP depths and its experts' mean rows right. */
     const double block_total = (double)m->num_blocks * nmb * procs_per_stage;
     x->hardware_flops = block_total * (blk->matrix_fw_flops + blk->matrix_bw_flops +
                                        (e->training ? blk->matrix_re_flops : 0));
@@ -568,7 +572,7 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
                                (st->bubble_time - before.bubble_time) +
                                (st->optim_step_time - before.optim_step_time) +
                                (st->dp_comm_exposed_time - before.dp_comm_exposed_time);
-        x->hardware_flops += nmb * (double)e->tensor_par * (double)e->data_par *
+        x->hardware_flops += nmb * procs_per_stage *
                              (F.b.matrix_fw_flops + F.b.matrix_bw_flops + L.b.matrix_fw_flops +
                               L.b.matrix_bw_flops);
     }

@@ -540,6 +540,70 @@ static void dense_blocks_in_step(void **state)
     assert_close(b.stats.recompute_time, 2 * 7.9872e-7, 1e-12);
 }
 
+/* The step's hardware FLOPs (tiny MoE, one rank, batch 2 of 16 tokens: 2 microbatches, 2
+ * blocks, no recompute). Each block's experts run R = T·k = 16·2 = 32 rows: up 2·32·64·256 =
+ * 1,048,576, down 2·32·128·64 = 524,288, forward 1,572,864 and backward twice that, 4,718,592
+ * a block and microbatch. At imbalance 1.5 the busiest rank runs 48 rows, but summed over the
+ * ranks the experts run the mean, so the step's FLOPs do not move (they rose by
+ * 2·2·0.5·4,718,592 = 9,437,184); with full recompute likewise. The model with its first block
+ * dense counts a dense MLP in it, the mean of the all-MoE and the dense models' (it counted two
+ * MoE blocks); its MTP depth (a block of the last block's kind, forward and backward) adds the
+ * block's matrix FLOPs, which were missing. A context-parallel pair runs half the sequence
+ * each: CP 2 on 2 ranks counts what one rank does alone (it counted half). */
+static void hardware_flops_in_step(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny_moe();
+    llm_system_t s = moe_system();
+    llm_execution_t e = layout(1, 1, 1, 1);
+    e.optimizer_sharding = false;
+    e.activation_recompute = LLM_RECOMPUTE_NONE;
+    llm_result_t r1, r15;
+    fathom_error_t err;
+    for (int full = 0; full < 2; full++) {
+        e.activation_recompute = full ? LLM_RECOMPUTE_FULL : LLM_RECOMPUTE_NONE;
+        e.moe_load_imbalance = 1;
+        assert_int_equal(llm_estimate(&m, &s, &e, &r1, &err), 0);
+        e.moe_load_imbalance = 1.5;
+        assert_int_equal(llm_estimate(&m, &s, &e, &r15, &err), 0);
+        assert_true(r15.stats.fw_time > r1.stats.fw_time); /* the busiest rank still paces */
+        assert_close(r15.extra.hardware_flops, r1.extra.hardware_flops, 1e-12);
+    }
+    e.moe_load_imbalance = 1;
+    e.activation_recompute = LLM_RECOMPUTE_NONE;
+    fathom_model_t mixed = tiny_moe(), dense = tiny_moe();
+    mixed.moe.first_dense_blocks = 1;
+    dense.moe.num_experts = 0;
+    llm_result_t a, b, c;
+    assert_int_equal(llm_estimate(&m, &s, &e, &a, &err), 0);
+    assert_int_equal(llm_estimate(&mixed, &s, &e, &b, &err), 0);
+    assert_int_equal(llm_estimate(&dense, &s, &e, &c, &err), 0);
+    assert_true(a.extra.hardware_flops != c.extra.hardware_flops);
+    assert_close(b.extra.hardware_flops, (a.extra.hardware_flops + c.extra.hardware_flops) / 2,
+                 1e-12);
+    /* MTP: one more MoE block forward and backward, as a third block adds, plus its head: the
+     * 2h→h projection 2·16·128·64 = 262,144 and the output layer 2·16·64·1000 = 2,048,000 a
+     * microbatch forward, three times that with backward: 2·3·2,310,144 = 13,860,864 */
+    fathom_model_t mtp = tiny_moe(), three = tiny_moe();
+    mtp.mtp_blocks = 1;
+    three.num_blocks = 3;
+    llm_result_t d, t3;
+    assert_int_equal(llm_estimate(&mtp, &s, &e, &d, &err), 0);
+    assert_int_equal(llm_estimate(&three, &s, &e, &t3, &err), 0);
+    assert_close(d.extra.hardware_flops - t3.extra.hardware_flops, 13860864, 1e-12);
+    /* context parallelism */
+    e = layout(1, 1, 1, 1);
+    e.optimizer_sharding = false;
+    e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
+    if (llm_estimate(&m, &s, &e, &a, &err))
+        fail_msg("%s: %s", err.field, err.message);
+    e.context_par = 2;
+    e.num_procs = 2;
+    if (llm_estimate(&m, &s, &e, &b, &err))
+        fail_msg("%s: %s", err.field, err.message);
+    assert_close(b.extra.hardware_flops, a.extra.hardware_flops, 1e-9);
+}
+
 /* An MTP depth sits on the last stage: a dense tiny model (one stage) holds exactly the MTP
  * parameters more — its block, the 2h→h projection 2·64·64 = 8192 and three norms of 64, the
  * output matrix shared — and its step takes longer (the projection and one more output layer
@@ -1315,6 +1379,7 @@ int main(void)
         cmocka_unit_test(pace_stage), cmocka_unit_test(deepseek_v3_report),
         cmocka_unit_test(a2a_flex_router_groups), cmocka_unit_test(a2a_flex_deepseek_v3_groups), cmocka_unit_test(a2a_flex_in_step),
         cmocka_unit_test(a2a_in_step),      cmocka_unit_test(dense_blocks_in_step),
+        cmocka_unit_test(hardware_flops_in_step),
         cmocka_unit_test(mtp_in_step),      cmocka_unit_test(grouped_gemm),
         cmocka_unit_test(bad_fields),       cmocka_unit_test(round_trip),
         cmocka_unit_test(selective_recompute), cmocka_unit_test(layernorm_recompute),
