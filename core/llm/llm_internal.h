@@ -501,6 +501,11 @@ double llm__grouped_gemm_time(const llm__layer_t *l, llm__ctx_t *c, llm__stage_t
  * a share u of the compute while it runs (llm_moe.c gives the three phases). */
 double llm__a2a_overlap_exposed(const double comm[4], double af, double mf, double ab, double mb,
                                 double u);
+/* What the all-to-alls of one MoE block and microbatch leave exposed, forward and backward
+ * (llm_moe.c, block_a2a_exposed; 0 without experts). */
+void llm__a2a_block_exposed(const fathom_model_t *m, const llm_system_t *s,
+                            const llm_execution_t *e, const llm__compiled_t *k,
+                            const llm__block_stats_t *blk, double *fw, double *bw);
 /* The share of the compute the MoE dispatcher's kernels hold while they run (llm_moe.c): the
  * expert tier's processor_usage, tier 0's too where the dispatch also moves data over it. */
 double llm__a2a_processor_usage(const llm_system_t *s, const llm_execution_t *e);

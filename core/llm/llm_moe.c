@@ -843,6 +843,22 @@ static double unpaired_share(const llm_execution_t *e, int64_t nmb)
     return llm__warmup_chunks(e, nmb, 0) / ((double)nmb * v);
 }
 
+void llm__a2a_block_exposed(const fathom_model_t *m, const llm_system_t *s,
+                            const llm_execution_t *e, const llm__compiled_t *k,
+                            const llm__block_stats_t *blk, double *fw, double *bw)
+{
+    *fw = *bw = 0;
+    if (m->moe.num_experts == 0)
+        return;
+    const a2a_t a = block_a2a(m, s, e, k->c.bpe);
+    /* full recompute of a share of the blocks, or the moe module in every block, reruns the
+     * forward dispatch and combine */
+    const double re_share =
+        e->training ? llm__recomputed_share(e, k) + (llm__moe_redone(e) ? 1 : 0) : 0;
+    block_a2a_exposed(e, blk, &a, llm__a2a_processor_usage(s, e), re_share,
+                      unpaired_share(e, k->nmb), fw, bw);
+}
+
 int64_t llm__pace_moe_blocks(const fathom_model_t *m, const llm_execution_t *e, int64_t bpp)
 {
     /* the dense blocks come first: look from the last stage, stop at an all-MoE one */
@@ -900,19 +916,12 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
                    llm__compiled_t *k, const llm__block_stats_t *blk, llm_stats_t *st,
                    llm_step_extra_t *x)
 {
-    const double bpe = k->c.bpe;
     hardware_flops(m, e, k, blk, x);
     if (m->moe.num_experts == 0)
         return;
     x->expert_parallel_tier = llm__expert_par(e) > 1 ? e->expert_par_net : -1;
-    const a2a_t a = block_a2a(m, s, e, bpe);
-    /* full recompute of a share of the blocks, or the moe module in every block, reruns the
-     * forward dispatch and combine */
-    const double re_share =
-        e->training ? llm__recomputed_share(e, k) + (llm__moe_redone(e) ? 1 : 0) : 0;
     double fw_exp, bw_exp;
-    block_a2a_exposed(e, blk, &a, llm__a2a_processor_usage(s, e), re_share,
-                      unpaired_share(e, k->nmb), &fw_exp, &bw_exp);
+    llm__a2a_block_exposed(m, s, e, k, blk, &fw_exp, &bw_exp);
     const double moe_blocks = (double)k->pace_moe_blocks;
     const double nmb = (double)k->nmb;
     const double old_total = st->total_time;
