@@ -670,7 +670,8 @@ static double dense_blocks(const fathom_model_t *m, const llm_execution_t *e, ll
  * row_factor more at the busiest. moe_fp8_dispatch sends the two that feed FP8 GEMMs — the
  * forward dispatch and the combine's backward — as FP8 with one fp32 scale per 128 elements
  * (1 + 4/128 bytes per element; DeepSeek-V3 report sec. 3.3.2, Megatron's
- * moe_dispatch_fwd_dtype and moe_combine_bwd_dtype); the other two stay in the datatype. */
+ * moe_dispatch_fwd_dtype and moe_combine_bwd_dtype); the other two stay in the datatype. A
+ * datatype of one byte (float8) already sends less than that: its tokens go as they are. */
 typedef struct {
     double dispatch_fw, combine_fw, dispatch_bw, combine_bw;
     double etp; /* each way: the expert-TP all-gather after the dispatch and reduce-scatter
@@ -726,7 +727,7 @@ static a2a_t block_a2a(const fathom_model_t *m, const llm_system_t *s, const llm
                        double bpe)
 {
     const double plain = a2a_one(m, s, e, bpe);
-    const double fp8 = e->moe_fp8_dispatch ? a2a_one(m, s, e, 1.0 + 4.0 / 128.0) : plain;
+    const double fp8 = e->moe_fp8_dispatch ? a2a_one(m, s, e, fmin(bpe, 1.0 + 4.0 / 128.0)) : plain;
     return (a2a_t){fp8, plain, e->training ? plain : 0, e->training ? fp8 : 0,
                    etp_comm(m, s, e, bpe)};
 }
