@@ -413,6 +413,9 @@ typedef struct {
     double expert_time;      /* s of the grouped expert GEMMs, forward and backward (MoE) */
     double moe_fw_time, moe_bw_time; /* s of the MoE MLP's layers (llm__layer_t.moe) */
     double moe_re_time;              /* s of those layers' forward that recompute reruns */
+    /* matrix FLOPs forward, backward and recomputed: of the MoE MLP's layers, and of those the
+     * routed experts' grouped GEMMs (at the busiest rank's rows) */
+    double moe_matrix_flops[3], expert_matrix_flops[3];
 } llm__block_stats_t;
 
 /* What an execution compiles to before its layers are costed (Calculon's Llm.compile). */
@@ -507,6 +510,14 @@ double llm__grouped_gemm_time(const llm__layer_t *l, llm__ctx_t *c, llm__stage_t
  * a share u of the compute while it runs (llm_moe.c gives the three phases). */
 double llm__a2a_overlap_exposed(const double comm[4], double af, double mf, double ab, double mb,
                                 double u);
+/* What the all-to-alls of one MoE block and microbatch leave exposed, forward and backward
+ * (llm_moe.c, block_a2a_exposed; 0 without experts). */
+void llm__a2a_block_exposed(const fathom_model_t *m, const llm_system_t *s,
+                            const llm_execution_t *e, const llm__compiled_t *k,
+                            const llm__block_stats_t *blk, double *fw, double *bw);
+/* The share of the compute the MoE dispatcher's kernels hold while they run (llm_moe.c): the
+ * expert tier's processor_usage, tier 0's too where the dispatch also moves data over it. */
+double llm__a2a_processor_usage(const llm_system_t *s, const llm_execution_t *e);
 /* The same under DualPipe, which gives the dispatcher a fixed share u of the SMs for the whole
  * paired chunk: the compute runs 1/(1 − u) longer throughout and the phases overlap it with the
  * all-to-alls at no further cost. */

@@ -156,6 +156,14 @@ static void add_weights(const llm__layer_t *l, llm__block_stats_t *b)
     b->expert_frozen_elems += l->frozen && l->expert ? l->weight_space : 0.0;
 }
 
+/* A matrix layer's FLOPs of one pass (0 forward, 1 backward, 2 recompute) in the MoE MLP's and
+ * the routed experts' shares (what llm__moe_step corrects the hardware FLOPs by). */
+static void add_moe_flops(const llm__layer_t *l, int pass, double flops, llm__block_stats_t *b)
+{
+    b->moe_matrix_flops[pass] += l->moe ? flops : 0.0;
+    b->expert_matrix_flops[pass] += l->expert ? flops : 0.0;
+}
+
 /* The layer's forward pass and its shares. */
 static void add_forward(const llm__layer_t *l, const llm__layer_costs_t *k, llm__block_stats_t *b)
 {
@@ -169,6 +177,8 @@ static void add_forward(const llm__layer_t *l, const llm__layer_costs_t *k, llm_
         b->matrix_fw_flops += fw->flops;
         if (l->needs_recompute)
             b->matrix_re_flops += fw->flops;
+        add_moe_flops(l, 0, fw->flops, b);
+        add_moe_flops(l, 2, l->needs_recompute ? fw->flops : 0.0, b);
     }
     add_weights(l, b);
     /* the shares of attention, experts and the MoE layer: a layer outside one adds 0.0, which
@@ -213,6 +223,8 @@ static void add_backward(const llm__layer_t *l, const llm__layer_costs_t *k,
     add_pass(&b->optim, op);
     b->useful_bw_flops += ag->flops + wg->flops + op->flops;
     b->matrix_bw_flops += is_matrix(l) ? ag->flops + wg->flops : 0.0;
+    if (is_matrix(l))
+        add_moe_flops(l, 1, ag->flops + wg->flops, b);
     b->attn_bw_time += l->kind == LLM__FUSED_ATTENTION ? ag->time : 0.0;
 }
 
@@ -627,6 +639,8 @@ static void recompute_some_blocks(const fathom_model_t *m, const llm_system_t *s
         b->recomm_exposed[edge] *= f;
     }
     b->matrix_re_flops *= f;
+    b->moe_matrix_flops[2] *= f;
+    b->expert_matrix_flops[2] *= f;
     b->act_checkpoint_size *= f;
     b->act_storage_space = (1 - f) * kept.act_storage_space;
 }

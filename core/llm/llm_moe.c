@@ -132,14 +132,24 @@ void llm_moe_state_memory(const fathom_model_t *m, const llm_execution_t *e, int
  * than tier 0 (the NVLink domain) and runs on a higher tier, the p·size0/span peers inside a
  * tier-0 domain exchange over tier 0 while the others go over the higher tier at the same time:
  * the slower of the two sets the time. */
+/* The group's ranks in one tier-0 domain when it runs on a higher tier and spans domains (its
+ * span processors spread evenly over them); 0 when it stays in one domain or runs on tier 0. */
+static double domain_ranks(const llm_system_t *s, int net, double peers, double span)
+{
+    const llm_network_t *n0 = &s->networks[0];
+    if (net == 0 || n0->size <= 0 || span <= (double)n0->size)
+        return 0;
+    return max2(1, floor(peers * (double)n0->size / span));
+}
+
 double llm_a2a_time(const llm_system_t *s, int net, double bytes, double peers, double span)
 {
     if (peers <= 1 || bytes <= 0)
         return 0;
     const llm_network_t *n = &s->networks[net], *n0 = &s->networks[0];
-    if (net == 0 || n0->size <= 0 || span <= (double)n0->size)
+    const double inner = domain_ranks(s, net, peers, span);
+    if (inner == 0)
         return n->latency_s + bytes * (peers - 1) / peers / (n->bandwidth_gbps * 1e9 * n->efficiency);
-    const double inner = max2(1, floor(peers * (double)n0->size / span));
     const double t0 = inner > 1 ? n0->latency_s + bytes * (inner - 1) / peers /
                                                       (n0->bandwidth_gbps * 1e9 * n0->efficiency)
                                 : 0;
@@ -195,9 +205,9 @@ double llm_a2a_flex_time(const llm_system_t *s, int net, double token_bytes,
     const double top_k = (double)moe->top_k;
     if (peers <= 1 || token_bytes <= 0)
         return 0;
-    if (net == 0 || n0->size <= 0 || span <= (double)n0->size)
+    const double inner = domain_ranks(s, net, peers, span);
+    if (inner == 0)
         return llm_a2a_time(s, net, token_bytes * top_k, peers, span);
-    const double inner = max2(1, floor(peers * (double)n0->size / span));
     const double domains = peers / inner;
     const double p0 = domain_miss(moe, floor((double)moe->num_experts * inner / peers));
     const double t1 = n->latency_s + token_bytes * (domains - 1) * (1 - p0) /
@@ -569,21 +579,56 @@ int llm__check_moe(const fathom_model_t *m, const llm_system_t *s, const llm_exe
 
 /* ---- the step ---- */
 
-/* Seconds of a table's layers, forward and backward (input and weight gradients). */
-static void table_time(llm__block_t *t, llm__ctx_t *c, bool training, double *fw, double *bw)
+/* Seconds of a table's layers, forward and backward (input and weight gradients), and the
+ * FLOPs of its linear layers (the matrix engine's) in each. */
+static void table_time(llm__block_t *t, llm__ctx_t *c, bool training, double *fw, double *bw,
+                       double flops[2])
 {
-    *fw = *bw = 0;
+    *fw = *bw = flops[0] = flops[1] = 0;
     for (int i = 0; i < t->num_layers; i++) {
+        const double linear = t->layers[i].kind == LLM__LINEAR ? 1 : 0;
         llm__cost_t k;
         llm__layer_cost(&t->layers[i], c, LLM__FW, &k);
         *fw += k.time;
+        flops[0] += linear * k.flops;
         if (!training)
             continue;
         llm__layer_cost(&t->layers[i], c, LLM__AGRAD, &k);
         *bw += k.time;
+        flops[1] += linear * k.flops;
         llm__layer_cost(&t->layers[i], c, LLM__WGRAD, &k);
         *bw += k.time;
+        flops[1] += linear * k.flops;
     }
+}
+
+/* The dense MLP of a dense block in the MoE model's block table (llm__build_block_like keeps
+ * the rest): its time forward and backward and its linears' FLOPs (table_time). */
+static void dense_mlp(const fathom_model_t *m, const llm_execution_t *e, llm__compiled_t *k,
+                      double *fw, double *bw, double flops[2])
+{
+    const double bs = (double)k->z.batch_seq, h = (double)m->hidden;
+    const double f = (double)m->feedforward / (double)e->tensor_par;
+    llm__block_t t;
+    t.num_layers = t.num_groups = 0;
+    linear(&t, bs, h, (m->gated_mlp ? 2 : 1) * f, 0, e->fp8, false)->proj =
+        m->gated_mlp ? LLM_LORA_GATE | LLM_LORA_UP : LLM_LORA_UP;
+    activation(&t, m, e, bs * f, false);
+    linear(&t, bs, f, h, 0, e->fp8, false)->proj = LLM_LORA_DOWN;
+    /* fine-tuning: the dense MLP frozen, with its adapters, as the dense block's */
+    fathom_model_t dense = *m;
+    dense.moe.num_experts = 0;
+    llm__finetune_table(&dense, e, &t);
+    table_time(&t, &k->c, e->training, fw, bw, flops);
+}
+
+/* Whether the dense blocks rerun their dense MLP's forward: with full recompute as the blocks'
+ * share llm__recomputed_share, with selective recompute only with the mlp module. */
+static double dense_mlp_redone(const llm_execution_t *e, const llm__compiled_t *k)
+{
+    if (e->activation_recompute == LLM_RECOMPUTE_FULL)
+        return llm__recomputed_share(e, k);
+    return (e->recompute_modules & LLM_RECOMPUTE_MLP) ? 1 : 0;
 }
 
 /* The block table costs every block of an MoE model as an MoE block. The first stage's `n`
@@ -598,20 +643,8 @@ static double dense_blocks(const fathom_model_t *m, const llm_execution_t *e, ll
 {
     if (n <= 0)
         return 0;
-    const double bs = (double)k->z.batch_seq, h = (double)m->hidden;
-    const double f = (double)m->feedforward / (double)e->tensor_par;
-    llm__block_t t;
-    t.num_layers = t.num_groups = 0;
-    linear(&t, bs, h, (m->gated_mlp ? 2 : 1) * f, 0, e->fp8, false)->proj =
-        m->gated_mlp ? LLM_LORA_GATE | LLM_LORA_UP : LLM_LORA_UP;
-    activation(&t, m, e, bs * f, false);
-    linear(&t, bs, f, h, 0, e->fp8, false)->proj = LLM_LORA_DOWN;
-    /* fine-tuning: the dense MLP frozen, with its adapters, as the dense block's */
-    fathom_model_t dense = *m;
-    dense.moe.num_experts = 0;
-    llm__finetune_table(&dense, e, &t);
-    double dense_fw, dense_bw;
-    table_time(&t, &k->c, e->training, &dense_fw, &dense_bw);
+    double dense_fw, dense_bw, flops[2];
+    dense_mlp(m, e, k, &dense_fw, &dense_bw, flops);
     const double mult = n * (double)k->nmb;
     const double dfw = mult * (dense_fw - blk->moe_fw_time);
     const double dbw = mult * (dense_bw - blk->moe_bw_time);
@@ -637,7 +670,8 @@ static double dense_blocks(const fathom_model_t *m, const llm_execution_t *e, ll
  * row_factor more at the busiest. moe_fp8_dispatch sends the two that feed FP8 GEMMs — the
  * forward dispatch and the combine's backward — as FP8 with one fp32 scale per 128 elements
  * (1 + 4/128 bytes per element; DeepSeek-V3 report sec. 3.3.2, Megatron's
- * moe_dispatch_fwd_dtype and moe_combine_bwd_dtype); the other two stay in the datatype. */
+ * moe_dispatch_fwd_dtype and moe_combine_bwd_dtype); the other two stay in the datatype. A
+ * datatype of one byte (float8) already sends less than that: its tokens go as they are. */
 typedef struct {
     double dispatch_fw, combine_fw, dispatch_bw, combine_bw;
     double etp; /* each way: the expert-TP all-gather after the dispatch and reduce-scatter
@@ -693,18 +727,28 @@ static a2a_t block_a2a(const fathom_model_t *m, const llm_system_t *s, const llm
                        double bpe)
 {
     const double plain = a2a_one(m, s, e, bpe);
-    const double fp8 = e->moe_fp8_dispatch ? a2a_one(m, s, e, 1.0 + 4.0 / 128.0) : plain;
+    const double fp8 = e->moe_fp8_dispatch ? a2a_one(m, s, e, fmin(bpe, 1.0 + 4.0 / 128.0)) : plain;
     return (a2a_t){fp8, plain, e->training ? plain : 0, e->training ? fp8 : 0,
                    etp_comm(m, s, e, bpe)};
 }
 
 /* The share of the compute the dispatcher's kernels take while they run beside it: the
- * processor_usage of the tiers they cross (both with flex across domains). */
-static double a2a_processor_usage(const llm_system_t *s, const llm_execution_t *e)
+ * processor_usage of the tiers they cross. The flex dispatcher's kernels forward over tier 0
+ * (DeepEP takes its 20 SMs for both). The plain all-to-all of a group that spans tier-0 domains
+ * with more than one of its ranks in each moves the tier-0 share at the same time as the higher
+ * tier's (llm_a2a_time), in the same kernel (NCCL's all-to-all is one grouped send/receive
+ * whose NVLink peers take channels as its network peers do), so its kernels hold tier 0's share
+ * too: with the higher tier's alone, a group spread over two nodes hid behind the compute what
+ * the same group inside one NVLink domain could not (DualPipe: Llama 4 Scout, EP 16 on H100s,
+ * 0.54 s exposed across nodes against 1.29 s inside a 16-GPU domain). */
+double llm__a2a_processor_usage(const llm_system_t *s, const llm_execution_t *e)
 {
     const double u = s->networks[e->expert_par_net].processor_usage;
-    return e->moe_dispatcher == LLM_MOE_DISPATCH_FLEX ? max2(u, s->networks[0].processor_usage)
-                                                      : u;
+    const double ep = (double)llm__expert_par(e);
+    const bool tier0 = e->moe_dispatcher == LLM_MOE_DISPATCH_FLEX ||
+                       domain_ranks(s, e->expert_par_net, ep,
+                                    ep * (double)llm__expert_tensor_par(e)) > 1;
+    return tier0 ? max2(u, s->networks[0].processor_usage) : u;
 }
 
 double llm__a2a_overlap_exposed(const double comm[4], double af, double mf, double ab, double mb,
@@ -743,7 +787,7 @@ double llm__a2a_partitioned_exposed(const double comm[4], double af, double mf, 
  *            Df + Db, Df + Mf, Mb + Db)                     MLP bw (dw included), then MLP fw
  *   P3 = max(Ab + u·min(Cf, Ab), Cf)                       combine forward ∥ attention backward
  * with A/M the block's attention and MoE-MLP compute, u the dispatcher's share of the compute
- * (a2a_processor_usage) and the P2 terms the data dependencies (the MLP forward needs its
+ * (llm__a2a_processor_usage) and the P2 terms the data dependencies (the MLP forward needs its
  * dispatch; the dispatch's backward needs the MLP's). Exposed: P1 + P2 + P3 − (Af + Mf + Ab + Mb),
  * half to each direction; DualPipe's fixed SM share instead by llm__a2a_partitioned_exposed. Recompute's forward all-to-alls (full recompute, or the moe module) are
  * exposed in backward (Megatron refuses the overlap with full recompute), and so is the expert-TP
@@ -800,6 +844,22 @@ static double unpaired_share(const llm_execution_t *e, int64_t nmb)
     return llm__warmup_chunks(e, nmb, 0) / ((double)nmb * v);
 }
 
+void llm__a2a_block_exposed(const fathom_model_t *m, const llm_system_t *s,
+                            const llm_execution_t *e, const llm__compiled_t *k,
+                            const llm__block_stats_t *blk, double *fw, double *bw)
+{
+    *fw = *bw = 0;
+    if (m->moe.num_experts == 0)
+        return;
+    const a2a_t a = block_a2a(m, s, e, k->c.bpe);
+    /* full recompute of a share of the blocks, or the moe module in every block, reruns the
+     * forward dispatch and combine */
+    const double re_share =
+        e->training ? llm__recomputed_share(e, k) + (llm__moe_redone(e) ? 1 : 0) : 0;
+    block_a2a_exposed(e, blk, &a, llm__a2a_processor_usage(s, e), re_share,
+                      unpaired_share(e, k->nmb), fw, bw);
+}
+
 int64_t llm__pace_moe_blocks(const fathom_model_t *m, const llm_execution_t *e, int64_t bpp)
 {
     /* the dense blocks come first: look from the last stage, stop at an all-MoE one */
@@ -815,6 +875,41 @@ int64_t llm__pace_moe_blocks(const fathom_model_t *m, const llm_execution_t *e, 
     return most;
 }
 
+/* The step's hardware FLOPs (llm__stages counts every block as the block table `blk`, recompute
+ * included) put right for the blocks that are not blk (doc/step_model.md, "Model FLOPs"):
+ *   MTP depths   D more blocks of the last block's kind, forward and backward (llm_stages.c's
+ *                mtp_blocks costs their time so, without recompute);
+ *   dense blocks a dense MLP's linears (dense_mlp) in place of the MoE MLP's matrix layers,
+ *                forward, backward and what recompute reruns of each;
+ *   experts      blk's grouped GEMMs run the busiest rank's R = T·k·etp·ρ rows; summed over the
+ *                processors they run the mean, T·k·etp·min(1, ρ) (ρ = llm__moe_row_factor; a
+ *                capacity below 1 drops tokens at every rank), so a share 1 − min(1, ρ)/ρ of
+ *                their FLOPs is not run on every processor.
+ * Each per microbatch and processor, times nmb·tp·cp·dp. */
+static void hardware_flops(const fathom_model_t *m, const llm_execution_t *e, llm__compiled_t *k,
+                           const llm__block_stats_t *blk, llm_step_extra_t *x)
+{
+    const double per = (double)k->nmb * (double)(e->tensor_par * llm_context_par(e) * e->data_par);
+    const double D = (double)m->mtp_blocks;
+    x->hardware_flops += per * D * (blk->matrix_fw_flops + blk->matrix_bw_flops);
+    if (m->moe.num_experts == 0)
+        return;
+    const bool mtp_moe = model_block_is_moe(m, m->num_blocks - 1);
+    const double moe = (double)model_moe_blocks_in(m, 0, m->num_blocks);
+    const double dense = (double)m->num_blocks - moe, tr = e->training ? 1 : 0;
+    const double *mm = blk->moe_matrix_flops, *xm = blk->expert_matrix_flops;
+    if (dense > 0 || !mtp_moe) {
+        double fw, bw, d[2];
+        dense_mlp(m, e, k, &fw, &bw, d);
+        const double run = d[0] + d[1] - mm[0] - mm[1];
+        const double redo = tr * (dense_mlp_redone(e, k) * d[0] - mm[2]);
+        x->hardware_flops += per * (dense * (run + redo) + (mtp_moe ? 0 : D * run));
+    }
+    const double rf = llm__moe_row_factor(e), idle = 1 - fmin(1, rf) / rf;
+    x->hardware_flops -= per * idle *
+                         (moe * (xm[0] + xm[1] + tr * xm[2]) + (mtp_moe ? D * (xm[0] + xm[1]) : 0));
+}
+
 /* With experts, the exposed all-to-alls of the first stage's MoE blocks (block_a2a_exposed) per
  * microbatch, and the dense blocks' MLPs in place of the MoE MLP (dense_blocks). (The state
  * memory of every block kind is llm_memory.c's.) */
@@ -822,18 +917,12 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
                    llm__compiled_t *k, const llm__block_stats_t *blk, llm_stats_t *st,
                    llm_step_extra_t *x)
 {
-    const double bpe = k->c.bpe;
+    hardware_flops(m, e, k, blk, x);
     if (m->moe.num_experts == 0)
         return;
     x->expert_parallel_tier = llm__expert_par(e) > 1 ? e->expert_par_net : -1;
-    const a2a_t a = block_a2a(m, s, e, bpe);
-    /* full recompute of a share of the blocks, or the moe module in every block, reruns the
-     * forward dispatch and combine */
-    const double re_share =
-        e->training ? llm__recomputed_share(e, k) + (llm__moe_redone(e) ? 1 : 0) : 0;
     double fw_exp, bw_exp;
-    block_a2a_exposed(e, blk, &a, a2a_processor_usage(s, e), re_share,
-                      unpaired_share(e, k->nmb), &fw_exp, &bw_exp);
+    llm__a2a_block_exposed(m, s, e, k, blk, &fw_exp, &bw_exp);
     const double moe_blocks = (double)k->pace_moe_blocks;
     const double nmb = (double)k->nmb;
     const double old_total = st->total_time;

@@ -316,16 +316,29 @@ static void blocks_data_parallel(const fathom_model_t *m, const llm_system_t *s,
      * them but with finetune); FSDP gathers every weight, frozen or not */
     const double bpp = (double)k->bpp, nmb = (double)k->nmb, pg = b->trainable_weight_space;
     const double pb = llm_fsdp_sharded_weights(e) ? b->weight_space : pg;
-    /* The windows are the block's passes as long as they last: a host-bound pass lasts as long
-     * as its launches (llm_host.h), the GPU idle between kernels while the bucket's collective,
-     * queued on its own stream, runs on. Counting the compute alone would let GPU work added to a
-     * host-bound pass (a recomputed module, which launches nothing more here) both fill the idle
-     * time llm__host_step charges and widen the window: the same seconds hidden twice, so a step
-     * that recomputes more would run faster (and beat the search's bound, test_search_bound). */
+    /* The windows are the block's compute and the idle time a host-bound pass adds (llm_host.h):
+     * the GPU idle between kernels while the bucket's collective, queued on its own stream, runs
+     * on. That idle time is what llm__host_step charges, the launches beyond the GPU's whole pass
+     * (its exposed TP collectives and all-to-alls included), so the window holds the same
+     * seconds the step does. Counting the compute alone against the host would let GPU work
+     * added to a host-bound pass (a recomputed module, which launches nothing more here) both
+     * fill the idle time and widen the window: the same seconds hidden twice, so a step that
+     * recomputes more would run faster (test_search_bound). Counting the launches against the
+     * compute alone widened the window by launches hidden behind the exposed communication,
+     * which the step never charges: a slower host, or CUDA graphs taken away, made the step
+     * faster (Qwen3-30B-A3B, EP 8 PP 2 on H100s at 40 µs a launch: 15.119 s with the attention
+     * graphed, 15.114 s without; test_host_window). */
     double host_fw, host_bw;
     llm__host_block_s(m, s, e, k, &host_fw, &host_bw);
-    const double fw = max2(b->fw.time, host_fw),
-                 bw = max2(b->agrad.time + b->wgrad.time + b->re.time, host_bw);
+    double fw = b->fw.time, bw = b->agrad.time + b->wgrad.time + b->re.time;
+    if (host_fw > fw || host_bw > bw) {
+        double a2a_fw, a2a_bw;
+        llm__a2a_block_exposed(m, s, e, k, b, &a2a_fw, &a2a_bw);
+        const double pass_fw = fw + b->fw_tp_exposed[0] + a2a_fw;
+        const double pass_bw = bw + b->recomm_exposed[0] + b->agrad_tp_exposed[0] + a2a_bw;
+        fw += max2(0, host_fw - pass_fw);
+        bw += max2(0, host_bw - pass_bw);
+    }
     const bool overlap = e->data_par_overlap;
     if (pg <= 0 && zero < 3)
         return; /* a frozen model reduces nothing */
@@ -506,9 +519,13 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
 {
     memset(x, 0, sizeof *x);
     x->peak_flops = k->c.matrix_flops;
-    const double nmb = (double)k->nmb, procs_per_stage = (double)(e->tensor_par * e->data_par);
+    /* the processors of a stage: a context-parallel rank runs its share of the sequence */
+    const double nmb = (double)k->nmb,
+                 procs_per_stage = (double)(e->tensor_par * llm_context_par(e) * e->data_par);
     /* Hardware FLOPs: every block's matrix work on every processor; model FLOPs leave out
-     * what recompute runs again (the summary's Megatron-convention count is llm_model_flops). */
+     * what recompute runs again (the summary's Megatron-convention count is llm_model_flops).
+     * Every block is costed as blk here; llm__moe_step puts an MoE model's dense blocks, its
+     * MTP depths and its experts' mean rows right. */
     const double block_total = (double)m->num_blocks * nmb * procs_per_stage;
     x->hardware_flops = block_total * (blk->matrix_fw_flops + blk->matrix_bw_flops +
                                        (e->training ? blk->matrix_re_flops : 0));
@@ -568,7 +585,7 @@ void llm__stages(const fathom_model_t *m, const llm_system_t *s, const llm_execu
                                (st->bubble_time - before.bubble_time) +
                                (st->optim_step_time - before.optim_step_time) +
                                (st->dp_comm_exposed_time - before.dp_comm_exposed_time);
-        x->hardware_flops += nmb * (double)e->tensor_par * (double)e->data_par *
+        x->hardware_flops += nmb * procs_per_stage *
                              (F.b.matrix_fw_flops + F.b.matrix_bw_flops + L.b.matrix_fw_flops +
                               L.b.matrix_bw_flops);
     }

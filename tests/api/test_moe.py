@@ -234,6 +234,31 @@ class Moe(ServerTestCase):
         r = self.estimate("qwen3-30B-A3B", tp2)
         self.assertEqual(r.status, 200, r.body)
 
+    def test_hardware_flops_count_what_runs(self):
+        """hardware_flops_per_step is the matrix work all processors run: the imbalance slows
+        the busiest rank without adding FLOPs, DeepSeek-V3's dense blocks run their dense MLP
+        (a narrower one runs fewer), and a context-parallel pair runs what one rank would."""
+        base = dict(DEEPSEEK_H100, activation_recompute="none")
+        s1 = self.estimate("deepseek-v3", base).json()["summary"]
+        s15 = self.estimate("deepseek-v3", dict(base, moe_load_imbalance=1.5)).json()["summary"]
+        self.assertGreater(s15["step_time_s"], s1["step_time_s"])
+        self.assertAlmostEqual(s15["hardware_flops_per_step"] / s1["hardware_flops_per_step"], 1,
+                               places=12)  # was 1.245
+        model = self.server.get("/v1/presets/models/deepseek-v3").json()
+        model.pop("$comment", None)
+        narrow = self.estimate(dict(model, feedforward=4096), base).json()["summary"]
+        # 3 dense blocks, 3 gated linears of 7168 x (18432 - 4096), 6 FLOPs a weight, a token
+        fewer = 3 * 3 * 7168 * (18432 - 4096) * 6 * 1024 * 4096
+        self.assertAlmostEqual((s1["hardware_flops_per_step"] - narrow["hardware_flops_per_step"])
+                               / fewer, 1, places=9)
+        qwen = {"num_procs": 16, "tensor_par": 1, "data_par": 16, "expert_par": 16,
+                "batch_size": 64, "datatype": "bfloat16", "attention_kernel": "fused",
+                "activation_recompute": "none"}
+        one = self.estimate("qwen3-30B-A3B", qwen).json()["summary"]
+        cp = self.estimate("qwen3-30B-A3B", dict(qwen, data_par=8, context_par=2)).json()
+        self.assertAlmostEqual(cp["summary"]["hardware_flops_per_step"]
+                               / one["hardware_flops_per_step"], 1, places=6)  # was 0.5
+
     def test_search_covers_expert_layouts(self):
         # big enough that the GPU, not the host, sets the pace (a smaller model's best layouts
         # all wait on their host alike and EP 8, one expert a rank, launches the fewest kernels)

@@ -253,6 +253,49 @@ static void host_hides_reduction(void **state)
     assert_true(re.stats.total_time >= r.stats.total_time * (1 - 1e-12));
 }
 
+/* The window is the compute and the idle time the host adds, no more: launches hidden behind
+ * the block's exposed all-to-alls are charged nothing, so they widen no window. The tiny MoE
+ * (2 blocks, no embeddings) on 2 data-parallel ranks with EP 2 and the overlapped reduction
+ * on host_hides_reduction's 0.0069888 GB/s network: each all-to-all sends 16·64·2·2 = 4,096 B,
+ * half leaving, 0.293 ms, so a block's backward pass is its microseconds of compute and 0.586 ms
+ * of all-to-all. A host between the two (2–10 µs a launch: its 40 backward launches take
+ * 0.08–0.4 ms) waits on nothing, and the reduction stays as exposed as with no host; past the
+ * pass (1 ms a launch) the idle time widens the window. So a slower host never makes the step
+ * faster, nor does graphing a part (counting the launches against the compute alone hid more of
+ * the reduction at 2 µs a launch than with no host: 62.09 against 62.14 ms exposed). */
+static void host_window(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny_moe();
+    m.vocab_size = 0;
+    llm_system_t s = unit_system(0.0069888);
+    llm_execution_t e = test_layout(1, 1, 2);
+    e.expert_par = 2;
+    e.data_par_overlap = true;
+    llm_result_t r;
+    fathom_error_t err;
+    const double host[] = {0, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 1e-3};
+    double last = 0, none = 0;
+    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++) {
+        s.host_launch_s = host[i];
+        s.graph_launch_s = host[i] / 10;
+        e.cuda_graphs = LLM_GRAPHS_NONE;
+        if (llm_estimate(&m, &s, &e, &r, &err))
+            fail_msg("%s: %s", err.field, err.message);
+        if (i == 0)
+            none = r.stats.dp_comm_exposed_time;
+        if (host[i] <= 1e-5) /* hidden behind the all-to-alls: the reduction as without a host */
+            assert_close(r.stats.dp_comm_exposed_time, none, 1e-12);
+        assert_true(r.stats.total_time >= last * (1 - 1e-12));
+        last = r.stats.total_time;
+        e.cuda_graphs = LLM_GRAPHS_PARTIAL;
+        llm_result_t g;
+        if (llm_estimate(&m, &s, &e, &g, &err))
+            fail_msg("%s: %s", err.field, err.message);
+        assert_true(g.stats.total_time <= r.stats.total_time * (1 + 1e-12));
+    }
+}
+
 /* execution.cuda_graphs through the codec: written back when given, left out when not, refused
  * when unknown with the field named; the Grace presets' host costs (x2.75 the x86 host's). */
 static void codec_fields(void **state)
@@ -293,6 +336,7 @@ int main(void)
         cmocka_unit_test(graph_scopes),
         cmocka_unit_test(host_bound_block),
         cmocka_unit_test(host_hides_reduction),
+        cmocka_unit_test(host_window),
         cmocka_unit_test(codec_fields),
     };
     return cmocka_run_group_tests(tests, load_presets, free_presets);

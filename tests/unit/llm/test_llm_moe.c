@@ -540,6 +540,70 @@ static void dense_blocks_in_step(void **state)
     assert_close(b.stats.recompute_time, 2 * 7.9872e-7, 1e-12);
 }
 
+/* The step's hardware FLOPs (tiny MoE, one rank, batch 2 of 16 tokens: 2 microbatches, 2
+ * blocks, no recompute). Each block's experts run R = T·k = 16·2 = 32 rows: up 2·32·64·256 =
+ * 1,048,576, down 2·32·128·64 = 524,288, forward 1,572,864 and backward twice that, 4,718,592
+ * a block and microbatch. At imbalance 1.5 the busiest rank runs 48 rows, but summed over the
+ * ranks the experts run the mean, so the step's FLOPs do not move (they rose by
+ * 2·2·0.5·4,718,592 = 9,437,184); with full recompute likewise. The model with its first block
+ * dense counts a dense MLP in it, the mean of the all-MoE and the dense models' (it counted two
+ * MoE blocks); its MTP depth (a block of the last block's kind, forward and backward) adds the
+ * block's matrix FLOPs, which were missing. A context-parallel pair runs half the sequence
+ * each: CP 2 on 2 ranks counts what one rank does alone (it counted half). */
+static void hardware_flops_in_step(void **state)
+{
+    (void)state;
+    fathom_model_t m = tiny_moe();
+    llm_system_t s = moe_system();
+    llm_execution_t e = layout(1, 1, 1, 1);
+    e.optimizer_sharding = false;
+    e.activation_recompute = LLM_RECOMPUTE_NONE;
+    llm_result_t r1, r15;
+    fathom_error_t err;
+    for (int full = 0; full < 2; full++) {
+        e.activation_recompute = full ? LLM_RECOMPUTE_FULL : LLM_RECOMPUTE_NONE;
+        e.moe_load_imbalance = 1;
+        assert_int_equal(llm_estimate(&m, &s, &e, &r1, &err), 0);
+        e.moe_load_imbalance = 1.5;
+        assert_int_equal(llm_estimate(&m, &s, &e, &r15, &err), 0);
+        assert_true(r15.stats.fw_time > r1.stats.fw_time); /* the busiest rank still paces */
+        assert_close(r15.extra.hardware_flops, r1.extra.hardware_flops, 1e-12);
+    }
+    e.moe_load_imbalance = 1;
+    e.activation_recompute = LLM_RECOMPUTE_NONE;
+    fathom_model_t mixed = tiny_moe(), dense = tiny_moe();
+    mixed.moe.first_dense_blocks = 1;
+    dense.moe.num_experts = 0;
+    llm_result_t a, b, c;
+    assert_int_equal(llm_estimate(&m, &s, &e, &a, &err), 0);
+    assert_int_equal(llm_estimate(&mixed, &s, &e, &b, &err), 0);
+    assert_int_equal(llm_estimate(&dense, &s, &e, &c, &err), 0);
+    assert_true(a.extra.hardware_flops != c.extra.hardware_flops);
+    assert_close(b.extra.hardware_flops, (a.extra.hardware_flops + c.extra.hardware_flops) / 2,
+                 1e-12);
+    /* MTP: one more MoE block forward and backward, as a third block adds, plus its head: the
+     * 2h→h projection 2·16·128·64 = 262,144 and the output layer 2·16·64·1000 = 2,048,000 a
+     * microbatch forward, three times that with backward: 2·3·2,310,144 = 13,860,864 */
+    fathom_model_t mtp = tiny_moe(), three = tiny_moe();
+    mtp.mtp_blocks = 1;
+    three.num_blocks = 3;
+    llm_result_t d, t3;
+    assert_int_equal(llm_estimate(&mtp, &s, &e, &d, &err), 0);
+    assert_int_equal(llm_estimate(&three, &s, &e, &t3, &err), 0);
+    assert_close(d.extra.hardware_flops - t3.extra.hardware_flops, 13860864, 1e-12);
+    /* context parallelism */
+    e = layout(1, 1, 1, 1);
+    e.optimizer_sharding = false;
+    e.attention_kernel = LLM_ATTN_KERNEL_FUSED;
+    if (llm_estimate(&m, &s, &e, &a, &err))
+        fail_msg("%s: %s", err.field, err.message);
+    e.context_par = 2;
+    e.num_procs = 2;
+    if (llm_estimate(&m, &s, &e, &b, &err))
+        fail_msg("%s: %s", err.field, err.message);
+    assert_close(b.extra.hardware_flops, a.extra.hardware_flops, 1e-9);
+}
+
 /* An MTP depth sits on the last stage: a dense tiny model (one stage) holds exactly the MTP
  * parameters more — its block, the 2h→h projection 2·64·64 = 8192 and three norms of 64, the
  * output matrix shared — and its step takes longer (the projection and one more output layer
@@ -599,11 +663,64 @@ static void two_node_dispatch(void **state)
     assert_close(llm_a2a_time(&s, 1, 4e9, 16, 16), 0.04001, 1e-12);
 }
 
+/* The dispatcher's share of the SMs (nvlink_and_ib, tier 0 processor_usage 0.15, tier 1 0.02):
+ *   alltoall, EP 16 on tier 1 over two domains of 8: 8 ranks a domain move 7/16 of the bytes
+ *     over tier 0 in the same kernel, max(0.02, 0.15) = 0.15 (it was 0.02);
+ *   alltoall, EP 2 × ETP 8 on tier 1: one EP rank a domain (floor(2·8/16) = 1), tier 1 alone:
+ *     0.02;
+ *   alltoall, EP 8 in one domain on tier 0: 0.15; flex across domains: 0.15.
+ * In the step, DualPipe (s = 1/(1 − u)) with the plain all-to-all of EP 16 on links so fast that
+ * the SM share sets what is exposed: the group inside one 16-GPU domain exposed more than the
+ * same group over two nodes of 8 (u 0.15 against 0.02 stretched the compute 17.6 % against
+ * 2 %); now the two-node group exposes no less. */
+static void a2a_processor_share(void **state)
+{
+    (void)state;
+    llm_system_t s = nvlink_and_ib();
+    s.networks[0].processor_usage = 0.15;
+    s.networks[1].processor_usage = 0.02;
+    llm_execution_t e = layout(1, 1, 16, 16);
+    e.expert_par_net = 1;
+    e.moe_dispatcher = LLM_MOE_DISPATCH_ALLTOALL;
+    assert_close(llm__a2a_processor_usage(&s, &e), 0.15, 0);
+    e.expert_par = 2;
+    e.expert_tensor_par = 8;
+    assert_close(llm__a2a_processor_usage(&s, &e), 0.02, 0);
+    e.moe_dispatcher = LLM_MOE_DISPATCH_FLEX;
+    assert_close(llm__a2a_processor_usage(&s, &e), 0.15, 0);
+    e = layout(1, 1, 8, 8);
+    e.expert_par_net = 0;
+    assert_close(llm__a2a_processor_usage(&s, &e), 0.15, 0);
+
+    fathom_model_t m = tiny_moe();
+    m.moe.num_experts = 16;
+    for (int i = 0; i < 2; i++) { /* links fast enough that the SM share sets the exposed time */
+        s.networks[i].bandwidth_gbps = 1e6;
+        s.networks[i].latency_s = 1e-9;
+    }
+    e = layout(1, 2, 16, 16);
+    e.batch_size = 64;
+    e.expert_par_net = e.data_par_net = e.pipeline_par_net = 1;
+    e.moe_dispatcher = LLM_MOE_DISPATCH_ALLTOALL;
+    e.pipeline_schedule = LLM_PP_DUALPIPE;
+    llm_result_t across, inside;
+    fathom_error_t err;
+    if (llm_estimate(&m, &s, &e, &across, &err))
+        fail_msg("%s: %s", err.field, err.message);
+    llm_system_t big = s;
+    big.networks[0].size = 16;
+    e.expert_par_net = 0;
+    if (llm_estimate(&m, &big, &e, &inside, &err))
+        fail_msg("%s: %s", err.field, err.message);
+    assert_true(inside.extra.expert_parallel_comm <= across.extra.expert_parallel_comm);
+}
+
 /* FP8 dispatch on a2a_flex_in_step's system (8 ranks, 4 domains of 2, tier 1 10 GB/s, each rank
  * 16 tokens of 64): the forward dispatch and the combine's backward carry 1 + 4/128 = 1.03125
  * bytes an element, 16·64·1.03125 = 1,056 bytes, t1 = 1,056·3·(13/28)/1e10 = 1.4708571e-7 s; the
  * other two stay bf16, 2.8525714e-7 s. 2 blocks · 2 microbatches · (2·1.4708571e-7 +
- * 2·2.8525714e-7) = 3.45874286e-6 s, against 4.5641143e-6 s all in bf16. */
+ * 2·2.8525714e-7) = 3.45874286e-6 s, against 4.5641143e-6 s all in bf16. In float8 all four
+ * send 1,024 bytes: 4·2·2,048·39/28/1e10 = 2.2820571e-6 s. */
 static void fp8_dispatch_in_step(void **state)
 {
     (void)state;
@@ -624,6 +741,12 @@ static void fp8_dispatch_in_step(void **state)
     assert_int_equal(llm_estimate(&m, &s, &e, &r, &err), 0);
     assert_close(r.extra.expert_parallel_comm, 4 * 2 * (1056.0 + 2048.0) * 39 / 28 / 1e10, 1e-12);
     assert_close(r.extra.expert_parallel_comm, 3.45874286e-6, 1e-8);
+    /* a float8 datatype sends 1,024 bytes a copy, less than FP8 with its scales: the FP8
+     * dispatch sends them as they are (it sent 1,056, more than without it) */
+    e.datatype = LLM_DT_FLOAT8;
+    if (llm_estimate(&m, &s, &e, &r, &err))
+        fail_msg("%s: %s", err.field, err.message);
+    assert_close(r.extra.expert_parallel_comm, 4 * 2 * (1024.0 + 1024.0) * 39 / 28 / 1e10, 1e-12);
 }
 
 /* Expert tensor parallelism: tiny MoE, TP 1, DP 4, EP 2, ETP 2, one 100 GB/s tier, batch 8 (2
@@ -1263,11 +1386,13 @@ int main(void)
         cmocka_unit_test(pace_stage), cmocka_unit_test(deepseek_v3_report),
         cmocka_unit_test(a2a_flex_router_groups), cmocka_unit_test(a2a_flex_deepseek_v3_groups), cmocka_unit_test(a2a_flex_in_step),
         cmocka_unit_test(a2a_in_step),      cmocka_unit_test(dense_blocks_in_step),
+        cmocka_unit_test(hardware_flops_in_step),
         cmocka_unit_test(mtp_in_step),      cmocka_unit_test(grouped_gemm),
         cmocka_unit_test(bad_fields),       cmocka_unit_test(round_trip),
         cmocka_unit_test(selective_recompute), cmocka_unit_test(layernorm_recompute),
         cmocka_unit_test(mlp_recompute), cmocka_unit_test(mla_up_proj_recompute),
         cmocka_unit_test(module_ladder),    cmocka_unit_test(two_node_dispatch),
+        cmocka_unit_test(a2a_processor_share),
         cmocka_unit_test(fp8_dispatch_in_step), cmocka_unit_test(etp_in_step),
         cmocka_unit_test(permutation_pass), cmocka_unit_test(a2a_overlap_phases),
         cmocka_unit_test(attention_head_size), cmocka_unit_test(context_parallel_fold),
