@@ -579,33 +579,44 @@ int llm__check_moe(const fathom_model_t *m, const llm_system_t *s, const llm_exe
 
 /* ---- the step ---- */
 
-/* Seconds of a table's layers, forward and backward (input and weight gradients), and the
- * FLOPs of its linear layers (the matrix engine's) in each. */
-static void table_time(llm__block_t *t, llm__ctx_t *c, bool training, double *fw, double *bw,
-                       double flops[2])
+/* The FLOPs of a table's linear layers (the matrix engine's), forward and backward (input and
+ * weight gradients), and with `timed` their seconds (llm__layer_cost; the FLOPs alone are
+ * llm__layer_flops, the same numbers without the curves). */
+static void table_time(llm__block_t *t, llm__ctx_t *c, bool training, bool timed, double *fw,
+                       double *bw, double flops[2])
 {
+    static const llm__stage_t passes[3] = {LLM__FW, LLM__AGRAD, LLM__WGRAD};
     *fw = *bw = flops[0] = flops[1] = 0;
     for (int i = 0; i < t->num_layers; i++) {
         const double linear = t->layers[i].kind == LLM__LINEAR ? 1 : 0;
-        llm__cost_t k;
-        llm__layer_cost(&t->layers[i], c, LLM__FW, &k);
-        *fw += k.time;
-        flops[0] += linear * k.flops;
-        if (!training)
-            continue;
-        llm__layer_cost(&t->layers[i], c, LLM__AGRAD, &k);
-        *bw += k.time;
-        flops[1] += linear * k.flops;
-        llm__layer_cost(&t->layers[i], c, LLM__WGRAD, &k);
-        *bw += k.time;
-        flops[1] += linear * k.flops;
+        for (int p = 0; p < (training ? 3 : 1); p++) {
+            llm__cost_t k;
+            if (timed)
+                llm__layer_cost(&t->layers[i], c, passes[p], &k);
+            else
+                k.flops = llm__layer_flops(&t->layers[i], c, passes[p]), k.time = 0;
+            *(p == 0 ? fw : bw) += k.time;
+            flops[p == 0 ? 0 : 1] += linear * k.flops;
+        }
     }
 }
 
 /* The dense MLP of a dense block in the MoE model's block table (llm__build_block_like keeps
- * the rest): its time forward and backward and its linears' FLOPs (table_time). */
+ * the rest): its linears' FLOPs forward and backward for the step's hardware FLOPs and, where
+ * the pacing stage holds dense blocks, its time for theirs (dense_blocks); built once a step. */
+typedef struct {
+    double fw, bw, flops[2];
+} dense_mlp_t;
+
+/* Whether an MoE model has dense blocks (DeepSeek-V3's first three; an MTP depth takes the last
+ * block's kind, so a dense depth means a dense last block). */
+static bool has_dense_mlp(const fathom_model_t *m)
+{
+    return m->moe.num_experts > 0 && model_moe_blocks_in(m, 0, m->num_blocks) < m->num_blocks;
+}
+
 static void dense_mlp(const fathom_model_t *m, const llm_execution_t *e, llm__compiled_t *k,
-                      double *fw, double *bw, double flops[2])
+                      bool timed, dense_mlp_t *d)
 {
     const double bs = (double)k->z.batch_seq, h = (double)m->hidden;
     const double f = (double)m->feedforward / (double)e->tensor_par;
@@ -619,7 +630,7 @@ static void dense_mlp(const fathom_model_t *m, const llm_execution_t *e, llm__co
     fathom_model_t dense = *m;
     dense.moe.num_experts = 0;
     llm__finetune_table(&dense, e, &t);
-    table_time(&t, &k->c, e->training, fw, bw, flops);
+    table_time(&t, &k->c, e->training, timed, &d->fw, &d->bw, d->flops);
 }
 
 /* Whether the dense blocks rerun their dense MLP's forward: with full recompute as the blocks'
@@ -638,13 +649,13 @@ static double dense_mlp_redone(const llm_execution_t *e, const llm__compiled_t *
  * recompute (moe_act, moe) the recompute line loses n·nmb·(what the MoE MLP reran), as a dense
  * MLP reruns nothing. The bubble and the DP reduction keep the MoE block's. Returns the compute
  * time added. */
-static double dense_blocks(const fathom_model_t *m, const llm_execution_t *e, llm__compiled_t *k,
-                           const llm__block_stats_t *blk, double n, llm_stats_t *st)
+static double dense_blocks(const llm_execution_t *e, const llm__compiled_t *k,
+                           const llm__block_stats_t *blk, double n, const dense_mlp_t *d,
+                           llm_stats_t *st)
 {
     if (n <= 0)
         return 0;
-    double dense_fw, dense_bw, flops[2];
-    dense_mlp(m, e, k, &dense_fw, &dense_bw, flops);
+    const double dense_fw = d->fw, dense_bw = d->bw;
     const double mult = n * (double)k->nmb;
     const double dfw = mult * (dense_fw - blk->moe_fw_time);
     const double dbw = mult * (dense_bw - blk->moe_bw_time);
@@ -886,8 +897,9 @@ int64_t llm__pace_moe_blocks(const fathom_model_t *m, const llm_execution_t *e, 
  *                capacity below 1 drops tokens at every rank), so a share 1 − min(1, ρ)/ρ of
  *                their FLOPs is not run on every processor.
  * Each per microbatch and processor, times nmb·tp·cp·dp. */
-static void hardware_flops(const fathom_model_t *m, const llm_execution_t *e, llm__compiled_t *k,
-                           const llm__block_stats_t *blk, llm_step_extra_t *x)
+static void hardware_flops(const fathom_model_t *m, const llm_execution_t *e,
+                           const llm__compiled_t *k, const llm__block_stats_t *blk,
+                           const dense_mlp_t *dm, llm_step_extra_t *x)
 {
     const double per = (double)k->nmb * (double)(e->tensor_par * llm_context_par(e) * e->data_par);
     const double D = (double)m->mtp_blocks;
@@ -899,8 +911,7 @@ static void hardware_flops(const fathom_model_t *m, const llm_execution_t *e, ll
     const double dense = (double)m->num_blocks - moe, tr = e->training ? 1 : 0;
     const double *mm = blk->moe_matrix_flops, *xm = blk->expert_matrix_flops;
     if (dense > 0 || !mtp_moe) {
-        double fw, bw, d[2];
-        dense_mlp(m, e, k, &fw, &bw, d);
+        const double *d = dm->flops;
         const double run = d[0] + d[1] - mm[0] - mm[1];
         const double redo = tr * (dense_mlp_redone(e, k) * d[0] - mm[2]);
         x->hardware_flops += per * (dense * (run + redo) + (mtp_moe ? 0 : D * run));
@@ -917,18 +928,21 @@ void llm__moe_step(const fathom_model_t *m, const llm_system_t *s, const llm_exe
                    llm__compiled_t *k, const llm__block_stats_t *blk, llm_stats_t *st,
                    llm_step_extra_t *x)
 {
-    hardware_flops(m, e, k, blk, x);
+    const double moe_blocks = (double)k->pace_moe_blocks, paced_dense = (double)k->bpp - moe_blocks;
+    dense_mlp_t dm = {0};
+    if (has_dense_mlp(m))
+        dense_mlp(m, e, k, paced_dense > 0, &dm);
+    hardware_flops(m, e, k, blk, &dm, x);
     if (m->moe.num_experts == 0)
         return;
     x->expert_parallel_tier = llm__expert_par(e) > 1 ? e->expert_par_net : -1;
     double fw_exp, bw_exp;
     llm__a2a_block_exposed(m, s, e, k, blk, &fw_exp, &bw_exp);
-    const double moe_blocks = (double)k->pace_moe_blocks;
     const double nmb = (double)k->nmb;
     const double old_total = st->total_time;
     const double perfect = st->total_efficiency * old_total;
     double compute = st->system_efficiency * old_total;
-    compute += dense_blocks(m, e, k, blk, (double)k->bpp - moe_blocks, st);
+    compute += dense_blocks(e, k, blk, paced_dense, &dm, st);
     x->expert_parallel_comm = (fw_exp + bw_exp) * moe_blocks * nmb;
     x->a2a_block_fw = fw_exp;
     x->a2a_block_bw = bw_exp;
