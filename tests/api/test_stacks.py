@@ -306,6 +306,54 @@ class Stacks(ServerTestCase):
         self.assertFalse(out["fits_memory"])
         self.assertEqual(out["cheapest_fitting_change"]["changes"].get("selective_ac"), "op")
 
+    def search(self, **body):
+        r = self.server.post("/v1/sweep", dict({"kind": "optimal_execution"}, **body))
+        self.assertEqual(r.status, 202, r.body)
+        doc = wait_for(self.server, r.json()["id"])
+        self.assertEqual(doc["status"], "done", doc.get("error"))
+        return doc["best"]
+
+    def test_torchtitan_search_walks_async_tp(self):
+        """async TP is torchtitan's TP overlap, as tensor_par_overlap is Megatron's: a compiled
+        torchtitan search walks it off and on where tp > 1 (a search that never tried it gave
+        Mistral 7B on 4 A100 40GB tp 2 pp 2 at 1.615 samples/s, where tp 4 with async TP runs
+        1.918). Without compile torchtitan has no async TP, and no_tp_overlap leaves it off."""
+        body = {"model": "mistral-7B-v0.3", "system": "a100_sxm_40g", "num_procs": 4,
+                "max_batch_size": 16}
+        best = self.search(options={"top_n": 3, "stack": "torchtitan", "compile": True}, **body)
+        e = best[0]["execution"]
+        self.assertTrue(e.get("async_tp"), e)
+        self.assertGreater(e["tensor_par"], 1)
+        # the layout without it is slower: the search did not take async TP for nothing
+        plain = self.ok(dict(e, async_tp=False), system="a100_sxm_40g",
+                        model="mistral-7B-v0.3").json()["summary"]
+        self.assertLess(plain["sample_rate"], best[0]["summary"]["sample_rate"])
+        for opts in ({"stack": "torchtitan"}, {"stack": "torchtitan", "compile": True,
+                                                "no_tp_overlap": True}):
+            rows = self.search(options=dict(opts, top_n=20), **body)
+            self.assertTrue(rows)
+            self.assertFalse(any(b["execution"].get("async_tp") for b in rows), opts)
+
+    def test_fsdp_takes_op_checkpointing_where_faster(self):
+        """The fsdp stack runs per-op selective checkpointing as well as module sets: a layout
+        that does not fit without recompute takes whichever of the two is faster. Llama 3 8B
+        on 32 A100 40GB at a microbatch of 1 fits with layernorm and mlp recomputed (11.95
+        samples/s) or with op checkpointing (12.76); the search took the module set, and the
+        cheapest fitting change of the layout offered it too."""
+        best = self.search(model="llama3-8B", system="a100_sxm_40g", num_procs=32,
+                           max_batch_size=128,
+                           options={"top_n": 1, "stack": "fsdp", "no_offload": True})
+        e = best[0]["execution"]
+        self.assertEqual((e["activation_recompute"], e.get("selective_ac")), ("none", "op"))
+        plain = dict(e)
+        plain.pop("selective_ac")
+        sets = self.ok(dict(plain, recompute_modules=["layernorm", "mlp"]), system="a100_sxm_40g")
+        self.assertTrue(sets.json()["fits_memory"])
+        self.assertLess(sets.json()["summary"]["sample_rate"], best[0]["summary"]["sample_rate"])
+        out = self.ok(plain, system="a100_sxm_40g").json()
+        self.assertFalse(out["fits_memory"])
+        self.assertEqual(out["cheapest_fitting_change"]["changes"], {"selective_ac": "op"})
+
     def test_gpu_variant(self):
         """A variant replaces memory and bandwidth; a 500 W limit on the 700 W H100 keeps
         (500 - 73.5)/(700 - 73.5) = 0.6808 of the clock, so a compute-bound step is slower;
