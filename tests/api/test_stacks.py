@@ -354,6 +354,25 @@ class Stacks(ServerTestCase):
         self.assertFalse(out["fits_memory"])
         self.assertEqual(out["cheapest_fitting_change"]["changes"], {"selective_ac": "op"})
 
+    def test_torchtitan_fitting_change_keeps_fp32_moments(self):
+        """FSDP2 keeps Adam's moments in fp32 (16-bit ones are refused where the weights are
+        sharded), so the cheapest fitting change does not offer them there: Llama 3 8B under
+        torchtitan on 8 A100 40GB at ZeRO 0 and a microbatch of 2 fits with ZeRO-3, full
+        recompute and a microbatch of 1 (36.2 GiB), a change that every saver at once, 16-bit
+        moments with ZeRO-3 among them, had hidden (no change found)."""
+        e = {"num_procs": 8, "data_par": 8, "batch_size": 16, "microbatch_size": 2,
+             "attention_kernel": "fused", "zero_stage": 0, "activation_recompute": "none",
+             "stack": "torchtitan", "data_par_net": 1}
+        out = self.ok(e, system="a100_sxm_40g").json()
+        self.assertFalse(out["fits_memory"])
+        change = out["cheapest_fitting_change"]
+        self.assertIsNotNone(change)
+        self.assertEqual(change["execution"].get("optimizer_state_datatype", "float32"),
+                         "float32")
+        self.assertEqual(change["execution"]["zero_stage"], 3)
+        again = self.ok(change["execution"], system="a100_sxm_40g").json()
+        self.assertTrue(again["fits_memory"])
+
     def test_gpu_variant(self):
         """A variant replaces memory and bandwidth; a 500 W limit on the 700 W H100 keeps
         (500 - 73.5)/(700 - 73.5) = 0.6808 of the clock, so a compute-bound step is slower;
