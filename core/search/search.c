@@ -143,6 +143,10 @@ int search_check_fixed_execution(const search_request_t *r, fathom_error_t *err)
                                                       : "options.fp8_activation_cache",
                                 "is FP8 storage of FP8 training: set options.fp8 to true or "
                                 "\"all\"");
+    if (r->options.zero_stage == 1 && r->options.stack != LLM_STACK_MEGATRON)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.zero_stage",
+                                "a PyTorch stack has no ZeRO-1 (Megatron's distributed "
+                                "optimizer): 0 (DDP), 2, 3 or \"all\"");
     return 0;
 }
 
@@ -513,7 +517,8 @@ static int pipeline_degrees(const fathom_model_t *m, int64_t rest, int64_t *out)
 }
 
 /* The ZeRO stages of a unit, in walk order: Calculon's sharding loop (true, then false) by
- * default; a fixed stage; or every stage (1, 0, 2, 3: Calculon's two first). Stages 1-3 need
+ * default; a fixed stage; or every stage (1, 0, 2, 3: Calculon's two first; a PyTorch stack
+ * has no 1). Stages 1-3 need
  * more than one processor to shard over.
  * A PyTorch stack's default is its own sharding instead: FSDP shards the weights, gradients and
  * optimizer state over data parallelism (ZeRO-3: torchtitan's fully_shard with
@@ -549,11 +554,13 @@ static int zero_stage_list(const search_options_t *o, int64_t dp, int64_t cp, in
             out[0] = 0;
             return 1;
         }
-        out[0] = 1;
-        out[1] = 0;
-        out[2] = 2;
-        out[3] = 3;
-        return 4;
+        int n = 0;
+        if (o->stack == LLM_STACK_MEGATRON)
+            out[n++] = 1; /* a PyTorch stack has no ZeRO-1 (llm_stack.c) */
+        out[n++] = 0;
+        out[n++] = 2;
+        out[n++] = 3;
+        return n;
     }
     out[0] = o->zero_stage;
     return o->zero_stage == 0 || shardable ? 1 : 0;

@@ -373,6 +373,31 @@ class Stacks(ServerTestCase):
         again = self.ok(change["execution"], system="a100_sxm_40g").json()
         self.assertTrue(again["fits_memory"])
 
+    def test_pytorch_stacks_have_no_zero1(self):
+        """ZeRO-1 (the optimizer state sharded alone) is Megatron's distributed optimizer:
+        torchtitan runs DDP, FSDP2 (ZeRO-3, or 2 with reshard_after_forward false) or HSDP, FSDP1
+        NO_SHARD, SHARD_GRAD_OP or FULL_SHARD. It had been costed, a little faster than ZeRO-2,
+        so it beat a torchtitan search's best with a layout neither stack runs."""
+        for stack in ("torchtitan", "fsdp"):
+            for zero in (0, 2, 3):
+                self.ok(dict(FSDP8, stack=stack, zero_stage=zero,
+                             optimizer_sharding=zero > 0))
+            self.assertError(self.post(dict(FSDP8, stack=stack, zero_stage=1,
+                                            optimizer_sharding=True)),
+                             422, "invalid_field", "execution.zero_stage")
+        self.ok(dict(FSDP8, zero_stage=1, optimizer_sharding=True))  # Megatron's
+        body = {"kind": "optimal_execution", "model": "llama3-8B", "system": "h100_sxm",
+                "num_procs": 8, "max_batch_size": 16,
+                "options": {"stack": "torchtitan", "zero_stage": 1}}
+        self.assertError(self.server.post("/v1/sweep", body), 422, "invalid_field",
+                         "options.zero_stage")
+        body.pop("kind")
+        body["options"] = {"stack": "torchtitan", "zero_stage": "all", "top_n": 50,
+                           "no_offload": True}
+        rows = self.search(**body)
+        self.assertTrue(rows)
+        self.assertNotIn(1, {b["execution"]["zero_stage"] for b in rows})
+
     def test_gpu_variant(self):
         """A variant replaces memory and bandwidth; a 500 W limit on the 700 W H100 keeps
         (500 - 73.5)/(700 - 73.5) = 0.6808 of the clock, so a compute-bound step is slower;
