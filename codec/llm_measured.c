@@ -499,7 +499,9 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
         fsdp = fsdp * cp <= dp * cp ? fsdp * cp : dp * cp;
     const char *prec = row_str(row, "precision");
     const bool fp8 = codec_contains_nocase(prec, "FP8");
-    const int zero = fsdp > 0 ? 3 : dp * cp > 1 ? 1 : 0;
+    int zero = fsdp > 0 ? 3 : dp * cp > 1 ? 1 : 0;
+    if (zero == 1 && row_stack(row) != LLM_STACK_MEGATRON)
+        zero = 0; /* a PyTorch row without FSDP replicates (DDP): ZeRO-1 is Megatron's */
     int nets[4];
     place_networks(s, tp, cp, dp, pp, nets);
     const bool redo = tp > 1 && strcmp(recompute, "full") != 0;

@@ -433,17 +433,19 @@ static inline llm_pp_schedule_t llm_pp_schedule(const llm_execution_t *e)
  * it (experts); mla_up_proj with them (MLA, fused attention); the whole moe MLP (experts).
  * Returns how many were written to sets (at most LLM_RECOMPUTE_MODULE_SETS); 0 for Calculon's
  * block, with full recompute, which reruns every module already, and under torchtitan, which
- * has no module sets (llm_selective_op_applies is its counterpart). */
+ * has no module sets (llm_selective_op_applies is its counterpart, the fsdp stack's other). */
 int llm_recompute_module_ladder(const fathom_model_t *m, const llm_execution_t *e,
                                 unsigned sets[LLM_RECOMPUTE_MODULE_SETS]);
 
 /* Whether a layout that does not fit can take torchtitan's per-op selective checkpointing
  * (selective_ac "op", activation_recompute "none"), what torchtitan offers between no recompute
  * and whole blocks (activation_checkpoint.mode "selective", selective_ac_option "op"): a
- * torchtitan training step with neither full recompute nor op checkpointing yet. */
+ * PyTorch-stack training step with neither full recompute nor op checkpointing yet. The fsdp
+ * stack runs it too (llm_stack.c accepts it; its measured rows' "selective" is it), beside its
+ * module sets, so there it is one more choice, not the only one. */
 static inline bool llm_selective_op_applies(const llm_execution_t *e)
 {
-    return e->stack == LLM_STACK_TORCHTITAN && e->training && e->selective_ac == LLM_SAC_NONE &&
+    return e->stack != LLM_STACK_MEGATRON && e->training && e->selective_ac == LLM_SAC_NONE &&
            e->activation_recompute != LLM_RECOMPUTE_FULL && e->recompute_modules == 0;
 }
 

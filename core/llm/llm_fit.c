@@ -6,8 +6,9 @@
  * when they run out of memory and nothing else (the datatype, the layout's degrees and the
  * batch stay as given):
  *   selective recompute   one module set of llm_recompute_module_ladder (with the current
- *                         activation_recompute "none" or "attn_only"); under torchtitan, which
- *                         has no module sets, per-op checkpointing (llm_selective_op_applies)
+ *                         activation_recompute "none" or "attn_only"); under a PyTorch stack,
+ *                         per-op checkpointing (llm_selective_op_applies): torchtitan's one
+ *                         choice, as it has no module sets, the fsdp stack's last
  *   FP8 storage           with fp8: the activations' FP8 cache, FP8 primary weights
  *   16-bit moments        optimizer_state_datatype bfloat16
  *   a larger shard group  a higher ZeRO stage (to 3), every data-parallel rank in the group
@@ -43,7 +44,8 @@ static void full_recompute(const fathom_model_t *m, const llm_system_t *s,
 {
     llm_execution_t c = *e;
     c.activation_recompute = LLM_RECOMPUTE_FULL;
-    c.recompute_modules = 0;
+    c.recompute_modules = 0; /* a whole block reruns every module and op */
+    c.selective_ac = LLM_SAC_NONE;
     for (int64_t n = 1; !m->calculon_block && !c.activations_offload && n < chunk; n++) {
         c.recompute_blocks = n;
         llm_result_t r;
@@ -65,7 +67,7 @@ enum { SAVE_MODULES, SAVE_FP8_CACHE, SAVE_FP8_PARAMS, SAVE_MOMENTS, SAVE_SHARDS,
 typedef struct {
     int count[SAVERS];
     unsigned sets[LLM_RECOMPUTE_MODULE_SETS];
-    bool op; /* SAVE_MODULES' one choice is torchtitan's per-op checkpointing */
+    bool op; /* SAVE_MODULES' last choice is per-op checkpointing (after any module sets) */
     int zero[SHARD_CHOICES];
     bool whole[SHARD_CHOICES];
 } savers_t;
@@ -106,7 +108,8 @@ static void savers_of(const fathom_model_t *m, const llm_execution_t *e, savers_
 static llm_execution_t combine(const llm_execution_t *e, const savers_t *v, const int c[SAVERS])
 {
     llm_execution_t x = *e;
-    if (c[SAVE_MODULES] > 0 && v->op) { /* it chooses what a block reruns itself */
+    if (v->op && c[SAVE_MODULES] == v->count[SAVE_MODULES] - 1) { /* it chooses what a block
+                                                                      * reruns itself */
         x.activation_recompute = LLM_RECOMPUTE_NONE;
         x.selective_ac = LLM_SAC_OP;
     } else if (c[SAVE_MODULES] > 0) {
@@ -116,14 +119,18 @@ static llm_execution_t combine(const llm_execution_t *e, const savers_t *v, cons
         x.fp8_activation_cache = true;
     if (c[SAVE_FP8_PARAMS])
         x.fp8_params = true;
-    if (c[SAVE_MOMENTS])
-        x.optimizer_state_datatype = LLM_STATE_BFLOAT16;
     if (c[SAVE_SHARDS] > 0) {
         x.zero_stage = v->zero[c[SAVE_SHARDS]];
         x.optimizer_sharding = true;
         if (v->whole[c[SAVE_SHARDS]])
             x.shard_group = 0;
     }
+    /* FSDP2 keeps its moments in fp32 (llm_stack.c refuses 16-bit ones there): with weights
+     * sharded under a PyTorch stack this saver is not one, or every-saver's fallback below
+     * would be refused whole (Llama 3 8B under torchtitan on 8 A100 40GB at ZeRO 0 found no
+     * change, where ZeRO-3, full recompute and half the microbatch fit) */
+    if (c[SAVE_MOMENTS] && (x.stack == LLM_STACK_MEGATRON || !llm_fsdp_sharded_weights(&x)))
+        x.optimizer_state_datatype = LLM_STATE_BFLOAT16;
     if (c[SAVE_MICROBATCH])
         x.microbatch_size = e->microbatch_size / 2;
     return x;

@@ -122,6 +122,15 @@ int llm__check_stack(const fathom_model_t *m, const llm_execution_t *e, fathom_e
                           "torchtitan offloads parameters, gradients and optimizer states "
                           "(training.enable_cpu_offload), not activations");
     }
+    /* torchtitan's data parallelism is DDP (replicate), FSDP2 (fully_shard, weights gathered
+     * per block: ZeRO-3, or kept between forward and backward: ZeRO-2) or both (HSDP); FSDP1's
+     * sharding strategies are NO_SHARD, SHARD_GRAD_OP and FULL_SHARD (and hybrids of them).
+     * Neither shards the optimizer state alone: that is Megatron's distributed optimizer. */
+    if (llm_zero_stage(e) == 1)
+        return refuse(err, "execution.zero_stage",
+                      "a PyTorch stack has no ZeRO-1 (Megatron's distributed optimizer): DDP is "
+                      "zero_stage 0, FSDP's SHARD_GRAD_OP (reshard_after_forward false) 2, "
+                      "FULL_SHARD 3");
     if (e->async_tp && e->tensor_par < 2)
         return refuse(err, "execution.async_tp", "overlaps tensor parallelism: needs tensor_par > 1");
     /* torchtitan builds the micro-pipelined matmuls in the compiler (parallelize_llama.py:

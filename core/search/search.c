@@ -143,6 +143,10 @@ int search_check_fixed_execution(const search_request_t *r, fathom_error_t *err)
                                                       : "options.fp8_activation_cache",
                                 "is FP8 storage of FP8 training: set options.fp8 to true or "
                                 "\"all\"");
+    if (r->options.zero_stage == 1 && r->options.stack != LLM_STACK_MEGATRON)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "options.zero_stage",
+                                "a PyTorch stack has no ZeRO-1 (Megatron's distributed "
+                                "optimizer): 0 (DDP), 2, 3 or \"all\"");
     return 0;
 }
 
@@ -352,8 +356,12 @@ static loops_t unit_loops(const search_request_t *r, const unit_t *u, bool coars
     l.n_fp8 = o->fp8 == SEARCH_PICK_ALL ? 2 : 1;
     l.n_redo = (u->comm == LLM_TP_COMM_RS_AG && u->recompute != LLM_RECOMPUTE_FULL) ? 2 : 1;
     l.n_dpo = (u->dp * u->cp > 1 && !o->no_dp_overlap) ? 2 : 1;
-    /* Transformer Engine's tiled TP overlap is Megatron's (a PyTorch stack has async TP) */
-    l.n_tpo = (u->tp > 1 && !o->no_tp_overlap && o->stack == LLM_STACK_MEGATRON) ? 3 : 1;
+    /* Transformer Engine's tiled TP overlap is Megatron's (none, ring, pipe); torchtitan's is
+     * async TP (off, on), a torch.compile pass (llm_stack.c); FSDP1 has no TP to overlap */
+    l.n_tpo = u->tp < 2 || o->no_tp_overlap    ? 1
+              : o->stack == LLM_STACK_MEGATRON ? 3
+              : o->stack == LLM_STACK_TORCHTITAN && o->compile ? 2
+                                                               : 1;
     bool offload = has_mem2 && !o->no_offload;
     l.n_wo = offload ? 2 : 1;
     /* torchtitan's CPU offload keeps activations on the GPU (llm_stack.c) */
@@ -509,7 +517,8 @@ static int pipeline_degrees(const fathom_model_t *m, int64_t rest, int64_t *out)
 }
 
 /* The ZeRO stages of a unit, in walk order: Calculon's sharding loop (true, then false) by
- * default; a fixed stage; or every stage (1, 0, 2, 3: Calculon's two first). Stages 1-3 need
+ * default; a fixed stage; or every stage (1, 0, 2, 3: Calculon's two first; a PyTorch stack
+ * has no 1). Stages 1-3 need
  * more than one processor to shard over.
  * A PyTorch stack's default is its own sharding instead: FSDP shards the weights, gradients and
  * optimizer state over data parallelism (ZeRO-3: torchtitan's fully_shard with
@@ -545,11 +554,13 @@ static int zero_stage_list(const search_options_t *o, int64_t dp, int64_t cp, in
             out[0] = 0;
             return 1;
         }
-        out[0] = 1;
-        out[1] = 0;
-        out[2] = 2;
-        out[3] = 3;
-        return 4;
+        int n = 0;
+        if (o->stack == LLM_STACK_MEGATRON)
+            out[n++] = 1; /* a PyTorch stack has no ZeRO-1 (llm_stack.c) */
+        out[n++] = 0;
+        out[n++] = 2;
+        out[n++] = 3;
+        return n;
     }
     out[0] = o->zero_stage;
     return o->zero_stage == 0 || shardable ? 1 : 0;
@@ -1148,29 +1159,37 @@ static bool fits_after_change(walk_t *w)
  * false when none does (or the option is off). Each set is tried in turn: memory need not fall
  * along the ladder (trying the last set first and giving up when it did not fit found fewer
  * fitting DeepSeek-V3 layouts), so no set vouches for another. Memory does not depend on the
- * networks, so every network assignment of a group reaches the same set. Under torchtitan,
- * which has no module sets, a layout without recompute tries per-op selective checkpointing
- * instead (selective_ac "op", llm_selective_op_applies): only more is rerun, so the group's
- * step-time bound still holds. */
+ * networks, so every network assignment of a group reaches the same set. A PyTorch stack's
+ * layout without recompute also tries per-op selective checkpointing (selective_ac "op",
+ * llm_selective_op_applies): torchtitan's only choice, as it has no module sets; under fsdp,
+ * which has both, the faster of it and the set (a tie keeps the set). Either only reruns more,
+ * so the group's step-time bound still holds. */
 static bool fewest_recompute_modules(walk_t *w)
 {
     if (!w->req->options.fewest_recompute_modules)
         return false;
     unsigned sets[LLM_RECOMPUTE_MODULE_SETS];
     const int n = llm_recompute_module_ladder(&w->req->model, &w->e, sets);
-    for (int i = 0; i < n; i++) {
+    unsigned set = 0;
+    for (int i = 0; i < n && !set; i++) {
         w->e.recompute_modules = sets[i];
         if (fits_after_change(w))
-            return true;
+            set = sets[i];
     }
     w->e.recompute_modules = 0;
-    if (w->e.activation_recompute == LLM_RECOMPUTE_NONE && llm_selective_op_applies(&w->e)) {
-        w->e.selective_ac = LLM_SAC_OP;
-        if (fits_after_change(w))
-            return true;
-        w->e.selective_ac = LLM_SAC_NONE;
+    if (w->e.activation_recompute != LLM_RECOMPUTE_NONE || !llm_selective_op_applies(&w->e)) {
+        w->e.recompute_modules = set;
+        return set != 0;
     }
-    return false;
+    const double set_time = set ? w->res.stats.total_time : 0;
+    w->e.selective_ac = LLM_SAC_OP;
+    if (fits_after_change(w) && (!set || w->res.stats.total_time < set_time))
+        return true;
+    w->e.selective_ac = LLM_SAC_NONE;
+    if (!set)
+        return false;
+    w->e.recompute_modules = set; /* the set's w->res again */
+    return fits_after_change(w);
 }
 
 /* Tries one execution (w->e). out_of_reach: its step-time bound already rules it out of the
@@ -1288,6 +1307,15 @@ static int try_networks(walk_t *w, const loops_t *l, uint8_t *verdict, double *b
     return 0;
 }
 
+/* Value tpo of the TP-overlap loop (unit_loops): Megatron's tensor_par_overlap, or under a
+ * PyTorch stack async TP, off first as the overlap's none is. */
+static void set_tp_overlap(const search_request_t *r, llm_execution_t *e, int tpo)
+{
+    const bool megatron = r->options.stack == LLM_STACK_MEGATRON;
+    e->tensor_par_overlap = megatron ? (llm_tp_overlap_t)tpo : LLM_TP_OVERLAP_NONE;
+    e->async_tp = !megatron && tpo == 1;
+}
+
 /* The loops of a unit below Fathom's dimensions (Calculon's walk). Returns -1 when cancelled. */
 static int walk_inner(walk_t *w, const loops_t *l, const int64_t *mbs, int n_mbs, uint8_t *verdict,
                       double *bounds)
@@ -1303,7 +1331,7 @@ static int walk_inner(walk_t *w, const loops_t *l, const int64_t *mbs, int n_mbs
         for (int dpo = 0; dpo < l->n_dpo; dpo++) {
             e->data_par_overlap = l->n_dpo == 2 ? dpo == 0 : l->dpo_fixed;
             for (int tpo = 0; tpo < l->n_tpo; tpo++) {
-                e->tensor_par_overlap = (llm_tp_overlap_t)tpo;
+                set_tp_overlap(r, e, tpo);
                 for (int wo = 0; wo < l->n_wo; wo++) {
                     e->weight_offload = l->n_wo == 2 && wo == 0;
                     for (int ao = 0; ao < l->n_ao; ao++) {

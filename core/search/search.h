@@ -18,7 +18,8 @@
  *   ---- one work unit is one tuple of the loops above ----
  *   seq_par_ag_redo   [true, false] when comm = rs_ag and recompute != full, else [false]
  *   data_par_overlap  [true, false] when dp > 1 and DP overlap allowed, else [false]
- *   tensor_par_overlap  none, ring, pipe when tp > 1 and TP overlap allowed, else none
+ *   tensor_par_overlap  none, ring, pipe when tp > 1 and TP overlap allowed, else none;
+ *                     under stack torchtitan with compile, async_tp false, true instead
  *   weight_offload    [true, false] when the system has tier-2 memory, else [false]
  *   activations_offload [true, false] when tier-2 memory exists and recompute != full
  *   optimizer_offload [true, false] when the system has tier-2 memory
@@ -99,7 +100,7 @@ typedef enum { SEARCH_PICK_OFF = 0, SEARCH_PICK_ON = 1, SEARCH_PICK_ALL = 2 } se
 typedef struct {
     bool mbs_break;     /* -m: stop growing the microbatch once a size gives nothing good */
     int top_n;          /* 1..SEARCH_TOP_N_MAX */
-    bool no_tp_overlap; /* only tensor_par_overlap = none */
+    bool no_tp_overlap; /* only tensor_par_overlap = none (and async_tp off) */
     bool no_dp_overlap; /* only data_par_overlap = false */
     search_fused_t fused_activation;
     search_pick_t attention_kernel; /* OFF: unfused, ON: fused, ALL: both */

@@ -309,6 +309,98 @@ class Stacks(ServerTestCase):
         self.assertFalse(out["fits_memory"])
         self.assertEqual(out["cheapest_fitting_change"]["changes"].get("selective_ac"), "op")
 
+    def search(self, **body):
+        r = self.server.post("/v1/sweep", dict({"kind": "optimal_execution"}, **body))
+        self.assertEqual(r.status, 202, r.body)
+        doc = wait_for(self.server, r.json()["id"])
+        self.assertEqual(doc["status"], "done", doc.get("error"))
+        return doc["best"]
+
+    def test_torchtitan_search_walks_async_tp(self):
+        """async TP is torchtitan's TP overlap, as tensor_par_overlap is Megatron's: a compiled
+        torchtitan search walks it off and on where tp > 1 (a search that never tried it gave
+        Mistral 7B on 4 A100 40GB tp 2 pp 2 at 1.615 samples/s, where tp 4 with async TP runs
+        1.918). Without compile torchtitan has no async TP, and no_tp_overlap leaves it off."""
+        body = {"model": "mistral-7B-v0.3", "system": "a100_sxm_40g", "num_procs": 4,
+                "max_batch_size": 16}
+        best = self.search(options={"top_n": 3, "stack": "torchtitan", "compile": True}, **body)
+        e = best[0]["execution"]
+        self.assertTrue(e.get("async_tp"), e)
+        self.assertGreater(e["tensor_par"], 1)
+        # the layout without it is slower: the search did not take async TP for nothing
+        plain = self.ok(dict(e, async_tp=False), system="a100_sxm_40g",
+                        model="mistral-7B-v0.3").json()["summary"]
+        self.assertLess(plain["sample_rate"], best[0]["summary"]["sample_rate"])
+        for opts in ({"stack": "torchtitan"}, {"stack": "torchtitan", "compile": True,
+                                                "no_tp_overlap": True}):
+            rows = self.search(options=dict(opts, top_n=20), **body)
+            self.assertTrue(rows)
+            self.assertFalse(any(b["execution"].get("async_tp") for b in rows), opts)
+
+    def test_fsdp_takes_op_checkpointing_where_faster(self):
+        """The fsdp stack runs per-op selective checkpointing as well as module sets: a layout
+        that does not fit without recompute takes whichever of the two is faster. Llama 3 8B
+        on 32 A100 40GB at a microbatch of 1 fits with layernorm and mlp recomputed (11.95
+        samples/s) or with op checkpointing (12.76); the search took the module set, and the
+        cheapest fitting change of the layout offered it too."""
+        best = self.search(model="llama3-8B", system="a100_sxm_40g", num_procs=32,
+                           max_batch_size=128,
+                           options={"top_n": 1, "stack": "fsdp", "no_offload": True})
+        e = best[0]["execution"]
+        self.assertEqual((e["activation_recompute"], e.get("selective_ac")), ("none", "op"))
+        plain = dict(e)
+        plain.pop("selective_ac")
+        sets = self.ok(dict(plain, recompute_modules=["layernorm", "mlp"]), system="a100_sxm_40g")
+        self.assertTrue(sets.json()["fits_memory"])
+        self.assertLess(sets.json()["summary"]["sample_rate"], best[0]["summary"]["sample_rate"])
+        out = self.ok(plain, system="a100_sxm_40g").json()
+        self.assertFalse(out["fits_memory"])
+        self.assertEqual(out["cheapest_fitting_change"]["changes"], {"selective_ac": "op"})
+
+    def test_torchtitan_fitting_change_keeps_fp32_moments(self):
+        """FSDP2 keeps Adam's moments in fp32 (16-bit ones are refused where the weights are
+        sharded), so the cheapest fitting change does not offer them there: Llama 3 8B under
+        torchtitan on 8 A100 40GB at ZeRO 0 and a microbatch of 2 fits with ZeRO-3, full
+        recompute and a microbatch of 1 (36.2 GiB), a change that every saver at once, 16-bit
+        moments with ZeRO-3 among them, had hidden (no change found)."""
+        e = {"num_procs": 8, "data_par": 8, "batch_size": 16, "microbatch_size": 2,
+             "attention_kernel": "fused", "zero_stage": 0, "activation_recompute": "none",
+             "stack": "torchtitan", "data_par_net": 1}
+        out = self.ok(e, system="a100_sxm_40g").json()
+        self.assertFalse(out["fits_memory"])
+        change = out["cheapest_fitting_change"]
+        self.assertIsNotNone(change)
+        self.assertEqual(change["execution"].get("optimizer_state_datatype", "float32"),
+                         "float32")
+        self.assertEqual(change["execution"]["zero_stage"], 3)
+        again = self.ok(change["execution"], system="a100_sxm_40g").json()
+        self.assertTrue(again["fits_memory"])
+
+    def test_pytorch_stacks_have_no_zero1(self):
+        """ZeRO-1 (the optimizer state sharded alone) is Megatron's distributed optimizer:
+        torchtitan runs DDP, FSDP2 (ZeRO-3, or 2 with reshard_after_forward false) or HSDP, FSDP1
+        NO_SHARD, SHARD_GRAD_OP or FULL_SHARD. It had been costed, a little faster than ZeRO-2,
+        so it beat a torchtitan search's best with a layout neither stack runs."""
+        for stack in ("torchtitan", "fsdp"):
+            for zero in (0, 2, 3):
+                self.ok(dict(FSDP8, stack=stack, zero_stage=zero,
+                             optimizer_sharding=zero > 0))
+            self.assertError(self.post(dict(FSDP8, stack=stack, zero_stage=1,
+                                            optimizer_sharding=True)),
+                             422, "invalid_field", "execution.zero_stage")
+        self.ok(dict(FSDP8, zero_stage=1, optimizer_sharding=True))  # Megatron's
+        body = {"kind": "optimal_execution", "model": "llama3-8B", "system": "h100_sxm",
+                "num_procs": 8, "max_batch_size": 16,
+                "options": {"stack": "torchtitan", "zero_stage": 1}}
+        self.assertError(self.server.post("/v1/sweep", body), 422, "invalid_field",
+                         "options.zero_stage")
+        body.pop("kind")
+        body["options"] = {"stack": "torchtitan", "zero_stage": "all", "top_n": 50,
+                           "no_offload": True}
+        rows = self.search(**body)
+        self.assertTrue(rows)
+        self.assertNotIn(1, {b["execution"]["zero_stage"] for b in rows})
+
     def test_gpu_variant(self):
         """A variant replaces memory and bandwidth; a 500 W limit on the 700 W H100 keeps
         (500 - 73.5)/(700 - 73.5) = 0.6808 of the clock, so a compute-bound step is slower;

@@ -98,6 +98,8 @@ static void stack_refusals(void **state)
     e.stack = LLM_STACK_FSDP;
     e.selective_ac = LLM_SAC_NONE;
     assert_true(llm_recompute_module_ladder(&m, &e, sets) > 0);
+    assert_true(llm_selective_op_applies(&e)); /* fsdp has both: the faster is taken */
+    e.stack = LLM_STACK_MEGATRON;
     assert_false(llm_selective_op_applies(&e));
 }
 
