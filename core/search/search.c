@@ -614,10 +614,6 @@ static bool first_valid_networks(const llm_system_t *s, const loops_t *l, llm_ex
     return false;
 }
 
-/* The rate of one execution of unit u's walk (its first expert layout, the last
- * attention-kernel and FP8 values, the first values of the boolean loops but nothing offloaded,
- * no TP overlap, the smallest microbatch, the first accepted networks), or 0 when it does not
- * fit or is refused. */
 /* The attention kernel of choice ak (0 unfused, 1 fused) of a unit's kernel loop l: the fused
  * kernel is the stack's, Transformer Engine's ("fused") under Megatron and, under a PyTorch stack,
  * the one its model code calls unless told another (F.scaled_dot_product_attention, "sdpa", as
@@ -631,6 +627,10 @@ static llm_attn_kernel_t attention_kernel_of(const search_request_t *r, const lo
     return r->options.stack == LLM_STACK_MEGATRON ? LLM_ATTN_KERNEL_FUSED : LLM_ATTN_KERNEL_SDPA;
 }
 
+/* The rate of one execution of unit u's walk (its first expert layout, the last
+ * attention-kernel and FP8 values, the first values of the boolean loops but nothing offloaded,
+ * no TP overlap, the smallest microbatch, the first accepted networks), or 0 when it does not
+ * fit or is refused. */
 static double seed_rate(const search_request_t *r, const unit_t *u)
 {
     const loops_t l = unit_loops(r, u, false);
@@ -1181,15 +1181,16 @@ static bool fewest_recompute_modules(walk_t *w)
         w->e.recompute_modules = set;
         return set != 0;
     }
-    const double set_time = set ? w->res.stats.total_time : 0;
+    const llm_result_t set_res = w->res; /* the set's answer (if one fits) while op is tried */
     w->e.selective_ac = LLM_SAC_OP;
-    if (fits_after_change(w) && (!set || w->res.stats.total_time < set_time))
+    if (fits_after_change(w) && (!set || w->res.stats.total_time < set_res.stats.total_time))
         return true;
     w->e.selective_ac = LLM_SAC_NONE;
     if (!set)
         return false;
-    w->e.recompute_modules = set; /* the set's w->res again */
-    return fits_after_change(w);
+    w->e.recompute_modules = set;
+    w->res = set_res;
+    return true;
 }
 
 /* Tries one execution (w->e). out_of_reach: its step-time bound already rules it out of the
