@@ -2,7 +2,7 @@
 compares them: one input changed, the answer must move the way the physics does. Each case is a
 metamorphic property (doc/serving.md): adding a prompt to a decode batch never shortens the step
 (so input tokens never cost nothing), a request arriving while another decodes waits at most one
-step, throughput per GPU rises and throughput per user falls with concurrency, the curve agrees
+step (half of one on average, wherever its arrival falls in it), throughput per GPU rises and throughput per user falls with concurrency, the curve agrees
 with single answers at its concurrencies, an FP8 KV cache is half a BF16 one, and dollars and
 joules add up to the GPUs' price and power; a disaggregated p99 request pays its p99
 prompt's own prefill and KV transfer; a prompt in chunks does the whole prompt's work; the token
@@ -59,6 +59,26 @@ class ServingProperties(ServerTestCase):
         ttfts = [self.infer("llama3-8B", "h100_sxm", num_requests=200, requests_per_s=r,
                             **base)["ttft_s"] for r in (0.05, 0.18, 0.54)]
         self.assertEqual(ttfts, sorted(ttfts))
+
+    def test_finite_run_arrival_phase(self):
+        # Poisson arrivals fall anywhere in the step in progress, so a request arriving while
+        # another decodes alone waits half a decode step on average, wherever i/λ falls in it.
+        # Two requests of 128 + 4,096 tokens, the second 20.1, 20.5 or 20.9 lone decode steps
+        # after the first: its TTFT is the lone TTFT plus half a step plus what one decoding
+        # sequence adds to its prompt's step (< 0.15 of a step at batch one, weight-bound).
+        # Taken at i/λ it waited 0.9, 0.5 or 0.1 of a step: a faster rate gave a shorter TTFT.
+        base = dict(weights_datatype="bf16", input_tokens=128, output_tokens=4096)
+        lone = self.infer("llama3-8B", "h100_sxm", num_requests=1, **base)
+        t1, step = lone["ttft_s"], lone["tpot_s"]
+        seconds = []
+        for phase in (0.1, 0.5, 0.9):
+            run = self.infer("llama3-8B", "h100_sxm", num_requests=2,
+                             requests_per_s=1 / ((20 + phase) * step), **base)
+            seconds.append(2 * run["ttft_s"] - t1)  # the second request's TTFT
+        for t2 in seconds:
+            self.assertAlmostEqual(t2, seconds[0], delta=0.01 * seconds[0])
+            self.assertGreater(t2, t1 + 0.5 * step)
+            self.assertLess(t2, t1 + 0.65 * step)
 
     def test_concurrency_and_curve(self):
         base = dict(tensor_par=4, weights_datatype="fp8", input_tokens=2000, output_tokens=500)
