@@ -49,7 +49,9 @@ static int refuse(fathom_error_t *err, const char *field, const char *msg)
     return fathom_error_set(err, FATHOM_E_INVALID_FIELD, field, "%s", msg);
 }
 
-int llm__check_stack(const fathom_model_t *m, const llm_execution_t *e, fathom_error_t *err)
+/* The names: a stack, recipe, loss kernel and checkpointing choice of their lists, a recipe only
+ * with FP8 and of the stack's library, per-op checkpointing only on a PyTorch stack and alone. */
+static int check_choices(const llm_execution_t *e, fathom_error_t *err)
 {
     if ((unsigned)e->stack > LLM_STACK_FSDP)
         return refuse(err, "execution.stack", "must be \"megatron\", \"torchtitan\" or \"fsdp\"");
@@ -78,22 +80,74 @@ int llm__check_stack(const fathom_model_t *m, const llm_execution_t *e, fathom_e
         return refuse(err, "execution.selective_ac",
                       "chooses what each block recomputes itself: set activation_recompute "
                       "\"none\" and no recompute_modules");
-    if (e->stack == LLM_STACK_MEGATRON) {
-        if (e->compile)
-            return refuse(err, "execution.compile",
-                          "Megatron-Core runs Transformer Engine's fused kernels, not "
-                          "torch.compile: compile is a PyTorch stack's option (stack "
-                          "\"torchtitan\" or \"fsdp\")");
-        if (e->async_tp)
-            return refuse(err, "execution.async_tp",
-                          "Megatron overlaps its tensor-parallel collectives with "
-                          "execution.tensor_par_overlap; async_tp is torchtitan's");
-        if (e->loss_kernel != LLM_LOSS_TORCH)
-            return refuse(err, "execution.loss_kernel",
-                          "Megatron's loss is its vocab-parallel cross-entropy; loss_kernel "
-                          "chooses a PyTorch stack's (stack \"torchtitan\" or \"fsdp\")");
-        return 0;
-    }
+    return 0;
+}
+
+/* What Megatron-Core does another way than the PyTorch stacks' options. */
+static int check_megatron_options(const llm_execution_t *e, fathom_error_t *err)
+{
+    if (e->compile)
+        return refuse(err, "execution.compile",
+                      "Megatron-Core runs Transformer Engine's fused kernels, not "
+                      "torch.compile: compile is a PyTorch stack's option (stack "
+                      "\"torchtitan\" or \"fsdp\")");
+    if (e->async_tp)
+        return refuse(err, "execution.async_tp",
+                      "Megatron overlaps its tensor-parallel collectives with "
+                      "execution.tensor_par_overlap; async_tp is torchtitan's");
+    if (e->loss_kernel != LLM_LOSS_TORCH)
+        return refuse(err, "execution.loss_kernel",
+                      "Megatron's loss is its vocab-parallel cross-entropy; loss_kernel "
+                      "chooses a PyTorch stack's (stack \"torchtitan\" or \"fsdp\")");
+    return 0;
+}
+
+/* torchtitan's choices, from its config (config/job_config.py): activation_checkpoint.mode
+ * "none", "full" (every block, or every N-th with selective_ac_option N: recompute_blocks)
+ * or "selective" per op (selective_ac "op"), none of them Megatron's module sets or its
+ * attention core alone; CPU offload (training.enable_cpu_offload: FSDP2's CPUOffloadPolicy)
+ * moves the parameters, gradients and optimizer states, never activations. The fsdp stack
+ * keeps them: Composer checkpoints the module classes it is told to
+ * (activation_checkpointing_target: attention, FFN, norm) and offloads activations. */
+static int check_torchtitan_choices(const llm_execution_t *e, fathom_error_t *err)
+{
+    const char *why = "torchtitan reruns no block (activation_recompute \"none\"), whole "
+                      "blocks (\"full\", every N-th with recompute_blocks) or each op its "
+                      "policy does not save (selective_ac \"op\")";
+    if (e->recompute_modules)
+        return refuse(err, "execution.recompute_modules", why);
+    if (e->activation_recompute == LLM_RECOMPUTE_ATTN_ONLY)
+        return refuse(err, "execution.activation_recompute", why);
+    if (e->activations_offload)
+        return refuse(err, "execution.activations_offload",
+                      "torchtitan offloads parameters, gradients and optimizer states "
+                      "(training.enable_cpu_offload), not activations");
+    return 0;
+}
+
+/* FSDP1 as Accelerate and Composer wrap a model: data parallelism only. */
+static int check_fsdp1_layout(const llm_execution_t *e, fathom_error_t *err)
+{
+    const char *why = "the fsdp stack (FSDP1: Accelerate, Composer) shards data parallelism "
+                      "only: use stack \"torchtitan\" for tensor, pipeline or context "
+                      "parallelism";
+    if (e->tensor_par > 1)
+        return refuse(err, "execution.tensor_par", why);
+    if (e->pipeline_par > 1)
+        return refuse(err, "execution.pipeline_par", why);
+    if (llm_context_par(e) > 1)
+        return refuse(err, "execution.context_par", why);
+    if (e->async_tp)
+        return refuse(err, "execution.async_tp", why);
+    return 0;
+}
+
+int llm__check_stack(const fathom_model_t *m, const llm_execution_t *e, fathom_error_t *err)
+{
+    if (check_choices(e, err))
+        return -1;
+    if (e->stack == LLM_STACK_MEGATRON)
+        return check_megatron_options(e, err);
     if (m->calculon_block)
         return refuse(err, "execution.stack",
                       "the PyTorch stacks run the modern block: give the model one of "
@@ -102,26 +156,8 @@ int llm__check_stack(const fathom_model_t *m, const llm_execution_t *e, fathom_e
         return refuse(err, "execution.tensor_par_overlap",
                       "Transformer Engine's tiled overlap is Megatron's; a PyTorch stack overlaps "
                       "tensor parallelism with execution.async_tp");
-    /* torchtitan's choices, from its config (config/job_config.py): activation_checkpoint.mode
-     * "none", "full" (every block, or every N-th with selective_ac_option N: recompute_blocks)
-     * or "selective" per op (selective_ac "op"), none of them Megatron's module sets or its
-     * attention core alone; CPU offload (training.enable_cpu_offload: FSDP2's CPUOffloadPolicy)
-     * moves the parameters, gradients and optimizer states, never activations. The fsdp stack
-     * keeps them: Composer checkpoints the module classes it is told to
-     * (activation_checkpointing_target: attention, FFN, norm) and offloads activations. */
-    if (e->stack == LLM_STACK_TORCHTITAN) {
-        const char *why = "torchtitan reruns no block (activation_recompute \"none\"), whole "
-                          "blocks (\"full\", every N-th with recompute_blocks) or each op its "
-                          "policy does not save (selective_ac \"op\")";
-        if (e->recompute_modules)
-            return refuse(err, "execution.recompute_modules", why);
-        if (e->activation_recompute == LLM_RECOMPUTE_ATTN_ONLY)
-            return refuse(err, "execution.activation_recompute", why);
-        if (e->activations_offload)
-            return refuse(err, "execution.activations_offload",
-                          "torchtitan offloads parameters, gradients and optimizer states "
-                          "(training.enable_cpu_offload), not activations");
-    }
+    if (e->stack == LLM_STACK_TORCHTITAN && check_torchtitan_choices(e, err))
+        return -1;
     /* torchtitan's data parallelism is DDP (replicate), FSDP2 (fully_shard, weights gathered
      * per block: ZeRO-3, or kept between forward and backward: ZeRO-2) or both (HSDP); FSDP1's
      * sharding strategies are NO_SHARD, SHARD_GRAD_OP and FULL_SHARD (and hybrids of them).
@@ -145,19 +181,8 @@ int llm__check_stack(const fathom_model_t *m, const llm_execution_t *e, fathom_e
         return refuse(err, "execution.optimizer_state_datatype",
                       "FSDP2 (a PyTorch stack with its weights sharded) keeps Adam's moments in "
                       "the fp32 shard's datatype: set \"float32\" or stack \"megatron\"");
-    if (e->stack == LLM_STACK_FSDP) {
-        const char *why = "the fsdp stack (FSDP1: Accelerate, Composer) shards data parallelism "
-                          "only: use stack \"torchtitan\" for tensor, pipeline or context "
-                          "parallelism";
-        if (e->tensor_par > 1)
-            return refuse(err, "execution.tensor_par", why);
-        if (e->pipeline_par > 1)
-            return refuse(err, "execution.pipeline_par", why);
-        if (llm_context_par(e) > 1)
-            return refuse(err, "execution.context_par", why);
-        if (e->async_tp)
-            return refuse(err, "execution.async_tp", why);
-    }
+    if (e->stack == LLM_STACK_FSDP && check_fsdp1_layout(e, err))
+        return -1;
     if (e->expert_par > 1 || m->moe.num_experts > 0)
         return refuse(err, "execution.stack",
                       "mixture-of-experts models are modelled as Megatron-Core runs them: use "
