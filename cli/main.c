@@ -126,13 +126,16 @@ static int run(int argc, char **argv)
     gsl_set_error_handler_off();
     const char *presets_dir = getenv("FATHOM_PRESETS");
     int a = 1;
+    /* --help is answered once every global option is read: an unknown one after it is still
+     * a usage error (exit 2), as it is for each command (doc/operations.md). */
+    int help = 0;
     while (a < argc && argv[a][0] == '-') {
         if (strcmp(argv[a], "--presets") == 0 && a + 1 < argc) {
             presets_dir = argv[a + 1];
             a += 2;
         } else if (cli_is_help(argv[a])) {
-            usage(stdout);
-            return CLI_OK;
+            help = 1;
+            a++;
         } else if (strcmp(argv[a], "--presets") == 0) {
             fprintf(stderr, "fathom: --presets needs a directory\n(`fathom --help` gives the "
                             "usage)\n");
@@ -142,6 +145,10 @@ static int run(int argc, char **argv)
                     argv[a]);
             return CLI_USAGE;
         }
+    }
+    if (help) {
+        usage(stdout);
+        return CLI_OK;
     }
     if (a >= argc) {
         fprintf(stderr, "fathom: COMMAND is missing\n(`fathom --help` lists the commands)\n");

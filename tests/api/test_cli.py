@@ -354,7 +354,9 @@ class Help(CliCase):
         self.assertUsageError(cli(["presets", "x"]), "presets", "'x'")
 
     def test_top_level_usage_errors(self):
-        for args in ([], ["bogus"], ["--bogus"], ["help", "bogus"]):
+        # --help before an unknown global option does not hide it (doc/operations.md)
+        for args in ([], ["bogus"], ["--bogus"], ["help", "bogus"], ["--help", "--bogus"],
+                     ["--bogus", "--help"]):
             out = cli(args)
             self.assertEqual(out.returncode, 2, args)
             lines = out.stderr.decode().splitlines()
