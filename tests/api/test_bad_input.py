@@ -239,6 +239,11 @@ class BadInput(ServerTestCase):
             ("/v1/sweeps?status=bogus", "status"),
             ("/v1/presets?x=1", "x"),
             ("/healthz?x", "x"),
+            # a parameter with no "=" is not left out: it was the resource's default, a 200
+            ("/v1/sweep/%s/results?offset" % sid, "offset"),
+            ("/v1/sweep/%s/results?format" % sid, "format"),
+            ("/v1/sweeps?limit", "limit"),
+            ("/v1/validation?inference", "inference"),
         ]
         for path, field in refused:
             r = self.server.get(path)
