@@ -246,6 +246,25 @@ class BadInput(ServerTestCase):
         body = dict(VALID["/v1/goodput/optimize"], atomic_bsz_range=[None, 64])
         self.assertEqual(self.send("/v1/goodput/optimize", body).status, 200)
 
+    def test_zero_without_data_parallelism_names_the_member_given(self):
+        """A ZeRO stage on one data-parallel rank is refused naming what the request gave:
+        zero_stage 2 was blamed on execution.optimizer_sharding, a member it did not have."""
+        e = {"num_procs": 8, "tensor_par": 8, "data_par": 1, "batch_size": 8}
+        for extra, field in (({"zero_stage": 2}, "zero_stage"), ({"zero_stage": 1}, "zero_stage"),
+                             ({"optimizer_sharding": True}, "optimizer_sharding"),
+                             ({"zero_stage": 3, "optimizer_sharding": True}, "zero_stage")):
+            body = {"model": "llama3-8B", "system": "h100_sxm", "execution": dict(e, **extra)}
+            with self.subTest(extra=extra):
+                r = self.send("/v1/estimate", body)
+                self.assertEqual(r.status, 422, r.body)
+                self.assertEqual(r.json()["error"]["field"], "execution." + field, r.body)
+        grid = {"kind": "grid", "base": {"model": "llama3-8B", "system": "h100_sxm",
+                                         "execution": dict(e, zero_stage=2)},
+                "axes": {"execution.batch_size": [8, 16]}}
+        r = self.send("/v1/sweep", grid)
+        self.assertEqual((r.status, r.json()["error"]["field"]),
+                         (422, "base.execution.zero_stage"), r.body)
+
     def test_content_encoding(self):
         body = json.dumps(VALID["/v1/transformer"])
         for ce in ["gzip", "deflate", "br", "identity, gzip"]:
