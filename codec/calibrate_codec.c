@@ -73,12 +73,6 @@ static void request_free(request_t *r)
     free(r->row_line);
 }
 
-static const json_t *list(const json_t *body, const char *key)
-{
-    const json_t *v = json_object_get(body, key);
-    return v && !json_is_null(v) ? v : NULL;
-}
-
 /* Step seconds ⇄ the unit a run was measured in: tokens/s per processor =
  * batch·seq / (step·procs); TFLOP/s per processor = model FLOPs / (step·procs) / 1e12, with the
  * model FLOPs of the step as /v1/estimate counts them for its tflops_per_proc
@@ -280,8 +274,9 @@ static int decode(const json_t *body, const codec_ctx_t *ctx, request_t *r, bool
     if (codec_llm_system_decode(system, "system", ctx->presets, &r->system, err) ||
         codec_llm_system_cost_decode(system, "system", ctx->presets, &r->cost, err))
         return -1;
-    const json_t *runs = list(body, "runs"), *gemms = list(body, "gemms"),
-                 *colls = list(body, "collectives");
+    /* null is not absent: each decoder refuses it as not an array, naming it */
+    const json_t *runs = json_object_get(body, "runs"), *gemms = json_object_get(body, "gemms"),
+                 *colls = json_object_get(body, "collectives");
     if ((runs && decode_runs(runs, ctx, r, err)) || (gemms && decode_gemms(gemms, r, err)) ||
         (colls && decode_collectives(colls, r, parse, err)))
         return -1;

@@ -90,7 +90,7 @@ static int read_int_list(const json_t *body, const char *key, jr_presence_t pres
 {
     *out = (int_list_t){.one = dflt, .n = 1};
     const json_t *v = json_object_get(body, key);
-    if (!v || (json_is_null(v) && presence == JR_OPTIONAL)) {
+    if (!v) { /* null is not absent: jr_value_int below refuses it */
         if (presence == JR_REQUIRED)
             return fathom_error_set(err, FATHOM_E_INVALID_FIELD, key, "is required");
         return 0;

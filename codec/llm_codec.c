@@ -519,7 +519,9 @@ static int64_t mul_sat(int64_t a, int64_t b)
 }
 
 /* zero_stage and optimizer_sharding say one thing twice: optimizer_sharding true is stage 1.
- * Either may be left out; given together they must agree. */
+ * Either may be left out; given together they must agree. The degrees are read (decode_degrees):
+ * a stage with one data-parallel rank is refused here, naming the member the request gave (the
+ * step model's own check can only name optimizer_sharding). */
 static int decode_zero(const json_t *v, const char *path, llm_execution_t *e, fathom_error_t *err)
 {
     int64_t zero = 0;
@@ -538,6 +540,11 @@ static int decode_zero(const json_t *v, const char *path, llm_execution_t *e, fa
     }
     e->zero_stage = (int)(has_zero ? zero : sharding ? 1 : 0);
     e->optimizer_sharding = e->zero_stage >= 1;
+    if (llm_zero_without_data_par(e)) {
+        char p[JR_PATH_MAX];
+        jr_path(p, sizeof p, path, has_zero ? "zero_stage" : "optimizer_sharding");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p, "needs data_par > 1");
+    }
     return 0;
 }
 

@@ -47,7 +47,7 @@ static int decode_request(const json_t *body, const codec_presets_t *presets,
         return -1;
     codec_llm_execution_default_nets(execution, &req->system, &req->execution);
     const json_t *training = json_object_get(body, "training");
-    req->has_training = training && !json_is_null(training);
+    req->has_training = training != NULL; /* null is not absent: a 422 naming training */
     codec_gpu_cost_t gpu;
     if (req->has_training &&
         (codec_llm_system_cost_decode(system, "system", presets, &gpu, err) ||

@@ -220,8 +220,14 @@ static int check_axis_value(const json_t *nbase, const char *key, const json_t *
                             fathom_error_t *err)
 {
     const bool preset = strcmp(key, "model") == 0 || strcmp(key, "system") == 0;
-    if (preset && json_is_string(v))
-        return 0;
+    if (preset && json_is_string(v)) {
+        /* A name no model preset has is refused now, as resolve_system_axis refuses a system's,
+         * not at its every point. */
+        const json_t *named = v;
+        return strcmp(key, "model") == 0
+                   ? codec_presets_deref(ctx->presets, PRESET_MODEL, &named, q, err)
+                   : 0;
+    }
     if (json_is_object(was) || json_is_array(was))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
                                 "%s would replace the whole %s of the base: %s", jr_type_name(v),

@@ -170,6 +170,9 @@ static int decode_disaggregated(const json_t *v, const json_t *dis, const char *
                                 fathom_error_t *err)
 {
     char p[JR_PATH_MAX], d[JR_PATH_MAX], q[JR_PATH_MAX];
+    jr_path(d, sizeof d, path, "disaggregated");
+    if (jr_expect_object(dis, d, err))
+        return -1;
     for (const char *const *k = layout_keys; *k; k++)
         if (json_object_get(v, *k)) {
             jr_path(p, sizeof p, path, *k);
@@ -177,9 +180,8 @@ static int decode_disaggregated(const json_t *v, const json_t *dis, const char *
                                     "give the layouts in disaggregated.prefill and "
                                     "disaggregated.decode");
         }
-    jr_path(d, sizeof d, path, "disaggregated");
     int64_t net = s->hw.num_networks - 1;
-    if (jr_expect_object(dis, d, err) || jr_check_keys(dis, d, disagg_keys, err) ||
+    if (jr_check_keys(dis, d, disagg_keys, err) ||
         jr_int(dis, d, "kv_transfer_net", JR_OPTIONAL, s->hw.num_networks - 1, 0,
                s->hw.num_networks - 1, &net, err) ||
         jr_positive(dis, d, "prefill_per_decode", JR_OPTIONAL, 0, 1e6, &out->prefill_per_decode,
@@ -275,14 +277,14 @@ int codec_serving_decode(const json_t *v, const char *path, const fathom_model_t
     if (jr_expect_object(v, path, err) || jr_check_keys(v, path, serving_keys, err))
         return -1;
     const json_t *dis = json_object_get(v, "disaggregated");
-    out->disaggregated = dis && !json_is_null(dis);
+    out->disaggregated = dis != NULL; /* null is not absent: refused as not an object */
     if (out->disaggregated ? decode_disaggregated(v, dis, path, s, out, err)
                            : decode_layout(v, path, false, &out->layout, err))
         return -1;
     if (decode_datatypes(v, path, out, err) || decode_load(v, path, out, err))
         return -1;
     const json_t *spec = json_object_get(v, "speculative");
-    if (spec && !json_is_null(spec)) {
+    if (spec) { /* null is not absent: decode_speculative refuses it */
         char p[JR_PATH_MAX];
         jr_path(p, sizeof p, path, "speculative");
         if (decode_speculative(spec, p, presets, &out->speculative, draft, err))

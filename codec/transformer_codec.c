@@ -77,7 +77,7 @@ static int decode(const json_t *body, const codec_ctx_t *ctx, fathom_model_t *m,
     in->micro_batch_size = (double)mbs;
 
     const json_t *lora = json_object_get(body, "lora");
-    if (lora && !json_is_null(lora)) {
+    if (lora) { /* null is not absent: jr_expect_object refuses it */
         int64_t rank, tuned;
         if (jr_expect_object(lora, "lora", err) || jr_check_keys(lora, "lora", lora_keys, err) ||
             jr_int(lora, "lora", "rank", JR_REQUIRED, 0, 1, MODEL_MAX_DIM, &rank, err) ||
@@ -90,7 +90,7 @@ static int decode(const json_t *body, const codec_ctx_t *ctx, fathom_model_t *m,
     }
 
     const json_t *tr = json_object_get(body, "training");
-    training->has = tr && !json_is_null(tr);
+    training->has = tr != NULL; /* null is refused by codec_training_decode */
     if (training->has) {
         if (codec_training_decode(tr, "training", NULL, &training->t, err))
             return -1;

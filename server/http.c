@@ -308,7 +308,6 @@ static enum MHD_Result check_argument(void *cls, enum MHD_ValueKind kind, const 
                                       const char *value)
 {
     (void)kind;
-    (void)value;
     query_check_t *q = cls;
     int i = 0;
     while (q->allowed && q->allowed[i] && strcmp(q->allowed[i], key) != 0)
@@ -324,6 +323,11 @@ static enum MHD_Result check_argument(void *cls, enum MHD_ValueKind kind, const 
     } else if (q->seen[i]++) {
         fathom_error_set(q->err, FATHOM_E_INVALID_FIELD, key,
                          "is given more than once; give it once");
+    } else if (!value) {
+        /* "?limit" with no "=": libmicrohttpd gives NULL, which http_query cannot tell from
+         * an absent parameter, so the resource would silently take its default. */
+        fathom_error_set(q->err, FATHOM_E_INVALID_FIELD, key, "has no value; give %s=VALUE",
+                         key);
     } else {
         return MHD_YES;
     }

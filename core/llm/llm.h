@@ -485,6 +485,12 @@ static inline int llm_zero_stage(const llm_execution_t *e)
 {
     return e->zero_stage > 0 ? e->zero_stage : e->optimizer_sharding ? 1 : 0;
 }
+/* Whether a ZeRO stage shards over a single data-parallel rank (data_par × context_par of 1),
+ * which has nothing to shard over: refused. */
+static inline bool llm_zero_without_data_par(const llm_execution_t *e)
+{
+    return llm_zero_stage(e) >= 1 && e->data_par * llm_context_par(e) < 2;
+}
 /* Weights sharded and gathered per block, FSDP's way (ZeRO-3): under a PyTorch stack with
  * pipeline parallelism also ZeRO-2, since there ZeRO-3 is already reshard_after_forward False
  * (torchtitan's default under PP), which is what ZeRO-2 is (SHARD_GRAD_OP): the two are one run,

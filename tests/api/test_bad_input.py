@@ -211,6 +211,60 @@ class BadInput(ServerTestCase):
                                                      measured_step_time_s=1))
         self.assertIn("mfu", r.json())
 
+    def test_null_is_not_absent(self):
+        """null where the schema does not allow it is a 422 naming the member (doc/api.md: leaving
+        a member out is how a request takes its default). These optional objects and lists took
+        null as absent: a 200 without the run's cost, the LoRA, the disaggregation asked for."""
+        serving = {"model": "llama3-8B", "system": "h100_sxm",
+                   "serving": {"input_tokens": 128, "output_tokens": 128}}
+        calibrate = {"system": "h100_sxm", "gemms": [{"m": 4096, "n": 4096, "k": 4096,
+                                                      "datatype": "bfloat16", "tflops": 600}]}
+        cases = [
+            ("/v1/estimate", VALID["/v1/estimate"], [], "training"),
+            ("/v1/transformer", VALID["/v1/transformer"], [], "lora"),
+            ("/v1/transformer", VALID["/v1/transformer"], [], "training"),
+            ("/v1/goodput/evaluate", VALID["/v1/goodput/evaluate"], [], "accum_steps"),
+            ("/v1/inference", serving, ["serving"], "disaggregated"),
+            ("/v1/inference", serving, ["serving"], "speculative"),
+            ("/v1/calibrate", calibrate, [], "runs"),
+            ("/v1/calibrate", calibrate, [], "collectives"),
+        ]
+        for path, valid, parent, key in cases:
+            self.assertEqual(self.server.post(path, valid).status, 200, path)
+            body = copy.deepcopy(valid)
+            obj = body
+            for k in parent:
+                obj = obj[k]
+            obj[key] = None
+            field = ".".join(parent + [key])
+            with self.subTest(path=path, field=field):
+                r = self.send(path, body)
+                self.assertEqual(r.status, 422, r.body)
+                self.assertEqual(r.json()["error"]["field"], field, r.body)
+                self.assertIn("null", r.json()["error"]["message"])
+        # where the schema allows null (an open bound of goodput's atomic_bsz_range) it is taken
+        body = dict(VALID["/v1/goodput/optimize"], atomic_bsz_range=[None, 64])
+        self.assertEqual(self.send("/v1/goodput/optimize", body).status, 200)
+
+    def test_zero_without_data_parallelism_names_the_member_given(self):
+        """A ZeRO stage on one data-parallel rank is refused naming what the request gave:
+        zero_stage 2 was blamed on execution.optimizer_sharding, a member it did not have."""
+        e = {"num_procs": 8, "tensor_par": 8, "data_par": 1, "batch_size": 8}
+        for extra, field in (({"zero_stage": 2}, "zero_stage"), ({"zero_stage": 1}, "zero_stage"),
+                             ({"optimizer_sharding": True}, "optimizer_sharding"),
+                             ({"zero_stage": 3, "optimizer_sharding": True}, "zero_stage")):
+            body = {"model": "llama3-8B", "system": "h100_sxm", "execution": dict(e, **extra)}
+            with self.subTest(extra=extra):
+                r = self.send("/v1/estimate", body)
+                self.assertEqual(r.status, 422, r.body)
+                self.assertEqual(r.json()["error"]["field"], "execution." + field, r.body)
+        grid = {"kind": "grid", "base": {"model": "llama3-8B", "system": "h100_sxm",
+                                         "execution": dict(e, zero_stage=2)},
+                "axes": {"execution.batch_size": [8, 16]}}
+        r = self.send("/v1/sweep", grid)
+        self.assertEqual((r.status, r.json()["error"]["field"]),
+                         (422, "base.execution.zero_stage"), r.body)
+
     def test_content_encoding(self):
         body = json.dumps(VALID["/v1/transformer"])
         for ce in ["gzip", "deflate", "br", "identity, gzip"]:
@@ -239,6 +293,11 @@ class BadInput(ServerTestCase):
             ("/v1/sweeps?status=bogus", "status"),
             ("/v1/presets?x=1", "x"),
             ("/healthz?x", "x"),
+            # a parameter with no "=" is not left out: it was the resource's default, a 200
+            ("/v1/sweep/%s/results?offset" % sid, "offset"),
+            ("/v1/sweep/%s/results?format" % sid, "format"),
+            ("/v1/sweeps?limit", "limit"),
+            ("/v1/validation?inference", "inference"),
         ]
         for path, field in refused:
             r = self.server.get(path)

@@ -178,6 +178,8 @@ class Sweeps(ServerTestCase):
             (dict(GRID, axes={"execution.tensor_par": [4.5]}), "axes.execution.tensor_par[0]"),
             (dict(GRID, axes={"execution": [1, 2]}), "axes.execution[0]"),
             (dict(GRID, axes={"system": ["a100_80g", 3]}), "axes.system[1]"),
+            # a system's name on the model axis: it was accepted and failed its point
+            (dict(GRID, axes={"model": ["gpt3-175B", "h100_sxm"]}), "axes.model[1]"),
             (dict(GRID, axes={"execution.optimizer_sharding": [True, 1]}),
              "axes.execution.optimizer_sharding[1]"),
         ]

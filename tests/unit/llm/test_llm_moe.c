@@ -1353,6 +1353,7 @@ static void round_trip(void **state)
     assert_close(eb.moe_capacity_factor, 1.5, 0);
     assert_true(eb.moe_a2a_overlap);
     e = layout(1, 1, 1, 1);
+    e.optimizer_sharding = false; /* one data-parallel rank: nothing to shard over (refused) */
     je = codec_llm_execution_encode(&e);
     assert_null(json_object_get(je, "expert_par"));
     assert_null(json_object_get(je, "recompute_modules"));
