@@ -27,10 +27,10 @@
  *
  * Protocols (NCCL's tuner picks the cheapest; src/graph/tuning.cc, master of 2026-06): Simple
  * at the full bus bandwidth, LL128 at 0.92 of it, LL at half; base latencies 8.4, 14.0 and 6.6 µs
- * (ring) and 8.4, 14.0, 6.8 (tree); per-step hop latencies: Simple the tier's `latency` (the
- * presets give NCCL's 3.4 µs for NVLink, 14 µs for the network), LL128 1.9 / 2.5 / 4.0 µs and LL
- * 0.6 / 1.0 / 2.7 µs for NVLink / PCIe / network tiers (tree over the network: LL 5.0, LL128 8.5);
- * NVLS: 25 µs (NVLink).
+ * (ring) and 8.4, 14.0, 6.8 (tree); per-step hop latencies: Simple the tier's `latency` (NCCL's
+ * own are 3.4 µs for NVLink, 14 µs for the network; the presets keep Calculon's 10 and 20 µs),
+ * LL128 1.9 / 2.5 / 4.0 µs and LL 0.6 / 1.0 / 2.7 µs for NVLink / PCIe / network tiers (tree
+ * over the network: LL 5.0, LL128 8.5); NVLS: 25 µs (NVLink).
  *
  * All-to-all: each rank sends S(P−1)/P, the (n_0 − 1)/P of it inside its node over B_0 and the
  * rest over its NIC share: time = hop·(P−1) + max(S(n_0 − 1)/P / B_0, S(P − n_0)/P / B_t).

@@ -94,7 +94,7 @@ function buildForm(presets) {
     field({ label: 'Gradients in the datatype, not float32', field: 'execution.low_precision_gradients', type: 'checkbox', value: false, hint: 'Megatron’s grad_reduce_in_fp32 = False: 2 bytes a parameter in bfloat16 instead of 4' }),
   );
   $('#est-moe').append(
-    field({ label: 'Expert parallel (EP: the experts split over GPUs)', field: 'execution.expert_par', type: 'select', hint: 'divides the experts; EP × ETP divides TP × DP' }),
+    field({ label: 'Expert parallel (EP: the experts split over GPUs)', field: 'execution.expert_par', type: 'select', hint: 'divides the experts; EP × ETP divides TP × CP × DP' }),
     field({ label: 'Expert tensor parallel (ETP: each expert’s matrices split)', field: 'execution.expert_tensor_par', type: 'select' }),
     field({ label: 'Network for the experts’ all-to-all', field: 'execution.expert_par_net', type: 'select', hint: 'must connect EP × ETP GPUs' }),
     field({ label: 'Load imbalance (busiest GPU’s tokens ÷ mean)', field: 'execution.moe_load_imbalance', placeholder: '1 (balanced routing)', min: 1 }),
@@ -440,7 +440,7 @@ function refreshChoices() {
   setOptions(q('data_par'), [[dp, String(dp)]], dp);
   fixNetworks({ tensor_par: tp, context_par: cp, pipeline_par: pp, data_par: dp });
   followSplit(tp, dp);
-  refreshExperts(tp, dp);
+  refreshExperts(tp * cp * dp);
   const batch = countOf('execution.batch_size', 'llm_execution', 'batch_size');
   if (!Number.isNaN(batch)) choose(q('microbatch_size'), batch % dp === 0 ? divisors(batch / dp) : [1]);
   batchHint();
@@ -453,10 +453,10 @@ function refreshChoices() {
 }
 
 // Expert parallelism: EP divides the experts, ETP the expert's MLP width, and EP × ETP divides
-// TP × DP (the API folds the expert layers onto attention's GPUs; CP is not folded in). By
+// TP × CP × DP (the API folds the expert layers onto attention's GPUs, llm_moe.c fold_size). By
 // default ETP is 1 and EP the largest that fits in the system's first network (its NVLink
 // domain); the all-to-all runs on the first network that connects EP × ETP GPUs.
-function refreshExperts(tp, dp) {
+function refreshExperts(fold) {
   const f = form();
   if (f.dataset.moe !== 'true') return;
   const q = (k) => f.querySelector(`[data-field="execution.${k}"]`);
@@ -464,7 +464,6 @@ function refreshExperts(tp, dp) {
   const num = (k) => Number(peek(f, `model.moe.${k}`)) || 0;
   const experts = countOf('model.moe.num_experts', 'model', 'moe.num_experts') || 1;
   const eff = num('expert_feedforward') || Number(peek(f, 'model.feedforward')) || 1;
-  const fold = tp * dp;
   let nets;
   try { nets = readObject($('#est-system-fields'), 'system').networks || []; } catch { nets = []; }
   const etps = divisors(fold).filter((d) => eff % d === 0);

@@ -793,6 +793,16 @@ try {
     check(eps.length > 1 && eps.every((d) => n % d === 0 && fold % (d * etp) === 0), 'only expert_par values that divide are offered', { eps, etp });
     const want = Math.max(...[...Array(n).keys()].map((i) => i + 1).filter((d) => n % d === 0 && fold % d === 0 && d <= sys.networks[0].size));
     check(Number(await val('expert_par')) === want && etp === 1, 'the default: ETP 1, EP the largest that fits the NVLink domain', [await val('expert_par'), want]);
+    // The API folds CP in too (llm_moe.c fold_size): TP 2 × CP 2 × PP 8 leaves DP 1, where
+    // TP × DP alone (2) would hide EP 4.
+    await page.selectOption('[data-field="execution.context_par"]', '2');
+    await page.selectOption('[data-field="execution.pipeline_par"]', '8');
+    const cpEps = await page.$$eval('[data-field="execution.expert_par"] option', (o) => o.map((x) => Number(x.value)));
+    check(await val('data_par') === '1' && cpEps.includes(4) && cpEps.every((d) => n % d === 0 && 4 % d === 0),
+      'with CP, EP × ETP divides TP × CP × DP', cpEps);
+    await page.selectOption('[data-field="execution.context_par"]', '1');
+    await page.selectOption('[data-field="execution.pipeline_par"]', '4');
+    check(await val('data_par') === '4' && Number(await val('expert_par')) === want, 'and back at CP 1', await val('expert_par'));
 
     const answer = () => page.waitForResponse((r) => r.url().endsWith('/v1/estimate') && r.request().method() === 'POST');
     let pending = answer();
