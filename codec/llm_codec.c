@@ -543,7 +543,7 @@ static int decode_zero(const json_t *v, const char *path, llm_execution_t *e, fa
     if (llm_zero_without_data_par(e)) {
         char p[JR_PATH_MAX];
         jr_path(p, sizeof p, path, has_zero ? "zero_stage" : "optimizer_sharding");
-        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p, "needs data_par > 1");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p, LLM_ZERO_WITHOUT_DATA_PAR_MSG);
     }
     return 0;
 }

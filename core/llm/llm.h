@@ -485,6 +485,9 @@ static inline int llm_zero_stage(const llm_execution_t *e)
 {
     return e->zero_stage > 0 ? e->zero_stage : e->optimizer_sharding ? 1 : 0;
 }
+/* The refusal's reason, one text for the codec and the step model's check. */
+#define LLM_ZERO_WITHOUT_DATA_PAR_MSG                                                              \
+    "needs data_par x context_par > 1: the optimizer shards over those ranks"
 /* Whether a ZeRO stage shards over a single data-parallel rank (data_par × context_par of 1),
  * which has nothing to shard over: refused. */
 static inline bool llm_zero_without_data_par(const llm_execution_t *e)

@@ -70,7 +70,7 @@ int llm__check_execution(const fathom_model_t *m, const llm_execution_t *e, fath
     if (e->pipeline_par == 1 && e->pipeline_interleaving != 1)
         return invalid(err, "execution.pipeline_interleaving", "must be 1 when pipeline_par is 1");
     if (llm_zero_without_data_par(e)) /* the codec names zero_stage when the request gave it */
-        return invalid(err, "execution.optimizer_sharding", "needs data_par > 1");
+        return invalid(err, "execution.optimizer_sharding", LLM_ZERO_WITHOUT_DATA_PAR_MSG);
     if ((unsigned)e->tensor_par_comm_type > LLM_TP_COMM_RS_AG)
         return invalid(err, "execution.tensor_par_comm_type", "must be ar, p2p_rs_ag or rs_ag");
     if ((unsigned)e->tensor_par_overlap > LLM_TP_OVERLAP_PIPE)
