@@ -228,19 +228,27 @@ double llm_host_pass_time(const llm_system_t *s, llm_cuda_graphs_t graphs, const
 }
 
 /* Host seconds of one block's forward and backward (the recompute's share of the forward
- * included in backward). */
+ * included in backward), kept in k for the next ask. */
 static void block_host(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                       const llm__compiled_t *k, bool moe_block, double *fw, double *bw)
+                       llm__compiled_t *k, bool moe_block, double *fw, double *bw)
 {
-    llm_host_pass_t p;
-    llm_host_block_pass(m, e, moe_block, false, &p);
-    *fw = llm_host_pass_time(s, e->cuda_graphs, &p);
-    llm_host_block_pass(m, e, moe_block, true, &p);
-    *bw = e->training ? llm_host_pass_time(s, e->cuda_graphs, &p) + rerun_share(e, k) * *fw : 0;
+    const unsigned kept = 1u << moe_block;
+    if (!(k->host_asked & kept)) {
+        llm_host_pass_t p;
+        llm_host_block_pass(m, e, moe_block, false, &p);
+        const double f = llm_host_pass_time(s, e->cuda_graphs, &p);
+        llm_host_block_pass(m, e, moe_block, true, &p);
+        k->host_fw[moe_block] = f;
+        k->host_bw[moe_block] =
+            e->training ? llm_host_pass_time(s, e->cuda_graphs, &p) + rerun_share(e, k) * f : 0;
+        k->host_asked |= kept;
+    }
+    *fw = k->host_fw[moe_block];
+    *bw = k->host_bw[moe_block];
 }
 
 void llm__host_block_s(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                       const llm__compiled_t *k, double *fw, double *bw)
+                       llm__compiled_t *k, double *fw, double *bw)
 {
     *fw = *bw = 0;
     if (m->calculon_block || !(llm_host_launch_s(s, e) > 0))

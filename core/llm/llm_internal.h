@@ -169,9 +169,6 @@ typedef struct {
     llm_tp_overlap_t overlap;
     const llm_network_t *net;
     double num_users; /* FORK */
-    /* State of LINEAR_OVERLAPPED: exposed network time of the last processed stage. Calculon
-     * reads it back for later questions about other stages; the port keeps that behaviour. */
-    double net_exposed_time;
     /* MoE (llm_moe.c): a grouped GEMM of `groups` experts runs at the efficiency of one
      * expert's GEMM (flops/groups on the curve); expert layers shard their optimizer state over
      * the expert data-parallel group. 0 and false for every other layer. */
@@ -190,10 +187,6 @@ typedef struct {
      * 0 for every other layer (the router, the output layer, MTP's projection). */
     unsigned proj;
     bool adapted; /* LoRA's A reads this layer's input: its weight gradient needs it kept */
-    /* Layers whose input is one tensor kept once (the TP all-gather's sliver, the fork that
-     * feeds Q, K and V, the router whose input the shared experts read) share a nonzero group
-     * (llm__new_group): what they keep serves the group's linear layers' weight gradients. */
-    int input_group;
     /* A linear layer of an input group after its first linear: it reads the tensor the first
      * one reads (Q, K, V; gate and up), so a cast of that tensor the first one makes serves it
      * too where PyTorch computes it once (llm_stack.c, torchao's casts). */
@@ -201,6 +194,16 @@ typedef struct {
     /* LINEAR_OVERLAPPED under a PyTorch stack's async TP: the backward reduce-scatter of this
      * gathered input's gradient is not micro-pipelined (llm_layers.c, add_qkv) */
     bool bw_comm_unfused;
+    /* Last, what costing a layer does not read: two layers with the same bytes before these
+     * cost the same (llm_model.c, twin_of). */
+    /* Layers whose input is one tensor kept once (the TP all-gather's sliver, the fork that
+     * feeds Q, K and V, the router whose input the shared experts read) share a nonzero group
+     * (llm__new_group): what they keep serves the group's linear layers' weight gradients. */
+    int input_group;
+    /* State of LINEAR_OVERLAPPED: exposed network time of the last processed stage. Calculon
+     * reads it back for later questions about other stages; the port keeps that behaviour.
+     * Costing writes it before it reads it. */
+    double net_exposed_time;
 } llm__layer_t;
 
 typedef struct {
@@ -244,6 +247,12 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
 bool llm__build_block_like(const fathom_model_t *m, const llm_system_t *s,
                            const llm_execution_t *e, const llm__sizes_t *z,
                            const llm__block_t *like, llm__block_t *b);
+/* llm__build_block_like but for the attention layers, which it leaves in b as they were, for a
+ * caller that reads the MLP's alone (b's layers from like->mlp_first on); false, the whole
+ * table built, where llm__build_block_like's is. */
+bool llm__build_mlp_like(const fathom_model_t *m, const llm_system_t *s,
+                         const llm_execution_t *e, const llm__sizes_t *z,
+                         const llm__block_t *like, llm__block_t *b);
 /* The layers outside the blocks (modern block with vocab_size > 0 only): the token embedding
  * of the first pipeline stage, and the final norm, output layer and loss of the last. */
 void llm__build_embedding(const fathom_model_t *m, const llm_system_t *s,
@@ -426,6 +435,11 @@ typedef struct {
     int64_t bpp;                     /* blocks on the first pipeline stage */
     int64_t bubble_reduction_blocks; /* blocks the last stages lack when pp does not divide */
     int64_t pace_moe_blocks;         /* llm__pace_moe_blocks(m, e, bpp); 0 without experts */
+    /* host seconds of one block's forward and backward by kind (0: dense, 1: MoE), kept from
+     * the first ask (the data-parallel windows and the host's step both ask; llm_host.c): bit
+     * `kind` of host_asked set once kept */
+    double host_fw[2], host_bw[2];
+    unsigned host_asked;
 } llm__compiled_t;
 
 /* Accumulates the layer table (one block, or the layers outside the blocks when !blocks: full
@@ -461,8 +475,9 @@ typedef struct {
 typedef enum { LLM__COST_AFRESH, LLM__LENT_BUT_OPTIM, LLM__LENT_ALL } llm__known_t;
 void llm__layer_costs(llm__layer_t *l, llm__ctx_t *c, bool training, llm__layer_costs_t *k);
 /* llm__block_stats_fresh, each layer i's costs in costs[i]: taken from there as far as known[i]
- * says (they must be what costing it under c gives), costed afresh into it otherwise (known
- * NULL: all; costs NULL: none kept); head (NULL: not asked) gets what llm__block_memory_fresh
+ * says (they must be what costing it under c gives), or from an earlier layer of the table that
+ * costs the same (llm_model.c, twin_of), costed afresh into it otherwise (known NULL: all;
+ * costs NULL: none kept); head (NULL: not asked) gets what llm__block_memory_fresh
  * sums over the table's first blk->mlp_first layers (a block's attention), costs cleared. */
 void llm__block_stats_costed(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
                              const llm__sizes_t *z, bool blocks, const llm__known_t *known,
@@ -580,7 +595,7 @@ void llm__host_step(const fathom_model_t *m, const llm_system_t *s, const llm_ex
  * has any; the recompute's rerun in backward), 0 without a host side: how long a host-bound
  * pass lasts whatever its GPU work (llm_host.h). */
 void llm__host_block_s(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,
-                       const llm__compiled_t *k, double *fw, double *bw);
+                       llm__compiled_t *k, double *fw, double *bw);
 
 /* The modern block's step (llm_stages.c): adds the layers outside the blocks to the step time of
  * Calculon's statistics (the heaviest stage sets the pipeline's pace), and fills x with what the

@@ -560,9 +560,9 @@ void llm__build_block(const fathom_model_t *m, const llm_system_t *s, const llm_
     llm__finetune_table(m, e, b);
 }
 
-bool llm__build_block_like(const fathom_model_t *m, const llm_system_t *s,
-                           const llm_execution_t *e, const llm__sizes_t *z,
-                           const llm__block_t *like, llm__block_t *b)
+bool llm__build_mlp_like(const fathom_model_t *m, const llm_system_t *s,
+                         const llm_execution_t *e, const llm__sizes_t *z,
+                         const llm__block_t *like, llm__block_t *b)
 {
     const llm_finetune_method_t ft = e->finetune.method;
     /* adapters follow the whole table, and a PyTorch stack's passes (no dropout, per-op
@@ -572,15 +572,24 @@ bool llm__build_block_like(const fathom_model_t *m, const llm_system_t *s,
         llm__build_block(m, s, e, z, b);
         return false;
     }
-    /* the attention layers and input groups as build_block makes them: copied byte for byte,
-     * with the state costing left in them (an overlapped layer's exposure) cleared as push
-     * leaves it */
-    memcpy(b->layers, like->layers, (size_t)like->mlp_first * sizeof b->layers[0]);
-    for (int i = 0; i < like->mlp_first; i++)
-        b->layers[i].net_exposed_time = 0;
+    /* the MLP after the attention's layers and input groups */
     b->num_layers = like->mlp_first;
     b->num_groups = like->mlp_groups;
     build_block(m, s, e, z, true, b);
+    return true;
+}
+
+bool llm__build_block_like(const fathom_model_t *m, const llm_system_t *s,
+                           const llm_execution_t *e, const llm__sizes_t *z,
+                           const llm__block_t *like, llm__block_t *b)
+{
+    if (!llm__build_mlp_like(m, s, e, z, like, b))
+        return false;
+    /* the attention layers as build_block makes them: copied byte for byte, with the state
+     * costing left in them (an overlapped layer's exposure) cleared as push leaves it */
+    memcpy(b->layers, like->layers, (size_t)like->mlp_first * sizeof b->layers[0]);
+    for (int i = 0; i < like->mlp_first; i++)
+        b->layers[i].net_exposed_time = 0;
     return true;
 }
 

@@ -103,10 +103,12 @@ double llm__deepep_buffer_bytes(double ranks, double hidden_bytes)
 
 /* ---- a stage's blocks and state ---- */
 
-/* A scan over the stages: the end stages' blocks (llm_end_stage_blocks), asked once, and the
- * last stage block_kinds counted (a rank's memory asks its stage's kinds several times). */
+/* A scan over the stages: the end stages' blocks (llm_end_stage_blocks) and the communicators'
+ * memory (every rank's), asked once, and the last stage block_kinds counted (a rank's memory
+ * asks its stage's kinds several times). */
 typedef struct {
     int64_t ends[2];
+    double nccl; /* nccl_bytes */
     int64_t stage, blocks; /* stage -1: none counted yet */
     double n[2];
 } scan_t;
@@ -114,6 +116,7 @@ typedef struct {
 static void scan_start(const fathom_model_t *m, const llm_execution_t *e, scan_t *sc)
 {
     llm_end_stage_blocks(m, e, &sc->ends[0], &sc->ends[1]);
+    sc->nccl = nccl_bytes(m, e);
     sc->stage = -1;
 }
 
@@ -447,7 +450,7 @@ static void modern_stage(const fathom_model_t *m, const llm_execution_t *e, scan
                              o->buffers + WORKSPACE_BYTES;
     o->cuda_context = CUDA_CONTEXT_BYTES;
     o->workspaces = WORKSPACE_BYTES;
-    o->nccl = nccl_bytes(m, e);
+    o->nccl = sc->nccl;
     o->fragmentation = e->fixed_segments ? FRAGMENTATION * allocated : 0;
     o->total = allocated + o->moe_buffers + o->cuda_context + o->nccl + o->fragmentation;
 }

@@ -10,6 +10,7 @@
  * calls it from several threads. Arithmetic follows Calculon's order of operations so the 96
  * statistics agree with it to ~1e-12 relative. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -145,23 +146,34 @@ static void add_pass(llm__pass_t *p, const llm__cost_t *k)
     p->time += k->time;
 }
 
-/* The layer's parameters and their FP8, expert and frozen shares (a layer outside one adds
- * 0.0: the sums stay bit for bit what they were). */
+/* A layer outside a share (FP8, experts, frozen, the MoE MLP, attention, the recompute) adds
+ * nothing to the share's sum: it would add 0.0, which leaves a sum begun at +0 bit for bit as it
+ * is (the golden cases depend on the sums), and most layers are outside most shares. */
+
+/* The layer's parameters and their FP8, expert and frozen shares. */
 static void add_weights(const llm__layer_t *l, llm__block_stats_t *b)
 {
-    b->weight_elems += l->weight_space;
-    b->fp8_weight_elems += l->fp8 ? l->weight_space : 0.0;
-    b->expert_weight_elems += l->expert ? l->weight_space : 0.0;
-    b->frozen_elems += l->frozen ? l->weight_space : 0.0;
-    b->expert_frozen_elems += l->frozen && l->expert ? l->weight_space : 0.0;
+    const double w = l->weight_space;
+    b->weight_elems += w;
+    if (l->fp8)
+        b->fp8_weight_elems += w;
+    if (l->expert)
+        b->expert_weight_elems += w;
+    if (l->frozen) {
+        b->frozen_elems += w;
+        if (l->expert)
+            b->expert_frozen_elems += w;
+    }
 }
 
 /* A matrix layer's FLOPs of one pass (0 forward, 1 backward, 2 recompute) in the MoE MLP's and
  * the routed experts' shares (what llm__moe_step corrects the hardware FLOPs by). */
 static void add_moe_flops(const llm__layer_t *l, int pass, double flops, llm__block_stats_t *b)
 {
-    b->moe_matrix_flops[pass] += l->moe ? flops : 0.0;
-    b->expert_matrix_flops[pass] += l->expert ? flops : 0.0;
+    if (l->moe)
+        b->moe_matrix_flops[pass] += flops;
+    if (l->expert)
+        b->expert_matrix_flops[pass] += flops;
 }
 
 /* The layer's forward pass and its shares. */
@@ -175,17 +187,19 @@ static void add_forward(const llm__layer_t *l, const llm__layer_costs_t *k, llm_
     b->useful_fw_flops += fw->flops;
     if (is_matrix(l)) {
         b->matrix_fw_flops += fw->flops;
-        if (l->needs_recompute)
-            b->matrix_re_flops += fw->flops;
         add_moe_flops(l, 0, fw->flops, b);
-        add_moe_flops(l, 2, l->needs_recompute ? fw->flops : 0.0, b);
+        if (l->needs_recompute) {
+            b->matrix_re_flops += fw->flops;
+            add_moe_flops(l, 2, fw->flops, b);
+        }
     }
     add_weights(l, b);
-    /* the shares of attention, experts and the MoE layer: a layer outside one adds 0.0, which
-     * leaves the sum bit for bit as it was (the golden cases depend on it) */
-    b->attn_fw_time += l->kind == LLM__FUSED_ATTENTION ? fw->time : 0.0;
-    b->expert_time += l->expert ? fw->time : 0.0;
-    b->moe_fw_time += l->moe ? fw->time : 0.0;
+    if (l->kind == LLM__FUSED_ATTENTION)
+        b->attn_fw_time += fw->time;
+    if (l->expert)
+        b->expert_time += fw->time;
+    if (l->moe)
+        b->moe_fw_time += fw->time;
 }
 
 /* The forward pass again, for a layer the backward pass recomputes, and the TP collective it
@@ -218,14 +232,18 @@ static void add_backward(const llm__layer_t *l, const llm__layer_costs_t *k,
         add_tp_share(l, &k->ag_tp, b->agrad_tp_size, b->agrad_tp_time, b->agrad_tp_exposed,
                      &b->tp_bw_overlap_req);
     add_pass(&b->wgrad, wg);
-    b->expert_time += l->expert ? ag->time + wg->time : 0.0;
-    b->moe_bw_time += l->moe ? ag->time + wg->time : 0.0;
+    if (l->expert)
+        b->expert_time += ag->time + wg->time;
+    if (l->moe)
+        b->moe_bw_time += ag->time + wg->time;
     add_pass(&b->optim, op);
     b->useful_bw_flops += ag->flops + wg->flops + op->flops;
-    b->matrix_bw_flops += is_matrix(l) ? ag->flops + wg->flops : 0.0;
-    if (is_matrix(l))
+    if (is_matrix(l)) {
+        b->matrix_bw_flops += ag->flops + wg->flops;
         add_moe_flops(l, 1, ag->flops + wg->flops, b);
-    b->attn_bw_time += l->kind == LLM__FUSED_ATTENTION ? ag->time : 0.0;
+    }
+    if (l->kind == LLM__FUSED_ATTENTION)
+        b->attn_bw_time += ag->time;
 }
 
 /* The layer's share of one block's memory: weights, activations kept or worked in, and for
@@ -300,6 +318,43 @@ void llm__block_memory_fresh(llm__block_t *blk, llm__ctx_t *c, const llm_executi
     block_memory_from(blk, c, e, blocks, 0, b);
 }
 
+/* A table often repeats a layer: a block's MLP opens and closes as its attention does (fork,
+ * norm, TP gather; TP reduction, dropout, residual add) and an MTP depth's head repeats the
+ * output layer's norm, gather, loss and reduction. A layer's costs are a function of the layer,
+ * the context and `training` (what llm_memo.c lends on), so a repeated layer takes those of its
+ * twin, the earlier layer byte for byte the same but for the fields costing does not read
+ * (llm__layer_t's last: its input group, and net_exposed_time, which costing writes before it
+ * reads it). Candidates are the earlier layers of the same kind and forward FLOPs, found
+ * through a hash of the two. */
+enum { TWIN_SLOTS = 64 };
+typedef struct {
+    int last[TWIN_SLOTS];      /* the latest layer of each slot so far (-1: none) */
+    int prev[LLM__MAX_LAYERS]; /* the layer of the same slot before each (twins left out) */
+} twins_t;
+
+/* Layer i's twin among layers 0..i-1 (-1: none, or not looked for without `look`), a layer
+ * whose costs are its own, not a twin's; layers are asked in order. */
+static int twin_of(const llm__block_t *blk, int i, bool look, twins_t *t)
+{
+    _Static_assert(offsetof(llm__layer_t, net_exposed_time) + sizeof(double) ==
+                       sizeof(llm__layer_t), "what costing reads is before input_group");
+    const llm__layer_t *l = &blk->layers[i];
+    uint64_t bits;
+    memcpy(&bits, &l->fw_flops, sizeof bits);
+    /* Fibonacci hashing: the top bits of the product by 2^64 over the golden ratio */
+    const int slot = (int)(((bits ^ (uint64_t)l->kind) * 0x9E3779B97F4A7C15u) >> 58);
+    _Static_assert(TWIN_SLOTS == 1 << (64 - 58), "the slot is the hash's top bits");
+    for (int j = look ? t->last[slot] : -1; j >= 0; j = t->prev[j]) {
+        const llm__layer_t *x = &blk->layers[j];
+        if (x->kind == l->kind && x->fw_flops == l->fw_flops &&
+            memcmp(x, l, offsetof(llm__layer_t, input_group)) == 0)
+            return j;
+    }
+    t->prev[i] = t->last[slot];
+    t->last[slot] = i;
+    return -1;
+}
+
 void llm__block_stats_costed(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
                              const llm__sizes_t *z, bool blocks, const llm__known_t *known,
                              llm__layer_costs_t *costs, llm__block_stats_t *head,
@@ -310,12 +365,25 @@ void llm__block_stats_costed(llm__block_t *blk, llm__ctx_t *c, const llm_executi
     if (blocks && training && e->activation_recompute == LLM_RECOMPUTE_FULL)
         b->act_checkpoint_size = (double)z->activation_size * c->bpe;
     const int head_at = head ? blk->mlp_first : -1;
+    const bool kept = costs;
+    llm__layer_costs_t own[LLM__MAX_LAYERS]; /* each layer's, where the caller keeps none */
+    if (!kept)
+        costs = own;
+    twins_t twins;
+    memset(twins.last, -1, sizeof twins.last);
     for (int i = 0; i < blk->num_layers; i++) {
         if (i == head_at)
             memory_sums(b, head);
         llm__layer_t *l = &blk->layers[i];
-        llm__layer_costs_t own, *k = costs ? &costs[i] : &own;
-        const llm__known_t lent = known ? known[i] : LLM__COST_AFRESH;
+        llm__layer_costs_t *k = &costs[i];
+        llm__known_t lent = known ? known[i] : LLM__COST_AFRESH;
+        const int twin = twin_of(blk, i, lent != LLM__LENT_ALL, &twins);
+        if (twin >= 0) {
+            if (kept) /* the caller reads each layer's at its place (llm_memo.c lends them) */
+                *k = costs[twin];
+            k = &costs[twin];
+            lent = LLM__LENT_ALL;
+        }
         if (lent == LLM__LENT_ALL) {
             l->net_exposed_time = k->exposed_end; /* as costing it would leave it */
         } else {
@@ -938,6 +1006,7 @@ static int compile(const fathom_model_t *m, const llm_system_t *s, const llm_exe
         return -1;
     fill_context(m, s, e, &k->c);
     k->pace_moe_blocks = m->moe.num_experts > 0 ? llm__pace_moe_blocks(m, e, k->bpp) : 0;
+    k->host_asked = 0;
     if (memo) {
         k->c.memo = memo;
         k->c.memo_system = generation;
@@ -1425,7 +1494,8 @@ static bool block_of(const fathom_model_t *m, const llm_system_t *s, const llm_e
 
 /* The same for memory alone (llm_estimate_memory): what a block holds, no costs; like (NULL to
  * build it all) lends its attention layers (llm__build_block_like), and head (NULL: none) the
- * memory sums of those layers (block_of's), which this block's then continue. */
+ * memory sums of those layers (block_of's), which this block's then continue: its attention
+ * layers are then not read, nor built (llm__build_mlp_like). */
 static void block_memory_of(const fathom_model_t *m, const llm_system_t *s,
                             const llm_execution_t *e, llm__compiled_t *k,
                             const llm__block_t *like, const llm__block_stats_t *head,
@@ -1433,7 +1503,9 @@ static void block_memory_of(const fathom_model_t *m, const llm_system_t *s,
 {
     llm__block_t blk;
     bool attention_of_like = false;
-    if (like)
+    if (like && head)
+        attention_of_like = llm__build_mlp_like(m, s, e, &k->z, like, &blk);
+    else if (like)
         attention_of_like = llm__build_block_like(m, s, e, &k->z, like, &blk);
     else
         llm__build_block(m, s, e, &k->z, &blk);

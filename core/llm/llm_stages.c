@@ -302,7 +302,7 @@ static void fsdp(const llm_execution_t *e, const llm__compiled_t *k, double ag, 
 
 /* Data parallelism of the blocks (header): sets the step's data-parallel lines and x's. */
 static void blocks_data_parallel(const fathom_model_t *m, const llm_system_t *s,
-                                 const llm_execution_t *e, const llm__compiled_t *k,
+                                 const llm_execution_t *e, llm__compiled_t *k,
                                  const llm__block_stats_t *b, llm_stats_t *st,
                                  llm_step_extra_t *x)
 {
