@@ -203,10 +203,11 @@ static double kernels_per_step(const sv_ctx_t *c)
  * The constants:
  *   t_launch, t_graph  the system's host_launch_s and graph_launch_s: 6.62 µs and 1.0 µs measured
  *                      on an x86 H100 host (bench/gpu/2026-11-26-h100-sxm5-80gb); the Grace
- *                      presets' 18.2 µs and 2.75 µs carry Transformer Engine issue #2053's 2.75×
- *                      slower PyTorch op dispatch on GB200 — a measurement of launches, so only
- *                      the launches are scaled: no source gives Grace's speed at an engine's
- *                      per-request Python work;
+ *                      presets' (GB200, GB300, GH200) t_launch 18.2 µs carries Transformer
+ *                      Engine issue #2053's 2.75× slower PyTorch op dispatch on GB200 — a
+ *                      measurement of launches, so only the launches are scaled (no source
+ *                      gives Grace's speed at an engine's per-request Python work), and t_graph,
+ *                      the GPU's own cost of a replayed kernel, stays 1.0 µs;
  *   t_seq = 29.4 µs    a request's share of a host-bound TensorRT-LLM iteration: PR #10273
  *                      measures 45.11 ms a step at 1,536 requests a rank (GB200, GPT-OSS-120B,
  *                      1k/1k, attention DP 2, "scenarios where the host overhead is the

@@ -227,8 +227,12 @@ class Moe(ServerTestCase):
         self.assertEqual(r.status, 200, r.body)
         self.assertLess(r.json()["summary"]["time_breakdown_s"]["expert_parallel_comm"],
                         r0.json()["summary"]["time_breakdown_s"]["expert_parallel_comm"])
-        system = self.server.get("/v1/presets/systems/gb200_nvl72").json()
-        self.assertEqual((system["host_launch_s"], system["graph_launch_s"]), (1.82e-5, 2.75e-6))
+        # a Grace host launches 2.75x slower than an x86 one (TE issue #2053); a replayed
+        # kernel costs the GPU, not the host: the x86 measurement's 1.0 us
+        for grace in ("gb200_nvl72", "gb300_nvl72", "gh200"):
+            system = self.server.get("/v1/presets/systems/" + grace).json()
+            self.assertEqual((system["host_launch_s"], system["graph_launch_s"]),
+                             (1.82e-5, 1e-6), grace)
         tp2 = dict(exe, num_procs=8, tensor_par=2, tensor_par_comm_type="rs_ag",
                    tensor_par_overlap="ring")
         r = self.estimate("qwen3-30B-A3B", tp2)
