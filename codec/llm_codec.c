@@ -97,7 +97,8 @@ static int decode_network(const json_t *v, const char *path, llm_network_t *out,
 {
     static const char *const keys[] = {"bandwidth", "efficiency", "size", "latency", "ops",
                                        "must_be_filled", "processor_usage", "nvls_efficiency",
-                                       "sharp", "scale_falloff", NULL};
+                                       "sharp", "scale_falloff", "link", NULL};
+    int link;
     if (jr_expect_object(v, path, err) || jr_check_keys(v, path, keys, err) ||
         jr_positive(v, path, "bandwidth", JR_REQUIRED, 0, 1e12, &out->bandwidth_gbps, err) ||
         jr_positive(v, path, "efficiency", JR_REQUIRED, 0, 1, &out->efficiency, err) ||
@@ -107,8 +108,10 @@ static int decode_network(const json_t *v, const char *path, llm_network_t *out,
         jr_real(v, path, "processor_usage", JR_REQUIRED, 0, 0, 1, &out->processor_usage, err) ||
         jr_real(v, path, "nvls_efficiency", JR_OPTIONAL, 0, 0, 2, &out->nvls_efficiency, err) ||
         jr_bool(v, path, "sharp", JR_OPTIONAL, false, &out->sharp, err) ||
-        jr_real(v, path, "scale_falloff", JR_OPTIONAL, 0, 0, 1, &out->scale_falloff, err))
+        jr_real(v, path, "scale_falloff", JR_OPTIONAL, 0, 0, 1, &out->scale_falloff, err) ||
+        jr_enum(v, path, "link", JR_OPTIONAL, -1, llm_link_names, &link, err))
         return -1;
+    out->link = (llm_link_t)(link + 1); /* absent: AUTO, the position rule */
     if (!(out->processor_usage < 1)) {
         char p[JR_PATH_MAX];
         jr_path(p, sizeof p, path, "processor_usage");
@@ -401,7 +404,9 @@ json_t *codec_llm_system_encode(const llm_system_t *s)
                      json_object_set_new(net, "nvls_efficiency", num(n->nvls_efficiency))) ||
                     (n->sharp && json_object_set_new(net, "sharp", json_true())) ||
                     (n->scale_falloff > 0 &&
-                     json_object_set_new(net, "scale_falloff", num(n->scale_falloff))))) {
+                     json_object_set_new(net, "scale_falloff", num(n->scale_falloff))) ||
+                    (n->link != LLM_LINK_AUTO &&
+                     json_object_set_new(net, "link", json_string(llm_link_names[n->link - 1]))))) {
             json_decref(net);
             net = NULL;
         }

@@ -89,6 +89,15 @@ typedef struct {
     double offset;
 } llm_net_op_cost_t;
 
+/* What kind of link a network tier is: its per-step hop latencies differ (NCCL's hwLat, NVLink,
+ * PCIe, network). AUTO (the field absent): by position, llm_network_link. */
+typedef enum {
+    LLM_LINK_AUTO = 0,
+    LLM_LINK_NVLINK = 1,
+    LLM_LINK_PCIE = 2,
+    LLM_LINK_NETWORK = 3
+} llm_link_t;
+
 typedef struct {
     double bandwidth_gbps; /* GB/s per processor, > 0 */
     double efficiency;     /* (0, 1] */
@@ -104,6 +113,7 @@ typedef struct {
     double nvls_efficiency;
     bool sharp;
     double scale_falloff;
+    llm_link_t link;
 } llm_network_t;
 
 /* Attention as the kernels compute it: Calculon's unfused batched matmuls, softmax and dropout
@@ -775,6 +785,10 @@ int llm_finetune_check(const fathom_model_t *m, const llm_execution_t *e, fathom
 /* Checks a system on its own (ranges, curve order, caps); 0 or -1 with err (field paths start
  * with "system"). llm_estimate assumes a system that passed this check. */
 int llm_system_check(const llm_system_t *s, fathom_error_t *err);
+/* The link class of tier `tier` of s: its `link`, or when absent (AUTO) by position, the rule
+ * Calculon's presets were written to: tier 0 NVLink, the last tier the network, any between
+ * PCIe (a one-tier system's tier 0 is NVLink). */
+llm_link_t llm_network_link(const llm_system_t *s, int tier);
 
 /* Bytes per element of a datatype (1, 2, 2, 4) and its Calculon name ("float16"). */
 int llm_datatype_bytes(llm_datatype_t dt);
@@ -796,6 +810,7 @@ extern const char *const llm_tp_comm_names[];
 extern const char *const llm_tp_overlap_names[];
 extern const char *const llm_processing_mode_names[];
 extern const char *const llm_net_op_names[];
+extern const char *const llm_link_names[]; /* "nvlink", "pcie", "network": LLM_LINK_NVLINK.. */
 extern const char *const llm_attn_kernel_names[];
 extern const char *const llm_moe_dispatcher_names[]; /* "alltoall", "flex" (not FREE) */
 extern const char *const llm_cuda_graphs_names[]; /* "none", "attention", "partial", "full",

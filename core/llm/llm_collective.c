@@ -30,7 +30,8 @@
  * (ring) and 8.4, 14.0, 6.8 (tree); per-step hop latencies: Simple the tier's `latency` (NCCL's
  * own are 3.4 µs for NVLink, 14 µs for the network; the presets keep Calculon's 10 and 20 µs),
  * LL128 1.9 / 2.5 / 4.0 µs and LL 0.6 / 1.0 / 2.7 µs for NVLink / PCIe / network tiers (tree
- * over the network: LL 5.0, LL128 8.5); NVLS: 25 µs (NVLink).
+ * over the network: LL 5.0, LL128 8.5); NVLS: 25 µs (NVLink). A tier's class is its `link`, or
+ * by position where absent (llm_network_link: tier 0 NVLink, the last the network, between PCIe).
  *
  * All-to-all: each rank sends S(P−1)/P, the (n_0 − 1)/P of it inside its node over B_0 and the
  * rest over its NIC share: time = hop·(P−1) + max(S(n_0 − 1)/P / B_0, S(P − n_0)/P / B_t).
@@ -46,7 +47,8 @@ enum { PROTO_LL = 0, PROTO_LL128 = 1, PROTO_SIMPLE = 2, PROTOS = 3 };
 static const double base_ring_us[PROTOS] = {6.6, 14.0, 8.4};
 static const double base_tree_us[PROTOS] = {6.8, 14.0, 8.4};
 static const double bw_share[PROTOS] = {0.5, 0.92, 1.0};
-/* hop latency by link class (0 NVLink, 1 PCIe, 2 network) for LL and LL128; Simple: the tier's */
+/* hop latency by link class (llm_link_t − 1: NVLink, PCIe, network) for LL and LL128; Simple:
+ * the tier's */
 static const double hop_ring_us[3][2] = {{0.6, 1.9}, {1.0, 2.5}, {2.7, 4.0}};
 static const double hop_tree_net_us[2] = {5.0, 8.5};
 #define NVLS_HOP_US 25.0
@@ -61,12 +63,6 @@ typedef struct {
 static double tier_bw(const llm_network_t *n)
 {
     return n->bandwidth_gbps * 1e9 * n->efficiency;
-}
-
-/* Link class of a tier: tier 0 NVLink, the last tier the network, any between PCIe. */
-static int link_class(const llm_system_t *s, int tier)
-{
-    return tier == 0 ? 0 : tier == s->num_networks - 1 ? 2 : 1;
 }
 
 static void layout(const llm_system_t *s, const llm_group_t *g, shape_t *sh)
@@ -93,7 +89,7 @@ static void layout(const llm_system_t *s, const llm_group_t *g, shape_t *sh)
 static double hop_s(const llm_system_t *s, int tier, int proto)
 {
     return proto == PROTO_SIMPLE ? s->networks[tier].latency_s
-                                 : hop_ring_us[link_class(s, tier)][proto] * 1e-6;
+                                 : hop_ring_us[llm_network_link(s, tier) - 1][proto] * 1e-6;
 }
 
 /* Ring all-gather, reduce-scatter or all-reduce: the cheapest protocol. */

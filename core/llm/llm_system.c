@@ -16,6 +16,7 @@ const char *const llm_tp_overlap_names[] = {"none", "ring", "pipe", NULL};
 const char *const llm_processing_mode_names[] = {"roofline", "no_overlap", NULL};
 const char *const llm_net_op_names[] = {"p2p", "reduce_scatter", "all_gather", "all_reduce",
                                         NULL};
+const char *const llm_link_names[] = {"nvlink", "pcie", "network", NULL};
 const char *const llm_attn_kernel_names[] = {"unfused", "fused", "flash2", "flash3",
                                              "cudnn",   "sdpa",  "triton", NULL};
 const char *const llm_moe_dispatcher_names[] = {"alltoall", "flex", NULL};
@@ -176,6 +177,10 @@ int llm_system_check(const llm_system_t *s, fathom_error_t *err)
         NET_FIELD("processor_usage");
         if (!(n->processor_usage >= 0.0 && n->processor_usage < 1.0))
             return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f, "must be in [0, 1)");
+        NET_FIELD("link");
+        if (!(n->link >= LLM_LINK_AUTO && n->link <= LLM_LINK_NETWORK))
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, f,
+                                    "must be \"nvlink\", \"pcie\" or \"network\"");
 #undef NET_FIELD
         for (int op = 0; op < LLM_OP__COUNT; op++) {
             snprintf(f, sizeof f, "system.networks[%d].ops.%s", i, llm_net_op_names[op]);
@@ -187,6 +192,15 @@ int llm_system_check(const llm_system_t *s, fathom_error_t *err)
         }
     }
     return 0;
+}
+
+llm_link_t llm_network_link(const llm_system_t *s, int tier)
+{
+    const llm_link_t l = s->networks[tier].link;
+    if (l != LLM_LINK_AUTO)
+        return l;
+    return tier == 0 ? LLM_LINK_NVLINK
+                     : tier == s->num_networks - 1 ? LLM_LINK_NETWORK : LLM_LINK_PCIE;
 }
 
 double llm_power_capped_clock(double board_w, double limit_w)

@@ -34,6 +34,8 @@ void search_ideal_system(const llm_system_t *s, llm_system_t *out)
     best.processor_usage = 0;
     best.size = INT64_MAX / 4;
     best.must_be_filled = false;
+    /* NVLink's hops, the shortest (every group of the ideal execution sits on tier 0) */
+    best.link = LLM_LINK_NVLINK;
     *out = *s;
     for (int i = 0; i < out->num_networks; i++)
         out->networks[i] = best;

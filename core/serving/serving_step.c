@@ -185,15 +185,15 @@ typedef struct {
  *   LL      6.6 µs + 2(p − 1)·(0.6 NVLink | 1.0 PCIe) µs, at 1/4 of the bus bandwidth
  *   LL128  14.0 µs + 2(p − 1)·1.9 µs, at 0.92 of it (NVLink only)
  *   Simple  8.4 µs + 2(p − 1)·(3.4 NVLink | 5.7 PCIe) µs, at all of it
- * the cheapest (NCCL's tuner picks it; the engines' own one-shot kernels are not modelled). A
- * tier whose all-reduce moves 2(p − 1)/p of the buffer (ops all_reduce [2, −1]) is a ring
- * through PCIe in the presets (l40s, rtx6000_pro); the others are NVLink. */
+ * the cheapest (NCCL's tuner picks it; the engines' own one-shot kernels are not modelled). The
+ * tier's link class (llm_network_link: its `link`, else by position) says PCIe; a group on the
+ * network tier keeps NVLink's hops, most of its ring's steps staying inside a node. */
 double serving__tp_all_reduce_s(const sv_ctx_t *c, double bytes)
 {
     const llm_network_t *nw = &c->s->hw.networks[c->tp_net];
     const double data =
         llm_net_op_time(&c->s->hw, c->tp_net, LLM_OP_ALL_REDUCE, bytes, c->tp) - nw->latency_s;
-    const bool pcie = nw->ops[LLM_OP_ALL_REDUCE].scalar >= 2;
+    const bool pcie = llm_network_link(&c->s->hw, c->tp_net) == LLM_LINK_PCIE;
     const double steps = 2.0 * (c->tp - 1);
     const double ll = (6.6 + steps * (pcie ? 1.0 : 0.6)) * 1e-6 + data * 4.0;
     const double simple = (8.4 + steps * (pcie ? 5.7 : 3.4)) * 1e-6 + data;

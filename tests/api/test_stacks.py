@@ -124,6 +124,25 @@ class Stacks(ServerTestCase):
         self.assertError(self.post(body, system=sys), 422, "invalid_field",
                          "system.networks[1].scale_falloff")
 
+    def test_network_link(self):
+        """A tier may say what kind of link it is (its hop latencies); the PCIe presets mark
+        their PCIe tiers, and a value other than nvlink, pcie or network is refused by path."""
+        l40s = self.server.get("/v1/presets/systems/l40s").json()
+        self.assertEqual(l40s["networks"][0].get("link"), "pcie")
+        self.assertNotIn("link", l40s["networks"][1])
+        pcie = self.server.get("/v1/presets/systems/h100_pcie").json()
+        self.assertEqual([n.get("link") for n in pcie["networks"]], [None, "pcie", None])
+        sys = self.server.get("/v1/presets/systems/h100_sxm").json()
+        sys["collectives"] = "nccl"
+        sys["networks"][1]["link"] = "network"
+        self.ok(FSDP8, system=sys)
+        sys["networks"][0]["link"] = "infiniband"
+        self.assertError(self.post(FSDP8, system=sys), 422, "invalid_field",
+                         "system.networks[0].link")
+        sys["networks"][0]["link"] = 1
+        self.assertError(self.post(FSDP8, system=sys), 422, "invalid_field",
+                         "system.networks[0].link")
+
     def test_collectives_follow_the_stack(self):
         """A system that leaves `collectives` out is costed as its execution's stack runs them:
         NCCL's algorithms under torchtitan and fsdp, Calculon's formula under megatron (whose

@@ -217,6 +217,36 @@ static void rail_groups(void **state)
                        17.7962e-3, 1e-7);
 }
 
+/* A tier's link class: named, or by position when absent (tier 0 NVLink, the last tier the
+ * network, any between PCIe; one tier alone is NVLink). Its hops in a ring: an all-gather of
+ * S = 8 kB over the 8 ranks of one two_tier node (busbw 320 GB/s, S·7/8 = 7,000 bytes, 7 steps):
+ *   NVLink: LL 6.6 + 7·0.6 = 10.8 µs + 7000/160e9 = 0.04375 µs → 10.84375 µs (LL128 14 + 7·1.9
+ *     = 27.3 µs, Simple 8.4 + 7·3 = 29.4 µs: slower);
+ *   PCIe: LL 6.6 + 7·1.0 = 13.6 µs + 0.04375 → 13.64375 µs (LL128 14 + 7·2.5 = 31.5 µs). */
+static void link_classes(void **state)
+{
+    (void)state;
+    llm_system_t s = two_tier();
+    s.networks[2] = s.networks[1];
+    s.num_networks = 3;
+    assert_int_equal(llm_network_link(&s, 0), LLM_LINK_NVLINK);
+    assert_int_equal(llm_network_link(&s, 1), LLM_LINK_PCIE);
+    assert_int_equal(llm_network_link(&s, 2), LLM_LINK_NETWORK);
+    s.num_networks = 1;
+    assert_int_equal(llm_network_link(&s, 0), LLM_LINK_NVLINK);
+    s.networks[0].link = LLM_LINK_NETWORK;
+    assert_int_equal(llm_network_link(&s, 0), LLM_LINK_NETWORK);
+
+    s = two_tier();
+    const llm_group_t node = {8, 1, 0};
+    assert_float_equal(llm_collective_time(&s, LLM_COLL_ALL_GATHER, 8e3, &node), 10.84375e-6,
+                       1e-12);
+    s.networks[0].link = LLM_LINK_PCIE;
+    assert_int_equal(llm_network_link(&s, 0), LLM_LINK_PCIE);
+    assert_float_equal(llm_collective_time(&s, LLM_COLL_ALL_GATHER, 8e3, &node), 13.64375e-6,
+                       1e-12);
+}
+
 /* Two nodes of 8 H100s with eight 200 Gb/s NICs each (GCP A3 Mega), all-reduce of 8 GiB
  * (8,589,934,592 bytes): NVLink ring 450·0.8 = 360 GB/s, NVLS 450·1.07 = 481.5 GB/s, NICs
  * 25·0.92 = 23 GB/s. Ring: busbw min(360, 8·23 = 184) → 2S·15/16/184e9 = 87.5 ms. Tree over the
@@ -601,6 +631,7 @@ int main(void)
         cmocka_unit_test(host_launch),
         cmocka_unit_test(two_node_ring_all_gather),
         cmocka_unit_test(rail_groups),
+        cmocka_unit_test(link_classes),
         cmocka_unit_test(two_node_tree_all_reduce),
         cmocka_unit_test(eager_rmsnorm_pass),
         cmocka_unit_test(attention_kernel_speed),

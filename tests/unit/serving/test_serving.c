@@ -383,8 +383,11 @@ static void fp4_efficiency(void **state)
  *     LL128 14 + 6·1.9 = 25.4 µs + 10/0.92 = 36.269565 µs; Simple 8.4 + 6·3.4 = 28.8 + 10
  *     = 38.8 µs → LL128, 36.269565 µs;
  *   10 kB: LL 10.2 + 0.4 = 10.6 µs; LL128 25.5087; Simple 28.9 → LL, 10.6 µs;
- *   1 MB on a PCIe ring (ops [2, −1]: 2·1 MB − 0.5 MB = 1.5 MB, 15 µs): LL 6.6 + 6·1.0 = 12.6
- *     + 60 = 72.6 µs; Simple 8.4 + 6·5.7 = 42.6 + 15 = 57.6 µs (no LL128) → 57.6 µs. */
+ *   1 MB on a PCIe ring (link pcie, ops [2, −1]: 2·1 MB − 0.5 MB = 1.5 MB, 15 µs): LL 6.6 +
+ *     6·1.0 = 12.6 + 60 = 72.6 µs; Simple 8.4 + 6·5.7 = 42.6 + 15 = 57.6 µs (no LL128) → 57.6 µs;
+ *   the same ring with no link named: tier 0 is NVLink by position (the A100's ring through its
+ *     NVSwitch): LL 6.6 + 3.6 + 60 = 70.2; LL128 25.4 + 15/0.92 = 41.704348; Simple 28.8 + 15
+ *     = 43.8 → LL128, 41.704348 µs. */
 static void tp_all_reduce(void **state)
 {
     (void)state;
@@ -397,8 +400,12 @@ static void tp_all_reduce(void **state)
     assert_close(serving__tp_all_reduce_s(&c, 1e6), 36.269565e-6, 1e-6);
     assert_close(serving__tp_all_reduce_s(&c, 1e4), 10.6e-6, 1e-9);
     s.hw.networks[0].ops[LLM_OP_ALL_REDUCE] = (llm_net_op_cost_t){2, -1};
+    s.hw.networks[0].link = LLM_LINK_PCIE;
     assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
     assert_close(serving__tp_all_reduce_s(&c, 1e6), 57.6e-6, 1e-9);
+    s.hw.networks[0].link = LLM_LINK_AUTO;
+    assert_int_equal(serving__ctx_init(&c, &m, &s, &r, &r.layout, NULL), 0);
+    assert_close(serving__tp_all_reduce_s(&c, 1e6), 41.704348e-6, 1e-8);
 }
 
 /* The MoE block of moe_exchange and moe_workspace: h 256, 4 experts of 256, top 2, served by
