@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "llm_codec.h"
 #include "llm_collective.h"
 #include "llm_internal.h"
 #include "llm_test_util.h"
@@ -273,6 +274,38 @@ static void two_node_tree_all_reduce(void **state)
     const double busbw = bytes / t * 2 * 15 / 16;
     assert_float_equal(busbw, 344.4e9, 0.2e9);
     assert_true(fabs(busbw / 338.82e9 - 1) < 0.02);
+}
+
+/* The shipped presets whose first tier no switch reduces in (the A100's NVSwitch, the H100 PCIe
+ * and NVL cards' 2-card NVLink bridge): NCCL's ring, whose reduce-scatter and all-gather each
+ * move (p-1)/p of the buffer per GPU and whose all-reduce is the two in turn, 2(p-1)/p
+ * (nccl-tests doc/PERFORMANCE.md's bus-bandwidth factors). a100_sxm tier 0, 300 GB/s at
+ * efficiency 0.65 = 195 GB/s, 10 µs: 8e9 bytes among 8, reduce-scatter 10 µs + 7e9/195e9 =
+ * 35.907 ms, all-reduce 10 µs + 14e9/195e9 = 71.805 ms. h100_pcie tier 0 (the same bridge
+ * figures) among 2: 10 µs + 4e9/195e9 = 20.523 ms, all-reduce 10 µs + 8e9/195e9 = 41.036 ms. */
+static void ring_tier_presets(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *preset;
+        double peers, reduce_scatter_s, all_reduce_s;
+    } cases[] = {{"a100_sxm", 8, 35.9074e-3, 71.8049e-3},
+                 {"a100_sxm_40g", 8, 35.9074e-3, 71.8049e-3},
+                 {"h100_pcie", 2, 20.5228e-3, 41.0356e-3},
+                 {"h100_nvl", 2, 20.5228e-3, 41.0356e-3}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fathom_error_t err;
+        llm_system_t s;
+        json_t *name = json_string(cases[i].preset);
+        assert_int_equal(codec_llm_system_decode(name, "system", presets, &s, &err), 0);
+        json_decref(name);
+        const double rs = llm_net_op_time(&s, 0, LLM_OP_REDUCE_SCATTER, 8e9, cases[i].peers);
+        assert_float_equal(rs, cases[i].reduce_scatter_s, 1e-7);
+        assert_float_equal(llm_net_op_time(&s, 0, LLM_OP_ALL_GATHER, 8e9, cases[i].peers), rs,
+                           1e-12);
+        assert_float_equal(llm_net_op_time(&s, 0, LLM_OP_ALL_REDUCE, 8e9, cases[i].peers),
+                           cases[i].all_reduce_s, 1e-7);
+    }
 }
 
 /* The eager RMSNorm of torchtitan's norms.py, per element of a bfloat16 tensor (llm_stack.c):
@@ -633,6 +666,7 @@ int main(void)
         cmocka_unit_test(rail_groups),
         cmocka_unit_test(link_classes),
         cmocka_unit_test(two_node_tree_all_reduce),
+        cmocka_unit_test_setup_teardown(ring_tier_presets, load_presets, free_presets),
         cmocka_unit_test(eager_rmsnorm_pass),
         cmocka_unit_test(attention_kernel_speed),
         cmocka_unit_test(op_sac_reruns),
