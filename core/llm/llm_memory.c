@@ -169,8 +169,12 @@ double llm_optimizer_bytes_per_param(const llm_execution_t *e)
  * — and have no gradient or optimizer shard; FSDP2 gathers them in param_dtype, or as they are
  * when narrower (QLoRA's NF4 tensors are all-gathered packed and dequantized at each linear:
  * torchao's NF4Tensor fsdp_pre_all_gather). The gradients and optimizer are T's alone. */
-/* The unsharded fp32 gradients a rank holds at once under torch.distributed.pipelining with
- * FSDP (torch 1963fc8, the build of torchtitan's benchmarks). A stage accumulates them from its
+/* The unsharded gradients a rank holds at once under torch.distributed.pipelining with FSDP
+ * (torch 1963fc8, the build of torchtitan's benchmarks), g bytes each: FSDP2 accumulates them
+ * in the reduce dtype, fp32 (g = 4) unless low_precision_gradients, which reduces in the
+ * parameter dtype, so no upcast copy is made and autograd sums into .grad itself (g = bpe;
+ * FSDPParam.to_accumulated_grad_if_needed returns when the gradient's dtype is the reduce
+ * dtype). A stage accumulates them from its
  * first backward; its last backward runs FSDP's post_backward, which reduce-scatters and frees
  * them (PipelineStage.backward_maybe_with_nosync, last_backward). One stage a rank (1F1B,
  * GPipe): all of its T trained parameters, 4·T bytes. With v stages a rank,
@@ -185,11 +189,12 @@ static double torch_pp_held_gradients(const llm_execution_t *e, const llm_memory
                                       double blocks, double T, double bt, double rt)
 {
     const int64_t v = e->pipeline_interleaving > 1 ? e->pipeline_interleaving : 1;
+    const double g = llm_gradient_bytes_per_param(e);
     if (v == 1 || in->nmb >= 2 * e->pipeline_par)
-        return 4 * T;
+        return g * T;
     const double b = blocks, vd = (double)v;
     const double largest = max2(ceil(b / vd) * bt, floor(b / vd) * bt + rt);
-    return 4 * min2(T, largest);
+    return g * min2(T, largest);
 }
 
 static void fsdp2_state(const llm_execution_t *e, const llm_memory_inputs_t *in, int64_t j,
@@ -212,15 +217,16 @@ static void fsdp2_state(const llm_execution_t *e, const llm_memory_inputs_t *in,
         return;
     /* under pipeline parallelism torch's schedules turn gradient sync off for every
      * microbatch but the last (set_requires_gradient_sync(False)): the unsharded gradients of
-     * a stage accumulate in fp32, the reduce dtype, from its first backward to its last; beside
-     * them the block in backward's gradients in param_dtype, which autograd writes and FSDP2's
-     * post_backward adds into the fp32 sum and drops (FSDPParam.accumulate_unsharded_grad_if_
+     * a stage accumulate in the reduce dtype from its first backward to its last; beside them
+     * the block in backward's gradients in param_dtype, which autograd writes and FSDP2's
+     * post_backward adds into the sum and drops (FSDPParam.accumulate_unsharded_grad_if_
      * needed, to_accumulated_grad_if_needed). Without PP one block's in param_dtype and its
-     * fp32 reduce-scatter input. */
-    const double bt = block - block_frozen;
+     * reduce-scatter input in the reduce dtype (foreach_reduce copies the gradients into one
+     * buffer of that dtype whatever they were). */
+    const double bt = block - block_frozen, g = llm_gradient_bytes_per_param(e);
     const double held = pp > 1 ? torch_pp_held_gradients(e, in, blocks, T, bt, root - root_frozen) +
                                      bt * bpe
-                               : bt * (bpe + 4);
+                               : bt * (bpe + g);
     o->gradients += T * 4 / S + held;
     o->optimizer += T * 8 / S;
 }

@@ -552,6 +552,30 @@ static void fsdp2_zero2_under_pp(void **state)
     assert_close(one.extra.stages[0].gathered_weights, 0, 0);
 }
 
+/* FSDP2 reducing in bf16 (low_precision_gradients: reduce_dtype the parameter dtype). Under PP
+ * the stage's unsharded gradients then accumulate in bf16 in .grad itself, no fp32 copy
+ * (FSDPParam.to_accumulated_grad_if_needed returns when the gradient's dtype is the reduce
+ * dtype): fsdp2_zero2_under_pp's rank 0, T = 203,776, holds the fp32 shard 4T/2 = 407,552, the
+ * bf16 sum 2T = 407,552 and the block in backward's 69,888: 884,992 (fp32 reduce: 1,292,544).
+ * Without PP (fsdp2_state's 2 blocks over 2 ranks) one block's bf16 gradients and its bf16
+ * reduce-scatter input, 4·34,944 = 139,776, beside the fp32 shard 395,904: 535,680 (fp32
+ * reduce: 605,568). */
+static void fsdp2_low_precision_gradients(void **state)
+{
+    (void)state;
+    fathom_model_t m = model_of(8);
+    llm_execution_t e = torchtitan_exe(2, 2, 4, 3);
+    e.low_precision_gradients = true;
+    llm_result_t r;
+    run(&m, &e, &r);
+    assert_close(r.extra.stages[0].gradients, 884992, 0);
+    m = model_of(2);
+    e = torchtitan_exe(1, 2, 1, 3);
+    e.low_precision_gradients = true;
+    run(&m, &e, &r);
+    assert_close(r.extra.stages[0].gradients, 535680, 0);
+}
+
 /* The schedules' bubbles: zero-bubble (ZB-H1) scales 1F1B's by (F + B − W)/(F + B + W), DualPipe
  * by (pp/2 − 1)(F + 2B − W)/((pp − 1)(F + B + W)), F, B, W one block's forward, input-gradient
  * and weight-gradient times (no TP, no recompute here). On 4 ranks of 8 blocks, 8 microbatches. */
@@ -692,6 +716,7 @@ int main(void)
         cmocka_unit_test(fsdp2_state),
         cmocka_unit_test(fsdp2_interleaved_gradients),
         cmocka_unit_test(fsdp2_zero2_under_pp),
+        cmocka_unit_test(fsdp2_low_precision_gradients),
         cmocka_unit_test(schedule_bubbles),
         cmocka_unit_test(memory_alone),
         cmocka_unit_test(activation_offload_every_rank),
