@@ -648,7 +648,8 @@ int64_t llm_stage_blocks(const fathom_model_t *m, const llm_execution_t *e, int6
                          int64_t *first);
 
 /* The end stages' blocks in force (0: the even split's): first_stage_blocks and
- * last_stage_blocks when either is given; under DualPipe without them, the split that weighs the
+ * last_stage_blocks when either is given; without them, under torchtitan its split points' end
+ * ranks when they differ from the rest (doc/memory.md), under DualPipe the split that weighs the
  * embedding, the output layer and each MTP depth as one block (doc/memory.md, "Schedules"). */
 void llm_end_stage_blocks(const fathom_model_t *m, const llm_execution_t *e, int64_t *first,
                           int64_t *last);

@@ -195,7 +195,7 @@ typedef struct {
      * gathered input's gradient is not micro-pipelined (llm_layers.c, add_qkv) */
     bool bw_comm_unfused;
     /* Last, what costing a layer does not read: two layers with the same bytes before these
-     * cost the same (llm_model.c, twin_of). */
+     * cost the same (llm_block_stats.c, twin_of). */
     /* Layers whose input is one tensor kept once (the TP all-gather's sliver, the fork that
      * feeds Q, K and V, the router whose input the shared experts read) share a nonzero group
      * (llm__new_group): what they keep serves the group's linear layers' weight gradients. */
@@ -476,7 +476,7 @@ typedef enum { LLM__COST_AFRESH, LLM__LENT_BUT_OPTIM, LLM__LENT_ALL } llm__known
 void llm__layer_costs(llm__layer_t *l, llm__ctx_t *c, bool training, llm__layer_costs_t *k);
 /* llm__block_stats_fresh, each layer i's costs in costs[i]: taken from there as far as known[i]
  * says (they must be what costing it under c gives), or from an earlier layer of the table that
- * costs the same (llm_model.c, twin_of), costed afresh into it otherwise (known NULL: all;
+ * costs the same (llm_block_stats.c, twin_of), costed afresh into it otherwise (known NULL: all;
  * costs NULL: none kept); head (NULL: not asked) gets what llm__block_memory_fresh
  * sums over the table's first blk->mlp_first layers (a block's attention), costs cleared. */
 void llm__block_stats_costed(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
@@ -612,6 +612,10 @@ void llm__block_memory(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *
                        const llm__sizes_t *z, bool blocks, llm__block_stats_t *b);
 void llm__block_memory_fresh(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e,
                              const llm__sizes_t *z, bool blocks, llm__block_stats_t *b);
+/* llm__block_memory_fresh from layer `first` on, b holding the sums of the layers before it
+ * (llm_block_stats.c). */
+void llm__block_memory_from(llm__block_t *blk, llm__ctx_t *c, const llm_execution_t *e, bool blocks,
+                            int first, llm__block_stats_t *b);
 /* x->memory for llm_estimate_memory: the outer layers' memory with the blocks' (dense NULL
  * unless an MoE model has dense blocks); x is cleared first. Modern block. */
 void llm__stages_memory(const fathom_model_t *m, const llm_system_t *s, const llm_execution_t *e,

@@ -4,8 +4,8 @@
  * A block is a flat array of llm__layer_t: the kind says which cost rules apply, the numbers are
  * element counts for one microbatch on one processor (already split by tensor parallelism).
  * Adding a layer kind (an embedding, the output projection) means one constructor below and one
- * case in the few switch statements; the accumulation in llm_model.c iterates the table and does
- * not care what the layers are. */
+ * case in the few switch statements; the accumulation in llm_block_stats.c iterates the table
+ * and does not care what the layers are. */
 #include <string.h>
 
 #include "llm_collective.h"
