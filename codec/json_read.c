@@ -91,6 +91,12 @@ bool jr_has(const json_t *obj, const char *key)
     return json_is_object(obj) && json_object_get(obj, key) != NULL;
 }
 
+const char *jr_text(const json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s ? s : "";
+}
+
 /* Shared by jr_real and jr_value_real: v is present. */
 int jr_value_real(const json_t *v, const char *path, double min, double max, double *out,
                   fathom_error_t *err)

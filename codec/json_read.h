@@ -95,6 +95,9 @@ int jr_row_types(const json_t *row, const char *array, size_t i, const jr_row_ty
 
 /* True when obj has the member key (and obj is an object). */
 bool jr_has(const json_t *obj, const char *key);
+/* obj's member key when it is a string, else "" (absent, null or another type): for reading
+ * rows whose types jr_row_types has already checked. */
+const char *jr_text(const json_t *obj, const char *key);
 /* "an integer", "a string", "null"…: v's JSON type as an error message names it. */
 const char *jr_type_name(const json_t *v);
 

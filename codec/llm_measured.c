@@ -110,12 +110,6 @@ static const char *const row_numbers[] = {"tokens_per_s_per_gpu", "step_time_s",
                                           "tflops_per_gpu", "memory_gib", NULL};
 static const jr_row_types_t row_types = {row_ints, row_strings, row_bools, row_numbers};
 
-static const char *row_str(const json_t *row, const char *key)
-{
-    const char *s = json_string_value(json_object_get(row, key));
-    return s ? s : "";
-}
-
 /* What a row publishes as measured, the first of these it gives as a number (doc/validation.md: the
  * ground truth is tokens/s/GPU or the step time; the source's TFLOP/s counts its own FLOPs),
  * and the reason when it is not positive. */
@@ -201,10 +195,10 @@ static int add_moe(const json_t *row, json_t *m)
                             "shared_expert_feedforward",
                             (json_int_t)row_int(row, "shared_expert_ffn", fe),
                             "first_dense_blocks",
-                            (json_int_t)text_int(row_str(row, "moe_layers"), "first", 0));
+                            (json_int_t)text_int(jr_text(row, "moe_layers"), "first", 0));
     if (!moe || json_object_set_new(m, "moe", moe))
         return -1;
-    const int64_t every = moe_every(row_str(row, "moe_layers"));
+    const int64_t every = moe_every(jr_text(row, "moe_layers"));
     if (every > 1 && json_object_set_new(moe, "every", json_integer(every)))
         return -1;
     /* group-limited routing as the row gives it (else lend_router_groups) */
@@ -219,7 +213,7 @@ static int add_moe(const json_t *row, json_t *m)
     if (row_int(row, "mtp_layers", 0) > 0 &&
         json_object_set_new(m, "mtp_blocks", json_integer(row_int(row, "mtp_layers", 0))))
         return -1;
-    const char *attn = row_str(row, "attention");
+    const char *attn = jr_text(row, "attention");
     if (strncmp(attn, "MLA", 3) != 0)
         return 0;
     json_t *mla = json_pack("{s:I,s:I,s:I,s:I,s:I}", "q_lora_rank",
@@ -235,7 +229,7 @@ static int add_moe(const json_t *row, json_t *m)
  * when it alternates ("alternating full / sliding-window(128) layers"). */
 static int add_window(const json_t *row, json_t *m)
 {
-    const char *attn = row_str(row, "attention");
+    const char *attn = jr_text(row, "attention");
     const int64_t window = text_int(attn, "sliding-window(", 0);
     if (window <= 0)
         return 0;
@@ -260,7 +254,7 @@ static json_t *row_model(const json_t *row)
  * (NoPE), else rotary. */
 static const char *row_position(const json_t *row)
 {
-    const char *pos = row_str(row, "pos_emb");
+    const char *pos = jr_text(row, "pos_emb");
     if (llm__has_word(pos, "learned") || llm__has_word(pos, "absolute"))
         return "learned";
     return llm__has_word(pos, "none") || llm__has_word(pos, "NoPE") ? "none" : "rope";
@@ -268,7 +262,7 @@ static const char *row_position(const json_t *row)
 
 static json_t *row_model_dense(const json_t *row)
 {
-    const bool gated = codec_contains_nocase(row_str(row, "mlp"), "SwiGLU");
+    const bool gated = codec_contains_nocase(jr_text(row, "mlp"), "SwiGLU");
     int64_t heads = row_int(row, "heads", 1);
     return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:s,s:b,s:s,s:b,s:b}", "hidden",
                      (json_int_t)row_int(row, "hidden", 0), "feedforward",
@@ -333,7 +327,7 @@ typedef struct {
 
 static moe_software_t row_moe_software(const json_t *row)
 {
-    const char *n = row_str(row, "notes");
+    const char *n = jr_text(row, "notes");
     moe_software_t w = {"partial", "flex", false, {false, false, false}};
     if (codec_contains_nocase(n, "full-iteration CUDA graph") ||
         codec_contains_nocase(n, "CUDA graph over the whole iteration"))
@@ -360,7 +354,7 @@ static moe_software_t row_moe_software(const json_t *row)
  * NeMo Container / …" → "26.04.01"), or NULL when it names none. */
 static json_t *row_release(const json_t *row)
 {
-    const char *sec = row_str(row, "source_section");
+    const char *sec = jr_text(row, "source_section");
     size_t n = 0;
     while (isdigit((unsigned char)sec[n]) || (sec[n] == '.' && isdigit((unsigned char)sec[n + 1])))
         n++;
@@ -392,11 +386,11 @@ static json_t *encode_software(const json_t *row)
  * (NVIDIA's Megatron-LM, NeMo, Megatron-Bridge) Megatron. */
 static llm_stack_t row_stack(const json_t *row)
 {
-    const char *given = row_str(row, "stack");
+    const char *given = jr_text(row, "stack");
     for (int i = 0; llm_stack_names[i]; i++)
         if (strcmp(given, llm_stack_names[i]) == 0)
             return (llm_stack_t)i;
-    const char *src = row_str(row, "source");
+    const char *src = jr_text(row, "source");
     if (strncmp(src, "pytorch/torchtitan", 18) == 0)
         return LLM_STACK_TORCHTITAN;
     static const char *const fsdp1[] = {"mosaicml/composer", "mosaicml/llm-foundry",
@@ -410,8 +404,8 @@ static llm_stack_t row_stack(const json_t *row)
 /* Whether the row's precision, notes or section say `what` (any case). */
 static bool row_says(const json_t *row, const char *what)
 {
-    return codec_contains_nocase(row_str(row, "precision"), what) || codec_contains_nocase(row_str(row, "notes"), what) ||
-           codec_contains_nocase(row_str(row, "source_section"), what);
+    return codec_contains_nocase(jr_text(row, "precision"), what) || codec_contains_nocase(jr_text(row, "notes"), what) ||
+           codec_contains_nocase(jr_text(row, "source_section"), what);
 }
 
 /* What a PyTorch-stack row runs beyond its layout, read from its words (doc/measured_runs.md):
@@ -428,9 +422,9 @@ static bool row_says(const json_t *row, const char *what)
  *               mixed_precision_reduce in 2024) — no low_precision_gradients. */
 static int pytorch_execution(const json_t *row, llm_stack_t stack, json_t *e)
 {
-    const char *prec = row_str(row, "precision");
+    const char *prec = jr_text(row, "precision");
     const bool fp8 = codec_contains_nocase(prec, "Float8") || codec_contains_nocase(prec, "FP8");
-    const bool vanilla = codec_contains_nocase(row_str(row, "notes"), "vanilla TP");
+    const bool vanilla = codec_contains_nocase(jr_text(row, "notes"), "vanilla TP");
     const bool async_tp = row_int(row, "tp", 1) > 1 && !vanilla &&
                           (row_says(row, "Async TP") || row_says(row, "AsyncTP"));
     /* torchtitan runs torchao's Float8 compiled: its docs/float8.md calls --training.compile
@@ -479,8 +473,8 @@ static int64_t row_interleaving(const json_t *row, int64_t pp, int64_t vp)
     if (vp > 1)
         return vp;
     return row_stack(row) == LLM_STACK_TORCHTITAN &&
-                   (codec_contains_nocase(row_str(row, "notes"), "Interleaved") ||
-                    codec_contains_nocase(row_str(row, "source_section"), "Interleaved"))
+                   (codec_contains_nocase(jr_text(row, "notes"), "Interleaved") ||
+                    codec_contains_nocase(jr_text(row, "source_section"), "Interleaved"))
                ? 2
                : 1;
 }
@@ -497,7 +491,7 @@ static json_t *row_execution(const json_t *row, const llm_system_t *s, const cha
      * parameters; parallel_dims.py's "dp_shard_cp"): the row's fsdp is dp_shard */
     if (fsdp > 0 && cp > 1 && row_stack(row) == LLM_STACK_TORCHTITAN)
         fsdp = fsdp * cp <= dp * cp ? fsdp * cp : dp * cp;
-    const char *prec = row_str(row, "precision");
+    const char *prec = jr_text(row, "precision");
     const bool fp8 = codec_contains_nocase(prec, "FP8");
     int zero = fsdp > 0 ? 3 : dp * cp > 1 ? 1 : 0;
     if (zero == 1 && row_stack(row) != LLM_STACK_MEGATRON)
@@ -820,8 +814,8 @@ static int prepare_row(const json_t *row, const codec_presets_t *presets, measur
                        fathom_error_t *err)
 {
     char why[512];
-    p->source = row_str(row, "source");
-    if (llm__measured_gpu(row_str(row, "gpu_type"), presets, &p->gpu, why, sizeof why))
+    p->source = jr_text(row, "source");
+    if (llm__measured_gpu(jr_text(row, "gpu_type"), presets, &p->gpu, why, sizeof why))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "gpu_type", "%s", why);
     p->sys_name = p->gpu.label;
     json_t *jm = row_model(row), *js = llm__measured_gpu_system(&p->gpu);
@@ -1065,11 +1059,11 @@ static json_t *indistinguishable(const json_t *items)
         for (size_t j = i; ids && j < n; j++) {
             const json_t *it = json_array_get(items, j);
             if (!json_equal(request, json_object_get(it, "estimate_request")) ||
-                strcmp(row_str(first, "compared"), row_str(it, "compared")) != 0)
+                strcmp(jr_text(first, "compared"), jr_text(it, "compared")) != 0)
                 continue;
             const double m = json_number_value(json_object_get(it, "measured"));
             taken[j] = true;
-            json_array_append_new(ids, json_string(row_str(it, "id")));
+            json_array_append_new(ids, json_string(jr_text(it, "id")));
             lo = m < lo ? m : lo;
             hi = m > hi ? m : hi;
         }
@@ -1109,8 +1103,8 @@ json_t *codec_llm_measured_report_rows(const json_t *rows, const char *source,
     for (size_t i = 0; prep && ok && moe && out && i < n; i++) {
         const json_t *row = json_array_get(rows, i);
         json_t *item = json_pack("{s:s,s:s,s:s,s:s,s:I,s:{s:I,s:I,s:I,s:I,s:I}}", "id",
-                                 row_str(row, "id"), "source", row_str(row, "source"), "model",
-                                 row_str(row, "model"), "gpu", row_str(row, "gpu_type"),
+                                 jr_text(row, "id"), "source", jr_text(row, "source"), "model",
+                                 jr_text(row, "model"), "gpu", jr_text(row, "gpu_type"),
                                  "gpu_count", (json_int_t)row_int(row, "gpu_count", 0), "layout",
                                  "tp", (json_int_t)row_int(row, "tp", 1), "pp",
                                  (json_int_t)row_int(row, "pp", 1), "vp",
@@ -1202,193 +1196,4 @@ json_t *codec_llm_measured_report(const codec_presets_t *presets, fathom_error_t
         }
     }
     return report;
-}
-
-/* " what N rows: mean M%, worst W%" (or " what no rows") of one error group of the report: its
- * count under count_key, its figures under prefix + mean_abs_error_pct / max_abs_error_pct. */
-static void print_group(FILE *f, const char *what, const json_t *o, const char *count_key,
-                        const char *prefix)
-{
-    char mean[48], worst[48];
-    snprintf(mean, sizeof mean, "%smean_abs_error_pct", prefix);
-    snprintf(worst, sizeof worst, "%smax_abs_error_pct", prefix);
-    const long long n = (long long)json_integer_value(json_object_get(o, count_key));
-    if (n == 0)
-        fprintf(f, "%s no rows", what);
-    else
-        fprintf(f, "%s %lld row%s: mean %.1f%%, worst %.1f%%", what, n, n == 1 ? "" : "s",
-                json_number_value(json_object_get(o, mean)),
-                json_number_value(json_object_get(o, worst)));
-}
-
-/* The indistinguishable groups in one line: how many, and the widest with its rows. */
-static void print_indistinguishable(FILE *f, const json_t *o)
-{
-    const json_t *groups = json_object_get(o, "groups"), *widest = NULL;
-    size_t i;
-    const json_t *g;
-    json_array_foreach(groups, i, g)
-        if (!widest || json_number_value(json_object_get(g, "error_floor_pct")) >
-                           json_number_value(json_object_get(widest, "error_floor_pct")))
-            widest = g;
-    if (!widest) {
-        fputs("rows Fathom cannot tell apart (one estimate request, other measurements): none\n", f);
-        return;
-    }
-    fprintf(f, "rows Fathom cannot tell apart (one estimate request, other measurements): %zu "
-               "group%s; the widest,", json_array_size(groups), json_array_size(groups) == 1 ? "" : "s");
-    const json_t *id;
-    json_array_foreach(json_object_get(widest, "ids"), i, id)
-        fprintf(f, "%s %s", i ? "," : "", json_string_value(id));
-    fprintf(f, ", measured %.0f to %.0f: no estimate is within %.1f%% of all of them\n",
-            json_number_value(json_object_get(widest, "measured_min")),
-            json_number_value(json_object_get(widest, "measured_max")),
-            json_number_value(json_object_get(widest, "error_floor_pct")));
-}
-
-/* The MoE rows apart, each with its software level: release, dispatcher, CUDA-graph scope and
- * all-to-all overlap, a * after what the row's notes do not state (the recipes' default). */
-static void print_software(FILE *f, const json_t *rows)
-{
-    bool any = false;
-    for (size_t i = 0; i < json_array_size(rows); i++) {
-        const json_t *r = json_array_get(rows, i), *w = json_object_get(r, "software");
-        if (!w || !json_is_true(json_object_get(r, "expressible")))
-            continue;
-        if (!any)
-            fputs("mixture of experts by software level (release, dispatcher, CUDA graphs, "
-                  "all-to-all overlap; * not stated in the row's notes, the recipes' default):\n",
-                  f);
-        any = true;
-        bool stated[3] = {false, false, false};
-        static const char *const what[3] = {"cuda_graphs", "dispatcher", "a2a_overlap"};
-        size_t k;
-        const json_t *v;
-        json_array_foreach(json_object_get(w, "stated"), k, v)
-            for (int j = 0; j < 3; j++)
-                stated[j] = stated[j] || strcmp(json_string_value(v), what[j]) == 0;
-        const json_t *rel = json_object_get(w, "release");
-        char d[24], g[24], o[24];
-        snprintf(d, sizeof d, "%s%s", row_str(w, "dispatcher"), stated[1] ? "" : "*");
-        snprintf(g, sizeof g, "%s%s", row_str(w, "cuda_graphs"), stated[0] ? "" : "*");
-        snprintf(o, sizeof o, "%s%s",
-                 json_is_true(json_object_get(w, "a2a_overlap")) ? "overlap" : "no overlap",
-                 stated[2] ? "" : "*");
-        fprintf(f, "  %-12s %-9s %-10s %-10s %-12s %+7.1f%%\n", row_str(r, "id"),
-                json_is_string(rel) ? json_string_value(rel) : "-", d, g, o,
-                json_number_value(json_object_get(r, "error_pct")));
-    }
-}
-
-/* "est/measured" peak memory in GiB of a row ("82.1/82.4", "-" for what is not known). */
-static void memory_cell(const json_t *r, char *out, size_t cap)
-{
-    const json_t *est = json_object_get(r, "memory_gib"), *meas = json_object_get(r, "measured_memory_gib");
-    char m[16] = "-";
-    if (json_is_number(meas))
-        snprintf(m, sizeof m, "%.1f", json_number_value(meas));
-    if (json_is_number(est))
-        snprintf(out, cap, "%.1f/%s", json_number_value(est), m);
-    else
-        snprintf(out, cap, "-/%s", m);
-}
-
-static void print_report(FILE *f, const json_t *report)
-{
-    fprintf(f, "%-12s %-22s %-6s %5s  %-16s %9s %9s %8s %8s %11s  %s\n", "id", "model", "system",
-            "gpus", "tp/pp/vp/cp/dp", "measured", "estimate", "error", "loso", "GiB est/ran",
-            "recompute");
-    const json_t *rows = json_object_get(report, "rows");
-    for (size_t i = 0; i < json_array_size(rows); i++) {
-        const json_t *r = json_array_get(rows, i), *l = json_object_get(r, "layout");
-        char layout[64];
-        snprintf(layout, sizeof layout, "%lld/%lld/%lld/%lld/%lld",
-                 (long long)json_integer_value(json_object_get(l, "tp")),
-                 (long long)json_integer_value(json_object_get(l, "pp")),
-                 (long long)json_integer_value(json_object_get(l, "vp")),
-                 (long long)json_integer_value(json_object_get(l, "cp")),
-                 (long long)json_integer_value(json_object_get(l, "dp")));
-        fprintf(f, "%-12s %-22.22s %-6.6s %5lld  %-16s ", row_str(r, "id"), row_str(r, "model"),
-                row_str(r, "gpu"), (long long)json_integer_value(json_object_get(r, "gpu_count")),
-                layout);
-        if (json_is_true(json_object_get(r, "expressible")))
-        {
-            const json_t *lo = json_object_get(json_object_get(r, "loso"), "error_pct");
-            char loso[16] = "       -";
-            if (json_is_number(lo))
-                snprintf(loso, sizeof loso, "%+7.1f%%", json_number_value(lo));
-            char recompute[64];
-            const json_int_t some = json_integer_value(json_object_get(r, "recompute_blocks"));
-            int used = snprintf(recompute, sizeof recompute, some ? "%s %lld/%lld" : "%s",
-                                row_str(r, "recompute"), (long long)some,
-                                (long long)json_integer_value(json_object_get(r, "blocks_per_chunk")));
-            size_t mi;
-            const json_t *mod;
-            json_array_foreach(json_object_get(r, "recompute_modules"), mi, mod)
-                if (used > 0 && (size_t)used < sizeof recompute)
-                    used += snprintf(recompute + used, sizeof recompute - (size_t)used, "%s%s",
-                                     mi ? "," : "+", json_string_value(mod));
-            char mem[32];
-            memory_cell(r, mem, sizeof mem);
-            fprintf(f, "%9.0f %9.0f %+7.1f%% %s %11s  %s%s%s\n",
-                    json_number_value(json_object_get(r, "measured")),
-                    json_number_value(json_object_get(r, "estimated")),
-                    json_number_value(json_object_get(r, "error_pct")), loso, mem, recompute,
-                    json_is_true(json_object_get(r, "fits_memory")) ? "" : " (does not fit)",
-                    strcmp(row_str(r, "compared"), "tflops_per_gpu") == 0 ? " [TFLOP/s/GPU]"
-                                                                          : "");
-        } else
-            fprintf(f, "%50s  %s\n", "-", row_str(r, "reason"));
-    }
-    fprintf(f, "tokens/s/GPU over %lld of %lld rows: mean absolute error %.1f%%, worst %.1f%%\n",
-            (long long)json_integer_value(json_object_get(report, "rows_estimated")),
-            (long long)json_integer_value(json_object_get(report, "rows_total")),
-            json_number_value(json_object_get(report, "mean_abs_error_pct")),
-            json_number_value(json_object_get(report, "max_abs_error_pct")));
-    fputs("of which", f);
-    print_group(f, " mixture of experts,", report, "moe_rows_estimated", "moe_");
-    print_group(f, "; dense,", report, "dense_rows_estimated", "dense_");
-    fputs("\nmodel TFLOP/s/GPU (rows publishing no tokens/s, counted as their source counts):", f);
-    print_group(f, "", json_object_get(report, "tflops_only"), "rows", "");
-    fputc('\n', f);
-    const json_t *lo = json_object_get(report, "loso");
-    if (lo) {
-        fputs("leave-one-source-out calibrated (loso: each GPU's preset fitted on the other "
-              "sources' rows): tokens/s/GPU", f);
-        print_group(f, "", lo, "rows_estimated", "");
-        print_group(f, "; mixture of experts", lo, "moe_rows_estimated", "moe_");
-        print_group(f, "; dense", lo, "dense_rows_estimated", "dense_");
-        print_group(f, "; TFLOP/s-only", json_object_get(lo, "tflops_only"), "rows", "");
-        fputc('\n', f);
-    }
-    print_software(f, rows);
-    print_indistinguishable(f, json_object_get(report, "indistinguishable"));
-    const json_t *mem = json_object_get(report, "memory");
-    fprintf(f, "peak memory (GiB est/ran: summary.mem_tier1_bytes against the peak a row states):");
-    print_group(f, "", mem, "rows", "");
-    fprintf(f, "; rows estimated not to fit: %lld of %lld\n",
-            (long long)json_integer_value(json_object_get(report, "rows_not_fitting")),
-            (long long)(json_integer_value(json_object_get(report, "rows_estimated")) +
-                        json_integer_value(json_object_get(json_object_get(report, "tflops_only"),
-                                                           "rows"))));
-}
-
-char *codec_llm_measured_text(const json_t *report)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return NULL;
-    print_report(f, report);
-    const json_t *pytorch = json_object_get(report, "pytorch");
-    if (pytorch) {
-        fprintf(f, "\nPyTorch-native runs (%s):\n", row_str(pytorch, "source"));
-        print_report(f, pytorch);
-    }
-    if (fclose(f) != 0) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
 }

@@ -65,12 +65,6 @@ static const char *const row_numbers[] = {"output_tokens_per_s_per_gpu", "concur
                                           "kv_cache_free_gpu_mem_fraction", NULL};
 static const jr_row_types_t row_types = {row_ints, row_strings, NULL, row_numbers};
 
-static const char *str(const json_t *row, const char *key)
-{
-    const char *s = json_string_value(json_object_get(row, key));
-    return s ? s : "";
-}
-
 static double real(const json_t *row, const char *key, double dflt)
 {
     const json_t *v = json_object_get(row, key);
@@ -141,10 +135,10 @@ static void prepare(const json_t *row, const codec_presets_t *presets, vrow_t *v
     memset(v, 0, sizeof *v);
     fathom_error_t err;
     /* a row may name the presets itself ("model_preset", "system_preset") */
-    const char *mp = *str(row, "model_preset") ? str(row, "model_preset")
-                                               : lookup(str(row, "model"), true);
-    const char *sp = *str(row, "system_preset") ? str(row, "system_preset")
-                                                : lookup(str(row, "gpu"), false);
+    const char *mp = *jr_text(row, "model_preset") ? jr_text(row, "model_preset")
+                                               : lookup(jr_text(row, "model"), true);
+    const char *sp = *jr_text(row, "system_preset") ? jr_text(row, "system_preset")
+                                                : lookup(jr_text(row, "gpu"), false);
     v->measured = real(row, "output_tokens_per_s_per_gpu", 0);
     if (!(v->measured > 0)) {
         v->reason = "no positive output_tokens_per_s_per_gpu";
@@ -170,17 +164,18 @@ static void prepare(const json_t *row, const codec_presets_t *presets, vrow_t *v
     r->layout.expert_par = (int64_t)real(row, "ep", 1);
     r->layout.attention_data_par = (int64_t)real(row, "dp_attention", 1);
     const json_t *dpa = json_object_get(row, "dp_attention");
-    if (v->moe && (!dpa || json_is_null(dpa)) && strncmp(str(row, "doc_revision"), "1.", 2) == 0) {
+    if (v->moe && (!dpa || json_is_null(dpa)) &&
+        strncmp(jr_text(row, "doc_revision"), "1.", 2) == 0) {
         /* the page's MoE options: attention DP over the TP ranks (the header above) */
         r->layout.attention_data_par = r->layout.tensor_par;
         r->layout.tensor_par = 1;
     }
-    if (dtype_of(str(row, "precision_weights"), &r->weights)) {
+    if (dtype_of(jr_text(row, "precision_weights"), &r->weights)) {
         v->reason = "unknown precision_weights";
         return;
     }
-    const char *kv = str(row, "precision_kv");
-    const bool oss = strncmp(str(row, "model"), "GPT-OSS", 7) == 0;
+    const char *kv = jr_text(row, "precision_kv");
+    const bool oss = strncmp(jr_text(row, "model"), "GPT-OSS", 7) == 0;
     if (*kv ? dtype_of(kv, &r->kv) != 0 : false) {
         v->reason = "unknown precision_kv";
         return;
@@ -194,7 +189,7 @@ static void prepare(const json_t *row, const codec_presets_t *presets, vrow_t *v
     r->input_tokens = real(row, "isl", 0);
     r->output_tokens = real(row, "osl", 0);
     r->engine = SERVING_ENGINE_TRTLLM;
-    const char *eng = str(row, "serving_engine");
+    const char *eng = jr_text(row, "serving_engine");
     if (*eng) {
         int k = 0;
         while (serving_engine_names[k] && strcmp(serving_engine_names[k], eng) != 0)
@@ -207,12 +202,12 @@ static void prepare(const json_t *row, const codec_presets_t *presets, vrow_t *v
     }
     /* the 0.17 tables ran TensorRT engines and the 0.14 ones Triton's TensorRT-LLM backend:
      * the C++ executor; the 1.x tables the PyTorch backend; a row may say ("executor") */
-    const char *rev = str(row, "doc_revision"), *ex = str(row, "executor");
+    const char *rev = jr_text(row, "doc_revision"), *ex = jr_text(row, "executor");
     r->cpp_executor = *ex ? strcmp(ex, "cpp") == 0 : strncmp(rev, "0.", 2) == 0;
     r->chunked_prefill = 0;
-    if (strcmp(str(row, "doc_revision"), "0.14-serving") == 0) {
+    if (strcmp(jr_text(row, "doc_revision"), "0.14-serving") == 0) {
         /* Triton at a request rate; "INF": unthrottled */
-        const char *q = str(row, "request_rate_qps");
+        const char *q = jr_text(row, "request_rate_qps");
         r->requests_per_s = *q && strcmp(q, "INF") != 0 ? strtod(q, NULL) : 0;
         /* the table's 500 requests (its heading), sent at that rate or, unthrottled, at once */
         r->num_requests = 500;
@@ -274,14 +269,15 @@ static json_t *loso(const json_t *rows, const vrow_t *v, const double *est, size
         if (v[i].reason || !(est[i] > 0))
             continue;
         const json_t *ri = json_array_get(rows, i);
-        const char *src = str(ri, "doc_revision"), *gpu = str(ri, "gpu");
+        const char *src = jr_text(ri, "doc_revision"), *gpu = jr_text(ri, "gpu");
         double logs = 0;
         int k = 0;
         for (size_t j = 0; j < n; j++) {
             if (v[j].reason || !(est[j] > 0))
                 continue;
             const json_t *rj = json_array_get(rows, j);
-            if (strcmp(str(rj, "gpu"), gpu) != 0 || strcmp(str(rj, "doc_revision"), src) == 0)
+            if (strcmp(jr_text(rj, "gpu"), gpu) != 0 ||
+                strcmp(jr_text(rj, "doc_revision"), src) == 0)
                 continue;
             logs += log(v[j].measured / est[j]);
             k++;
@@ -323,10 +319,11 @@ json_t *codec_serving_validation_rows(const json_t *rows, const char *source,
     for (size_t i = 0; i < n; i++) {
         const json_t *row = json_array_get(rows, i);
         prepare(row, presets, &v[i]);
-        json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:o,s:o}", "id", str(row, "id"), "model",
-                              str(row, "model"), "gpu", str(row, "gpu"), "source",
-                              str(row, "doc_revision"), "isl", json_integer((json_int_t)real(row, "isl", 0)),
-                              "osl", json_integer((json_int_t)real(row, "osl", 0)));
+        json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:o,s:o}", "id", jr_text(row, "id"), "model",
+                              jr_text(row, "model"), "gpu", jr_text(row, "gpu"), "source",
+                              jr_text(row, "doc_revision"), "isl",
+                              json_integer((json_int_t)real(row, "isl", 0)), "osl",
+                              json_integer((json_int_t)real(row, "osl", 0)));
         if (!o || json_array_append_new(out, o))
             goto oom;
         if (!v[i].reason) {
@@ -341,10 +338,10 @@ json_t *codec_serving_validation_rows(const json_t *rows, const char *source,
                 const double pct = 100.0 * (est[i] - v[i].measured) / v[i].measured;
                 errs_add(&all, pct);
                 errs_add(v[i].moe ? &moe : &dense, pct);
-                json_t *bs = json_object_get(by_source, str(row, "doc_revision"));
+                json_t *bs = json_object_get(by_source, jr_text(row, "doc_revision"));
                 if (!bs) {
                     bs = json_pack("{s:f,s:f,s:i}", "sum", 0.0, "worst", 0.0, "n", 0);
-                    json_object_set_new(by_source, str(row, "doc_revision"), bs);
+                    json_object_set_new(by_source, jr_text(row, "doc_revision"), bs);
                 }
                 json_object_set_new(bs, "sum", json_real(real(bs, "sum", 0) + fabs(pct)));
                 json_object_set_new(bs, "worst", json_real(fmax(real(bs, "worst", 0), fabs(pct))));
@@ -444,17 +441,17 @@ char *codec_serving_validation_text(const json_t *report)
     for (size_t i = 0; i < json_array_size(rows); i++) {
         const json_t *r = json_array_get(rows, i);
         if (json_object_get(r, "reason")) {
-            fprintf(f, "%-52.52s %28s  %s\n", str(r, "id"), "-", str(r, "reason"));
+            fprintf(f, "%-52.52s %28s  %s\n", jr_text(r, "id"), "-", jr_text(r, "reason"));
             continue;
         }
         const json_t *lo = json_object_get(json_object_get(r, "loso"), "error_pct");
         char l[16] = "       -";
         if (json_is_number(lo))
             snprintf(l, sizeof l, "%+7.1f%%", json_number_value(lo));
-        fprintf(f, "%-52.52s %9.0f %9.0f %+7.1f%% %s %6.0f %s\n", str(r, "id"),
+        fprintf(f, "%-52.52s %9.0f %9.0f %+7.1f%% %s %6.0f %s\n", jr_text(r, "id"),
                 real(r, "measured_tokens_per_s_per_gpu", 0),
                 real(r, "estimated_tokens_per_s_per_gpu", 0), real(r, "error_pct", 0), l,
-                real(r, "concurrency", 0), str(r, "bound"));
+                real(r, "concurrency", 0), jr_text(r, "bound"));
     }
     fprintf(f, "output tokens/s/GPU over %lld of %lld rows: mean absolute error %.1f%%, worst "
                "%.1f%%\n",
@@ -466,7 +463,7 @@ char *codec_serving_validation_text(const json_t *report)
     size_t i;
     json_array_foreach(json_object_get(report, "by_source"), i, s) {
         char what[64];
-        snprintf(what, sizeof what, "revision %s:", str(s, "source"));
+        snprintf(what, sizeof what, "revision %s:", jr_text(s, "source"));
         line(f, what, s);
     }
     line(f, "leave one revision out (per-GPU correction from the others):",
