@@ -8,6 +8,7 @@
 
 #include "endpoint.h"
 #include "json_read.h"
+#include "json_write.h"
 #include "llm_codec.h"
 #include "model_codec.h"
 #include "serving_codec.h"
@@ -31,16 +32,7 @@ static const char *const dtype_names[] = {"bf16", "fp8", "fp4", "int4", "nvfp4",
 static const char *const weight_dtype_names[] = {"bf16", "fp8", "fp4", "int4", "nvfp4", "mxfp4", NULL};
 static const char *const method_names[] = {"mtp", "draft", NULL};
 
-json_t *codec_serving_num(double x)
-{
-    if (!isfinite(x))
-        return json_null();
-    if (x == floor(x) && fabs(x) < 9007199254740992.0)
-        return json_integer((json_int_t)x);
-    return json_real(x);
-}
-
-#define num(x) codec_serving_num(x)
+#define num(x) jw_num(x)
 
 /* ---- system ---- */
 

@@ -63,9 +63,6 @@ int codec_serving_decode(const json_t *v, const char *path, const fathom_model_t
 json_t *codec_serving_encode(const serving_request_t *r);
 json_t *codec_serving_request_encode(const codec_serving_request_t *r);
 
-/* A finite number as JSON (an integer when it is one; non-finite → null), as every serving
- * figure is written. */
-json_t *codec_serving_num(double x);
 
 /* The response of POST /v1/inference (new reference; NULL on allocation failure). */
 json_t *codec_serving_result_encode(const serving_request_t *r, const serving_result_t *o);

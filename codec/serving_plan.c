@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "json_read.h"
+#include "json_write.h"
 #include "model_codec.h"
 #include "serving_codec.h"
 #include "serving_plan_codec.h"
@@ -35,7 +36,7 @@ static const char *const system_keys[] = {"name", "price_per_gpu_hour", NULL};
 static const char *const dtype_names[] = {"bf16", "fp8", "fp4", "int4", "nvfp4", NULL};
 static const char *const mode_names[] = {"aggregated", "disaggregated", NULL};
 
-#define num(x) codec_serving_num(x)
+#define num(x) jw_num(x)
 
 void codec_serving_plan_free(codec_serving_plan_t *p)
 {
