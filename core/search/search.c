@@ -618,8 +618,8 @@ static bool first_valid_networks(const llm_system_t *s, const loops_t *l, llm_ex
 /* The attention kernel of choice ak (0 unfused, 1 fused) of a unit's kernel loop l: the fused
  * kernel is the stack's, Transformer Engine's ("fused") under Megatron and, under a PyTorch stack,
  * the one its model code calls unless told another (F.scaled_dot_product_attention, "sdpa", as
- * an estimate under that stack defaults it: codec/llm_execution_codec.c). With one choice in the loop,
- * options.attention_kernel says which. */
+ * an estimate under that stack defaults it: codec/llm_execution_codec.c). With one choice in the
+ * loop, options.attention_kernel says which. */
 static llm_attn_kernel_t attention_kernel_of(const search_request_t *r, const loops_t *l, int ak)
 {
     const bool fused = l->n_kernel == 2 ? ak == 1 : r->options.attention_kernel == SEARCH_PICK_ON;
