@@ -160,8 +160,9 @@ double llm_optimizer_bytes_per_param(const llm_execution_t *e)
  *             final norm, output: FSDP2 does not reshard the root after forward) and two blocks
  *             (the one computing, the one prefetched); with pipeline parallelism every block of
  *             the stage (torchtitan sets reshard_after_forward False under PP)
- *   gradients one block's unsharded bf16 gradients and their fp32 reduce-scatter input beside
- *             the shards; under PP the whole stage's unsharded fp32 gradients (torch's pipeline
+ *   gradients one block's unsharded bf16 gradients and their reduce-scatter input in the
+ *             reduce dtype (fp32; bf16 with low_precision_gradients) beside the shards; under PP
+ *             the whole stage's unsharded gradients in the reduce dtype (torch's pipeline
  *             schedules reduce only after the last microbatch).
  * With a frozen base (LoRA, QLoRA: Z of the P parameters frozen, T = P − Z trained) the frozen
  * parameters are sharded as loaded, in base_datatype, Z·zb/S — torchtune's LoRA recipes load
@@ -170,21 +171,21 @@ double llm_optimizer_bytes_per_param(const llm_execution_t *e)
  * when narrower (QLoRA's NF4 tensors are all-gathered packed and dequantized at each linear:
  * torchao's NF4Tensor fsdp_pre_all_gather). The gradients and optimizer are T's alone. */
 /* The unsharded gradients a rank holds at once under torch.distributed.pipelining with FSDP
- * (torch 1963fc8, the build of torchtitan's benchmarks), g bytes each: FSDP2 accumulates them
- * in the reduce dtype, fp32 (g = 4) unless low_precision_gradients, which reduces in the
- * parameter dtype, so no upcast copy is made and autograd sums into .grad itself (g = bpe;
+ * (torch 1963fc8, the build of torchtitan's benchmarks), g bytes each: FSDP2 accumulates them in
+ * the reduce dtype, fp32 (g = 4) unless low_precision_gradients, which reduces in the parameter
+ * dtype, so no upcast copy is made and autograd sums into .grad itself (g = bpe;
  * FSDPParam.to_accumulated_grad_if_needed returns when the gradient's dtype is the reduce
- * dtype). A stage accumulates them from its
- * first backward; its last backward runs FSDP's post_backward, which reduce-scatters and frees
- * them (PipelineStage.backward_maybe_with_nosync, last_backward). One stage a rank (1F1B,
- * GPipe): all of its T trained parameters, 4·T bytes. With v stages a rank,
- * ScheduleInterleaved1F1B gives the backwards to the rank's stages in rounds of
- * nmb / max(1, ⌊nmb/pp⌋) microbatches, the last local stage first (backward_stage_index); in a
- * single round (nmb < 2·pp; torchtitan's default nmb = pp) each stage's backwards all finish
- * before the next stage's begin, so one stage's gradients are alive at a time: the largest
- * stage's, ⌈b/v⌉ blocks, or ⌊b/v⌋ blocks and the outer layers (embedding, output) on an end
- * rank, whichever is more. With more rounds every stage's accumulate together. bt a block's
- * trained parameters, rt the rank's outer layers' (doc/memory.md, "The PyTorch stacks"). */
+ * dtype). A stage accumulates them from its first backward; its last backward runs FSDP's
+ * post_backward, which reduce-scatters and frees them (PipelineStage.backward_maybe_with_nosync,
+ * last_backward). One stage a rank (1F1B, GPipe): all of its T trained parameters, g·T bytes.
+ * With v stages a rank, ScheduleInterleaved1F1B gives the backwards to the rank's stages in
+ * rounds of nmb / max(1, ⌊nmb/pp⌋) microbatches, the last local stage first
+ * (backward_stage_index); in a single round (nmb < 2·pp; torchtitan's default nmb = pp) each
+ * stage's backwards all finish before the next stage's begin, so one stage's gradients are alive
+ * at a time: the largest stage's, ⌈b/v⌉ blocks, or ⌊b/v⌋ blocks and the outer layers (embedding,
+ * output) on an end rank, whichever is more. With more rounds every stage's accumulate together.
+ * bt a block's trained parameters, rt the rank's outer layers' (doc/memory.md, "The PyTorch
+ * stacks"). */
 static double torch_pp_held_gradients(const llm_execution_t *e, const llm_memory_inputs_t *in,
                                       double blocks, double T, double bt, double rt)
 {
