@@ -3,6 +3,7 @@
 #include "presets.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ typedef struct {
 struct codec_presets {
     json_t *objects[PRESET__KINDS];  /* name → object without "$comment" */
     json_t *comments[PRESET__KINDS]; /* name → comment string */
+    json_t *aliases[PRESET__KINDS];  /* alias → the file name of the preset it stands for */
     json_t *measured;                /* validation/measured_runs.json: an array, or NULL */
     json_t *pytorch;                 /* validation/pytorch_runs.json: an array, or NULL */
     char *dir;                       /* the directory it was loaded from; NULL when empty */
@@ -51,7 +53,8 @@ codec_presets_t *codec_presets_empty(void)
     for (int k = 0; k < PRESET__KINDS; k++) {
         p->objects[k] = json_object();
         p->comments[k] = json_object();
-        if (!p->objects[k] || !p->comments[k]) {
+        p->aliases[k] = json_object();
+        if (!p->objects[k] || !p->comments[k] || !p->aliases[k]) {
             codec_presets_free(p);
             return NULL;
         }
@@ -66,6 +69,7 @@ void codec_presets_free(codec_presets_t *p)
     for (int k = 0; k < PRESET__KINDS; k++) {
         json_decref(p->objects[k]);
         json_decref(p->comments[k]);
+        json_decref(p->aliases[k]);
     }
     json_decref(p->measured);
     json_decref(p->pytorch);
@@ -135,6 +139,78 @@ static json_t *preset_take_comments(json_t *obj)
     return comment;
 }
 
+/* [a-z0-9][a-z0-9_.-]{0,63}, and with upper_case also A-Z where a-z is: a built-in's file name
+ * may have capitals (llama3-8B), a user's may not. */
+static bool name_form_ok(const char *name, bool upper_case)
+{
+    size_t n = strlen(name);
+    bool ok = n >= 1 && n <= CODEC_PRESET_NAME_MAX;
+    for (size_t i = 0; ok && i < n; i++) {
+        char c = name[i];
+        bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                     (upper_case && c >= 'A' && c <= 'Z');
+        ok = alnum || (i > 0 && (c == '_' || c == '.' || c == '-'));
+    }
+    return ok;
+}
+
+/* A preset file may name other models of exactly its shape under "$aliases": {"<alias>":
+ * "<comment: which model, its source, why the shape is the same>"} (Llama 3.1 70B for Llama 3's:
+ * they differ only in rope_scaling and max_position_embeddings, which change no count). The member
+ * is taken out of obj and each alias recorded in pending as alias → [file name, comment]. */
+static int take_aliases(json_t *obj, const char *name, const char *file, json_t *pending,
+                        fathom_error_t *err)
+{
+    json_t *aliases = json_object_get(obj, "$aliases");
+    if (!aliases)
+        return 0;
+    const char *alias;
+    json_t *comment;
+    if (!json_is_object(aliases))
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL,
+                                "preset %s: $aliases is not an object of alias → comment", file);
+    json_object_foreach(aliases, alias, comment)
+    {
+        if (!json_is_string(comment) || json_string_length(comment) == 0)
+            return fathom_error_set(err, FATHOM_E_INTERNAL, NULL,
+                                    "preset %s: alias '%s' has no comment saying what it is", file,
+                                    alias);
+        if (!name_form_ok(alias, true))
+            return fathom_error_set(err, FATHOM_E_INTERNAL, NULL,
+                                    "preset %s: alias '%s' is not a preset name", file, alias);
+        if (json_object_get(pending, alias))
+            return fathom_error_set(err, FATHOM_E_INTERNAL, NULL,
+                                    "preset %s: alias '%s' is also another preset's", file, alias);
+        if (json_object_set_new(pending, alias, json_pack("[sO]", name, comment)))
+            return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    }
+    json_object_del(obj, "$aliases");
+    return 0;
+}
+
+/* Each pending alias becomes a name of its preset's object (the same object: a request naming
+ * the alias normalizes, and hashes, as one naming the preset), once every file is read, so that
+ * an alias can never shadow a preset's own name whatever order the directory lists them in. */
+static int register_aliases(codec_presets_t *p, preset_kind_t kind, const json_t *pending,
+                            const char *dir, fathom_error_t *err)
+{
+    const char *alias;
+    json_t *entry;
+    json_object_foreach((json_t *)pending, alias, entry)
+    {
+        const char *target = json_string_value(json_array_get(entry, 0));
+        if (json_object_get(p->objects[kind], alias))
+            return fathom_error_set(err, FATHOM_E_INTERNAL, NULL,
+                                    "%s: '%s' is both a preset and an alias of '%s'", dir, alias,
+                                    target);
+        if (json_object_set(p->objects[kind], alias, json_object_get(p->objects[kind], target)) ||
+            json_object_set(p->comments[kind], alias, json_array_get(entry, 1)) ||
+            json_object_set_new(p->aliases[kind], alias, json_string(target)))
+            return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    }
+    return 0;
+}
+
 static int load_kind(codec_presets_t *p, preset_kind_t kind, const char *dir, fathom_error_t *err)
 {
     char path[4096];
@@ -144,8 +220,9 @@ static int load_kind(codec_presets_t *p, preset_kind_t kind, const char *dir, fa
         return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "cannot open preset directory %s",
                                 path);
     int rc = -1, count = 0;
+    json_t *pending = json_object();
     struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
+    while (pending && (e = readdir(d)) != NULL) {
         size_t len = strlen(e->d_name);
         if (len <= 5 || strcmp(e->d_name + len - 5, ".json") != 0)
             continue;
@@ -165,6 +242,10 @@ static int load_kind(codec_presets_t *p, preset_kind_t kind, const char *dir, fa
                              obj ? "not an object" : jerr.text, jerr.line);
             goto out;
         }
+        if (take_aliases(obj, name, file, pending, err)) {
+            json_decref(obj);
+            goto out;
+        }
         json_t *comment = preset_take_comments(obj);
         if (!comment) {
             json_decref(obj);
@@ -174,8 +255,12 @@ static int load_kind(codec_presets_t *p, preset_kind_t kind, const char *dir, fa
         json_object_set_new(p->comments[kind], name, comment);
         json_object_set_new(p->objects[kind], name, obj);
     }
-    rc = 0;
+    if (!pending)
+        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    else if (register_aliases(p, kind, pending, path, err) == 0)
+        rc = 0;
 out:
+    json_decref(pending);
     closedir(d);
     return rc;
 }
@@ -360,14 +445,7 @@ int codec_presets_used_user(const codec_presets_t *p)
 
 int codec_preset_name_check(const char *name, const char *field, fathom_error_t *err)
 {
-    size_t n = strlen(name);
-    int ok = n >= 1 && n <= CODEC_PRESET_NAME_MAX;
-    for (size_t i = 0; ok && i < n; i++) {
-        char c = name[i];
-        int alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-        ok = alnum || (i > 0 && (c == '_' || c == '.' || c == '-'));
-    }
-    if (ok)
+    if (name_form_ok(name, false))
         return 0;
     return fathom_error_set(err, FATHOM_E_INVALID_FIELD, field,
                             "a preset name is 1 to %d characters of a-z, 0-9, '_', '.' and '-', "
@@ -388,8 +466,12 @@ json_t *codec_presets_list(const codec_presets_t *p)
         json_object_foreach(p->objects[k], key, val) names[i++] = key;
         qsort(names, n, sizeof *names, by_name);
         for (i = 0; i < n; i++) {
-            json_array_append_new(arr, json_pack("{s:s,s:O}", "name", names[i], "comment",
-                                                 json_object_get(p->comments[k], names[i])));
+            json_t *entry = json_pack("{s:s,s:O}", "name", names[i], "comment",
+                                      json_object_get(p->comments[k], names[i]));
+            json_t *target = json_object_get(p->aliases[k], names[i]);
+            if (entry && target)
+                json_object_set(entry, "alias_of", target);
+            json_array_append_new(arr, entry);
         }
         free(names);
         json_object_set_new(out, codec_preset_kind_name((preset_kind_t)k), arr);

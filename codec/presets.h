@@ -3,7 +3,9 @@
  *
  * Layout: DIR/models/<name>.json and DIR/systems/<name>.json, each holding the object itself.
  * A top-level "$comment" member (a note on the source of the numbers) is kept for listings and
- * stripped from the object decoders see. The registry is immutable after loading, so the
+ * stripped from the object decoders see. "$aliases" ({"<name>": "<comment>"}) gives other names
+ * of the same object, for models of exactly the same shape (llama3.1-70B for llama3-70B): an
+ * alias resolves, lists and hashes as the preset itself. The registry is immutable after loading, so the
  * server's threads share it without locks.
  *
  * User presets. Every decoder resolves a name with codec_presets_resolve, and nothing else:
@@ -81,7 +83,8 @@ const json_t *codec_presets_pytorch_runs(const codec_presets_t *p);
 int codec_presets_validation_path(const codec_presets_t *p, const char *file, char *out,
                                   size_t cap);
 
-/* {"models":[{"name","comment"}…],"systems":[…]} sorted by name (new reference). */
+/* {"models":[{"name","comment","alias_of"?}…],"systems":[…]} sorted by name (new reference);
+ * "alias_of" names the preset an alias stands for. */
 json_t *codec_presets_list(const codec_presets_t *p);
 
 /* "models" / "systems": the directory and URL segment of a kind. */

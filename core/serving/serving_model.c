@@ -42,7 +42,8 @@
 
 const char *const serving_warning_codes[] = {
     "weight_only_dequant", "overloaded",     "concurrency_capped", "kv_replicated",
-    "few_requests_fit",    "no_fp4_rate",    "prompt_over_budget", "finite_run_at_means", NULL};
+    "few_requests_fit",    "no_fp4_rate",    "prompt_over_budget", "finite_run_at_means",
+    "weights_over_memory", "no_request_fits", NULL};
 const char *const serving_warning_messages[] = {
     "the weight format has no tensor-core rate on this GPU: weights are dequantized into 16-bit "
     "GEMMs (weight-only), so the memory saving holds and the FLOP rate is the 16-bit one",
@@ -57,6 +58,12 @@ const char *const serving_warning_messages[] = {
     "it in one step anyway (TensorRT-LLM refuses such prompts)",
     "a finite run (num_requests) serves every request at the mean input and output tokens: the "
     "spreads given set a steady state's answers (leave num_requests out for them)",
+    "the weights and workspace of the busiest GPU exceed its memory (memory.weights_bytes, "
+    "memory.capacity_bytes): split the model over more GPUs (tensor_par, pipeline_par, "
+    "expert_par) or store it in a smaller weights_datatype",
+    "the weights fit, but not one request's KV cache beside them (memory.kv_bytes_per_request "
+    "against memory.kv_capacity_bytes): more GPUs per replica, a smaller kv_datatype or shorter "
+    "requests",
     NULL};
 
 static double tokens_per_step(const serving_spec_t *sp)
@@ -216,6 +223,10 @@ static void memory_for(const sv_ctx_t *c, const sv_settings_t *st, serving_resul
     o->kv_capacity_bytes = worst_pool;
     o->capacity_bytes = cap;
     o->fits_memory = worst_w + worst_ws <= cap && fit >= 1;
+    if (worst_w + worst_ws > cap)
+        o->warnings |= SERVING_WARN_WEIGHTS_OVER_MEMORY;
+    else if (fit < 1)
+        o->warnings |= SERVING_WARN_NO_REQUEST_FITS;
     /* requests per attention rank: KV, the batch cap (per micro-batch), the token budget. The
      * budget sustains C requests whose tokens over their L steps fit it a step:
      * C·(dec·tps + I′)/L ≤ max_batch_tokens, L = k + dec, k the prompt's steps (1 whole; at

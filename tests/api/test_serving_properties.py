@@ -7,7 +7,8 @@ with single answers at its concurrencies, an FP8 KV cache is half a BF16 one, an
 joules add up to the GPUs' price and power; a disaggregated p99 request pays its p99
 prompt's own prefill and KV transfer; a prompt in chunks does the whole prompt's work; the token
 budget bounds the requests a replica holds by the tokens it takes (none of a prompt on a
-disaggregated decode replica)."""
+disaggregated decode replica); and a layout that does not fit says which memory it ran out of.
+Llama 3.1 70B is named by its alias (presets/models/llama3-70B.json)."""
 import statistics
 import unittest
 
@@ -187,6 +188,31 @@ class ServingProperties(ServerTestCase):
         finite = self.infer("llama3-8B", "h200", output_tokens={"mean": 2000, "p90": 4000},
                             num_requests=64, **base)
         self.assertIn("finite_run_at_means", codes(finite))
+
+    def test_what_does_not_fit_says_why(self):
+        # Llama 3.1 70B in BF16 (70.55e9 parameters, 2 bytes each: 141 GB) on one 80 GB H100
+        # cannot hold its weights; on four it holds them (35 GB a GPU) but not the KV cache of
+        # one 2,000,000-token request (80 blocks x 2 x 8 KV heads x 128 x 2 B = 327,680 B a
+        # token, 82 kB on each of the four: 164 GB a GPU). Each says which, and a layout that
+        # fits says neither.
+        codes = lambda a: {w["code"] for w in a["warnings"]}
+        common = dict(input_tokens=2000, output_tokens=200, concurrency=8)
+        one = self.infer("llama3.1-70B", "h100_sxm", tensor_par=1, **common)
+        self.assertFalse(one["fits_memory"])
+        self.assertGreater(one["memory"]["weights_bytes"], one["memory"]["capacity_bytes"])
+        self.assertIn("weights_over_memory", codes(one))
+        self.assertNotIn("no_request_fits", codes(one))
+        long = self.infer("llama3.1-70B", "h100_sxm", tensor_par=4, input_tokens=2_000_000,
+                          output_tokens=200, concurrency=8)
+        self.assertFalse(long["fits_memory"])
+        self.assertEqual(long["kv_cache_bytes_per_token"], 327680)
+        self.assertGreater(long["memory"]["kv_bytes_per_request"],
+                           long["memory"]["kv_capacity_bytes"])
+        self.assertEqual(codes(long) & {"weights_over_memory", "no_request_fits"},
+                         {"no_request_fits"})
+        fits = self.infer("llama3.1-70B", "h100_sxm", tensor_par=4, **common)
+        self.assertTrue(fits["fits_memory"])
+        self.assertFalse(codes(fits) & {"weights_over_memory", "no_request_fits"})
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ def preset(kind, name=None):
         with open(p) as f:
             d = json.load(f)
         d.pop("$comment", None)
+        d.pop("$aliases", None)  # other names of the preset, not a member
         out[os.path.basename(p)[:-5]] = d
     return out if name is None else out[name]
 

@@ -2,9 +2,15 @@
  * without a lookup, then the overlay's lookup once per name per request, an error of the lookup
  * surfacing as that error (not as "no such preset"), the flag saying a user preset was used; a
  * request naming a user preset normalizing to the same request (and hash) as one giving its
- * object; an unknown name's error suggesting the built-in it differs from only in case; and the
- * user preset names accepted and refused. */
+ * object; an unknown name's error suggesting the built-in it differs from only in case; the
+ * user preset names accepted and refused; and a model's aliases ("$aliases": llama3.1-70B for
+ * llama3-70B) resolving, listing and hashing as the preset, with a directory whose aliases clash
+ * or are malformed refused at load. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "canonical.h"
 #include "endpoint.h"
@@ -197,6 +203,123 @@ static void names(void **state)
     assert_int_equal(codec_preset_name_check(longest, "name", &err), -1);
 }
 
+static void model_hash(const char *model, char out[CODEC_HASH_HEX_LEN + 1])
+{
+    json_t *body = json_pack("{s:s,s:s,s:{s:i,s:i,s:i}}", "model", model, "system", "h100_sxm",
+                             "execution", "num_procs", 8, "tensor_par", 8, "batch_size", 8);
+    codec_ctx_t ctx = {builtins};
+    fathom_error_t err;
+    json_t *norm = codec_estimate_endpoint.normalize(body, &ctx, &err);
+    if (!norm)
+        fail_msg("normalize: %s: %s", err.field, err.message);
+    assert_int_equal(codec_config_hash("estimate", norm, out), 0);
+    json_decref(norm);
+    json_decref(body);
+}
+
+static const json_t *listed(const json_t *list, const char *kind, const char *name)
+{
+    size_t i;
+    const json_t *entry;
+    json_array_foreach(json_object_get(list, kind), i, entry)
+    {
+        if (strcmp(json_string_value(json_object_get(entry, "name")), name) == 0)
+            return entry;
+    }
+    return NULL;
+}
+
+static void aliases_are_the_preset(void **state)
+{
+    (void)state;
+    static const char *const pairs[][2] = {{"llama3.1-8B", "llama3-8B"},
+                                           {"llama3.1-70B", "llama3-70B"},
+                                           {"llama3.3-70B", "llama3-70B"},
+                                           {"deepseek-r1", "deepseek-v3"}};
+    json_t *list = codec_presets_list(builtins);
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        const json_t *alias = codec_presets_find(builtins, PRESET_MODEL, pairs[i][0]);
+        assert_non_null(alias);
+        assert_ptr_equal(alias, codec_presets_find(builtins, PRESET_MODEL, pairs[i][1]));
+        assert_null(json_object_get(alias, "$aliases")); /* taken out, as "$comment" is */
+        assert_true(codec_presets_is_builtin(builtins, PRESET_MODEL, pairs[i][0]));
+        const json_t *entry = listed(list, "models", pairs[i][0]);
+        assert_non_null(entry);
+        assert_string_equal(json_string_value(json_object_get(entry, "alias_of")), pairs[i][1]);
+        assert_true(json_string_length(json_object_get(entry, "comment")) > 0);
+        assert_null(json_object_get(listed(list, "models", pairs[i][1]), "alias_of"));
+        char a[CODEC_HASH_HEX_LEN + 1], b[CODEC_HASH_HEX_LEN + 1];
+        model_hash(pairs[i][0], a);
+        model_hash(pairs[i][1], b);
+        assert_string_equal(a, b);
+    }
+    json_decref(list);
+    fathom_error_t err;
+    const json_t *model = json_string("llama3.1-70b");
+    assert_int_equal(codec_presets_deref(builtins, PRESET_MODEL, &model, "model", &err), -1);
+    assert_non_null(strstr(err.message, "did you mean \"llama3.1-70B\"?"));
+    json_decref((json_t *)model);
+}
+
+/* Loads a registry from a directory whose models/ holds the given files (name, text pairs,
+ * NULL-ended): its load error's message, or "" when it loads. */
+static void load_models(const char *const *files, char *message, size_t cap)
+{
+    char dir[] = "/tmp/fathom-presets-XXXXXX", sub[64], path[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(sub, sizeof sub, "%s/models", dir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    snprintf(sub, sizeof sub, "%s/systems", dir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    for (int i = 0; files[i]; i += 2) {
+        snprintf(path, sizeof path, "%s/models/%s.json", dir, files[i]);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(files[i + 1], f);
+        fclose(f);
+    }
+    fathom_error_t err;
+    codec_presets_t *p = codec_presets_load(dir, &err);
+    snprintf(message, cap, "%s", p ? "" : err.message);
+    codec_presets_free(p);
+    for (int i = 0; files[i]; i += 2) {
+        snprintf(path, sizeof path, "%s/models/%s.json", dir, files[i]);
+        unlink(path);
+    }
+    snprintf(sub, sizeof sub, "%s/models", dir);
+    rmdir(sub);
+    snprintf(sub, sizeof sub, "%s/systems", dir);
+    rmdir(sub);
+    rmdir(dir);
+}
+
+static void clashing_aliases_refused(void **state)
+{
+    (void)state;
+    char msg[FATHOM_ERROR_MESSAGE_MAX];
+    const char *const fine[] = {"a", "{\"$aliases\": {\"a.1\": \"the same shape\"}}", "b", "{}",
+                                NULL};
+    load_models(fine, msg, sizeof msg);
+    assert_string_equal(msg, "");
+    const char *const shadows[] = {"a", "{\"$aliases\": {\"b\": \"the same shape\"}}", "b", "{}",
+                                   NULL};
+    load_models(shadows, msg, sizeof msg);
+    assert_non_null(strstr(msg, "'b' is both a preset and an alias of 'a'"));
+    const char *const twice[] = {"a", "{\"$aliases\": {\"c\": \"x\"}}", "b",
+                                 "{\"$aliases\": {\"c\": \"y\"}}", NULL};
+    load_models(twice, msg, sizeof msg);
+    assert_non_null(strstr(msg, "alias 'c' is also another preset's"));
+    const char *const unsaid[] = {"a", "{\"$aliases\": {\"c\": \"\"}}", NULL};
+    load_models(unsaid, msg, sizeof msg);
+    assert_non_null(strstr(msg, "alias 'c' has no comment"));
+    const char *const bad_name[] = {"a", "{\"$aliases\": {\"c d\": \"x\"}}", NULL};
+    load_models(bad_name, msg, sizeof msg);
+    assert_non_null(strstr(msg, "alias 'c d' is not a preset name"));
+    const char *const not_object[] = {"a", "{\"$aliases\": [\"c\"]}", NULL};
+    load_models(not_object, msg, sizeof msg);
+    assert_non_null(strstr(msg, "$aliases is not an object"));
+}
+
 int main(void)
 {
     fathom_error_t err;
@@ -211,6 +334,8 @@ int main(void)
         cmocka_unit_test(unknown_name_suggests_case),
         cmocka_unit_test(name_normalizes_to_its_content),
         cmocka_unit_test(names),
+        cmocka_unit_test(aliases_are_the_preset),
+        cmocka_unit_test(clashing_aliases_refused),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     codec_presets_free(builtins);
