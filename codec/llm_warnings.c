@@ -1,8 +1,9 @@
 /* llm_warnings.c — plausibility warnings on an estimate: an MFU above the best published for the
  * GPU and datatype, an execution that offloads to tier 2, a datatype the matrix engine runs at a
  * low rate, a small mixture-of-experts model (where the step model agrees least with published
- * runs), and an expert-parallel all-to-all that takes much of the step with nothing to hide it
- * behind (the lever that moves such a step most). An estimate is still an estimate: these say
+ * runs), an expert-parallel all-to-all that takes much of the step with nothing to hide it
+ * behind (the lever that moves such a step most), and a PyTorch stack asked for DDP where its
+ * own default shards. An estimate is still an estimate: these say
  * where it leaves what has been measured, or what would change it.
  *
  * The GPU is recognised by its matrix engine's dense 16-bit peak and, where Blackwell Ultra shares
@@ -194,6 +195,27 @@ json_t *codec_llm_warnings_encode(const fathom_model_t *m, const llm_system_t *s
             "(arXiv 2412.19437, sec. 3.2.1), hides most of it; a plan takes both as options",
             100 * a2a / r->stats.total_time, a2a, r->stats.total_time,
             e->expert_par_net > 0 ? ", across the network" : "");
+    /* zero_stage's default, 0, is Calculon's (and Megatron's without the distributed optimizer);
+     * the PyTorch stacks shard by default: torchtitan's data_parallel_shard_degree is -1 (FSDP2
+     * over every rank left, its config/job_config.py) and FSDP1's sharding_strategy FULL_SHARD
+     * (torch.distributed.fsdp.FullyShardedDataParallel, as Accelerate's and Composer's). A
+     * layout with data parallelism under them and stage 0 is DDP, which they run only when told
+     * to: said, since the memory and the gradient all-reduce differ by the data-parallel width. */
+    if (e->stack != LLM_STACK_MEGATRON && e->training && e->data_par > 1 &&
+        llm_zero_stage(e) == 0)
+        add(list, "pytorch_stack_ddp",
+            "zero_stage 0 under stack \"%s\" is DDP: each of the %" PRId64 " data-parallel "
+            "GPUs holds every weight, gradient and optimizer state of its part of the model and "
+            "all-reduces the gradients. %s shards them over the data-parallel group by default "
+            "(%s): zero_stage 3 estimates that%s",
+            llm_stack_names[e->stack], e->data_par,
+            e->stack == LLM_STACK_TORCHTITAN ? "torchtitan" : "FSDP",
+            e->stack == LLM_STACK_TORCHTITAN
+                ? "FSDP2, data_parallel_shard_degree -1"
+                : "sharding_strategy FULL_SHARD",
+            e->shard_group > 0 && e->shard_group < e->data_par
+                ? ", with shard_group the sharding group (HSDP)"
+                : "");
     /* A datatype whose matrix rate is at most half the fastest non-FP8 rate of the system. */
     double best = 0;
     for (int dt = 0; dt < LLM_DT__COUNT; dt++)

@@ -4,7 +4,8 @@
  * preset's dense BF16 peak, so the table cannot fall behind the runs beside it; an estimate just
  * above it is warned and one just below is not. Blackwell Ultra shares Blackwell's peaks and is
  * told apart by its memory; the B300, with no dense run published, is never warned. Also
- * moe_all_to_all_exposed: its threshold, and what silences it. */
+ * moe_all_to_all_exposed: its threshold, and what silences it; and pytorch_stack_ddp: stage 0
+ * under a PyTorch stack, whose own default shards. */
 #include <ctype.h>
 #include <dirent.h>
 #include <math.h>
@@ -302,6 +303,48 @@ static void test_exposed_all_to_all(void **state)
     json_decref(w);
 }
 
+/* The pytorch_stack_ddp message of Llama 3 70B on 64 data-parallel H100s under `stack` with
+ * `zero` and `shard_group`; NULL when not warned. The caller frees *w. */
+static const char *ddp_message(llm_stack_t stack, int zero, int64_t shard_group, json_t **w)
+{
+    fathom_model_t m;
+    llm_system_t s;
+    llm_execution_t e;
+    layout_on("llama3-70B", "h100_sxm", 0, &m, &s, &e);
+    e.stack = stack;
+    e.zero_stage = zero;
+    e.optimizer_sharding = zero >= 1;
+    e.shard_group = shard_group;
+    llm_result_t r = one_second_step(&s);
+    *w = codec_llm_warnings_encode(&m, &s, &e, &r);
+    return message_of(*w, "pytorch_stack_ddp");
+}
+
+/* Stage 0 under a PyTorch stack is DDP, where the stack's default shards: said, naming the
+ * stack's own default; not under Megatron (stage 0 is its default too), nor with any sharding. */
+static void test_pytorch_stack_ddp(void **state)
+{
+    (void)state;
+    json_t *w;
+    const char *msg = ddp_message(LLM_STACK_TORCHTITAN, 0, 0, &w);
+    assert_non_null(msg);
+    assert_non_null(strstr(msg, "each of the 64 data-parallel GPUs"));
+    assert_non_null(strstr(msg, "data_parallel_shard_degree -1"));
+    assert_null(strstr(msg, "HSDP"));
+    json_decref(w);
+    msg = ddp_message(LLM_STACK_FSDP, 0, 8, &w);
+    assert_non_null(msg);
+    assert_non_null(strstr(msg, "FULL_SHARD"));
+    assert_non_null(strstr(msg, "HSDP"));
+    json_decref(w);
+    assert_null(ddp_message(LLM_STACK_MEGATRON, 0, 0, &w));
+    json_decref(w);
+    assert_null(ddp_message(LLM_STACK_TORCHTITAN, 2, 0, &w));
+    json_decref(w);
+    assert_null(ddp_message(LLM_STACK_FSDP, 3, 8, &w));
+    json_decref(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -311,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_blackwell_ultra_told_apart),
         cmocka_unit_test(test_mxfp8_needs_blackwell),
         cmocka_unit_test(test_exposed_all_to_all),
+        cmocka_unit_test(test_pytorch_stack_ddp),
     };
     return cmocka_run_group_tests(tests, load_presets, free_presets);
 }
