@@ -81,8 +81,10 @@ static void print_table(const json_t *plan)
     {
         const json_t *best = json_object_get(s, "best");
         if (!json_is_object(best)) {
-            printf("%-3s %-16s no layout of the %lld tried meets the targets\n", "",
-                   json_string_value(json_object_get(s, "name")), integer(s, "candidates"));
+            const char *hint = json_string_value(json_object_get(s, "hint"));
+            printf("%-3s %-16s no layout of the %lld tried meets the targets%s%s\n", "",
+                   json_string_value(json_object_get(s, "name")), integer(s, "candidates"),
+                   hint ? ": " : "", hint ? hint : "");
             continue;
         }
         long long index = -1;

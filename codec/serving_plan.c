@@ -282,6 +282,11 @@ json_t *codec_serving_plan_candidate_encode(const codec_serving_plan_t *p,
         return NULL;
     if (!c->meets) {
         json_object_set_new(o, "reason", json_string(c->reason));
+        if (c->fits && c->tpot_s > 0)
+            json_object_set_new(o, "at_one_request",
+                                json_pack("{s:o,s:o,s:o}", "ttft_p50_s", num(c->ttft_p50_s),
+                                          "ttft_p99_s", num(c->ttft_p99_s), "tpot_s",
+                                          num(c->tpot_s)));
         return o;
     }
     json_t *more = json_pack(
@@ -305,8 +310,61 @@ json_t *codec_serving_plan_candidate_encode(const codec_serving_plan_t *p,
     return o;
 }
 
+/* Why none of a system's candidates meets, in a planner's words: nothing fits (more GPUs a
+ * replica, or a smaller format), or the targets are below what the layouts that fit do with one
+ * request in flight (the least of each latency among them). NULL when some candidate meets. */
+static json_t *none_meets_hint(const codec_serving_plan_t *p, int system, const json_t *candidates)
+{
+    double least[3] = {INFINITY, INFINITY, INFINITY};
+    static const char *const keys[3] = {"ttft_p50_s", "ttft_p99_s", "tpot_s"};
+    size_t i;
+    json_t *j;
+    json_array_foreach(candidates, i, j) {
+        const json_t *at = json_object_get(j, "at_one_request");
+        if (strcmp(json_string_value(json_object_get(j, "system")),
+                   p->system_names[system]) != 0)
+            continue;
+        if (json_is_true(json_object_get(j, "meets")))
+            return NULL;
+        for (int k = 0; at && k < 3; k++)
+            least[k] = fmin(least[k], json_number_value(json_object_get(at, keys[k])));
+    }
+    char text[512];
+    if (!isfinite(least[2]))
+        snprintf(text, sizeof text,
+                 "no layout of at most %lld GPUs a replica holds the model and one request: "
+                 "raise max_gpus_per_replica, or add a smaller format to weights_datatypes",
+                 (long long)serving_plan_max_gpus(&p->systems[system], &p->spec));
+    else
+        snprintf(text, sizeof text,
+                 "the targets are below what every layout that fits does with one request in "
+                 "flight: the least among them is TTFT p50 %.4g ms, TTFT p99 %.4g ms, TPOT "
+                 "%.4g ms (each candidate's at_one_request); loosen the slo or try a faster "
+                 "system",
+                 1e3 * least[0], 1e3 * least[1], 1e3 * least[2]);
+    return json_string(text);
+}
+
+/* How many of a system's candidates fail for each reason: {"does not fit in memory": n, …}. */
+static json_t *reason_counts(const char *system, const json_t *candidates)
+{
+    json_t *counts = json_object();
+    size_t i;
+    json_t *j;
+    json_array_foreach(candidates, i, j) {
+        const char *why = json_string_value(json_object_get(j, "reason"));
+        if (!counts || !why ||
+            strcmp(json_string_value(json_object_get(j, "system")), system) != 0)
+            continue;
+        json_object_set_new(counts, why,
+                            json_integer(json_integer_value(json_object_get(counts, why)) + 1));
+    }
+    return counts;
+}
+
 /* The plan block from every candidate (JSON, in unit order; borrowed and marked: "pareto"
- * set on each): each system's cheapest, the cheapest overall, the Pareto front. */
+ * set on each): each system's cheapest (with the count of each reason the others fail for, and
+ * a hint when none meets), the cheapest overall, the Pareto front. */
 json_t *codec_serving_plan_summarize(const codec_serving_plan_t *p, json_t *candidates)
 {
     const size_t n = json_array_size(candidates);
@@ -335,11 +393,17 @@ json_t *codec_serving_plan_summarize(const codec_serving_plan_t *p, json_t *cand
             if (c[q].system == k)
                 tried++, meeting += c[q].meets;
         json_t *b = best[k] >= 0 ? json_array_get(candidates, (size_t)best[k]) : NULL;
-        json_array_append_new(systems,
-                              json_pack("{s:s,s:o,s:i,s:i,s:O}", "name", p->system_names[k],
-                                        "price_per_gpu_hour",
-                                        num(p->systems[k].price_per_gpu_hour), "candidates",
-                                        tried, "meeting", meeting, "best", b ? b : json_null()));
+        json_t *entry = json_pack("{s:s,s:o,s:i,s:i,s:O,s:o}", "name", p->system_names[k],
+                                  "price_per_gpu_hour", num(p->systems[k].price_per_gpu_hour),
+                                  "candidates", tried, "meeting", meeting, "best",
+                                  b ? b : json_null(), "reasons",
+                                  reason_counts(p->system_names[k], candidates));
+        json_t *hint = tried > 0 && meeting == 0 ? none_meets_hint(p, k, candidates) : NULL;
+        if (entry && hint)
+            json_object_set_new(entry, "hint", hint);
+        else
+            json_decref(hint);
+        json_array_append_new(systems, entry);
         if (best[k] >= 0 &&
             (cheapest < 0 || c[best[k]].dollars_per_hour < c[cheapest].dollars_per_hour))
             cheapest = best[k];

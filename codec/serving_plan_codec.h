@@ -41,7 +41,8 @@ json_t *codec_serving_plan_candidate_encode(const codec_serving_plan_t *p,
                                             const serving_plan_candidate_t *c);
 /* The plan block from every candidate's JSON in unit order (candidates borrowed; each that
  * meets gets "pareto"): {"systems": [{"name", "price_per_gpu_hour", "candidates", "meeting",
- * "best"}], "cheapest" (index or null), "pareto": [indices], "candidates"}. NULL when memory
+ * "best", "reasons" (count of each reason the others fail for), "hint" (only when none
+ * meets)}], "cheapest" (index or null), "pareto": [indices], "candidates"}. NULL when memory
  * ran out. */
 json_t *codec_serving_plan_summarize(const codec_serving_plan_t *p, json_t *candidates);
 

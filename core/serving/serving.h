@@ -290,7 +290,8 @@ typedef struct {
     double gpus;                /* the fleet's GPUs */
     double dollars_per_hour;
     double dollars_per_million_output; /* the fleet's cost over its output tokens */
-    double ttft_p50_s, ttft_p99_s, tpot_s;
+    double ttft_p50_s, ttft_p99_s, tpot_s; /* at the fleet's rate; fits without meeting: at one
+                                            * request in flight, the least the layout does */
     double output_tokens_per_s_per_gpu;
     int evaluations;            /* estimates it took */
     bool pareto;                /* on the dollars–TPOT front among the candidates that meet */
@@ -301,6 +302,8 @@ typedef struct {
  * at most cap written, returns how many. */
 int serving_plan_layouts(const fathom_model_t *m, const serving_system_t *s,
                          const serving_plan_spec_t *p, serving_request_t *out, int cap);
+/* The most GPUs of one replica the plan tries on s: p->max_gpus, or max(8, the first tier). */
+int64_t serving_plan_max_gpus(const serving_system_t *s, const serving_plan_spec_t *p);
 /* Evaluates one layout: the fewest replicas meeting the targets (the latencies fall as replicas
  * rise: a doubling search, then bisection). Always fills *out (fits/meets/reason say what came
  * of it). */

@@ -45,11 +45,17 @@ static serving_request_t base_request(const serving_plan_spec_t *p, serving_dtyp
     return r;
 }
 
+int64_t serving_plan_max_gpus(const serving_system_t *s, const serving_plan_spec_t *p)
+{
+    const int64_t node = s->hw.networks[0].size;
+    return p->max_gpus > 0 ? p->max_gpus : (node > 8 ? node : 8);
+}
+
 int serving_plan_layouts(const fathom_model_t *m, const serving_system_t *s,
                          const serving_plan_spec_t *p, serving_request_t *out, int cap)
 {
     const int64_t node = s->hw.networks[0].size;
-    const int64_t max_gpus = p->max_gpus > 0 ? p->max_gpus : (node > 8 ? node : 8);
+    const int64_t max_gpus = serving_plan_max_gpus(s, p);
     const unsigned formats = p->datatypes ? p->datatypes : default_formats(s);
     const bool agg = p->aggregated || !p->disaggregated, dis = p->disaggregated || !p->aggregated;
     const bool moe = m->moe.num_experts > 0;
@@ -188,7 +194,11 @@ void serving_plan_candidate(const fathom_model_t *m, const serving_system_t *s, 
     }
     out->fits = true;
     if (!t.meets) {
+        /* the least the layout does: latencies only rise with load */
         out->reason = t.why;
+        out->ttft_p50_s = t.res.ttft_p50_s;
+        out->ttft_p99_s = t.res.ttft_p99_s;
+        out->tpot_s = t.res.tpot_s;
         return;
     }
     /* the replica's saturated request rate bounds the replicas from below */

@@ -111,7 +111,7 @@ function bestTable(plan) {
   const head = ['GPU', 'mode', 'layout', 'fleet', 'GPUs', '$/h', '$/M out', 'TTFT p99', 'TPOT', ''];
   const rows = plan.systems.map((s) => {
     const c = s.best;
-    if (!c) return el('tr', { class: 'rejected' }, el('td', {}, s.name), el('td', { colspan: 9 }, `no layout meets the targets (${s.candidates} tried)`));
+    if (!c) return el('tr', { class: 'rejected' }, el('td', {}, s.name), el('td', { colspan: 9 }, `no layout meets the targets (${s.candidates} tried)${s.hint ? `: ${s.hint}` : ''}`));
     const open = el('button', { type: 'button', class: 'ghost' }, 'Curve');
     open.addEventListener('click', () => { fillOne({ ...c.request, model: read(form(), 'model'), system: s.name }); estimate(c.request); });
     return el('tr', { 'data-system': s.name }, el('td', {}, s.name), el('td', {}, c.mode), el('td', { class: 'layout' }, layoutText(c)),

@@ -2,7 +2,8 @@
 issue names — Llama 3.1 70B at 20 requests/s, 2,000 prompt and 200 output tokens, TTFT p99 ≤ 2 s
 and TPOT ≤ 50 ms over H100, H200 and B200 — finishes in under 10 s, every system's chosen
 configuration meets the targets and re-estimates through POST /v1/inference to what the plan
-says, the Pareto front is not dominated, and bad plans are refused naming the field."""
+says, the Pareto front is not dominated, and bad plans are refused naming the field; a plan that
+nothing meets says why, per system, with the least each layout does."""
 import json
 import os
 import statistics
@@ -76,6 +77,47 @@ class ServingPlan(ServerTestCase):
             for c in meets:
                 self.assertFalse(c["dollars_per_hour"] <= p["dollars_per_hour"] and c["tpot_s"] <= p["tpot_s"]
                                  and (c["dollars_per_hour"] < p["dollars_per_hour"] or c["tpot_s"] < p["tpot_s"]))
+
+    def test_none_meets_says_why(self):
+        # TPOT 5 ms for Llama 3 70B: below what any H100 layout does with one request in flight.
+        # Each candidate that fits carries that least (re-estimated here at concurrency 1), the
+        # system counts its reasons, and its hint quotes the least of each latency.
+        body = dict(PLAN, slo={"tpot_ms": 5}, systems=["h100_sxm"])
+        out, _ = run_plan(body)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        plan = json.loads(out.stdout)
+        (system,) = plan["systems"]
+        self.assertIsNone(system["best"])
+        self.assertIsNone(plan["cheapest"])
+        self.assertEqual(sum(system["reasons"].values()), system["candidates"])
+        fitting = [c for c in plan["candidates"] if c["fits"]]
+        self.assertTrue(fitting)
+        self.assertEqual(system["reasons"]["TPOT above the target"], len(fitting))
+        checked = 0
+        for c in [c for c in fitting if c["mode"] == "aggregated"][:3]:
+            checked += 1
+            w = c["weights_datatype"]
+            serving = dict(tensor_par=c["layout"]["tensor_par"],
+                           pipeline_par=c["layout"]["pipeline_par"], weights_datatype=w,
+                           kv_datatype="fp8" if w == "fp8" else "bf16", input_tokens=2000,
+                           output_tokens=200, concurrency=1)
+            r = self.server.post("/v1/inference", {"model": "llama3-70B", "system": "h100_sxm",
+                                                   "serving": serving})
+            self.assertEqual(r.status, 200, r.body)
+            for key in ("ttft_p50_s", "ttft_p99_s", "tpot_s"):
+                self.assertAlmostEqual(c["at_one_request"][key], r.json()[key], delta=1e-12)
+            self.assertGreater(c["at_one_request"]["tpot_s"], 0.005)
+        self.assertEqual(checked, 3)
+        least = min(c["at_one_request"]["tpot_s"] for c in fitting)
+        self.assertIn("TPOT %.4g ms" % (1e3 * least), system["hint"])
+        # DeepSeek-R1 (the alias of DeepSeek-V3's shape) in 8 H100s' 640 GB: nothing holds it
+        body = dict(PLAN, model="deepseek-r1", systems=["h100_sxm"])
+        out, _ = run_plan(body)
+        plan = json.loads(out.stdout)
+        (system,) = plan["systems"]
+        self.assertEqual(system["reasons"], {"does not fit in memory": system["candidates"]})
+        self.assertIn("no layout of at most 8 GPUs a replica holds the model", system["hint"])
+        self.assertNotIn("at_one_request", json.dumps(plan["candidates"]))
 
     def test_table_without_json(self):
         # without --json: one row per system (its cheapest fleet), the cheapest of all marked C,
