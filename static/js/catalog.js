@@ -5,7 +5,7 @@
 // without an edit to the page. Loaded once by main.js before any tab is built.
 import { api } from './api.js';
 
-let list = null;    // GET /v1/presets: {models: [{name, comment, user?}], systems: [...]}
+let list = null;    // GET /v1/presets: {models: [{name, comment, alias_of?}], systems: [{name, comment, user?}]}
 let schemas = null; // /openapi.json's components.schemas, by name (llm_execution, model, …)
 const cache = { models: {}, systems: {} };
 
@@ -16,6 +16,11 @@ export async function loadCatalog() {
 }
 
 export const presetList = () => list;
+
+// A preset as a menu names it: a user's says so, an alias says whose shape it is.
+export const presetLabel = (p) => (p.user ? `${p.name} (your preset)` : p.alias_of ? `${p.name} (= ${p.alias_of})` : p.name);
+// A preset list as a select's [value, label] choices.
+export const presetChoices = (list) => list.map((p) => [p.name, presetLabel(p)]);
 
 // One preset's members (kind: 'models' or 'systems'), fetched the first time.
 export async function preset(kind, name) {

@@ -3,7 +3,7 @@
 // /v1/estimate, and the answer drawn by estimate_view.js. Other tabs reach this form through
 // nav.js ('estimate.open', 'estimate.request'), never by importing it.
 import { api, ApiError, clearErrors, keepResultInUrl, showError } from './api.js';
-import { cachedPreset, choicesOf, maximumOf, memberEnums, preset, presetList } from './catalog.js';
+import { cachedPreset, choicesOf, maximumOf, memberEnums, preset, presetChoices, presetList } from './catalog.js';
 import { showEstimate } from './estimate_view.js';
 import { field, objectEditor, peek, read, readObject, setOptions, write } from './forms.js';
 import { initMeasured } from './measured.js';
@@ -66,7 +66,7 @@ const execChoices = (member, labels) => choicesOf('llm_execution', member, label
 
 function buildForm(presets) {
   const f = form();
-  const opt = (list) => list.map((p) => [p.name, p.user ? `${p.name} (your preset)` : p.name]);
+  const opt = presetChoices;
   $('#est-model-pick').append(field({ label: 'Model preset', field: 'model', type: 'select', options: opt(presets.models), value: 'gpt3-175B' }),
     el('small', { class: 'hint preset-note', id: 'est-model-note' }));
   $('#est-system-pick').append(field({ label: 'System preset (one GPU and its networks)', field: 'system', type: 'select', options: opt(presets.systems), value: 'a100_80g' }),
@@ -606,7 +606,8 @@ async function fillForm(req) {
     select.querySelector('option[value=""]')?.remove();
     if (typeof v === 'string') { write(f, key, v); return; }
     for (const p of presetList()[kind]) {
-      if (covers(await preset(kind, p.name), v)) { write(f, key, p.name); return; }
+      // an alias is its preset's object under another name: the preset's own name is the answer
+      if (!p.alias_of && covers(await preset(kind, p.name), v)) { write(f, key, p.name); return; }
     }
     select.append(el('option', { value: '' }, `custom ${key}`));
     select.value = '';

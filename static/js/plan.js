@@ -5,7 +5,7 @@
 // deadline and budget as lines; a click on a point opens that layout in Step time), the cheapest
 // plan within the deadline, the fastest within the budget, and every candidate in a table.
 import { ApiError } from './api.js';
-import { preset, presetList } from './catalog.js';
+import { preset, presetChoices, presetList } from './catalog.js';
 import { COLORS, chartBox, scatter } from './charts.js';
 import { field, read } from './forms.js';
 import { offer, openInEstimate } from './nav.js';
@@ -36,7 +36,7 @@ function buildForm(presets) {
   const chin = el('button', { type: 'button', class: 'ghost', id: 'pl-chinchilla' }, 'Chinchilla (≈20 per parameter)');
   chin.addEventListener('click', () => { $('#f-pl-tokens').value = 'chinchilla'; });
   $('#pl-fields').append(
-    field({ scope: sc, label: 'Model', field: 'model', type: 'select', options: presets.models.map((p) => [p.name, p.name]), value: 'llama3-70B' }),
+    field({ scope: sc, label: 'Model', field: 'model', type: 'select', options: presetChoices(presets.models), value: 'llama3-70B' }),
     field({ scope: sc, label: 'Tokens to train on', field: 'tokens', type: 'text', value: 'chinchilla', hint: 'a number such as 1.5e13, or “chinchilla”: the compute-optimal tokens of the model’s size under the scaling tab’s fit' }),
     el('div', { class: 'fld' }, chin),
     field({ scope: sc, label: 'Global batch (tokens)', field: 'batch_tokens', type: 'text', value: 'auto',

@@ -6,7 +6,7 @@
 // with POST /v1/inference and drawn as its curve of tokens/s per GPU against tokens/s per user,
 // with its TTFT, TPOT, KV cache and what bounds its decode step.
 import { ApiError, api, clearErrors, keepResultInUrl, shareLink, showError } from './api.js';
-import { choicesOf, preset, presetList } from './catalog.js';
+import { choicesOf, preset, presetChoices, presetList } from './catalog.js';
 import { COLORS, chartBox, scatter } from './charts.js';
 import { field, read, write } from './forms.js';
 import { sweepPoller } from './poller.js';
@@ -32,7 +32,7 @@ async function buildSystems(systems) {
 }
 
 function buildForms(presets) {
-  const models = presets.models.map((p) => [p.name, p.name]);
+  const models = presetChoices(presets.models);
   const engines = choicesOf('serving', 'engine', { trtllm: 'TensorRT-LLM', vllm: 'vLLM', sglang: 'SGLang' });
   $('#sv-fields').append(
     field({ scope: 'sv', label: 'Model', field: 'model', type: 'select', options: models, value: 'llama3-70B' }),

@@ -3,7 +3,7 @@
 // DELETE, then show the best executions in a table, every evaluated point on a scatter plot
 // (sample rate against tier-1 memory) and a CSV download.
 import { api, ApiError } from './api.js';
-import { choicesOf, presetList } from './catalog.js';
+import { choicesOf, presetChoices, presetList } from './catalog.js';
 import { chartBox, scatter } from './charts.js';
 import { field, read } from './forms.js';
 import { estimateRequest, openInEstimate } from './nav.js';
@@ -22,7 +22,7 @@ const AUTO = 'auto';
 
 function buildForm() {
   const presets = presetList();
-  const opt = (list, kind) => [...list.map((p) => [p.name, p.user ? `${p.name} (your preset)` : p.name]), [FROM_ESTIMATE, `the Estimate tab’s ${kind} (as edited there)`]];
+  const opt = (list, kind) => [...presetChoices(list), [FROM_ESTIMATE, `the Estimate tab’s ${kind} (as edited there)`]];
   const sc = 'sw';
   $('#sw-search').append(
     field({ scope: sc, label: 'Model', field: 'model', type: 'select', options: opt(presets.models, 'model'), value: 'gpt3-175B' }),

@@ -1114,6 +1114,8 @@ try {
     await page.setViewportSize({ width: 1440, height: 1000 });
     await page.click('#nav-serve');
     await page.waitForFunction(() => !document.querySelector('#tab-serve').hidden);
+    const aliasLabel = await page.$eval('#sv-fields [data-field="model"] option[value="llama3.1-70B"]', (o) => o.textContent);
+    check(aliasLabel === 'llama3.1-70B (= llama3-70B)', 'an alias says whose shape it is', aliasLabel);
     const posted = page.waitForResponse((r) => r.url().endsWith('/v1/sweep') && r.request().method() === 'POST');
     await page.click('#sv-submit');
     const sent = JSON.parse((await posted).request().postData());
