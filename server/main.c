@@ -129,14 +129,11 @@ static void on_database_wait(const char *reason, int next_try_ms, void *ctx)
               json_pack("{s:s,s:i}", "reason", reason, "next_try_ms", next_try_ms));
 }
 
-int main(int argc, char **argv)
+/* What the process sets before any thread of its own starts: the allocator, the libraries'
+ * global state, the environment libuv reads. -1 when a library cannot start. */
+static int prepare_process(const server_t *srv)
 {
-    server_t srv;
-    memset(&srv, 0, sizeof srv);
-    int rc = config_load(&srv.cfg, argc, argv);
-    if (rc != 0)
-        return rc > 0 ? 0 : 2;
-    log_set_level(srv.cfg.log_level);
+    log_set_level(srv->cfg.log_level);
     signal(SIGPIPE, SIG_IGN);
     /* Connection buffers (64 KiB each) are mapped and unmapped on their own rather than carved
      * from the heap, so a burst of connections leaves no fragments behind: resident memory
@@ -146,77 +143,104 @@ int main(int argc, char **argv)
     gsl_set_error_handler_off();
     if (sodium_init() < 0) {
         start_failed("libsodium failed to initialize");
-        return 1;
+        return -1;
     }
-
     /* Before any thread: jansson's allocations are watched, so work that stores its result can
      * tell an answer from an allocation failure (alloc_guard.h). */
     alloc_guard_install(NULL);
     /* libuv sizes its pool from this variable when the first work item is queued; set before any
      * thread of ours starts (setenv is not thread-safe against getenv on other threads). */
     char pool_size[16];
-    snprintf(pool_size, sizeof pool_size, "%d", srv.cfg.workers);
+    snprintf(pool_size, sizeof pool_size, "%d", srv->cfg.workers);
     setenv("UV_THREADPOOL_SIZE", pool_size, 1);
+    return 0;
+}
 
-    int status = 1;
+/* The presets, the store, the page's directory, the cache, the metrics and the sweep pool, in
+ * that order; -1 (said in the log) when one cannot be had. main() frees what was opened. */
+static int open_services(server_t *srv, uv_loop_t *loop)
+{
     fathom_error_t err;
-    uv_loop_t *loop = uv_default_loop();
-    app_t app = {.srv = &srv, .loop = loop};
-
-    srv.presets = codec_presets_load(srv.cfg.presets_dir, &err);
-    if (!srv.presets) {
+    srv->presets = codec_presets_load(srv->cfg.presets_dir, &err);
+    if (!srv->presets) {
         start_failed(err.message);
-        goto out;
+        return -1;
     }
-    const store_wait_t database_wait = {srv.cfg.db_wait_s, on_database_wait, NULL};
-    srv.store = store_open_waiting(srv.cfg.db_path, srv.cfg.migrations_dir,
-                                   srv.cfg.threads + srv.cfg.workers + 2, &database_wait, &err);
-    if (!srv.store) {
+    const store_wait_t database_wait = {srv->cfg.db_wait_s, on_database_wait, NULL};
+    srv->store = store_open_waiting(srv->cfg.db_path, srv->cfg.migrations_dir,
+                                    srv->cfg.threads + srv->cfg.workers + 2, &database_wait, &err);
+    if (!srv->store) {
         start_failed(err.message);
-        goto out;
+        return -1;
     }
     /* A database a newer fathomd migrated still opens (a rolling update or its rollback runs
      * both builds on it), but this build may not read what the newer one writes: say so. */
-    const int known = store_known_schema_version(srv.cfg.db_path, srv.cfg.migrations_dir, &err);
-    if (known >= 0 && store_schema_version(srv.store) > known)
+    const int known = store_known_schema_version(srv->cfg.db_path, srv->cfg.migrations_dir, &err);
+    if (known >= 0 && store_schema_version(srv->store) > known)
         log_event(LOG_WARN, "database schema is newer than this fathomd",
-                  json_pack("{s:i,s:i}", "schema_version", store_schema_version(srv.store),
+                  json_pack("{s:i,s:i}", "schema_version", store_schema_version(srv->store),
                             "known_schema_version", known));
     char real[PATH_MAX];
-    if (realpath(srv.cfg.static_dir, real))
-        srv.static_root = strdup(real);
+    if (realpath(srv->cfg.static_dir, real))
+        srv->static_root = strdup(real);
     else
-        log_msg(LOG_WARN, "no web page: static directory %s not found", srv.cfg.static_dir);
-    srv.cache = cache_create(srv.store);
-    srv.metrics = metrics_create();
+        log_msg(LOG_WARN, "no web page: static directory %s not found", srv->cfg.static_dir);
+    srv->cache = cache_create(srv->store);
+    srv->metrics = metrics_create();
     fathom_error_clear(&err);
-    srv.sweeps = sweeps_create(&srv, loop, &err);
-    if (!srv.cache || !srv.metrics || !srv.sweeps) {
-        start_failed(srv.sweeps ? "out of memory" : err.message);
-        goto out;
+    srv->sweeps = sweeps_create(srv, loop, &err);
+    if (!srv->cache || !srv->metrics || !srv->sweeps) {
+        start_failed(srv->sweeps ? "out of memory" : err.message);
+        return -1;
     }
-    if (http_start(&srv, routes_handle))
-        goto out;
+    return 0;
+}
 
-    uv_signal_init(loop, &app.sigterm);
-    uv_signal_init(loop, &app.sigint);
-    uv_signal_init(loop, &app.sighup);
-    uv_timer_init(loop, &app.drain);
-    uv_timer_init(loop, &app.flush);
-    app.sigterm.data = app.sigint.data = app.drain.data = app.flush.data = &app;
-    uv_timer_start(&app.flush, on_flush_tick, HIT_FLUSH_MS, HIT_FLUSH_MS);
-    uv_signal_start(&app.sigterm, on_signal, SIGTERM);
-    uv_signal_start(&app.sigint, on_signal, SIGINT);
-    uv_signal_start(&app.sighup, on_sighup, SIGHUP);
+/* SIGTERM and SIGINT drain and stop, SIGHUP is logged and ignored; the hit counts are flushed on
+ * a timer. */
+static void watch_signals(app_t *app, uv_loop_t *loop)
+{
+    uv_signal_init(loop, &app->sigterm);
+    uv_signal_init(loop, &app->sigint);
+    uv_signal_init(loop, &app->sighup);
+    uv_timer_init(loop, &app->drain);
+    uv_timer_init(loop, &app->flush);
+    app->sigterm.data = app->sigint.data = app->drain.data = app->flush.data = app;
+    uv_timer_start(&app->flush, on_flush_tick, HIT_FLUSH_MS, HIT_FLUSH_MS);
+    uv_signal_start(&app->sigterm, on_signal, SIGTERM);
+    uv_signal_start(&app->sigint, on_signal, SIGINT);
+    uv_signal_start(&app->sighup, on_sighup, SIGHUP);
+}
 
-    atomic_store(&srv.ready, true);
-    char db_name[sizeof srv.cfg.db_path];
-    store_display_name(srv.cfg.db_path, db_name, sizeof db_name);
+static void log_listening(const server_t *srv)
+{
+    char db_name[sizeof srv->cfg.db_path];
+    store_display_name(srv->cfg.db_path, db_name, sizeof db_name);
     log_event(LOG_INFO, "listening",
-              json_pack("{s:s,s:i,s:s,s:i,s:s,s:i,s:i}", "host", srv.cfg.listen_host, "port",
-                        srv.bound_port, "db", db_name, "schema_version",
-                        store_schema_version(srv.store), "version", FATHOM_VERSION, "threads",
-                        srv.cfg.threads, "workers", srv.cfg.workers));
+              json_pack("{s:s,s:i,s:s,s:i,s:s,s:i,s:i}", "host", srv->cfg.listen_host, "port",
+                        srv->bound_port, "db", db_name, "schema_version",
+                        store_schema_version(srv->store), "version", FATHOM_VERSION, "threads",
+                        srv->cfg.threads, "workers", srv->cfg.workers));
+}
+
+int main(int argc, char **argv)
+{
+    server_t srv;
+    memset(&srv, 0, sizeof srv);
+    int rc = config_load(&srv.cfg, argc, argv);
+    if (rc != 0)
+        return rc > 0 ? 0 : 2;
+    if (prepare_process(&srv))
+        return 1;
+
+    int status = 1;
+    uv_loop_t *loop = uv_default_loop();
+    app_t app = {.srv = &srv, .loop = loop};
+    if (open_services(&srv, loop) || http_start(&srv, routes_handle))
+        goto out;
+    watch_signals(&app, loop);
+    atomic_store(&srv.ready, true);
+    log_listening(&srv);
     uv_run(loop, UV_RUN_DEFAULT);
     status = 0;
     log_msg(LOG_INFO, "stopped cleanly");
