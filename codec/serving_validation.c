@@ -130,11 +130,11 @@ typedef struct {
     bool moe;
 } vrow_t;
 
-static void prepare(const json_t *row, const codec_presets_t *presets, vrow_t *v)
+/* The row's model and system presets (the row may name them: "model_preset", "system_preset")
+ * and what it is compared on; -1 with v->reason when it cannot be estimated. */
+static int row_presets(const json_t *row, const codec_presets_t *presets, vrow_t *v)
 {
-    memset(v, 0, sizeof *v);
     fathom_error_t err;
-    /* a row may name the presets itself ("model_preset", "system_preset") */
     const char *mp = *jr_text(row, "model_preset") ? jr_text(row, "model_preset")
                                                : lookup(jr_text(row, "model"), true);
     const char *sp = *jr_text(row, "system_preset") ? jr_text(row, "system_preset")
@@ -142,11 +142,11 @@ static void prepare(const json_t *row, const codec_presets_t *presets, vrow_t *v
     v->measured = real(row, "output_tokens_per_s_per_gpu", 0);
     if (!(v->measured > 0)) {
         v->reason = "no positive output_tokens_per_s_per_gpu";
-        return;
+        return -1;
     }
     if (!mp || !sp) {
         v->reason = mp ? "no system preset for the row's GPU" : "no model preset for the row's model";
-        return;
+        return -1;
     }
     json_t *name = json_string(mp), *sname = json_string(sp);
     const int bad = !name || !sname || codec_model_decode(name, "model", presets, &v->model, &err) ||
@@ -155,30 +155,41 @@ static void prepare(const json_t *row, const codec_presets_t *presets, vrow_t *v
     json_decref(sname);
     if (bad) {
         v->reason = "preset missing from the registry";
-        return;
+        return -1;
     }
     v->moe = v->model.moe.num_experts > 0;
-    serving_request_t *r = &v->req;
-    r->layout.tensor_par = (int64_t)real(row, "tp", 1);
-    r->layout.pipeline_par = (int64_t)real(row, "pp", 1);
-    r->layout.expert_par = (int64_t)real(row, "ep", 1);
-    r->layout.attention_data_par = (int64_t)real(row, "dp_attention", 1);
+    return 0;
+}
+
+static void row_layout(const json_t *row, vrow_t *v)
+{
+    serving_layout_t *l = &v->req.layout;
+    l->tensor_par = (int64_t)real(row, "tp", 1);
+    l->pipeline_par = (int64_t)real(row, "pp", 1);
+    l->expert_par = (int64_t)real(row, "ep", 1);
+    l->attention_data_par = (int64_t)real(row, "dp_attention", 1);
     const json_t *dpa = json_object_get(row, "dp_attention");
     if (v->moe && (!dpa || json_is_null(dpa)) &&
         strncmp(jr_text(row, "doc_revision"), "1.", 2) == 0) {
         /* the page's MoE options: attention DP over the TP ranks (the header above) */
-        r->layout.attention_data_par = r->layout.tensor_par;
-        r->layout.tensor_par = 1;
+        l->attention_data_par = l->tensor_par;
+        l->tensor_par = 1;
     }
+}
+
+/* The weights' and the KV cache's formats; -1 with v->reason for one the model does not know. */
+static int row_formats(const json_t *row, vrow_t *v)
+{
+    serving_request_t *r = &v->req;
     if (dtype_of(jr_text(row, "precision_weights"), &r->weights)) {
         v->reason = "unknown precision_weights";
-        return;
+        return -1;
     }
     const char *kv = jr_text(row, "precision_kv");
     const bool oss = strncmp(jr_text(row, "model"), "GPT-OSS", 7) == 0;
     if (*kv ? dtype_of(kv, &r->kv) != 0 : false) {
         v->reason = "unknown precision_kv";
-        return;
+        return -1;
     }
     if (!*kv)
         r->kv = r->weights == SERVING_DT_BF16 || oss ? SERVING_DT_BF16 : SERVING_DT_FP8;
@@ -186,8 +197,14 @@ static void prepare(const json_t *row, const codec_presets_t *presets, vrow_t *v
      * rest BF16 (TensorRT-LLM examples/models/core/gpt_oss/README.md) */
     if (oss)
         r->weights = SERVING_DT_MXFP4;
-    r->input_tokens = real(row, "isl", 0);
-    r->output_tokens = real(row, "osl", 0);
+    return 0;
+}
+
+/* The engine (TensorRT-LLM unless the row names another) and its executor; -1 with v->reason
+ * for an engine the model does not know. */
+static int row_engine(const json_t *row, vrow_t *v)
+{
+    serving_request_t *r = &v->req;
     r->engine = SERVING_ENGINE_TRTLLM;
     const char *eng = jr_text(row, "serving_engine");
     if (*eng) {
@@ -196,7 +213,7 @@ static void prepare(const json_t *row, const codec_presets_t *presets, vrow_t *v
             k++;
         if (!serving_engine_names[k]) {
             v->reason = "unknown serving_engine";
-            return;
+            return -1;
         }
         r->engine = (serving_engine_t)k;
     }
@@ -204,6 +221,15 @@ static void prepare(const json_t *row, const codec_presets_t *presets, vrow_t *v
      * the C++ executor; the 1.x tables the PyTorch backend; a row may say ("executor") */
     const char *rev = jr_text(row, "doc_revision"), *ex = jr_text(row, "executor");
     r->cpp_executor = *ex ? strcmp(ex, "cpp") == 0 : strncmp(rev, "0.", 2) == 0;
+    return 0;
+}
+
+/* How the benchmark loaded the engine: Triton at a request rate, a fixed concurrency, or
+ * trtllm-bench's offline batch with its own settings. */
+static void row_load(const json_t *row, vrow_t *v)
+{
+    serving_request_t *r = &v->req;
+    const bool oss = strncmp(jr_text(row, "model"), "GPT-OSS", 7) == 0;
     r->chunked_prefill = 0;
     if (strcmp(jr_text(row, "doc_revision"), "0.14-serving") == 0) {
         /* Triton at a request rate; "INF": unthrottled */
@@ -232,6 +258,21 @@ static void prepare(const json_t *row, const codec_presets_t *presets, vrow_t *v
             r->max_batch_tokens = (int64_t)real(row, "max_num_tokens", 0);
         }
     }
+}
+
+static void prepare(const json_t *row, const codec_presets_t *presets, vrow_t *v)
+{
+    memset(v, 0, sizeof *v);
+    if (row_presets(row, presets, v))
+        return;
+    row_layout(row, v);
+    if (row_formats(row, v))
+        return;
+    v->req.input_tokens = real(row, "isl", 0);
+    v->req.output_tokens = real(row, "osl", 0);
+    if (row_engine(row, v))
+        return;
+    row_load(row, v);
 }
 
 typedef struct {
