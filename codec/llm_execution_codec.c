@@ -343,15 +343,15 @@ void codec_llm_execution_default_nets(const json_t *v, const llm_system_t *s, ll
         e->expert_par_net = span > 1 ? llm_first_tier_connecting(s, span) : e->tensor_par_net;
 }
 
-json_t *codec_llm_execution_encode(const llm_execution_t *e)
-{
-    json_t *o = json_object();
-    if (!o)
-        return NULL;
-    int failed = 0;
+/* Members set through the local json_t *o, each failure or-ed into the local int failed. */
 #define I(k, x) failed |= json_object_set_new(o, k, json_integer((json_int_t)(x)))
 #define B(k, x) failed |= json_object_set_new(o, k, json_boolean(x))
 #define S(k, x) failed |= json_object_set_new(o, k, json_string(x))
+
+/* Calculon's own execution fields, every one always written. Nonzero when one could not be. */
+static int encode_calculon_fields(json_t *o, const llm_execution_t *e)
+{
+    int failed = 0;
     I("num_procs", e->num_procs);
     I("tensor_par", e->tensor_par);
     I("pipeline_par", e->pipeline_par);
@@ -375,6 +375,15 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
     B("activations_offload", e->activations_offload);
     B("optimizer_offload", e->optimizer_offload);
     B("training", e->training);
+    return failed;
+}
+
+/* The modern fields: attention kernel, FP8, context parallelism and sharding always; the MoE,
+ * schedule, memory and recompute fields only when they say something, so that existing
+ * configurations keep their form. */
+static int encode_modern_fields(json_t *o, const llm_execution_t *e)
+{
+    int failed = 0;
     S("attention_kernel", llm_attn_kernel_names[e->attention_kernel]);
     B("fp8", e->fp8);
     if (e->fp8_params) /* only when set, so existing configurations keep their form */
@@ -424,6 +433,14 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
                 failed |= json_array_append_new(mods, json_string(llm_recompute_module_names[i]));
         failed |= json_object_set_new(o, "recompute_modules", mods);
     }
+    return failed;
+}
+
+/* The stack's fields and a fine-tuning method, only when they differ from pre-training on
+ * Megatron. */
+static int encode_stack_fields(json_t *o, const llm_execution_t *e)
+{
+    int failed = 0;
     /* the stack's fields only when they differ from Megatron's, so existing configurations
      * keep their form; the recipe when FP8 runs one other than the stack's default */
     if (e->stack != LLM_STACK_MEGATRON)
@@ -440,8 +457,20 @@ json_t *codec_llm_execution_encode(const llm_execution_t *e)
         S("fp8_recipe", llm_fp8_recipe_names[e->fp8_recipe]);
     if (e->finetune.method != LLM_FINETUNE_NONE) /* only when set: pre-training keeps the form */
         failed |= json_object_set_new(o, "finetune", codec_llm_finetune_encode(&e->finetune));
+    return failed;
+}
 #undef I
 #undef B
 #undef S
+
+json_t *codec_llm_execution_encode(const llm_execution_t *e)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    /* one after the other: the members keep the order a reader finds them in */
+    int failed = encode_calculon_fields(o, e);
+    failed |= encode_modern_fields(o, e);
+    failed |= encode_stack_fields(o, e);
     return jw_finish(o, !failed);
 }
