@@ -1,6 +1,8 @@
 /* model_codec.c — decoding and encoding the shared "model" member (see model_codec.h). */
 #include "model_codec.h"
 
+#include <string.h>
+
 #include "hf_config.h"
 #include "json_read.h"
 
@@ -216,12 +218,63 @@ static int decode_hf_config(const json_t *v, const char *path, fathom_model_t *o
     return rc;
 }
 
+/* A model variant: {"preset": "<model preset>", <members>} — the preset's object with each
+ * member given replacing its own ("seq_size": 131072 for Llama 3.1 8B's long-context stage),
+ * and a given "moe" or "mla" object replacing only the members it names, as the system's GPU
+ * variants do (llm_system_variant.c). The merged object is then decoded as any model object, so
+ * a member's error names it at path, and the normalized request holds the whole model: a
+ * variant and the object it stands for are one request. */
+static int decode_preset_variant(const json_t *v, const char *path,
+                                 const codec_presets_t *presets, fathom_model_t *out,
+                                 fathom_error_t *err)
+{
+    char p[JR_PATH_MAX];
+    const char *name;
+    const json_t *base;
+    jr_path(p, sizeof p, path, "preset");
+    if (jr_string(v, path, "preset", JR_REQUIRED, NULL, CODEC_PRESET_NAME_MAX, &name, err) ||
+        codec_presets_resolve(presets, PRESET_MODEL, name, &base, err))
+        return -1;
+    if (!base)
+        return codec_presets_unknown(presets, PRESET_MODEL, name, p, err);
+    if (jr_has(v, "hf_config")) {
+        jr_path(p, sizeof p, path, "hf_config");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p,
+                                "a model is a preset with members replaced or a config.json, "
+                                "not both");
+    }
+    json_t *merged = json_deep_copy(base);
+    const char *key;
+    json_t *value;
+    int rc = merged ? 0 : -1;
+    json_object_foreach((json_t *)v, key, value)
+    {
+        json_t *own = json_object_get(merged, key);
+        if (rc || strcmp(key, "preset") == 0)
+            continue;
+        if (json_is_object(own) && json_is_object(value) &&
+            (strcmp(key, "moe") == 0 || strcmp(key, "mla") == 0))
+            rc = json_object_update(own, value);
+        else
+            rc = json_object_set(merged, key, value);
+    }
+    if (rc) {
+        json_decref(merged);
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    }
+    rc = codec_model_decode(merged, path, NULL, out, err);
+    json_decref(merged);
+    return rc;
+}
+
 int codec_model_decode(const json_t *v, const char *path, const codec_presets_t *presets,
                        fathom_model_t *out, fathom_error_t *err)
 {
     if (codec_presets_deref(presets, PRESET_MODEL, &v, path, err) ||
         jr_expect_object(v, path, err))
         return -1;
+    if (jr_has(v, "preset"))
+        return decode_preset_variant(v, path, presets, out, err);
     if (jr_has(v, "hf_config"))
         return decode_hf_config(v, path, out, err);
     if (jr_check_keys(v, path, model_keys, err))

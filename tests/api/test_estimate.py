@@ -144,6 +144,36 @@ class Estimate(ServerTestCase):
                                                   "execution": {"num_procs": 8, "data_par": 8, "batch_size": 64}})
             self.assertEqual(r.status, 200, (name, r.body))
 
+    def test_model_variant(self):
+        """{"preset": name, members...}: the preset's object with those members replaced (a
+        "moe" object only in the members it names) is one request with that object written out:
+        the same ETag; and a variant's refusals name the member at fault."""
+        execution = {"num_procs": 8, "data_par": 8, "batch_size": 8, "microbatch_size": 1,
+                     "datatype": "bfloat16", "attention_kernel": "fused", "zero_stage": 3}
+        def post(model):
+            return self.server.post("/v1/estimate", {"model": model, "system": "h100_sxm",
+                                                     "execution": execution})
+        full = self.server.get("/v1/presets/models/llama3.1-8B").json()
+        long = dict(full, seq_size=32768)
+        variant = post({"preset": "llama3.1-8B", "seq_size": 32768})
+        self.assertEqual(variant.status, 200, variant.body)
+        self.assertEqual(variant.header("ETag"), post(long).header("ETag"))
+        short = post("llama3.1-8B").json()["summary"]["step_time_s"]
+        # four times the tokens a sequence, and attention growing with them: > 4x the step
+        self.assertGreater(variant.json()["summary"]["step_time_s"], 4 * short)
+        moe = self.server.get("/v1/presets/models/qwen3-30B-A3B").json()
+        moe["moe"]["top_k"] = 4
+        self.assertEqual(post({"preset": "qwen3-30B-A3B", "moe": {"top_k": 4}}).header("ETag"),
+                         post(moe).header("ETag"))
+        for model, field in [({"preset": "llama3.1-8b"}, "model.preset"),
+                             ({"preset": 8}, "model.preset"),
+                             ({"preset": "llama3.1-8B", "seq_size": 0}, "model.seq_size"),
+                             ({"preset": "llama3.1-8B", "depth": 4}, "model.depth"),
+                             ({"preset": "qwen3-30B-A3B", "moe": {"top": 4}}, "model.moe.top"),
+                             ({"preset": "llama3.1-8B", "hf_config": {}}, "model.hf_config")]:
+            self.assertError(post(model), 422, "invalid_field", field)
+        self.assertIn('did you mean "llama3.1-8B"', post({"preset": "llama3.1-8b"}).json()["error"]["message"])
+
     def test_validation_reproduces_calculon(self):
         r = self.server.get("/v1/validation")
         self.assertEqual(r.status, 200)
