@@ -178,6 +178,9 @@ transformer = [
     {}, {"model": "gpt3-175B", "tokens": -1}, {"model": "gpt3-175B", "mfu": 2},
 ]
 transformer += [{"model": m} for m in list(MODELS)[:6]]
+# model variants: a preset with members replaced, a moe object merged member by member
+transformer += [{"model": {"preset": "llama3-8B", "seq_size": 32768}},
+                {"model": {"preset": "qwen3-30B-A3B", "moe": {"top_k": 4}}}]
 write("transformer", transformer)
 
 # ---- estimate ----
