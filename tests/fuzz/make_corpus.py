@@ -100,7 +100,12 @@ models += [
     {"hidden": 64, "attn_heads": 8, "norm": "batchnorm", "num_blocks": 2, "seq_size": 16},
     {"hidden": 64, "attn_heads": 8, "kv_heads": 1, "causal": True, "num_blocks": 1, "seq_size": 1},
 ]
-write("model", models)
+# variants: a preset with members replaced (the model target's own: the canonical seeds keep
+# drawing from the list above)
+variants = [{"preset": "llama3.1-8B", "seq_size": 131072},
+            {"preset": "deepseek-v3", "moe": {"top_k": 4}, "mla": {"kv_lora_rank": 256}},
+            {"preset": "qwen3-30B-A3B", "moe": 7}]
+write("model", models + variants)
 
 systems = list(SYSTEMS.values()) + list(SYSTEMS)
 systems += unique(c["system"] for c in LLM_CASES)[:8]
