@@ -102,12 +102,11 @@ static double peak16(const llm_system_t *s)
     return NAN;
 }
 
-json_t *codec_llm_warnings_encode(const fathom_model_t *m, const llm_system_t *s,
-                                  const llm_execution_t *e, const llm_result_t *r)
+/* mfu_above_published: the estimate's MFU against the best published for its GPU, datatype and
+ * model class (mfu_table). */
+static void warn_mfu(json_t *list, const fathom_model_t *m, const llm_system_t *s,
+                     const llm_execution_t *e, const llm_result_t *r)
 {
-    json_t *list = json_array();
-    if (!list)
-        return NULL;
     /* MFU = model FLOPs / (step · procs · peak in the datatype), as the summary's "mfu". */
     const double per_proc_s = r->stats.total_time * (double)e->num_procs;
     const double mfu = per_proc_s > 0 && r->extra.peak_flops > 0
@@ -131,6 +130,12 @@ json_t *codec_llm_warnings_encode(const fathom_model_t *m, const llm_system_t *s
                 e->fp8 ? "FP8" : llm_datatype_names[e->datatype],
                 100 * t->best_mfu, t->source);
     }
+}
+
+/* fp8_recipe_without_hardware: MXFP8 asked of a GPU without block-scaled tensor cores. */
+static void warn_fp8_recipe(json_t *list, const llm_system_t *s, const llm_execution_t *e)
+{
+    const double p16 = peak16(s);
     /* MXFP8 scales each block of 32 elements by its own power of two inside the GEMM, which
      * only block-scaled tensor cores do: Blackwell's (sm_100 tcgen05 .block_scale MMAs; NVIDIA
      * PTX ISA 8.7, "mxf8f6f4"), not Hopper's or Ampere's — torchao's MX recipes require
@@ -143,6 +148,13 @@ json_t *codec_llm_warnings_encode(const fathom_model_t *m, const llm_system_t *s
             "runs emulated, far slower than this estimate (costed at the FP8 rate): use "
             "\"tensorwise\" or \"rowwise\" on it",
             p16);
+}
+
+/* What the execution does that published runs confirm least or that would change the step
+ * most: offload to tier 2, a small MoE model, an exposed all-to-all, DDP under a PyTorch stack. */
+static void warn_execution(json_t *list, const fathom_model_t *m, const llm_system_t *s,
+                           const llm_execution_t *e, const llm_result_t *r)
+{
     if (e->weight_offload || e->activations_offload || e->optimizer_offload) {
         char what[128] = "";
         if (e->weight_offload)
@@ -216,7 +228,11 @@ json_t *codec_llm_warnings_encode(const fathom_model_t *m, const llm_system_t *s
             e->shard_group > 0 && e->shard_group < e->data_par
                 ? ", with shard_group the sharding group (HSDP)"
                 : "");
-    /* A datatype whose matrix rate is at most half the fastest non-FP8 rate of the system. */
+}
+
+/* low_rate_datatype: a datatype the matrix engine runs at half its fastest 16-bit rate or less. */
+static void warn_low_rate(json_t *list, const llm_system_t *s, const llm_execution_t *e)
+{
     double best = 0;
     for (int dt = 0; dt < LLM_DT__COUNT; dt++)
         if (dt != LLM_DT_FLOAT8 && s->matrix.rate[dt].present)
@@ -227,5 +243,18 @@ json_t *codec_llm_warnings_encode(const fathom_model_t *m, const llm_system_t *s
             "%s runs at %.0f TFLOP/s on this system's matrix engine, %.0f%% of its fastest "
             "16-bit rate (%.0f TFLOP/s); training in bfloat16 or float16 would be faster",
             llm_datatype_names[e->datatype], rate->tflops, 100 * rate->tflops / best, best);
+}
+
+json_t *codec_llm_warnings_encode(const fathom_model_t *m, const llm_system_t *s,
+                                  const llm_execution_t *e, const llm_result_t *r)
+{
+    json_t *list = json_array();
+    if (!list)
+        return NULL;
+    /* in this order, which every stored answer has */
+    warn_mfu(list, m, s, e, r);
+    warn_fp8_recipe(list, s, e);
+    warn_execution(list, m, s, e, r);
+    warn_low_rate(list, s, e);
     return list;
 }

@@ -102,6 +102,86 @@ static int decode_systems(const json_t *v, const codec_presets_t *presets,
     return 0;
 }
 
+/* "traffic": the fleet's request rate and the token counts (numbers or distributions). */
+static int decode_traffic(const json_t *body, serving_plan_spec_t *s, fathom_error_t *err)
+{
+    const json_t *traffic = json_object_get(body, "traffic");
+    if (!traffic)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "traffic", "is required");
+    return jr_expect_object(traffic, "traffic", err) ||
+                   jr_check_keys(traffic, "traffic", traffic_keys, err) ||
+                   jr_positive(traffic, "traffic", "requests_per_s", JR_REQUIRED, 0,
+                               SERVING_MAX_RATE, &s->requests_per_s, err) ||
+                   codec_serving_token_count(traffic, "traffic", "input_tokens", &s->input_tokens,
+                                             &s->input_spread, err) ||
+                   codec_serving_token_count(traffic, "traffic", "output_tokens",
+                                             &s->output_tokens, &s->output_spread, err)
+               ? -1
+               : 0;
+}
+
+/* "slo": at least one of the latency targets, in milliseconds (kept in seconds). */
+static int decode_slo(const json_t *body, serving_plan_spec_t *s, fathom_error_t *err)
+{
+    const json_t *slo = json_object_get(body, "slo");
+    if (!slo)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "slo", "is required");
+    double p50 = 0, p99 = 0, tpot = 0;
+    if (jr_expect_object(slo, "slo", err) || jr_check_keys(slo, "slo", slo_keys, err) ||
+        jr_positive(slo, "slo", "ttft_ms_p50", JR_OPTIONAL, 0, 1e9, &p50, err) ||
+        jr_positive(slo, "slo", "ttft_ms_p99", JR_OPTIONAL, 0, 1e9, &p99, err) ||
+        jr_positive(slo, "slo", "tpot_ms", JR_OPTIONAL, 0, 1e9, &tpot, err))
+        return -1;
+    if (!json_object_get(slo, "ttft_ms_p50") && !json_object_get(slo, "ttft_ms_p99") &&
+        !json_object_get(slo, "tpot_ms"))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "slo",
+                                "needs at least one of ttft_ms_p50, ttft_ms_p99, tpot_ms");
+    s->ttft_p50_s = p50 / 1e3, s->ttft_p99_s = p99 / 1e3, s->tpot_s = tpot / 1e3;
+    return 0;
+}
+
+/* What the plan may try: the engine, weight formats, modes and GPUs a replica. */
+static int decode_options(const json_t *body, serving_plan_spec_t *s, fathom_error_t *err)
+{
+    int engine = SERVING_ENGINE_VLLM;
+    int64_t max_gpus = 0;
+    unsigned dts = 0, modes = 0;
+    if (jr_enum(body, "", "engine", JR_OPTIONAL, SERVING_ENGINE_VLLM, serving_engine_names,
+                &engine, err) ||
+        jr_enum_set(body, "", "weights_datatypes", JR_OPTIONAL, dtype_names, &dts, err) ||
+        jr_enum_set(body, "", "modes", JR_OPTIONAL, mode_names, &modes, err) ||
+        jr_int(body, "", "max_gpus_per_replica", JR_OPTIONAL, 0, 1, 4096, &max_gpus, err))
+        return -1;
+    if (json_object_get(body, "weights_datatypes") && !dts)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "weights_datatypes",
+                                "must not be empty");
+    if (json_object_get(body, "modes") && !modes)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "modes", "must not be empty");
+    s->engine = (serving_engine_t)engine;
+    s->datatypes = (dts & 15u) | (dts & 16u ? 1u << SERVING_DT_FP4 : 0); /* nvfp4 is fp4 */
+    s->aggregated = modes & 1u;
+    s->disaggregated = modes & 2u;
+    s->max_gpus = max_gpus;
+    return 0;
+}
+
+/* The units: every layout of every system. */
+static int make_units(codec_serving_plan_t *p, fathom_error_t *err)
+{
+    p->layouts = calloc((size_t)p->num_systems * SERVING_PLAN_MAX_LAYOUTS, sizeof *p->layouts);
+    p->layout_system = calloc((size_t)p->num_systems * SERVING_PLAN_MAX_LAYOUTS, sizeof(int));
+    if (!p->layouts || !p->layout_system)
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    for (int k = 0; k < p->num_systems; k++) {
+        const int n = serving_plan_layouts(&p->model, &p->systems[k], &p->spec,
+                                           p->layouts + p->num_units, SERVING_PLAN_MAX_LAYOUTS);
+        for (int i = 0; i < n; i++)
+            p->layout_system[p->num_units + i] = k;
+        p->num_units += n;
+    }
+    return 0;
+}
+
 codec_serving_plan_t *codec_serving_plan_decode(const json_t *body, const codec_presets_t *presets,
                                                 fathom_error_t *err)
 {
@@ -112,10 +192,6 @@ codec_serving_plan_t *codec_serving_plan_decode(const json_t *body, const codec_
     }
     p->system_json = json_array();
     const char *kind = NULL;
-    const json_t *traffic = json_object_get(body, "traffic"), *slo = json_object_get(body, "slo");
-    serving_plan_spec_t *s = &p->spec;
-    int engine = SERVING_ENGINE_VLLM;
-    int64_t max_gpus = 0;
     if (!p->system_json || jr_expect_object(body, "", err) ||
         jr_check_keys(body, "", plan_keys, err) ||
         jr_string(body, "", "kind", JR_OPTIONAL, "serving_plan", 32, &kind, err))
@@ -128,78 +204,17 @@ codec_serving_plan_t *codec_serving_plan_decode(const json_t *body, const codec_
         fathom_error_set(err, FATHOM_E_INVALID_FIELD, "model", "is required");
         goto fail;
     }
-    if (codec_model_decode(json_object_get(body, "model"), "model", presets, &p->model, err))
-        goto fail;
-    if (!traffic) {
-        fathom_error_set(err, FATHOM_E_INVALID_FIELD, "traffic", "is required");
-        goto fail;
-    }
-    if (jr_expect_object(traffic, "traffic", err) ||
-        jr_check_keys(traffic, "traffic", traffic_keys, err) ||
-        jr_positive(traffic, "traffic", "requests_per_s", JR_REQUIRED, 0, SERVING_MAX_RATE,
-                    &s->requests_per_s, err) ||
-        codec_serving_token_count(traffic, "traffic", "input_tokens", &s->input_tokens,
-                                  &s->input_spread, err) ||
-        codec_serving_token_count(traffic, "traffic", "output_tokens", &s->output_tokens,
-                                  &s->output_spread, err))
-        goto fail;
-    if (!slo) {
-        fathom_error_set(err, FATHOM_E_INVALID_FIELD, "slo", "is required");
-        goto fail;
-    }
-    double p50 = 0, p99 = 0, tpot = 0;
-    if (jr_expect_object(slo, "slo", err) || jr_check_keys(slo, "slo", slo_keys, err) ||
-        jr_positive(slo, "slo", "ttft_ms_p50", JR_OPTIONAL, 0, 1e9, &p50, err) ||
-        jr_positive(slo, "slo", "ttft_ms_p99", JR_OPTIONAL, 0, 1e9, &p99, err) ||
-        jr_positive(slo, "slo", "tpot_ms", JR_OPTIONAL, 0, 1e9, &tpot, err))
-        goto fail;
-    if (!json_object_get(slo, "ttft_ms_p50") && !json_object_get(slo, "ttft_ms_p99") &&
-        !json_object_get(slo, "tpot_ms")) {
-        fathom_error_set(err, FATHOM_E_INVALID_FIELD, "slo",
-                         "needs at least one of ttft_ms_p50, ttft_ms_p99, tpot_ms");
-        goto fail;
-    }
-    s->ttft_p50_s = p50 / 1e3, s->ttft_p99_s = p99 / 1e3, s->tpot_s = tpot / 1e3;
-    unsigned dts = 0, modes = 0;
-    if (jr_enum(body, "", "engine", JR_OPTIONAL, SERVING_ENGINE_VLLM, serving_engine_names,
-                &engine, err) ||
-        jr_enum_set(body, "", "weights_datatypes", JR_OPTIONAL, dtype_names, &dts, err) ||
-        jr_enum_set(body, "", "modes", JR_OPTIONAL, mode_names, &modes, err) ||
-        jr_int(body, "", "max_gpus_per_replica", JR_OPTIONAL, 0, 1, 4096, &max_gpus, err))
-        goto fail;
-    if (json_object_get(body, "weights_datatypes") && !dts) {
-        fathom_error_set(err, FATHOM_E_INVALID_FIELD, "weights_datatypes", "must not be empty");
-        goto fail;
-    }
-    if (json_object_get(body, "modes") && !modes) {
-        fathom_error_set(err, FATHOM_E_INVALID_FIELD, "modes", "must not be empty");
-        goto fail;
-    }
-    s->engine = (serving_engine_t)engine;
-    s->datatypes = (dts & 15u) | (dts & 16u ? 1u << SERVING_DT_FP4 : 0); /* nvfp4 is fp4 */
-    s->aggregated = modes & 1u;
-    s->disaggregated = modes & 2u;
-    s->max_gpus = max_gpus;
-    if (decode_systems(json_object_get(body, "systems"), presets, p, err))
+    if (codec_model_decode(json_object_get(body, "model"), "model", presets, &p->model, err) ||
+        decode_traffic(body, &p->spec, err) || decode_slo(body, &p->spec, err) ||
+        decode_options(body, &p->spec, err) ||
+        decode_systems(json_object_get(body, "systems"), presets, p, err))
         goto fail;
     if (!json_object_get(body, "systems")) {
         fathom_error_set(err, FATHOM_E_INVALID_FIELD, "systems", "is required");
         goto fail;
     }
-    /* the units: every layout of every system */
-    p->layouts = calloc((size_t)p->num_systems * SERVING_PLAN_MAX_LAYOUTS, sizeof *p->layouts);
-    p->layout_system = calloc((size_t)p->num_systems * SERVING_PLAN_MAX_LAYOUTS, sizeof(int));
-    if (!p->layouts || !p->layout_system) {
-        fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    if (make_units(p, err))
         goto fail;
-    }
-    for (int k = 0; k < p->num_systems; k++) {
-        const int n = serving_plan_layouts(&p->model, &p->systems[k], s, p->layouts + p->num_units,
-                                           SERVING_PLAN_MAX_LAYOUTS);
-        for (int i = 0; i < n; i++)
-            p->layout_system[p->num_units + i] = k;
-        p->num_units += n;
-    }
     return p;
 fail:
     codec_serving_plan_free(p);

@@ -339,6 +339,53 @@ static json_t *loso(const json_t *rows, const vrow_t *v, const double *est, size
     return errs_encode(&all);
 }
 
+/* One more row of page revision `rev` off by pct: its running sum, worst and count. */
+static void count_by_source(json_t *by_source, const char *rev, double pct)
+{
+    json_t *bs = json_object_get(by_source, rev);
+    if (!bs) {
+        bs = json_pack("{s:f,s:f,s:i}", "sum", 0.0, "worst", 0.0, "n", 0);
+        json_object_set_new(by_source, rev, bs);
+    }
+    json_object_set_new(bs, "sum", json_real(real(bs, "sum", 0) + fabs(pct)));
+    json_object_set_new(bs, "worst", json_real(fmax(real(bs, "worst", 0), fabs(pct))));
+    json_object_set_new(bs, "n", json_integer(json_integer_value(json_object_get(bs, "n")) + 1));
+}
+
+/* [{source, rows, mean_abs_error_pct, max_abs_error_pct}] from count_by_source's sums. */
+static json_t *sources_encode(const json_t *by_source)
+{
+    json_t *sources = json_array();
+    const char *key;
+    json_t *bs;
+    json_object_foreach((json_t *)by_source, key, bs) {
+        const double cnt = real(bs, "n", 0);
+        json_array_append_new(sources, json_pack("{s:s,s:f,s:f,s:f}", "source", key, "rows", cnt,
+                                                 "mean_abs_error_pct", real(bs, "sum", 0) / cnt,
+                                                 "max_abs_error_pct", real(bs, "worst", 0)));
+    }
+    return sources;
+}
+
+/* An estimated row's figures: what was asked, measured against estimated, the operating point
+ * and each step's breakdown (where the row's time goes). NULL when memory ran out. */
+static json_t *row_figures(const vrow_t *v, const serving_result_t *res, double est, double pct)
+{
+    json_t *fig = json_pack(
+        "{s:o,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:s}", "layout", layout_of(&v->req),
+        "weights", serving_dtype_names[v->req.weights], "kv", serving_dtype_names[v->req.kv],
+        "measured_tokens_per_s_per_gpu", v->measured, "estimated_tokens_per_s_per_gpu", est,
+        "error_pct", pct, "concurrency", res->concurrency, "max_batch_size",
+        (double)res->max_batch_size, "max_batch_tokens", (double)res->max_batch_tokens, "tpot_s",
+        res->tpot_s, "ttft_s", res->ttft_s, "bound", serving_bound_names[res->decode.bound]);
+    if (fig && (json_object_set_new(fig, "decode", codec_serving_step_encode(&res->decode)) ||
+                json_object_set_new(fig, "prefill", codec_serving_step_encode(&res->prefill)))) {
+        json_decref(fig);
+        return NULL;
+    }
+    return fig;
+}
+
 json_t *codec_serving_validation_rows(const json_t *rows, const char *source,
                                       const codec_presets_t *presets, fathom_error_t *err)
 {
@@ -379,28 +426,8 @@ json_t *codec_serving_validation_rows(const json_t *rows, const char *source,
                 const double pct = 100.0 * (est[i] - v[i].measured) / v[i].measured;
                 errs_add(&all, pct);
                 errs_add(v[i].moe ? &moe : &dense, pct);
-                json_t *bs = json_object_get(by_source, jr_text(row, "doc_revision"));
-                if (!bs) {
-                    bs = json_pack("{s:f,s:f,s:i}", "sum", 0.0, "worst", 0.0, "n", 0);
-                    json_object_set_new(by_source, jr_text(row, "doc_revision"), bs);
-                }
-                json_object_set_new(bs, "sum", json_real(real(bs, "sum", 0) + fabs(pct)));
-                json_object_set_new(bs, "worst", json_real(fmax(real(bs, "worst", 0), fabs(pct))));
-                json_object_set_new(bs, "n", json_integer(json_integer_value(json_object_get(bs, "n")) + 1));
-                json_t *fig = json_pack(
-                    "{s:o,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:s}", "layout", layout_of(&v[i].req),
-                    "weights", serving_dtype_names[v[i].req.weights], "kv",
-                    serving_dtype_names[v[i].req.kv], "measured_tokens_per_s_per_gpu", v[i].measured,
-                    "estimated_tokens_per_s_per_gpu", est[i], "error_pct", pct, "concurrency",
-                    res.concurrency, "max_batch_size", (double)res.max_batch_size, "max_batch_tokens",
-                    (double)res.max_batch_tokens, "tpot_s",
-                    res.tpot_s, "ttft_s", res.ttft_s, "bound", serving_bound_names[res.decode.bound]);
-                /* the steps' breakdown: where each row's time goes */
-                if (fig && (json_object_set_new(fig, "decode", codec_serving_step_encode(&res.decode)) ||
-                            json_object_set_new(fig, "prefill", codec_serving_step_encode(&res.prefill)))) {
-                    json_decref(fig);
-                    fig = NULL;
-                }
+                count_by_source(by_source, jr_text(row, "doc_revision"), pct);
+                json_t *fig = row_figures(&v[i], &res, est[i], pct);
                 const int bad = !fig || json_object_update(o, fig);
                 json_decref(fig);
                 if (bad)
@@ -410,15 +437,7 @@ json_t *codec_serving_validation_rows(const json_t *rows, const char *source,
         }
         json_object_set_new(o, "reason", json_string(v[i].reason));
     }
-    json_t *sources = json_array();
-    const char *key;
-    json_t *bs;
-    json_object_foreach(by_source, key, bs) {
-        const double cnt = real(bs, "n", 0);
-        json_array_append_new(sources, json_pack("{s:s,s:f,s:f,s:f}", "source", key, "rows", cnt,
-                                                 "mean_abs_error_pct", real(bs, "sum", 0) / cnt,
-                                                 "max_abs_error_pct", real(bs, "worst", 0)));
-    }
+    json_t *sources = sources_encode(by_source);
     json_t *report = json_pack(
         "{s:s,s:o,s:i,s:i,s:f,s:f,s:o,s:o,s:o}", "source", source, "rows", out, "rows_estimated",
         all.n, "rows_total", (int)n, "mean_abs_error_pct", all.n ? all.sum / all.n : 0.0,

@@ -222,12 +222,12 @@ out:
     return best;
 }
 
-int goodput_fit_perf_params(const goodput_measurement_t *rows, size_t n, goodput_fit_t *out,
-                            fathom_error_t *err)
+/* Which parameters the measurements can determine (the others are fixed: at an even split of
+ * the time for a single batch size, at their lower bound for network terms no row exercises),
+ * and every parameter's start and bounds. */
+static void choose_free(const goodput_measurement_t *rows, size_t n, double *start, double *lo,
+                        double *hi, bool *is_fixed, goodput_fixed_t *fixed)
 {
-    if (goodput_measurements_check(rows, n, err))
-        return -1;
-
     bool multi_node = false, single_node_multi = false, over_two = false, one_bsz = true;
     for (size_t i = 0; i < n; i++) {
         multi_node |= rows[i].num_nodes > 1;
@@ -235,59 +235,50 @@ int goodput_fit_perf_params(const goodput_measurement_t *rows, size_t n, goodput
         over_two |= rows[i].num_replicas > 2;
         one_bsz &= rows[i].atomic_bsz == rows[0].atomic_bsz;
     }
-
-    goodput_fixed_t fixed = {0};
-    double start[GOODPUT_NUM_PERF_PARAMS] = {1e-1, 1e-2, 1e-1, 1e-2, 1e-1, 1e-2, 1.0 + 1e-3};
-    double lo[GOODPUT_NUM_PERF_PARAMS], hi[GOODPUT_NUM_PERF_PARAMS];
+    static const double seed[GOODPUT_NUM_PERF_PARAMS] = {1e-1, 1e-2, 1e-1, 1e-2,
+                                                         1e-1, 1e-2, 1.0 + 1e-3};
+    memcpy(start, seed, sizeof seed);
     for (int j = 0; j < P_GAMMA; j++) {
         lo[j] = PARAM_LOWER;
         hi[j] = HUGE_VAL;
     }
     lo[P_GAMMA] = GOODPUT_GAMMA_MIN;
     hi[P_GAMMA] = GOODPUT_GAMMA_MAX;
-    bool is_fixed[GOODPUT_NUM_PERF_PARAMS] = {false};
     if (one_bsz) {
         /* One batch size cannot separate the constant from the slope: split the time evenly. */
         start[P_ALPHA_C] = sum_accum_time(rows, n) / (double)n / 2;
-        is_fixed[P_ALPHA_C] = fixed.alpha_c = true;
+        is_fixed[P_ALPHA_C] = fixed->alpha_c = true;
     }
     if (!multi_node)
-        is_fixed[P_ALPHA_N] = is_fixed[P_BETA_N] = fixed.alpha_n = fixed.beta_n = true;
+        is_fixed[P_ALPHA_N] = is_fixed[P_BETA_N] = fixed->alpha_n = fixed->beta_n = true;
     if (!single_node_multi)
-        is_fixed[P_ALPHA_R] = is_fixed[P_BETA_R] = fixed.alpha_r = fixed.beta_r = true;
+        is_fixed[P_ALPHA_R] = is_fixed[P_BETA_R] = fixed->alpha_r = fixed->beta_r = true;
     if (!over_two)
-        is_fixed[P_BETA_N] = is_fixed[P_BETA_R] = fixed.beta_n = fixed.beta_r = true;
+        is_fixed[P_BETA_N] = is_fixed[P_BETA_R] = fixed->beta_n = fixed->beta_r = true;
     for (int j = P_ALPHA_N; j <= P_BETA_R; j++)
         if (is_fixed[j])
             start[j] = lo[j];
+}
 
-    fit_problem_t fp = {.rows = rows, .n = n};
-    memcpy(fp.full, start, sizeof start);
-    double flo[GOODPUT_NUM_PERF_PARAMS], fhi[GOODPUT_NUM_PERF_PARAMS];
-    for (int j = 0; j < GOODPUT_NUM_PERF_PARAMS; j++) {
-        if (is_fixed[j])
-            continue;
-        flo[fp.nfree] = lo[j];
-        fhi[fp.nfree] = hi[j];
-        fp.free_idx[fp.nfree++] = j;
-    }
-
-    /* Starts: the seed's; the seed's with the network and overlap terms moved, since those are
-     * where single runs stall; then RANDOM_STARTS points drawn log-uniformly within a factor
-     * 10^1.5 of the seed's (gamma uniform in [1, 5]) by a fixed linear congruential sequence, so
-     * the fit stays deterministic. Separate basins differ mostly in how the network time splits
-     * between alpha_n/beta_n and alpha_r/beta_r, which only independent draws explore. */
+/* Starts: the seed's; the seed's with the network and overlap terms moved, since those are
+ * where single runs stall; then RANDOM_STARTS points drawn log-uniformly within a factor
+ * 10^1.5 of the seed's (gamma uniform in [1, 5]) by a fixed linear congruential sequence, so
+ * the fit stays deterministic. Separate basins differ mostly in how the network time splits
+ * between alpha_n/beta_n and alpha_r/beta_r, which only independent draws explore. The best
+ * local fit's free parameters into best_x; its objective returned (HUGE_VAL: none finite). */
+static double multistart(fit_problem_t *fp, const double *start, const double *flo,
+                         const double *fhi, double *best_x)
+{
     static const struct {
         double compute, network, gamma;
     } starts[] = {{1, 1, 1.001}, {1, 0.1, 1.001}, {1, 1, 2.0}, {0.5, 0.3, 1.5}, {2, 3, 3.0}};
     const size_t n_fixed = sizeof starts / sizeof starts[0];
     uint32_t lcg = 12345u;
-    double best_x[GOODPUT_NUM_PERF_PARAMS] = {0}, best_f = HUGE_VAL;
-    double best_full[GOODPUT_NUM_PERF_PARAMS];
+    double best_f = HUGE_VAL;
     for (size_t s = 0; s < n_fixed + RANDOM_STARTS; s++) {
         double x[GOODPUT_NUM_PERF_PARAMS];
-        for (unsigned k = 0; k < fp.nfree; k++) {
-            int j = fp.free_idx[k];
+        for (unsigned k = 0; k < fp->nfree; k++) {
+            int j = fp->free_idx[k];
             double v = start[j];
             if (s >= n_fixed) {
                 lcg = lcg * 1103515245u + 12345u;
@@ -302,12 +293,38 @@ int goodput_fit_perf_params(const goodput_measurement_t *rows, size_t n, goodput
             }
             x[k] = v;
         }
-        double f = local_fit(&fp, flo, fhi, x);
+        double f = local_fit(fp, flo, fhi, x);
         if (f < best_f) {
             best_f = f;
             memcpy(best_x, x, sizeof x);
         }
     }
+    return best_f;
+}
+
+int goodput_fit_perf_params(const goodput_measurement_t *rows, size_t n, goodput_fit_t *out,
+                            fathom_error_t *err)
+{
+    if (goodput_measurements_check(rows, n, err))
+        return -1;
+    goodput_fixed_t fixed = {0};
+    double start[GOODPUT_NUM_PERF_PARAMS], lo[GOODPUT_NUM_PERF_PARAMS],
+        hi[GOODPUT_NUM_PERF_PARAMS];
+    bool is_fixed[GOODPUT_NUM_PERF_PARAMS] = {false};
+    choose_free(rows, n, start, lo, hi, is_fixed, &fixed);
+
+    fit_problem_t fp = {.rows = rows, .n = n};
+    memcpy(fp.full, start, sizeof start);
+    double flo[GOODPUT_NUM_PERF_PARAMS], fhi[GOODPUT_NUM_PERF_PARAMS];
+    for (int j = 0; j < GOODPUT_NUM_PERF_PARAMS; j++) {
+        if (is_fixed[j])
+            continue;
+        flo[fp.nfree] = lo[j];
+        fhi[fp.nfree] = hi[j];
+        fp.free_idx[fp.nfree++] = j;
+    }
+    double best_x[GOODPUT_NUM_PERF_PARAMS] = {0}, best_full[GOODPUT_NUM_PERF_PARAMS];
+    const double best_f = multistart(&fp, start, flo, fhi, best_x);
     if (!isfinite(best_f))
         return fathom_error_set(err, FATHOM_E_NO_CONVERGENCE, "measurements",
                                 "the fit found no parameters with a finite objective");
@@ -315,8 +332,8 @@ int goodput_fit_perf_params(const goodput_measurement_t *rows, size_t n, goodput
     for (unsigned k = 0; k < fp.nfree; k++)
         best_full[fp.free_idx[k]] = best_x[k];
 
-    if (!multi_node) {
-        /* Prior: inter-node links are no faster than intra-node ones. */
+    if (fixed.alpha_n) {
+        /* No row spans nodes. Prior: inter-node links are no faster than intra-node ones. */
         best_full[P_ALPHA_N] = fmax(best_full[P_ALPHA_N], best_full[P_ALPHA_R] * 1.1);
         best_full[P_BETA_N] = fmax(best_full[P_BETA_N], best_full[P_BETA_R] * 1.1);
     }
