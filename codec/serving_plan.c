@@ -331,6 +331,7 @@ json_t *codec_serving_plan_candidate_encode(const codec_serving_plan_t *p,
 static json_t *none_meets_hint(const codec_serving_plan_t *p, int system, const json_t *candidates)
 {
     double least[3] = {INFINITY, INFINITY, INFINITY};
+    bool fits = false;
     static const char *const keys[3] = {"ttft_p50_s", "ttft_p99_s", "tpot_s"};
     size_t i;
     json_t *j;
@@ -341,11 +342,14 @@ static json_t *none_meets_hint(const codec_serving_plan_t *p, int system, const 
             continue;
         if (json_is_true(json_object_get(j, "meets")))
             return NULL;
+        fits |= json_is_true(json_object_get(j, "fits"));
         for (int k = 0; at && k < 3; k++)
             least[k] = fmin(least[k], json_number_value(json_object_get(at, keys[k])));
     }
     char text[512];
-    if (!isfinite(least[2]))
+    if (fits && !isfinite(least[2]))
+        return json_string("no replica count meets the targets: each candidate's reason says why");
+    if (!fits)
         snprintf(text, sizeof text,
                  "no layout of at most %lld GPUs a replica holds the model and one request: "
                  "raise max_gpus_per_replica, or add a smaller format to weights_datatypes",
