@@ -10,6 +10,7 @@
 
 #include "json_read.h"
 #include "llm_codec.h"
+#include "text.h"
 
 /* " what N rows: mean M%, worst W%" (or " what no rows") of one error group of the report: its
  * count under count_key, its figures under prefix + mean_abs_error_pct / max_abs_error_pct. */
@@ -180,22 +181,18 @@ static void print_report(FILE *f, const json_t *report)
                                                            "rows"))));
 }
 
-char *codec_llm_measured_text(const json_t *report)
+/* The report, then the PyTorch-native runs' beside it. */
+static void print_with_pytorch(FILE *f, const json_t *report)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return NULL;
     print_report(f, report);
     const json_t *pytorch = json_object_get(report, "pytorch");
     if (pytorch) {
         fprintf(f, "\nPyTorch-native runs (%s):\n", jr_text(pytorch, "source"));
         print_report(f, pytorch);
     }
-    if (fclose(f) != 0) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
+}
+
+char *codec_llm_measured_text(const json_t *report)
+{
+    return codec_print_to_string(print_with_pytorch, report);
 }

@@ -32,6 +32,7 @@
 #include "json_read.h"
 #include "model_codec.h"
 #include "serving_codec.h"
+#include "text.h"
 
 static const struct {
     const char *row, *preset;
@@ -488,13 +489,8 @@ static void line(FILE *f, const char *what, const json_t *o)
             real(o, "max_abs_error_pct", 0));
 }
 
-char *codec_serving_validation_text(const json_t *report)
+static void print_serving_report(FILE *f, const json_t *report)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return NULL;
     fprintf(f, "%-52s %9s %9s %8s %8s %6s %s\n", "id", "measured", "estimate", "error", "loso",
             "conc", "bound");
     const json_t *rows = json_object_get(report, "rows");
@@ -528,6 +524,9 @@ char *codec_serving_validation_text(const json_t *report)
     }
     line(f, "leave one revision out (per-GPU correction from the others):",
          json_object_get(report, "loso"));
-    fclose(f);
-    return buf;
+}
+
+char *codec_serving_validation_text(const json_t *report)
+{
+    return codec_print_to_string(print_serving_report, report);
 }
