@@ -29,8 +29,14 @@ static const char *const spec_keys[] = {"method", "tokens", "acceptance", "model
 /* "nvfp4" is read as "fp4" (the format fp4 means); "mxfp4" (gpt-oss's MXFP4 experts, the
  * other linears BF16) is a weights format only */
 static const char *const dtype_names[] = {"bf16", "fp8", "fp4", "int4", "nvfp4", NULL};
-static const char *const weight_dtype_names[] = {"bf16", "fp8", "fp4", "int4", "nvfp4", "mxfp4", NULL};
+const char *const codec_serving_weight_dtype_names[] = {"bf16", "fp8",   "fp4",
+                                                        "int4", "nvfp4", "mxfp4", NULL};
 static const char *const method_names[] = {"mtp", "draft", NULL};
+
+serving_dtype_t codec_serving_weight_dtype(int index)
+{
+    return index == 4 ? SERVING_DT_FP4 : index == 5 ? SERVING_DT_MXFP4 : (serving_dtype_t)index;
+}
 
 #define num(x) jw_num(x)
 
@@ -197,9 +203,10 @@ static int decode_datatypes(const json_t *v, const char *path, serving_request_t
                             fathom_error_t *err)
 {
     int wdt = 0, kdt = 0, engine = SERVING_ENGINE_VLLM;
-    if (jr_enum(v, path, "weights_datatype", JR_OPTIONAL, 0, weight_dtype_names, &wdt, err))
+    if (jr_enum(v, path, "weights_datatype", JR_OPTIONAL, 0, codec_serving_weight_dtype_names,
+                &wdt, err))
         return -1;
-    wdt = wdt == 4 ? SERVING_DT_FP4 : wdt == 5 ? SERVING_DT_MXFP4 : wdt;
+    wdt = (int)codec_serving_weight_dtype(wdt);
     const int kdflt = wdt == SERVING_DT_FP8 || wdt == SERVING_DT_FP4 ? SERVING_DT_FP8 : 0;
     if (jr_enum(v, path, "kv_datatype", JR_OPTIONAL, kdflt, dtype_names, &kdt, err) ||
         jr_enum(v, path, "engine", JR_OPTIONAL, SERVING_ENGINE_VLLM, serving_engine_names, &engine,

@@ -8,7 +8,8 @@
  * "serving", with their defaults (doc/serving.md):
  *   tensor_par 1, pipeline_par 1, expert_par 1, attention_data_par 1  (one replica has
  *     tensor_par × attention_data_par × pipeline_par GPUs);
- *   weights_datatype "bf16" ("bf16", "fp8", "fp4" or its alias "nvfp4", "int4");
+ *   weights_datatype "bf16" ("bf16", "fp8", "fp4" or its alias "nvfp4", "int4", "mxfp4" on a
+ *     model with routed experts);
  *   kv_datatype: "fp8" with fp8 or fp4 weights, else "bf16";
  *   input_tokens, output_tokens REQUIRED: a number, or {"mean", "spread"} (standard deviation);
  *   concurrency (requests in flight per replica) or requests_per_s (arrivals per replica), each
@@ -38,6 +39,11 @@ typedef struct {
     serving_system_t system;
     serving_request_t serving; /* serving.speculative.draft points at draft when used */
 } codec_serving_request_t;
+
+/* The weight formats a request may name ("bf16", "fp8", "fp4", "int4", "nvfp4", "mxfp4"), and
+ * the format each index names ("nvfp4" is "fp4"). */
+extern const char *const codec_serving_weight_dtype_names[];
+serving_dtype_t codec_serving_weight_dtype(int index);
 
 /* A serving system: a preset name or Calculon's system object, with the optional
  * "float4_tflops" (dense FP4 rate; absent: none), "price_per_gpu_hour" and "power_per_gpu_kw". */

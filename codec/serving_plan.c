@@ -7,8 +7,8 @@
  *          "output_tokens"} (token counts a number, {"mean", "p90"} or {"mean", "spread"}),
  *          "slo": {"ttft_ms_p50"?, "ttft_ms_p99"?, "tpot_ms"?} (at least one), "systems": [preset name |
  *          {"name", "price_per_gpu_hour"?}] (1..16), "engine"? ("vllm"), "weights_datatypes"?
- *          (default bf16, and fp8 on GPUs with an FP8 rate), "modes"? (["aggregated",
- *          "disaggregated"]), "max_gpus_per_replica"?}.
+ *          (default bf16, and fp8 on GPUs with an FP8 rate; "mxfp4" only on a model with routed
+ *          experts), "modes"? (["aggregated", "disaggregated"]), "max_gpus_per_replica"?}.
  * A {mean, p90} count is read as a normal spread, σ = (p90 − mean)/z₀.₉, z₀.₉ = 1.2816
  * (codec_serving_token_count); the normalized request gives every spread as its p90.
  * Units: one per (system, layout), in system order (codec_serving_plan_units). Each unit's
@@ -33,7 +33,6 @@ static const char *const traffic_keys[] = {"requests_per_s", "input_tokens", "ou
                                            NULL};
 static const char *const slo_keys[] = {"ttft_ms_p50", "ttft_ms_p99", "tpot_ms", NULL};
 static const char *const system_keys[] = {"name", "price_per_gpu_hour", NULL};
-static const char *const dtype_names[] = {"bf16", "fp8", "fp4", "int4", "nvfp4", NULL};
 static const char *const mode_names[] = {"aggregated", "disaggregated", NULL};
 
 #define num(x) jw_num(x)
@@ -148,7 +147,8 @@ static int decode_options(const json_t *body, serving_plan_spec_t *s, fathom_err
     unsigned dts = 0, modes = 0;
     if (jr_enum(body, "", "engine", JR_OPTIONAL, SERVING_ENGINE_VLLM, serving_engine_names,
                 &engine, err) ||
-        jr_enum_set(body, "", "weights_datatypes", JR_OPTIONAL, dtype_names, &dts, err) ||
+        jr_enum_set(body, "", "weights_datatypes", JR_OPTIONAL, codec_serving_weight_dtype_names,
+                    &dts, err) ||
         jr_enum_set(body, "", "modes", JR_OPTIONAL, mode_names, &modes, err) ||
         jr_int(body, "", "max_gpus_per_replica", JR_OPTIONAL, 0, 1, 4096, &max_gpus, err))
         return -1;
@@ -158,7 +158,10 @@ static int decode_options(const json_t *body, serving_plan_spec_t *s, fathom_err
     if (json_object_get(body, "modes") && !modes)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "modes", "must not be empty");
     s->engine = (serving_engine_t)engine;
-    s->datatypes = (dts & 15u) | (dts & 16u ? 1u << SERVING_DT_FP4 : 0); /* nvfp4 is fp4 */
+    s->datatypes = 0;
+    for (int i = 0; codec_serving_weight_dtype_names[i]; i++)
+        if (dts & (1u << i))
+            s->datatypes |= 1u << codec_serving_weight_dtype(i);
     s->aggregated = modes & 1u;
     s->disaggregated = modes & 2u;
     s->max_gpus = max_gpus;
@@ -209,6 +212,14 @@ codec_serving_plan_t *codec_serving_plan_decode(const json_t *body, const codec_
         decode_options(body, &p->spec, err) ||
         decode_systems(json_object_get(body, "systems"), presets, p, err))
         goto fail;
+    /* as /v1/inference refuses it (serving_model.c): mxfp4 quantizes routed experts only */
+    if ((p->spec.datatypes & (1u << SERVING_DT_MXFP4)) && p->model.moe.num_experts == 0) {
+        fathom_error_set(err, FATHOM_E_INVALID_FIELD, "weights_datatypes",
+                         "mxfp4 is gpt-oss's checkpoint (routed experts in MXFP4, the rest BF16); "
+                         "this model has no routed experts: give bf16, or fp4 (NVFP4) for 4-bit "
+                         "weights");
+        goto fail;
+    }
     if (!json_object_get(body, "systems")) {
         fathom_error_set(err, FATHOM_E_INVALID_FIELD, "systems", "is required");
         goto fail;

@@ -165,6 +165,8 @@ class ServingPlan(ServerTestCase):
             (dict(PLAN, systems=["h100_sxm", {"name": "h100_sxm", "price_per_gpu_hour": 1}]), "systems[1]"),
             (dict(PLAN, kind="plan"), "kind"),
             (dict(PLAN, weights_datatypes=["fp6"]), "weights_datatypes[0]"),
+            # MXFP4 is gpt-oss's routed-expert format: a dense model has none to quantize
+            (dict(PLAN, weights_datatypes=["bf16", "mxfp4"]), "weights_datatypes"),
             (dict(PLAN, modes=[]), "modes"),
             (dict(PLAN, extra=1), "extra"),
         ]
@@ -201,6 +203,31 @@ class ServingPlan(ServerTestCase):
         self.assertEqual(again["layout"], best["layout"])
         self.assertEqual(again["replicas"], best["replicas"])
         self.assertAlmostEqual(again["ttft_p99_s"], best["ttft_p99_s"], delta=1e-9 * best["ttft_p99_s"])
+
+
+    def test_gpt_oss_from_its_own_checkpoint(self):
+        # GPT-OSS-120B on one 80 GB H100: in FP8 its 117 B parameters do not fit; from its MXFP4
+        # checkpoint (routed experts at 4.25 bits, the rest BF16) they do, and the plan's
+        # candidate re-estimates through /v1/inference with the format the checkpoint has
+        body = dict(PLAN, model="gpt-oss-120B", systems=["h100_sxm"], modes=["aggregated"],
+                    weights_datatypes=["fp8", "mxfp4"], max_gpus_per_replica=1,
+                    traffic={"requests_per_s": 2, "input_tokens": 1000, "output_tokens": 1000},
+                    slo={"tpot_ms": 200})
+        out, _ = run_plan(body)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        plan = json.loads(out.stdout)
+        by_format = {c["weights_datatype"]: c for c in plan["candidates"]}
+        self.assertEqual(sorted(by_format), ["fp8", "mxfp4"])
+        self.assertFalse(by_format["fp8"]["fits"])
+        self.assertTrue(by_format["mxfp4"]["fits"])
+        best = plan["systems"][0]["best"]
+        self.assertEqual(best["weights_datatype"], "mxfp4")
+        serving = best["request"]["serving"]
+        self.assertEqual((serving["weights_datatype"], serving["kv_datatype"]), ("mxfp4", "bf16"))
+        est = self.server.post("/v1/inference", best["request"])
+        self.assertEqual(est.status, 200, est.body)
+        self.assertEqual(est.json()["tpot_s"], best["tpot_s"])
+        self.assertLess(est.json()["memory"]["weights_bytes"], 80 * 2**30)
 
 
 class ServingPlanSweep(ServerTestCase):
