@@ -27,7 +27,8 @@
  *   routed experts          T_all = T·dp tokens reach the stage's experts, each to top_k of E;
  *                           an expert is touched by at least one with probability
  *                           p = 1 − (1 − k/E)^T_all (uniform routing), so the step reads
- *                           B = (E/ep)·p·P_e/etp·b_w and computes F = 2·T_all·k·P_e/(tp·dp)·ι,
+ *                           B = (E/ep)·p·P_e/etp·b_w and computes F = 2·T_all·k·P_e/(tp·dp)·ι
+ *                           in grouped GEMMs of M = T_all·k/(E·p)·ι rows a touched expert,
  *                           ι the busiest expert rank's load over the mean: for μ assignments a
  *                           rank on average, 1 + sqrt(2·ln(ep)/μ) (balls into bins, Raab and
  *                           Steger 1998), at most ep
@@ -262,9 +263,11 @@ static void moe_mlp_cost(const sv_ctx_t *c, double T, double *ms, double *cs, se
         const double mu = Tall * k / c->ep;
         imb = sv_min(c->ep, 1.0 + sqrt(2.0 * log(c->ep) / mu));
     }
+    /* a grouped GEMM computes the experts that got rows, so the law's M is the rows of a
+     * touched expert, T_all·k / (E·p): 1 for one token, T_all·k/E once every expert is touched */
+    const double M = touched > 0 ? Tall * k / (E * touched) * imb : 0;
     serving_step_t tmp = {0};
-    mc->experts =
-        grouped_experts(c, Tall * k / E * imb, Tall * k / c->ep * imb, Wb, ms, cs, &tmp);
+    mc->experts = grouped_experts(c, M, Tall * k / c->ep * imb, Wb, ms, cs, &tmp);
     o->gemm_compute_s += tmp.gemm_compute_s;
     o->weights_read_s += tmp.weights_read_s;
     o->weight_bytes += tmp.weight_bytes;

@@ -297,22 +297,29 @@ static void eager_dispatch(void **state)
  *   an expert has 2·256·256 = 131,072 parameters; T_all = 2 tokens pick 2 of 4 each, so an
  *   expert is touched with probability 1 − (1 − 2/4)² = 0.75: weights read 4·0.75·131,072·2 B
  *   = 786,432 B, the rows in and out 4·2·256·2 = 4,096 B → 790,528 B / 7.3e11 = 1.0829 µs;
- *   the grouped GEMMs (llm_grouped_gemm_shape): rows 2·2 = 4, M = 4/4 = 1 a local expert; up
- *   (K 256, N 256) and down (K 256, N 256) each 2·4·256·256 = 524,288 FLOP at a shape factor
- *   1/161 · 256/416 · 256/288 = 0.0033975684, at 100 TFLOP/s · top 1 · 0.86: 524,288 /
- *   (86e12 · 0.0033975684) = 1.794333 µs each; with 30 µs a call, 2·1.794333 + 60 = 63.588666 µs
- *   — the grouped GEMMs are compute-bound on their fixed cost;
+ *   the grouped GEMMs (llm_grouped_gemm_shape): rows 2·2 = 4 over the 4·0.75 = 3 experts
+ *   touched, M = 4/3 a touched expert (a grouped GEMM computes no tile of an expert without
+ *   rows); up (K 256, N 256) and down (K 256, N 256) each 2·4·256·256 = 524,288 FLOP at a
+ *   shape factor (4/3)/(4/3 + 160) · 256/416 · 256/288 = 0.0045207318, at 100 TFLOP/s · top 1
+ *   · 0.86: 524,288 / (86e12 · 0.0045207318) = 1.3485366 µs each; with 30 µs a call,
+ *   2·1.3485366 + 60 = 62.697073 µs — the grouped GEMMs are compute-bound on their fixed cost;
  *   passes: 2·(6·256 + 3·(2·256))·2 = 12,288 B, plus the gather and scatter of R = 2·2 = 4 rows
- *   (4 + 2)·256·2·2 = 6,144 B: 18,432 B / 8.5e11 = 21.685 ns. */
+ *   (4 + 2)·256·2·2 = 6,144 B: 18,432 B / 8.5e11 = 21.685 ns.
+ * One sequence: its token touches 2 experts with one row each (p = 1 − (1 − 2/4) = 0.5, M =
+ *   2/(4·0.5) = 1, where the rows over all 4 experts would be 0.5): each GEMM 2·2·256·256 =
+ *   262,144 FLOP at 1/161 · 256/416 · 256/288 = 0.0033975684, 0.8971669 µs; 2·0.8971669 + 60
+ *   = 61.794334 µs. */
 static void moe_step(void **state)
 {
     (void)state;
     block_case_t t = block_case(SERVING_ENGINE_TRTLLM);
     t.m.hidden = 256, t.m.feedforward = 256, t.m.attn_heads = 2, t.m.kv_heads = 2;
     t.m.moe = (model_moe_t){4, 2, 256, 0, 0, 0, 1, false, 0, 0};
-    const serving_step_t st = step(&t, (sv_load_t){2, 1, 10, 0, 0, 0, 0});
-    assert_close(st.moe_experts_s, 63.588666e-6, 1e-6);
+    serving_step_t st = step(&t, (sv_load_t){2, 1, 10, 0, 0, 0, 0});
+    assert_close(st.moe_experts_s, 62.697073e-6, 1e-6);
     assert_close(st.elementwise_s, 21.685e-9, 1e-4);
+    st = step(&t, (sv_load_t){1, 1, 10, 0, 0, 0, 0});
+    assert_close(st.moe_experts_s, 61.794334e-6, 1e-6);
 }
 
 /* gpt-oss's MXFP4 checkpoint on the moe_step block (h 256, 4 experts of 256, not gated, top 2):
@@ -320,10 +327,10 @@ static void moe_step(void **state)
  *   524,288 in MXFP4 (0.5 + 1/32 B): 263,680·2 + 524,288·0.53125 = 527,360 + 278,528
  *   = 805,888 B (BF16 throughout: 788,224 − 256 final norm = 787,968 values · 2 = 1,575,936 B);
  *   on a GPU without FP8 or FP4 rates (Hopper's W4A16) the experts run at the 16-bit rate:
- *   63.588666 µs as moe_step, passes 18,432 B as there (no input quantization);
+ *   62.697073 µs as moe_step, passes 18,432 B as there (no input quantization);
  *   on one with FP8 at 200 and FP4 at 400 TFLOP/s (Blackwell's MXFP8 x MXFP4, the FP8 rate):
- *   each grouped GEMM 524,288 / (200e12 · 0.86 · 0.0033975684) = 0.8971665 µs, 2·0.8971665
- *   + 60 = 61.794333 µs; passes 18,432 B + the MXFP8 input R·(h + f)·(2 + 1.03125)
+ *   each grouped GEMM 524,288 / (200e12 · 0.86 · 0.0045207318) = 0.6742683 µs, 2·0.6742683
+ *   + 60 = 61.348537 µs; passes 18,432 B + the MXFP8 input R·(h + f)·(2 + 1.03125)
  *   = 4·512·3.03125 = 6,208 B: 24,640 B / 8.5e11 = 28.988 ns. */
 static void mxfp4_experts(void **state)
 {
@@ -342,13 +349,13 @@ static void mxfp4_experts(void **state)
     assert_false(o.warnings & SERVING_WARN_NO_FP4_RATE);
     const sv_load_t ld = {2, 1, 10, 0, 0, 0, 0};
     serving_step_t st = step(&t, ld);
-    assert_close(st.moe_experts_s, 63.588666e-6, 1e-6);
+    assert_close(st.moe_experts_s, 62.697073e-6, 1e-6);
     assert_close(st.elementwise_s, 21.685e-9, 1e-4);
     llm_rate_t r8 = {true, 200, {1, {{0, 1.0}}}};
     t.s.hw.matrix.rate[LLM_DT_FLOAT8] = r8;
     t.s.fp4_tflops = 400;
     st = step(&t, ld);
-    assert_close(st.moe_experts_s, 61.794333e-6, 1e-6);
+    assert_close(st.moe_experts_s, 61.348537e-6, 1e-6);
     assert_close(st.elementwise_s, 28.988e-9, 1e-4);
 }
 
