@@ -15,6 +15,8 @@ import { $, el, fmtBytes, fmtInt, fmtNum, fmtSeconds } from './util.js';
 const form = () => $('#serve-form');
 const oneForm = () => $('#serve-one-form');
 const DEFAULT_SYSTEMS = ['h100_sxm', 'h200', 'b200'];
+const FORMAT_LABELS = { bf16: 'BF16', fp8: 'FP8', fp4: 'FP4 (NVFP4)', int4: 'INT4 (weight-only)',
+  mxfp4: 'MXFP4 experts (gpt-oss)' };
 
 async function buildSystems(systems) {
   const rows = await Promise.all(systems.map(async (p) => {
@@ -43,7 +45,11 @@ function buildForms(presets) {
     field({ scope: 'sv', label: 'TTFT p99 (ms)', field: 'slo.ttft_ms_p99', value: 2000, min: 0, placeholder: 'none', hint: 'time to first token' }),
     field({ scope: 'sv', label: 'TPOT (ms)', field: 'slo.tpot_ms', value: 50, min: 0, placeholder: 'none', hint: 'time per output token' }),
   );
-  const dtypes = choicesOf('serving', 'weights_datatype').filter(([v]) => v !== 'nvfp4');
+  const dtypes = choicesOf('serving', 'weights_datatype', FORMAT_LABELS).filter(([v]) => v !== 'nvfp4');
+  $('#sv-formats').replaceChildren(...dtypes.map(([v, label]) => {
+    const check = el('input', { type: 'checkbox', id: `f-sv-fmt-${v}`, 'data-format': v });
+    return el('div', { class: 'pl-sys' }, check, el('label', { for: check.id }, label));
+  }));
   $('#sv-one-fields').append(
     field({ scope: 'svo', label: 'Model', field: 'model', type: 'select', options: models, value: 'llama3-70B' }),
     field({ scope: 'svo', label: 'GPU', field: 'system', type: 'select', options: presets.systems.map((p) => [p.name, p.name]), value: 'h100_sxm' }),
@@ -84,6 +90,8 @@ function planRequest() {
     }
     req.systems.push(s);
   }
+  const formats = [...$('#sv-formats').querySelectorAll('input[data-format]:checked')].map((c) => c.dataset.format);
+  if (formats.length) req.weights_datatypes = formats;
   return req;
 }
 

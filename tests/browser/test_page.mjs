@@ -1124,6 +1124,9 @@ try {
     check(sent.slo.ttft_ms_p99 === 2000 && sent.slo.tpot_ms === 50, 'with the targets', sent.slo);
     check(sent.systems.map((x) => x.name).sort().join() === 'b200,h100_sxm,h200' && sent.systems.every((x) => x.price_per_gpu_hour > 0),
       'three GPU types by default, each with its preset’s price', sent.systems);
+    check(!('weights_datatypes' in sent), 'no format ticked: the server’s default formats', sent.weights_datatypes);
+    const formats = await page.$$eval('#sv-formats input[data-format]', (cs) => cs.map((c) => c.dataset.format));
+    check(formats.join() === 'bf16,fp8,fp4,int4,mxfp4', 'the formats the API names, NVFP4 once', formats);
     const id = (await (await posted).json()).id;
     await page.waitForSelector('#sv-results table.serve tbody tr');
     const st = await (await fetch(`${base}/v1/sweep/${id}`)).json();
@@ -1462,6 +1465,17 @@ try {
     await page.click('#nav-serve');
     check(/must be a number/.test(await beside('#serve-one-form', 'serving.tensor_par', 'abc', '#serve-one-form button[type=submit]')), 'Serve: TP “abc” beside its field');
     await page.fill('#serve-one-form [data-field="serving.tensor_par"]', '4');
+    // MXFP4 quantizes routed experts, which Llama 3 70B has none of: the server's reason beside the formats
+    await page.check('#f-sv-fmt-mxfp4');
+    const refused = page.waitForResponse((r) => r.url().endsWith('/v1/sweep') && r.request().method() === 'POST');
+    await page.click('#sv-submit');
+    const plan = await refused;
+    check(plan.status() === 422 && JSON.parse(plan.request().postData()).weights_datatypes.join() === 'mxfp4',
+      'the ticked format is sent, and refused for a dense model', plan.status());
+    const fmtErr = page.locator('#serve-form .fld:has([data-field="weights_datatypes"]) .field-error');
+    await fmtErr.waitFor({ timeout: 3000 });
+    check(/routed experts/.test(await fmtErr.textContent()), 'Serve: MXFP4 on a dense model refused beside the formats', await fmtErr.textContent());
+    await page.uncheck('#f-sv-fmt-mxfp4');
     await page.click('#nav-scaling');
     await page.selectOption('#f-law', 'gpuhours');
     check(/at most 1/.test(await beside('#scaling-form', 'gh_mfu', '2', '#scaling-form button[type=submit]')), 'an MFU of 2 (200 %) refused beside it');
