@@ -381,6 +381,9 @@ sweeps = [
      "slo": {}, "systems": ["h100_sxm"]},
     {"kind": "serving_plan", "model": "llama3-8B", "traffic": {"requests_per_s": 1, "input_tokens": 100,
      "output_tokens": {"mean": 100, "spread": 30}}, "slo": {"tpot_ms": 40}, "systems": ["l40s"]},
+    {"kind": "serving_plan", "model": "gpt-oss-120B", "traffic": {"requests_per_s": 2, "input_tokens": 1000,
+     "output_tokens": 1000}, "slo": {"tpot_ms": 200}, "systems": ["h100_sxm"],
+     "weights_datatypes": ["nvfp4", "mxfp4"], "max_gpus_per_replica": 1},
     # the run around the step: the auto batch, a ramp, goodput statistics, every loss
     {"kind": "plan", "model": "llama3-8B", "tokens": 1e10, "batch_tokens": "auto",
      "batch_schedule": [{"batch_tokens": 262144, "tokens": 1e9}], "systems": ["h100_sxm"],
