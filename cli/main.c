@@ -84,7 +84,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: fathom [--presets DIR] COMMAND ARGS...\n"
                "       fathom help COMMAND\n\n"
-               "Fathom estimates large-model training runs. Commands:\n");
+               "Fathom estimates large-model training runs and the fleets that serve them. Commands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n`fathom COMMAND --help` explains one. Output is the JSON the service returns.\n"
