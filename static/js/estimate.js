@@ -66,10 +66,9 @@ const execChoices = (member, labels) => choicesOf('llm_execution', member, label
 
 function buildForm(presets) {
   const f = form();
-  const opt = presetChoices;
-  $('#est-model-pick').append(field({ label: 'Model preset', field: 'model', type: 'select', options: opt(presets.models), value: 'gpt3-175B' }),
+  $('#est-model-pick').append(field({ label: 'Model preset', field: 'model', type: 'select', options: presetChoices(presets.models), value: 'gpt3-175B' }),
     el('small', { class: 'hint preset-note', id: 'est-model-note' }));
-  $('#est-system-pick').append(field({ label: 'System preset (one GPU and its networks)', field: 'system', type: 'select', options: opt(presets.systems), value: 'a100_80g' }),
+  $('#est-system-pick').append(field({ label: 'System preset (one GPU and its networks)', field: 'system', type: 'select', options: presetChoices(presets.systems), value: 'a100_80g' }),
     el('small', { class: 'hint preset-note', id: 'est-system-note' }));
   const ex = $('#est-exec');
   ex.append(
