@@ -212,13 +212,13 @@ codec_serving_plan_t *codec_serving_plan_decode(const json_t *body, const codec_
         decode_options(body, &p->spec, err) ||
         decode_systems(json_object_get(body, "systems"), presets, p, err))
         goto fail;
-    /* as /v1/inference refuses it (serving_model.c): mxfp4 quantizes routed experts only */
-    if ((p->spec.datatypes & (1u << SERVING_DT_MXFP4)) && p->model.moe.num_experts == 0) {
-        fathom_error_set(err, FATHOM_E_INVALID_FIELD, "weights_datatypes",
-                         "mxfp4 is gpt-oss's checkpoint (routed experts in MXFP4, the rest BF16); "
-                         "this model has no routed experts: give bf16, or fp4 (NVFP4) for 4-bit "
-                         "weights");
-        goto fail;
+    /* a format the model cannot take is refused here, not as every layout's failure */
+    for (int w = 0; w < SERVING_DT__COUNT; w++) {
+        const char *refusal = serving_weights_refusal(&p->model, (serving_dtype_t)w);
+        if ((p->spec.datatypes & (1u << w)) && refusal) {
+            fathom_error_set(err, FATHOM_E_INVALID_FIELD, "weights_datatypes", "%s", refusal);
+            goto fail;
+        }
     }
     if (!json_object_get(body, "systems")) {
         fathom_error_set(err, FATHOM_E_INVALID_FIELD, "systems", "is required");

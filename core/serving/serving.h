@@ -211,13 +211,17 @@ typedef enum {
 extern const char *const serving_warning_codes[];
 extern const char *const serving_warning_messages[];
 
-extern const char *const serving_dtype_names[];  /* "bf16", "fp8", "fp4", "int4" */
+extern const char *const serving_dtype_names[];  /* "bf16", "fp8", "fp4", "int4", "mxfp4" */
 extern const char *const serving_engine_names[]; /* "trtllm", "vllm", "sglang" */
 extern const char *const serving_spec_names[];   /* "none", "mtp", "draft" */
 extern const char *const serving_bound_names[];  /* "memory", "compute", "network", "host" */
 
 /* Bytes one value takes in a format (2, 1, 0.5625, 0.515625). */
 double serving_dtype_bytes(serving_dtype_t dt);
+
+/* Why model m cannot take weights in format w (a sentence for a 422), or NULL when it can:
+ * mxfp4 quantizes routed experts only, so a model without them refuses it. */
+const char *serving_weights_refusal(const fathom_model_t *m, serving_dtype_t w);
 
 /* KV-cache bytes that one sequence of `context` tokens holds, whole model (every block, one
  * copy), in format kv:

@@ -102,13 +102,10 @@ static int check_request(const fathom_model_t *m, const serving_system_t *s,
     if (r->num_requests != floor(r->num_requests))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.num_requests",
                                 "must be an integer (a count of requests)");
-    /* mxfp4 quantizes the routed experts only (gpt-oss's checkpoint): on a model without them
-     * it would be bf16 under another name */
-    if (r->weights == SERVING_DT_MXFP4 && m->moe.num_experts == 0)
-        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.weights_datatype",
-                                "mxfp4 is gpt-oss's checkpoint (routed experts in MXFP4, the rest "
-                                "BF16); this model has no routed experts: give bf16, or fp4 "
-                                "(NVFP4) for 4-bit weights");
+    const char *refusal = serving_weights_refusal(m, r->weights);
+    if (refusal)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.weights_datatype", "%s",
+                                refusal);
     if (!(r->prefix_cache_hit >= 0 && r->prefix_cache_hit < 1))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.prefix_cache_hit",
                                 "must be in [0, 1)");
