@@ -791,6 +791,83 @@ static int read_datatype(const json_t *cfg, const char *p, json_t *notes, const 
     return 0;
 }
 
+/* The format a quantized checkpoint's quantization_config names (the `quant_method` values of
+ * transformers' and vLLM's quantization classes), as the model's checkpoint_weights: NULL for
+ * one Fathom does not serve, *why then saying what the config holds. mxfp4: gpt-oss (experts in
+ * MXFP4); fp8 and fbgemm_fp8: FP8 weights (DeepSeek-V3's and Qwen3's 128×128 blocks, Meta's
+ * per-channel Llama 4 FP8); awq and gptq: 4-bit integer weights when "bits" (AWQ's "w_bit") is
+ * 4; modelopt: NVIDIA Model Optimizer's quant_algo, FP8 (with FP8_PER_CHANNEL_PER_TOKEN and
+ * FP8_PB_WO) or NVFP4; compressed-tensors: its "format", float-quantized (FP8) or
+ * nvfp4-pack-quantized. */
+static const char *quantized_format(const json_t *q, const char *method, char *why, size_t cap)
+{
+    const char *algo = json_string_value(json_object_get(q, "quant_algo"));
+    const char *format = json_string_value(json_object_get(q, "format"));
+    const json_t *bits = json_object_get(q, "bits");
+    if (!bits)
+        bits = json_object_get(q, "w_bit");
+    if (strcmp(method, "mxfp4") == 0)
+        return "mxfp4";
+    if (strcmp(method, "fp8") == 0 || strcmp(method, "fbgemm_fp8") == 0)
+        return "fp8";
+    if (strcmp(method, "awq") == 0 || strcmp(method, "gptq") == 0) {
+        if (json_is_integer(bits) && json_integer_value(bits) == 4)
+            return "int4";
+        if (json_is_integer(bits))
+            snprintf(why, cap, "quant_method \"%s\" at %lld bits", method,
+                     (long long)json_integer_value(bits));
+        else
+            snprintf(why, cap, "quant_method \"%s\" without bits", method);
+        return NULL;
+    }
+    if (strcmp(method, "modelopt") == 0 && algo) {
+        if (strncmp(algo, "FP8", 3) == 0)
+            return "fp8";
+        if (strcmp(algo, "NVFP4") == 0)
+            return "fp4";
+    }
+    if (strcmp(method, "compressed-tensors") == 0 && format) {
+        if (strcmp(format, "float-quantized") == 0)
+            return "fp8";
+        if (strcmp(format, "nvfp4-pack-quantized") == 0)
+            return "fp4";
+    }
+    snprintf(why, cap, "quant_method \"%.32s\"%s%.32s%s", method,
+             algo ? ", quant_algo \"" : format ? ", format \"" : "",
+             algo ? algo : format ? format : "", algo || format ? "\"" : "");
+    return NULL;
+}
+
+/* quantization_config (absent or null: a 16-bit checkpoint) read as checkpoint_weights, a note
+ * saying where from, or that the format is not one Fathom serves (checkpoint_weights then left
+ * at bf16: a serving request names its own). */
+static int read_quantization(const json_t *cfg, const char *p, json_t *o, json_t *notes,
+                             fathom_error_t *err)
+{
+    const json_t *q = json_object_get(cfg, "quantization_config");
+    if (!q || json_is_null(q))
+        return 0;
+    char qp[JR_PATH_MAX], why[128];
+    const char *method;
+    jr_path(qp, sizeof qp, p, "quantization_config");
+    if (jr_expect_object(q, qp, err) ||
+        jr_string(q, qp, "quant_method", JR_REQUIRED, NULL, 64, &method, err))
+        return -1;
+    const char *format = quantized_format(q, method, why, sizeof why);
+    if (!format) {
+        note(notes, "checkpoint_weights left at bf16: the config's %s (%s) is not a format "
+                    "Fathom serves (bf16, fp8, fp4, int4, mxfp4); a serving request may name its "
+                    "weights_datatype",
+             qp, why);
+        return 0;
+    }
+    note(notes, "checkpoint_weights %s from the config's %s.quant_method \"%s\"", format, qp,
+         method);
+    if (json_object_set_new(o, "checkpoint_weights", json_string(format)))
+        return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
+    return 0;
+}
+
 /* text with the class's defaults (family_t.defaults) set where it leaves a shape key out, as
  * transformers reads it, every key so set named in one note; NULL on out of memory. */
 static json_t *with_class_defaults(const json_t *text, const class_defaults_t *d, json_t *notes)
@@ -829,6 +906,7 @@ static const struct {
     {"sliding_window", {"sliding_window", "attention_chunk_size"}},
     {"full_attention_every", {"layer_types", "sliding_window_pattern", "no_rope_layer_interval"}},
     {"mtp_blocks", {"num_nextn_predict_layers"}},
+    {"checkpoint_weights", {"quantization_config"}},
     {"moe.num_experts", {"num_experts", "n_routed_experts", "num_local_experts"}},
     {"moe.top_k", {"num_experts_per_tok", "experts_per_token"}},
     {"moe.expert_feedforward", {"moe_intermediate_size", "intermediate_size"}},
@@ -913,7 +991,8 @@ json_t *hf_config_to_model(const json_t *cfg, const char *path, int64_t seq_size
     if (read_common(text, p, f, o, err) || read_bias(text, p, f, o, notes, err) ||
         read_window(text, p, f, o, err) || read_moe(text, p, f, o, err) ||
         (f->mla && read_mla(text, p, o, err)) ||
-        read_seq(text, p, f, seq_size, notes, &seq, err))
+        read_seq(text, p, f, seq_size, notes, &seq, err) ||
+        read_quantization(cfg, path, o, notes, err))
         goto fail;
     if (set_int(o, "seq_size", seq)) {
         fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");

@@ -11,7 +11,7 @@ static const char *const model_keys[] = {
     "num_blocks", "vocab_size",  "bias",            "tied_embeddings",    "position_embedding",
     "kv_heads",   "gated_mlp",   "norm",            "qkv_bias",           "causal",
     "moe",        "mla",         "mtp_blocks",      "sliding_window",     "full_attention_every",
-    "chunked_attention", NULL};
+    "chunked_attention", "checkpoint_weights", NULL};
 /* The fields of the modern block: a model giving none of them is Calculon's block. */
 static const char *const modern_keys[] = {"kv_heads", "gated_mlp", "norm",       "qkv_bias",
                                           "causal",   "moe",       "mla",        "mtp_blocks",
@@ -26,6 +26,19 @@ static const char *const mla_keys[] = {"q_lora_rank", "kv_lora_rank", "qk_nope_h
                                        "qk_rope_head_dim", "v_head_dim", NULL};
 #define MODEL_MAX_EXPERTS 4096
 #define MODEL_MAX_MTP 16
+const char *const codec_weights_format_names[] = {"bf16", "fp8",   "fp4",
+                                                  "int4", "nvfp4", "mxfp4", NULL};
+
+model_weights_t codec_weights_format(int index)
+{
+    return index == 4 ? MODEL_WEIGHTS_FP4 : index == 5 ? MODEL_WEIGHTS_MXFP4 : (model_weights_t)index;
+}
+
+const char *codec_weights_format_name(model_weights_t w)
+{
+    return codec_weights_format_names[w == MODEL_WEIGHTS_MXFP4 ? 5 : (int)w];
+}
+
 static const char *const position_names[] = {"learned", "none", "rope", NULL};
 static const char *const norm_names[] = {"layernorm", "rmsnorm", NULL};
 
@@ -267,6 +280,25 @@ static int decode_preset_variant(const json_t *v, const char *path,
     return rc;
 }
 
+/* checkpoint_weights: the released checkpoint's format, named as a serving request's
+ * weights_datatype is (model.h); after the experts, since mxfp4 needs them. */
+static int decode_checkpoint(const json_t *v, const char *path, fathom_model_t *m,
+                             fathom_error_t *err)
+{
+    int index = 0;
+    if (jr_enum(v, path, "checkpoint_weights", JR_OPTIONAL, 0, codec_weights_format_names,
+                &index, err))
+        return -1;
+    m->checkpoint_weights = codec_weights_format(index);
+    const char *refusal = model_weights_refusal(m, m->checkpoint_weights);
+    if (refusal) {
+        char p[JR_PATH_MAX];
+        jr_path(p, sizeof p, path, "checkpoint_weights");
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p, "%s", refusal);
+    }
+    return 0;
+}
+
 int codec_model_decode(const json_t *v, const char *path, const codec_presets_t *presets,
                        fathom_model_t *out, fathom_error_t *err)
 {
@@ -304,7 +336,7 @@ int codec_model_decode(const json_t *v, const char *path, const codec_presets_t 
                 &pos, err))
         return -1;
     m.position_embedding = (model_position_t)pos;
-    if (decode_modern(v, path, &m, err))
+    if (decode_modern(v, path, &m, err) || decode_checkpoint(v, path, &m, err))
         return -1;
     *out = m;
     return 0;
@@ -319,6 +351,14 @@ json_t *codec_model_encode(const fathom_model_t *m)
                      (json_int_t)m->num_blocks, "vocab_size", (json_int_t)m->vocab_size, "bias",
                      m->bias, "tied_embeddings", m->tied_embeddings, "position_embedding",
                      position_names[m->position_embedding]);
+    /* only when not BF16, so that the canonical form (and cache key) of other models is
+     * unchanged */
+    if (o && m->checkpoint_weights != MODEL_WEIGHTS_BF16 &&
+        json_object_set_new(o, "checkpoint_weights",
+                            json_string(codec_weights_format_name(m->checkpoint_weights)))) {
+        json_decref(o);
+        return NULL;
+    }
     /* Calculon's block stays without the modern fields, so it decodes back as Calculon's. */
     if (!o || m->calculon_block)
         return o;

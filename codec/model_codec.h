@@ -16,6 +16,13 @@
 #define MODEL_MAX_HEADS 65536
 #define MODEL_MAX_BLOCKS 16384
 
+/* The weight formats a model's checkpoint_weights or a serving request may name ("bf16", "fp8",
+ * "fp4", "int4", "nvfp4", "mxfp4"), and the format each index names ("nvfp4" is "fp4"). */
+extern const char *const codec_weights_format_names[];
+model_weights_t codec_weights_format(int index);
+/* The name a format is written back as ("fp4" for NVFP4). */
+const char *codec_weights_format_name(model_weights_t w);
+
 /* Decodes v (a preset name or an object) at `path` into *out. */
 int codec_model_decode(const json_t *v, const char *path, const codec_presets_t *presets,
                        fathom_model_t *out, fathom_error_t *err);

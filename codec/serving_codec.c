@@ -27,17 +27,9 @@ static const char *const disagg_keys[] = {"prefill", "decode", "kv_transfer_net"
                                           "prefill_per_decode", NULL};
 static const char *const spec_keys[] = {"method", "tokens", "acceptance", "model", NULL};
 /* "nvfp4" is read as "fp4" (the format fp4 means); "mxfp4" (gpt-oss's MXFP4 experts, the
- * other linears BF16) is a weights format only */
+ * other linears BF16) is a weights format only (codec_weights_format_names) */
 static const char *const dtype_names[] = {"bf16", "fp8", "fp4", "int4", "nvfp4", NULL};
-const char *const codec_serving_weight_dtype_names[] = {"bf16", "fp8",   "fp4",
-                                                        "int4", "nvfp4", "mxfp4", NULL};
 static const char *const method_names[] = {"mtp", "draft", NULL};
-
-serving_dtype_t codec_serving_weight_dtype(int index)
-{
-    return index == 4 ? SERVING_DT_FP4 : index == 5 ? SERVING_DT_MXFP4 : (serving_dtype_t)index;
-}
-
 #define num(x) jw_num(x)
 
 /* ---- system ---- */
@@ -198,15 +190,16 @@ static int decode_disaggregated(const json_t *v, const json_t *dis, const char *
     return decode_layout(dec, q, true, &out->layout, err);
 }
 
-/* weights_datatype, kv_datatype (FP8 by default under FP8 or FP4 weights) and engine. */
-static int decode_datatypes(const json_t *v, const char *path, serving_request_t *out,
-                            fathom_error_t *err)
+/* weights_datatype (the model's checkpoint_weights by default: a model is served from the
+ * checkpoint it ships), kv_datatype (FP8 by default under FP8 or FP4 weights) and engine. */
+static int decode_datatypes(const json_t *v, const char *path, const fathom_model_t *m,
+                            serving_request_t *out, fathom_error_t *err)
 {
-    int wdt = 0, kdt = 0, engine = SERVING_ENGINE_VLLM;
-    if (jr_enum(v, path, "weights_datatype", JR_OPTIONAL, 0, codec_serving_weight_dtype_names,
+    int wdt = -1, kdt = 0, engine = SERVING_ENGINE_VLLM;
+    if (jr_enum(v, path, "weights_datatype", JR_OPTIONAL, -1, codec_weights_format_names,
                 &wdt, err))
         return -1;
-    wdt = (int)codec_serving_weight_dtype(wdt);
+    wdt = (int)(wdt < 0 ? m->checkpoint_weights : codec_weights_format(wdt));
     const int kdflt = wdt == SERVING_DT_FP8 || wdt == SERVING_DT_FP4 ? SERVING_DT_FP8 : 0;
     if (jr_enum(v, path, "kv_datatype", JR_OPTIONAL, kdflt, dtype_names, &kdt, err) ||
         jr_enum(v, path, "engine", JR_OPTIONAL, SERVING_ENGINE_VLLM, serving_engine_names, &engine,
@@ -280,7 +273,7 @@ int codec_serving_decode(const json_t *v, const char *path, const fathom_model_t
     if (out->disaggregated ? decode_disaggregated(v, dis, path, s, out, err)
                            : decode_layout(v, path, false, &out->layout, err))
         return -1;
-    if (decode_datatypes(v, path, out, err) || decode_load(v, path, out, err))
+    if (decode_datatypes(v, path, m, out, err) || decode_load(v, path, out, err))
         return -1;
     const json_t *spec = json_object_get(v, "speculative");
     if (spec) { /* null is not absent: decode_speculative refuses it */

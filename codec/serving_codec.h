@@ -40,11 +40,6 @@ typedef struct {
     serving_request_t serving; /* serving.speculative.draft points at draft when used */
 } codec_serving_request_t;
 
-/* The weight formats a request may name ("bf16", "fp8", "fp4", "int4", "nvfp4", "mxfp4"), and
- * the format each index names ("nvfp4" is "fp4"). */
-extern const char *const codec_serving_weight_dtype_names[];
-serving_dtype_t codec_serving_weight_dtype(int index);
-
 /* A serving system: a preset name or Calculon's system object, with the optional
  * "float4_tflops" (dense FP4 rate; absent: none), "price_per_gpu_hour" and "power_per_gpu_kw". */
 int codec_serving_system_decode(const json_t *v, const char *path, const codec_presets_t *presets,

@@ -147,7 +147,7 @@ static int decode_options(const json_t *body, serving_plan_spec_t *s, fathom_err
     unsigned dts = 0, modes = 0;
     if (jr_enum(body, "", "engine", JR_OPTIONAL, SERVING_ENGINE_VLLM, serving_engine_names,
                 &engine, err) ||
-        jr_enum_set(body, "", "weights_datatypes", JR_OPTIONAL, codec_serving_weight_dtype_names,
+        jr_enum_set(body, "", "weights_datatypes", JR_OPTIONAL, codec_weights_format_names,
                     &dts, err) ||
         jr_enum_set(body, "", "modes", JR_OPTIONAL, mode_names, &modes, err) ||
         jr_int(body, "", "max_gpus_per_replica", JR_OPTIONAL, 0, 1, 4096, &max_gpus, err))
@@ -159,9 +159,9 @@ static int decode_options(const json_t *body, serving_plan_spec_t *s, fathom_err
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "modes", "must not be empty");
     s->engine = (serving_engine_t)engine;
     s->datatypes = 0;
-    for (int i = 0; codec_serving_weight_dtype_names[i]; i++)
+    for (int i = 0; codec_weights_format_names[i]; i++)
         if (dts & (1u << i))
-            s->datatypes |= 1u << codec_serving_weight_dtype(i);
+            s->datatypes |= 1u << codec_weights_format(i);
     s->aggregated = modes & 1u;
     s->disaggregated = modes & 2u;
     s->max_gpus = max_gpus;
@@ -214,7 +214,7 @@ codec_serving_plan_t *codec_serving_plan_decode(const json_t *body, const codec_
         goto fail;
     /* a format the model cannot take is refused here, not as every layout's failure */
     for (int w = 0; w < SERVING_DT__COUNT; w++) {
-        const char *refusal = serving_weights_refusal(&p->model, (serving_dtype_t)w);
+        const char *refusal = model_weights_refusal(&p->model, (model_weights_t)w);
         if ((p->spec.datatypes & (1u << w)) && refusal) {
             fathom_error_set(err, FATHOM_E_INVALID_FIELD, "weights_datatypes", "%s", refusal);
             goto fail;

@@ -187,15 +187,16 @@ static int row_formats(const json_t *row, vrow_t *v)
         return -1;
     }
     const char *kv = jr_text(row, "precision_kv");
-    const bool oss = strncmp(jr_text(row, "model"), "GPT-OSS", 7) == 0;
+    const bool oss = v->model.checkpoint_weights == MODEL_WEIGHTS_MXFP4;
     if (*kv ? dtype_of(kv, &r->kv) != 0 : false) {
         v->reason = "unknown precision_kv";
         return -1;
     }
     if (!*kv)
         r->kv = r->weights == SERVING_DT_BF16 || oss ? SERVING_DT_BF16 : SERVING_DT_FP8;
-    /* gpt-oss is served from OpenAI's checkpoint whatever the column's label: MXFP4 experts, the
-     * rest BF16 (TensorRT-LLM examples/models/core/gpt_oss/README.md) */
+    /* gpt-oss (the model's checkpoint_weights mxfp4) is served from OpenAI's checkpoint whatever
+     * the column's label: MXFP4 experts, the rest BF16 (TensorRT-LLM
+     * examples/models/core/gpt_oss/README.md) */
     if (oss)
         r->weights = SERVING_DT_MXFP4;
     return 0;
@@ -230,7 +231,7 @@ static int row_engine(const json_t *row, vrow_t *v)
 static void row_load(const json_t *row, vrow_t *v)
 {
     serving_request_t *r = &v->req;
-    const bool oss = strncmp(jr_text(row, "model"), "GPT-OSS", 7) == 0;
+    const bool oss = v->model.checkpoint_weights == MODEL_WEIGHTS_MXFP4;
     r->chunked_prefill = 0;
     if (strcmp(jr_text(row, "doc_revision"), "0.14-serving") == 0) {
         /* Triton at a request rate; "INF": unthrottled */

@@ -28,6 +28,18 @@ typedef enum {
     MODEL_NORM_RMSNORM = 1    /* scale only; no mean subtraction */
 } model_norm_t;
 
+/* Number formats a model's weights are stored in: a released checkpoint's (below) and a serving
+ * request's (serving.h's serving_dtype_t takes these values). fp4 is NVFP4; int4 a weight-only
+ * 4-bit format (AWQ/GPTQ); mxfp4 OpenAI's gpt-oss checkpoint, its routed experts in MXFP4 and
+ * every other linear in BF16. */
+typedef enum {
+    MODEL_WEIGHTS_BF16 = 0,
+    MODEL_WEIGHTS_FP8 = 1,
+    MODEL_WEIGHTS_FP4 = 2,
+    MODEL_WEIGHTS_INT4 = 3,
+    MODEL_WEIGHTS_MXFP4 = 4
+} model_weights_t;
+
 /* Mixture of experts (DeepSeek-V3, Qwen3-MoE, Mixtral, GPT-OSS): block i (0-based) is an MoE
  * block iff i >= first_dense_blocks and (i - first_dense_blocks) % every == 0; the others are
  * dense and use `feedforward`. An MoE block routes each token to top_k of num_experts experts
@@ -95,7 +107,16 @@ typedef struct {
      * bound on what a query sees, but an engine's KV cache may keep the whole sequence
      * (serving_memory.c). With sliding_window only. */
     bool chunked_attention;
+    /* The format the model's released checkpoint stores its block linears in (BF16 unless
+     * stated): gpt-oss ships its routed experts in MXFP4, DeepSeek-V3 its linears in
+     * block-scaled FP8. Serving assumes it unless a request names another format; training
+     * ignores it (a run trains in its execution's datatypes). */
+    model_weights_t checkpoint_weights;
 } fathom_model_t;
+
+/* Why model m cannot hold its weights in format w (a sentence for a 422), or NULL when it can
+ * (model_weights.c). */
+const char *model_weights_refusal(const fathom_model_t *m, model_weights_t w);
 
 /* Whether block i (0-based) is an MoE block. */
 static inline bool model_block_is_moe(const fathom_model_t *m, int64_t i)

@@ -23,17 +23,18 @@
 #include "llm.h"
 #include "model.h"
 
-/* Number formats of weights and of the KV cache. fp4 is NVFP4 (E2M1 values, one FP8 scale per
- * 16: 4.5 bits a value); int4 is a weight-only 4-bit format (AWQ/GPTQ, one 16-bit scale per
- * group of 128: 4.125 bits) whose GEMMs run at the 16-bit rate. mxfp4 is OpenAI's gpt-oss
- * checkpoint: the routed experts in MXFP4 (E2M1 values, one E8M0 scale per 32: 4.25 bits), every
- * other linear in BF16 (a weights format only; serving_memory.c, gemm_rate). */
+/* Number formats of weights and of the KV cache: model.h's formats of stored weights. fp4 is
+ * NVFP4 (E2M1 values, one FP8 scale per 16: 4.5 bits a value); int4 is a weight-only 4-bit
+ * format (AWQ/GPTQ, one 16-bit scale per group of 128: 4.125 bits) whose GEMMs run at the 16-bit
+ * rate. mxfp4 is OpenAI's gpt-oss checkpoint: the routed experts in MXFP4 (E2M1 values, one E8M0
+ * scale per 32: 4.25 bits), every other linear in BF16 (a weights format only;
+ * serving_memory.c, gemm_rate). */
 typedef enum {
-    SERVING_DT_BF16 = 0,
-    SERVING_DT_FP8 = 1,
-    SERVING_DT_FP4 = 2,
-    SERVING_DT_INT4 = 3,
-    SERVING_DT_MXFP4 = 4,
+    SERVING_DT_BF16 = MODEL_WEIGHTS_BF16,
+    SERVING_DT_FP8 = MODEL_WEIGHTS_FP8,
+    SERVING_DT_FP4 = MODEL_WEIGHTS_FP4,
+    SERVING_DT_INT4 = MODEL_WEIGHTS_INT4,
+    SERVING_DT_MXFP4 = MODEL_WEIGHTS_MXFP4,
     SERVING_DT__COUNT
 } serving_dtype_t;
 
@@ -219,10 +220,6 @@ extern const char *const serving_bound_names[];  /* "memory", "compute", "networ
 /* Bytes one value takes in a format (2, 1, 0.5625, 0.515625). */
 double serving_dtype_bytes(serving_dtype_t dt);
 
-/* Why model m cannot take weights in format w (a sentence for a 422), or NULL when it can:
- * mxfp4 quantizes routed experts only, so a model without them refuses it. */
-const char *serving_weights_refusal(const fathom_model_t *m, serving_dtype_t w);
-
 /* KV-cache bytes that one sequence of `context` tokens holds, whole model (every block, one
  * copy), in format kv:
  *   standard attention: 2 (K and V) · kv_heads · attn_size · bytes per block, times the tokens
@@ -276,8 +273,9 @@ typedef struct {
     double input_spread, output_spread; /* standard deviations */
     double ttft_p50_s, ttft_p99_s, tpot_s; /* targets; 0: none */
     serving_engine_t engine;
-    unsigned datatypes;     /* bits 1 << serving_dtype_t of weight formats to try; 0: bf16, and
-                             * fp8 on GPUs with an FP8 rate */
+    unsigned datatypes;     /* bits 1 << serving_dtype_t of weight formats to try; 0: the
+                             * model's checkpoint_weights, with fp8 beside a BF16 checkpoint on
+                             * GPUs with an FP8 rate */
     bool aggregated, disaggregated; /* modes to try (neither: both) */
     int64_t max_gpus;       /* GPUs of one replica at most; 0: max(8, the first tier's size) */
 } serving_plan_spec_t;

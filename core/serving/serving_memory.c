@@ -27,16 +27,6 @@
 
 const char *const serving_dtype_names[] = {"bf16", "fp8", "fp4", "int4", "mxfp4", NULL};
 
-const char *serving_weights_refusal(const fathom_model_t *m, serving_dtype_t w)
-{
-    /* mxfp4 is gpt-oss's checkpoint, the routed experts in MXFP4: on a model without them it
-     * would be bf16 under another name */
-    if (w == SERVING_DT_MXFP4 && m->moe.num_experts == 0)
-        return "mxfp4 is gpt-oss's checkpoint (routed experts in MXFP4, the rest BF16); this "
-               "model has no routed experts: give bf16, or fp4 (NVFP4) for 4-bit weights";
-    return NULL;
-}
-
 double serving_dtype_bytes(serving_dtype_t dt)
 {
     switch (dt) {

@@ -102,7 +102,7 @@ static int check_request(const fathom_model_t *m, const serving_system_t *s,
     if (r->num_requests != floor(r->num_requests))
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.num_requests",
                                 "must be an integer (a count of requests)");
-    const char *refusal = serving_weights_refusal(m, r->weights);
+    const char *refusal = model_weights_refusal(m, (model_weights_t)r->weights);
     if (refusal)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, "serving.weights_datatype", "%s",
                                 refusal);

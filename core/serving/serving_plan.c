@@ -20,10 +20,14 @@
 static const int64_t degrees[] = {1, 2, 4, 8, 16, 32, 64};
 #define SV_DEGREES ((int)(sizeof degrees / sizeof degrees[0]))
 
-static unsigned default_formats(const serving_system_t *s)
+/* The formats a plan tries unless told: the model's checkpoint, and from a BF16 checkpoint FP8
+ * too on a GPU with an FP8 rate (the engines quantize BF16 weights to FP8 as they load them:
+ * vLLM's --quantization fp8, TensorRT-LLM's and SGLang's the same). A quantized checkpoint is
+ * served as it ships. */
+static unsigned default_formats(const fathom_model_t *m, const serving_system_t *s)
 {
-    unsigned f = 1u << SERVING_DT_BF16;
-    if (s->hw.matrix.rate[LLM_DT_FLOAT8].present)
+    unsigned f = 1u << m->checkpoint_weights;
+    if (m->checkpoint_weights == MODEL_WEIGHTS_BF16 && s->hw.matrix.rate[LLM_DT_FLOAT8].present)
         f |= 1u << SERVING_DT_FP8;
     return f;
 }
@@ -56,7 +60,7 @@ int serving_plan_layouts(const fathom_model_t *m, const serving_system_t *s,
 {
     const int64_t node = s->hw.networks[0].size;
     const int64_t max_gpus = serving_plan_max_gpus(s, p);
-    const unsigned formats = p->datatypes ? p->datatypes : default_formats(s);
+    const unsigned formats = p->datatypes ? p->datatypes : default_formats(m, s);
     const bool agg = p->aggregated || !p->disaggregated, dis = p->disaggregated || !p->aggregated;
     const bool moe = m->moe.num_experts > 0;
     int n = 0;

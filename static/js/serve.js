@@ -52,9 +52,10 @@ function buildForms(presets) {
   }));
   $('#sv-one-fields').append(
     field({ scope: 'svo', label: 'Model', field: 'model', type: 'select', options: models, value: 'llama3-70B' }),
-    field({ scope: 'svo', label: 'GPU', field: 'system', type: 'select', options: presets.systems.map((p) => [p.name, p.name]), value: 'h100_sxm' }),
+    field({ scope: 'svo', label: 'GPU', field: 'system', type: 'select', options: presetChoices(presets.systems), value: 'h100_sxm' }),
     field({ scope: 'svo', label: 'Tensor parallel', field: 'serving.tensor_par', value: 4, min: 1, step: 1, required: true }),
-    field({ scope: 'svo', label: 'Weights', field: 'serving.weights_datatype', type: 'select', options: dtypes, value: 'fp8' }),
+    field({ scope: 'svo', label: 'Weights', field: 'serving.weights_datatype', type: 'select',
+      options: [['', 'as shipped'], ...dtypes], value: '', hint: 'the model’s checkpoint: BF16 unless it ships another' }),
     field({ scope: 'svo', label: 'Prompt tokens', field: 'serving.input_tokens', value: 2000, min: 1, required: true }),
     field({ scope: 'svo', label: 'Output tokens', field: 'serving.output_tokens', value: 200, min: 1, required: true }),
     field({ scope: 'svo', label: 'Requests per second', field: 'serving.requests_per_s', value: 5, min: 0, placeholder: 'as many as fit', hint: 'per replica' }),
@@ -99,6 +100,7 @@ function oneRequest() {
   const f = oneForm(), n = (k) => read(f, k);
   const serving = {};
   for (const k of ['tensor_par', 'weights_datatype', 'input_tokens', 'output_tokens', 'engine']) serving[k] = n(`serving.${k}`);
+  if (serving.weights_datatype === '') delete serving.weights_datatype; // the model's checkpoint_weights
   const rate = n('serving.requests_per_s');
   if (rate !== undefined && rate > 0) serving.requests_per_s = rate;
   return { model: n('model'), system: n('system'), serving };
@@ -166,7 +168,8 @@ function fillOne(req) {
   if (typeof req.system === 'string') write(f, 'system', req.system);
   const layout = s.disaggregated ? s.disaggregated.decode : s;
   write(f, 'serving.tensor_par', layout.tensor_par ?? 1);
-  for (const k of ['weights_datatype', 'engine']) if (s[k]) write(f, `serving.${k}`, s[k]);
+  write(f, 'serving.weights_datatype', s.weights_datatype ?? '');
+  if (s.engine) write(f, 'serving.engine', s.engine);
   for (const k of ['input_tokens', 'output_tokens']) if (s[k] !== undefined) write(f, `serving.${k}`, typeof s[k] === 'object' ? s[k].mean : s[k]);
   write(f, 'serving.requests_per_s', s.requests_per_s ?? '');
 }

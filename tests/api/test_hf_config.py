@@ -307,6 +307,28 @@ class HfConfig(ServerTestCase):
             self.assertNotIn("datatype", r.json())
             self.assertTrue(any('torch_dtype "%s"' % dtype in n for n in r.json()["notes"]),
                             r.json()["notes"])
+        # A quantized checkpoint's format: one Fathom serves is the model's checkpoint_weights,
+        # another is noted and leaves it at bf16; a malformed quantization_config is named, and
+        # MXFP4 on a dense model is refused at the config key it came from.
+        for q, want in (({"quant_method": "awq", "bits": 4, "group_size": 128}, "int4"),
+                        ({"quant_method": "gptq", "bits": 8}, None),
+                        ({"quant_method": "modelopt", "quant_algo": "NVFP4"}, "fp4"),
+                        ({"quant_method": "modelopt", "quant_algo": "FP8_PB_WO"}, "fp8"),
+                        ({"quant_method": "compressed-tensors", "format": "float-quantized"},
+                         "fp8"),
+                        ({"quant_method": "bitsandbytes", "load_in_4bit": True}, None)):
+            r = self.server.post("/v1/models/from-hf-config",
+                                 dict(config("Qwen2.5-7B"), quantization_config=q))
+            self.assertEqual(r.status, 200, r.body)
+            self.assertEqual(r.json()["model"].get("checkpoint_weights"), want, q)
+            said = [n for n in r.json()["notes"] if n.startswith("checkpoint_weights")]
+            self.assertEqual(len(said), 1, r.json()["notes"])
+            self.assertIn('"%s"' % q["quant_method"], said[0])
+        for q, field in (("fp8", "quantization_config"), ({"bits": 4}, "quantization_config.quant_method"),
+                         ({"quant_method": "mxfp4"}, "quantization_config")):
+            cfg = dict(config("Qwen2.5-7B"), quantization_config=q)
+            self.assertError(self.server.post("/v1/models/from-hf-config", cfg), 422,
+                             "invalid_field", field)
         r = self.server.post("/v1/estimate", {"model": {"hf_config": config("gemma-7b"),
                                                         "hidden": 8},
                                               "system": "h100_sxm",

@@ -246,6 +246,30 @@ class Inference(ServerTestCase):
         s["serving"]["weights_datatype"] = "bf16"
         plain = self.post(s).json()
         self.assertLess(out["memory"]["weights_bytes"], 0.4 * plain["memory"]["weights_bytes"])
+        # the preset states its checkpoint (checkpoint_weights mxfp4): a request naming no
+        # format is served from it, and a variant that states bf16 from BF16 weights
+        del s["serving"]["weights_datatype"]
+        self.assertEqual(self.post(s).json(), out)
+        s["model"] = {"preset": "gpt-oss-120B", "checkpoint_weights": "bf16"}
+        self.assertEqual(self.post(s).json(), plain)
+
+    def test_served_from_the_checkpoint_it_ships(self):
+        # DeepSeek-V3 publishes FP8 weights only (checkpoint_weights fp8): with no format named,
+        # FP8 weights and, as under any FP8 weights, an FP8 KV cache
+        s = body(requests_per_s=None, concurrency=8, tensor_par=8, weights_datatype=None)
+        s["model"] = "deepseek-v3"
+        s["system"] = "h200"
+        unnamed = self.post(s)
+        self.assertEqual(unnamed.status, 200, unnamed.body)
+        s["serving"].update(weights_datatype="fp8", kv_datatype="fp8")
+        self.assertEqual(unnamed.json(), self.post(s).json())
+        # a dense model's checkpoint cannot be MXFP4 (routed experts only), named where it is
+        self.assertError(self.post(dict(BASE, model={"preset": "llama3-8B",
+                                                     "checkpoint_weights": "mxfp4"})),
+                         422, "invalid_field", "model.checkpoint_weights")
+        self.assertError(self.post(dict(BASE, model={"preset": "gpt-oss-20B",
+                                                     "checkpoint_weights": "fp6"})),
+                         422, "invalid_field", "model.checkpoint_weights")
 
     def test_decode_attention_efficiency(self):
         # a system's measured decode-attention share of memory bandwidth sets the KV reads: half

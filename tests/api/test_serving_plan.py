@@ -228,6 +228,19 @@ class ServingPlan(ServerTestCase):
         self.assertEqual(est.status, 200, est.body)
         self.assertEqual(est.json()["tpot_s"], best["tpot_s"])
         self.assertLess(est.json()["memory"]["weights_bytes"], 80 * 2**30)
+        # with no formats named the plan tries the checkpoint the preset states, MXFP4, alone;
+        # a BF16 checkpoint (the variant) is tried in BF16 and, on the H100's FP8 rate, in FP8
+        del body["weights_datatypes"]
+        out, _ = run_plan(body)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        unnamed = json.loads(out.stdout)
+        self.assertEqual({c["weights_datatype"] for c in unnamed["candidates"]}, {"mxfp4"})
+        self.assertEqual(unnamed["systems"][0]["best"], best)
+        body["model"] = {"preset": "gpt-oss-120B", "checkpoint_weights": "bf16"}
+        out, _ = run_plan(body)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        self.assertEqual({c["weights_datatype"] for c in json.loads(out.stdout)["candidates"]},
+                         {"bf16", "fp8"})
 
 
 class ServingPlanSweep(ServerTestCase):

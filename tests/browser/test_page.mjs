@@ -1156,7 +1156,17 @@ try {
     const err = page.locator('#serve-one-form .fld:has([data-field="serving.tensor_par"]) .field-error');
     await err.waitFor();
     check(/attention heads/.test(await err.textContent()), 'the error names the heads', await err.textContent());
-    await setFields(page, '#serve-one-form', { 'serving.tensor_par': '4' });
+    // gpt-oss-120B on one H100 with the weights left to the model: the request names no format,
+    // so the server serves the checkpoint the preset states (MXFP4 experts), which fits
+    await setFields(page, '#serve-one-form', { model: 'gpt-oss-120B', 'serving.tensor_par': '1', 'serving.weights_datatype': '' });
+    const ossPosted = page.waitForResponse((r) => r.url().endsWith('/v1/inference') && r.request().method() === 'POST');
+    await page.click('#serve-one-form button[type="submit"]');
+    const ossReq = JSON.parse((await ossPosted).request().postData());
+    check(ossReq.model === 'gpt-oss-120B' && !('weights_datatype' in ossReq.serving), 'weights as the checkpoint ships: no format sent', ossReq.serving);
+    const ossOut = await (await ossPosted).json();
+    const asShipped = await (await fetch(`${base}/v1/inference`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...ossReq, serving: { ...ossReq.serving, weights_datatype: 'mxfp4' } }) })).json();
+    check(ossOut.fits_memory && ossOut.tpot_s === asShipped.tpot_s, 'served from its MXFP4 checkpoint, on one H100', [ossOut.fits_memory, ossOut.tpot_s, asShipped.tpot_s]);
+    await setFields(page, '#serve-one-form', { model: 'llama3-70B', 'serving.tensor_par': '4' });
     await page.setViewportSize({ width: 390, height: 844 });
     await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 15000 }).catch(() => {});
     const over = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
