@@ -427,7 +427,6 @@ static json_t *pair_or_null(bool known, double in, double out)
 
 json_t *codec_serving_result_encode(const serving_request_t *r, const serving_result_t *o)
 {
-    (void)r;
     json_t *curve = json_array();
     for (int i = 0; curve && i < o->num_curve; i++) {
         const serving_curve_point_t *c = &o->curve[i];
@@ -449,9 +448,12 @@ json_t *codec_serving_result_encode(const serving_request_t *r, const serving_re
         num(o->workspace_bytes), "kv_capacity_bytes", num(o->kv_capacity_bytes),
         "capacity_bytes", num(o->capacity_bytes), "kv_bytes_per_request",
         num(o->kv_bytes_per_request));
-    json_t *out = json_pack("{s:b,s:o,s:o,s:o,s:o,s:o}", "fits_memory", o->fits_memory,
-                            "warnings", warnings_encode(o->warnings), "engine", engine, "memory",
-                            memory, "kv_cache_bytes_per_token", num(o->kv_cache_bytes_per_token),
+    /* the formats costed, which a request may have left to the model's checkpoint */
+    json_t *out = json_pack("{s:b,s:o,s:s,s:s,s:o,s:o,s:o,s:o}", "fits_memory", o->fits_memory,
+                            "warnings", warnings_encode(o->warnings), "weights_datatype",
+                            serving_dtype_names[r->weights], "kv_datatype",
+                            serving_dtype_names[r->kv], "engine", engine, "memory", memory,
+                            "kv_cache_bytes_per_token", num(o->kv_cache_bytes_per_token),
                             "max_concurrency", num(o->max_concurrency));
     if (!out)
         return NULL;

@@ -190,7 +190,7 @@ function showOne(r, hash) {
   const out = $('#sv-one-results');
   out.hidden = false; // before drawing: a chart in a hidden box has no size
   if (!r.fits_memory) {
-    out.replaceChildren(el('p', { class: 'warn' }, `Does not fit: ${fmtBytes(r.memory.weights_bytes)} of weights per GPU, room for ${fmtInt(r.max_concurrency)} requests.`));
+    out.replaceChildren(el('p', { class: 'warn' }, `Does not fit: ${fmtBytes(r.memory.weights_bytes)} of ${FORMAT_LABELS[r.weights_datatype]} weights per GPU, room for ${fmtInt(r.max_concurrency)} requests.`));
     return;
   }
   const chart = chartBox('chart chart-scatter');
@@ -206,7 +206,7 @@ function showOne(r, hash) {
         r.dollars_per_million_tokens ? `$${fmtNum(r.dollars_per_million_tokens.input)} in` : 'no price')),
     ...warn,
     el('h3', {}, 'Tokens/s per GPU against tokens/s per user'), chart.box,
-    el('p', { class: 'muted' }, `Each point one concurrency, 1 to ${fmtInt(r.max_concurrency)} requests in flight; the decode step takes ${fmtSeconds(r.decode.time_s)} at the operating point.`),
+    el('p', { class: 'muted' }, `Weights ${FORMAT_LABELS[r.weights_datatype]}, KV cache ${FORMAT_LABELS[r.kv_datatype]}. Each point one concurrency, 1 to ${fmtInt(r.max_concurrency)} requests in flight; the decode step takes ${fmtSeconds(r.decode.time_s)} at the operating point.`),
     shareLink(hash));
   const pts = (r.curve || []).map((c) => ({ x: c.output_tokens_per_s_per_user, y: c.output_tokens_per_s_per_gpu, c }));
   if (window.Chart) scatter(chart.canvas, [

@@ -250,6 +250,7 @@ class Inference(ServerTestCase):
         # format is served from it, and a variant that states bf16 from BF16 weights
         del s["serving"]["weights_datatype"]
         self.assertEqual(self.post(s).json(), out)
+        self.assertEqual((out["weights_datatype"], out["kv_datatype"]), ("mxfp4", "bf16"))
         s["model"] = {"preset": "gpt-oss-120B", "checkpoint_weights": "bf16"}
         self.assertEqual(self.post(s).json(), plain)
 
@@ -263,6 +264,8 @@ class Inference(ServerTestCase):
         self.assertEqual(unnamed.status, 200, unnamed.body)
         s["serving"].update(weights_datatype="fp8", kv_datatype="fp8")
         self.assertEqual(unnamed.json(), self.post(s).json())
+        self.assertEqual((unnamed.json()["weights_datatype"], unnamed.json()["kv_datatype"]),
+                         ("fp8", "fp8"))
         # a dense model's checkpoint cannot be MXFP4 (routed experts only), named where it is
         self.assertError(self.post(dict(BASE, model={"preset": "llama3-8B",
                                                      "checkpoint_weights": "mxfp4"})),
