@@ -794,8 +794,8 @@ static int read_datatype(const json_t *cfg, const char *p, json_t *notes, const 
 /* The format a quantized checkpoint's quantization_config names (the `quant_method` values of
  * transformers' and vLLM's quantization classes), as the model's checkpoint_weights: NULL for
  * one Fathom does not serve, *why then saying what the config holds. mxfp4: gpt-oss (experts in
- * MXFP4); fp8 and fbgemm_fp8: FP8 weights (DeepSeek-V3's and Qwen3's 128×128 blocks, Meta's
- * per-channel Llama 4 FP8); awq and gptq: 4-bit integer weights when "bits" (AWQ's "w_bit") is
+ * MXFP4); fp8 and fbgemm_fp8: FP8 weights (DeepSeek-V3's and Qwen3's 128×128 blocks; FBGEMM's
+ * per-channel scales, transformers' FbgemmFp8Config); awq and gptq: 4-bit integer weights when "bits" (AWQ's "w_bit") is
  * 4; modelopt: NVIDIA Model Optimizer's quant_algo, FP8 (with FP8_PER_CHANNEL_PER_TOKEN and
  * FP8_PB_WO) or NVFP4; compressed-tensors: its "format", float-quantized (FP8) or
  * nvfp4-pack-quantized. */

@@ -21,9 +21,9 @@ static const int64_t degrees[] = {1, 2, 4, 8, 16, 32, 64};
 #define SV_DEGREES ((int)(sizeof degrees / sizeof degrees[0]))
 
 /* The formats a plan tries unless told: the model's checkpoint, and from a BF16 checkpoint FP8
- * too on a GPU with an FP8 rate (the engines quantize BF16 weights to FP8 as they load them:
- * vLLM's --quantization fp8, TensorRT-LLM's and SGLang's the same). A quantized checkpoint is
- * served as it ships. */
+ * too on a GPU with an FP8 rate (vLLM's and SGLang's --quantization fp8 quantize BF16 weights as
+ * they load them; TensorRT-LLM serves the FP8 checkpoints ModelOpt makes, as NVIDIA publishes for
+ * these models). A quantized checkpoint is served as it ships. */
 static unsigned default_formats(const fathom_model_t *m, const serving_system_t *s)
 {
     unsigned f = 1u << m->checkpoint_weights;
