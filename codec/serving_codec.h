@@ -8,8 +8,8 @@
  * "serving", with their defaults (doc/serving.md):
  *   tensor_par 1, pipeline_par 1, expert_par 1, attention_data_par 1  (one replica has
  *     tensor_par × attention_data_par × pipeline_par GPUs);
- *   weights_datatype "bf16" ("bf16", "fp8", "fp4" or its alias "nvfp4", "int4", "mxfp4" on a
- *     model with routed experts);
+ *   weights_datatype: the model's checkpoint_weights, bf16 unless it states another ("bf16",
+ *     "fp8", "fp4" or its alias "nvfp4", "int4", "mxfp4" on a model with routed experts);
  *   kv_datatype: "fp8" with fp8 or fp4 weights, else "bf16";
  *   input_tokens, output_tokens REQUIRED: a number, or {"mean", "spread"} (standard deviation);
  *   concurrency (requests in flight per replica) or requests_per_s (arrivals per replica), each
