@@ -56,8 +56,8 @@ const char *const serving_warning_messages[] = {
     "fp4 weights on a GPU without an FP4 tensor rate: run weight-only (dequantized)",
     "chunked prefill is off and the prompt is longer than max_batch_tokens: the engine must take "
     "it in one step anyway (TensorRT-LLM refuses such prompts)",
-    "a finite run (num_requests) serves every request at the mean input and output tokens: the "
-    "spreads given set a steady state's answers (leave num_requests out for them)",
+    "a finite run (num_requests) serves every prompt at the mean input tokens (its outputs take "
+    "their spread): the input spread sets a steady state's answers (leave num_requests out)",
     "the weights and workspace of the busiest GPU exceed its memory (memory.weights_bytes, "
     "memory.capacity_bytes): split the model over more GPUs (tensor_par, pipeline_par, "
     "expert_par) or store it in a smaller weights_datatype",
@@ -313,6 +313,7 @@ typedef struct {
     double C, L_steps, k_pre, chunk;
     serving_step_t mean, decode_only, prefill;
     double t_draft, tpot, ttft_base, out_rate, step_s, budget_left, pre_tokens;
+    double out_per_request; /* output tokens a request makes (a finite run's: its lengths' mean) */
 } sv_point_t;
 
 /* out = (1 − f)·a + f·b, line by line (the bound: b's where f > 1/2). */
@@ -694,8 +695,7 @@ static void settings_answers(const sv_ctx_t *c, const sv_settings_t *st, const f
     if (!st->chunked && !r->disaggregated && r->input_tokens > (double)st->max_batch_tokens)
         o->warnings |= SERVING_WARN_LONG_PREFILL;
     /* serving_offline.c runs cohorts of identical requests */
-    if (r->num_requests > 0 && r->concurrency <= 0 && !r->disaggregated &&
-        (r->input_spread > 0 || r->output_spread > 0))
+    if (r->num_requests > 0 && r->concurrency <= 0 && !r->disaggregated && r->input_spread > 0)
         o->warnings |= SERVING_WARN_FINITE_MEANS;
 }
 
@@ -763,8 +763,9 @@ static void operating_load(const sv_ctx_t *c, const sv_settings_t *st,
 }
 
 /* The steps and latencies at that load: a steady state, or a finite run (num_requests) as it
- * went, its makespan setting the rate (N · O / makespan, and N / makespan requests a second)
- * and its requests the latency. lambda is the request rate served (0: what the point gives). */
+ * went, its makespan setting the rate (N · O / makespan, and N / makespan requests a second;
+ * O the mean of the lengths its requests made) and its requests the latency. lambda is the
+ * request rate served (0: what the point gives). */
 static int latency_of_load(const sv_ctx_t *c, const sv_settings_t *st,
                            const sv_prefill_side_t *ps, const serving_request_t *r,
                            const serving_result_t *o, sv_operating_t *l, sv_point_t *p,
@@ -781,6 +782,7 @@ static int latency_of_load(const sv_ctx_t *c, const sv_settings_t *st,
     }
     point_at(c, st, l->C, p);
     *finite = offline && off.makespan_s > 0;
+    p->out_per_request = *finite ? off.output_per_request : r->output_tokens;
     *lambda = r->requests_per_s > 0 && !l->overloaded ? r->requests_per_s : 0;
     latency_at(c, st, p, ps, *finite ? 0 : *lambda, lt);
     if (l->pool_rate > 0) {
@@ -788,7 +790,7 @@ static int latency_of_load(const sv_ctx_t *c, const sv_settings_t *st,
         lt->ttft += l->pool_wait, lt->ttft50 += l->pool_wait, lt->ttft99 += l->pool_wait;
     }
     if (*finite) {
-        p->out_rate = r->num_requests * r->output_tokens / off.makespan_s;
+        p->out_rate = r->num_requests * off.output_per_request / off.makespan_s;
         *lambda = r->num_requests / off.makespan_s;
         lt->ttft = off.ttft_s;
         lt->ttft50 = off.ttft_p50_s;
@@ -828,7 +830,7 @@ static int point_answers(const serving_system_t *s, const serving_request_t *r,
     o->ttft_p50_s = lt->ttft50;
     o->ttft_p99_s = lt->ttft99;
     o->tpot_s = lt->tpot;
-    o->output_tokens_per_s = o->requests_per_s * r->output_tokens;
+    o->output_tokens_per_s = o->requests_per_s * p->out_per_request;
     o->prefill_gpus = !r->disaggregated             ? 0
                       : r->prefill_per_decode > 0 ? r->prefill_per_decode * ps->gpus
                                                   : o->requests_per_s / ps->rate * ps->gpus;

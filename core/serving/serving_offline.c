@@ -1,9 +1,11 @@
-/* serving_offline.c — a finite benchmark as the tools run it: num_requests identical requests,
+/* serving_offline.c — a finite benchmark as the tools run it: num_requests requests of the mean
+ * prompt, their outputs as long as the dataset's spread makes them (serving__output_length),
  * queued at t = 0 (trtllm-bench throughput, vLLM's benchmark_throughput) or sent at a request
  * rate λ (Triton's and vLLM's serving benchmarks: Poisson arrivals, request i at i/λ on average —
  * the mean of the sum of i exponential gaps of mean 1/λ), served step by step by continuous
- * batching until the last one finishes; throughput = num_requests · O / makespan, the makespan
- * from the first arrival to the last token (how those tools time a run).
+ * batching until the last one finishes; throughput = num_requests · O / makespan (O the mean of
+ * the lengths made), the makespan from the first arrival to the last token (how those tools time
+ * a run).
  *
  * A finite run at a rate is not the steady state: it cannot hold more than num_requests (an
  * overloaded steady state would grow its queue without bound), and its makespan is the arrival
@@ -19,12 +21,13 @@
  *      whole prompts without chunked prefill (the engine's rule), chunks with it;
  *   3. its time is serving_step's for that load, per attention rank and micro-batch (the totals
  *      over dp·pp), times pp (a micro-batch crosses every stage);
- *   4. a prompt's last step emits its first token; each decode step τ more; a request of O
- *      tokens leaves, freeing its slot.
+ *   4. a prompt's last step emits its first token; each decode step τ more; a request of its
+ *      O tokens leaves, freeing its slot.
  * Requests alike move in cohorts (those admitted and finished together), so the loop costs one
  * step per event; runs of pure decode steps between events are taken at once, their step costed
- * at the middle context. At most SV_COHORTS cohorts are kept (the two nearest in progress merge
- * beyond that: 48 move the validation rows' estimates by at most 0.6 % from 512).
+ * at the middle context. At most SV_COHORTS cohorts are kept (the two nearest in what they have
+ * left to produce merge beyond that: 48 move the validation rows' estimates by at most 0.6 % from
+ * 512).
  *
  * TTFT percentiles: the run knows when each cohort's requests got their first token, so the
  * p-th percentile is the TTFT of the request at rank ceil(p·N) (1-based) when the N requests
@@ -32,7 +35,10 @@
  * Queued at once with room for one request at a time, request i waits for the i − 1 before it:
  * TTFT_i = (i − 1)·L + TTFT_1 (L one request's lifetime), so the p99 of N = 10 is request 10's,
  * 9·L + TTFT_1, and the mean 4.5·L + TTFT_1 (unit test `finite_ttft_percentiles`). */
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_randist.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +57,7 @@ typedef struct {
     double decoded; /* output tokens produced; < 0: still in prefill */
     double first;   /* time of the first token (sum over the cohort's requests / n) */
     double arrive;  /* mean arrival time of the cohort's requests */
+    double out;     /* output tokens each produces (its band of lengths; the mean in prefill) */
 } cohort_t;
 
 typedef struct {
@@ -61,13 +68,15 @@ typedef struct {
 static void push(cohorts_t *cs, cohort_t x)
 {
     if (cs->n == SV_COHORTS) {
-        /* merge the two decode cohorts nearest in progress */
+        /* merge the two decode cohorts nearest in what they have left to produce (they
+         * finish together; with one length of output, the two nearest in progress) */
         int best = -1;
         double gap = INFINITY;
         for (int i = 0; i + 1 < cs->n; i++) {
             const cohort_t *a = &cs->c[i], *b = &cs->c[i + 1];
-            if (a->decoded >= 0 && b->decoded >= 0 && fabs(a->decoded - b->decoded) < gap)
-                gap = fabs(a->decoded - b->decoded), best = i;
+            const double d = fabs((a->out - b->out) - (a->decoded - b->decoded));
+            if (a->decoded >= 0 && b->decoded >= 0 && d < gap)
+                gap = d, best = i;
         }
         if (best < 0)
             best = cs->n - 2;
@@ -77,11 +86,40 @@ static void push(cohorts_t *cs, cohort_t x)
         a->done = (a->done * a->n + b->done * b->n) / n;
         a->first = (a->first * a->n + b->first * b->n) / n;
         a->arrive = (a->arrive * a->n + b->arrive * b->n) / n;
+        if (a->out != b->out)
+            a->out = (a->out * a->n + b->out * b->n) / n;
         a->n = n;
         memmove(b, b + 1, (size_t)(cs->n - best - 2) * sizeof *b);
         cs->n--;
     }
     cs->c[cs->n++] = x;
+}
+
+/* A finite run's output lengths. A benchmark draws each request's output from its dataset
+ * (vLLM's and SGLang's random datasets, trtllm-bench's token-norm-dist with a stdev), and a run
+ * of N requests ends with its longest, decoding in a shrinking batch after the others have
+ * left: the run is longer, and its rate lower, than N requests of the mean make it. The N
+ * requests take the N lengths of the normal distribution of the mean O and spread σ at the
+ * plotting positions (r + ½)/N, r = 0 … N − 1 (Hazen's, the quantiles a sample of N stands for):
+ *   len_r = O + σ · Φ⁻¹((r + ½)/N),   at least one token (the first).
+ * The positions are symmetric about ½, so the lengths average O (none at the floor), and the
+ * longest, Φ⁻¹(1 − ½/N), is the expected largest of N draws to within a few percent of σ
+ * (N = 500: 3.09·σ above the mean against 3.04·σ, Blom's Φ⁻¹((N − 0.375)/(N + 0.25))). */
+double serving__output_length(double mean, double spread, double rank, double n)
+{
+    if (!(spread > 0))
+        return mean;
+    return fmax(1, mean + spread * gsl_cdf_ugaussian_Pinv((rank + 0.5) / n));
+}
+
+/* Bit-reversed j over k bits: 0, 2^(k−1), 2^(k−2), 3·2^(k−2), … — consecutive j spread over
+ * [0, 2^k) as evenly as their count allows (van der Corput's sequence in base 2). */
+static uint64_t bit_reversed(uint64_t j, int k)
+{
+    uint64_t r = 0;
+    for (int i = 0; i < k; i++, j >>= 1)
+        r = (r << 1) | (j & 1);
+    return r;
 }
 
 static void drop(cohorts_t *cs, int i)
@@ -142,6 +180,18 @@ typedef struct {
     cohorts_t *cur, *nxt;
     double admitted, running, t, area, ttft_sum, tpot_sum, steps;
     double step_start; /* when the step that ended at t began (t after an idle wait) */
+    double mean_out;   /* the requests' mean output (a cohort in prefill produces it) */
+    double tpot_n;     /* requests of more than one output token (those with a TPOT) */
+    /* the output lengths dealt so far (spread > 0): to the requests in the order their
+     * prompts finish (first come, first served: the order they arrived), ranks in
+     * bit-reversed order (the first `dealt` of the sequence below 2^deal_bits that fall
+     * under N), so that any run of consecutive requests spans the lengths as a shuffled
+     * dataset does; and a buffer for one cohort's lengths */
+    double spread, num_requests, out_tokens;
+    uint64_t deal_cursor;
+    int deal_bits;
+    double *lengths;
+    size_t cap_lengths;
     first_t *firsts;
     size_t num_firsts, cap_firsts;
     bool no_memory;
@@ -212,7 +262,7 @@ static double admit_arrivals(run_t *u, double max_concurrency, double num_reques
     const double admit = fmin(waiting, floor(max_concurrency - u->running + 1e-9));
     if (admit >= 1 || (admit > 0 && u->admitted + admit >= num_requests)) {
         const double arrive = rate > 0 ? mean_arrival(u, admit, rate, num_requests) : 0;
-        push(u->cur, (cohort_t){admit, 0, -1, 0, arrive});
+        push(u->cur, (cohort_t){admit, 0, -1, 0, arrive, u->mean_out});
         u->admitted += admit;
         waiting -= admit;
         u->running += admit;
@@ -277,11 +327,10 @@ static void decode_until_event(const sv_ctx_t *c, const sv_settings_t *st, run_t
                                double ctx, double next_arrival)
 {
     cohorts_t *cs = u->cur;
-    const double O = c->r->output_tokens;
     double m = INFINITY, dt;
     for (int i = 0; i < cs->n; i++) /* the stalled prompts wait as they are */
         if (cs->c[i].decoded >= 0)
-            m = fmin(m, ceil((O - cs->c[i].decoded) / st->tau - 1e-9));
+            m = fmin(m, ceil((cs->c[i].out - cs->c[i].decoded) / st->tau - 1e-9));
     m = decode_steps_until(c, st, gen, ctx, fmax(m, 1), next_arrival - u->t, &dt);
     u->step_start = u->t + (m - 1) * dt;
     u->t += m * dt;
@@ -290,6 +339,72 @@ static void decode_until_event(const sv_ctx_t *c, const sv_settings_t *st, run_t
     for (int i = 0; i < cs->n; i++)
         if (cs->c[i].decoded >= 0)
             cs->c[i].decoded += m * st->tau;
+}
+
+static int ascending(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The k requests whose prompts finish now, as decode cohorts of their output lengths: one of the
+ * mean with no spread; otherwise each takes the next rank dealt (serving__output_length), and
+ * the cohort splits, shortest first, into groups of similar length that leave together: from
+ * each end of the sorted lengths groups of 1, 1, 2, 4, … requests (the tails kept fine, the
+ * longest request on its own), each group at its mean length. */
+static void deal_lengths(run_t *u, cohorts_t *next, double k, double done, double arrive)
+{
+    if (!(u->spread > 0)) {
+        push(next, (cohort_t){k, done, 0, 0, arrive, u->mean_out});
+        return;
+    }
+    const size_t n = (size_t)llround(k);
+    if (n > u->cap_lengths) {
+        double *l = realloc(u->lengths, n * sizeof *l);
+        if (!l) {
+            u->no_memory = true;
+            return;
+        }
+        u->lengths = l, u->cap_lengths = n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r;
+        do
+            r = bit_reversed(u->deal_cursor++, u->deal_bits);
+        while ((double)r >= u->num_requests);
+        u->lengths[i] =
+            serving__output_length(u->mean_out, u->spread, (double)r, u->num_requests);
+        u->out_tokens += u->lengths[i];
+    }
+    qsort(u->lengths, n, sizeof *u->lengths, ascending);
+    /* group bounds from both ends: [0, lo) and [hi, n) are grouped; the sizes double after
+     * the first two on each side */
+    size_t lo = 0, hi = n, size = 1, groups_each = 0;
+    size_t bound[2 * 64 + 2], nb = 0; /* lower group ends, ascending */
+    size_t upper[64 + 1], nu = 0;     /* upper group starts, descending */
+    while (lo < hi) {
+        const size_t s = size < hi - lo ? size : hi - lo;
+        lo += s;
+        bound[nb++] = lo;
+        if (lo < hi) {
+            const size_t t = size < hi - lo ? size : hi - lo;
+            hi -= t;
+            upper[nu++] = hi;
+        }
+        if (++groups_each >= 2)
+            size *= 2;
+    }
+    for (size_t i = nu; i-- > 0;)
+        bound[nb++] = i > 0 ? upper[i - 1] : n;
+    size_t start = 0;
+    for (size_t g = 0; g < nb; g++) {
+        double sum = 0;
+        for (size_t i = start; i < bound[g]; i++)
+            sum += u->lengths[i];
+        const double m = (double)(bound[g] - start);
+        push(next, (cohort_t){m, done, 0, 0, arrive, sum / m});
+        start = bound[g];
+    }
 }
 
 /* 2–4 with prompts: one step of every decode sequence and prompt tokens up to the budget left
@@ -318,7 +433,7 @@ static void prefill_step(const sv_ctx_t *c, const sv_settings_t *st, run_t *u, d
             earlier += k * (st->prefix + x.done); /* each reads its cached and earlier KV */
             seqs += k;
             left -= k * rem;
-            push(next, (cohort_t){k, in, 0, 0, x.arrive}); /* first token at the end */
+            deal_lengths(u, next, k, in, x.arrive); /* first token at the end */
             x.n -= k;
         }
         if (x.n > 0 && st->chunked && left >= 1) {
@@ -326,7 +441,7 @@ static void prefill_step(const sv_ctx_t *c, const sv_settings_t *st, run_t *u, d
             attended += left * (st->prefix + x.done + (left + 1) / 2);
             earlier += st->prefix + x.done;
             if (x.n > 1)
-                push(next, (cohort_t){x.n - 1, x.done, -1, 0, x.arrive});
+                push(next, (cohort_t){x.n - 1, x.done, -1, 0, x.arrive, x.out});
             x.n = 1;
             x.done += left;
             left = 0;
@@ -354,13 +469,16 @@ static void prefill_step(const sv_ctx_t *c, const sv_settings_t *st, run_t *u, d
 }
 
 /* 4. Requests that are done leave, freeing their slots. */
-static void retire_finished(run_t *u, double O)
+static void retire_finished(run_t *u)
 {
     cohorts_t *cs = u->cur;
     for (int i = cs->n - 1; i >= 0; i--)
-        if (cs->c[i].decoded >= O - 1e-9) {
-            if (O > 1)
+        if (cs->c[i].decoded >= cs->c[i].out - 1e-9) {
+            const double O = cs->c[i].out;
+            if (O > 1) {
                 u->tpot_sum += cs->c[i].n * (u->t - cs->c[i].first) / (O - 1);
+                u->tpot_n += cs->c[i].n;
+            }
             u->running -= cs->c[i].n;
             drop(cs, i);
         }
@@ -375,6 +493,11 @@ int serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_conc
     run_t u = {0};
     u.cur = &u.buf[0];
     u.nxt = &u.buf[1];
+    u.mean_out = O;
+    u.spread = r->output_spread;
+    u.num_requests = num_requests;
+    while (u.deal_bits < 63 && ldexp(1.0, u.deal_bits) < num_requests)
+        u.deal_bits++;
     memset(out, 0, sizeof *out);
     const double max_steps = SV_BASE_STEPS + SV_STEPS_PER_REQUEST * num_requests;
     double guard = 0;
@@ -401,8 +524,9 @@ int serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_conc
             decode_until_event(c, st, &u, gen, ctx, next_arrival);
         else
             prefill_step(c, st, &u, gen, ctx, budget);
-        retire_finished(&u, O);
+        retire_finished(&u);
     }
+    free(u.lengths);
     if (u.no_memory) {
         free(u.firsts);
         return fathom_error_set(err, FATHOM_E_INTERNAL, NULL, "out of memory");
@@ -418,7 +542,8 @@ int serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_conc
     out->makespan_s = u.t;
     out->mean_concurrency = u.t > 0 ? u.area / u.t : 0;
     out->ttft_s = num_requests > 0 ? u.ttft_sum / num_requests : 0;
-    out->tpot_s = num_requests > 0 ? u.tpot_sum / num_requests : 0;
+    out->tpot_s = u.tpot_n > 0 ? u.tpot_sum / u.tpot_n : 0;
+    out->output_per_request = u.spread > 0 ? u.out_tokens / num_requests : O;
     out->steps = u.steps;
     qsort(u.firsts, u.num_firsts, sizeof *u.firsts, by_ttft);
     out->ttft_p50_s = ttft_at_rank(u.firsts, u.num_firsts, num_requests, 0.5);

@@ -170,8 +170,7 @@ class ServingProperties(ServerTestCase):
         # request for as many steps as it has output tokens, so the slots hold long outputs more
         # often and the mean sequence is I + O/2 + σ²/(2·O) (it was I + O/2, the spread ignored):
         # vLLM reserves that much KV a request, so fewer requests fit, and a step at the same
-        # concurrency reads more KV and is no shorter. A finite run serves its requests at the
-        # means and says so.
+        # concurrency reads more KV and is no shorter.
         z = statistics.NormalDist().inv_cdf(0.9)
         sigma = 2000 / z
         base = dict(weights_datatype="fp8", input_tokens=1000, engine="vllm")
@@ -185,9 +184,28 @@ class ServingProperties(ServerTestCase):
         self.assertLess(spread["max_concurrency"], plain["max_concurrency"])
         codes = lambda a: {w["code"] for w in a["warnings"]}
         self.assertNotIn("finite_run_at_means", codes(spread))
-        finite = self.infer("llama3-8B", "h200", output_tokens={"mean": 2000, "p90": 4000},
-                            num_requests=64, **base)
-        self.assertIn("finite_run_at_means", codes(finite))
+
+    def test_finite_run_waits_for_its_longest_output(self):
+        # 500 requests queued at once, 200 in and 214 ± 150 out: the run makes the lengths of
+        # the normal at positions (r + ½)/500 and ends with its longest, 214 + 150·Φ⁻¹(0.999) =
+        # 677.5 tokens, decoding in a shrinking batch. It takes longer than 500 requests of 214
+        # tokens, makes the tokens its lengths add up to (the shortest positions make one each),
+        # and no longer warns that its outputs are at the mean; a spread of the prompts does.
+        z = statistics.NormalDist().inv_cdf
+        made = sum(max(1, 214 + 150 * z((r + 0.5) / 500)) for r in range(500)) / 500
+        base = dict(weights_datatype="fp8", input_tokens=200, engine="vllm", num_requests=500)
+        plain = self.infer("llama3-8B", "h200", output_tokens=214, **base)
+        spread = self.infer("llama3-8B", "h200", output_tokens={"mean": 214, "spread": 150},
+                            **base)
+        self.assertAlmostEqual(spread["output_tokens_per_s"] / spread["requests_per_s"], made,
+                               delta=1e-6 * made)
+        self.assertLess(spread["requests_per_s"], plain["requests_per_s"])
+        codes = lambda a: {w["code"] for w in a["warnings"]}
+        self.assertNotIn("finite_run_at_means", codes(spread))
+        prompts = self.infer("llama3-8B", "h200",
+                             output_tokens={"mean": 214, "spread": 150},
+                             **dict(base, input_tokens={"mean": 200, "spread": 50}))
+        self.assertIn("finite_run_at_means", codes(prompts))
 
     def test_what_does_not_fit_says_why(self):
         # Llama 3.1 70B in BF16 (70.55e9 parameters, 2 bytes each: 141 GB) on one 80 GB H100

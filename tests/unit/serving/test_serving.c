@@ -744,6 +744,87 @@ static void finite_ttft_percentiles(void **state)
     }
 }
 
+/* A finite run's output lengths are the normal's at the plotting positions (r + ½)/N: of N = 4
+ * with mean 100 and spread 10, Φ⁻¹(0.125, 0.375, 0.625, 0.875) = ∓1.15035, ∓0.31864, so
+ * 88.4965, 96.8136, 103.1864, 111.5035 tokens, 100 on average; one request is the mean; a
+ * position below one token is one token (the first). */
+static void finite_output_lengths(void **state)
+{
+    (void)state;
+    const double want[4] = {88.49651, 96.81361, 103.18639, 111.50349};
+    double sum = 0;
+    for (int r = 0; r < 4; r++) {
+        const double len = serving__output_length(100, 10, r, 4);
+        assert_close(len, want[r], 1e-6);
+        sum += len;
+    }
+    assert_close(sum / 4, 100, 1e-12);
+    assert_close(serving__output_length(100, 10, 0, 1), 100, 1e-15);
+    assert_close(serving__output_length(100, 0, 3, 4), 100, 1e-15);
+    assert_close(serving__output_length(10, 100, 0, 4), 1, 1e-15);
+}
+
+/* Two requests of 64 ± σ output tokens, σ = 32/Φ⁻¹(0.75), take 32 and 96 (positions ¼ and ¾).
+ * With room for one request at a time the shorter goes first (ranks are dealt bit-reversed:
+ * 0, then 1), so the run is a lone 32-token request and then a lone 96-token one: makespan
+ * L₃₂ + L₉₆, 128 tokens in it, TTFTs t₁ and L₃₂ + t₁ (mean t₁ + L₃₂/2, p99 the second's), and
+ * each request's TPOT its lone one's (the mean of the two). With every request of the mean the
+ * run would make 128 tokens in 2·L₆₄. */
+static void finite_output_spread(void **state)
+{
+    (void)state;
+    serving_result_t r32, r96, run;
+    block_case_t t = block_case(SERVING_ENGINE_VLLM);
+    t.r.max_batch_size = 1, t.r.num_requests = 1;
+    t.r.output_tokens = 32;
+    estimate_ok(&t, &r32);
+    t.r.output_tokens = 96;
+    estimate_ok(&t, &r96);
+    const double L32 = 32 / r32.output_tokens_per_s, L96 = 96 / r96.output_tokens_per_s;
+    const double t1 = r32.ttft_s;
+    t.r.output_tokens = 64, t.r.output_spread = 32 / 0.6744897501960817;
+    t.r.num_requests = 2;
+    estimate_ok(&t, &run);
+    assert_close(run.output_tokens_per_s, 128 / (L32 + L96), 1e-9);
+    assert_close(run.requests_per_s, 2 / (L32 + L96), 1e-9);
+    assert_close(run.ttft_s, t1 + L32 / 2, 1e-9);
+    assert_close(run.ttft_p99_s, t1 + L32, 1e-9);
+    assert_close(run.tpot_s, (r32.tpot_s + r96.tpot_s) / 2, 1e-9);
+    assert_false(run.warnings & SERVING_WARN_FINITE_MEANS);
+    /* the prompts' spread is not followed, and the answer says so */
+    t.r.input_spread = 10;
+    estimate_ok(&t, &run);
+    assert_true(run.warnings & SERVING_WARN_FINITE_MEANS);
+}
+
+/* Queued at once with room for all, 500 requests of 214 ± 150 output tokens end with the
+ * longest, 214 + 150·Φ⁻¹(1 − 0.5/500) = 677.53 tokens, decoding alone after the others have
+ * left: the run lasts at least that request's lifetime, and is slower per token than 500
+ * requests of 214. Its shortest positions fall below one token (214 − 150·3.09 = −249) and
+ * make one, so the run makes more than 500 · 214 tokens: the rate counts what it made. */
+static void finite_run_ends_with_its_longest(void **state)
+{
+    (void)state;
+    serving_result_t longest, plain, spread;
+    block_case_t t = block_case(SERVING_ENGINE_VLLM);
+    const double top = serving__output_length(214, 150, 499, 500);
+    assert_close(top, 677.53485, 1e-7);
+    t.r.input_tokens = 200, t.r.output_tokens = top, t.r.num_requests = 1;
+    estimate_ok(&t, &longest);
+    const double lifetime = top / longest.output_tokens_per_s;
+    t.r.output_tokens = 214, t.r.num_requests = 500, t.r.max_batch_size = 512;
+    estimate_ok(&t, &plain);
+    t.r.output_spread = 150;
+    estimate_ok(&t, &spread);
+    double made = 0;
+    for (int r = 0; r < 500; r++)
+        made += serving__output_length(214, 150, r, 500);
+    assert_true(made > 500 * 214.0);
+    assert_close(spread.output_tokens_per_s / spread.requests_per_s, made / 500, 1e-9);
+    assert_true(500 / spread.requests_per_s >= lifetime);
+    assert_true(spread.output_tokens_per_s / made < plain.output_tokens_per_s / (500 * 214.0));
+}
+
 /* Disaggregated with a given prefill pool, x = prefill_per_decode prefill replicas per decode
  * replica, each taking R_p prompts a second: at most x·R_p requests a second are served. R_p
  * comes from the automatic ratio, which sizes the pool to the rate: prefill_gpus = λ/R_p·1 GPU.
@@ -914,8 +995,7 @@ static void budget_bound(void **state)
  * tokens, so the slots' sequences are the long outputs in proportion to their length, and a
  * slot's mean sequence is I + E[O²]/(2·E[O]) = I + O/2 + σ_O²/(2·O): 1,000 in and 1,000 ± 1,000
  * out, 1,000 + 500 + 500 = 2,000 tokens against 1,500 with no spread, so the decode step reads
- * 2,000/1,500 of the KV cache at the same batch (the spread was read and ignored). A finite run
- * serves its requests at the means and says so. */
+ * 2,000/1,500 of the KV cache at the same batch (the spread was read and ignored). */
 static void output_spread(void **state)
 {
     (void)state;
@@ -928,9 +1008,10 @@ static void output_spread(void **state)
     assert_close(spread.decode.kv_bytes / plain.decode.kv_bytes, 2000.0 / 1500.0, 1e-12);
     assert_true(spread.decode.total_s >= plain.decode.total_s);
     assert_false(spread.warnings & SERVING_WARN_FINITE_MEANS);
+    /* a finite run follows the outputs' spread (finite_output_spread) */
     t.r.concurrency = 0, t.r.num_requests = 16;
     estimate_ok(&t, &spread);
-    assert_true(spread.warnings & SERVING_WARN_FINITE_MEANS);
+    assert_false(spread.warnings & SERVING_WARN_FINITE_MEANS);
 }
 
 /* A finite run's prompt step reads the KV of the tokens before the piece it computes: one
@@ -1056,6 +1137,9 @@ int main(void)
         cmocka_unit_test(speculative),  cmocka_unit_test(offline_one),
         cmocka_unit_test(finite_at_rate),
         cmocka_unit_test(finite_ttft_percentiles),
+        cmocka_unit_test(finite_output_lengths),
+        cmocka_unit_test(finite_output_spread),
+        cmocka_unit_test(finite_run_ends_with_its_longest),
         cmocka_unit_test(disaggregated_pool),
         cmocka_unit_test(draft_memory),
         cmocka_unit_test(refusals),     cmocka_unit_test(plan_select),
