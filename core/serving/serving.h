@@ -203,11 +203,10 @@ typedef enum {
     SERVING_WARN_LOW_KV = 16,          /* fewer than 8 requests fit */
     SERVING_WARN_NO_FP4_RATE = 32,     /* fp4 weights on a GPU without an FP4 rate */
     SERVING_WARN_LONG_PREFILL = 64,    /* chunked prefill off and prompts beyond max_batch_tokens */
-    SERVING_WARN_FINITE_MEANS = 128,   /* a finite run with an input spread: prompts at the mean */
-    SERVING_WARN_WEIGHTS_OVER_MEMORY = 256, /* a rank's weights and workspace exceed its memory */
-    SERVING_WARN_NO_REQUEST_FITS = 512 /* the weights fit, one request's KV cache does not */
+    SERVING_WARN_WEIGHTS_OVER_MEMORY = 128, /* a rank's weights and workspace exceed its memory */
+    SERVING_WARN_NO_REQUEST_FITS = 256 /* the weights fit, one request's KV cache does not */
 } serving_warning_t;
-#define SERVING_WARN__COUNT 10
+#define SERVING_WARN__COUNT 9
 /* Codes and messages of the warning bits, by bit index ("weight_only_dequant", …). */
 extern const char *const serving_warning_codes[];
 extern const char *const serving_warning_messages[];

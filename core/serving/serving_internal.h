@@ -87,12 +87,13 @@ typedef struct {
     double makespan_s, mean_concurrency, ttft_s, tpot_s, steps;
     double ttft_p50_s, ttft_p99_s; /* the requests at ranks ceil(0.5·N) and ceil(0.99·N) */
     double output_per_request;     /* the output tokens a request made, on average */
+    double input_per_request;      /* its prompt tokens, on average */
 } sv_offline_t;
 int serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_concurrency,
                      double num_requests, double rate, sv_offline_t *out, fathom_error_t *err);
-/* The output tokens of the request at rank r (0 … n − 1, shortest first) of a finite run of n
- * requests whose outputs have this mean and spread (a standard deviation; 0: the mean). */
-double serving__output_length(double mean, double spread, double rank, double n);
+/* The prompt or output tokens of the request at rank r (0 … n − 1, shortest first) of a finite
+ * run of n requests whose lengths have this mean and spread (a standard deviation; 0: the mean). */
+double serving__length_at_rank(double mean, double spread, double rank, double n);
 
 /* serving_memory.c */
 int serving__ctx_init(sv_ctx_t *c, const fathom_model_t *m, const serving_system_t *s,

@@ -42,8 +42,8 @@
 
 const char *const serving_warning_codes[] = {
     "weight_only_dequant", "overloaded",     "concurrency_capped", "kv_replicated",
-    "few_requests_fit",    "no_fp4_rate",    "prompt_over_budget", "finite_run_at_means",
-    "weights_over_memory", "no_request_fits", NULL};
+    "few_requests_fit",    "no_fp4_rate",    "prompt_over_budget", "weights_over_memory",
+    "no_request_fits",     NULL};
 const char *const serving_warning_messages[] = {
     "the weight format has no tensor-core rate on this GPU: weights are dequantized into 16-bit "
     "GEMMs (weight-only), so the memory saving holds and the FLOP rate is the 16-bit one",
@@ -56,8 +56,6 @@ const char *const serving_warning_messages[] = {
     "fp4 weights on a GPU without an FP4 tensor rate: run weight-only (dequantized)",
     "chunked prefill is off and the prompt is longer than max_batch_tokens: the engine must take "
     "it in one step anyway (TensorRT-LLM refuses such prompts)",
-    "a finite run (num_requests) serves every prompt at the mean input tokens (its outputs take "
-    "their spread): the input spread sets a steady state's answers (leave num_requests out)",
     "the weights and workspace of the busiest GPU exceed its memory (memory.weights_bytes, "
     "memory.capacity_bytes): split the model over more GPUs (tensor_par, pipeline_par, "
     "expert_par) or store it in a smaller weights_datatype",
@@ -314,6 +312,7 @@ typedef struct {
     serving_step_t mean, decode_only, prefill;
     double t_draft, tpot, ttft_base, out_rate, step_s, budget_left, pre_tokens;
     double out_per_request; /* output tokens a request makes (a finite run's: its lengths' mean) */
+    double in_per_request;  /* and its prompt tokens */
 } sv_point_t;
 
 /* out = (1 − f)·a + f·b, line by line (the bound: b's where f > 1/2). */
@@ -694,9 +693,6 @@ static void settings_answers(const sv_ctx_t *c, const sv_settings_t *st, const f
         o->warnings |= SERVING_WARN_KV_REPLICATED;
     if (!st->chunked && !r->disaggregated && r->input_tokens > (double)st->max_batch_tokens)
         o->warnings |= SERVING_WARN_LONG_PREFILL;
-    /* serving_offline.c runs cohorts of identical requests */
-    if (r->num_requests > 0 && r->concurrency <= 0 && !r->disaggregated && r->input_spread > 0)
-        o->warnings |= SERVING_WARN_FINITE_MEANS;
 }
 
 /* A draft model must split as the target does: its refusal names serving.speculative.model and
@@ -783,6 +779,7 @@ static int latency_of_load(const sv_ctx_t *c, const sv_settings_t *st,
     point_at(c, st, l->C, p);
     *finite = offline && off.makespan_s > 0;
     p->out_per_request = *finite ? off.output_per_request : r->output_tokens;
+    p->in_per_request = *finite ? off.input_per_request : r->input_tokens;
     *lambda = r->requests_per_s > 0 && !l->overloaded ? r->requests_per_s : 0;
     latency_at(c, st, p, ps, *finite ? 0 : *lambda, lt);
     if (l->pool_rate > 0) {
@@ -838,11 +835,11 @@ static int point_answers(const serving_system_t *s, const serving_request_t *r,
     o->kv_transfer_s = ps->kv_transfer_s;
     o->output_tokens_per_s_per_gpu = o->output_tokens_per_s / o->gpus;
     o->output_tokens_per_s_per_user = 1 / lt->tpot;
-    o->input_tokens_per_s_per_gpu = o->requests_per_s * r->input_tokens / o->gpus;
+    o->input_tokens_per_s_per_gpu = o->requests_per_s * p->in_per_request / o->gpus;
     const double f_in =
         r->disaggregated ? 0 : sv_max(0, 1 - p->decode_only.total_s / p->mean.total_s);
     money_and_energy(s, f_in, o->prefill_gpus, o->decode_gpus,
-                     o->requests_per_s * r->input_tokens, o->output_tokens_per_s, o);
+                     o->requests_per_s * p->in_per_request, o->output_tokens_per_s, o);
     return 0;
 }
 

@@ -1,5 +1,5 @@
-/* serving_offline.c — a finite benchmark as the tools run it: num_requests requests of the mean
- * prompt, their outputs as long as the dataset's spread makes them (serving__output_length),
+/* serving_offline.c — a finite benchmark as the tools run it: num_requests requests, their
+ * prompts and outputs as long as the dataset's spreads make them (serving__length_at_rank),
  * queued at t = 0 (trtllm-bench throughput, vLLM's benchmark_throughput) or sent at a request
  * rate λ (Triton's and vLLM's serving benchmarks: Poisson arrivals, request i at i/λ on average —
  * the mean of the sum of i exponential gaps of mean 1/λ), served step by step by continuous
@@ -57,8 +57,16 @@ typedef struct {
     double decoded; /* output tokens produced; < 0: still in prefill */
     double first;   /* time of the first token (sum over the cohort's requests / n) */
     double arrive;  /* mean arrival time of the cohort's requests */
-    double out;     /* output tokens each produces (its band of lengths; the mean in prefill) */
+    double out;     /* output tokens each produces (its group's length; the mean in prefill) */
+    double prompt;  /* prompt tokens each has (its group's length) */
+    double cached;  /* of which found in the prefix cache (prompt · prefix_cache_hit) */
 } cohort_t;
+
+/* The prompt tokens a cohort's requests compute (those not in the prefix cache). */
+static double to_compute(const cohort_t *x)
+{
+    return x->prompt - x->cached;
+}
 
 typedef struct {
     cohort_t c[SV_COHORTS];
@@ -88,6 +96,10 @@ static void push(cohorts_t *cs, cohort_t x)
         a->arrive = (a->arrive * a->n + b->arrive * b->n) / n;
         if (a->out != b->out)
             a->out = (a->out * a->n + b->out * b->n) / n;
+        if (a->prompt != b->prompt) {
+            a->prompt = (a->prompt * a->n + b->prompt * b->n) / n;
+            a->cached = (a->cached * a->n + b->cached * b->n) / n;
+        }
         a->n = n;
         memmove(b, b + 1, (size_t)(cs->n - best - 2) * sizeof *b);
         cs->n--;
@@ -95,31 +107,51 @@ static void push(cohorts_t *cs, cohort_t x)
     cs->c[cs->n++] = x;
 }
 
-/* A finite run's output lengths. A benchmark draws each request's output from its dataset
- * (vLLM's and SGLang's random datasets, trtllm-bench's token-norm-dist with a stdev), and a run
- * of N requests ends with its longest, decoding in a shrinking batch after the others have
- * left: the run is longer, and its rate lower, than N requests of the mean make it. The N
- * requests take the N lengths of the normal distribution of the mean O and spread σ at the
+/* A finite run's lengths. A benchmark draws each request's prompt and output lengths from its
+ * dataset (vLLM's and SGLang's random datasets, trtllm-bench's token-norm-dist with a stdev),
+ * and a run of N requests ends with its longest output, decoding in a shrinking batch after the
+ * others have left: the run is longer, and its rate lower, than N requests of the mean make it.
+ * The N requests take the N lengths of the normal distribution of the mean and spread σ at the
  * plotting positions (r + ½)/N, r = 0 … N − 1 (Hazen's, the quantiles a sample of N stands for):
- *   len_r = O + σ · Φ⁻¹((r + ½)/N),   at least one token (the first).
- * The positions are symmetric about ½, so the lengths average O (none at the floor), and the
- * longest, Φ⁻¹(1 − ½/N), is the expected largest of N draws to within a few percent of σ
+ *   len_r = mean + σ · Φ⁻¹((r + ½)/N),   at least one token.
+ * The positions are symmetric about ½, so the lengths average the mean (none at the floor), and
+ * the longest, Φ⁻¹(1 − ½/N), is the expected largest of N draws to within a few percent of σ
  * (N = 500: 3.09·σ above the mean against 3.04·σ, Blom's Φ⁻¹((N − 0.375)/(N + 0.25))). */
-double serving__output_length(double mean, double spread, double rank, double n)
+double serving__length_at_rank(double mean, double spread, double rank, double n)
 {
     if (!(spread > 0))
         return mean;
     return fmax(1, mean + spread * gsl_cdf_ugaussian_Pinv((rank + 0.5) / n));
 }
 
-/* Bit-reversed j over k bits: 0, 2^(k−1), 2^(k−2), 3·2^(k−2), … — consecutive j spread over
- * [0, 2^k) as evenly as their count allows (van der Corput's sequence in base 2). */
-static uint64_t bit_reversed(uint64_t j, int k)
+/* j with its base-b digits (`digits` of them) reversed: consecutive j spread over [0, b^digits)
+ * as evenly as their count allows (van der Corput's sequence in base b; bases 2 and 3 together
+ * are Halton's, whose two coordinates are as independent as two draws). */
+static uint64_t digits_reversed(uint64_t j, unsigned base, int digits)
 {
     uint64_t r = 0;
-    for (int i = 0; i < k; i++, j >>= 1)
-        r = (r << 1) | (j & 1);
+    for (int i = 0; i < digits; i++, j /= base)
+        r = r * base + j % base;
     return r;
+}
+
+/* The lengths of one kind (prompts or outputs) dealt to the requests in turn: the next rank is
+ * the next of the reversed-digit sequence below base^digits that falls under N, so that any run
+ * of consecutive requests spans the lengths as a shuffled dataset does; prompts deal in base 3
+ * and outputs in base 2, so a request's prompt and output ranks are independent (Halton). */
+typedef struct {
+    double mean, spread, made; /* made: the tokens dealt so far */
+    uint64_t cursor;
+    unsigned base;
+    int digits;
+} dealer_t;
+
+static dealer_t dealer(double mean, double spread, unsigned base, double num_requests)
+{
+    dealer_t d = {mean, spread, 0, 0, base, 0};
+    while (d.digits < 40 && pow(base, d.digits) < num_requests)
+        d.digits++;
+    return d;
 }
 
 static void drop(cohorts_t *cs, int i)
@@ -147,7 +179,7 @@ static double step_time(const sv_ctx_t *c, const sv_settings_t *st, double gen, 
  * remaining prompt (a whole prompt or nothing). Nothing changes until a decode cohort finishes
  * and frees budget, so those steps are pure decode and are taken at once (a prompt beyond the
  * budget waits for the batch to drain: one step each would be O steps per request). */
-static bool prompts_stalled(const cohorts_t *cs, const sv_settings_t *st, double in, double left)
+static bool prompts_stalled(const cohorts_t *cs, const sv_settings_t *st, double left)
 {
     bool decoding = false;
     double rem_min = INFINITY;
@@ -155,7 +187,7 @@ static bool prompts_stalled(const cohorts_t *cs, const sv_settings_t *st, double
         if (cs->c[i].decoded >= 0)
             decoding = true;
         else
-            rem_min = fmin(rem_min, in - cs->c[i].done);
+            rem_min = fmin(rem_min, to_compute(&cs->c[i]) - cs->c[i].done);
     }
     if (!decoding)
         return false; /* an idle engine runs a prompt beyond the budget alone */
@@ -180,17 +212,12 @@ typedef struct {
     cohorts_t *cur, *nxt;
     double admitted, running, t, area, ttft_sum, tpot_sum, steps;
     double step_start; /* when the step that ended at t began (t after an idle wait) */
-    double mean_out;   /* the requests' mean output (a cohort in prefill produces it) */
     double tpot_n;     /* requests of more than one output token (those with a TPOT) */
-    /* the output lengths dealt so far (spread > 0): to the requests in the order their
-     * prompts finish (first come, first served: the order they arrived), ranks in
-     * bit-reversed order (the first `dealt` of the sequence below 2^deal_bits that fall
-     * under N), so that any run of consecutive requests spans the lengths as a shuffled
-     * dataset does; and a buffer for one cohort's lengths */
-    double spread, num_requests, out_tokens;
-    uint64_t deal_cursor;
-    int deal_bits;
-    double *lengths;
+    double num_requests, cache_hit;
+    /* prompt lengths are dealt as requests are admitted, output lengths as their prompts
+     * finish (first come, first served: both in the order the requests arrived) */
+    dealer_t prompts, outputs;
+    double *lengths; /* one cohort's lengths, being grouped */
     size_t cap_lengths;
     first_t *firsts;
     size_t num_firsts, cap_firsts;
@@ -249,6 +276,74 @@ static double mean_arrival(const run_t *u, double admit, double rate, double num
     return sum / admit;
 }
 
+static int ascending(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* k requests that move together, as groups of the lengths dealt them (d): with no spread one
+ * group of the mean; otherwise each takes the next rank (serving__length_at_rank) and they
+ * split, shortest first, into groups of similar length: from each end of the sorted lengths
+ * groups of 1, 1, 2, 4, … requests (the tails kept fine, the longest request on its own), each
+ * at its mean length. Returns the number of groups (0: out of memory, said in u). */
+#define SV_MAX_GROUPS 128
+typedef struct {
+    double n, len;
+} group_t;
+
+static int dealt_groups(run_t *u, dealer_t *d, double k, group_t g[SV_MAX_GROUPS])
+{
+    if (!(d->spread > 0)) {
+        g[0] = (group_t){k, d->mean};
+        return 1;
+    }
+    const size_t n = (size_t)llround(k);
+    if (n > u->cap_lengths) {
+        double *l = realloc(u->lengths, n * sizeof *l);
+        if (!l) {
+            u->no_memory = true;
+            return 0;
+        }
+        u->lengths = l, u->cap_lengths = n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r;
+        do
+            r = digits_reversed(d->cursor++, d->base, d->digits);
+        while ((double)r >= u->num_requests);
+        u->lengths[i] = serving__length_at_rank(d->mean, d->spread, (double)r, u->num_requests);
+        d->made += u->lengths[i];
+    }
+    qsort(u->lengths, n, sizeof *u->lengths, ascending);
+    /* group bounds from both ends: [0, lo) and [hi, n) are grouped; the sizes double after
+     * the first two on each side (at most 2·(log2 n + 2) groups) */
+    size_t lo = 0, hi = n, size = 1, groups_each = 0;
+    size_t bound[SV_MAX_GROUPS], nb = 0;  /* lower group ends, ascending */
+    size_t upper[SV_MAX_GROUPS / 2], nu = 0; /* upper group starts, descending */
+    while (lo < hi) {
+        lo += size < hi - lo ? size : hi - lo;
+        bound[nb++] = lo;
+        if (lo < hi) {
+            hi -= size < hi - lo ? size : hi - lo;
+            upper[nu++] = hi;
+        }
+        if (++groups_each >= 2)
+            size *= 2;
+    }
+    for (size_t i = nu; i-- > 0;)
+        bound[nb++] = i > 0 ? upper[i - 1] : n;
+    size_t start = 0;
+    for (size_t j = 0; j < nb; j++) {
+        double sum = 0;
+        for (size_t i = start; i < bound[j]; i++)
+            sum += u->lengths[i];
+        g[j] = (group_t){(double)(bound[j] - start), sum / (double)(bound[j] - start)};
+        start = bound[j];
+    }
+    return (int)nb;
+}
+
 /* 1. Admission of the requests that have arrived by t, up to max_concurrency running; an idle
  * engine waits for the next. Returns how many have arrived and still wait. */
 static double admit_arrivals(run_t *u, double max_concurrency, double num_requests, double rate)
@@ -262,7 +357,11 @@ static double admit_arrivals(run_t *u, double max_concurrency, double num_reques
     const double admit = fmin(waiting, floor(max_concurrency - u->running + 1e-9));
     if (admit >= 1 || (admit > 0 && u->admitted + admit >= num_requests)) {
         const double arrive = rate > 0 ? mean_arrival(u, admit, rate, num_requests) : 0;
-        push(u->cur, (cohort_t){admit, 0, -1, 0, arrive, u->mean_out});
+        group_t g[SV_MAX_GROUPS];
+        const int ng = dealt_groups(u, &u->prompts, admit, g);
+        for (int j = 0; j < ng; j++)
+            push(u->cur, (cohort_t){g[j].n, 0, -1, 0, arrive, u->outputs.mean, g[j].len,
+                                    g[j].len * u->cache_hit});
         u->admitted += admit;
         waiting -= admit;
         u->running += admit;
@@ -341,70 +440,14 @@ static void decode_until_event(const sv_ctx_t *c, const sv_settings_t *st, run_t
             cs->c[i].decoded += m * st->tau;
 }
 
-static int ascending(const void *a, const void *b)
+/* The k requests of cohort x whose prompts finish now, as decode cohorts by their outputs. */
+static void start_decoding(run_t *u, cohorts_t *next, double k, const cohort_t *x)
 {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The k requests whose prompts finish now, as decode cohorts of their output lengths: one of the
- * mean with no spread; otherwise each takes the next rank dealt (serving__output_length), and
- * the cohort splits, shortest first, into groups of similar length that leave together: from
- * each end of the sorted lengths groups of 1, 1, 2, 4, … requests (the tails kept fine, the
- * longest request on its own), each group at its mean length. */
-static void deal_lengths(run_t *u, cohorts_t *next, double k, double done, double arrive)
-{
-    if (!(u->spread > 0)) {
-        push(next, (cohort_t){k, done, 0, 0, arrive, u->mean_out});
-        return;
-    }
-    const size_t n = (size_t)llround(k);
-    if (n > u->cap_lengths) {
-        double *l = realloc(u->lengths, n * sizeof *l);
-        if (!l) {
-            u->no_memory = true;
-            return;
-        }
-        u->lengths = l, u->cap_lengths = n;
-    }
-    for (size_t i = 0; i < n; i++) {
-        uint64_t r;
-        do
-            r = bit_reversed(u->deal_cursor++, u->deal_bits);
-        while ((double)r >= u->num_requests);
-        u->lengths[i] =
-            serving__output_length(u->mean_out, u->spread, (double)r, u->num_requests);
-        u->out_tokens += u->lengths[i];
-    }
-    qsort(u->lengths, n, sizeof *u->lengths, ascending);
-    /* group bounds from both ends: [0, lo) and [hi, n) are grouped; the sizes double after
-     * the first two on each side */
-    size_t lo = 0, hi = n, size = 1, groups_each = 0;
-    size_t bound[2 * 64 + 2], nb = 0; /* lower group ends, ascending */
-    size_t upper[64 + 1], nu = 0;     /* upper group starts, descending */
-    while (lo < hi) {
-        const size_t s = size < hi - lo ? size : hi - lo;
-        lo += s;
-        bound[nb++] = lo;
-        if (lo < hi) {
-            const size_t t = size < hi - lo ? size : hi - lo;
-            hi -= t;
-            upper[nu++] = hi;
-        }
-        if (++groups_each >= 2)
-            size *= 2;
-    }
-    for (size_t i = nu; i-- > 0;)
-        bound[nb++] = i > 0 ? upper[i - 1] : n;
-    size_t start = 0;
-    for (size_t g = 0; g < nb; g++) {
-        double sum = 0;
-        for (size_t i = start; i < bound[g]; i++)
-            sum += u->lengths[i];
-        const double m = (double)(bound[g] - start);
-        push(next, (cohort_t){m, done, 0, 0, arrive, sum / m});
-        start = bound[g];
-    }
+    group_t g[SV_MAX_GROUPS];
+    const int ng = dealt_groups(u, &u->outputs, k, g);
+    for (int j = 0; j < ng; j++)
+        push(next, (cohort_t){g[j].n, to_compute(x), 0, 0, x->arrive, g[j].len, x->prompt,
+                              x->cached});
 }
 
 /* 2–4 with prompts: one step of every decode sequence and prompt tokens up to the budget left
@@ -413,7 +456,6 @@ static void deal_lengths(run_t *u, cohorts_t *next, double k, double done, doubl
 static void prefill_step(const sv_ctx_t *c, const sv_settings_t *st, run_t *u, double gen,
                          double ctx, double budget)
 {
-    const double in = st->in_eff;
     cohorts_t *cs = u->cur, *next = u->nxt;
     double left = budget - gen * st->tps, tokens = 0, attended = 0, earlier = 0, seqs = 0;
     next->n = 0;
@@ -423,25 +465,26 @@ static void prefill_step(const sv_ctx_t *c, const sv_settings_t *st, run_t *u, d
             push(next, x);
             continue;
         }
-        const double rem = in - x.done;
+        const double rem = to_compute(&x) - x.done;
         double k = fmin(x.n, floor(left / rem));
         if (k < 1 && tokens == 0 && gen == 0)
             k = 1; /* a prompt beyond the budget still runs (alone) */
         if (k >= 1) {
             tokens += k * rem;
-            attended += k * rem * (st->prefix + x.done + (rem + 1) / 2);
-            earlier += k * (st->prefix + x.done); /* each reads its cached and earlier KV */
+            attended += k * rem * (x.cached + x.done + (rem + 1) / 2);
+            earlier += k * (x.cached + x.done); /* each reads its cached and earlier KV */
             seqs += k;
             left -= k * rem;
-            deal_lengths(u, next, k, in, x.arrive); /* first token at the end */
+            start_decoding(u, next, k, &x); /* first token at the end */
             x.n -= k;
         }
         if (x.n > 0 && st->chunked && left >= 1) {
             tokens += left;
-            attended += left * (st->prefix + x.done + (left + 1) / 2);
-            earlier += st->prefix + x.done;
+            attended += left * (x.cached + x.done + (left + 1) / 2);
+            earlier += x.cached + x.done;
             if (x.n > 1)
-                push(next, (cohort_t){x.n - 1, x.done, -1, 0, x.arrive, x.out});
+                push(next, (cohort_t){x.n - 1, x.done, -1, 0, x.arrive, x.out, x.prompt,
+                                      x.cached});
             x.n = 1;
             x.done += left;
             left = 0;
@@ -460,7 +503,7 @@ static void prefill_step(const sv_ctx_t *c, const sv_settings_t *st, run_t *u, d
     for (int i = 0; i < cs->n; i++) {
         if (cs->c[i].decoded > 0)
             cs->c[i].decoded += st->tau;
-        else if (cs->c[i].decoded == 0 && cs->c[i].done >= in) {
+        else if (cs->c[i].decoded == 0 && cs->c[i].done >= to_compute(&cs->c[i])) {
             cs->c[i].decoded = 1; /* the prompt's step emitted the first token */
             cs->c[i].first = u->t;
             record_first(u, cs->c[i].n, u->t - cs->c[i].arrive);
@@ -488,16 +531,14 @@ int serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_conc
                      double num_requests, double rate, sv_offline_t *out, fathom_error_t *err)
 {
     const serving_request_t *r = c->r;
-    const double O = r->output_tokens, in = st->in_eff;
     const double budget = (double)st->max_batch_tokens * c->dp * c->pp;
     run_t u = {0};
     u.cur = &u.buf[0];
     u.nxt = &u.buf[1];
-    u.mean_out = O;
-    u.spread = r->output_spread;
     u.num_requests = num_requests;
-    while (u.deal_bits < 63 && ldexp(1.0, u.deal_bits) < num_requests)
-        u.deal_bits++;
+    u.cache_hit = r->prefix_cache_hit;
+    u.prompts = dealer(r->input_tokens, r->input_spread, 3, num_requests);
+    u.outputs = dealer(r->output_tokens, r->output_spread, 2, num_requests);
     memset(out, 0, sizeof *out);
     const double max_steps = SV_BASE_STEPS + SV_STEPS_PER_REQUEST * num_requests;
     double guard = 0;
@@ -514,12 +555,12 @@ int serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_conc
         bool prefill = false;
         for (int i = 0; i < cs->n; i++) {
             if (cs->c[i].decoded >= 0)
-                gen += cs->c[i].n, ctx_sum += cs->c[i].n * (r->input_tokens + cs->c[i].decoded);
+                gen += cs->c[i].n, ctx_sum += cs->c[i].n * (cs->c[i].prompt + cs->c[i].decoded);
             else
                 prefill = true;
         }
         const double ctx = gen > 0 ? ctx_sum / gen : 0;
-        if ((!prefill || prompts_stalled(cs, st, in, budget - gen * st->tps)) &&
+        if ((!prefill || prompts_stalled(cs, st, budget - gen * st->tps)) &&
             (waiting <= 0 || u.running >= max_concurrency - 1e-9))
             decode_until_event(c, st, &u, gen, ctx, next_arrival);
         else
@@ -543,7 +584,10 @@ int serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_conc
     out->mean_concurrency = u.t > 0 ? u.area / u.t : 0;
     out->ttft_s = num_requests > 0 ? u.ttft_sum / num_requests : 0;
     out->tpot_s = u.tpot_n > 0 ? u.tpot_sum / u.tpot_n : 0;
-    out->output_per_request = u.spread > 0 ? u.out_tokens / num_requests : O;
+    out->output_per_request =
+        u.outputs.spread > 0 ? u.outputs.made / num_requests : r->output_tokens;
+    out->input_per_request =
+        u.prompts.spread > 0 ? u.prompts.made / num_requests : r->input_tokens;
     out->steps = u.steps;
     qsort(u.firsts, u.num_firsts, sizeof *u.firsts, by_ttft);
     out->ttft_p50_s = ttft_at_rank(u.firsts, u.num_firsts, num_requests, 0.5);

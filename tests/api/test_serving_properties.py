@@ -182,15 +182,14 @@ class ServingProperties(ServerTestCase):
                                slot(2000, sigma) / slot(2000, 0), delta=1e-9)
         self.assertGreaterEqual(spread["tpot_s"], plain["tpot_s"])
         self.assertLess(spread["max_concurrency"], plain["max_concurrency"])
-        codes = lambda a: {w["code"] for w in a["warnings"]}
-        self.assertNotIn("finite_run_at_means", codes(spread))
 
     def test_finite_run_waits_for_its_longest_output(self):
         # 500 requests queued at once, 200 in and 214 ± 150 out: the run makes the lengths of
         # the normal at positions (r + ½)/500 and ends with its longest, 214 + 150·Φ⁻¹(0.999) =
         # 677.5 tokens, decoding in a shrinking batch. It takes longer than 500 requests of 214
-        # tokens, makes the tokens its lengths add up to (the shortest positions make one each),
-        # and no longer warns that its outputs are at the mean; a spread of the prompts does.
+        # tokens and makes the tokens its lengths add up to (the shortest positions make one
+        # each). Prompts of 200 ± 50 are dealt the same way: 200 on average, and a
+        # request's prompt and output lengths independent (the rate moves, the mean does not).
         z = statistics.NormalDist().inv_cdf
         made = sum(max(1, 214 + 150 * z((r + 0.5) / 500)) for r in range(500)) / 500
         base = dict(weights_datatype="fp8", input_tokens=200, engine="vllm", num_requests=500)
@@ -200,12 +199,14 @@ class ServingProperties(ServerTestCase):
         self.assertAlmostEqual(spread["output_tokens_per_s"] / spread["requests_per_s"], made,
                                delta=1e-6 * made)
         self.assertLess(spread["requests_per_s"], plain["requests_per_s"])
-        codes = lambda a: {w["code"] for w in a["warnings"]}
-        self.assertNotIn("finite_run_at_means", codes(spread))
         prompts = self.infer("llama3-8B", "h200",
                              output_tokens={"mean": 214, "spread": 150},
                              **dict(base, input_tokens={"mean": 200, "spread": 50}))
-        self.assertIn("finite_run_at_means", codes(prompts))
+        self.assertAlmostEqual(prompts["input_tokens_per_s_per_gpu"] / prompts["requests_per_s"],
+                               200, delta=1e-6 * 200)
+        self.assertAlmostEqual(prompts["output_tokens_per_s"] / prompts["requests_per_s"], made,
+                               delta=1e-6 * made)
+        self.assertEqual(prompts["warnings"], [])
 
     def test_what_does_not_fit_says_why(self):
         # Llama 3.1 70B in BF16 (70.55e9 parameters, 2 bytes each: 141 GB) on one 80 GB H100

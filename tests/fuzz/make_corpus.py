@@ -545,7 +545,7 @@ inference = [
     {"model": "llama3-70B", "system": "h100_sxm", "serving": SERVE},
     {"model": "llama3-8B", "system": "h200", "serving": {"input_tokens": 1024, "output_tokens": 1024, "engine": "trtllm", "num_requests": 300}},
     {"model": "llama3-8B", "system": "h200", "serving": {"input_tokens": 202, "output_tokens": {"mean": 214, "spread": 150}, "num_requests": 500}},
-    {"model": "llama3-8B", "system": "h100_sxm", "serving": {"input_tokens": 100, "output_tokens": {"mean": 20, "p90": 400}, "num_requests": 7, "requests_per_s": 2, "max_batch_size": 2}},
+    {"model": "llama3-8B", "system": "h100_sxm", "serving": {"input_tokens": {"mean": 100, "spread": 80}, "output_tokens": {"mean": 20, "p90": 400}, "num_requests": 7, "requests_per_s": 2, "max_batch_size": 2, "prefix_cache_hit": 0.5}},
     {"model": "llama3-8B", "system": "l40s", "serving": {"input_tokens": {"mean": 500, "spread": 200}, "output_tokens": 100, "concurrency": 16, "engine": "sglang"}},
     {"model": "deepseek-v3", "system": "b200", "serving": {"attention_data_par": 8, "expert_par": 8, "weights_datatype": "fp4", "input_tokens": 1024, "output_tokens": 1024, "speculative": {"method": "mtp", "tokens": 2, "acceptance": 0.7}}},
     {"model": "gpt-oss-120B", "system": "h200", "serving": {"weights_datatype": "int4", "kv_datatype": "fp8", "input_tokens": 8192, "output_tokens": 512, "chunked_prefill": True, "max_batch_tokens": 2048, "prefix_cache_hit": 0.5}},

@@ -744,24 +744,24 @@ static void finite_ttft_percentiles(void **state)
     }
 }
 
-/* A finite run's output lengths are the normal's at the plotting positions (r + ½)/N: of N = 4
+/* A finite run's lengths are the normal's at the plotting positions (r + ½)/N: of N = 4
  * with mean 100 and spread 10, Φ⁻¹(0.125, 0.375, 0.625, 0.875) = ∓1.15035, ∓0.31864, so
  * 88.4965, 96.8136, 103.1864, 111.5035 tokens, 100 on average; one request is the mean; a
  * position below one token is one token (the first). */
-static void finite_output_lengths(void **state)
+static void finite_lengths_at_ranks(void **state)
 {
     (void)state;
     const double want[4] = {88.49651, 96.81361, 103.18639, 111.50349};
     double sum = 0;
     for (int r = 0; r < 4; r++) {
-        const double len = serving__output_length(100, 10, r, 4);
+        const double len = serving__length_at_rank(100, 10, r, 4);
         assert_close(len, want[r], 1e-6);
         sum += len;
     }
     assert_close(sum / 4, 100, 1e-12);
-    assert_close(serving__output_length(100, 10, 0, 1), 100, 1e-15);
-    assert_close(serving__output_length(100, 0, 3, 4), 100, 1e-15);
-    assert_close(serving__output_length(10, 100, 0, 4), 1, 1e-15);
+    assert_close(serving__length_at_rank(100, 10, 0, 1), 100, 1e-15);
+    assert_close(serving__length_at_rank(100, 0, 3, 4), 100, 1e-15);
+    assert_close(serving__length_at_rank(10, 100, 0, 4), 1, 1e-15);
 }
 
 /* Two requests of 64 ± σ output tokens, σ = 32/Φ⁻¹(0.75), take 32 and 96 (positions ¼ and ¾).
@@ -790,11 +790,31 @@ static void finite_output_spread(void **state)
     assert_close(run.ttft_s, t1 + L32 / 2, 1e-9);
     assert_close(run.ttft_p99_s, t1 + L32, 1e-9);
     assert_close(run.tpot_s, (r32.tpot_s + r96.tpot_s) / 2, 1e-9);
-    assert_false(run.warnings & SERVING_WARN_FINITE_MEANS);
-    /* the prompts' spread is not followed, and the answer says so */
-    t.r.input_spread = 10;
+}
+
+/* Prompts spread alike: two requests of 64 ± σ prompt tokens (σ = 32/Φ⁻¹(0.75)) and 16 output
+ * tokens have prompts of 32 and 96, dealt in base 3 (ranks 0, then 1: the shorter first). One
+ * at a time, the run is a lone request of a 32-token prompt, then one of a 96-token prompt:
+ * makespan L₃₂ + L₉₆; the second waits L₃₂ before its own TTFT, so the mean TTFT is
+ * (t₃₂ + L₃₂ + t₉₆)/2; the prompt tokens a second are 2 · 64 over the makespan. */
+static void finite_prompt_spread(void **state)
+{
+    (void)state;
+    serving_result_t p32, p96, run;
+    block_case_t t = block_case(SERVING_ENGINE_VLLM);
+    t.r.max_batch_size = 1, t.r.num_requests = 1, t.r.output_tokens = 16;
+    t.r.input_tokens = 32;
+    estimate_ok(&t, &p32);
+    t.r.input_tokens = 96;
+    estimate_ok(&t, &p96);
+    const double L32 = 16 / p32.output_tokens_per_s, L96 = 16 / p96.output_tokens_per_s;
+    t.r.input_tokens = 64, t.r.input_spread = 32 / 0.6744897501960817;
+    t.r.num_requests = 2;
     estimate_ok(&t, &run);
-    assert_true(run.warnings & SERVING_WARN_FINITE_MEANS);
+    assert_close(run.requests_per_s, 2 / (L32 + L96), 1e-9);
+    assert_close(run.ttft_s, (p32.ttft_s + L32 + p96.ttft_s) / 2, 1e-9);
+    assert_close(run.ttft_p99_s, L32 + p96.ttft_s, 1e-9);
+    assert_close(run.input_tokens_per_s_per_gpu, 128 / (L32 + L96), 1e-9);
 }
 
 /* Queued at once with room for all, 500 requests of 214 ± 150 output tokens end with the
@@ -807,7 +827,7 @@ static void finite_run_ends_with_its_longest(void **state)
     (void)state;
     serving_result_t longest, plain, spread;
     block_case_t t = block_case(SERVING_ENGINE_VLLM);
-    const double top = serving__output_length(214, 150, 499, 500);
+    const double top = serving__length_at_rank(214, 150, 499, 500);
     assert_close(top, 677.53485, 1e-7);
     t.r.input_tokens = 200, t.r.output_tokens = top, t.r.num_requests = 1;
     estimate_ok(&t, &longest);
@@ -818,7 +838,7 @@ static void finite_run_ends_with_its_longest(void **state)
     estimate_ok(&t, &spread);
     double made = 0;
     for (int r = 0; r < 500; r++)
-        made += serving__output_length(214, 150, r, 500);
+        made += serving__length_at_rank(214, 150, r, 500);
     assert_true(made > 500 * 214.0);
     assert_close(spread.output_tokens_per_s / spread.requests_per_s, made / 500, 1e-9);
     assert_true(500 / spread.requests_per_s >= lifetime);
@@ -1007,11 +1027,6 @@ static void output_spread(void **state)
     estimate_ok(&t, &spread);
     assert_close(spread.decode.kv_bytes / plain.decode.kv_bytes, 2000.0 / 1500.0, 1e-12);
     assert_true(spread.decode.total_s >= plain.decode.total_s);
-    assert_false(spread.warnings & SERVING_WARN_FINITE_MEANS);
-    /* a finite run follows the outputs' spread (finite_output_spread) */
-    t.r.concurrency = 0, t.r.num_requests = 16;
-    estimate_ok(&t, &spread);
-    assert_false(spread.warnings & SERVING_WARN_FINITE_MEANS);
 }
 
 /* A finite run's prompt step reads the KV of the tokens before the piece it computes: one
@@ -1137,8 +1152,9 @@ int main(void)
         cmocka_unit_test(speculative),  cmocka_unit_test(offline_one),
         cmocka_unit_test(finite_at_rate),
         cmocka_unit_test(finite_ttft_percentiles),
-        cmocka_unit_test(finite_output_lengths),
+        cmocka_unit_test(finite_lengths_at_ranks),
         cmocka_unit_test(finite_output_spread),
+        cmocka_unit_test(finite_prompt_spread),
         cmocka_unit_test(finite_run_ends_with_its_longest),
         cmocka_unit_test(disaggregated_pool),
         cmocka_unit_test(draft_memory),
