@@ -36,7 +36,6 @@
  * TTFT_i = (i − 1)·L + TTFT_1 (L one request's lifetime), so the p99 of N = 10 is request 10's,
  * 9·L + TTFT_1, and the mean 4.5·L + TTFT_1 (unit test `finite_ttft_percentiles`). */
 #include <gsl/gsl_cdf.h>
-#include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -294,11 +293,11 @@ typedef struct {
 
 static int dealt_groups(run_t *u, dealer_t *d, double k, group_t g[SV_MAX_GROUPS])
 {
-    if (!(d->spread > 0)) {
+    const size_t n = (size_t)llround(k);
+    if (!(d->spread > 0) || n < 1) { /* (k is a whole number of requests: admissions are) */
         g[0] = (group_t){k, d->mean};
         return 1;
     }
-    const size_t n = (size_t)llround(k);
     if (n > u->cap_lengths) {
         double *l = realloc(u->lengths, n * sizeof *l);
         if (!l) {
