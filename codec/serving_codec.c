@@ -97,21 +97,55 @@ double codec_serving_z90(void)
     return gsl_cdf_ugaussian_Pinv(0.9);
 }
 
+/* {"low", "high"}: uniform lengths (vLLM's random dataset draws from [X·(1 − r), X·(1 + r)],
+ * SGLang's from [X·r, X], both uniform integers: vllm/benchmarks/datasets.py RandomDataset,
+ * sglang bench_serving.py sample_random_requests), whose variance is (high − low)²/12. */
+static int uniform_count(const json_t *v, const char *p, double *mean, double *spread,
+                         double *low, double *high, fathom_error_t *err)
+{
+    char q[JR_PATH_MAX];
+    jr_path(q, sizeof q, p, json_object_get(v, "low") ? "high" : "low");
+    if (!json_object_get(v, "low") || !json_object_get(v, "high"))
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                "is required: uniform lengths take low and high together");
+    static const char *const others[] = {"mean", "spread", "p90", NULL};
+    for (int i = 0; others[i]; i++)
+        if (json_object_get(v, others[i])) {
+            jr_path(q, sizeof q, p, others[i]);
+            return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q,
+                                    "is not with low and high (they give the mean and spread)");
+        }
+    if (jr_real(v, p, "low", JR_REQUIRED, 0, 1, SERVING_MAX_TOKENS, low, err) ||
+        jr_real(v, p, "high", JR_REQUIRED, 0, 1, SERVING_MAX_TOKENS, high, err))
+        return -1;
+    jr_path(q, sizeof q, p, "high");
+    if (*high < *low)
+        return fathom_error_set(err, FATHOM_E_INVALID_FIELD, q, "must be at least low");
+    *mean = (*low + *high) / 2;
+    *spread = (*high - *low) / sqrt(12.0);
+    if (!(*spread > 0))
+        *low = *high = 0; /* one length: a plain count */
+    return 0;
+}
+
 int codec_serving_token_count(const json_t *obj, const char *path, const char *key, double *mean,
-                              double *spread, fathom_error_t *err)
+                              double *spread, double *low, double *high, fathom_error_t *err)
 {
     char p[JR_PATH_MAX], q[JR_PATH_MAX];
     jr_path(p, sizeof p, path, key);
     const json_t *v = json_object_get(obj, key);
-    *spread = 0;
+    *spread = *low = *high = 0;
     if (!v)
         return fathom_error_set(err, FATHOM_E_INVALID_FIELD, p, "is required");
     if (!json_is_object(v))
         return jr_value_real(v, p, 1, SERVING_MAX_TOKENS, mean, err);
-    static const char *const keys[] = {"mean", "spread", "p90", NULL};
+    static const char *const keys[] = {"mean", "spread", "p90", "low", "high", NULL};
+    if (jr_check_keys(v, p, keys, err))
+        return -1;
+    if (json_object_get(v, "low") || json_object_get(v, "high"))
+        return uniform_count(v, p, mean, spread, low, high, err);
     double sd = NAN, p90 = NAN;
-    if (jr_check_keys(v, p, keys, err) ||
-        jr_real(v, p, "mean", JR_REQUIRED, 0, 1, SERVING_MAX_TOKENS, mean, err) ||
+    if (jr_real(v, p, "mean", JR_REQUIRED, 0, 1, SERVING_MAX_TOKENS, mean, err) ||
         jr_real(v, p, "spread", JR_OPTIONAL, NAN, 0, SERVING_MAX_TOKENS, &sd, err) ||
         jr_real(v, p, "p90", JR_OPTIONAL, NAN, 1, SERVING_MAX_TOKENS, &p90, err))
         return -1;
@@ -219,9 +253,10 @@ static int decode_load(const json_t *v, const char *path, serving_request_t *out
     char p[JR_PATH_MAX];
     int64_t num_requests = 0;
     if (codec_serving_token_count(v, path, "input_tokens", &out->input_tokens, &out->input_spread,
-                                  err) ||
+                                  &out->input_low, &out->input_high, err) ||
         codec_serving_token_count(v, path, "output_tokens", &out->output_tokens,
-                                  &out->output_spread, err) ||
+                                  &out->output_spread, &out->output_low, &out->output_high,
+                                  err) ||
         jr_positive(v, path, "concurrency", JR_OPTIONAL, 0, SERVING_MAX_CONCURRENCY,
                     &out->concurrency, err) ||
         jr_positive(v, path, "requests_per_s", JR_OPTIONAL, 0, SERVING_MAX_RATE,
@@ -326,8 +361,10 @@ static json_t *layout_encode(const serving_layout_t *l)
                      (json_int_t)l->attention_data_par);
 }
 
-static json_t *tokens_encode(double mean, double spread)
+json_t *codec_serving_token_count_encode(double mean, double spread, double low, double high)
 {
+    if (high > 0)
+        return json_pack("{s:o,s:o}", "low", num(low), "high", num(high));
     return spread > 0 ? json_pack("{s:o,s:o}", "mean", num(mean), "spread", num(spread))
                       : num(mean);
 }
@@ -341,9 +378,13 @@ json_t *codec_serving_encode(const serving_request_t *r)
                                   json_string(serving_dtype_names[r->weights])) ||
               json_object_set_new(o, "kv_datatype", json_string(serving_dtype_names[r->kv])) ||
               json_object_set_new(o, "input_tokens",
-                                  tokens_encode(r->input_tokens, r->input_spread)) ||
+                                  codec_serving_token_count_encode(r->input_tokens,
+                                                                   r->input_spread, r->input_low,
+                                                                   r->input_high)) ||
               json_object_set_new(o, "output_tokens",
-                                  tokens_encode(r->output_tokens, r->output_spread)) ||
+                                  codec_serving_token_count_encode(
+                                      r->output_tokens, r->output_spread, r->output_low,
+                                      r->output_high)) ||
               json_object_set_new(o, "prefix_cache_hit", num(r->prefix_cache_hit)) ||
               json_object_set_new(o, "engine", json_string(serving_engine_names[r->engine]));
     /* the engine's settings (the normalized request always has them; a request made by the

@@ -49,9 +49,13 @@ json_t *codec_serving_system_encode(const serving_system_t *s);
 /* A token count at obj[key] (path names obj): a number of at least 1, or {"mean"} with at most
  * one of "spread" (a standard deviation) and "p90" (the 90th percentile, at least the mean, read
  * as a normal spread: spread = (p90 - mean) / codec_serving_z90()); spread 0 when neither is
- * given. Both endpoints take both forms. 0, or -1 with err naming the field. */
+ * given; or {"low", "high"}: lengths uniform between the two (a benchmark's random dataset),
+ * mean (low + high)/2 and spread (high - low)/sqrt(12), *low and *high set (else 0). Both
+ * endpoints take every form. 0, or -1 with err naming the field. */
 int codec_serving_token_count(const json_t *obj, const char *path, const char *key, double *mean,
-                              double *spread, fathom_error_t *err);
+                              double *spread, double *low, double *high, fathom_error_t *err);
+/* A token count as the decoder above reads it back. */
+json_t *codec_serving_token_count_encode(double mean, double spread, double low, double high);
 /* The standard normal's 90th percentile, z such that P(X <= mean + z spread) = 0.9. */
 double codec_serving_z90(void);
 /* The whole request {"model","system","serving"}; engine defaults are filled in. */

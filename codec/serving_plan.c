@@ -4,13 +4,15 @@
  * TPOT (core/serving/serving_plan.c does the arithmetic).
  *
  * Request {"kind": "serving_plan", "model", "traffic": {"requests_per_s", "input_tokens",
- *          "output_tokens"} (token counts a number, {"mean", "p90"} or {"mean", "spread"}),
+ *          "output_tokens"} (token counts a number, {"mean", "p90"}, {"mean", "spread"} or
+ *          {"low", "high"}, uniform),
  *          "slo": {"ttft_ms_p50"?, "ttft_ms_p99"?, "tpot_ms"?} (at least one), "systems": [preset name |
  *          {"name", "price_per_gpu_hour"?}] (1..16), "engine"? ("vllm"), "weights_datatypes"?
  *          (default bf16, and fp8 on GPUs with an FP8 rate; "mxfp4" only on a model with routed
  *          experts), "modes"? (["aggregated", "disaggregated"]), "max_gpus_per_replica"?}.
  * A {mean, p90} count is read as a normal spread, σ = (p90 − mean)/z₀.₉, z₀.₉ = 1.2816
- * (codec_serving_token_count); the normalized request gives every spread as its p90.
+ * (codec_serving_token_count); the normalized request gives every normal spread as its p90 and
+ * uniform lengths as their bounds.
  * Units: one per (system, layout), in system order (codec_serving_plan_units). Each unit's
  * result is its candidate; the assembled result lists every candidate, each system's cheapest
  * ("best": the candidate, with "request", the body of POST /v1/inference that re-estimates it)
@@ -112,9 +114,11 @@ static int decode_traffic(const json_t *body, serving_plan_spec_t *s, fathom_err
                    jr_positive(traffic, "traffic", "requests_per_s", JR_REQUIRED, 0,
                                SERVING_MAX_RATE, &s->requests_per_s, err) ||
                    codec_serving_token_count(traffic, "traffic", "input_tokens", &s->input_tokens,
-                                             &s->input_spread, err) ||
+                                             &s->input_spread, &s->input_low, &s->input_high,
+                                             err) ||
                    codec_serving_token_count(traffic, "traffic", "output_tokens",
-                                             &s->output_tokens, &s->output_spread, err)
+                                             &s->output_tokens, &s->output_spread, &s->output_low,
+                                             &s->output_high, err)
                ? -1
                : 0;
 }
@@ -249,11 +253,17 @@ json_t *codec_serving_plan_normalized(const codec_serving_plan_t *p)
         json_array_append_new(modes, json_string("aggregated"));
     if (s->disaggregated || !s->aggregated)
         json_array_append_new(modes, json_string("disaggregated"));
-    json_t *count_in = s->input_spread > 0
+    json_t *count_in = s->input_high > 0
+                           ? codec_serving_token_count_encode(s->input_tokens, s->input_spread,
+                                                              s->input_low, s->input_high)
+                       : s->input_spread > 0
                            ? json_pack("{s:o,s:o}", "mean", num(s->input_tokens), "p90",
                                        num(s->input_tokens + codec_serving_z90() * s->input_spread))
                            : num(s->input_tokens);
-    json_t *count_out = s->output_spread > 0
+    json_t *count_out = s->output_high > 0
+                            ? codec_serving_token_count_encode(s->output_tokens, s->output_spread,
+                                                               s->output_low, s->output_high)
+                        : s->output_spread > 0
                             ? json_pack("{s:o,s:o}", "mean", num(s->output_tokens), "p90",
                                         num(s->output_tokens + codec_serving_z90() * s->output_spread))
                             : num(s->output_tokens);

@@ -91,6 +91,9 @@ typedef struct {
     serving_dtype_t weights, kv;
     double input_tokens, output_tokens;   /* means, >= 1 */
     double input_spread, output_spread;   /* standard deviations, >= 0 */
+    /* uniform lengths (a benchmark's random dataset) between these bounds, the mean and spread
+     * theirs; high 0: the spread is a normal's */
+    double input_low, input_high, output_low, output_high;
     /* Load, one of: concurrency (requests in flight per replica), requests_per_s (arrivals per
      * replica, Poisson), or neither (0, 0): as many requests as the replica holds (saturation,
      * how offline benchmarks run). */
@@ -270,6 +273,7 @@ typedef struct {
     double requests_per_s;              /* the whole fleet's arrivals, > 0 */
     double input_tokens, output_tokens; /* means */
     double input_spread, output_spread; /* standard deviations */
+    double input_low, input_high, output_low, output_high; /* uniform bounds; high 0: normal */
     double ttft_p50_s, ttft_p99_s, tpot_s; /* targets; 0: none */
     serving_engine_t engine;
     unsigned datatypes;     /* bits 1 << serving_dtype_t of weight formats to try; 0: the

@@ -91,9 +91,15 @@ typedef struct {
 } sv_offline_t;
 int serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_concurrency,
                      double num_requests, double rate, sv_offline_t *out, fathom_error_t *err);
-/* The prompt or output tokens of the request at rank r (0 … n − 1, shortest first) of a finite
- * run of n requests whose lengths have this mean and spread (a standard deviation; 0: the mean). */
-double serving__length_at_rank(double mean, double spread, double rank, double n);
+/* A request's prompt or output lengths: the mean, the spread (a standard deviation; 0: every
+ * request the mean) and, for uniform lengths, their bounds (high 0: a normal spread). */
+typedef struct {
+    double mean, spread, low, high;
+} serving_lengths_t;
+serving_lengths_t serving__prompt_lengths(const serving_request_t *r);
+serving_lengths_t serving__output_lengths(const serving_request_t *r);
+/* The length of the request at rank r (0 … n − 1, shortest first) of a finite run of n. */
+double serving__length_at_rank(const serving_lengths_t *l, double rank, double n);
 
 /* serving_memory.c */
 int serving__ctx_init(sv_ctx_t *c, const fathom_model_t *m, const serving_system_t *s,

@@ -115,12 +115,16 @@ static void push(cohorts_t *cs, cohort_t x)
  *   len_r = mean + σ · Φ⁻¹((r + ½)/N),   at least one token.
  * The positions are symmetric about ½, so the lengths average the mean (none at the floor), and
  * the longest, Φ⁻¹(1 − ½/N), is the expected largest of N draws to within a few percent of σ
- * (N = 500: 3.09·σ above the mean against 3.04·σ, Blom's Φ⁻¹((N − 0.375)/(N + 0.25))). */
-double serving__length_at_rank(double mean, double spread, double rank, double n)
+ * (N = 500: 3.09·σ above the mean against 3.04·σ, Blom's Φ⁻¹((N − 0.375)/(N + 0.25))).
+ * Uniform lengths between low and high (a benchmark's random dataset) take the uniform's
+ * quantiles at the same positions: len_r = low + (high − low)·(r + ½)/N. */
+double serving__length_at_rank(const serving_lengths_t *l, double rank, double n)
 {
-    if (!(spread > 0))
-        return mean;
-    return fmax(1, mean + spread * gsl_cdf_ugaussian_Pinv((rank + 0.5) / n));
+    if (l->high > 0)
+        return l->low + (l->high - l->low) * (rank + 0.5) / n;
+    if (!(l->spread > 0))
+        return l->mean;
+    return fmax(1, l->mean + l->spread * gsl_cdf_ugaussian_Pinv((rank + 0.5) / n));
 }
 
 /* j with its base-b digits (`digits` of them) reversed: consecutive j spread over [0, b^digits)
@@ -139,15 +143,16 @@ static uint64_t digits_reversed(uint64_t j, unsigned base, int digits)
  * of consecutive requests spans the lengths as a shuffled dataset does; prompts deal in base 3
  * and outputs in base 2, so a request's prompt and output ranks are independent (Halton). */
 typedef struct {
-    double mean, spread, made; /* made: the tokens dealt so far */
+    serving_lengths_t lengths;
+    double made; /* the tokens dealt so far */
     uint64_t cursor;
     unsigned base;
     int digits;
 } dealer_t;
 
-static dealer_t dealer(double mean, double spread, unsigned base, double num_requests)
+static dealer_t dealer(serving_lengths_t l, unsigned base, double num_requests)
 {
-    dealer_t d = {mean, spread, 0, 0, base, 0};
+    dealer_t d = {l, 0, 0, base, 0};
     while (d.digits < 40 && pow(base, d.digits) < num_requests)
         d.digits++;
     return d;
@@ -294,8 +299,8 @@ typedef struct {
 static int dealt_groups(run_t *u, dealer_t *d, double k, group_t g[SV_MAX_GROUPS])
 {
     const size_t n = (size_t)llround(k);
-    if (!(d->spread > 0) || n < 1) { /* (k is a whole number of requests: admissions are) */
-        g[0] = (group_t){k, d->mean};
+    if (!(d->lengths.spread > 0) || n < 1) { /* (k is a whole number of requests: admissions are) */
+        g[0] = (group_t){k, d->lengths.mean};
         return 1;
     }
     if (n > u->cap_lengths) {
@@ -311,7 +316,7 @@ static int dealt_groups(run_t *u, dealer_t *d, double k, group_t g[SV_MAX_GROUPS
         do
             r = digits_reversed(d->cursor++, d->base, d->digits);
         while ((double)r >= u->num_requests);
-        u->lengths[i] = serving__length_at_rank(d->mean, d->spread, (double)r, u->num_requests);
+        u->lengths[i] = serving__length_at_rank(&d->lengths, (double)r, u->num_requests);
         d->made += u->lengths[i];
     }
     qsort(u->lengths, n, sizeof *u->lengths, ascending);
@@ -359,7 +364,7 @@ static double admit_arrivals(run_t *u, double max_concurrency, double num_reques
         group_t g[SV_MAX_GROUPS];
         const int ng = dealt_groups(u, &u->prompts, admit, g);
         for (int j = 0; j < ng; j++)
-            push(u->cur, (cohort_t){g[j].n, 0, -1, 0, arrive, u->outputs.mean, g[j].len,
+            push(u->cur, (cohort_t){g[j].n, 0, -1, 0, arrive, u->outputs.lengths.mean, g[j].len,
                                     g[j].len * u->cache_hit});
         u->admitted += admit;
         waiting -= admit;
@@ -536,8 +541,8 @@ int serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_conc
     u.nxt = &u.buf[1];
     u.num_requests = num_requests;
     u.cache_hit = r->prefix_cache_hit;
-    u.prompts = dealer(r->input_tokens, r->input_spread, 3, num_requests);
-    u.outputs = dealer(r->output_tokens, r->output_spread, 2, num_requests);
+    u.prompts = dealer(serving__prompt_lengths(r), 3, num_requests);
+    u.outputs = dealer(serving__output_lengths(r), 2, num_requests);
     memset(out, 0, sizeof *out);
     const double max_steps = SV_BASE_STEPS + SV_STEPS_PER_REQUEST * num_requests;
     double guard = 0;
@@ -584,9 +589,9 @@ int serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_conc
     out->ttft_s = num_requests > 0 ? u.ttft_sum / num_requests : 0;
     out->tpot_s = u.tpot_n > 0 ? u.tpot_sum / u.tpot_n : 0;
     out->output_per_request =
-        u.outputs.spread > 0 ? u.outputs.made / num_requests : r->output_tokens;
+        u.outputs.lengths.spread > 0 ? u.outputs.made / num_requests : r->output_tokens;
     out->input_per_request =
-        u.prompts.spread > 0 ? u.prompts.made / num_requests : r->input_tokens;
+        u.prompts.lengths.spread > 0 ? u.prompts.made / num_requests : r->input_tokens;
     out->steps = u.steps;
     qsort(u.firsts, u.num_firsts, sizeof *u.firsts, by_ttft);
     out->ttft_p50_s = ttft_at_rank(u.firsts, u.num_firsts, num_requests, 0.5);

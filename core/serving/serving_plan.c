@@ -43,6 +43,8 @@ static serving_request_t base_request(const serving_plan_spec_t *p, serving_dtyp
     r.output_tokens = p->output_tokens;
     r.input_spread = p->input_spread;
     r.output_spread = p->output_spread;
+    r.input_low = p->input_low, r.input_high = p->input_high;
+    r.output_low = p->output_low, r.output_high = p->output_high;
     r.engine = p->engine;
     r.chunked_prefill = -1;
     r.no_curve = true;

@@ -208,6 +208,27 @@ class ServingProperties(ServerTestCase):
                                delta=1e-6 * made)
         self.assertEqual(prompts["warnings"], [])
 
+    def test_finite_run_of_uniform_lengths(self):
+        # vllm bench's random dataset at 214 output tokens and --random-range-ratio 0.5 draws
+        # lengths uniform between 107 and 321: {"low", "high"}. 500 requests queued at once make
+        # 214 tokens on average (the positions (r + 1/2)/500 are symmetric), the longest
+        # 107 + 214 * 499.5/500 = 320.8; a normal of the same spread, (321 - 107)/sqrt(12) = 61.8,
+        # runs to 214 + 61.8 * 3.09 = 405 tokens, so its run is the longer. Half a bound is a
+        # 422 naming the other.
+        base = dict(weights_datatype="fp8", input_tokens=200, engine="vllm", num_requests=500)
+        uniform = self.infer("llama3-8B", "h200", output_tokens={"low": 107, "high": 321}, **base)
+        normal = self.infer("llama3-8B", "h200",
+                            output_tokens={"mean": 214, "spread": 214 / 12 ** 0.5}, **base)
+        plain = self.infer("llama3-8B", "h200", output_tokens=214, **base)
+        self.assertAlmostEqual(uniform["output_tokens_per_s"] / uniform["requests_per_s"], 214,
+                               delta=1e-9 * 214)
+        self.assertLess(uniform["requests_per_s"], plain["requests_per_s"])
+        self.assertGreater(uniform["requests_per_s"], normal["requests_per_s"])
+        r = self.server.post("/v1/inference", body("llama3-8B", "h200",
+                                                   output_tokens={"low": 107}, **base))
+        self.assertEqual(r.status, 422, r.body)
+        self.assertEqual(r.json()["error"]["field"], "serving.output_tokens.high")
+
     def test_what_does_not_fit_says_why(self):
         # Llama 3.1 70B in BF16 (70.55e9 parameters, 2 bytes each: 141 GB) on one 80 GB H100
         # cannot hold its weights; on four it holds them (35 GB a GPU) but not the KV cache of

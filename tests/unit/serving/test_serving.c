@@ -744,24 +744,36 @@ static void finite_ttft_percentiles(void **state)
     }
 }
 
+/* A normal spread of this mean and standard deviation. */
+static serving_lengths_t normal(double mean, double spread)
+{
+    return (serving_lengths_t){mean, spread, 0, 0};
+}
+
 /* A finite run's lengths are the normal's at the plotting positions (r + ½)/N: of N = 4
  * with mean 100 and spread 10, Φ⁻¹(0.125, 0.375, 0.625, 0.875) = ∓1.15035, ∓0.31864, so
  * 88.4965, 96.8136, 103.1864, 111.5035 tokens, 100 on average; one request is the mean; a
- * position below one token is one token (the first). */
+ * position below one token is one token (the first). Uniform lengths between 50 and 150 (vLLM's
+ * random dataset at 100 and range ratio 0.5) take 50 + 100·(r + ½)/4: 62.5, 87.5, 112.5, 137.5. */
 static void finite_lengths_at_ranks(void **state)
 {
     (void)state;
     const double want[4] = {88.49651, 96.81361, 103.18639, 111.50349};
+    const double uniform[4] = {62.5, 87.5, 112.5, 137.5};
+    const serving_lengths_t l = normal(100, 10);
+    const serving_lengths_t u = {100, 100 / sqrt(12), 50, 150};
     double sum = 0;
     for (int r = 0; r < 4; r++) {
-        const double len = serving__length_at_rank(100, 10, r, 4);
+        const double len = serving__length_at_rank(&l, r, 4);
         assert_close(len, want[r], 1e-6);
         sum += len;
+        assert_close(serving__length_at_rank(&u, r, 4), uniform[r], 1e-15);
     }
     assert_close(sum / 4, 100, 1e-12);
-    assert_close(serving__length_at_rank(100, 10, 0, 1), 100, 1e-15);
-    assert_close(serving__length_at_rank(100, 0, 3, 4), 100, 1e-15);
-    assert_close(serving__length_at_rank(10, 100, 0, 4), 1, 1e-15);
+    assert_close(serving__length_at_rank(&l, 0, 1), 100, 1e-15);
+    const serving_lengths_t none = normal(100, 0), wide = normal(10, 100);
+    assert_close(serving__length_at_rank(&none, 3, 4), 100, 1e-15);
+    assert_close(serving__length_at_rank(&wide, 0, 4), 1, 1e-15);
 }
 
 /* Two requests of 64 ± σ output tokens, σ = 32/Φ⁻¹(0.75), take 32 and 96 (positions ¼ and ¾).
@@ -790,6 +802,30 @@ static void finite_output_spread(void **state)
     assert_close(run.ttft_s, t1 + L32 / 2, 1e-9);
     assert_close(run.ttft_p99_s, t1 + L32, 1e-9);
     assert_close(run.tpot_s, (r32.tpot_s + r96.tpot_s) / 2, 1e-9);
+    /* uniform lengths between 0 and 128 put the two at the same 32 and 96 */
+    t.r.output_low = 0, t.r.output_high = 128, t.r.output_spread = 128 / sqrt(12);
+    serving_result_t uni;
+    estimate_ok(&t, &uni);
+    assert_close(uni.output_tokens_per_s, run.output_tokens_per_s, 1e-12);
+}
+
+/* The steady state's p99 prompt: a normal spread's I + 2.326·σ, a uniform's low + 0.99·(high −
+ * low). Prompts uniform between 1,000 and 3,000 and a normal of mean 2,000 and σ = 980/2.326
+ * both bring 2,980 tokens at the 99th percentile, so the p99 TTFT is the same. */
+static void p99_prompt_of_uniform_lengths(void **state)
+{
+    (void)state;
+    block_case_t t = block_case(SERVING_ENGINE_VLLM);
+    t.r.input_tokens = 2000, t.r.output_tokens = 100, t.r.requests_per_s = 0.5;
+    t.r.input_spread = 980 / 2.326;
+    serving_result_t normal_p99, uniform_p99, plain;
+    estimate_ok(&t, &normal_p99);
+    t.r.input_spread = 2000 / sqrt(12), t.r.input_low = 1000, t.r.input_high = 3000;
+    estimate_ok(&t, &uniform_p99);
+    assert_close(uniform_p99.ttft_p99_s, normal_p99.ttft_p99_s, 1e-12);
+    t.r.input_spread = 0, t.r.input_low = t.r.input_high = 0;
+    estimate_ok(&t, &plain);
+    assert_true(uniform_p99.ttft_p99_s > plain.ttft_p99_s);
 }
 
 /* Prompts spread alike: two requests of 64 ± σ prompt tokens (σ = 32/Φ⁻¹(0.75)) and 16 output
@@ -827,7 +863,8 @@ static void finite_run_ends_with_its_longest(void **state)
     (void)state;
     serving_result_t longest, plain, spread;
     block_case_t t = block_case(SERVING_ENGINE_VLLM);
-    const double top = serving__length_at_rank(214, 150, 499, 500);
+    const serving_lengths_t l = normal(214, 150);
+    const double top = serving__length_at_rank(&l, 499, 500);
     assert_close(top, 677.53485, 1e-7);
     t.r.input_tokens = 200, t.r.output_tokens = top, t.r.num_requests = 1;
     estimate_ok(&t, &longest);
@@ -838,7 +875,7 @@ static void finite_run_ends_with_its_longest(void **state)
     estimate_ok(&t, &spread);
     double made = 0;
     for (int r = 0; r < 500; r++)
-        made += serving__length_at_rank(214, 150, r, 500);
+        made += serving__length_at_rank(&l, r, 500);
     assert_true(made > 500 * 214.0);
     assert_close(spread.output_tokens_per_s / spread.requests_per_s, made / 500, 1e-9);
     assert_true(500 / spread.requests_per_s >= lifetime);
@@ -1155,6 +1192,7 @@ int main(void)
         cmocka_unit_test(finite_lengths_at_ranks),
         cmocka_unit_test(finite_output_spread),
         cmocka_unit_test(finite_prompt_spread),
+        cmocka_unit_test(p99_prompt_of_uniform_lengths),
         cmocka_unit_test(finite_run_ends_with_its_longest),
         cmocka_unit_test(disaggregated_pool),
         cmocka_unit_test(draft_memory),
