@@ -236,6 +236,16 @@ fail:
     return NULL;
 }
 
+/* A traffic token count as the normalized plan gives it: a normal spread as its p90, the rest
+ * as the request's encoder gives them (bounds, or the plain mean). */
+static json_t *traffic_count(double mean, double spread, double low, double high)
+{
+    if (high > 0 || !(spread > 0))
+        return codec_serving_token_count_encode(mean, spread, low, high);
+    return json_pack("{s:o,s:o}", "mean", num(mean), "p90",
+                     num(mean + codec_serving_z90() * spread));
+}
+
 json_t *codec_serving_plan_normalized(const codec_serving_plan_t *p)
 {
     const serving_plan_spec_t *s = &p->spec;
@@ -253,20 +263,10 @@ json_t *codec_serving_plan_normalized(const codec_serving_plan_t *p)
         json_array_append_new(modes, json_string("aggregated"));
     if (s->disaggregated || !s->aggregated)
         json_array_append_new(modes, json_string("disaggregated"));
-    json_t *count_in = s->input_high > 0
-                           ? codec_serving_token_count_encode(s->input_tokens, s->input_spread,
-                                                              s->input_low, s->input_high)
-                       : s->input_spread > 0
-                           ? json_pack("{s:o,s:o}", "mean", num(s->input_tokens), "p90",
-                                       num(s->input_tokens + codec_serving_z90() * s->input_spread))
-                           : num(s->input_tokens);
-    json_t *count_out = s->output_high > 0
-                            ? codec_serving_token_count_encode(s->output_tokens, s->output_spread,
-                                                               s->output_low, s->output_high)
-                        : s->output_spread > 0
-                            ? json_pack("{s:o,s:o}", "mean", num(s->output_tokens), "p90",
-                                        num(s->output_tokens + codec_serving_z90() * s->output_spread))
-                            : num(s->output_tokens);
+    json_t *count_in =
+        traffic_count(s->input_tokens, s->input_spread, s->input_low, s->input_high);
+    json_t *count_out =
+        traffic_count(s->output_tokens, s->output_spread, s->output_low, s->output_high);
     json_t *systems = json_array();
     for (int k = 0; k < p->num_systems; k++)
         json_array_append_new(systems, json_pack("{s:s,s:o}", "name", p->system_names[k],

@@ -96,8 +96,6 @@ int serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_conc
 typedef struct {
     double mean, spread, low, high;
 } serving_lengths_t;
-serving_lengths_t serving__prompt_lengths(const serving_request_t *r);
-serving_lengths_t serving__output_lengths(const serving_request_t *r);
 /* The length of the request at rank r (0 … n − 1, shortest first) of a finite run of n. */
 double serving__length_at_rank(const serving_lengths_t *l, double rank, double n);
 

@@ -438,17 +438,6 @@ static double prefill_latency(const sv_ctx_t *c, const sv_settings_t *st, const 
     return ch.k * c->pp * s.total_s;
 }
 
-serving_lengths_t serving__prompt_lengths(const serving_request_t *r)
-{
-    return (serving_lengths_t){r->input_tokens, r->input_spread, r->input_low, r->input_high};
-}
-
-serving_lengths_t serving__output_lengths(const serving_request_t *r)
-{
-    return (serving_lengths_t){r->output_tokens, r->output_spread, r->output_low,
-                               r->output_high};
-}
-
 /* The prompt a request at the 99th percentile of the spread brings: I + 2.326·σ_I (a normal
  * spread's 99th percentile), or low + 0.99·(high − low) for uniform lengths. */
 static double p99_prompt(const serving_request_t *r)

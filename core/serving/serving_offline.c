@@ -320,32 +320,30 @@ static int dealt_groups(run_t *u, dealer_t *d, double k, group_t g[SV_MAX_GROUPS
         d->made += u->lengths[i];
     }
     qsort(u->lengths, n, sizeof *u->lengths, ascending);
-    /* group bounds from both ends: [0, lo) and [hi, n) are grouped; the sizes double after
-     * the first two on each side (at most 2·(log2 n + 2) groups) */
-    size_t lo = 0, hi = n, size = 1, groups_each = 0;
-    size_t bound[SV_MAX_GROUPS], nb = 0;  /* lower group ends, ascending */
-    size_t upper[SV_MAX_GROUPS / 2], nu = 0; /* upper group starts, descending */
-    while (lo < hi) {
-        lo += size < hi - lo ? size : hi - lo;
-        bound[nb++] = lo;
-        if (lo < hi) {
-            hi -= size < hi - lo ? size : hi - lo;
-            upper[nu++] = hi;
+    /* group sizes, taken in turn from the short end and the long end: 1, 1, 2, 4, … (at most
+     * 2·(log2 n + 2) groups); in ascending order the short end's, then the long end's reversed */
+    size_t sizes[SV_MAX_GROUPS], upper[SV_MAX_GROUPS / 2], ns = 0, nu = 0, left = n, size = 1;
+    for (int taken = 0; left > 0; taken++) {
+        size_t s = size < left ? size : left;
+        sizes[ns++] = s, left -= s;
+        if (left > 0) {
+            s = size < left ? size : left;
+            upper[nu++] = s, left -= s;
         }
-        if (++groups_each >= 2)
+        if (taken >= 1)
             size *= 2;
     }
-    for (size_t i = nu; i-- > 0;)
-        bound[nb++] = i > 0 ? upper[i - 1] : n;
+    while (nu > 0)
+        sizes[ns++] = upper[--nu];
     size_t start = 0;
-    for (size_t j = 0; j < nb; j++) {
+    for (size_t j = 0; j < ns; j++) {
         double sum = 0;
-        for (size_t i = start; i < bound[j]; i++)
+        for (size_t i = start; i < start + sizes[j]; i++)
             sum += u->lengths[i];
-        g[j] = (group_t){(double)(bound[j] - start), sum / (double)(bound[j] - start)};
-        start = bound[j];
+        g[j] = (group_t){(double)sizes[j], sum / (double)sizes[j]};
+        start += sizes[j];
     }
-    return (int)nb;
+    return (int)ns;
 }
 
 /* 1. Admission of the requests that have arrived by t, up to max_concurrency running; an idle
@@ -541,8 +539,12 @@ int serving__offline(const sv_ctx_t *c, const sv_settings_t *st, double max_conc
     u.nxt = &u.buf[1];
     u.num_requests = num_requests;
     u.cache_hit = r->prefix_cache_hit;
-    u.prompts = dealer(serving__prompt_lengths(r), 3, num_requests);
-    u.outputs = dealer(serving__output_lengths(r), 2, num_requests);
+    u.prompts = dealer((serving_lengths_t){r->input_tokens, r->input_spread, r->input_low,
+                                           r->input_high},
+                       3, num_requests);
+    u.outputs = dealer((serving_lengths_t){r->output_tokens, r->output_spread, r->output_low,
+                                           r->output_high},
+                       2, num_requests);
     memset(out, 0, sizeof *out);
     const double max_steps = SV_BASE_STEPS + SV_STEPS_PER_REQUEST * num_requests;
     double guard = 0;
