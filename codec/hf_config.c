@@ -795,10 +795,10 @@ static int read_datatype(const json_t *cfg, const char *p, json_t *notes, const 
  * transformers' and vLLM's quantization classes), as the model's checkpoint_weights: NULL for
  * one Fathom does not serve, *why then saying what the config holds. mxfp4: gpt-oss (experts in
  * MXFP4); fp8 and fbgemm_fp8: FP8 weights (DeepSeek-V3's and Qwen3's 128×128 blocks; FBGEMM's
- * per-channel scales, transformers' FbgemmFp8Config); awq and gptq: 4-bit integer weights when "bits" (AWQ's "w_bit") is
- * 4; modelopt: NVIDIA Model Optimizer's quant_algo, FP8 (with FP8_PER_CHANNEL_PER_TOKEN and
- * FP8_PB_WO) or NVFP4; compressed-tensors: its "format", float-quantized (FP8) or
- * nvfp4-pack-quantized. */
+ * per-channel scales, transformers' FbgemmFp8Config); awq and gptq: 4-bit integer weights when
+ * "bits" (AWQ's "w_bit") is 4; modelopt: NVIDIA Model Optimizer's quant_algo, FP8 (with
+ * FP8_PER_CHANNEL_PER_TOKEN and FP8_PB_WO) or NVFP4; compressed-tensors: its "format",
+ * float-quantized (FP8) or nvfp4-pack-quantized. */
 static const char *quantized_format(const json_t *q, const char *method, char *why, size_t cap)
 {
     const char *algo = json_string_value(json_object_get(q, "quant_algo"));

@@ -11,7 +11,8 @@
  *   weights_datatype: the model's checkpoint_weights, bf16 unless it states another ("bf16",
  *     "fp8", "fp4" or its alias "nvfp4", "int4", "mxfp4" on a model with routed experts);
  *   kv_datatype: "fp8" with fp8 or fp4 weights, else "bf16";
- *   input_tokens, output_tokens REQUIRED: a number, or {"mean", "spread"} (standard deviation);
+ *   input_tokens, output_tokens REQUIRED: a number, {"mean", "spread"} (standard deviation),
+ *     {"mean", "p90"} or {"low", "high"} (uniform; codec_serving_token_count);
  *   concurrency (requests in flight per replica) or requests_per_s (arrivals per replica), each
  *     > 0, not both (present counts, whatever the value), or neither: as many requests as fit
  *     (an offline benchmark); num_requests, an integer 1 … 1e6 (a finite run; not with
